@@ -1,0 +1,90 @@
+/* The command-queue engine (design section 4): how commands reach the firmware.
+ *
+ * The engine owns the command queue page (PRM "Command Queue": 2^log_cmdq_size entries
+ * of 2^log_cmdq_stride bytes, each a cmd_queue_entry), the mailbox chains for inputs
+ * and outputs longer than the 16 inline bytes (cmd_if_box: 512 data bytes per block,
+ * blocks 1 KiB aligned), tokens, optional signatures, the ownership bit and the doorbell
+ * vector in the initialization segment.  It completes a command by polling the ownership
+ * bit, or, once the driver has an EQ, by the CMD completion event the driver forwards
+ * with cmdq_event_complete().
+ *
+ * It may call hw/shim only.  hw/mlx5 calls it; tests drive it with a scripted responder.
+ */
+#ifndef UVERBS_FIRMWARE_CMD_CMDQ_H
+#define UVERBS_FIRMWARE_CMD_CMDQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw/shim/shim.h"
+
+#define CMDQ_INLINE_BYTES 16       /* command_input_inline_data / command_output_inline_data */
+#define CMDQ_BOX_DATA_BYTES 512    /* cmd_if_box.mailbox_data */
+#define CMDQ_BOX_STRIDE 1024       /* one cmd_if_box (576 B) per 1 KiB, which keeps next_pointer_31_10 exact */
+#define CMDQ_ERR_LEN 256
+#define CMDQ_DEFAULT_TIMEOUT_MS 60000 /* PRM default command execution timeout */
+
+struct cmdq;
+
+struct cmdq_config {
+	unsigned timeout_ms;          /* 0: CMDQ_DEFAULT_TIMEOUT_MS */
+	int use_signatures;           /* compute and check entry/mailbox signatures */
+	unsigned max_mailbox_bytes;   /* largest in/out payload beyond the inline bytes; 0: 1 MiB */
+};
+
+/* Program the command queue into the device whose init segment is at BAR offset 0:
+ * reads cmd_interface_rev (must be 5), log_cmdq_size/stride, allocates the queue page
+ * and mailboxes through the shim, writes cmdq_phy_addr.  Does not wait for
+ * `initializing` to clear: the caller does, before and after (design section 5). */
+int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct cmdq_config *cfg,
+		struct cmdq **out);
+void cmdq_destroy(struct cmdq *q);
+
+/* Execute one command: `in` starts with the common header (opcode, op_mod), `out` gets
+ * the whole output including status and syndrome.  Returns 0 when delivery succeeded and
+ * the firmware status is 0; otherwise a negative errno (-ETIMEDOUT, -EIO for delivery
+ * errors, the errno mapped from the firmware status) and cmdq_error() says which command,
+ * status and syndrome by name. `out` is filled whenever the firmware answered. */
+int cmdq_exec(struct cmdq *q, const void *in, size_t inlen, void *out, size_t outlen);
+
+/* Completion by event: once the driver's EQ delivers CMD completion EQEs, it calls
+ * cmdq_set_event_mode() with a wait function (blocks until an EQE arrives or the timeout)
+ * and forwards each completion vector with cmdq_event_complete(). */
+typedef int (*cmdq_wait_fn)(void *ctx, unsigned timeout_ms);
+void cmdq_set_event_mode(struct cmdq *q, cmdq_wait_fn wait, void *ctx);
+void cmdq_set_polling_mode(struct cmdq *q);
+void cmdq_event_complete(struct cmdq *q, uint32_t vector_mask);
+
+void cmdq_set_timeout(struct cmdq *q, unsigned timeout_ms);
+
+/* Last error, e.g. "CREATE_QP: bad parameter (0x3), syndrome 0x2a1b3c". */
+const char *cmdq_error(const struct cmdq *q);
+
+/* Firmware status of the last command (0 when it succeeded or never got an answer). */
+uint8_t cmdq_last_status(const struct cmdq *q);
+uint32_t cmdq_last_syndrome(const struct cmdq *q);
+
+/* ---- mailbox chain layout, shared with the emulator and the trace tests ---- */
+
+/* Number of mailbox blocks needed for a payload of `len` bytes (inline bytes excluded
+ * by the caller: pass max(len - 16, 0)). */
+static inline size_t cmdq_boxes_for(size_t mailbox_bytes)
+{
+	return (mailbox_bytes + CMDQ_BOX_DATA_BYTES - 1) / CMDQ_BOX_DATA_BYTES;
+}
+
+/* Join the bytes of a command as the firmware sees it: the 16 inline bytes of the
+ * entry, then 512 data bytes from each mailbox block in order. `boxes` points at
+ * consecutive cmd_if_box images (576 bytes each, or `box_stride` apart). Returns the
+ * number of bytes written to `dst` (min(len, available)). */
+size_t cmdq_join(void *dst, size_t len, const uint8_t inline_data[CMDQ_INLINE_BYTES],
+		 const uint8_t *boxes, size_t nboxes, size_t box_stride);
+
+/* The opposite: spread `len` bytes into the inline area and the boxes' data. */
+void cmdq_split(const void *src, size_t len, uint8_t inline_data[CMDQ_INLINE_BYTES],
+		uint8_t *boxes, size_t nboxes, size_t box_stride);
+
+/* XOR signature over `len` bytes (PRM: signature makes the XOR of the signed bytes 0xff). */
+uint8_t cmdq_xor8(const void *p, size_t len);
+
+#endif

@@ -1,0 +1,123 @@
+/* hw/shim: what any platform gives the driver, and nothing more (design section 3).
+ *
+ * Three implementations sit behind this interface, chosen by the URI scheme:
+ *   emu:[opts]              an emulated ConnectX in this process (hw/shim/emu.c -> hw/emu)
+ *   vfio:<BDF>              Linux VFIO (hw/shim/vfio.c)
+ *   kext:<index>            the macOS kext user client (hw/shim/kext.c, macOS only)
+ * Tests may register their own (a scripted responder) with shim_register().
+ *
+ * Rules for callers (hw/mlx5, firmware-cmd):
+ *  - an IOVA is never assumed equal to a VA, and the driver never dereferences an IOVA;
+ *  - host memory follows shim_dev.page_size (4 KiB on x86-64 Linux, 16 KiB on Apple
+ *    Silicon); firmware pages stay 4 KiB;
+ *  - register access goes through hw/shim/mmio.h only, which calls the BAR's hook when
+ *    the shim installed one (the emulator does; hardware shims do not).
+ *
+ * Errors: functions return 0 or a negative errno; shim_dev.err holds the human detail.
+ */
+#ifndef UVERBS_HW_SHIM_SHIM_H
+#define UVERBS_HW_SHIM_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHIM_MAX_BARS 6
+#define SHIM_ERR_LEN 256
+
+struct shim_dev;
+
+/* PCI identity and link of the function (design section 3: open -> ids, BDF, link). */
+struct shim_pci_info {
+	uint16_t vendor_id;
+	uint16_t device_id;
+	uint16_t subsys_vendor_id;
+	uint16_t subsys_device_id;
+	char bdf[16];                /* "0000:03:00.0", or "emu:127.0.0.2" style for emu */
+	uint8_t link_speed_gen;      /* 1..6, 0 unknown */
+	uint8_t link_width;          /* lanes, 0 unknown */
+	uint16_t max_payload_bytes;  /* 0 unknown */
+};
+
+/* MMIO access kinds reported to a BAR hook. */
+enum shim_mmio_op {
+	SHIM_MMIO_READ = 0,   /* called before the load, so the device can update the register */
+	SHIM_MMIO_WRITE = 1,  /* called after the store */
+	SHIM_MMIO_WC_WRITE = 2, /* after a write-combining (BlueFlame) burst was stored */
+};
+
+/* A hook a software device installs on its BAR. Hardware shims leave it NULL: the
+ * driver pays one predictable branch per register access for it. */
+struct shim_mmio_hook {
+	void (*access)(void *ctx, enum shim_mmio_op op, uint64_t bar_off, unsigned size);
+	void *ctx;
+};
+
+struct shim_bar {
+	volatile uint8_t *base;        /* uncached mapping */
+	size_t len;
+	volatile uint8_t *wc_base;     /* write-combining mapping of the same BAR (UAR pages), or NULL */
+	const struct shim_mmio_hook *hook; /* NULL on hardware */
+};
+
+/* Driver-owned DMA memory: queues, mailboxes, doorbell records, firmware pages. */
+struct shim_dma {
+	void *va;
+	uint64_t iova;
+	size_t len;
+	void *priv;
+};
+
+struct shim_iova_seg {
+	uint64_t iova;
+	uint64_t len;
+};
+
+/* Application memory pinned for the device (memory registration). */
+struct shim_pin {
+	void *va;
+	size_t len;
+	uint32_t nseg;
+	struct shim_iova_seg *seg;   /* owned by the shim until dma_unpin */
+	void *priv;
+};
+
+struct shim_ops {
+	const char *scheme;          /* "emu", "vfio", "kext", or a test's own */
+	int (*open)(const char *args, struct shim_dev **out);
+	void (*close)(struct shim_dev *dev);               /* quiesce, release every pin */
+	int (*reset)(struct shim_dev *dev);
+	int (*bar)(struct shim_dev *dev, unsigned index, struct shim_bar *out);
+	int (*dma_alloc)(struct shim_dev *dev, size_t len, size_t align, struct shim_dma *out);
+	void (*dma_free)(struct shim_dev *dev, struct shim_dma *dma);
+	int (*dma_pin)(struct shim_dev *dev, void *va, size_t len, struct shim_pin *out);
+	void (*dma_unpin)(struct shim_dev *dev, struct shim_pin *pin);
+	/* A pollable fd (POLLIN) per interrupt vector; read 8 bytes to acknowledge. */
+	int (*irq_fd)(struct shim_dev *dev, unsigned vector);
+	unsigned (*irq_count)(struct shim_dev *dev);
+};
+
+/* Every shim's device starts with this header. */
+struct shim_dev {
+	const struct shim_ops *ops;
+	struct shim_pci_info pci;
+	size_t page_size;            /* host page size the device must use for host memory */
+	char err[SHIM_ERR_LEN];      /* last error, human readable */
+};
+
+/* Open a device by URI ("emu:", "emu:ip=127.0.0.7,page=16k", "vfio:0000:03:00.0"). */
+int shim_open(const char *uri, struct shim_dev **out, char *err, size_t errlen);
+void shim_close(struct shim_dev *dev);
+
+/* Register an implementation (the built-in ones are registered already). */
+int shim_register(const struct shim_ops *ops);
+
+static inline int shim_bar(struct shim_dev *d, unsigned i, struct shim_bar *o) { return d->ops->bar(d, i, o); }
+static inline int shim_reset(struct shim_dev *d) { return d->ops->reset ? d->ops->reset(d) : -95 /* EOPNOTSUPP */; }
+static inline int shim_dma_alloc(struct shim_dev *d, size_t len, size_t align, struct shim_dma *o) { return d->ops->dma_alloc(d, len, align, o); }
+static inline void shim_dma_free(struct shim_dev *d, struct shim_dma *m) { d->ops->dma_free(d, m); }
+static inline int shim_dma_pin(struct shim_dev *d, void *va, size_t len, struct shim_pin *o) { return d->ops->dma_pin(d, va, len, o); }
+static inline void shim_dma_unpin(struct shim_dev *d, struct shim_pin *p) { d->ops->dma_unpin(d, p); }
+static inline int shim_irq_fd(struct shim_dev *d, unsigned v) { return d->ops->irq_fd(d, v); }
+static inline unsigned shim_irq_count(struct shim_dev *d) { return d->ops->irq_count ? d->ops->irq_count(d) : 0; }
+
+#endif
