@@ -84,7 +84,8 @@ size_t cmdq_join(void *dst, size_t len, const uint8_t inline_data[CMDQ_INLINE_BY
 void cmdq_split(const void *src, size_t len, uint8_t inline_data[CMDQ_INLINE_BYTES],
 		uint8_t *boxes, size_t nboxes, size_t box_stride);
 
-/* XOR signature over `len` bytes (PRM: signature makes the XOR of the signed bytes 0xff). */
+/* Plain XOR of `len` bytes.  A PRM signature byte is the complement of the XOR of the
+ * other signed bytes, so that the XOR over all signed bytes (signature included) is 0xff. */
 uint8_t cmdq_xor8(const void *p, size_t len);
 
 #endif
