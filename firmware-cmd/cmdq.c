@@ -1,0 +1,649 @@
+/* The command-queue engine (design section 4): PRM "Command Interface".
+ *
+ * One command at a time goes through slot 0 of the command queue, serialised by a
+ * mutex so threads can share a device.  The steps, each citing the PRM part it follows:
+ *   cmdq_create   "Initialization Segment" + "Command Queue": check cmd_interface_rev,
+ *                 read log_cmdq_size/stride, hand the queue page to the device;
+ *   cmdq_exec     "Command Queue Entry" + "Command Mailbox": build the entry and the
+ *                 mailbox chains, sign them, pass ownership, ring the doorbell vector;
+ *                 then wait ("Command Completion": ownership back to software, or the
+ *                 CMD completion EQE), check delivery status, token and signatures,
+ *                 and decode the output's status and syndrome ("Command Status").
+ * Behaviour cross-checked with Linux mlx5_core cmd.c and rdma-core mlx5_vfio.c.
+ */
+#include "firmware-cmd/cmdq.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "firmware-cmd/names.h"
+#include "firmware-cmd/prm.h"
+#include "hw/shim/mmio.h"
+
+#define CMDQ_IF_REV 5               /* PRM: cmd_interface_rev this interface speaks */
+#define CMDQ_TYPE_PCIE 0x7          /* cmd_queue_entry.type: PCIe command interface */
+#define CMDQ_QUEUE_BYTES 4096       /* the queue lives in one 4 KiB adapter page */
+#define CMDQ_MIN_LOG_STRIDE 6       /* an entry is 64 bytes */
+#define CMDQ_POOL_DATA_BYTES 8192   /* mailbox data kept ready per direction */
+#define CMDQ_DEFAULT_MAX_MAILBOX (1u << 20)
+#define CMDQ_SLOT 0u
+
+struct cmdq {
+	struct shim_dev *dev;
+	struct shim_bar bar;
+	pthread_mutex_t lock;
+
+	struct shim_dma queue;      /* 2^log_size entries of 2^log_stride bytes */
+	unsigned log_size, log_stride;
+
+	/* Ready mailbox blocks: in_boxes then out_boxes, CMDQ_BOX_STRIDE apart. */
+	struct shim_dma pool;
+	size_t pool_boxes;          /* per direction */
+
+	unsigned timeout_ms;
+	bool use_signatures;
+	size_t max_mailbox_bytes;
+	uint8_t token;
+
+	cmdq_wait_fn wait;          /* NULL: polling mode */
+	void *wait_ctx;
+	atomic_uint completed;      /* vector bits reported by cmdq_event_complete */
+
+	uint8_t last_status;
+	uint32_t last_syndrome;
+	char err[CMDQ_ERR_LEN];
+};
+
+/* ---- ordering between host memory the device reads by DMA and the doorbell ----
+ * Named by purpose (conventions: "Errors and logging", "The data path"): the same
+ * reasoning as rdma-core's udma_to_device_barrier / udma_from_device_barrier. */
+
+/* Entry and mailboxes must be visible to the device before it sees ownership and the
+ * doorbell: on x86-64 stores are not reordered with stores (compiler barrier suffices);
+ * on aarch64 a dsb st orders normal-memory stores before the device-memory store. */
+static inline void cmdq_barrier_to_device(void)
+{
+#if defined(__aarch64__)
+	__asm__ volatile("dsb st" ::: "memory");
+#elif defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("" ::: "memory");
+#else
+	atomic_thread_fence(memory_order_seq_cst);
+#endif
+}
+
+/* After ownership reads as "software", the rest of the entry and the output boxes the
+ * device wrote must not be read from before that check. */
+static inline void cmdq_barrier_from_device(void)
+{
+#if defined(__aarch64__)
+	__asm__ volatile("dmb oshld" ::: "memory");
+#elif defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("" ::: "memory");
+#else
+	atomic_thread_fence(memory_order_acquire);
+#endif
+}
+
+/* ---- errors ---- */
+
+static int cmdq_fail(struct cmdq *q, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int cmdq_fail(struct cmdq *q, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(q->err, sizeof(q->err), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static int cmdq_dev_fail(struct shim_dev *dev, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int cmdq_dev_fail(struct shim_dev *dev, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(dev->err, sizeof(dev->err), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* ---- initialization segment registers ----
+ * Registers are read and written as whole big-endian dwords through hw/shim/mmio.h;
+ * the field inside the dword is picked by the initial_seg accessors on a local image of
+ * the segment's first dwords, so no shift or mask is written here. */
+
+#define CMDQ_ISEG_IMAGE_BYTES 32
+
+static uint64_t cmdq_iseg_dword_off(unsigned bit_off)
+{
+	return (bit_off / 32u) * 4u;
+}
+
+/* Load the dword holding the field at bit_off into the image. */
+static void cmdq_iseg_load(const struct shim_bar *bar, uint8_t *img, unsigned bit_off)
+{
+	prm_store_be32(img, bit_off, shim_mmio_read32(bar, cmdq_iseg_dword_off(bit_off)));
+}
+
+/* Store the image's dword holding the field at bit_off to the register. */
+static void cmdq_iseg_store(const struct shim_bar *bar, const uint8_t *img, unsigned bit_off)
+{
+	shim_mmio_write32(bar, cmdq_iseg_dword_off(bit_off), prm_load_be32(img, bit_off));
+}
+
+/* ---- creation ---- */
+
+int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct cmdq_config *cfg,
+		struct cmdq **out)
+{
+	uint8_t img[CMDQ_ISEG_IMAGE_BYTES] = { 0 };
+	struct cmdq *q;
+	unsigned rev;
+	size_t pool_data;
+	int rc;
+
+	if (out)
+		*out = NULL;
+	if (!dev || !bar || !out)
+		return -EINVAL;
+	if (!bar->base || bar->len < CMDQ_ISEG_IMAGE_BYTES)
+		return cmdq_dev_fail(dev, -EINVAL, "cmdq: BAR 0 is not mapped or too short (%zu bytes)", bar->len);
+
+	/* PRM "Initialization Segment": cmd_interface_rev must be 5.  All-ones means the
+	 * device is gone (surprise removal): a BAR read of a vanished function returns it. */
+	cmdq_iseg_load(bar, img, PRM_OFF(initial_seg, cmd_interface_rev));
+	rev = (unsigned)PRM_GET(initial_seg, img, cmd_interface_rev);
+	if (prm_load_be32(img, PRM_OFF(initial_seg, cmd_interface_rev)) == 0xffffffffu)
+		return cmdq_dev_fail(dev, -ENODEV, "cmdq: device not responding (init segment reads all-ones)");
+	if (rev != CMDQ_IF_REV)
+		return cmdq_dev_fail(dev, -EOPNOTSUPP,
+				     "cmdq: unsupported cmd_interface_rev %u (0x%x), this driver speaks %u",
+				     rev, rev, CMDQ_IF_REV);
+
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return cmdq_dev_fail(dev, -ENOMEM, "cmdq: out of memory");
+	q->dev = dev;
+	q->bar = *bar;
+	q->timeout_ms = cfg && cfg->timeout_ms ? cfg->timeout_ms : CMDQ_DEFAULT_TIMEOUT_MS;
+	q->use_signatures = cfg && cfg->use_signatures;
+	q->max_mailbox_bytes = cfg && cfg->max_mailbox_bytes ? cfg->max_mailbox_bytes : CMDQ_DEFAULT_MAX_MAILBOX;
+	atomic_init(&q->completed, 0);
+	rc = pthread_mutex_init(&q->lock, NULL);
+	if (rc) {
+		free(q);
+		return cmdq_dev_fail(dev, -rc, "cmdq: mutex init failed");
+	}
+
+	/* PRM "Command Queue": the device owns log_cmdq_size/log_cmdq_stride (the low bits
+	 * of the cmdq_phy_addr_31_12 dword); the queue must fit one 4 KiB page. */
+	cmdq_iseg_load(bar, img, PRM_OFF(initial_seg, log_cmdq_size));
+	q->log_size = (unsigned)PRM_GET(initial_seg, img, log_cmdq_size);
+	q->log_stride = (unsigned)PRM_GET(initial_seg, img, log_cmdq_stride);
+	if (q->log_stride < CMDQ_MIN_LOG_STRIDE || q->log_size + q->log_stride > 12) {
+		rc = cmdq_dev_fail(dev, -EPROTO,
+				   "cmdq: device reports log_cmdq_size %u, log_cmdq_stride %u: the queue must hold entries of at least 64 bytes in one 4 KiB page",
+				   q->log_size, q->log_stride);
+		goto fail;
+	}
+
+	rc = shim_dma_alloc(dev, CMDQ_QUEUE_BYTES, CMDQ_QUEUE_BYTES, &q->queue);
+	if (rc < 0) {
+		cmdq_dev_fail(dev, rc, "cmdq: cannot allocate the command queue page: %s", strerror(-rc));
+		q->queue.va = NULL;
+		goto fail;
+	}
+	if (q->queue.iova & (CMDQ_QUEUE_BYTES - 1)) {
+		rc = cmdq_dev_fail(dev, -EINVAL, "cmdq: queue IOVA 0x%llx is not 4 KiB aligned",
+				   (unsigned long long)q->queue.iova);
+		goto fail;
+	}
+	memset(q->queue.va, 0, CMDQ_QUEUE_BYTES);
+
+	/* Mailbox pool: one cmd_if_box per 1 KiB (which keeps next_pointer_31_10 exact),
+	 * enough for ordinary commands in both directions; bigger ones allocate on demand. */
+	pool_data = q->max_mailbox_bytes < CMDQ_POOL_DATA_BYTES ? q->max_mailbox_bytes : CMDQ_POOL_DATA_BYTES;
+	q->pool_boxes = cmdq_boxes_for(pool_data);
+	if (q->pool_boxes) {
+		rc = shim_dma_alloc(dev, 2 * q->pool_boxes * CMDQ_BOX_STRIDE, CMDQ_QUEUE_BYTES, &q->pool);
+		if (rc < 0) {
+			cmdq_dev_fail(dev, rc, "cmdq: cannot allocate %zu mailbox blocks: %s", 2 * q->pool_boxes,
+				      strerror(-rc));
+			q->pool.va = NULL;
+			goto fail;
+		}
+		if (q->pool.iova & (CMDQ_BOX_STRIDE - 1)) {
+			rc = cmdq_dev_fail(dev, -EINVAL, "cmdq: mailbox IOVA 0x%llx is not 1 KiB aligned",
+					   (unsigned long long)q->pool.iova);
+			goto fail;
+		}
+	}
+
+	/* PRM "Initialization Segment": high address dword first, then the low one, whose
+	 * write makes the device take the address.  Only the address bits are written (the
+	 * rest of the image is zero), as Linux and rdma-core do: the size bits are the
+	 * device's. */
+	memset(img, 0, sizeof(img));
+	PRM_SET(initial_seg, img, cmdq_phy_addr_63_32, q->queue.iova >> 32);
+	PRM_SET(initial_seg, img, cmdq_phy_addr_31_12, (q->queue.iova & 0xffffffffu) >> 12);
+	cmdq_iseg_store(bar, img, PRM_OFF(initial_seg, cmdq_phy_addr_63_32));
+	cmdq_iseg_store(bar, img, PRM_OFF(initial_seg, cmdq_phy_addr_31_12));
+
+	*out = q;
+	return 0;
+
+fail:
+	if (q->pool.va)
+		shim_dma_free(dev, &q->pool);
+	if (q->queue.va)
+		shim_dma_free(dev, &q->queue);
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+	return rc;
+}
+
+void cmdq_destroy(struct cmdq *q)
+{
+	if (!q)
+		return;
+	if (q->pool.va)
+		shim_dma_free(q->dev, &q->pool);
+	if (q->queue.va)
+		shim_dma_free(q->dev, &q->queue);
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+}
+
+/* ---- settings ---- */
+
+void cmdq_set_event_mode(struct cmdq *q, cmdq_wait_fn wait, void *ctx)
+{
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->wait = wait;
+	q->wait_ctx = ctx;
+	pthread_mutex_unlock(&q->lock);
+}
+
+void cmdq_set_polling_mode(struct cmdq *q)
+{
+	cmdq_set_event_mode(q, NULL, NULL);
+}
+
+/* Called by whoever drains the EQ (any thread, or from inside the wait callback):
+ * lock-free so it never waits for the command it completes. */
+void cmdq_event_complete(struct cmdq *q, uint32_t vector_mask)
+{
+	if (q)
+		atomic_fetch_or(&q->completed, vector_mask);
+}
+
+void cmdq_set_timeout(struct cmdq *q, unsigned timeout_ms)
+{
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->timeout_ms = timeout_ms ? timeout_ms : CMDQ_DEFAULT_TIMEOUT_MS;
+	pthread_mutex_unlock(&q->lock);
+}
+
+const char *cmdq_error(const struct cmdq *q)
+{
+	return q ? q->err : "no command queue";
+}
+
+uint8_t cmdq_last_status(const struct cmdq *q)
+{
+	return q ? q->last_status : 0;
+}
+
+uint32_t cmdq_last_syndrome(const struct cmdq *q)
+{
+	return q ? q->last_syndrome : 0;
+}
+
+/* ---- one command ---- */
+
+/* The mailbox blocks of one command: nin input boxes, then nout output boxes. */
+struct cmdq_boxes {
+	struct shim_dma dma;    /* the pool, or an on-demand allocation */
+	bool on_demand;
+	size_t nin, nout;
+};
+
+static uint8_t *cmdq_box_va(const struct cmdq_boxes *b, size_t i)
+{
+	return (uint8_t *)b->dma.va + i * CMDQ_BOX_STRIDE;
+}
+
+static uint64_t cmdq_box_iova(const struct cmdq_boxes *b, size_t i)
+{
+	return b->dma.iova + i * CMDQ_BOX_STRIDE;
+}
+
+static uint64_t cmdq_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The entry's last dword holds token, signature, status and ownership; the device
+ * flips ownership there, so it is read with one atomic load into an image. */
+static uint8_t cmdq_entry_ownership(const uint8_t *entry)
+{
+	uint8_t img[PRM_SIZE(cmd_queue_entry)] = { 0 };
+	const unsigned off = PRM_OFF(cmd_queue_entry, ownership);
+	uint32_t dw = __atomic_load_n((const uint32_t *)(entry + (off / 32) * 4), __ATOMIC_ACQUIRE);
+
+	memcpy(img + (off / 32) * 4, &dw, sizeof(dw));
+	return (uint8_t)PRM_GET(cmd_queue_entry, img, ownership);
+}
+
+/* Chain a direction's boxes: PRM "Command Mailbox": next_pointer (0 ends the chain),
+ * block_number counting from 0, the command's token in every block. */
+static void cmdq_chain_boxes(const struct cmdq_boxes *b, size_t first, size_t n, uint8_t token)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *box = cmdq_box_va(b, first + i);
+		uint64_t next = i + 1 < n ? cmdq_box_iova(b, first + i + 1) : 0;
+
+		PRM_SET(cmd_if_box, box, next_pointer_63_32, next >> 32);
+		PRM_SET(cmd_if_box, box, next_pointer_31_10, (next & 0xffffffffu) >> 10);
+		PRM_SET(cmd_if_box, box, block_number, i);
+		PRM_SET(cmd_if_box, box, token, token);
+	}
+}
+
+/* Mailbox signatures (PRM "Command Mailbox"; Linux calc_block_sig): ctrl_signature
+ * covers the control part from the end of mailbox_data up to and including the token
+ * (bytes 512..573); signature covers the whole block except itself (bytes 0..574).
+ * Each is the complement of the XOR, so the XOR over the covered bytes plus the
+ * signature is 0xff. */
+#define CMDQ_BOX_CTRL_OFF (PRM_OFF(cmd_if_box, mailbox_data) / 8 + PRM_WIDTH(cmd_if_box, mailbox_data) / 8)
+#define CMDQ_BOX_CTRL_SIG_OFF (PRM_OFF(cmd_if_box, ctrl_signature) / 8)
+#define CMDQ_BOX_SIG_OFF (PRM_OFF(cmd_if_box, signature) / 8)
+
+static void cmdq_sign_box(uint8_t *box)
+{
+	PRM_SET(cmd_if_box, box, ctrl_signature,
+		(uint8_t)~cmdq_xor8(box + CMDQ_BOX_CTRL_OFF, CMDQ_BOX_CTRL_SIG_OFF - CMDQ_BOX_CTRL_OFF));
+	PRM_SET(cmd_if_box, box, signature, (uint8_t)~cmdq_xor8(box, CMDQ_BOX_SIG_OFF));
+}
+
+static bool cmdq_box_signature_ok(const uint8_t *box)
+{
+	return cmdq_xor8(box + CMDQ_BOX_CTRL_OFF, CMDQ_BOX_CTRL_SIG_OFF + 1 - CMDQ_BOX_CTRL_OFF) == 0xff &&
+	       cmdq_xor8(box, PRM_SIZE(cmd_if_box)) == 0xff;
+}
+
+static int cmdq_get_boxes(struct cmdq *q, const char *name, size_t nin, size_t nout, struct cmdq_boxes *b)
+{
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	b->nin = nin;
+	b->nout = nout;
+	if (nin + nout == 0)
+		return 0;
+	if (nin <= q->pool_boxes && nout <= q->pool_boxes) {
+		b->dma = q->pool;
+		return 0;
+	}
+	rc = shim_dma_alloc(q->dev, (nin + nout) * CMDQ_BOX_STRIDE, CMDQ_QUEUE_BYTES, &b->dma);
+	if (rc < 0)
+		return cmdq_fail(q, rc, "%s: cannot allocate %zu mailbox blocks: %s", name, nin + nout,
+				 strerror(-rc));
+	if (b->dma.iova & (CMDQ_BOX_STRIDE - 1)) {
+		shim_dma_free(q->dev, &b->dma);
+		return cmdq_fail(q, -EINVAL, "%s: mailbox IOVA 0x%llx is not 1 KiB aligned", name,
+				 (unsigned long long)b->dma.iova);
+	}
+	b->on_demand = true;
+	return 0;
+}
+
+static void cmdq_put_boxes(struct cmdq *q, struct cmdq_boxes *b)
+{
+	if (b->on_demand)
+		shim_dma_free(q->dev, &b->dma);
+}
+
+/* Wait for the device to hand the entry back (PRM "Command Completion").  Polling reads
+ * ownership in host memory (DMA memory, never MMIO); event mode waits for the CMD
+ * completion EQE forwarded through cmdq_event_complete.  Every wait is bounded by the
+ * deadline. */
+static int cmdq_wait_done(struct cmdq *q, const uint8_t *entry, uint32_t bit, uint64_t deadline)
+{
+	unsigned spins = 0;
+
+	if (q->wait) {
+		while (!(atomic_load(&q->completed) & bit)) {
+			uint64_t now = cmdq_now_ms();
+			int rc;
+
+			if (now >= deadline)
+				return -ETIMEDOUT;
+			rc = q->wait(q->wait_ctx, (unsigned)(deadline - now));
+			if (rc < 0 && rc != -ETIMEDOUT && rc != -EINTR && rc != -EAGAIN)
+				return rc;
+		}
+		/* The event says the entry is done; the ownership bit must agree, and the
+		 * bounded poll below covers a device that posts the EQE a moment early. */
+	}
+	while (cmdq_entry_ownership(entry)) {
+		if (++spins < 1000)
+			continue;
+		if (cmdq_now_ms() >= deadline)
+			return cmdq_entry_ownership(entry) ? -ETIMEDOUT : 0;
+		if (spins < 2000) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 20000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	return 0;
+}
+
+static int cmdq_exec_locked(struct cmdq *q, const void *in, size_t inlen, void *out, size_t outlen)
+{
+	uint8_t hdr[CMDQ_INLINE_BYTES] = { 0 };
+	uint8_t ent[PRM_SIZE(cmd_queue_entry)] = { 0 };
+	uint8_t *entry = (uint8_t *)q->queue.va + ((size_t)CMDQ_SLOT << q->log_stride);
+	const uint32_t bit = 1u << CMDQ_SLOT;
+	const unsigned own_dw = PRM_OFF(cmd_queue_entry, ownership) / 32 * 4;
+	size_t in_box_bytes, out_box_bytes, nin, nout;
+	struct cmdq_boxes boxes;
+	uint8_t token, deliv, status;
+	uint16_t opcode;
+	uint32_t syndrome, last_dw;
+	char opbuf[24];
+	const char *name;
+	uint64_t deadline;
+	int rc;
+
+	if (inlen)
+		memcpy(hdr, in, inlen < sizeof(hdr) ? inlen : sizeof(hdr));
+	opcode = (uint16_t)PRM_GET(cmd_in, hdr, opcode);
+	name = prm_opcode_str(opcode, opbuf, sizeof(opbuf));
+
+	/* After a timeout the device may still own slot 0 and its mailboxes: reusing them
+	 * would hand it a half-rewritten command.  Only a reset of the function frees it. */
+	if (cmdq_entry_ownership(entry))
+		return cmdq_fail(q, -EBUSY, "%s: command slot %u is still owned by the device (an earlier command timed out)",
+				 name, CMDQ_SLOT);
+
+	if (outlen < CMDQ_INLINE_BYTES)
+		return cmdq_fail(q, -EINVAL,
+				 "%s: output buffer of %zu bytes is shorter than the %d-byte command output header",
+				 name, outlen, CMDQ_INLINE_BYTES);
+	in_box_bytes = inlen > CMDQ_INLINE_BYTES ? inlen - CMDQ_INLINE_BYTES : 0;
+	out_box_bytes = outlen - CMDQ_INLINE_BYTES;
+	if (in_box_bytes > q->max_mailbox_bytes)
+		return cmdq_fail(q, -E2BIG, "%s: input of %zu bytes needs %zu mailbox bytes, more than max_mailbox_bytes %zu",
+				 name, inlen, in_box_bytes, q->max_mailbox_bytes);
+	if (out_box_bytes > q->max_mailbox_bytes)
+		return cmdq_fail(q, -E2BIG, "%s: output of %zu bytes needs %zu mailbox bytes, more than max_mailbox_bytes %zu",
+				 name, outlen, out_box_bytes, q->max_mailbox_bytes);
+	if (inlen > UINT32_MAX || outlen > UINT32_MAX)
+		return cmdq_fail(q, -E2BIG, "%s: length does not fit the entry's 32-bit length fields", name);
+
+	nin = cmdq_boxes_for(in_box_bytes);
+	nout = cmdq_boxes_for(out_box_bytes);
+	rc = cmdq_get_boxes(q, name, nin, nout, &boxes);
+	if (rc < 0)
+		return rc;
+
+	/* A fresh non-zero token per command (PRM "Command Queue Entry": token; it ties the
+	 * entry and every mailbox to this command, 0 is never used, as Linux does). */
+	if (++q->token == 0)
+		q->token = 1;
+	token = q->token;
+
+	/* Mailboxes (PRM "Command Mailbox"): zero the whole block so reserved bytes are
+	 * zero, chain, copy the input; output blocks carry token and block numbers too. */
+	if (nin + nout)
+		memset(boxes.dma.va, 0, (nin + nout) * CMDQ_BOX_STRIDE);
+	cmdq_split(in, inlen, PRM_ADDR(cmd_queue_entry, ent, command_input_inline_data),
+		   nin ? cmdq_box_va(&boxes, 0) : NULL, nin, CMDQ_BOX_STRIDE);
+	cmdq_chain_boxes(&boxes, 0, nin, token);
+	cmdq_chain_boxes(&boxes, nin, nout, token);
+	if (q->use_signatures)
+		for (size_t i = 0; i < nin + nout; i++)
+			cmdq_sign_box(cmdq_box_va(&boxes, i));
+
+	/* The entry (PRM "Command Queue Entry"), built in an image and signed as the device
+	 * will see it, with ownership = hardware (entry signature over all 64 bytes). */
+	PRM_SET(cmd_queue_entry, ent, type, CMDQ_TYPE_PCIE);
+	PRM_SET(cmd_queue_entry, ent, input_length, inlen);
+	PRM_SET(cmd_queue_entry, ent, output_length, outlen);
+	if (nin) {
+		PRM_SET(cmd_queue_entry, ent, input_mailbox_pointer_63_32, cmdq_box_iova(&boxes, 0) >> 32);
+		PRM_SET(cmd_queue_entry, ent, input_mailbox_pointer_31_9,
+			(cmdq_box_iova(&boxes, 0) & 0xffffffffu) >> 9);
+	}
+	if (nout) {
+		PRM_SET(cmd_queue_entry, ent, output_mailbox_pointer_63_32, cmdq_box_iova(&boxes, nin) >> 32);
+		PRM_SET(cmd_queue_entry, ent, output_mailbox_pointer_31_9,
+			(cmdq_box_iova(&boxes, nin) & 0xffffffffu) >> 9);
+	}
+	PRM_SET(cmd_queue_entry, ent, token, token);
+	PRM_SET(cmd_queue_entry, ent, ownership, 1);
+	PRM_SET(cmd_queue_entry, ent, signature, (uint8_t)~cmdq_xor8(ent, sizeof(ent)));
+
+	/* Publish: everything but the ownership dword, then (after the barrier) that dword
+	 * in one store, so the device never sees ownership before the rest. */
+	memcpy(&last_dw, ent + own_dw, sizeof(last_dw));
+	PRM_SET(cmd_queue_entry, ent, ownership, 0);
+	memcpy(entry, ent, sizeof(ent));
+	atomic_fetch_and(&q->completed, ~bit);
+	cmdq_barrier_to_device();
+	__atomic_store_n((uint32_t *)(entry + own_dw), last_dw, __ATOMIC_RELEASE);
+	cmdq_barrier_to_device();
+
+	/* Doorbell (PRM "Initialization Segment": command_doorbell_vector, one bit per slot). */
+	{
+		uint8_t img[CMDQ_ISEG_IMAGE_BYTES] = { 0 };
+
+		PRM_SET(initial_seg, img, command_doorbell_vector, bit);
+		cmdq_iseg_store(&q->bar, img, PRM_OFF(initial_seg, command_doorbell_vector));
+	}
+
+	deadline = cmdq_now_ms() + q->timeout_ms;
+	rc = cmdq_wait_done(q, entry, bit, deadline);
+	if (rc == -ETIMEDOUT) {
+		rc = cmdq_fail(q, rc, "%s: timeout after %u ms", name, q->timeout_ms);
+		goto out;
+	}
+	if (rc < 0) {
+		rc = cmdq_fail(q, rc, "%s: waiting for the completion event failed: %s", name, strerror(-rc));
+		goto out;
+	}
+	cmdq_barrier_from_device();
+
+	/* Delivery status first: it says whether the firmware ran the command at all. */
+	memcpy(ent, entry, sizeof(ent));
+	deliv = (uint8_t)PRM_GET(cmd_queue_entry, ent, status);
+	if (deliv != PRM_DELIV_OK) {
+		rc = cmdq_fail(q, -EIO, "%s: delivery status %s (0x%x)", name, prm_delivery_status_name(deliv), deliv);
+		goto out;
+	}
+	if (PRM_GET(cmd_queue_entry, ent, token) != token) {
+		rc = cmdq_fail(q, -EIO, "%s: entry returned with token 0x%02x, expected 0x%02x", name,
+			       (unsigned)PRM_GET(cmd_queue_entry, ent, token), token);
+		goto out;
+	}
+	if (q->use_signatures && cmdq_xor8(ent, sizeof(ent)) != 0xff) {
+		rc = cmdq_fail(q, -EIO, "%s: bad entry signature on completion", name);
+		goto out;
+	}
+	for (size_t i = 0; i < nout; i++) {
+		const uint8_t *box = cmdq_box_va(&boxes, nin + i);
+
+		if (PRM_GET(cmd_if_box, box, token) != token) {
+			rc = cmdq_fail(q, -EIO, "%s: output mailbox %zu returned with token 0x%02x, expected 0x%02x",
+				       name, i, (unsigned)PRM_GET(cmd_if_box, box, token), token);
+			goto out;
+		}
+		if (q->use_signatures && !cmdq_box_signature_ok(box)) {
+			rc = cmdq_fail(q, -EIO, "%s: bad signature on output mailbox %zu", name, i);
+			goto out;
+		}
+	}
+
+	cmdq_join(out, outlen, PRM_ADDR(cmd_queue_entry, ent, command_output_inline_data),
+		  nout ? cmdq_box_va(&boxes, nin) : NULL, nout, CMDQ_BOX_STRIDE);
+
+	/* PRM "Command Status": cmd_out.status and syndrome. */
+	status = (uint8_t)PRM_GET(cmd_out, out, status);
+	syndrome = (uint32_t)PRM_GET(cmd_out, out, syndrome);
+	q->last_status = status;
+	q->last_syndrome = syndrome;
+	if (status != PRM_CMD_STAT_OK) {
+		const char *sname = prm_syndrome_name(syndrome);
+
+		rc = cmdq_fail(q, prm_cmd_status_errno(status), "%s: %s (0x%x), syndrome 0x%x%s%s%s", name,
+			       prm_cmd_status_name(status), status, syndrome, sname ? " (" : "",
+			       sname ? sname : "", sname ? ")" : "");
+		goto out;
+	}
+	q->err[0] = '\0';
+	rc = 0;
+out:
+	cmdq_put_boxes(q, &boxes);
+	return rc;
+}
+
+int cmdq_exec(struct cmdq *q, const void *in, size_t inlen, void *out, size_t outlen)
+{
+	int rc;
+
+	if (!q)
+		return -EINVAL;
+	if ((!in && inlen) || !out) {
+		pthread_mutex_lock(&q->lock);
+		rc = cmdq_fail(q, -EINVAL, "cmdq_exec: %s buffer is NULL", out ? "input" : "output");
+		pthread_mutex_unlock(&q->lock);
+		return rc;
+	}
+	pthread_mutex_lock(&q->lock);
+	q->last_status = 0;
+	q->last_syndrome = 0;
+	rc = cmdq_exec_locked(q, in, inlen, out, outlen);
+	pthread_mutex_unlock(&q->lock);
+	return rc;
+}
