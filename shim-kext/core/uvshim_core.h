@@ -1,0 +1,225 @@
+/* shim-kext/core: every decision the kext makes, in portable C (design section 8).
+ *
+ * The IOKit glue (shim-kext/macos) owns the hardware: it maps BARs, drives IODMACommand,
+ * takes interrupts.  It decides nothing.  Each user-client call goes
+ *
+ *     externalMethod -> uvshim_dispatch() -> validation and policy here
+ *                                          -> struct uvshim_platform callbacks (IOKit)
+ *
+ * and owner death goes clientDied/clientClose -> uvshim_owner_release().  The same
+ * code runs on Linux under criterion and libFuzzer with a fake platform, which is the
+ * only place it can be tested: the kext itself is never built or loaded in CI.
+ *
+ * What this code may use: <stdint.h>, <stddef.h>, <stdbool.h> and the ABI header.  No
+ * libc, no allocation (the kext passes in the pin table's storage), no locking: the
+ * caller serialises every call on one device (the kext holds its device lock around
+ * dispatch, release, memory lookup and interrupt bookkeeping).
+ *
+ * Errors: 0 or a negative enum uvshim_status (-UVSHIM_EBUSY ...).  Statuses below 256
+ * are the errno values Linux and Darwin share, so they also read as negative errno.
+ */
+#ifndef UVSHIM_CORE_H
+#define UVSHIM_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shim-kext/include/uvshim_abi.h"
+
+/* The most IOVA segments one pin may have.  With the system mapper (DART on Apple
+ * Silicon, VT-d on Intel Macs) a pin is one contiguous IOVA range; the cap bounds the
+ * overlap checks and the reply paging when there is no mapper. */
+#define UVSHIM_MAX_SEGS_PER_PIN 1024u
+
+/* ---- owner state ----------------------------------------------------------------- */
+
+enum uvshim_state {
+	UVSHIM_STATE_CLOSED = 0,    /* nobody owns the function; it is quiet */
+	UVSHIM_STATE_OWNED = 1,     /* one task owns it */
+	UVSHIM_STATE_DYING = 2,     /* owner gone: interrupts off, bus mastering going off */
+	UVSHIM_STATE_RESETTING = 3, /* function reset, pins being released */
+};
+
+enum uvshim_hello {
+	UVSHIM_HELLO_NONE = 0,
+	UVSHIM_HELLO_OK = 1,
+	UVSHIM_HELLO_BAD_VERSION = 2,
+};
+
+/* Who is opening: the kext fills it from the task's kauth credential. */
+struct uvshim_cred {
+	uint32_t uid;
+	/* Is the caller a member of gid?  (kauth_cred_ismember_gid on macOS.) */
+	bool (*is_member)(const void *ctx, uint32_t gid);
+	const void *ctx;
+};
+
+struct uvshim_config {
+	bool group_set;             /* members of group_id may open, besides root */
+	uint32_t group_id;
+	uint32_t max_pins;          /* pins + DMA buffers per owner, 0 = default */
+	uint64_t max_pinned_bytes;  /* 0 = default */
+};
+
+/* ---- the platform (IOKit in the kext, a fake in the tests) ----------------------- */
+
+struct uvshim_platform {
+	void *ctx;
+	/* Pin [va, va+len) of the owner task for the device (flags: UVSHIM_PIN_*).  On
+	 * success *seg points to nseg segments the platform keeps until unpin. */
+	int (*pin)(void *ctx, uint64_t va, uint64_t len, uint32_t flags,
+		   const struct uvshim_seg **seg, uint32_t *nseg, void **cookie);
+	void (*unpin)(void *ctx, void *cookie);
+	/* Zeroed driver memory of len bytes, one IOVA range aligned to align. */
+	int (*dma_alloc)(void *ctx, uint64_t len, uint64_t align, uint64_t *iova, void **cookie);
+	void (*dma_free)(void *ctx, void *cookie);
+	int (*bus_master)(void *ctx, bool enable);
+	int (*reset_function)(void *ctx);
+	/* Start (arm) or stop forwarding a vector; when arming, the kext takes the async
+	 * reference of the call in progress. */
+	int (*irq_arm)(void *ctx, uint32_t vector, bool arm);
+};
+
+/* ---- the pin table ----------------------------------------------------------------- */
+
+enum uvshim_pin_kind {
+	UVSHIM_PIN_FREE = 0,
+	UVSHIM_PIN_RESERVED = 1,    /* limits taken, platform mapping in progress */
+	UVSHIM_PIN_USER = 2,        /* user memory pinned (PIN) */
+	UVSHIM_PIN_DMA = 3,         /* driver memory (DMA_ALLOC) */
+};
+
+struct uvshim_pin_entry {
+	uint64_t va;                /* user VA (USER), 0 for DMA */
+	uint64_t len;
+	uint64_t iova_lo, iova_hi;  /* span of all segments, for quick overlap rejection */
+	const struct uvshim_seg *seg;
+	void *cookie;               /* the platform's */
+	uint32_t nseg;
+	uint32_t flags;
+	uint32_t gen;               /* bumped on free, so stale handles are refused */
+	uint8_t kind;
+	uint8_t reserved_kind;      /* kind the RESERVED slot becomes */
+	uint16_t pad;
+	struct uvshim_seg one;      /* storage for a DMA buffer's single segment */
+};
+
+struct uvshim_pins {
+	struct uvshim_pin_entry *e;
+	uint32_t capacity;
+	uint32_t max_pins;
+	uint64_t max_bytes;
+	uint64_t page_size;
+	uint32_t count;             /* entries not FREE */
+	uint32_t next;              /* where the free-slot search starts */
+	uint64_t bytes;             /* bytes of entries not FREE */
+};
+
+typedef void (*uvshim_release_fn)(void *ctx, const struct uvshim_pin_entry *e);
+
+int uvshim_pins_init(struct uvshim_pins *t, struct uvshim_pin_entry *storage, uint32_t capacity,
+		     uint32_t max_pins, uint64_t max_bytes, uint64_t page_size);
+/* Take a slot and the limits for a pin of kind USER (va, len page aligned, in the user
+ * address space) or DMA (va 0, len page aligned). */
+int uvshim_pins_reserve(struct uvshim_pins *t, enum uvshim_pin_kind kind, uint64_t va,
+			uint64_t len, uint32_t flags, uint32_t *slot);
+/* Fill a reserved slot with what the platform mapped; checks the segments (page
+ * aligned, no wrap, lengths add up, no overlap inside the pin or with another pin). */
+int uvshim_pins_commit(struct uvshim_pins *t, uint32_t slot, const struct uvshim_seg *seg,
+		       uint32_t nseg, void *cookie);
+void uvshim_pins_abort(struct uvshim_pins *t, uint32_t slot);
+uint64_t uvshim_pins_handle(const struct uvshim_pins *t, uint32_t slot);
+int uvshim_pins_lookup(const struct uvshim_pins *t, uint64_t handle, enum uvshim_pin_kind kind,
+		       const struct uvshim_pin_entry **out, uint32_t *slot);
+/* Which pin holds this IOVA: handle and offset of iova inside the pin's byte range. */
+int uvshim_pins_find_iova(const struct uvshim_pins *t, uint64_t iova, uint64_t *handle,
+			  uint64_t *offset);
+/* Free one entry after calling fn on it (the platform's unmap). */
+int uvshim_pins_release(struct uvshim_pins *t, uint64_t handle, enum uvshim_pin_kind kind,
+			uvshim_release_fn fn, void *ctx);
+/* Free everything, calling fn on each committed entry; returns how many. */
+uint32_t uvshim_pins_release_all(struct uvshim_pins *t, uvshim_release_fn fn, void *ctx);
+
+/* ---- BAR windows ------------------------------------------------------------------- */
+
+struct uvshim_window {
+	bool used;
+	uint32_t cache;
+	uint64_t offset;
+	uint64_t length;
+};
+
+/* Is [offset, offset+length) of BAR0 mappable with this cache mode on this device? */
+int uvshim_bar_window_check(const struct uvshim_info_rep *info, uint32_t bar, uint32_t cache,
+			    uint64_t offset, uint64_t length);
+
+/* ---- interrupts ------------------------------------------------------------------------ */
+
+struct uvshim_vector {
+	bool armed;
+	uint64_t cookie;
+	uint64_t count;             /* interrupts seen since the owner opened */
+};
+
+/* ---- the device ------------------------------------------------------------------------ */
+
+struct uvshim_dev {
+	struct uvshim_info_rep info;
+	struct uvshim_config cfg;
+	struct uvshim_platform plat;
+	struct uvshim_pins pins;
+	struct uvshim_window win[UVSHIM_MAX_WINDOWS];
+	struct uvshim_vector vec[UVSHIM_MAX_VECTORS];
+	enum uvshim_state state;
+	enum uvshim_hello hello;
+	const void *owner;          /* the owner's user client (an opaque token) */
+	bool gone;                  /* surprise removal seen */
+	bool quarantined;           /* pins kept because the device could not be quiesced */
+	uint32_t opens;             /* successful opens, for diagnostics */
+};
+
+/* Check the device description the platform read at attach, and set up.  The pin
+ * storage must hold at least the configured max_pins entries. */
+int uvshim_dev_init(struct uvshim_dev *d, const struct uvshim_info_rep *info,
+		    const struct uvshim_config *cfg, const struct uvshim_platform *plat,
+		    struct uvshim_pin_entry *pin_storage, uint32_t pin_capacity);
+
+/* newUserClient: root or the configured group may own; one owner at a time. */
+int uvshim_owner_open(struct uvshim_dev *d, const struct uvshim_cred *cred, const void *owner);
+/* clientClose / clientDied / stop: interrupts off, bus mastering off, function reset,
+ * every pin and DMA buffer released, in that order; then CLOSED.  If the function
+ * could be neither quiesced nor reset (and is not gone), pins are kept wired rather
+ * than handed back while the device may still write them, and the device refuses
+ * further opens (quarantined). */
+int uvshim_owner_release(struct uvshim_dev *d, const void *owner);
+/* The provider saw the device disappear (Thunderbolt unplug). */
+void uvshim_dev_gone(struct uvshim_dev *d);
+
+/* Field checks that need no device state beyond the page size. */
+int uvshim_request_check(uint32_t selector, const void *in, size_t in_len, size_t out_len,
+			 uint64_t page_size);
+/* Sizes of a selector's request and reply (0 when it has none); -UVSHIM_ENOSYS. */
+int uvshim_request_sizes(uint32_t selector, size_t *in_len, size_t *out_len);
+
+/* One user-client call.  out is cleared before anything is written to it, so no
+ * kernel bytes reach userspace. */
+int uvshim_dispatch(struct uvshim_dev *d, const void *owner, uint32_t selector,
+		    const void *in, size_t in_len, void *out, size_t out_len);
+
+/* clientMemoryForType: what a memory type names, for the owner. */
+struct uvshim_memory {
+	uint32_t kind;              /* UVSHIM_MEMTYPE_WINDOW or UVSHIM_MEMTYPE_DMA */
+	uint32_t cache;             /* windows: enum uvshim_cache */
+	uint64_t offset;            /* windows: BAR0 offset */
+	uint64_t length;
+	void *cookie;               /* DMA: the platform's buffer */
+};
+int uvshim_memory_for_type(const struct uvshim_dev *d, const void *owner, uint32_t memory_type,
+			   struct uvshim_memory *out);
+
+/* Interrupt on vector: counts it and says whether to notify the owner (1) or not (0).
+ * Called from the kext's interrupt event source action, under the device lock. */
+int uvshim_irq_fire(struct uvshim_dev *d, uint32_t vector, uint64_t *count, uint64_t *cookie);
+
+#endif /* UVSHIM_CORE_H */

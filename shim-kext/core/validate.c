@@ -1,0 +1,184 @@
+/* Request validation: sizes, flags, reserved fields and alignment of every request,
+ * before any state is looked at.  Anything a client sends is checked here first, so
+ * the policy code after it can rely on well-formed values (flags known, reserved
+ * fields zero so they can be given a meaning later without breaking old clients).
+ *
+ * Order of checks, so a client always gets the same answer for the same mistake:
+ * unknown selector (ENOSYS), sizes (EBADSIZE), then fields in struct order (EINVAL).
+ */
+#include "shim-kext/core/uvshim_core.h"
+
+struct sizes {
+	uint32_t in, out;
+};
+
+static const struct sizes sel_sizes[UVSHIM_SEL_COUNT] = {
+	[UVSHIM_SEL_HELLO] = {sizeof(struct uvshim_hello_req), sizeof(struct uvshim_hello_rep)},
+	[UVSHIM_SEL_DEVICE_INFO] = {sizeof(struct uvshim_info_req), sizeof(struct uvshim_info_rep)},
+	[UVSHIM_SEL_MAP_BAR] = {sizeof(struct uvshim_map_bar_req), sizeof(struct uvshim_map_bar_rep)},
+	[UVSHIM_SEL_UNMAP_BAR] = {sizeof(struct uvshim_unmap_bar_req), 0},
+	[UVSHIM_SEL_PIN] = {sizeof(struct uvshim_pin_req), sizeof(struct uvshim_pin_rep)},
+	[UVSHIM_SEL_PIN_SEGS] = {sizeof(struct uvshim_pin_segs_req), sizeof(struct uvshim_pin_rep)},
+	[UVSHIM_SEL_UNPIN] = {sizeof(struct uvshim_handle_req), 0},
+	[UVSHIM_SEL_DMA_ALLOC] = {sizeof(struct uvshim_dma_alloc_req), sizeof(struct uvshim_dma_alloc_rep)},
+	[UVSHIM_SEL_DMA_FREE] = {sizeof(struct uvshim_handle_req), 0},
+	[UVSHIM_SEL_IRQ_ARM] = {sizeof(struct uvshim_irq_req), 0},
+	[UVSHIM_SEL_IRQ_DISARM] = {sizeof(struct uvshim_irq_req), 0},
+	[UVSHIM_SEL_RESET] = {sizeof(struct uvshim_reset_req), 0},
+};
+
+int uvshim_request_sizes(uint32_t selector, size_t *in_len, size_t *out_len)
+{
+	if (selector >= UVSHIM_SEL_COUNT)
+		return -UVSHIM_ENOSYS;
+	if (in_len)
+		*in_len = sel_sizes[selector].in;
+	if (out_len)
+		*out_len = sel_sizes[selector].out;
+	return 0;
+}
+
+static bool page_aligned(uint64_t v, uint64_t page) { return (v & (page - 1)) == 0; }
+static bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+/* The request structs are read through a copy: the caller's buffer may be unaligned
+ * (a fuzzer's bytes, or IOKit's inline struct input). */
+#define COPY_IN(type, var, in)                                              \
+	struct type var;                                                    \
+	do {                                                                \
+		const unsigned char *src_ = (const unsigned char *)(in);    \
+		unsigned char *dst_ = (unsigned char *)&var;                \
+		for (size_t i_ = 0; i_ < sizeof(var); i_++)                 \
+			dst_[i_] = src_[i_];                                \
+	} while (0)
+
+static int check_hello(const void *in)
+{
+	COPY_IN(uvshim_hello_req, r, in);
+	/* The major version is a policy decision (EVERSION), taken in dispatch, so the
+	 * client gets the kext's version back in the reply even on a mismatch. */
+	if (r.flags != 0 || r.reserved != 0)
+		return -UVSHIM_EINVAL;
+	return 0;
+}
+
+static int check_info(const void *in)
+{
+	COPY_IN(uvshim_info_req, r, in);
+	if (r.flags != 0 || r.reserved != 0)
+		return -UVSHIM_EINVAL;
+	return 0;
+}
+
+static int check_map_bar(const void *in, uint64_t page)
+{
+	COPY_IN(uvshim_map_bar_req, r, in);
+	if (r.bar != 0)
+		return -UVSHIM_EINVAL;
+	if (r.cache != UVSHIM_CACHE_UNCACHED && r.cache != UVSHIM_CACHE_WC)
+		return -UVSHIM_EINVAL;
+	if (!page_aligned(r.offset, page) || r.length == 0 || !page_aligned(r.length, page))
+		return -UVSHIM_EINVAL;
+	return 0;
+}
+
+static int check_unmap_bar(const void *in)
+{
+	COPY_IN(uvshim_unmap_bar_req, r, in);
+	if (r.reserved != 0)
+		return -UVSHIM_EINVAL;
+	if ((r.memory_type >> UVSHIM_MEMTYPE_KIND_SHIFT) != UVSHIM_MEMTYPE_WINDOW)
+		return -UVSHIM_EINVAL;
+	return 0;
+}
+
+static int check_pin(const void *in, uint64_t page)
+{
+	COPY_IN(uvshim_pin_req, r, in);
+	if (!page_aligned(r.va, page) || r.length == 0 || !page_aligned(r.length, page))
+		return -UVSHIM_EINVAL;
+	if (r.length > UVSHIM_MAX_PIN_BYTES)
+		return -UVSHIM_EINVAL;
+	if (r.va == 0 || r.va >= UVSHIM_USER_VA_LIMIT || r.length > UVSHIM_USER_VA_LIMIT - r.va)
+		return -UVSHIM_EFAULT;
+	if ((r.flags & ~UVSHIM_PIN_FLAGS_ALL) || !(r.flags & UVSHIM_PIN_FLAGS_ALL))
+		return -UVSHIM_EINVAL;
+	if (r.reserved != 0)
+		return -UVSHIM_EINVAL;
+	return 0;
+}
+
+static int check_pin_segs(const void *in)
+{
+	COPY_IN(uvshim_pin_segs_req, r, in);
+	if (r.handle == 0 || r.reserved != 0)
+		return -UVSHIM_EINVAL;
+	return 0;
+}
+
+static int check_handle(const void *in)
+{
+	COPY_IN(uvshim_handle_req, r, in);
+	if (r.handle == 0)
+		return -UVSHIM_EINVAL;
+	return 0;
+}
+
+static int check_dma_alloc(const void *in, uint64_t page)
+{
+	COPY_IN(uvshim_dma_alloc_req, r, in);
+	if (r.length == 0 || r.length > UVSHIM_MAX_DMA_BYTES)
+		return -UVSHIM_EINVAL;
+	(void)page; /* length is rounded up to the page by dispatch; the cap keeps it exact */
+	if (!is_pow2(r.align) || r.align > UVSHIM_MAX_DMA_ALIGN)
+		return -UVSHIM_EINVAL;
+	if (r.flags != 0 || r.reserved != 0)
+		return -UVSHIM_EINVAL;
+	return 0;
+}
+
+static int check_irq(const void *in, bool arm)
+{
+	COPY_IN(uvshim_irq_req, r, in);
+	if (r.vector >= UVSHIM_MAX_VECTORS || r.flags != 0)
+		return -UVSHIM_EINVAL;
+	if (!arm && r.cookie != 0)
+		return -UVSHIM_EINVAL;
+	return 0;
+}
+
+static int check_reset(const void *in)
+{
+	COPY_IN(uvshim_reset_req, r, in);
+	if (r.flags != 0 || r.reserved != 0)
+		return -UVSHIM_EINVAL;
+	return 0;
+}
+
+int uvshim_request_check(uint32_t selector, const void *in, size_t in_len, size_t out_len,
+			 uint64_t page_size)
+{
+	if (selector >= UVSHIM_SEL_COUNT)
+		return -UVSHIM_ENOSYS;
+	if (in_len != sel_sizes[selector].in || out_len != sel_sizes[selector].out)
+		return -UVSHIM_EBADSIZE;
+	if (!in)
+		return -UVSHIM_EINVAL;
+	if (!is_pow2(page_size) || page_size < 4096)
+		return -UVSHIM_EINVAL;
+	switch (selector) {
+	case UVSHIM_SEL_HELLO: return check_hello(in);
+	case UVSHIM_SEL_DEVICE_INFO: return check_info(in);
+	case UVSHIM_SEL_MAP_BAR: return check_map_bar(in, page_size);
+	case UVSHIM_SEL_UNMAP_BAR: return check_unmap_bar(in);
+	case UVSHIM_SEL_PIN: return check_pin(in, page_size);
+	case UVSHIM_SEL_PIN_SEGS: return check_pin_segs(in);
+	case UVSHIM_SEL_UNPIN: return check_handle(in);
+	case UVSHIM_SEL_DMA_ALLOC: return check_dma_alloc(in, page_size);
+	case UVSHIM_SEL_DMA_FREE: return check_handle(in);
+	case UVSHIM_SEL_IRQ_ARM: return check_irq(in, true);
+	case UVSHIM_SEL_IRQ_DISARM: return check_irq(in, false);
+	case UVSHIM_SEL_RESET: return check_reset(in);
+	}
+	return -UVSHIM_ENOSYS;
+}

@@ -1,0 +1,38 @@
+/* BAR windows: which part of BAR0 the owner may map, and with which cache mode.
+ *
+ * A ConnectX function exposes one memory BAR (BAR0): the initialization segment at its
+ * start, then UAR pages (PRM "UAR": doorbells and BlueFlame buffers).  Uncached
+ * mappings of any page of BAR0 are allowed: the driver needs the init segment (command
+ * doorbell, health counter) and may ring doorbells uncached.  Write-combining is only
+ * allowed inside the UAR region the device description names, which never includes
+ * the init segment: a WC mapping there could merge the command doorbell with other
+ * stores or delay it, and health polling would read stale buffers.
+ */
+#include "shim-kext/core/uvshim_core.h"
+
+static bool page_aligned(uint64_t v, uint64_t page) { return (v & (page - 1)) == 0; }
+
+int uvshim_bar_window_check(const struct uvshim_info_rep *info, uint32_t bar, uint32_t cache,
+			    uint64_t offset, uint64_t length)
+{
+	uint64_t page = info->page_size;
+
+	if (bar != 0)
+		return -UVSHIM_EINVAL;
+	if (cache != UVSHIM_CACHE_UNCACHED && cache != UVSHIM_CACHE_WC)
+		return -UVSHIM_EINVAL;
+	if (page < 4096 || (page & (page - 1)) != 0)
+		return -UVSHIM_EINVAL;
+	if (length == 0 || !page_aligned(offset, page) || !page_aligned(length, page))
+		return -UVSHIM_EINVAL;
+	if (offset >= info->bar0_len || length > info->bar0_len - offset)
+		return -UVSHIM_ERANGE;
+	if (cache == UVSHIM_CACHE_WC) {
+		if (offset < UVSHIM_INIT_SEG_END)
+			return -UVSHIM_EINVAL;
+		if (offset < info->uar_offset || offset - info->uar_offset >= info->uar_len ||
+		    length > info->uar_len - (offset - info->uar_offset))
+			return -UVSHIM_ERANGE;
+	}
+	return 0;
+}
