@@ -1,0 +1,25 @@
+/* Declared differences between our PRM tables and Linux's mlx5_ifc.h.
+ *
+ * The oracle (ifc_oracle.c) checks every row of firmware-cmd/layouts/all.def against
+ * the structure and field of the same name in mlx5_ifc.h.  A structure or field that
+ * the header lacks, or names differently, must be declared here with the reason; the
+ * oracle then reports it as unverified, by name, with that reason.  Anything missing
+ * from the header and not declared here fails to compile, so nothing is skipped
+ * silently.
+ *
+ *   #define ORACLE_STRUCT_EXCEPT_<type>          ORACLE_EXCEPT("reason")
+ *   #define ORACLE_FIELD_EXCEPT_<type>__<field>  ORACLE_EXCEPT("reason")
+ *
+ * The rows of firmware-cmd/layouts/wqe.def (WQE segments, CQE) are reported unverified
+ * as a whole, without entries here: they are not in mlx5_ifc.h and tests/mlx5 checks
+ * them against rdma-core's mlx5dv.h.
+ */
+#ifndef UVERBS_TESTS_ORACLE_IFC_EXCEPTIONS_H
+#define UVERBS_TESTS_ORACLE_IFC_EXCEPTIONS_H
+
+/* PRM "KLM" entry (indirect mkey translation list).  mlx5_ifc.h has no _bits layout
+ * for it; Linux spells it struct mlx5_klm in include/linux/mlx5/device.h. */
+#define ORACLE_STRUCT_EXCEPT_klm \
+	ORACLE_EXCEPT("not in mlx5_ifc.h (Linux: struct mlx5_klm in linux/mlx5/device.h)")
+
+#endif

@@ -1,0 +1,345 @@
+/* mlx5_ifc.h oracle: every row of our PRM tables against Linux's mlx5_ifc.h, encoded
+ * independently by rdma-core's DEVX_SET/DEVX_GET (design sections 4 and 9).
+ *
+ * Generated from the rows themselves (X-macros over firmware-cmd/layouts/all.def), so a
+ * new row is checked without touching this file.  For each row:
+ *   PRM_STRUCT  our size == sizeof the header's structure
+ *   PRM_FIELD   offset and width equal; on several backgrounds (zeros, ones, random)
+ *               and several values (all ones, a distinctive pattern, lowest and highest
+ *               bit, random), our setter and DEVX_SET(64) leave identical bytes in the
+ *               whole structure (so neighbouring bits are untouched), and our getter
+ *               reads back the value; on random contents our getter == DEVX_GET(64)
+ *   PRM_BYTES   byte offset and size equal (width 0 = open-ended array: offset equal
+ *               and the header's member is the open-ended last one)
+ *   PRM_SUB     byte offset and size equal and the header's member has the same type
+ * A structure or field the header lacks must be declared in ifc_exceptions.h (else
+ * this file does not compile) and is reported unverified with the reason; the rows of
+ * wqe.def are reported unverified as a whole (checked against mlx5dv.h by tests/mlx5).
+ *
+ * Prints every mismatch and every unverified field by name, then exactly one line
+ *   mlx5_ifc oracle: N fields checked, M mismatches, K unverified
+ * (N = every field of every table, K of them unverified) and exits 1 on any mismatch.
+ * Built and run by run_mlx5_ifc.sh with -I<source dir> -I<mlx5_ifc include dir>.
+ */
+#include "tests/oracle/ifc_compat.h"
+#include "tests/oracle/ifc_exceptions.h"
+#include "firmware-cmd/prm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- compile-time selection on declared exceptions ----
+ * ORACLE_EXCEPT("why") expands to three arguments with a 1 in the middle; an
+ * undeclared ORACLE_*_EXCEPT_* name stays one token, so the 0 that follows it moves
+ * into the middle.  OR_FLAG is then 0 or 1 and picks a macro by token pasting. */
+#define ORACLE_EXCEPT(reason) ~, 1, reason
+#define OR_ARG1(...) OR_ARG1_(__VA_ARGS__)
+#define OR_ARG1_(a, f, ...) f
+#define OR_ARG2(...) OR_ARG2_(__VA_ARGS__)
+#define OR_ARG2_(a, f, r, ...) r
+#define OR_FLAG(probe) OR_ARG1(probe, 0, "", ~)
+#define OR_REASON(probe) OR_ARG2(probe, 0, "", ~)
+#define OR_CAT(a, b) OR_CAT_(a, b)
+#define OR_CAT_(a, b) a##b
+#define OR_CAT2(a, b) OR_CAT2_(a, b)
+#define OR_CAT2_(a, b) a##b
+
+#define OR_SX(type) ORACLE_STRUCT_EXCEPT_##type
+#define OR_FX(type, field) ORACLE_FIELD_EXCEPT_##type##__##field
+/* Open-ended byte arrays are the rows whose width is the literal 0. */
+#define OR_ZW_0 ORACLE_EXCEPT("")
+
+#define OR_HDR(type) struct mlx5_ifc_##type##_bits
+
+enum or_kind { OR_STRUCT, OR_FIELD, OR_BYTES, OR_SUB };
+
+struct or_row {
+	enum or_kind kind;
+	const char *tname, *fname;
+	const char *why;    /* non-NULL: unverified, with this reason */
+	unsigned long our_off, our_w;    /* bits (struct: size) */
+	unsigned long hdr_off, hdr_w;    /* bits (struct: size) */
+	unsigned long our_st, hdr_st;    /* structure sizes, bits */
+	int flex;                        /* open-ended array (width 0) */
+	int same_type;                   /* PRM_SUB: header member has the subtype */
+	void (*our_set)(void *, uint64_t);
+	uint64_t (*our_get)(const void *);
+	void (*dx_set)(void *, uint64_t);
+	uint64_t (*dx_get)(const void *);
+};
+
+static const char or_wqe_reason[] = "not in mlx5_ifc.h; checked against mlx5dv.h by tests/mlx5";
+
+/* ---- pass 1: a DEVX setter and getter per verified field ---- */
+#define OR_DX_FNS_0(type, field)                                                          \
+	static void or_dxset_##type##__##field(void *p, uint64_t v)                          \
+	{                                                                                    \
+		if (__devx_bit_sz(type, field) == 64)                                        \
+			DEVX_SET64(type, p, field, v);                                       \
+		else                                                                         \
+			DEVX_SET(type, p, field, (uint32_t)v);                               \
+	}                                                                                    \
+	static uint64_t or_dxget_##type##__##field(const void *p)                            \
+	{                                                                                    \
+		if (__devx_bit_sz(type, field) == 64)                                        \
+			return DEVX_GET64(type, p, field);                                   \
+		return DEVX_GET(type, p, field);                                             \
+	}
+#define OR_DX_FNS_1(type, field)
+#define OR_DX_FNS_S0(type, field) OR_CAT2(OR_DX_FNS_, OR_FLAG(OR_FX(type, field)))(type, field)
+#define OR_DX_FNS_S1(type, field)
+
+#define PRM_STRUCT(type, size_bits)
+#define PRM_FIELD(type, field, off, width) OR_CAT(OR_DX_FNS_S, OR_FLAG(OR_SX(type)))(type, field)
+#define PRM_BYTES(type, field, off, width)
+#define PRM_SUB(type, field, off, subtype)
+#define PRM_ALL_NO_WQE
+#include "firmware-cmd/layouts/all.def"
+#undef PRM_STRUCT
+#undef PRM_FIELD
+#undef PRM_BYTES
+#undef PRM_SUB
+
+/* ---- pass 2: the rows ---- */
+#define OR_UNVERIFIED(k, type, field, reason, off, w)                                     \
+	{ .kind = (k), .tname = #type, .fname = #field, .why = (reason), .our_off = (off), \
+	  .our_w = (w), .our_st = PRM_SZ_BITS_##type },
+
+/* PRM_STRUCT */
+#define OR_STRUCT_0(type, size_bits)                                                      \
+	{ .kind = OR_STRUCT, .tname = #type, .fname = "", .our_w = (size_bits),               \
+	  .hdr_w = __devx_st_sz_bits(type), .our_st = (size_bits),                          \
+	  .hdr_st = __devx_st_sz_bits(type) },
+#define OR_STRUCT_1(type, size_bits)                                                      \
+	{ .kind = OR_STRUCT, .tname = #type, .fname = "", .why = OR_REASON(OR_SX(type)),   \
+	  .our_w = (size_bits), .our_st = (size_bits) },
+
+/* PRM_FIELD */
+#define OR_FIELD_F0(type, field, off, width)                                              \
+	{ .kind = OR_FIELD, .tname = #type, .fname = #field, .our_off = (off),                \
+	  .our_w = (width), .hdr_off = __devx_bit_off(type, field),                          \
+	  .hdr_w = __devx_bit_sz(type, field), .our_st = PRM_SZ_BITS_##type,                  \
+	  .hdr_st = __devx_st_sz_bits(type), .our_set = prm_##type##_set_##field,            \
+	  .our_get = prm_##type##_get_##field, .dx_set = or_dxset_##type##__##field,          \
+	  .dx_get = or_dxget_##type##__##field },
+#define OR_FIELD_F1(type, field, off, width)                                              \
+	OR_UNVERIFIED(OR_FIELD, type, field, OR_REASON(OR_FX(type, field)), off, width)
+#define OR_FIELD_S0(type, field, off, width)                                              \
+	OR_CAT2(OR_FIELD_F, OR_FLAG(OR_FX(type, field)))(type, field, off, width)
+#define OR_FIELD_S1(type, field, off, width)                                              \
+	OR_UNVERIFIED(OR_FIELD, type, field, OR_REASON(OR_SX(type)), off, width)
+
+/* PRM_BYTES: the header's size of an open-ended array cannot be taken (sizeof of a
+ * flexible array member), so width 0 rows compare the offset and position only. */
+#define OR_BSZ_0(type, field) __devx_bit_sz(type, field)
+#define OR_BSZ_1(type, field) 0
+#define OR_BYTES_F0(type, field, off, width)                                              \
+	{ .kind = OR_BYTES, .tname = #type, .fname = #field, .our_off = (off),                \
+	  .our_w = (width), .hdr_off = __devx_bit_off(type, field),                          \
+	  .hdr_w = OR_CAT2(OR_BSZ_, OR_FLAG(OR_ZW_##width))(type, field),                   \
+	  .flex = OR_FLAG(OR_ZW_##width), .our_st = PRM_SZ_BITS_##type,                      \
+	  .hdr_st = __devx_st_sz_bits(type) },
+#define OR_BYTES_F1(type, field, off, width)                                              \
+	OR_UNVERIFIED(OR_BYTES, type, field, OR_REASON(OR_FX(type, field)), off, width)
+#define OR_BYTES_S0(type, field, off, width)                                              \
+	OR_CAT2(OR_BYTES_F, OR_FLAG(OR_FX(type, field)))(type, field, off, width)
+#define OR_BYTES_S1(type, field, off, width)                                              \
+	OR_UNVERIFIED(OR_BYTES, type, field, OR_REASON(OR_SX(type)), off, width)
+
+/* PRM_SUB: same type unless the subtype itself is a declared exception. */
+#define OR_SAMETYPE_0(type, field, subtype)                                               \
+	__builtin_types_compatible_p(__typeof__(__devx_nullp(type)->field), OR_HDR(subtype))
+#define OR_SAMETYPE_1(type, field, subtype) 1
+#define OR_SUB_F0(type, field, off, subtype)                                              \
+	{ .kind = OR_SUB, .tname = #type, .fname = #field, .our_off = (off),                  \
+	  .our_w = PRM_SZ_BITS_##subtype, .hdr_off = __devx_bit_off(type, field),            \
+	  .hdr_w = __devx_bit_sz(type, field), .our_st = PRM_SZ_BITS_##type,                  \
+	  .hdr_st = __devx_st_sz_bits(type),                                                 \
+	  .same_type = OR_CAT2(OR_SAMETYPE_, OR_FLAG(OR_SX(subtype)))(type, field, subtype) },
+#define OR_SUB_F1(type, field, off, subtype)                                              \
+	OR_UNVERIFIED(OR_SUB, type, field, OR_REASON(OR_FX(type, field)), off,              \
+		      PRM_SZ_BITS_##subtype)
+#define OR_SUB_S0(type, field, off, subtype)                                              \
+	OR_CAT2(OR_SUB_F, OR_FLAG(OR_FX(type, field)))(type, field, off, subtype)
+#define OR_SUB_S1(type, field, off, subtype)                                              \
+	OR_UNVERIFIED(OR_SUB, type, field, OR_REASON(OR_SX(type)), off, PRM_SZ_BITS_##subtype)
+
+static const struct or_row or_rows[] = {
+#define PRM_STRUCT(type, size_bits) OR_CAT(OR_STRUCT_, OR_FLAG(OR_SX(type)))(type, size_bits)
+#define PRM_FIELD(type, field, off, width)                                               \
+	OR_CAT(OR_FIELD_S, OR_FLAG(OR_SX(type)))(type, field, off, width)
+#define PRM_BYTES(type, field, off, width)                                               \
+	OR_CAT(OR_BYTES_S, OR_FLAG(OR_SX(type)))(type, field, off, width)
+#define PRM_SUB(type, field, off, subtype)                                               \
+	OR_CAT(OR_SUB_S, OR_FLAG(OR_SX(type)))(type, field, off, subtype)
+#include "firmware-cmd/layouts/all.def"
+#undef PRM_STRUCT
+#undef PRM_FIELD
+#undef PRM_BYTES
+#undef PRM_SUB
+
+/* wqe.def on its own: every row unverified, whatever it grows to. */
+#define PRM_STRUCT(type, size_bits)                                                      \
+	{ .kind = OR_STRUCT, .tname = #type, .fname = "", .why = or_wqe_reason,           \
+	  .our_w = (size_bits), .our_st = (size_bits) },
+#define PRM_FIELD(type, field, off, width)                                               \
+	OR_UNVERIFIED(OR_FIELD, type, field, or_wqe_reason, off, width)
+#define PRM_BYTES(type, field, off, width)                                               \
+	OR_UNVERIFIED(OR_BYTES, type, field, or_wqe_reason, off, width)
+#define PRM_SUB(type, field, off, subtype)                                               \
+	OR_UNVERIFIED(OR_SUB, type, field, or_wqe_reason, off, PRM_SZ_BITS_##subtype)
+#include "firmware-cmd/layouts/wqe.def"
+#undef PRM_STRUCT
+#undef PRM_FIELD
+#undef PRM_BYTES
+#undef PRM_SUB
+};
+
+static const size_t or_nrows = sizeof(or_rows) / sizeof(or_rows[0]);
+
+/* ---- runtime checks ---- */
+
+#define OR_BUF_BYTES 0x10000
+static _Alignas(64) uint8_t or_a[OR_BUF_BYTES], or_b[OR_BUF_BYTES];
+
+static uint64_t or_rng = 0x9e3779b97f4a7c15ull;
+static uint64_t or_rand(void)
+{
+	/* xorshift64*: fixed seed, so a failure reproduces. */
+	or_rng ^= or_rng >> 12;
+	or_rng ^= or_rng << 25;
+	or_rng ^= or_rng >> 27;
+	return or_rng * 0x2545f4914f6cdd1dull;
+}
+
+static void or_fill(uint8_t *p, size_t n, int bg)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = bg == 0 ? 0x00 : bg == 1 ? 0xff : (uint8_t)or_rand();
+}
+
+static unsigned long or_mismatches, or_unverified, or_fields;
+
+static void or_mismatch(const struct or_row *r, const char *fmt, unsigned long a, unsigned long b)
+{
+	printf("MISMATCH %s%s%s: ", r->tname, r->fname[0] ? "." : "", r->fname);
+	printf(fmt, a, b);
+	printf("\n");
+}
+
+/* Returns 1 if the field disagrees. */
+static int or_check_field(const struct or_row *r)
+{
+	if (r->our_off != r->hdr_off || r->our_w != r->hdr_w) {
+		printf("MISMATCH %s.%s: ours bit 0x%lx width %lu, mlx5_ifc.h bit 0x%lx width %lu\n",
+		       r->tname, r->fname, r->our_off, r->our_w, r->hdr_off, r->hdr_w);
+		return 1;
+	}
+	/* The DEVX macros take 1..32-bit fields inside a dword, and 64-bit ones 64-bit
+	 * aligned; anything else cannot be encoded by them, so it is a disagreement. */
+	if (!((r->hdr_w >= 1 && r->hdr_w <= 32 && (r->hdr_off % 32) + r->hdr_w <= 32) ||
+	      (r->hdr_w == 64 && r->hdr_off % 64 == 0))) {
+		or_mismatch(r, "DEVX cannot encode bit 0x%lx width %lu", r->hdr_off, r->hdr_w);
+		return 1;
+	}
+	size_t n = (r->our_st > r->hdr_st ? r->our_st : r->hdr_st) / 8;
+	if (n > OR_BUF_BYTES || (r->hdr_off + r->hdr_w) / 8 > n) {
+		or_mismatch(r, "structure of %lu bytes does not fit the %lu-byte buffer",
+			    (unsigned long)n, OR_BUF_BYTES);
+		return 1;
+	}
+	uint64_t mask = r->our_w == 64 ? ~0ull : ((1ull << r->our_w) - 1);
+	for (int bg = 0; bg < 3; bg++) {
+		uint64_t vals[] = { mask, 0xa5c396e15a3c691eull & mask, 1, 1ull << (r->our_w - 1),
+				    or_rand() & mask, (0xa5c396e15a3c691eull | 1 |
+						       (1ull << (r->our_w - 1))) & mask };
+		for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+			or_fill(or_a, n, bg);
+			memcpy(or_b, or_a, n);
+			r->dx_set(or_a, vals[i]);
+			r->our_set(or_b, vals[i]);
+			for (size_t j = 0; j < n; j++)
+				if (or_a[j] != or_b[j]) {
+					printf("MISMATCH %s.%s: set 0x%llx on background %d: byte 0x%zx "
+					       "DEVX_SET 0x%02x, ours 0x%02x\n",
+					       r->tname, r->fname, (unsigned long long)vals[i], bg, j,
+					       or_a[j], or_b[j]);
+					return 1;
+				}
+			uint64_t got = r->our_get(or_b);
+			if (got != vals[i]) {
+				printf("MISMATCH %s.%s: set 0x%llx, our getter read 0x%llx\n", r->tname,
+				       r->fname, (unsigned long long)vals[i], (unsigned long long)got);
+				return 1;
+			}
+		}
+	}
+	for (int k = 0; k < 8; k++) {
+		or_fill(or_a, n, 2);
+		uint64_t want = r->dx_get(or_a), got = r->our_get(or_a);
+		if (want != got) {
+			printf("MISMATCH %s.%s: random contents: DEVX_GET 0x%llx, ours 0x%llx\n", r->tname,
+			       r->fname, (unsigned long long)want, (unsigned long long)got);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int or_check_bytes(const struct or_row *r)
+{
+	if (r->our_off != r->hdr_off) {
+		or_mismatch(r, "ours at bit 0x%lx, mlx5_ifc.h at bit 0x%lx", r->our_off, r->hdr_off);
+		return 1;
+	}
+	if (r->flex) {
+		/* An open-ended array is the last member: it starts where the header's
+		 * structure ends. */
+		if (r->hdr_off != r->hdr_st) {
+			or_mismatch(r, "open-ended here, but mlx5_ifc.h's member at bit 0x%lx is not "
+				       "the open-ended end of its %lu-bit structure",
+				    r->hdr_off, r->hdr_st);
+			return 1;
+		}
+		return 0;
+	}
+	if (r->our_w != r->hdr_w) {
+		or_mismatch(r, "ours %lu bits, mlx5_ifc.h %lu bits", r->our_w, r->hdr_w);
+		return 1;
+	}
+	if (r->kind == OR_SUB && !r->same_type) {
+		or_mismatch(r, "mlx5_ifc.h's member (%lu bits at 0x%lx) is not of our subtype",
+			    r->hdr_w, r->hdr_off);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int quiet = argc > 1 && strcmp(argv[1], "-q") == 0;
+	for (size_t i = 0; i < or_nrows; i++) {
+		const struct or_row *r = &or_rows[i];
+		if (r->kind == OR_STRUCT) {
+			if (!r->why && r->our_w != r->hdr_w) {
+				printf("MISMATCH %s: size ours %lu bits, mlx5_ifc.h %lu bits\n", r->tname,
+				       r->our_w, r->hdr_w);
+				or_mismatches++;
+			}
+			continue;
+		}
+		or_fields++;
+		if (r->why) {
+			or_unverified++;
+			if (!quiet)
+				printf("UNVERIFIED %s.%s: %s\n", r->tname, r->fname, r->why);
+			continue;
+		}
+		int bad = r->kind == OR_FIELD ? or_check_field(r) : or_check_bytes(r);
+		or_mismatches += (unsigned long)bad;
+	}
+	printf("mlx5_ifc oracle: %lu fields checked, %lu mismatches, %lu unverified\n", or_fields,
+	       or_mismatches, or_unverified);
+	return or_mismatches ? 1 : 0;
+}
