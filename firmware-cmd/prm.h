@@ -6,13 +6,17 @@
  *
  *   PRM_STRUCT(type, size_bits)                  a structure of size_bits bits
  *   PRM_FIELD(type, field, bit_offset, width)    an integer field, width 1..32 or 64
- *   PRM_BYTES(type, field, bit_offset, width)    a byte array (MAC, GID, inline data)
+ *   PRM_BYTES(type, field, bit_offset, width)    a byte array (MAC, GID, inline data);
+ *                                                width 0 = open-ended array at the end
+ *                                                (page lists, register data)
  *   PRM_SUB(type, field, bit_offset, subtype)    an embedded structure (qpc in CREATE_QP)
  *
  * Bit numbering follows the PRM and mlx5_ifc.h: bit offset 0 is the most significant
  * bit of byte 0, structures are arrays of big-endian dwords, and a field of width <= 32
  * never crosses a dword.  Rows must be in the order of the structure (offsets rising);
- * a structure's rows follow its PRM_STRUCT row.
+ * a structure's rows follow its PRM_STRUCT row.  Widths are plain literals (tests/oracle
+ * recognises open-ended arrays by the literal 0).  A union in the PRM (capability block,
+ * EQE event data) is a PRM_BYTES; its alternatives are tables of their own.
  *
  * From the rows this header generates, for each field:
  *   prm_<type>_get_<field>(const void *p)  -> uint64_t
