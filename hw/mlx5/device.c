@@ -1,0 +1,253 @@
+/* Device open/close over any shim URI, per-device error messages, command execution,
+ * and the capability view.  Bring-up itself is in init.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hw/mlx5/mx5_internal.h"
+
+static _Thread_local char mx5_open_err[MX5_ERR_LEN];
+
+const char *mx5_open_error(void)
+{
+	return mx5_open_err;
+}
+
+uint64_t mx5_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void mx5_sleep_us(unsigned us)
+{
+	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
+	nanosleep(&ts, NULL);
+}
+
+int mx5_fail(struct mx5_device *dev, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(dev->err, sizeof(dev->err), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int mx5_cmd_fail(struct mx5_device *dev, int err, const char *what)
+{
+	/* cmdq_error already names the command, status and syndrome. */
+	char tmp[MX5_ERR_LEN];
+	snprintf(tmp, sizeof(tmp), "%s", dev->cmdq ? cmdq_error(dev->cmdq) : "no command queue");
+	return mx5_fail(dev, err, "%s: %s", what, tmp);
+}
+
+int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, size_t outlen)
+{
+	if (!dev->cmdq)
+		return mx5_fail(dev, -ENODEV, "no command queue");
+	if (dev->health != MX5_HEALTH_OK)
+		return mx5_fail(dev, -ENODEV, "device is %s: command refused",
+				dev->health == MX5_HEALTH_REMOVED ? "removed" : "in fatal error");
+	memset(out, 0, outlen);
+	int rc = cmdq_exec(dev->cmdq, in, inlen, out, outlen);
+	if (rc) {
+		snprintf(dev->err, sizeof(dev->err), "%s", cmdq_error(dev->cmdq));
+		/* A command that times out may mean the device died under us: look. */
+		if (rc == -ETIMEDOUT)
+			mx5_device_check_health(dev, NULL);
+	}
+	mx5_after_cmd(dev);
+	return rc;
+}
+
+int mx5_cmd(struct mx5_device *dev, const void *in, size_t inlen, void *out, size_t outlen)
+{
+	if (!dev || !in || !out || inlen < 8 || outlen < 8)
+		return -EINVAL;
+	return mx5_exec(dev, in, inlen, out, outlen);
+}
+
+uint8_t mx5_cmd_status(const struct mx5_device *dev)
+{
+	return dev->cmdq ? cmdq_last_status(dev->cmdq) : 0;
+}
+
+uint32_t mx5_cmd_syndrome(const struct mx5_device *dev)
+{
+	return dev->cmdq ? cmdq_last_syndrome(dev->cmdq) : 0;
+}
+
+const char *mx5_device_error(const struct mx5_device *dev)
+{
+	return dev ? dev->err : mx5_open_err;
+}
+
+struct shim_dev *mx5_device_shim(struct mx5_device *dev)
+{
+	return dev->shim;
+}
+
+struct cmdq *mx5_device_cmdq(struct mx5_device *dev)
+{
+	return dev->cmdq;
+}
+
+int mx5_device_open(const char *uri, struct mx5_device **out)
+{
+	return mx5_device_open_attr(uri, NULL, out);
+}
+
+int mx5_device_open_attr(const char *uri, const struct mx5_open_attr *attr,
+			 struct mx5_device **out)
+{
+	mx5_open_err[0] = '\0';
+	if (!uri || !out) {
+		snprintf(mx5_open_err, sizeof(mx5_open_err), "open: no device URI");
+		return -EINVAL;
+	}
+	*out = NULL;
+	struct mx5_device *dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		snprintf(mx5_open_err, sizeof(mx5_open_err), "open: out of memory");
+		return -ENOMEM;
+	}
+	if (attr)
+		dev->attr = *attr;
+	if (!dev->attr.init_timeout_ms)
+		dev->attr.init_timeout_ms = 5000;
+	dev->health_stall_ms = 2000;
+	mx5_list_init(&dev->pds);
+	mx5_list_init(&dev->mrs);
+	mx5_list_init(&dev->cqs);
+	mx5_list_init(&dev->qps);
+	mx5_list_init(&dev->srqs);
+
+	char serr[SHIM_ERR_LEN] = "";
+	int rc = shim_open(uri, &dev->shim, serr, sizeof(serr));
+	if (rc) {
+		snprintf(mx5_open_err, sizeof(mx5_open_err), "open %s: %s", uri,
+			 serr[0] ? serr : strerror(-rc));
+		free(dev);
+		return rc < 0 ? rc : -ENODEV;
+	}
+	dev->host_page = dev->shim->page_size ? dev->shim->page_size : MX5_FW_PAGE_SIZE;
+	dev->log_host_page = mx5_ilog2_ceil(dev->host_page);
+	if ((1ull << dev->log_host_page) != dev->host_page || dev->host_page < MX5_FW_PAGE_SIZE) {
+		snprintf(mx5_open_err, sizeof(mx5_open_err),
+			 "open %s: host page size %zu is not a power of two >= 4096", uri,
+			 dev->host_page);
+		shim_close(dev->shim);
+		free(dev);
+		return -EINVAL;
+	}
+	rc = shim_bar(dev->shim, 0, &dev->bar0);
+	if (rc || !dev->bar0.base || dev->bar0.len < 0x1000) {
+		snprintf(mx5_open_err, sizeof(mx5_open_err), "open %s: BAR0 not mapped (%s)", uri,
+			 dev->shim->err[0] ? dev->shim->err : "no BAR");
+		shim_close(dev->shim);
+		free(dev);
+		return rc ? rc : -ENODEV;
+	}
+
+	rc = mx5_bringup(dev);
+	if (rc) {
+		snprintf(mx5_open_err, sizeof(mx5_open_err), "%s", dev->err);
+		mx5_teardown(dev);
+		shim_close(dev->shim);
+		free(dev);
+		return rc;
+	}
+	*out = dev;
+	return 0;
+}
+
+void mx5_device_close(struct mx5_device *dev)
+{
+	if (!dev)
+		return;
+	mx5_teardown(dev);
+	shim_close(dev->shim);
+	free(dev);
+}
+
+const void *mx5_device_caps(const struct mx5_device *dev, enum mx5_cap_type type, int cur)
+{
+	if (!dev || (unsigned)type >= MX5_CAP_TYPES || !dev->have_caps[type])
+		return NULL;
+	return dev->caps[type][cur ? 1 : 0];
+}
+
+int mx5_query_caps(struct mx5_device *dev, unsigned type, int cur, void *buf, size_t len)
+{
+	uint8_t in[PRM_SIZE(query_hca_cap_in)] = { 0 };
+	/* the output carries the whole 0x1000-byte capability union: keep it off the stack */
+	uint8_t *o = malloc(PRM_SIZE(query_hca_cap_out));
+	if (!o)
+		return -ENOMEM;
+	PRM_SET(query_hca_cap_in, in, opcode, PRM_CMD_OP_QUERY_HCA_CAP);
+	/* op_mod: capability type in bits 15:1, max(0)/current(1) in bit 0 */
+	PRM_SET(query_hca_cap_in, in, op_mod, (type << 1) | (cur ? 1u : 0u));
+	int rc = mx5_exec(dev, in, sizeof(in), o, PRM_SIZE(query_hca_cap_out));
+	if (rc == 0) {
+		size_t n = len < PRM_SIZE(query_hca_cap_out) - 0x10 ? len
+			   : PRM_SIZE(query_hca_cap_out) - 0x10;
+		memcpy(buf, PRM_ADDR(query_hca_cap_out, o, capability), n);
+	}
+	free(o);
+	return rc;
+}
+
+unsigned mx5_device_num_comp_vectors(const struct mx5_device *dev)
+{
+	return dev->ncomp_vectors;
+}
+
+int mx5_device_query(struct mx5_device *dev, struct mx5_device_info *in)
+{
+	if (!dev || !in)
+		return -EINVAL;
+	memset(in, 0, sizeof(*in));
+	in->fw_major = dev->fw_major;
+	in->fw_minor = dev->fw_minor;
+	in->fw_subminor = dev->fw_subminor;
+	in->cmdif_rev = dev->cmdif_rev;
+	in->vendor_id = dev->shim->pci.vendor_id;
+	in->device_id = dev->shim->pci.device_id;
+	in->host_page_size = dev->host_page;
+	in->num_comp_vectors = dev->ncomp_vectors;
+	if (!dev->have_caps[MX5_CAP_GENERAL])
+		return 0;
+	in->num_ports = (uint8_t)MX5_CAP_GEN(dev, num_ports);
+	in->max_qp = 1u << MX5_CAP_GEN(dev, log_max_qp);
+	in->max_qp_wr = 1u << MX5_CAP_GEN(dev, log_max_qp_sz);
+	/* A send WQE is one ctrl segment (16 B), a raddr (16 B) and the data segments
+	 * (16 B each) within max_wqe_sz_sq (rdma-core mlx5 does the same arithmetic). */
+	uint32_t wqe_sz = (uint32_t)MX5_CAP_GEN(dev, max_wqe_sz_sq);
+	in->max_sge = wqe_sz > 32 ? (wqe_sz - 32) / 16 : 1;
+	uint32_t rq_sge = (uint32_t)MX5_CAP_GEN(dev, max_wqe_sz_rq) / 16;
+	if (rq_sge && rq_sge < in->max_sge)
+		in->max_sge = rq_sge;
+	in->max_cq = 1u << MX5_CAP_GEN(dev, log_max_cq);
+	in->max_cqe = (1u << MX5_CAP_GEN(dev, log_max_cq_sz)) - 1;
+	in->max_mr = 1u << MX5_CAP_GEN(dev, log_max_mkey);
+	in->max_pd = 1u << MX5_CAP_GEN(dev, log_max_pd);
+	in->max_srq = MX5_CAP_GEN(dev, log_max_srq) ? 1u << MX5_CAP_GEN(dev, log_max_srq) : 0;
+	in->max_srq_wr = (1u << MX5_CAP_GEN(dev, log_max_srq_sz)) - 1;
+	in->max_srq_sge = rq_sge ? rq_sge - 1 : 0;
+	in->max_qp_rd_atom = 1u << MX5_CAP_GEN(dev, log_max_ra_res_qp);
+	in->max_qp_init_rd_atom = 1u << MX5_CAP_GEN(dev, log_max_ra_req_qp);
+	in->gid_table_len = mx5_gid_table_len(dev);
+	/* RoCE has the one default P_Key */
+	in->pkey_table_len = 1;
+	/* inline data: the WQE less ctrl and raddr segments and the 4-byte inline header */
+	in->max_inline_data = wqe_sz > 36 ? wqe_sz - 36 : 0;
+	in->max_mr_size = MX5_CAP_GEN(dev, log_max_mrw_sz) >= 64 ? UINT64_MAX
+			  : (1ull << MX5_CAP_GEN(dev, log_max_mrw_sz));
+	in->atomic = (int)MX5_CAP_GEN(dev, atomic);
+	in->local_ca_ack_delay = (uint16_t)MX5_CAP_GEN(dev, local_ca_ack_delay);
+	return 0;
+}

@@ -1,0 +1,404 @@
+/* Event queues (PRM "Event Queue"; CREATE_EQ 0x301, DESTROY_EQ 0x302, eqc, eqe).
+ *
+ * One async EQ on vector 0 takes command completions, page requests, port changes and
+ * QP/CQ/SRQ errors; completion EQs, one per further vector, take CQ completion events.
+ * No thread: whoever waits (the command engine in event mode, or the application after
+ * poll() on the EQ's fd) drains the EQ.  Page requests met while the command engine is
+ * waiting cannot issue MANAGE_PAGES then (the engine is busy with the command being
+ * waited for), so they are counted and served as soon as that command returns. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hw/mlx5/barrier.h"
+#include "hw/mlx5/mx5_internal.h"
+
+#define MX5_EQE_SIZE 64u
+#define MX5_ASYNC_EQ_LOG 7      /* 128 entries: async events are rare */
+#define MX5_COMP_EQ_LOG 10      /* 1024 entries */
+
+/* UAR page EQ doorbells (PRM "UAR Page": EQ_DB arm at 0x40, no-arm at 0x48).  The
+ * doorbell value is the EQ number in bits 31:24 and the consumer counter in 23:0
+ * (a UAR register format, not a command layout; Linux eq.c writes the same). */
+#define MX5_UAR_EQ_DB_ARM 0x40u
+#define MX5_UAR_EQ_DB_NOARM 0x48u
+
+/* EQE event types (PRM "Event Queue Entry" event_type). */
+enum {
+	MX5_EQE_COMP = 0x00, MX5_EQE_PATH_MIG = 0x01, MX5_EQE_COMM_EST = 0x02,
+	MX5_EQE_SQ_DRAINED = 0x03, MX5_EQE_CQ_ERROR = 0x04, MX5_EQE_WQ_CATAS = 0x05,
+	MX5_EQE_PATH_MIG_FAILED = 0x07, MX5_EQE_INTERNAL_ERROR = 0x08,
+	MX5_EQE_PORT_CHANGE = 0x09, MX5_EQE_CMD = 0x0a, MX5_EQE_PAGE_REQUEST = 0x0b,
+	MX5_EQE_WQ_INVAL_REQ = 0x10, MX5_EQE_WQ_ACCESS = 0x11, MX5_EQE_SRQ_CATAS = 0x12,
+	MX5_EQE_SRQ_LAST_WQE = 0x13, MX5_EQE_SRQ_LIMIT = 0x14,
+};
+/* PORT_CHANGE sub types (PRM "Port State Change Event"). */
+enum { MX5_PORT_CHANGE_DOWN = 0x1, MX5_PORT_CHANGE_ACTIVE = 0x4 };
+
+void mx5_cq_dispatch_comp(struct mx5_device *dev, uint32_t cqn);
+
+static void mx5_eq_doorbell(struct mx5_device *dev, struct mx5_eq *eq, bool arm)
+{
+	uint32_t v = (eq->cons & 0xffffffu) | (eq->eqn << 24);
+	mx5_wmb_before_doorbell();
+	shim_mmio_write32(&dev->bar0,
+			  dev->uar.bar_off + (arm ? MX5_UAR_EQ_DB_ARM : MX5_UAR_EQ_DB_NOARM), v);
+}
+
+int mx5_eq_create(struct mx5_device *dev, struct mx5_eq *eq, unsigned vector, bool async,
+		  uint32_t nent)
+{
+	unsigned log = async ? MX5_ASYNC_EQ_LOG : MX5_COMP_EQ_LOG;
+	if (nent)
+		log = mx5_ilog2_ceil(nent);
+	unsigned maxlog = (unsigned)MX5_CAP_GEN(dev, log_max_eq_sz);
+	if (maxlog && log > maxlog)
+		log = maxlog;
+	memset(eq, 0, sizeof(*eq));
+	eq->dev = dev;
+	eq->vector = vector;
+	eq->async = async;
+	eq->nent = 1u << log;
+	size_t bytes = (size_t)eq->nent * MX5_EQE_SIZE;
+	bytes = (bytes + dev->host_page - 1) & ~(dev->host_page - 1);
+	int rc = shim_dma_alloc(dev->shim, bytes, dev->host_page, &eq->buf);
+	if (rc)
+		return mx5_fail(dev, rc, "CREATE_EQ: no DMA memory for %u entries", eq->nent);
+	/* Every entry starts owned by hardware: owner = 1 while the consumer counter's
+	 * wrap bit is 0 (PRM "EQE ownership"). */
+	for (uint32_t i = 0; i < eq->nent; i++) {
+		uint8_t *e = (uint8_t *)eq->buf.va + (size_t)i * MX5_EQE_SIZE;
+		memset(e, 0, MX5_EQE_SIZE);
+		PRM_SET(eqe, e, owner, 1);
+	}
+
+	size_t npas = bytes / dev->host_page;
+	size_t inlen = PRM_SIZE(create_eq_in) + npas * 8;
+	uint8_t *in = calloc(1, inlen);
+	uint8_t out[PRM_SIZE(create_eq_out)];
+	if (!in) {
+		shim_dma_free(dev->shim, &eq->buf);
+		return mx5_fail(dev, -ENOMEM, "CREATE_EQ: out of memory");
+	}
+	PRM_SET(create_eq_in, in, opcode, PRM_CMD_OP_CREATE_EQ);
+	uint8_t *eqc = PRM_ADDR(create_eq_in, in, eq_context_entry);
+	PRM_SET(eqc, eqc, log_eq_size, log);
+	PRM_SET(eqc, eqc, uar_page, dev->uar.index);
+	PRM_SET(eqc, eqc, intr, vector);
+	PRM_SET(eqc, eqc, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT);
+
+	/* event_bitmask: four big-endian 64-bit words, bit n of word n/64 = type n. */
+	uint64_t mask[4] = { 0 };
+	if (async) {
+		static const uint8_t types[] = {
+			MX5_EQE_PATH_MIG, MX5_EQE_COMM_EST, MX5_EQE_SQ_DRAINED, MX5_EQE_CQ_ERROR,
+			MX5_EQE_WQ_CATAS, MX5_EQE_PATH_MIG_FAILED, MX5_EQE_INTERNAL_ERROR,
+			MX5_EQE_PORT_CHANGE, MX5_EQE_CMD, MX5_EQE_PAGE_REQUEST,
+			MX5_EQE_WQ_INVAL_REQ, MX5_EQE_WQ_ACCESS, MX5_EQE_SRQ_CATAS,
+			MX5_EQE_SRQ_LAST_WQE, MX5_EQE_SRQ_LIMIT,
+		};
+		for (size_t i = 0; i < sizeof(types); i++)
+			mask[types[i] / 64] |= 1ull << (types[i] % 64);
+	} else {
+		mask[0] |= 1ull << MX5_EQE_COMP;
+	}
+	uint8_t *bm = PRM_ADDR(create_eq_in, in, event_bitmask);
+	for (int i = 0; i < 4; i++) {
+		uint64_t be = htobe64(mask[i]);
+		memcpy(bm + i * 8, &be, 8);
+	}
+	uint8_t *pas = PRM_ADDR(create_eq_in, in, pas);
+	for (size_t i = 0; i < npas; i++) {
+		uint64_t be = htobe64(eq->buf.iova + i * dev->host_page);
+		memcpy(pas + i * 8, &be, 8);
+	}
+	rc = mx5_exec(dev, in, inlen, out, sizeof(out));
+	free(in);
+	if (rc) {
+		shim_dma_free(dev->shim, &eq->buf);
+		return mx5_cmd_fail(dev, rc, async ? "bring-up" : "completion EQ");
+	}
+	eq->eqn = (uint32_t)PRM_GET(create_eq_out, out, eq_number);
+	eq->created = true;
+	mx5_eq_doorbell(dev, eq, true);
+	return 0;
+}
+
+void mx5_eq_destroy(struct mx5_device *dev, struct mx5_eq *eq)
+{
+	if (!eq->created)
+		return;
+	eq->created = false;
+	if (dev->health == MX5_HEALTH_OK) {
+		uint8_t in[PRM_SIZE(destroy_eq_in)] = { 0 }, out[PRM_SIZE(destroy_eq_out)];
+		PRM_SET(destroy_eq_in, in, opcode, PRM_CMD_OP_DESTROY_EQ);
+		PRM_SET(destroy_eq_in, in, eq_number, eq->eqn);
+		if (mx5_exec(dev, in, sizeof(in), out, sizeof(out)))
+			mx5_cmd_fail(dev, -EIO, "teardown");
+	}
+	shim_dma_free(dev->shim, &eq->buf);
+}
+
+void mx5_eq_destroy_all_comp(struct mx5_device *dev)
+{
+	for (unsigned i = 0; i < MX5_MAX_COMP_EQS; i++) {
+		if (!dev->comp_eqs[i])
+			continue;
+		mx5_eq_destroy(dev, dev->comp_eqs[i]);
+		free(dev->comp_eqs[i]);
+		dev->comp_eqs[i] = NULL;
+	}
+}
+
+void mx5_raise_event(struct mx5_device *dev, enum mx5_event_type type, uint32_t num,
+		     uint8_t eqe_type, uint8_t synd)
+{
+	if (!dev->event_fn)
+		return;
+	struct mx5_event ev = { .type = type, .num = num, .eqe_type = eqe_type, .syndrome = synd };
+	dev->event_fn(dev->event_ctx, &ev);
+}
+
+void mx5_device_set_event_handler(struct mx5_device *dev, mx5_event_fn fn, void *ctx)
+{
+	dev->event_fn = fn;
+	dev->event_ctx = ctx;
+}
+
+/* The next software-owned EQE, or NULL (owner bit equals the consumer counter's wrap
+ * bit when software owns it). */
+static uint8_t *mx5_eq_next(struct mx5_eq *eq)
+{
+	uint8_t *e = (uint8_t *)eq->buf.va + (size_t)(eq->cons & (eq->nent - 1)) * MX5_EQE_SIZE;
+	unsigned sw = (eq->cons & eq->nent) ? 1u : 0u;
+	if ((unsigned)PRM_GET(eqe, e, owner) != sw)
+		return NULL;
+	mx5_rmb_after_owner();
+	return e;
+}
+
+void mx5_qp_async_event(struct mx5_device *dev, uint32_t qpn, enum mx5_event_type type);
+
+static void mx5_async_eqe(struct mx5_device *dev, const uint8_t *e, bool from_cmd_wait)
+{
+	uint8_t type = (uint8_t)PRM_GET(eqe, e, event_type);
+	const uint8_t *data = PRM_ADDR(eqe, e, event_data);
+	switch (type) {
+	case MX5_EQE_CMD:
+		cmdq_event_complete(dev->cmdq,
+				    (uint32_t)PRM_GET(cmd_inter_comp_event, data, command_completion_vector));
+		break;
+	case MX5_EQE_PAGE_REQUEST: {
+		int32_t n = (int32_t)(uint32_t)PRM_GET(pages_req_event, data, num_pages);
+		dev->pending_pages += n;
+		dev->pages.st.requests++;
+		(void)from_cmd_wait;
+		break;
+	}
+	case MX5_EQE_PORT_CHANGE: {
+		uint8_t sub = (uint8_t)PRM_GET(eqe, e, event_sub_type);
+		uint32_t port = (uint32_t)PRM_GET(port_state_change_event, data, port_num);
+		mx5_raise_event(dev, sub == MX5_PORT_CHANGE_ACTIVE ? MX5_EVENT_PORT_ACTIVE
+				: MX5_EVENT_PORT_DOWN, port, type, sub);
+		break;
+	}
+	case MX5_EQE_CQ_ERROR:
+		mx5_raise_event(dev, MX5_EVENT_CQ_ERROR, (uint32_t)PRM_GET(cq_error, data, cqn), type,
+				(uint8_t)PRM_GET(cq_error, data, syndrome));
+		break;
+	case MX5_EQE_INTERNAL_ERROR:
+		snprintf(dev->err, sizeof(dev->err), "health: internal error event");
+		mx5_mark_fatal(dev, MX5_HEALTH_FATAL, 0);
+		break;
+	case MX5_EQE_SRQ_CATAS:
+	case MX5_EQE_SRQ_LIMIT:
+		mx5_raise_event(dev, type == MX5_EQE_SRQ_LIMIT ? MX5_EVENT_SRQ_LIMIT : MX5_EVENT_SRQ_ERROR,
+				(uint32_t)PRM_GET(qp_events, data, qpn_rqn_sqn), type, 0);
+		break;
+	default: {
+		enum mx5_event_type t;
+		switch (type) {
+		case MX5_EQE_PATH_MIG: t = MX5_EVENT_PATH_MIG; break;
+		case MX5_EQE_COMM_EST: t = MX5_EVENT_COMM_EST; break;
+		case MX5_EQE_SQ_DRAINED: t = MX5_EVENT_SQ_DRAINED; break;
+		case MX5_EQE_WQ_CATAS: t = MX5_EVENT_QP_FATAL; break;
+		case MX5_EQE_PATH_MIG_FAILED: t = MX5_EVENT_PATH_MIG_ERR; break;
+		case MX5_EQE_WQ_INVAL_REQ: t = MX5_EVENT_QP_REQ_ERROR; break;
+		case MX5_EQE_WQ_ACCESS: t = MX5_EVENT_QP_ACCESS_ERROR; break;
+		case MX5_EQE_SRQ_LAST_WQE: t = MX5_EVENT_LAST_WQE_REACHED; break;
+		default: return; /* not asked for: ignore */
+		}
+		uint32_t qpn = (uint32_t)PRM_GET(qp_events, data, qpn_rqn_sqn);
+		mx5_qp_async_event(dev, qpn, t);
+		mx5_raise_event(dev, t, qpn, type, 0);
+	}
+	}
+}
+
+/* Drain the async EQ; `from_cmd_wait` when called by the command engine's wait. */
+static int mx5_async_eq_drain(struct mx5_device *dev, bool from_cmd_wait)
+{
+	struct mx5_eq *eq = &dev->async_eq;
+	if (!eq->created)
+		return 0;
+	int n = 0;
+	uint8_t *e;
+	while ((e = mx5_eq_next(eq))) {
+		mx5_async_eqe(dev, e, from_cmd_wait);
+		eq->cons++;
+		n++;
+		/* Tell the device about consumed entries every half queue so it never overruns. */
+		if ((eq->cons & (eq->nent / 2 - 1)) == 0)
+			mx5_eq_doorbell(dev, eq, false);
+	}
+	mx5_eq_doorbell(dev, eq, true);
+	return n;
+}
+
+static void mx5_irq_ack(int fd)
+{
+	uint64_t v;
+	/* one read returns (and clears) the whole eventfd counter */
+	if (fd >= 0 && read(fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+		return;
+}
+
+/* Page requests collected by the drain, served now that no command is in flight. */
+static int mx5_serve_pending_pages(struct mx5_device *dev)
+{
+	if (dev->in_page_service || !dev->pending_pages || dev->health != MX5_HEALTH_OK)
+		return 0;
+	dev->in_page_service = true;
+	int64_t n = dev->pending_pages;
+	dev->pending_pages = 0;
+	dev->pages.st.requests--; /* counted by mx5_pages_request again */
+	int rc = mx5_pages_request(dev, n > INT32_MAX ? INT32_MAX : n < INT32_MIN ? INT32_MIN
+						       : (int32_t)n);
+	dev->in_page_service = false;
+	return rc;
+}
+
+int mx5_device_async_fd(struct mx5_device *dev)
+{
+	return shim_irq_fd(dev->shim, dev->async_eq.vector);
+}
+
+int mx5_device_poll_events(struct mx5_device *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	if (dev->health != MX5_HEALTH_OK)
+		return 0;
+	int fd = shim_irq_fd(dev->shim, dev->async_eq.vector);
+	/* eventfd is nonblocking only if the shim made it so: poll before reading */
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	if (fd >= 0 && poll(&p, 1, 0) > 0)
+		mx5_irq_ack(fd);
+	int n = mx5_async_eq_drain(dev, false);
+	int rc = mx5_serve_pending_pages(dev);
+	return rc ? rc : n;
+}
+
+/* Hook for mx5_exec: serve page requests seen while a command was waited for. */
+void mx5_after_cmd(struct mx5_device *dev)
+{
+	if (dev->pending_pages)
+		mx5_serve_pending_pages(dev);
+}
+
+/* cmdq wait callback in event mode: sleep on the async vector, then drain. */
+static int mx5_cmd_wait(void *ctx, unsigned timeout_ms)
+{
+	struct mx5_device *dev = ctx;
+	int fd = shim_irq_fd(dev->shim, dev->async_eq.vector);
+	if (fd < 0)
+		return -EIO;
+	/* Short slices: an EQE may already be in the queue when the interrupt was
+	 * consumed by an earlier drain. */
+	unsigned slice = timeout_ms < 100 ? timeout_ms : 100;
+	if (mx5_async_eq_drain(dev, true) == 0) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int r = poll(&p, 1, (int)slice);
+		if (r < 0)
+			return -errno;
+		if (r > 0)
+			mx5_irq_ack(fd);
+		mx5_async_eq_drain(dev, true);
+	}
+	return 0;
+}
+
+int mx5_eq_enable_cmd_events(struct mx5_device *dev)
+{
+	if (!dev->async_eq.created || shim_irq_fd(dev->shim, dev->async_eq.vector) < 0)
+		return -ENODEV;
+	cmdq_set_event_mode(dev->cmdq, mx5_cmd_wait, dev);
+	dev->cmd_event_mode = true;
+	return 0;
+}
+
+/* ---- completion EQs ---- */
+
+int mx5_comp_eq_get(struct mx5_device *dev, unsigned vector, struct mx5_eq **out)
+{
+	if (!dev || !out)
+		return -EINVAL;
+	if (vector >= dev->ncomp_vectors)
+		return mx5_fail(dev, -EINVAL, "completion vector %u: device has %u", vector,
+				dev->ncomp_vectors);
+	if (!dev->comp_eqs[vector]) {
+		struct mx5_eq *eq = calloc(1, sizeof(*eq));
+		if (!eq)
+			return -ENOMEM;
+		/* vector 0 is the async EQ's; completion vector v uses interrupt v+1 when the
+		 * shim has that many, else shares vector 0 */
+		unsigned irq = shim_irq_count(dev->shim) > vector + 1 ? vector + 1 : 0;
+		int rc = mx5_eq_create(dev, eq, irq, false, 0);
+		if (rc) {
+			free(eq);
+			return rc;
+		}
+		dev->comp_eqs[vector] = eq;
+	}
+	*out = dev->comp_eqs[vector];
+	return 0;
+}
+
+int mx5_eq_fd(struct mx5_eq *eq)
+{
+	return shim_irq_fd(eq->dev->shim, eq->vector);
+}
+
+uint32_t mx5_eq_num(const struct mx5_eq *eq)
+{
+	return eq->eqn;
+}
+
+int mx5_eq_poll(struct mx5_eq *eq)
+{
+	if (!eq || !eq->created)
+		return -EINVAL;
+	struct mx5_device *dev = eq->dev;
+	if (dev->health != MX5_HEALTH_OK)
+		return 0;
+	int fd = mx5_eq_fd(eq);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	if (fd >= 0 && poll(&p, 1, 0) > 0)
+		mx5_irq_ack(fd);
+	int n = 0;
+	uint8_t *e;
+	while ((e = mx5_eq_next(eq))) {
+		if (PRM_GET(eqe, e, event_type) == MX5_EQE_COMP)
+			mx5_cq_dispatch_comp(dev, (uint32_t)PRM_GET(comp_event,
+								   PRM_ADDR(eqe, e, event_data), cq_number));
+		eq->cons++;
+		n++;
+		if ((eq->cons & (eq->nent / 2 - 1)) == 0)
+			mx5_eq_doorbell(dev, eq, false);
+	}
+	mx5_eq_doorbell(dev, eq, true);
+	return n;
+}

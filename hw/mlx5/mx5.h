@@ -1,0 +1,378 @@
+/* hw/mlx5: the ConnectX (mlx5) driver's public interface (design section 5).
+ *
+ * What it owns: bring-up and teardown of one PCI function over any shim URI, the
+ * firmware page supply, the async and completion EQs, the UAR, the health watch, and
+ * the objects the verbs layer needs (PD, MKey, CQ, QP, SRQ, GID table, port state).
+ * What it may call: firmware-cmd (layouts, cmdq, names) and hw/shim.
+ * Who calls it: uverbs/ (the verbs API), tools (fwcmd, uvinfo, uvperf), tests.
+ *
+ * The data path (WQE builders, doorbells, CQE polling) lives in the datapath headers of
+ * this folder (wqe.h, doorbell.h, poll.h); objects created here fill their state.
+ *
+ * Errors: every function returns 0 or a negative errno.  The human detail -- which
+ * step, which command, the firmware's status and syndrome by name -- is kept per device
+ * and read with mx5_device_error(): "bring-up: INIT_HCA: bad system state (0x4),
+ * syndrome 0x…".  A failed mx5_device_open() leaves its message in mx5_open_error().
+ *
+ * Threads: a device is used by one thread at a time for control operations (commands,
+ * EQ service); the caller serialises.  No hidden threads: events are served by whoever
+ * calls mx5_device_poll_events() / mx5_eq_poll(), typically after poll() on the fd.
+ */
+#ifndef UVERBS_HW_MLX5_MX5_H
+#define UVERBS_HW_MLX5_MX5_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw/shim/shim.h"
+
+#define MX5_ERR_LEN 320
+
+struct cmdq;
+struct mx5_device;
+struct mx5_eq;
+struct mx5_pd;
+struct mx5_mr;
+struct mx5_cq;
+struct mx5_qp;
+struct mx5_srq;
+
+/* ------------------------------------------------------------------ device */
+
+enum mx5_open_flags {
+	/* Stop after ENABLE_HCA + ISSI + boot pages: enough for QUERY_HCA_CAP, QUERY_ADAPTER,
+	 * QUERY_PAGES and raw commands (fwcmd on a device whose INIT_HCA fails). */
+	MX5_OPEN_INSPECT = 1u << 0,
+	/* Keep the command queue polling even after the async EQ exists. */
+	MX5_OPEN_CMD_POLLING = 1u << 1,
+};
+
+struct mx5_open_attr {
+	unsigned flags;              /* enum mx5_open_flags */
+	unsigned init_timeout_ms;    /* wait for initialization_segment.initializing; 0: 5000 */
+	unsigned cmd_timeout_ms;     /* per command; 0: the engine's default */
+};
+
+/* Open and bring up the function named by a shim URI ("emu:", "vfio:0000:03:00.0"). */
+int mx5_device_open(const char *uri, struct mx5_device **out);
+int mx5_device_open_attr(const char *uri, const struct mx5_open_attr *attr,
+			 struct mx5_device **out);
+/* Message of this thread's last failed open ("" when none). */
+const char *mx5_open_error(void);
+
+/* Tear down in reverse order (destroys every object still alive) and close the shim. */
+void mx5_device_close(struct mx5_device *dev);
+
+const char *mx5_device_error(const struct mx5_device *dev);
+struct shim_dev *mx5_device_shim(struct mx5_device *dev);
+struct cmdq *mx5_device_cmdq(struct mx5_device *dev);
+
+/* Execute one command through the device's queue; on failure the device error reads
+ * "<OPCODE>: <status> (0x..), syndrome 0x...".  Refused with -ENODEV once fatal. */
+int mx5_cmd(struct mx5_device *dev, const void *in, size_t inlen, void *out, size_t outlen);
+/* Firmware status and syndrome of the last command (0 when it succeeded). */
+uint8_t mx5_cmd_status(const struct mx5_device *dev);
+uint32_t mx5_cmd_syndrome(const struct mx5_device *dev);
+
+enum mx5_cap_type {
+	MX5_CAP_GENERAL = 0x0,   /* QUERY_HCA_CAP op_mod type: cmd_hca_cap */
+	MX5_CAP_ODP = 0x2,       /* odp_cap */
+	MX5_CAP_ATOMIC = 0x3,    /* atomic_caps */
+	MX5_CAP_ROCE = 0x4,      /* roce_cap */
+};
+
+/* The capability block read at bring-up (0x100 bytes; decode with PRM_GET(cmd_hca_cap,
+ * ...) etc.).  cur = 0: maximum, 1: current.  NULL when the device lacks that block. */
+const void *mx5_device_caps(const struct mx5_device *dev, enum mx5_cap_type type, int cur);
+/* Query a block now (any type), into a 0x1000-byte buffer. */
+int mx5_query_caps(struct mx5_device *dev, unsigned type, int cur, void *buf, size_t len);
+
+struct mx5_device_info {
+	uint16_t fw_major, fw_minor, fw_subminor;
+	uint16_t cmdif_rev;
+	uint16_t vendor_id, device_id;
+	size_t host_page_size;
+	uint8_t num_ports;
+	uint32_t max_qp, max_qp_wr, max_sge, max_cq, max_cqe, max_mr, max_pd;
+	uint32_t max_srq, max_srq_wr, max_srq_sge;
+	uint32_t max_qp_rd_atom, max_qp_init_rd_atom;
+	uint32_t gid_table_len, pkey_table_len;
+	uint32_t max_inline_data;
+	uint64_t max_mr_size;
+	uint32_t num_comp_vectors;
+	int atomic;                  /* 8-byte compare-swap and fetch-add on RC */
+	uint16_t local_ca_ack_delay;
+};
+int mx5_device_query(struct mx5_device *dev, struct mx5_device_info *info);
+
+/* ------------------------------------------------------------------ pages, health */
+
+struct mx5_page_stats {
+	uint64_t given;        /* 4 KiB firmware pages currently held by the device */
+	uint64_t boot, init, regular; /* of which given at each stage */
+	uint64_t requests;     /* PAGE_REQUEST events served */
+	uint64_t reclaimed;    /* pages returned by the device */
+	uint64_t host_bytes;   /* host memory allocated for them */
+};
+void mx5_device_page_stats(const struct mx5_device *dev, struct mx5_page_stats *st);
+
+enum mx5_health_state {
+	MX5_HEALTH_OK = 0,
+	MX5_HEALTH_FATAL = 1,      /* fatal syndrome or health counter stalled */
+	MX5_HEALTH_REMOVED = 2,    /* all-ones from the BAR: surprise removal */
+};
+
+struct mx5_health {
+	enum mx5_health_state state;
+	uint32_t fw_rev;           /* raw first dword of the init segment */
+	uint32_t health_counter;
+	uint8_t health_syndrome;
+	uint8_t synd, severity, irisc_index;  /* health_buffer */
+	uint16_t ext_synd;
+	uint32_t assert_existptr, assert_callra, fw_version, hw_id;
+};
+
+/* Read the health registers once and update the watch: a fatal syndrome, an all-ones
+ * read, or a counter that did not move over stall_ms of calls marks the device fatal
+ * (every queue flushed, MX5_EVENT_DEVICE_FATAL raised).  Returns the state. */
+enum mx5_health_state mx5_device_check_health(struct mx5_device *dev, struct mx5_health *h);
+/* How long the health counter may stand still before the device is declared dead. */
+void mx5_device_set_health_stall(struct mx5_device *dev, unsigned stall_ms);
+int mx5_device_is_fatal(const struct mx5_device *dev);
+
+/* ------------------------------------------------------------------ events */
+
+enum mx5_event_type {
+	MX5_EVENT_DEVICE_FATAL = 1,
+	MX5_EVENT_PORT_ACTIVE,
+	MX5_EVENT_PORT_DOWN,
+	MX5_EVENT_CQ_ERROR,
+	MX5_EVENT_QP_FATAL,          /* work queue catastrophic error */
+	MX5_EVENT_QP_REQ_ERROR,      /* invalid request local work queue error */
+	MX5_EVENT_QP_ACCESS_ERROR,   /* local access violation work queue error */
+	MX5_EVENT_COMM_EST,
+	MX5_EVENT_SQ_DRAINED,
+	MX5_EVENT_LAST_WQE_REACHED,
+	MX5_EVENT_SRQ_LIMIT,
+	MX5_EVENT_SRQ_ERROR,
+	MX5_EVENT_PATH_MIG,
+	MX5_EVENT_PATH_MIG_ERR,
+};
+
+struct mx5_event {
+	enum mx5_event_type type;
+	uint32_t num;            /* QPN, CQN, SRQN or port number, by type */
+	uint8_t eqe_type;        /* the raw EQE event_type */
+	uint8_t syndrome;        /* health or error syndrome when there is one */
+};
+
+typedef void (*mx5_event_fn)(void *ctx, const struct mx5_event *ev);
+void mx5_device_set_event_handler(struct mx5_device *dev, mx5_event_fn fn, void *ctx);
+
+/* The async EQ's interrupt fd (POLLIN when events are pending), and the service
+ * function: page requests (give/reclaim), command completions, port changes, QP/CQ/SRQ
+ * errors.  Returns the number of EQEs consumed, or a negative errno. */
+int mx5_device_async_fd(struct mx5_device *dev);
+int mx5_device_poll_events(struct mx5_device *dev);
+
+/* Completion EQs: one per interrupt vector past the async one, created on first use. */
+unsigned mx5_device_num_comp_vectors(const struct mx5_device *dev);
+int mx5_comp_eq_get(struct mx5_device *dev, unsigned vector, struct mx5_eq **out);
+int mx5_eq_fd(struct mx5_eq *eq);
+uint32_t mx5_eq_num(const struct mx5_eq *eq);
+/* Consume completion EQEs: each calls the CQ's completion handler; re-arms the EQ. */
+int mx5_eq_poll(struct mx5_eq *eq);
+
+/* ------------------------------------------------------------------ PD */
+
+int mx5_pd_alloc(struct mx5_device *dev, struct mx5_pd **out);
+int mx5_pd_free(struct mx5_pd *pd);
+uint32_t mx5_pd_num(const struct mx5_pd *pd);
+
+/* ------------------------------------------------------------------ MR */
+
+enum mx5_access {
+	MX5_ACCESS_LOCAL_WRITE = 1u << 0,
+	MX5_ACCESS_REMOTE_WRITE = 1u << 1,
+	MX5_ACCESS_REMOTE_READ = 1u << 2,
+	MX5_ACCESS_REMOTE_ATOMIC = 1u << 3,
+};
+
+struct mx5_mr_info {
+	uint32_t lkey, rkey;
+	uint64_t iova;            /* the address the keys translate (the VA, as verbs wants) */
+	uint64_t length;
+	unsigned log_page_size;   /* MTT entry page size chosen */
+	uint64_t mtt_entries;     /* translation entries written (MTT, plus KLMs if indirect) */
+	int indirect;             /* 1 when the region is an indirect KLM MKey over parts */
+	uint32_t nparts;          /* direct MKeys under the indirect one */
+};
+
+int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struct mx5_mr **out);
+int mx5_mr_dereg(struct mx5_mr *mr);
+void mx5_mr_query(const struct mx5_mr *mr, struct mx5_mr_info *info);
+/* Limit one direct MKey may translate, in MTT entries (testing the KLM path). */
+void mx5_device_set_mkey_mtt_limit(struct mx5_device *dev, uint64_t entries);
+
+/* ------------------------------------------------------------------ CQ */
+
+struct mx5_cq_attr {
+	uint32_t cqe;              /* at least this many entries (rounded up to a power of 2) */
+	unsigned comp_vector;      /* completion EQ: 0 .. num_comp_vectors-1 */
+	void (*comp_fn)(void *ctx, struct mx5_cq *cq);  /* completion event handler */
+	void *comp_ctx;
+};
+
+int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct mx5_cq **out);
+int mx5_cq_destroy(struct mx5_cq *cq);
+uint32_t mx5_cq_num(const struct mx5_cq *cq);
+uint32_t mx5_cq_depth(const struct mx5_cq *cq);
+/* Request a completion event for the next (solicited) CQE: doorbell record arm word,
+ * then the UAR CQ doorbell, with the arm sequence number (PRM "CQ Doorbell"). */
+int mx5_cq_arm(struct mx5_cq *cq, int solicited_only);
+/* Datapath state (hw/mlx5 poll.h) of this CQ. */
+void *mx5_cq_state(struct mx5_cq *cq);
+
+/* ------------------------------------------------------------------ SRQ */
+
+struct mx5_srq_attr {
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit;
+};
+
+int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_attr *attr,
+		   struct mx5_srq **out);
+int mx5_srq_destroy(struct mx5_srq *srq);
+int mx5_srq_arm(struct mx5_srq *srq, uint32_t limit);
+uint32_t mx5_srq_num(const struct mx5_srq *srq);
+void mx5_srq_query(const struct mx5_srq *srq, struct mx5_srq_attr *attr);
+void *mx5_srq_state(struct mx5_srq *srq);
+
+/* ------------------------------------------------------------------ QP */
+
+enum mx5_qp_type { MX5_QPT_RC = 0, MX5_QPT_UC = 1, MX5_QPT_UD = 3 };
+
+enum mx5_qp_state {
+	MX5_QPS_RESET = 0, MX5_QPS_INIT = 1, MX5_QPS_RTR = 2, MX5_QPS_RTS = 3,
+	MX5_QPS_SQD = 4, MX5_QPS_SQE = 5, MX5_QPS_ERR = 6,
+};
+
+struct mx5_qp_cap {
+	uint32_t max_send_wr, max_recv_wr;
+	uint32_t max_send_sge, max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+struct mx5_qp_init_attr {
+	enum mx5_qp_type type;
+	struct mx5_cq *send_cq, *recv_cq;
+	struct mx5_srq *srq;          /* receive queue of the QP is this SRQ */
+	struct mx5_qp_cap cap;        /* in: requested; out (mx5_qp_query): granted */
+	int sq_sig_all;
+};
+
+/* Attribute mask (which fields of mx5_qp_attr a modify carries). */
+enum mx5_qp_attr_mask {
+	MX5_QP_STATE = 1u << 0,
+	MX5_QP_CUR_STATE = 1u << 1,
+	MX5_QP_ACCESS_FLAGS = 1u << 2,
+	MX5_QP_PKEY_INDEX = 1u << 3,
+	MX5_QP_PORT = 1u << 4,
+	MX5_QP_QKEY = 1u << 5,
+	MX5_QP_AV = 1u << 6,
+	MX5_QP_PATH_MTU = 1u << 7,
+	MX5_QP_TIMEOUT = 1u << 8,
+	MX5_QP_RETRY_CNT = 1u << 9,
+	MX5_QP_RNR_RETRY = 1u << 10,
+	MX5_QP_RQ_PSN = 1u << 11,
+	MX5_QP_MAX_QP_RD_ATOMIC = 1u << 12,
+	MX5_QP_MIN_RNR_TIMER = 1u << 13,
+	MX5_QP_SQ_PSN = 1u << 14,
+	MX5_QP_MAX_DEST_RD_ATOMIC = 1u << 15,
+	MX5_QP_DEST_QPN = 1u << 16,
+};
+
+/* RoCE v2 address vector (PRM "ads": primary_address_path). */
+struct mx5_ah_attr {
+	uint8_t sgid_index;
+	uint8_t dgid[16];
+	uint8_t dmac[6];
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint32_t flow_label;          /* 20 bits; also selects the UDP source port */
+	uint8_t sl;
+	uint8_t port_num;
+};
+
+/* path_mtu uses the IB encoding: 1=256 2=512 3=1024 4=2048 5=4096. */
+struct mx5_qp_attr {
+	enum mx5_qp_state qp_state, cur_qp_state;
+	unsigned qp_access_flags;     /* enum mx5_access */
+	uint16_t pkey_index;
+	uint8_t port_num;
+	uint32_t qkey;
+	struct mx5_ah_attr ah;
+	uint8_t path_mtu;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint32_t rq_psn, sq_psn;
+	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	uint32_t dest_qp_num;
+	struct mx5_qp_cap cap;        /* query only */
+};
+
+int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *attr, struct mx5_qp **out);
+/* Transitions RST->INIT->RTR->RTS, RTS->RTS, any->ERR, any->RST.  A transition without an
+ * attribute the IBTA requires -> -EINVAL and the device error names it. */
+int mx5_qp_modify(struct mx5_qp *qp, const struct mx5_qp_attr *attr, unsigned mask);
+int mx5_qp_query(struct mx5_qp *qp, struct mx5_qp_attr *attr, struct mx5_qp_init_attr *init);
+int mx5_qp_destroy(struct mx5_qp *qp);
+uint32_t mx5_qp_num(const struct mx5_qp *qp);
+enum mx5_qp_state mx5_qp_state(const struct mx5_qp *qp);
+/* Datapath state (hw/mlx5 wqe.h / doorbell.h) of this QP's send and receive queues. */
+void *mx5_qp_sq_state(struct mx5_qp *qp);
+void *mx5_qp_rq_state(struct mx5_qp *qp);
+
+/* ------------------------------------------------------------------ GIDs, ports */
+
+enum mx5_gid_type { MX5_GID_ROCE_V1 = 0, MX5_GID_ROCE_V2 = 1 };
+
+struct mx5_gid_entry {
+	uint8_t gid[16];
+	uint8_t mac[6];
+	enum mx5_gid_type type;
+	int ipv4;                /* 1 for an IPv4-mapped GID (::ffff:a.b.c.d) */
+	uint16_t vlan_id;        /* 0xffff: none */
+	int valid;
+};
+
+/* SET_ROCE_ADDRESS at index (RoCE v2; IPv4-mapped or IPv6 decided from the GID). */
+int mx5_gid_set(struct mx5_device *dev, uint8_t port, unsigned index,
+		const struct mx5_gid_entry *e);
+int mx5_gid_clear(struct mx5_device *dev, uint8_t port, unsigned index);
+/* The driver's copy of the table (what it programmed); NULL-valid entry when unset. */
+int mx5_gid_get(const struct mx5_device *dev, uint8_t port, unsigned index,
+		struct mx5_gid_entry *e);
+unsigned mx5_gid_table_len(const struct mx5_device *dev);
+
+enum mx5_port_state { MX5_PORT_DOWN = 1, MX5_PORT_INIT = 2, MX5_PORT_ARMED = 3,
+		      MX5_PORT_ACTIVE = 4 };
+
+struct mx5_port_info {
+	enum mx5_port_state state;
+	uint8_t vport_state;       /* QUERY_VPORT_STATE state (0 down, 1 up) */
+	uint8_t admin_status, oper_status;  /* PAOS */
+	uint16_t max_mtu, oper_mtu;         /* PMTU, bytes */
+	uint8_t active_mtu;        /* IB encoding of oper_mtu (1..5) */
+	uint32_t eth_proto_oper;   /* PTYS */
+	uint32_t speed_mbps;       /* from eth_proto_oper, 0 unknown */
+	uint8_t mac[6];            /* NIC vport permanent address */
+};
+int mx5_port_query(struct mx5_device *dev, uint8_t port, struct mx5_port_info *info);
+
+/* ACCESS_REG: read (write = 0) or write a register (PAOS 0x5006, PMTU 0x5003,
+ * PTYS 0x5004, ...) of `len` bytes. */
+int mx5_access_reg(struct mx5_device *dev, uint16_t reg_id, int write, uint32_t arg,
+		   const void *data_in, void *data_out, size_t len);
+
+#endif

@@ -1,0 +1,209 @@
+/* hw/mlx5 internals shared by the control-plane files (device.c, init.c, pages.c,
+ * health.c, eq.c, uar.c, pd.c, mr.c, cq_ctrl.c, qp_ctrl.c, srq.c, gid.c, port.c).
+ * Not for uverbs or tools: they use mx5.h. */
+#ifndef UVERBS_HW_MLX5_MX5_INTERNAL_H
+#define UVERBS_HW_MLX5_MX5_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "firmware-cmd/cmdq.h"
+#include "firmware-cmd/names.h"
+#include "firmware-cmd/prm.h"
+#include "hw/mlx5/mx5.h"
+#include "hw/shim/mmio.h"
+#include "hw/shim/shim.h"
+
+/* Firmware pages are 4 KiB whatever the host page is (PRM "Firmware Pages";
+ * MANAGE_PAGES pas entries address 4 KiB pages). */
+#define MX5_FW_PAGE_SHIFT 12
+#define MX5_FW_PAGE_SIZE (1u << MX5_FW_PAGE_SHIFT)
+
+/* Capability blocks are 0x800 bits (cmd_hca_cap, roce_cap, atomic_caps, odp_cap). */
+#define MX5_CAP_BYTES 0x100
+#define MX5_CAP_TYPES 5
+
+#define MX5_MAX_COMP_EQS 64
+#define MX5_MAX_PORTS 2
+#define MX5_GID_MAX 256
+
+/* A doubly-linked list node; objects hang on their device so teardown finds them. */
+struct mx5_list {
+	struct mx5_list *prev, *next;
+};
+
+static inline void mx5_list_init(struct mx5_list *l) { l->prev = l->next = l; }
+static inline void mx5_list_add(struct mx5_list *head, struct mx5_list *n)
+{
+	n->next = head->next;
+	n->prev = head;
+	head->next->prev = n;
+	head->next = n;
+}
+static inline void mx5_list_del(struct mx5_list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->prev = n->next = n;
+}
+static inline bool mx5_list_empty(const struct mx5_list *h) { return h->next == h; }
+
+#define mx5_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* One host allocation carved into firmware pages (host page >= 4 KiB). */
+struct mx5_page_chunk {
+	struct shim_dma dma;
+	uint64_t used;          /* bit i: firmware page i of this chunk is held by the device */
+	unsigned npages;        /* firmware pages in the chunk */
+};
+
+struct mx5_pages {
+	struct mx5_page_chunk *chunks;
+	size_t nchunks, cap;
+	size_t chunk_bytes;
+	struct mx5_page_stats st;
+};
+
+struct mx5_eq {
+	struct mx5_device *dev;
+	uint32_t eqn;
+	unsigned vector;
+	struct shim_dma buf;
+	uint32_t nent;          /* 2^log_eq_size entries of 64 bytes */
+	uint32_t cons;          /* consumer counter (owner bit from its wrap) */
+	bool created;
+	bool async;
+};
+
+struct mx5_uar {
+	uint32_t index;         /* UAR page number from ALLOC_UAR */
+	uint64_t bar_off;       /* offset of the page in BAR0 */
+	size_t page_bytes;      /* 2^(log_uar_page_sz + 12) */
+	bool allocated;
+};
+
+struct mx5_device {
+	struct shim_dev *shim;
+	struct shim_bar bar0;
+	struct cmdq *cmdq;
+	char err[MX5_ERR_LEN];
+	struct mx5_open_attr attr;
+
+	/* bring-up progress, so a failure part-way tears down exactly what was done */
+	bool hca_enabled, hca_inited, roce_enabled, cmd_event_mode;
+
+	uint16_t fw_major, fw_minor, fw_subminor, cmdif_rev;
+	size_t host_page;
+	unsigned log_host_page;
+
+	uint8_t caps[MX5_CAP_TYPES][2][MX5_CAP_BYTES];  /* [type][cur] */
+	bool have_caps[MX5_CAP_TYPES];
+
+	struct mx5_pages pages;
+	struct mx5_uar uar;
+	struct mx5_eq async_eq;
+	struct mx5_eq *comp_eqs[MX5_MAX_COMP_EQS];
+	unsigned ncomp_vectors;
+
+	/* health watch */
+	enum mx5_health_state health;
+	uint32_t last_health_counter;
+	uint64_t health_counter_since_ns;
+	unsigned health_stall_ms;
+	bool health_primed;
+
+	mx5_event_fn event_fn;
+	void *event_ctx;
+
+	struct mx5_list pds, mrs, cqs, qps, srqs;
+	uint32_t uar_bf_next;    /* next BlueFlame register to hand out */
+	uint64_t mkey_mtt_limit; /* 0: from log_max_klm_list_size / translation size */
+	uint32_t mkey_variant;   /* mkey_7_0 rotation */
+
+	struct mx5_gid_entry gids[MX5_MAX_PORTS][MX5_GID_MAX];
+
+	/* page requests seen while a command was in flight, served after it completes */
+	int64_t pending_pages;
+	bool in_page_service;
+
+	/* mirror of the initialization segment, refreshed dword by dword from BAR0 so
+	 * that its fields are read with the initial_seg accessors */
+	uint8_t iseg[PRM_SIZE(initial_seg)];
+};
+
+/* Load the BAR0 dwords holding bits [bit_off, bit_off+width) into dev->iseg. */
+void mx5_iseg_load(struct mx5_device *dev, unsigned bit_off, unsigned width);
+#define MX5_ISEG_GET(dev, field)                                                      \
+	(mx5_iseg_load((dev), PRM_OFF(initial_seg, field), PRM_WIDTH(initial_seg, field)), \
+	 PRM_GET(initial_seg, (dev)->iseg, field))
+
+/* error reporting: "step: detail" into dev->err; returns err (a negative errno) */
+int mx5_fail(struct mx5_device *dev, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A command failed: "<what>: <cmdq error>". */
+int mx5_cmd_fail(struct mx5_device *dev, int err, const char *what);
+
+/* Run a command built with PRM_SET; a zero-initialised out of outlen bytes. */
+int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, size_t outlen);
+
+uint64_t mx5_now_ns(void);
+void mx5_sleep_us(unsigned us);
+
+/* init.c */
+int mx5_bringup(struct mx5_device *dev);
+void mx5_teardown(struct mx5_device *dev);
+
+/* pages.c */
+int mx5_pages_query(struct mx5_device *dev, unsigned op_mod, int32_t *npages);
+int mx5_pages_give(struct mx5_device *dev, uint32_t n, unsigned stage);
+int mx5_pages_reclaim(struct mx5_device *dev, uint32_t n, uint32_t *got);
+int mx5_pages_reclaim_all(struct mx5_device *dev);
+void mx5_pages_free_all(struct mx5_device *dev);
+int mx5_pages_request(struct mx5_device *dev, int32_t npages);
+
+/* uar.c */
+int mx5_uar_alloc(struct mx5_device *dev);
+void mx5_uar_free(struct mx5_device *dev);
+uint64_t mx5_uar_bf_offset(struct mx5_device *dev, uint32_t *bf_size);
+
+/* eq.c */
+int mx5_eq_create(struct mx5_device *dev, struct mx5_eq *eq, unsigned vector, bool async,
+		  uint32_t nent);
+void mx5_eq_destroy(struct mx5_device *dev, struct mx5_eq *eq);
+void mx5_eq_destroy_all_comp(struct mx5_device *dev);
+int mx5_eq_enable_cmd_events(struct mx5_device *dev);
+void mx5_after_cmd(struct mx5_device *dev);
+void mx5_cq_dispatch_comp(struct mx5_device *dev, uint32_t cqn);
+void mx5_qp_async_event(struct mx5_device *dev, uint32_t qpn, enum mx5_event_type type);
+int mx5_vport_roce(struct mx5_device *dev, bool enable);
+void mx5_raise_event(struct mx5_device *dev, enum mx5_event_type type, uint32_t num,
+		     uint8_t eqe_type, uint8_t synd);
+
+/* health.c */
+void mx5_mark_fatal(struct mx5_device *dev, enum mx5_health_state why, uint8_t synd);
+
+/* objects: called at teardown to destroy what the caller left, and on fatal error */
+void mx5_objects_destroy_all(struct mx5_device *dev);
+void mx5_objects_flush(struct mx5_device *dev);
+
+/* helpers */
+static inline unsigned mx5_ilog2_ceil(uint64_t v)
+{
+	unsigned l = 0;
+	while ((1ull << l) < v)
+		l++;
+	return l;
+}
+
+static inline const void *mx5_cap_cur(const struct mx5_device *dev, unsigned type)
+{
+	return dev->caps[type][1];
+}
+#define MX5_CAP_GEN(dev, field) PRM_GET(cmd_hca_cap, mx5_cap_cur((dev), MX5_CAP_GENERAL), field)
+#define MX5_CAP_ROCE(dev, field) PRM_GET(roce_cap, mx5_cap_cur((dev), MX5_CAP_ROCE), field)
+#define MX5_CAP_ATOMIC(dev, field) PRM_GET(atomic_caps, mx5_cap_cur((dev), MX5_CAP_ATOMIC), field)
+
+#endif

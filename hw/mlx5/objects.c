@@ -1,0 +1,75 @@
+/* What teardown and the health watch do to every object: destroy in dependency order
+ * (QPs, SRQs, CQs, MKeys, PDs: an object before what it refers to), or mark every
+ * queue flushed when the device died, and the shared queue-buffer allocation. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/mlx5/mx5_objects.h"
+
+int mx5_qbuf_alloc(struct mx5_device *dev, size_t bytes, struct mx5_qbuf *q)
+{
+	memset(q, 0, sizeof(*q));
+	size_t hp = dev->host_page;
+	q->buf_bytes = (bytes + hp - 1) & ~(hp - 1);
+	/* doorbell record: 64 bytes in its own cache line after the ring (PRM: dbr_addr
+	 * 8-byte aligned; a whole line keeps it away from ring stores) */
+	size_t total = q->buf_bytes + hp;
+	int rc = shim_dma_alloc(dev->shim, total, hp, &q->dma);
+	if (rc)
+		return rc;
+	memset(q->dma.va, 0, total);
+	q->dbrec = (uint8_t *)q->dma.va + q->buf_bytes;
+	q->dbrec_iova = q->dma.iova + q->buf_bytes;
+	return 0;
+}
+
+void mx5_qbuf_free(struct mx5_device *dev, struct mx5_qbuf *q)
+{
+	if (q->dma.va)
+		shim_dma_free(dev->shim, &q->dma);
+	memset(q, 0, sizeof(*q));
+}
+
+void mx5_qbuf_pas(const struct mx5_device *dev, const struct mx5_qbuf *q, uint8_t *pas)
+{
+	size_t n = mx5_qbuf_npas(dev, q);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t be = htobe64(q->dma.iova + i * dev->host_page);
+		memcpy(pas + i * 8, &be, 8);
+	}
+}
+
+void mx5_objects_destroy_all(struct mx5_device *dev)
+{
+	while (!mx5_list_empty(&dev->qps))
+		mx5_qp_destroy_forced(mx5_container_of(dev->qps.next, struct mx5_qp, link));
+	while (!mx5_list_empty(&dev->srqs))
+		mx5_srq_destroy_forced(mx5_container_of(dev->srqs.next, struct mx5_srq, link));
+	while (!mx5_list_empty(&dev->cqs))
+		mx5_cq_destroy_forced(mx5_container_of(dev->cqs.next, struct mx5_cq, link));
+	while (!mx5_list_empty(&dev->mrs))
+		mx5_mr_destroy_forced(mx5_container_of(dev->mrs.next, struct mx5_mr, link));
+	while (!mx5_list_empty(&dev->pds)) {
+		struct mx5_pd *pd = mx5_container_of(dev->pds.next, struct mx5_pd, link);
+		pd->refs = 0;
+		if (mx5_pd_free(pd)) {
+			/* the device refused: forget it anyway, the HCA teardown frees it */
+			mx5_list_del(&pd->link);
+			free(pd);
+		}
+	}
+}
+
+void mx5_objects_flush(struct mx5_device *dev)
+{
+	for (struct mx5_list *l = dev->qps.next; l != &dev->qps; l = l->next) {
+		struct mx5_qp *qp = mx5_container_of(l, struct mx5_qp, link);
+		qp->flushed = true;
+		qp->state = MX5_QPS_ERR;
+	}
+	for (struct mx5_list *l = dev->cqs.next; l != &dev->cqs; l = l->next)
+		mx5_container_of(l, struct mx5_cq, link)->flushed = true;
+	for (struct mx5_list *l = dev->srqs.next; l != &dev->srqs; l = l->next)
+		mx5_container_of(l, struct mx5_srq, link)->flushed = true;
+}

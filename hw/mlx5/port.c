@@ -1,0 +1,154 @@
+/* Port state and MTU: the NIC vport (QUERY/MODIFY_NIC_VPORT_CONTEXT, QUERY_VPORT_STATE)
+ * and the port registers through ACCESS_REG (PAOS 0x5006, PMTU 0x5003, PTYS 0x5004). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/mlx5/mx5_internal.h"
+
+enum { MX5_REG_PMTU = 0x5003, MX5_REG_PTYS = 0x5004, MX5_REG_PAOS = 0x5006 };
+enum { MX5_ACCESS_REG_WRITE = 0, MX5_ACCESS_REG_READ = 1 };  /* access_register_in.op_mod */
+
+/* RoCE on the NIC vport (nic_vport_context.roce_en through field_select.roce_en): the
+ * device drops RoCE traffic for a function that has not enabled it. */
+int mx5_vport_roce(struct mx5_device *dev, bool enable)
+{
+	uint8_t *in = calloc(1, PRM_SIZE(modify_nic_vport_context_in));
+	uint8_t out[PRM_SIZE(modify_nic_vport_context_out)];
+	if (!in)
+		return mx5_fail(dev, -ENOMEM, "bring-up: MODIFY_NIC_VPORT_CONTEXT: out of memory");
+	PRM_SET(modify_nic_vport_context_in, in, opcode, PRM_CMD_OP_MODIFY_NIC_VPORT_CONTEXT);
+	uint8_t *fs = PRM_ADDR(modify_nic_vport_context_in, in, field_select);
+	PRM_SET(modify_nic_vport_field_select, fs, roce_en, 1);
+	uint8_t *ctx = PRM_ADDR(modify_nic_vport_context_in, in, nic_vport_context);
+	PRM_SET(nic_vport_context, ctx, roce_en, enable ? 1 : 0);
+	int rc = mx5_exec(dev, in, PRM_SIZE(modify_nic_vport_context_in), out, sizeof(out));
+	free(in);
+	if (rc)
+		return mx5_cmd_fail(dev, rc, enable ? "bring-up" : "teardown");
+	dev->roce_enabled = enable;
+	return 0;
+}
+
+int mx5_access_reg(struct mx5_device *dev, uint16_t reg_id, int write, uint32_t arg,
+		   const void *data_in, void *data_out, size_t len)
+{
+	if (!dev || !len || len > 4096)
+		return -EINVAL;
+	size_t inlen = PRM_SIZE(access_register_in) + len;
+	size_t outlen = PRM_SIZE(access_register_out) + len;
+	uint8_t *in = calloc(1, inlen), *out = calloc(1, outlen);
+	int rc;
+	if (!in || !out) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	PRM_SET(access_register_in, in, opcode, PRM_CMD_OP_ACCESS_REG);
+	PRM_SET(access_register_in, in, op_mod, write ? MX5_ACCESS_REG_WRITE : MX5_ACCESS_REG_READ);
+	PRM_SET(access_register_in, in, register_id, reg_id);
+	PRM_SET(access_register_in, in, argument, arg);
+	if (data_in)
+		memcpy(PRM_ADDR(access_register_in, in, register_data), data_in, len);
+	rc = mx5_exec(dev, in, inlen, out, outlen);
+	if (!rc && data_out)
+		memcpy(data_out, PRM_ADDR(access_register_out, out, register_data), len);
+done:
+	free(in);
+	free(out);
+	return rc;
+}
+
+/* PMTU/PTYS/PAOS read for a local port (1-based). */
+static int mx5_reg_read(struct mx5_device *dev, uint16_t id, uint8_t port, void *reg, size_t len)
+{
+	memset(reg, 0, len);
+	switch (id) {
+	case MX5_REG_PAOS: PRM_SET(paos_reg, reg, local_port, port); break;
+	case MX5_REG_PMTU: PRM_SET(pmtu_reg, reg, local_port, port); break;
+	case MX5_REG_PTYS:
+		PRM_SET(ptys_reg, reg, local_port, port);
+		PRM_SET(ptys_reg, reg, proto_mask, 1u << 2); /* Ethernet (PRM PTYS proto_mask) */
+		break;
+	}
+	return mx5_access_reg(dev, id, 0, 0, reg, reg, len);
+}
+
+/* eth_proto_oper bits (PRM PTYS "Ethernet protocols"; Linux en_ethtool's table) to Mb/s. */
+static uint32_t mx5_eth_speed(uint32_t oper)
+{
+	static const struct { uint8_t bit; uint32_t mbps; } t[] = {
+		{ 0, 1000 }, { 1, 1000 }, { 2, 10000 }, { 3, 10000 }, { 4, 10000 },
+		{ 6, 40000 }, { 7, 40000 }, { 8, 40000 }, { 9, 56000 }, { 12, 10000 },
+		{ 13, 10000 }, { 14, 10000 }, { 15, 40000 }, { 16, 40000 }, { 20, 100000 },
+		{ 21, 100000 }, { 22, 100000 }, { 23, 100000 }, { 24, 100000 }, { 25, 100000 },
+		{ 26, 100000 }, { 27, 25000 }, { 28, 25000 }, { 29, 25000 }, { 30, 50000 },
+		{ 31, 50000 },
+	};
+	uint32_t best = 0;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if ((oper & (1u << t[i].bit)) && t[i].mbps > best)
+			best = t[i].mbps;
+	return best;
+}
+
+static uint8_t mx5_mtu_to_ib(uint16_t bytes)
+{
+	/* IB MTU encoding: the largest IB MTU not above the Ethernet MTU less RoCE headers
+	 * is what verbs reports; here the plain ladder 256..4096. */
+	if (bytes >= 4096) return 5;
+	if (bytes >= 2048) return 4;
+	if (bytes >= 1024) return 3;
+	if (bytes >= 512) return 2;
+	return 1;
+}
+
+int mx5_port_query(struct mx5_device *dev, uint8_t port, struct mx5_port_info *info)
+{
+	if (!dev || !info || port < 1 || port > MX5_MAX_PORTS)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	uint8_t in[PRM_SIZE(query_vport_state_in)] = { 0 }, out[PRM_SIZE(query_vport_state_out)];
+	PRM_SET(query_vport_state_in, in, opcode, PRM_CMD_OP_QUERY_VPORT_STATE);
+	int rc = mx5_exec(dev, in, sizeof(in), out, sizeof(out));
+	if (rc)
+		return mx5_cmd_fail(dev, rc, "port");
+	info->vport_state = (uint8_t)PRM_GET(query_vport_state_out, out, state);
+
+	uint8_t paos[PRM_SIZE(paos_reg)], pmtu[PRM_SIZE(pmtu_reg)], ptys[PRM_SIZE(ptys_reg)];
+	if ((rc = mx5_reg_read(dev, MX5_REG_PAOS, port, paos, sizeof(paos))))
+		return mx5_cmd_fail(dev, rc, "port: PAOS");
+	info->admin_status = (uint8_t)PRM_GET(paos_reg, paos, admin_status);
+	info->oper_status = (uint8_t)PRM_GET(paos_reg, paos, oper_status);
+	if ((rc = mx5_reg_read(dev, MX5_REG_PMTU, port, pmtu, sizeof(pmtu))))
+		return mx5_cmd_fail(dev, rc, "port: PMTU");
+	info->max_mtu = (uint16_t)PRM_GET(pmtu_reg, pmtu, max_mtu);
+	info->oper_mtu = (uint16_t)PRM_GET(pmtu_reg, pmtu, oper_mtu);
+	info->active_mtu = mx5_mtu_to_ib(info->oper_mtu);
+	if ((rc = mx5_reg_read(dev, MX5_REG_PTYS, port, ptys, sizeof(ptys))))
+		return mx5_cmd_fail(dev, rc, "port: PTYS");
+	info->eth_proto_oper = (uint32_t)PRM_GET(ptys_reg, ptys, eth_proto_oper);
+	info->speed_mbps = mx5_eth_speed(info->eth_proto_oper);
+
+	uint8_t qin[PRM_SIZE(query_nic_vport_context_in)] = { 0 };
+	uint8_t *qout = calloc(1, PRM_SIZE(query_nic_vport_context_out));
+	if (!qout)
+		return -ENOMEM;
+	PRM_SET(query_nic_vport_context_in, qin, opcode, PRM_CMD_OP_QUERY_NIC_VPORT_CONTEXT);
+	rc = mx5_exec(dev, qin, sizeof(qin), qout, PRM_SIZE(query_nic_vport_context_out));
+	if (!rc) {
+		const uint8_t *ctx = PRM_ADDR(query_nic_vport_context_out, qout, nic_vport_context);
+		const uint8_t *mac = PRM_ADDR(nic_vport_context, ctx, permanent_address);
+		uint32_t hi = (uint32_t)PRM_GET(mac_address_layout, mac, mac_addr_47_32);
+		uint32_t lo = (uint32_t)PRM_GET(mac_address_layout, mac, mac_addr_31_0);
+		uint8_t b[6] = { (uint8_t)(hi >> 8), (uint8_t)hi, (uint8_t)(lo >> 24),
+				 (uint8_t)(lo >> 16), (uint8_t)(lo >> 8), (uint8_t)lo };
+		memcpy(info->mac, b, 6);
+	}
+	free(qout);
+	if (rc)
+		return mx5_cmd_fail(dev, rc, "port");
+
+	bool up = info->vport_state == 1 && info->oper_status == 1;
+	info->state = up ? MX5_PORT_ACTIVE : MX5_PORT_DOWN;
+	return 0;
+}
