@@ -1,0 +1,72 @@
+/* Completion-queue state of the data path (poll.h, doorbell.h), as plain memory.
+ *
+ * The control plane (CQ creation in hw/mlx5) allocates the CQE ring (64-byte CQEs) and
+ * the doorbell record, calls mx5_cq_ring_init (datapath.c: marks every CQE invalid so a
+ * fresh ring reads empty), and registers each QP that completes on this CQ in the
+ * QPN -> queues table with mx5_wq_table_set.  One thread polls a CQ at a time.
+ */
+#ifndef UVERBS_HW_MLX5_CQ_H
+#define UVERBS_HW_MLX5_CQ_H
+
+#include <stdint.h>
+
+#include "hw/mlx5/sq.h"
+#include "hw/shim/shim.h"
+
+/* PRM "UAR Page": the CQ doorbell is the 64-bit register at offset 0x20 of the UAR
+ * page (mlx5dv.h MLX5_CQ_DOORBELL). */
+#define MX5_UAR_CQ_DOORBELL 0x20u
+
+/* QPN (24 bits) -> queues, two levels of 4096 so that a sparse QPN space costs little;
+ * the second level is allocated by mx5_wq_table_set (control plane only). */
+#define MX5_WQ_TABLE_SHIFT 12u
+#define MX5_WQ_TABLE_SIZE (1u << MX5_WQ_TABLE_SHIFT)
+
+struct mx5_wq_table {
+	struct mx5_wq_ref *dir[MX5_WQ_TABLE_SIZE];
+};
+
+struct mx5_cq_ring {
+	uint8_t *buf;             /* cqe_cnt entries of 64 bytes */
+	uint32_t cqe_cnt;         /* power of two */
+	uint32_t log_cqe_cnt;
+	uint32_t cons_index;      /* free-running consumer counter */
+	uint32_t cqn;
+	uint32_t arm_sn;          /* incremented on each completion event (mx5_cq_ring_event) */
+	void *dbrec;              /* cq_dbrec, 8 bytes */
+	const struct shim_bar *bar; /* UAR BAR */
+	uint64_t db_off;          /* BAR offset of the UAR page's CQ doorbell (page + 0x20) */
+	struct mx5_wq_table *wqs; /* QPN -> queues of the QPs completing here */
+	uint32_t last_qpn;        /* one-entry cache in front of wqs */
+	struct mx5_wq_ref *last;
+};
+
+int mx5_cq_ring_init(struct mx5_cq_ring *cq, void *buf, uint32_t cqe_cnt, uint32_t cqn,
+		     void *dbrec, const struct shim_bar *bar, uint64_t db_off,
+		     struct mx5_wq_table *wqs);
+
+/* Completion event for this CQ (EQE seen): the next arm carries the next sequence
+ * number, so the device can tell a fresh request from a stale one. */
+static inline void mx5_cq_ring_event(struct mx5_cq_ring *cq)
+{
+	cq->arm_sn++;
+}
+
+/* Table management (control plane; allocates the second level on first use). */
+int mx5_wq_table_set(struct mx5_wq_table *t, uint32_t qpn, struct mx5_wq_ref *ref);
+void mx5_wq_table_clear(struct mx5_wq_table *t, uint32_t qpn);
+void mx5_wq_table_destroy(struct mx5_wq_table *t);
+/* Forget a cached lookup (call after mx5_wq_table_clear for a CQ the QP used). */
+static inline void mx5_cq_ring_forget(struct mx5_cq_ring *cq, uint32_t qpn)
+{
+	if (cq->last_qpn == qpn)
+		cq->last = NULL;
+}
+
+static inline struct mx5_wq_ref *mx5_wq_table_get(const struct mx5_wq_table *t, uint32_t qpn)
+{
+	struct mx5_wq_ref *l2 = t->dir[(qpn >> MX5_WQ_TABLE_SHIFT) & (MX5_WQ_TABLE_SIZE - 1)];
+	return l2 ? &l2[qpn & (MX5_WQ_TABLE_SIZE - 1)] : NULL;
+}
+
+#endif

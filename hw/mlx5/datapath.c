@@ -1,0 +1,241 @@
+/* Out-of-line set-up of the data-path state (sq.h, cq.h) and names for diagnostics.
+ * Everything here runs at object creation, never per WQE or per CQE. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "firmware-cmd/prm.h"
+#include "hw/mlx5/cq.h"
+#include "hw/mlx5/poll.h"
+#include "hw/mlx5/sq.h"
+#include "hw/mlx5/wqe.h"
+
+static int is_pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+static uint32_t log2u(uint32_t v)
+{
+	uint32_t l = 0;
+	while ((1u << l) < v)
+		l++;
+	return l;
+}
+
+int mx5_sq_init(struct mx5_sq *sq, const struct mx5_sq_attr *a)
+{
+	uint32_t base_ds, max_ds;
+
+	if (!sq || !a || !a->buf || !a->wrid || !a->wqe_next || !a->dbrec || !a->bar)
+		return -EINVAL;
+	/* wqe_index and the doorbell counter are 16 bits: the ring may not exceed 2^16 BBs */
+	if (!is_pow2(a->wqe_cnt) || a->wqe_cnt > 65536)
+		return -EINVAL;
+	/* bf_size: one BlueFlame half, a whole number of basic blocks (0: none). */
+	if (a->bf_size % MX5_SEND_WQE_BB)
+		return -EINVAL;
+	switch (a->qp_type) {
+	case IBV_QPT_RC: sq->op_mask = MX5_OPS_RC; base_ds = 1 + 2; break;   /* ctrl raddr atomic */
+	case IBV_QPT_UC: sq->op_mask = MX5_OPS_UC; base_ds = 1 + 1; break;
+	case IBV_QPT_UD: sq->op_mask = MX5_OPS_UD; base_ds = 1 + MX5_AV_SIZE / 16; break;
+	default: return -EINVAL;
+	}
+	/* The largest WQE this QP can build must fit the ds field and the ring. */
+	max_ds = base_ds + a->max_sge;
+	if (base_ds + (a->max_inline + 4 + 15) / 16 > max_ds)
+		max_ds = base_ds + (a->max_inline + 4 + 15) / 16;
+	if (max_ds > MX5_MAX_WQE_DS || (max_ds + 3) / 4 > a->wqe_cnt)
+		return -EINVAL;
+
+	sq->buf = a->buf;
+	sq->qend = sq->buf + (size_t)a->wqe_cnt * MX5_SEND_WQE_BB;
+	sq->wqe_cnt = a->wqe_cnt;
+	sq->cur_post = 0;
+	sq->tail = 0;
+	sq->qpn = a->qpn & 0xffffff;
+	sq->max_inline = a->max_inline;
+	sq->max_sge = a->max_sge;
+	sq->is_ud = a->qp_type == IBV_QPT_UD;
+	sq->av_offset = a->av_offset;
+	sq->wrid = a->wrid;
+	sq->wqe_next = a->wqe_next;
+	sq->dbrec = a->dbrec;
+	sq->bar = a->bar;
+	sq->bf_map = a->bar->wc_base ? a->bar->wc_base : a->bar->base;
+	sq->bf_off = a->bf_off;
+	sq->bf_size = a->bf_size;
+	sq->pending = 0;
+	sq->last_bbs = 0;
+	sq->last_ctrl = NULL;
+
+	/* The control segment's fm_ce_se byte for every combination of the three verbs
+	 * flags, composed once through the PRM fields. */
+	for (unsigned f = 0; f < 8; f++) {
+		uint8_t ctrl[PRM_SIZE(wqe_ctrl_seg)];
+
+		memset(ctrl, 0, sizeof(ctrl));
+		PRM_SET(wqe_ctrl_seg, ctrl, fm, (f & IBV_SEND_FENCE) ? MX5_FM_FENCE : MX5_FM_NONE);
+		PRM_SET(wqe_ctrl_seg, ctrl, ce,
+			((f & IBV_SEND_SIGNALED) || a->sq_sig_all) ? MX5_CE_ALWAYS : MX5_CE_ON_ERROR);
+		PRM_SET(wqe_ctrl_seg, ctrl, se, (f & IBV_SEND_SOLICITED) ? 1 : 0);
+		sq->fm_ce_se[f] = (uint8_t)PRM_GET(wqe_ctrl_seg, ctrl, fm_ce_se);
+	}
+	memset(sq->buf, 0, (size_t)a->wqe_cnt * MX5_SEND_WQE_BB);
+	return 0;
+}
+
+uint32_t mx5_rq_stride(uint32_t max_sge)
+{
+	return 1u << log2u(max_sge ? max_sge * 16u : 16u);
+}
+
+uint32_t mx5_srq_stride(uint32_t max_sge)
+{
+	return 1u << log2u(16u + max_sge * 16u);
+}
+
+int mx5_rq_init(struct mx5_rq *rq, void *buf, uint32_t wqe_cnt, uint32_t max_sge,
+		uint64_t *wrid, void *dbrec)
+{
+	uint32_t stride;
+
+	if (!rq || !buf || !wrid || !dbrec || !is_pow2(wqe_cnt) || max_sge > 512)
+		return -EINVAL;
+	stride = mx5_rq_stride(max_sge);
+	rq->buf = buf;
+	rq->wqe_cnt = wqe_cnt;
+	rq->wqe_shift = log2u(stride);
+	rq->max_sge = stride / 16u;
+	rq->head = 0;
+	rq->tail = 0;
+	rq->wrid = wrid;
+	rq->dbrec = dbrec;
+	return 0;
+}
+
+int mx5_srq_ring_init(struct mx5_srq_ring *srq, void *buf, uint32_t wqe_cnt,
+		      uint32_t max_sge, uint64_t *wrid, void *dbrec)
+{
+	uint32_t stride;
+
+	/* At least two WQEs: the tail one always stays free as the list end. */
+	if (!srq || !buf || !wrid || !dbrec || !is_pow2(wqe_cnt) || wqe_cnt < 2 ||
+	    wqe_cnt > 65536 || max_sge > 511)
+		return -EINVAL;
+	stride = mx5_srq_stride(max_sge);
+	srq->buf = buf;
+	srq->wqe_cnt = wqe_cnt;
+	srq->wqe_shift = log2u(stride);
+	srq->max_sge = stride / 16u - 1u;
+	srq->head = 0;
+	srq->tail = wqe_cnt - 1;
+	srq->counter = 0;
+	srq->wrid = wrid;
+	srq->dbrec = dbrec;
+	memset(buf, 0, (size_t)wqe_cnt * stride);
+	for (uint32_t i = 0; i < wqe_cnt; i++)
+		PRM_SET(wqe_srq_next_seg, srq->buf + (size_t)i * stride, next_wqe_index,
+			(i + 1) & (wqe_cnt - 1));
+	return 0;
+}
+
+int mx5_cq_ring_init(struct mx5_cq_ring *cq, void *buf, uint32_t cqe_cnt, uint32_t cqn,
+		     void *dbrec, const struct shim_bar *bar, uint64_t db_off,
+		     struct mx5_wq_table *wqs)
+{
+	if (!cq || !buf || !dbrec || !is_pow2(cqe_cnt) || cqe_cnt > (1u << 24))
+		return -EINVAL;
+	cq->buf = buf;
+	cq->cqe_cnt = cqe_cnt;
+	cq->log_cqe_cnt = log2u(cqe_cnt);
+	cq->cons_index = 0;
+	cq->cqn = cqn & 0xffffff;
+	cq->arm_sn = 0;
+	cq->dbrec = dbrec;
+	cq->bar = bar;
+	cq->db_off = db_off;
+	cq->wqs = wqs;
+	cq->last_qpn = 0;
+	cq->last = NULL;
+	/* Every entry starts invalid (opcode 0xf), owner 0: empty until the device writes. */
+	memset(buf, 0, (size_t)cqe_cnt * MX5_CQE_SIZE);
+	for (uint32_t i = 0; i < cqe_cnt; i++)
+		PRM_SET(cqe64, cq->buf + (size_t)i * MX5_CQE_SIZE, opcode, MX5_CQE_INVALID);
+	memset(dbrec, 0, PRM_SIZE(cq_dbrec));
+	return 0;
+}
+
+int mx5_wq_table_set(struct mx5_wq_table *t, uint32_t qpn, struct mx5_wq_ref *ref)
+{
+	struct mx5_wq_ref **l2;
+
+	if (!t || !ref || qpn > 0xffffff)
+		return -EINVAL;
+	l2 = &t->dir[qpn >> MX5_WQ_TABLE_SHIFT];
+	if (!*l2) {
+		*l2 = calloc(MX5_WQ_TABLE_SIZE, sizeof(**l2));
+		if (!*l2)
+			return -ENOMEM;
+	}
+	(*l2)[qpn & (MX5_WQ_TABLE_SIZE - 1)] = *ref;
+	return 0;
+}
+
+void mx5_wq_table_clear(struct mx5_wq_table *t, uint32_t qpn)
+{
+	struct mx5_wq_ref *l2;
+
+	if (!t || qpn > 0xffffff)
+		return;
+	l2 = t->dir[qpn >> MX5_WQ_TABLE_SHIFT];
+	if (l2)
+		memset(&l2[qpn & (MX5_WQ_TABLE_SIZE - 1)], 0, sizeof(*l2));
+}
+
+void mx5_wq_table_destroy(struct mx5_wq_table *t)
+{
+	if (!t)
+		return;
+	for (uint32_t i = 0; i < MX5_WQ_TABLE_SIZE; i++) {
+		free(t->dir[i]);
+		t->dir[i] = NULL;
+	}
+}
+
+void mx5_av_build(uint8_t av[MX5_AV_SIZE], const struct mx5_av_attr *a)
+{
+	memset(av, 0, MX5_AV_SIZE);
+	PRM_SET(wqe_datagram_seg, av, ext, 1);
+	PRM_SET(wqe_datagram_seg, av, stat_rate_sl, a->stat_rate_sl);
+	PRM_SET(wqe_datagram_seg, av, rlid, a->udp_sport);
+	memcpy(PRM_ADDR(wqe_datagram_seg, av, rmac), a->dmac, 6);
+	PRM_SET(wqe_datagram_seg, av, tclass, a->tclass);
+	PRM_SET(wqe_datagram_seg, av, hop_limit, a->hop_limit);
+	PRM_SET(wqe_datagram_seg, av, grh, 1);   /* RoCE always carries a GRH / IP header */
+	PRM_SET(wqe_datagram_seg, av, sgid_index, a->sgid_index);
+	PRM_SET(wqe_datagram_seg, av, flow_label, a->flow_label);
+	memcpy(PRM_ADDR(wqe_datagram_seg, av, rgid), a->dgid, 16);
+}
+
+const char *mx5_cqe_syndrome_name(uint8_t syndrome)
+{
+	switch (syndrome) {
+	case MX5_SYND_LOCAL_LENGTH_ERR: return "local length error";
+	case MX5_SYND_LOCAL_QP_OP_ERR: return "local QP operation error";
+	case MX5_SYND_LOCAL_PROT_ERR: return "local protection error";
+	case MX5_SYND_WR_FLUSH_ERR: return "work request flushed";
+	case MX5_SYND_MW_BIND_ERR: return "memory window bind error";
+	case MX5_SYND_BAD_RESP_ERR: return "bad response";
+	case MX5_SYND_LOCAL_ACCESS_ERR: return "local access error";
+	case MX5_SYND_REMOTE_INVAL_REQ_ERR: return "remote invalid request";
+	case MX5_SYND_REMOTE_ACCESS_ERR: return "remote access error";
+	case MX5_SYND_REMOTE_OP_ERR: return "remote operation error";
+	case MX5_SYND_TRANSPORT_RETRY_EXC_ERR: return "transport retry counter exceeded";
+	case MX5_SYND_RNR_RETRY_EXC_ERR: return "RNR retry counter exceeded";
+	case MX5_SYND_REMOTE_ABORTED_ERR: return "remote aborted";
+	default: return "unknown syndrome";
+	}
+}

@@ -1,0 +1,214 @@
+/* Doorbells: the one place where the data path tells the device about new work or
+ * consumed completions (PRM "Doorbell Record", "UAR Page", "BlueFlame").
+ *
+ * Send, after building WQEs (mx5_sq_ring):
+ *   1. mx5_wmb_before_dbrec: the WQE bytes are visible before the counter that covers
+ *      them (the device may fetch WQEs as soon as it sees the record, e.g. on a
+ *      retransmission or after a doorbell it coalesced);
+ *   2. doorbell record send_counter = producer counter (basic blocks) mod 2^16;
+ *   3. one WQE that fits one BlueFlame half: mx5_wc_start, copy the whole WQE to the
+ *      BlueFlame register through the write-combining mapping in 64-byte blocks, each
+ *      block's stores in order, then mx5_wc_flush.  The device takes the WQE from the
+ *      BlueFlame buffer and skips the DMA read of it (lowest latency);
+ *      otherwise (several WQEs, or one too large): mx5_wmb_before_doorbell and one
+ *      64-bit store of the last WQE's first 8 bytes (opmod/wqe_index/opcode, qpn/ds) to
+ *      the same register, which tells the device how far to read the ring;
+ *   4. the register alternates between the two halves (offset ^= bf_size) so that a
+ *      burst never lands on a buffer the device may still be reading (libmlx5 does the
+ *      same).
+ * Receive: the doorbell record alone (receive_counter = WQEs posted mod 2^16).
+ * CQ: the consumer index in the record after polling; arming writes the record's arm
+ * word and then the 64-bit UAR CQ doorbell (offset 0x20) with the arm sequence number.
+ *
+ * Every device-visible MMIO store is reported to the BAR's hook (hw/shim/mmio.h): the
+ * emulated device sees doorbells and BlueFlame bursts; on hardware the hook is NULL and
+ * costs one predictable branch.  There are no MMIO reads here.
+ */
+#ifndef UVERBS_HW_MLX5_DOORBELL_H
+#define UVERBS_HW_MLX5_DOORBELL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
+#include "firmware-cmd/prm.h"
+#include "hw/mlx5/barrier.h"
+#include "hw/mlx5/cq.h"
+#include "hw/mlx5/sq.h"
+#include "hw/mlx5/wqe.h"
+#include "hw/shim/mmio.h"
+
+/* One 64-byte block to the write-combining BlueFlame buffer.  The stores are volatile so
+ * the compiler keeps them whole and in order; the WC buffer merges them into one
+ * 64-byte write.  (hw/shim/mmio.h has no WC burst primitive; this is the only one.) */
+static inline void mx5_bf_copy64(volatile uint8_t *dst, const uint8_t *src)
+{
+#if defined(__x86_64__)
+	volatile __m128i *d = (volatile __m128i *)(volatile void *)dst;
+	const __m128i *s = (const __m128i *)(const void *)src;
+	__m128i a = _mm_loadu_si128(s), b = _mm_loadu_si128(s + 1);
+	__m128i c = _mm_loadu_si128(s + 2), e = _mm_loadu_si128(s + 3);
+	d[0] = a;
+	d[1] = b;
+	d[2] = c;
+	d[3] = e;
+#else
+	volatile uint64_t *d = (volatile uint64_t *)(volatile void *)dst;
+	uint64_t v[8];
+	memcpy(v, src, sizeof(v));
+	for (int i = 0; i < 8; i++)
+		d[i] = v[i];
+#endif
+}
+
+/* Make the WQEs built since the last call visible to the device. */
+static inline void mx5_sq_ring(struct mx5_sq *sq)
+{
+	uint32_t bytes = sq->last_bbs * MX5_SEND_WQE_BB;
+
+	if (__builtin_expect(sq->pending == 0, 0))
+		return;
+	mx5_wmb_before_dbrec();
+	PRM_SET(qp_dbrec, sq->dbrec, send_counter, sq->cur_post & 0xffff);
+	if (sq->pending == 1 && bytes <= sq->bf_size) {
+		volatile uint8_t *dst = sq->bf_map + sq->bf_off;
+		const uint8_t *src = sq->last_ctrl;
+
+		mx5_wc_start();
+		for (uint32_t i = 0; i < sq->last_bbs; i++) {
+			if (__builtin_expect(src == sq->qend, 0))
+				src = sq->buf;    /* the WQE wraps around the ring end */
+			mx5_bf_copy64(dst, src);
+			dst += MX5_SEND_WQE_BB;
+			src += MX5_SEND_WQE_BB;
+		}
+		mx5_wc_flush();
+		shim_mmio_notify(sq->bar, SHIM_MMIO_WC_WRITE, sq->bf_off, bytes);
+	} else {
+		uint64_t db;
+
+		memcpy(&db, sq->last_ctrl, sizeof(db));  /* already big-endian */
+		mx5_wmb_before_doorbell();
+		shim_mmio_write64_raw(sq->bar, sq->bf_off, db);
+	}
+	sq->bf_off ^= sq->bf_size;
+	sq->pending = 0;
+}
+
+/* ibv_post_send semantics: build each WR of the chain, stop at the first bad one
+ * (*bad_wr = it), ring once for everything built.  0 or a negative errno. */
+static inline int mx5_post_send(struct mx5_sq *sq, struct ibv_send_wr *wr,
+				struct ibv_send_wr **bad_wr)
+{
+	int err = 0;
+
+	for (; wr; wr = wr->next) {
+		err = mx5_sq_build(sq, wr);
+		if (__builtin_expect(err != 0, 0)) {
+			if (bad_wr)
+				*bad_wr = wr;
+			break;
+		}
+	}
+	mx5_sq_ring(sq);
+	return err;
+}
+
+/* ibv_post_recv on a QP's own receive queue. */
+static inline int mx5_post_recv(struct mx5_rq *rq, struct ibv_recv_wr *wr,
+				struct ibv_recv_wr **bad_wr)
+{
+	uint32_t posted = 0;
+	int err = 0;
+
+	for (; wr; wr = wr->next) {
+		uint32_t idx = rq->head & (rq->wqe_cnt - 1);
+
+		if (__builtin_expect(rq->head - rq->tail >= rq->wqe_cnt, 0))
+			err = -ENOMEM;
+		else
+			err = mx5_recv_fill(rq->buf + ((size_t)idx << rq->wqe_shift), rq->max_sge, wr);
+		if (__builtin_expect(err != 0, 0)) {
+			if (bad_wr)
+				*bad_wr = wr;
+			break;
+		}
+		rq->wrid[idx] = wr->wr_id;
+		rq->head++;
+		posted++;
+	}
+	if (posted) {
+		mx5_wmb_before_dbrec();
+		PRM_SET(qp_dbrec, rq->dbrec, receive_counter, rq->head & 0xffff);
+	}
+	return err;
+}
+
+/* ibv_post_srq_recv: take WQEs from the free list (head), keep the tail one free. */
+static inline int mx5_post_srq_recv(struct mx5_srq_ring *srq, struct ibv_recv_wr *wr,
+				    struct ibv_recv_wr **bad_wr)
+{
+	uint32_t posted = 0;
+	int err = 0;
+
+	for (; wr; wr = wr->next) {
+		uint8_t *wqe = srq->buf + ((size_t)srq->head << srq->wqe_shift);
+
+		if (__builtin_expect(srq->head == srq->tail, 0))
+			err = -ENOMEM;
+		else
+			err = mx5_recv_fill(wqe + PRM_SIZE(wqe_srq_next_seg), srq->max_sge, wr);
+		if (__builtin_expect(err != 0, 0)) {
+			if (bad_wr)
+				*bad_wr = wr;
+			break;
+		}
+		srq->wrid[srq->head] = wr->wr_id;
+		srq->head = (uint32_t)PRM_GET(wqe_srq_next_seg, wqe, next_wqe_index) & (srq->wqe_cnt - 1);
+		srq->counter++;
+		posted++;
+	}
+	if (posted) {
+		mx5_wmb_before_dbrec();
+		PRM_SET(qp_dbrec, srq->dbrec, receive_counter, srq->counter & 0xffff);
+	}
+	return err;
+}
+
+/* Tell the device how far the CQ was consumed (after polling). */
+static inline void mx5_cq_ring_update_ci(struct mx5_cq_ring *cq)
+{
+	mx5_mb_before_ci_update();
+	PRM_SET(cq_dbrec, cq->dbrec, update_ci, cq->cons_index & 0xffffff);
+}
+
+/* Request a completion event: for the next CQE (solicited = 0) or the next solicited
+ * one.  The record's arm word first, then the UAR doorbell carrying the same word and
+ * the CQN (PRM "CQ Doorbell"; the sequence number lets the device drop a stale arm). */
+static inline void mx5_cq_ring_arm(struct mx5_cq_ring *cq, int solicited)
+{
+	uint8_t db[PRM_SIZE(cq_uar_db)], rec[PRM_SIZE(cq_dbrec)];
+	uint32_t sn = cq->arm_sn & 3u, ci = cq->cons_index & 0xffffffu, cmd = solicited ? 1u : 0u;
+	uint64_t v;
+
+	/* The arm word is composed aside and stored whole: the device never sees a mix of
+	 * an old and a new request. */
+	memset(rec, 0, sizeof(rec));
+	PRM_SET(cq_dbrec, rec, arm_sn, sn);
+	PRM_SET(cq_dbrec, rec, arm_cmd, cmd);
+	PRM_SET(cq_dbrec, rec, arm_ci, ci);
+	memcpy((uint8_t *)cq->dbrec + 4, rec + 4, 4);
+	memset(db, 0, sizeof(db));
+	PRM_SET(cq_uar_db, db, arm_sn, sn);
+	PRM_SET(cq_uar_db, db, cmd, cmd);
+	PRM_SET(cq_uar_db, db, ci, ci);
+	PRM_SET(cq_uar_db, db, cqn, cq->cqn);
+	memcpy(&v, db, sizeof(v));
+	mx5_wmb_before_doorbell();
+	shim_mmio_write64_raw(cq->bar, cq->db_off, v);
+}
+
+#endif

@@ -1,0 +1,313 @@
+/* Completion polling (PRM "Completion Queue", "CQE Format"; design section 5).
+ *
+ * A CQE belongs to software when its opcode is not 0xf (invalid: the ring starts
+ * filled with it) and its owner bit equals the lap parity of the consumer counter,
+ * (cons_index >> log_cqe_cnt) & 1: the device flips the bit it writes on every pass,
+ * so an entry left from the previous lap reads as still owned by hardware.  Only after
+ * that check are the other fields read (mx5_rmb_after_owner).
+ *
+ * Decoding follows libmlx5's semantics (the oracle tests build CQEs with mlx5dv.h and
+ * compare): requester CQEs name the send WQE by wqe_counter, whose wr_id and position
+ * come from the SQ's tables (retiring unsignalled WQEs before it); responder CQEs take
+ * the next receive WQE in order (RQ) or the WQE named by wqe_counter (SRQ); error CQEs
+ * map their syndrome to ibv_wc_status and report the vendor syndrome unchanged.
+ */
+#ifndef UVERBS_HW_MLX5_POLL_H
+#define UVERBS_HW_MLX5_POLL_H
+
+#include <errno.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "firmware-cmd/prm.h"
+#include "hw/mlx5/barrier.h"
+#include "hw/mlx5/cq.h"
+#include "hw/mlx5/doorbell.h"
+#include "hw/mlx5/sq.h"
+#include "hw/mlx5/wqe.h"
+
+#define MX5_CQE_SIZE 64u
+#define MX5_CQE_SHIFT 6u
+
+/* CQE opcodes (PRM; mlx5dv.h MLX5_CQE_*). */
+enum mx5_cqe_opcode {
+	MX5_CQE_REQ = 0,
+	MX5_CQE_RESP_WR_IMM = 1,
+	MX5_CQE_RESP_SEND = 2,
+	MX5_CQE_RESP_SEND_IMM = 3,
+	MX5_CQE_RESP_SEND_INV = 4,
+	MX5_CQE_RESIZE_CQ = 5,
+	MX5_CQE_SIG_ERR = 12,
+	MX5_CQE_REQ_ERR = 13,
+	MX5_CQE_RESP_ERR = 14,
+	MX5_CQE_INVALID = 15,
+};
+
+/* Error CQE syndromes (PRM; mlx5dv.h MLX5_CQE_SYNDROME_*). */
+enum mx5_cqe_syndrome {
+	MX5_SYND_LOCAL_LENGTH_ERR = 0x01,
+	MX5_SYND_LOCAL_QP_OP_ERR = 0x02,
+	MX5_SYND_LOCAL_PROT_ERR = 0x04,
+	MX5_SYND_WR_FLUSH_ERR = 0x05,
+	MX5_SYND_MW_BIND_ERR = 0x06,
+	MX5_SYND_BAD_RESP_ERR = 0x10,
+	MX5_SYND_LOCAL_ACCESS_ERR = 0x11,
+	MX5_SYND_REMOTE_INVAL_REQ_ERR = 0x12,
+	MX5_SYND_REMOTE_ACCESS_ERR = 0x13,
+	MX5_SYND_REMOTE_OP_ERR = 0x14,
+	MX5_SYND_TRANSPORT_RETRY_EXC_ERR = 0x15,
+	MX5_SYND_RNR_RETRY_EXC_ERR = 0x16,
+	MX5_SYND_REMOTE_ABORTED_ERR = 0x22,
+};
+
+/* Readable name of a syndrome ("remote access error"), "unknown syndrome" otherwise. */
+const char *mx5_cqe_syndrome_name(uint8_t syndrome);
+
+static inline enum ibv_wc_status mx5_syndrome_status(uint8_t syndrome)
+{
+	switch (syndrome) {
+	case MX5_SYND_LOCAL_LENGTH_ERR: return IBV_WC_LOC_LEN_ERR;
+	case MX5_SYND_LOCAL_QP_OP_ERR: return IBV_WC_LOC_QP_OP_ERR;
+	case MX5_SYND_LOCAL_PROT_ERR: return IBV_WC_LOC_PROT_ERR;
+	case MX5_SYND_WR_FLUSH_ERR: return IBV_WC_WR_FLUSH_ERR;
+	case MX5_SYND_MW_BIND_ERR: return IBV_WC_MW_BIND_ERR;
+	case MX5_SYND_BAD_RESP_ERR: return IBV_WC_BAD_RESP_ERR;
+	case MX5_SYND_LOCAL_ACCESS_ERR: return IBV_WC_LOC_ACCESS_ERR;
+	case MX5_SYND_REMOTE_INVAL_REQ_ERR: return IBV_WC_REM_INV_REQ_ERR;
+	case MX5_SYND_REMOTE_ACCESS_ERR: return IBV_WC_REM_ACCESS_ERR;
+	case MX5_SYND_REMOTE_OP_ERR: return IBV_WC_REM_OP_ERR;
+	case MX5_SYND_TRANSPORT_RETRY_EXC_ERR: return IBV_WC_RETRY_EXC_ERR;
+	case MX5_SYND_RNR_RETRY_EXC_ERR: return IBV_WC_RNR_RETRY_EXC_ERR;
+	case MX5_SYND_REMOTE_ABORTED_ERR: return IBV_WC_REM_ABORT_ERR;
+	default: return IBV_WC_GENERAL_ERR;
+	}
+}
+
+static inline uint8_t *mx5_cq_cqe(const struct mx5_cq_ring *cq, uint32_t n)
+{
+	return cq->buf + ((size_t)(n & (cq->cqe_cnt - 1)) << MX5_CQE_SHIFT);
+}
+
+/* The CQE at the consumer counter when software owns it, else NULL. */
+static inline uint8_t *mx5_cq_next(const struct mx5_cq_ring *cq)
+{
+	uint8_t *cqe = mx5_cq_cqe(cq, cq->cons_index);
+
+	/* The device writes this memory behind the compiler's back: read it afresh on every
+	 * call, even when an empty poll is inlined into the caller's spin loop. */
+	mx5_compiler_barrier();
+	if (PRM_GET(cqe64, cqe, opcode) == MX5_CQE_INVALID ||
+	    PRM_GET(cqe64, cqe, owner) != ((cq->cons_index >> cq->log_cqe_cnt) & 1u))
+		return NULL;
+	return cqe;
+}
+
+static inline struct mx5_wq_ref *mx5_cq_lookup(struct mx5_cq_ring *cq, uint32_t qpn)
+{
+	struct mx5_wq_ref *r;
+
+	if (__builtin_expect(cq->last != NULL && cq->last_qpn == qpn, 1))
+		return cq->last;
+	r = cq->wqs ? mx5_wq_table_get(cq->wqs, qpn) : NULL;
+	if (!r || (!r->sq && !r->rq && !r->srq))
+		return NULL;
+	cq->last = r;
+	cq->last_qpn = qpn;
+	return r;
+}
+
+/* Requester completion of the WQE whose first basic block is wqe_counter: retire it
+ * and every unsignalled WQE before it. */
+static inline uint64_t mx5_sq_complete(struct mx5_sq *sq, uint32_t wqe_counter)
+{
+	uint32_t idx = wqe_counter & (sq->wqe_cnt - 1);
+
+	sq->tail = sq->wqe_next[idx];
+	return sq->wrid[idx];
+}
+
+/* SRQ WQE back on the free list, after the current tail (PRM "SRQ WQE" next index). */
+static inline uint64_t mx5_srq_complete(struct mx5_srq_ring *srq, uint32_t wqe_counter)
+{
+	uint32_t idx = wqe_counter & (srq->wqe_cnt - 1);
+	uint64_t wr_id = srq->wrid[idx];
+
+	PRM_SET(wqe_srq_next_seg, srq->buf + ((size_t)srq->tail << srq->wqe_shift),
+		next_wqe_index, idx);
+	srq->tail = idx;
+	return wr_id;
+}
+
+static inline int mx5_recv_complete(struct mx5_wq_ref *r, uint32_t wqe_counter, uint64_t *wr_id)
+{
+	if (r->srq) {
+		*wr_id = mx5_srq_complete(r->srq, wqe_counter);
+		return 0;
+	}
+	if (__builtin_expect(r->rq == NULL || r->rq->head == r->rq->tail, 0))
+		return -EIO;   /* a receive completion with nothing posted */
+	*wr_id = r->rq->wrid[r->rq->tail & (r->rq->wqe_cnt - 1)];
+	r->rq->tail++;
+	return 0;
+}
+
+/* Requester opcode (s_wqe_opcode) -> verbs opcode, flags and byte_len rule. */
+static inline void mx5_decode_req(const uint8_t *cqe, struct ibv_wc *wc)
+{
+	switch (PRM_GET(cqe64, cqe, s_wqe_opcode)) {
+	case MX5_OPCODE_RDMA_WRITE_IMM:
+		wc->wc_flags = IBV_WC_WITH_IMM;
+		/* fall through */
+	case MX5_OPCODE_RDMA_WRITE:
+		wc->opcode = IBV_WC_RDMA_WRITE;
+		break;
+	case MX5_OPCODE_SEND_IMM:
+		wc->wc_flags = IBV_WC_WITH_IMM;
+		/* fall through */
+	case MX5_OPCODE_SEND:
+	case MX5_OPCODE_SEND_INVAL:
+		wc->opcode = IBV_WC_SEND;
+		break;
+	case MX5_OPCODE_RDMA_READ:
+		wc->opcode = IBV_WC_RDMA_READ;
+		wc->byte_len = (uint32_t)PRM_GET(cqe64, cqe, byte_cnt);
+		break;
+	case MX5_OPCODE_ATOMIC_CS:
+		wc->opcode = IBV_WC_COMP_SWAP;
+		wc->byte_len = 8;
+		break;
+	case MX5_OPCODE_ATOMIC_FA:
+		wc->opcode = IBV_WC_FETCH_ADD;
+		wc->byte_len = 8;
+		break;
+	default:
+		wc->opcode = IBV_WC_SEND;
+		break;
+	}
+}
+
+static inline void mx5_decode_resp(const uint8_t *cqe, unsigned opcode, struct ibv_wc *wc)
+{
+	uint32_t imm = (uint32_t)PRM_GET(cqe64, cqe, imm_inval_pkey);
+
+	wc->byte_len = (uint32_t)PRM_GET(cqe64, cqe, byte_cnt);
+	wc->opcode = IBV_WC_RECV;
+	switch (opcode) {
+	case MX5_CQE_RESP_WR_IMM:
+		wc->opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		wc->wc_flags = IBV_WC_WITH_IMM;
+		wc->imm_data = htobe32(imm);   /* verbs keeps immediates in network order */
+		break;
+	case MX5_CQE_RESP_SEND_IMM:
+		wc->wc_flags = IBV_WC_WITH_IMM;
+		wc->imm_data = htobe32(imm);
+		break;
+	case MX5_CQE_RESP_SEND_INV:
+		wc->wc_flags = IBV_WC_WITH_INV;
+		wc->invalidated_rkey = imm;
+		break;
+	default:
+		break;
+	}
+	wc->src_qp = (uint32_t)PRM_GET(cqe64, cqe, rqpn);
+	wc->slid = (uint16_t)PRM_GET(cqe64, cqe, slid);
+	wc->sl = (uint8_t)PRM_GET(cqe64, cqe, sl);
+	wc->dlid_path_bits = (uint8_t)PRM_GET(cqe64, cqe, ml_path);
+	wc->pkey_index = (uint16_t)PRM_GET(cqe64, cqe, pkey);
+	if (PRM_GET(cqe64, cqe, grh))
+		wc->wc_flags |= IBV_WC_GRH;
+}
+
+/* Poll one CQE into wc: 1 polled, 0 empty, -EIO for a CQE naming no known queue
+ * (consumed, so that the ring moves on). */
+static inline int mx5_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
+{
+	uint8_t *cqe = mx5_cq_next(cq);
+	struct mx5_wq_ref *r;
+	unsigned opcode;
+	uint32_t qpn;
+
+	if (!cqe)
+		return 0;
+	mx5_rmb_after_owner();
+	cq->cons_index++;
+
+	opcode = (unsigned)PRM_GET(cqe64, cqe, opcode);
+	qpn = (uint32_t)PRM_GET(cqe64, cqe, qpn);
+	r = mx5_cq_lookup(cq, qpn);
+	if (__builtin_expect(r == NULL, 0))
+		return -EIO;
+	wc->qp_num = qpn;
+	wc->wc_flags = 0;
+	wc->vendor_err = 0;
+	wc->byte_len = 0;
+	wc->imm_data = 0;
+	wc->src_qp = 0;
+	wc->pkey_index = 0;
+	wc->slid = 0;
+	wc->sl = 0;
+	wc->dlid_path_bits = 0;
+
+	switch (opcode) {
+	case MX5_CQE_REQ:
+		if (__builtin_expect(r->sq == NULL, 0))
+			return -EIO;
+		wc->wr_id = mx5_sq_complete(r->sq, (uint32_t)PRM_GET(cqe64, cqe, wqe_counter));
+		wc->status = IBV_WC_SUCCESS;
+		mx5_decode_req(cqe, wc);
+		return 1;
+	case MX5_CQE_RESP_WR_IMM:
+	case MX5_CQE_RESP_SEND:
+	case MX5_CQE_RESP_SEND_IMM:
+	case MX5_CQE_RESP_SEND_INV:
+		if (mx5_recv_complete(r, (uint32_t)PRM_GET(cqe64, cqe, wqe_counter), &wc->wr_id))
+			return -EIO;
+		wc->status = IBV_WC_SUCCESS;
+		mx5_decode_resp(cqe, opcode, wc);
+		return 1;
+	case MX5_CQE_REQ_ERR:
+	case MX5_CQE_RESP_ERR:
+		wc->status = mx5_syndrome_status((uint8_t)PRM_GET(err_cqe, cqe, syndrome));
+		wc->vendor_err = (uint32_t)PRM_GET(err_cqe, cqe, vendor_err_synd);
+		if (opcode == MX5_CQE_REQ_ERR) {
+			if (__builtin_expect(r->sq == NULL, 0))
+				return -EIO;
+			wc->wr_id = mx5_sq_complete(r->sq, (uint32_t)PRM_GET(err_cqe, cqe, wqe_counter));
+			mx5_decode_req(cqe, wc);
+			wc->wc_flags = 0;
+			wc->byte_len = 0;
+		} else {
+			if (mx5_recv_complete(r, (uint32_t)PRM_GET(err_cqe, cqe, wqe_counter), &wc->wr_id))
+				return -EIO;
+			wc->opcode = IBV_WC_RECV;
+		}
+		return 1;
+	default:
+		/* Resize, signature or no-packet CQEs are never requested by this driver. */
+		wc->wr_id = 0;
+		wc->status = IBV_WC_GENERAL_ERR;
+		wc->vendor_err = opcode;
+		wc->opcode = IBV_WC_SEND;
+		return 1;
+	}
+}
+
+/* ibv_poll_cq: up to ne completions; the consumer index goes to the doorbell record
+ * once for the batch.  Returns the count, or a negative errno when the first CQE
+ * could not be matched to a queue. */
+static inline int mx5_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
+{
+	int n, r = 0;
+
+	for (n = 0; n < ne; n++) {
+		r = mx5_poll_one(cq, wc + n);
+		if (r <= 0)
+			break;
+	}
+	if (n || r < 0)
+		mx5_cq_ring_update_ci(cq);
+	return n ? n : (r < 0 ? r : 0);
+}
+
+#endif

@@ -1,0 +1,137 @@
+/* Work-queue state of the data path: the send queue, the receive queue and the shared
+ * receive queue, as plain memory (design section 5, "Data path").
+ *
+ * The control plane (QP/SRQ creation in hw/mlx5) allocates the queue buffers, doorbell
+ * records and wr_id tables, then calls mx5_sq_init / mx5_rq_init / mx5_srq_ring_init
+ * (datapath.c) which check the geometry once, so that the hot path (wqe.h, doorbell.h,
+ * poll.h) never has to: no locks, no allocation, no syscalls, no MMIO reads.  One
+ * thread posts to a queue at a time: the verbs layer takes a lock only where the
+ * application shares a QP between threads.
+ *
+ * Counters are free-running 32-bit values; the PRM fields they feed (wqe_index, the
+ * doorbell record counters, wqe_counter in CQEs) take their low 16 bits.
+ */
+#ifndef UVERBS_HW_MLX5_SQ_H
+#define UVERBS_HW_MLX5_SQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw/shim/shim.h"
+
+/* PRM "Send WQE": a WQE is made of 64-byte basic blocks (BB); ds counts 16-byte units. */
+#define MX5_SEND_WQE_BB 64u
+#define MX5_SEND_WQE_SHIFT 6u
+/* PRM: the ds field is 6 bits, so a send WQE is at most 63 x 16 bytes. */
+#define MX5_MAX_WQE_DS 63u
+/* lkey of the data segment that ends a short receive scatter list (PRM "Receive WQE";
+ * mlx5dv.h MLX5_INVALID_LKEY). */
+#define MX5_INVALID_LKEY 0x100u
+/* Size of the extended UD address vector (wqe_datagram_seg). */
+#define MX5_AV_SIZE 48u
+
+struct mx5_sq {
+	/* ring */
+	uint8_t *buf;             /* wqe_cnt basic blocks */
+	uint8_t *qend;            /* buf + wqe_cnt * 64: segments wrap here */
+	uint32_t wqe_cnt;         /* basic blocks, power of two, <= 65536 */
+	uint32_t cur_post;        /* producer counter in basic blocks */
+	uint32_t tail;            /* oldest basic block not yet known complete */
+	uint32_t qpn;
+	uint32_t max_inline;      /* bytes of inline data one WQE may carry */
+	uint32_t max_sge;
+	uint32_t op_mask;         /* bit per ibv_wr_opcode this QP type may post */
+	uint32_t is_ud;
+	uint32_t av_offset;       /* offset of the 48-byte AV inside the caller's ibv_ah */
+	uint8_t fm_ce_se[8];      /* ctrl byte by send_flags & (FENCE|SIGNALED|SOLICITED) */
+	/* completion accounting, wqe_cnt entries each, indexed by the WQE's first BB */
+	uint64_t *wrid;           /* wr_id of the WQE */
+	uint32_t *wqe_next;       /* cur_post after that WQE: where tail goes on its CQE */
+	/* doorbell */
+	void *dbrec;              /* the QP's doorbell record (qp_dbrec, 8 bytes) */
+	const struct shim_bar *bar; /* UAR BAR (hook reported to, offsets relative to it) */
+	volatile uint8_t *bf_map; /* bar->wc_base when present, else bar->base */
+	uint64_t bf_off;          /* BAR offset of the BlueFlame half to use next */
+	uint32_t bf_size;         /* bytes of one half (0: no BlueFlame, doorbells only) */
+	/* batch between the builders and mx5_sq_ring() */
+	uint32_t pending;         /* WQEs built since the last doorbell */
+	uint32_t last_bbs;        /* basic blocks of the last WQE built */
+	uint8_t *last_ctrl;       /* its control segment */
+};
+
+struct mx5_sq_attr {
+	void *buf;
+	uint32_t wqe_cnt;         /* basic blocks */
+	uint32_t qpn;
+	uint32_t max_inline;
+	uint32_t max_sge;
+	int qp_type;              /* enum ibv_qp_type: IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD */
+	int sq_sig_all;           /* every WQE requests a CQE */
+	uint32_t av_offset;
+	uint64_t *wrid;
+	uint32_t *wqe_next;
+	void *dbrec;
+	const struct shim_bar *bar;
+	uint64_t bf_off;          /* UAR page offset + 0x800 (+ k * bf_reg_size) */
+	uint32_t bf_size;
+};
+
+struct mx5_rq {
+	uint8_t *buf;
+	uint32_t wqe_cnt;         /* WQEs, power of two */
+	uint32_t wqe_shift;       /* log2 of the WQE stride (16 bytes per data segment) */
+	uint32_t max_sge;         /* data segments per WQE = stride / 16 */
+	uint32_t head;            /* WQEs posted */
+	uint32_t tail;            /* WQEs completed */
+	uint64_t *wrid;           /* wqe_cnt entries */
+	void *dbrec;              /* qp_dbrec: receive_counter */
+};
+
+/* Shared receive queue: WQEs are a 16-byte next segment then data segments; free
+ * WQEs form a list through next_wqe_index (PRM "SRQ WQE"), from head to tail.  The
+ * tail WQE always stays free as the list end. */
+struct mx5_srq_ring {
+	uint8_t *buf;
+	uint32_t wqe_cnt;
+	uint32_t wqe_shift;
+	uint32_t max_sge;         /* data segments per WQE = stride / 16 - 1 */
+	uint32_t head;            /* next free WQE index */
+	uint32_t tail;            /* last free WQE index */
+	uint32_t counter;         /* WQEs posted (doorbell record) */
+	uint64_t *wrid;
+	void *dbrec;
+};
+
+/* What a CQE's QPN resolves to (cq.h: mx5_wq_table). */
+struct mx5_wq_ref {
+	struct mx5_sq *sq;
+	struct mx5_rq *rq;        /* NULL when receives come from srq */
+	struct mx5_srq_ring *srq;
+};
+
+/* Out-of-line set-up (datapath.c); each returns 0 or -EINVAL naming nothing: the
+ * caller's geometry is wrong (not a power of two, too large, a NULL table). */
+int mx5_sq_init(struct mx5_sq *sq, const struct mx5_sq_attr *attr);
+int mx5_rq_init(struct mx5_rq *rq, void *buf, uint32_t wqe_cnt, uint32_t max_sge,
+		uint64_t *wrid, void *dbrec);
+int mx5_srq_ring_init(struct mx5_srq_ring *srq, void *buf, uint32_t wqe_cnt,
+		      uint32_t max_sge, uint64_t *wrid, void *dbrec);
+/* Receive WQE stride for max_sge data segments (bytes, power of two >= 16). */
+uint32_t mx5_rq_stride(uint32_t max_sge);
+uint32_t mx5_srq_stride(uint32_t max_sge);
+
+/* Address vector of a UD destination (RoCE), the caller's view; mx5_av_build writes the
+ * 48-byte wqe_datagram_seg image the send path copies per WQE. */
+struct mx5_av_attr {
+	uint8_t dmac[6];
+	uint8_t dgid[16];
+	uint8_t sgid_index;
+	uint8_t hop_limit;
+	uint8_t tclass;
+	uint32_t flow_label;      /* 20 bits */
+	uint16_t udp_sport;       /* RoCE v2 UDP source port (in rlid) */
+	uint8_t stat_rate_sl;
+};
+void mx5_av_build(uint8_t av[MX5_AV_SIZE], const struct mx5_av_attr *attr);
+
+#endif

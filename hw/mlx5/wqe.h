@@ -1,0 +1,271 @@
+/* Send and receive WQE builders (PRM "Send WQE Format", "Receive WQE Format"; design
+ * section 5, "Data path").  Hot path: static inline, no allocation, no syscalls, no MMIO.
+ *
+ * A send WQE is a control segment, then per opcode a datagram segment (UD), a remote
+ * address segment (RDMA, atomics), an atomic segment, and finally either data segments
+ * (one per non-empty SGE) or one inline segment.  It occupies ceil(ds / 4) basic blocks
+ * of 64 bytes starting at cur_post; everything after the first basic block may wrap
+ * to the start of the ring (segments are 16-byte aligned and the ring is a whole
+ * number of basic blocks, so only inline data is ever split inside a segment).
+ *
+ * Builders only write the ring; mx5_sq_ring() (doorbell.h) makes them visible to the
+ * device.  mx5_post_send() does both, for a chain of ibv_send_wr.
+ *
+ * CQ accounting: a WQE without IBV_SEND_SIGNALED produces no CQE, so the ring slots it
+ * used are retired by the next signalled WQE's CQE: each WQE records, at the index of
+ * its first basic block, its wr_id and the producer counter after it (wqe_next); a CQE's
+ * wqe_counter picks that entry and moves tail past every earlier WQE (poll.h).
+ */
+#ifndef UVERBS_HW_MLX5_WQE_H
+#define UVERBS_HW_MLX5_WQE_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "firmware-cmd/prm.h"
+#include "hw/mlx5/sq.h"
+
+/* Send WQE opcodes (PRM "Send WQE opcodes"; mlx5dv.h MLX5_OPCODE_*). */
+enum mx5_wqe_opcode {
+	MX5_OPCODE_NOP = 0x00,
+	MX5_OPCODE_SEND_INVAL = 0x01,
+	MX5_OPCODE_RDMA_WRITE = 0x08,
+	MX5_OPCODE_RDMA_WRITE_IMM = 0x09,
+	MX5_OPCODE_SEND = 0x0a,
+	MX5_OPCODE_SEND_IMM = 0x0b,
+	MX5_OPCODE_RDMA_READ = 0x10,
+	MX5_OPCODE_ATOMIC_CS = 0x11,
+	MX5_OPCODE_ATOMIC_FA = 0x12,
+};
+
+/* Fence modes of the control segment's fm field (PRM; mlx5dv.h MLX5_WQE_CTRL_FENCE is
+ * mode 4 << 5, what libmlx5 uses for IBV_SEND_FENCE). */
+enum { MX5_FM_NONE = 0, MX5_FM_FENCE = 4 };
+/* ce: 2 = always generate a CQE (MLX5_WQE_CTRL_CQ_UPDATE is 2 << 2). */
+enum { MX5_CE_ON_ERROR = 0, MX5_CE_ALWAYS = 2 };
+
+/* What each verbs opcode needs; indexed by enum ibv_wr_opcode. */
+enum { MX5_IMM_NONE = 0, MX5_IMM_DATA = 1, MX5_IMM_INVAL = 2 };
+struct mx5_wr_op {
+	uint8_t opcode;           /* enum mx5_wqe_opcode */
+	uint8_t raddr;            /* remote address segment */
+	uint8_t atomic;           /* atomic segment (after raddr); 0 none, 1 CS, 2 FA */
+	uint8_t imm;              /* what the ctrl segment's imm carries */
+	uint8_t inline_ok;        /* gather list may be sent inline */
+};
+
+#define MX5_WR_OPS_LEN 16
+static const struct mx5_wr_op mx5_wr_ops[MX5_WR_OPS_LEN] = {
+	[IBV_WR_RDMA_WRITE] = { MX5_OPCODE_RDMA_WRITE, 1, 0, MX5_IMM_NONE, 1 },
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = { MX5_OPCODE_RDMA_WRITE_IMM, 1, 0, MX5_IMM_DATA, 1 },
+	[IBV_WR_SEND] = { MX5_OPCODE_SEND, 0, 0, MX5_IMM_NONE, 1 },
+	[IBV_WR_SEND_WITH_IMM] = { MX5_OPCODE_SEND_IMM, 0, 0, MX5_IMM_DATA, 1 },
+	[IBV_WR_RDMA_READ] = { MX5_OPCODE_RDMA_READ, 1, 0, MX5_IMM_NONE, 0 },
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = { MX5_OPCODE_ATOMIC_CS, 1, 1, MX5_IMM_NONE, 0 },
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { MX5_OPCODE_ATOMIC_FA, 1, 2, MX5_IMM_NONE, 0 },
+	[IBV_WR_SEND_WITH_INV] = { MX5_OPCODE_SEND_INVAL, 0, 0, MX5_IMM_INVAL, 1 },
+};
+
+/* Verbs opcodes each transport allows (IBTA: UC has no READ/atomics, UD only sends;
+ * SEND_WITH_INV needs a connected responder). */
+#define MX5_OPS_UD ((1u << IBV_WR_SEND) | (1u << IBV_WR_SEND_WITH_IMM))
+#define MX5_OPS_UC (MX5_OPS_UD | (1u << IBV_WR_RDMA_WRITE) | (1u << IBV_WR_RDMA_WRITE_WITH_IMM) | \
+		    (1u << IBV_WR_SEND_WITH_INV))
+#define MX5_OPS_RC (MX5_OPS_UC | (1u << IBV_WR_RDMA_READ) | (1u << IBV_WR_ATOMIC_CMP_AND_SWP) | \
+		    (1u << IBV_WR_ATOMIC_FETCH_AND_ADD))
+
+static inline uint8_t *mx5_sq_bb(const struct mx5_sq *sq, uint32_t n)
+{
+	return sq->buf + ((size_t)(n & (sq->wqe_cnt - 1)) << MX5_SEND_WQE_SHIFT);
+}
+
+/* Free basic blocks (the ring never holds more than wqe_cnt in flight). */
+static inline uint32_t mx5_sq_room(const struct mx5_sq *sq)
+{
+	return sq->wqe_cnt - (sq->cur_post - sq->tail);
+}
+
+/* Copy into the ring at dst, continuing at the ring start past its end. */
+static inline uint8_t *mx5_sq_copy(const struct mx5_sq *sq, uint8_t *dst, const uint8_t *src,
+				   size_t len)
+{
+	size_t room = (size_t)(sq->qend - dst);
+
+	if (__builtin_expect(len >= room, 0)) {
+		memcpy(dst, src, room);
+		src += room;
+		len -= room;
+		dst = sq->buf;
+	}
+	memcpy(dst, src, len);
+	return dst + len;
+}
+
+static inline void mx5_set_data_seg(uint8_t *seg, uint32_t len, uint32_t lkey, uint64_t addr)
+{
+	PRM_SET(wqe_data_seg, seg, byte_count, len);
+	PRM_SET(wqe_data_seg, seg, lkey, lkey);
+	PRM_SET(wqe_data_seg, seg, addr, addr);
+}
+
+/* Control segment: every bit of the 16 bytes is a field, so nothing stale survives. */
+static inline void mx5_set_ctrl_seg(uint8_t *ctrl, uint32_t wqe_index, uint8_t opcode,
+				    uint32_t qpn, uint32_t ds, uint8_t fm_ce_se, uint32_t imm)
+{
+	PRM_SET(wqe_ctrl_seg, ctrl, opmod, 0);
+	PRM_SET(wqe_ctrl_seg, ctrl, wqe_index, wqe_index & 0xffff);
+	PRM_SET(wqe_ctrl_seg, ctrl, opcode, opcode);
+	PRM_SET(wqe_ctrl_seg, ctrl, qpn, qpn);
+	PRM_SET(wqe_ctrl_seg, ctrl, ds, ds);
+	PRM_SET(wqe_ctrl_seg, ctrl, signature, 0);
+	PRM_SET(wqe_ctrl_seg, ctrl, dci_stream_channel_id, 0);
+	PRM_SET(wqe_ctrl_seg, ctrl, fm_ce_se, fm_ce_se);
+	PRM_SET(wqe_ctrl_seg, ctrl, imm, imm);
+}
+
+/* Build one send WQE at cur_post.  0, -EINVAL (opcode the QP type does not allow, too
+ * many SGEs, inline data past max_inline, an atomic without one 8-byte SGE) or
+ * -ENOMEM (ring full).  Nothing is written on error. */
+static inline int mx5_sq_build(struct mx5_sq *sq, const struct ibv_send_wr *wr)
+{
+	unsigned op = (unsigned)wr->opcode;
+	unsigned flags = wr->send_flags;
+	int nsge = wr->num_sge;
+	const struct ibv_sge *sg = wr->sg_list;
+	const struct mx5_wr_op *o;
+	uint32_t ds, bbs, inl = 0, imm, idx;
+	uint8_t *ctrl, *seg;
+	int use_inline;
+
+	if (__builtin_expect(op >= MX5_WR_OPS_LEN || !((sq->op_mask >> op) & 1u), 0))
+		return -EINVAL;
+	o = &mx5_wr_ops[op];
+	if (__builtin_expect(nsge < 0 || (uint32_t)nsge > sq->max_sge, 0))
+		return -EINVAL;
+	use_inline = (flags & IBV_SEND_INLINE) != 0;
+	ds = 1u + o->raddr + (o->atomic != 0) + (sq->is_ud ? MX5_AV_SIZE / 16 : 0);
+	if (use_inline) {
+		if (__builtin_expect(!o->inline_ok, 0))
+			return -EINVAL;
+		for (int i = 0; i < nsge; i++)
+			inl += sg[i].length;
+		if (__builtin_expect(inl > sq->max_inline, 0))
+			return -EINVAL;
+		if (inl)
+			ds += (inl + 4u + 15u) >> 4;
+	} else {
+		if (o->atomic && __builtin_expect(nsge != 1 || sg[0].length != 8, 0))
+			return -EINVAL;
+		ds += (uint32_t)nsge;   /* upper bound: empty SGEs are skipped below */
+	}
+	bbs = (ds + 3u) >> 2;
+	if (__builtin_expect(bbs > mx5_sq_room(sq), 0))
+		return -ENOMEM;
+
+	ctrl = mx5_sq_bb(sq, sq->cur_post);
+	seg = ctrl + PRM_SIZE(wqe_ctrl_seg);
+	/* The first basic block holds ctrl plus at most 48 bytes of datagram or raddr+atomic
+	 * segments, so none of these wrap. */
+	if (sq->is_ud) {
+		memcpy(seg, (const uint8_t *)wr->wr.ud.ah + sq->av_offset, MX5_AV_SIZE);
+		PRM_SET(wqe_datagram_seg, seg, qkey, wr->wr.ud.remote_qkey);
+		PRM_SET(wqe_datagram_seg, seg, ext, 1);
+		PRM_SET(wqe_datagram_seg, seg, dqpn, wr->wr.ud.remote_qpn);
+		seg += MX5_AV_SIZE;
+	} else if (o->raddr) {
+		if (o->atomic) {
+			PRM_SET(wqe_raddr_seg, seg, raddr, wr->wr.atomic.remote_addr);
+			PRM_SET(wqe_raddr_seg, seg, rkey, wr->wr.atomic.rkey);
+		} else {
+			PRM_SET(wqe_raddr_seg, seg, raddr, wr->wr.rdma.remote_addr);
+			PRM_SET(wqe_raddr_seg, seg, rkey, wr->wr.rdma.rkey);
+		}
+		memset(seg + PRM_OFF(wqe_raddr_seg, rkey) / 8 + 4, 0, 4); /* reserved dword */
+		seg += PRM_SIZE(wqe_raddr_seg);
+		if (o->atomic) {
+			/* IBTA 9.4.5: compare-swap carries swap and compare; fetch-add the addend. */
+			if (o->atomic == 1) {
+				PRM_SET(wqe_atomic_seg, seg, swap_add, wr->wr.atomic.swap);
+				PRM_SET(wqe_atomic_seg, seg, compare, wr->wr.atomic.compare_add);
+			} else {
+				PRM_SET(wqe_atomic_seg, seg, swap_add, wr->wr.atomic.compare_add);
+				PRM_SET(wqe_atomic_seg, seg, compare, 0);
+			}
+			seg += PRM_SIZE(wqe_atomic_seg);
+		}
+	}
+
+	if (use_inline) {
+		if (inl) {
+			uint8_t *p;
+			if (seg == sq->qend)
+				seg = sq->buf;
+			PRM_SET(wqe_inline_seg, seg, inline, 1);
+			PRM_SET(wqe_inline_seg, seg, byte_count, inl);
+			p = seg + PRM_SIZE(wqe_inline_seg);
+			for (int i = 0; i < nsge; i++)
+				p = mx5_sq_copy(sq, p, (const uint8_t *)(uintptr_t)sg[i].addr,
+						sg[i].length);
+		}
+	} else {
+		for (int i = 0; i < nsge; i++) {
+			if (__builtin_expect(sg[i].length == 0, 0)) {
+				ds--;   /* byte_count 0 would mean 2 GiB */
+				continue;
+			}
+			if (__builtin_expect(seg == sq->qend, 0))
+				seg = sq->buf;
+			mx5_set_data_seg(seg, sg[i].length, sg[i].lkey, sg[i].addr);
+			seg += PRM_SIZE(wqe_data_seg);
+		}
+		bbs = (ds + 3u) >> 2;
+	}
+
+	switch (o->imm) {
+	case MX5_IMM_DATA:
+		imm = be32toh(wr->imm_data);    /* network order in the WR and on the wire */
+		break;
+	case MX5_IMM_INVAL:
+		imm = wr->invalidate_rkey;
+		break;
+	default:
+		imm = 0;
+	}
+	mx5_set_ctrl_seg(ctrl, sq->cur_post, o->opcode, sq->qpn, ds,
+			 sq->fm_ce_se[flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED)],
+			 imm);
+
+	idx = sq->cur_post & (sq->wqe_cnt - 1);
+	sq->wrid[idx] = wr->wr_id;
+	sq->cur_post += bbs;
+	sq->wqe_next[idx] = sq->cur_post;
+	sq->last_ctrl = ctrl;
+	sq->last_bbs = bbs;
+	sq->pending++;
+	return 0;
+}
+
+/* Receive WQE at head: one data segment per non-empty SGE, then the invalid-lkey
+ * terminator when the list is shorter than the WQE's max_sge slots.  `wqe` is the
+ * first data segment slot. */
+static inline int mx5_recv_fill(uint8_t *wqe, uint32_t slots, const struct ibv_recv_wr *wr)
+{
+	uint32_t n = 0;
+
+	if (__builtin_expect(wr->num_sge < 0 || (uint32_t)wr->num_sge > slots, 0))
+		return -EINVAL;
+	for (int i = 0; i < wr->num_sge; i++) {
+		const struct ibv_sge *s = &wr->sg_list[i];
+		if (!s->length)
+			continue;
+		mx5_set_data_seg(wqe + 16u * n++, s->length, s->lkey, s->addr);
+	}
+	if (n < slots)
+		mx5_set_data_seg(wqe + 16u * n, 0, MX5_INVALID_LKEY, 0);
+	return 0;
+}
+
+#endif
