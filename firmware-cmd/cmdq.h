@@ -8,6 +8,10 @@
  * bit, or, once the driver has an EQ, by the CMD completion event the driver forwards
  * with cmdq_event_complete().
  *
+ * Commands go one at a time through slot 0, serialised by a mutex: any thread may call
+ * cmdq_exec().  Every wait is bounded by the timeout.  Opcode/status/syndrome names
+ * used in messages come from firmware-cmd/names.h.
+ *
  * It may call hw/shim only.  hw/mlx5 calls it; tests drive it with a scripted responder.
  */
 #ifndef UVERBS_FIRMWARE_CMD_CMDQ_H
@@ -35,21 +39,36 @@ struct cmdq_config {
 /* Program the command queue into the device whose init segment is at BAR offset 0:
  * reads cmd_interface_rev (must be 5), log_cmdq_size/stride, allocates the queue page
  * and mailboxes through the shim, writes cmdq_phy_addr.  Does not wait for
- * `initializing` to clear: the caller does, before and after (design section 5). */
+ * `initializing` to clear: the caller does, before and after (design section 5).
+ * Errors (message in dev->err): -EOPNOTSUPP for another cmd_interface_rev, -ENODEV when
+ * the init segment reads all-ones (device gone), -EPROTO for a queue geometry that does
+ * not fit a 4 KiB page, or the shim's error from dma_alloc. */
 int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct cmdq_config *cfg,
 		struct cmdq **out);
 void cmdq_destroy(struct cmdq *q);
 
 /* Execute one command: `in` starts with the common header (opcode, op_mod), `out` gets
  * the whole output including status and syndrome.  Returns 0 when delivery succeeded and
- * the firmware status is 0; otherwise a negative errno (-ETIMEDOUT, -EIO for delivery
- * errors, the errno mapped from the firmware status) and cmdq_error() says which command,
- * status and syndrome by name. `out` is filled whenever the firmware answered. */
+ * the firmware status is 0; otherwise a negative errno and cmdq_error() says which
+ * command, status and syndrome by name:
+ *   -ETIMEDOUT  no completion in time        "CREATE_QP: timeout after 60000 ms"
+ *   -EIO        delivery status, token or signature error
+ *                                            "QUERY_HCA_CAP: delivery status token error (0x2)"
+ *   errno of the firmware status (prm_cmd_status_errno)
+ *                                            "CREATE_QP: bad parameter (0x3), syndrome 0x2a1b3c"
+ *               (the syndrome's name follows in parentheses when it is one of ours)
+ *   -EINVAL     outlen < 16 or a NULL buffer;  -E2BIG  beyond max_mailbox_bytes
+ *   -EBUSY      the device still owns the slot after an earlier timeout (reset needed)
+ * `out` is filled whenever the firmware answered. */
 int cmdq_exec(struct cmdq *q, const void *in, size_t inlen, void *out, size_t outlen);
 
 /* Completion by event: once the driver's EQ delivers CMD completion EQEs, it calls
  * cmdq_set_event_mode() with a wait function (blocks until an EQE arrives or the timeout)
  * and forwards each completion vector with cmdq_event_complete(). */
+/* The wait function runs with the queue's mutex held: it must not call cmdq_exec() or
+ * the cmdq_set_* functions, only cmdq_event_complete().  Return 0 (woken), -ETIMEDOUT,
+ * -EINTR or -EAGAIN to keep waiting until the deadline; any other negative errno aborts
+ * the command with that errno. */
 typedef int (*cmdq_wait_fn)(void *ctx, unsigned timeout_ms);
 void cmdq_set_event_mode(struct cmdq *q, cmdq_wait_fn wait, void *ctx);
 void cmdq_set_polling_mode(struct cmdq *q);
@@ -57,7 +76,8 @@ void cmdq_event_complete(struct cmdq *q, uint32_t vector_mask);
 
 void cmdq_set_timeout(struct cmdq *q, unsigned timeout_ms);
 
-/* Last error, e.g. "CREATE_QP: bad parameter (0x3), syndrome 0x2a1b3c". */
+/* Last error, e.g. "CREATE_QP: bad parameter (0x3), syndrome 0x2a1b3c"; "" after a
+ * success.  The string belongs to the queue and changes with the next command. */
 const char *cmdq_error(const struct cmdq *q);
 
 /* Firmware status of the last command (0 when it succeeded or never got an answer). */
