@@ -180,3 +180,26 @@ Test(cmdq_payload, input_blocks_are_numbered_and_carry_the_token)
 	cr_assert_eq(f.d->last_chain_status, 0);
 	cmdq_fix_down(&f);
 }
+
+/* PRM "Initialization Segment": command_doorbell_vector gets one bit per slot, and the
+ * entry must already be owned by hardware when the device sees it (else a stray ring). */
+Test(cmdq_payload, doorbell_rings_slot_0_bit_after_ownership_passes_to_the_device)
+{
+	struct cmdq_fix f;
+	uint8_t in[16], out[16];
+	const uint64_t db = scripted_iseg_dword(PRM_OFF(initial_seg, command_doorbell_vector));
+	unsigned rings = 0;
+
+	cmdq_fix_up(&f, NULL, false);
+	cmdq_fill_in(in, sizeof(in), PRM_CMD_OP_NOP);
+	cr_assert_eq(cmdq_exec(f.q, in, sizeof(in), out, sizeof(out)), 0, "%s", cmdq_error(f.q));
+	for (unsigned i = 0; i < f.d->nwrites; i++)
+		if (f.d->writes[i].off == db) {
+			cr_assert_eq(f.d->writes[i].value, 1u, "doorbell value 0x%x", f.d->writes[i].value);
+			rings++;
+		}
+	cr_assert_eq(rings, 1);
+	cr_assert_eq(f.d->stray_doorbells, 0);
+	cr_assert_eq(f.d->commands, 1);
+	cmdq_fix_down(&f);
+}
