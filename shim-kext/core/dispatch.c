@@ -246,7 +246,8 @@ int uvshim_dispatch(struct uvshim_dev *d, const void *owner, uint32_t selector,
 		struct uvshim_pin_rep pin;
 		struct uvshim_dma_alloc_rep dma;
 	} rep;
-	zero_bytes(&rep, sizeof(rep));
+	/* Only the reply member of this selector is used, and it is out_len bytes long. */
+	zero_bytes(&rep, out_len);
 	copy_bytes(&req, in, in_len);
 
 	switch (selector) {
