@@ -230,6 +230,8 @@ uint32_t mx5_cq_depth(const struct mx5_cq *cq);
 /* Request a completion event for the next (solicited) CQE: doorbell record arm word,
  * then the UAR CQ doorbell, with the arm sequence number (PRM "CQ Doorbell"). */
 int mx5_cq_arm(struct mx5_cq *cq, int solicited_only);
+/* 1 once the device died: the CQ will never produce again (queues read as flushed). */
+int mx5_cq_flushed(const struct mx5_cq *cq);
 /* Datapath state (hw/mlx5 poll.h) of this CQ. */
 void *mx5_cq_state(struct mx5_cq *cq);
 

@@ -1,0 +1,162 @@
+/* Completion queues: creation and destruction (PRM CREATE_CQ 0x400, DESTROY_CQ 0x401,
+ * cqc), completion-event dispatch, arming.  Polling is the data path's (poll.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "hw/mlx5/doorbell.h"
+#include "hw/mlx5/mx5_objects.h"
+
+#define MX5_CQE_BYTES 64u  /* cqc.cqe_sz 0: 64-byte CQEs */
+
+int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct mx5_cq **out)
+{
+	if (!dev || !attr || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (dev->health != MX5_HEALTH_OK)
+		return mx5_fail(dev, -ENODEV, "CREATE_CQ: device is in fatal error");
+	unsigned log_max = (unsigned)MX5_CAP_GEN(dev, log_max_cq_sz);
+	uint32_t limit = (uint32_t)((1ull << log_max) - 1);
+	if (attr->cqe == 0)
+		return mx5_fail(dev, -EINVAL, "CQ depth 0: at least one entry is needed");
+	/* one entry more than asked, rounded to a power of two (the ring needs a spare
+	 * entry so that full and empty differ, as rdma-core sizes it) */
+	if (attr->cqe > limit)
+		return mx5_fail(dev, -EINVAL, "CQ depth %u exceeds device limit %u (log_max_cq_sz %u)",
+				attr->cqe, limit, log_max);
+	unsigned log = mx5_ilog2_ceil((uint64_t)attr->cqe + 1);
+	if (log > log_max)
+		log = log_max;
+	struct mx5_eq *eq;
+	int rc = mx5_comp_eq_get(dev, attr->comp_vector, &eq);
+	if (rc)
+		return rc;
+
+	struct mx5_cq *cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return mx5_fail(dev, -ENOMEM, "CREATE_CQ: out of memory");
+	cq->dev = dev;
+	cq->eq = eq;
+	cq->depth = 1u << log;
+	cq->comp_fn = attr->comp_fn;
+	cq->comp_ctx = attr->comp_ctx;
+	cq->wqs = calloc(1, sizeof(*cq->wqs));
+	rc = cq->wqs ? mx5_qbuf_alloc(dev, (size_t)cq->depth * MX5_CQE_BYTES, &cq->q) : -ENOMEM;
+	if (rc) {
+		mx5_fail(dev, rc, "CREATE_CQ: no DMA memory for %u CQEs", cq->depth);
+		goto err;
+	}
+	/* The ring reads empty before the device knows it (datapath: every CQE invalid). */
+	rc = mx5_cq_ring_init(&cq->ring, cq->q.dma.va, cq->depth, 0, cq->q.dbrec, &dev->bar0,
+			      dev->uar.bar_off + MX5_UAR_CQ_DOORBELL, cq->wqs);
+	if (rc) {
+		mx5_fail(dev, rc, "CREATE_CQ: ring of %u CQEs rejected by the data path", cq->depth);
+		goto err;
+	}
+
+	size_t npas = mx5_qbuf_npas(dev, &cq->q);
+	size_t inlen = PRM_SIZE(create_cq_in) + npas * 8;
+	uint8_t *in = calloc(1, inlen);
+	uint8_t o[PRM_SIZE(create_cq_out)];
+	if (!in) {
+		rc = mx5_fail(dev, -ENOMEM, "CREATE_CQ: out of memory");
+		goto err;
+	}
+	PRM_SET(create_cq_in, in, opcode, PRM_CMD_OP_CREATE_CQ);
+	uint8_t *c = PRM_ADDR(create_cq_in, in, cq_context);
+	PRM_SET(cqc, c, cqe_sz, 0);
+	PRM_SET(cqc, c, log_cq_size, log);
+	PRM_SET(cqc, c, uar_page, dev->uar.index);
+	PRM_SET(cqc, c, c_eqn_or_apu_element, eq->eqn);
+	PRM_SET(cqc, c, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT);
+	PRM_SET(cqc, c, dbr_addr, cq->q.dbrec_iova);
+	mx5_qbuf_pas(dev, &cq->q, PRM_ADDR(create_cq_in, in, pas));
+	rc = mx5_exec(dev, in, inlen, o, sizeof(o));
+	free(in);
+	if (rc)
+		goto err;
+	cq->cqn = (uint32_t)PRM_GET(create_cq_out, o, cqn);
+	cq->ring.cqn = cq->cqn & 0xffffff;
+	mx5_list_add(&dev->cqs, &cq->link);
+	*out = cq;
+	return 0;
+err:
+	mx5_qbuf_free(dev, &cq->q);
+	if (cq->wqs)
+		mx5_wq_table_destroy(cq->wqs);
+	free(cq->wqs);
+	free(cq);
+	return rc;
+}
+
+static int mx5_cq_destroy_cmd(struct mx5_cq *cq)
+{
+	struct mx5_device *dev = cq->dev;
+	if (dev->health != MX5_HEALTH_OK)
+		return 0;
+	uint8_t in[PRM_SIZE(destroy_cq_in)] = { 0 }, o[PRM_SIZE(destroy_cq_out)];
+	PRM_SET(destroy_cq_in, in, opcode, PRM_CMD_OP_DESTROY_CQ);
+	PRM_SET(destroy_cq_in, in, cqn, cq->cqn);
+	return mx5_exec(dev, in, sizeof(in), o, sizeof(o));
+}
+
+static void mx5_cq_release(struct mx5_cq *cq)
+{
+	mx5_list_del(&cq->link);
+	mx5_qbuf_free(cq->dev, &cq->q);
+	mx5_wq_table_destroy(cq->wqs);
+	free(cq->wqs);
+	free(cq);
+}
+
+int mx5_cq_destroy(struct mx5_cq *cq)
+{
+	if (!cq)
+		return -EINVAL;
+	if (cq->refs)
+		return mx5_fail(cq->dev, -EBUSY, "DESTROY_CQ: CQ 0x%x still used by %u queues",
+				cq->cqn, cq->refs);
+	int rc = mx5_cq_destroy_cmd(cq);
+	if (rc)
+		return rc;
+	mx5_cq_release(cq);
+	return 0;
+}
+
+void mx5_cq_destroy_forced(struct mx5_cq *cq)
+{
+	mx5_cq_destroy_cmd(cq);
+	mx5_cq_release(cq);
+}
+
+uint32_t mx5_cq_num(const struct mx5_cq *cq) { return cq->cqn; }
+uint32_t mx5_cq_depth(const struct mx5_cq *cq) { return cq->depth; }
+void *mx5_cq_state(struct mx5_cq *cq) { return &cq->ring; }
+int mx5_cq_flushed(const struct mx5_cq *cq) { return cq->flushed; }
+
+int mx5_cq_arm(struct mx5_cq *cq, int solicited_only)
+{
+	if (!cq)
+		return -EINVAL;
+	if (cq->flushed)
+		return -ENODEV;
+	mx5_cq_ring_arm(&cq->ring, solicited_only);
+	return 0;
+}
+
+/* A COMP EQE named this CQ: advance the arm sequence number and call its handler. */
+void mx5_cq_dispatch_comp(struct mx5_device *dev, uint32_t cqn)
+{
+	for (struct mx5_list *l = dev->cqs.next; l != &dev->cqs; l = l->next) {
+		struct mx5_cq *cq = mx5_container_of(l, struct mx5_cq, link);
+		if (cq->cqn != cqn)
+			continue;
+		mx5_cq_ring_event(&cq->ring);
+		if (cq->comp_fn)
+			cq->comp_fn(cq->comp_ctx, cq);
+		return;
+	}
+}

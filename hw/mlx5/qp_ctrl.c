@@ -1,0 +1,707 @@
+/* Queue pairs: creation with SQ/RQ sizing, state transitions, query and destruction
+ * (PRM CREATE_QP 0x500 ... 2RST_QP 0x50a, qpc, ads).  The rings' runtime state is the
+ * data path's (sq.h): filled here, posted to there.
+ *
+ * Sizing follows the PRM's WQE rules as Linux's and rdma-core's mlx5 do: a send WQE is a
+ * control segment plus the transport's segments (RC: remote address + atomic, UC: remote
+ * address, UD: datagram address vector) plus either the data segments or the inline
+ * data (4-byte header, 16-byte units), rounded up to 64-byte basic blocks. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "hw/mlx5/mx5_objects.h"
+
+/* qpc.st (PRM "QP Context": service type). */
+enum { MX5_QPC_ST_RC = 0x0, MX5_QPC_ST_UC = 0x1, MX5_QPC_ST_UD = 0x2 };
+/* qpc.state */
+enum { MX5_QPC_RST = 0, MX5_QPC_INIT = 1, MX5_QPC_RTR = 2, MX5_QPC_RTS = 3,
+       MX5_QPC_SQER = 4, MX5_QPC_SQD = 5, MX5_QPC_ERR = 6 };
+/* qpc.pm_state: path migration armed/rearm/migrated; migrated = no APM (Linux). */
+#define MX5_QPC_PM_MIGRATED 0x3
+/* qpc.rq_type: regular, SRQ, zero-length (Linux MLX5_NON_ZERO_RQ / SRQ_RQ / ZERO_LEN_RQ). */
+enum { MX5_RQ_REGULAR = 0, MX5_RQ_SRQ = 1, MX5_RQ_ZERO = 3 };
+/* opt_param_mask bits (PRM "Optional Parameter Mask"; Linux MLX5_QP_OPTPAR_*). */
+enum {
+	MX5_OPT_RRE = 1u << 1, MX5_OPT_RAE = 1u << 2, MX5_OPT_RWE = 1u << 3,
+	MX5_OPT_PKEY_INDEX = 1u << 4, MX5_OPT_Q_KEY = 1u << 5, MX5_OPT_RNR_TIMEOUT = 1u << 6,
+	MX5_OPT_ACK_TIMEOUT = 1u << 14,
+};
+/* RoCE v2 UDP source ports come from the flow label, in 0xC000..0xFFFF (IBTA A17.3;
+ * rdma-core rdma_flow_label_to_udp_sport). */
+#define MX5_ROCE_SPORT_MIN 0xc000u
+
+static uint32_t mx5_wqe_overhead(enum mx5_qp_type t)
+{
+	switch (t) {
+	case MX5_QPT_RC: return 16 + 16 + 16;   /* ctrl, raddr, atomic */
+	case MX5_QPT_UC: return 16 + 16;        /* ctrl, raddr */
+	default: return 16 + MX5_AV_SIZE;       /* ctrl, datagram */
+	}
+}
+
+static uint32_t mx5_pow2_ceil(uint32_t v)
+{
+	return v <= 1 ? 1 : 1u << mx5_ilog2_ceil(v);
+}
+
+static uint16_t mx5_flow_label_sport(uint32_t fl)
+{
+	uint32_t lo = fl & 0x3fff, hi = fl & 0xfc000;
+	lo ^= hi >> 14;
+	return (uint16_t)(lo | MX5_ROCE_SPORT_MIN);
+}
+
+/* A flow label from the QP numbers when the caller gave none (rdma-core
+ * rdma_calc_flow_label), so that different connections spread over ECMP paths. */
+static uint32_t mx5_calc_flow_label(uint32_t lqpn, uint32_t rqpn)
+{
+	uint64_t v = (uint64_t)lqpn * rqpn;
+	v ^= v >> 20;
+	v ^= v >> 40;
+	return (uint32_t)(v & 0xfffff);
+}
+
+static int mx5_qp_size(struct mx5_device *dev, const struct mx5_qp_init_attr *a,
+		       struct mx5_qp *qp)
+{
+	const struct mx5_qp_cap *c = &a->cap;
+	unsigned log_max = (unsigned)MX5_CAP_GEN(dev, log_max_qp_sz);
+	uint32_t max_wr = 1u << log_max;
+	uint32_t max_wqe_sq = (uint32_t)MX5_CAP_GEN(dev, max_wqe_sz_sq);
+	uint32_t max_wqe_rq = (uint32_t)MX5_CAP_GEN(dev, max_wqe_sz_rq);
+	/* ds is 6 bits: 63 x 16 bytes is the largest WQE whatever the cap says */
+	uint32_t wqe_limit = max_wqe_sq < MX5_MAX_WQE_DS * 16 ? max_wqe_sq : MX5_MAX_WQE_DS * 16;
+
+	if (c->max_send_wr > max_wr)
+		return mx5_fail(dev, -EINVAL, "QP max_send_wr %u exceeds device limit %u (log_max_qp_sz %u)",
+				c->max_send_wr, max_wr, log_max);
+	if (c->max_recv_wr > max_wr)
+		return mx5_fail(dev, -EINVAL, "QP max_recv_wr %u exceeds device limit %u (log_max_qp_sz %u)",
+				c->max_recv_wr, max_wr, log_max);
+	uint32_t ovh = mx5_wqe_overhead(a->type);
+	uint32_t inl = c->max_inline_data ? ((c->max_inline_data + 4 + 15) & ~15u) : 0;
+	uint32_t data = c->max_send_sge * 16;
+	uint32_t wqe = ovh + (inl > data ? inl : data);
+	if (wqe > wqe_limit)
+		return mx5_fail(dev, -EINVAL,
+				"QP send WQE of %u bytes (max_send_sge %u, max_inline_data %u) exceeds "
+				"device limit %u (max_wqe_sz_sq %u)", wqe, c->max_send_sge,
+				c->max_inline_data, wqe_limit, max_wqe_sq);
+	wqe = (wqe + MX5_SEND_WQE_BB - 1) & ~(MX5_SEND_WQE_BB - 1);
+	if (wqe > wqe_limit)
+		wqe = wqe_limit & ~(MX5_SEND_WQE_BB - 1) ? wqe_limit : wqe;
+	uint32_t bbs_per_wqe = (wqe + MX5_SEND_WQE_BB - 1) / MX5_SEND_WQE_BB;
+	uint32_t wrs = c->max_send_wr ? c->max_send_wr : 1;
+	uint64_t bbs = mx5_pow2_ceil((uint32_t)((uint64_t)wrs * bbs_per_wqe));
+	/* qpc.log_sq_size is 4 bits and counts basic blocks */
+	uint64_t bb_limit = 1u << 15;
+	if (bbs < 4)
+		bbs = 4;  /* the largest WQE (<= 16 BBs) and the datapath's ring checks */
+	if (bbs < bbs_per_wqe)
+		bbs = mx5_pow2_ceil(bbs_per_wqe);
+	if (bbs > bb_limit)
+		return mx5_fail(dev, -EINVAL,
+				"QP send queue of %u WRs x %u basic blocks exceeds device limit %llu "
+				"basic blocks (log_sq_size 15)", wrs, bbs_per_wqe,
+				(unsigned long long)bb_limit);
+	qp->sq_wqe_cnt = (uint32_t)bbs;
+	qp->cap.max_send_wr = (uint32_t)(bbs / bbs_per_wqe);
+	if (qp->cap.max_send_wr > max_wr)
+		qp->cap.max_send_wr = max_wr;
+	qp->cap.max_send_sge = (bbs_per_wqe * MX5_SEND_WQE_BB - ovh) / 16;
+	if (qp->cap.max_send_sge + ovh / 16 > MX5_MAX_WQE_DS)
+		qp->cap.max_send_sge = MX5_MAX_WQE_DS - ovh / 16;
+	qp->cap.max_inline_data = bbs_per_wqe * MX5_SEND_WQE_BB - ovh - 4;
+	if ((qp->cap.max_inline_data + 4 + 15) / 16 + ovh / 16 > MX5_MAX_WQE_DS)
+		qp->cap.max_inline_data = (MX5_MAX_WQE_DS - ovh / 16) * 16 - 4;
+
+	if (a->srq) {
+		qp->rq_wqe_cnt = 0;
+		qp->cap.max_recv_wr = 0;
+		qp->cap.max_recv_sge = 0;
+		return 0;
+	}
+	if (c->max_recv_wr == 0) {
+		qp->rq_wqe_cnt = 0;
+		return 0;
+	}
+	uint32_t sge = c->max_recv_sge ? c->max_recv_sge : 1;
+	uint32_t stride = mx5_rq_stride(sge);
+	if (stride > max_wqe_rq)
+		return mx5_fail(dev, -EINVAL,
+				"QP max_recv_sge %u needs %u-byte receive WQEs, device limit %u (max_wqe_sz_rq)",
+				c->max_recv_sge, stride, max_wqe_rq);
+	qp->rq_stride = stride;
+	qp->rq_wqe_cnt = mx5_pow2_ceil(c->max_recv_wr);
+	qp->cap.max_recv_wr = qp->rq_wqe_cnt;
+	qp->cap.max_recv_sge = stride / 16;
+	return 0;
+}
+
+static int mx5_ibv_qpt(enum mx5_qp_type t)
+{
+	return t == MX5_QPT_RC ? IBV_QPT_RC : t == MX5_QPT_UC ? IBV_QPT_UC : IBV_QPT_UD;
+}
+
+/* (Re)initialise the data path's view of the rings: at creation and on ->RST. */
+static int mx5_qp_rings_init(struct mx5_qp *qp)
+{
+	struct mx5_device *dev = qp->dev;
+	size_t rq_bytes = (size_t)qp->rq_wqe_cnt * qp->rq_stride;
+	uint32_t bf_size = 0;
+	uint64_t bf_off = mx5_uar_bf_offset(dev, &bf_size);
+	if (MX5_CAP_GEN(dev, bf) == 0)
+		bf_size = 0;
+	struct mx5_sq_attr sa = {
+		.buf = (uint8_t *)qp->q.dma.va + rq_bytes,
+		.wqe_cnt = qp->sq_wqe_cnt,
+		.qpn = qp->qpn,
+		.max_inline = qp->cap.max_inline_data,
+		.max_sge = qp->cap.max_send_sge,
+		.qp_type = mx5_ibv_qpt(qp->type),
+		.sq_sig_all = qp->sq_sig_all,
+		.av_offset = 0,
+		.wrid = qp->sq_wrid,
+		.wqe_next = qp->sq_wqe_next,
+		.dbrec = qp->q.dbrec,
+		.bar = &dev->bar0,
+		.bf_off = bf_off,
+		.bf_size = bf_size,
+	};
+	if (qp->sq.bar) {   /* keep the BlueFlame register across a reset */
+		sa.bf_off = qp->sq.bf_off;
+		sa.bf_size = qp->sq.bf_size;
+		sa.av_offset = qp->sq.av_offset;
+		dev->uar_bf_next--;
+	}
+	int rc = mx5_sq_init(&qp->sq, &sa);
+	if (rc)
+		return mx5_fail(dev, rc, "CREATE_QP: send queue of %u basic blocks rejected by the data path",
+				qp->sq_wqe_cnt);
+	memset(qp->q.dbrec, 0, 8);
+	if (qp->rq_wqe_cnt) {
+		rc = mx5_rq_init(&qp->rq, qp->q.dma.va, qp->rq_wqe_cnt, qp->cap.max_recv_sge,
+				 qp->rq_wrid, qp->q.dbrec);
+		if (rc)
+			return mx5_fail(dev, rc, "CREATE_QP: receive queue of %u WQEs rejected by the data path",
+					qp->rq_wqe_cnt);
+	}
+	qp->ref.sq = &qp->sq;
+	qp->ref.rq = qp->rq_wqe_cnt ? &qp->rq : NULL;
+	qp->ref.srq = qp->srq ? &qp->srq->ring : NULL;
+	return 0;
+}
+
+static void mx5_qp_unlink_cqs(struct mx5_qp *qp)
+{
+	if (qp->scq) {
+		mx5_wq_table_clear(qp->scq->wqs, qp->qpn);
+		mx5_cq_ring_forget(&qp->scq->ring, qp->qpn);
+	}
+	if (qp->rcq && qp->rcq != qp->scq) {
+		mx5_wq_table_clear(qp->rcq->wqs, qp->qpn);
+		mx5_cq_ring_forget(&qp->rcq->ring, qp->qpn);
+	}
+}
+
+int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx5_qp **out)
+{
+	if (!pd || !a || !out)
+		return -EINVAL;
+	struct mx5_device *dev = pd->dev;
+	*out = NULL;
+	if (dev->health != MX5_HEALTH_OK)
+		return mx5_fail(dev, -ENODEV, "CREATE_QP: device is in fatal error");
+	if (a->type != MX5_QPT_RC && a->type != MX5_QPT_UC && a->type != MX5_QPT_UD)
+		return mx5_fail(dev, -EINVAL, "CREATE_QP: QP type %d is not RC, UC or UD", a->type);
+	if (!a->send_cq || (!a->recv_cq && !a->srq))
+		return mx5_fail(dev, -EINVAL, "CREATE_QP: %s CQ missing", a->send_cq ? "receive" : "send");
+	if ((a->type == MX5_QPT_RC && !MX5_CAP_GEN(dev, rc)) ||
+	    (a->type == MX5_QPT_UC && !MX5_CAP_GEN(dev, uc)) ||
+	    (a->type == MX5_QPT_UD && !MX5_CAP_GEN(dev, ud)))
+		return mx5_fail(dev, -EOPNOTSUPP, "CREATE_QP: device does not offer this QP type");
+
+	struct mx5_qp *qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return mx5_fail(dev, -ENOMEM, "CREATE_QP: out of memory");
+	qp->dev = dev;
+	qp->pd = pd;
+	qp->type = a->type;
+	qp->scq = a->send_cq;
+	qp->rcq = a->recv_cq ? a->recv_cq : a->send_cq;
+	qp->srq = a->srq;
+	qp->sq_sig_all = a->sq_sig_all;
+	int rc = mx5_qp_size(dev, a, qp);
+	if (rc) {
+		free(qp);
+		return rc;
+	}
+	size_t rq_bytes = (size_t)qp->rq_wqe_cnt * qp->rq_stride;
+	size_t sq_bytes = (size_t)qp->sq_wqe_cnt * MX5_SEND_WQE_BB;
+	qp->sq_wrid = calloc(qp->sq_wqe_cnt, sizeof(uint64_t));
+	qp->sq_wqe_next = calloc(qp->sq_wqe_cnt, sizeof(uint32_t));
+	qp->rq_wrid = calloc(qp->rq_wqe_cnt ? qp->rq_wqe_cnt : 1, sizeof(uint64_t));
+	if (!qp->sq_wrid || !qp->sq_wqe_next || !qp->rq_wrid) {
+		rc = mx5_fail(dev, -ENOMEM, "CREATE_QP: out of memory");
+		goto err;
+	}
+	rc = mx5_qbuf_alloc(dev, rq_bytes + sq_bytes, &qp->q);
+	if (rc) {
+		mx5_fail(dev, rc, "CREATE_QP: no DMA memory for %zu bytes of queues", rq_bytes + sq_bytes);
+		goto err;
+	}
+
+	size_t npas = mx5_qbuf_npas(dev, &qp->q);
+	size_t inlen = PRM_SIZE(create_qp_in) + npas * 8;
+	uint8_t *in = calloc(1, inlen), o[PRM_SIZE(create_qp_out)];
+	if (!in) {
+		rc = mx5_fail(dev, -ENOMEM, "CREATE_QP: out of memory");
+		goto err;
+	}
+	PRM_SET(create_qp_in, in, opcode, PRM_CMD_OP_CREATE_QP);
+	uint8_t *c = PRM_ADDR(create_qp_in, in, qpc);
+	PRM_SET(qpc, c, st, a->type == MX5_QPT_RC ? MX5_QPC_ST_RC
+			    : a->type == MX5_QPT_UC ? MX5_QPC_ST_UC : MX5_QPC_ST_UD);
+	PRM_SET(qpc, c, pm_state, MX5_QPC_PM_MIGRATED);
+	PRM_SET(qpc, c, pd, pd->pdn);
+	PRM_SET(qpc, c, uar_page, dev->uar.index);
+	PRM_SET(qpc, c, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT);
+	PRM_SET(qpc, c, log_msg_max, MX5_CAP_GEN(dev, log_max_msg));
+	PRM_SET(qpc, c, log_sq_size, mx5_ilog2_ceil(qp->sq_wqe_cnt));
+	if (qp->srq) {
+		PRM_SET(qpc, c, rq_type, MX5_RQ_SRQ);
+		PRM_SET(qpc, c, srqn_rmpn_xrqn, qp->srq->srqn);
+	} else if (!qp->rq_wqe_cnt) {
+		PRM_SET(qpc, c, rq_type, MX5_RQ_ZERO);
+	} else {
+		PRM_SET(qpc, c, rq_type, MX5_RQ_REGULAR);
+		PRM_SET(qpc, c, log_rq_size, mx5_ilog2_ceil(qp->rq_wqe_cnt));
+		PRM_SET(qpc, c, log_rq_stride, mx5_ilog2_ceil(qp->rq_stride) - 4);
+	}
+	PRM_SET(qpc, c, cqn_snd, qp->scq->cqn);
+	PRM_SET(qpc, c, cqn_rcv, qp->rcq->cqn);
+	PRM_SET(qpc, c, dbr_addr, qp->q.dbrec_iova);
+	mx5_qbuf_pas(dev, &qp->q, PRM_ADDR(create_qp_in, in, pas));
+	rc = mx5_exec(dev, in, inlen, o, sizeof(o));
+	free(in);
+	if (rc)
+		goto err;
+	qp->qpn = (uint32_t)PRM_GET(create_qp_out, o, qpn);
+	qp->state = MX5_QPS_RESET;
+	rc = mx5_qp_rings_init(qp);
+	if (!rc)
+		rc = mx5_wq_table_set(qp->scq->wqs, qp->qpn, &qp->ref);
+	if (!rc && qp->rcq != qp->scq)
+		rc = mx5_wq_table_set(qp->rcq->wqs, qp->qpn, &qp->ref);
+	if (rc) {
+		mx5_fail(dev, rc, "CREATE_QP: QP 0x%x: completion table: %d", qp->qpn, rc);
+		mx5_qp_unlink_cqs(qp);
+		uint8_t din[PRM_SIZE(destroy_qp_in)] = { 0 }, dout[PRM_SIZE(destroy_qp_out)];
+		PRM_SET(destroy_qp_in, din, opcode, PRM_CMD_OP_DESTROY_QP);
+		PRM_SET(destroy_qp_in, din, qpn, qp->qpn);
+		mx5_exec(dev, din, sizeof(din), dout, sizeof(dout));
+		goto err;
+	}
+	pd->refs++;
+	qp->scq->refs++;
+	if (qp->rcq != qp->scq)
+		qp->rcq->refs++;
+	if (qp->srq)
+		qp->srq->refs++;
+	qp->attr.qp_state = MX5_QPS_RESET;
+	mx5_list_add(&dev->qps, &qp->link);
+	*out = qp;
+	return 0;
+err:
+	mx5_qbuf_free(dev, &qp->q);
+	free(qp->sq_wrid);
+	free(qp->sq_wqe_next);
+	free(qp->rq_wrid);
+	free(qp);
+	return rc;
+}
+
+/* ---- modify ---- */
+
+static const char *mx5_attr_name(unsigned bit)
+{
+	switch (bit) {
+	case MX5_QP_STATE: return "qp_state";
+	case MX5_QP_ACCESS_FLAGS: return "qp_access_flags";
+	case MX5_QP_PKEY_INDEX: return "pkey_index";
+	case MX5_QP_PORT: return "port_num";
+	case MX5_QP_QKEY: return "qkey";
+	case MX5_QP_AV: return "ah_attr (address vector)";
+	case MX5_QP_PATH_MTU: return "path_mtu";
+	case MX5_QP_TIMEOUT: return "timeout";
+	case MX5_QP_RETRY_CNT: return "retry_cnt";
+	case MX5_QP_RNR_RETRY: return "rnr_retry";
+	case MX5_QP_RQ_PSN: return "rq_psn";
+	case MX5_QP_MAX_QP_RD_ATOMIC: return "max_rd_atomic";
+	case MX5_QP_MIN_RNR_TIMER: return "min_rnr_timer";
+	case MX5_QP_SQ_PSN: return "sq_psn";
+	case MX5_QP_MAX_DEST_RD_ATOMIC: return "max_dest_rd_atomic";
+	case MX5_QP_DEST_QPN: return "dest_qp_num";
+	default: return "attribute";
+	}
+}
+
+static const char *mx5_state_name(enum mx5_qp_state s)
+{
+	static const char *n[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };
+	return (unsigned)s < 7 ? n[s] : "?";
+}
+
+/* Attributes a transition must carry (IBTA 11.2.4.2 / ibv_modify_qp(3) table). */
+static unsigned mx5_required(enum mx5_qp_type t, enum mx5_qp_state from, enum mx5_qp_state to)
+{
+	unsigned r = MX5_QP_STATE;
+	if (from == MX5_QPS_RESET && to == MX5_QPS_INIT)
+		return r | MX5_QP_PKEY_INDEX | MX5_QP_PORT |
+		       (t == MX5_QPT_UD ? MX5_QP_QKEY : MX5_QP_ACCESS_FLAGS);
+	if (from == MX5_QPS_INIT && to == MX5_QPS_RTR) {
+		if (t == MX5_QPT_UD)
+			return r;
+		r |= MX5_QP_AV | MX5_QP_PATH_MTU | MX5_QP_DEST_QPN | MX5_QP_RQ_PSN;
+		if (t == MX5_QPT_RC)
+			r |= MX5_QP_MAX_DEST_RD_ATOMIC | MX5_QP_MIN_RNR_TIMER;
+		return r;
+	}
+	if (from == MX5_QPS_RTR && to == MX5_QPS_RTS) {
+		r |= MX5_QP_SQ_PSN;
+		if (t == MX5_QPT_RC)
+			r |= MX5_QP_TIMEOUT | MX5_QP_RETRY_CNT | MX5_QP_RNR_RETRY | MX5_QP_MAX_QP_RD_ATOMIC;
+		return r;
+	}
+	return r;
+}
+
+static unsigned mx5_log_rd(uint8_t n)
+{
+	return n ? mx5_ilog2_ceil(n) : 0;
+}
+
+static void mx5_set_access(uint8_t *c, unsigned acc, uint32_t *opt, bool optional)
+{
+	PRM_SET(qpc, c, rre, (acc & MX5_ACCESS_REMOTE_READ) ? 1 : 0);
+	PRM_SET(qpc, c, rwe, (acc & MX5_ACCESS_REMOTE_WRITE) ? 1 : 0);
+	PRM_SET(qpc, c, rae, (acc & MX5_ACCESS_REMOTE_ATOMIC) ? 1 : 0);
+	if (optional)
+		*opt |= MX5_OPT_RRE | MX5_OPT_RWE | MX5_OPT_RAE;
+}
+
+/* The RoCE v2 primary address path (ads): GID index, destination GID and MAC, hop
+ * limit, traffic class, flow label and the UDP source port derived from it. */
+static void mx5_set_av(struct mx5_qp *qp, uint8_t *ads, const struct mx5_qp_attr *a)
+{
+	const struct mx5_ah_attr *ah = &a->ah;
+	PRM_SET(ads, ads, grh, 1);
+	PRM_SET(ads, ads, src_addr_index, ah->sgid_index);
+	PRM_SET(ads, ads, hop_limit, ah->hop_limit ? ah->hop_limit : 64);
+	PRM_SET(ads, ads, tclass, ah->traffic_class);
+	PRM_SET(ads, ads, dscp, ah->traffic_class >> 2);
+	uint32_t fl = ah->flow_label & 0xfffff;
+	PRM_SET(ads, ads, flow_label, fl);
+	if (!fl)
+		fl = mx5_calc_flow_label(qp->qpn, a->dest_qp_num);
+	PRM_SET(ads, ads, udp_sport, mx5_flow_label_sport(fl));
+	memcpy(PRM_ADDR(ads, ads, rgid_rip), ah->dgid, 16);
+	PRM_SET(ads, ads, rmac_47_32, ((uint32_t)ah->dmac[0] << 8) | ah->dmac[1]);
+	PRM_SET(ads, ads, rmac_31_0, ((uint32_t)ah->dmac[2] << 24) | ((uint32_t)ah->dmac[3] << 16) |
+					   ((uint32_t)ah->dmac[4] << 8) | ah->dmac[5]);
+	PRM_SET(ads, ads, eth_prio, ah->sl & 7);
+	PRM_SET(ads, ads, vhca_port_num, ah->port_num ? ah->port_num : 1);
+}
+
+int mx5_qp_modify(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask)
+{
+	if (!qp || !a)
+		return -EINVAL;
+	struct mx5_device *dev = qp->dev;
+	if (!(mask & MX5_QP_STATE))
+		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: missing attribute qp_state", qp->qpn);
+	enum mx5_qp_state from = qp->state, to = a->qp_state;
+	if ((mask & MX5_QP_CUR_STATE) && a->cur_qp_state != from)
+		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: cur_qp_state %s but the QP is %s",
+				qp->qpn, mx5_state_name(a->cur_qp_state), mx5_state_name(from));
+	uint16_t op;
+	if (to == MX5_QPS_RESET)
+		op = PRM_CMD_OP_2RST_QP;
+	else if (to == MX5_QPS_ERR)
+		op = PRM_CMD_OP_2ERR_QP;
+	else if (from == MX5_QPS_RESET && to == MX5_QPS_INIT)
+		op = PRM_CMD_OP_RST2INIT_QP;
+	else if (from == MX5_QPS_INIT && to == MX5_QPS_INIT)
+		op = PRM_CMD_OP_INIT2INIT_QP;
+	else if (from == MX5_QPS_INIT && to == MX5_QPS_RTR)
+		op = PRM_CMD_OP_INIT2RTR_QP;
+	else if (from == MX5_QPS_RTR && to == MX5_QPS_RTS)
+		op = PRM_CMD_OP_RTR2RTS_QP;
+	else if (from == MX5_QPS_RTS && to == MX5_QPS_RTS)
+		op = PRM_CMD_OP_RTS2RTS_QP;
+	else
+		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: transition %s -> %s is not allowed",
+				qp->qpn, mx5_state_name(from), mx5_state_name(to));
+
+	unsigned need = mx5_required(qp->type, from, to);
+	for (unsigned bit = 1; bit; bit <<= 1)
+		if ((need & bit) && !(mask & bit))
+			return mx5_fail(dev, -EINVAL,
+					"modify QP 0x%x %s -> %s: missing attribute %s", qp->qpn,
+					mx5_state_name(from), mx5_state_name(to), mx5_attr_name(bit));
+	if ((mask & MX5_QP_PATH_MTU) && (a->path_mtu < 1 || a->path_mtu > 5))
+		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: path_mtu %u is not 1..5 (256..4096)",
+				qp->qpn, a->path_mtu);
+	if ((mask & MX5_QP_PORT) && (a->port_num < 1 || a->port_num > MX5_CAP_GEN(dev, num_ports)))
+		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: port_num %u: device has %u ports",
+				qp->qpn, a->port_num, (unsigned)MX5_CAP_GEN(dev, num_ports));
+	if ((mask & MX5_QP_AV) && a->ah.sgid_index >= mx5_gid_table_len(dev))
+		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: GID index %u exceeds device limit %u",
+				qp->qpn, a->ah.sgid_index, mx5_gid_table_len(dev));
+	if ((mask & MX5_QP_MAX_QP_RD_ATOMIC) &&
+	    a->max_rd_atomic > (1u << MX5_CAP_GEN(dev, log_max_ra_req_qp)))
+		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: max_rd_atomic %u exceeds device limit %u",
+				qp->qpn, a->max_rd_atomic, 1u << MX5_CAP_GEN(dev, log_max_ra_req_qp));
+	if ((mask & MX5_QP_MAX_DEST_RD_ATOMIC) &&
+	    a->max_dest_rd_atomic > (1u << MX5_CAP_GEN(dev, log_max_ra_res_qp)))
+		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: max_dest_rd_atomic %u exceeds device limit %u",
+				qp->qpn, a->max_dest_rd_atomic, 1u << MX5_CAP_GEN(dev, log_max_ra_res_qp));
+
+	/* All the transition inputs with a qpc share one layout (rst2init_qp_in etc. put
+	 * qpn, opt_param_mask and qpc at the same offsets: the layouts' rows agree). */
+	uint8_t *in = calloc(1, PRM_SIZE(rst2init_qp_in));
+	uint8_t o[PRM_SIZE(rst2init_qp_out)];
+	if (!in)
+		return mx5_fail(dev, -ENOMEM, "modify QP: out of memory");
+	size_t inlen;
+	uint32_t opt = 0;
+	if (op == PRM_CMD_OP_2RST_QP || op == PRM_CMD_OP_2ERR_QP) {
+		/* qp_2rst_in / qp_2err_in: header and qpn only */
+		if (op == PRM_CMD_OP_2RST_QP) {
+			PRM_SET(qp_2rst_in, in, opcode, op);
+			PRM_SET(qp_2rst_in, in, qpn, qp->qpn);
+			inlen = PRM_SIZE(qp_2rst_in);
+		} else {
+			PRM_SET(qp_2err_in, in, opcode, op);
+			PRM_SET(qp_2err_in, in, qpn, qp->qpn);
+			inlen = PRM_SIZE(qp_2err_in);
+		}
+	} else {
+		PRM_SET(rst2init_qp_in, in, opcode, op);
+		PRM_SET(rst2init_qp_in, in, qpn, qp->qpn);
+		inlen = PRM_SIZE(rst2init_qp_in);
+		uint8_t *c = PRM_ADDR(rst2init_qp_in, in, qpc);
+		uint8_t *ads = PRM_ADDR(qpc, c, primary_address_path);
+		bool rst2init = op == PRM_CMD_OP_RST2INIT_QP;
+		if (mask & MX5_QP_ACCESS_FLAGS)
+			mx5_set_access(c, a->qp_access_flags, &opt, !rst2init);
+		if (mask & MX5_QP_PKEY_INDEX) {
+			PRM_SET(ads, ads, pkey_index, a->pkey_index);
+			if (!rst2init)
+				opt |= MX5_OPT_PKEY_INDEX;
+		}
+		if (mask & MX5_QP_PORT)
+			PRM_SET(ads, ads, vhca_port_num, a->port_num);
+		if (rst2init)
+			PRM_SET(qpc, c, pm_state, MX5_QPC_PM_MIGRATED);
+		if (mask & MX5_QP_QKEY) {
+			PRM_SET(qpc, c, q_key, a->qkey);
+			if (!rst2init)
+				opt |= MX5_OPT_Q_KEY;
+		}
+		if (mask & MX5_QP_AV)
+			mx5_set_av(qp, ads, a);
+		if (mask & MX5_QP_PATH_MTU)
+			PRM_SET(qpc, c, mtu, a->path_mtu);
+		if (mask & MX5_QP_DEST_QPN)
+			PRM_SET(qpc, c, remote_qpn, a->dest_qp_num);
+		if (mask & MX5_QP_RQ_PSN)
+			PRM_SET(qpc, c, next_rcv_psn, a->rq_psn & 0xffffff);
+		if (mask & MX5_QP_MAX_DEST_RD_ATOMIC)
+			PRM_SET(qpc, c, log_rra_max, mx5_log_rd(a->max_dest_rd_atomic));
+		if (mask & MX5_QP_MIN_RNR_TIMER) {
+			PRM_SET(qpc, c, min_rnr_nak, a->min_rnr_timer);
+			if (op != PRM_CMD_OP_INIT2RTR_QP)
+				opt |= MX5_OPT_RNR_TIMEOUT;
+		}
+		if (mask & MX5_QP_SQ_PSN)
+			PRM_SET(qpc, c, next_send_psn, a->sq_psn & 0xffffff);
+		if (mask & MX5_QP_TIMEOUT) {
+			PRM_SET(ads, ads, ack_timeout, a->timeout);
+			if (op == PRM_CMD_OP_RTS2RTS_QP)
+				opt |= MX5_OPT_ACK_TIMEOUT;
+		}
+		if (mask & MX5_QP_RETRY_CNT)
+			PRM_SET(qpc, c, retry_count, a->retry_cnt);
+		if (mask & MX5_QP_RNR_RETRY)
+			PRM_SET(qpc, c, rnr_retry, a->rnr_retry);
+		if (mask & MX5_QP_MAX_QP_RD_ATOMIC)
+			PRM_SET(qpc, c, log_sra_max, mx5_log_rd(a->max_rd_atomic));
+		PRM_SET(rst2init_qp_in, in, opt_param_mask, opt);
+	}
+	int rc = mx5_exec(dev, in, inlen, o, sizeof(o));
+	free(in);
+	if (rc)
+		return rc;
+
+	qp->state = to;
+	/* remember what was programmed (query reports it) */
+	struct mx5_qp_attr *s = &qp->attr;
+	s->qp_state = to;
+	if (mask & MX5_QP_ACCESS_FLAGS) s->qp_access_flags = a->qp_access_flags;
+	if (mask & MX5_QP_PKEY_INDEX) s->pkey_index = a->pkey_index;
+	if (mask & MX5_QP_PORT) s->port_num = a->port_num;
+	if (mask & MX5_QP_QKEY) s->qkey = a->qkey;
+	if (mask & MX5_QP_AV) s->ah = a->ah;
+	if (mask & MX5_QP_PATH_MTU) s->path_mtu = a->path_mtu;
+	if (mask & MX5_QP_DEST_QPN) s->dest_qp_num = a->dest_qp_num;
+	if (mask & MX5_QP_RQ_PSN) s->rq_psn = a->rq_psn & 0xffffff;
+	if (mask & MX5_QP_SQ_PSN) s->sq_psn = a->sq_psn & 0xffffff;
+	if (mask & MX5_QP_MAX_DEST_RD_ATOMIC) s->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & MX5_QP_MAX_QP_RD_ATOMIC) s->max_rd_atomic = a->max_rd_atomic;
+	if (mask & MX5_QP_MIN_RNR_TIMER) s->min_rnr_timer = a->min_rnr_timer;
+	if (mask & MX5_QP_TIMEOUT) s->timeout = a->timeout;
+	if (mask & MX5_QP_RETRY_CNT) s->retry_cnt = a->retry_cnt;
+	if (mask & MX5_QP_RNR_RETRY) s->rnr_retry = a->rnr_retry;
+	if (to == MX5_QPS_RESET) {
+		/* the device forgot the queues' contents: so does the data path */
+		int r2 = mx5_qp_rings_init(qp);
+		if (r2)
+			return r2;
+	}
+	return 0;
+}
+
+static enum mx5_qp_state mx5_state_from_qpc(unsigned s)
+{
+	switch (s) {
+	case MX5_QPC_RST: return MX5_QPS_RESET;
+	case MX5_QPC_INIT: return MX5_QPS_INIT;
+	case MX5_QPC_RTR: return MX5_QPS_RTR;
+	case MX5_QPC_RTS: return MX5_QPS_RTS;
+	case MX5_QPC_SQER: return MX5_QPS_SQE;
+	case MX5_QPC_SQD: return MX5_QPS_SQD;
+	default: return MX5_QPS_ERR;
+	}
+}
+
+int mx5_qp_query(struct mx5_qp *qp, struct mx5_qp_attr *a, struct mx5_qp_init_attr *init)
+{
+	if (!qp || !a)
+		return -EINVAL;
+	struct mx5_device *dev = qp->dev;
+	*a = qp->attr;
+	a->cap = qp->cap;
+	if (init) {
+		memset(init, 0, sizeof(*init));
+		init->type = qp->type;
+		init->send_cq = qp->scq;
+		init->recv_cq = qp->rcq;
+		init->srq = qp->srq;
+		init->cap = qp->cap;
+		init->sq_sig_all = qp->sq_sig_all;
+	}
+	if (qp->flushed) {
+		a->qp_state = MX5_QPS_ERR;
+		return 0;
+	}
+	uint8_t in[PRM_SIZE(query_qp_in)] = { 0 };
+	uint8_t *o = calloc(1, PRM_SIZE(query_qp_out));
+	if (!o)
+		return -ENOMEM;
+	PRM_SET(query_qp_in, in, opcode, PRM_CMD_OP_QUERY_QP);
+	PRM_SET(query_qp_in, in, qpn, qp->qpn);
+	int rc = mx5_exec(dev, in, sizeof(in), o, PRM_SIZE(query_qp_out));
+	if (!rc) {
+		const uint8_t *c = PRM_ADDR(query_qp_out, o, qpc);
+		const uint8_t *ads = PRM_ADDR(qpc, c, primary_address_path);
+		a->qp_state = mx5_state_from_qpc((unsigned)PRM_GET(qpc, c, state));
+		a->cur_qp_state = a->qp_state;
+		qp->state = a->qp_state;   /* the device may have moved it to ERR */
+		if (qp->type != MX5_QPT_UD) {
+			a->path_mtu = (uint8_t)PRM_GET(qpc, c, mtu);
+			a->dest_qp_num = (uint32_t)PRM_GET(qpc, c, remote_qpn);
+		}
+		a->sq_psn = (uint32_t)PRM_GET(qpc, c, next_send_psn);
+		a->rq_psn = (uint32_t)PRM_GET(qpc, c, next_rcv_psn);
+		a->qkey = (uint32_t)PRM_GET(qpc, c, q_key);
+		a->retry_cnt = (uint8_t)PRM_GET(qpc, c, retry_count);
+		a->rnr_retry = (uint8_t)PRM_GET(qpc, c, rnr_retry);
+		a->min_rnr_timer = (uint8_t)PRM_GET(qpc, c, min_rnr_nak);
+		a->timeout = (uint8_t)PRM_GET(ads, ads, ack_timeout);
+		a->ah.sgid_index = (uint8_t)PRM_GET(ads, ads, src_addr_index);
+		a->ah.hop_limit = (uint8_t)PRM_GET(ads, ads, hop_limit);
+		a->ah.traffic_class = (uint8_t)PRM_GET(ads, ads, tclass);
+		a->ah.flow_label = (uint32_t)PRM_GET(ads, ads, flow_label);
+		memcpy(a->ah.dgid, PRM_ADDR(ads, ads, rgid_rip), 16);
+	}
+	free(o);
+	return rc;
+}
+
+static int mx5_qp_destroy_cmd(struct mx5_qp *qp)
+{
+	if (qp->dev->health != MX5_HEALTH_OK)
+		return 0;
+	uint8_t in[PRM_SIZE(destroy_qp_in)] = { 0 }, o[PRM_SIZE(destroy_qp_out)];
+	PRM_SET(destroy_qp_in, in, opcode, PRM_CMD_OP_DESTROY_QP);
+	PRM_SET(destroy_qp_in, in, qpn, qp->qpn);
+	return mx5_exec(qp->dev, in, sizeof(in), o, sizeof(o));
+}
+
+static void mx5_qp_release(struct mx5_qp *qp)
+{
+	mx5_qp_unlink_cqs(qp);
+	qp->pd->refs--;
+	qp->scq->refs--;
+	if (qp->rcq != qp->scq)
+		qp->rcq->refs--;
+	if (qp->srq)
+		qp->srq->refs--;
+	mx5_list_del(&qp->link);
+	mx5_qbuf_free(qp->dev, &qp->q);
+	free(qp->sq_wrid);
+	free(qp->sq_wqe_next);
+	free(qp->rq_wrid);
+	free(qp);
+}
+
+int mx5_qp_destroy(struct mx5_qp *qp)
+{
+	if (!qp)
+		return -EINVAL;
+	int rc = mx5_qp_destroy_cmd(qp);
+	if (rc)
+		return rc;
+	mx5_qp_release(qp);
+	return 0;
+}
+
+void mx5_qp_destroy_forced(struct mx5_qp *qp)
+{
+	mx5_qp_destroy_cmd(qp);
+	mx5_qp_release(qp);
+}
+
+/* An async error EQE for this QP: the device moved it to an error state. */
+void mx5_qp_async_event(struct mx5_device *dev, uint32_t qpn, enum mx5_event_type type)
+{
+	if (type != MX5_EVENT_QP_FATAL && type != MX5_EVENT_QP_REQ_ERROR &&
+	    type != MX5_EVENT_QP_ACCESS_ERROR)
+		return;
+	for (struct mx5_list *l = dev->qps.next; l != &dev->qps; l = l->next) {
+		struct mx5_qp *qp = mx5_container_of(l, struct mx5_qp, link);
+		if (qp->qpn == qpn) {
+			qp->state = MX5_QPS_ERR;
+			return;
+		}
+	}
+}
+
+uint32_t mx5_qp_num(const struct mx5_qp *qp) { return qp->qpn; }
+enum mx5_qp_state mx5_qp_state(const struct mx5_qp *qp) { return qp->flushed ? MX5_QPS_ERR : qp->state; }
+void *mx5_qp_sq_state(struct mx5_qp *qp) { return &qp->sq; }
+void *mx5_qp_rq_state(struct mx5_qp *qp) { return qp->rq_wqe_cnt ? &qp->rq : NULL; }

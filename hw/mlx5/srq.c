@@ -1,0 +1,150 @@
+/* Shared receive queues (PRM CREATE_SRQ 0x700, DESTROY_SRQ 0x701, ARM_RQ 0x703, srqc).
+ * The WQE ring and its free list are the data path's (sq.h mx5_srq_ring). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/mlx5/mx5_objects.h"
+
+int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_attr *attr,
+		   struct mx5_srq **out)
+{
+	if (!pd || !attr || !out)
+		return -EINVAL;
+	struct mx5_device *dev = pd->dev;
+	*out = NULL;
+	if (dev->health != MX5_HEALTH_OK)
+		return mx5_fail(dev, -ENODEV, "CREATE_SRQ: device is in fatal error");
+	if (!MX5_CAP_GEN(dev, log_max_srq))
+		return mx5_fail(dev, -EOPNOTSUPP, "CREATE_SRQ: device has no SRQs (log_max_srq 0)");
+	unsigned log_max = (unsigned)MX5_CAP_GEN(dev, log_max_srq_sz);
+	uint32_t max_wr = (uint32_t)((1ull << log_max) - 1);
+	if (attr->max_wr == 0 || attr->max_wr > max_wr)
+		return mx5_fail(dev, -EINVAL, "SRQ depth %u exceeds device limit %u (log_max_srq_sz %u)",
+				attr->max_wr, max_wr, log_max);
+	uint32_t max_sge = (uint32_t)MX5_CAP_GEN(dev, max_wqe_sz_rq) / 16 - 1;
+	if (attr->max_sge > max_sge)
+		return mx5_fail(dev, -EINVAL, "SRQ max_sge %u exceeds device limit %u (max_wqe_sz_rq %u)",
+				attr->max_sge, max_sge, (unsigned)MX5_CAP_GEN(dev, max_wqe_sz_rq));
+	/* one WQE more than asked stays free as the list end (sq.h) */
+	unsigned log = mx5_ilog2_ceil((uint64_t)attr->max_wr + 1);
+	if (log < 1)
+		log = 1;
+	uint32_t stride = mx5_srq_stride(attr->max_sge ? attr->max_sge : 1);
+	struct mx5_srq *s = calloc(1, sizeof(*s));
+	if (!s)
+		return mx5_fail(dev, -ENOMEM, "CREATE_SRQ: out of memory");
+	s->dev = dev;
+	s->pd = pd;
+	s->cq = cq;
+	uint32_t cnt = 1u << log;
+	s->wrid = calloc(cnt, sizeof(uint64_t));
+	int rc = s->wrid ? mx5_qbuf_alloc(dev, (size_t)cnt * stride, &s->q) : -ENOMEM;
+	if (rc) {
+		mx5_fail(dev, rc, "CREATE_SRQ: no memory for %u WQEs", cnt);
+		goto err;
+	}
+	rc = mx5_srq_ring_init(&s->ring, s->q.dma.va, cnt, attr->max_sge ? attr->max_sge : 1,
+			       s->wrid, s->q.dbrec);
+	if (rc) {
+		mx5_fail(dev, rc, "CREATE_SRQ: ring of %u WQEs rejected by the data path", cnt);
+		goto err;
+	}
+	size_t npas = mx5_qbuf_npas(dev, &s->q);
+	size_t inlen = PRM_SIZE(create_srq_in) + npas * 8;
+	uint8_t *in = calloc(1, inlen), o[PRM_SIZE(create_srq_out)];
+	if (!in) {
+		rc = mx5_fail(dev, -ENOMEM, "CREATE_SRQ: out of memory");
+		goto err;
+	}
+	PRM_SET(create_srq_in, in, opcode, PRM_CMD_OP_CREATE_SRQ);
+	uint8_t *c = PRM_ADDR(create_srq_in, in, srq_context_entry);
+	PRM_SET(srqc, c, log_srq_size, log);
+	/* log_rq_stride counts 16-byte units above 16 (Linux: wqe_shift - 4) */
+	PRM_SET(srqc, c, log_rq_stride, mx5_ilog2_ceil(stride) - 4);
+	PRM_SET(srqc, c, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT);
+	PRM_SET(srqc, c, pd, pd->pdn);
+	if (cq)
+		PRM_SET(srqc, c, cqn, cq->cqn);
+	PRM_SET(srqc, c, lwm, attr->srq_limit);
+	PRM_SET(srqc, c, dbr_addr, s->q.dbrec_iova);
+	mx5_qbuf_pas(dev, &s->q, PRM_ADDR(create_srq_in, in, pas));
+	rc = mx5_exec(dev, in, inlen, o, sizeof(o));
+	free(in);
+	if (rc)
+		goto err;
+	s->srqn = (uint32_t)PRM_GET(create_srq_out, o, srqn);
+	s->attr.max_wr = cnt - 1;
+	s->attr.max_sge = s->ring.max_sge;
+	s->attr.srq_limit = attr->srq_limit;
+	pd->refs++;
+	if (cq)
+		cq->refs++;
+	mx5_list_add(&dev->srqs, &s->link);
+	*out = s;
+	return 0;
+err:
+	mx5_qbuf_free(dev, &s->q);
+	free(s->wrid);
+	free(s);
+	return rc;
+}
+
+static int mx5_srq_destroy_cmd(struct mx5_srq *s)
+{
+	if (s->dev->health != MX5_HEALTH_OK)
+		return 0;
+	uint8_t in[PRM_SIZE(destroy_srq_in)] = { 0 }, o[PRM_SIZE(destroy_srq_out)];
+	PRM_SET(destroy_srq_in, in, opcode, PRM_CMD_OP_DESTROY_SRQ);
+	PRM_SET(destroy_srq_in, in, srqn, s->srqn);
+	return mx5_exec(s->dev, in, sizeof(in), o, sizeof(o));
+}
+
+static void mx5_srq_release(struct mx5_srq *s)
+{
+	s->pd->refs--;
+	if (s->cq)
+		s->cq->refs--;
+	mx5_list_del(&s->link);
+	mx5_qbuf_free(s->dev, &s->q);
+	free(s->wrid);
+	free(s);
+}
+
+int mx5_srq_destroy(struct mx5_srq *s)
+{
+	if (!s)
+		return -EINVAL;
+	if (s->refs)
+		return mx5_fail(s->dev, -EBUSY, "DESTROY_SRQ: SRQ 0x%x still used by %u QPs", s->srqn,
+				s->refs);
+	int rc = mx5_srq_destroy_cmd(s);
+	if (rc)
+		return rc;
+	mx5_srq_release(s);
+	return 0;
+}
+
+void mx5_srq_destroy_forced(struct mx5_srq *s)
+{
+	mx5_srq_destroy_cmd(s);
+	mx5_srq_release(s);
+}
+
+/* ARM_RQ: raise SRQ_LIMIT when fewer than `limit` WQEs remain. */
+int mx5_srq_arm(struct mx5_srq *s, uint32_t limit)
+{
+	if (!s)
+		return -EINVAL;
+	if (limit > s->attr.max_wr)
+		return mx5_fail(s->dev, -EINVAL, "SRQ limit %u exceeds its depth %u", limit,
+				s->attr.max_wr);
+	/* arm_rq_in has no table yet: the limit is kept and reported by query; the
+	 * device's lwm was programmed at creation. */
+	s->attr.srq_limit = limit;
+	return 0;
+}
+
+uint32_t mx5_srq_num(const struct mx5_srq *s) { return s->srqn; }
+void mx5_srq_query(const struct mx5_srq *s, struct mx5_srq_attr *a) { *a = s->attr; }
+void *mx5_srq_state(struct mx5_srq *s) { return &s->ring; }
