@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mlx5_ifc.h oracle (design sections 4 and 9): fetch Linux's mlx5_ifc.h, compile
-# ifc_oracle.c (generated from our PRM tables by X-macros) against it and rdma-core's
+# ifc_rows.c + ifc_oracle.c (generated from our PRM tables by X-macros) against it and rdma-core's
 # DEVX_SET/DEVX_GET, and run it.  It prints
 #   mlx5_ifc oracle: N fields checked, M mismatches, K unverified
 # and fails on any mismatch.
@@ -31,7 +31,7 @@ fi
 
 # shellcheck disable=SC2086 # extra flags are a word list on purpose
 if ! "$cc" -std=gnu11 -O1 -g -Wall -Wextra -Werror $extra -I"$src" -I"$inc" \
-     "$src/tests/oracle/ifc_oracle.c" -o "$work/ifc_oracle"; then
+     "$src/tests/oracle/ifc_rows.c" "$src/tests/oracle/ifc_oracle.c" -o "$work/ifc_oracle"; then
   echo "run_mlx5_ifc: the checker did not compile: a row names a structure or field that" \
        "mlx5_ifc.h lacks (declare it in tests/oracle/ifc_exceptions.h with the reason)," \
        "or a table is malformed" >&2
