@@ -1,0 +1,70 @@
+/* Capability blocks of the emulated device (PRM QUERY_HCA_CAP / SET_HCA_CAP), seeded
+ * from what a real ConnectX-4 answered (caps_seed.c, generated from the trace) and
+ * turned into a ConnectX-5 Ex.  Changed from the ConnectX-4 trace, and why:
+ *  - general pg = 1 (max and cur), and an ODP block (type 2) that the trace lacks: the
+ *    ConnectX-5 family supports on-demand paging for RC (send, receive, write, read,
+ *    atomic, SRQ receive) and UD send, and drivers look for it there;
+ *  - general uar_4k = 1 in max: ConnectX-5 can carve 4 KiB UARs inside larger host
+ *    pages, which a 16 KiB-page host (page=16k) needs; cur stays 0 until SET_HCA_CAP;
+ *  - general num_of_uars_per_page = 1 (cur): follows log_uar_page_sz and uar_4k.
+ * Everything else is the ConnectX-4's answer as recorded, so decoding our outputs with
+ * the same accessors gives the trace's values.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/emu/caps_seed.h"
+#include "hw/emu/emu_dev.h"
+
+enum { EMU_CAP_GENERAL = 0, EMU_CAP_ODP = 2 };
+
+uint8_t *emu_cap(struct emu_dev *d, unsigned type, int cur)
+{
+	if (type >= EMU_CAP_TYPES || !d->caps || !d->cap_present[type])
+		return NULL;
+	return d->caps[type][cur ? 1 : 0];
+}
+
+static void odp_seed(uint8_t *odp)
+{
+	uint8_t *t = PRM_ADDR(odp_cap, odp, transport_page_fault_scheme_cap);
+	uint8_t *rc = PRM_ADDR(odp_scheme_cap, t, rc_odp_caps);
+	uint8_t *ud = PRM_ADDR(odp_scheme_cap, t, ud_odp_caps);
+
+	PRM_SET(odp_per_transport_service_cap, rc, send, 1);
+	PRM_SET(odp_per_transport_service_cap, rc, receive, 1);
+	PRM_SET(odp_per_transport_service_cap, rc, write, 1);
+	PRM_SET(odp_per_transport_service_cap, rc, read, 1);
+	PRM_SET(odp_per_transport_service_cap, rc, atomic, 1);
+	PRM_SET(odp_per_transport_service_cap, rc, srq_receive, 1);
+	PRM_SET(odp_per_transport_service_cap, ud, send, 1);
+}
+
+int emu_caps_init(struct emu_dev *d)
+{
+	d->caps = calloc(EMU_CAP_TYPES, sizeof(*d->caps));
+	if (!d->caps)
+		return -ENOMEM;
+	for (size_t i = 0; i < emu_caps_seed_ncaps; i++) {
+		const struct emu_caps_seed_cap *s = &emu_caps_seed_caps[i];
+
+		if (s->cap_type >= EMU_CAP_TYPES)
+			continue;
+		memcpy(d->caps[s->cap_type][0], s->max, EMU_CAP_BYTES);
+		memcpy(d->caps[s->cap_type][1], s->cur, EMU_CAP_BYTES);
+		d->cap_present[s->cap_type] = true;
+	}
+	if (!d->cap_present[EMU_CAP_GENERAL])
+		return -ENODATA;
+	for (int cur = 0; cur < 2; cur++) {
+		uint8_t *g = d->caps[EMU_CAP_GENERAL][cur];
+
+		PRM_SET(cmd_hca_cap, g, pg, 1);
+		odp_seed(d->caps[EMU_CAP_ODP][cur]);
+	}
+	PRM_SET(cmd_hca_cap, d->caps[EMU_CAP_GENERAL][0], uar_4k, 1);
+	PRM_SET(cmd_hca_cap, d->caps[EMU_CAP_GENERAL][1], num_of_uars_per_page, 1);
+	d->cap_present[EMU_CAP_ODP] = true;
+	return 0;
+}

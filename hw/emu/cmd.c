@@ -1,0 +1,324 @@
+/* The command processor (PRM "Command Interface"): triggered by a store to
+ * command_doorbell_vector, it fetches each rung entry and its mailbox chains by DMA,
+ * checks them as the device's command interface does (delivery status), decodes the
+ * command with firmware-cmd's tables, dispatches it by opcode to the handler that an
+ * area file (cmd_<area>.c) registered, writes the output and the entry back, clears
+ * ownership, and posts the CMD completion EQE when an EQ asked for it.
+ *
+ * Delivery checks, in the order hardware meets them: entry type (0x7, PCIe command
+ * interface), entry signature (when the driver signs: XOR of the 64 bytes as posted,
+ * ownership included, must be 0xff), input/output lengths within what the device
+ * accepts, mailbox pointers 1 KiB aligned and mapped, each block's block_number (0, 1,
+ * 2, ...) and token (the entry's), block signatures when the driver signs, and a chain
+ * that does not loop back on itself.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "firmware-cmd/cmdq.h"
+#include "hw/emu/emu_dev.h"
+
+#define EMU_CMD_MAX_BYTES (4u << 20)     /* largest input/output the device accepts */
+#define EMU_CMD_TYPE_PCIE 0x7             /* cmd_queue_entry.type: PCIe command interface */
+#define BOX_BYTES PRM_SIZE(cmd_if_box)
+#define BOX_ALIGN 1024u                   /* mailboxes are 1 KiB aligned (next_pointer_31_10) */
+
+/* ---- opcode table, built once from every area's descriptors ---- */
+
+static const struct emu_cmd_desc *emu_cmd_by_op[EMU_OPCODE_SLOTS];
+static pthread_once_t emu_cmd_once = PTHREAD_ONCE_INIT;
+
+static void emu_cmd_build(void)
+{
+	for (size_t a = 0; a < emu_nareas; a++)
+		for (size_t i = 0; i < emu_areas[a]->ncmds; i++) {
+			const struct emu_cmd_desc *c = &emu_areas[a]->cmds[i];
+
+			if (c->opcode < EMU_OPCODE_SLOTS && !emu_cmd_by_op[c->opcode])
+				emu_cmd_by_op[c->opcode] = c;
+		}
+}
+
+const struct emu_cmd_desc *emu_cmd_find(uint16_t opcode)
+{
+	pthread_once(&emu_cmd_once, emu_cmd_build);
+	return opcode < EMU_OPCODE_SLOTS ? emu_cmd_by_op[opcode] : NULL;
+}
+
+/* ---- mailbox chains ---- */
+
+struct chain {
+	uint64_t *iova;       /* each block's address, in chain order */
+	uint8_t *img;         /* each block's image, BOX_BYTES apart */
+	size_t n;
+};
+
+static void chain_free(struct chain *c)
+{
+	free(c->iova);
+	free(c->img);
+	c->iova = NULL;
+	c->img = NULL;
+	c->n = 0;
+}
+
+static bool box_signature_ok(const uint8_t *box)
+{
+	size_t ctrl = PRM_OFF(cmd_if_box, next_pointer_63_32) / 8;
+	size_t csig = PRM_OFF(cmd_if_box, ctrl_signature) / 8;
+	size_t sig = PRM_OFF(cmd_if_box, signature) / 8;
+
+	/* PRM "Command Mailbox": ctrl_signature covers the control part, signature the
+	 * whole block; each makes the XOR of what it covers 0xff. */
+	return cmdq_xor8(box + ctrl, csig + 1 - ctrl) == 0xff && cmdq_xor8(box, sig + 1) == 0xff;
+}
+
+static void box_sign(uint8_t *box)
+{
+	size_t ctrl = PRM_OFF(cmd_if_box, next_pointer_63_32) / 8;
+	size_t csig = PRM_OFF(cmd_if_box, ctrl_signature) / 8;
+	size_t sig = PRM_OFF(cmd_if_box, signature) / 8;
+
+	PRM_SET(cmd_if_box, box, ctrl_signature, 0);
+	PRM_SET(cmd_if_box, box, signature, 0);
+	PRM_SET(cmd_if_box, box, ctrl_signature, (uint8_t)~cmdq_xor8(box + ctrl, csig - ctrl));
+	PRM_SET(cmd_if_box, box, signature, (uint8_t)~cmdq_xor8(box, sig));
+}
+
+/* Fetch n blocks from `first`; 0 or a delivery status. */
+static int chain_fetch(struct emu_dev *d, uint64_t first, size_t n, uint8_t token, bool signed_cmd, bool input,
+		       struct chain *c)
+{
+	uint8_t bad_ptr = input ? PRM_DELIV_IN_PTR_ALIGN_ERR : PRM_DELIV_OUT_PTR_ALIGN_ERR;
+	uint64_t p = first;
+
+	c->n = 0;
+	if (!n)
+		return 0;
+	c->iova = calloc(n, sizeof(*c->iova));
+	c->img = malloc(n * BOX_BYTES);
+	if (!c->iova || !c->img)
+		return PRM_DELIV_FW_ERR;
+	for (size_t k = 0; k < n; k++) {
+		uint8_t *box = c->img + k * BOX_BYTES;
+
+		if (p % BOX_ALIGN) {
+			emu_drverr(d, "%s mailbox %zu at 0x%llx not 1 KiB aligned", input ? "input" : "output", k,
+				   (unsigned long long)p);
+			return bad_ptr;
+		}
+		for (size_t j = 0; j < k; j++)
+			if (c->iova[j] == p) {
+				emu_drverr(d, "%s mailbox chain loops: block %zu points back to block %zu",
+					   input ? "input" : "output", k, j);
+				return PRM_DELIV_BAD_BLOCK_NUMBER;
+			}
+		if (emu_dma_read(d, p, box, BOX_BYTES) < 0)
+			return bad_ptr;
+		c->iova[k] = p;
+		c->n = k + 1;
+		if (PRM_GET(cmd_if_box, box, block_number) != k) {
+			emu_drverr(d, "%s mailbox %zu has block_number %llu", input ? "input" : "output", k,
+				   (unsigned long long)PRM_GET(cmd_if_box, box, block_number));
+			return PRM_DELIV_BAD_BLOCK_NUMBER;
+		}
+		if (PRM_GET(cmd_if_box, box, token) != token)
+			return PRM_DELIV_TOKEN_ERR;
+		if (input && signed_cmd && !box_signature_ok(box))
+			return PRM_DELIV_SIGNATURE_ERR;
+		p = (PRM_GET(cmd_if_box, box, next_pointer_63_32) << 32) |
+		    (PRM_GET(cmd_if_box, box, next_pointer_31_10) << 10);
+	}
+	return 0;
+}
+
+/* ---- dispatch ---- */
+
+static int dispatch(struct emu_dev *d, struct emu_cmd *c, int *hang)
+{
+	const struct emu_cmd_desc *desc = emu_cmd_find(c->opcode);
+	uint8_t st;
+	uint32_t synd;
+	int f;
+
+	f = emu_fault_check(d, c->opcode, &st, &synd);
+	if (f == 2) {
+		*hang = 1;
+		return 0;
+	}
+	if (f == 1)
+		return emu_cmd_fail(c, st, synd);
+	if (!desc)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_OP, PRM_SYND_BAD_OPCODE);
+	if (c->inlen < desc->in_bytes)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_INP_LEN, PRM_SYND_INPUT_TOO_SHORT);
+	if (c->outlen < desc->out_bytes)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_OUTP_LEN, PRM_SYND_OUTPUT_TOO_SHORT);
+	if (((desc->flags & EMU_CMDF_ENABLED) && d->hca < EMU_HCA_ENABLED) ||
+	    ((desc->flags & EMU_CMDF_INIT) && d->hca != EMU_HCA_INITIALIZED))
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_SYS_STATE, PRM_SYND_BAD_SYSTEM_STATE);
+	return desc->fn(d, c);
+}
+
+static void complete_entry(struct emu_dev *d, uint64_t eiova, uint8_t *ent, uint8_t deliv, bool signed_cmd)
+{
+	size_t own_dw = PRM_OFF(cmd_queue_entry, ownership) / 32 * 4;
+
+	PRM_SET(cmd_queue_entry, ent, status, deliv);
+	PRM_SET(cmd_queue_entry, ent, ownership, 0);
+	if (signed_cmd) {
+		PRM_SET(cmd_queue_entry, ent, signature, 0);
+		PRM_SET(cmd_queue_entry, ent, signature, (uint8_t)~cmdq_xor8(ent, PRM_SIZE(cmd_queue_entry)));
+	}
+	/* Everything before the ownership dword first, then that dword: the driver must
+	 * never see ownership back before the output. */
+	emu_dma_write(d, eiova, ent, own_dw);
+	emu_dma_write(d, eiova + own_dw, ent + own_dw, 4);
+	if (deliv)
+		d->ctr.cmd_delivery_errors++;
+}
+
+static void process_entry(struct emu_dev *d, unsigned slot)
+{
+	uint64_t eiova = d->cmdq_iova + ((uint64_t)slot << d->log_cmdq_stride);
+	uint8_t ent[PRM_SIZE(cmd_queue_entry)];
+	struct chain in_chain = { 0 }, out_chain = { 0 };
+	struct emu_cmd c = { 0 };
+	uint8_t *inbuf = NULL, *outbuf = NULL, token, deliv = 0;
+	uint64_t in_ptr, out_ptr;
+	size_t inlen, outlen, nin, nout;
+	bool signed_cmd;
+	int status, hang = 0;
+
+	if (emu_dma_read(d, eiova, ent, sizeof(ent)) < 0)
+		return; /* fault already logged: the entry itself is not reachable */
+	if (!PRM_GET(cmd_queue_entry, ent, ownership)) {
+		emu_drverr(d, "doorbell for command entry %u whose ownership bit is clear (software owned)", slot);
+		return;
+	}
+	token = (uint8_t)PRM_GET(cmd_queue_entry, ent, token);
+	signed_cmd = PRM_GET(cmd_queue_entry, ent, signature) != 0;
+	inlen = PRM_GET(cmd_queue_entry, ent, input_length);
+	outlen = PRM_GET(cmd_queue_entry, ent, output_length);
+	in_ptr = (PRM_GET(cmd_queue_entry, ent, input_mailbox_pointer_63_32) << 32) |
+		 (PRM_GET(cmd_queue_entry, ent, input_mailbox_pointer_31_9) << 9);
+	out_ptr = (PRM_GET(cmd_queue_entry, ent, output_mailbox_pointer_63_32) << 32) |
+		  (PRM_GET(cmd_queue_entry, ent, output_mailbox_pointer_31_9) << 9);
+
+	if (PRM_GET(cmd_queue_entry, ent, type) != EMU_CMD_TYPE_PCIE) {
+		deliv = PRM_DELIV_CMD_DESCR_ERR;
+		goto done;
+	}
+	if (signed_cmd && cmdq_xor8(ent, sizeof(ent)) != 0xff) {
+		deliv = PRM_DELIV_SIGNATURE_ERR;
+		goto done;
+	}
+	if (inlen > EMU_CMD_MAX_BYTES) {
+		deliv = PRM_DELIV_IN_LENGTH_ERR;
+		goto done;
+	}
+	if (outlen > EMU_CMD_MAX_BYTES) {
+		deliv = PRM_DELIV_OUT_LENGTH_ERR;
+		goto done;
+	}
+	nin = cmdq_boxes_for(inlen > CMDQ_INLINE_BYTES ? inlen - CMDQ_INLINE_BYTES : 0);
+	nout = cmdq_boxes_for(outlen > CMDQ_INLINE_BYTES ? outlen - CMDQ_INLINE_BYTES : 0);
+	deliv = (uint8_t)chain_fetch(d, in_ptr, nin, token, signed_cmd, true, &in_chain);
+	if (!deliv)
+		deliv = (uint8_t)chain_fetch(d, out_ptr, nout, token, signed_cmd, false, &out_chain);
+	if (deliv)
+		goto done;
+
+	inbuf = calloc(1, inlen > CMDQ_INLINE_BYTES ? inlen : CMDQ_INLINE_BYTES);
+	outbuf = calloc(1, outlen > CMDQ_INLINE_BYTES ? outlen : CMDQ_INLINE_BYTES);
+	if (!inbuf || !outbuf) {
+		deliv = PRM_DELIV_FW_ERR;
+		goto done;
+	}
+	cmdq_join(inbuf, inlen, PRM_ADDR(cmd_queue_entry, ent, command_input_inline_data), in_chain.img, in_chain.n,
+		  BOX_BYTES);
+	c.in = inbuf;
+	c.inlen = inlen;
+	c.out = outbuf;
+	c.outlen = outlen;
+	if (inlen >= PRM_SIZE(cmd_in)) {
+		c.opcode = (uint16_t)PRM_GET(cmd_in, inbuf, opcode);
+		c.op_mod = (uint16_t)PRM_GET(cmd_in, inbuf, op_mod);
+	}
+	if (inlen < PRM_SIZE(cmd_in))
+		status = emu_cmd_fail(&c, PRM_CMD_STAT_BAD_INP_LEN, PRM_SYND_INPUT_TOO_SHORT);
+	else
+		status = dispatch(d, &c, &hang);
+	if (hang) {
+		emu_log(d, EMU_LOG_INFO, "fault: command 0x%x left pending (hang)", c.opcode);
+		goto out;
+	}
+	PRM_SET(cmd_out, outbuf, status, (uint8_t)status);
+	PRM_SET(cmd_out, outbuf, syndrome, status ? c.syndrome : 0);
+	d->ctr.cmds++;
+	d->ctr.cmd_by_opcode[c.opcode % EMU_OPCODE_SLOTS]++;
+	d->ctr.cmd_by_status[(uint8_t)status]++;
+	if (status) {
+		d->ctr.cmds_failed++;
+		d->ctr.cmd_failed_by_opcode[c.opcode % EMU_OPCODE_SLOTS]++;
+		emu_log(d, EMU_LOG_INFO, "%s: %s (0x%x), syndrome 0x%x (%s)", prm_opcode_name(c.opcode),
+			prm_cmd_status_name((uint8_t)status), status, c.syndrome,
+			prm_syndrome_name(c.syndrome) ? prm_syndrome_name(c.syndrome) : "-");
+	} else {
+		emu_log(d, EMU_LOG_DEBUG, "%s op_mod 0x%x: ok", prm_opcode_name(c.opcode), c.op_mod);
+	}
+
+	/* Output: 16 inline bytes in the entry, the rest into the output chain. */
+	cmdq_split(outbuf, outlen, PRM_ADDR(cmd_queue_entry, ent, command_output_inline_data), out_chain.img,
+		   out_chain.n, BOX_BYTES);
+	if (outlen < CMDQ_INLINE_BYTES)
+		memcpy(PRM_ADDR(cmd_queue_entry, ent, command_output_inline_data), outbuf, CMDQ_INLINE_BYTES);
+	for (size_t k = 0; k < out_chain.n; k++) {
+		uint8_t *box = out_chain.img + k * BOX_BYTES;
+
+		if (signed_cmd)
+			box_sign(box);
+		if (emu_dma_write(d, out_chain.iova[k], box, BOX_BYTES) < 0) {
+			deliv = PRM_DELIV_OUT_PTR_ALIGN_ERR;
+			break;
+		}
+	}
+done:
+	complete_entry(d, eiova, ent, deliv, signed_cmd);
+	{
+		uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
+
+		PRM_SET(cmd_inter_comp_event, data, command_completion_vector, 1u << slot);
+		emu_eq_post_event(d, EMU_EVENT_CMD, 0, data);
+	}
+out:
+	chain_free(&in_chain);
+	chain_free(&out_chain);
+	free(inbuf);
+	free(outbuf);
+}
+
+void emu_cmd_doorbell(struct emu_dev *d, uint32_t vector)
+{
+	unsigned n = 1u << d->log_cmdq_size;
+
+	if (!d->cmdq_programmed) {
+		emu_drverr(d, "command doorbell 0x%x before the command queue address was written", vector);
+		return;
+	}
+	if (d->fatal) {
+		/* Firmware that hit a fatal error executes nothing more; the driver learns
+		 * it from the health syndrome and the stalled health counter. */
+		emu_log(d, EMU_LOG_WARN, "command doorbell 0x%x ignored: firmware in fatal state", vector);
+		return;
+	}
+	if (n < 32 && (vector >> n)) {
+		emu_drverr(d, "command doorbell 0x%x rings entries beyond the %u-entry queue", vector, n);
+		vector &= (1u << n) - 1;
+	}
+	for (unsigned i = 0; i < n && i < 32; i++)
+		if (vector & (1u << i))
+			process_entry(d, i);
+}

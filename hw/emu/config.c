@@ -1,0 +1,158 @@
+/* Option string of the "emu:" URI: ip=127.0.0.N, page=4k|16k, iova=offset|scatter,
+ * fail=OPCODE:STATUS[:SYNDROME][@SKIP], hang=OPCODE, fatal=SYNDROME, port=down,
+ * init_ms=N.  Opcodes may be numbers or names (CREATE_EQ). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "firmware-cmd/names.h"
+#include "hw/emu/emu.h"
+
+static int parse_num(const char *s, unsigned long *v)
+{
+	char *end;
+
+	if (!*s)
+		return -EINVAL;
+	*v = strtoul(s, &end, 0);
+	return *end ? -EINVAL : 0;
+}
+
+static int parse_opcode(const char *s, uint16_t *op)
+{
+	unsigned long v;
+
+	if (parse_num(s, &v) == 0 && v < 0x10000) {
+		*op = (uint16_t)v;
+		return 0;
+	}
+	return prm_opcode_from_name(s, op);
+}
+
+int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t errlen)
+{
+	char buf[512], *save = NULL, *tok;
+	int rc = 0;
+
+	if (!cfg)
+		return -EINVAL;
+	if (!opts || !*opts)
+		return 0;
+	if (strlen(opts) >= sizeof(buf)) {
+		snprintf(err, errlen, "emu: option string too long");
+		return -EINVAL;
+	}
+	strcpy(buf, opts);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *val = strchr(tok, '=');
+		unsigned long v;
+
+		if (!val) {
+			rc = -EINVAL;
+			break;
+		}
+		*val++ = '\0';
+		if (!strcmp(tok, "ip")) {
+			struct in_addr a;
+
+			if (inet_pton(AF_INET, val, &a) != 1) {
+				rc = -EINVAL;
+				break;
+			}
+			cfg->ipv4 = ntohl(a.s_addr);
+		} else if (!strcmp(tok, "page")) {
+			if (!strcmp(val, "4k") || !strcmp(val, "4096"))
+				cfg->host_page_size = 4096;
+			else if (!strcmp(val, "16k") || !strcmp(val, "16384"))
+				cfg->host_page_size = 16384;
+			else {
+				rc = -EINVAL;
+				break;
+			}
+		} else if (!strcmp(tok, "iova")) {
+			if (!strcmp(val, "offset"))
+				cfg->iova_mode = EMU_IOVA_OFFSET;
+			else if (!strcmp(val, "scatter"))
+				cfg->iova_mode = EMU_IOVA_SCATTER;
+			else {
+				rc = -EINVAL;
+				break;
+			}
+		} else if (!strcmp(tok, "fail") || !strcmp(tok, "hang")) {
+			struct emu_fail_rule r = { 0 };
+			char *parts[4] = { val, NULL, NULL, NULL }, *at = strchr(val, '@');
+
+			if (cfg->nfail == EMU_MAX_FAIL_RULES) {
+				rc = -ENOSPC;
+				break;
+			}
+			if (at) {
+				*at++ = '\0';
+				if (parse_num(at, &v) < 0) {
+					rc = -EINVAL;
+					break;
+				}
+				r.skip = (unsigned)v;
+			}
+			for (int i = 1; i < 3; i++) {
+				parts[i] = parts[i - 1] ? strchr(parts[i - 1], ':') : NULL;
+				if (parts[i])
+					*parts[i]++ = '\0';
+			}
+			if (parse_opcode(parts[0], &r.opcode) < 0) {
+				rc = -EINVAL;
+				break;
+			}
+			if (!strcmp(tok, "hang")) {
+				r.hang = 1;
+			} else {
+				if (!parts[1] || parse_num(parts[1], &v) < 0 || v == 0 || v > 0xff) {
+					rc = -EINVAL;
+					break;
+				}
+				r.status = (uint8_t)v;
+				if (parts[2]) {
+					if (parse_num(parts[2], &v) < 0) {
+						rc = -EINVAL;
+						break;
+					}
+					r.syndrome = (uint32_t)v;
+				}
+			}
+			cfg->fail[cfg->nfail++] = r;
+		} else if (!strcmp(tok, "fatal")) {
+			if (parse_num(val, &v) < 0 || v == 0 || v > 0xff) {
+				rc = -EINVAL;
+				break;
+			}
+			cfg->fatal_synd = (uint8_t)v;
+		} else if (!strcmp(tok, "port")) {
+			if (!strcmp(val, "down"))
+				cfg->port_down = 1;
+			else if (!strcmp(val, "up"))
+				cfg->port_down = 0;
+			else {
+				rc = -EINVAL;
+				break;
+			}
+		} else if (!strcmp(tok, "init_ms")) {
+			if (parse_num(val, &v) < 0 || v > 60000) {
+				rc = -EINVAL;
+				break;
+			}
+			cfg->init_delay_ms = (unsigned)v;
+		} else {
+			rc = -EINVAL;
+			break;
+		}
+		if (rc < 0)
+			break;
+	}
+	if (rc < 0 && err)
+		snprintf(err, errlen, "emu: bad option '%s' in '%s' (ip=127.0.0.N, page=4k|16k, iova=offset|scatter, "
+			 "fail=OP:STATUS[:SYND][@SKIP], hang=OP, fatal=SYND, port=up|down, init_ms=N)", tok ? tok : "",
+			 opts);
+	return rc;
+}

@@ -1,0 +1,429 @@
+/* The emulated device's registers: BAR0 as plain memory laid out as a ConnectX
+ * (PRM "Initialization Segment" at offset 0, UAR pages above it), the MMIO hook that
+ * gives the registers their behaviour, and the device's life cycle.
+ *
+ * Reads are reported before the load: the hook refreshes `initializing`, the health
+ * counter and the internal timer, or paints all-ones after a surprise removal.
+ * Writes are reported after the store: the cmdq address, the command doorbell vector
+ * and stores into UAR pages act here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hw/emu/emu_dev.h"
+#include "hw/emu/netaddr.h"
+#include "hw/shim/shim.h"
+
+/* Init segment words that mlx5_ifc.h's initial_seg leaves reserved but Linux's
+ * struct mlx5_init_seg (include/linux/mlx5/device.h) names: the command timeouts and
+ * the free-running internal timer.  Byte offsets; written with prm.h's dword store. */
+#define EMU_ISEG_CMD_EXEC_TO 0xff8
+#define EMU_ISEG_CMD_Q_INIT_TO 0xffc
+#define EMU_ISEG_INTERNAL_TIMER_H 0x1000
+#define EMU_ISEG_INTERNAL_TIMER_L 0x1004
+#define EMU_ISEG_BYTES (PRM_SIZE(initial_seg))
+
+/* ConnectX-5 Ex firmware line is 16.x (ConnectX-4 is 12.x, ConnectX-4 Lx 14.x). */
+#define EMU_FW_MAJOR 16
+#define EMU_FW_MINOR 35
+#define EMU_FW_SUBMINOR 1012
+#define EMU_CMDIF_REV 5               /* PRM: the only command interface revision */
+#define EMU_LOG_CMDQ_SIZE 5           /* 32 entries, as ConnectX firmware reports */
+#define EMU_LOG_CMDQ_STRIDE 6         /* 64-byte entries */
+#define EMU_CMD_EXEC_TO_MS 60000
+#define EMU_DEFAULT_INIT_DELAY_MS 2
+
+uint64_t emu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint8_t *iseg(struct emu_dev *d)
+{
+	return d->bar;
+}
+
+/* ---- init segment ---- */
+
+static void iseg_fill(struct emu_dev *d)
+{
+	uint8_t *s = iseg(d);
+	uint8_t *hb = PRM_ADDR(initial_seg, s, health_buffer);
+
+	PRM_SET(initial_seg, s, fw_rev_major, EMU_FW_MAJOR);
+	PRM_SET(initial_seg, s, fw_rev_minor, EMU_FW_MINOR);
+	PRM_SET(initial_seg, s, fw_rev_subminor, EMU_FW_SUBMINOR);
+	PRM_SET(initial_seg, s, cmd_interface_rev, EMU_CMDIF_REV);
+	PRM_SET(initial_seg, s, log_cmdq_size, EMU_LOG_CMDQ_SIZE);
+	PRM_SET(initial_seg, s, log_cmdq_stride, EMU_LOG_CMDQ_STRIDE);
+	PRM_SET(initial_seg, s, initializing, 1);
+	PRM_SET(health_buffer, hb, fw_version,
+		((uint32_t)EMU_FW_MAJOR << 24) | ((uint32_t)EMU_FW_MINOR << 16) | EMU_FW_SUBMINOR);
+	PRM_SET(health_buffer, hb, hw_id, EMU_DEVICE_ID);
+	prm_store_be32(s, EMU_ISEG_CMD_EXEC_TO * 8, EMU_CMD_EXEC_TO_MS);
+	prm_store_be32(s, EMU_ISEG_CMD_Q_INIT_TO * 8, EMU_CMD_EXEC_TO_MS);
+}
+
+/* Called with the lock held before a read of the init segment. */
+static void iseg_refresh(struct emu_dev *d)
+{
+	uint8_t *s = iseg(d);
+	uint64_t now = emu_now_ns();
+	uint64_t ticks = now - d->t0_ns;
+
+	PRM_SET(initial_seg, s, initializing, now < d->ready_at_ns ? 1 : 0);
+	/* Internal timer: free-running, in nanoseconds here (PRM: device clock ticks). */
+	prm_store_be32(s, EMU_ISEG_INTERNAL_TIMER_H * 8, (uint32_t)(ticks >> 32));
+	prm_store_be32(s, EMU_ISEG_INTERNAL_TIMER_L * 8, (uint32_t)ticks);
+	/* The health counter advances while firmware is alive (Linux's poll_health calls
+	 * the device dead when it stops); a fatal syndrome stalls it. */
+	if (!d->fatal) {
+		d->health_counter = (uint32_t)(ticks / 1000000ull) & 0xffffff;
+		PRM_SET(initial_seg, s, health_counter, d->health_counter);
+	}
+}
+
+static void cmdq_addr_written(struct emu_dev *d, uint64_t off)
+{
+	uint8_t *s = iseg(d);
+	uint64_t hi = PRM_GET(initial_seg, s, cmdq_phy_addr_63_32);
+	uint64_t lo = PRM_GET(initial_seg, s, cmdq_phy_addr_31_12);
+
+	d->cmdq_iova = (hi << 32) | (lo << 12);
+	/* log_cmdq_size/stride share the dword with the address: they are read-only and
+	 * keep reading back as the device's values whatever the driver stored. */
+	PRM_SET(initial_seg, s, log_cmdq_size, d->log_cmdq_size);
+	PRM_SET(initial_seg, s, log_cmdq_stride, d->log_cmdq_stride);
+	if (off / 4 == PRM_OFF(initial_seg, cmdq_phy_addr_31_12) / 32) {
+		d->cmdq_programmed = true;
+		/* The device takes a moment to pick the queue up: `initializing` is set
+		 * again and clears shortly (design section 5: "wait again"). */
+		d->ready_at_ns = emu_now_ns() + (uint64_t)(d->cfg.init_delay_ms ? d->cfg.init_delay_ms
+										 : EMU_DEFAULT_INIT_DELAY_MS) *
+							    1000000ull / 2;
+		PRM_SET(initial_seg, s, initializing, 1);
+		emu_log(d, EMU_LOG_DEBUG, "command queue at iova 0x%llx", (unsigned long long)d->cmdq_iova);
+	}
+}
+
+/* ---- UAR pages ---- */
+
+uint32_t emu_uar_page_size(const struct emu_dev *d)
+{
+	uint8_t *cur = emu_cap((struct emu_dev *)d, 0, 1);
+	unsigned log = cur ? (unsigned)PRM_GET(cmd_hca_cap, cur, log_uar_page_sz) : 0;
+
+	if (log > 4)
+		log = 4;
+	return 4096u << log;
+}
+
+volatile uint8_t *emu_uar_page(struct emu_dev *d, uint32_t uar_index)
+{
+	uint64_t off = (uint64_t)uar_index * emu_uar_page_size(d);
+
+	if (off + emu_uar_page_size(d) > d->bar_len)
+		return NULL;
+	return d->bar + off;
+}
+
+bool emu_uar_valid(struct emu_dev *d, uint32_t uar_index)
+{
+	return emu_obj_get(d, EMU_OBJ_UAR, uar_index) != NULL;
+}
+
+int emu_uar_hook(struct emu_dev *d, uint32_t off_lo, uint32_t off_hi, emu_uar_fn fn, void *arg)
+{
+	if (!fn || off_hi < off_lo)
+		return -EINVAL;
+	for (unsigned i = 0; i < d->nuar_hooks; i++)
+		if (d->uar_hooks[i].lo == off_lo && d->uar_hooks[i].hi == off_hi) {
+			d->uar_hooks[i].fn = fn;
+			d->uar_hooks[i].arg = arg;
+			return 0;
+		}
+	if (d->nuar_hooks == EMU_MAX_UAR_HOOKS)
+		return -ENOSPC;
+	d->uar_hooks[d->nuar_hooks++] = (struct emu_uar_hook_ent){ off_lo, off_hi, fn, arg };
+	return 0;
+}
+
+static void uar_write(struct emu_dev *d, uint64_t off, unsigned size, int op)
+{
+	uint32_t psz = emu_uar_page_size(d);
+	uint32_t idx = (uint32_t)(off / psz), in = (uint32_t)(off % psz);
+
+	d->ctr.uar_doorbells++;
+	if (!emu_uar_valid(d, idx)) {
+		emu_drverr(d, "store of %u bytes at BAR offset 0x%llx: UAR page %u is not allocated", size,
+			   (unsigned long long)off, idx);
+		return;
+	}
+	if (in >= EMU_UAR_BF_OFFSET) {
+		if (op == SHIM_MMIO_WC_WRITE)
+			d->ctr.bf_writes++;
+		else
+			d->ctr.send_doorbells++;
+	} else if (in == EMU_UAR_CQ_DB) {
+		d->ctr.cq_doorbells++;
+	}
+	for (unsigned i = 0; i < d->nuar_hooks; i++)
+		if (in >= d->uar_hooks[i].lo && in <= d->uar_hooks[i].hi) {
+			d->uar_hooks[i].fn(d, idx, in, size, op, d->bar + (uint64_t)idx * psz,
+					   d->uar_hooks[i].arg);
+			return;
+		}
+}
+
+/* ---- the BAR hook ---- */
+
+void emu_mmio_access(void *ctx, int op, uint64_t off, unsigned size)
+{
+	struct emu_dev *d = ctx;
+
+	pthread_mutex_lock(&d->lock);
+	if (op == SHIM_MMIO_READ) {
+		d->ctr.mmio_reads++;
+		if (d->removed) {
+			/* A pulled Thunderbolt cable: every read completes with all-ones. */
+			if (off < d->bar_len)
+				memset(d->bar + off, 0xff, size <= d->bar_len - off ? size : d->bar_len - off);
+		} else if (off < EMU_ISEG_BYTES) {
+			iseg_refresh(d);
+		}
+		pthread_mutex_unlock(&d->lock);
+		return;
+	}
+	d->ctr.mmio_writes++;
+	if (d->removed || off >= d->bar_len) {
+		pthread_mutex_unlock(&d->lock);
+		return;
+	}
+	if (off >= (uint64_t)EMU_UAR_FIRST_INDEX * 4096u && off >= EMU_ISEG_BYTES) {
+		uar_write(d, off, size, op);
+	} else if (off / 4 == PRM_OFF(initial_seg, cmdq_phy_addr_63_32) / 32 ||
+		   off / 4 == PRM_OFF(initial_seg, cmdq_phy_addr_31_12) / 32) {
+		cmdq_addr_written(d, off);
+	} else if (off / 4 == PRM_OFF(initial_seg, command_doorbell_vector) / 32) {
+		uint32_t vec = (uint32_t)PRM_GET(initial_seg, iseg(d), command_doorbell_vector);
+
+		/* A doorbell register: it reads back as zero once the device took it. */
+		PRM_SET(initial_seg, iseg(d), command_doorbell_vector, 0);
+		d->ctr.cmd_doorbells++;
+		emu_cmd_doorbell(d, vec);
+	} else if (off < EMU_ISEG_BYTES) {
+		emu_log(d, EMU_LOG_DEBUG, "store to init segment offset 0x%llx ignored", (unsigned long long)off);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* ---- life cycle ---- */
+
+void **emu_area_state(struct emu_dev *d, const char *name)
+{
+	for (size_t i = 0; i < emu_nareas && i < sizeof(d->area_state) / sizeof(d->area_state[0]); i++)
+		if (strcmp(emu_areas[i]->name, name) == 0)
+			return &d->area_state[i];
+	return NULL;
+}
+
+int emu_iommu_create(struct emu_dev *d);
+void emu_iommu_destroy(struct emu_dev *d);
+int emu_caps_init(struct emu_dev *d);
+void emu_objtab_init(struct emu_dev *d);
+
+int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, size_t errlen)
+{
+	struct emu_dev *d;
+	pthread_mutexattr_t ma;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	if (cfg)
+		d->cfg = *cfg;
+	if (!d->cfg.host_page_size)
+		d->cfg.host_page_size = 4096;
+	if (d->cfg.host_page_size != 4096 && d->cfg.host_page_size != 16384) {
+		if (err)
+			snprintf(err, errlen, "emu: host page size %zu not supported (4k or 16k)", d->cfg.host_page_size);
+		free(d);
+		return -EINVAL;
+	}
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&d->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	d->udp_fd = -1;
+	for (unsigned i = 0; i < EMU_NUM_VECTORS; i++)
+		d->irq_fds[i] = -1;
+
+	d->bar_len = EMU_BAR0_LEN;
+	/* Anonymous mapping: zero-filled and only touched pages cost memory. */
+	d->bar = mmap(NULL, d->bar_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (d->bar == MAP_FAILED) {
+		d->bar = NULL;
+		rc = -ENOMEM;
+		goto fail;
+	}
+	rc = emu_net_claim(d->cfg.ipv4, &d->ipv4, &d->udp_fd, err, errlen);
+	if (rc < 0)
+		goto fail;
+	snprintf(d->name, sizeof(d->name), "emu:%u.%u.%u.%u", d->ipv4 >> 24, (d->ipv4 >> 16) & 0xff,
+		 (d->ipv4 >> 8) & 0xff, d->ipv4 & 0xff);
+	rc = emu_iommu_create(d);
+	if (rc < 0)
+		goto fail;
+	rc = emu_caps_init(d);
+	if (rc < 0)
+		goto fail;
+	emu_objtab_init(d);
+
+	d->log_cmdq_size = EMU_LOG_CMDQ_SIZE;
+	d->log_cmdq_stride = EMU_LOG_CMDQ_STRIDE;
+	d->t0_ns = emu_now_ns();
+	d->ready_at_ns = d->t0_ns + (uint64_t)(d->cfg.init_delay_ms ? d->cfg.init_delay_ms : EMU_DEFAULT_INIT_DELAY_MS) *
+					    1000000ull;
+	iseg_fill(d);
+	d->hca = EMU_HCA_DISABLED;
+	d->port_up = !d->cfg.port_down;
+	d->paos_admin = 1;
+	d->mtu = 1500;
+	d->nfail = d->cfg.nfail;
+	memcpy(d->fail, d->cfg.fail, sizeof(d->fail));
+
+	for (size_t i = 0; i < emu_nareas; i++)
+		if (emu_areas[i]->init) {
+			rc = emu_areas[i]->init(d);
+			if (rc < 0) {
+				if (err)
+					snprintf(err, errlen, "emu: area %s failed to start (%d)", emu_areas[i]->name, rc);
+				for (size_t j = i; j-- > 0;)
+					if (emu_areas[j]->fini)
+						emu_areas[j]->fini(d);
+				goto fail;
+			}
+		}
+	if (d->cfg.fatal_synd)
+		emu_fault_fatal(d, d->cfg.fatal_synd);
+	emu_log(d, EMU_LOG_INFO, "ConnectX-5 Ex emulated, host pages %zu, iova %s", d->cfg.host_page_size,
+		d->cfg.iova_mode == EMU_IOVA_SCATTER ? "scatter" : "offset");
+	*out = d;
+	return 0;
+fail:
+	if (rc < 0 && err && !err[0])
+		snprintf(err, errlen, "emu: cannot create device: %s", strerror(-rc));
+	emu_iommu_destroy(d);
+	free(d->caps);
+	if (d->udp_fd >= 0)
+		emu_net_release(d->ipv4, d->udp_fd);
+	if (d->bar)
+		munmap(d->bar, d->bar_len);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+	return rc;
+}
+
+void emu_destroy(struct emu_dev *d)
+{
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	emu_hca_teardown(d);
+	for (size_t i = emu_nareas; i-- > 0;)
+		if (emu_areas[i]->fini)
+			emu_areas[i]->fini(d);
+	for (unsigned i = 0; i < EMU_NUM_VECTORS; i++)
+		if (d->irq_fds[i] >= 0)
+			close(d->irq_fds[i]);
+	free(d->pages.iova);
+	for (unsigned t = 0; t < EMU_OBJ_NTYPES; t++)
+		free(d->obj[t].slots);
+	emu_iommu_destroy(d);
+	free(d->caps);
+	if (d->udp_fd >= 0)
+		emu_net_release(d->ipv4, d->udp_fd);
+	munmap(d->bar, d->bar_len);
+	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+/* TEARDOWN_HCA and device destruction: every area lets go of its state, then every
+ * firmware object goes (queues before the EQs they report to, before PDs and UARs). */
+void emu_hca_teardown(struct emu_dev *d)
+{
+	for (size_t i = emu_nareas; i-- > 0;)
+		if (emu_areas[i]->teardown)
+			emu_areas[i]->teardown(d);
+	emu_obj_destroy_all(d);
+}
+
+int emu_reset(struct emu_dev *d)
+{
+	if (!d)
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	emu_hca_teardown(d);
+	d->ctr.pages_taken += d->pages.n;
+	d->pages.n = 0;
+	d->hca = EMU_HCA_DISABLED;
+	d->issi = 0;
+	d->cmdq_programmed = false;
+	d->cmdq_iova = 0;
+	d->removed = false;
+	d->fatal = false;
+	memset(d->bar, 0, EMU_ISEG_BYTES);
+	iseg_fill(d);
+	d->ready_at_ns = emu_now_ns() + (uint64_t)(d->cfg.init_delay_ms ? d->cfg.init_delay_ms
+									 : EMU_DEFAULT_INIT_DELAY_MS) * 1000000ull;
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+volatile uint8_t *emu_bar_base(struct emu_dev *d)
+{
+	return d->bar;
+}
+
+size_t emu_bar_len(struct emu_dev *d)
+{
+	return d->bar_len;
+}
+
+uint32_t emu_ipv4(const struct emu_dev *d)
+{
+	return d->ipv4;
+}
+
+int emu_udp_fd(const struct emu_dev *d)
+{
+	return d->udp_fd;
+}
+
+size_t emu_host_page_size(const struct emu_dev *d)
+{
+	return d->cfg.host_page_size;
+}
+
+int emu_hca_state(struct emu_dev *d)
+{
+	int s;
+
+	pthread_mutex_lock(&d->lock);
+	s = (int)d->hca;
+	pthread_mutex_unlock(&d->lock);
+	return s;
+}

@@ -1,0 +1,154 @@
+/* hw/emu: the emulated ConnectX-5 Ex (15b3:1019) — public API.
+ *
+ * Who calls this:
+ *  - hw/shim/emu.c (the "emu:" shim) creates a device per open, installs emu_mmio_access
+ *    as its BAR hook and maps every DMA buffer/pin through the IOMMU model here;
+ *  - tests and tools read counters and the driver-error log, and inject faults.
+ * The driver never calls this: it talks to the device only through the shim (BAR
+ * stores/loads, DMA memory, interrupt fds), exactly as it talks to hardware.
+ *
+ * What handler and engine files use instead is hw/emu/emu_dev.h (the device's inside).
+ * Errors: 0 or a negative errno.
+ */
+#ifndef UVERBS_HW_EMU_EMU_H
+#define UVERBS_HW_EMU_EMU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct emu_dev;
+struct shim_dev;
+
+#define EMU_VENDOR_ID 0x15b3
+#define EMU_DEVICE_ID 0x1019          /* ConnectX-5 Ex */
+#define EMU_BAR0_LEN (32u << 20)      /* ConnectX-5 BAR0 is 32 MiB */
+#define EMU_NUM_VECTORS 64            /* MSI-X vectors offered to the driver */
+#define EMU_ROCE_UDP_PORT 4791        /* IANA RoCE v2 */
+
+enum emu_iova_mode {
+	EMU_IOVA_OFFSET = 0,   /* each mapping gets one contiguous IOVA range unlike its VA */
+	EMU_IOVA_SCATTER = 1,  /* pins fragment host page by host page into scattered IOVAs */
+};
+
+/* Fault knobs a URI or a test can set before or after open. */
+#define EMU_MAX_FAIL_RULES 8
+struct emu_fail_rule {
+	uint16_t opcode;
+	uint8_t status;
+	uint32_t syndrome;
+	int hang;              /* never complete the command (driver sees a timeout) */
+	unsigned skip;         /* let this many matching commands succeed first */
+};
+
+struct emu_config {
+	uint32_t ipv4;         /* RoCE address, host byte order; 0: first free 127.0.0.N */
+	size_t host_page_size; /* 4096 or 16384 (0: 4096) */
+	enum emu_iova_mode iova_mode;
+	unsigned nfail;
+	struct emu_fail_rule fail[EMU_MAX_FAIL_RULES];
+	uint8_t fatal_synd;    /* nonzero: raise this health syndrome right after open */
+	int port_down;         /* start with the link down */
+	unsigned init_delay_ms; /* how long `initializing` stays set (0: default 2 ms) */
+};
+
+/* Parse "ip=127.0.0.9,page=16k,iova=scatter,fail=0x102:0x3[:SYND],hang=0x104,
+ * fatal=SYND,port=down,init_ms=N" into cfg (which the caller zeroes first). */
+int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t errlen);
+
+int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, size_t errlen);
+void emu_destroy(struct emu_dev *d);
+/* Function-level reset: every object and firmware page dropped, HCA disabled, the
+ * command queue forgotten, `initializing` set again for a moment. */
+int emu_reset(struct emu_dev *d);
+
+/* BAR0 (plain memory laid out as a ConnectX: initialization segment, then UAR pages). */
+volatile uint8_t *emu_bar_base(struct emu_dev *d);
+size_t emu_bar_len(struct emu_dev *d);
+
+/* The BAR hook (enum shim_mmio_op values: 0 read, 1 write, 2 write-combining burst). */
+void emu_mmio_access(void *dev, int op, uint64_t bar_off, unsigned size);
+
+/* The device's RoCE address (host order) and its bound UDP socket on addr:4791. */
+uint32_t emu_ipv4(const struct emu_dev *d);
+int emu_udp_fd(const struct emu_dev *d);
+size_t emu_host_page_size(const struct emu_dev *d);
+
+/* ---- IOMMU model (hw/emu/iommu.c) ---- */
+struct emu_iova_seg {
+	uint64_t iova;
+	uint64_t len;
+};
+/* Map [va, va+len) for the device.  contiguous: one IOVA range whatever the mode (the
+ * shim's dma_alloc); otherwise the configured iova mode applies.  *segs is malloc'd
+ * (free with free()), *nseg entries, in VA order.  Returns a mapping id > 0. */
+int emu_iommu_map(struct emu_dev *d, void *va, size_t len, int contiguous, struct emu_iova_seg **segs,
+		  uint32_t *nseg, uint64_t *map_id);
+int emu_iommu_unmap(struct emu_dev *d, uint64_t map_id);
+
+/* ---- interrupts ---- */
+int emu_irq_fd(struct emu_dev *d, unsigned vector);   /* eventfd, created on first call */
+
+/* ---- counters (hw/emu/counters.c) ---- */
+enum emu_obj_type {
+	/* Order matters: destroy-all frees the highest type first, so an object is freed
+	 * before anything it may hold a reference on (a QP before its CQ and PD). */
+	EMU_OBJ_UAR, EMU_OBJ_PD, EMU_OBJ_TD, EMU_OBJ_XRCD, EMU_OBJ_EQ, EMU_OBJ_CQ,
+	EMU_OBJ_SRQ, EMU_OBJ_MKEY, EMU_OBJ_QP, EMU_OBJ_Q_COUNTER,
+	EMU_OBJ_NTYPES
+};
+const char *emu_obj_type_name(enum emu_obj_type t);
+
+#define EMU_OPCODE_SLOTS 0x1000        /* opcodes are below 0x1000 in the PRM */
+struct emu_counters {
+	uint64_t mmio_reads, mmio_writes;
+	uint64_t dma_reads, dma_read_bytes, dma_writes, dma_write_bytes;
+	uint64_t dma_faults;               /* device touched an IOVA nobody mapped */
+	uint64_t cmd_doorbells;            /* command_doorbell_vector writes */
+	uint64_t uar_doorbells;            /* any store into a UAR page */
+	uint64_t eq_doorbells, cq_doorbells, send_doorbells;
+	uint64_t bf_writes;                /* write-combining bursts into a BlueFlame buffer */
+	uint64_t cmds, cmds_failed;        /* commands executed; firmware status != 0 */
+	uint64_t cmd_delivery_errors;      /* entry status != 0 (token, signature, chain) */
+	uint64_t cmd_by_opcode[EMU_OPCODE_SLOTS];
+	uint64_t cmd_failed_by_opcode[EMU_OPCODE_SLOTS];
+	uint64_t cmd_by_status[256];
+	uint64_t pages_given, pages_taken, pages_held;
+	uint64_t eqes, interrupts, eq_overruns;
+	uint64_t objects_live[EMU_OBJ_NTYPES];
+	uint64_t objects_created[EMU_OBJ_NTYPES];
+	uint64_t driver_errors;
+};
+/* Copy the counters out (a consistent snapshot). */
+void emu_counters(struct emu_dev *d, struct emu_counters *out);
+
+/* The "driver error" log: what a driver must never do.  Bounded ring; emu_drverr_count
+ * is the total ever logged, emu_drverr_get(d, i) the i-th most recent (0 = newest). */
+#define EMU_DRVERR_RING 64
+#define EMU_DRVERR_LEN 200
+uint64_t emu_drverr_count(struct emu_dev *d);
+int emu_drverr_get(struct emu_dev *d, unsigned i, char *buf, size_t len);
+/* 1 if any logged message contains `needle` (tests). */
+int emu_drverr_find(struct emu_dev *d, const char *needle);
+
+/* ---- fault injection and test triggers (hw/emu/fault.c) ---- */
+int emu_fault_fail(struct emu_dev *d, uint16_t opcode, uint8_t status, uint32_t syndrome, unsigned skip);
+int emu_fault_hang(struct emu_dev *d, uint16_t opcode);
+void emu_fault_clear(struct emu_dev *d);
+void emu_fault_fatal(struct emu_dev *d, uint8_t health_synd);
+int emu_port_set(struct emu_dev *d, int up);
+void emu_surprise_remove(struct emu_dev *d);
+int emu_removed(struct emu_dev *d);
+
+/* Ask the driver for pages (npages > 0) or give them back (npages < 0) with a
+ * PAGE_REQUEST event on the EQ that asked for it (after INIT_HCA).  -EAGAIN if no EQ
+ * listens for page requests. */
+int emu_pages_request(struct emu_dev *d, int32_t npages);
+
+/* State for tests. */
+int emu_hca_state(struct emu_dev *d);        /* enum emu_hca_state */
+uint64_t emu_pages_held(struct emu_dev *d);
+
+/* The emulated device behind an "emu:" shim device, or NULL for any other shim. */
+struct emu_dev *emu_device_from_shim(struct shim_dev *s);
+
+#endif

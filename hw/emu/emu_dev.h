@@ -1,0 +1,297 @@
+/* The inside of the emulated ConnectX, for the files that implement it: command
+ * handlers (cmd_*.c), queue engines, the IOMMU, EQs.  Read hw/emu/README.md first.
+ *
+ * Locking: one mutex per device (d->lock).  Every entry from outside — the BAR hook,
+ * the public API in emu.h — takes it; handlers, engines and the helpers below run with
+ * it held and must not take it again.
+ */
+#ifndef UVERBS_HW_EMU_EMU_DEV_H
+#define UVERBS_HW_EMU_EMU_DEV_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "firmware-cmd/names.h"
+#include "firmware-cmd/prm.h"
+#include "hw/emu/emu.h"
+
+/* Firmware statuses (PRM_CMD_STAT_*), delivery statuses (PRM_DELIV_*), opcodes
+ * (PRM_CMD_OP_*) and our syndromes (PRM_SYND_*) come from firmware-cmd/names.h. */
+
+enum emu_hca_state {
+	EMU_HCA_DISABLED = 0,   /* after reset / DISABLE_HCA */
+	EMU_HCA_ENABLED = 1,    /* after ENABLE_HCA, and again after TEARDOWN_HCA */
+	EMU_HCA_INITIALIZED = 2 /* after INIT_HCA */
+};
+
+/* EQE event types (PRM "Event Queue Entry" event_type; Linux MLX5_EVENT_TYPE_*). */
+enum emu_event_type {
+	EMU_EVENT_COMP = 0x00,
+	EMU_EVENT_PATH_MIG = 0x01,
+	EMU_EVENT_COMM_EST = 0x02,
+	EMU_EVENT_SQ_DRAINED = 0x03,
+	EMU_EVENT_SRQ_LAST_WQE = 0x13,
+	EMU_EVENT_SRQ_RQ_LIMIT = 0x14,
+	EMU_EVENT_CQ_ERROR = 0x04,
+	EMU_EVENT_WQ_CATAS_ERROR = 0x05,
+	EMU_EVENT_PATH_MIG_FAILED = 0x07,
+	EMU_EVENT_WQ_INVAL_REQ_ERROR = 0x10,
+	EMU_EVENT_WQ_ACCESS_ERROR = 0x11,
+	EMU_EVENT_SRQ_CATAS_ERROR = 0x12,
+	EMU_EVENT_INTERNAL_ERROR = 0x08,
+	EMU_EVENT_PORT_CHANGE = 0x09,
+	EMU_EVENT_GPIO = 0x15,
+	EMU_EVENT_REMOTE_CONFIG = 0x19,
+	EMU_EVENT_DB_BF_CONGESTION = 0x1a,
+	EMU_EVENT_STALL_EVENT = 0x1b,
+	EMU_EVENT_CMD = 0x0a,
+	EMU_EVENT_PAGE_REQUEST = 0x0b,
+	EMU_EVENT_PAGE_FAULT = 0x0c,
+	EMU_EVENT_NIC_VPORT_CHANGE = 0x0d,
+};
+
+/* PORT_CHANGE sub types (PRM "Port State Change Event"). */
+enum { EMU_PORT_CHANGE_DOWN = 0x1, EMU_PORT_CHANGE_ACTIVE = 0x4 };
+
+/* ---- one command as the handler sees it ---- */
+struct emu_cmd {
+	uint16_t opcode, op_mod;
+	const uint8_t *in;     /* the whole input: inline bytes then mailbox data */
+	size_t inlen;          /* entry input_length */
+	uint8_t *out;          /* zeroed, outlen bytes; status/syndrome set by the framework */
+	size_t outlen;         /* entry output_length */
+	uint32_t syndrome;     /* set with emu_cmd_fail() */
+};
+
+/* A handler returns 0 (status 0) or a firmware status, usually through
+ * `return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_...)`. */
+typedef int (*emu_cmd_fn)(struct emu_dev *d, struct emu_cmd *c);
+
+static inline int emu_cmd_fail(struct emu_cmd *c, int status, uint32_t syndrome)
+{
+	c->syndrome = syndrome;
+	return status;
+}
+
+/* Requirements the framework checks before calling the handler. */
+#define EMU_CMDF_ANY_STATE 0x0   /* allowed even before ENABLE_HCA (QUERY_ISSI, ENABLE_HCA…) */
+#define EMU_CMDF_ENABLED 0x1     /* needs ENABLE_HCA */
+#define EMU_CMDF_INIT 0x2        /* needs INIT_HCA; otherwise status 0x4 bad system state */
+
+struct emu_cmd_desc {
+	uint16_t opcode;
+	uint16_t flags;
+	uint32_t in_bytes;   /* minimum input length  (PRM_SIZE of <cmd>_in):  else 0x50 */
+	uint32_t out_bytes;  /* minimum output length (PRM_SIZE of <cmd>_out): else 0x51 */
+	emu_cmd_fn fn;
+};
+
+#define EMU_CMD(op, flags, in_type, out_type, fn) \
+	{ PRM_CMD_OP_##op, (flags), PRM_SIZE(in_type), PRM_SIZE(out_type), (fn) }
+
+/* One file cmd_<area>.c defines `const struct emu_cmd_area emu_area_<area>`;
+ * hw/emu/CMakeLists.txt finds it by the file name and lists it in the generated
+ * registry (emu_areas.c), so a new handler file needs no edit anywhere else. */
+struct emu_cmd_area {
+	const char *name;
+	const struct emu_cmd_desc *cmds;
+	size_t ncmds;
+	/* optional: device created / destroyed / HCA torn down (free area state) */
+	int (*init)(struct emu_dev *d);
+	void (*fini)(struct emu_dev *d);
+	void (*teardown)(struct emu_dev *d);
+};
+#define EMU_NCMDS(a) (sizeof(a) / sizeof((a)[0]))
+
+extern const struct emu_cmd_area *const emu_areas[];
+extern const size_t emu_nareas;
+
+/* ---- object tables (objtab.c) ---- */
+typedef void (*emu_obj_dtor)(struct emu_dev *d, void *obj);
+
+struct emu_objtab {
+	uint32_t base;       /* first number handed out */
+	uint32_t max;        /* how many may live at once */
+	uint32_t nslots;
+	uint32_t hint;
+	struct emu_obj_hdr **slots;
+};
+
+/* Allocate object number and zeroed storage of `size` bytes.  NULL when the table is
+ * full (the handler answers PRM_CMD_STAT_LIM_ERR / PRM_SYND_LIMIT_EXCEEDED).  dtor (may be NULL)
+ * runs when the object is freed, also by emu_obj_destroy_all(). */
+void *emu_obj_alloc(struct emu_dev *d, enum emu_obj_type t, size_t size, emu_obj_dtor dtor, uint32_t *id);
+void *emu_obj_get(struct emu_dev *d, enum emu_obj_type t, uint32_t id);
+uint32_t emu_obj_id(const void *obj);
+/* "In use": an MKey holds its PD, a CQ its EQ...  emu_obj_free refuses (-EBUSY) while
+ * references remain; the handler answers PRM_CMD_STAT_BAD_RES_STATE / PRM_SYND_OBJECT_IN_USE. */
+void emu_obj_ref(void *obj);
+void emu_obj_unref(void *obj);
+int emu_obj_refs(const void *obj);
+int emu_obj_free(struct emu_dev *d, enum emu_obj_type t, uint32_t id);
+/* Call fn for each live object of a type (fn may not free). */
+void emu_obj_foreach(struct emu_dev *d, enum emu_obj_type t, void (*fn)(struct emu_dev *, void *, void *),
+		     void *arg);
+/* Free every object, highest type first (QPs before CQs before EQs before PDs/UARs). */
+void emu_obj_destroy_all(struct emu_dev *d);
+void emu_objtab_set_limits(struct emu_dev *d, enum emu_obj_type t, uint32_t base, uint32_t max);
+
+/* ---- UAR pages (device.c) ---- */
+/* Offsets inside a UAR page (PRM "UAR Page"; Linux MLX5_CQ_DOORBELL 0x20,
+ * MLX5_EQ_DOORBEL_OFFSET 0x40, MLX5_BF_OFFSET 0x800). */
+#define EMU_UAR_CQ_DB 0x20
+#define EMU_UAR_EQ_DB_ARM 0x40
+#define EMU_UAR_EQ_DB_NOARM 0x48
+#define EMU_UAR_BF_OFFSET 0x800
+#define EMU_UAR_FIRST_INDEX 0x10    /* real ConnectX-4 firmware handed out 0x10.. (trace) */
+
+/* A callback on stores into a range of offsets of every allocated UAR page.
+ * op is SHIM_MMIO_WRITE (a doorbell) or SHIM_MMIO_WC_WRITE (a BlueFlame burst). */
+typedef void (*emu_uar_fn)(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsigned size, int op,
+			   const volatile uint8_t *page, void *arg);
+int emu_uar_hook(struct emu_dev *d, uint32_t off_lo, uint32_t off_hi, emu_uar_fn fn, void *arg);
+uint32_t emu_uar_page_size(const struct emu_dev *d);
+volatile uint8_t *emu_uar_page(struct emu_dev *d, uint32_t uar_index);
+bool emu_uar_valid(struct emu_dev *d, uint32_t uar_index);
+
+/* ---- DMA through the IOMMU (iommu.c) ---- */
+/* Copy between device-visible memory and buf.  Any byte outside a live mapping: nothing
+ * is copied, the fault is counted and logged as a driver error, -EFAULT. */
+int emu_dma_read(struct emu_dev *d, uint64_t iova, void *buf, size_t len);
+int emu_dma_write(struct emu_dev *d, uint64_t iova, const void *buf, size_t len);
+/* 1 if [iova, iova+len) is entirely mapped (no access, no counter). */
+int emu_iova_mapped(struct emu_dev *d, uint64_t iova, size_t len);
+
+/* ---- EQs (eq.c) ---- */
+#define EMU_EQE_BYTES 64
+#define EMU_EQE_DATA_BYTES 28
+/* Post an EQE to EQ eqn: owner bit by DMA, interrupt if armed, overrun detection.
+ * data: the 28 bytes of event_data (NULL: zeros). */
+int emu_eq_post(struct emu_dev *d, uint32_t eqn, uint8_t type, uint8_t sub_type, const void *data);
+/* Post to the EQ whose event bitmask asked for this event type (async events, CMD and
+ * PAGE_REQUEST).  -ENOENT if none asked. */
+int emu_eq_post_event(struct emu_dev *d, uint8_t type, uint8_t sub_type, const void *data);
+/* Completion event for a CQ on its EQ (EMU_EVENT_COMP, cqn in event data). */
+int emu_eq_post_comp(struct emu_dev *d, uint32_t eqn, uint32_t cqn);
+void emu_irq_raise(struct emu_dev *d, unsigned vector);
+
+/* ---- logging and driver errors (log.c) ---- */
+enum emu_log_level { EMU_LOG_ERROR = 1, EMU_LOG_WARN, EMU_LOG_INFO, EMU_LOG_DEBUG };
+void emu_log(struct emu_dev *d, enum emu_log_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Something a driver must never do: counted, kept in the ring, logged at warn. */
+void emu_drverr(struct emu_dev *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- clock ---- */
+uint64_t emu_now_ns(void);
+
+/* ---- pages (pages.c) ---- */
+struct emu_page_tab {
+	uint64_t *iova;        /* sorted, held pages */
+	size_t n, cap;
+};
+int emu_pages_hold(struct emu_dev *d, const uint64_t *pages, size_t n, uint32_t *syndrome);
+/* Give back up to n pages (written to out); returns how many. */
+size_t emu_pages_release(struct emu_dev *d, uint64_t *out, size_t n);
+bool emu_page_held(struct emu_dev *d, uint64_t iova);
+
+/* ---- capabilities (caps.c) ---- */
+#define EMU_CAP_TYPES 0x20
+#define EMU_CAP_BYTES 0x1000       /* query_hca_cap_out.capability: 0x8000 bits */
+/* Capability block `type` (PRM QUERY_HCA_CAP op_mod >> 1), max (cur=0) or current. NULL
+ * if this device does not report that type. */
+uint8_t *emu_cap(struct emu_dev *d, unsigned type, int cur);
+
+/* ---- the device ---- */
+struct emu_uar_hook_ent {
+	uint32_t lo, hi;
+	emu_uar_fn fn;
+	void *arg;
+};
+#define EMU_MAX_UAR_HOOKS 8
+
+struct emu_eq;
+
+struct emu_dev {
+	pthread_mutex_t lock;
+	struct emu_config cfg;
+	char name[32];                  /* "emu:127.0.0.2", for logs */
+
+	uint8_t *bar;                   /* BAR0 backing memory */
+	size_t bar_len;
+	int udp_fd;
+	uint32_t ipv4;
+
+	/* initialization segment state */
+	uint64_t t0_ns;
+	uint64_t ready_at_ns;           /* `initializing` reads 1 until then */
+	bool cmdq_programmed;
+	uint64_t cmdq_iova;
+	uint8_t log_cmdq_size, log_cmdq_stride;
+	uint32_t health_counter;
+	uint64_t health_last_ns;
+	bool fatal;
+	bool removed;
+
+	/* firmware state */
+	enum emu_hca_state hca;
+	uint16_t issi;
+	bool issi_set;
+	uint32_t boot_pages, init_pages;  /* still wanted by QUERY_PAGES op_mod 1/2 */
+	int32_t regular_pages;            /* op_mod 3: >0 wants more, <0 wants to give back */
+	bool boot_pages_given, init_pages_given;
+	struct emu_page_tab pages;
+	uint8_t (*caps)[2][EMU_CAP_BYTES];
+	bool cap_present[EMU_CAP_TYPES];
+	struct emu_objtab obj[EMU_OBJ_NTYPES];
+	void *area_state[16];             /* per-area private state, indexed by area order */
+
+	/* ports and addresses (cmd_vport.c / cmd_roce.c / cmd_reg.c) */
+	bool port_up;
+	uint16_t mtu;                     /* NIC vport context mtu (bytes) */
+	bool roce_en;
+	uint8_t mac[6];
+	uint8_t paos_admin;               /* PAOS admin_status */
+	void *gid_tab;                    /* cmd_roce.c */
+
+	/* UAR callbacks, EQs and interrupts */
+	struct emu_uar_hook_ent uar_hooks[EMU_MAX_UAR_HOOKS];
+	unsigned nuar_hooks;
+	int irq_fds[EMU_NUM_VECTORS];
+	uint64_t irq_pending[EMU_NUM_VECTORS];
+
+	/* IOMMU */
+	void *iommu;
+
+	/* faults */
+	struct emu_fail_rule fail[EMU_MAX_FAIL_RULES];
+	unsigned nfail;
+
+	struct emu_counters ctr;
+
+	/* driver-error ring */
+	char drverr[EMU_DRVERR_RING][EMU_DRVERR_LEN];
+	uint64_t ndrverr;
+};
+
+/* Area state by name (so an area file can keep private state without a field here). */
+void **emu_area_state(struct emu_dev *d, const char *area_name);
+
+/* Fault rules (fault.c): whether this command must fail or hang. */
+int emu_fault_check(struct emu_dev *d, uint16_t opcode, uint8_t *status, uint32_t *syndrome);
+
+/* The command processor (cmd.c): process the entries whose bits are set. */
+void emu_cmd_doorbell(struct emu_dev *d, uint32_t vector);
+const struct emu_cmd_desc *emu_cmd_find(uint16_t opcode);
+
+/* The UAR write path and the EQ doorbell (eq.c) */
+void emu_eq_doorbell(struct emu_dev *d, uint32_t uar_index, uint32_t off, uint32_t value);
+void emu_eq_destroy_all(struct emu_dev *d);
+
+/* HCA teardown: every area's teardown, objects destroyed (TEARDOWN_HCA, destroy). */
+void emu_hca_teardown(struct emu_dev *d);
+
+#endif

@@ -1,0 +1,120 @@
+/* Fault injection (design section 6, "Faults on demand"): fail or hang chosen
+ * commands, a fatal health syndrome, the link going down and up, surprise removal. */
+#include <errno.h>
+#include <string.h>
+
+#include "hw/emu/emu_dev.h"
+
+/* Returns 0 (run normally), 1 (fail with the status and syndrome set) or 2 (hang). */
+int emu_fault_check(struct emu_dev *d, uint16_t opcode, uint8_t *status, uint32_t *syndrome)
+{
+	for (unsigned i = 0; i < d->nfail; i++) {
+		struct emu_fail_rule *r = &d->fail[i];
+
+		if (r->opcode != opcode)
+			continue;
+		if (r->skip) {
+			r->skip--;
+			continue;
+		}
+		if (r->hang)
+			return 2;
+		*status = r->status;
+		*syndrome = r->syndrome;
+		return 1;
+	}
+	return 0;
+}
+
+static int add_rule(struct emu_dev *d, const struct emu_fail_rule *r)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (d->nfail == EMU_MAX_FAIL_RULES)
+		rc = -ENOSPC;
+	else
+		d->fail[d->nfail++] = *r;
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+int emu_fault_fail(struct emu_dev *d, uint16_t opcode, uint8_t status, uint32_t syndrome, unsigned skip)
+{
+	struct emu_fail_rule r = { .opcode = opcode, .status = status, .syndrome = syndrome, .skip = skip };
+
+	if (!status)
+		return -EINVAL;
+	return add_rule(d, &r);
+}
+
+int emu_fault_hang(struct emu_dev *d, uint16_t opcode)
+{
+	struct emu_fail_rule r = { .opcode = opcode, .hang = 1 };
+
+	return add_rule(d, &r);
+}
+
+void emu_fault_clear(struct emu_dev *d)
+{
+	pthread_mutex_lock(&d->lock);
+	d->nfail = 0;
+	pthread_mutex_unlock(&d->lock);
+}
+
+void emu_fault_fatal(struct emu_dev *d, uint8_t synd)
+{
+	uint8_t *hb;
+
+	pthread_mutex_lock(&d->lock);
+	hb = PRM_ADDR(initial_seg, d->bar, health_buffer);
+	/* PRM "Health Buffer": a nonzero synd is a fatal firmware error; the health
+	 * counter stops advancing (Linux poll_health treats either as a dead device). */
+	PRM_SET(health_buffer, hb, synd, synd ? synd : 1);
+	PRM_SET(health_buffer, hb, valid, 1);
+	PRM_SET(health_buffer, hb, severity, 0); /* emergency */
+	PRM_SET(initial_seg, d->bar, health_syndrome, synd ? synd : 1);
+	d->fatal = true;
+	emu_log(d, EMU_LOG_WARN, "fault: fatal health syndrome 0x%x raised", synd);
+	pthread_mutex_unlock(&d->lock);
+}
+
+int emu_port_set(struct emu_dev *d, int up)
+{
+	uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
+	int rc = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (d->port_up != !!up) {
+		d->port_up = !!up;
+		PRM_SET(port_state_change_event, data, port_num, 1);
+		/* PORT_CHANGE goes to the EQ that asked for it; no EQ yet is not an error. */
+		rc = emu_eq_post_event(d, EMU_EVENT_PORT_CHANGE, up ? EMU_PORT_CHANGE_ACTIVE : EMU_PORT_CHANGE_DOWN,
+				       data);
+		if (rc == -ENOENT)
+			rc = 0;
+		emu_log(d, EMU_LOG_INFO, "fault: port %s", up ? "up" : "down");
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+void emu_surprise_remove(struct emu_dev *d)
+{
+	pthread_mutex_lock(&d->lock);
+	d->removed = true;
+	/* As when a Thunderbolt cable is pulled: reads return all-ones, DMA stops. */
+	memset(d->bar, 0xff, d->bar_len);
+	emu_log(d, EMU_LOG_WARN, "fault: surprise removal");
+	pthread_mutex_unlock(&d->lock);
+}
+
+int emu_removed(struct emu_dev *d)
+{
+	int r;
+
+	pthread_mutex_lock(&d->lock);
+	r = d->removed;
+	pthread_mutex_unlock(&d->lock);
+	return r;
+}

@@ -1,0 +1,257 @@
+/* The IOMMU model (design section 6): the device reaches host memory only through
+ * IOVAs the shim mapped (dma_alloc, dma_pin).  A table of {iova, len, va} entries,
+ * sorted by IOVA; anything outside is a DMA fault — counted, logged as a driver error,
+ * and the access does not happen.
+ *
+ * IOVA assignment is deliberately unlike the VAs (design section 3: the driver must
+ * never assume IOVA == VA):
+ *   offset   each mapping gets one contiguous IOVA range in a space far from any VA,
+ *            keeping the offset inside the host page, with an unmapped guard page after
+ *            it (so running off the end of a buffer faults instead of reading the next);
+ *   scatter  pinned memory is fragmented host page by host page: consecutive VA pages
+ *            get non-adjacent IOVA pages, in reverse order, so every MTT path is used.
+ *            dma_alloc memory (contiguous=1) stays IOVA-contiguous in both modes, as
+ *            the PRM requires for command queues and mailboxes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/emu/emu_dev.h"
+
+#define EMU_IOVA_BASE 0x00000a5e10000000ull   /* ~10 TiB, both address halves nonzero; no user VA lives there */
+#define EMU_IOVA_ALIGN (64u * 1024u)          /* every contiguous mapping starts 64 KiB aligned */
+
+struct emu_map_ent {
+	uint64_t iova;
+	uint64_t len;
+	uint8_t *va;
+	uint64_t map_id;
+};
+
+struct emu_iommu {
+	struct emu_map_ent *e;
+	size_t n, cap;
+	uint64_t next_iova;
+	uint64_t next_id;
+};
+
+int emu_iommu_create(struct emu_dev *d)
+{
+	struct emu_iommu *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	m->next_iova = EMU_IOVA_BASE;
+	m->next_id = 1;
+	d->iommu = m;
+	return 0;
+}
+
+void emu_iommu_destroy(struct emu_dev *d)
+{
+	struct emu_iommu *m = d->iommu;
+
+	if (!m)
+		return;
+	free(m->e);
+	free(m);
+	d->iommu = NULL;
+}
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct emu_map_ent *x = a, *y = b;
+
+	return x->iova < y->iova ? -1 : x->iova > y->iova;
+}
+
+static int reserve(struct emu_iommu *m, size_t more)
+{
+	if (m->n + more <= m->cap)
+		return 0;
+	size_t cap = m->cap ? m->cap : 64;
+	while (cap < m->n + more)
+		cap *= 2;
+	struct emu_map_ent *e = realloc(m->e, cap * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	m->e = e;
+	m->cap = cap;
+	return 0;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+int emu_iommu_map(struct emu_dev *d, void *va, size_t len, int contiguous, struct emu_iova_seg **segs,
+		  uint32_t *nseg, uint64_t *map_id)
+{
+	struct emu_iommu *m;
+	uint64_t page, off, first_new, id;
+	size_t npages, n_new;
+	struct emu_iova_seg *s;
+	int rc = 0;
+
+	if (!d || !va || !len || !segs || !nseg || !map_id)
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	m = d->iommu;
+	page = d->cfg.host_page_size;
+	off = (uintptr_t)va % page;
+	npages = (size_t)((off + len + page - 1) / page);
+	contiguous = contiguous || d->cfg.iova_mode == EMU_IOVA_OFFSET || npages == 1;
+	n_new = contiguous ? 1 : npages;
+	s = calloc(n_new, sizeof(*s));
+	if (!s || reserve(m, n_new) < 0) {
+		free(s);
+		rc = -ENOMEM;
+		goto out;
+	}
+	id = m->next_id++;
+	first_new = m->n;
+	if (contiguous) {
+		uint64_t base = round_up(m->next_iova, EMU_IOVA_ALIGN);
+
+		m->e[m->n++] = (struct emu_map_ent){ base + off, len, va, id };
+		s[0] = (struct emu_iova_seg){ base + off, len };
+		m->next_iova = base + npages * page + page; /* guard page */
+	} else {
+		/* Reserve 2*npages pages; VA page i goes to IOVA page 2*(npages-1-i): reverse
+		 * order with a hole between neighbours, so no two segments merge. */
+		uint64_t base = round_up(m->next_iova, EMU_IOVA_ALIGN);
+		uint8_t *p = va;
+		size_t left = len;
+
+		for (size_t i = 0; i < npages; i++) {
+			uint64_t in = i == 0 ? off : 0;
+			uint64_t chunk = page - in < left ? page - in : left;
+			uint64_t iova = base + 2 * (npages - 1 - i) * page + in;
+
+			m->e[m->n++] = (struct emu_map_ent){ iova, chunk, p, id };
+			s[i] = (struct emu_iova_seg){ iova, chunk };
+			p += chunk;
+			left -= chunk;
+		}
+		m->next_iova = base + 2 * npages * page + page;
+	}
+	/* New IOVAs are above every older one: only the new tail needs sorting. */
+	qsort(m->e + first_new, m->n - first_new, sizeof(*m->e), ent_cmp);
+	*segs = s;
+	*nseg = (uint32_t)n_new;
+	*map_id = id;
+out:
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+int emu_iommu_unmap(struct emu_dev *d, uint64_t map_id)
+{
+	struct emu_iommu *m;
+	size_t w = 0, before;
+
+	if (!d)
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	m = d->iommu;
+	before = m->n;
+	for (size_t r = 0; r < m->n; r++)
+		if (m->e[r].map_id != map_id)
+			m->e[w++] = m->e[r];
+	m->n = w;
+	pthread_mutex_unlock(&d->lock);
+	return w == before ? -ENOENT : 0;
+}
+
+/* Entry containing iova, or NULL. */
+static struct emu_map_ent *find(struct emu_iommu *m, uint64_t iova)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		struct emu_map_ent *e = &m->e[mid];
+
+		if (iova < e->iova)
+			hi = mid;
+		else if (iova - e->iova >= e->len)
+			lo = mid + 1;
+		else
+			return e;
+	}
+	return NULL;
+}
+
+int emu_iova_mapped(struct emu_dev *d, uint64_t iova, size_t len)
+{
+	struct emu_iommu *m = d->iommu;
+
+	while (len) {
+		struct emu_map_ent *e = find(m, iova);
+		uint64_t avail;
+
+		if (!e)
+			return 0;
+		avail = e->len - (iova - e->iova);
+		if (avail >= len)
+			return 1;
+		iova += avail;
+		len -= avail;
+	}
+	return 1;
+}
+
+static int access(struct emu_dev *d, uint64_t iova, void *buf, size_t len, int write)
+{
+	struct emu_iommu *m = d->iommu;
+	uint8_t *b = buf;
+
+	if (d->removed)
+		return -EIO; /* the link is gone: no DMA in either direction */
+	if (!len)
+		return 0;
+	if (iova + len < iova || !emu_iova_mapped(d, iova, len)) {
+		d->ctr.dma_faults++;
+		emu_drverr(d, "DMA %s of %zu bytes at unmapped IOVA 0x%llx", write ? "write" : "read", len,
+			   (unsigned long long)iova);
+		return -EFAULT;
+	}
+	while (len) {
+		struct emu_map_ent *e = find(m, iova);
+		uint64_t in = iova - e->iova;
+		size_t n = e->len - in < len ? (size_t)(e->len - in) : len;
+
+		if (write)
+			memcpy(e->va + in, b, n);
+		else
+			memcpy(b, e->va + in, n);
+		b += n;
+		iova += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int emu_dma_read(struct emu_dev *d, uint64_t iova, void *buf, size_t len)
+{
+	int rc = access(d, iova, buf, len, 0);
+
+	if (rc == 0) {
+		d->ctr.dma_reads++;
+		d->ctr.dma_read_bytes += len;
+	}
+	return rc;
+}
+
+int emu_dma_write(struct emu_dev *d, uint64_t iova, const void *buf, size_t len)
+{
+	int rc = access(d, iova, (void *)buf, len, 1);
+
+	if (rc == 0) {
+		d->ctr.dma_writes++;
+		d->ctr.dma_write_bytes += len;
+	}
+	return rc;
+}

@@ -1,0 +1,109 @@
+/* Logging (UVERBS_LOG=error|warn|info|debug, stderr, nothing otherwise), the
+ * "driver error" ring (design section 6: what a driver must never do, reported loudly
+ * like a hardware model's guest-error trace) and the counters snapshot. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/emu/emu_dev.h"
+
+static int emu_log_level(void)
+{
+	static int level = -1;
+	const char *s;
+
+	if (level >= 0)
+		return level;
+	s = getenv("UVERBS_LOG");
+	if (!s || !*s)
+		level = 0;
+	else if (!strcmp(s, "error"))
+		level = EMU_LOG_ERROR;
+	else if (!strcmp(s, "warn"))
+		level = EMU_LOG_WARN;
+	else if (!strcmp(s, "info"))
+		level = EMU_LOG_INFO;
+	else if (!strcmp(s, "debug"))
+		level = EMU_LOG_DEBUG;
+	else
+		level = 0;
+	return level;
+}
+
+static void emu_vlog(struct emu_dev *d, enum emu_log_level lvl, const char *fmt, va_list ap)
+{
+	static const char *const names[] = { "", "error", "warn", "info", "debug" };
+	char buf[512];
+
+	if ((int)lvl > emu_log_level())
+		return;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fprintf(stderr, "uverbs %s %s: %s\n", d ? d->name : "emu", names[lvl], buf);
+}
+
+void emu_log(struct emu_dev *d, enum emu_log_level lvl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emu_vlog(d, lvl, fmt, ap);
+	va_end(ap);
+}
+
+void emu_drverr(struct emu_dev *d, const char *fmt, ...)
+{
+	va_list ap;
+	char *slot = d->drverr[d->ndrverr % EMU_DRVERR_RING];
+
+	va_start(ap, fmt);
+	vsnprintf(slot, EMU_DRVERR_LEN, fmt, ap);
+	va_end(ap);
+	d->ndrverr++;
+	d->ctr.driver_errors++;
+	emu_log(d, EMU_LOG_WARN, "driver error: %s", slot);
+}
+
+uint64_t emu_drverr_count(struct emu_dev *d)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&d->lock);
+	n = d->ndrverr;
+	pthread_mutex_unlock(&d->lock);
+	return n;
+}
+
+int emu_drverr_get(struct emu_dev *d, unsigned i, char *buf, size_t len)
+{
+	int rc = 0;
+
+	if (!buf || !len)
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	if (i >= EMU_DRVERR_RING || i >= d->ndrverr)
+		rc = -ENOENT;
+	else
+		snprintf(buf, len, "%s", d->drverr[(d->ndrverr - 1 - i) % EMU_DRVERR_RING]);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+int emu_drverr_find(struct emu_dev *d, const char *needle)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&d->lock);
+	for (uint64_t i = 0; i < d->ndrverr && i < EMU_DRVERR_RING && !found; i++)
+		found = strstr(d->drverr[(d->ndrverr - 1 - i) % EMU_DRVERR_RING], needle) != NULL;
+	pthread_mutex_unlock(&d->lock);
+	return found;
+}
+
+void emu_counters(struct emu_dev *d, struct emu_counters *out)
+{
+	pthread_mutex_lock(&d->lock);
+	*out = d->ctr;
+	out->pages_held = d->pages.n;
+	pthread_mutex_unlock(&d->lock);
+}

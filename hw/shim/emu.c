@@ -1,0 +1,255 @@
+/* The emulated shim: "emu:[opts]" opens an emulated ConnectX-5 Ex (hw/emu) inside
+ * this process and gives the driver what any shim gives (design section 3): its BAR
+ * (plain memory with the device's MMIO hook), DMA memory and pins mapped through the
+ * device's IOMMU model (IOVAs deliberately unlike VAs), and an eventfd per interrupt
+ * vector.  Options: see emu_config_parse() in hw/emu/emu.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/emu/emu.h"
+#include "hw/shim/shim.h"
+
+struct emu_dma_rec {
+	struct emu_dma_rec *next, *prev;
+	void *mem;              /* dma_alloc: memory we own; pin: NULL */
+	uint64_t map_id;
+	struct shim_iova_seg *segs;
+};
+
+struct emu_shim {
+	struct shim_dev base;
+	struct emu_dev *emu;
+	struct shim_mmio_hook hook;
+	struct emu_dma_rec recs;   /* list head of live allocations and pins */
+};
+
+extern const struct shim_ops shim_emu_ops;
+
+static struct emu_shim *to_emu(struct shim_dev *d)
+{
+	return (struct emu_shim *)d;
+}
+
+struct emu_dev *emu_device_from_shim(struct shim_dev *s)
+{
+	if (!s || s->ops != &shim_emu_ops)
+		return NULL;
+	return to_emu(s)->emu;
+}
+
+static void hook_access(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned size)
+{
+	emu_mmio_access(ctx, (int)op, off, size);
+}
+
+static void rec_link(struct emu_shim *s, struct emu_dma_rec *r)
+{
+	r->next = s->recs.next;
+	r->prev = &s->recs;
+	s->recs.next->prev = r;
+	s->recs.next = r;
+}
+
+static void rec_release(struct emu_shim *s, struct emu_dma_rec *r)
+{
+	r->prev->next = r->next;
+	r->next->prev = r->prev;
+	emu_iommu_unmap(s->emu, r->map_id);
+	free(r->segs);
+	free(r->mem);
+	free(r);
+}
+
+static void emu_shim_close(struct shim_dev *dev)
+{
+	struct emu_shim *s = to_emu(dev);
+
+	if (!s)
+		return;
+	while (s->emu && s->recs.next != &s->recs)
+		rec_release(s, s->recs.next);
+	emu_destroy(s->emu);
+	free(s);
+}
+
+static int emu_shim_open(const char *args, struct shim_dev **out)
+{
+	struct emu_config cfg;
+	struct emu_shim *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (!s)
+		return -ENOMEM;
+	s->base.ops = &shim_emu_ops;
+	s->recs.next = s->recs.prev = &s->recs;
+	*out = &s->base;
+	memset(&cfg, 0, sizeof(cfg));
+	rc = emu_config_parse(args, &cfg, s->base.err, sizeof(s->base.err));
+	if (rc < 0)
+		return rc;
+	rc = emu_create(&cfg, &s->emu, s->base.err, sizeof(s->base.err));
+	if (rc < 0)
+		return rc;
+	s->hook.access = hook_access;
+	s->hook.ctx = s->emu;
+	s->base.page_size = emu_host_page_size(s->emu);
+	s->base.pci.vendor_id = EMU_VENDOR_ID;
+	s->base.pci.device_id = EMU_DEVICE_ID;
+	s->base.pci.subsys_vendor_id = EMU_VENDOR_ID;
+	s->base.pci.subsys_device_id = 0x0008;
+	{
+		uint32_t a = emu_ipv4(s->emu);
+		char bdf[32];
+
+		/* "emu:127.0.0.N" always fits the 16 bytes; a wider address is cut. */
+		snprintf(bdf, sizeof(bdf), "emu:%u.%u.%u.%u", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
+		memcpy(s->base.pci.bdf, bdf, sizeof(s->base.pci.bdf) - 1);
+	}
+	/* ConnectX-5 Ex: PCIe 4.0 x16, 256-byte max payload. */
+	s->base.pci.link_speed_gen = 4;
+	s->base.pci.link_width = 16;
+	s->base.pci.max_payload_bytes = 256;
+	return 0;
+}
+
+static int emu_shim_reset(struct shim_dev *dev)
+{
+	return emu_reset(to_emu(dev)->emu);
+}
+
+static int emu_shim_bar(struct shim_dev *dev, unsigned index, struct shim_bar *out)
+{
+	struct emu_shim *s = to_emu(dev);
+
+	if (!out)
+		return -EINVAL;
+	if (index != 0) {
+		snprintf(dev->err, sizeof(dev->err), "emu: only BAR0 exists (asked for BAR%u)", index);
+		return -ENOENT;
+	}
+	out->base = emu_bar_base(s->emu);
+	out->len = emu_bar_len(s->emu);
+	out->wc_base = out->base; /* one mapping serves both: the hook sees WC bursts */
+	out->hook = &s->hook;
+	return 0;
+}
+
+static int emu_shim_dma_alloc(struct shim_dev *dev, size_t len, size_t align, struct shim_dma *out)
+{
+	struct emu_shim *s = to_emu(dev);
+	struct emu_dma_rec *r;
+	struct emu_iova_seg *segs = NULL;
+	uint32_t nseg = 0;
+	size_t page = dev->page_size;
+	int rc;
+
+	if (!out || !len || (align & (align - 1)))
+		return -EINVAL;
+	if (align < page)
+		align = page;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	if (posix_memalign(&r->mem, align, (len + page - 1) / page * page)) {
+		free(r);
+		return -ENOMEM;
+	}
+	memset(r->mem, 0, (len + page - 1) / page * page);
+	rc = emu_iommu_map(s->emu, r->mem, len, 1, &segs, &nseg, &r->map_id);
+	if (rc < 0) {
+		free(r->mem);
+		free(r);
+		return rc;
+	}
+	out->va = r->mem;
+	out->iova = segs[0].iova;
+	out->len = len;
+	out->priv = r;
+	free(segs);
+	rec_link(s, r);
+	return 0;
+}
+
+static void emu_shim_dma_free(struct shim_dev *dev, struct shim_dma *dma)
+{
+	if (!dma || !dma->priv)
+		return;
+	rec_release(to_emu(dev), dma->priv);
+	dma->priv = NULL;
+	dma->va = NULL;
+}
+
+static int emu_shim_dma_pin(struct shim_dev *dev, void *va, size_t len, struct shim_pin *out)
+{
+	struct emu_shim *s = to_emu(dev);
+	struct emu_dma_rec *r;
+	struct emu_iova_seg *segs = NULL;
+	uint32_t nseg = 0;
+	int rc;
+
+	if (!out || !va || !len)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	rc = emu_iommu_map(s->emu, va, len, 0, &segs, &nseg, &r->map_id);
+	if (rc < 0) {
+		free(r);
+		return rc;
+	}
+	r->segs = calloc(nseg, sizeof(*r->segs));
+	if (!r->segs) {
+		emu_iommu_unmap(s->emu, r->map_id);
+		free(segs);
+		free(r);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < nseg; i++)
+		r->segs[i] = (struct shim_iova_seg){ segs[i].iova, segs[i].len };
+	free(segs);
+	out->va = va;
+	out->len = len;
+	out->nseg = nseg;
+	out->seg = r->segs;
+	out->priv = r;
+	rec_link(s, r);
+	return 0;
+}
+
+static void emu_shim_dma_unpin(struct shim_dev *dev, struct shim_pin *pin)
+{
+	if (!pin || !pin->priv)
+		return;
+	rec_release(to_emu(dev), pin->priv);
+	pin->priv = NULL;
+	pin->seg = NULL;
+	pin->nseg = 0;
+}
+
+static int emu_shim_irq_fd(struct shim_dev *dev, unsigned vector)
+{
+	return emu_irq_fd(to_emu(dev)->emu, vector);
+}
+
+static unsigned emu_shim_irq_count(struct shim_dev *dev)
+{
+	(void)dev;
+	return EMU_NUM_VECTORS;
+}
+
+const struct shim_ops shim_emu_ops = {
+	.scheme = "emu",
+	.open = emu_shim_open,
+	.close = emu_shim_close,
+	.reset = emu_shim_reset,
+	.bar = emu_shim_bar,
+	.dma_alloc = emu_shim_dma_alloc,
+	.dma_free = emu_shim_dma_free,
+	.dma_pin = emu_shim_dma_pin,
+	.dma_unpin = emu_shim_dma_unpin,
+	.irq_fd = emu_shim_irq_fd,
+	.irq_count = emu_shim_irq_count,
+};
