@@ -18,8 +18,11 @@
  * saw them with the engine's own cmdq_join() (16 inline bytes of the entry, then each
  * box's mailbox_data).  It checks what a dump lets it check: entry type, ownership,
  * block_number sequence, the token of every box against the entry's, and that the chain
- * covers input_length/output_length (otherwise the dump is marked truncated: the log of
- * the 12868-page MANAGE_PAGES stops after 179 of its 202 boxes).  Lines that are not
+ * covers input_length/output_length.  Otherwise the dump is marked truncated and `data`
+ * holds only what was logged (zeros after `len`, up to declared_len): in the ConnectX-4
+ * trace dump_command() printed no box for the boot MANAGE_PAGES input nor for either
+ * side of ACCESS_REG, and stopped after 179 of the 202 boxes of the 12868-page
+ * MANAGE_PAGES.  A replay must not expect those bytes.  Lines that are not
  * part of a dump (other drivers, mlx5_core messages) are kept as `log` lines so that a
  * test can cross-check a decoded value against what the driver printed.
  *
