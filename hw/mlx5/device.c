@@ -53,7 +53,23 @@ int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, si
 		return mx5_fail(dev, -ENODEV, "device is %s: command refused",
 				dev->health == MX5_HEALTH_REMOVED ? "removed" : "in fatal error");
 	memset(out, 0, outlen);
-	int rc = cmdq_exec(dev->cmdq, in, inlen, out, outlen);
+	/* The PRM's shortest outputs (e.g. enable_hca_out, 12 bytes) are shorter than the
+	 * 16 inline output bytes the queue entry always carries: ask for those. */
+	uint8_t small_in[CMDQ_INLINE_BYTES] = { 0 }, small_out[CMDQ_INLINE_BYTES] = { 0 };
+	void *o = out;
+	size_t olen = outlen;
+	if (inlen < CMDQ_INLINE_BYTES) {
+		memcpy(small_in, in, inlen);
+		in = small_in;
+		inlen = CMDQ_INLINE_BYTES;
+	}
+	if (outlen < CMDQ_INLINE_BYTES) {
+		o = small_out;
+		olen = CMDQ_INLINE_BYTES;
+	}
+	int rc = cmdq_exec(dev->cmdq, in, inlen, o, olen);
+	if (o != out)
+		memcpy(out, small_out, outlen);
 	if (rc) {
 		snprintf(dev->err, sizeof(dev->err), "%s", cmdq_error(dev->cmdq));
 		/* A command that times out may mean the device died under us: look. */

@@ -40,8 +40,8 @@ struct mx5_srq;
 /* ------------------------------------------------------------------ device */
 
 enum mx5_open_flags {
-	/* Stop after ENABLE_HCA + ISSI + boot pages: enough for QUERY_HCA_CAP, QUERY_ADAPTER,
-	 * QUERY_PAGES and raw commands (fwcmd on a device whose INIT_HCA fails). */
+	/* Stop after INIT_HCA: capabilities read and set, pages given, but no vport change,
+	 * UAR or EQ -- what an inspection tool (fwcmd) needs, and nothing it does not. */
 	MX5_OPEN_INSPECT = 1u << 0,
 	/* Keep the command queue polling even after the async EQ exists. */
 	MX5_OPEN_CMD_POLLING = 1u << 1,

@@ -63,6 +63,7 @@ struct mx5_page_chunk {
 struct mx5_pages {
 	struct mx5_page_chunk *chunks;
 	size_t nchunks, cap;
+	size_t hint;             /* a chunk that recently had a free page */
 	size_t chunk_bytes;
 	struct mx5_page_stats st;
 };
