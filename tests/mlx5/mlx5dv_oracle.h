@@ -33,14 +33,12 @@ struct fx_sq {
 	struct mx5_sq sq;
 };
 
-static inline int fx_sq_init(struct fx_sq *f, int qp_type, uint32_t max_inline, uint32_t max_sge,
-			     int sig_all)
+/* (Re)initialise the SQ over f's memory and current BAR mappings. */
+static inline int fx_sq_setup(struct fx_sq *f, int qp_type, uint32_t max_inline, uint32_t max_sge,
+			      int sig_all)
 {
 	struct mx5_sq_attr a;
 
-	memset(f, 0, sizeof(*f));
-	f->bar.base = f->bar_mem;
-	f->bar.len = sizeof(f->bar_mem);
 	memset(&a, 0, sizeof(a));
 	a.buf = f->ring;
 	a.wqe_cnt = FX_BBS;
@@ -57,6 +55,15 @@ static inline int fx_sq_init(struct fx_sq *f, int qp_type, uint32_t max_inline, 
 	a.bf_off = FX_BF_OFF;
 	a.bf_size = FX_BF_SIZE;
 	return mx5_sq_init(&f->sq, &a);
+}
+
+static inline int fx_sq_init(struct fx_sq *f, int qp_type, uint32_t max_inline, uint32_t max_sge,
+			     int sig_all)
+{
+	memset(f, 0, sizeof(*f));
+	f->bar.base = f->bar_mem;
+	f->bar.len = sizeof(f->bar_mem);
+	return fx_sq_setup(f, qp_type, max_inline, max_sge, sig_all);
 }
 
 /* Put the producer (and consumer) at basic block `pos`, as if that many were used. */
