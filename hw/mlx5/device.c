@@ -181,11 +181,23 @@ int mx5_device_open_attr(const char *uri, const struct mx5_open_attr *attr,
 	return 0;
 }
 
+int mx5_device_shutdown(struct mx5_device *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	if (dev->shut_down)
+		return 0;
+	dev->err[0] = '\0';
+	mx5_teardown(dev);
+	dev->shut_down = true;
+	return dev->err[0] ? -EIO : 0;
+}
+
 void mx5_device_close(struct mx5_device *dev)
 {
 	if (!dev)
 		return;
-	mx5_teardown(dev);
+	mx5_device_shutdown(dev);
 	shim_close(dev->shim);
 	free(dev);
 }

@@ -62,6 +62,10 @@ const char *mx5_open_error(void);
 
 /* Tear down in reverse order (destroys every object still alive) and close the shim. */
 void mx5_device_close(struct mx5_device *dev);
+/* The teardown alone: objects, EQs, UAR, TEARDOWN_HCA, every page reclaimed,
+ * DISABLE_HCA, command queue.  The shim stays open (tests read the device's counters
+ * afterwards); only mx5_device_close may follow.  Returns the first error. */
+int mx5_device_shutdown(struct mx5_device *dev);
 
 const char *mx5_device_error(const struct mx5_device *dev);
 struct shim_dev *mx5_device_shim(struct mx5_device *dev);

@@ -94,7 +94,7 @@ struct mx5_device {
 	struct mx5_open_attr attr;
 
 	/* bring-up progress, so a failure part-way tears down exactly what was done */
-	bool hca_enabled, hca_inited, roce_enabled, cmd_event_mode;
+	bool hca_enabled, hca_inited, roce_enabled, cmd_event_mode, shut_down;
 
 	uint16_t fw_major, fw_minor, fw_subminor, cmdif_rev;
 	size_t host_page;
