@@ -239,3 +239,32 @@ const char *mx5_cqe_syndrome_name(uint8_t syndrome)
 	default: return "unknown syndrome";
 	}
 }
+
+/* Out-of-line entry points of the data path, for callers that need an address (the
+ * verbs ops table, benchmarks); they also make every architecture's barriers assemble
+ * in the library build itself (the aarch64 cross build checks them). */
+int mx5_dp_post_send(struct mx5_sq *sq, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	return mx5_post_send(sq, wr, bad_wr);
+}
+
+int mx5_dp_post_recv(struct mx5_rq *rq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	return mx5_post_recv(rq, wr, bad_wr);
+}
+
+int mx5_dp_post_srq_recv(struct mx5_srq_ring *srq, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr)
+{
+	return mx5_post_srq_recv(srq, wr, bad_wr);
+}
+
+int mx5_dp_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
+{
+	return mx5_poll_cq(cq, ne, wc);
+}
+
+void mx5_dp_arm_cq(struct mx5_cq_ring *cq, int solicited)
+{
+	mx5_cq_ring_arm(cq, solicited);
+}
