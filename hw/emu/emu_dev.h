@@ -148,6 +148,15 @@ void emu_objtab_set_limits(struct emu_dev *d, enum emu_obj_type t, uint32_t base
 #define EMU_UAR_BF_OFFSET 0x800
 #define EMU_UAR_FIRST_INDEX 0x10    /* real ConnectX-4 firmware handed out 0x10.. (trace) */
 
+/* Reserved memory keys (QUERY_SPECIAL_CONTEXTS).  The scatter-list terminator is the
+ * value rdma-core writes after the last receive SGE (MLX5_INVALID_LKEY 0x100); MKey
+ * indexes handed out by CREATE_MKEY start above these (objtab.c). */
+#define EMU_TERMINATE_SCATTER_MKEY 0x100u
+#define EMU_RESD_LKEY 0x200u
+#define EMU_NULL_MKEY 0x300u
+#define EMU_DUMP_FILL_MKEY 0x400u
+#define EMU_REPEATED_MKEY 0x500u
+
 /* A callback on stores into a range of offsets of every allocated UAR page.
  * op is SHIM_MMIO_WRITE (a doorbell) or SHIM_MMIO_WC_WRITE (a BlueFlame burst). */
 typedef void (*emu_uar_fn)(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsigned size, int op,
@@ -247,7 +256,7 @@ struct emu_dev {
 	uint8_t (*caps)[2][EMU_CAP_BYTES];
 	bool cap_present[EMU_CAP_TYPES];
 	struct emu_objtab obj[EMU_OBJ_NTYPES];
-	void *area_state[16];             /* per-area private state, indexed by area order */
+	void *area_state[32];             /* per-area private state, indexed by area order */
 
 	/* ports and addresses (cmd_vport.c / cmd_roce.c / cmd_reg.c) */
 	bool port_up;
@@ -276,6 +285,12 @@ struct emu_dev {
 	char drverr[EMU_DRVERR_RING][EMU_DRVERR_LEN];
 	uint64_t ndrverr;
 };
+
+/* Port (cmd_reg.c / fault.c): operational = link up (fault knob) and PAOS admin up.
+ * emu_port_oper() says whether the port is operational; after changing either input
+ * call emu_port_changed(d, was_oper) to post PORT_CHANGE if the result changed. */
+bool emu_port_oper(const struct emu_dev *d);
+void emu_port_changed(struct emu_dev *d, bool was_oper);
 
 /* Area state by name (so an area file can keep private state without a field here). */
 void **emu_area_state(struct emu_dev *d, const char *area_name);

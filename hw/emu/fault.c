@@ -79,24 +79,35 @@ void emu_fault_fatal(struct emu_dev *d, uint8_t synd)
 	pthread_mutex_unlock(&d->lock);
 }
 
-int emu_port_set(struct emu_dev *d, int up)
+bool emu_port_oper(const struct emu_dev *d)
+{
+	return d->port_up && d->paos_admin == 1;
+}
+
+void emu_port_changed(struct emu_dev *d, bool was_oper)
 {
 	uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
-	int rc = 0;
+	bool now = emu_port_oper(d);
+
+	if (now == was_oper)
+		return;
+	/* PRM "Port State Change Event": port_num and DOWN/ACTIVE sub type, to the EQ
+	 * that asked for PORT_CHANGE (none yet is not an error). */
+	PRM_SET(port_state_change_event, data, port_num, 1);
+	emu_eq_post_event(d, EMU_EVENT_PORT_CHANGE, now ? EMU_PORT_CHANGE_ACTIVE : EMU_PORT_CHANGE_DOWN, data);
+	emu_log(d, EMU_LOG_INFO, "port 1 %s", now ? "up" : "down");
+}
+
+int emu_port_set(struct emu_dev *d, int up)
+{
+	bool was;
 
 	pthread_mutex_lock(&d->lock);
-	if (d->port_up != !!up) {
-		d->port_up = !!up;
-		PRM_SET(port_state_change_event, data, port_num, 1);
-		/* PORT_CHANGE goes to the EQ that asked for it; no EQ yet is not an error. */
-		rc = emu_eq_post_event(d, EMU_EVENT_PORT_CHANGE, up ? EMU_PORT_CHANGE_ACTIVE : EMU_PORT_CHANGE_DOWN,
-				       data);
-		if (rc == -ENOENT)
-			rc = 0;
-		emu_log(d, EMU_LOG_INFO, "fault: port %s", up ? "up" : "down");
-	}
+	was = emu_port_oper(d);
+	d->port_up = !!up;
+	emu_port_changed(d, was);
 	pthread_mutex_unlock(&d->lock);
-	return rc;
+	return 0;
 }
 
 void emu_surprise_remove(struct emu_dev *d)

@@ -36,7 +36,7 @@ static const struct {
 	[EMU_OBJ_EQ] = { "EQ", 0, 256 },          /* eq_number is 8 bits */
 	[EMU_OBJ_CQ] = { "CQ", 1, 1u << 16 },
 	[EMU_OBJ_SRQ] = { "SRQ", 1, 1u << 16 },
-	[EMU_OBJ_MKEY] = { "MKEY", 1, 1u << 20 },
+	[EMU_OBJ_MKEY] = { "MKEY", 0x10, 1u << 20 },   /* keys (index << 8) above the special ones */
 	[EMU_OBJ_QP] = { "QP", 0x100, 1u << 16 },
 	[EMU_OBJ_Q_COUNTER] = { "Q_COUNTER", 1, 256 },
 };

@@ -1,0 +1,117 @@
+/* Small allocations every later object refers to (PRM "Command Reference"):
+ * ALLOC_UAR/DEALLOC_UAR (the doorbell page: index × UAR page size into BAR0),
+ * ALLOC_PD/DEALLOC_PD, ALLOC_TRANSPORT_DOMAIN/DEALLOC_TRANSPORT_DOMAIN, and
+ * QUERY_SPECIAL_CONTEXTS (the reserved memory keys).  A UAR an EQ uses, or a PD an
+ * MKey/QP uses, is "in use" and cannot be freed (status 0x9). */
+#include <errno.h>
+#include <string.h>
+
+#include "hw/emu/emu_dev.h"
+
+struct emu_uar {
+	uint32_t index;
+};
+struct emu_pd {
+	uint32_t pdn;
+};
+struct emu_td {
+	uint32_t tdn;
+};
+
+static int alloc_uar(struct emu_dev *d, struct emu_cmd *c)
+{
+	struct emu_uar *u;
+	uint32_t idx;
+	volatile uint8_t *page;
+
+	u = emu_obj_alloc(d, EMU_OBJ_UAR, sizeof(*u), NULL, &idx);
+	if (!u)
+		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
+	page = emu_uar_page(d, idx);
+	if (!page) {
+		emu_obj_free(d, EMU_OBJ_UAR, idx);
+		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
+	}
+	/* A fresh doorbell page: no stale BlueFlame data from an earlier owner. */
+	memset((uint8_t *)page, 0, emu_uar_page_size(d));
+	u->index = idx;
+	PRM_SET(alloc_uar_out, c->out, uar, idx);
+	return 0;
+}
+
+static int free_status(struct emu_dev *d, struct emu_cmd *c, enum emu_obj_type t, uint32_t id, uint32_t bad_synd)
+{
+	int rc = emu_obj_free(d, t, id);
+
+	if (rc == -ENOENT)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, bad_synd);
+	if (rc == -EBUSY)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES_STATE, PRM_SYND_OBJECT_IN_USE);
+	return 0;
+}
+
+static int dealloc_uar(struct emu_dev *d, struct emu_cmd *c)
+{
+	return free_status(d, c, EMU_OBJ_UAR, (uint32_t)PRM_GET(dealloc_uar_in, c->in, uar), PRM_SYND_BAD_UAR);
+}
+
+static int alloc_pd(struct emu_dev *d, struct emu_cmd *c)
+{
+	uint32_t pdn;
+	struct emu_pd *pd = emu_obj_alloc(d, EMU_OBJ_PD, sizeof(*pd), NULL, &pdn);
+
+	if (!pd)
+		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
+	pd->pdn = pdn;
+	PRM_SET(alloc_pd_out, c->out, pd, pdn);
+	return 0;
+}
+
+static int dealloc_pd(struct emu_dev *d, struct emu_cmd *c)
+{
+	return free_status(d, c, EMU_OBJ_PD, (uint32_t)PRM_GET(dealloc_pd_in, c->in, pd), PRM_SYND_BAD_PD);
+}
+
+static int alloc_td(struct emu_dev *d, struct emu_cmd *c)
+{
+	uint32_t tdn;
+	struct emu_td *td = emu_obj_alloc(d, EMU_OBJ_TD, sizeof(*td), NULL, &tdn);
+
+	if (!td)
+		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
+	td->tdn = tdn;
+	PRM_SET(alloc_transport_domain_out, c->out, transport_domain, tdn);
+	return 0;
+}
+
+static int dealloc_td(struct emu_dev *d, struct emu_cmd *c)
+{
+	return free_status(d, c, EMU_OBJ_TD, (uint32_t)PRM_GET(dealloc_transport_domain_in, c->in, transport_domain),
+			   PRM_SYND_BAD_TD);
+}
+
+static int query_special_contexts(struct emu_dev *d, struct emu_cmd *c)
+{
+	(void)d;
+	PRM_SET(query_special_contexts_out, c->out, dump_fill_mkey, EMU_DUMP_FILL_MKEY);
+	PRM_SET(query_special_contexts_out, c->out, resd_lkey, EMU_RESD_LKEY);
+	PRM_SET(query_special_contexts_out, c->out, null_mkey, EMU_NULL_MKEY);
+	PRM_SET(query_special_contexts_out, c->out, terminate_scatter_list_mkey, EMU_TERMINATE_SCATTER_MKEY);
+	PRM_SET(query_special_contexts_out, c->out, repeated_mkey, EMU_REPEATED_MKEY);
+	return 0;
+}
+
+static const struct emu_cmd_desc cmds[] = {
+	EMU_CMD(ALLOC_UAR, EMU_CMDF_INIT, alloc_uar_in, alloc_uar_out, alloc_uar),
+	EMU_CMD(DEALLOC_UAR, EMU_CMDF_INIT, dealloc_uar_in, dealloc_uar_out, dealloc_uar),
+	EMU_CMD(ALLOC_PD, EMU_CMDF_INIT, alloc_pd_in, alloc_pd_out, alloc_pd),
+	EMU_CMD(DEALLOC_PD, EMU_CMDF_INIT, dealloc_pd_in, dealloc_pd_out, dealloc_pd),
+	EMU_CMD(ALLOC_TRANSPORT_DOMAIN, EMU_CMDF_INIT, alloc_transport_domain_in, alloc_transport_domain_out,
+		alloc_td),
+	EMU_CMD(DEALLOC_TRANSPORT_DOMAIN, EMU_CMDF_INIT, dealloc_transport_domain_in, dealloc_transport_domain_out,
+		dealloc_td),
+	EMU_CMD(QUERY_SPECIAL_CONTEXTS, EMU_CMDF_INIT, query_special_contexts_in, query_special_contexts_out,
+		query_special_contexts),
+};
+
+const struct emu_cmd_area emu_area_uar_pd = { .name = "uar_pd", .cmds = cmds, .ncmds = EMU_NCMDS(cmds) };
