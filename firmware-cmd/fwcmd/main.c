@@ -478,6 +478,9 @@ int main(int argc, char **argv)
 	/* Inspection needs the function initialised (INIT_HCA) but no EQ, UAR or vport
 	 * change: the tool leaves the device as it found it. */
 	struct mx5_open_attr oa = { .flags = MX5_OPEN_INSPECT };
+	/* health reads registers only, so it reports a device that is dead */
+	if (!strcmp(cmd, "health"))
+		oa.flags = MX5_OPEN_REGISTERS_ONLY;
 	int rc = mx5_device_open_attr(c.uri, &oa, &c.dev);
 	if (rc) {
 		fprintf(stderr, "fwcmd: %s\n", mx5_open_error());

@@ -204,6 +204,14 @@ int mx5_bringup(struct mx5_device *dev)
 	dev->fw_major = (uint16_t)MX5_ISEG_GET(dev, fw_rev_major);
 	dev->fw_minor = (uint16_t)MX5_ISEG_GET(dev, fw_rev_minor);
 	dev->fw_subminor = (uint16_t)MX5_ISEG_GET(dev, fw_rev_subminor);
+	if (dev->attr.flags & MX5_OPEN_REGISTERS_ONLY)
+		return 0;
+	/* A function already in fatal error answers no command: say so now rather than
+	 * after a command timeout (Linux checks the same sensors before its commands). */
+	struct mx5_health h;
+	if (mx5_device_check_health(dev, &h) != MX5_HEALTH_OK)
+		return mx5_fail(dev, -EIO, "bring-up: device in fatal error (health syndrome 0x%x, "
+				"health buffer synd 0x%x)", h.health_syndrome, h.synd);
 	if (dev->cmdif_rev != MX5_CMDIF_REV)
 		return mx5_fail(dev, -EOPNOTSUPP,
 				"bring-up: command interface revision %u, this driver speaks %u",

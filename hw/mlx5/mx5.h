@@ -43,6 +43,9 @@ enum mx5_open_flags {
 	/* Stop after INIT_HCA: capabilities read and set, pages given, but no vport change,
 	 * UAR or EQ -- what an inspection tool (fwcmd) needs, and nothing it does not. */
 	MX5_OPEN_INSPECT = 1u << 0,
+	/* Map the function and read its registers, nothing more: no command is sent
+	 * (fwcmd health on a device that is dead or will not come up). */
+	MX5_OPEN_REGISTERS_ONLY = 1u << 2,
 	/* Keep the command queue polling even after the async EQ exists. */
 	MX5_OPEN_CMD_POLLING = 1u << 1,
 };
