@@ -736,48 +736,41 @@ static void vfio_dma_free(struct shim_dev *d, struct shim_dma *dma)
 static int vfio_dma_pin(struct shim_dev *d, void *va, size_t len, struct shim_pin *out)
 {
 	struct vfio_dev *v = to_vfio(d);
-	uintptr_t start, end, addr = (uintptr_t)va;
+	uint64_t start, maplen, offset, iova;
 	struct vfio_map *m;
-	uint64_t iova;
 	int ro, rc;
 
-	if (!out || !va || len == 0 || addr + len < addr) {
-		verr(v, "vfio: dma_pin: empty or wrapping range %p+%zu", va, len);
-		return -EINVAL;
-	}
 	if (!v->iova_ready)
 		return -ENODEV;
 	/* VFIO maps whole IOMMU pages: widen to the granule, keep the offset in the IOVA
 	 * so that seg.iova addresses va itself. */
-	start = addr & ~(uintptr_t)(v->gran - 1);
-	end = (addr + len + (v->gran - 1)) & ~(uintptr_t)(v->gran - 1);
-	if (end < addr + len) {
-		verr(v, "vfio: dma_pin: range %p+%zu wraps at the top of the address space", va, len);
+	if (!out || !va || shim_iova_span((uint64_t)(uintptr_t)va, len, v->gran, &start, &maplen, &offset) < 0) {
+		verr(v, "vfio: dma_pin: empty or wrapping range %p+%zu", va, len);
 		return -EINVAL;
 	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
 	pthread_mutex_lock(&v->lock);
-	rc = shim_iova_alloc(&v->iova, end - start, v->gran, &iova);
+	rc = shim_iova_alloc(&v->iova, maplen, v->gran, &iova);
 	if (rc < 0) {
 		pthread_mutex_unlock(&v->lock);
 		free(m);
 		verr(v, "vfio: %s: no free IOVA range of %llu bytes to pin", d->pci.bdf,
-		     (unsigned long long)(end - start));
+		     (unsigned long long)maplen);
 		return rc;
 	}
-	rc = dma_map(v, (void *)start, end - start, iova, &ro);
+	rc = dma_map(v, (void *)(uintptr_t)start, maplen, iova, &ro);
 	if (rc < 0) {
-		shim_iova_free(&v->iova, iova, end - start);
+		shim_iova_free(&v->iova, iova, maplen);
 		pthread_mutex_unlock(&v->lock);
 		free(m);
 		return rc;
 	}
 	m->iova = iova;
-	m->len = end - start;
-	m->va = (void *)start;
-	m->seg.iova = iova + (addr - start);
+	m->len = maplen;
+	m->va = (void *)(uintptr_t)start;
+	m->seg.iova = iova + offset;
 	m->seg.len = len;
 	link_map(v, m);
 	pthread_mutex_unlock(&v->lock);

@@ -177,3 +177,21 @@ int shim_iova_is_allocated(const struct shim_iova_space *s, uint64_t iova, uint6
 		return 0;
 	return !overlaps(s->free, s->nfree, iova, last);
 }
+
+int shim_iova_span(uint64_t va, uint64_t len, uint64_t gran, uint64_t *start, uint64_t *maplen,
+		   uint64_t *offset)
+{
+	uint64_t last, s, e;
+
+	if (len == 0 || gran == 0 || (gran & (gran - 1)) || va + (len - 1) < va)
+		return -EINVAL;
+	last = va + (len - 1);
+	s = va & ~(gran - 1);
+	e = (last | (gran - 1));                /* last byte of the last page */
+	if (e == UINT64_MAX)                     /* the span's length would be 2^64 - s */
+		return -EINVAL;
+	*start = s;
+	*maplen = e - s + 1;
+	*offset = va - s;
+	return 0;
+}

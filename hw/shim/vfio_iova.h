@@ -48,4 +48,11 @@ int shim_iova_free(struct shim_iova_space *s, uint64_t iova, uint64_t len);
 /* True if [iova, iova+len) is entirely allocated (for checks and tests). */
 int shim_iova_is_allocated(const struct shim_iova_space *s, uint64_t iova, uint64_t len);
 
+/* The IOMMU-page span that covers [va, va+len): VFIO maps whole IOMMU pages, so a pin
+ * maps [*start, *start + *maplen) and the device address of va is the mapping's IOVA
+ * plus *offset. gran is a power of two. 0, or -EINVAL for an empty range, a bad gran,
+ * or a range that wraps at the top of the address space once rounded. */
+int shim_iova_span(uint64_t va, uint64_t len, uint64_t gran, uint64_t *start, uint64_t *maplen,
+		   uint64_t *offset);
+
 #endif

@@ -228,3 +228,44 @@ Test(vfio_iova, random_alloc_free_never_overlaps_and_fully_coalesces)
 	cr_assert_gt(frees, 5000);
 	cr_log_info("iova model run: %u allocs, %u frees, %u ENOSPC", allocs, frees, enospc);
 }
+
+/* ---- the span a pin maps ---- */
+
+Test(vfio_iova, pin_span_widens_to_whole_pages_and_keeps_the_offset)
+{
+	uint64_t start, maplen, off;
+	cr_assert_eq(shim_iova_span(0x7f0000001234ull, 0x100, 4096, &start, &maplen, &off), 0);
+	cr_assert_eq(start, 0x7f0000001000ull);
+	cr_assert_eq(maplen, 4096);
+	cr_assert_eq(off, 0x234);
+}
+
+Test(vfio_iova, pin_span_crossing_a_page_boundary_takes_both_pages)
+{
+	uint64_t start, maplen, off;
+	cr_assert_eq(shim_iova_span(0x10ff0, 0x20, 4096, &start, &maplen, &off), 0);
+	cr_assert_eq(start, 0x10000);
+	cr_assert_eq(maplen, 0x2000);
+	cr_assert_eq(off, 0xff0);
+}
+
+Test(vfio_iova, pin_span_follows_a_16k_granule)
+{
+	uint64_t start, maplen, off;
+	/* Apple Silicon / 16 KiB IOMMU granule: one byte still maps a whole 16 KiB page. */
+	cr_assert_eq(shim_iova_span(0x4000 + 0x3fff, 1, 16384, &start, &maplen, &off), 0);
+	cr_assert_eq(start, 0x4000);
+	cr_assert_eq(maplen, 16384);
+	cr_assert_eq(off, 0x3fff);
+	cr_assert_eq(shim_iova_span(0x8000, 16384, 16384, &start, &maplen, &off), 0);
+	cr_assert_eq(maplen, 16384, "an aligned exact page must not grow");
+}
+
+Test(vfio_iova, pin_span_rejects_empty_wrapping_and_bad_granule)
+{
+	uint64_t start, maplen, off;
+	cr_assert_eq(shim_iova_span(0x1000, 0, 4096, &start, &maplen, &off), -EINVAL);
+	cr_assert_eq(shim_iova_span(UINT64_MAX - 0xff, 0x200, 4096, &start, &maplen, &off), -EINVAL);
+	cr_assert_eq(shim_iova_span(UINT64_MAX - 0xfff, 0x10, 4096, &start, &maplen, &off), -EINVAL);
+	cr_assert_eq(shim_iova_span(0x1000, 0x10, 3000, &start, &maplen, &off), -EINVAL);
+}
