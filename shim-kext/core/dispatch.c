@@ -248,6 +248,7 @@ int uvshim_dispatch(struct uvshim_dev *d, const void *owner, uint32_t selector,
 	} rep;
 	/* Only the reply member of this selector is used, and it is out_len bytes long. */
 	zero_bytes(&rep, out_len);
+	zero_bytes(&req, sizeof(req));
 	copy_bytes(&req, in, in_len);
 
 	switch (selector) {
