@@ -27,7 +27,7 @@ static uint32_t log2u(uint32_t v)
 
 int mx5_sq_init(struct mx5_sq *sq, const struct mx5_sq_attr *a)
 {
-	uint32_t base_ds, max_ds;
+	uint32_t base_ds, max_ds, op_mask;
 
 	if (!sq || !a || !a->buf || !a->wrid || !a->wqe_next || !a->dbrec || !a->bar)
 		return -EINVAL;
@@ -38,9 +38,9 @@ int mx5_sq_init(struct mx5_sq *sq, const struct mx5_sq_attr *a)
 	if (a->bf_size % MX5_SEND_WQE_BB)
 		return -EINVAL;
 	switch (a->qp_type) {
-	case IBV_QPT_RC: sq->op_mask = MX5_OPS_RC; base_ds = 1 + 2; break;   /* ctrl raddr atomic */
-	case IBV_QPT_UC: sq->op_mask = MX5_OPS_UC; base_ds = 1 + 1; break;
-	case IBV_QPT_UD: sq->op_mask = MX5_OPS_UD; base_ds = 1 + MX5_AV_SIZE / 16; break;
+	case IBV_QPT_RC: op_mask = MX5_OPS_RC; base_ds = 1 + 2; break;   /* ctrl raddr atomic */
+	case IBV_QPT_UC: op_mask = MX5_OPS_UC; base_ds = 1 + 1; break;
+	case IBV_QPT_UD: op_mask = MX5_OPS_UD; base_ds = 1 + MX5_AV_SIZE / 16; break;
 	default: return -EINVAL;
 	}
 	/* The largest WQE this QP can build must fit the ds field and the ring. */
@@ -71,6 +71,14 @@ int mx5_sq_init(struct mx5_sq *sq, const struct mx5_sq_attr *a)
 	sq->last_bbs = 0;
 	sq->last_ctrl = NULL;
 
+	/* ds before the data segments, per opcode this QP type allows (PRM "Send WQE":
+	 * ctrl, then datagram for UD, raddr for RDMA and atomics, atomic for atomics). */
+	for (unsigned op = 0; op < MX5_WR_OPS_LEN; op++) {
+		const struct mx5_wr_op *o = &mx5_wr_ops[op];
+		sq->op_ds[op] = !((op_mask >> op) & 1u) ? 0
+				: (uint8_t)(1u + o->raddr + (o->atomic != 0) +
+					    (sq->is_ud ? MX5_AV_SIZE / 16 : 0));
+	}
 	/* The control segment's fm_ce_se byte for every combination of the three verbs
 	 * flags, composed once through the PRM fields. */
 	for (unsigned f = 0; f < 8; f++) {

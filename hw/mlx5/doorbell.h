@@ -44,7 +44,7 @@
 /* One 64-byte block to the write-combining BlueFlame buffer.  The stores are volatile so
  * the compiler keeps them whole and in order; the WC buffer merges them into one
  * 64-byte write.  (hw/shim/mmio.h has no WC burst primitive; this is the only one.) */
-static inline void mx5_bf_copy64(volatile uint8_t *dst, const uint8_t *src)
+MX5_HOT void mx5_bf_copy64(volatile uint8_t *dst, const uint8_t *src)
 {
 #if defined(__x86_64__)
 	volatile __m128i *d = (volatile __m128i *)(volatile void *)dst;
@@ -65,25 +65,32 @@ static inline void mx5_bf_copy64(volatile uint8_t *dst, const uint8_t *src)
 }
 
 /* Make the WQEs built since the last call visible to the device. */
-static inline void mx5_sq_ring(struct mx5_sq *sq)
+MX5_HOT void mx5_sq_ring(struct mx5_sq *sq)
 {
-	uint32_t bytes = sq->last_bbs * MX5_SEND_WQE_BB;
+	uint32_t bbs = sq->last_bbs, bytes = bbs * MX5_SEND_WQE_BB;
+	uint8_t rec[PRM_SIZE(qp_dbrec)] = { 0 };
+	const size_t snd = PRM_OFF(qp_dbrec, send_counter) / 32 * 4;
 
 	if (__builtin_expect(sq->pending == 0, 0))
 		return;
+	/* The send counter's dword is composed aside and stored whole (its reserved upper
+	 * half is zero), leaving the receive counter's dword alone. */
+	PRM_SET(qp_dbrec, rec, send_counter, sq->cur_post & 0xffff);
 	mx5_wmb_before_dbrec();
-	PRM_SET(qp_dbrec, sq->dbrec, send_counter, sq->cur_post & 0xffff);
+	memcpy((uint8_t *)sq->dbrec + snd, rec + snd, 4);
 	if (sq->pending == 1 && bytes <= sq->bf_size) {
 		volatile uint8_t *dst = sq->bf_map + sq->bf_off;
 		const uint8_t *src = sq->last_ctrl;
 
 		mx5_wc_start();
-		for (uint32_t i = 0; i < sq->last_bbs; i++) {
+		/* The first block holds the ctrl segment and never starts at the ring end. */
+		mx5_bf_copy64(dst, src);
+		for (uint32_t i = 1; i < bbs; i++) {
+			dst += MX5_SEND_WQE_BB;
+			src += MX5_SEND_WQE_BB;
 			if (__builtin_expect(src == sq->qend, 0))
 				src = sq->buf;    /* the WQE wraps around the ring end */
 			mx5_bf_copy64(dst, src);
-			dst += MX5_SEND_WQE_BB;
-			src += MX5_SEND_WQE_BB;
 		}
 		mx5_wc_flush();
 		shim_mmio_notify(sq->bar, SHIM_MMIO_WC_WRITE, sq->bf_off, bytes);
@@ -100,7 +107,7 @@ static inline void mx5_sq_ring(struct mx5_sq *sq)
 
 /* ibv_post_send semantics: build each WR of the chain, stop at the first bad one
  * (*bad_wr = it), ring once for everything built.  0 or a negative errno. */
-static inline int mx5_post_send(struct mx5_sq *sq, struct ibv_send_wr *wr,
+MX5_HOT int mx5_post_send(struct mx5_sq *sq, struct ibv_send_wr *wr,
 				struct ibv_send_wr **bad_wr)
 {
 	int err = 0;
@@ -118,7 +125,7 @@ static inline int mx5_post_send(struct mx5_sq *sq, struct ibv_send_wr *wr,
 }
 
 /* ibv_post_recv on a QP's own receive queue. */
-static inline int mx5_post_recv(struct mx5_rq *rq, struct ibv_recv_wr *wr,
+MX5_HOT int mx5_post_recv(struct mx5_rq *rq, struct ibv_recv_wr *wr,
 				struct ibv_recv_wr **bad_wr)
 {
 	uint32_t posted = 0;
@@ -148,7 +155,7 @@ static inline int mx5_post_recv(struct mx5_rq *rq, struct ibv_recv_wr *wr,
 }
 
 /* ibv_post_srq_recv: take WQEs from the free list (head), keep the tail one free. */
-static inline int mx5_post_srq_recv(struct mx5_srq_ring *srq, struct ibv_recv_wr *wr,
+MX5_HOT int mx5_post_srq_recv(struct mx5_srq_ring *srq, struct ibv_recv_wr *wr,
 				    struct ibv_recv_wr **bad_wr)
 {
 	uint32_t posted = 0;
@@ -179,7 +186,7 @@ static inline int mx5_post_srq_recv(struct mx5_srq_ring *srq, struct ibv_recv_wr
 }
 
 /* Tell the device how far the CQ was consumed (after polling). */
-static inline void mx5_cq_ring_update_ci(struct mx5_cq_ring *cq)
+MX5_HOT void mx5_cq_ring_update_ci(struct mx5_cq_ring *cq)
 {
 	mx5_mb_before_ci_update();
 	PRM_SET(cq_dbrec, cq->dbrec, update_ci, cq->cons_index & 0xffffff);

@@ -84,13 +84,13 @@ static inline enum ibv_wc_status mx5_syndrome_status(uint8_t syndrome)
 	}
 }
 
-static inline uint8_t *mx5_cq_cqe(const struct mx5_cq_ring *cq, uint32_t n)
+MX5_HOT uint8_t *mx5_cq_cqe(const struct mx5_cq_ring *cq, uint32_t n)
 {
 	return cq->buf + ((size_t)(n & (cq->cqe_cnt - 1)) << MX5_CQE_SHIFT);
 }
 
 /* The CQE at the consumer counter when software owns it, else NULL. */
-static inline uint8_t *mx5_cq_next(const struct mx5_cq_ring *cq)
+MX5_HOT uint8_t *mx5_cq_next(const struct mx5_cq_ring *cq)
 {
 	uint8_t *cqe = mx5_cq_cqe(cq, cq->cons_index);
 
@@ -103,7 +103,7 @@ static inline uint8_t *mx5_cq_next(const struct mx5_cq_ring *cq)
 	return cqe;
 }
 
-static inline struct mx5_wq_ref *mx5_cq_lookup(struct mx5_cq_ring *cq, uint32_t qpn)
+MX5_HOT struct mx5_wq_ref *mx5_cq_lookup(struct mx5_cq_ring *cq, uint32_t qpn)
 {
 	struct mx5_wq_ref *r;
 
@@ -119,7 +119,7 @@ static inline struct mx5_wq_ref *mx5_cq_lookup(struct mx5_cq_ring *cq, uint32_t 
 
 /* Requester completion of the WQE whose first basic block is wqe_counter: retire it
  * and every unsignalled WQE before it. */
-static inline uint64_t mx5_sq_complete(struct mx5_sq *sq, uint32_t wqe_counter)
+MX5_HOT uint64_t mx5_sq_complete(struct mx5_sq *sq, uint32_t wqe_counter)
 {
 	uint32_t idx = wqe_counter & (sq->wqe_cnt - 1);
 
@@ -128,7 +128,7 @@ static inline uint64_t mx5_sq_complete(struct mx5_sq *sq, uint32_t wqe_counter)
 }
 
 /* SRQ WQE back on the free list, after the current tail (PRM "SRQ WQE" next index). */
-static inline uint64_t mx5_srq_complete(struct mx5_srq_ring *srq, uint32_t wqe_counter)
+MX5_HOT uint64_t mx5_srq_complete(struct mx5_srq_ring *srq, uint32_t wqe_counter)
 {
 	uint32_t idx = wqe_counter & (srq->wqe_cnt - 1);
 	uint64_t wr_id = srq->wrid[idx];
@@ -139,7 +139,7 @@ static inline uint64_t mx5_srq_complete(struct mx5_srq_ring *srq, uint32_t wqe_c
 	return wr_id;
 }
 
-static inline int mx5_recv_complete(struct mx5_wq_ref *r, uint32_t wqe_counter, uint64_t *wr_id)
+MX5_HOT int mx5_recv_complete(struct mx5_wq_ref *r, uint32_t wqe_counter, uint64_t *wr_id)
 {
 	if (r->srq) {
 		*wr_id = mx5_srq_complete(r->srq, wqe_counter);
@@ -153,7 +153,7 @@ static inline int mx5_recv_complete(struct mx5_wq_ref *r, uint32_t wqe_counter, 
 }
 
 /* Requester opcode (s_wqe_opcode) -> verbs opcode, flags and byte_len rule. */
-static inline void mx5_decode_req(const uint8_t *cqe, struct ibv_wc *wc)
+MX5_HOT void mx5_decode_req(const uint8_t *cqe, struct ibv_wc *wc)
 {
 	switch (PRM_GET(cqe64, cqe, s_wqe_opcode)) {
 	case MX5_OPCODE_RDMA_WRITE_IMM:
@@ -187,7 +187,7 @@ static inline void mx5_decode_req(const uint8_t *cqe, struct ibv_wc *wc)
 	}
 }
 
-static inline void mx5_decode_resp(const uint8_t *cqe, unsigned opcode, struct ibv_wc *wc)
+MX5_HOT void mx5_decode_resp(const uint8_t *cqe, unsigned opcode, struct ibv_wc *wc)
 {
 	uint32_t imm = (uint32_t)PRM_GET(cqe64, cqe, imm_inval_pkey);
 
@@ -221,7 +221,7 @@ static inline void mx5_decode_resp(const uint8_t *cqe, unsigned opcode, struct i
 
 /* Poll one CQE into wc: 1 polled, 0 empty, -EIO for a CQE naming no known queue
  * (consumed, so that the ring moves on). */
-static inline int mx5_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
+MX5_HOT int mx5_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 {
 	uint8_t *cqe = mx5_cq_next(cq);
 	struct mx5_wq_ref *r;
@@ -296,7 +296,7 @@ static inline int mx5_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 /* ibv_poll_cq: up to ne completions; the consumer index goes to the doorbell record
  * once for the batch.  Returns the count, or a negative errno when the first CQE
  * could not be matched to a queue. */
-static inline int mx5_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
+MX5_HOT int mx5_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
 {
 	int n, r = 0;
 

@@ -19,6 +19,11 @@
 
 #include "hw/shim/shim.h"
 
+/* Hot-path functions are forced inline: the compiler's size heuristics otherwise leave
+ * the WQE builder out of line, and a call with its register saves costs more than the
+ * work it does. */
+#define MX5_HOT static inline __attribute__((always_inline))
+
 /* PRM "Send WQE": a WQE is made of 64-byte basic blocks (BB); ds counts 16-byte units. */
 #define MX5_SEND_WQE_BB 64u
 #define MX5_SEND_WQE_SHIFT 6u
@@ -40,10 +45,11 @@ struct mx5_sq {
 	uint32_t qpn;
 	uint32_t max_inline;      /* bytes of inline data one WQE may carry */
 	uint32_t max_sge;
-	uint32_t op_mask;         /* bit per ibv_wr_opcode this QP type may post */
 	uint32_t is_ud;
 	uint32_t av_offset;       /* offset of the 48-byte AV inside the caller's ibv_ah */
 	uint8_t fm_ce_se[8];      /* ctrl byte by send_flags & (FENCE|SIGNALED|SOLICITED) */
+	uint8_t op_ds[16];        /* by ibv_wr_opcode: ds of the segments before the data
+				   * (ctrl, datagram/raddr/atomic); 0 = not allowed here */
 	/* completion accounting, wqe_cnt entries each, indexed by the WQE's first BB */
 	uint64_t *wrid;           /* wr_id of the WQE */
 	uint32_t *wqe_next;       /* cur_post after that WQE: where tail goes on its CQE */

@@ -77,19 +77,19 @@ static const struct mx5_wr_op mx5_wr_ops[MX5_WR_OPS_LEN] = {
 #define MX5_OPS_RC (MX5_OPS_UC | (1u << IBV_WR_RDMA_READ) | (1u << IBV_WR_ATOMIC_CMP_AND_SWP) | \
 		    (1u << IBV_WR_ATOMIC_FETCH_AND_ADD))
 
-static inline uint8_t *mx5_sq_bb(const struct mx5_sq *sq, uint32_t n)
+MX5_HOT uint8_t *mx5_sq_bb(const struct mx5_sq *sq, uint32_t n)
 {
 	return sq->buf + ((size_t)(n & (sq->wqe_cnt - 1)) << MX5_SEND_WQE_SHIFT);
 }
 
 /* Free basic blocks (the ring never holds more than wqe_cnt in flight). */
-static inline uint32_t mx5_sq_room(const struct mx5_sq *sq)
+MX5_HOT uint32_t mx5_sq_room(const struct mx5_sq *sq)
 {
 	return sq->wqe_cnt - (sq->cur_post - sq->tail);
 }
 
 /* Copy into the ring at dst, continuing at the ring start past its end. */
-static inline uint8_t *mx5_sq_copy(const struct mx5_sq *sq, uint8_t *dst, const uint8_t *src,
+MX5_HOT uint8_t *mx5_sq_copy(const struct mx5_sq *sq, uint8_t *dst, const uint8_t *src,
 				   size_t len)
 {
 	size_t room = (size_t)(sq->qend - dst);
@@ -104,32 +104,47 @@ static inline uint8_t *mx5_sq_copy(const struct mx5_sq *sq, uint8_t *dst, const 
 	return dst + len;
 }
 
-static inline void mx5_set_data_seg(uint8_t *seg, uint32_t len, uint32_t lkey, uint64_t addr)
+/* Segments are composed in a zeroed local image and stored whole: the compiler folds
+ * the field accessors into register arithmetic (no read-modify-write of the ring), and
+ * reserved bits are zero without a separate store. */
+MX5_HOT void mx5_set_data_seg(uint8_t *seg, uint32_t len, uint32_t lkey, uint64_t addr)
 {
-	PRM_SET(wqe_data_seg, seg, byte_count, len);
-	PRM_SET(wqe_data_seg, seg, lkey, lkey);
-	PRM_SET(wqe_data_seg, seg, addr, addr);
+	uint8_t d[PRM_SIZE(wqe_data_seg)] = { 0 };
+
+	PRM_SET(wqe_data_seg, d, byte_count, len);
+	PRM_SET(wqe_data_seg, d, lkey, lkey);
+	PRM_SET(wqe_data_seg, d, addr, addr);
+	memcpy(seg, d, sizeof(d));
 }
 
-/* Control segment: every bit of the 16 bytes is a field, so nothing stale survives. */
-static inline void mx5_set_ctrl_seg(uint8_t *ctrl, uint32_t wqe_index, uint8_t opcode,
+MX5_HOT void mx5_set_raddr_seg(uint8_t *seg, uint64_t raddr, uint32_t rkey)
+{
+	uint8_t r[PRM_SIZE(wqe_raddr_seg)] = { 0 };
+
+	PRM_SET(wqe_raddr_seg, r, raddr, raddr);
+	PRM_SET(wqe_raddr_seg, r, rkey, rkey);
+	memcpy(seg, r, sizeof(r));
+}
+
+/* Control segment: all 16 bytes written, so nothing stale survives. */
+MX5_HOT void mx5_set_ctrl_seg(uint8_t *ctrl, uint32_t wqe_index, uint8_t opcode,
 				    uint32_t qpn, uint32_t ds, uint8_t fm_ce_se, uint32_t imm)
 {
-	PRM_SET(wqe_ctrl_seg, ctrl, opmod, 0);
-	PRM_SET(wqe_ctrl_seg, ctrl, wqe_index, wqe_index & 0xffff);
-	PRM_SET(wqe_ctrl_seg, ctrl, opcode, opcode);
-	PRM_SET(wqe_ctrl_seg, ctrl, qpn, qpn);
-	PRM_SET(wqe_ctrl_seg, ctrl, ds, ds);
-	PRM_SET(wqe_ctrl_seg, ctrl, signature, 0);
-	PRM_SET(wqe_ctrl_seg, ctrl, dci_stream_channel_id, 0);
-	PRM_SET(wqe_ctrl_seg, ctrl, fm_ce_se, fm_ce_se);
-	PRM_SET(wqe_ctrl_seg, ctrl, imm, imm);
+	uint8_t c[PRM_SIZE(wqe_ctrl_seg)] = { 0 };
+
+	PRM_SET(wqe_ctrl_seg, c, wqe_index, wqe_index & 0xffff);
+	PRM_SET(wqe_ctrl_seg, c, opcode, opcode);
+	PRM_SET(wqe_ctrl_seg, c, qpn, qpn);
+	PRM_SET(wqe_ctrl_seg, c, ds, ds);
+	PRM_SET(wqe_ctrl_seg, c, fm_ce_se, fm_ce_se);
+	PRM_SET(wqe_ctrl_seg, c, imm, imm);
+	memcpy(ctrl, c, sizeof(c));
 }
 
 /* Build one send WQE at cur_post.  0, -EINVAL (opcode the QP type does not allow, too
  * many SGEs, inline data past max_inline, an atomic without one 8-byte SGE) or
  * -ENOMEM (ring full).  Nothing is written on error. */
-static inline int mx5_sq_build(struct mx5_sq *sq, const struct ibv_send_wr *wr)
+MX5_HOT int mx5_sq_build(struct mx5_sq *sq, const struct ibv_send_wr *wr)
 {
 	unsigned op = (unsigned)wr->opcode;
 	unsigned flags = wr->send_flags;
@@ -140,13 +155,14 @@ static inline int mx5_sq_build(struct mx5_sq *sq, const struct ibv_send_wr *wr)
 	uint8_t *ctrl, *seg;
 	int use_inline;
 
-	if (__builtin_expect(op >= MX5_WR_OPS_LEN || !((sq->op_mask >> op) & 1u), 0))
+	if (__builtin_expect(op >= MX5_WR_OPS_LEN, 0))
+		return -EINVAL;
+	ds = sq->op_ds[op];
+	/* (uint32_t) also refuses a negative num_sge */
+	if (__builtin_expect(ds == 0 || (uint32_t)nsge > sq->max_sge, 0))
 		return -EINVAL;
 	o = &mx5_wr_ops[op];
-	if (__builtin_expect(nsge < 0 || (uint32_t)nsge > sq->max_sge, 0))
-		return -EINVAL;
 	use_inline = (flags & IBV_SEND_INLINE) != 0;
-	ds = 1u + o->raddr + (o->atomic != 0) + (sq->is_ud ? MX5_AV_SIZE / 16 : 0);
 	if (use_inline) {
 		if (__builtin_expect(!o->inline_ok, 0))
 			return -EINVAL;
@@ -176,14 +192,10 @@ static inline int mx5_sq_build(struct mx5_sq *sq, const struct ibv_send_wr *wr)
 		PRM_SET(wqe_datagram_seg, seg, dqpn, wr->wr.ud.remote_qpn);
 		seg += MX5_AV_SIZE;
 	} else if (o->raddr) {
-		if (o->atomic) {
-			PRM_SET(wqe_raddr_seg, seg, raddr, wr->wr.atomic.remote_addr);
-			PRM_SET(wqe_raddr_seg, seg, rkey, wr->wr.atomic.rkey);
-		} else {
-			PRM_SET(wqe_raddr_seg, seg, raddr, wr->wr.rdma.remote_addr);
-			PRM_SET(wqe_raddr_seg, seg, rkey, wr->wr.rdma.rkey);
-		}
-		memset(seg + PRM_OFF(wqe_raddr_seg, rkey) / 8 + 4, 0, 4); /* reserved dword */
+		if (o->atomic)
+			mx5_set_raddr_seg(seg, wr->wr.atomic.remote_addr, wr->wr.atomic.rkey);
+		else
+			mx5_set_raddr_seg(seg, wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);
 		seg += PRM_SIZE(wqe_raddr_seg);
 		if (o->atomic) {
 			/* IBTA 9.4.5: compare-swap carries swap and compare; fetch-add the addend. */
@@ -224,16 +236,10 @@ static inline int mx5_sq_build(struct mx5_sq *sq, const struct ibv_send_wr *wr)
 		bbs = (ds + 3u) >> 2;
 	}
 
-	switch (o->imm) {
-	case MX5_IMM_DATA:
-		imm = be32toh(wr->imm_data);    /* network order in the WR and on the wire */
-		break;
-	case MX5_IMM_INVAL:
-		imm = wr->invalidate_rkey;
-		break;
-	default:
-		imm = 0;
-	}
+	/* imm_data (network order, as on the wire) and invalidate_rkey share storage in
+	 * the WR; the segment carries the immediate as sent and the rkey big-endian. */
+	imm = o->imm == MX5_IMM_NONE ? 0
+	      : (o->imm == MX5_IMM_DATA ? be32toh(wr->imm_data) : wr->invalidate_rkey);
 	mx5_set_ctrl_seg(ctrl, sq->cur_post, o->opcode, sq->qpn, ds,
 			 sq->fm_ce_se[flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED)],
 			 imm);
@@ -251,7 +257,7 @@ static inline int mx5_sq_build(struct mx5_sq *sq, const struct ibv_send_wr *wr)
 /* Receive WQE at head: one data segment per non-empty SGE, then the invalid-lkey
  * terminator when the list is shorter than the WQE's max_sge slots.  `wqe` is the
  * first data segment slot. */
-static inline int mx5_recv_fill(uint8_t *wqe, uint32_t slots, const struct ibv_recv_wr *wr)
+MX5_HOT int mx5_recv_fill(uint8_t *wqe, uint32_t slots, const struct ibv_recv_wr *wr)
 {
 	uint32_t n = 0;
 
