@@ -218,4 +218,88 @@ static inline void et_teardown(struct et *t)
 		  0, 0);
 }
 
+/* ---- UARs and EQs ---- */
+
+static inline uint32_t et_alloc_uar(struct et *t)
+{
+	et_expect(t, et_simple(t, PRM_CMD_OP_ALLOC_UAR, 0, PRM_SIZE(alloc_uar_in), PRM_SIZE(alloc_uar_out)), 0, 0);
+	return (uint32_t)PRM_GET(alloc_uar_out, t->out, uar);
+}
+
+struct et_eq {
+	struct shim_dma buf;
+	uint32_t eqn, log_size, cc, uar;
+};
+
+/* event mask word 0 (types 0..63); buffer initialised with owner = 1 (PRM). */
+static inline int et_create_eq_at(struct et *t, struct et_eq *eq, uint32_t uar, unsigned log_size, unsigned intr,
+				  uint64_t mask0, const uint64_t *pas_override)
+{
+	/* With pas_override the caller passes one page address (enough for the checks
+	 * the device makes before reading the rest). */
+	size_t bytes = (size_t)64 << log_size, npas = pas_override ? 1 : (bytes + 4095) / 4096;
+	size_t len = PRM_SIZE(create_eq_in) + npas * 8;
+	uint8_t *in = calloc(1, len), *eqc = PRM_ADDR(create_eq_in, in, eq_context_entry);
+	int st;
+
+	memset(eq, 0, sizeof(*eq));
+	eq->log_size = log_size;
+	eq->uar = uar;
+	if (!pas_override) {
+		cr_assert_eq(shim_dma_alloc(t->dev, bytes, 4096, &eq->buf), 0);
+		for (size_t i = 0; i < ((size_t)1 << log_size); i++)
+			PRM_SET(eqe, (uint8_t *)eq->buf.va + i * 64, owner, 1);
+	}
+	PRM_SET(create_eq_in, in, opcode, PRM_CMD_OP_CREATE_EQ);
+	PRM_SET(eqc, eqc, log_eq_size, log_size);
+	PRM_SET(eqc, eqc, uar_page, uar);
+	PRM_SET(eqc, eqc, intr, intr);
+	prm_bits_set64(PRM_ADDR(create_eq_in, in, event_bitmask), 0, mask0);
+	for (size_t i = 0; i < npas; i++)
+		prm_bits_set64(in + PRM_SIZE(create_eq_in), (unsigned)(i * 64),
+			       pas_override ? pas_override[i] : eq->buf.iova + i * 4096);
+	st = et_exec(t, in, len, PRM_SIZE(create_eq_out));
+	free(in);
+	eq->eqn = (uint32_t)PRM_GET(create_eq_out, t->out, eq_number);
+	return st;
+}
+
+static inline int et_create_eq(struct et *t, struct et_eq *eq, uint32_t uar, unsigned log_size, unsigned intr,
+			       uint64_t mask0)
+{
+	return et_create_eq_at(t, eq, uar, log_size, intr, mask0, NULL);
+}
+
+static inline int et_destroy_eq(struct et *t, uint32_t eqn)
+{
+	ET_IN(destroy_eq_in);
+	PRM_SET(destroy_eq_in, in, opcode, PRM_CMD_OP_DESTROY_EQ);
+	PRM_SET(destroy_eq_in, in, eq_number, eqn);
+	return et_exec(t, in, sizeof(in), 16);
+}
+
+/* The UAR EQ doorbell: eqn in bits 31:24, consumer index in 23:0 (PRM "EQ Doorbell"). */
+static inline void et_eq_doorbell(struct et *t, struct et_eq *eq, int arm, uint32_t ci)
+{
+	uint8_t img[4] = { 0 };
+
+	prm_bits_set32(img, 0, 8, eq->eqn);
+	prm_bits_set32(img, 8, 24, ci & 0xffffff);
+	shim_mmio_write32(&t->bar, (uint64_t)eq->uar * 4096 + (arm ? 0x40 : 0x48), prm_load_be32(img, 0));
+}
+
+/* Next EQE if software owns it (owner == lap parity), else NULL. */
+static inline const uint8_t *et_eq_next(struct et_eq *eq)
+{
+	uint32_t size = 1u << eq->log_size;
+	const uint8_t *e = (const uint8_t *)eq->buf.va + (size_t)(eq->cc & (size - 1)) * 64;
+
+	if (PRM_GET(eqe, e, owner) != ((eq->cc >> eq->log_size) & 1))
+		return NULL;
+	eq->cc++;
+	return e;
+}
+
+#define ET_EVBIT(t) (1ull << (t))
+
 #endif

@@ -1,0 +1,253 @@
+/* EQs: create/query/destroy, EQEs with the owner bit, arming through the UAR
+ * doorbell, interrupts on the vector's eventfd, overrun, and the checks CREATE_EQ
+ * makes (UAR, size, vector, pinned buffer). */
+#include <poll.h>
+#include <unistd.h>
+
+#include "tests/emu/emu_test.h"
+
+#define EV_CMD 0x0a
+#define EV_PAGE_REQ 0x0b
+#define EV_PORT 0x09
+
+static int irq_pending(struct et *t, unsigned vec)
+{
+	struct pollfd p = { .fd = shim_irq_fd(t->dev, vec), .events = POLLIN };
+	uint64_t v;
+
+	if (poll(&p, 1, 0) != 1)
+		return 0;
+	cr_assert_eq(read(p.fd, &v, sizeof(v)), 8);
+	return (int)v;
+}
+
+Test(emu_eq, create_query_destroy)
+{
+	struct et t;
+	struct et_eq eq;
+	uint32_t uar;
+
+	et_open(&t, "emu:");
+	et_bringup(&t);
+	uar = et_alloc_uar(&t);
+	et_expect(&t, et_create_eq(&t, &eq, uar, 6, 3, ET_EVBIT(EV_PAGE_REQ) | ET_EVBIT(EV_PORT)), 0, 0);
+	{
+		ET_IN(query_eq_in);
+		PRM_SET(query_eq_in, in, opcode, PRM_CMD_OP_QUERY_EQ);
+		PRM_SET(query_eq_in, in, eq_number, eq.eqn);
+		et_expect(&t, et_exec(&t, in, sizeof(in), PRM_SIZE(query_eq_out) + 8), 0, 0);
+		const uint8_t *eqc = PRM_ADDR(query_eq_out, t.out, eq_context_entry);
+		cr_assert_eq(PRM_GET(eqc, eqc, log_eq_size), 6);
+		cr_assert_eq(PRM_GET(eqc, eqc, uar_page), uar);
+		cr_assert_eq(PRM_GET(eqc, eqc, intr), 3);
+		cr_assert_eq(PRM_GET(query_eq_out, t.out, event_bitmask), ET_EVBIT(EV_PAGE_REQ) | ET_EVBIT(EV_PORT));
+		cr_assert_eq(prm_bits_get64(t.out + PRM_SIZE(query_eq_out), 0), eq.buf.iova);
+	}
+	struct emu_counters c;
+	emu_counters(t.emu, &c);
+	cr_assert_eq(c.objects_live[EMU_OBJ_EQ], 1);
+	et_expect(&t, et_destroy_eq(&t, eq.eqn), 0, 0);
+	emu_counters(t.emu, &c);
+	cr_assert_eq(c.objects_live[EMU_OBJ_EQ], 0);
+	et_expect(&t, et_destroy_eq(&t, eq.eqn), PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_EQN);
+	et_close(&t);
+}
+
+Test(emu_eq, page_request_eqe_has_owner_bit_and_interrupts_when_armed)
+{
+	struct et t;
+	struct et_eq eq;
+	const uint8_t *e;
+
+	et_open(&t, "emu:");
+	et_bringup(&t);
+	et_expect(&t, et_create_eq(&t, &eq, et_alloc_uar(&t), 4, 2, ET_EVBIT(EV_PAGE_REQ)), 0, 0);
+	cr_assert_eq(et_eq_next(&eq), NULL);
+	et_eq_doorbell(&t, &eq, 1, 0);
+	cr_assert_eq(emu_pages_request(t.emu, 5), 0);
+	e = et_eq_next(&eq);
+	cr_assert_not_null(e, "EQE written with owner 0 on the first lap");
+	cr_assert_eq(PRM_GET(eqe, e, event_type), EV_PAGE_REQ);
+	const uint8_t *data = PRM_ADDR(eqe, e, event_data);
+	cr_assert_eq((int32_t)PRM_GET(pages_req_event, data, num_pages), 5);
+	cr_assert_eq(irq_pending(&t, 2), 1);
+	/* Not re-armed: a second event writes an EQE but no interrupt. */
+	cr_assert_eq(emu_pages_request(t.emu, -2), 0);
+	e = et_eq_next(&eq);
+	cr_assert_not_null(e);
+	cr_assert_eq((int32_t)PRM_GET(pages_req_event, PRM_ADDR(eqe, e, event_data), num_pages), -2);
+	cr_assert_eq(irq_pending(&t, 2), 0);
+	et_eq_doorbell(&t, &eq, 1, eq.cc);
+	int32_t n;
+	et_query_pages(&t, 3, &n);
+	cr_assert_eq(n, 3, "regular pages: +5 asked, -2 offered back");
+	et_close(&t);
+}
+
+Test(emu_eq, arming_with_unconsumed_eqes_interrupts_at_once)
+{
+	struct et t;
+	struct et_eq eq;
+
+	et_open(&t, "emu:");
+	et_bringup(&t);
+	et_expect(&t, et_create_eq(&t, &eq, et_alloc_uar(&t), 4, 1, ET_EVBIT(EV_PAGE_REQ)), 0, 0);
+	cr_assert_eq(emu_pages_request(t.emu, 1), 0);
+	cr_assert_eq(irq_pending(&t, 1), 0);
+	et_eq_doorbell(&t, &eq, 1, 0);
+	cr_assert_eq(irq_pending(&t, 1), 1);
+	et_close(&t);
+}
+
+Test(emu_eq, owner_bit_flips_on_the_second_lap)
+{
+	struct et t;
+	struct et_eq eq;
+
+	et_open(&t, "emu:");
+	et_bringup(&t);
+	et_expect(&t, et_create_eq(&t, &eq, et_alloc_uar(&t), 1, 0, ET_EVBIT(EV_PAGE_REQ)), 0, 0);
+	for (int i = 0; i < 5; i++) {
+		cr_assert_eq(emu_pages_request(t.emu, 1), 0, "event %d", i);
+		cr_assert_not_null(et_eq_next(&eq), "event %d", i);
+		et_eq_doorbell(&t, &eq, 0, eq.cc);
+	}
+	struct emu_counters c;
+	emu_counters(t.emu, &c);
+	cr_assert_eq(c.eq_overruns, 0);
+	cr_assert_eq(c.driver_errors, 0);
+	et_close(&t);
+}
+
+Test(emu_eq, overrun_is_detected_and_reported)
+{
+	struct et t;
+	struct et_eq eq;
+	struct emu_counters c;
+
+	et_open(&t, "emu:");
+	et_bringup(&t);
+	et_expect(&t, et_create_eq(&t, &eq, et_alloc_uar(&t), 1, 0, ET_EVBIT(EV_PAGE_REQ)), 0, 0);
+	cr_assert_eq(emu_pages_request(t.emu, 1), 0);
+	cr_assert_eq(emu_pages_request(t.emu, 1), 0);
+	cr_assert_eq(emu_pages_request(t.emu, 1), -ENOSPC, "third EQE in a 2-entry EQ nobody consumed");
+	emu_counters(t.emu, &c);
+	cr_assert_eq(c.eq_overruns, 1);
+	cr_assert(emu_drverr_find(t.emu, "overrun"));
+	et_close(&t);
+}
+
+Test(emu_eq, arm_beyond_the_producer_is_a_driver_error)
+{
+	struct et t;
+	struct et_eq eq;
+
+	et_open(&t, "emu:");
+	et_bringup(&t);
+	et_expect(&t, et_create_eq(&t, &eq, et_alloc_uar(&t), 4, 0, ET_EVBIT(EV_PAGE_REQ)), 0, 0);
+	et_eq_doorbell(&t, &eq, 1, 9);
+	cr_assert(emu_drverr_find(t.emu, "beyond the producer"));
+	et_close(&t);
+}
+
+Test(emu_eq, command_completion_eqe_on_the_eq_that_asked)
+{
+	struct et t;
+	struct et_eq eq;
+	const uint8_t *e;
+
+	et_open(&t, "emu:");
+	et_bringup(&t);
+	et_expect(&t, et_create_eq(&t, &eq, et_alloc_uar(&t), 4, 0, ET_EVBIT(EV_CMD)), 0, 0);
+	e = et_eq_next(&eq);
+	cr_assert_not_null(e, "CREATE_EQ's own completion is reported on it");
+	cr_assert_eq(PRM_GET(eqe, e, event_type), EV_CMD);
+	cr_assert_neq(PRM_GET(cmd_inter_comp_event, PRM_ADDR(eqe, e, event_data), command_completion_vector), 0);
+	et_close(&t);
+}
+
+Test(emu_eq, create_eq_on_unknown_uar_is_bad_resource)
+{
+	struct et t;
+	struct et_eq eq;
+
+	et_open(&t, "emu:");
+	et_bringup(&t);
+	et_expect(&t, et_create_eq(&t, &eq, 0x3ff, 4, 0, 0), PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_UAR);
+	et_close(&t);
+}
+
+Test(emu_eq, create_eq_larger_than_log_max_eq_sz_is_limits)
+{
+	struct et t;
+	struct et_eq eq;
+	uint64_t pas[1] = { 0 };
+
+	et_open(&t, "emu:");
+	et_bringup(&t);
+	et_expect(&t, et_create_eq_at(&t, &eq, et_alloc_uar(&t), 23, 0, 0, pas), PRM_CMD_STAT_LIM_ERR,
+		  PRM_SYND_SIZE_TOO_LARGE);
+	et_close(&t);
+}
+
+Test(emu_eq, create_eq_with_a_vector_that_does_not_exist_is_bad_param)
+{
+	struct et t;
+	struct et_eq eq;
+
+	et_open(&t, "emu:");
+	et_bringup(&t);
+	et_expect(&t, et_create_eq(&t, &eq, et_alloc_uar(&t), 4, EMU_NUM_VECTORS, 0), PRM_CMD_STAT_BAD_PARAM,
+		  PRM_SYND_BAD_INTR_VECTOR);
+	et_close(&t);
+}
+
+Test(emu_eq, create_eq_on_unpinned_memory_is_refused)
+{
+	struct et t;
+	struct et_eq eq;
+	uint64_t pas[1] = { 0x777000000000ull };
+
+	et_open(&t, "emu:");
+	et_bringup(&t);
+	et_expect(&t, et_create_eq_at(&t, &eq, et_alloc_uar(&t), 4, 0, 0, pas), PRM_CMD_STAT_BAD_PARAM,
+		  PRM_SYND_BUFFER_NOT_PINNED);
+	cr_assert(emu_drverr_find(t.emu, "CREATE_EQ page 0"));
+	et_close(&t);
+}
+
+Test(emu_eq, uar_in_use_by_an_eq_cannot_be_freed)
+{
+	struct et t;
+	struct et_eq eq;
+	uint32_t uar;
+	ET_IN(dealloc_uar_in);
+
+	et_open(&t, "emu:");
+	et_bringup(&t);
+	uar = et_alloc_uar(&t);
+	et_expect(&t, et_create_eq(&t, &eq, uar, 4, 0, 0), 0, 0);
+	PRM_SET(dealloc_uar_in, in, opcode, PRM_CMD_OP_DEALLOC_UAR);
+	PRM_SET(dealloc_uar_in, in, uar, uar);
+	et_expect(&t, et_exec(&t, in, sizeof(in), 16), PRM_CMD_STAT_BAD_RES_STATE, PRM_SYND_OBJECT_IN_USE);
+	et_expect(&t, et_destroy_eq(&t, eq.eqn), 0, 0);
+	et_expect(&t, et_exec(&t, in, sizeof(in), 16), 0, 0);
+	et_close(&t);
+}
+
+Test(emu_eq, teardown_destroys_remaining_eqs_and_uars)
+{
+	struct et t;
+	struct et_eq eq;
+	struct emu_counters c;
+
+	et_open(&t, "emu:");
+	et_bringup(&t);
+	et_expect(&t, et_create_eq(&t, &eq, et_alloc_uar(&t), 4, 0, 0), 0, 0);
+	et_teardown(&t);
+	emu_counters(t.emu, &c);
+	for (int i = 0; i < EMU_OBJ_NTYPES; i++)
+		cr_assert_eq(c.objects_live[i], 0, "%s", emu_obj_type_name(i));
+	cr_assert_eq(c.objects_created[EMU_OBJ_EQ], 1);
+	et_close(&t);
+}
