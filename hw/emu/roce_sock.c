@@ -1,0 +1,231 @@
+/* The port's UDP sockets (roce_wire.h).  Why several: the ICRC covers the UDP source
+ * port, and RoCE v2 puts flow entropy there (A17.5.1.1; mlx5 derives it from the flow
+ * label), so a packet must leave from exactly the port its ICRC was computed for.  A
+ * UDP socket sends from the port it is bound to, hence one socket per source port in
+ * use, bound to the port's own address; all of them send with IP_PMTUDISC_DO, for
+ * which Linux sends DF=1 and ID=0 (ip_select_ident on an unconnected socket), the two
+ * header fields the ICRC covers and a receiver cannot see. */
+#include "hw/emu/roce_wire.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define TX_NONE (-1)          /* not opened yet */
+#define TX_UNBINDABLE (-2)    /* someone else holds addr:sport: send from 4791 */
+#define NSPORT 0x4000
+
+static int set_df(int fd)
+{
+	int v = IP_PMTUDISC_DO;
+
+	return setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v)) < 0 ? -errno : 0;
+}
+
+int emu_roce_sock_init(struct emu_roce_sock *s, int fd, uint32_t ipv4)
+{
+	int one = 1, rc;
+
+	if (!s || fd < 0)
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	s->fd = fd;
+	s->ipv4 = ipv4;
+	rc = set_df(fd);
+	if (rc == 0 && (setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) < 0 ||
+			setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one)) < 0))
+		rc = -errno;
+	if (rc < 0)
+		return rc;
+	pthread_mutex_init(&s->lock, NULL);
+	return 0;
+}
+
+void emu_roce_sock_fini(struct emu_roce_sock *s)
+{
+	if (!s)
+		return;
+	if (s->tx_fd) {
+		for (unsigned i = 0; i < NSPORT; i++)
+			if (s->tx_fd[i] >= 0)
+				close(s->tx_fd[i]);
+		free(s->tx_fd);
+		s->tx_fd = NULL;
+	}
+	s->ntx = 0;
+	pthread_mutex_destroy(&s->lock);
+}
+
+static int open_bound(uint32_t ipv4, uint16_t port)
+{
+	struct sockaddr_in sa;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int rc, small = 1;
+
+	if (fd < 0)
+		return -errno;
+	rc = set_df(fd);
+	/* nothing is ever sent to these ports: keep their receive queues tiny */
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(ipv4);
+	if (rc == 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/* The fd to send from `sport`: cached for the flow-label range, *tmp for a one-off
+ * socket the caller closes, or -EADDRINUSE-like failure (then send from s->fd). */
+static int tx_fd(struct emu_roce_sock *s, uint16_t sport, int *tmp)
+{
+	int fd;
+
+	*tmp = -1;
+	if (sport == EMU_ROCE_PORT)
+		return s->fd;
+	if (sport < EMU_ROCE_SPORT_MIN) {
+		fd = open_bound(s->ipv4, sport);
+		if (fd >= 0)
+			*tmp = fd;
+		return fd;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (!s->tx_fd) {
+		s->tx_fd = malloc(NSPORT * sizeof(int));
+		if (!s->tx_fd) {
+			pthread_mutex_unlock(&s->lock);
+			return -ENOMEM;
+		}
+		for (unsigned i = 0; i < NSPORT; i++)
+			s->tx_fd[i] = TX_NONE;
+	}
+	fd = s->tx_fd[sport - EMU_ROCE_SPORT_MIN];
+	if (fd == TX_NONE) {
+		fd = open_bound(s->ipv4, sport);
+		if (fd >= 0 && s->ntx < EMU_ROCE_TX_CACHE) {
+			s->tx_fd[sport - EMU_ROCE_SPORT_MIN] = fd;
+			s->ntx++;
+		} else if (fd >= 0) {
+			*tmp = fd;      /* cache full: this send only */
+		} else if (fd == -EADDRINUSE) {
+			s->tx_fd[sport - EMU_ROCE_SPORT_MIN] = TX_UNBINDABLE;
+		}
+	} else if (fd == TX_UNBINDABLE) {
+		fd = -EADDRINUSE;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return fd;
+}
+
+int emu_roce_sock_send(struct emu_roce_sock *s, const struct emu_roce_ip *ip, uint8_t *pkt, size_t len,
+		       uint16_t *sport_used)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct sockaddr_in sa;
+	struct iovec iov;
+	struct msghdr m;
+	int fd, tmp, rc = 0;
+	uint16_t sport;
+
+	if (!s || !ip || !pkt || len < EMU_ROCE_BTH_LEN + EMU_ROCE_ICRC_LEN || len > EMU_ROCE_MAX_PKT)
+		return -EINVAL;
+	if (ip->saddr != s->ipv4)
+		return -EINVAL;
+	sport = ip->sport;
+	fd = tx_fd(s, sport, &tmp);
+	if (fd < 0) {
+		/* the flow's source port is taken on this address: leave from 4791, with
+		 * the ICRC that port implies, rather than not at all */
+		struct emu_roce_ip alt = *ip;
+
+		alt.sport = EMU_ROCE_PORT;
+		emu_icrc_put(pkt + len - EMU_ROCE_ICRC_LEN, emu_roce_icrc(&alt, pkt, len - EMU_ROCE_ICRC_LEN));
+		fd = s->fd;
+		sport = EMU_ROCE_PORT;
+		pthread_mutex_lock(&s->lock);
+		s->tx_fallbacks++;
+		pthread_mutex_unlock(&s->lock);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(ip->dport);
+	sa.sin_addr.s_addr = htonl(ip->daddr);
+	iov.iov_base = pkt;
+	iov.iov_len = len;
+	memset(&m, 0, sizeof(m));
+	m.msg_name = &sa;
+	m.msg_namelen = sizeof(sa);
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	if (ip->tos) {
+		int tos = ip->tos;
+
+		memset(&cm, 0, sizeof(cm));
+		m.msg_control = cm.b;
+		m.msg_controllen = sizeof(cm.b);
+		cm.h.cmsg_level = IPPROTO_IP;
+		cm.h.cmsg_type = IP_TOS;
+		cm.h.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&cm.h), &tos, sizeof(tos));
+	}
+	if (sendmsg(fd, &m, 0) < 0)
+		rc = -errno;
+	if (tmp >= 0)
+		close(tmp);
+	if (sport_used)
+		*sport_used = sport;
+	return rc;
+}
+
+ssize_t emu_roce_sock_recv(struct emu_roce_sock *s, uint8_t *buf, size_t cap, struct emu_roce_ip *env, int flags)
+{
+	char cbuf[CMSG_SPACE(sizeof(int)) * 4];
+	struct sockaddr_in sa;
+	struct cmsghdr *c;
+	struct iovec iov;
+	struct msghdr m;
+	ssize_t n;
+
+	if (!s || !buf || !env)
+		return -EINVAL;
+	iov.iov_base = buf;
+	iov.iov_len = cap;
+	memset(&m, 0, sizeof(m));
+	m.msg_name = &sa;
+	m.msg_namelen = sizeof(sa);
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = cbuf;
+	m.msg_controllen = sizeof(cbuf);
+	/* MSG_TRUNC: the real length of an oversized datagram, so it counts as too long */
+	n = recvmsg(s->fd, &m, flags | MSG_TRUNC);
+	if (n < 0)
+		return -errno;
+	emu_roce_ip_init(env, ntohl(sa.sin_addr.s_addr), s->ipv4, ntohs(sa.sin_port), 0);
+	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level != IPPROTO_IP)
+			continue;
+		if (c->cmsg_type == IP_TOS && c->cmsg_len >= CMSG_LEN(1)) {
+			env->tos = *(const uint8_t *)CMSG_DATA(c);
+		} else if (c->cmsg_type == IP_TTL && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int ttl;
+
+			memcpy(&ttl, CMSG_DATA(c), sizeof(ttl));
+			env->ttl = (uint8_t)ttl;
+		}
+	}
+	return n;
+}
