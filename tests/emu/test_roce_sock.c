@@ -1,0 +1,204 @@
+/* The port's UDP sockets (hw/emu/roce_sock.c) on real loopback: packets leave from the
+ * flow's source port, arrive with an envelope the receiver can rebuild exactly (so
+ * their ICRC verifies), and a taken source port falls back to 4791 with a fresh ICRC. */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "hw/emu/netaddr.h"
+#include "hw/emu/roce_wire.h"
+
+struct port {
+	uint32_t ip;
+	int fd;
+	struct emu_roce_sock s;
+};
+
+static struct port pa, pb;
+
+static void open_port(struct port *p)
+{
+	char err[128];
+
+	cr_assert_eq(emu_net_claim(0, &p->ip, &p->fd, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(emu_roce_sock_init(&p->s, p->fd, p->ip), 0);
+}
+
+static void setup(void)
+{
+	open_port(&pa);
+	open_port(&pb);
+}
+
+static void teardown(void)
+{
+	emu_roce_sock_fini(&pa.s);
+	emu_roce_sock_fini(&pb.s);
+	emu_net_release(pa.ip, pa.fd);
+	emu_net_release(pb.ip, pb.fd);
+}
+
+static ssize_t recv_one(struct port *p, uint8_t *buf, size_t cap, struct emu_roce_ip *env)
+{
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+
+	cr_assert_eq(poll(&pfd, 1, 2000), 1, "nothing arrived in 2 s");
+	return emu_roce_sock_recv(&p->s, buf, cap, env, MSG_DONTWAIT);
+}
+
+static int build_send(uint16_t sport, uint8_t tos, const char *msg, uint8_t *pkt, size_t cap, uint16_t *used)
+{
+	struct emu_roce_ip ip;
+	struct emu_roce_hdrs h;
+	int n;
+
+	emu_roce_ip_init(&ip, pa.ip, pb.ip, sport, tos);
+	memset(&h, 0, sizeof(h));
+	h.bth.opcode = EMU_ROCE_RC_SEND_ONLY_IMM;
+	h.bth.pkey = 0xffff;
+	h.bth.dqpn = 0x42;
+	h.bth.psn = 7;
+	h.imm = 0xfeedface;
+	n = emu_roce_build(pkt, cap, &ip, &h, msg, strlen(msg));
+	cr_assert_gt(n, 0);
+	cr_assert_eq(emu_roce_sock_send(&pa.s, &ip, pkt, (size_t)n, used), 0);
+	return n;
+}
+
+static void expect_arrival(uint16_t sport, const char *msg)
+{
+	uint8_t buf[256];
+	struct emu_roce_ip env;
+	struct emu_roce_pkt p;
+	ssize_t n = recv_one(&pb, buf, sizeof(buf), &env);
+
+	cr_assert_gt(n, 0);
+	cr_expect_eq(env.saddr, pa.ip);
+	cr_expect_eq(env.daddr, pb.ip);
+	cr_expect_eq(env.sport, sport);
+	cr_expect_eq(env.dport, EMU_ROCE_PORT);
+	cr_assert_eq(emu_roce_parse(buf, (size_t)n, &env, &p), 0, "dropped: %s", emu_roce_drop_name(p.drop));
+	cr_expect_eq(p.h.imm, 0xfeedface);
+	cr_expect_eq(p.payload_len, strlen(msg));
+	cr_expect_arr_eq(p.payload, msg, strlen(msg));
+}
+
+TestSuite(roce_sock, .init = setup, .fini = teardown);
+
+Test(roce_sock, packet_from_a_flow_port_arrives_with_a_valid_icrc)
+{
+	uint8_t pkt[256];
+	uint16_t used = 0;
+
+	build_send(0xc123, 0, "hello over loopback", pkt, sizeof(pkt), &used);
+	cr_expect_eq(used, 0xc123);
+	expect_arrival(0xc123, "hello over loopback");
+	/* the socket is kept for the next packet of the flow */
+	cr_expect_eq(pa.s.ntx, 1);
+	build_send(0xc123, 0, "again", pkt, sizeof(pkt), &used);
+	expect_arrival(0xc123, "again");
+	cr_expect_eq(pa.s.ntx, 1);
+}
+
+Test(roce_sock, packet_from_4791_uses_the_port_socket)
+{
+	uint8_t pkt[256];
+	uint16_t used = 0;
+
+	build_send(EMU_ROCE_PORT, 0, "x", pkt, sizeof(pkt), &used);
+	cr_expect_eq(used, EMU_ROCE_PORT);
+	expect_arrival(EMU_ROCE_PORT, "x");
+	cr_expect_eq(pa.s.ntx, 0);
+}
+
+Test(roce_sock, traffic_class_travels_as_tos_and_stays_out_of_the_icrc)
+{
+	uint8_t pkt[256], buf[256];
+	struct emu_roce_ip env;
+	struct emu_roce_pkt p;
+	ssize_t n;
+
+	build_send(0xc200, 0x6a, "dscp 26, ECT(0)", pkt, sizeof(pkt), NULL);
+	n = recv_one(&pb, buf, sizeof(buf), &env);
+	cr_assert_gt(n, 0);
+	cr_expect_eq(env.tos, 0x6a);
+	cr_expect_eq(env.ttl, EMU_IPV4_TTL);
+	cr_expect_eq(emu_roce_parse(buf, (size_t)n, &env, &p), 0);
+}
+
+Test(roce_sock, odd_source_port_is_sent_from_a_one_off_socket)
+{
+	uint8_t pkt[256];
+	uint16_t used = 0;
+
+	build_send(5000, 0, "hostile", pkt, sizeof(pkt), &used);
+	cr_expect_eq(used, 5000);
+	expect_arrival(5000, "hostile");
+	cr_expect_eq(pa.s.ntx, 0);
+}
+
+Test(roce_sock, taken_source_port_falls_back_to_4791_with_a_new_icrc)
+{
+	uint8_t pkt[256];
+	uint16_t used = 0;
+	struct sockaddr_in sa;
+	int squat = socket(AF_INET, SOCK_DGRAM, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(0xc321);
+	sa.sin_addr.s_addr = htonl(pa.ip);
+	cr_assert_eq(bind(squat, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	build_send(0xc321, 0, "fallback", pkt, sizeof(pkt), &used);
+	cr_expect_eq(used, EMU_ROCE_PORT);
+	cr_expect_eq(pa.s.tx_fallbacks, 1);
+	expect_arrival(EMU_ROCE_PORT, "fallback");
+	close(squat);
+}
+
+Test(roce_sock, send_refuses_a_foreign_source_address)
+{
+	uint8_t pkt[64] = { 0 };
+	struct emu_roce_ip ip;
+
+	emu_roce_ip_init(&ip, pb.ip, pa.ip, 0xc000, 0);
+	cr_expect_eq(emu_roce_sock_send(&pa.s, &ip, pkt, sizeof(pkt), NULL), -EINVAL);
+	emu_roce_ip_init(&ip, pa.ip, pb.ip, 0xc000, 0);
+	cr_expect_eq(emu_roce_sock_send(&pa.s, &ip, pkt, 8, NULL), -EINVAL);
+}
+
+Test(roce_sock, oversized_datagram_reports_its_real_length)
+{
+	uint8_t big[3000], small[64], data[1000];
+	struct emu_roce_ip ip, env;
+	struct emu_roce_hdrs h;
+	struct emu_roce_pkt p;
+	ssize_t n;
+	int len;
+
+	memset(data, 0x5a, sizeof(data));
+	emu_roce_ip_init(&ip, pa.ip, pb.ip, 0xc001, 0);
+	memset(&h, 0, sizeof(h));
+	h.bth.opcode = EMU_ROCE_RC_SEND_ONLY;
+	len = emu_roce_build(big, sizeof(big), &ip, &h, data, sizeof(data));
+	cr_assert_gt(len, 1000);
+	cr_assert_eq(emu_roce_sock_send(&pa.s, &ip, big, (size_t)len, NULL), 0);
+	n = recv_one(&pb, small, sizeof(small), &env);
+	cr_expect_eq(n, len);
+	cr_expect_gt((size_t)n, sizeof(small));
+	/* the caller drops it: only `sizeof(small)` bytes were kept */
+	cr_expect_eq(emu_roce_parse(small, sizeof(small), &env, &p), -EBADMSG);
+}
+
+Test(roce_sock, recv_on_an_empty_socket_says_eagain)
+{
+	uint8_t buf[64];
+	struct emu_roce_ip env;
+
+	cr_expect_eq(emu_roce_sock_recv(&pb.s, buf, sizeof(buf), &env, MSG_DONTWAIT), -EAGAIN);
+}
