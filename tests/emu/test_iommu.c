@@ -1,0 +1,116 @@
+/* The IOMMU model: IOVAs unlike VAs, page-by-page scattering of pins, and DMA to an
+ * IOVA nobody pinned refused and reported, in both iova modes. */
+#include "tests/emu/emu_test.h"
+
+Test(emu_iommu, dma_alloc_gives_a_contiguous_iova_unlike_the_va)
+{
+	struct et t;
+	struct shim_dma m;
+
+	et_open(&t, "emu:iova=scatter");
+	cr_assert_eq(shim_dma_alloc(t.dev, 3 * 4096, 4096, &m), 0);
+	cr_assert_neq(m.iova, (uint64_t)(uintptr_t)m.va);
+	cr_assert_eq(m.iova % 4096, 0);
+	shim_dma_free(t.dev, &m);
+	et_close(&t);
+}
+
+Test(emu_iommu, offset_mode_pins_in_one_segment)
+{
+	struct et t;
+	struct shim_pin p;
+	uint8_t *buf = aligned_alloc(4096, 4 * 4096);
+
+	et_open(&t, "emu:iova=offset");
+	cr_assert_eq(shim_dma_pin(t.dev, buf + 100, 3 * 4096, &p), 0);
+	cr_assert_eq(p.nseg, 1);
+	cr_assert_eq(p.seg[0].iova % 4096, 100, "offset inside the page is kept");
+	cr_assert_neq(p.seg[0].iova, (uint64_t)(uintptr_t)(buf + 100));
+	shim_dma_unpin(t.dev, &p);
+	et_close(&t);
+	free(buf);
+}
+
+Test(emu_iommu, scatter_mode_fragments_pins_page_by_page)
+{
+	struct et t;
+	struct shim_pin p;
+	uint8_t *buf = aligned_alloc(16384, 8 * 16384);
+
+	et_open(&t, "emu:iova=scatter,page=16k");
+	cr_assert_eq(shim_dma_pin(t.dev, buf, 4 * 16384, &p), 0);
+	cr_assert_eq(p.nseg, 4);
+	for (unsigned i = 0; i + 1 < p.nseg; i++) {
+		cr_assert_eq(p.seg[i].len, 16384);
+		cr_assert_neq(p.seg[i].iova + p.seg[i].len, p.seg[i + 1].iova, "segments %u/%u not adjacent", i, i + 1);
+	}
+	shim_dma_unpin(t.dev, &p);
+	et_close(&t);
+	free(buf);
+}
+
+/* An EQ on application memory that the driver unpins behind the device's back: the
+ * next EQE is a DMA to an unpinned IOVA, refused, counted and logged. */
+static void eq_after_unpin(const char *uri)
+{
+	struct et t;
+	struct et_eq eq;
+	struct shim_pin p;
+	struct emu_counters c;
+	uint64_t pas[2];
+	size_t page = 4096;
+	uint8_t *buf = aligned_alloc(4096, 2 * page);
+
+	memset(buf, 0, 2 * page);
+	et_open(&t, uri);
+	et_bringup(&t);
+	cr_assert_eq(shim_dma_pin(t.dev, buf, 2 * page, &p), 0);
+	/* 128 EQEs = 8 KiB = two 4 KiB pages, one per segment when scattered */
+	for (unsigned i = 0; i < 2; i++) {
+		uint64_t off = i * page;
+		for (unsigned s = 0; s < p.nseg; s++) {
+			if (off < p.seg[s].len) {
+				pas[i] = p.seg[s].iova + off;
+				break;
+			}
+			off -= p.seg[s].len;
+		}
+	}
+	/* et_create_eq_at sends one pas entry when overridden: use a 64-entry EQ (one page). */
+	et_expect(&t, et_create_eq_at(&t, &eq, et_alloc_uar(&t), 6, 0, ET_EVBIT(0x0b), pas), 0, 0);
+	cr_assert_eq(emu_pages_request(t.emu, 1), 0);
+	cr_assert_eq(PRM_GET(eqe, buf, event_type), 0x0b, "first EQE landed in pinned memory");
+	shim_dma_unpin(t.dev, &p);
+	emu_counters(t.emu, &c);
+	uint64_t before = c.dma_faults;
+	cr_assert_eq(emu_pages_request(t.emu, 1), -EFAULT);
+	emu_counters(t.emu, &c);
+	cr_assert_eq(c.dma_faults, before + 1);
+	cr_assert(emu_drverr_find(t.emu, "unmapped IOVA"));
+	et_close(&t);
+	free(buf);
+}
+
+Test(emu_iommu, dma_to_an_unpinned_iova_is_refused_with_iova_offset)
+{
+	eq_after_unpin("emu:iova=offset");
+}
+
+Test(emu_iommu, dma_to_an_unpinned_iova_is_refused_with_iova_scatter)
+{
+	eq_after_unpin("emu:iova=scatter");
+}
+
+Test(emu_iommu, pages_beyond_the_end_of_a_mapping_are_not_pinned)
+{
+	struct et t;
+	struct shim_dma m;
+	uint64_t p;
+
+	et_open(&t, "emu:");
+	et_simple(&t, PRM_CMD_OP_ENABLE_HCA, 0, PRM_SIZE(enable_hca_in), 16);
+	cr_assert_eq(shim_dma_alloc(t.dev, 4096, 4096, &m), 0);
+	p = m.iova + 4096; /* the guard page after the mapping */
+	et_expect(&t, et_give_pages(&t, &p, 1), PRM_CMD_STAT_BAD_PARAM, PRM_SYND_PAGE_NOT_PINNED);
+	et_close(&t);
+}

@@ -1,0 +1,77 @@
+/* Several emulated devices: one process, distinct RoCE addresses; an address another
+ * process holds (a bound UDP socket on :4791) is skipped. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "tests/emu/emu_test.h"
+
+Test(emu_multi, two_devices_in_one_process_get_different_addresses)
+{
+	struct shim_dev *a, *b;
+	char err[256];
+
+	cr_assert_eq(shim_open("emu:", &a, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(shim_open("emu:", &b, err, sizeof(err)), 0, "%s", err);
+	uint32_t ia = emu_ipv4(emu_device_from_shim(a)), ib = emu_ipv4(emu_device_from_shim(b));
+	cr_assert_neq(ia, ib);
+	cr_assert_eq(ia >> 8, 0x7f0000);
+	cr_assert_eq(ib >> 8, 0x7f0000);
+	cr_assert_geq(emu_udp_fd(emu_device_from_shim(a)), 0);
+	cr_assert_neq(strcmp(a->pci.bdf, b->pci.bdf), 0);
+	shim_close(a);
+	shim_close(b);
+}
+
+Test(emu_multi, explicit_address_already_used_is_refused)
+{
+	struct shim_dev *a, *b = NULL;
+	char err[256];
+
+	cr_assert_eq(shim_open("emu:ip=127.0.0.201", &a, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(shim_open("emu:ip=127.0.0.201", &b, err, sizeof(err)), -EADDRINUSE);
+	cr_assert_not_null(strstr(err, "127.0.0.201"), "%s", err);
+	shim_close(a);
+}
+
+Test(emu_multi, address_bound_by_another_process_is_skipped)
+{
+	struct shim_dev *a, *b;
+	char err[256];
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(4791) };
+	int s;
+
+	cr_assert_eq(shim_open("emu:", &a, err, sizeof(err)), 0, "%s", err);
+	uint32_t ia = emu_ipv4(emu_device_from_shim(a));
+	/* Hold the next address as another process would. */
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	sa.sin_addr.s_addr = htonl(ia + 1);
+	cr_assert_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(shim_open("emu:", &b, err, sizeof(err)), 0, "%s", err);
+	uint32_t ib = emu_ipv4(emu_device_from_shim(b));
+	cr_assert_neq(ib, ia);
+	cr_assert_neq(ib, ia + 1);
+	close(s);
+	shim_close(a);
+	shim_close(b);
+}
+
+Test(emu_multi, devices_bring_up_independently)
+{
+	struct et a, b;
+	struct emu_counters ca, cb;
+
+	et_open(&a, "emu:");
+	et_open(&b, "emu:page=16k,iova=scatter");
+	et_bringup(&a);
+	et_bringup(&b);
+	et_alloc_uar(&a);
+	emu_counters(a.emu, &ca);
+	emu_counters(b.emu, &cb);
+	cr_assert_eq(ca.objects_live[EMU_OBJ_UAR], 1);
+	cr_assert_eq(cb.objects_live[EMU_OBJ_UAR], 0);
+	et_teardown(&b);
+	et_close(&b);
+	et_close(&a);
+}
