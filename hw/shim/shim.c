@@ -10,10 +10,33 @@
 static const struct shim_ops *shim_impls[SHIM_MAX_IMPLS];
 static size_t shim_nimpls;
 
-/* Built-in implementations, each defined in its own file when it is compiled in. */
-extern const struct shim_ops shim_emu_ops __attribute__((weak));
-extern const struct shim_ops shim_vfio_ops __attribute__((weak));
-extern const struct shim_ops shim_kext_ops __attribute__((weak));
+/* Built-in implementations, each defined in its own file when the build compiles it in
+ * (hw/shim/CMakeLists.txt sets SHIM_HAVE_*).  The references are strong where the file
+ * is built, so a static link always carries the implementation along. */
+#if SHIM_HAVE_EMU
+extern const struct shim_ops shim_emu_ops;
+#define SHIM_EMU (&shim_emu_ops)
+#define SHIM_EMU_NAME " emu:"
+#else
+#define SHIM_EMU NULL
+#define SHIM_EMU_NAME ""
+#endif
+#if SHIM_HAVE_VFIO
+extern const struct shim_ops shim_vfio_ops;
+#define SHIM_VFIO (&shim_vfio_ops)
+#define SHIM_VFIO_NAME " vfio:<BDF>"
+#else
+#define SHIM_VFIO NULL
+#define SHIM_VFIO_NAME ""
+#endif
+#if SHIM_HAVE_KEXT
+extern const struct shim_ops shim_kext_ops;
+#define SHIM_KEXT (&shim_kext_ops)
+#define SHIM_KEXT_NAME " kext:<N>"
+#else
+#define SHIM_KEXT NULL
+#define SHIM_KEXT_NAME ""
+#endif
 
 int shim_register(const struct shim_ops *ops)
 {
@@ -32,13 +55,13 @@ int shim_register(const struct shim_ops *ops)
 
 static const struct shim_ops *shim_find(const char *scheme, size_t len)
 {
-	const struct shim_ops *builtin[] = { &shim_emu_ops, &shim_vfio_ops, &shim_kext_ops };
+	const struct shim_ops *builtin[] = { SHIM_EMU, SHIM_VFIO, SHIM_KEXT };
 
 	for (size_t i = 0; i < shim_nimpls; i++)
 		if (strlen(shim_impls[i]->scheme) == len && strncmp(shim_impls[i]->scheme, scheme, len) == 0)
 			return shim_impls[i];
 	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
-		if (builtin[i] && strlen(builtin[i]->scheme) == len &&
+		if (builtin[i] != NULL && strlen(builtin[i]->scheme) == len &&
 		    strncmp(builtin[i]->scheme, scheme, len) == 0)
 			return builtin[i];
 	return NULL;
@@ -66,8 +89,8 @@ int shim_open(const char *uri, struct shim_dev **out, char *err, size_t errlen)
 	ops = shim_find(uri, (size_t)(colon - uri));
 	if (!ops) {
 		if (err)
-			snprintf(err, errlen, "unknown device scheme in '%s' (this build knows emu:%s%s)", uri,
-				 &shim_vfio_ops ? ", vfio:" : "", &shim_kext_ops ? ", kext:" : "");
+			snprintf(err, errlen, "unknown device scheme in '%s' (this build knows"
+				 SHIM_EMU_NAME SHIM_VFIO_NAME SHIM_KEXT_NAME ")", uri);
 		return -ENODEV;
 	}
 	*out = NULL;
