@@ -3,6 +3,7 @@
  * message naming the limit or the missing attribute), and firmware errors by name. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
