@@ -78,6 +78,10 @@ int mx5_sq_init(struct mx5_sq *sq, const struct mx5_sq_attr *a)
 		sq->op_ds[op] = !((op_mask >> op) & 1u) ? 0
 				: (uint8_t)(1u + o->raddr + (o->atomic != 0) +
 					    (sq->is_ud ? MX5_AV_SIZE / 16 : 0));
+		sq->op_seg[op] = sq->is_ud ? MX5_SEG_DGRAM
+				 : o->atomic == 1 ? MX5_SEG_ATOMIC_CS
+				 : o->atomic == 2 ? MX5_SEG_ATOMIC_FA
+				 : o->raddr ? MX5_SEG_RADDR : MX5_SEG_NONE;
 	}
 	/* The control segment's fm_ce_se byte for every combination of the three verbs
 	 * flags, composed once through the PRM fields. */

@@ -64,23 +64,21 @@ MX5_HOT void mx5_bf_copy64(volatile uint8_t *dst, const uint8_t *src)
 #endif
 }
 
-/* Make the WQEs built since the last call visible to the device. */
-MX5_HOT void mx5_sq_ring(struct mx5_sq *sq)
+/* Doorbell for `nwqe` WQEs just written, the last of `bbs` basic blocks at `ctrl`. */
+MX5_HOT void mx5_sq_doorbell(struct mx5_sq *sq, const uint8_t *ctrl, uint32_t bbs, uint32_t nwqe)
 {
-	uint32_t bbs = sq->last_bbs, bytes = bbs * MX5_SEND_WQE_BB;
+	uint32_t bytes = bbs * MX5_SEND_WQE_BB;
 	uint8_t rec[PRM_SIZE(qp_dbrec)] = { 0 };
 	const size_t snd = PRM_OFF(qp_dbrec, send_counter) / 32 * 4;
 
-	if (__builtin_expect(sq->pending == 0, 0))
-		return;
 	/* The send counter's dword is composed aside and stored whole (its reserved upper
 	 * half is zero), leaving the receive counter's dword alone. */
 	PRM_SET(qp_dbrec, rec, send_counter, sq->cur_post & 0xffff);
 	mx5_wmb_before_dbrec();
 	memcpy((uint8_t *)sq->dbrec + snd, rec + snd, 4);
-	if (sq->pending == 1 && bytes <= sq->bf_size) {
+	if (nwqe == 1 && bytes <= sq->bf_size) {
 		volatile uint8_t *dst = sq->bf_map + sq->bf_off;
-		const uint8_t *src = sq->last_ctrl;
+		const uint8_t *src = ctrl;
 
 		mx5_wc_start();
 		/* The first block holds the ctrl segment and never starts at the ring end. */
@@ -97,11 +95,19 @@ MX5_HOT void mx5_sq_ring(struct mx5_sq *sq)
 	} else {
 		uint64_t db;
 
-		memcpy(&db, sq->last_ctrl, sizeof(db));  /* already big-endian */
+		memcpy(&db, ctrl, sizeof(db));  /* already big-endian */
 		mx5_wmb_before_doorbell();
 		shim_mmio_write64_raw(sq->bar, sq->bf_off, db);
 	}
 	sq->bf_off ^= sq->bf_size;
+}
+
+/* Make the WQEs built since the last call (mx5_sq_build) visible to the device. */
+MX5_HOT void mx5_sq_ring(struct mx5_sq *sq)
+{
+	if (__builtin_expect(sq->pending == 0, 0))
+		return;
+	mx5_sq_doorbell(sq, sq->last_ctrl, sq->last_bbs, sq->pending);
 	sq->pending = 0;
 }
 
@@ -112,6 +118,19 @@ MX5_HOT int mx5_post_send(struct mx5_sq *sq, struct ibv_send_wr *wr,
 {
 	int err = 0;
 
+	/* The common case, one WR and nothing batched: no batch bookkeeping. */
+	if (__builtin_expect(wr != NULL && wr->next == NULL && sq->pending == 0, 1)) {
+		uint8_t *ctrl;
+		int bbs = mx5_sq_write_wqe(sq, wr, &ctrl);
+
+		if (__builtin_expect(bbs < 0, 0)) {
+			if (bad_wr)
+				*bad_wr = wr;
+			return bbs;
+		}
+		mx5_sq_doorbell(sq, ctrl, (uint32_t)bbs, 1);
+		return 0;
+	}
 	for (; wr; wr = wr->next) {
 		err = mx5_sq_build(sq, wr);
 		if (__builtin_expect(err != 0, 0)) {

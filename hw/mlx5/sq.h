@@ -50,6 +50,7 @@ struct mx5_sq {
 	uint8_t fm_ce_se[8];      /* ctrl byte by send_flags & (FENCE|SIGNALED|SOLICITED) */
 	uint8_t op_ds[16];        /* by ibv_wr_opcode: ds of the segments before the data
 				   * (ctrl, datagram/raddr/atomic); 0 = not allowed here */
+	uint8_t op_seg[16];       /* by ibv_wr_opcode: which of those (wqe.h MX5_SEG_*) */
 	/* completion accounting, wqe_cnt entries each, indexed by the WQE's first BB */
 	uint64_t *wrid;           /* wr_id of the WQE */
 	uint32_t *wqe_next;       /* cur_post after that WQE: where tail goes on its CQE */

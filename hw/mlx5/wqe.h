@@ -47,6 +47,9 @@ enum { MX5_FM_NONE = 0, MX5_FM_FENCE = 4 };
 /* ce: 2 = always generate a CQE (MLX5_WQE_CTRL_CQ_UPDATE is 2 << 2). */
 enum { MX5_CE_ON_ERROR = 0, MX5_CE_ALWAYS = 2 };
 
+/* Segments between ctrl and the data, per opcode and QP type (sq->op_seg). */
+enum { MX5_SEG_NONE = 0, MX5_SEG_RADDR, MX5_SEG_ATOMIC_CS, MX5_SEG_ATOMIC_FA, MX5_SEG_DGRAM };
+
 /* What each verbs opcode needs; indexed by enum ibv_wr_opcode. */
 enum { MX5_IMM_NONE = 0, MX5_IMM_DATA = 1, MX5_IMM_INVAL = 2 };
 struct mx5_wr_op {
@@ -88,20 +91,45 @@ MX5_HOT uint32_t mx5_sq_room(const struct mx5_sq *sq)
 	return sq->wqe_cnt - (sq->cur_post - sq->tail);
 }
 
+/* Up to 16 bytes without a library call: two possibly overlapping moves of the
+ * widest size that fits (inline payloads of a few bytes are the latency case). */
+MX5_HOT void mx5_copy_small(uint8_t *dst, const uint8_t *src, size_t len)
+{
+	if (len >= 8) {
+		uint64_t a, b;
+		memcpy(&a, src, 8);
+		memcpy(&b, src + len - 8, 8);
+		memcpy(dst, &a, 8);
+		memcpy(dst + len - 8, &b, 8);
+	} else if (len >= 4) {
+		uint32_t a, b;
+		memcpy(&a, src, 4);
+		memcpy(&b, src + len - 4, 4);
+		memcpy(dst, &a, 4);
+		memcpy(dst + len - 4, &b, 4);
+	} else if (len) {
+		dst[0] = src[0];
+		dst[len / 2] = src[len / 2];
+		dst[len - 1] = src[len - 1];
+	}
+}
+
 /* Copy into the ring at dst, continuing at the ring start past its end. */
 MX5_HOT uint8_t *mx5_sq_copy(const struct mx5_sq *sq, uint8_t *dst, const uint8_t *src,
 				   size_t len)
 {
 	size_t room = (size_t)(sq->qend - dst);
 
-	if (__builtin_expect(len >= room, 0)) {
-		memcpy(dst, src, room);
-		src += room;
-		len -= room;
-		dst = sq->buf;
+	if (__builtin_expect(len < room, 1)) {
+		if (len <= 16)
+			mx5_copy_small(dst, src, len);
+		else
+			memcpy(dst, src, len);
+		return dst + len;
 	}
-	memcpy(dst, src, len);
-	return dst + len;
+	memcpy(dst, src, room);
+	memcpy(sq->buf, src + room, len - room);
+	return sq->buf + (len - room);
 }
 
 /* Segments are composed in a zeroed local image and stored whole: the compiler folds
@@ -141,23 +169,26 @@ MX5_HOT void mx5_set_ctrl_seg(uint8_t *ctrl, uint32_t wqe_index, uint8_t opcode,
 	memcpy(ctrl, c, sizeof(c));
 }
 
-/* Build one send WQE at cur_post.  0, -EINVAL (opcode the QP type does not allow, too
- * many SGEs, inline data past max_inline, an atomic without one 8-byte SGE) or
- * -ENOMEM (ring full).  Nothing is written on error. */
-MX5_HOT int mx5_sq_build(struct mx5_sq *sq, const struct ibv_send_wr *wr)
+/* Write one send WQE at cur_post and account for it (wr_id, retirement point).
+ * Returns its size in basic blocks (> 0) and its ctrl segment in *ctrl_out, or
+ * -EINVAL (opcode the QP type does not allow, too many SGEs, inline data past
+ * max_inline, an atomic without one 8-byte SGE) or -ENOMEM (ring full), with nothing
+ * written.  The doorbell batch is the caller's (mx5_sq_build / mx5_post_send). */
+MX5_HOT int mx5_sq_write_wqe(struct mx5_sq *sq, const struct ibv_send_wr *wr, uint8_t **ctrl_out)
 {
 	unsigned op = (unsigned)wr->opcode;
 	unsigned flags = wr->send_flags;
 	int nsge = wr->num_sge;
 	const struct ibv_sge *sg = wr->sg_list;
 	const struct mx5_wr_op *o;
-	uint32_t ds, bbs, inl = 0, imm, idx;
+	uint32_t ds, bbs, inl = 0, imm, idx, kind;
 	uint8_t *ctrl, *seg;
 	int use_inline;
 
 	if (__builtin_expect(op >= MX5_WR_OPS_LEN, 0))
 		return -EINVAL;
 	ds = sq->op_ds[op];
+	kind = sq->op_seg[op];
 	/* (uint32_t) also refuses a negative num_sge */
 	if (__builtin_expect(ds == 0 || (uint32_t)nsge > sq->max_sge, 0))
 		return -EINVAL;
@@ -173,7 +204,8 @@ MX5_HOT int mx5_sq_build(struct mx5_sq *sq, const struct ibv_send_wr *wr)
 		if (inl)
 			ds += (inl + 4u + 15u) >> 4;
 	} else {
-		if (o->atomic && __builtin_expect(nsge != 1 || sg[0].length != 8, 0))
+		if (__builtin_expect(kind == MX5_SEG_ATOMIC_CS || kind == MX5_SEG_ATOMIC_FA, 0) &&
+		    (nsge != 1 || sg[0].length != 8))
 			return -EINVAL;
 		ds += (uint32_t)nsge;   /* upper bound: empty SGEs are skipped below */
 	}
@@ -185,38 +217,45 @@ MX5_HOT int mx5_sq_build(struct mx5_sq *sq, const struct ibv_send_wr *wr)
 	seg = ctrl + PRM_SIZE(wqe_ctrl_seg);
 	/* The first basic block holds ctrl plus at most 48 bytes of datagram or raddr+atomic
 	 * segments, so none of these wrap. */
-	if (sq->is_ud) {
+	switch (kind) {
+	case MX5_SEG_RADDR:
+		mx5_set_raddr_seg(seg, wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);
+		seg += PRM_SIZE(wqe_raddr_seg);
+		break;
+	case MX5_SEG_ATOMIC_CS:
+	case MX5_SEG_ATOMIC_FA:
+		mx5_set_raddr_seg(seg, wr->wr.atomic.remote_addr, wr->wr.atomic.rkey);
+		seg += PRM_SIZE(wqe_raddr_seg);
+		/* IBTA 9.4.5: compare-swap carries swap and compare; fetch-add the addend. */
+		if (kind == MX5_SEG_ATOMIC_CS) {
+			PRM_SET(wqe_atomic_seg, seg, swap_add, wr->wr.atomic.swap);
+			PRM_SET(wqe_atomic_seg, seg, compare, wr->wr.atomic.compare_add);
+		} else {
+			PRM_SET(wqe_atomic_seg, seg, swap_add, wr->wr.atomic.compare_add);
+			PRM_SET(wqe_atomic_seg, seg, compare, 0);
+		}
+		seg += PRM_SIZE(wqe_atomic_seg);
+		break;
+	case MX5_SEG_DGRAM:
 		memcpy(seg, (const uint8_t *)wr->wr.ud.ah + sq->av_offset, MX5_AV_SIZE);
 		PRM_SET(wqe_datagram_seg, seg, qkey, wr->wr.ud.remote_qkey);
 		PRM_SET(wqe_datagram_seg, seg, ext, 1);
 		PRM_SET(wqe_datagram_seg, seg, dqpn, wr->wr.ud.remote_qpn);
 		seg += MX5_AV_SIZE;
-	} else if (o->raddr) {
-		if (o->atomic)
-			mx5_set_raddr_seg(seg, wr->wr.atomic.remote_addr, wr->wr.atomic.rkey);
-		else
-			mx5_set_raddr_seg(seg, wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);
-		seg += PRM_SIZE(wqe_raddr_seg);
-		if (o->atomic) {
-			/* IBTA 9.4.5: compare-swap carries swap and compare; fetch-add the addend. */
-			if (o->atomic == 1) {
-				PRM_SET(wqe_atomic_seg, seg, swap_add, wr->wr.atomic.swap);
-				PRM_SET(wqe_atomic_seg, seg, compare, wr->wr.atomic.compare_add);
-			} else {
-				PRM_SET(wqe_atomic_seg, seg, swap_add, wr->wr.atomic.compare_add);
-				PRM_SET(wqe_atomic_seg, seg, compare, 0);
-			}
-			seg += PRM_SIZE(wqe_atomic_seg);
-		}
+		break;
+	default:
+		break;
 	}
 
 	if (use_inline) {
 		if (inl) {
-			uint8_t *p;
+			uint8_t h[PRM_SIZE(wqe_inline_seg)] = { 0 }, *p;
+
 			if (seg == sq->qend)
 				seg = sq->buf;
-			PRM_SET(wqe_inline_seg, seg, inline, 1);
-			PRM_SET(wqe_inline_seg, seg, byte_count, inl);
+			PRM_SET(wqe_inline_seg, h, inline, 1);
+			PRM_SET(wqe_inline_seg, h, byte_count, inl);
+			memcpy(seg, h, sizeof(h));
 			p = seg + PRM_SIZE(wqe_inline_seg);
 			for (int i = 0; i < nsge; i++)
 				p = mx5_sq_copy(sq, p, (const uint8_t *)(uintptr_t)sg[i].addr,
@@ -248,8 +287,21 @@ MX5_HOT int mx5_sq_build(struct mx5_sq *sq, const struct ibv_send_wr *wr)
 	sq->wrid[idx] = wr->wr_id;
 	sq->cur_post += bbs;
 	sq->wqe_next[idx] = sq->cur_post;
+	*ctrl_out = ctrl;
+	return (int)bbs;
+}
+
+/* Build one send WQE and add it to the doorbell batch (rung by mx5_sq_ring).
+ * 0 or a negative errno as mx5_sq_write_wqe. */
+MX5_HOT int mx5_sq_build(struct mx5_sq *sq, const struct ibv_send_wr *wr)
+{
+	uint8_t *ctrl;
+	int bbs = mx5_sq_write_wqe(sq, wr, &ctrl);
+
+	if (__builtin_expect(bbs < 0, 0))
+		return bbs;
 	sq->last_ctrl = ctrl;
-	sq->last_bbs = bbs;
+	sq->last_bbs = (uint32_t)bbs;
 	sq->pending++;
 	return 0;
 }
