@@ -218,6 +218,7 @@ static inline void mx5_cq_ring_arm(struct mx5_cq_ring *cq, int solicited)
 {
 	uint8_t db[PRM_SIZE(cq_uar_db)], rec[PRM_SIZE(cq_dbrec)];
 	uint32_t sn = cq->arm_sn & 3u, ci = cq->cons_index & 0xffffffu, cmd = solicited ? 1u : 0u;
+	const size_t arm = PRM_OFF(cq_dbrec, arm_sn) / 32 * 4;   /* the arm word's dword */
 	uint64_t v;
 
 	/* The arm word is composed aside and stored whole: the device never sees a mix of
@@ -226,7 +227,7 @@ static inline void mx5_cq_ring_arm(struct mx5_cq_ring *cq, int solicited)
 	PRM_SET(cq_dbrec, rec, arm_sn, sn);
 	PRM_SET(cq_dbrec, rec, arm_cmd, cmd);
 	PRM_SET(cq_dbrec, rec, arm_ci, ci);
-	memcpy((uint8_t *)cq->dbrec + 4, rec + 4, 4);
+	memcpy((uint8_t *)cq->dbrec + arm, rec + arm, 4);
 	memset(db, 0, sizeof(db));
 	PRM_SET(cq_uar_db, db, arm_sn, sn);
 	PRM_SET(cq_uar_db, db, cmd, cmd);
