@@ -57,7 +57,7 @@ static void eq_after_unpin(const char *uri)
 	struct et_eq eq;
 	struct shim_pin p;
 	struct emu_counters c;
-	uint64_t pas[2];
+	uint64_t pas[2] = { 0, 0 };
 	size_t page = 4096;
 	uint8_t *buf = aligned_alloc(4096, 2 * page);
 
