@@ -298,13 +298,13 @@ int main(int argc, char **argv)
 #if defined(__SANITIZE_ADDRESS__)
 	printf("NOTE: built with AddressSanitizer: figures are not representative.\n");
 #endif
-	printf("%-36s %6s %9s %22s\n", "operation", "QPs", "ns/op", "target instr (libmlx5)");
+	printf("%-36s %6s %9s %28s\n", "operation", "QPs", "ns/op", "instr target (libmlx5 instr)");
 	for (unsigned qn = 1; qn <= 1024; qn *= 1024) {
 		setup(qn);
 		for (int k = 0; k < NKINDS; k++) {
 			uint64_t calls;
 			double ns = run((enum kind)k, iters, &calls);
-			printf("%-36s %6u %9.1f %15u (%u)\n", kind_name[k], qn, ns / (double)calls,
+			printf("%-36s %6u %9.1f %21u (%u)\n", kind_name[k], qn, ns / (double)calls,
 			       kind_target[k], kind_libmlx5[k]);
 		}
 		for (unsigned i = 0; i < nqps; i++) {
