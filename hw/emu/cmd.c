@@ -231,8 +231,8 @@ static void process_entry(struct emu_dev *d, unsigned slot)
 	if (deliv)
 		goto done;
 
-	inbuf = calloc(1, inlen > CMDQ_INLINE_BYTES ? inlen : CMDQ_INLINE_BYTES);
-	outbuf = calloc(1, outlen > CMDQ_INLINE_BYTES ? outlen : CMDQ_INLINE_BYTES);
+	inbuf = calloc(1, inlen > EMU_CMD_MIN_BUF ? inlen : EMU_CMD_MIN_BUF);
+	outbuf = calloc(1, outlen > EMU_CMD_MIN_BUF ? outlen : EMU_CMD_MIN_BUF);
 	if (!inbuf || !outbuf) {
 		deliv = PRM_DELIV_FW_ERR;
 		goto done;

@@ -39,9 +39,10 @@ static bool name_in(const char *const *list, const char *name)
 	return false;
 }
 
-/* Compare `want` with `cur` field by field; 0 or a syndrome. */
+/* Compare `want` with `cur` field by field; 0 or a syndrome.  apply: copy the
+ * settable fields that differ into cur (second pass, after the whole block passed). */
 static uint32_t check_block(const char *layout, const char *const *settable, const uint8_t *want,
-			    const uint8_t *cur, const uint8_t *max, unsigned base_bit)
+			    uint8_t *cur, const uint8_t *max, unsigned base_bit, bool apply)
 {
 	const struct prm_struct_desc *s = prm_struct_find(layout);
 
@@ -53,7 +54,7 @@ static uint32_t check_block(const char *layout, const char *const *settable, con
 		uint64_t w, c, m;
 
 		if (f->kind == PRM_KIND_SUB) {
-			uint32_t synd = check_block(f->subtype, settable, want, cur, max, off);
+			uint32_t synd = check_block(f->subtype, settable, want, cur, max, off, apply);
 
 			if (synd)
 				return synd;
@@ -66,10 +67,10 @@ static uint32_t check_block(const char *layout, const char *const *settable, con
 		m = prm_bits_get(max, off, f->width);
 		if (w == c)
 			continue;
-		if (settable && !name_in(settable, f->name))
-			return PRM_SYND_CAP_NOT_SETTABLE;
 		if (w > m)
 			return PRM_SYND_LIMIT_EXCEEDED;
+		if (apply && (!settable || name_in(settable, f->name)))
+			prm_bits_set(cur, off, f->width, w);
 	}
 	return 0;
 }
@@ -99,10 +100,10 @@ static int set_hca_cap(struct emu_dev *d, struct emu_cmd *c)
 	/* Capabilities shape how firmware lays out its resources: only before INIT_HCA. */
 	if (d->hca == EMU_HCA_INITIALIZED)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_SYS_STATE, PRM_SYND_BAD_SYSTEM_STATE);
-	synd = check_block(emu_cap_rules[type].layout, emu_cap_rules[type].settable, want, cur, max, 0);
+	synd = check_block(emu_cap_rules[type].layout, emu_cap_rules[type].settable, want, cur, max, 0, false);
 	if (synd)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, synd);
-	memcpy(cur, want, EMU_CAP_BYTES);
+	check_block(emu_cap_rules[type].layout, emu_cap_rules[type].settable, want, cur, max, 0, true);
 	return 0;
 }
 

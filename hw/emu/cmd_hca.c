@@ -101,7 +101,8 @@ static const struct emu_cmd_desc cmds[] = {
 	EMU_CMD(DISABLE_HCA, EMU_CMDF_ANY_STATE, disable_hca_in, disable_hca_out, disable_hca),
 	EMU_CMD(QUERY_ISSI, EMU_CMDF_ANY_STATE, query_issi_in, query_issi_out, query_issi),
 	EMU_CMD(SET_ISSI, EMU_CMDF_ENABLED, set_issi_in, set_issi_out, set_issi),
-	EMU_CMD(INIT_HCA, EMU_CMDF_ANY_STATE, init_hca_in, init_hca_out, init_hca),
+	/* mlx5_core before ISSI 1 sends 16 bytes (no sw_owner_id): accepted. */
+	EMU_CMD_LEN(INIT_HCA, EMU_CMDF_ANY_STATE, PRM_SIZE(cmd_in) + 8, PRM_SIZE(init_hca_out), init_hca),
 	EMU_CMD(TEARDOWN_HCA, EMU_CMDF_ANY_STATE, teardown_hca_in, teardown_hca_out, teardown_hca),
 	EMU_CMD(QUERY_ADAPTER, EMU_CMDF_ENABLED, query_adapter_in, query_adapter_out, query_adapter),
 };

@@ -59,7 +59,8 @@ enum { EMU_PORT_CHANGE_DOWN = 0x1, EMU_PORT_CHANGE_ACTIVE = 0x4 };
 /* ---- one command as the handler sees it ---- */
 struct emu_cmd {
 	uint16_t opcode, op_mod;
-	const uint8_t *in;     /* the whole input: inline bytes then mailbox data */
+	const uint8_t *in;     /* the whole input: inline bytes then mailbox data (zero padded
+	                        * to at least EMU_CMD_MIN_BUF bytes) */
 	size_t inlen;          /* entry input_length */
 	uint8_t *out;          /* zeroed, outlen bytes; status/syndrome set by the framework */
 	size_t outlen;         /* entry output_length */
@@ -91,6 +92,12 @@ struct emu_cmd_desc {
 
 #define EMU_CMD(op, flags, in_type, out_type, fn) \
 	{ PRM_CMD_OP_##op, (flags), PRM_SIZE(in_type), PRM_SIZE(out_type), (fn) }
+/* Explicit minimum lengths, for commands whose later fields are optional (firmware
+ * accepts the shorter input older drivers send, e.g. INIT_HCA's 16 bytes). */
+#define EMU_CMD_LEN(op, flags, in_bytes, out_bytes, fn) { PRM_CMD_OP_##op, (flags), (in_bytes), (out_bytes), (fn) }
+/* The framework hands handlers buffers of at least this many zeroed bytes, whatever
+ * the lengths: a handler may read any field of its fixed-size layouts. */
+#define EMU_CMD_MIN_BUF 8192u
 
 /* One file cmd_<area>.c defines `const struct emu_cmd_area emu_area_<area>`;
  * hw/emu/CMakeLists.txt finds it by the file name and lists it in the generated

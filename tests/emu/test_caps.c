@@ -115,7 +115,7 @@ Test(emu_caps, set_above_max_is_bad_param_limit_exceeded)
 	et_close(&t);
 }
 
-Test(emu_caps, set_of_a_read_only_field_is_bad_param_not_settable)
+Test(emu_caps, set_of_a_read_only_field_is_ignored)
 {
 	struct et t;
 	uint8_t cap[0x1000];
@@ -124,8 +124,25 @@ Test(emu_caps, set_of_a_read_only_field_is_bad_param_not_settable)
 	enable(&t);
 	query_cap(&t, 0, 1);
 	memcpy(cap, PRM_ADDR(query_hca_cap_out, t.out, capability), sizeof(cap));
+	uint64_t before = PRM_GET(cmd_hca_cap, cap, log_max_cq);
 	PRM_SET(cmd_hca_cap, cap, log_max_cq, 3);
-	et_expect(&t, set_cap(&t, 0, cap), PRM_CMD_STAT_BAD_PARAM, PRM_SYND_CAP_NOT_SETTABLE);
+	et_expect(&t, set_cap(&t, 0, cap), 0, 0);
+	query_cap(&t, 0, 1);
+	cr_assert_eq(PRM_GET(cmd_hca_cap, PRM_ADDR(query_hca_cap_out, t.out, capability), log_max_cq), before);
+	et_close(&t);
+}
+
+Test(emu_caps, set_with_bad_op_mod_current_is_bad_param)
+{
+	struct et t;
+	uint8_t *in = calloc(1, PRM_SIZE(set_hca_cap_in));
+
+	et_open(&t, "emu:");
+	enable(&t);
+	PRM_SET(set_hca_cap_in, in, opcode, PRM_CMD_OP_SET_HCA_CAP);
+	PRM_SET(set_hca_cap_in, in, op_mod, 1);
+	et_expect(&t, et_exec(&t, in, PRM_SIZE(set_hca_cap_in), 16), PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_OP_MOD);
+	free(in);
 	et_close(&t);
 }
 
