@@ -1,0 +1,24 @@
+/* tools/uvinfo: devices, ports, GIDs and the PCIe path (issue 7, design sections 1, 9).
+ *
+ * Two sources, reported side by side:
+ *  - the devices uverbs opens (devices.c): the ibv_* API of libuverbs, linked directly,
+ *    so uvinfo shows what every verbs program will see (UVERBS_DEVICES, or the default
+ *    emulated ConnectX);
+ *  - the ConnectX PCI functions of this machine (pcipath.c, libpci) with the bound
+ *    driver, IOMMU group and VFIO readiness (hw/shim/vfio_sysfs), and their PCIe path.
+ */
+#ifndef UVERBS_TOOLS_UVINFO_UVINFO_H
+#define UVERBS_TOOLS_UVINFO_UVINFO_H
+
+#include <stdio.h>
+
+#include "tools/common/jsonw.h"
+
+/* Print every verbs device (human text, or members of the current JSON object when w is
+ * not NULL).  Returns the number of devices that failed to open or query. */
+int uvi_print_devices(FILE *f, struct jw *w);
+
+/* "ConnectX-5" etc. for a Mellanox PCI device id, NULL when not a known ConnectX. */
+const char *uvi_connectx_name(unsigned device_id);
+
+#endif
