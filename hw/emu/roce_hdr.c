@@ -48,7 +48,7 @@ static const struct emu_roce_opinfo optab[256] = {
 	OP(0x10, "RC_RDMA_READ_RESPONSE_ONLY", F(AETH) | F(PAYLOAD) | F(ONLY) | F(READ_RESP) | F(RESP)),
 	OP(0x11, "RC_ACKNOWLEDGE", F(AETH) | F(ONLY) | F(ACK) | F(RESP)),
 	OP(0x12, "RC_ATOMIC_ACKNOWLEDGE", F(AETH) | F(ATOMICACKETH) | F(ONLY) | F(ACK) | F(RESP)),
-	OP(0x13, "RC_CMP_SWAP", F(ATOMICETH) | F(ONLY) | F(ATOMIC) | F(REQ)),
+	OP(0x13, "RC_COMPARE_SWAP", F(ATOMICETH) | F(ONLY) | F(ATOMIC) | F(REQ)),
 	OP(0x14, "RC_FETCH_ADD", F(ATOMICETH) | F(ONLY) | F(ATOMIC) | F(REQ)),
 	/* 0x15 is reserved; SEND with invalidate exists for RC (and XRC) only */
 	OP(0x16, "RC_SEND_LAST_WITH_INVALIDATE",
