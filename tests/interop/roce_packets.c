@@ -9,6 +9,11 @@
  *       the same packets sent between two emulated ports' sockets on loopback
  *       (127.0.0.N:flow port -> 127.0.0.M:4791), each received and parsed back; for
  *       a capture on "lo" to check what the kernel really put on the wire.
+ *   interop_roce_packets listen COUNT OUT.jsonl
+ *       claim a port, print "listening A.B.C.D" and judge the next COUNT datagrams
+ *       that arrive (5 s each at most) with our parser: one JSON line per packet with
+ *       the verdict (drop reason name, "none" when accepted) and what was decoded.
+ *       For packets crafted elsewhere, e.g. hostile ones made with scapy.
  * Exit 0 when every packet was built (and, live, received and accepted), else 1. */
 #include <errno.h>
 #include <poll.h>
@@ -250,12 +255,55 @@ static int live(const char *jsonl)
 	return rc;
 }
 
+static int listen_n(unsigned count, const char *jsonl)
+{
+	static uint8_t in[EMU_ROCE_MAX_PKT + 1];
+	struct emu_roce_sock s;
+	uint32_t ip;
+	int fd;
+	char err[128];
+	unsigned got = 0;
+	FILE *jf = fopen(jsonl, "w");
+
+	if (!jf || emu_net_claim(0, &ip, &fd, err, sizeof(err)) < 0 || emu_roce_sock_init(&s, fd, ip) < 0) {
+		fprintf(stderr, "listen: cannot open a port\n");
+		return 1;
+	}
+	printf("listening %u.%u.%u.%u\n", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+	fflush(stdout);
+	for (; got < count; got++) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct emu_roce_ip env;
+		struct emu_roce_pkt p;
+		ssize_t n;
+
+		if (poll(&pfd, 1, 5000) != 1)
+			break;
+		n = emu_roce_sock_recv(&s, in, sizeof(in) - 1, &env, MSG_DONTWAIT);
+		if (n < 0)
+			break;
+		emu_roce_parse(in, (size_t)n, &env, &p);
+		fprintf(jf, "{\"index\": %u, \"verdict\": \"%s\", \"length\": %zd, \"sport\": %u, \"opcode\": %u, "
+			    "\"tver\": %u, \"pkey\": %u, \"dqpn\": %u, \"psn\": %u, \"payload_len\": %zu}\n",
+			got, emu_roce_drop_name(p.drop), n, env.sport, p.h.bth.opcode, p.h.bth.tver, p.h.bth.pkey,
+			p.h.bth.dqpn, p.h.bth.psn, p.payload_len);
+		fflush(jf);
+	}
+	emu_roce_sock_fini(&s);
+	emu_net_release(ip, fd);
+	fclose(jf);
+	printf("roce listen: %u of %u packets judged\n", got, count);
+	return got == count ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "pcap") == 0)
 		return write_pcap(argv[2], argv[3]);
 	if (argc == 3 && strcmp(argv[1], "live") == 0)
 		return live(argv[2]);
-	fprintf(stderr, "usage: %s pcap OUT.pcap OUT.jsonl | live OUT.jsonl\n", argv[0]);
+	if (argc == 4 && strcmp(argv[1], "listen") == 0)
+		return listen_n((unsigned)strtoul(argv[2], NULL, 0), argv[3]);
+	fprintf(stderr, "usage: %s pcap OUT.pcap OUT.jsonl | live OUT.jsonl | listen COUNT OUT.jsonl\n", argv[0]);
 	return 2;
 }
