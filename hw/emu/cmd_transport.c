@@ -1,0 +1,255 @@
+/* The data plane's device state (hw/emu/transport.h): created with the device (the
+ * area's init registers the doorbell hooks and starts the device thread), per-QP
+ * transport state made on first use and dropped at HCA teardown, counters and the
+ * test API.  This area has no commands: it only uses the area registry's life-cycle
+ * callbacks (README "Adding command handlers"). */
+#define EMU_TP_INTERNAL
+#include "hw/emu/transport.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct emu_tp *emu_tp_get(struct emu_dev *d)
+{
+	void **slot = emu_area_state(d, "transport");
+
+	return slot ? *slot : NULL;
+}
+
+static void tq_free(struct emu_tq *tq)
+{
+	if (tq->ring)
+		for (uint32_t i = 0; i < EMU_TP_SWQE_SLOTS; i++)
+			emu_swqe_release(&tq->ring[i]);
+	free(tq->ring);
+	free(tq);
+}
+
+static void tq_reset_req(struct emu_tq *tq)
+{
+	struct emu_qp *qp = tq->qp;
+
+	if (tq->ring)
+		for (uint32_t i = 0; i < EMU_TP_SWQE_SLOTS; i++)
+			emu_swqe_release(&tq->ring[i]);
+	tq->head = tq->cur = tq->tail = 0;
+	tq->sq_prod = qp->sq_pi;
+	tq->psn_next = tq->una = tq->rtx_mark = qp->next_send_psn & EMU_ROCE_PSN_MASK;
+	tq->timer_at = 0;
+	tq->rnr_at = 0;
+	tq->retry_left = qp->retry_count;
+	tq->rnr_left = qp->rnr_retry;
+	tq->rd_out = 0;
+	tq->last_rtx_ns = 0;
+	tq->ctx_sq_psn = qp->next_send_psn;
+}
+
+static void tq_reset_resp(struct emu_tq *tq)
+{
+	struct emu_qp *qp = tq->qp;
+
+	tq->epsn = qp->next_rcv_psn & EMU_ROCE_PSN_MASK;
+	tq->msn = 0;
+	tq->prev_op = -1;
+	tq->nak_seq_sent = false;
+	tq->rwqe_valid = false;
+	tq->rcv_off = 0;
+	tq->wr_left = 0;
+	tq->ack_pending = false;
+	memset(tq->res, 0, sizeof(tq->res));
+	tq->res_next = 0;
+	tq->uc_drop = false;
+	tq->ctx_rq_psn = qp->next_rcv_psn;
+}
+
+/* The QP's transport state.  Requester and responder halves are made afresh when the
+ * context says the QP was reset or re-connected: new context PSNs, or the hardware
+ * counters (which only this engine advances) put back to zero by 2RST_QP. */
+struct emu_tq *emu_tq_get(struct emu_tp *tp, struct emu_qp *qp)
+{
+	unsigned h = qp->qpn & 0xff;
+	struct emu_tq *tq, **pp;
+
+	for (pp = &tp->qtab[h]; (tq = *pp); pp = &tq->next)
+		if (tq->qpn == qp->qpn)
+			break;
+	if (tq && tq->qp != qp) {
+		*pp = tq->next;
+		tq_free(tq);
+		tq = NULL;
+	}
+	if (!tq) {
+		tq = calloc(1, sizeof(*tq));
+		if (!tq)
+			return NULL;
+		tq->ring = calloc(EMU_TP_SWQE_SLOTS, sizeof(*tq->ring));
+		if (!tq->ring) {
+			free(tq);
+			return NULL;
+		}
+		tq->qp = qp;
+		tq->qpn = qp->qpn;
+		tq->next = tp->qtab[h];
+		tp->qtab[h] = tq;
+		tq_reset_req(tq);
+		tq_reset_resp(tq);
+		tq->ctx_state = qp->state;
+		return tq;
+	}
+	if (qp->state == EMU_QP_RST || qp->state == EMU_QP_INIT) {
+		tq_reset_req(tq);
+		tq_reset_resp(tq);
+		tq->flushed = false;
+	} else {
+		if (tq->ctx_sq_psn != qp->next_send_psn || (qp->sq_pi == 0 && tq->sq_prod != 0 && tq->head == tq->tail))
+			tq_reset_req(tq);
+		if (tq->ctx_rq_psn != qp->next_rcv_psn)
+			tq_reset_resp(tq);
+		if (qp->state != EMU_QP_ERR)
+			tq->flushed = false;
+	}
+	tq->ctx_state = qp->state;
+	return tq;
+}
+
+void emu_tp_foreach_tq(struct emu_tp *tp, void (*fn)(struct emu_tp *, struct emu_tq *, void *), void *arg)
+{
+	for (unsigned h = 0; h < 256; h++) {
+		struct emu_tq *tq = tp->qtab[h], *next;
+
+		for (; tq; tq = next) {
+			next = tq->next;
+			fn(tp, tq, arg);
+		}
+	}
+}
+
+void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at)
+{
+	uint64_t one = 1;
+
+	if (tp->wake_fd < 0 || !tp->wake_at || at >= tp->wake_at)
+		return;
+	tp->wake_at = at;
+	if (write(tp->wake_fd, &one, sizeof(one)) < 0) {
+		/* the counter is saturated: the thread wakes anyway */
+	}
+}
+
+static void tq_drop_all(struct emu_tp *tp)
+{
+	for (unsigned h = 0; h < 256; h++) {
+		struct emu_tq *tq = tp->qtab[h], *next;
+
+		for (; tq; tq = next) {
+			next = tq->next;
+			tq_free(tq);
+		}
+		tp->qtab[h] = NULL;
+	}
+	tp->nackq = 0;
+}
+
+static int tp_init(struct emu_dev *d)
+{
+	void **slot = emu_area_state(d, "transport");
+	struct emu_tp *tp;
+	int rc, sz = 4 << 20;
+
+	if (!slot)
+		return -ENOENT;
+	tp = calloc(1, sizeof(*tp));
+	if (!tp)
+		return -ENOMEM;
+	tp->d = d;
+	tp->wake_fd = -1;
+	tp->flt.rng = 0x9e3779b97f4a7c15ull ^ d->ipv4;
+	*slot = tp;
+	if (d->udp_fd >= 0) {
+		/* Room for a window of full-MTU packets from several QPs and peers. */
+		(void)setsockopt(d->udp_fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		(void)setsockopt(d->udp_fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+		if (emu_roce_sock_init(&tp->sock, d->udp_fd, d->ipv4) == 0)
+			tp->sock_ok = true;
+	}
+	rc = emu_sq_area_init(d);
+	if (!rc)
+		rc = emu_cqe_area_init(d);
+	if (!rc && tp->sock_ok)
+		rc = emu_rx_start(tp);
+	if (rc) {
+		if (tp->sock_ok)
+			emu_roce_sock_fini(&tp->sock);
+		free(tp);
+		*slot = NULL;
+	}
+	return rc;
+}
+
+static void tp_teardown(struct emu_dev *d)
+{
+	struct emu_tp *tp = emu_tp_get(d);
+
+	if (tp)
+		tq_drop_all(tp);
+}
+
+static void tp_fini(struct emu_dev *d)
+{
+	struct emu_tp *tp = emu_tp_get(d);
+
+	if (!tp)
+		return;
+	emu_rx_stop(tp);
+	tq_drop_all(tp);
+	emu_tp_faults_fini(tp);
+	if (tp->sock_ok)
+		emu_roce_sock_fini(&tp->sock);
+	free(tp->ackq);
+	free(tp);
+	*emu_area_state(d, "transport") = NULL;
+}
+
+void emu_tp_counters(struct emu_dev *d, struct emu_tp_counters *out)
+{
+	struct emu_tp *tp;
+
+	memset(out, 0, sizeof(*out));
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	tp = emu_tp_get(d);
+	if (tp)
+		*out = tp->ctr;
+	pthread_mutex_unlock(&d->lock);
+}
+
+int emu_tp_inject(struct emu_dev *d, uint32_t daddr, uint16_t sport, const void *pkt, size_t len)
+{
+	struct sockaddr_in sa;
+	int fd, rc = 0;
+
+	(void)sport;
+	if (!d || !pkt)
+		return -EINVAL;
+	fd = d->udp_fd;
+	if (fd < 0)
+		return -ENOTCONN;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(EMU_ROCE_PORT);
+	sa.sin_addr.s_addr = htonl(daddr);
+	if (sendto(fd, pkt, len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		rc = -errno;
+	return rc;
+}
+
+const struct emu_cmd_area emu_area_transport = {
+	.name = "transport", .cmds = NULL, .ncmds = 0,
+	.init = tp_init, .teardown = tp_teardown, .fini = tp_fini,
+};

@@ -1,0 +1,454 @@
+/* RC requester (IBTA 9.7.5.2 "requester: receiving responses", 9.7.6 "timers"; rxe's
+ * rxe_comp.c describes the same rules): ACKs complete WQEs in order (a signalled one
+ * writes a CQE, an unsignalled one is retired silently and accounted by the next CQE's
+ * wqe_counter), READ responses are scattered into the local SGEs in PSN order, atomic
+ * ACKs write the original value to the local buffer; the local ACK timer (4.096 us *
+ * 2^timeout) retries with retry_cnt, RNR NAKs wait the peer's timer and retry with
+ * rnr_retry (7 = infinite), a PSN sequence NAK goes back N; any other NAK, or an
+ * exhausted counter, fails the WQE with its syndrome, moves the QP to error and
+ * flushes the rest. */
+#define EMU_TP_INTERNAL
+#include "hw/emu/transport.h"
+
+#include <errno.h>
+#include <string.h>
+
+static struct emu_swqe *slot(struct emu_tq *tq, uint32_t i)
+{
+	return &tq->ring[i & (EMU_TP_SWQE_SLOTS - 1)];
+}
+
+static bool is_rd_atomic(uint8_t op)
+{
+	return op == EMU_WQE_READ || op == EMU_WQE_ATOMIC_CS || op == EMU_WQE_ATOMIC_FA;
+}
+
+static uint32_t last_psn(const struct emu_swqe *w)
+{
+	return emu_psn_add(w->first_psn, w->npkts ? w->npkts - 1 : 0);
+}
+
+/* Atomic results use the device's 8-byte endianness mode (PRM atomic_caps
+ * atomic_req_8B_endianness_mode: 0 big-endian, 1 host). */
+static bool atomic_host_endian(struct emu_dev *d)
+{
+	const uint8_t *a = emu_cap(d, 3, 1);
+
+	return a && PRM_GET(atomic_caps, a, atomic_req_8B_endianness_mode) == 1;
+}
+
+void emu_req_complete_head(struct emu_tp *tp, struct emu_tq *tq)
+{
+	struct emu_swqe *w = slot(tq, tq->head);
+	struct emu_qp *qp = tq->qp;
+
+	/* ctrl ce = 2: a CQE for this WQE (PRM "Send WQE Control Segment") */
+	if (w->ce == 2) {
+		struct emu_cqe_info ci = { .opcode = EMU_CQE_REQ, .s_wqe_opcode = w->opcode, .qpn = qp->qpn,
+					   .wqe_counter = (uint16_t)w->idx };
+
+		if (w->opcode == EMU_WQE_READ)
+			ci.byte_cnt = (uint32_t)w->len;
+		else if (w->opcode == EMU_WQE_ATOMIC_CS || w->opcode == EMU_WQE_ATOMIC_FA)
+			ci.byte_cnt = 8;
+		else
+			ci.byte_cnt = (uint32_t)w->len;
+		emu_cqe_post(tp, qp->cqn_snd, &ci);
+	}
+	if (is_rd_atomic(w->opcode) && w->psn_set && !w->acked && tq->rd_out)
+		tq->rd_out--;
+	emu_swqe_release(w);
+	tq->head++;
+	if (tq->cur - tq->head > EMU_TP_SWQE_SLOTS)
+		tq->cur = tq->head;
+}
+
+void emu_req_retire(struct emu_tp *tp, struct emu_tq *tq)
+{
+	while (tq->head != tq->cur && slot(tq, tq->head)->acked)
+		emu_req_complete_head(tp, tq);
+}
+
+void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq)
+{
+	struct emu_qp *qp = tq->qp;
+
+	while (tq->head != tq->tail) {
+		struct emu_swqe *w = slot(tq, tq->head);
+		struct emu_cqe_info ci = { .opcode = EMU_CQE_REQ_ERR, .syndrome = EMU_SYND_WR_FLUSH,
+					   .s_wqe_opcode = w->opcode, .qpn = qp->qpn, .wqe_counter = (uint16_t)w->idx };
+
+		emu_cqe_post(tp, qp->cqn_snd, &ci);
+		tp->ctr.flushed++;
+		emu_swqe_release(w);
+		tq->head++;
+	}
+	tq->cur = tq->tail = tq->head;
+	tq->rd_out = 0;
+	tq->timer_at = 0;
+	tq->rnr_at = 0;
+	/* WQEs posted but not fetched yet are flushed from the ring */
+	while (qp->sq_pi != tq->sq_prod) {
+		uint8_t b[64];
+		uint32_t nsq = 1u << qp->log_sq_size;
+		unsigned ds;
+		struct emu_cqe_info ci = { .opcode = EMU_CQE_REQ_ERR, .syndrome = EMU_SYND_WR_FLUSH, .qpn = qp->qpn,
+					   .wqe_counter = (uint16_t)qp->sq_pi };
+
+		if (emu_dma_read(tp->d, emu_qbuf_iova(&qp->buf, qp->sq_offset + (uint64_t)(qp->sq_pi & (nsq - 1)) * 64u),
+				 b, sizeof(b)))
+			break;
+		ds = (unsigned)PRM_GET(wqe_ctrl_seg, b, ds);
+		ci.s_wqe_opcode = (uint8_t)PRM_GET(wqe_ctrl_seg, b, opcode);
+		emu_cqe_post(tp, qp->cqn_snd, &ci);
+		tp->ctr.flushed++;
+		qp->sq_pi += ds ? (ds + 3) / 4 : 1;
+	}
+	tq->sq_prod = qp->sq_pi;
+	emu_rq_flush(tp, qp);
+	tq->flushed = true;
+}
+
+/* The WQE at the head fails with `synd`; the QP goes to error and the rest flush. */
+void emu_qp_error(struct emu_tp *tp, struct emu_tq *tq, int synd)
+{
+	struct emu_qp *qp = tq->qp;
+
+	if (tq->head != tq->tail) {
+		struct emu_swqe *w = slot(tq, tq->head);
+		struct emu_cqe_info ci = { .opcode = EMU_CQE_REQ_ERR, .syndrome = (uint8_t)synd,
+					   .s_wqe_opcode = w->opcode, .qpn = qp->qpn, .wqe_counter = (uint16_t)w->idx };
+
+		emu_cqe_post(tp, qp->cqn_snd, &ci);
+		emu_swqe_release(w);
+		tq->head++;
+		if (tq->cur - tq->head > EMU_TP_SWQE_SLOTS)
+			tq->cur = tq->head;
+	}
+	emu_log(tp->d, EMU_LOG_INFO, "QP 0x%x: send queue error, syndrome 0x%x; QP to error", qp->qpn, synd);
+	qp->state = EMU_QP_ERR;
+	emu_qp_flush(tp, tq);
+}
+
+/* Go back N (IBTA 9.7.5.2.4): resend from `psn`, the PSNs of every request kept. */
+void emu_req_go_back(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
+{
+	uint32_t i;
+
+	(void)tp;
+	for (i = tq->head; i != tq->tail; i++) {
+		struct emu_swqe *w = slot(tq, i);
+
+		if (!w->psn_set) {
+			i = tq->tail;
+			break;
+		}
+		if (w->acked)
+			continue;
+		if (emu_psn_le(psn, last_psn(w)))
+			break;
+	}
+	if (i == tq->tail)
+		return;
+	if (emu_psn_gt(tq->psn_next, tq->rtx_mark))
+		tq->rtx_mark = tq->psn_next;
+	tq->cur = i;
+	for (; i != tq->tail; i++) {
+		struct emu_swqe *w = slot(tq, i);
+
+		if (!w->psn_set)
+			break;
+		if (i == tq->cur && !is_rd_atomic(w->opcode) && emu_psn_ge(psn, w->first_psn))
+			w->sent = (uint32_t)emu_psn_diff(psn, w->first_psn);
+		else
+			w->sent = 0;
+	}
+	tq->last_rtx_psn = psn;
+	tq->last_rtx_ns = emu_now_ns();
+}
+
+/* Everything up to and including psn was executed by the responder. */
+static void ack_upto(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn, bool *lost_rd)
+{
+	for (uint32_t i = tq->head; i != tq->cur; i++) {
+		struct emu_swqe *w = slot(tq, i);
+
+		if (!w->psn_set)
+			break;
+		if (!emu_psn_le(last_psn(w), psn))
+			break;
+		if (w->acked)
+			continue;
+		if (is_rd_atomic(w->opcode)) {
+			/* acknowledged past a READ/atomic whose response never came: lost */
+			*lost_rd = true;
+			break;
+		}
+		w->acked = true;
+	}
+	if (emu_psn_gt(emu_psn_add(psn, 1), tq->una) && emu_psn_le(emu_psn_add(psn, 1), tq->psn_next)) {
+		tq->una = emu_psn_add(psn, 1);
+		tq->retry_left = tq->qp->retry_count;
+		tq->rnr_left = tq->qp->rnr_retry;
+		tq->timer_at = 0;
+	}
+	(void)tp;
+}
+
+/* The oldest READ/atomic still waiting for its answer, or NULL. */
+static struct emu_swqe *oldest_rd(struct emu_tq *tq)
+{
+	for (uint32_t i = tq->head; i != tq->cur; i++) {
+		struct emu_swqe *w = slot(tq, i);
+
+		if (w->psn_set && !w->acked && is_rd_atomic(w->opcode))
+			return w;
+	}
+	return NULL;
+}
+
+static uint32_t rd_expected(const struct emu_swqe *w)
+{
+	return emu_psn_add(w->first_psn, w->rd_rcvd);
+}
+
+/* A gap in responses: resend from the oldest unanswered point, at most once per ACK
+ * timeout fraction for the same PSN so that a burst of out-of-order packets does not
+ * resend the same window many times. */
+static void gap_retry(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
+{
+	uint64_t now = emu_now_ns();
+
+	if (tq->last_rtx_psn == psn && now - tq->last_rtx_ns < 2000000ull)
+		return;
+	emu_req_go_back(tp, tq, psn);
+}
+
+static void read_resp(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p)
+{
+	struct emu_qp *qp = tq->qp;
+	struct emu_swqe *w = oldest_rd(tq);
+	uint32_t psn = p->h.bth.psn, mtu = emu_qp_mtu_bytes(qp), exp;
+	uint64_t off, want;
+	bool first = p->op->flags & EMU_ROCE_F_FIRST, lastp = p->op->flags & EMU_ROCE_F_LAST;
+	bool lost = false;
+	int rc;
+
+	if (!w || w->opcode != EMU_WQE_READ) {
+		tp->ctr.duplicates++;
+		tp->ctr.drops[EMU_ROCE_DROP_PSN]++;
+		return;
+	}
+	exp = rd_expected(w);
+	if (psn != exp) {
+		if (emu_psn_lt(psn, exp)) {
+			tp->ctr.duplicates++;   /* a response we already have */
+		} else {
+			tp->ctr.drops[EMU_ROCE_DROP_PSN]++;
+			gap_retry(tp, tq, exp);
+			emu_sq_transmit(tp, tq);
+		}
+		return;
+	}
+	/* opcode sequence of the response stream (IBTA 9.7.5.2.2) */
+	if ((w->npkts == 1 && !(first && lastp)) || (w->npkts > 1 && w->rd_rcvd == 0 && !(first && !lastp)) ||
+	    (w->npkts > 1 && w->rd_rcvd > 0 && first) || (w->rd_rcvd + 1 == w->npkts) != lastp) {
+		tp->ctr.drops[EMU_ROCE_DROP_OPSEQ]++;
+		return;
+	}
+	off = (uint64_t)w->rd_rcvd * mtu;
+	want = w->len - off < mtu ? w->len - off : mtu;
+	if (p->payload_len != want) {
+		emu_qp_error(tp, tq, EMU_SYND_BAD_RESP);
+		return;
+	}
+	/* responses carrying an AETH implicitly acknowledge earlier requests */
+	ack_upto(tp, tq, emu_psn_add(w->first_psn, (uint32_t)-1 & EMU_ROCE_PSN_MASK), &lost);
+	rc = emu_sgl_write(tp->d, qp->pdn, w->sge, w->nsge, off, p->payload, p->payload_len);
+	if (rc) {
+		/* retire what precedes it first, so the error names this WQE */
+		emu_req_retire(tp, tq);
+		emu_qp_error(tp, tq, rc == -EMSGSIZE ? EMU_SYND_LOC_LEN : EMU_SYND_LOC_PROT);
+		return;
+	}
+	w->rd_rcvd++;
+	tq->retry_left = qp->retry_count;
+	tq->timer_at = 0;
+	if (w->rd_rcvd == w->npkts) {
+		w->acked = true;
+		if (tq->rd_out)
+			tq->rd_out--;
+		if (emu_psn_gt(emu_psn_add(last_psn(w), 1), tq->una))
+			tq->una = emu_psn_add(last_psn(w), 1);
+	}
+}
+
+static void atomic_ack(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p)
+{
+	struct emu_qp *qp = tq->qp;
+	struct emu_swqe *w = oldest_rd(tq);
+	uint8_t v[8];
+	bool lost = false;
+	int rc;
+
+	if (!w || (w->opcode != EMU_WQE_ATOMIC_CS && w->opcode != EMU_WQE_ATOMIC_FA) || w->first_psn != p->h.bth.psn) {
+		if (w && emu_psn_gt(p->h.bth.psn, rd_expected(w)))
+			gap_retry(tp, tq, rd_expected(w));
+		tp->ctr.duplicates++;
+		return;
+	}
+	ack_upto(tp, tq, emu_psn_add(w->first_psn, (uint32_t)-1 & EMU_ROCE_PSN_MASK), &lost);
+	if (atomic_host_endian(tp->d))
+		memcpy(v, &p->h.atomic_ack_orig, 8);
+	else
+		emu_be64_put(v, p->h.atomic_ack_orig);
+	rc = emu_sgl_write(tp->d, qp->pdn, w->sge, w->nsge, 0, v, 8);
+	if (rc) {
+		emu_req_retire(tp, tq);
+		emu_qp_error(tp, tq, EMU_SYND_LOC_PROT);
+		return;
+	}
+	w->acked = true;
+	if (tq->rd_out)
+		tq->rd_out--;
+	if (emu_psn_gt(emu_psn_add(w->first_psn, 1), tq->una))
+		tq->una = emu_psn_add(w->first_psn, 1);
+	tq->retry_left = qp->retry_count;
+	tq->timer_at = 0;
+}
+
+static uint8_t nak_syndrome(unsigned code)
+{
+	switch (code) {
+	case EMU_AETH_NAK_INV_REQ: return EMU_SYND_REM_INV_REQ;
+	case EMU_AETH_NAK_REM_ACCESS: return EMU_SYND_REM_ACCESS;
+	case EMU_AETH_NAK_REM_OP: return EMU_SYND_REM_OP;
+	default: return EMU_SYND_BAD_RESP;
+	}
+}
+
+static uint64_t rnr_ns(unsigned code)
+{
+	return (uint64_t)emu_aeth_rnr_timer_us(code) * 1000ull;
+}
+
+void emu_rc_req_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p)
+{
+	struct emu_qp *qp = tq->qp;
+	uint32_t psn = p->h.bth.psn;
+	uint8_t syn = p->h.aeth.syndrome;
+	bool lost = false;
+
+	if (qp->state != EMU_QP_RTS && qp->state != EMU_QP_SQD) {
+		tp->ctr.drops[EMU_ROCE_DROP_QP_STATE]++;
+		return;
+	}
+	/* a response must answer something we sent: between una - 1 and psn_next */
+	if (!emu_psn_lt(psn, tq->psn_next) || emu_psn_lt(psn, emu_psn_add(tq->una, (uint32_t)-1 & EMU_ROCE_PSN_MASK)) ||
+	    tq->head == tq->tail) {
+		if (!(p->op->flags & EMU_ROCE_F_READ_RESP) || tq->head == tq->tail) {
+			tp->ctr.drops[EMU_ROCE_DROP_PSN]++;
+			return;
+		}
+	}
+	if (p->op->flags & EMU_ROCE_F_READ_RESP) {
+		read_resp(tp, tq, p);
+	} else if (p->h.bth.opcode == EMU_ROCE_RC_ATOMIC_ACK) {
+		if (emu_aeth_kind(syn) == EMU_AETH_ACK)
+			atomic_ack(tp, tq, p);
+	} else {
+		switch (emu_aeth_kind(syn)) {
+		case EMU_AETH_ACK:
+			ack_upto(tp, tq, psn, &lost);
+			if (lost) {
+				struct emu_swqe *w = oldest_rd(tq);
+
+				if (w)
+					gap_retry(tp, tq, rd_expected(w));
+			}
+			break;
+		case EMU_AETH_RNR_NAK:
+			tp->ctr.rnr_naks_rcvd++;
+			ack_upto(tp, tq, emu_psn_add(psn, (uint32_t)-1 & EMU_ROCE_PSN_MASK), &lost);
+			emu_req_retire(tp, tq);
+			if (qp->rnr_retry != 7) {
+				if (tq->rnr_left == 0) {
+					emu_qp_error(tp, tq, EMU_SYND_RNR_RETRY_EXC);
+					return;
+				}
+				tq->rnr_left--;
+			}
+			emu_req_go_back(tp, tq, psn);
+			tq->rnr_at = emu_now_ns() + rnr_ns(emu_aeth_value(syn));
+			tq->timer_at = 0;
+			tp->ctr.rnr_waits++;
+			emu_tp_timer_kick(tp, tq->rnr_at);
+			return;
+		case EMU_AETH_NAK: {
+			unsigned code = emu_aeth_value(syn);
+
+			if (code < 5)
+				tp->ctr.naks_rcvd[code]++;
+			ack_upto(tp, tq, emu_psn_add(psn, (uint32_t)-1 & EMU_ROCE_PSN_MASK), &lost);
+			emu_req_retire(tp, tq);
+			if (code == EMU_AETH_NAK_PSN_SEQ) {
+				gap_retry(tp, tq, psn);
+				break;
+			}
+			emu_qp_error(tp, tq, nak_syndrome(code));
+			return;
+		}
+		default:
+			tp->ctr.drops[EMU_ROCE_DROP_OPCODE]++;
+			return;
+		}
+	}
+	if (qp->state != EMU_QP_RTS && qp->state != EMU_QP_SQD)
+		return;
+	emu_req_retire(tp, tq);
+	emu_sq_run(tp, tq);
+	if (tq->head != tq->tail)
+		emu_req_arm_timer(tp, tq);
+}
+
+void emu_req_timers(struct emu_tp *tp, struct emu_tq *tq, uint64_t now, uint64_t *next)
+{
+	struct emu_qp *qp = tq->qp;
+
+	if (qp->state == EMU_QP_ERR) {
+		if (tq->head != tq->tail || qp->rq_type == EMU_RQ_REGULAR)
+			emu_qp_flush(tp, tq);
+		return;
+	}
+	if (qp->st != EMU_QP_ST_RC || (qp->state != EMU_QP_RTS && qp->state != EMU_QP_SQD))
+		return;
+	if (tq->rnr_at && now >= tq->rnr_at) {
+		tq->rnr_at = 0;
+		emu_sq_transmit(tp, tq);
+	}
+	if (tq->timer_at && now >= tq->timer_at) {
+		tq->timer_at = 0;
+		if (tq->head != tq->tail && slot(tq, tq->head)->psn_set) {
+			struct emu_swqe *w = slot(tq, tq->head);
+			uint32_t psn;
+
+			tp->ctr.timeouts++;
+			/* IBTA 9.7.6.1.3: retry_cnt retries, then the WQE fails (7 is not infinite) */
+			if (tq->retry_left == 0) {
+				emu_qp_error(tp, tq, EMU_SYND_RETRY_EXC);
+				return;
+			}
+			tq->retry_left--;
+			psn = is_rd_atomic(w->opcode) ? rd_expected(w)
+			      : (emu_psn_gt(tq->una, w->first_psn) ? tq->una : w->first_psn);
+			emu_req_go_back(tp, tq, psn);
+			emu_sq_transmit(tp, tq);
+		}
+	}
+	if (tq->head != tq->tail && !tq->timer_at && !tq->rnr_at)
+		emu_req_arm_timer(tp, tq);
+	if (tq->timer_at && tq->timer_at < *next)
+		*next = tq->timer_at;
+	if (tq->rnr_at && tq->rnr_at < *next)
+		*next = tq->rnr_at;
+}

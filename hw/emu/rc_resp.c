@@ -1,0 +1,464 @@
+/* RC responder (IBTA 9.7.5.1 "responder: receiving requests", 9.7.4.1 validation;
+ * rxe_resp.c walks the same checks).  For each request in PSN order: the expected PSN
+ * executes; a duplicate (behind) SEND/WRITE is acknowledged again, a duplicate READ or
+ * atomic is answered from the saved responder resources and never executed again; a
+ * PSN ahead is NAKed once (PSN sequence error) until the expected one arrives.  Missing
+ * receive WQE -> RNR NAK with the QP's min_rnr_timer; R_Key, PD, rights or bounds
+ * failures -> NAK remote access error; malformed requests -> NAK invalid request; both
+ * move this QP to error with the PRM's affiliated async event.  ACKs are coalesced per
+ * receive batch (one ACK per QP for the newest AckReq). */
+#define EMU_TP_INTERNAL
+#include "hw/emu/transport.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool atomic_host_endian(struct emu_dev *d)
+{
+	const uint8_t *a = emu_cap(d, 3, 1);
+
+	return a && PRM_GET(atomic_caps, a, atomic_req_8B_endianness_mode) == 1;
+}
+
+void emu_resp_send_ack(struct emu_tp *tp, struct emu_tq *tq, uint8_t syndrome, uint32_t psn)
+{
+	struct emu_qp *qp = tq->qp;
+	struct emu_roce_hdrs h;
+
+	memset(&h, 0, sizeof(h));
+	h.bth.opcode = EMU_ROCE_RC_ACK;
+	h.bth.dqpn = qp->remote_qpn;
+	h.bth.psn = psn & EMU_ROCE_PSN_MASK;
+	h.aeth.syndrome = syndrome;
+	h.aeth.msn = tq->msn & EMU_ROCE_MSN_MASK;
+	if (emu_aeth_kind(syndrome) == EMU_AETH_ACK)
+		tp->ctr.acks_sent++;
+	(void)emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, NULL, 0);
+}
+
+static void queue_ack(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
+{
+	if (tq->ack_pending) {
+		tp->ctr.acks_coalesced++;
+		tq->ack_psn = psn;
+		return;
+	}
+	if (tp->nackq == tp->ackq_cap) {
+		uint32_t cap = tp->ackq_cap ? tp->ackq_cap * 2 : 64;
+		uint32_t *n = realloc(tp->ackq, cap * sizeof(*n));
+
+		if (!n) {
+			emu_resp_send_ack(tp, tq, emu_aeth_syndrome(EMU_AETH_ACK, EMU_AETH_CREDITS_INVALID), psn);
+			return;
+		}
+		tp->ackq = n;
+		tp->ackq_cap = cap;
+	}
+	tq->ack_pending = true;
+	tq->ack_psn = psn;
+	tp->ackq[tp->nackq++] = tq->qpn;
+}
+
+static void flush_one(struct emu_tp *tp, struct emu_tq *tq)
+{
+	if (!tq->ack_pending)
+		return;
+	tq->ack_pending = false;
+	emu_resp_send_ack(tp, tq, emu_aeth_syndrome(EMU_AETH_ACK, EMU_AETH_CREDITS_INVALID), tq->ack_psn);
+}
+
+void emu_resp_flush_acks(struct emu_tp *tp)
+{
+	for (uint32_t i = 0; i < tp->nackq; i++) {
+		struct emu_qp *qp = emu_obj_get(tp->d, EMU_OBJ_QP, tp->ackq[i]);
+		struct emu_tq *tq = qp ? emu_tq_get(tp, qp) : NULL;
+
+		if (tq && qp->state != EMU_QP_ERR && qp->state != EMU_QP_RST)
+			flush_one(tp, tq);
+		else if (tq)
+			tq->ack_pending = false;
+	}
+	tp->nackq = 0;
+}
+
+static void send_nak(struct emu_tp *tp, struct emu_tq *tq, unsigned code, uint32_t psn)
+{
+	flush_one(tp, tq);
+	if (code < 5)
+		tp->ctr.naks_sent[code]++;
+	emu_resp_send_ack(tp, tq, emu_aeth_syndrome(EMU_AETH_NAK, code), psn);
+}
+
+/* Class C/D responder errors (IBTA 9.9.3): NAK, the receive WQE in use completes in
+ * error, the QP goes to error with its affiliated async event (PRM "Local Access
+ * Violation Work Queue Error" / "Invalid Request Local Work Queue Error"). */
+static void resp_error(struct emu_tp *tp, struct emu_tq *tq, unsigned nak_code, uint8_t cqe_synd, uint8_t event)
+{
+	struct emu_qp *qp = tq->qp;
+	uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
+
+	send_nak(tp, tq, nak_code, tq->epsn);
+	if (tq->rwqe_valid) {
+		struct emu_cqe_info ci = { .opcode = EMU_CQE_RESP_ERR, .syndrome = cqe_synd, .qpn = qp->qpn,
+					   .wqe_counter = (uint16_t)tq->rwqe.wqe_counter,
+					   .srqn = qp->rq_type == EMU_RQ_SRQ ? qp->srqn : 0 };
+
+		emu_cqe_post(tp, qp->cqn_rcv, &ci);
+		emu_rq_consume(tp->d, qp);
+		tq->rwqe_valid = false;
+	}
+	emu_log(tp->d, EMU_LOG_INFO, "QP 0x%x: responder error, NAK code %u; QP to error", qp->qpn, nak_code);
+	qp->state = EMU_QP_ERR;
+	PRM_SET(qp_events, data, type, 0);   /* QP (not SRQ/RQ/SQ object) */
+	PRM_SET(qp_events, data, qpn_rqn_sqn, qp->qpn);
+	emu_eq_post_event(tp->d, event, 0, data);
+	emu_qp_flush(tp, tq);
+}
+
+static uint32_t pkts_for(uint64_t len, uint32_t mtu)
+{
+	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
+}
+
+/* Send READ responses for [va, va+len) starting at psn (IBTA 9.7.5.1.3 replay uses the
+ * same path with the saved resource). */
+static void read_responses(struct emu_tp *tp, struct emu_tq *tq, const struct emu_rres *r, uint32_t psn, uint64_t va,
+			   uint64_t len)
+{
+	struct emu_qp *qp = tq->qp;
+	uint32_t mtu = emu_qp_mtu_bytes(qp), n = pkts_for(len, mtu);
+
+	for (uint32_t k = 0; k < n; k++) {
+		struct emu_roce_hdrs h;
+		size_t chunk = len - (uint64_t)k * mtu < mtu ? (size_t)(len - (uint64_t)k * mtu) : mtu;
+		uint32_t pos = n == 1 ? EMU_ROCE_F_ONLY : k == 0 ? EMU_ROCE_F_FIRST : k + 1 == n ? EMU_ROCE_F_LAST
+												      : EMU_ROCE_F_MIDDLE;
+		int op = emu_roce_opcode_for(EMU_ROCE_TR_RC, EMU_ROCE_F_READ_RESP, pos, false, false);
+
+		if (!len)
+			chunk = 0;
+		if (chunk && emu_rkey_access(tp->d, qp->pdn, r->rkey, EMU_MKEY_ACC_RR, va + (uint64_t)k * mtu,
+					     tp->scratch, chunk, false)) {
+			resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
+			return;
+		}
+		memset(&h, 0, sizeof(h));
+		h.bth.opcode = (uint8_t)op;
+		h.bth.dqpn = qp->remote_qpn;
+		h.bth.psn = emu_psn_add(psn, k);
+		h.aeth.syndrome = emu_aeth_syndrome(EMU_AETH_ACK, EMU_AETH_CREDITS_INVALID);
+		h.aeth.msn = tq->msn;
+		(void)emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, tp->scratch, chunk);
+	}
+}
+
+static void atomic_ack_send(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn, uint64_t orig)
+{
+	struct emu_qp *qp = tq->qp;
+	struct emu_roce_hdrs h;
+
+	memset(&h, 0, sizeof(h));
+	h.bth.opcode = EMU_ROCE_RC_ATOMIC_ACK;
+	h.bth.dqpn = qp->remote_qpn;
+	h.bth.psn = psn;
+	h.aeth.syndrome = emu_aeth_syndrome(EMU_AETH_ACK, EMU_AETH_CREDITS_INVALID);
+	h.aeth.msn = tq->msn;
+	h.atomic_ack_orig = orig;
+	(void)emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, NULL, 0);
+}
+
+static struct emu_rres *res_new(struct emu_tq *tq)
+{
+	unsigned n = 1u << tq->qp->log_rra_max;
+	struct emu_rres *r;
+
+	if (n > EMU_TP_MAX_RES || n == 0)
+		n = EMU_TP_MAX_RES;
+	r = &tq->res[tq->res_next % n];
+	tq->res_next = (tq->res_next + 1) % n;
+	memset(r, 0, sizeof(*r));
+	r->valid = true;
+	return r;
+}
+
+static void duplicate(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p)
+{
+	uint32_t psn = p->h.bth.psn;
+	uint32_t f = p->op->flags;
+
+	tp->ctr.duplicates++;
+	if (f & EMU_ROCE_F_READ_REQ) {
+		for (unsigned i = 0; i < EMU_TP_MAX_RES; i++) {
+			struct emu_rres *r = &tq->res[i];
+
+			if (!r->valid || r->atomic || emu_psn_lt(psn, r->psn) || emu_psn_gt(psn, r->last_psn))
+				continue;
+			/* the retried READ must stay inside what the original asked */
+			if (p->h.reth.va < r->va || p->h.reth.va - r->va > r->len ||
+			    p->h.reth.dlen > r->len - (p->h.reth.va - r->va))
+				return;
+			tp->ctr.read_replays++;
+			flush_one(tp, tq);
+			read_responses(tp, tq, r, psn, p->h.reth.va, p->h.reth.dlen);
+			return;
+		}
+		return;
+	}
+	if (f & EMU_ROCE_F_ATOMIC) {
+		for (unsigned i = 0; i < EMU_TP_MAX_RES; i++) {
+			struct emu_rres *r = &tq->res[i];
+
+			if (r->valid && r->atomic && r->psn == psn) {
+				tp->ctr.atomic_replays++;
+				flush_one(tp, tq);
+				atomic_ack_send(tp, tq, psn, r->orig);
+				return;
+			}
+		}
+		return;
+	}
+	/* SEND/WRITE: acknowledge again up to what was executed (IBTA 9.7.5.1.2) */
+	queue_ack(tp, tq, emu_psn_add(tq->epsn, (uint32_t)-1 & EMU_ROCE_PSN_MASK));
+}
+
+/* A receive WQE for a message that consumes one; false after an RNR NAK. */
+static bool need_rwqe(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
+{
+	int rc;
+
+	if (tq->rwqe_valid)
+		return true;
+	rc = emu_rq_peek(tp->d, tq->qp, &tq->rwqe);
+	if (rc == -EAGAIN) {
+		/* IBTA 9.7.5.1.5: RNR NAK carrying our min_rnr_timer; the PSN is not consumed */
+		flush_one(tp, tq);
+		tp->ctr.rnr_naks_sent++;
+		emu_resp_send_ack(tp, tq, emu_aeth_syndrome(EMU_AETH_RNR_NAK, tq->qp->min_rnr_nak), psn);
+		return false;
+	}
+	if (rc) {
+		resp_error(tp, tq, EMU_AETH_NAK_REM_OP, EMU_SYND_LOC_QP_OP, EMU_EVENT_WQ_CATAS_ERROR);
+		return false;
+	}
+	tq->rwqe_valid = true;
+	tq->rcv_off = 0;
+	return true;
+}
+
+static void recv_complete(struct emu_tp *tp, struct emu_tq *tq, uint8_t opcode, uint32_t byte_cnt, uint32_t imm,
+			  bool se)
+{
+	struct emu_qp *qp = tq->qp;
+	struct emu_cqe_info ci = { .opcode = opcode, .qpn = qp->qpn, .wqe_counter = (uint16_t)tq->rwqe.wqe_counter,
+				   .byte_cnt = byte_cnt, .imm = imm, .se = se, .rqpn = qp->remote_qpn,
+				   .srqn = qp->rq_type == EMU_RQ_SRQ ? qp->srqn : 0 };
+
+	emu_cqe_post(tp, qp->cqn_rcv, &ci);
+	emu_rq_consume(tp->d, qp);
+	tq->rwqe_valid = false;
+}
+
+/* SEND with invalidate: an MKey created for UMR (invalidatable) becomes free. */
+static void invalidate(struct emu_tp *tp, struct emu_tq *tq, uint32_t rkey)
+{
+	struct emu_mkey *mk = emu_obj_get(tp->d, EMU_OBJ_MKEY, rkey >> 8);
+
+	if (mk && mk->variant == (rkey & 0xff) && mk->umr_en && mk->pdn == tq->qp->pdn)
+		mk->free = true;
+}
+
+static void exec_send(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p)
+{
+	struct emu_qp *qp = tq->qp;
+	uint32_t f = p->op->flags;
+	int rc;
+
+	if ((f & EMU_ROCE_F_FIRST) && !need_rwqe(tp, tq, p->h.bth.psn))
+		return;
+	if (!tq->rwqe_valid) {
+		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_REM_INV_REQ, EMU_EVENT_WQ_INVAL_REQ_ERROR);
+		return;
+	}
+	if (tq->rcv_off + p->payload_len > tq->rwqe.cap) {
+		/* longer than the receive WQE: local length error here, invalid request there */
+		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_LOC_LEN, EMU_EVENT_WQ_INVAL_REQ_ERROR);
+		return;
+	}
+	rc = emu_sgl_write(tp->d, qp->pdn, tq->rwqe.sge, tq->rwqe.nsge, tq->rcv_off, p->payload, p->payload_len);
+	if (rc) {
+		resp_error(tp, tq, EMU_AETH_NAK_REM_OP, EMU_SYND_LOC_PROT, EMU_EVENT_WQ_ACCESS_ERROR);
+		return;
+	}
+	tq->rcv_off += p->payload_len;
+	if (f & EMU_ROCE_F_LAST) {
+		uint8_t op = (f & EMU_ROCE_F_IMMDT) ? EMU_CQE_RESP_SEND_IMM
+			     : (f & EMU_ROCE_F_IETH) ? EMU_CQE_RESP_SEND_INV : EMU_CQE_RESP_SEND;
+		uint32_t imm = (f & EMU_ROCE_F_IMMDT) ? p->h.imm : (f & EMU_ROCE_F_IETH) ? p->h.ieth_rkey : 0;
+
+		if (f & EMU_ROCE_F_IETH)
+			invalidate(tp, tq, p->h.ieth_rkey);
+		recv_complete(tp, tq, op, (uint32_t)tq->rcv_off, imm, p->h.bth.se);
+		tq->msn++;
+	}
+	tq->epsn = emu_psn_add(tq->epsn, 1);
+}
+
+static void exec_write(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p)
+{
+	struct emu_qp *qp = tq->qp;
+	uint32_t f = p->op->flags;
+
+	if (f & EMU_ROCE_F_FIRST) {
+		if (!qp->rwe || emu_rkey_check(tp->d, qp->pdn, p->h.reth.rkey, EMU_MKEY_ACC_RW, p->h.reth.va,
+					       p->h.reth.dlen)) {
+			resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
+			return;
+		}
+		if (p->h.reth.dlen > (1ull << (qp->log_msg_max ? qp->log_msg_max : 31))) {
+			resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_REM_INV_REQ, EMU_EVENT_WQ_INVAL_REQ_ERROR);
+			return;
+		}
+		tq->wr_va = p->h.reth.va;
+		tq->wr_rkey = p->h.reth.rkey;
+		tq->wr_left = p->h.reth.dlen;
+	}
+	/* a WRITE with immediate consumes a receive WQE: none posted -> RNR before any byte */
+	if ((f & EMU_ROCE_F_IMMDT) && !need_rwqe(tp, tq, p->h.bth.psn))
+		return;
+	if (p->payload_len > tq->wr_left || ((f & EMU_ROCE_F_LAST) && p->payload_len != tq->wr_left) ||
+	    (!(f & EMU_ROCE_F_LAST) && p->payload_len != emu_qp_mtu_bytes(qp))) {
+		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_REM_INV_REQ, EMU_EVENT_WQ_INVAL_REQ_ERROR);
+		return;
+	}
+	if (p->payload_len && emu_rkey_access(tp->d, qp->pdn, tq->wr_rkey, EMU_MKEY_ACC_RW, tq->wr_va,
+					      (void *)(uintptr_t)p->payload, p->payload_len, true)) {
+		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
+		return;
+	}
+	tq->wr_va += p->payload_len;
+	tq->wr_left -= p->payload_len;
+	if (f & EMU_ROCE_F_LAST) {
+		if (f & EMU_ROCE_F_IMMDT)
+			recv_complete(tp, tq, EMU_CQE_RESP_WR_IMM, 0, p->h.imm, p->h.bth.se);
+		tq->msn++;
+	}
+	tq->epsn = emu_psn_add(tq->epsn, 1);
+}
+
+static void exec_read(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p)
+{
+	struct emu_qp *qp = tq->qp;
+	struct emu_rres *r;
+	uint32_t n = pkts_for(p->h.reth.dlen, emu_qp_mtu_bytes(qp));
+
+	if (!qp->rre || emu_rkey_check(tp->d, qp->pdn, p->h.reth.rkey, EMU_MKEY_ACC_RR, p->h.reth.va, p->h.reth.dlen)) {
+		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
+		return;
+	}
+	flush_one(tp, tq);
+	r = res_new(tq);
+	r->psn = p->h.bth.psn;
+	r->last_psn = emu_psn_add(r->psn, n - 1);
+	r->va = p->h.reth.va;
+	r->rkey = p->h.reth.rkey;
+	r->len = p->h.reth.dlen;
+	tq->msn++;
+	tq->epsn = emu_psn_add(tq->epsn, n);
+	read_responses(tp, tq, r, r->psn, r->va, r->len);
+}
+
+static void exec_atomic(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p)
+{
+	struct emu_qp *qp = tq->qp;
+	struct emu_rres *r;
+	uint8_t v[8];
+	uint64_t orig, nv;
+	bool host = atomic_host_endian(tp->d);
+
+	if (p->h.atomic.va & 7) {
+		/* IBTA 9.4.5: atomics are 8-byte aligned, otherwise an invalid request */
+		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_REM_INV_REQ, EMU_EVENT_WQ_INVAL_REQ_ERROR);
+		return;
+	}
+	if (!qp->rae || emu_rkey_access(tp->d, qp->pdn, p->h.atomic.rkey, EMU_MKEY_ACC_ATOMIC, p->h.atomic.va, v, 8,
+					false)) {
+		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
+		return;
+	}
+	if (host)
+		memcpy(&orig, v, 8);
+	else
+		orig = emu_be64_get(v);
+	if (p->h.bth.opcode == EMU_ROCE_RC_CMP_SWAP)
+		nv = orig == p->h.atomic.compare ? p->h.atomic.swap_add : orig;
+	else
+		nv = orig + p->h.atomic.swap_add;
+	if (host)
+		memcpy(v, &nv, 8);
+	else
+		emu_be64_put(v, nv);
+	if (nv != orig && emu_rkey_access(tp->d, qp->pdn, p->h.atomic.rkey, EMU_MKEY_ACC_ATOMIC, p->h.atomic.va, v, 8,
+					  true)) {
+		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
+		return;
+	}
+	flush_one(tp, tq);
+	r = res_new(tq);
+	r->atomic = true;
+	r->psn = r->last_psn = p->h.bth.psn;
+	r->orig = orig;
+	tq->msn++;
+	tq->epsn = emu_psn_add(tq->epsn, 1);
+	atomic_ack_send(tp, tq, r->psn, orig);
+}
+
+void emu_rc_resp_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p, const struct emu_roce_ip *env)
+{
+	struct emu_qp *qp = tq->qp;
+	uint32_t psn = p->h.bth.psn, f = p->op->flags;
+	int32_t d = emu_psn_diff(psn, tq->epsn);
+	uint32_t epsn_before;
+
+	(void)env;
+	if (qp->state != EMU_QP_RTR && qp->state != EMU_QP_RTS && qp->state != EMU_QP_SQD) {
+		tp->ctr.drops[EMU_ROCE_DROP_QP_STATE]++;
+		return;
+	}
+	if (d < 0) {
+		duplicate(tp, tq, p);
+		return;
+	}
+	if (d > 0) {
+		/* IBTA 9.7.5.1.1: one NAK per sequence error, then silence until it heals */
+		tp->ctr.drops[EMU_ROCE_DROP_PSN]++;
+		if (!tq->nak_seq_sent) {
+			tq->nak_seq_sent = true;
+			send_nak(tp, tq, EMU_AETH_NAK_PSN_SEQ, tq->epsn);
+		}
+		return;
+	}
+	tq->nak_seq_sent = false;
+	if (!emu_roce_opcode_follows(tq->prev_op, p->h.bth.opcode)) {
+		tp->ctr.drops[EMU_ROCE_DROP_OPSEQ]++;
+		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_REM_INV_REQ, EMU_EVENT_WQ_INVAL_REQ_ERROR);
+		return;
+	}
+	epsn_before = tq->epsn;
+	if (f & EMU_ROCE_F_SEND)
+		exec_send(tp, tq, p);
+	else if (f & EMU_ROCE_F_WRITE)
+		exec_write(tp, tq, p);
+	else if (f & EMU_ROCE_F_READ_REQ)
+		exec_read(tp, tq, p);
+	else if (f & EMU_ROCE_F_ATOMIC)
+		exec_atomic(tp, tq, p);
+	else
+		tp->ctr.drops[EMU_ROCE_DROP_OPCODE]++;
+	if (qp->state == EMU_QP_ERR || tq->epsn == epsn_before)
+		return;
+	if ((f & (EMU_ROCE_F_SEND | EMU_ROCE_F_WRITE)))
+		tq->prev_op = (f & EMU_ROCE_F_LAST) ? -1 : p->h.bth.opcode;
+	if (p->h.bth.ackreq && (f & (EMU_ROCE_F_SEND | EMU_ROCE_F_WRITE)))
+		queue_ack(tp, tq, psn);
+}

@@ -1,0 +1,228 @@
+/* The device thread (design section 9): blocks in poll() on the port's UDP socket for
+ * arrivals and wakes for the nearest timer (ACK timeout, RNR wait, held packet) or when
+ * a posting thread arms an earlier one (eventfd).  It never transmits new work: that is
+ * the posting thread's, inside its doorbell.
+ *
+ * Every arriving packet is checked before any transport sees it (IBTA 9.6 "packet
+ * header validation", A17.4): length, ICRC, TVer, opcode and headers (emu_roce_parse);
+ * then an existing destination QP, the opcode's service equal to the QP's, the P_Key,
+ * a QP state that receives, and for connected services the peer's address.  Anything
+ * else is dropped and counted by reason. */
+#define EMU_TP_INTERNAL
+#include "hw/emu/transport.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EMU_RX_BATCH 64
+#define EMU_RX_IDLE_NS 10000000ull   /* wake at least every 10 ms to look at timers */
+
+static uint16_t port_pkey(void)
+{
+	/* P_Key table index 0 holds the default partition (full member). */
+	return EMU_ROCE_DEFAULT_PKEY;
+}
+
+void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct emu_roce_ip *env)
+{
+	struct emu_dev *d = tp->d;
+	struct emu_roce_pkt p;
+	struct emu_qp *qp;
+	struct emu_tq *tq;
+	enum emu_roce_transport tr;
+
+	tp->ctr.rx_pkts++;
+	if (tp->flt.link_down) {
+		tp->ctr.link_down_drops++;
+		return;
+	}
+	if (emu_roce_parse(buf, len, env, &p) < 0) {
+		tp->ctr.drops[p.drop < EMU_ROCE_DROP_NR ? p.drop : EMU_ROCE_DROP_OPCODE]++;
+		return;
+	}
+	tp->ctr.rx_by_opcode[p.h.bth.opcode]++;
+	tr = emu_roce_op_transport(p.h.bth.opcode);
+	if (tr == EMU_ROCE_TR_CNP)
+		return;   /* congestion notification: no rate limiter to feed */
+	qp = emu_obj_get(d, EMU_OBJ_QP, p.h.bth.dqpn);
+	if (!qp) {
+		tp->ctr.drops[EMU_ROCE_DROP_QPN]++;
+		return;
+	}
+	if ((tr == EMU_ROCE_TR_RC && qp->st != EMU_QP_ST_RC) || (tr == EMU_ROCE_TR_UC && qp->st != EMU_QP_ST_UC) ||
+	    (tr == EMU_ROCE_TR_UD && qp->st != EMU_QP_ST_UD) || tr == EMU_ROCE_TR_RD) {
+		tp->ctr.drops[EMU_ROCE_DROP_TRANSPORT]++;
+		return;
+	}
+	if (!emu_roce_pkey_match(p.h.bth.pkey, port_pkey())) {
+		tp->ctr.drops[EMU_ROCE_DROP_PKEY]++;
+		return;
+	}
+	if (qp->state != EMU_QP_RTR && qp->state != EMU_QP_RTS && qp->state != EMU_QP_SQD) {
+		tp->ctr.drops[EMU_ROCE_DROP_QP_STATE]++;
+		return;
+	}
+	if (tr != EMU_ROCE_TR_UD && env->saddr != emu_qp_dip(qp)) {
+		tp->ctr.drops[EMU_ROCE_DROP_SRC]++;
+		return;
+	}
+	tq = emu_tq_get(tp, qp);
+	if (!tq)
+		return;
+	switch (tr) {
+	case EMU_ROCE_TR_RC:
+		if (p.op->flags & EMU_ROCE_F_REQ)
+			emu_rc_resp_rx(tp, tq, &p, env);
+		else
+			emu_rc_req_rx(tp, tq, &p);
+		break;
+	case EMU_ROCE_TR_UC:
+		emu_uc_rx(tp, tq, &p);
+		break;
+	case EMU_ROCE_TR_UD:
+		emu_ud_rx(tp, tq, &p, env, len);
+		break;
+	default:
+		break;
+	}
+}
+
+static void timers_one(struct emu_tp *tp, struct emu_tq *tq, void *arg)
+{
+	uint64_t *a = arg;
+
+	emu_req_timers(tp, tq, a[0], &a[1]);
+}
+
+/* Take the device lock, giving up when asked to stop (emu_destroy holds the lock while
+ * it stops this thread). */
+static bool lock_or_stop(struct emu_tp *tp)
+{
+	for (;;) {
+		struct timespec ts;
+
+		if (__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE))
+			return false;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (pthread_mutex_timedlock(&tp->d->lock, &ts) == 0) {
+			if (__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {
+				pthread_mutex_unlock(&tp->d->lock);
+				return false;
+			}
+			return true;
+		}
+	}
+}
+
+static void *rx_main(void *arg)
+{
+	struct emu_tp *tp = arg;
+	struct emu_dev *d = tp->d;
+	uint8_t *buf = malloc(EMU_ROCE_MAX_PKT + 1);
+
+	if (!buf)
+		return NULL;
+	for (;;) {
+		uint64_t now, a[2];
+		struct pollfd pfd[2];
+		struct timespec to;
+		int n;
+
+		if (!lock_or_stop(tp))
+			break;
+		now = emu_now_ns();
+		a[0] = now;
+		a[1] = now + EMU_RX_IDLE_NS;
+		emu_tp_foreach_tq(tp, timers_one, a);
+		emu_tp_faults_timer(tp, now, &a[1]);
+		emu_resp_flush_acks(tp);
+		tp->wake_at = a[1];
+		pthread_mutex_unlock(&d->lock);
+
+		pfd[0].fd = tp->sock.fd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = tp->wake_fd;
+		pfd[1].events = POLLIN;
+		to.tv_sec = (time_t)((a[1] - now) / 1000000000ull);
+		to.tv_nsec = (long)((a[1] - now) % 1000000000ull);
+		n = ppoll(pfd, 2, &to, NULL);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n <= 0)
+			continue;
+		if (pfd[1].revents & POLLIN) {
+			uint64_t v;
+
+			if (read(tp->wake_fd, &v, sizeof(v)) < 0) {
+				/* nothing to drain */
+			}
+		}
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+		if (!lock_or_stop(tp))
+			break;
+		tp->wake_at = 0;
+		for (int i = 0; i < EMU_RX_BATCH; i++) {
+			struct emu_roce_ip env;
+			ssize_t r = emu_roce_sock_recv(&tp->sock, buf, EMU_ROCE_MAX_PKT + 1, &env, MSG_DONTWAIT);
+
+			if (r < 0)
+				break;
+			if ((size_t)r > EMU_ROCE_MAX_PKT) {
+				tp->ctr.rx_pkts++;
+				tp->ctr.drops[EMU_ROCE_DROP_TOO_LONG]++;
+				continue;
+			}
+			emu_tp_rx_packet(tp, buf, (size_t)r, &env);
+		}
+		emu_resp_flush_acks(tp);
+		pthread_mutex_unlock(&d->lock);
+	}
+	free(buf);
+	return NULL;
+}
+
+int emu_rx_start(struct emu_tp *tp)
+{
+	int rc;
+
+	tp->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (tp->wake_fd < 0)
+		return -errno;
+	tp->stop = 0;
+	rc = pthread_create(&tp->thr, NULL, rx_main, tp);
+	if (rc) {
+		close(tp->wake_fd);
+		tp->wake_fd = -1;
+		return -rc;
+	}
+	tp->thr_running = true;
+	return 0;
+}
+
+void emu_rx_stop(struct emu_tp *tp)
+{
+	uint64_t one = 1;
+
+	if (!tp->thr_running)
+		return;
+	__atomic_store_n(&tp->stop, 1, __ATOMIC_RELEASE);
+	if (write(tp->wake_fd, &one, sizeof(one)) < 0) {
+		/* the thread also notices within 1 ms */
+	}
+	pthread_join(tp->thr, NULL);
+	tp->thr_running = false;
+	close(tp->wake_fd);
+	tp->wake_fd = -1;
+}

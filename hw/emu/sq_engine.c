@@ -1,0 +1,554 @@
+/* Send queue engine (PRM "Send WQE Format", "BlueFlame", "Doorbell Record"): runs in
+ * the posting thread, inside its doorbell or BlueFlame store (design section 9).
+ *
+ * Doorbell (one 8-byte store of the last WQE's first 8 bytes at UAR 0x800+): the QPN
+ * comes from the stored ctrl bytes, the producer counter from the doorbell record's
+ * send_counter, and the WQEs are read from the ring by DMA at
+ * (wqe_index & (size - 1)) * 64.  BlueFlame (write-combining burst of a whole WQE):
+ * the WQE is taken from the BlueFlame buffer without any DMA read, as hardware does,
+ * when it is the next one expected; otherwise the engine falls back to the ring.
+ *
+ * Decoding uses only the wqe.def rows.  Packets are built and sent here for new WQEs;
+ * what the window does not allow yet goes out when ACKs open it (rc_req.c). */
+#define EMU_TP_INTERNAL
+#include "hw/emu/transport.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/shim/mmio.h"
+
+#define WQE_MAX_BYTES (63u * 16u)
+
+uint32_t emu_qp_mtu_bytes(const struct emu_qp *qp)
+{
+	unsigned m = qp->mtu >= 1 && qp->mtu <= 5 ? qp->mtu : 1;
+
+	return 128u << m;   /* qpc.mtu 1..5: 256..4096 bytes (IBTA MTU encoding) */
+}
+
+/* RoCE v2 over IPv4: the remote GID is IPv4-mapped (::ffff:a.b.c.d). */
+static uint32_t gid_ipv4(const uint8_t *gid)
+{
+	return emu_be32_get(gid + 12);
+}
+
+uint32_t emu_qp_dip(const struct emu_qp *qp)
+{
+	return gid_ipv4(qp->pri.rgid);
+}
+
+uint16_t emu_qp_sport(const struct emu_qp *qp)
+{
+	if (qp->pri.udp_sport >= EMU_ROCE_SPORT_MIN)
+		return qp->pri.udp_sport;
+	return emu_roce_udp_sport(qp->pri.flow_label, qp->qpn, qp->remote_qpn);
+}
+
+int emu_tp_send(struct emu_tp *tp, struct emu_tq *tq, uint32_t dip, uint16_t sport, uint8_t tos,
+		struct emu_roce_hdrs *h, const void *payload, size_t len)
+{
+	struct emu_roce_ip ip;
+	int hl, n;
+
+	(void)tq;
+	h->bth.pkey = EMU_ROCE_DEFAULT_PKEY;
+	hl = emu_roce_build_hdrs(tp->tx, sizeof(tp->tx), h, len);
+	if (hl < 0)
+		return hl;
+	if (len)
+		memcpy(tp->tx + hl, payload, len);
+	emu_roce_ip_init(&ip, tp->d->ipv4, dip, sport, tos);
+	n = emu_roce_seal(tp->tx, sizeof(tp->tx), (size_t)hl + len, &ip);
+	if (n < 0)
+		return n;
+	tp->ctr.tx_pkts++;
+	tp->ctr.tx_by_opcode[h->bth.opcode]++;
+	return emu_tp_xmit(tp, &ip, tp->tx, (size_t)n);
+}
+
+void emu_swqe_release(struct emu_swqe *w)
+{
+	free(w->inl_data);
+	w->inl_data = NULL;
+}
+
+static bool op_is_rd_atomic(uint8_t op)
+{
+	return op == EMU_WQE_READ || op == EMU_WQE_ATOMIC_CS || op == EMU_WQE_ATOMIC_FA;
+}
+
+/* Which WQE opcodes each service allows (IBTA: UC has no READ/atomics, UD only SEND). */
+static bool op_allowed(uint8_t st, uint8_t op)
+{
+	switch (op) {
+	case EMU_WQE_NOP:
+	case EMU_WQE_SEND:
+	case EMU_WQE_SEND_IMM:
+		return true;
+	case EMU_WQE_SEND_INV:
+	case EMU_WQE_WRITE:
+	case EMU_WQE_WRITE_IMM:
+		return st != EMU_QP_ST_UD;
+	case EMU_WQE_READ:
+	case EMU_WQE_ATOMIC_CS:
+	case EMU_WQE_ATOMIC_FA:
+		return st == EMU_QP_ST_RC;
+	default:
+		return false;
+	}
+}
+
+/* Decode one WQE (its bytes contiguous in b, nbytes of them).  0, or an error CQE
+ * syndrome for a WQE the hardware would refuse. */
+static int wqe_decode(struct emu_dev *d, struct emu_qp *qp, const uint8_t *b, size_t nbytes, struct emu_swqe *w)
+{
+	unsigned ds = (unsigned)PRM_GET(wqe_ctrl_seg, b, ds);
+	size_t pos = PRM_SIZE(wqe_ctrl_seg), end = (size_t)ds * 16u;
+
+	w->opcode = (uint8_t)PRM_GET(wqe_ctrl_seg, b, opcode);
+	w->fm = (uint8_t)PRM_GET(wqe_ctrl_seg, b, fm);
+	w->ce = (uint8_t)PRM_GET(wqe_ctrl_seg, b, ce);
+	w->se = (uint8_t)PRM_GET(wqe_ctrl_seg, b, se);
+	w->imm = (uint32_t)PRM_GET(wqe_ctrl_seg, b, imm);
+	w->nsge = 0;
+	w->len = 0;
+	w->inl = false;
+	w->inl_data = NULL;
+	if ((uint32_t)PRM_GET(wqe_ctrl_seg, b, qpn) != qp->qpn)
+		emu_drverr(d, "send WQE %u of QP 0x%x names QP 0x%x", w->idx & 0xffff, qp->qpn,
+			   (unsigned)PRM_GET(wqe_ctrl_seg, b, qpn));
+	if (ds == 0 || end > nbytes) {
+		emu_drverr(d, "send WQE %u of QP 0x%x: ds %u", w->idx & 0xffff, qp->qpn, ds);
+		return EMU_SYND_LOC_QP_OP;
+	}
+	if (!op_allowed(qp->st, w->opcode)) {
+		emu_drverr(d, "send WQE %u of QP 0x%x: opcode 0x%x not valid on this service", w->idx & 0xffff,
+			   qp->qpn, w->opcode);
+		return EMU_SYND_LOC_QP_OP;
+	}
+	if (qp->st == EMU_QP_ST_UD) {
+		const uint8_t *av = b + pos;
+
+		if (pos + 48 > end)
+			return EMU_SYND_LOC_QP_OP;
+		w->qkey = (uint32_t)PRM_GET(wqe_datagram_seg, av, qkey);
+		w->dqpn = (uint32_t)PRM_GET(wqe_datagram_seg, av, dqpn);
+		w->dip = gid_ipv4(PRM_ADDR(wqe_datagram_seg, av, rgid));
+		w->sport = (uint16_t)PRM_GET(wqe_datagram_seg, av, rlid);
+		if (w->sport < EMU_ROCE_SPORT_MIN)
+			w->sport = emu_roce_udp_sport((uint32_t)PRM_GET(wqe_datagram_seg, av, flow_label), qp->qpn,
+						      w->dqpn);
+		w->tclass = (uint8_t)PRM_GET(wqe_datagram_seg, av, tclass);
+		pos += 48;
+	} else if (w->opcode == EMU_WQE_WRITE || w->opcode == EMU_WQE_WRITE_IMM || op_is_rd_atomic(w->opcode)) {
+		if (pos + PRM_SIZE(wqe_raddr_seg) > end)
+			return EMU_SYND_LOC_QP_OP;
+		w->raddr = PRM_GET(wqe_raddr_seg, b + pos, raddr);
+		w->rkey = (uint32_t)PRM_GET(wqe_raddr_seg, b + pos, rkey);
+		pos += PRM_SIZE(wqe_raddr_seg);
+		if (w->opcode == EMU_WQE_ATOMIC_CS || w->opcode == EMU_WQE_ATOMIC_FA) {
+			if (pos + PRM_SIZE(wqe_atomic_seg) > end)
+				return EMU_SYND_LOC_QP_OP;
+			w->swap_add = PRM_GET(wqe_atomic_seg, b + pos, swap_add);
+			w->compare = PRM_GET(wqe_atomic_seg, b + pos, compare);
+			pos += PRM_SIZE(wqe_atomic_seg);
+		}
+	}
+	if (pos < end && PRM_GET(wqe_inline_seg, b + pos, inline)) {
+		uint32_t n = (uint32_t)PRM_GET(wqe_inline_seg, b + pos, byte_count);
+
+		if (pos + 4 + n > end || op_is_rd_atomic(w->opcode)) {
+			emu_drverr(d, "send WQE %u of QP 0x%x: inline byte_count %u past ds %u", w->idx & 0xffff,
+				   qp->qpn, n, ds);
+			return EMU_SYND_LOC_LEN;
+		}
+		w->inl = true;
+		w->len = n;
+		if (n) {
+			w->inl_data = malloc(n);
+			if (!w->inl_data)
+				return EMU_SYND_LOC_QP_OP;
+			memcpy(w->inl_data, b + pos + 4, n);
+		}
+		return 0;
+	}
+	for (; pos + 16 <= end; pos += 16) {
+		if (w->nsge == EMU_TP_MAX_SGE)
+			return EMU_SYND_LOC_LEN;
+		w->sge[w->nsge].len = (uint32_t)PRM_GET(wqe_data_seg, b + pos, byte_count) & 0x7fffffffu;
+		w->sge[w->nsge].lkey = (uint32_t)PRM_GET(wqe_data_seg, b + pos, lkey);
+		w->sge[w->nsge].addr = PRM_GET(wqe_data_seg, b + pos, addr);
+		w->len += w->sge[w->nsge].len;
+		w->nsge++;
+	}
+	if ((w->opcode == EMU_WQE_ATOMIC_CS || w->opcode == EMU_WQE_ATOMIC_FA) && w->len != 8)
+		return EMU_SYND_LOC_LEN;
+	return 0;
+}
+
+/* Read the WQE at basic block counter idx from the ring (wrapping). */
+static int wqe_fetch(struct emu_dev *d, struct emu_qp *qp, uint32_t idx, uint8_t *b, unsigned *nbb)
+{
+	uint32_t nsq = 1u << qp->log_sq_size;
+	unsigned ds, n;
+
+	if (emu_dma_read(d, emu_qbuf_iova(&qp->buf, qp->sq_offset + (uint64_t)(idx & (nsq - 1)) * 64u), b, 64))
+		return -EFAULT;
+	ds = (unsigned)PRM_GET(wqe_ctrl_seg, b, ds);
+	n = ds ? (ds + 3) / 4 : 1;
+	for (unsigned i = 1; i < n; i++)
+		if (emu_dma_read(d, emu_qbuf_iova(&qp->buf, qp->sq_offset + (uint64_t)((idx + i) & (nsq - 1)) * 64u),
+				 b + 64u * i, 64))
+			return -EFAULT;
+	*nbb = n;
+	return 0;
+}
+
+static struct emu_swqe *slot(struct emu_tq *tq, uint32_t i)
+{
+	return &tq->ring[i & (EMU_TP_SWQE_SLOTS - 1)];
+}
+
+/* Error completion of WQE w (and the QP to error: every later WQE is flushed). */
+static void wqe_local_error(struct emu_tp *tp, struct emu_tq *tq, int synd)
+{
+	emu_qp_error(tp, tq, synd);
+}
+
+static void push_wqe(struct emu_tp *tp, struct emu_tq *tq, const uint8_t *b, size_t nbytes, uint32_t idx,
+		     unsigned nbb)
+{
+	struct emu_swqe *w = slot(tq, tq->tail);
+	int synd;
+
+	memset(w, 0, sizeof(*w));
+	w->idx = idx;
+	w->nbb = (uint16_t)nbb;
+	synd = wqe_decode(tp->d, tq->qp, b, nbytes, w);
+	tq->tail++;
+	tp->ctr.wqes++;
+	if (synd) {
+		/* a malformed WQE fails where it stands: it is the next to transmit only if
+		 * everything before it went out; mark it by an impossible psn state */
+		w->opcode = (uint8_t)(w->opcode | 0);
+		w->npkts = 0;
+		w->psn_set = false;
+		w->acked = false;
+		w->sent = (uint32_t)synd | 0x80000000u;   /* deferred error syndrome */
+	}
+}
+
+/* Fetch every WQE the producer counter covers, while there is room to track them. */
+static void sq_fetch(struct emu_tp *tp, struct emu_tq *tq)
+{
+	struct emu_qp *qp = tq->qp;
+	uint8_t b[WQE_MAX_BYTES + 64];
+	unsigned nbb;
+
+	while (qp->sq_pi != tq->sq_prod && tq->tail - tq->head < EMU_TP_SWQE_SLOTS) {
+		if (wqe_fetch(tp->d, qp, qp->sq_pi, b, &nbb)) {
+			emu_qp_error(tp, tq, EMU_SYND_LOC_PROT);
+			return;
+		}
+		push_wqe(tp, tq, b, sizeof(b), qp->sq_pi, nbb);
+		qp->sq_pi += nbb;
+	}
+}
+
+/* Packets one request message takes. */
+static uint32_t msg_pkts(uint64_t len, uint32_t mtu)
+{
+	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
+}
+
+static unsigned local_access(uint8_t op)
+{
+	return op_is_rd_atomic(op) ? EMU_MKEY_ACC_LW : EMU_MKEY_ACC_LR;
+}
+
+/* Send request packet k of WQE w. */
+static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w, uint32_t k)
+{
+	struct emu_qp *qp = tq->qp;
+	struct emu_roce_hdrs h;
+	enum emu_roce_transport tr = qp->st == EMU_QP_ST_RC ? EMU_ROCE_TR_RC
+				     : qp->st == EMU_QP_ST_UC ? EMU_ROCE_TR_UC : EMU_ROCE_TR_UD;
+	uint32_t mtu = emu_qp_mtu_bytes(qp), pos, kind;
+	uint64_t off = (uint64_t)k * mtu;
+	size_t len = 0;
+	bool last;
+	int op, rc;
+
+	memset(&h, 0, sizeof(h));
+	h.bth.psn = emu_psn_add(w->first_psn, k);
+	h.bth.dqpn = qp->st == EMU_QP_ST_UD ? w->dqpn : qp->remote_qpn;
+	if (w->opcode == EMU_WQE_READ) {
+		/* A retried READ asks only for what has not arrived (IBTA 9.7.5.1.3? "read
+		 * retry"): RETH moved by the packets already received, PSN likewise. */
+		off = (uint64_t)w->rd_rcvd * mtu;
+		h.bth.opcode = EMU_ROCE_RC_READ_REQUEST;
+		h.bth.psn = emu_psn_add(w->first_psn, w->rd_rcvd);
+		h.bth.ackreq = true;
+		h.reth.va = w->raddr + off;
+		h.reth.rkey = w->rkey;
+		h.reth.dlen = (uint32_t)(w->len - off);
+		return emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, NULL, 0);
+	}
+	if (w->opcode == EMU_WQE_ATOMIC_CS || w->opcode == EMU_WQE_ATOMIC_FA) {
+		h.bth.opcode = w->opcode == EMU_WQE_ATOMIC_CS ? EMU_ROCE_RC_CMP_SWAP : EMU_ROCE_RC_FETCH_ADD;
+		h.bth.ackreq = true;
+		h.atomic.va = w->raddr;
+		h.atomic.rkey = w->rkey;
+		h.atomic.swap_add = w->swap_add;
+		h.atomic.compare = w->compare;
+		return emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, NULL, 0);
+	}
+	last = k + 1 == w->npkts;
+	pos = w->npkts == 1 ? EMU_ROCE_F_ONLY : k == 0 ? EMU_ROCE_F_FIRST : last ? EMU_ROCE_F_LAST : EMU_ROCE_F_MIDDLE;
+	kind = (w->opcode == EMU_WQE_WRITE || w->opcode == EMU_WQE_WRITE_IMM) ? EMU_ROCE_F_WRITE : EMU_ROCE_F_SEND;
+	/* immediate and invalidate ride on the message's last packet only (IBTA 9.2) */
+	op = emu_roce_opcode_for(tr, kind, pos,
+				 last && (w->opcode == EMU_WQE_WRITE_IMM || w->opcode == EMU_WQE_SEND_IMM),
+				 last && w->opcode == EMU_WQE_SEND_INV);
+	if (op < 0)
+		return -EPROTO;
+	h.bth.opcode = (uint8_t)op;
+	h.bth.se = last && w->se;
+	h.bth.ackreq = tr == EMU_ROCE_TR_RC && (last || (k + 1) % EMU_TP_ACKREQ_EVERY == 0);
+	h.reth.va = w->raddr;
+	h.reth.rkey = w->rkey;
+	h.reth.dlen = (uint32_t)w->len;
+	h.imm = w->imm;
+	h.ieth_rkey = w->imm;
+	if (tr == EMU_ROCE_TR_UD) {
+		/* IBTA 10.2.5: a Q_Key with the high bit set means "use the QP's own". */
+		h.deth.qkey = (w->qkey & 0x80000000u) ? qp->q_key : w->qkey;
+		h.deth.sqpn = qp->qpn;
+	}
+	if (w->len > off)
+		len = w->len - off < mtu ? (size_t)(w->len - off) : mtu;
+	if (len) {
+		if (w->inl) {
+			memcpy(tp->scratch, w->inl_data + off, len);
+		} else {
+			rc = emu_sgl_read(tp->d, qp->pdn, w->sge, w->nsge, off, tp->scratch, len);
+			if (rc)
+				return rc;
+		}
+	}
+	if (tr == EMU_ROCE_TR_UD)
+		return emu_tp_send(tp, tq, w->dip, w->sport, w->tclass, &h, tp->scratch, len);
+	return emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, tp->scratch, len);
+}
+
+static uint64_t ack_timeout_ns(const struct emu_qp *qp)
+{
+	/* IBTA 9.7.6.1.3: 4.096 us * 2^timeout; 0 means infinite. */
+	if (!qp->pri.ack_timeout)
+		return 0;
+	return 4096ull << (qp->pri.ack_timeout > 31 ? 31 : qp->pri.ack_timeout);
+}
+
+void emu_req_arm_timer(struct emu_tp *tp, struct emu_tq *tq)
+{
+	uint64_t t = ack_timeout_ns(tq->qp);
+
+	if (!t || tq->timer_at)
+		return;
+	tq->timer_at = emu_now_ns() + t;
+	emu_tp_timer_kick(tp, tq->timer_at);
+}
+
+/* Transmit what the window and the outstanding-READ limit allow. */
+void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq)
+{
+	struct emu_qp *qp = tq->qp;
+	uint32_t mtu = emu_qp_mtu_bytes(qp);
+	bool rc_qp = qp->st == EMU_QP_ST_RC;
+	uint32_t max_rd = 1u << qp->log_sra_max;
+
+	if (qp->state != EMU_QP_RTS && qp->state != EMU_QP_SQD)
+		return;
+	if (tq->rnr_at)
+		return;
+	while (tq->cur != tq->tail && qp->state == EMU_QP_RTS && tq->head != tq->tail) {
+		struct emu_swqe *w = slot(tq, tq->cur);
+
+		if (w->sent & 0x80000000u) {
+			/* a WQE that failed to decode: everything before it must be done */
+			if (tq->head != tq->cur)
+				break;
+			wqe_local_error(tp, tq, (int)(w->sent & 0xff));
+			return;
+		}
+		if (!w->psn_set) {
+			int rc;
+
+			if (rc_qp && op_is_rd_atomic(w->opcode) && tq->rd_out >= max_rd)
+				break;
+			/* Fence (PRM ctrl fm): wait for earlier READs/atomics to finish. */
+			if (w->fm && tq->rd_out)
+				break;
+			if (w->opcode == EMU_WQE_NOP) {
+				w->psn_set = true;
+				w->npkts = 0;
+				w->acked = true;
+				tq->cur++;
+				emu_req_retire(tp, tq);
+				continue;
+			}
+			if (qp->st == EMU_QP_ST_UD && w->len > mtu) {
+				if (tq->head != tq->cur)
+					break;
+				wqe_local_error(tp, tq, EMU_SYND_LOC_LEN);
+				return;
+			}
+			if (qp->log_msg_max < 64 && w->len > (1ull << qp->log_msg_max) && qp->log_msg_max) {
+				if (tq->head != tq->cur)
+					break;
+				wqe_local_error(tp, tq, EMU_SYND_LOC_LEN);
+				return;
+			}
+			if (!w->inl && (rc = emu_sgl_check(tp->d, qp->pdn, w->sge, w->nsge, local_access(w->opcode)))) {
+				if (tq->head != tq->cur)
+					break;   /* in order: earlier WQEs complete first */
+				wqe_local_error(tp, tq, EMU_SYND_LOC_PROT);
+				return;
+			}
+			w->first_psn = tq->psn_next;
+			w->npkts = w->opcode == EMU_WQE_READ ? msg_pkts(w->len, mtu)
+				   : op_is_rd_atomic(w->opcode) ? 1 : msg_pkts(w->len, mtu);
+			tq->psn_next = emu_psn_add(tq->psn_next, w->npkts);
+			w->psn_set = true;
+			w->sent = 0;
+			if (op_is_rd_atomic(w->opcode))
+				tq->rd_out++;
+		}
+		if (op_is_rd_atomic(w->opcode)) {
+			if (!w->sent) {
+				/* a send the socket refused is a lost packet: the timer retries */
+				if (emu_psn_lt(emu_psn_add(w->first_psn, w->rd_rcvd), tq->rtx_mark))
+					tp->ctr.retransmits++;
+				(void)send_req_pkt(tp, tq, w, 0);
+				w->sent = 1;
+			}
+		} else {
+			while (w->sent < w->npkts) {
+				int rc;
+
+				if (rc_qp && emu_psn_diff(emu_psn_add(w->first_psn, w->sent), tq->una) >= (int32_t)EMU_TP_WINDOW)
+					goto out;
+				if (emu_psn_lt(emu_psn_add(w->first_psn, w->sent), tq->rtx_mark))
+					tp->ctr.retransmits++;
+				rc = send_req_pkt(tp, tq, w, w->sent);
+				if (rc == -ENOENT || rc == -EACCES || rc == -ERANGE || rc == -EMSGSIZE || rc == -EFAULT) {
+					if (tq->head == tq->cur)
+						wqe_local_error(tp, tq, EMU_SYND_LOC_PROT);
+					return;
+				}
+				w->sent++;
+			}
+		}
+		tq->cur++;
+		if (!rc_qp) {
+			/* UC and UD: done once on the wire (no acknowledgement exists). */
+			w->acked = true;
+			emu_req_retire(tp, tq);
+		}
+	}
+out:
+	if (rc_qp && tq->head != tq->tail)
+		emu_req_arm_timer(tp, tq);
+}
+
+void emu_sq_run(struct emu_tp *tp, struct emu_tq *tq)
+{
+	struct emu_qp *qp = tq->qp;
+
+	if (qp->state == EMU_QP_ERR) {
+		emu_qp_flush(tp, tq);
+		return;
+	}
+	sq_fetch(tp, tq);
+	emu_sq_transmit(tp, tq);
+	/* room freed by completions: fetch and send the rest */
+	if (qp->sq_pi != tq->sq_prod && tq->tail - tq->head < EMU_TP_SWQE_SLOTS) {
+		sq_fetch(tp, tq);
+		emu_sq_transmit(tp, tq);
+	}
+}
+
+/* Doorbell / BlueFlame store at UAR offset 0x800 and up. */
+static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsigned size, int op,
+		       const volatile uint8_t *page, void *arg)
+{
+	struct emu_tp *tp = emu_tp_get(d);
+	uint8_t b[WQE_MAX_BYTES + 64];
+	struct emu_qp *qp;
+	struct emu_tq *tq;
+	uint32_t qpn, idx;
+	uint32_t psz = emu_uar_page_size(d);
+	unsigned n;
+
+	(void)arg;
+	if (!tp || d->fatal || d->removed)
+		return;
+	n = op == SHIM_MMIO_WC_WRITE ? size : 8;
+	if (n < 8 || off + n > psz || n > sizeof(b)) {
+		emu_drverr(d, "send doorbell: %u bytes at UAR %u offset 0x%x", size, uar_index, off);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		b[i] = page[off + i];
+	qpn = (uint32_t)PRM_GET(wqe_ctrl_seg, b, qpn);
+	idx = (uint32_t)PRM_GET(wqe_ctrl_seg, b, wqe_index);
+	qp = emu_obj_get(d, EMU_OBJ_QP, qpn);
+	if (!qp) {
+		emu_drverr(d, "send doorbell for QP 0x%x, which does not exist", qpn);
+		return;
+	}
+	if (qp->uar != uar_index)
+		emu_drverr(d, "send doorbell for QP 0x%x through UAR %u, QP was created on UAR %u", qpn, uar_index,
+			   qp->uar);
+	if (qp->state == EMU_QP_RST || qp->state == EMU_QP_INIT || qp->state == EMU_QP_RTR) {
+		emu_drverr(d, "send doorbell for QP 0x%x in state %u (before RTS)", qpn, qp->state);
+		return;
+	}
+	tq = emu_tq_get(tp, qp);
+	if (!tq)
+		return;
+	if (op == SHIM_MMIO_WC_WRITE && idx == (qp->sq_pi & 0xffff) && qp->sq_pi == tq->sq_prod &&
+	    tq->tail - tq->head < EMU_TP_SWQE_SLOTS && qp->state == EMU_QP_RTS) {
+		/* BlueFlame: the whole WQE came with the store. */
+		unsigned ds = (unsigned)PRM_GET(wqe_ctrl_seg, b, ds);
+		unsigned nbb = ds ? (ds + 3) / 4 : 1;
+
+		if ((size_t)nbb * 64 <= n) {
+			push_wqe(tp, tq, b, n, qp->sq_pi, nbb);
+			qp->sq_pi += nbb;
+			tq->sq_prod = qp->sq_pi;
+			tp->ctr.sq_bf_wqes++;
+			emu_sq_transmit(tp, tq);
+			return;
+		}
+	}
+	{
+		/* Doorbell: the record's send_counter says how far to read (16 bits). */
+		uint8_t rec[8];
+
+		if (emu_dma_read(d, qp->dbr, rec, sizeof(rec)))
+			return;
+		tq->sq_prod += (uint16_t)((uint16_t)PRM_GET(qp_dbrec, rec, send_counter) - (uint16_t)tq->sq_prod);
+		if ((uint16_t)(idx - (uint16_t)qp->sq_pi) >= (uint16_t)(tq->sq_prod - qp->sq_pi))
+			emu_drverr(d, "send doorbell for QP 0x%x names WQE %u outside [%u, %u) of the record", qpn, idx,
+				   qp->sq_pi & 0xffff, tq->sq_prod & 0xffff);
+	}
+	emu_sq_run(tp, tq);
+}
+
+int emu_sq_area_init(struct emu_dev *d)
+{
+	return emu_uar_hook(d, EMU_UAR_BF_OFFSET, 0xffff, sq_db_hook, NULL);
+}

@@ -1,0 +1,316 @@
+/* The emulated ConnectX's data plane: queue engines and the RC/UC/UD transports over
+ * RoCE v2 (design section 6; issue 5).
+ *
+ * Threads (design section 9: "the transmit path belongs in the posting thread"):
+ *  - the posting thread runs the send queue inside its doorbell/BlueFlame store
+ *    (sq_engine.c, from the UAR hook): WQEs are fetched, decoded and their packets sent
+ *    before the store returns;
+ *  - one device thread per emulated NIC (rx_thread.c) blocks in poll()/recv() on the
+ *    port's UDP socket for arrivals and wakes for timers (ACK timeout, RNR wait,
+ *    reordered packets held back).
+ * Everything runs with the device lock (d->lock) held, so the per-QP state below needs
+ * no lock of its own.
+ *
+ * Files: cmd_transport.c (device state, per-QP table, counters, test API),
+ * sq_engine.c (doorbells, WQE fetch/decode, transmit), rq.c (receive WQEs, SRQs),
+ * cqe.c (CQEs, CQ arming, completion events, overrun), rc_req.c (RC requester: ACK/NAK,
+ * READ responses, timers, errors and flush), rc_resp.c (RC responder), uc_ud.c (UC and
+ * UD receive), rx_thread.c (device thread, dispatch, security checks), mr_check.c
+ * (lkey/rkey checks, gather/scatter through MKeys and the IOMMU), wire_faults.c
+ * (loss/reorder/duplication/corruption, link down).
+ *
+ * The first half of this header is the public test API (counters, faults); the second
+ * half is shared by the engine files only.
+ */
+#ifndef UVERBS_HW_EMU_TRANSPORT_H
+#define UVERBS_HW_EMU_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw/emu/emu.h"
+#include "hw/emu/roce_wire.h"
+
+/* ================================================================ public test API */
+
+struct emu_tp_counters {
+	uint64_t tx_pkts, rx_pkts;
+	uint64_t tx_by_opcode[256], rx_by_opcode[256];
+	uint64_t drops[EMU_ROCE_DROP_NR];      /* received packets dropped, by reason */
+	uint64_t naks_sent[5], naks_rcvd[5];   /* by AETH NAK code (PSN seq, inv req, rem access, rem op) */
+	uint64_t rnr_naks_sent, rnr_naks_rcvd;
+	uint64_t rnr_waits;                    /* RNR timers the requester waited out */
+	uint64_t retransmits;                  /* packets sent again (go-back-N, timeouts, RNR) */
+	uint64_t timeouts;                     /* local ACK timer expiries */
+	uint64_t duplicates;                   /* duplicate requests seen by responders */
+	uint64_t read_replays, atomic_replays; /* duplicate READ/atomic answered from resources */
+	uint64_t acks_sent, acks_coalesced;
+	uint64_t wqes, cqes, cqe_errors, flushed;
+	uint64_t cq_overruns;
+	uint64_t sq_bf_wqes;                   /* WQEs taken from a BlueFlame buffer (no DMA read) */
+	/* wire faults applied on transmit */
+	uint64_t fault_lost, fault_dup, fault_reordered, fault_corrupted, link_down_drops;
+};
+
+/* Snapshot of the data-plane counters (zeros for a device without a data plane). */
+void emu_tp_counters(struct emu_dev *d, struct emu_tp_counters *out);
+
+/* Wire faults on this device's transmit side, each a probability in [0, 1]: loss,
+ * reordering (a packet is held back and sent after the next one, or after 1 ms),
+ * duplication and corruption (one bit flipped after the ICRC: the receiver drops it as
+ * ICRC).  seed 0 keeps the current generator.  -EINVAL for a rate outside [0, 1]. */
+struct emu_wire_faults {
+	double loss, reorder, dup, corrupt;
+	uint64_t seed;
+};
+int emu_wire_faults_set(struct emu_dev *d, const struct emu_wire_faults *f);
+/* Link down: every packet this device sends or receives is dropped (counted). */
+void emu_wire_link_set(struct emu_dev *d, int up);
+/* Parse "loss=0.01,reorder=0.05,dup=0.01,corrupt=0.001,seed=N,link=down" (the emu: URI's
+ * fault options; unknown keys are refused). */
+int emu_wire_faults_parse(const char *opts, struct emu_wire_faults *f, int *link_up);
+
+/* Inject a raw RoCE packet (the UDP payload) from this device's address and `sport` to
+ * daddr:4791, as if it came from the wire (hostile-packet tests build it with
+ * emu_roce_forge).  Sent through the device's own socket; returns 0 or -errno. */
+int emu_tp_inject(struct emu_dev *d, uint32_t daddr, uint16_t sport, const void *pkt, size_t len);
+
+/* ================================================================ engine internals */
+#ifdef EMU_TP_INTERNAL
+
+#include "hw/emu/emu_dev.h"
+#include "hw/emu/objects.h"
+
+#define EMU_TP_MAX_SGE 32
+#define EMU_TP_SWQE_SLOTS 256u       /* send WQEs in flight per QP (power of two) */
+#define EMU_TP_WINDOW 64u            /* packets sent and not yet acknowledged */
+#define EMU_TP_ACKREQ_EVERY 16u      /* AckReq on every Nth packet of a long message */
+#define EMU_TP_MAX_RES 16u           /* responder resources kept per QP */
+#define EMU_TP_PKT_CAP 4400u         /* headers + 4096-byte MTU + pad + ICRC */
+
+struct emu_tp_sge {
+	uint32_t lkey;
+	uint32_t len;
+	uint64_t addr;
+};
+
+/* A decoded send WQE and its transport progress. */
+struct emu_swqe {
+	uint32_t idx;                /* free-running basic-block counter of its first BB */
+	uint16_t nbb;
+	uint8_t opcode, fm, ce, se;
+	uint32_t imm;                /* ctrl imm: immediate (as sent) or rkey to invalidate */
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t swap_add, compare;
+	/* UD address vector */
+	uint32_t dqpn, qkey, dip;
+	uint16_t sport;
+	uint8_t tclass;
+	uint64_t len;
+	uint8_t nsge;
+	bool inl;
+	struct emu_tp_sge sge[EMU_TP_MAX_SGE];
+	uint8_t *inl_data;
+	/* progress */
+	bool psn_set;
+	uint32_t first_psn, npkts;   /* READ: response packets; others: request packets */
+	uint32_t sent;               /* request packets sent in this pass */
+	uint32_t rd_rcvd;            /* READ response packets received, in order */
+	bool acked;                  /* SEND/WRITE acknowledged, READ/atomic answered */
+};
+
+/* Responder resource: a READ or atomic kept for duplicate replay (IBTA 9.7.5.1.2). */
+struct emu_rres {
+	bool valid, atomic;
+	uint32_t psn, last_psn;
+	uint64_t va;
+	uint32_t rkey, len;
+	uint64_t orig;               /* atomic: the original value returned */
+};
+
+/* A receive WQE (RQ or SRQ) being filled. */
+struct emu_rwqe {
+	uint32_t wqe_counter;        /* RQ: WQEs consumed; SRQ: the WQE's index */
+	uint8_t nsge;
+	struct emu_tp_sge sge[EMU_TP_MAX_SGE];
+	uint64_t cap;
+};
+
+/* Per-QP transport state, created on first use and dropped when the QP goes. */
+struct emu_tq {
+	struct emu_tq *next;             /* hash chain */
+	struct emu_qp *qp;
+	uint32_t qpn;
+	uint32_t ctx_sq_psn, ctx_rq_psn; /* context PSNs when this state was made */
+	uint8_t ctx_state;
+	bool flushed;
+	/* requester */
+	struct emu_swqe *ring;           /* EMU_TP_SWQE_SLOTS */
+	uint32_t head, cur, tail;        /* oldest unfinished, next to transmit, next free */
+	uint32_t sq_prod;                /* producer counter the doorbells reported (BBs) */
+	uint32_t psn_next;               /* next PSN to put on a new request packet */
+	uint32_t una;                    /* oldest PSN not yet acknowledged */
+	uint64_t timer_at;               /* local ACK timer deadline (0: off) */
+	uint64_t rnr_at;                 /* RNR wait ends (0: not waiting) */
+	uint8_t retry_left, rnr_left;
+	uint32_t rd_out;                 /* READ/atomic WQEs in flight */
+	uint32_t last_rtx_psn;
+	uint32_t rtx_mark;               /* packets before this PSN are retransmissions */
+	uint64_t last_rtx_ns;
+	/* responder */
+	uint32_t epsn;
+	uint32_t msn;
+	int prev_op;                     /* last accepted request opcode of an open message */
+	bool nak_seq_sent;
+	bool rwqe_valid;
+	struct emu_rwqe rwqe;
+	uint64_t rcv_off;                /* bytes received into rwqe */
+	uint64_t wr_va;                  /* WRITE in progress */
+	uint32_t wr_rkey;
+	uint64_t wr_left;
+	bool ack_pending;
+	uint32_t ack_psn;
+	uint32_t ack_dip;
+	struct emu_rres res[EMU_TP_MAX_RES];
+	unsigned res_next;
+	bool uc_drop;                    /* UC: rest of this message is dropped */
+};
+
+struct emu_tp_fault_state {
+	struct emu_wire_faults f;
+	uint64_t rng;
+	bool link_down;
+	uint8_t *held;                   /* one packet held back for reordering */
+	size_t held_len;
+	struct emu_roce_ip held_ip;
+	uint64_t held_at;
+};
+
+/* The device's data plane. */
+struct emu_tp {
+	struct emu_dev *d;
+	struct emu_roce_sock sock;
+	bool sock_ok;
+	struct emu_tq *qtab[256];        /* hash by QPN */
+	struct emu_tp_counters ctr;
+	struct emu_tp_fault_state flt;
+	uint8_t tx[EMU_TP_PKT_CAP];
+	uint8_t scratch[EMU_TP_PKT_CAP];
+	struct { uint32_t cqn, ci; } cqci[1024]; /* last consumer counter read, by CQN */
+	uint32_t *ackq;                  /* QPNs with a coalesced ACK pending */
+	uint32_t nackq, ackq_cap;
+	/* device thread */
+	pthread_t thr;
+	bool thr_running;
+	int wake_fd;
+	volatile int stop;
+	uint64_t wake_at;                /* when the thread plans to wake (0: not sleeping) */
+};
+
+/* cmd_transport.c */
+struct emu_tp *emu_tp_get(struct emu_dev *d);
+struct emu_tq *emu_tq_get(struct emu_tp *tp, struct emu_qp *qp);
+void emu_tp_foreach_tq(struct emu_tp *tp, void (*fn)(struct emu_tp *, struct emu_tq *, void *), void *arg);
+void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at);
+
+/* wire_faults.c: send a sealed packet through the fault model */
+int emu_tp_xmit(struct emu_tp *tp, const struct emu_roce_ip *ip, uint8_t *pkt, size_t len);
+void emu_tp_faults_timer(struct emu_tp *tp, uint64_t now, uint64_t *next);
+void emu_tp_faults_fini(struct emu_tp *tp);
+
+/* sq_engine.c */
+int emu_sq_area_init(struct emu_dev *d);
+void emu_sq_run(struct emu_tp *tp, struct emu_tq *tq);
+void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq);
+void emu_req_arm_timer(struct emu_tp *tp, struct emu_tq *tq);
+/* Build and send one packet on a QP's path: headers h (psn etc. filled by caller),
+ * payload from buf (may be NULL with len 0). */
+int emu_tp_send(struct emu_tp *tp, struct emu_tq *tq, uint32_t dip, uint16_t sport, uint8_t tos,
+		struct emu_roce_hdrs *h, const void *payload, size_t len);
+uint32_t emu_qp_dip(const struct emu_qp *qp);
+uint16_t emu_qp_sport(const struct emu_qp *qp);
+uint32_t emu_qp_mtu_bytes(const struct emu_qp *qp);
+
+/* rc_req.c */
+void emu_rc_req_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p);
+void emu_req_timers(struct emu_tp *tp, struct emu_tq *tq, uint64_t now, uint64_t *next);
+void emu_req_complete_head(struct emu_tp *tp, struct emu_tq *tq);
+void emu_req_retire(struct emu_tp *tp, struct emu_tq *tq);
+void emu_qp_error(struct emu_tp *tp, struct emu_tq *tq, int failed_syndrome);
+void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq);
+void emu_req_go_back(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn);
+void emu_swqe_release(struct emu_swqe *w);
+
+/* rc_resp.c */
+void emu_rc_resp_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p, const struct emu_roce_ip *env);
+void emu_resp_send_ack(struct emu_tp *tp, struct emu_tq *tq, uint8_t syndrome, uint32_t psn);
+void emu_resp_flush_acks(struct emu_tp *tp);
+
+/* uc_ud.c */
+void emu_uc_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p);
+void emu_ud_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p, const struct emu_roce_ip *env,
+	       size_t roce_len);
+
+/* rq.c */
+int emu_rq_peek(struct emu_dev *d, struct emu_qp *qp, struct emu_rwqe *w);
+void emu_rq_consume(struct emu_dev *d, struct emu_qp *qp);
+/* Flush every posted receive WQE of a QP in error (WR_FLUSH_ERR CQEs). */
+void emu_rq_flush(struct emu_tp *tp, struct emu_qp *qp);
+
+/* cqe.c */
+struct emu_cqe_info {
+	uint8_t opcode;              /* CQE opcode (REQ 0, RESP_* 1..4, REQ_ERR 13, RESP_ERR 14) */
+	uint8_t syndrome;            /* error CQEs */
+	uint8_t s_wqe_opcode;
+	uint32_t qpn;
+	uint16_t wqe_counter;
+	uint32_t byte_cnt;
+	uint32_t imm;
+	uint32_t rqpn;
+	uint32_t srqn;
+	uint8_t grh;
+	bool se;
+};
+/* Write a CQE to CQ cqn (owner bit by lap), raise the completion event if the CQ is
+ * armed for it.  -ENOSPC on overrun (CQ error event posted), -ENOENT no such CQ. */
+int emu_cqe_post(struct emu_tp *tp, uint32_t cqn, const struct emu_cqe_info *ci);
+int emu_cqe_area_init(struct emu_dev *d);
+enum {
+	EMU_CQE_REQ = 0, EMU_CQE_RESP_WR_IMM = 1, EMU_CQE_RESP_SEND = 2, EMU_CQE_RESP_SEND_IMM = 3,
+	EMU_CQE_RESP_SEND_INV = 4, EMU_CQE_REQ_ERR = 13, EMU_CQE_RESP_ERR = 14
+};
+/* Error CQE syndromes (PRM "Error CQE syndromes"). */
+enum {
+	EMU_SYND_LOC_LEN = 0x01, EMU_SYND_LOC_QP_OP = 0x02, EMU_SYND_LOC_PROT = 0x04, EMU_SYND_WR_FLUSH = 0x05,
+	EMU_SYND_BAD_RESP = 0x10, EMU_SYND_LOC_ACCESS = 0x11, EMU_SYND_REM_INV_REQ = 0x12,
+	EMU_SYND_REM_ACCESS = 0x13, EMU_SYND_REM_OP = 0x14, EMU_SYND_RETRY_EXC = 0x15, EMU_SYND_RNR_RETRY_EXC = 0x16
+};
+/* Send WQE opcodes (PRM "Send WQE opcodes"). */
+enum {
+	EMU_WQE_NOP = 0x00, EMU_WQE_SEND_INV = 0x01, EMU_WQE_WRITE = 0x08, EMU_WQE_WRITE_IMM = 0x09,
+	EMU_WQE_SEND = 0x0a, EMU_WQE_SEND_IMM = 0x0b, EMU_WQE_READ = 0x10, EMU_WQE_ATOMIC_CS = 0x11,
+	EMU_WQE_ATOMIC_FA = 0x12
+};
+
+/* mr_check.c: copies between a local SGE list / a remote key's window and buf.  off is
+ * the byte offset into the list.  0, or -ENOENT (no such key), -EACCES (PD or rights),
+ * -ERANGE (outside the region), -EMSGSIZE (past the list's end), -EFAULT (DMA). */
+int emu_sgl_read(struct emu_dev *d, uint32_t pdn, const struct emu_tp_sge *s, unsigned n, uint64_t off, void *buf,
+		 size_t len);
+int emu_sgl_write(struct emu_dev *d, uint32_t pdn, const struct emu_tp_sge *s, unsigned n, uint64_t off,
+		  const void *buf, size_t len);
+int emu_rkey_access(struct emu_dev *d, uint32_t pdn, uint32_t rkey, unsigned access, uint64_t va, void *buf,
+		    size_t len, bool write);
+/* Check a remote window without touching it. */
+int emu_rkey_check(struct emu_dev *d, uint32_t pdn, uint32_t rkey, unsigned access, uint64_t va, uint64_t len);
+int emu_sgl_check(struct emu_dev *d, uint32_t pdn, const struct emu_tp_sge *s, unsigned n, unsigned access);
+
+/* rx_thread.c */
+int emu_rx_start(struct emu_tp *tp);
+void emu_rx_stop(struct emu_tp *tp);
+void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct emu_roce_ip *env);
+
+#endif /* EMU_TP_INTERNAL */
+#endif

@@ -1,0 +1,213 @@
+/* Every RC opcode between two emulated NICs in one process, through the driver on both
+ * ends, at sizes 0, 1, MTU-1, MTU, MTU+1, 64 KiB and 1 MiB, path MTU 1024 and 4096;
+ * data checked with xxHash, completions checked for opcode, length and immediate. */
+#include "tp_pair.h"
+
+static struct tp_nic A, B;
+static struct tp_ep qa, qb;
+
+#define BIG (1u << 20)
+static uint8_t *abuf, *bbuf;
+static struct mx5_mr *amr, *bmr;
+
+static void setup_mtu(uint8_t mtu)
+{
+	struct tp_conn c = { .mtu = mtu, .sq_psn = 0xfffff0, .rq_psn = 0x100, .timeout = 14, .retry_cnt = 7,
+			     .rnr_retry = 7, .min_rnr_timer = 1 };
+	unsigned acc = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_READ |
+		       MX5_ACCESS_REMOTE_ATOMIC;
+
+	tp_nic_open(&A, "emu:", 4096);
+	tp_nic_open(&B, "emu:", 4096);
+	tp_qp_create(&qa, &A, MX5_QPT_RC, 64, NULL);
+	tp_qp_create(&qb, &B, MX5_QPT_RC, 64, NULL);
+	tp_connect(&qa, &qb, &c);
+	abuf = tp_alloc(BIG + 64);
+	bbuf = tp_alloc(BIG + 64);
+	amr = tp_mr(&A, abuf, BIG + 64, acc);
+	bmr = tp_mr(&B, bbuf, BIG + 64, acc);
+}
+
+static void teardown(void)
+{
+	tp_nic_close(&A);
+	tp_nic_close(&B);
+	if (abuf)
+		munmap(abuf, BIG + 64);
+	if (bbuf)
+		munmap(bbuf, BIG + 64);
+	abuf = bbuf = NULL;
+}
+
+static uint32_t sizes_for(uint32_t mtu, uint32_t *s)
+{
+	s[0] = 0;
+	s[1] = 1;
+	s[2] = mtu - 1;
+	s[3] = mtu;
+	s[4] = mtu + 1;
+	s[5] = 64u << 10;
+	s[6] = BIG;
+	return 7;
+}
+
+static void run_send(enum ibv_wr_opcode op, uint32_t len, uint32_t seed)
+{
+	struct ibv_wc wc;
+
+	snprintf(tp_what, sizeof(tp_what), "SEND op %d of %u bytes", op, len);
+	tp_fill(abuf, len, seed);
+	memset(bbuf, 0xee, len + 64);
+	cr_assert_eq(tp_post_recv(&qb, seed, bbuf, BIG, tp_lkey(bmr)), 0);
+	cr_assert_eq(tp_post(&qa, op, seed, abuf, len, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 10000);
+	cr_assert_eq(wc.wr_id, seed);
+	cr_assert_eq(wc.opcode, IBV_WC_SEND);
+	tp_expect(&B, &wc, IBV_WC_SUCCESS, 10000);
+	cr_assert_eq(wc.wr_id, seed);
+	cr_assert_eq(wc.opcode, IBV_WC_RECV);
+	cr_assert_eq(wc.byte_len, len, "SEND of %u received as %u", len, wc.byte_len);
+	cr_assert_eq(wc.qp_num, qb.qpn);
+	if (op == IBV_WR_SEND_WITH_IMM) {
+		cr_assert(wc.wc_flags & IBV_WC_WITH_IMM);
+		cr_assert_eq(wc.imm_data, htobe32(seed ^ 0x5a5a0000u));
+	}
+	cr_assert_eq(XXH64(bbuf, len, 0), XXH64(abuf, len, 0), "SEND of %u: data differs", len);
+	cr_assert_eq(bbuf[len], 0xee, "SEND of %u wrote past its length", len);
+}
+
+static void run_write(enum ibv_wr_opcode op, uint32_t len, uint32_t seed)
+{
+	struct ibv_wc wc;
+
+	snprintf(tp_what, sizeof(tp_what), "WRITE op %d of %u bytes", op, len);
+	tp_fill(abuf, len, seed);
+	memset(bbuf, 0xee, len + 64);
+	if (op == IBV_WR_RDMA_WRITE_WITH_IMM)
+		cr_assert_eq(tp_post_recv(&qb, seed, bbuf + BIG, 0, tp_lkey(bmr)), 0);
+	cr_assert_eq(tp_post(&qa, op, seed, abuf, len, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr), IBV_SEND_SIGNALED),
+		     0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 10000);
+	cr_assert_eq(wc.wr_id, seed);
+	cr_assert_eq(wc.opcode, IBV_WC_RDMA_WRITE);
+	if (op == IBV_WR_RDMA_WRITE_WITH_IMM) {
+		tp_expect(&B, &wc, IBV_WC_SUCCESS, 10000);
+		cr_assert_eq(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+		cr_assert_eq(wc.imm_data, htobe32(seed ^ 0x5a5a0000u));
+	}
+	cr_assert_eq(XXH64(bbuf, len, 0), XXH64(abuf, len, 0), "WRITE of %u: data differs", len);
+	cr_assert_eq(bbuf[len], 0xee, "WRITE of %u wrote past its length", len);
+}
+
+static void run_read(uint32_t len, uint32_t seed)
+{
+	struct ibv_wc wc;
+
+	snprintf(tp_what, sizeof(tp_what), "READ of %u bytes", len);
+	tp_fill(bbuf, len, seed);
+	memset(abuf, 0xee, len + 64);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_READ, seed, abuf, len, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 10000);
+	cr_assert_eq(wc.wr_id, seed);
+	cr_assert_eq(wc.opcode, IBV_WC_RDMA_READ);
+	cr_assert_eq(wc.byte_len, len);
+	cr_assert_eq(XXH64(abuf, len, 0), XXH64(bbuf, len, 0), "READ of %u: data differs", len);
+	cr_assert_eq(abuf[len], 0xee, "READ of %u wrote past its length", len);
+}
+
+static void every_op(uint8_t mtu_code)
+{
+	uint32_t s[8], n = sizes_for(128u << mtu_code, s), seed = 1;
+
+	for (uint32_t i = 0; i < n; i++) {
+		run_send(IBV_WR_SEND, s[i], seed++);
+		run_send(IBV_WR_SEND_WITH_IMM, s[i], seed++);
+		run_write(IBV_WR_RDMA_WRITE, s[i], seed++);
+		run_write(IBV_WR_RDMA_WRITE_WITH_IMM, s[i], seed++);
+		run_read(s[i], seed++);
+	}
+}
+
+TestSuite(rc_ops, .fini = teardown, .timeout = 120);
+
+Test(rc_ops, send_write_read_every_size_at_mtu_1024)
+{
+	setup_mtu(3);
+	every_op(3);
+	struct emu_tp_counters c = tp_ctr(&A);
+	cr_assert_gt(c.tx_by_opcode[EMU_ROCE_RC_WRITE_MIDDLE], 0);
+	cr_assert_gt(c.rx_by_opcode[EMU_ROCE_RC_READ_RESP_MIDDLE], 0);
+	cr_assert_eq(c.drops[EMU_ROCE_DROP_ICRC], 0);
+}
+
+Test(rc_ops, send_write_read_every_size_at_mtu_4096)
+{
+	setup_mtu(5);
+	every_op(5);
+}
+
+Test(rc_ops, atomics_compare_swap_and_fetch_add_are_big_endian_in_memory)
+{
+	struct ibv_wc wc;
+	uint64_t *remote, *local;
+
+	setup_mtu(3);
+	remote = (uint64_t *)(bbuf + 64);
+	local = (uint64_t *)abuf;
+	*remote = htobe64(1000);
+	cr_assert_eq(tp_post_atomic(&qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 1, local, tp_lkey(amr), (uintptr_t)remote,
+				    tp_rkey(bmr), 5, 0), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(wc.opcode, IBV_WC_FETCH_ADD);
+	cr_assert_eq(be64toh(*local), 1000);
+	cr_assert_eq(be64toh(*remote), 1005);
+	/* compare fails: unchanged, original returned */
+	cr_assert_eq(tp_post_atomic(&qa, IBV_WR_ATOMIC_CMP_AND_SWP, 2, local, tp_lkey(amr), (uintptr_t)remote,
+				    tp_rkey(bmr), 7, 99), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(wc.opcode, IBV_WC_COMP_SWAP);
+	cr_assert_eq(be64toh(*local), 1005);
+	cr_assert_eq(be64toh(*remote), 1005);
+	cr_assert_eq(tp_post_atomic(&qa, IBV_WR_ATOMIC_CMP_AND_SWP, 3, local, tp_lkey(amr), (uintptr_t)remote,
+				    tp_rkey(bmr), 1005, 0x1122334455667788ull), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(be64toh(*local), 1005);
+	cr_assert_eq(be64toh(*remote), 0x1122334455667788ull);
+}
+
+Test(rc_ops, inline_send_through_blueflame_reads_no_dma_on_the_sender)
+{
+	struct ibv_wc wc;
+	struct emu_counters before, after;
+	uint8_t msg[32];
+
+	setup_mtu(3);
+	tp_fill(msg, sizeof(msg), 77);
+	cr_assert_eq(tp_post_recv(&qb, 9, bbuf, 4096, tp_lkey(bmr)), 0);
+	emu_counters(A.emu, &before);
+	cr_assert_eq(tp_post(&qa, IBV_WR_SEND, 9, msg, sizeof(msg), 0, 0, 0, IBV_SEND_SIGNALED | IBV_SEND_INLINE), 0);
+	tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	emu_counters(A.emu, &after);
+	cr_assert_eq(after.bf_writes - before.bf_writes, 1);
+	cr_assert_eq(after.dma_reads - before.dma_reads, 0, "%llu DMA reads for an inline BlueFlame send",
+		     (unsigned long long)(after.dma_reads - before.dma_reads));
+	cr_assert_eq(memcmp(bbuf, msg, sizeof(msg)), 0);
+}
+
+Test(rc_ops, unsignalled_wqes_are_retired_by_the_next_signalled_cqe)
+{
+	struct ibv_wc wc;
+
+	setup_mtu(3);
+	for (int i = 0; i < 10; i++) {
+		tp_fill(abuf + 100 * i, 100, (uint32_t)i);
+		cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, (uint64_t)i, abuf + 100 * i, 100, tp_lkey(amr),
+				     (uintptr_t)bbuf + 100 * i, tp_rkey(bmr), i == 9 ? IBV_SEND_SIGNALED : 0), 0);
+	}
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(wc.wr_id, 9);
+	cr_assert_eq(tp_poll(&A, &wc, 50), 0, "an unsignalled WQE produced a CQE");
+	cr_assert_eq(memcmp(abuf, bbuf, 1000), 0);
+}
