@@ -1,0 +1,609 @@
+/* Devices: the list from UVERBS_DEVICES, bring-up on first open, contexts laid out as
+ * <infiniband/verbs.h> expects, and the per-device service thread that takes the EQ
+ * interrupts (async: page requests, port and QP events; completion: CQ events).
+ *
+ * UVERBS_DEVICES is a comma-separated list of shim URIs ("emu:", "emu:ip=127.0.0.7",
+ * "vfio:0000:03:00.0", "kext:0").  The emulated device's own options are comma-separated
+ * too ("emu:ip=127.0.0.9,page=16k"), so a new URI starts at a token that begins with a
+ * scheme ("name:"); other tokens continue the previous URI.  With nothing set, every
+ * ConnectX function bound to vfio-pci is used, and with none of those one emulated
+ * ConnectX-5 Ex ("emu:").
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "uverbs/uv.h"
+
+static pthread_mutex_t uv_list_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct uv_dev uv_devs[UV_MAX_DEVICES];
+static unsigned uv_ndevs;
+static bool uv_listed;
+
+int uv_err(struct uv_dev *d, int rc, const char *what)
+{
+	int e = rc < 0 ? -rc : (rc ? rc : EIO);
+	uv_log(UV_LOG_ERROR, "%s: %s: %s", d ? d->ibdev.name : "uverbs", what,
+	       d && d->mx5 ? mx5_device_error(d->mx5) : strerror(e));
+	return e;
+}
+
+static bool uv_is_scheme(const char *tok)
+{
+	const char *c = strchr(tok, ':');
+	if (!c || c == tok)
+		return false;
+	for (const char *p = tok; p < c; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')))
+			return false;
+	return true;
+}
+
+static void uv_add_dev(const char *uri)
+{
+	if (uv_ndevs >= UV_MAX_DEVICES) {
+		uv_log(UV_LOG_WARN, "UVERBS_DEVICES: more than %d devices, '%s' ignored",
+		       UV_MAX_DEVICES, uri);
+		return;
+	}
+	struct uv_dev *d = &uv_devs[uv_ndevs];
+	memset(d, 0, sizeof(*d));
+	d->index = uv_ndevs++;
+	snprintf(d->uri, sizeof(d->uri), "%s", uri);
+	pthread_mutex_init(&d->lock, NULL);
+	d->wake_fd = -1;
+	struct ibv_device *ib = &d->ibdev;
+	ib->node_type = IBV_NODE_CA;
+	/* RoCE devices report the IB transport (rdma-core does the same for mlx5). */
+	ib->transport_type = IBV_TRANSPORT_IB;
+	snprintf(ib->name, sizeof(ib->name), "uverbs%u", d->index);
+	snprintf(ib->dev_name, sizeof(ib->dev_name), "uverbs%u", d->index);
+	snprintf(ib->dev_path, sizeof(ib->dev_path), "/sys/class/infiniband_verbs/uverbs%u", d->index);
+	/* Not a kernel path: ibv_read_sysfs_file answers under it from the device itself
+	 * (query.c), since no kernel driver owns the function. */
+	snprintf(ib->ibdev_path, sizeof(ib->ibdev_path), "/sys/class/infiniband/uverbs%u", d->index);
+}
+
+/* ConnectX functions (vendor 0x15b3) bound to vfio-pci, as "vfio:<BDF>" URIs. */
+static void uv_scan_vfio(void)
+{
+	DIR *dir = opendir("/sys/bus/pci/drivers/vfio-pci");
+	if (!dir)
+		return;
+	struct dirent *e;
+	while ((e = readdir(dir))) {
+		if (!strchr(e->d_name, ':') || strlen(e->d_name) > 32)
+			continue;
+		char path[128], buf[16] = "";
+		snprintf(path, sizeof(path), "/sys/bus/pci/drivers/vfio-pci/%s/vendor", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && strtoul(buf, NULL, 16) == 0x15b3) {
+			char uri[64];
+			snprintf(uri, sizeof(uri), "vfio:%s", e->d_name);
+			uv_add_dev(uri);
+		}
+		fclose(f);
+	}
+	closedir(dir);
+}
+
+static void uv_build_list(void)
+{
+	const char *env = getenv("UVERBS_DEVICES");
+	if (env && *env) {
+		char *s = strdup(env), *save = NULL;
+		char cur[256] = "";
+		if (!s)
+			return;
+		for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			while (*tok == ' ')
+				tok++;
+			if (!*tok)
+				continue;
+			if (uv_is_scheme(tok)) {
+				if (cur[0])
+					uv_add_dev(cur);
+				snprintf(cur, sizeof(cur), "%s", tok);
+			} else if (cur[0]) {
+				size_t l = strlen(cur);
+				snprintf(cur + l, sizeof(cur) - l, ",%s", tok);
+			} else {
+				uv_log(UV_LOG_WARN, "UVERBS_DEVICES: '%s' is not a URI (scheme:...)", tok);
+			}
+		}
+		if (cur[0])
+			uv_add_dev(cur);
+		free(s);
+		return;
+	}
+	uv_scan_vfio();
+	if (!uv_ndevs)
+		uv_add_dev("emu:");
+}
+
+struct uv_dev *uv_devices(unsigned *n)
+{
+	pthread_mutex_lock(&uv_list_lock);
+	if (!uv_listed) {
+		uv_build_list();
+		uv_listed = true;
+	}
+	pthread_mutex_unlock(&uv_list_lock);
+	*n = uv_ndevs;
+	return uv_devs;
+}
+
+/* ------------------------------------------------------------------ service thread */
+
+static void uv_wake(struct uv_dev *d)
+{
+	uint64_t one = 1;
+	if (d->wake_fd >= 0 && write(d->wake_fd, &one, sizeof(one)) < 0)
+		uv_log(UV_LOG_WARN, "%s: wake: %s", d->ibdev.name, strerror(errno));
+}
+
+/* Blocks in poll() on the interrupt fds; serves what fired under the device lock.  The
+ * health registers are read once a second so a dead device is noticed without traffic. */
+static void *uv_service(void *arg)
+{
+	struct uv_dev *d = arg;
+	struct pollfd p[UV_MAX_EQS + 2];
+	struct mx5_eq *eqs[UV_MAX_EQS];
+
+	while (!d->stop) {
+		unsigned n = 0, neq;
+		pthread_mutex_lock(&d->lock);
+		p[n++] = (struct pollfd){ .fd = d->wake_fd, .events = POLLIN };
+		p[n++] = (struct pollfd){ .fd = mx5_device_async_fd(d->mx5), .events = POLLIN };
+		neq = d->neqs;
+		for (unsigned i = 0; i < neq; i++) {
+			eqs[i] = d->eqs[i];
+			p[n++] = (struct pollfd){ .fd = mx5_eq_fd(eqs[i]), .events = POLLIN };
+		}
+		pthread_mutex_unlock(&d->lock);
+
+		int r = poll(p, n, 1000);
+		if (d->stop)
+			break;
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			uv_log(UV_LOG_ERROR, "%s: service thread: poll: %s", d->ibdev.name, strerror(errno));
+			break;
+		}
+		if (p[0].revents & POLLIN) {
+			uint64_t v;
+			if (read(d->wake_fd, &v, sizeof(v)) < 0)
+				continue;
+		}
+		pthread_mutex_lock(&d->lock);
+		if (r == 0) {
+			mx5_device_check_health(d->mx5, NULL);
+		} else {
+			if (p[1].revents & POLLIN)
+				mx5_device_poll_events(d->mx5);
+			for (unsigned i = 0; i < neq; i++)
+				if (p[2 + i].revents & POLLIN)
+					mx5_eq_poll(eqs[i]);
+		}
+		pthread_mutex_unlock(&d->lock);
+	}
+	return NULL;
+}
+
+int uv_dev_watch_eq(struct uv_dev *d, unsigned vector)
+{
+	struct mx5_eq *eq;
+	int rc = mx5_comp_eq_get(d->mx5, vector, &eq);
+	if (rc)
+		return rc;
+	for (unsigned i = 0; i < d->neqs; i++)
+		if (d->eqs[i] == eq)
+			return 0;
+	if (d->neqs >= UV_MAX_EQS)
+		return -ENOSPC;
+	d->eqs[d->neqs++] = eq;
+	uv_wake(d);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ bring-up */
+
+int uv_dev_up(struct uv_dev *d)
+{
+	if (d->mx5)
+		return 0;
+	struct mx5_device *m;
+	int rc = mx5_device_open(d->uri, &m);
+	if (rc) {
+		uv_log(UV_LOG_ERROR, "%s: open %s: %s", d->ibdev.name, d->uri, mx5_open_error());
+		return rc;
+	}
+	d->mx5 = m;
+	rc = mx5_device_query(m, &d->info);
+	if (!rc)
+		rc = mx5_port_query(m, 1, &d->port);
+	if (rc) {
+		uv_err(d, rc, "query");
+		goto fail;
+	}
+	memcpy(d->mac, d->port.mac, 6);
+	/* Node GUID: the EUI-64 of the port MAC (universal/local bit flipped, ff:fe in the
+	 * middle), what RoCE NICs report when no IB GUID is burnt in. */
+	d->node_guid = ((uint64_t)(d->mac[0] ^ 0x02) << 56) | ((uint64_t)d->mac[1] << 48) |
+		       ((uint64_t)d->mac[2] << 40) | (0xfffeull << 24) |
+		       ((uint64_t)d->mac[3] << 16) | ((uint64_t)d->mac[4] << 8) | d->mac[5];
+	d->have_guid = true;
+	rc = uv_program_gids(d);
+	if (rc) {
+		uv_err(d, rc, "GID table");
+		goto fail;
+	}
+	mx5_device_set_event_handler(m, uv_device_event, d);
+	d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->wake_fd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	d->stop = 0;
+	d->neqs = 0;
+	rc = -pthread_create(&d->thread, NULL, uv_service, d);
+	if (rc)
+		goto fail;
+	d->thread_running = true;
+	return 0;
+fail:
+	if (d->wake_fd >= 0)
+		close(d->wake_fd);
+	d->wake_fd = -1;
+	mx5_device_close(m);
+	d->mx5 = NULL;
+	return rc;
+}
+
+/* Called with d->lock held; drops it while the service thread stops. */
+void uv_dev_down_if_idle(struct uv_dev *d)
+{
+	if (!d->mx5 || d->nctx)
+		return;
+	if (d->thread_running) {
+		d->stop = 1;
+		uv_wake(d);
+		pthread_mutex_unlock(&d->lock);
+		pthread_join(d->thread, NULL);
+		pthread_mutex_lock(&d->lock);
+		d->thread_running = false;
+	}
+	if (d->nctx) {  /* reopened meanwhile: serve it again */
+		d->stop = 0;
+		if (!pthread_create(&d->thread, NULL, uv_service, d))
+			d->thread_running = true;
+		return;
+	}
+	mx5_device_close(d->mx5);
+	d->mx5 = NULL;
+	d->neqs = 0;
+	close(d->wake_fd);
+	d->wake_fd = -1;
+}
+
+/* ------------------------------------------------------------------ unsupported ops */
+
+/* Context operations this driver does not offer.  The inline helpers of verbs.h would
+ * already answer EOPNOTSUPP for a NULL pointer; these say why (UVERBS_LOG). */
+static struct ibv_mw *uv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type t)
+{
+	(void)pd; (void)t;
+	uv_unsupported("memory windows (ibv_alloc_mw)");
+	return NULL;
+}
+static int uv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b)
+{
+	(void)qp; (void)mw; (void)b;
+	uv_unsupported("memory windows (ibv_bind_mw)");
+	return EOPNOTSUPP;
+}
+static int uv_dealloc_mw(struct ibv_mw *mw)
+{
+	(void)mw;
+	return EOPNOTSUPP;
+}
+static struct ibv_dm *uv_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *a)
+{
+	(void)c; (void)a;
+	uv_unsupported("device memory (ibv_alloc_dm)");
+	return NULL;
+}
+static struct ibv_flow *uv_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *a)
+{
+	(void)qp; (void)a;
+	uv_unsupported("flow steering (ibv_create_flow)");
+	return NULL;
+}
+static struct ibv_wq *uv_create_wq(struct ibv_context *c, struct ibv_wq_init_attr *a)
+{
+	(void)c; (void)a;
+	uv_unsupported("work queues (ibv_create_wq)");
+	return NULL;
+}
+static struct ibv_td *uv_alloc_td(struct ibv_context *c, struct ibv_td_init_attr *a)
+{
+	(void)c; (void)a;
+	uv_unsupported("thread domains (ibv_alloc_td)");
+	return NULL;
+}
+static struct ibv_pd *uv_alloc_parent_domain(struct ibv_context *c,
+					     struct ibv_parent_domain_init_attr *a)
+{
+	(void)c; (void)a;
+	uv_unsupported("parent domains (ibv_alloc_parent_domain)");
+	return NULL;
+}
+static struct ibv_counters *uv_create_counters(struct ibv_context *c,
+					       struct ibv_counters_init_attr *a)
+{
+	(void)c; (void)a;
+	uv_unsupported("counters objects (ibv_create_counters)");
+	return NULL;
+}
+static struct ibv_xrcd *uv_open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *a)
+{
+	(void)c; (void)a;
+	uv_unsupported("XRC domains (ibv_open_xrcd)");
+	return NULL;
+}
+static struct ibv_qp *uv_open_qp(struct ibv_context *c, struct ibv_qp_open_attr *a)
+{
+	(void)c; (void)a;
+	uv_unsupported("shared XRC QPs (ibv_open_qp)");
+	return NULL;
+}
+static struct ibv_rwq_ind_table *uv_create_rwq_ind_table(struct ibv_context *c,
+							 struct ibv_rwq_ind_table_init_attr *a)
+{
+	(void)c; (void)a;
+	uv_unsupported("RSS indirection tables (ibv_create_rwq_ind_table)");
+	return NULL;
+}
+static int uv_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *a)
+{
+	(void)cq; (void)a;
+	uv_unsupported("CQ moderation (ibv_modify_cq)");
+	return EOPNOTSUPP;
+}
+static int uv_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice adv, uint32_t flags,
+			struct ibv_sge *sg, uint32_t n)
+{
+	(void)pd; (void)adv; (void)flags; (void)sg; (void)n;
+	uv_unsupported("on-demand paging (ibv_advise_mr)");
+	return EOPNOTSUPP;
+}
+static struct ibv_mr *uv_alloc_null_mr(struct ibv_pd *pd)
+{
+	(void)pd;
+	uv_unsupported("null MR (ibv_alloc_null_mr)");
+	return NULL;
+}
+static int uv_query_rt_values(struct ibv_context *c, struct ibv_values_ex *v)
+{
+	(void)c; (void)v;
+	uv_unsupported("device clock (ibv_query_rt_values_ex)");
+	return EOPNOTSUPP;
+}
+static int uv_modify_qp_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *a)
+{
+	(void)qp; (void)a;
+	uv_unsupported("packet pacing (ibv_modify_qp_rate_limit)");
+	return EOPNOTSUPP;
+}
+static struct ibv_flow_action *uv_create_flow_action_esp(struct ibv_context *c,
+							 struct ibv_flow_action_esp_attr *a)
+{
+	(void)c; (void)a;
+	uv_unsupported("IPsec flow actions (ibv_create_flow_action_esp)");
+	return NULL;
+}
+static int uv_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad)
+{
+	(void)srq;
+	uv_unsupported("tag matching (ibv_post_srq_ops)");
+	if (bad)
+		*bad = op;
+	return EOPNOTSUPP;
+}
+static int uv_get_srq_num(struct ibv_srq *srq, uint32_t *num)
+{
+	struct uv_srq *s = uv_from(srq, struct uv_srq, srq);
+	if (!num)
+		return EINVAL;
+	*num = mx5_srq_num(s->m);
+	return 0;
+}
+
+static void uv_fill_ops(struct uv_context *c)
+{
+	struct verbs_context *v = &c->vctx;
+	struct ibv_context_ops *o = &v->context.ops;
+
+	o->poll_cq = uv_poll_cq_op;
+	o->req_notify_cq = uv_req_notify_cq_op;
+	o->post_send = uv_post_send_op;
+	o->post_recv = uv_post_recv_op;
+	o->post_srq_recv = uv_post_srq_recv_op;
+	o->alloc_mw = uv_alloc_mw;
+	o->bind_mw = uv_bind_mw;
+	o->dealloc_mw = uv_dealloc_mw;
+
+	v->query_port = uv_query_port_op;
+	v->query_device_ex = uv_query_device_ex_op;
+	v->create_qp_ex = uv_create_qp_ex_op;
+	v->create_cq_ex = uv_create_cq_ex_op;
+	v->create_srq_ex = uv_create_srq_ex_op;
+	v->get_srq_num = uv_get_srq_num;
+	v->open_xrcd = uv_open_xrcd;
+	v->open_qp = uv_open_qp;
+	v->alloc_dm = uv_alloc_dm;
+	v->ibv_create_flow = uv_create_flow;
+	v->create_wq = uv_create_wq;
+	v->alloc_td = uv_alloc_td;
+	v->alloc_parent_domain = uv_alloc_parent_domain;
+	v->create_counters = uv_create_counters;
+	v->create_rwq_ind_table = uv_create_rwq_ind_table;
+	v->modify_cq = uv_modify_cq;
+	v->advise_mr = uv_advise_mr;
+	v->alloc_null_mr = uv_alloc_null_mr;
+	v->query_rt_values = uv_query_rt_values;
+	v->modify_qp_rate_limit = uv_modify_qp_rate_limit;
+	v->create_flow_action_esp = uv_create_flow_action_esp;
+	v->post_srq_ops = uv_post_srq_ops;
+	/* The inline helpers use an op only when sz covers it (verbs_get_ctx_op). */
+	v->sz = sizeof(struct verbs_context);
+}
+
+/* ------------------------------------------------------------------ exported API */
+
+bool uv_is_ours(const struct ibv_context *c)
+{
+	const struct ibv_device *dev = c ? c->device : NULL;
+	for (unsigned i = 0; dev && i < UV_MAX_DEVICES; i++)
+		if (dev == &uv_devs[i].ibdev)
+			return true;
+	return false;
+}
+
+UV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
+{
+	unsigned n;
+	struct uv_dev *d = uv_devices(&n);
+	struct ibv_device **l = calloc(n + 1, sizeof(*l));
+	if (!l) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (unsigned i = 0; i < n; i++)
+		l[i] = &d[i].ibdev;
+	if (num_devices)
+		*num_devices = (int)n;
+	return l;
+}
+
+UV_EXPORT void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+UV_EXPORT const char *ibv_get_device_name(struct ibv_device *device)
+{
+	if (!device) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return device->name;
+}
+
+static struct uv_dev *uv_dev_of(struct ibv_device *device)
+{
+	unsigned n;
+	struct uv_dev *d = uv_devices(&n);
+	for (unsigned i = 0; i < n; i++)
+		if (&d[i].ibdev == device)
+			return &d[i];
+	return NULL;
+}
+
+UV_EXPORT __be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	struct uv_dev *d = uv_dev_of(device);
+	uint64_t g = 0;
+	if (!d) {
+		errno = EINVAL;
+		return 0;
+	}
+	pthread_mutex_lock(&d->lock);
+	if (!d->have_guid && uv_dev_up(d) == 0)
+		uv_dev_down_if_idle(d);
+	g = d->node_guid;
+	pthread_mutex_unlock(&d->lock);
+	return htobe64(g);
+}
+
+UV_EXPORT int ibv_get_device_index(struct ibv_device *device)
+{
+	struct uv_dev *d = uv_dev_of(device);
+	return d ? (int)d->index : -1;
+}
+
+UV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct uv_dev *d = uv_dev_of(device);
+	if (!d) {
+		errno = ENODEV;
+		return NULL;
+	}
+	struct uv_context *c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	int rc = uv_evq_init(&c->async);
+	if (rc) {
+		free(c);
+		errno = -rc;
+		return NULL;
+	}
+	pthread_mutex_lock(&d->lock);
+	rc = uv_dev_up(d);
+	if (rc) {
+		pthread_mutex_unlock(&d->lock);
+		uv_evq_fini(&c->async);
+		free(c);
+		errno = rc < 0 ? -rc : EIO;
+		return NULL;
+	}
+	c->dev = d;
+	d->nctx++;
+	c->next = d->ctxs;
+	d->ctxs = c;
+	struct ibv_context *ic = &c->vctx.context;
+	ic->device = &d->ibdev;
+	ic->cmd_fd = -1;
+	ic->async_fd = c->async.fd;
+	ic->num_comp_vectors = (int)d->info.num_comp_vectors;
+	pthread_mutex_init(&ic->mutex, NULL);
+	ic->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	uv_fill_ops(c);
+	pthread_mutex_unlock(&d->lock);
+	uv_log(UV_LOG_INFO, "%s: opened %s (%04x:%04x, fw %u.%u.%u)", d->ibdev.name, d->uri,
+	       d->info.vendor_id, d->info.device_id, d->info.fw_major, d->info.fw_minor,
+	       d->info.fw_subminor);
+	return ic;
+}
+
+UV_EXPORT int ibv_close_device(struct ibv_context *context)
+{
+	if (!context)
+		return EINVAL;
+	struct uv_context *c = uv_ctx(context);
+	struct uv_dev *d = c->dev;
+	pthread_mutex_lock(&d->lock);
+	for (struct uv_context **pp = &d->ctxs; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	d->nctx--;
+	uv_dev_down_if_idle(d);
+	pthread_mutex_unlock(&d->lock);
+	uv_evq_fini(&c->async);
+	pthread_mutex_destroy(&context->mutex);
+	free(c);
+	return 0;
+}

@@ -1,0 +1,325 @@
+/* Completion channels and async events: real file descriptors (eventfd in semaphore
+ * mode) fed from the device's EQ interrupts by the service thread (device.c).  An
+ * application may poll()/epoll the fd, or set it non-blocking, exactly as with the
+ * kernel's uverbs event files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "uverbs/uv.h"
+
+int uv_evq_init(struct uv_evq *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (q->fd < 0)
+		return -errno;
+	pthread_mutex_init(&q->lock, NULL);
+	return 0;
+}
+
+void uv_evq_fini(struct uv_evq *q)
+{
+	struct uv_event_node *n = q->head;
+	while (n) {
+		struct uv_event_node *x = n->next;
+		free(n);
+		n = x;
+	}
+	q->head = q->tail = NULL;
+	if (q->fd >= 0)
+		close(q->fd);
+	q->fd = -1;
+	pthread_mutex_destroy(&q->lock);
+}
+
+int uv_evq_push(struct uv_evq *q, const struct uv_event_node *in)
+{
+	struct uv_event_node *n = malloc(sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	*n = *in;
+	n->next = NULL;
+	pthread_mutex_lock(&q->lock);
+	if (q->tail)
+		q->tail->next = n;
+	else
+		q->head = n;
+	q->tail = n;
+	uint64_t one = 1;
+	/* queued first, counted second: a reader that got the count finds the entry */
+	ssize_t w = write(q->fd, &one, sizeof(one));
+	pthread_mutex_unlock(&q->lock);
+	return w == (ssize_t)sizeof(one) ? 0 : -errno;
+}
+
+int uv_evq_pop(struct uv_evq *q, struct uv_event_node *out)
+{
+	uint64_t v;
+	/* The read blocks unless the application made the fd non-blocking (EAGAIN then). */
+	ssize_t r = read(q->fd, &v, sizeof(v));
+	if (r != (ssize_t)sizeof(v))
+		return r < 0 ? -errno : -EIO;
+	pthread_mutex_lock(&q->lock);
+	struct uv_event_node *n = q->head;
+	if (n) {
+		q->head = n->next;
+		if (!q->head)
+			q->tail = NULL;
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (!n)
+		return -EIO;
+	*out = *n;
+	free(n);
+	return 0;
+}
+
+void uv_evq_drop(struct uv_evq *q, const void *obj)
+{
+	pthread_mutex_lock(&q->lock);
+	struct uv_event_node **pp = &q->head, *last = NULL;
+	while (*pp) {
+		struct uv_event_node *n = *pp;
+		/* element's pointers share storage; port events hold a small integer there */
+		if ((const void *)n->cq == obj || (const void *)n->ev.element.qp == obj) {
+			*pp = n->next;
+			free(n);
+			/* take its count back; the count is at least the queue length, so this
+			 * read never blocks (done non-blocking all the same) */
+			struct pollfd p = { .fd = q->fd, .events = POLLIN };
+			if (poll(&p, 1, 0) > 0) {
+				uint64_t v;
+				int fl = fcntl(q->fd, F_GETFL);
+				fcntl(q->fd, F_SETFL, fl | O_NONBLOCK);
+				if (read(q->fd, &v, sizeof(v)) < 0)
+					v = 0;
+				fcntl(q->fd, F_SETFL, fl);
+			}
+			continue;
+		}
+		last = n;
+		pp = &n->next;
+	}
+	q->tail = last;
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* ------------------------------------------------------------------ async events */
+
+static void uv_async_to(struct uv_context *c, const struct ibv_async_event *ev)
+{
+	struct uv_event_node n = { .ev = *ev };
+	if (uv_evq_push(&c->async, &n))
+		uv_log(UV_LOG_WARN, "%s: async event %s lost (out of memory)",
+		       c->dev->ibdev.name, ibv_event_type_str(ev->event_type));
+}
+
+static enum ibv_event_type uv_qp_event(enum mx5_event_type t)
+{
+	switch (t) {
+	case MX5_EVENT_QP_FATAL: return IBV_EVENT_QP_FATAL;
+	case MX5_EVENT_QP_REQ_ERROR: return IBV_EVENT_QP_REQ_ERR;
+	case MX5_EVENT_QP_ACCESS_ERROR: return IBV_EVENT_QP_ACCESS_ERR;
+	case MX5_EVENT_COMM_EST: return IBV_EVENT_COMM_EST;
+	case MX5_EVENT_SQ_DRAINED: return IBV_EVENT_SQ_DRAINED;
+	case MX5_EVENT_LAST_WQE_REACHED: return IBV_EVENT_QP_LAST_WQE_REACHED;
+	case MX5_EVENT_PATH_MIG: return IBV_EVENT_PATH_MIG;
+	default: return IBV_EVENT_PATH_MIG_ERR;
+	}
+}
+
+/* hw/mlx5's event handler: runs in the service thread with the device lock held.
+ * Port and device events go to every context of the device, object events to the
+ * context that owns the object (as the kernel's uverbs does). */
+void uv_device_event(void *arg, const struct mx5_event *e)
+{
+	struct uv_dev *d = arg;
+	struct ibv_async_event ev;
+	memset(&ev, 0, sizeof(ev));
+
+	switch (e->type) {
+	case MX5_EVENT_DEVICE_FATAL:
+	case MX5_EVENT_PORT_ACTIVE:
+	case MX5_EVENT_PORT_DOWN:
+		if (e->type == MX5_EVENT_DEVICE_FATAL) {
+			ev.event_type = IBV_EVENT_DEVICE_FATAL;
+		} else {
+			ev.event_type = e->type == MX5_EVENT_PORT_ACTIVE ? IBV_EVENT_PORT_ACTIVE
+									 : IBV_EVENT_PORT_ERR;
+			ev.element.port_num = (int)(e->num ? e->num : 1);
+			mx5_port_query(d->mx5, 1, &d->port);
+		}
+		for (struct uv_context *c = d->ctxs; c; c = c->next)
+			uv_async_to(c, &ev);
+		return;
+	case MX5_EVENT_CQ_ERROR:
+		for (struct uv_context *c = d->ctxs; c; c = c->next)
+			for (struct uv_cq *q = c->cqs; q; q = q->next)
+				if (mx5_cq_num(q->m) == e->num) {
+					ev.event_type = IBV_EVENT_CQ_ERR;
+					ev.element.cq = (struct ibv_cq *)&q->cqx;
+					uv_async_to(c, &ev);
+					return;
+				}
+		return;
+	case MX5_EVENT_SRQ_LIMIT:
+	case MX5_EVENT_SRQ_ERROR:
+		for (struct uv_context *c = d->ctxs; c; c = c->next)
+			for (struct uv_srq *s = c->srqs; s; s = s->next)
+				if (mx5_srq_num(s->m) == e->num) {
+					ev.event_type = e->type == MX5_EVENT_SRQ_LIMIT
+							? IBV_EVENT_SRQ_LIMIT_REACHED : IBV_EVENT_SRQ_ERR;
+					ev.element.srq = &s->srq;
+					uv_async_to(c, &ev);
+					return;
+				}
+		return;
+	default:
+		for (struct uv_context *c = d->ctxs; c; c = c->next)
+			for (struct uv_qp *q = c->qps; q; q = q->next)
+				if (q->qpx.qp_base.qp_num == e->num) {
+					ev.event_type = uv_qp_event(e->type);
+					ev.element.qp = &q->qpx.qp_base;
+					uv_async_to(c, &ev);
+					return;
+				}
+		return;
+	}
+}
+
+UV_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
+{
+	if (!context || !event) {
+		errno = EINVAL;
+		return -1;
+	}
+	struct uv_event_node n;
+	int rc = uv_evq_pop(&uv_ctx(context)->async, &n);
+	if (rc) {
+		errno = -rc;
+		return -1;
+	}
+	*event = n.ev;
+	return 0;
+}
+
+UV_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
+{
+	/* Destroying an object does not wait for its events to be acknowledged here (the
+	 * queue entries naming it are dropped instead), so the ack keeps the count only. */
+	if (!event)
+		return;
+	switch (event->event_type) {
+	case IBV_EVENT_CQ_ERR:
+		if (event->element.cq)
+			__atomic_add_fetch(&event->element.cq->async_events_completed, 1, __ATOMIC_RELAXED);
+		break;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		if (event->element.srq)
+			__atomic_add_fetch(&event->element.srq->events_completed, 1, __ATOMIC_RELAXED);
+		break;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		if (event->element.qp)
+			__atomic_add_fetch(&event->element.qp->events_completed, 1, __ATOMIC_RELAXED);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ------------------------------------------------------------------ completion channels */
+
+UV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
+{
+	if (!context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct uv_channel *ch = calloc(1, sizeof(*ch));
+	if (!ch) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	int rc = uv_evq_init(&ch->q);
+	if (rc) {
+		free(ch);
+		errno = -rc;
+		return NULL;
+	}
+	ch->ch.context = context;
+	ch->ch.fd = ch->q.fd;
+	ch->ch.refcnt = 0;
+	return &ch->ch;
+}
+
+UV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	if (!channel)
+		return EINVAL;
+	struct uv_channel *ch = uv_from(channel, struct uv_channel, ch);
+	struct uv_dev *d = uv_ctx_dev(channel->context);
+	pthread_mutex_lock(&d->lock);
+	int busy = channel->refcnt;
+	pthread_mutex_unlock(&d->lock);
+	if (busy) {
+		uv_log(UV_LOG_WARN, "ibv_destroy_comp_channel: %d CQs still use it (EBUSY)", busy);
+		return EBUSY;
+	}
+	uv_evq_fini(&ch->q);
+	free(ch);
+	return 0;
+}
+
+/* CQ handler of hw/mlx5 (service thread, device lock held): one event per EQE. */
+void uv_cq_comp_event(void *arg, struct mx5_cq *m)
+{
+	struct uv_cq *cq = arg;
+	(void)m;
+	struct ibv_comp_channel *channel = cq->cqx.channel;
+	if (!channel)
+		return;
+	struct uv_channel *ch = uv_from(channel, struct uv_channel, ch);
+	struct uv_event_node n = { .cq = (struct ibv_cq *)&cq->cqx };
+	if (uv_evq_push(&ch->q, &n))
+		uv_log(UV_LOG_WARN, "completion event lost (out of memory)");
+}
+
+UV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
+			       void **cq_context)
+{
+	if (!channel || !cq) {
+		errno = EINVAL;
+		return -1;
+	}
+	struct uv_channel *ch = uv_from(channel, struct uv_channel, ch);
+	struct uv_event_node n;
+	int rc = uv_evq_pop(&ch->q, &n);
+	if (rc) {
+		errno = -rc;
+		return -1;
+	}
+	*cq = n.cq;
+	if (cq_context)
+		*cq_context = n.cq->cq_context;
+	return 0;
+}
+
+UV_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	if (!cq)
+		return;
+	__atomic_add_fetch(&cq->comp_events_completed, nevents, __ATOMIC_RELAXED);
+}

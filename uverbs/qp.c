@@ -1,0 +1,441 @@
+/* Queue pairs (RC, UC, UD): create, modify (RST->INIT->RTR->RTS, ->ERR, ->RST), query,
+ * destroy, and ibv_post_send / ibv_post_recv through hw/mlx5's data path (wqe.h,
+ * doorbell.h).  Errors follow ibv_post_send(3): the errno is returned and *bad_wr names
+ * the first WR not posted. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/mlx5/doorbell.h"
+#include "hw/mlx5/wqe.h"
+#include "uverbs/uv.h"
+
+static inline struct uv_qp *uv_qp_of(struct ibv_qp *qp)
+{
+	return (struct uv_qp *)(void *)qp;
+}
+
+/* ------------------------------------------------------------------ data path */
+
+int uv_post_send_op(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct uv_qp *q = uv_qp_of(qp);
+	/* ibv_post_send(3): the send queue works from RTS on (and flushes in SQE/ERR) */
+	if (__builtin_expect(qp->state < IBV_QPS_RTS, 0)) {
+		if (bad)
+			*bad = wr;
+		return EINVAL;
+	}
+	if (__builtin_expect(qp->qp_type == IBV_QPT_UD, 0)) {
+		for (struct ibv_send_wr *w = wr; w; w = w->next)
+			if (!w->wr.ud.ah) {
+				if (bad)
+					*bad = w;
+				return EINVAL;
+			}
+	}
+	return -mx5_post_send(q->sq, wr, bad);
+}
+
+int uv_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct uv_qp *q = uv_qp_of(qp);
+	/* receives may be posted from INIT on; a QP on an SRQ has no receive queue */
+	if (__builtin_expect(qp->state == IBV_QPS_RESET || qp->srq != NULL || !q->rq ||
+			     q->cap.max_recv_wr == 0, 0)) {
+		if (bad)
+			*bad = wr;
+		return EINVAL;
+	}
+	return -mx5_post_recv(q->rq, wr, bad);
+}
+
+/* ------------------------------------------------------------------ create */
+
+#define UV_SEND_OPS_OK (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
+			IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+			IBV_QP_EX_WITH_SEND_WITH_INV)
+
+static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_ex *a)
+{
+	struct uv_dev *d = uv_ctx_dev(c);
+	enum mx5_qp_type t;
+
+	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (a->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+				       IBV_QP_INIT_ATTR_CREATE_FLAGS)) {
+		uv_unsupported("ibv_create_qp_ex: XRC, TSO or RSS attributes");
+		return NULL;
+	}
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags) {
+		uv_unsupported("ibv_create_qp_ex: create_flags");
+		return NULL;
+	}
+	uint64_t ops = UV_SEND_OPS_OK;
+	if (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		if (a->send_ops_flags & ~(uint64_t)UV_SEND_OPS_OK) {
+			uv_unsupported("ibv_create_qp_ex: local invalidate, bind MW, TSO or atomic write ops");
+			return NULL;
+		}
+		ops = a->send_ops_flags;
+	}
+	switch (a->qp_type) {
+	case IBV_QPT_RC: t = MX5_QPT_RC; break;
+	case IBV_QPT_UC: t = MX5_QPT_UC; break;
+	case IBV_QPT_UD: t = MX5_QPT_UD; break;
+	default:
+		uv_unsupported("QP type other than RC, UC and UD");
+		return NULL;
+	}
+	if (!a->send_cq || !a->recv_cq || a->pd->context != c ||
+	    a->send_cq->context != c || a->recv_cq->context != c ||
+	    (a->srq && a->srq->context != c)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (a->cap.max_send_sge > UV_WR_MAX_SGE || a->cap.max_send_sge > d->info.max_sge ||
+	    a->cap.max_recv_sge > d->info.max_sge || a->cap.max_inline_data > d->info.max_inline_data ||
+	    a->cap.max_send_wr > d->info.max_qp_wr || a->cap.max_recv_wr > d->info.max_qp_wr) {
+		uv_log(UV_LOG_WARN, "ibv_create_qp: capabilities beyond the device's (wr %u/%u of %u, "
+		       "sge %u/%u of %u, inline %u of %u): EINVAL", a->cap.max_send_wr,
+		       a->cap.max_recv_wr, d->info.max_qp_wr, a->cap.max_send_sge, a->cap.max_recv_sge,
+		       d->info.max_sge, a->cap.max_inline_data, d->info.max_inline_data);
+		errno = EINVAL;
+		return NULL;
+	}
+	struct uv_qp *q = calloc(1, sizeof(*q));
+	if (!q) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct mx5_qp_init_attr ia = {
+		.type = t,
+		.send_cq = ((struct uv_cq *)(void *)a->send_cq)->m,
+		.recv_cq = ((struct uv_cq *)(void *)a->recv_cq)->m,
+		.srq = a->srq ? uv_from(a->srq, struct uv_srq, srq)->m : NULL,
+		.cap = { .max_send_wr = a->cap.max_send_wr, .max_recv_wr = a->srq ? 0 : a->cap.max_recv_wr,
+			 .max_send_sge = a->cap.max_send_sge ? a->cap.max_send_sge : 1,
+			 .max_recv_sge = a->cap.max_recv_sge, .max_inline_data = a->cap.max_inline_data },
+		.sq_sig_all = a->sq_sig_all,
+	};
+	pthread_mutex_lock(&d->lock);
+	int rc = mx5_qp_create(uv_from(a->pd, struct uv_pd, pd)->m, &ia, &q->m);
+	if (!rc) {
+		struct mx5_qp_attr qa;
+		struct mx5_qp_init_attr gi;
+		rc = mx5_qp_query(q->m, &qa, &gi);
+		if (!rc)
+			q->cap = gi.cap;
+		else
+			mx5_qp_destroy(q->m);
+	}
+	if (rc) {
+		rc = uv_err(d, rc, "ibv_create_qp");
+		pthread_mutex_unlock(&d->lock);
+		free(q);
+		errno = rc;
+		return NULL;
+	}
+	q->sq = mx5_qp_sq_state(q->m);
+	q->rq = mx5_qp_rq_state(q->m);
+	/* UD WQEs copy the address vector from the AH at this offset (wqe.h) */
+	q->sq->av_offset = (uint32_t)offsetof(struct uv_ah, av);
+	q->max_inline = q->cap.max_inline_data;
+	q->ctx = uv_ctx(c);
+	q->next = q->ctx->qps;
+	q->ctx->qps = q;
+	pthread_mutex_unlock(&d->lock);
+
+	q->st.inl = malloc(q->max_inline ? q->max_inline : 1);
+	if (!q->st.inl) {
+		ibv_destroy_qp(&q->qpx.qp_base);
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct ibv_qp *qp = &q->qpx.qp_base;
+	qp->context = c;
+	qp->qp_context = a->qp_context;
+	qp->pd = a->pd;
+	qp->send_cq = a->send_cq;
+	qp->recv_cq = a->recv_cq;
+	qp->srq = a->srq;
+	qp->qp_num = mx5_qp_num(q->m);
+	qp->handle = qp->qp_num;
+	qp->state = IBV_QPS_RESET;
+	qp->qp_type = a->qp_type;
+	pthread_mutex_init(&qp->mutex, NULL);
+	pthread_cond_init(&qp->cond, NULL);
+	uv_qp_ex_init(q, ops);
+	/* ibv_create_qp(3): the granted capabilities are returned in cap */
+	a->cap.max_send_wr = q->cap.max_send_wr;
+	a->cap.max_recv_wr = a->srq ? 0 : q->cap.max_recv_wr;
+	a->cap.max_send_sge = q->cap.max_send_sge < UV_WR_MAX_SGE ? q->cap.max_send_sge : UV_WR_MAX_SGE;
+	a->cap.max_recv_sge = a->srq ? 0 : q->cap.max_recv_sge;
+	a->cap.max_inline_data = q->cap.max_inline_data;
+	return qp;
+}
+
+struct ibv_qp *uv_create_qp_ex_op(struct ibv_context *c, struct ibv_qp_init_attr_ex *a)
+{
+	if (!c || !a) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return uv_qp_new(c, a);
+}
+
+UV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	if (!pd || !attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct ibv_qp_init_attr_ex x;
+	memset(&x, 0, sizeof(x));
+	x.qp_context = attr->qp_context;
+	x.send_cq = attr->send_cq;
+	x.recv_cq = attr->recv_cq;
+	x.srq = attr->srq;
+	x.cap = attr->cap;
+	x.qp_type = attr->qp_type;
+	x.sq_sig_all = attr->sq_sig_all;
+	x.comp_mask = IBV_QP_INIT_ATTR_PD;
+	x.pd = pd;
+	struct ibv_qp *qp = uv_qp_new(pd->context, &x);
+	if (qp)
+		attr->cap = x.cap;
+	return qp;
+}
+
+UV_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	if (!qp) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return &uv_qp_of(qp)->qpx;
+}
+
+/* ------------------------------------------------------------------ modify, query */
+
+static const struct { int ibv; unsigned mx5; } uv_mask_map[] = {
+	{ IBV_QP_STATE, MX5_QP_STATE }, { IBV_QP_CUR_STATE, MX5_QP_CUR_STATE },
+	{ IBV_QP_ACCESS_FLAGS, MX5_QP_ACCESS_FLAGS }, { IBV_QP_PKEY_INDEX, MX5_QP_PKEY_INDEX },
+	{ IBV_QP_PORT, MX5_QP_PORT }, { IBV_QP_QKEY, MX5_QP_QKEY }, { IBV_QP_AV, MX5_QP_AV },
+	{ IBV_QP_PATH_MTU, MX5_QP_PATH_MTU }, { IBV_QP_TIMEOUT, MX5_QP_TIMEOUT },
+	{ IBV_QP_RETRY_CNT, MX5_QP_RETRY_CNT }, { IBV_QP_RNR_RETRY, MX5_QP_RNR_RETRY },
+	{ IBV_QP_RQ_PSN, MX5_QP_RQ_PSN }, { IBV_QP_MAX_QP_RD_ATOMIC, MX5_QP_MAX_QP_RD_ATOMIC },
+	{ IBV_QP_MIN_RNR_TIMER, MX5_QP_MIN_RNR_TIMER }, { IBV_QP_SQ_PSN, MX5_QP_SQ_PSN },
+	{ IBV_QP_MAX_DEST_RD_ATOMIC, MX5_QP_MAX_DEST_RD_ATOMIC }, { IBV_QP_DEST_QPN, MX5_QP_DEST_QPN },
+};
+
+static unsigned uv_access_to_mx5(unsigned a)
+{
+	return ((a & IBV_ACCESS_LOCAL_WRITE) ? MX5_ACCESS_LOCAL_WRITE : 0) |
+	       ((a & IBV_ACCESS_REMOTE_WRITE) ? MX5_ACCESS_REMOTE_WRITE : 0) |
+	       ((a & IBV_ACCESS_REMOTE_READ) ? MX5_ACCESS_REMOTE_READ : 0) |
+	       ((a & IBV_ACCESS_REMOTE_ATOMIC) ? MX5_ACCESS_REMOTE_ATOMIC : 0);
+}
+
+static unsigned uv_access_from_mx5(unsigned a)
+{
+	return ((a & MX5_ACCESS_LOCAL_WRITE) ? IBV_ACCESS_LOCAL_WRITE : 0) |
+	       ((a & MX5_ACCESS_REMOTE_WRITE) ? IBV_ACCESS_REMOTE_WRITE : 0) |
+	       ((a & MX5_ACCESS_REMOTE_READ) ? IBV_ACCESS_REMOTE_READ : 0) |
+	       ((a & MX5_ACCESS_REMOTE_ATOMIC) ? IBV_ACCESS_REMOTE_ATOMIC : 0);
+}
+
+UV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	if (!qp || !attr)
+		return EINVAL;
+	struct uv_qp *q = uv_qp_of(qp);
+	struct uv_dev *d = uv_ctx_dev(qp->context);
+	const int known = IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_RQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC |
+			  IBV_QP_MIN_RNR_TIMER | IBV_QP_SQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			  IBV_QP_DEST_QPN;
+	if (attr_mask & ~known) {
+		uv_log(UV_LOG_WARN, "ibv_modify_qp: alternate path, SQ drain, rate limit or resize "
+		       "(mask 0x%x) not supported (EOPNOTSUPP)", attr_mask & ~known);
+		return EOPNOTSUPP;
+	}
+	if ((attr_mask & IBV_QP_STATE) && (attr->qp_state == IBV_QPS_SQD || attr->qp_state == IBV_QPS_SQE ||
+					    attr->qp_state > IBV_QPS_ERR))
+		return EINVAL;
+	struct mx5_qp_attr m;
+	memset(&m, 0, sizeof(m));
+	unsigned mask = 0;
+	for (size_t i = 0; i < sizeof(uv_mask_map) / sizeof(uv_mask_map[0]); i++)
+		if (attr_mask & uv_mask_map[i].ibv)
+			mask |= uv_mask_map[i].mx5;
+	m.qp_state = (enum mx5_qp_state)attr->qp_state;
+	m.cur_qp_state = (enum mx5_qp_state)attr->cur_qp_state;
+	m.qp_access_flags = uv_access_to_mx5(attr->qp_access_flags);
+	m.pkey_index = attr->pkey_index;
+	m.port_num = attr->port_num;
+	m.qkey = attr->qkey;
+	if (attr_mask & IBV_QP_AV) {
+		const struct ibv_ah_attr *ah = &attr->ah_attr;
+		/* RoCE carries a GRH on every packet (IBTA A17.4.5.1): is_global is required */
+		if (!ah->is_global)
+			return EINVAL;
+		m.ah.sgid_index = ah->grh.sgid_index;
+		memcpy(m.ah.dgid, ah->grh.dgid.raw, 16);
+		uv_resolve_dmac(m.ah.dgid, m.ah.dmac);
+		m.ah.hop_limit = ah->grh.hop_limit;
+		m.ah.traffic_class = ah->grh.traffic_class;
+		m.ah.flow_label = ah->grh.flow_label;
+		m.ah.sl = ah->sl;
+		m.ah.port_num = ah->port_num ? ah->port_num : 1;
+	}
+	m.path_mtu = (uint8_t)attr->path_mtu;
+	m.timeout = attr->timeout;
+	m.retry_cnt = attr->retry_cnt;
+	m.rnr_retry = attr->rnr_retry;
+	m.min_rnr_timer = attr->min_rnr_timer;
+	m.rq_psn = attr->rq_psn;
+	m.sq_psn = attr->sq_psn;
+	m.max_rd_atomic = attr->max_rd_atomic;
+	m.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	m.dest_qp_num = attr->dest_qp_num;
+
+	pthread_mutex_lock(&d->lock);
+	int rc = mx5_qp_modify(q->m, &m, mask);
+	if (rc)
+		rc = uv_err(d, rc, "ibv_modify_qp");
+	else if (attr_mask & IBV_QP_STATE)
+		qp->state = attr->qp_state;
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+UV_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+			   struct ibv_qp_init_attr *init_attr)
+{
+	(void)attr_mask;   /* everything is reported, as rdma-core's providers do */
+	if (!qp || !attr || !init_attr)
+		return EINVAL;
+	struct uv_qp *q = uv_qp_of(qp);
+	struct uv_dev *d = uv_ctx_dev(qp->context);
+	struct mx5_qp_attr m;
+	struct mx5_qp_init_attr ia;
+	pthread_mutex_lock(&d->lock);
+	int rc = mx5_qp_query(q->m, &m, &ia);
+	if (rc)
+		rc = uv_err(d, rc, "ibv_query_qp");
+	pthread_mutex_unlock(&d->lock);
+	if (rc)
+		return rc;
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = (enum ibv_qp_state)m.qp_state;
+	attr->cur_qp_state = (enum ibv_qp_state)m.qp_state;
+	attr->path_mtu = (enum ibv_mtu)m.path_mtu;
+	attr->path_mig_state = IBV_MIG_MIGRATED;
+	attr->qkey = m.qkey;
+	attr->rq_psn = m.rq_psn;
+	attr->sq_psn = m.sq_psn;
+	attr->dest_qp_num = m.dest_qp_num;
+	attr->qp_access_flags = (int)uv_access_from_mx5(m.qp_access_flags);
+	attr->cap.max_send_wr = q->cap.max_send_wr;
+	attr->cap.max_recv_wr = qp->srq ? 0 : q->cap.max_recv_wr;
+	attr->cap.max_send_sge = q->cap.max_send_sge < UV_WR_MAX_SGE ? q->cap.max_send_sge : UV_WR_MAX_SGE;
+	attr->cap.max_recv_sge = qp->srq ? 0 : q->cap.max_recv_sge;
+	attr->cap.max_inline_data = q->cap.max_inline_data;
+	attr->ah_attr.is_global = 1;
+	memcpy(attr->ah_attr.grh.dgid.raw, m.ah.dgid, 16);
+	attr->ah_attr.grh.sgid_index = m.ah.sgid_index;
+	attr->ah_attr.grh.hop_limit = m.ah.hop_limit;
+	attr->ah_attr.grh.traffic_class = m.ah.traffic_class;
+	attr->ah_attr.grh.flow_label = m.ah.flow_label;
+	attr->ah_attr.sl = m.ah.sl;
+	attr->ah_attr.port_num = m.ah.port_num;
+	attr->pkey_index = m.pkey_index;
+	attr->max_rd_atomic = m.max_rd_atomic;
+	attr->max_dest_rd_atomic = m.max_dest_rd_atomic;
+	attr->min_rnr_timer = m.min_rnr_timer;
+	attr->port_num = m.port_num;
+	attr->timeout = m.timeout;
+	attr->retry_cnt = m.retry_cnt;
+	attr->rnr_retry = m.rnr_retry;
+	memset(init_attr, 0, sizeof(*init_attr));
+	init_attr->qp_context = qp->qp_context;
+	init_attr->send_cq = qp->send_cq;
+	init_attr->recv_cq = qp->recv_cq;
+	init_attr->srq = qp->srq;
+	init_attr->cap = attr->cap;
+	init_attr->qp_type = qp->qp_type;
+	init_attr->sq_sig_all = ia.sq_sig_all;
+	return 0;
+}
+
+UV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
+{
+	if (!qp)
+		return EINVAL;
+	struct uv_qp *q = uv_qp_of(qp);
+	struct uv_dev *d = uv_ctx_dev(qp->context);
+	pthread_mutex_lock(&d->lock);
+	int rc = mx5_qp_destroy(q->m);
+	if (rc) {
+		rc = uv_err(d, rc, "ibv_destroy_qp");
+		pthread_mutex_unlock(&d->lock);
+		return rc;
+	}
+	for (struct uv_qp **pp = &q->ctx->qps; *pp; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+	pthread_mutex_unlock(&d->lock);
+	uv_evq_drop(&q->ctx->async, qp);
+	pthread_mutex_destroy(&qp->mutex);
+	pthread_cond_destroy(&qp->cond);
+	free(q->st.inl);
+	free(q);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ ECE, data-in-order */
+
+UV_EXPORT int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	(void)qp; (void)ece;
+	uv_unsupported("enhanced connection establishment (ibv_query_ece)");
+	return EOPNOTSUPP;
+}
+
+UV_EXPORT int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	(void)qp; (void)ece;
+	uv_unsupported("enhanced connection establishment (ibv_set_ece)");
+	return EOPNOTSUPP;
+}
+
+UV_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
+{
+	(void)qp; (void)op; (void)flags;
+	/* 0: data may not be written in order (the conservative answer the API allows) */
+	return 0;
+}
+
+/* ------------------------------------------------------------------ multicast */
+
+UV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)qp; (void)gid; (void)lid;
+	uv_unsupported("multicast (ibv_attach_mcast)");
+	return EOPNOTSUPP;
+}
+
+UV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)qp; (void)gid; (void)lid;
+	uv_unsupported("multicast (ibv_detach_mcast)");
+	return EOPNOTSUPP;
+}

@@ -1,0 +1,493 @@
+/* Device, port, GID and P_Key queries, and the sysfs attributes tools read.
+ *
+ * Every figure comes from the device: limits from the capability blocks (through
+ * mx5_device_query), vendor id and board id from QUERY_ADAPTER, the part id from the
+ * PCI function, the firmware version from the initialization segment, port state,
+ * MTU and speed from QUERY_VPORT_STATE/PAOS/PMTU/PTYS (mx5_port_query).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "firmware-cmd/names.h"
+#include "firmware-cmd/prm.h"
+#include "uverbs/uv.h"
+
+/* enum ibv_gid_type_sysfs of rdma-core's private ABI (driver.h), not in verbs.h. */
+enum { UV_GID_TYPE_SYSFS_IB_ROCE_V1 = 0, UV_GID_TYPE_SYSFS_ROCE_V2 = 1 };
+
+static enum ibv_mtu uv_mtu_enum(unsigned bytes)
+{
+	if (bytes >= 4096) return IBV_MTU_4096;
+	if (bytes >= 2048) return IBV_MTU_2048;
+	if (bytes >= 1024) return IBV_MTU_1024;
+	if (bytes >= 512) return IBV_MTU_512;
+	return IBV_MTU_256;
+}
+
+/* Ethernet speed as IB width x lane speed, the way mlx5 RoCE ports report it
+ * (width: 1 = 1X, 2 = 4X, 16 = 2X; speed: 4 = QDR 10G, 32 = EDR 25G, 64 = HDR 50G,
+ * 128 = NDR 100G per lane). */
+static void uv_speed(uint32_t mbps, uint8_t *width, uint8_t *speed)
+{
+	struct { uint32_t mbps; uint8_t w, s; } t[] = {
+		{ 400000, 2, 128 }, { 200000, 2, 64 }, { 100000, 2, 32 }, { 50000, 16, 32 },
+		{ 40000, 2, 4 }, { 25000, 1, 32 }, { 10000, 1, 4 }, { 1000, 1, 1 },
+	};
+	*width = 1;
+	*speed = 1;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (mbps >= t[i].mbps) {
+			*width = t[i].w;
+			*speed = t[i].s;
+			return;
+		}
+}
+
+int uv_port_attr(struct uv_dev *d, uint8_t port, struct ibv_port_attr *a)
+{
+	if (port < 1 || port > d->info.num_ports)
+		return EINVAL;
+	int rc = mx5_port_query(d->mx5, port, &d->port);
+	if (rc)
+		return uv_err(d, rc, "query port");
+	const struct mx5_port_info *p = &d->port;
+	const void *gen = mx5_device_caps(d->mx5, MX5_CAP_GENERAL, 1);
+	memset(a, 0, sizeof(*a));
+	a->state = (enum ibv_port_state)p->state;
+	a->max_mtu = uv_mtu_enum(p->max_mtu);
+	a->active_mtu = p->active_mtu ? (enum ibv_mtu)p->active_mtu : uv_mtu_enum(p->oper_mtu);
+	a->gid_tbl_len = (int)d->info.gid_table_len;
+	/* RoCE: connection manager over IP-based GIDs (what mlx5 RoCE ports report). */
+	a->port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS;
+	a->max_msg_sz = gen ? (1u << PRM_GET(cmd_hca_cap, gen, log_max_msg)) : 1u << 30;
+	a->pkey_tbl_len = (uint16_t)d->info.pkey_table_len;
+	a->max_vl_num = 1;
+	uv_speed(p->speed_mbps, &a->active_width, &a->active_speed);
+	/* phys_state (IBTA PortPhysicalState): 5 LinkUp, 3 Disabled */
+	a->phys_state = p->state == MX5_PORT_ACTIVE ? 5 : 3;
+	a->link_layer = IBV_LINK_LAYER_ETHERNET;
+	return 0;
+}
+
+int uv_query_port_op(struct ibv_context *c, uint8_t port, struct ibv_port_attr *out, size_t len)
+{
+	if (!c || !out)
+		return EINVAL;
+	struct uv_dev *d = uv_ctx_dev(c);
+	struct ibv_port_attr a;
+	pthread_mutex_lock(&d->lock);
+	int rc = uv_port_attr(d, port, &a);
+	pthread_mutex_unlock(&d->lock);
+	if (rc)
+		return rc;
+	memcpy(out, &a, len < sizeof(a) ? len : sizeof(a));
+	return 0;
+}
+
+/* The exported symbol: older binaries pass rdma-core's _compat_ibv_port_attr, which is
+ * struct ibv_port_attr up to and including `flags`; write no more than that. */
+#undef ibv_query_port
+UV_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
+			     struct _compat_ibv_port_attr *port_attr)
+{
+	return uv_query_port_op(context, port_num, (struct ibv_port_attr *)(void *)port_attr,
+				offsetof(struct ibv_port_attr, flags) + 1);
+}
+
+static void uv_fw_ver(const struct uv_dev *d, char *buf, size_t len)
+{
+	/* mlx5's format: major.minor.subminor with four digits */
+	snprintf(buf, len, "%u.%u.%04u", d->info.fw_major, d->info.fw_minor, d->info.fw_subminor);
+}
+
+static uint32_t uv_vendor_id(struct uv_dev *d, char *psid, size_t psid_len)
+{
+	uint8_t in[PRM_SIZE(query_adapter_in)] = { 0 };
+	uint8_t *out = calloc(1, PRM_SIZE(query_adapter_out));
+	uint32_t v = 0;
+	if (psid_len)
+		psid[0] = 0;
+	if (!out)
+		return 0;
+	PRM_SET(query_adapter_in, in, opcode, PRM_CMD_OP_QUERY_ADAPTER);
+	if (mx5_cmd(d->mx5, in, sizeof(in), out, PRM_SIZE(query_adapter_out)) == 0) {
+		const uint8_t *b = PRM_ADDR(query_adapter_out, out, query_adapter_struct);
+		v = (uint32_t)PRM_GET(query_adapter_param_block, b, ieee_vendor_id);
+		if (psid_len) {
+			size_t n = psid_len - 1 < 16 ? psid_len - 1 : 16;
+			memcpy(psid, PRM_ADDR(query_adapter_param_block, b, vsd_contd_psid), n);
+			psid[n] = 0;
+			/* the PSID is space or NUL padded */
+			for (size_t i = strlen(psid); i > 0 && psid[i - 1] == ' '; i--)
+				psid[i - 1] = 0;
+		}
+	} else {
+		uv_err(d, -EIO, "QUERY_ADAPTER");
+	}
+	free(out);
+	return v;
+}
+
+void uv_device_attr(struct uv_dev *d, struct ibv_device_attr *a)
+{
+	const struct mx5_device_info *i = &d->info;
+	memset(a, 0, sizeof(*a));
+	uv_fw_ver(d, a->fw_ver, sizeof(a->fw_ver));
+	a->node_guid = htobe64(d->node_guid);
+	a->sys_image_guid = htobe64(d->node_guid);
+	a->max_mr_size = i->max_mr_size;
+	/* any multiple of the host page (memory is pinned in host pages) */
+	a->page_size_cap = ~((uint64_t)i->host_page_size - 1);
+	a->vendor_id = uv_vendor_id(d, NULL, 0);
+	a->vendor_part_id = i->device_id;
+	a->hw_ver = 0;
+	a->max_qp = (int)i->max_qp;
+	a->max_qp_wr = (int)i->max_qp_wr;
+	a->device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_RC_RNR_NAK_GEN |
+			      IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_CHANGE_PHY_PORT;
+	a->max_sge = (int)i->max_sge;
+	a->max_sge_rd = (int)i->max_sge;
+	a->max_cq = (int)i->max_cq;
+	a->max_cqe = (int)i->max_cqe;
+	a->max_mr = (int)i->max_mr;
+	a->max_pd = (int)i->max_pd;
+	a->max_qp_rd_atom = (int)i->max_qp_rd_atom;
+	a->max_qp_init_rd_atom = (int)i->max_qp_init_rd_atom;
+	uint64_t res = (uint64_t)i->max_qp_rd_atom * i->max_qp;
+	a->max_res_rd_atom = res > 0x7fffffff ? 0x7fffffff : (int)res;
+	a->atomic_cap = i->atomic ? IBV_ATOMIC_HCA : IBV_ATOMIC_NONE;
+	a->max_ah = 0x7fffffff;   /* address handles live in host memory only */
+	a->max_srq = (int)i->max_srq;
+	a->max_srq_wr = (int)i->max_srq_wr;
+	a->max_srq_sge = (int)i->max_srq_sge;
+	a->max_pkeys = (uint16_t)i->pkey_table_len;
+	a->local_ca_ack_delay = (uint8_t)i->local_ca_ack_delay;
+	a->phys_port_cnt = i->num_ports;
+}
+
+UV_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *device_attr)
+{
+	if (!context || !device_attr)
+		return EINVAL;
+	struct uv_dev *d = uv_ctx_dev(context);
+	pthread_mutex_lock(&d->lock);
+	uv_device_attr(d, device_attr);
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+int uv_query_device_ex_op(struct ibv_context *c, const struct ibv_query_device_ex_input *in,
+			  struct ibv_device_attr_ex *a, size_t len)
+{
+	if (!c || !a)
+		return EINVAL;
+	if (in && in->comp_mask)
+		return EINVAL;
+	struct ibv_device_attr_ex x;
+	memset(&x, 0, sizeof(x));
+	struct uv_dev *d = uv_ctx_dev(c);
+	pthread_mutex_lock(&d->lock);
+	uv_device_attr(d, &x.orig_attr);
+	pthread_mutex_unlock(&d->lock);
+	/* no ODP, timestamps, TSO, RSS, pacing, TM or device memory: all zero */
+	x.phys_port_cnt_ex = x.orig_attr.phys_port_cnt;
+	size_t n = len < sizeof(x) ? len : sizeof(x);
+	memcpy(a, &x, n);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ GIDs */
+
+static const uint8_t uv_v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+int uv_program_gids(struct uv_dev *d)
+{
+	/* The emulated shim names its function "emu:a.b.c.d" (its RoCE address); the GID
+	 * is that address IPv4-mapped, RoCE v2, with the port MAC.  Hardware functions
+	 * have no address until one is configured: their table stays empty. */
+	struct shim_dev *s = mx5_device_shim(d->mx5);
+	struct in_addr ip;
+	if (!s || strncmp(s->pci.bdf, "emu:", 4) || inet_pton(AF_INET, s->pci.bdf + 4, &ip) != 1) {
+		uv_log(UV_LOG_INFO, "%s: no IP address known for the GID table", d->ibdev.name);
+		return 0;
+	}
+	struct mx5_gid_entry e;
+	memset(&e, 0, sizeof(e));
+	memcpy(e.gid, uv_v4mapped, 12);
+	memcpy(e.gid + 12, &ip, 4);
+	memcpy(e.mac, d->mac, 6);
+	e.type = MX5_GID_ROCE_V2;
+	e.ipv4 = 1;
+	e.vlan_id = 0xffff;
+	e.valid = 1;
+	return mx5_gid_set(d->mx5, 1, 0, &e);
+}
+
+/* Destination MAC for a RoCE GID.  Hosts resolve it with ARP/ND through the kernel;
+ * the emulated network is a set of 127.0.0.N addresses whose MACs are 02:00:a.b.c.d
+ * (the emulated NIC's NIC vport permanent address), so an IPv4-mapped GID maps to that
+ * directly.  A link-local IPv6 GID carries its MAC in the EUI-64 interface id. */
+void uv_resolve_dmac(const uint8_t gid[16], uint8_t mac[6])
+{
+	if (!memcmp(gid, uv_v4mapped, 12)) {
+		mac[0] = 0x02;
+		mac[1] = 0x00;
+		memcpy(mac + 2, gid + 12, 4);
+	} else if (gid[0] == 0xfe && (gid[1] & 0xc0) == 0x80) {
+		mac[0] = gid[8] ^ 0x02;
+		mac[1] = gid[9];
+		mac[2] = gid[10];
+		mac[3] = gid[13];
+		mac[4] = gid[14];
+		mac[5] = gid[15];
+	} else {
+		memset(mac, 0, 6);
+	}
+}
+
+static int uv_gid_get(struct ibv_context *c, uint32_t port, uint32_t index, struct mx5_gid_entry *e)
+{
+	struct uv_dev *d = uv_ctx_dev(c);
+	if (port < 1 || port > d->info.num_ports || index >= d->info.gid_table_len)
+		return EINVAL;
+	pthread_mutex_lock(&d->lock);
+	int rc = mx5_gid_get(d->mx5, (uint8_t)port, index, e);
+	pthread_mutex_unlock(&d->lock);
+	return rc ? EINVAL : 0;
+}
+
+UV_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
+			    union ibv_gid *gid)
+{
+	struct mx5_gid_entry e;
+	if (!context || !gid || index < 0)
+		return -1;
+	if (uv_gid_get(context, port_num, (uint32_t)index, &e))
+		return -1;
+	/* an unset entry reads as the zero GID, as the kernel's table does */
+	memset(gid, 0, sizeof(*gid));
+	if (e.valid)
+		memcpy(gid->raw, e.gid, 16);
+	return 0;
+}
+
+UV_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
+				uint32_t gid_index, struct ibv_gid_entry *entry, uint32_t flags,
+				size_t entry_size)
+{
+	struct mx5_gid_entry e;
+	if (!context || !entry || flags)
+		return EINVAL;
+	if (entry_size < sizeof(struct ibv_gid_entry))
+		return EINVAL;
+	int rc = uv_gid_get(context, port_num, gid_index, &e);
+	if (rc)
+		return rc;
+	if (!e.valid)
+		return ENODATA;
+	memset(entry, 0, entry_size);
+	memcpy(entry->gid.raw, e.gid, 16);
+	entry->gid_index = gid_index;
+	entry->port_num = port_num;
+	entry->gid_type = e.type == MX5_GID_ROCE_V1 ? IBV_GID_TYPE_ROCE_V1 : IBV_GID_TYPE_ROCE_V2;
+	entry->ndev_ifindex = 0;   /* no kernel net device behind it */
+	return 0;
+}
+
+UV_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
+				       size_t max_entries, uint32_t flags, size_t entry_size)
+{
+	if (!context || !entries || flags || entry_size < sizeof(struct ibv_gid_entry))
+		return -EINVAL;
+	struct uv_dev *d = uv_ctx_dev(context);
+	size_t n = 0;
+	for (uint32_t port = 1; port <= d->info.num_ports; port++)
+		for (uint32_t i = 0; i < d->info.gid_table_len; i++) {
+			struct ibv_gid_entry *e = (struct ibv_gid_entry *)(void *)((char *)entries + n * entry_size);
+			struct ibv_gid_entry tmp;
+			if (_ibv_query_gid_ex(context, port, i, &tmp, 0, sizeof(tmp)))
+				continue;
+			if (n == max_entries)
+				return -EINVAL;
+			memset(e, 0, entry_size);
+			*e = tmp;
+			n++;
+		}
+	return (ssize_t)n;
+}
+
+/* rdma-core's private ABI (IBVERBS_PRIVATE_34), imported by Debian's ibv_devinfo. */
+UV_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
+				 unsigned int index, int *type);
+UV_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
+				 unsigned int index, int *type)
+{
+	struct mx5_gid_entry e;
+	if (!context || !type)
+		return EINVAL;
+	if (uv_gid_get(context, port_num, index, &e) || !e.valid) {
+		errno = EINVAL;
+		return -1;
+	}
+	*type = e.type == MX5_GID_ROCE_V1 ? UV_GID_TYPE_SYSFS_IB_ROCE_V1 : UV_GID_TYPE_SYSFS_ROCE_V2;
+	return 0;
+}
+
+UV_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,
+			     __be16 *pkey)
+{
+	if (!context || !pkey)
+		return -1;
+	struct uv_dev *d = uv_ctx_dev(context);
+	if (port_num < 1 || port_num > d->info.num_ports || index < 0 ||
+	    (uint32_t)index >= d->info.pkey_table_len)
+		return -1;
+	/* RoCE has the one default, full-membership P_Key (IBTA A17.4.1) */
+	*pkey = htobe16(0xffff);
+	return 0;
+}
+
+UV_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pkey)
+{
+	__be16 p;
+	if (ibv_query_pkey(context, port_num, 0, &p))
+		return -1;
+	if ((be16toh(pkey) & 0x7fff) == (be16toh(p) & 0x7fff))
+		return 0;
+	errno = ENOENT;
+	return -1;
+}
+
+/* ------------------------------------------------------------------ sysfs */
+
+static int uv_sysfs_value(struct uv_dev *d, const char *file, char *out, size_t len)
+{
+	unsigned port, idx;
+	char tail[64];
+	struct mx5_gid_entry e;
+
+	if (!strcmp(file, "board_id")) {
+		char psid[32];
+		uv_vendor_id(d, psid, sizeof(psid));
+		snprintf(out, len, "%s", psid);
+	} else if (!strcmp(file, "fw_ver")) {
+		uv_fw_ver(d, out, len);
+	} else if (!strcmp(file, "node_guid") || !strcmp(file, "sys_image_guid")) {
+		uint64_t g = d->node_guid;
+		snprintf(out, len, "%04x:%04x:%04x:%04x", (unsigned)(g >> 48) & 0xffff,
+			 (unsigned)(g >> 32) & 0xffff, (unsigned)(g >> 16) & 0xffff, (unsigned)g & 0xffff);
+	} else if (!strcmp(file, "node_type")) {
+		snprintf(out, len, "1: CA");
+	} else if (!strcmp(file, "hca_type")) {
+		snprintf(out, len, "MT%u", d->info.device_id);
+	} else if (!strcmp(file, "hw_rev")) {
+		snprintf(out, len, "0x0");
+	} else if (sscanf(file, "ports/%u/%63s", &port, tail) == 2) {
+		struct ibv_port_attr a;
+		if (uv_port_attr(d, (uint8_t)port, &a))
+			return -1;
+		if (!strcmp(tail, "state")) {
+			snprintf(out, len, "%d: %s", a.state, ibv_port_state_str(a.state));
+		} else if (!strcmp(tail, "link_layer")) {
+			snprintf(out, len, "Ethernet");
+		} else if (!strcmp(tail, "phys_state")) {
+			snprintf(out, len, "%d: %s", a.phys_state, a.phys_state == 5 ? "LinkUp" : "Disabled");
+		} else if (sscanf(tail, "gids/%u", &idx) == 1 ||
+			   sscanf(tail, "gid_attrs/types/%u", &idx) == 1) {
+			if (idx >= d->info.gid_table_len || mx5_gid_get(d->mx5, (uint8_t)port, idx, &e))
+				return -1;
+			if (tail[1] == 'i') {   /* gids/N: the GID, zero when unset */
+				uint8_t z[16] = { 0 };
+				const uint8_t *g = e.valid ? e.gid : z;
+				snprintf(out, len, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
+					 g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10],
+					 g[11], g[12], g[13], g[14], g[15]);
+			} else {
+				if (!e.valid)
+					return -1;   /* the kernel answers EINVAL for an unset entry */
+				snprintf(out, len, "%s", e.type == MX5_GID_ROCE_V1 ? "IB/RoCE v1" : "RoCE v2");
+			}
+		} else {
+			return -1;
+		}
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+UV_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
+{
+	if (!dir || !file || !buf || !size) {
+		errno = EINVAL;
+		return -1;
+	}
+	unsigned n;
+	struct uv_dev *devs = uv_devices(&n);
+	for (unsigned i = 0; i < n; i++) {
+		struct uv_dev *d = &devs[i];
+		if (strcmp(dir, d->ibdev.ibdev_path))
+			continue;
+		char val[128];
+		pthread_mutex_lock(&d->lock);
+		int rc = d->mx5 ? 0 : uv_dev_up(d);
+		if (!rc)
+			rc = uv_sysfs_value(d, file, val, sizeof(val));
+		uv_dev_down_if_idle(d);
+		pthread_mutex_unlock(&d->lock);
+		if (rc) {
+			errno = ENOENT;
+			return -1;
+		}
+		size_t l = strlen(val);
+		if (l >= size)
+			l = size - 1;
+		memcpy(buf, val, l);
+		buf[l] = 0;
+		return (int)l;
+	}
+	/* anything else is a real file (rdma-core semantics: trailing newline dropped) */
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t len = read(fd, buf, size);
+	close(fd);
+	if (len < 0)
+		return -1;
+	if ((size_t)len == size)
+		len--;
+	if (len > 0 && buf[len - 1] == '\n')
+		len--;
+	buf[len] = 0;
+	return (int)len;
+}
+
+UV_EXPORT int ibv_read_ibdev_sysfs_file(char *buf, size_t size, struct ibv_device *dev,
+					const char *fmt, ...);
+UV_EXPORT int ibv_read_ibdev_sysfs_file(char *buf, size_t size, struct ibv_device *dev,
+					const char *fmt, ...)
+{
+	char file[256];
+	va_list ap;
+	if (!dev) {
+		errno = EINVAL;
+		return -1;
+	}
+	va_start(ap, fmt);
+	vsnprintf(file, sizeof(file), fmt, ap);
+	va_end(ap);
+	return ibv_read_sysfs_file(dev->ibdev_path, file, buf, size);
+}
+
+UV_EXPORT const char *ibv_get_sysfs_path(void)
+{
+	return "/sys";
+}

@@ -1,0 +1,271 @@
+/* Shared receive queues (PRM CREATE_SRQ through hw/mlx5) and address handles (the
+ * 48-byte RoCE v2 address vector UD sends copy into their WQEs). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/mlx5/doorbell.h"
+#include "uverbs/uv.h"
+
+/* ------------------------------------------------------------------ SRQ */
+
+int uv_post_srq_recv_op(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	return -mx5_post_srq_recv(uv_from(srq, struct uv_srq, srq)->ring, wr, bad);
+}
+
+static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct ibv_srq_attr *attr)
+{
+	struct uv_dev *d = uv_ctx_dev(pd->context);
+	if (!attr->max_wr || attr->max_wr > d->info.max_srq_wr || attr->max_sge > d->info.max_srq_sge ||
+	    attr->srq_limit > attr->max_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct uv_srq *s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct mx5_srq_attr a = { .max_wr = attr->max_wr, .max_sge = attr->max_sge ? attr->max_sge : 1,
+				  .srq_limit = attr->srq_limit };
+	pthread_mutex_lock(&d->lock);
+	int rc = mx5_srq_create(uv_from(pd, struct uv_pd, pd)->m, NULL, &a, &s->m);
+	if (rc) {
+		rc = uv_err(d, rc, "ibv_create_srq");
+		pthread_mutex_unlock(&d->lock);
+		free(s);
+		errno = rc;
+		return NULL;
+	}
+	mx5_srq_query(s->m, &a);
+	s->ring = mx5_srq_state(s->m);
+	s->ctx = uv_ctx(pd->context);
+	s->next = s->ctx->srqs;
+	s->ctx->srqs = s;
+	pthread_mutex_unlock(&d->lock);
+	s->max_wr = a.max_wr;
+	s->max_sge = a.max_sge;
+	s->limit = a.srq_limit;
+	s->srq.context = pd->context;
+	s->srq.srq_context = srq_context;
+	s->srq.pd = pd;
+	s->srq.handle = mx5_srq_num(s->m);
+	pthread_mutex_init(&s->srq.mutex, NULL);
+	pthread_cond_init(&s->srq.cond, NULL);
+	/* ibv_create_srq(3): the granted sizes are returned */
+	attr->max_wr = a.max_wr;
+	attr->max_sge = a.max_sge;
+	return &s->srq;
+}
+
+UV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init)
+{
+	if (!pd || !init) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return uv_srq_new(pd, init->srq_context, &init->attr);
+}
+
+struct ibv_srq *uv_create_srq_ex_op(struct ibv_context *c, struct ibv_srq_init_attr_ex *a)
+{
+	if (!c || !a) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type != IBV_SRQT_BASIC) {
+		uv_unsupported("XRC and tag-matching SRQs");
+		return NULL;
+	}
+	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a->pd || a->pd->context != c) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return uv_srq_new(a->pd, a->srq_context, &a->attr);
+}
+
+UV_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	if (!srq || !attr)
+		return EINVAL;
+	struct uv_srq *s = uv_from(srq, struct uv_srq, srq);
+	if (mask & IBV_SRQ_MAX_WR) {
+		uv_unsupported("SRQ resize (ibv_modify_srq IBV_SRQ_MAX_WR)");
+		return EOPNOTSUPP;
+	}
+	if (!(mask & IBV_SRQ_LIMIT))
+		return mask ? EINVAL : 0;
+	if (attr->srq_limit > s->max_wr)
+		return EINVAL;
+	struct uv_dev *d = uv_ctx_dev(srq->context);
+	pthread_mutex_lock(&d->lock);
+	int rc = mx5_srq_arm(s->m, attr->srq_limit);
+	if (rc)
+		rc = uv_err(d, rc, "ibv_modify_srq");
+	else
+		s->limit = attr->srq_limit;
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+UV_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	if (!srq || !attr)
+		return EINVAL;
+	struct uv_srq *s = uv_from(srq, struct uv_srq, srq);
+	attr->max_wr = s->max_wr;
+	attr->max_sge = s->max_sge;
+	attr->srq_limit = s->limit;
+	return 0;
+}
+
+UV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
+{
+	if (!srq)
+		return EINVAL;
+	struct uv_srq *s = uv_from(srq, struct uv_srq, srq);
+	struct uv_dev *d = uv_ctx_dev(srq->context);
+	pthread_mutex_lock(&d->lock);
+	int rc = mx5_srq_destroy(s->m);
+	if (rc) {
+		rc = uv_err(d, rc, "ibv_destroy_srq");
+		pthread_mutex_unlock(&d->lock);
+		return rc;
+	}
+	for (struct uv_srq **pp = &s->ctx->srqs; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	pthread_mutex_unlock(&d->lock);
+	uv_evq_drop(&s->ctx->async, srq);
+	pthread_mutex_destroy(&srq->mutex);
+	pthread_cond_destroy(&srq->cond);
+	free(s);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ AH */
+
+/* RoCE v2 UDP source port from the flow label (IBTA A17.5.3 suggests it; the
+ * folding into 0xC000..0xFFFF is the one Linux and rdma-core use). */
+static uint16_t uv_flow_label_sport(uint32_t fl)
+{
+	uint32_t lo = fl & 0x3fff, hi = fl & 0xfc000;
+	lo ^= hi >> 14;
+	return (uint16_t)(lo | 0xc000);
+}
+
+UV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	if (!pd || !attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct uv_dev *d = uv_ctx_dev(pd->context);
+	/* RoCE: every packet has a GRH, an AH without one cannot address anybody */
+	if (!attr->is_global || attr->grh.sgid_index >= d->info.gid_table_len ||
+	    (attr->port_num && attr->port_num > d->info.num_ports)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct uv_ah *a = calloc(1, sizeof(*a));
+	if (!a) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct mx5_av_attr av;
+	memset(&av, 0, sizeof(av));
+	memcpy(av.dgid, attr->grh.dgid.raw, 16);
+	uv_resolve_dmac(av.dgid, av.dmac);
+	av.sgid_index = attr->grh.sgid_index;
+	av.hop_limit = attr->grh.hop_limit;
+	av.tclass = attr->grh.traffic_class;
+	av.flow_label = attr->grh.flow_label & 0xfffff;
+	av.udp_sport = uv_flow_label_sport(av.flow_label);
+	av.stat_rate_sl = attr->sl & 0xf;
+	mx5_av_build(a->av, &av);
+	a->ah.context = pd->context;
+	a->ah.pd = pd;
+	a->attr = *attr;
+	return &a->ah;
+}
+
+UV_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
+{
+	if (!ah)
+		return EINVAL;
+	free(uv_from(ah, struct uv_ah, ah));
+	return 0;
+}
+
+static const uint8_t uv_v4map[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+/* ibv_init_ah_from_wc(3): the reply address from a received UD completion.  RoCE v2
+ * puts the packet's IP header in the first 40 bytes of the receive buffer: IPv6 as a
+ * GRH, IPv4 in bytes 20..39 after 20 zero bytes (rdma-core's layout). */
+UV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc,
+				  struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
+{
+	if (!context || !wc || !ah_attr)
+		return -1;
+	memset(ah_attr, 0, sizeof(*ah_attr));
+	ah_attr->sl = wc->sl;
+	ah_attr->port_num = port_num;
+	if (!(wc->wc_flags & IBV_WC_GRH) || !grh) {
+		errno = EINVAL;   /* RoCE needs the GRH to answer */
+		return -1;
+	}
+	uint8_t src[16], dst[16];
+	const uint8_t *raw = (const uint8_t *)grh;
+	static const uint8_t zero20[20];
+	if (!memcmp(raw, zero20, 20) && (raw[20] >> 4) == 4) {
+		memcpy(src, uv_v4map, 12);
+		memcpy(src + 12, raw + 20 + 12, 4);
+		memcpy(dst, uv_v4map, 12);
+		memcpy(dst + 12, raw + 20 + 16, 4);
+		ah_attr->grh.hop_limit = raw[20 + 8];
+		ah_attr->grh.traffic_class = raw[20 + 1];
+	} else {
+		memcpy(src, grh->sgid.raw, 16);
+		memcpy(dst, grh->dgid.raw, 16);
+		uint32_t vtf = be32toh(grh->version_tclass_flow);
+		ah_attr->grh.hop_limit = grh->hop_limit;
+		ah_attr->grh.traffic_class = (uint8_t)(vtf >> 20);
+		ah_attr->grh.flow_label = vtf & 0xfffff;
+	}
+	ah_attr->is_global = 1;
+	memcpy(ah_attr->grh.dgid.raw, src, 16);
+	/* our GID the packet was sent to */
+	struct uv_dev *d = uv_ctx_dev(context);
+	for (uint32_t i = 0; i < d->info.gid_table_len; i++) {
+		union ibv_gid g;
+		if (ibv_query_gid(context, port_num, (int)i, &g) == 0 && !memcmp(g.raw, dst, 16)) {
+			ah_attr->grh.sgid_index = (uint8_t)i;
+			return 0;
+		}
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+UV_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
+					       struct ibv_grh *grh, uint8_t port_num)
+{
+	struct ibv_ah_attr a;
+	if (!pd || ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &a))
+		return NULL;
+	return ibv_create_ah(pd, &a);
+}
+
+UV_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *attr,
+					  uint8_t eth_mac[6], uint16_t *vid)
+{
+	if (!context || !attr || !eth_mac)
+		return EINVAL;
+	uv_resolve_dmac(attr->grh.dgid.raw, eth_mac);
+	if (vid)
+		*vid = 0xffff;
+	return 0;
+}

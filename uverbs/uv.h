@@ -1,0 +1,226 @@
+/* uverbs: the libibverbs API over hw/mlx5, in the application's process (design
+ * section 7).  Internal header shared by the files of libuverbs.so.
+ *
+ * What it owns: the verbs objects (laid out as <infiniband/verbs.h> expects, because
+ * applications' inline functions such as ibv_post_send, ibv_poll_cq, ibv_query_port,
+ * ibv_create_qp_ex and ibv_wr_* call through them), the device list (UVERBS_DEVICES),
+ * completion channels and async events as file descriptors, and one service thread
+ * per open device that takes the device's EQ interrupts.
+ * What it may call: hw/mlx5 (mx5.h and the data-path headers) and nothing below it.
+ * Who calls it: applications, linked directly or through LD_PRELOAD.
+ *
+ * Locking: every hw/mlx5 control call (commands, EQ service) runs under the device's
+ * lock (mx5.h: "the caller serialises").  The data path (post, poll, arm) takes no lock:
+ * like rdma-core's providers, one thread posts to a QP and one polls a CQ at a time.
+ * Lock order: uv_dev.lock, then a channel's or a context's event lock, never reversed.
+ */
+#ifndef UVERBS_UVERBS_UV_H
+#define UVERBS_UVERBS_UV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "hw/mlx5/mx5.h"
+#include "hw/mlx5/sq.h"
+#include "hw/mlx5/cq.h"
+
+/* The exported libibverbs API; everything else in libuverbs.so stays hidden
+ * (-fvisibility=hidden and the version script uverbs.map). */
+#define UV_EXPORT __attribute__((visibility("default")))
+
+#define UV_MAX_DEVICES 16
+#define UV_MAX_EQS 64
+#define UV_PORTS 1
+
+/* ------------------------------------------------------------------ logging */
+
+enum uv_log_level { UV_LOG_NONE = 0, UV_LOG_ERROR, UV_LOG_WARN, UV_LOG_INFO, UV_LOG_DEBUG };
+/* One line on stderr when UVERBS_LOG asks for this level (error|warn|info|debug). */
+void uv_log(enum uv_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Unsupported feature: log the reason, set errno = EOPNOTSUPP. */
+void uv_unsupported(const char *what);
+
+/* ------------------------------------------------------------------ objects */
+
+struct uv_context;
+
+struct uv_dev {
+	struct ibv_device ibdev;      /* what applications see; must be first */
+	/* rdma-core's struct verbs_device keeps its provider's ops pointer right after
+	 * struct ibv_device; libmlx5's exported mlx5dv_* entry points (which perftest
+	 * imports) compare that pointer with their own ops to recognise an mlx5 device.
+	 * Keeping a NULL here makes them answer EOPNOTSUPP for our devices instead of
+	 * treating our context as theirs. */
+	const void *not_a_provider;
+	char uri[256];
+	unsigned index;
+	pthread_mutex_t lock;         /* serialises hw/mlx5 control calls and EQ service */
+	struct mx5_device *mx5;       /* brought up while contexts are open */
+	unsigned nctx;
+	struct uv_context *ctxs;
+	struct mx5_device_info info;
+	struct mx5_port_info port;    /* refreshed on query and port events */
+	uint8_t mac[6];
+	uint64_t node_guid;           /* EUI-64 of the port MAC */
+	bool have_guid;
+	/* service thread */
+	pthread_t thread;
+	bool thread_running;
+	int wake_fd;                  /* eventfd: stop, or a new completion EQ to watch */
+	volatile int stop;
+	struct mx5_eq *eqs[UV_MAX_EQS];
+	unsigned neqs;
+};
+
+struct uv_event_node {
+	struct uv_event_node *next;
+	struct ibv_async_event ev;
+	struct ibv_cq *cq;            /* completion channel entries */
+};
+
+/* A queue of events behind an eventfd in semaphore mode: every queued event is one
+ * count, so poll() on the fd and the queue always agree (the fd is readable exactly
+ * when an event is queued). */
+struct uv_evq {
+	pthread_mutex_t lock;
+	int fd;
+	struct uv_event_node *head, *tail;
+};
+int uv_evq_init(struct uv_evq *q);
+void uv_evq_fini(struct uv_evq *q);
+/* Queue a copy of n (allocated here); 0 or -errno. */
+int uv_evq_push(struct uv_evq *q, const struct uv_event_node *n);
+/* Block (unless the fd is non-blocking) for one event; 0 or -errno. */
+int uv_evq_pop(struct uv_evq *q, struct uv_event_node *out);
+/* Drop queued entries naming `obj` (a CQ, QP or SRQ being destroyed). */
+void uv_evq_drop(struct uv_evq *q, const void *obj);
+
+struct uv_context {
+	struct verbs_context vctx;    /* ibv_context is its last member */
+	struct uv_dev *dev;
+	struct uv_context *next;
+	struct uv_evq async;          /* context.async_fd */
+	struct uv_qp *qps;            /* for async event routing (under dev->lock) */
+	struct uv_cq *cqs;
+	struct uv_srq *srqs;
+};
+
+struct uv_pd {
+	struct ibv_pd pd;
+	struct mx5_pd *m;
+};
+
+struct uv_mr {
+	struct ibv_mr mr;
+	struct mx5_mr *m;
+	unsigned access;
+};
+
+struct uv_channel {
+	struct ibv_comp_channel ch;
+	struct uv_evq q;
+};
+
+struct uv_cq {
+	struct ibv_cq_ex cqx;         /* struct ibv_cq is its prefix */
+	struct mx5_cq *m;
+	struct mx5_cq_ring *ring;
+	struct uv_context *ctx;
+	struct uv_cq *next;
+	uint64_t wc_flags;            /* ibv_create_cq_attr_ex.wc_flags asked for */
+	struct ibv_wc cur;            /* the completion start_poll/next_poll read */
+	bool polling;
+};
+
+struct uv_srq {
+	struct ibv_srq srq;
+	struct mx5_srq *m;
+	struct mx5_srq_ring *ring;
+	struct uv_context *ctx;
+	struct uv_srq *next;
+	uint32_t max_wr, max_sge, limit;
+};
+
+/* The 48-byte address vector sits at a fixed offset of the AH: the send path copies it
+ * into each UD WQE from wr->wr.ud.ah + sq->av_offset (hw/mlx5 wqe.h). */
+struct uv_ah {
+	struct ibv_ah ah;
+	uint8_t av[MX5_AV_SIZE] __attribute__((aligned(16)));
+	struct ibv_ah_attr attr;
+};
+
+/* ibv_wr_* staging: the WR being built between the opcode call and the next one (or
+ * wr_complete); data setters copy what they are given, so callers may reuse buffers. */
+#define UV_WR_MAX_SGE 32
+struct uv_wr_stage {
+	struct ibv_send_wr wr;
+	struct ibv_sge sge[UV_WR_MAX_SGE];
+	uint8_t *inl;                 /* max_inline bytes */
+	bool open;                    /* an opcode was given, not yet built */
+	int err;                      /* first error since wr_start (positive errno) */
+	uint32_t start_post;          /* sq->cur_post at wr_start, for wr_abort */
+	uint64_t ops;                 /* send_ops_flags the QP was created with */
+};
+
+struct uv_qp {
+	struct ibv_qp_ex qpx;         /* struct ibv_qp is its first member */
+	struct mx5_qp *m;
+	struct mx5_sq *sq;
+	struct mx5_rq *rq;
+	struct uv_context *ctx;
+	struct uv_qp *next;
+	struct mx5_qp_cap cap;
+	uint32_t max_inline;
+	struct uv_wr_stage st;
+};
+
+static inline struct uv_context *uv_ctx(struct ibv_context *c)
+{
+	return (struct uv_context *)(void *)((char *)c - offsetof(struct uv_context, vctx.context));
+}
+static inline struct uv_dev *uv_ctx_dev(struct ibv_context *c) { return uv_ctx(c)->dev; }
+#define uv_from(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* Is this context one of ours (a preload may see a context another library made)? */
+bool uv_is_ours(const struct ibv_context *c);
+
+/* device.c */
+struct uv_dev *uv_devices(unsigned *n);
+int uv_dev_up(struct uv_dev *d);          /* bring up (under d->lock) */
+void uv_dev_down_if_idle(struct uv_dev *d); /* under d->lock */
+int uv_dev_watch_eq(struct uv_dev *d, unsigned vector); /* under d->lock */
+/* errno from a negative mx5 return, with the device's message logged. */
+int uv_err(struct uv_dev *d, int rc, const char *what);
+
+/* query.c */
+int uv_port_attr(struct uv_dev *d, uint8_t port, struct ibv_port_attr *a);
+void uv_device_attr(struct uv_dev *d, struct ibv_device_attr *a);
+int uv_query_port_op(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a, size_t len);
+int uv_query_device_ex_op(struct ibv_context *c, const struct ibv_query_device_ex_input *in,
+			  struct ibv_device_attr_ex *a, size_t len);
+/* The GID index 0 entry of the port: RoCE v2, the device's IPv4-mapped address. */
+int uv_program_gids(struct uv_dev *d);
+void uv_resolve_dmac(const uint8_t gid[16], uint8_t mac[6]);
+
+/* cq.c */
+struct ibv_cq_ex *uv_create_cq_ex_op(struct ibv_context *c, struct ibv_cq_init_attr_ex *a);
+int uv_poll_cq_op(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int uv_req_notify_cq_op(struct ibv_cq *cq, int solicited);
+void uv_cq_comp_event(void *ctx, struct mx5_cq *cq);
+
+/* qp.c, qp_ex.c */
+struct ibv_qp *uv_create_qp_ex_op(struct ibv_context *c, struct ibv_qp_init_attr_ex *a);
+int uv_post_send_op(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int uv_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+void uv_qp_ex_init(struct uv_qp *q, uint64_t send_ops);
+struct ibv_srq *uv_create_srq_ex_op(struct ibv_context *c, struct ibv_srq_init_attr_ex *a);
+int uv_post_srq_recv_op(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+/* events.c */
+void uv_device_event(void *ctx, const struct mx5_event *ev);
+
+#endif
