@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "hw/emu/emu.h"

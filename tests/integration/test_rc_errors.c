@@ -1,0 +1,153 @@
+/* RC error paths between two emulated NICs: RNR NAKs then success once a receive is
+ * posted, rnr_retry exhausted, the peer gone (RETRY_EXC_ERR after the configured
+ * timeout on that QP only), remote access errors, and what follows an error (QP in
+ * error, later WQEs flushed). */
+#include "tp_pair.h"
+
+static struct tp_nic A, B;
+static struct tp_ep qa, qb;
+static uint8_t *abuf, *bbuf;
+static struct mx5_mr *amr, *bmr;
+#define LEN (256u << 10)
+
+static void open_pair(const struct tp_conn *c)
+{
+	unsigned acc = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_READ;
+
+	tp_nic_open(&A, "emu:", 1024);
+	tp_nic_open(&B, "emu:", 1024);
+	tp_qp_create(&qa, &A, MX5_QPT_RC, 64, NULL);
+	tp_qp_create(&qb, &B, MX5_QPT_RC, 64, NULL);
+	tp_connect(&qa, &qb, c);
+	abuf = tp_alloc(LEN);
+	bbuf = tp_alloc(LEN);
+	amr = tp_mr(&A, abuf, LEN, acc);
+	bmr = tp_mr(&B, bbuf, LEN, acc);
+}
+
+static void teardown(void)
+{
+	tp_nic_close(&A);
+	tp_nic_close(&B);
+	if (abuf)
+		munmap(abuf, LEN);
+	if (bbuf)
+		munmap(bbuf, LEN);
+	abuf = bbuf = NULL;
+}
+
+TestSuite(rc_errors, .fini = teardown, .timeout = 60);
+
+Test(rc_errors, send_without_receive_gets_rnr_naks_then_succeeds_once_posted)
+{
+	struct tp_conn c = { .mtu = 3, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1 };
+	struct ibv_wc wc;
+
+	open_pair(&c);
+	tp_fill(abuf, 3000, 5);
+	cr_assert_eq(tp_post(&qa, IBV_WR_SEND, 1, abuf, 3000, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+	usleep(50000);
+	cr_assert_eq(tp_poll(&A, &wc, 1), 0, "SEND completed with no receive posted");
+	cr_assert_gt(tp_ctr(&B).rnr_naks_sent, 0);
+	cr_assert_gt(tp_ctr(&A).rnr_waits, 0);
+	cr_assert_eq(tp_post_recv(&qb, 2, bbuf, LEN, tp_lkey(bmr)), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(wc.byte_len, 3000);
+	cr_assert_eq(memcmp(abuf, bbuf, 3000), 0);
+}
+
+Test(rc_errors, rnr_retry_exhausted_fails_with_rnr_retry_exc_and_flushes_the_rest)
+{
+	struct tp_conn c = { .mtu = 3, .timeout = 14, .retry_cnt = 7, .rnr_retry = 2, .min_rnr_timer = 1 };
+	struct ibv_wc wc;
+	struct mx5_qp_attr qattr;
+
+	open_pair(&c);
+	cr_assert_eq(tp_post(&qa, IBV_WR_SEND, 1, abuf, 100, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 2, abuf, 100, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr), 0), 0);
+	tp_expect(&A, &wc, IBV_WC_RNR_RETRY_EXC_ERR, 5000);
+	cr_assert_eq(wc.wr_id, 1);
+	tp_expect(&A, &wc, IBV_WC_WR_FLUSH_ERR, 1000);
+	cr_assert_eq(wc.wr_id, 2);
+	cr_assert_eq(tp_ctr(&B).rnr_naks_sent, 3, "rnr_retry 2: the first try and two retries");
+	cr_assert_eq(mx5_qp_query(qa.qp, &qattr, NULL), 0);
+	cr_assert_eq(qattr.qp_state, MX5_QPS_ERR);
+}
+
+Test(rc_errors, peer_gone_gives_retry_exc_after_the_timeout_on_that_qp_only)
+{
+	struct tp_conn c = { .mtu = 3, .timeout = 12, .retry_cnt = 3, .rnr_retry = 7, .min_rnr_timer = 1 };
+	struct tp_ep qa2, qb2;
+	struct ibv_wc wc;
+	uint64_t t0, dt;
+	/* 4.096 us * 2^12 = 16.8 ms per try, 1 + retry_cnt tries */
+	const uint64_t min_ms = 4 * 16;
+
+	open_pair(&c);
+	tp_qp_create(&qa2, &A, MX5_QPT_RC, 16, NULL);
+	tp_qp_create(&qb2, &B, MX5_QPT_RC, 16, NULL);
+	tp_connect(&qa2, &qb2, &c);
+	cr_assert_eq(mx5_qp_destroy(qb.qp), 0);
+	t0 = tp_now_ms();
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 7, abuf, 5000, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_RETRY_EXC_ERR, 10000);
+	dt = tp_now_ms() - t0;
+	cr_assert_eq(wc.wr_id, 7);
+	cr_assert_eq(wc.qp_num, qa.qpn);
+	cr_assert_geq(dt, min_ms, "RETRY_EXC after %llu ms, before %llu ms of timeouts", (unsigned long long)dt,
+		      (unsigned long long)min_ms);
+	cr_assert_eq(tp_ctr(&A).timeouts, 4);
+	cr_assert_gt(tp_ctr(&B).drops[EMU_ROCE_DROP_QPN], 0);
+	/* the other QP on the same NICs still works */
+	tp_fill(abuf + 8192, 4000, 3);
+	cr_assert_eq(tp_post(&qa2, IBV_WR_RDMA_WRITE, 8, abuf + 8192, 4000, tp_lkey(amr), (uintptr_t)bbuf + 8192,
+			     tp_rkey(bmr), IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(wc.qp_num, qa2.qpn);
+	cr_assert_eq(memcmp(abuf + 8192, bbuf + 8192, 4000), 0);
+}
+
+Test(rc_errors, write_with_a_bad_rkey_is_a_remote_access_error_and_writes_nothing)
+{
+	struct tp_conn c = { .mtu = 3, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1 };
+	struct ibv_wc wc;
+	struct mx5_qp_attr qattr;
+
+	open_pair(&c);
+	memset(bbuf, 0x11, 4096);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, 2000, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr) ^ 0x100,
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_REM_ACCESS_ERR, 5000);
+	cr_assert_eq(tp_ctr(&B).naks_sent[EMU_AETH_NAK_REM_ACCESS], 1);
+	cr_assert_eq(mx5_qp_query(qb.qp, &qattr, NULL), 0);
+	cr_assert_eq(qattr.qp_state, MX5_QPS_ERR, "responder QP after a remote access error");
+	for (int i = 0; i < 4096; i++)
+		cr_assert_eq(bbuf[i], 0x11);
+}
+
+Test(rc_errors, send_longer_than_the_receive_buffer_is_a_remote_invalid_request)
+{
+	struct tp_conn c = { .mtu = 3, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1 };
+	struct ibv_wc wc;
+
+	open_pair(&c);
+	cr_assert_eq(tp_post_recv(&qb, 5, bbuf, 100, tp_lkey(bmr)), 0);
+	cr_assert_eq(tp_post(&qa, IBV_WR_SEND, 1, abuf, 2000, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_REM_INV_REQ_ERR, 5000);
+	tp_expect(&B, &wc, IBV_WC_LOC_LEN_ERR, 5000);
+	cr_assert_eq(wc.wr_id, 5);
+}
+
+Test(rc_errors, bad_lkey_is_a_local_protection_error)
+{
+	struct tp_conn c = { .mtu = 3, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1 };
+	struct ibv_wc wc;
+
+	open_pair(&c);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, 100, tp_lkey(amr) + 0x100, (uintptr_t)bbuf, tp_rkey(bmr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_LOC_PROT_ERR, 5000);
+	cr_assert_eq(tp_ctr(&A).tx_pkts, 0, "nothing may leave for a WQE with a bad lkey");
+}
