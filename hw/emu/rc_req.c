@@ -180,8 +180,10 @@ static void ack_upto(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn, bool *l
 		if (w->acked)
 			continue;
 		if (is_rd_atomic(w->opcode)) {
-			/* acknowledged past a READ/atomic whose response never came: lost */
+			/* acknowledged past a READ/atomic whose response never came: lost.  The
+			 * oldest unacknowledged PSN stays at what that READ still expects. */
 			*lost_rd = true;
+			psn = emu_psn_add(w->first_psn, w->rd_rcvd + 0xffffff);
 			break;
 		}
 		w->acked = true;
@@ -250,9 +252,10 @@ static void read_resp(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roc
 		}
 		return;
 	}
-	/* opcode sequence of the response stream (IBTA 9.7.5.2.2) */
-	if ((w->npkts == 1 && !(first && lastp)) || (w->npkts > 1 && w->rd_rcvd == 0 && !(first && !lastp)) ||
-	    (w->npkts > 1 && w->rd_rcvd > 0 && first) || (w->rd_rcvd + 1 == w->npkts) != lastp) {
+	/* opcode sequence of the response stream (IBTA 9.7.5.2.2): the message's first
+	 * packet is a FIRST/ONLY, its last a LAST/ONLY.  A READ re-issued for its remainder
+	 * is answered as a new message (FIRST or ONLY again) from that PSN on. */
+	if ((w->rd_rcvd == 0 && !first) || (w->rd_rcvd + 1 == w->npkts) != lastp) {
 		tp->ctr.drops[EMU_ROCE_DROP_OPSEQ]++;
 		return;
 	}
@@ -346,7 +349,12 @@ void emu_rc_req_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_p
 	/* a response must answer something we sent: between una - 1 and psn_next */
 	if (!emu_psn_lt(psn, tq->psn_next) || emu_psn_lt(psn, emu_psn_add(tq->una, (uint32_t)-1 & EMU_ROCE_PSN_MASK)) ||
 	    tq->head == tq->tail) {
-		if (!(p->op->flags & EMU_ROCE_F_READ_RESP) || tq->head == tq->tail) {
+		/* READ responses and atomic ACKs are matched to their WQE below */
+		if (!(p->op->flags & EMU_ROCE_F_READ_RESP) && p->h.bth.opcode != EMU_ROCE_RC_ATOMIC_ACK) {
+			tp->ctr.drops[EMU_ROCE_DROP_PSN]++;
+			return;
+		}
+		if (tq->head == tq->tail || !emu_psn_lt(psn, tq->psn_next)) {
 			tp->ctr.drops[EMU_ROCE_DROP_PSN]++;
 			return;
 		}
@@ -433,6 +441,10 @@ void emu_req_timers(struct emu_tp *tp, struct emu_tq *tq, uint64_t now, uint64_t
 			uint32_t psn;
 
 			tp->ctr.timeouts++;
+			emu_log(tp->d, EMU_LOG_DEBUG,
+				"QP 0x%x: ACK timeout, head WQE %u op 0x%x psn 0x%x+%u rd_rcvd %u sent %u, una 0x%x next 0x%x, "
+				"retries left %u", qp->qpn, w->idx, w->opcode, w->first_psn, w->npkts, w->rd_rcvd, w->sent,
+				tq->una, tq->psn_next, tq->retry_left);
 			/* IBTA 9.7.6.1.3: retry_cnt retries, then the WQE fails (7 is not infinite) */
 			if (tq->retry_left == 0) {
 				emu_qp_error(tp, tq, EMU_SYND_RETRY_EXC);
