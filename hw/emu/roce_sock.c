@@ -35,14 +35,12 @@ int emu_roce_sock_init(struct emu_roce_sock *s, int fd, uint32_t ipv4)
 	memset(s, 0, sizeof(*s));
 	s->fd = fd;
 	s->ipv4 = ipv4;
+	pthread_mutex_init(&s->lock, NULL);     /* first, so that fini is always safe */
 	rc = set_df(fd);
 	if (rc == 0 && (setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) < 0 ||
 			setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one)) < 0))
 		rc = -errno;
-	if (rc < 0)
-		return rc;
-	pthread_mutex_init(&s->lock, NULL);
-	return 0;
+	return rc;
 }
 
 void emu_roce_sock_fini(struct emu_roce_sock *s)
