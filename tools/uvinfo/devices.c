@@ -33,10 +33,10 @@ static double port_gbps(const struct ibv_port_attr *pa)
 	case 1: lane = 2.5; break;
 	case 2: lane = 5.0; break;
 	case 4: case 8: lane = 10.0; break;
-	case 16: lane = 14.0625; break;
-	case 32: lane = 25.78125; break;
-	case 64: lane = 53.125; break;
-	case 128: lane = 106.25; break;
+	case 16: lane = 14.0; break;
+	case 32: lane = 25.0; break;
+	case 64: lane = 50.0; break;
+	case 128: lane = 100.0; break;
 	default: lane = 0; break;
 	}
 	unsigned w;
@@ -181,10 +181,11 @@ int uvi_print_devices(FILE *f, struct jw *w)
 				static const uint8_t zero[16];
 				if (ibv_query_gid(ctx, (uint8_t)p, g, &gid) || !memcmp(gid.raw, zero, 16))
 					continue;
-				enum ibv_gid_type_sysfs t = IBV_GID_TYPE_SYSFS_ROCE_V2;
-				int have_type = !ibv_query_gid_type(ctx, (uint8_t)p, (unsigned)g, &t);
+				struct ibv_gid_entry ge;
+				int have_type = !ibv_query_gid_ex(ctx, p, (uint32_t)g, &ge, 0);
 				const char *ts = !have_type ? "?" :
-						 t == IBV_GID_TYPE_SYSFS_ROCE_V2 ? "RoCE v2" : "RoCE v1/IB";
+						 ge.gid_type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2" :
+						 ge.gid_type == IBV_GID_TYPE_ROCE_V1 ? "RoCE v1" : "IB";
 				char s[64];
 				gid_str(&gid, s, sizeof(s));
 				if (w) {
