@@ -1,0 +1,279 @@
+"""Debian's unmodified verbs tools over libuverbs.so preloaded (design section 7, issue 6).
+
+ibv_devinfo, ibv_rc_pingpong and perftest's ib_*_lat / ib_*_bw run as shipped by
+ibverbs-utils and perftest, with LD_PRELOAD=<libuverbs.so> and UVERBS_DEVICES naming an
+emulated ConnectX on its own loopback address per process, so that server and client
+are two processes talking RoCE v2 over UDP.  Every process is bounded in time and
+killed at the end; each test asserts on the tool's exit status and the figures it
+prints (its result table), not merely that it ran.
+
+The library comes from $UVERBS_LIB (set by CMake: the regular, non-sanitizer build,
+because an AddressSanitizer library cannot be preloaded into uninstrumented
+binaries).  A missing library or tool is a failure, never a skip.
+"""
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+
+LIB = os.environ.get("UVERBS_LIB", "")
+TIMEOUT = 90
+
+# Addresses and TCP ports of these tests only (the emulated NICs claim 127.0.0.N by
+# default, other suites use the low range): 127.0.66.x, ports from 19200.
+_next = {"ip": 10, "port": 19200 + (os.getpid() % 200) * 10}
+
+
+def _alloc():
+    _next["ip"] += 2
+    _next["port"] += 1
+    if _next["ip"] > 250:
+        _next["ip"] = 10
+    return "127.0.66.%d" % _next["ip"], "127.0.66.%d" % (_next["ip"] + 1), _next["port"]
+
+
+@pytest.fixture(scope="session")
+def lib():
+    assert LIB, "UVERBS_LIB is not set (the CMake test entry sets it)"
+    assert os.path.isfile(LIB), "libuverbs.so not found at %s: build the regular tree first" % LIB
+    return LIB
+
+
+def _tool(name):
+    path = shutil.which(name)
+    assert path, "%s is not installed (Debian packages ibverbs-utils, perftest)" % name
+    return path
+
+
+def _env(lib, ip):
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = lib
+    env["UVERBS_DEVICES"] = "emu:ip=%s" % ip
+    env.pop("UVERBS_LOG", None)
+    return env
+
+
+def _listening(port):
+    """True once some process listens on TCP `port` (read from /proc, without
+    connecting: a probe connection would be taken for the client by the server)."""
+    hexport = ":%04X" % port
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(f) as fh:
+                for line in fh.readlines()[1:]:
+                    parts = line.split()
+                    if parts[1].endswith(hexport) and parts[3] == "0A":
+                        return True
+        except OSError:
+            pass
+    return False
+
+
+def run_pair(lib, tool, args, server_args=None, timeout=TIMEOUT):
+    """Run `tool` as server and client; return (server, client) CompletedProcess-like
+    tuples (rc, stdout+stderr)."""
+    exe = _tool(tool)
+    sip, cip, port = _alloc()
+    sargs = list(server_args if server_args is not None else args)
+    srv = subprocess.Popen([exe, "-p", str(port)] + sargs, env=_env(lib, sip),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           start_new_session=True)
+    cli = None
+    try:
+        deadline = time.time() + 20
+        while not _listening(port):
+            assert srv.poll() is None, "server exited early:\n" + srv.communicate()[0]
+            assert time.time() < deadline, "server never listened on port %d" % port
+            time.sleep(0.05)
+        cli = subprocess.Popen([exe, "-p", str(port)] + list(args) + ["127.0.0.1"],
+                               env=_env(lib, cip), stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        cout, _ = cli.communicate(timeout=timeout)
+        sout, _ = srv.communicate(timeout=20)
+        return (srv.returncode, sout), (cli.returncode, cout)
+    finally:
+        for p in (cli, srv):
+            if p is not None and p.poll() is None:
+                os.killpg(p.pid, 9)
+                p.wait()
+
+
+def _ok(res, what):
+    (src, sout), (crc, cout) = res
+    assert crc == 0 and src == 0, "%s failed: client rc %s, server rc %s\n--- client\n%s\n--- server\n%s" % (
+        what, crc, src, cout, sout)
+    return sout, cout
+
+
+# ------------------------------------------------------------------ ibv_devinfo
+
+def test_devinfo_lists_emulated_connectx5_port_active_ethernet(lib):
+    out = subprocess.run([_tool("ibv_devinfo")], env=_env(lib, "127.0.66.2"),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    o = out.stdout
+    assert re.search(r"hca_id:\s+uverbs0", o)
+    assert re.search(r"vendor_id:\s+0x02c9", o)
+    assert re.search(r"vendor_part_id:\s+4121", o)          # ConnectX-5 Ex, 15b3:1019
+    assert re.search(r"fw_ver:\s+\d+\.\d+\.\d{4}", o)
+    assert re.search(r"state:\s+PORT_ACTIVE \(4\)", o)
+    assert re.search(r"link_layer:\s+Ethernet", o)
+    # the node GUID is the EUI-64 of the MAC 02:00:7f:00:42:02 (from 127.0.66.2)
+    assert re.search(r"node_guid:\s+0000:7fff:fe42:0002", o), o
+
+
+def test_devinfo_verbose_shows_roce_v2_gid_and_limits(lib):
+    out = subprocess.run([_tool("ibv_devinfo"), "-v"], env=_env(lib, "127.0.66.3"),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    o = out.stdout
+    assert re.search(r"GID\[\s*0\]:\s+::ffff:127\.0\.66\.3, RoCE v2", o), o
+    assert re.search(r"atomic_cap:\s+ATOMIC_HCA", o)
+    for field in ("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_mr", "max_pd",
+                  "max_qp_rd_atom", "max_srq"):
+        m = re.search(r"\n\s+%s:\s+(\d+)" % field, o)
+        assert m and int(m.group(1)) > 0, field
+    assert re.search(r"active_mtu:\s+\d+ \(\d\)", o)
+    assert re.search(r"phys_state:\s+LINK_UP", o)
+
+
+# ------------------------------------------------------------------ ibv_rc_pingpong
+
+def _pingpong_ok(res, size, iters):
+    sout, cout = _ok(res, "ibv_rc_pingpong")
+    for out in (sout, cout):
+        assert re.search(r"GID ::ffff:127\.0\.66\.\d+", out), out
+        m = re.search(r"(\d+) bytes in [\d.]+ seconds", out)
+        assert m and int(m.group(1)) == 2 * size * iters, out
+        assert re.search(r"%d iters in" % iters, out), out
+
+
+@pytest.mark.parametrize("size", [1, 64, 1024, 4096, 16384, 65536])
+def test_rc_pingpong_sizes(lib, size):
+    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "0", "-s", str(size), "-n", "20"]), size, 20)
+
+
+def test_rc_pingpong_events(lib):
+    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "0", "-e", "-n", "50"]), 4096, 50)
+
+
+def test_rc_pingpong_new_post_api(lib):
+    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "0", "-N", "-n", "50"]), 4096, 50)
+
+
+def test_rc_pingpong_validates_buffers(lib):
+    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "0", "-c", "-s", "8192", "-n", "20"]), 8192, 20)
+
+
+def test_rc_pingpong_events_new_api_validation_together(lib):
+    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "0", "-e", "-N", "-c", "-s", "65536", "-n", "10"]),
+                 65536, 10)
+
+
+# ------------------------------------------------------------------ perftest
+
+LAT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", re.M)
+BW_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", re.M)
+
+
+def _table(out, row, header):
+    assert header in out, "no result table in:\n" + out
+    rows = [m.groups() for m in row.finditer(out.split(header, 1)[1])]
+    assert rows, "empty result table in:\n" + out
+    return rows
+
+
+def _lat(res, sizes=None):
+    sout, cout = _ok(res, "latency test")
+    # the client prints the table; t_min must be a real figure
+    rows = _table(cout, LAT_ROW, "t_min[usec]")
+    for r in rows:
+        assert float(r[2]) > 0
+    if sizes:
+        assert [int(r[0]) for r in rows] == sizes, rows
+    return rows
+
+
+def _bw(res, sizes=None):
+    sout, cout = _ok(res, "bandwidth test")
+    rows = _table(cout, BW_ROW, "BW peak[")
+    for r in rows:
+        assert int(r[1]) > 0 and float(r[3]) > 0, r
+    if sizes:
+        assert [int(r[0]) for r in rows] == sizes, rows
+    return rows
+
+
+ALL_SIZES = [2 ** i for i in range(1, 24)]
+
+LAT_TOOLS = ["ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_lat"]
+BW_TOOLS = ["ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw"]
+
+
+@pytest.mark.parametrize("tool", LAT_TOOLS)
+def test_perftest_lat_default(lib, tool):
+    _lat(run_pair(lib, tool, ["-n", "100"]))
+
+
+@pytest.mark.parametrize("tool", LAT_TOOLS)
+def test_perftest_lat_old_post_send(lib, tool):
+    _lat(run_pair(lib, tool, ["-n", "100", "--use_old_post_send"]))
+
+
+@pytest.mark.parametrize("tool", ["ib_write_lat", "ib_read_lat", "ib_send_lat"])
+def test_perftest_lat_all_sizes(lib, tool):
+    rows = _lat(run_pair(lib, tool, ["-a", "-n", "20"], timeout=300))
+    assert [int(r[0]) for r in rows][:12] == ALL_SIZES[:12]
+
+
+@pytest.mark.parametrize("tool", ["ib_send_lat", "ib_read_lat", "ib_atomic_lat"])
+def test_perftest_lat_events(lib, tool):
+    _lat(run_pair(lib, tool, ["-n", "100", "-e"]))
+
+
+@pytest.mark.parametrize("tool,size", [("ib_write_lat", 64), ("ib_write_lat", 220), ("ib_send_lat", 128)])
+def test_perftest_lat_inline(lib, tool, size):
+    _lat(run_pair(lib, tool, ["-n", "100", "-s", str(size), "-I", str(size)]), [size])
+
+
+@pytest.mark.parametrize("tool", BW_TOOLS)
+def test_perftest_bw_default(lib, tool):
+    _bw(run_pair(lib, tool, ["-n", "100"]))
+
+
+@pytest.mark.parametrize("tool", BW_TOOLS)
+def test_perftest_bw_old_post_send(lib, tool):
+    _bw(run_pair(lib, tool, ["-n", "100", "--use_old_post_send"]))
+
+
+@pytest.mark.parametrize("tool", BW_TOOLS)
+def test_perftest_bw_bidirectional(lib, tool):
+    _bw(run_pair(lib, tool, ["-n", "100", "-b"]))
+
+
+@pytest.mark.parametrize("tool", ["ib_write_bw", "ib_read_bw", "ib_send_bw"])
+def test_perftest_bw_all_sizes(lib, tool):
+    rows = _bw(run_pair(lib, tool, ["-a", "-n", "20"], timeout=300))
+    assert [int(r[0]) for r in rows][:12] == ALL_SIZES[:12]
+
+
+@pytest.mark.parametrize("tool", ["ib_send_bw", "ib_read_bw", "ib_atomic_bw"])
+def test_perftest_bw_events(lib, tool):
+    _bw(run_pair(lib, tool, ["-n", "100", "-e"]))
+
+
+def test_perftest_bw_inline(lib):
+    _bw(run_pair(lib, "ib_write_bw", ["-n", "100", "-s", "128", "-I", "128"]), [128])
+
+
+def test_perftest_dc_refused_cleanly(lib):
+    """DC is an mlx5dv feature: libmlx5's mlx5dv_create_qp must see a device that is not
+    its own and answer EOPNOTSUPP, and the tool exit with an error, not a crash."""
+    res = run_pair(lib, "ib_write_lat", ["-n", "10", "-c", "DC"], timeout=30)
+    (src, sout), (crc, cout) = res
+    for rc, out in ((crc, cout), (src, sout)):
+        assert rc not in (0, -11, -6, 139, 134), out   # failed, but not by a signal
