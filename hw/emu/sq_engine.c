@@ -268,6 +268,17 @@ static unsigned local_access(uint8_t op)
 	return op_is_rd_atomic(op) ? EMU_MKEY_ACC_LW : EMU_MKEY_ACC_LR;
 }
 
+/* UD has no path MTU in its context: the port's, the largest IB MTU within the NIC
+ * vport's Ethernet MTU (1500 -> 1024, as Linux reports for RoCE). */
+static uint32_t ud_mtu(const struct emu_dev *d)
+{
+	uint32_t m = 4096;
+
+	while (m > 256 && m > d->mtu)
+		m >>= 1;
+	return m;
+}
+
 /* Send request packet k of WQE w. */
 static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w, uint32_t k)
 {
@@ -275,7 +286,7 @@ static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w
 	struct emu_roce_hdrs h;
 	enum emu_roce_transport tr = qp->st == EMU_QP_ST_RC ? EMU_ROCE_TR_RC
 				     : qp->st == EMU_QP_ST_UC ? EMU_ROCE_TR_UC : EMU_ROCE_TR_UD;
-	uint32_t mtu = emu_qp_mtu_bytes(qp), pos, kind;
+	uint32_t mtu = qp->st == EMU_QP_ST_UD ? ud_mtu(tp->d) : emu_qp_mtu_bytes(qp), pos, kind;
 	uint64_t off = (uint64_t)k * mtu;
 	size_t len = 0;
 	bool last;
@@ -338,8 +349,10 @@ static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w
 				return rc;
 		}
 	}
-	if (tr == EMU_ROCE_TR_UD)
-		return emu_tp_send(tp, tq, w->dip, w->sport, w->tclass, &h, tp->scratch, len);
+	if (tr == EMU_ROCE_TR_UD) {
+		rc = emu_tp_send(tp, tq, w->dip, w->sport, w->tclass, &h, tp->scratch, len);
+		return rc;
+	}
 	return emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, tp->scratch, len);
 }
 
@@ -365,7 +378,7 @@ void emu_req_arm_timer(struct emu_tp *tp, struct emu_tq *tq)
 void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq)
 {
 	struct emu_qp *qp = tq->qp;
-	uint32_t mtu = emu_qp_mtu_bytes(qp);
+	uint32_t mtu = qp->st == EMU_QP_ST_UD ? ud_mtu(tp->d) : emu_qp_mtu_bytes(qp);
 	bool rc_qp = qp->st == EMU_QP_ST_RC;
 	uint32_t max_rd = 1u << qp->log_sra_max;
 
@@ -399,7 +412,7 @@ void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq)
 				emu_req_retire(tp, tq);
 				continue;
 			}
-			if (qp->st == EMU_QP_ST_UD && w->len > mtu) {
+			if (qp->st == EMU_QP_ST_UD && w->len > ud_mtu(tp->d)) {
 				if (tq->head != tq->cur)
 					break;
 				wqe_local_error(tp, tq, EMU_SYND_LOC_LEN);
@@ -443,9 +456,11 @@ void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq)
 				if (emu_psn_lt(emu_psn_add(w->first_psn, w->sent), tq->rtx_mark))
 					tp->ctr.retransmits++;
 				rc = send_req_pkt(tp, tq, w, w->sent);
-				if (rc == -ENOENT || rc == -EACCES || rc == -ERANGE || rc == -EMSGSIZE || rc == -EFAULT) {
+				if (rc == -ENOENT || rc == -EACCES || rc == -ERANGE || rc == -EMSGSIZE || rc == -EFAULT ||
+				    rc == -EPROTO || rc == -EINVAL || rc == -ENOSPC) {
 					if (tq->head == tq->cur)
-						wqe_local_error(tp, tq, EMU_SYND_LOC_PROT);
+						wqe_local_error(tp, tq, rc == -EPROTO || rc == -EINVAL || rc == -ENOSPC
+									? EMU_SYND_LOC_QP_OP : EMU_SYND_LOC_PROT);
 					return;
 				}
 				w->sent++;

@@ -1,0 +1,192 @@
+/* UC and UD between two emulated NICs: UC SEND/WRITE/WRITE_IMM data at every size,
+ * UC messages with a lost packet dropped whole (never delivered partly); UD SEND with
+ * the 40-byte GRH area holding the IPv4 header in its last 20 bytes, Q_Key mismatch
+ * dropped and counted, UD larger than the MTU refused with LOC_LEN_ERR. */
+#include "tp_pair.h"
+
+#include <arpa/inet.h>
+
+static struct tp_nic A, B;
+static struct tp_ep qa, qb;
+static uint8_t *abuf, *bbuf;
+static struct mx5_mr *amr, *bmr;
+#define LEN (256u << 10)
+
+static void open_pair(enum mx5_qp_type t, const struct tp_conn *c)
+{
+	unsigned acc = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE;
+
+	tp_nic_open(&A, "emu:", 1024);
+	tp_nic_open(&B, "emu:", 1024);
+	tp_qp_create(&qa, &A, t, 64, NULL);
+	tp_qp_create(&qb, &B, t, 64, NULL);
+	tp_connect(&qa, &qb, c);
+	abuf = tp_alloc(LEN);
+	bbuf = tp_alloc(LEN);
+	amr = tp_mr(&A, abuf, LEN, acc);
+	bmr = tp_mr(&B, bbuf, LEN, acc);
+}
+
+static void teardown(void)
+{
+	tp_nic_close(&A);
+	tp_nic_close(&B);
+	if (abuf)
+		munmap(abuf, LEN);
+	if (bbuf)
+		munmap(bbuf, LEN);
+	abuf = bbuf = NULL;
+}
+
+TestSuite(uc_ud, .fini = teardown, .timeout = 60);
+
+Test(uc_ud, uc_send_and_write_every_size)
+{
+	struct tp_conn c = { .mtu = 3, .sq_psn = 0xfffffe, .rq_psn = 5 };
+	uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, 64u << 10 };
+	struct ibv_wc wc;
+	uint32_t seed = 1;
+
+	open_pair(MX5_QPT_UC, &c);
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t len = sizes[i];
+
+		tp_fill(abuf, len, seed);
+		cr_assert_eq(tp_post_recv(&qb, seed, bbuf, LEN, tp_lkey(bmr)), 0);
+		cr_assert_eq(tp_post(&qa, IBV_WR_SEND_WITH_IMM, seed, abuf, len, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+		tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
+		cr_assert_eq(wc.byte_len, len);
+		cr_assert_eq(wc.imm_data, htobe32(seed ^ 0x5a5a0000u));
+		cr_assert_eq(XXH64(bbuf, len, 0), XXH64(abuf, len, 0));
+		seed++;
+		tp_fill(abuf, len, seed);
+		cr_assert_eq(tp_post_recv(&qb, seed, bbuf, 0, tp_lkey(bmr)), 0);
+		cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE_WITH_IMM, seed, abuf, len, tp_lkey(amr),
+				     (uintptr_t)bbuf + 4096, tp_rkey(bmr), IBV_SEND_SIGNALED), 0);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+		tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
+		cr_assert_eq(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+		cr_assert_eq(XXH64(bbuf + 4096, len, 0), XXH64(abuf, len, 0));
+		seed++;
+	}
+	cr_assert_eq(tp_ctr(&B).tx_pkts, 0, "UC has no acknowledgements");
+}
+
+Test(uc_ud, uc_message_with_a_lost_packet_is_dropped_whole)
+{
+	struct tp_conn c = { .mtu = 1 };
+	struct emu_wire_faults f = { .loss = 0.05, .seed = 4242 };
+	struct ibv_wc wc;
+	unsigned got = 0;
+	const unsigned n = 60, len = 8 * 256;
+
+	open_pair(MX5_QPT_UC, &c);
+	cr_assert_eq(emu_wire_faults_set(A.emu, &f), 0);
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(tp_post_recv(&qb, i, bbuf + (i % 32) * 4096, 4096, tp_lkey(bmr)), 0);
+	for (unsigned i = 0; i < n; i++) {
+		tp_fill(abuf + (i % 32) * 4096, len, i);
+		cr_assert_eq(tp_post(&qa, IBV_WR_SEND_WITH_IMM, i, abuf + (i % 32) * 4096, len, tp_lkey(amr), 0, 0,
+				     IBV_SEND_SIGNALED), 0);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+		while (tp_poll(&B, &wc, 20)) {
+			uint32_t id = be32toh(wc.imm_data) ^ 0x5a5a0000u;
+			uint8_t *p = bbuf + (wc.wr_id % 32) * 4096;
+
+			cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+			cr_assert_eq(wc.byte_len, len);
+			tp_fill(abuf + LEN - 4096, len, id);
+			cr_assert_eq(memcmp(p, abuf + LEN - 4096, len), 0, "message %u delivered with wrong data", id);
+			got++;
+		}
+	}
+	cr_assert_lt(got, n, "5%% loss on 8-packet messages lost none");
+	cr_assert_gt(got, n / 3);
+	cr_assert_gt(tp_ctr(&B).drops[EMU_ROCE_DROP_PSN], 0);
+}
+
+static void ud_av(uint8_t av[MX5_AV_SIZE], const struct tp_nic *to)
+{
+	struct mx5_av_attr a;
+
+	memset(&a, 0, sizeof(a));
+	memcpy(a.dgid, to->gid, 16);
+	memcpy(a.dmac, to->mac, 6);
+	a.hop_limit = 64;
+	a.udp_sport = 0xc123;
+	mx5_av_build(av, &a);
+}
+
+static int ud_send(uint8_t *av, uint32_t qkey, uint64_t id, void *buf, uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = len, .lkey = lkey };
+	struct ibv_send_wr wr, *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = id;
+	wr.opcode = IBV_WR_SEND;
+	wr.sg_list = &sge;
+	wr.num_sge = len ? 1 : 0;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = (struct ibv_ah *)(void *)av;
+	wr.wr.ud.remote_qpn = qb.qpn;
+	wr.wr.ud.remote_qkey = qkey;
+	return mx5_post_send(qa.sq, &wr, &bad);
+}
+
+Test(uc_ud, ud_send_lands_after_a_40_byte_grh_with_the_ipv4_header)
+{
+	struct tp_conn c = { .qkey = 0x11111111 };
+	uint8_t av[MX5_AV_SIZE];
+	struct ibv_wc wc;
+	uint32_t src, dst;
+
+	open_pair(MX5_QPT_UD, &c);
+	ud_av(av, &B);
+	tp_fill(abuf, 1000, 3);
+	cr_assert_eq(tp_post_recv(&qb, 1, bbuf, 4096, tp_lkey(bmr)), 0);
+	cr_assert_eq(ud_send(av, 0x11111111, 1, abuf, 1000, tp_lkey(amr)), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(wc.byte_len, 1040);
+	cr_assert_eq(wc.src_qp, qa.qpn);
+	cr_assert(wc.wc_flags & IBV_WC_GRH);
+	for (int i = 0; i < 20; i++)
+		cr_assert_eq(bbuf[i], 0, "GRH area byte %d", i);
+	cr_assert_eq(bbuf[20], 0x45, "IPv4 version/IHL");
+	cr_assert_eq(bbuf[20 + 9], 17, "protocol UDP");
+	memcpy(&src, bbuf + 20 + 12, 4);
+	memcpy(&dst, bbuf + 20 + 16, 4);
+	cr_assert_eq(ntohl(src), A.ip);
+	cr_assert_eq(ntohl(dst), B.ip);
+	cr_assert_eq(memcmp(bbuf + 40, abuf, 1000), 0);
+}
+
+Test(uc_ud, ud_wrong_qkey_is_dropped_and_counted)
+{
+	struct tp_conn c = { .qkey = 0x11111111 };
+	uint8_t av[MX5_AV_SIZE];
+	struct ibv_wc wc;
+
+	open_pair(MX5_QPT_UD, &c);
+	ud_av(av, &B);
+	cr_assert_eq(tp_post_recv(&qb, 1, bbuf, 4096, tp_lkey(bmr)), 0);
+	cr_assert_eq(ud_send(av, 0x22222222, 1, abuf, 100, tp_lkey(amr)), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(tp_poll(&B, &wc, 100), 0, "a datagram with the wrong Q_Key was delivered");
+	cr_assert_eq(tp_ctr(&B).drops[EMU_ROCE_DROP_QKEY], 1);
+}
+
+Test(uc_ud, ud_larger_than_the_mtu_is_a_local_length_error)
+{
+	struct tp_conn c = { .qkey = 0x11111111 };
+	uint8_t av[MX5_AV_SIZE];
+	struct ibv_wc wc;
+
+	open_pair(MX5_QPT_UD, &c);
+	ud_av(av, &B);
+	cr_assert_eq(ud_send(av, 0x11111111, 1, abuf, 8192, tp_lkey(amr)), 0);
+	tp_expect(&A, &wc, IBV_WC_LOC_LEN_ERR, 5000);
+	cr_assert_eq(tp_ctr(&A).tx_pkts, 0);
+}
