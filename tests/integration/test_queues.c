@@ -1,0 +1,218 @@
+/* Queue engines seen through the driver: SRQ receives consumed in order across two QPs,
+ * completion events only for armed CQs (and only for solicited CQEs when armed so),
+ * CQ overrun -> CQ error event, and the owner bit across several laps of the ring. */
+#include "tp_pair.h"
+
+#include <poll.h>
+
+static struct tp_nic A, B;
+static uint8_t *abuf, *bbuf;
+static struct mx5_mr *amr, *bmr;
+#define LEN (1u << 20)
+
+static void open_nics(void)
+{
+	unsigned acc = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE;
+
+	tp_nic_open(&A, "emu:", 1024);
+	tp_nic_open(&B, "emu:", 1024);
+	abuf = tp_alloc(LEN);
+	bbuf = tp_alloc(LEN);
+	amr = tp_mr(&A, abuf, LEN, acc);
+	bmr = tp_mr(&B, bbuf, LEN, acc);
+}
+
+static void teardown(void)
+{
+	tp_nic_close(&A);
+	tp_nic_close(&B);
+	if (abuf)
+		munmap(abuf, LEN);
+	if (bbuf)
+		munmap(bbuf, LEN);
+	abuf = bbuf = NULL;
+}
+
+TestSuite(queues, .fini = teardown, .timeout = 60);
+
+static const struct tp_conn rc = { .mtu = 3, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1 };
+
+Test(queues, srq_receives_are_consumed_in_order_by_two_qps)
+{
+	struct mx5_srq_attr sa = { .max_wr = 64, .max_sge = 1 };
+	struct mx5_srq *srq;
+	struct tp_ep a1, a2, b1, b2;
+	struct ibv_wc wc;
+
+	open_nics();
+	cr_assert_eq(mx5_srq_create(B.pd, B.cq, &sa, &srq), 0, "%s", mx5_device_error(B.dev));
+	tp_qp_create(&a1, &A, MX5_QPT_RC, 16, NULL);
+	tp_qp_create(&a2, &A, MX5_QPT_RC, 16, NULL);
+	tp_qp_create(&b1, &B, MX5_QPT_RC, 16, srq);
+	tp_qp_create(&b2, &B, MX5_QPT_RC, 16, srq);
+	tp_connect(&a1, &b1, &rc);
+	tp_connect(&a2, &b2, &rc);
+	for (unsigned i = 0; i < 8; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)(bbuf + i * 4096), .length = 4096, .lkey = tp_lkey(bmr) };
+		struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		cr_assert_eq(mx5_post_srq_recv(mx5_srq_state(srq), &wr, &bad), 0);
+	}
+	for (unsigned i = 0; i < 8; i++) {
+		struct tp_ep *e = i & 1 ? &a2 : &a1;
+
+		tp_fill(abuf + i * 4096, 500 + i, i);
+		cr_assert_eq(tp_post(e, IBV_WR_SEND, i, abuf + i * 4096, 500 + i, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+		tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
+		cr_assert_eq(wc.wr_id, 100 + i, "SRQ WQE %llu used for message %u", (unsigned long long)wc.wr_id, i);
+		cr_assert_eq(wc.qp_num, (i & 1 ? b2 : b1).qpn);
+		cr_assert_eq(wc.byte_len, 500 + i);
+		cr_assert_eq(memcmp(bbuf + i * 4096, abuf + i * 4096, 500 + i), 0);
+	}
+}
+
+static int events;
+static void comp_fn(void *ctx, struct mx5_cq *cq)
+{
+	(void)ctx;
+	(void)cq;
+	events++;
+}
+
+static int wait_event(struct mx5_eq *eq, int ms)
+{
+	struct pollfd p = { .fd = mx5_eq_fd(eq), .events = POLLIN };
+
+	if (poll(&p, 1, ms) <= 0)
+		return 0;
+	return mx5_eq_poll(eq);
+}
+
+Test(queues, completion_event_only_when_armed_and_solicited_only_when_asked)
+{
+	struct mx5_cq_attr ca = { .cqe = 64, .comp_fn = comp_fn };
+	struct mx5_cq *cq;
+	struct mx5_eq *eq;
+	struct tp_ep a, b;
+	struct ibv_wc wc;
+	struct mx5_qp_init_attr qi;
+
+	open_nics();
+	cr_assert_eq(mx5_cq_create(B.dev, &ca, &cq), 0, "%s", mx5_device_error(B.dev));
+	cr_assert_eq(mx5_comp_eq_get(B.dev, 0, &eq), 0);
+	tp_qp_create(&a, &A, MX5_QPT_RC, 16, NULL);
+	memset(&qi, 0, sizeof(qi));
+	qi.type = MX5_QPT_RC;
+	qi.send_cq = B.cq;
+	qi.recv_cq = cq;
+	qi.cap.max_send_wr = 16;
+	qi.cap.max_recv_wr = 16;
+	qi.cap.max_send_sge = 1;
+	qi.cap.max_recv_sge = 1;
+	cr_assert_eq(mx5_qp_create(B.pd, &qi, &b.qp), 0, "%s", mx5_device_error(B.dev));
+	b.nic = &B;
+	b.type = MX5_QPT_RC;
+	b.qpn = mx5_qp_num(b.qp);
+	b.sq = mx5_qp_sq_state(b.qp);
+	b.rq = mx5_qp_rq_state(b.qp);
+	tp_connect(&a, &b, &rc);
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(tp_post_recv(&b, (uint64_t)i, bbuf + i * 4096, 4096, tp_lkey(bmr)), 0);
+	events = 0;
+	/* not armed: a CQE but no event */
+	cr_assert_eq(tp_post(&a, IBV_WR_SEND, 0, abuf, 10, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	usleep(20000);
+	cr_assert_eq(wait_event(eq, 50), 0);
+	cr_assert_eq(mx5_poll_cq(mx5_cq_state(cq), 1, &wc), 1);
+	/* armed: the next CQE raises one event */
+	cr_assert_eq(mx5_cq_arm(cq, 0), 0);
+	cr_assert_eq(tp_post(&a, IBV_WR_SEND, 1, abuf, 10, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_geq(wait_event(eq, 2000), 1);
+	cr_assert_eq(events, 1);
+	cr_assert_eq(mx5_poll_cq(mx5_cq_state(cq), 1, &wc), 1);
+	/* solicited only: an unsolicited SEND raises nothing, a solicited one does */
+	cr_assert_eq(mx5_cq_arm(cq, 1), 0);
+	cr_assert_eq(tp_post(&a, IBV_WR_SEND, 2, abuf, 10, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	usleep(20000);
+	cr_assert_eq(wait_event(eq, 50), 0);
+	cr_assert_eq(events, 1);
+	cr_assert_eq(tp_post(&a, IBV_WR_SEND, 3, abuf, 10, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED | IBV_SEND_SOLICITED),
+		     0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_geq(wait_event(eq, 2000), 1);
+	cr_assert_eq(events, 2);
+}
+
+Test(queues, owner_bit_flips_over_many_laps_of_a_small_cq)
+{
+	struct tp_ep a, b;
+	struct ibv_wc wc;
+
+	open_nics();
+	tp_qp_create(&a, &A, MX5_QPT_RC, 16, NULL);
+	tp_qp_create(&b, &B, MX5_QPT_RC, 16, NULL);
+	tp_connect(&a, &b, &rc);
+	/* A's CQ has 1024 entries: 3000 WRITEs go around it about three times */
+	for (unsigned i = 0; i < 3000; i++) {
+		cr_assert_eq(tp_post(&a, IBV_WR_RDMA_WRITE, i, abuf, 8, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
+				     IBV_SEND_SIGNALED | IBV_SEND_INLINE), 0);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+		cr_assert_eq(wc.wr_id, i);
+	}
+	cr_assert_eq(tp_poll(&A, &wc, 10), 0);
+}
+
+static int cq_errors;
+static void ev_fn(void *ctx, const struct mx5_event *ev)
+{
+	(void)ctx;
+	if (ev->type == MX5_EVENT_CQ_ERROR)
+		cq_errors++;
+}
+
+Test(queues, cq_overrun_raises_a_cq_error_event)
+{
+	struct mx5_cq_attr ca = { .cqe = 4 };
+	struct mx5_cq *cq;
+	struct tp_ep a, b;
+	struct ibv_wc wc;
+	struct mx5_qp_init_attr qi;
+	uint32_t depth;
+
+	open_nics();
+	cr_assert_eq(mx5_cq_create(B.dev, &ca, &cq), 0, "%s", mx5_device_error(B.dev));
+	depth = mx5_cq_depth(cq);
+	mx5_device_set_event_handler(B.dev, ev_fn, NULL);
+	tp_qp_create(&a, &A, MX5_QPT_RC, 64, NULL);
+	memset(&qi, 0, sizeof(qi));
+	qi.type = MX5_QPT_RC;
+	qi.send_cq = B.cq;
+	qi.recv_cq = cq;
+	qi.cap.max_send_wr = 16;
+	qi.cap.max_recv_wr = 64;
+	qi.cap.max_send_sge = 1;
+	qi.cap.max_recv_sge = 1;
+	cr_assert_eq(mx5_qp_create(B.pd, &qi, &b.qp), 0, "%s", mx5_device_error(B.dev));
+	b.nic = &B;
+	b.type = MX5_QPT_RC;
+	b.qpn = mx5_qp_num(b.qp);
+	b.sq = mx5_qp_sq_state(b.qp);
+	b.rq = mx5_qp_rq_state(b.qp);
+	tp_connect(&a, &b, &rc);
+	for (uint32_t i = 0; i < depth + 2; i++) {
+		cr_assert_eq(tp_post_recv(&b, i, bbuf, 4096, tp_lkey(bmr)), 0);
+		cr_assert_eq(tp_post(&a, IBV_WR_SEND, i, abuf, 10, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	}
+	usleep(20000);
+	cr_assert_eq(tp_ctr(&B).cq_overruns, 1);
+	for (int i = 0; i < 100 && !cq_errors; i++) {
+		mx5_device_poll_events(B.dev);
+		usleep(1000);
+	}
+	cr_assert_eq(cq_errors, 1);
+}
