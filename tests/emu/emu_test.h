@@ -28,6 +28,7 @@ struct et {
 	size_t npages;
 	uint8_t out[0x1100];       /* last output */
 	uint32_t uar;
+	size_t uar_page_size;      /* 4096 << log_uar_page_sz (cur caps); tests that change it set this */
 };
 
 static inline void et_wait_ready(struct et *t)
@@ -58,6 +59,7 @@ static inline void et_open(struct et *t, const char *uri)
 	cr_assert_eq(rc, 0, "shim_open(%s): %d %s", uri, rc, err);
 	t->emu = emu_device_from_shim(t->dev);
 	cr_assert_not_null(t->emu);
+	t->uar_page_size = 4096;
 	cr_assert_eq(shim_bar(t->dev, 0, &t->bar), 0);
 	et_wait_ready(t);
 	struct cmdq_config cfg = { .timeout_ms = 2000, .use_signatures = 1 };
@@ -285,7 +287,7 @@ static inline void et_eq_doorbell(struct et *t, struct et_eq *eq, int arm, uint3
 
 	prm_bits_set32(img, 0, 8, eq->eqn);
 	prm_bits_set32(img, 8, 24, ci & 0xffffff);
-	shim_mmio_write32(&t->bar, (uint64_t)eq->uar * 4096 + (arm ? 0x40 : 0x48), prm_load_be32(img, 0));
+	shim_mmio_write32(&t->bar, (uint64_t)eq->uar * t->uar_page_size + (arm ? 0x40 : 0x48), prm_load_be32(img, 0));
 }
 
 /* Next EQE if software owns it (owner == lap parity), else NULL. */

@@ -251,3 +251,67 @@ Test(emu_eq, teardown_destroys_remaining_eqs_and_uars)
 	cr_assert_eq(c.objects_created[EMU_OBJ_EQ], 1);
 	et_close(&t);
 }
+
+/* A 16 KiB-page host sets log_uar_page_sz 2 before INIT_HCA (design section 5): UAR
+ * index i then sits at i * 16 KiB, and the EQ doorbell must be found there. */
+Test(emu_eq, doorbell_through_a_16k_uar_page)
+{
+	struct et t;
+	struct et_eq eq;
+	uint8_t *in = calloc(1, PRM_SIZE(set_hca_cap_in));
+	uint8_t q[PRM_SIZE(query_hca_cap_in)] = { 0 };
+
+	et_open(&t, "emu:page=16k");
+	et_simple(&t, PRM_CMD_OP_ENABLE_HCA, 0, PRM_SIZE(enable_hca_in), 16);
+	PRM_SET(query_hca_cap_in, q, opcode, PRM_CMD_OP_QUERY_HCA_CAP);
+	PRM_SET(query_hca_cap_in, q, op_mod, 1);
+	et_expect(&t, et_exec(&t, q, sizeof(q), PRM_SIZE(query_hca_cap_out)), 0, 0);
+	PRM_SET(set_hca_cap_in, in, opcode, PRM_CMD_OP_SET_HCA_CAP);
+	memcpy(PRM_ADDR(set_hca_cap_in, in, capability), PRM_ADDR(query_hca_cap_out, t.out, capability), 0x1000);
+	PRM_SET(cmd_hca_cap, PRM_ADDR(set_hca_cap_in, in, capability), log_uar_page_sz, 2);
+	PRM_SET(cmd_hca_cap, PRM_ADDR(set_hca_cap_in, in, capability), uar_4k, 1);
+	et_expect(&t, et_exec(&t, in, PRM_SIZE(set_hca_cap_in), 16), 0, 0);
+	free(in);
+	t.uar_page_size = 16384;
+	{
+		/* the rest of the bring-up (ENABLE_HCA already done) */
+		int32_t boot, init;
+		et_query_pages(&t, 1, &boot);
+		et_query_pages(&t, 2, &init);
+		t.npages = (size_t)boot + (size_t)init;
+		cr_assert_eq(shim_dma_alloc(t.dev, t.npages * 4096, 4096, &t.pages), 0);
+		uint64_t *p = calloc(t.npages, sizeof(*p));
+		for (size_t i = 0; i < t.npages; i++)
+			p[i] = t.pages.iova + i * 4096;
+		et_expect(&t, et_give_pages(&t, p, t.npages), 0, 0);
+		free(p);
+		et_expect(&t, et_simple(&t, PRM_CMD_OP_INIT_HCA, 0, PRM_SIZE(init_hca_in), 16), 0, 0);
+	}
+	et_expect(&t, et_create_eq(&t, &eq, et_alloc_uar(&t), 4, 5, ET_EVBIT(EV_PAGE_REQ)), 0, 0);
+	et_eq_doorbell(&t, &eq, 1, 0);
+	cr_assert_eq(emu_pages_request(t.emu, 1), 0);
+	cr_assert_eq(irq_pending(&t, 5), 1, "armed through the 16 KiB UAR page");
+	cr_assert_eq(emu_drverr_count(t.emu), 0);
+	et_close(&t);
+}
+
+Test(emu_eq, uar_stores_are_counted_as_doorbells_and_blueflame_writes)
+{
+	struct et t;
+	struct emu_counters a, b;
+	uint32_t uar;
+
+	et_open(&t, "emu:");
+	et_bringup(&t);
+	uar = et_alloc_uar(&t);
+	emu_counters(t.emu, &a);
+	/* A 64-byte BlueFlame burst into the first buffer, then a plain 8-byte doorbell. */
+	memset((uint8_t *)t.bar.wc_base + (uint64_t)uar * 4096 + 0x800, 0, 64);
+	shim_mmio_notify(&t.bar, SHIM_MMIO_WC_WRITE, (uint64_t)uar * 4096 + 0x800, 64);
+	shim_mmio_write64_raw(&t.bar, (uint64_t)uar * 4096 + 0x900, 0);
+	emu_counters(t.emu, &b);
+	cr_assert_eq(b.bf_writes, a.bf_writes + 1);
+	cr_assert_eq(b.send_doorbells, a.send_doorbells + 1);
+	cr_assert_eq(b.uar_doorbells, a.uar_doorbells + 2);
+	et_close(&t);
+}
