@@ -1,0 +1,174 @@
+"""uvperf on the emulated ConnectX: latency and bandwidth in one process (--loopback, two
+devices) and in two processes (TCP side channel), with --verify passing, a deliberately
+corrupted byte failing with its offset named, and raw CSVs holding the requested samples."""
+import os
+import re
+
+import pytest
+
+from uvtools import parse_json, read_csv, uvperf, uvperf_pair
+
+ITERS = 200
+WARM = 20
+
+
+def lat_results(doc):
+    return {(r["op"], r["size"]): r for r in doc["results"] if r["mode"] == "latency"}
+
+
+def check_latency(r, samples):
+    assert r["samples"] == samples
+    assert 0 < r["min_ns"] <= r["median_ns"] <= r["p95_ns"] <= r["p99_ns"] <= r["p999_ns"] <= r["max_ns"]
+    assert r["post_median_ns"] > 0 and r["poll_median_ns"] >= 0
+
+
+def test_loopback_latency_write_read_send_verified_with_full_csv(tmp_path):
+    csv = str(tmp_path / "lat.csv")
+    rc, out, err = uvperf("--loopback", "--op", "write,read,send", "--sizes", "1024,4096", "--iters", str(ITERS),
+                          "--warmup", str(WARM), "--verify", "--csv", csv, "--json")
+    assert rc == 0, err
+    doc = parse_json(out)
+    assert doc["processes"] == 1 and doc["verify"] is True and doc["mtu"] == 1024
+    assert doc["device"]["part_id"] == 4121            # ConnectX-5 Ex, from the device's caps
+    res = lat_results(doc)
+    assert sorted(res) == sorted((o, s) for o in ("WRITE", "READ", "SEND") for s in (1024, 4096))
+    for (op, size), r in res.items():
+        check_latency(r, ITERS)
+        assert r["verified"] is True
+        # Every message, warm-up included, was checked on arrival.
+        assert r["verified_bytes"] == (ITERS + WARM) * size, (op, size)
+    meta, cols, rows = read_csv(csv)
+    assert cols == ["op", "size", "iter", "total_ns", "post_ns", "poll_ns"]
+    assert meta["mtu"] == "1024" and meta["processes"] == "1" and meta["verify"] == "xxh3"
+    assert "ConnectX-5 Ex" in meta["device"] and meta["build"]
+    for op in ("WRITE", "READ", "SEND"):
+        for size in (1024, 4096):
+            mine = [r for r in rows if r["op"] == op and int(r["size"]) == size]
+            assert len(mine) == ITERS
+            assert [int(r["iter"]) for r in mine] == list(range(ITERS))
+            for r in mine:
+                # post + poll is the total up to the clock reads between them.
+                assert int(r["post_ns"]) + int(r["poll_ns"]) <= int(r["total_ns"]) + 1000
+    # The CSV holds the same samples the summary was made of.
+    w = sorted(int(r["total_ns"]) for r in rows if r["op"] == "WRITE" and r["size"] == "4096")
+    assert w[0] == res[("WRITE", 4096)]["min_ns"] and w[-1] == res[("WRITE", 4096)]["max_ns"]
+    assert w[ITERS // 2 - 1] == res[("WRITE", 4096)]["median_ns"]        # nearest rank
+
+
+def test_loopback_bandwidth_two_qps_per_qp_cqs_verified():
+    rc, out, err = uvperf("--loopback", "--mode", "bw", "--op", "write,read,send", "--sizes", "1024,4096",
+                          "--iters", "300", "--warmup", "20", "--qps", "2", "--depth", "8", "--per-qp-cq",
+                          "--verify", "--json")
+    assert rc == 0, err
+    doc = parse_json(out)
+    rows = [r for r in doc["results"] if r["mode"] == "bandwidth"]
+    assert len(rows) == 6
+    for r in rows:
+        assert r["qps"] == 2 and r["depth"] == 8
+        assert r["messages"] == 600 and r["bytes"] == 600 * r["size"]
+        assert r["seconds"] > 0 and r["gbit_s"] > 0
+        assert abs(r["gbit_s"] - r["bytes"] * 8 / r["seconds"] / 1e9) < 1e-3 * r["gbit_s"] + 1e-6
+        assert abs(r["msg_s"] - r["messages"] / r["seconds"]) < 1e-3 * r["msg_s"] + 1e-6
+        assert r["verified"] is True and r["verified_bytes"] == 2 * 320 * r["size"]
+
+
+def test_loopback_bandwidth_by_byte_count():
+    rc, out, err = uvperf("--loopback", "--mode", "bw", "--op", "write", "--size", "4096", "--bytes", "1M",
+                          "--depth", "4", "--warmup", "0", "--json")
+    assert rc == 0, err
+    r = parse_json(out)["results"][0]
+    assert r["messages"] == 256 and r["bytes"] == 1 << 20 and r["verified"] is None
+
+
+def test_loopback_atomics_return_every_previous_value():
+    rc, out, err = uvperf("--loopback", "--op", "fadd,cswap", "--iters", "100", "--warmup", "10", "--verify", "--json")
+    assert rc == 0, err
+    res = lat_results(parse_json(out))
+    assert sorted(res) == [("CSWAP", 8), ("FADD", 8)]
+    for r in res.values():
+        check_latency(r, 100)
+        assert r["verified"] is True and r["verified_bytes"] == 110 * 8
+
+
+def test_two_processes_latency_and_bandwidth_verified(tmp_path):
+    csv, bwcsv = str(tmp_path / "lat.csv"), str(tmp_path / "bw.csv")
+    rc, out, err, src, serr = uvperf_pair(
+        "127.0.0.141", "127.0.0.142",
+        ["--mode", "lat,bw", "--op", "write,read,send", "--sizes", "1024,4096", "--iters", str(ITERS),
+         "--warmup", str(WARM), "--depth", "1", "--verify", "--csv", csv, "--bw-csv", bwcsv, "--json"])
+    assert rc == 0, err
+    assert src == 0, serr
+    doc = parse_json(out)
+    assert doc["processes"] == 2
+    assert doc["device"]["uri"] == "emu:ip=127.0.0.142" and doc["peer"]["uri"] == "emu:ip=127.0.0.141"
+    res = lat_results(doc)
+    assert len(res) == 6
+    for r in res.values():
+        check_latency(r, ITERS)
+        assert r["verified"] is True
+    bws = [r for r in doc["results"] if r["mode"] == "bandwidth"]
+    assert len(bws) == 6 and all(r["verified"] is True and r["gbit_s"] > 0 for r in bws)
+    meta, _, rows = read_csv(csv)
+    assert meta["processes"] == "2" and len(rows) == 6 * ITERS
+    meta, cols, rows = read_csv(bwcsv)
+    assert cols[:3] == ["op", "size", "qps"] and len(rows) == 6 and all(r["verified"] == "yes" for r in rows)
+
+
+def test_two_processes_table_is_printed():
+    rc, out, err, src, serr = uvperf_pair(
+        "127.0.0.143", "127.0.0.144",
+        ["--op", "write,send", "--sizes", "1024", "--iters", "100", "--warmup", "10", "--verify"])
+    assert rc == 0 and src == 0, err + serr
+    assert "two processes" in out and "emu:ip=127.0.0.144" in out and "emu:ip=127.0.0.141" not in out
+    rows = re.findall(r"^(WRITE|SEND)\s+1024\s+100\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+yes$",
+                      out, re.M)
+    assert [r[0] for r in rows] == ["WRITE", "SEND"]
+    assert "Gbit/s" not in out          # latency is never turned into a throughput
+
+
+def test_corrupted_write_fails_loudly_naming_the_offset(tmp_path):
+    rc, out, err = uvperf("--loopback", "--op", "write", "--size", "4096", "--iters", "50", "--warmup", "5",
+                          "--verify", "--test-corrupt-byte", "5000", "--json")
+    assert rc == 1
+    assert re.search(r"first bad byte at buffer offset 5000 \(message offset 904\): got 0x[0-9a-f]{2}, expected 0x[0-9a-f]{2}", err)
+    r = parse_json(out)["results"][0]
+    assert r["verified"] is False and "offset 5000" in r["verify_error"]
+
+
+def test_corrupted_read_between_two_processes_fails():
+    # READ: the server is the source, so the damage is done there and found by the client.
+    rc, out, err, src, serr = uvperf_pair(
+        "127.0.0.145", "127.0.0.146",
+        ["--op", "read", "--size", "1024", "--iters", "50", "--warmup", "0", "--verify", "--test-corrupt-byte", "3"])
+    assert rc == 1, err
+    assert "first bad byte at buffer offset 3 (message offset 3)" in err
+    assert "FAILED" in out
+
+
+def test_corrupted_send_in_bandwidth_mode_fails():
+    rc, out, err = uvperf("--loopback", "--mode", "bw", "--op", "send", "--size", "1024", "--iters", "64",
+                          "--warmup", "0", "--depth", "4", "--verify", "--test-corrupt-byte", "2048")
+    assert rc == 1
+    assert "QP 0 message 2: first bad byte at buffer offset 2048 (message offset 0)" in err
+
+
+def test_without_verify_the_corruption_goes_unnoticed():
+    # The control for the tests above: the same damage, and no one looks.
+    rc, out, err = uvperf("--loopback", "--op", "write", "--size", "4096", "--iters", "20", "--warmup", "0",
+                          "--test-corrupt-byte", "5000", "--json")
+    assert rc == 0, err
+    assert parse_json(out)["results"][0]["verified"] is None
+
+
+@pytest.mark.parametrize("args", [["--loopback", "--op", "bogus"], ["--loopback", "--size", "0"],
+                                  ["--loopback", "--qps", "100"], [], ["--server", "--loopback"]])
+def test_bad_arguments_exit_2(args):
+    rc, out, err = uvperf(*args, timeout=30)
+    assert rc == 2 and err
+
+
+def test_no_server_is_a_set_up_error():
+    from uvtools import free_port
+    rc, out, err = uvperf("--client", "127.0.0.1", "--port", str(free_port()), devices="emu:ip=127.0.0.147",
+                          timeout=60)
+    assert rc == 2 and "connect" in err

@@ -1,0 +1,98 @@
+"""uvplot draws PNGs from uvperf's own CSV and JSON output on the emulated device; titles
+carry what the CSV header says (device, build, MTU, sizes, sample counts).  The figures are
+left in the build directory (tools-figures/) for docs/tools.md."""
+import importlib.machinery
+import importlib.util
+import os
+import subprocess
+
+import pytest
+
+from uvtools import BUILD, UVPLOT, parse_json, uvperf
+
+FIG = os.path.join(BUILD, "tools-figures")
+
+
+def load_uvplot():
+    loader = importlib.machinery.SourceFileLoader("uvplot", UVPLOT)
+    spec = importlib.util.spec_from_loader("uvplot", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("plot")
+    lat, js = str(d / "lat.csv"), str(d / "bw.json")
+    rc, out, err = uvperf("--loopback", "--op", "write,read,send", "--sizes", "1024,4096", "--iters", "300",
+                          "--warmup", "30", "--verify", "--csv", lat)
+    assert rc == 0, err
+    rc, out, err = uvperf("--loopback", "--mode", "bw", "--op", "write,read", "--sweep", "256:8192",
+                          "--iters", "200", "--warmup", "10", "--json", "--bw-csv", str(d / "bw.csv"))
+    assert rc == 0, err
+    with open(js, "w") as fh:
+        fh.write(out)
+    return {"lat": lat, "json": js, "bwcsv": str(d / "bw.csv"), "dir": d}
+
+
+def plot(*args):
+    p = subprocess.run(["/usr/bin/python3", UVPLOT, *args], capture_output=True, text=True, timeout=180)
+    return p.returncode, p.stdout, p.stderr
+
+
+def is_png(path):
+    with open(path, "rb") as fh:
+        return fh.read(8) == b"\x89PNG\r\n\x1a\n" and os.path.getsize(path) > 10000
+
+
+def test_cdf_and_histogram_pngs_from_latency_csvs(runs):
+    os.makedirs(FIG, exist_ok=True)
+    for kind in ("cdf", "hist"):
+        out = os.path.join(FIG, "latency-%s.png" % kind)
+        if os.path.exists(out):
+            os.unlink(out)
+        rc, _, err = plot(kind, runs["lat"] + "=emu", "-o", out)
+        assert rc == 0, err
+        assert is_png(out)
+
+
+def test_two_csvs_side_by_side_and_a_filter(runs, tmp_path):
+    out = str(tmp_path / "two.png")
+    rc, _, err = plot("cdf", runs["lat"] + "=first", runs["lat"] + "=second", "--op", "write", "--size", "4096",
+                      "-o", out)
+    assert rc == 0, err and is_png(out)
+    mod = load_uvplot()
+    series, metas = mod.latency_series([runs["lat"] + "=a", runs["lat"] + "=b"], op="WRITE", size=4096)
+    assert [s[0] for s in series] == ["a WRITE 4096 B", "b WRITE 4096 B"]
+    assert all(len(s[1]) == 300 for s in series)
+
+
+def test_titles_state_device_build_mtu_sizes_and_samples(runs):
+    mod = load_uvplot()
+    series, metas = mod.latency_series([runs["lat"]])
+    title = mod.title_for(metas, "uvperf latency CDF", mod.counts_line(series))
+    assert "ConnectX-5 Ex" in title and "MTU 1024" in title and "build " in title
+    assert "sizes 1024, 4096 B" in title and "300 samples per series" in title
+    assert len(series) == 6
+
+
+def test_bandwidth_versus_size_from_json_and_csv(runs):
+    out = os.path.join(FIG, "bandwidth.png")
+    rc, _, err = plot("bw", runs["json"] + "=emu", "-o", out)
+    assert rc == 0, err and is_png(out)
+    mod = load_uvplot()
+    meta, rows = mod.bw_rows(runs["json"])
+    assert sorted({r[1] for r in rows}) == [256, 512, 1024, 2048, 4096, 8192]
+    meta2, rows2 = mod.bw_rows(runs["bwcsv"])
+    assert [(r[0], r[1], r[3]) for r in rows2] == [(r[0], r[1], r[3]) for r in rows]
+    out2 = str(runs["dir"] / "bw-csv.png")
+    rc, _, err = plot("bw", runs["bwcsv"], "-o", out2)
+    assert rc == 0, err and is_png(out2)
+
+
+def test_missing_or_wrong_input_is_refused(runs, tmp_path):
+    rc, _, err = plot("cdf", str(tmp_path / "absent.csv"), "-o", str(tmp_path / "x.png"))
+    assert rc == 2 and "no such file" in err
+    rc, _, err = plot("cdf", runs["bwcsv"], "-o", str(tmp_path / "x.png"))
+    assert rc != 0 and "not a uvperf latency CSV" in err
