@@ -1,0 +1,113 @@
+/* interop_wire_traffic: a short, known run of RC traffic between two emulated NICs, for
+ * tests/interop/test_live_capture.py to capture on lo and judge with tshark and scapy.
+ *
+ *   interop_wire_traffic OUT.json
+ *
+ * Two emulated NICs (auto-assigned 127.0.0.N) in this process, through the driver, one RC
+ * QP on each, path MTU 1024.  One operation at a time, each completed before the next:
+ *   1. a 4 KiB RDMA WRITE A -> B   (expect FIRST, MIDDLE, MIDDLE, LAST)
+ *   2. a 4 KiB RDMA READ  A <- B   (one request, four responses)
+ *   3. a 64-byte SEND     A -> B   (a receive posted on B first)
+ *   4. an 8-byte FETCH_ADD A -> B  (AtomicETH, answered with AtomicAckETH)
+ * Data are checked here (the WRITE and READ byte for byte, the SEND's length, the atomic's
+ * original value); OUT.json tells the test the addresses, QPNs, PSNs, rkey and VAs it
+ * must find on the wire.  Exit 0 on success, 2 on any failure (with the reason). */
+#include "tools/bench-nic.h"
+
+#define BUF (64u << 10)
+#define PSN_A 0x1000u
+#define PSN_B 0x2000u
+
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)((i * 131u) ^ seed);
+}
+
+int main(int argc, char **argv)
+{
+	struct bn_nic A, B;
+	struct bn_qp qa, qb;
+	struct bn_peer pa, pb;
+	struct ibv_wc wc;
+	uint8_t *abuf, *bbuf;
+	uint32_t alkey, arkey, blkey, brkey;
+	uint64_t *remote;
+	char aip[32], bip[32];
+	FILE *f;
+
+	bn_prog = "interop_wire_traffic";
+	if (argc != 2) {
+		fprintf(stderr, "usage: interop_wire_traffic OUT.json\n");
+		return 2;
+	}
+	bn_nic_open(&A, "emu:", 64);
+	bn_nic_open(&B, "emu:", 64);
+	bn_qp_create(&qa, &A, 16);
+	bn_qp_create(&qb, &B, 16);
+	abuf = bn_alloc(BUF);
+	bbuf = bn_alloc(BUF);
+	bn_mr(&A, abuf, BUF, &alkey, &arkey);
+	bn_mr(&B, bbuf, BUF, &blkey, &brkey);
+	pa = (struct bn_peer){ .ip = A.ip, .qpn = qa.qpn, .psn = PSN_A, .rkey = arkey, .addr = (uintptr_t)abuf };
+	pb = (struct bn_peer){ .ip = B.ip, .qpn = qb.qpn, .psn = PSN_B, .rkey = brkey, .addr = (uintptr_t)bbuf };
+	bn_qp_connect(&qa, &pb, PSN_A, 3);
+	bn_qp_connect(&qb, &pa, PSN_B, 3);
+
+	/* 1. WRITE 4 KiB into B at offset 0 */
+	fill(abuf, 4096, 1);
+	if (bn_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, 4096, alkey, pb.addr, brkey, IBV_SEND_SIGNALED))
+		bn_die("post WRITE");
+	bn_wait_cqe(&A, &wc, 5000, "4 KiB WRITE");
+	if (memcmp(abuf, bbuf, 4096) != 0)
+		bn_die("4 KiB WRITE: B's memory differs");
+
+	/* 2. READ 4 KiB from B at offset 8192 into A at offset 8192 */
+	fill(bbuf + 8192, 4096, 2);
+	if (bn_post(&qa, IBV_WR_RDMA_READ, 2, abuf + 8192, 4096, alkey, pb.addr + 8192, brkey, IBV_SEND_SIGNALED))
+		bn_die("post READ");
+	bn_wait_cqe(&A, &wc, 5000, "4 KiB READ");
+	if (memcmp(abuf + 8192, bbuf + 8192, 4096) != 0)
+		bn_die("4 KiB READ: A's memory differs");
+
+	/* 3. SEND 64 bytes into a receive at B offset 16384 */
+	fill(abuf + 16384, 64, 3);
+	if (bn_post_recv(&qb, 3, bbuf + 16384, 1024, blkey))
+		bn_die("post_recv");
+	if (bn_post(&qa, IBV_WR_SEND, 3, abuf + 16384, 64, alkey, 0, 0, IBV_SEND_SIGNALED))
+		bn_die("post SEND");
+	bn_wait_cqe(&A, &wc, 5000, "SEND (requester)");
+	bn_wait_cqe(&B, &wc, 5000, "SEND (responder)");
+	if (wc.byte_len != 64 || memcmp(abuf + 16384, bbuf + 16384, 64) != 0)
+		bn_die("SEND: received %u bytes / data differs", wc.byte_len);
+
+	/* 4. FETCH_ADD 5 on B's big-endian 8 bytes at offset 24576 */
+	remote = (uint64_t *)(bbuf + 24576);
+	*remote = htobe64(1000);
+	if (bn_post_atomic(&qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 4, abuf + 24576, alkey, pb.addr + 24576, brkey, 5, 0))
+		bn_die("post FETCH_ADD");
+	bn_wait_cqe(&A, &wc, 5000, "FETCH_ADD");
+	if (be64toh(*(uint64_t *)(abuf + 24576)) != 1000 || be64toh(*remote) != 1005)
+		bn_die("FETCH_ADD: original %llu, now %llu", (unsigned long long)be64toh(*(uint64_t *)(abuf + 24576)),
+		       (unsigned long long)be64toh(*remote));
+
+	bn_ip_str(A.ip, aip, sizeof(aip));
+	bn_ip_str(B.ip, bip, sizeof(bip));
+	f = fopen(argv[1], "w");
+	if (!f)
+		bn_die("%s: %s", argv[1], strerror(errno));
+	fprintf(f,
+		"{\"a_ip\": \"%s\", \"b_ip\": \"%s\", \"a_qpn\": %u, \"b_qpn\": %u, \"a_psn\": %u, \"b_psn\": %u,\n"
+		" \"mtu\": 1024, \"b_rkey\": %u, \"write_va\": %llu, \"read_va\": %llu, \"atomic_va\": %llu,\n"
+		" \"ops\": [\"WRITE 4096\", \"READ 4096\", \"SEND 64\", \"FETCH_ADD 8\"]}\n",
+		aip, bip, qa.qpn, qb.qpn, PSN_A, PSN_B, brkey, (unsigned long long)pb.addr,
+		(unsigned long long)(pb.addr + 8192), (unsigned long long)(pb.addr + 24576));
+	fclose(f);
+	printf("wire traffic %s <-> %s: 4 KiB WRITE, 4 KiB READ, SEND 64 B, FETCH_ADD at MTU 1024, data checked\n",
+	       aip, bip);
+	bn_nic_close(&A);
+	bn_nic_close(&B);
+	munmap(abuf, BUF);
+	munmap(bbuf, BUF);
+	return 0;
+}
