@@ -8,21 +8,18 @@
 
 #include "uverbs/uv.h"
 
+/* Read on every message (messages are rare: failures and open/close), so a program
+ * may change UVERBS_LOG while it runs. */
 static int uv_log_level(void)
 {
-	static int level = -1;
-	if (level < 0) {
-		const char *s = getenv("UVERBS_LOG");
-		int l = UV_LOG_NONE;
-		if (s) {
-			if (!strcmp(s, "error")) l = UV_LOG_ERROR;
-			else if (!strcmp(s, "warn")) l = UV_LOG_WARN;
-			else if (!strcmp(s, "info")) l = UV_LOG_INFO;
-			else if (!strcmp(s, "debug")) l = UV_LOG_DEBUG;
-		}
-		level = l;
-	}
-	return level;
+	const char *s = getenv("UVERBS_LOG");
+	if (!s)
+		return UV_LOG_NONE;
+	if (!strcmp(s, "error")) return UV_LOG_ERROR;
+	if (!strcmp(s, "warn")) return UV_LOG_WARN;
+	if (!strcmp(s, "info")) return UV_LOG_INFO;
+	if (!strcmp(s, "debug")) return UV_LOG_DEBUG;
+	return UV_LOG_NONE;
 }
 
 void uv_log(enum uv_log_level lvl, const char *fmt, ...)

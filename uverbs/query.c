@@ -402,7 +402,7 @@ static int uv_sysfs_value(struct uv_dev *d, const char *file, char *out, size_t 
 			   sscanf(tail, "gid_attrs/types/%u", &idx) == 1) {
 			if (idx >= d->info.gid_table_len || mx5_gid_get(d->mx5, (uint8_t)port, idx, &e))
 				return -1;
-			if (tail[1] == 'i') {   /* gids/N: the GID, zero when unset */
+			if (!strncmp(tail, "gids/", 5)) {   /* the GID, zero when unset */
 				uint8_t z[16] = { 0 };
 				const uint8_t *g = e.valid ? e.gid : z;
 				snprintf(out, len, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",

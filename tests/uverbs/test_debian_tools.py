@@ -123,7 +123,7 @@ def test_devinfo_lists_emulated_connectx5_port_active_ethernet(lib):
     assert re.search(r"state:\s+PORT_ACTIVE \(4\)", o)
     assert re.search(r"link_layer:\s+Ethernet", o)
     # the node GUID is the EUI-64 of the MAC 02:00:7f:00:42:02 (from 127.0.66.2)
-    assert re.search(r"node_guid:\s+0000:7fff:fe42:0002", o), o
+    assert re.search(r"node_guid:\s+0000:7fff:fe00:4202", o), o
 
 
 def test_devinfo_verbose_shows_roce_v2_gid_and_limits(lib):

@@ -1,0 +1,335 @@
+/* Bad input and unsupported features (issue 6 item 3): bad arguments fail as the verbs
+ * man pages say (NULL or errno, post_send returning the errno with *bad_wr on the first
+ * WR not posted), features the driver lacks fail with EOPNOTSUPP and one line under
+ * UVERBS_LOG, and nothing crashes. */
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "tests/uverbs/uv_test.h"
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static uint8_t buf[8192] __attribute__((aligned(4096)));
+static struct ibv_mr *mr;
+
+static void setup(void)
+{
+	ut_devices("emu:ip=127.0.70.2");
+	ctx = ut_open(0);
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	cr_assert(pd && cq && mr);
+}
+
+TestSuite(negative, .init = setup);
+
+static struct ibv_qp *new_qp(enum ibv_qp_type t, uint32_t inl)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = t,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1,
+			 .max_inline_data = inl },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	cr_assert_not_null(qp, "ibv_create_qp: %s", strerror(errno));
+	return qp;
+}
+
+/* An RC QP connected to itself: in RTS, so posting reaches the WR checks. */
+static struct ibv_qp *rts_qp(uint32_t inl)
+{
+	struct ut_ep e = { .ctx = ctx };
+	e.qp = new_qp(IBV_QPT_RC, inl);
+	e.mtu = IBV_MTU_1024;
+	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &e.gid), 0);
+	ut_connect(&e, e.qp->qp_num, &e.gid);
+	cr_assert_eq(e.qp->state, IBV_QPS_RTS);
+	return e.qp;
+}
+
+Test(negative, null_arguments_fail_without_crashing)
+{
+	errno = 0;
+	cr_assert_null(ibv_open_device(NULL));
+	cr_assert_null(ibv_alloc_pd(NULL));
+	cr_assert_eq(errno, EINVAL);
+	cr_assert_null(ibv_reg_mr(NULL, buf, 64, 0));
+	cr_assert_null(ibv_create_qp(pd, NULL));
+	cr_assert_null(ibv_create_qp(NULL, NULL));
+	cr_assert_null(ibv_create_comp_channel(NULL));
+	cr_assert_eq(ibv_modify_qp(NULL, NULL, IBV_QP_STATE), EINVAL);
+	cr_assert_eq(ibv_destroy_qp(NULL), EINVAL);
+	cr_assert_eq(ibv_destroy_cq(NULL), EINVAL);
+	cr_assert_eq(ibv_dereg_mr(NULL), EINVAL);
+	cr_assert_eq(ibv_dealloc_pd(NULL), EINVAL);
+	cr_assert_eq(ibv_query_device(ctx, NULL), EINVAL);
+	cr_assert_null(ibv_create_ah(pd, NULL));
+	cr_assert_null(ibv_get_device_name(NULL));
+	cr_assert_eq(ibv_get_async_event(ctx, NULL), -1);
+}
+
+Test(negative, cq_size_and_vector_beyond_the_device_are_einval)
+{
+	struct ibv_device_attr a;
+	cr_assert_eq(ibv_query_device(ctx, &a), 0);
+	errno = 0;
+	cr_assert_null(ibv_create_cq(ctx, a.max_cqe + 1, NULL, NULL, 0));
+	cr_assert_eq(errno, EINVAL);
+	errno = 0;
+	cr_assert_null(ibv_create_cq(ctx, 0, NULL, NULL, 0));
+	cr_assert_eq(errno, EINVAL);
+	errno = 0;
+	cr_assert_null(ibv_create_cq(ctx, 16, NULL, NULL, ctx->num_comp_vectors));
+	cr_assert_eq(errno, EINVAL);
+}
+
+Test(negative, qp_caps_beyond_the_device_are_einval)
+{
+	struct ibv_device_attr a;
+	cr_assert_eq(ibv_query_device(ctx, &a), 0);
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = (uint32_t)a.max_qp_wr + 1, .max_recv_wr = 1,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	errno = 0;
+	cr_assert_null(ibv_create_qp(pd, &ia));
+	cr_assert_eq(errno, EINVAL);
+	ia.cap.max_send_wr = 1;
+	ia.cap.max_send_sge = (uint32_t)a.max_sge + 1;
+	errno = 0;
+	cr_assert_null(ibv_create_qp(pd, &ia));
+	cr_assert_eq(errno, EINVAL);
+	ia.cap.max_send_sge = 1;
+	ia.send_cq = NULL;
+	errno = 0;
+	cr_assert_null(ibv_create_qp(pd, &ia));
+	cr_assert_eq(errno, EINVAL);
+}
+
+Test(negative, post_send_on_a_reset_qp_is_einval_with_bad_wr)
+{
+	struct ibv_qp *qp = new_qp(IBV_QPT_RC, 0);
+	struct ibv_sge sg = { .addr = (uintptr_t)buf, .length = 64, .lkey = mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND }, *bad = NULL;
+	cr_assert_eq(ibv_post_send(qp, &wr, &bad), EINVAL);
+	cr_assert_eq(bad, &wr);
+	struct ibv_recv_wr rw = { .wr_id = 2, .sg_list = &sg, .num_sge = 1 }, *rbad = NULL;
+	cr_assert_eq(ibv_post_recv(qp, &rw, &rbad), EINVAL, "receives need INIT or later");
+	cr_assert_eq(rbad, &rw);
+	/* after INIT: receives yes, sends still no */
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+	cr_assert_eq(ibv_post_recv(qp, &rw, &rbad), 0);
+	bad = NULL;
+	cr_assert_eq(ibv_post_send(qp, &wr, &bad), EINVAL);
+	cr_assert_eq(bad, &wr);
+}
+
+Test(negative, too_many_sges_fail_at_that_wr_of_the_chain)
+{
+	struct ibv_qp *qp = rts_qp(0);
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	cr_assert_eq(ibv_query_qp(qp, &qa, 0, &qi), 0);
+	uint32_t n = qi.cap.max_send_sge + 1;
+	struct ibv_sge sg[64];
+	cr_assert_leq(n, 64);
+	for (uint32_t i = 0; i < n; i++)
+		sg[i] = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey };
+	struct ibv_send_wr w2 = { .wr_id = 2, .sg_list = sg, .num_sge = (int)n, .opcode = IBV_WR_SEND };
+	struct ibv_send_wr w1 = { .wr_id = 1, .next = &w2, .sg_list = sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad = NULL;
+	cr_assert_eq(ibv_post_send(qp, &w1, &bad), EINVAL);
+	cr_assert_eq(bad, &w2, "the first WR was fine, the second is the bad one");
+	struct ibv_recv_wr rw = { .sg_list = sg, .num_sge = (int)qi.cap.max_recv_sge + 1 }, *rbad = NULL;
+	cr_assert_eq(ibv_post_recv(qp, &rw, &rbad), EINVAL);
+	cr_assert_eq(rbad, &rw);
+}
+
+Test(negative, inline_data_past_max_inline_is_einval)
+{
+	struct ibv_qp *qp = rts_qp(64);
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	cr_assert_eq(ibv_query_qp(qp, &qa, 0, &qi), 0);
+	cr_assert_geq(qi.cap.max_inline_data, 64);
+	struct ibv_sge sg = { .addr = (uintptr_t)buf, .length = qi.cap.max_inline_data + 1, .lkey = mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_INLINE }, *bad = NULL;
+	cr_assert_eq(ibv_post_send(qp, &wr, &bad), EINVAL);
+	cr_assert_eq(bad, &wr);
+	/* READ cannot be inline at all */
+	sg.length = 8;
+	wr.opcode = IBV_WR_RDMA_READ;
+	bad = NULL;
+	cr_assert_eq(ibv_post_send(qp, &wr, &bad), EINVAL);
+	/* the new post API: inline past the limit fails at wr_complete */
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(qp);
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_inline_data(x, buf, qi.cap.max_inline_data + 1);
+	cr_assert_eq(ibv_wr_complete(x), EINVAL);
+}
+
+Test(negative, atomic_needs_one_8_byte_sge)
+{
+	struct ibv_qp *qp = rts_qp(0);
+	struct ibv_sge sg = { .addr = (uintptr_t)buf, .length = 4, .lkey = mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD }, *bad = NULL;
+	cr_assert_eq(ibv_post_send(qp, &wr, &bad), EINVAL);
+	cr_assert_eq(bad, &wr);
+}
+
+Test(negative, ud_send_without_an_address_handle_is_einval)
+{
+	struct ut_ep e = { .ctx = ctx };
+	e.qp = new_qp(IBV_QPT_UD, 0);
+	ut_connect(&e, 0, NULL);
+	struct ibv_sge sg = { .addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND }, *bad = NULL;
+	cr_assert_eq(ibv_post_send(e.qp, &wr, &bad), EINVAL);
+	cr_assert_eq(bad, &wr);
+	/* and a READ on UD is not a UD operation */
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
+	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &aa.grh.dgid), 0);
+	wr.wr.ud.ah = ibv_create_ah(pd, &aa);
+	cr_assert_not_null(wr.wr.ud.ah);
+	wr.opcode = IBV_WR_RDMA_READ;
+	cr_assert_eq(ibv_post_send(e.qp, &wr, &bad), EINVAL);
+}
+
+Test(negative, illegal_transitions_and_missing_attributes_are_einval)
+{
+	struct ibv_qp *qp = new_qp(IBV_QPT_RC, 0);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL, "RESET -> RTS");
+	a.qp_state = IBV_QPS_INIT;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL, "INIT without port/pkey/access");
+	cr_assert_eq(qp->state, IBV_QPS_RESET);
+	a.ah_attr.is_global = 0;
+	cr_assert_neq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV), 0, "RoCE needs a GRH");
+}
+
+Test(negative, remote_write_without_local_write_is_einval)
+{
+	errno = 0;
+	cr_assert_null(ibv_reg_mr(pd, buf, 64, IBV_ACCESS_REMOTE_WRITE));
+	cr_assert_eq(errno, EINVAL);
+	errno = 0;
+	cr_assert_null(ibv_reg_mr(pd, buf, 0, IBV_ACCESS_LOCAL_WRITE));
+	cr_assert_eq(errno, EINVAL);
+}
+
+Test(negative, objects_in_use_are_busy)
+{
+	struct ibv_qp *qp = new_qp(IBV_QPT_RC, 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), EBUSY);
+	cr_assert_eq(ibv_destroy_cq(cq), EBUSY);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *c2 = ibv_create_cq(ctx, 4, NULL, ch, 0);
+	cr_assert_not_null(c2);
+	cr_assert_eq(ibv_destroy_comp_channel(ch), EBUSY);
+	cr_assert_eq(ibv_destroy_cq(c2), 0);
+	cr_assert_eq(ibv_destroy_comp_channel(ch), 0);
+}
+
+/* ---- unsupported features: EOPNOTSUPP ---- */
+
+Test(negative, odp_iova_and_dmabuf_registration_are_eopnotsupp)
+{
+	errno = 0;
+	cr_assert_null(ibv_reg_mr(pd, buf, 64, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	errno = 0;
+	cr_assert_null(ibv_reg_mr_iova(pd, buf, 64, 0x1000, IBV_ACCESS_LOCAL_WRITE));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	errno = 0;
+	cr_assert_null(ibv_reg_dmabuf_mr(pd, 0, 64, 0, 3, IBV_ACCESS_LOCAL_WRITE));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	/* iova2 with iova == addr is an ordinary registration */
+	struct ibv_mr *m = ibv_reg_mr_iova2(pd, buf, 64, (uintptr_t)buf,
+					    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_RELAXED_ORDERING);
+	cr_assert_not_null(m);
+	cr_assert_eq(ibv_dereg_mr(m), 0);
+}
+
+Test(negative, device_memory_flows_wqs_xrc_td_counters_are_eopnotsupp)
+{
+	struct ibv_alloc_dm_attr dm = { .length = 4096 };
+	errno = 0;
+	cr_assert_null(ibv_alloc_dm(ctx, &dm));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	struct ibv_qp *qp = new_qp(IBV_QPT_UD, 0);
+	struct ibv_flow_attr fa = { .size = sizeof(fa), .port = 1 };
+	errno = 0;
+	cr_assert_null(ibv_create_flow(qp, &fa));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	struct ibv_wq_init_attr wa = { .wq_type = IBV_WQT_RQ, .max_wr = 1, .max_sge = 1, .pd = pd, .cq = cq };
+	errno = 0;
+	cr_assert_null(ibv_create_wq(ctx, &wa));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+					 .fd = -1, .oflags = O_CREAT };
+	errno = 0;
+	cr_assert_null(ibv_open_xrcd(ctx, &xa));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	struct ibv_td_init_attr ta = { 0 };
+	errno = 0;
+	cr_assert_null(ibv_alloc_td(ctx, &ta));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	errno = 0;
+	cr_assert_null(ibv_alloc_mw(pd, IBV_MW_TYPE_1));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	cr_assert_eq(ibv_resize_cq(cq, 128), EOPNOTSUPP);
+	union ibv_gid g = { .raw = { 0xff } };
+	cr_assert_eq(ibv_attach_mcast(qp, &g, 0), EOPNOTSUPP);
+}
+
+Test(negative, raw_packet_qp_and_timestamped_cq_are_eopnotsupp)
+{
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET,
+				       .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+						.max_recv_sge = 1 } };
+	errno = 0;
+	cr_assert_null(ibv_create_qp(pd, &ia));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	struct ibv_cq_init_attr_ex ca = { .cqe = 4, .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP };
+	errno = 0;
+	cr_assert_null(ibv_create_cq_ex(ctx, &ca));
+	cr_assert_eq(errno, EOPNOTSUPP);
+}
+
+Test(negative, unsupported_wr_ops_fail_at_wr_complete)
+{
+	struct ibv_qp *qp = rts_qp(0);
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(qp);
+	ibv_wr_start(x);
+	ibv_wr_local_inv(x, 0x1234);
+	cr_assert_eq(ibv_wr_complete(x), EOPNOTSUPP);
+	/* a setter without an opcode */
+	ibv_wr_start(x);
+	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)buf, 8);
+	cr_assert_eq(ibv_wr_complete(x), EINVAL);
+}
+
+Test(negative, unsupported_feature_logs_one_line_when_asked)
+{
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	int saved = dup(2);
+	setenv("UVERBS_LOG", "warn", 1);
+	dup2(p[1], 2);
+	struct ibv_mr *m = ibv_reg_mr(pd, buf, 64, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
+	fflush(stderr);
+	dup2(saved, 2);
+	cr_assert_null(m);
+	char out[512] = "";
+	ssize_t n = read(p[0], out, sizeof(out) - 1);
+	cr_assert_gt(n, 0, "nothing logged");
+	out[n] = 0;
+	cr_assert(strstr(out, "on-demand paging") && strstr(out, "EOPNOTSUPP"), "%s", out);
+	cr_assert_eq(strchr(out, '\n'), out + n - 1, "one line: %s", out);
+}
