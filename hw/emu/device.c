@@ -376,6 +376,11 @@ int emu_reset(struct emu_dev *d)
 	if (!d)
 		return -EINVAL;
 	pthread_mutex_lock(&d->lock);
+	if (d->removed) {
+		/* A device that left the bus does not come back by a function reset. */
+		pthread_mutex_unlock(&d->lock);
+		return -ENODEV;
+	}
 	emu_hca_teardown(d);
 	d->ctr.pages_taken += d->pages.n;
 	d->pages.n = 0;
@@ -383,7 +388,6 @@ int emu_reset(struct emu_dev *d)
 	d->issi = 0;
 	d->cmdq_programmed = false;
 	d->cmdq_iova = 0;
-	d->removed = false;
 	d->fatal = false;
 	memset(d->bar, 0, EMU_ISEG_BYTES);
 	iseg_fill(d);

@@ -174,3 +174,24 @@ Test(emu_faults, bad_uri_option_is_refused_with_a_message)
 	cr_assert_eq(shim_open("emu:fail=NOT_AN_OPCODE:3", &d, err, sizeof(err)), -EINVAL);
 	cr_assert_eq(shim_open("emu:page=8k", &d, err, sizeof(err)), -EINVAL);
 }
+
+Test(emu_faults, uri_fail_with_skip_fails_the_second_matching_command)
+{
+	struct et t;
+
+	et_open(&t, "emu:fail=ALLOC_PD:0xf@1");
+	et_bringup(&t);
+	et_expect(&t, et_simple(&t, PRM_CMD_OP_ALLOC_PD, 0, PRM_SIZE(alloc_pd_in), 16), 0, 0);
+	et_expect(&t, et_simple(&t, PRM_CMD_OP_ALLOC_PD, 0, PRM_SIZE(alloc_pd_in), 16), 0xf, 0);
+	et_close(&t);
+}
+
+Test(emu_faults, reset_after_surprise_removal_is_refused)
+{
+	struct et t;
+
+	et_open(&t, "emu:");
+	emu_surprise_remove(t.emu);
+	cr_assert_eq(shim_reset(t.dev), -ENODEV);
+	et_close(&t);
+}

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -90,4 +91,39 @@ Test(emu_multi, devices_bring_up_independently)
 	et_teardown(&b);
 	et_close(&b);
 	et_close(&a);
+}
+
+/* Two processes, each opening its first device with no shared state: the kernel's
+ * bind arbitration on :4791 keeps their addresses apart. */
+Test(emu_multi, devices_in_two_processes_get_different_addresses)
+{
+	int to_parent[2], to_child[2];
+	pid_t pid;
+	uint32_t child_ip = 0;
+	struct shim_dev *a;
+	char err[256], c = 0;
+
+	cr_assert_eq(pipe(to_parent), 0);
+	cr_assert_eq(pipe(to_child), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct shim_dev *d;
+		uint32_t ip = 0;
+
+		if (shim_open("emu:", &d, err, sizeof(err)) == 0)
+			ip = emu_ipv4(emu_device_from_shim(d));
+		if (write(to_parent[1], &ip, sizeof(ip)) != sizeof(ip) || read(to_child[0], &c, 1) != 1)
+			_exit(2);
+		_exit(ip ? 0 : 1);
+	}
+	cr_assert_eq(read(to_parent[0], &child_ip, sizeof(child_ip)), sizeof(child_ip));
+	cr_assert_neq(child_ip, 0, "child could not open a device");
+	cr_assert_eq(shim_open("emu:", &a, err, sizeof(err)), 0, "%s", err);
+	cr_assert_neq(emu_ipv4(emu_device_from_shim(a)), child_ip);
+	shim_close(a);
+	cr_assert_eq(write(to_child[1], &c, 1), 1);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
