@@ -119,7 +119,7 @@ static inline void jw_dbl(struct jw *w, const char *k, double v)
 		jw_key(w, k);
 	jw_sep(w);
 	if (isfinite(v))
-		fprintf(w->f, "%.6g", v);
+		fprintf(w->f, "%.12g", v);
 	else
 		fputs("null", w->f);
 }
