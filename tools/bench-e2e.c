@@ -23,6 +23,7 @@
 #include <getopt.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,7 +35,9 @@
 #define SBUF_OFF (512u << 10)   /* what we send; READ target */
 #define BW_MSG (64u << 10)
 #define BW_DEPTH 16u
+#ifndef SIG_EVERY
 #define SIG_EVERY 16u
+#endif
 #define WAIT_NS 5000000000ull
 
 struct cmd {
@@ -120,12 +123,20 @@ static void post(struct side *s, enum ibv_wr_opcode op, uint32_t off, uint32_t l
 	s->posted++;
 }
 
+/* --yield: spinning threads call sched_yield() between looks, so that the NIC's device
+ * thread (woken by an arrival) gets a CPU at once instead of waiting for the scheduler
+ * to preempt a spinner -- with two CPUs and two spinning processes it otherwise waits
+ * milliseconds. */
+static int spin_yield;
+
 static void spin_byte(volatile uint8_t *p, uint8_t want, const char *what)
 {
 	uint64_t end = 0;
 	unsigned k = 0;
 
 	while (__atomic_load_n(p, __ATOMIC_ACQUIRE) != want) {
+		if (spin_yield)
+			sched_yield();
 		if (++k % 4096 == 0) {
 			if (!end)
 				end = bn_now_ns() + WAIT_NS;
@@ -133,6 +144,27 @@ static void spin_byte(volatile uint8_t *p, uint8_t want, const char *what)
 				bn_die("%s: the peer's data did not arrive within 5 s", what);
 		}
 	}
+}
+
+/* Spin on poll_cq for one completion (bounded), as ib_read_lat does. */
+static void wait_cqe(struct side *s, struct ibv_wc *wc)
+{
+	uint64_t end = 0;
+	unsigned k = 0;
+	int n;
+
+	while ((n = mx5_poll_cq(s->nic.cqr, 1, wc)) == 0) {
+		if (spin_yield)
+			sched_yield();
+		if (++k % 4096 == 0) {
+			if (!end)
+				end = bn_now_ns() + WAIT_NS;
+			else if (bn_now_ns() > end)
+				bn_die("no completion within 5 s");
+		}
+	}
+	if (n < 0 || wc->status != IBV_WC_SUCCESS)
+		bn_die("poll_cq %d, status %d", n, n > 0 ? (int)wc->status : -1);
 }
 
 static uint8_t tag(uint32_t i)
@@ -177,6 +209,8 @@ static ssize_t udp_spin_recv(int fd, void *buf, size_t len, uint64_t deadline_ns
 			return r;
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			bn_die("UDP recv: %s", strerror(errno));
+		if (spin_yield)
+			sched_yield();
 		if (++k % 1024 == 0 && bn_now_ns() > deadline_ns)
 			return -1;
 	}
@@ -323,7 +357,7 @@ static struct lat read_lat(struct side *s, uint32_t size, uint32_t warm, uint32_
 		uint64_t t0 = bn_now_ns();
 
 		post(s, IBV_WR_RDMA_READ, RBUF_OFF, size, s->peer.addr + SBUF_OFF, 1);
-		bn_wait_cqe(&s->nic, &wc, 5000, "READ");
+		wait_cqe(s, &wc);
 		if (i >= warm)
 			ns[i - warm] = bn_now_ns() - t0;
 	}
@@ -429,6 +463,7 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 	static const uint32_t sizes[2] = { 8, 4096 };
 	struct lat w[2], rd[2], uh[2], ur[2];
 	double bw, ubw, loss;
+	static struct emu_tp_counters t0, t1;
 	char a[32], b[32], la[64];
 	struct cmd q = { .op = 'Q' };
 
@@ -442,7 +477,9 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 		ur[k] = udp_pingpong(s, sizes[k], warm, iters, ns, 1.0);
 		rd[k] = read_lat(s, sizes[k], warm, iters, ns);
 	}
+	emu_tp_counters(s->nic.emu, &t0);
 	bw = write_bw(s, bw_iters);
+	emu_tp_counters(s->nic.emu, &t1);
 	ubw = udp_stream(s, mtu_bytes, bw_iters * (BW_MSG / mtu_bytes), &loss);
 	xwrite(s->ctl, &q, sizeof(q));
 
@@ -451,9 +488,10 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 	printf("uverbs end to end on the emulated ConnectX: two processes, %s <-> %s, RC, path MTU %u\n", a, b,
 	       mtu_bytes);
 	printf("Each process: one emulated NIC through hw/mlx5 (post/poll = mx5_post_send/mx5_poll_cq), the\n"
-	       "application thread busy-polling; the NIC's device thread blocks in poll() for arrivals and\n"
-	       "the posting thread transmits inside its doorbell.  Baseline: UDP sockets on the same two\n"
-	       "addresses, busy-polling receivers (recv MSG_DONTWAIT spin), in the same run.\n");
+	       "application thread busy-polling%s; the NIC's device thread blocks in poll() for arrivals\n"
+	       "and the posting thread transmits inside its doorbell.  Baseline: UDP sockets on the same two\n"
+	       "addresses, busy-polling receivers (recv MSG_DONTWAIT spin%s), in the same run.\n",
+	       spin_yield ? " with sched_yield() between looks" : "", spin_yield ? ", same yield" : "");
 	printf("%u round trips per latency figure after %u warm-up; %u x 64 KiB WRITEs (%u in flight) for\n"
 	       "bandwidth against %u-byte UDP datagrams carrying the same bytes.  Host: %ld CPUs online,\n"
 	       "load average %s at the end of the run.\n\n",
@@ -467,6 +505,10 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 	printf("\n%-30s %6s %10s %10s %8s\n", "bandwidth (MB/s, 10^6)", "bytes", "RDMA", "UDP", "ratio");
 	printf("%-30s %6u %10.1f %10.1f %7.2fx   (UDP receiver lost %.1f%%)\n", "RDMA WRITE vs UDP stream", BW_MSG, bw,
 	       ubw, ubw > 0 ? bw / ubw : 0.0, loss * 100.0);
+	printf("During the WRITE bandwidth run the sending NIC sent %llu packets (%llu retransmitted, %llu\n"
+	       "ACK timeouts) and received %llu (ACKs).\n",
+	       (unsigned long long)(t1.tx_pkts - t0.tx_pkts), (unsigned long long)(t1.retransmits - t0.retransmits),
+	       (unsigned long long)(t1.timeouts - t0.timeouts), (unsigned long long)(t1.rx_pkts - t0.rx_pkts));
 	printf("\nTarget (design section 9): WRITE ping-pong within 2x the UDP ping-pong half round trip.\n");
 	free(ns);
 }
@@ -487,9 +529,10 @@ int main(int argc, char **argv)
 					      { "bw-iters", required_argument, 0, 'b' },
 					      { "warmup", required_argument, 0, 'w' },
 					      { "mtu", required_argument, 0, 'm' },
+					      { "yield", no_argument, 0, 'y' },
 					      { "help", no_argument, 0, 'h' },
 					      { 0, 0, 0, 0 } };
-	while ((c = getopt_long(argc, argv, "n:b:w:m:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:b:w:m:yh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			iters = (uint32_t)strtoul(optarg, NULL, 0);
@@ -503,8 +546,12 @@ int main(int argc, char **argv)
 		case 'm':
 			mtu_bytes = (unsigned)strtoul(optarg, NULL, 0);
 			break;
+		case 'y':
+			spin_yield = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: uv_bench_e2e [--iters N] [--bw-iters N] [--warmup N] [--mtu 256..4096]\n");
+			fprintf(stderr, "usage: uv_bench_e2e [--iters N] [--bw-iters N] [--warmup N] [--mtu 256..4096] "
+					"[--yield]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
