@@ -48,6 +48,11 @@ static void create_query_destroy(const char *uri)
 	cr_assert_eq(PRM_GET(cqc, c, cq_period), 16);
 	cr_assert_eq(PRM_GET(cqc, c, cq_max_count), 8);
 	cr_assert_eq(PRM_GET(cqc, c, producer_counter), 0);
+	cr_assert_eq(PRM_GET(cqc, c, consumer_counter), 0);
+	/* the consumer counter is the driver's doorbell record (big-endian dword 0) */
+	prm_store_be32((uint8_t *)q.mem.va + q.ring_bytes, 0, 0x1234);
+	c = query(&o, cqn);
+	cr_assert_eq(PRM_GET(cqc, c, consumer_counter), 0x1234);
 	cr_assert_eq(prm_bits_get64(PRM_ADDR(query_cq_out, o.t.out, pas), 0), q.mem.iova, "pas[0] reads back");
 
 	et_expect(&o.t, ot_destroy(&o, PRM_CMD_OP_DESTROY_CQ, cqn), 0, 0);

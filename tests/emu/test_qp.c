@@ -1,6 +1,7 @@
 /* The emulated device's queue pairs through the real command engine: CREATE_QP,
  * QUERY_QP, DESTROY_QP and the PRM state machine (allowed transitions, opt_param_mask
  * per transition, required attributes), one rule per test. */
+#include "hw/emu/objects.h"
 #include "tests/emu/emu_obj_test.h"
 
 static uint8_t *qpc_of(uint8_t *in)
@@ -574,6 +575,14 @@ Test(emu_qp, two_rst_resets_the_queues_and_the_qp_connects_again)
 	ot_up(&o, "emu:");
 	uint32_t qpn = ot_qp(&o, OT_ST_RC, ot_cq(&o, 6));
 	ot_qp_to_rts(&o, qpn);
+	/* what a queue engine advances while the QP works */
+	pthread_mutex_lock(&o.t.emu->lock);
+	struct emu_qp *qp = emu_obj_get(o.t.emu, EMU_OBJ_QP, qpn);
+	cr_assert_not_null(qp);
+	qp->sq_pi = 17;
+	qp->rq_pi = 5;
+	pthread_mutex_unlock(&o.t.emu->lock);
+	cr_assert_eq(PRM_GET(qpc, ot_query_qp(&o, qpn), hw_sq_wqebb_counter), 17);
 	et_expect(&o.t, ot_2state(&o, PRM_CMD_OP_2RST_QP, qpn), 0, 0);
 	const uint8_t *c = ot_query_qp(&o, qpn);
 	cr_assert_eq(PRM_GET(qpc, c, state), 0);
