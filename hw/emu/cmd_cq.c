@@ -130,7 +130,7 @@ static int query_cq(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(cqc, cqc, oi, cq->oi);
 	PRM_SET(cqc, cqc, cq_period_mode, cq->cq_period_mode);
 	PRM_SET(cqc, cqc, st, cq->st);
-	PRM_SET(cqc, cqc, page_offset, cq->buf.offset / ((1u << cq->buf.log_page) / 64));
+	PRM_SET(cqc, cqc, page_offset, cq->buf.offset / ((1ull << cq->buf.log_page) / 64));
 	PRM_SET(cqc, cqc, log_cq_size, cq->log_size);
 	PRM_SET(cqc, cqc, uar_page, cq->uar);
 	PRM_SET(cqc, cqc, cq_period, cq->cq_period);

@@ -44,6 +44,12 @@ static void mkey_dtor(struct emu_dev *d, void *obj)
 	free(mk->klm);
 }
 
+/* Pages of 1 << log_page covering `bytes` (no overflow, even for 2^63-byte pages). */
+static uint64_t pages_of(uint64_t bytes, unsigned log_page)
+{
+	return (bytes >> log_page) + ((bytes & ((1ull << log_page) - 1)) != 0);
+}
+
 /* MTT entries of the region: load, check alignment and pinning. */
 static int load_mtt(struct emu_dev *d, const uint8_t *list, struct emu_mkey *mk, uint32_t *synd)
 {
@@ -51,7 +57,7 @@ static int load_mtt(struct emu_dev *d, const uint8_t *list, struct emu_mkey *mk,
 	uint64_t off0 = mk->start & (page - 1);
 	uint64_t total = off0 + mk->len;
 
-	mk->nmtt = mk->len ? (uint32_t)((total + page - 1) >> mk->log_page) : 0;
+	mk->nmtt = mk->len ? (uint32_t)pages_of(total, mk->log_page) : 0;
 	if (!mk->nmtt)
 		return 0;
 	mk->mtt = calloc(mk->nmtt, sizeof(*mk->mtt));
@@ -186,7 +192,7 @@ static int create_mkey(struct emu_dev *d, struct emu_cmd *c)
 			return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_PAGE_SIZE);
 		if (!tmp.free) {
 			uint64_t page = 1ull << tmp.log_page;
-			uint64_t npages = tmp.len ? ((tmp.start & (page - 1)) + tmp.len + page - 1) >> tmp.log_page : 0;
+			uint64_t npages = tmp.len ? pages_of((tmp.start & (page - 1)) + tmp.len, tmp.log_page) : 0;
 
 			/* two 8-byte MTT entries per octword */
 			if (npages > actual * 2)

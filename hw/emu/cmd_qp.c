@@ -347,7 +347,7 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, rre, qp->rre);
 	PRM_SET(qpc, qpc, rwe, qp->rwe);
 	PRM_SET(qpc, qpc, rae, qp->rae);
-	PRM_SET(qpc, qpc, page_offset, qp->buf.offset / ((1u << qp->buf.log_page) / 64));
+	PRM_SET(qpc, qpc, page_offset, qp->buf.offset / ((1ull << qp->buf.log_page) / 64));
 	PRM_SET(qpc, qpc, min_rnr_nak, qp->min_rnr_nak);
 	PRM_SET(qpc, qpc, next_rcv_psn, qp->next_rcv_psn);
 	PRM_SET(qpc, qpc, cqn_rcv, qp->cqn_rcv);

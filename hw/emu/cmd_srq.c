@@ -108,7 +108,7 @@ static int query_srq(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(srqc, srqc, wq_signature, s->wq_signature);
 	PRM_SET(srqc, srqc, rlky, s->rlky);
 	PRM_SET(srqc, srqc, log_rq_stride, log_stride);
-	PRM_SET(srqc, srqc, page_offset, s->buf.offset / ((1u << s->buf.log_page) / 64));
+	PRM_SET(srqc, srqc, page_offset, s->buf.offset / ((1ull << s->buf.log_page) / 64));
 	PRM_SET(srqc, srqc, cqn, s->cqn);
 	PRM_SET(srqc, srqc, log_page_size, s->buf.log_page - 12u);
 	PRM_SET(srqc, srqc, pd, s->pdn);

@@ -30,7 +30,7 @@ struct emu_qbuf {
 	uint64_t *pas;          /* page IOVAs, each aligned to the page size */
 	uint32_t npas;
 	uint8_t log_page;       /* page bytes = 1 << log_page (4 KiB << *.log_page_size) */
-	uint32_t offset;        /* bytes into pas[0] where the queue starts */
+	uint64_t offset;        /* bytes into pas[0] where the queue starts */
 	uint64_t len;           /* queue bytes covered */
 };
 
@@ -278,7 +278,7 @@ static inline int emu_qbuf_load(struct emu_dev *d, const struct emu_cmd *c, size
 	b->npas = 0;
 	b->log_page = (uint8_t)(12 + log_page_size_4k);
 	page = 1ull << b->log_page;
-	b->offset = (uint32_t)(page_offset * (page / 64));
+	b->offset = page_offset * (page / 64);
 	b->len = len;
 	need = (b->offset + len + page - 1) >> b->log_page;
 	if (!len)
