@@ -19,7 +19,9 @@ static struct mx5_mr *amr, *bmr;
 
 static void setup(void)
 {
-	struct tp_conn c = { .mtu = 3, .sq_psn = 0x10, .rq_psn = 0x20, .timeout = 14, .retry_cnt = 7,
+	/* ACK timeout 4.096 us x 2^18 = 1 s: a retransmission (payload read again) must not
+	 * come from a slow machine, only from a lost packet, and loopback loses none. */
+	struct tp_conn c = { .mtu = 3, .sq_psn = 0x10, .rq_psn = 0x20, .timeout = 18, .retry_cnt = 7,
 			     .rnr_retry = 7, .min_rnr_timer = 1 };
 	unsigned acc = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_READ;
 
