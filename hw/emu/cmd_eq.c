@@ -39,7 +39,7 @@ static int create_eq(struct emu_dev *d, struct emu_cmd *c)
 	struct emu_eq *eq;
 	uint32_t eqn;
 
-	uar_obj = emu_obj_get(d, EMU_OBJ_UAR, uar);
+	uar_obj = emu_uar_obj(d, uar);
 	if (!uar_obj)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_UAR);
 	if (log_size > PRM_GET(cmd_hca_cap, gen, log_max_eq_sz))

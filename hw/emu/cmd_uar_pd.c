@@ -21,15 +21,16 @@ struct emu_td {
 static int alloc_uar(struct emu_dev *d, struct emu_cmd *c)
 {
 	struct emu_uar *u;
-	uint32_t idx;
+	uint32_t id, idx;
 	volatile uint8_t *page;
 
-	u = emu_obj_alloc(d, EMU_OBJ_UAR, sizeof(*u), NULL, &idx);
+	u = emu_obj_alloc(d, EMU_OBJ_UAR, sizeof(*u), NULL, &id);
 	if (!u)
 		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
+	idx = emu_uar_index_of(d, id);
 	page = emu_uar_page(d, idx);
-	if (!page) {
-		emu_obj_free(d, EMU_OBJ_UAR, idx);
+	if (!page || (uint64_t)(page - (volatile uint8_t *)d->bar) + emu_uar_page_size(d) > d->bar_len) {
+		emu_obj_free(d, EMU_OBJ_UAR, id);
 		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
 	}
 	/* A fresh doorbell page: no stale BlueFlame data from an earlier owner. */
@@ -52,7 +53,13 @@ static int free_status(struct emu_dev *d, struct emu_cmd *c, enum emu_obj_type t
 
 static int dealloc_uar(struct emu_dev *d, struct emu_cmd *c)
 {
-	return free_status(d, c, EMU_OBJ_UAR, (uint32_t)PRM_GET(dealloc_uar_in, c->in, uar), PRM_SYND_BAD_UAR);
+	uint32_t idx = (uint32_t)PRM_GET(dealloc_uar_in, c->in, uar);
+	void *u = emu_uar_obj(d, idx);
+
+	/* Only the index ALLOC_UAR returned names the allocation (uar_4k: its first UAR). */
+	if (!u || emu_uar_index_of(d, emu_obj_id(u)) != idx)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_UAR);
+	return free_status(d, c, EMU_OBJ_UAR, emu_obj_id(u), PRM_SYND_BAD_UAR);
 }
 
 static int alloc_pd(struct emu_dev *d, struct emu_cmd *c)

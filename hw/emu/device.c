@@ -126,18 +126,48 @@ uint32_t emu_uar_page_size(const struct emu_dev *d)
 	return 4096u << log;
 }
 
+/* PRM cmd_hca_cap.uar_4k: when the driver turns it on, UAR indexes count 4 KiB UARs
+ * and ALLOC_UAR hands out a whole UAR page (2^log_uar_page_sz of them, aligned); when
+ * off, an index counts whole UAR pages.  Either way ALLOC_UAR's k-th page sits at
+ * k * UAR page size: only the numbering differs (Linux uar2pfn). */
+static unsigned uar_index_shift(const struct emu_dev *d)
+{
+	uint8_t *cur = emu_cap((struct emu_dev *)d, 0, 1);
+	unsigned log;
+
+	if (!cur || !PRM_GET(cmd_hca_cap, cur, uar_4k))
+		return 0;
+	log = (unsigned)PRM_GET(cmd_hca_cap, cur, log_uar_page_sz);
+	return log > 4 ? 4 : log;
+}
+
+uint32_t emu_uar_unit(const struct emu_dev *d)
+{
+	return emu_uar_page_size(d) >> uar_index_shift(d);
+}
+
+uint32_t emu_uar_index_of(const struct emu_dev *d, uint32_t obj_id)
+{
+	return obj_id << uar_index_shift(d);
+}
+
+void *emu_uar_obj(struct emu_dev *d, uint32_t uar_index)
+{
+	return emu_obj_get(d, EMU_OBJ_UAR, uar_index >> uar_index_shift(d));
+}
+
 volatile uint8_t *emu_uar_page(struct emu_dev *d, uint32_t uar_index)
 {
-	uint64_t off = (uint64_t)uar_index * emu_uar_page_size(d);
+	uint64_t off = (uint64_t)uar_index * emu_uar_unit(d);
 
-	if (off + emu_uar_page_size(d) > d->bar_len)
+	if (off + emu_uar_unit(d) > d->bar_len)
 		return NULL;
 	return d->bar + off;
 }
 
 bool emu_uar_valid(struct emu_dev *d, uint32_t uar_index)
 {
-	return emu_obj_get(d, EMU_OBJ_UAR, uar_index) != NULL;
+	return emu_uar_obj(d, uar_index) != NULL;
 }
 
 int emu_uar_hook(struct emu_dev *d, uint32_t off_lo, uint32_t off_hi, emu_uar_fn fn, void *arg)
@@ -158,7 +188,7 @@ int emu_uar_hook(struct emu_dev *d, uint32_t off_lo, uint32_t off_hi, emu_uar_fn
 
 static void uar_write(struct emu_dev *d, uint64_t off, unsigned size, int op)
 {
-	uint32_t psz = emu_uar_page_size(d);
+	uint32_t psz = emu_uar_unit(d);
 	uint32_t idx = (uint32_t)(off / psz), in = (uint32_t)(off % psz);
 
 	d->ctr.uar_doorbells++;

@@ -169,9 +169,17 @@ void emu_objtab_set_limits(struct emu_dev *d, enum emu_obj_type t, uint32_t base
 typedef void (*emu_uar_fn)(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsigned size, int op,
 			   const volatile uint8_t *page, void *arg);
 int emu_uar_hook(struct emu_dev *d, uint32_t off_lo, uint32_t off_hi, emu_uar_fn fn, void *arg);
+/* UAR page size (4 KiB << log_uar_page_sz, current caps): what ALLOC_UAR hands out. */
 uint32_t emu_uar_page_size(const struct emu_dev *d);
+/* What one UAR index covers: 4 KiB when the driver set uar_4k, else the page size.
+ * Hooks get the index the driver uses and a pointer to that unit's bytes. */
+uint32_t emu_uar_unit(const struct emu_dev *d);
 volatile uint8_t *emu_uar_page(struct emu_dev *d, uint32_t uar_index);
 bool emu_uar_valid(struct emu_dev *d, uint32_t uar_index);
+/* The UAR object a driver's index (eqc/cqc/qpc uar_page) belongs to, or NULL: use this,
+ * not emu_obj_get(EMU_OBJ_UAR, index), so uar_4k numbering works. */
+void *emu_uar_obj(struct emu_dev *d, uint32_t uar_index);
+uint32_t emu_uar_index_of(const struct emu_dev *d, uint32_t obj_id);
 
 /* ---- DMA through the IOMMU (iommu.c) ---- */
 /* Copy between device-visible memory and buf.  Any byte outside a live mapping: nothing

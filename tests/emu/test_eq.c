@@ -254,43 +254,77 @@ Test(emu_eq, teardown_destroys_remaining_eqs_and_uars)
 
 /* A 16 KiB-page host sets log_uar_page_sz 2 before INIT_HCA (design section 5): UAR
  * index i then sits at i * 16 KiB, and the EQ doorbell must be found there. */
+/* SET_HCA_CAP log_uar_page_sz (and uar_4k) before INIT_HCA, then the rest of the
+ * bring-up. */
+static void bringup_with_uar(struct et *t, unsigned log_uar, unsigned uar_4k)
+{
+	uint8_t *in = calloc(1, PRM_SIZE(set_hca_cap_in));
+	uint8_t q[PRM_SIZE(query_hca_cap_in)] = { 0 };
+	int32_t boot, init;
+
+	et_simple(t, PRM_CMD_OP_ENABLE_HCA, 0, PRM_SIZE(enable_hca_in), 16);
+	PRM_SET(query_hca_cap_in, q, opcode, PRM_CMD_OP_QUERY_HCA_CAP);
+	PRM_SET(query_hca_cap_in, q, op_mod, 1);
+	et_expect(t, et_exec(t, q, sizeof(q), PRM_SIZE(query_hca_cap_out)), 0, 0);
+	PRM_SET(set_hca_cap_in, in, opcode, PRM_CMD_OP_SET_HCA_CAP);
+	memcpy(PRM_ADDR(set_hca_cap_in, in, capability), PRM_ADDR(query_hca_cap_out, t->out, capability), 0x1000);
+	PRM_SET(cmd_hca_cap, PRM_ADDR(set_hca_cap_in, in, capability), log_uar_page_sz, log_uar);
+	PRM_SET(cmd_hca_cap, PRM_ADDR(set_hca_cap_in, in, capability), uar_4k, uar_4k);
+	et_expect(t, et_exec(t, in, PRM_SIZE(set_hca_cap_in), 16), 0, 0);
+	free(in);
+	et_query_pages(t, 1, &boot);
+	et_query_pages(t, 2, &init);
+	t->npages = (size_t)boot + (size_t)init;
+	cr_assert_eq(shim_dma_alloc(t->dev, t->npages * 4096, 4096, &t->pages), 0);
+	uint64_t *p = calloc(t->npages, sizeof(*p));
+	for (size_t i = 0; i < t->npages; i++)
+		p[i] = t->pages.iova + i * 4096;
+	et_expect(t, et_give_pages(t, p, t->npages), 0, 0);
+	free(p);
+	et_expect(t, et_simple(t, PRM_CMD_OP_INIT_HCA, 0, PRM_SIZE(init_hca_in), 16), 0, 0);
+}
+
+/* A 16 KiB-page host sets log_uar_page_sz 2 (uar_4k off, as our driver does): UAR
+ * index i then sits at i * 16 KiB, and the EQ doorbell must be found there. */
 Test(emu_eq, doorbell_through_a_16k_uar_page)
 {
 	struct et t;
 	struct et_eq eq;
-	uint8_t *in = calloc(1, PRM_SIZE(set_hca_cap_in));
-	uint8_t q[PRM_SIZE(query_hca_cap_in)] = { 0 };
 
 	et_open(&t, "emu:page=16k");
-	et_simple(&t, PRM_CMD_OP_ENABLE_HCA, 0, PRM_SIZE(enable_hca_in), 16);
-	PRM_SET(query_hca_cap_in, q, opcode, PRM_CMD_OP_QUERY_HCA_CAP);
-	PRM_SET(query_hca_cap_in, q, op_mod, 1);
-	et_expect(&t, et_exec(&t, q, sizeof(q), PRM_SIZE(query_hca_cap_out)), 0, 0);
-	PRM_SET(set_hca_cap_in, in, opcode, PRM_CMD_OP_SET_HCA_CAP);
-	memcpy(PRM_ADDR(set_hca_cap_in, in, capability), PRM_ADDR(query_hca_cap_out, t.out, capability), 0x1000);
-	PRM_SET(cmd_hca_cap, PRM_ADDR(set_hca_cap_in, in, capability), log_uar_page_sz, 2);
-	PRM_SET(cmd_hca_cap, PRM_ADDR(set_hca_cap_in, in, capability), uar_4k, 1);
-	et_expect(&t, et_exec(&t, in, PRM_SIZE(set_hca_cap_in), 16), 0, 0);
-	free(in);
+	bringup_with_uar(&t, 2, 0);
 	t.uar_page_size = 16384;
-	{
-		/* the rest of the bring-up (ENABLE_HCA already done) */
-		int32_t boot, init;
-		et_query_pages(&t, 1, &boot);
-		et_query_pages(&t, 2, &init);
-		t.npages = (size_t)boot + (size_t)init;
-		cr_assert_eq(shim_dma_alloc(t.dev, t.npages * 4096, 4096, &t.pages), 0);
-		uint64_t *p = calloc(t.npages, sizeof(*p));
-		for (size_t i = 0; i < t.npages; i++)
-			p[i] = t.pages.iova + i * 4096;
-		et_expect(&t, et_give_pages(&t, p, t.npages), 0, 0);
-		free(p);
-		et_expect(&t, et_simple(&t, PRM_CMD_OP_INIT_HCA, 0, PRM_SIZE(init_hca_in), 16), 0, 0);
-	}
 	et_expect(&t, et_create_eq(&t, &eq, et_alloc_uar(&t), 4, 5, ET_EVBIT(EV_PAGE_REQ)), 0, 0);
 	et_eq_doorbell(&t, &eq, 1, 0);
 	cr_assert_eq(emu_pages_request(t.emu, 1), 0);
 	cr_assert_eq(irq_pending(&t, 5), 1, "armed through the 16 KiB UAR page");
+	cr_assert_eq(emu_drverr_count(t.emu), 0);
+	et_close(&t);
+}
+
+/* uar_4k on (what Linux does on large-page hosts): indexes count 4 KiB UARs, ALLOC_UAR
+ * returns the first of a 16 KiB page's four, and each of the four is usable. */
+Test(emu_eq, uar_4k_numbers_4k_uars_inside_the_page)
+{
+	struct et t;
+	struct et_eq eq;
+	uint32_t uar;
+
+	et_open(&t, "emu:page=16k");
+	bringup_with_uar(&t, 2, 1);
+	uar = et_alloc_uar(&t);
+	cr_assert_eq(uar % 4, 0, "index %u is the first 4 KiB UAR of its page", uar);
+	et_expect(&t, et_create_eq(&t, &eq, uar + 1, 4, 6, ET_EVBIT(EV_PAGE_REQ)), 0, 0);
+	eq.uar = uar + 1;
+	et_eq_doorbell(&t, &eq, 1, 0); /* uar_page_size stays 4096: the 4 KiB unit */
+	cr_assert_eq(emu_pages_request(t.emu, 1), 0);
+	cr_assert_eq(irq_pending(&t, 6), 1);
+	{
+		ET_IN(dealloc_uar_in);
+		PRM_SET(dealloc_uar_in, in, opcode, PRM_CMD_OP_DEALLOC_UAR);
+		PRM_SET(dealloc_uar_in, in, uar, uar + 2);
+		et_expect(&t, et_exec(&t, in, sizeof(in), 16), PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_UAR);
+	}
 	cr_assert_eq(emu_drverr_count(t.emu), 0);
 	et_close(&t);
 }
