@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "hw/emu/emu.h"
 #include "hw/shim/shim.h"
@@ -192,6 +194,20 @@ static int emu_shim_dma_pin(struct shim_dev *dev, void *va, size_t len, struct s
 
 	if (!out || !va || !len)
 		return -EINVAL;
+	/* VFIO and the kext pin with get_user_pages / IODMACommand, which refuse memory
+	 * the process has not mapped: so does the emulated shim, or the driver's "cannot
+	 * pin" path would go untested.  msync reports ENOMEM for an unmapped page in the
+	 * range (MS_ASYNC: nothing is written back). */
+	{
+		uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+		uintptr_t a = (uintptr_t)va & ~(pg - 1);
+		uintptr_t end = (uintptr_t)va + len;
+		if (end < (uintptr_t)va || msync((void *)a, end - a, MS_ASYNC) != 0) {
+			snprintf(dev->err, sizeof(dev->err),
+				 "emu: %zu bytes at %p are not mapped in this process", len, va);
+			return -EFAULT;
+		}
+	}
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
