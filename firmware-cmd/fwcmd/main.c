@@ -3,8 +3,8 @@
  * (hw/mlx5) and every command goes through its command queue.
  *
  * Exit status: 0 success; 1 the device answered a command with an error (status and
- * syndrome printed by name); 2 the device could not be reached or brought up, or the
- * arguments are wrong. */
+ * syndrome printed by name), also a bring-up command; 2 the device could not be reached
+ * or did not answer, or the arguments are wrong. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -56,8 +56,10 @@ static const char usage[] =
 "\n"
 "EXIT STATUS\n"
 "    0  success\n"
-"    1  the device answered a command with an error (status and syndrome by name)\n"
-"    2  the device could not be reached or brought up, or the arguments are wrong\n"
+"    1  the device answered a command with an error (status and syndrome by name),\n"
+"       also when that command was part of bring-up\n"
+"    2  the device could not be reached or did not answer (no device, removed, in\n"
+"       fatal error, timeout), or the arguments are wrong\n"
 "\n"
 "EXAMPLES\n"
 "    fwcmd caps general\n"
@@ -71,21 +73,29 @@ struct ctx {
 	size_t raw_outlen;
 };
 
-/* A command failed: say which and how, pick the exit status. */
-static int cmd_error(struct ctx *c, int rc)
+/* Something failed with message msg: when the firmware answered with status st, name
+ * the status and syndrome and exit 1 ("the device said no"); otherwise the device was
+ * not reached or did not answer, exit 2.  The same rule for bring-up and for the
+ * inspection command itself. */
+static int report_failure(const char *msg, int rc, uint8_t st, uint32_t synd)
 {
-	uint8_t st = mx5_cmd_status(c->dev);
-	uint32_t synd = mx5_cmd_syndrome(c->dev);
 	if (st) {
 		const char *sname = prm_syndrome_name(synd);
-		fprintf(stderr, "fwcmd: %s\n", mx5_device_error(c->dev));
+		fprintf(stderr, "fwcmd: %s\n", msg);
 		fprintf(stderr, "fwcmd: status %s (0x%x), syndrome 0x%x%s%s%s\n",
 			prm_cmd_status_name(st), st, synd, sname ? " (" : "", sname ? sname : "",
 			sname ? ")" : "");
 		return EXIT_DEVICE_ERROR;
 	}
-	fprintf(stderr, "fwcmd: %s (%s)\n", mx5_device_error(c->dev), strerror(-rc));
+	fprintf(stderr, "fwcmd: %s (%s)\n", msg, strerror(-rc));
 	return EXIT_UNREACHABLE;
+}
+
+/* A command failed: say which and how, pick the exit status. */
+static int cmd_error(struct ctx *c, int rc)
+{
+	return report_failure(mx5_device_error(c->dev), rc, mx5_cmd_status(c->dev),
+			      mx5_cmd_syndrome(c->dev));
 }
 
 static int run_adapter(struct ctx *c)
@@ -482,10 +492,8 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "health"))
 		oa.flags = MX5_OPEN_REGISTERS_ONLY;
 	int rc = mx5_device_open_attr(c.uri, &oa, &c.dev);
-	if (rc) {
-		fprintf(stderr, "fwcmd: %s\n", mx5_open_error());
-		return EXIT_UNREACHABLE;
-	}
+	if (rc)
+		return report_failure(mx5_open_error(), rc, mx5_open_status(), mx5_open_syndrome());
 	int ret;
 	if (!strcmp(cmd, "adapter"))
 		ret = run_adapter(&c);

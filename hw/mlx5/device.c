@@ -9,10 +9,24 @@
 #include "hw/mlx5/mx5_internal.h"
 
 static _Thread_local char mx5_open_err[MX5_ERR_LEN];
+/* Firmware status and syndrome of the command that failed this thread's last open:
+ * tools tell "the device said no" (status set) from "could not reach it" (zero). */
+static _Thread_local uint8_t mx5_open_st;
+static _Thread_local uint32_t mx5_open_synd;
 
 const char *mx5_open_error(void)
 {
 	return mx5_open_err;
+}
+
+uint8_t mx5_open_status(void)
+{
+	return mx5_open_st;
+}
+
+uint32_t mx5_open_syndrome(void)
+{
+	return mx5_open_synd;
 }
 
 uint64_t mx5_now_ns(void)
@@ -47,6 +61,8 @@ int mx5_cmd_fail(struct mx5_device *dev, int err, const char *what)
 
 int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, size_t outlen)
 {
+	dev->cmd_status = 0;
+	dev->cmd_syndrome = 0;
 	if (!dev->cmdq)
 		return mx5_fail(dev, -ENODEV, "no command queue");
 	if (dev->health != MX5_HEALTH_OK)
@@ -70,13 +86,22 @@ int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, si
 	int rc = cmdq_exec(dev->cmdq, in, inlen, o, olen);
 	if (o != out)
 		memcpy(out, small_out, outlen);
+	/* Kept here, not read back from the engine: page requests served below run
+	 * commands of their own, which would replace the engine's status and message. */
+	uint8_t st = cmdq_last_status(dev->cmdq);
+	uint32_t synd = cmdq_last_syndrome(dev->cmdq);
+	char err[MX5_ERR_LEN] = "";
 	if (rc) {
-		snprintf(dev->err, sizeof(dev->err), "%s", cmdq_error(dev->cmdq));
+		snprintf(err, sizeof(err), "%s", cmdq_error(dev->cmdq));
 		/* A command that times out may mean the device died under us: look. */
 		if (rc == -ETIMEDOUT)
 			mx5_device_check_health(dev, NULL);
 	}
 	mx5_after_cmd(dev);
+	if (rc)
+		snprintf(dev->err, sizeof(dev->err), "%s", err);
+	dev->cmd_status = st;
+	dev->cmd_syndrome = synd;
 	return rc;
 }
 
@@ -89,12 +114,12 @@ int mx5_cmd(struct mx5_device *dev, const void *in, size_t inlen, void *out, siz
 
 uint8_t mx5_cmd_status(const struct mx5_device *dev)
 {
-	return dev->cmdq ? cmdq_last_status(dev->cmdq) : 0;
+	return dev->cmd_status;
 }
 
 uint32_t mx5_cmd_syndrome(const struct mx5_device *dev)
 {
-	return dev->cmdq ? cmdq_last_syndrome(dev->cmdq) : 0;
+	return dev->cmd_syndrome;
 }
 
 const char *mx5_device_error(const struct mx5_device *dev)
@@ -121,6 +146,8 @@ int mx5_device_open_attr(const char *uri, const struct mx5_open_attr *attr,
 			 struct mx5_device **out)
 {
 	mx5_open_err[0] = '\0';
+	mx5_open_st = 0;
+	mx5_open_synd = 0;
 	if (!uri || !out) {
 		snprintf(mx5_open_err, sizeof(mx5_open_err), "open: no device URI");
 		return -EINVAL;
@@ -172,6 +199,11 @@ int mx5_device_open_attr(const char *uri, const struct mx5_open_attr *attr,
 	rc = mx5_bringup(dev);
 	if (rc) {
 		snprintf(mx5_open_err, sizeof(mx5_open_err), "%s", dev->err);
+		/* Before teardown, whose own commands would overwrite it.  The engine clears
+		 * the status on every command, so a step that failed without a firmware
+		 * answer (timeout, unsupported ISSI, allocation) leaves it zero. */
+		mx5_open_st = mx5_cmd_status(dev);
+		mx5_open_synd = mx5_cmd_syndrome(dev);
 		mx5_teardown(dev);
 		shim_close(dev->shim);
 		free(dev);

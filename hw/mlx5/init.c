@@ -257,7 +257,7 @@ int mx5_bringup(struct mx5_device *dev)
 	if (dev->have_caps[MX5_CAP_ROCE] && (rc = mx5_vport_roce(dev, true))) {
 		/* A function that does not know the command has no vport to gate RoCE
 		 * (status bad opcode): carry on; any other answer is an error. */
-		if (cmdq_last_status(dev->cmdq) != PRM_CMD_STAT_BAD_OP)
+		if (mx5_cmd_status(dev) != PRM_CMD_STAT_BAD_OP)
 			return rc;
 		dev->err[0] = '\0';
 	}

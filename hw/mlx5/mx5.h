@@ -62,6 +62,10 @@ int mx5_device_open_attr(const char *uri, const struct mx5_open_attr *attr,
 			 struct mx5_device **out);
 /* Message of this thread's last failed open ("" when none). */
 const char *mx5_open_error(void);
+/* Firmware status and syndrome of the bring-up command that failed this thread's last
+ * open; 0 when the open failed without a firmware answer (no device, timeout, ...). */
+uint8_t mx5_open_status(void);
+uint32_t mx5_open_syndrome(void);
 
 /* Tear down in reverse order (destroys every object still alive) and close the shim. */
 void mx5_device_close(struct mx5_device *dev);

@@ -92,6 +92,9 @@ struct mx5_device {
 	struct cmdq *cmdq;
 	char err[MX5_ERR_LEN];
 	struct mx5_open_attr attr;
+	/* firmware status and syndrome of the last mx5_exec (0: success or no answer) */
+	uint8_t cmd_status;
+	uint32_t cmd_syndrome;
 
 	/* bring-up progress, so a failure part-way tears down exactly what was done */
 	bool hca_enabled, hca_inited, roce_enabled, cmd_event_mode, shut_down;

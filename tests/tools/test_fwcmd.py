@@ -143,9 +143,17 @@ def test_fatal_device_fails_fast_naming_the_syndrome():
     assert "fatal" in err and "0x7" in err
 
 
-def test_bringup_failure_exits_2_with_the_step():
+def test_bringup_command_refused_exits_1_naming_status_and_syndrome():
+    # INIT_HCA (0x102) answered with bad system state: the device said no -> 1
+    rc, out, err = run("--device", "emu:fail=0x102:0x4:0x1234", "adapter")
+    assert rc == 1, err
+    assert "bring-up" in err and "INIT_HCA" in err and "bad system state" in err
+    assert "status bad system state (0x4)" in err and "syndrome 0x1234" in err
+
+
+def test_bringup_command_refused_by_name_exits_1():
     rc, out, err = run("--device", "emu:fail=INIT_HCA:0x4", "adapter")
-    assert rc == 2
+    assert rc == 1, err
     assert "INIT_HCA" in err and "bad system state" in err
 
 
