@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "firmware-cmd/names.h"
 #include "firmware-cmd/prm.h"
@@ -176,16 +177,36 @@ Test(mlx5_objects, mr_over_memory_that_cannot_be_pinned_is_refused)
 	void *p = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	cr_assert_neq(p, MAP_FAILED);
 	munmap(p, 8192);
+	uint64_t before = live(EMU_OBJ_MKEY);
+	mr = NULL;
 	int rc = mx5_mr_reg(pd, p, 8192, MX5_ACCESS_LOCAL_WRITE, &mr);
-	if (rc == 0) {
-		/* The emulated IOMMU maps any VA (hw/emu/iommu.c); VFIO and the kext refuse
-		 * unmapped memory.  Until the emulator checks the range, say so. */
-		mx5_mr_dereg(mr);
-		cr_skip_test("the emulator pins unmapped memory; needs emu_iommu_map to refuse it");
-	}
-	cr_assert_lt(rc, 0);
+	/* the shim refuses it, as VFIO's and the kext's pinning do */
+	cr_assert_eq(rc, -EFAULT, "rc %d: %s", rc, mx5_device_error(dev));
+	cr_assert_null(mr);
+	cr_assert(strstr(mx5_device_error(dev), "cannot pin") &&
+		  strstr(mx5_device_error(dev), "not mapped"), "%s", mx5_device_error(dev));
+	cr_assert_eq(live(EMU_OBJ_MKEY), before, "no MKey created");
+}
+
+Test(mlx5_objects, mr_partly_over_unmapped_memory_is_refused)
+{
+	struct mx5_pd *pd;
+	struct mx5_mr *mr = NULL;
+	cr_assert_eq(mx5_pd_alloc(dev, &pd), 0);
+	/* three pages, the middle one gone: the whole range must be refused */
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *p = mmap(NULL, (size_t)pg * 3, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	cr_assert_neq(p, MAP_FAILED);
+	cr_assert_eq(munmap(p + pg, (size_t)pg), 0);
+	cr_assert_eq(mx5_mr_reg(pd, p, (size_t)pg * 3, MX5_ACCESS_LOCAL_WRITE, &mr), -EFAULT);
 	cr_assert(strstr(mx5_device_error(dev), "cannot pin"), "%s", mx5_device_error(dev));
-	cr_assert_eq(live(EMU_OBJ_MKEY), 0);
+	/* the mapped first page alone still registers */
+	cr_assert_eq(mx5_mr_reg(pd, p, (size_t)pg, MX5_ACCESS_LOCAL_WRITE, &mr), 0, "%s",
+		     mx5_device_error(dev));
+	cr_assert_eq(mx5_mr_dereg(mr), 0);
+	munmap(p, (size_t)pg);
+	munmap(p + 2 * pg, (size_t)pg);
 }
 
 Test(mlx5_objects, mr_remote_write_without_local_write_is_refused)
