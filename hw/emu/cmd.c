@@ -162,16 +162,17 @@ static int dispatch(struct emu_dev *d, struct emu_cmd *c, int *hang)
 	return desc->fn(d, c);
 }
 
-static void complete_entry(struct emu_dev *d, uint64_t eiova, uint8_t *ent, uint8_t deliv, bool signed_cmd)
+/* The completion is always signed (entry and output mailboxes): a driver that checks
+ * signatures finds them right, one that does not ignores them.  Signing only "signed"
+ * commands would miss the 1 in 256 whose correct input signature happens to be 0. */
+static void complete_entry(struct emu_dev *d, uint64_t eiova, uint8_t *ent, uint8_t deliv)
 {
 	size_t own_dw = PRM_OFF(cmd_queue_entry, ownership) / 32 * 4;
 
 	PRM_SET(cmd_queue_entry, ent, status, deliv);
 	PRM_SET(cmd_queue_entry, ent, ownership, 0);
-	if (signed_cmd) {
-		PRM_SET(cmd_queue_entry, ent, signature, 0);
-		PRM_SET(cmd_queue_entry, ent, signature, (uint8_t)~cmdq_xor8(ent, PRM_SIZE(cmd_queue_entry)));
-	}
+	PRM_SET(cmd_queue_entry, ent, signature, 0);
+	PRM_SET(cmd_queue_entry, ent, signature, (uint8_t)~cmdq_xor8(ent, PRM_SIZE(cmd_queue_entry)));
 	/* Everything before the ownership dword first, then that dword: the driver must
 	 * never see ownership back before the output. */
 	emu_dma_write(d, eiova, ent, own_dw);
@@ -278,15 +279,14 @@ static void process_entry(struct emu_dev *d, unsigned slot)
 	for (size_t k = 0; k < out_chain.n; k++) {
 		uint8_t *box = out_chain.img + k * BOX_BYTES;
 
-		if (signed_cmd)
-			box_sign(box);
+		box_sign(box);
 		if (emu_dma_write(d, out_chain.iova[k], box, BOX_BYTES) < 0) {
 			deliv = PRM_DELIV_OUT_PTR_ALIGN_ERR;
 			break;
 		}
 	}
 done:
-	complete_entry(d, eiova, ent, deliv, signed_cmd);
+	complete_entry(d, eiova, ent, deliv);
 	{
 		uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
 
