@@ -23,6 +23,12 @@ Test(emu_robustness, random_inputs_to_every_opcode_are_answered_and_reset_cleans
 	size_t sent = 0;
 	uint8_t *in = calloc(1, 8192), *out = calloc(1, 8192);
 
+	/* UVERBS_EMU_FUZZ_SEED / UVERBS_EMU_FUZZ_ROUNDS explore further by hand. */
+	const char *seed = getenv("UVERBS_EMU_FUZZ_SEED"), *rounds = getenv("UVERBS_EMU_FUZZ_ROUNDS");
+	int nrounds = rounds ? atoi(rounds) : 40;
+
+	if (seed)
+		rng = strtoull(seed, NULL, 0) | 1;
 	et_open(&t, "emu:");
 	et_bringup(&t);
 	for (size_t a = 0; a < emu_nareas; a++) {
@@ -33,7 +39,7 @@ Test(emu_robustness, random_inputs_to_every_opcode_are_answered_and_reset_cleans
 			if (desc->opcode == PRM_CMD_OP_TEARDOWN_HCA || desc->opcode == PRM_CMD_OP_DISABLE_HCA ||
 			    desc->opcode == PRM_CMD_OP_MANAGE_PAGES)
 				continue;
-			for (int i = 0; i < 40; i++) {
+			for (int i = 0; i < nrounds; i++) {
 				size_t inlen = 16 + rnd() % (desc->in_bytes + 64);
 				size_t outlen = 16 + rnd() % (desc->out_bytes + 600);
 
