@@ -5,6 +5,7 @@
  * vector.  Options: see emu_config_parse() in hw/emu/emu.h.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@ struct emu_shim {
 	struct emu_dev *emu;
 	struct shim_mmio_hook hook;
 	struct emu_dma_rec recs;   /* list head of live allocations and pins */
+	pthread_mutex_t recs_lock; /* applications pin and allocate from many threads */
 };
 
 extern const struct shim_ops shim_emu_ops;
@@ -49,16 +51,20 @@ static void hook_access(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned 
 
 static void rec_link(struct emu_shim *s, struct emu_dma_rec *r)
 {
+	pthread_mutex_lock(&s->recs_lock);
 	r->next = s->recs.next;
 	r->prev = &s->recs;
 	s->recs.next->prev = r;
 	s->recs.next = r;
+	pthread_mutex_unlock(&s->recs_lock);
 }
 
 static void rec_release(struct emu_shim *s, struct emu_dma_rec *r)
 {
+	pthread_mutex_lock(&s->recs_lock);
 	r->prev->next = r->next;
 	r->next->prev = r->prev;
+	pthread_mutex_unlock(&s->recs_lock);
 	emu_iommu_unmap(s->emu, r->map_id);
 	free(r->segs);
 	free(r->mem);
@@ -74,6 +80,7 @@ static void emu_shim_close(struct shim_dev *dev)
 	while (s->emu && s->recs.next != &s->recs)
 		rec_release(s, s->recs.next);
 	emu_destroy(s->emu);
+	pthread_mutex_destroy(&s->recs_lock);
 	free(s);
 }
 
@@ -87,6 +94,7 @@ static int emu_shim_open(const char *args, struct shim_dev **out)
 		return -ENOMEM;
 	s->base.ops = &shim_emu_ops;
 	s->recs.next = s->recs.prev = &s->recs;
+	pthread_mutex_init(&s->recs_lock, NULL);
 	*out = &s->base;
 	memset(&cfg, 0, sizeof(cfg));
 	rc = emu_config_parse(args, &cfg, s->base.err, sizeof(s->base.err));

@@ -1,5 +1,7 @@
 /* The IOMMU model: IOVAs unlike VAs, page-by-page scattering of pins, and DMA to an
  * IOVA nobody pinned refused and reported, in both iova modes. */
+#include <pthread.h>
+
 #include "tests/emu/emu_test.h"
 
 Test(emu_iommu, dma_alloc_gives_a_contiguous_iova_unlike_the_va)
@@ -113,4 +115,48 @@ Test(emu_iommu, pages_beyond_the_end_of_a_mapping_are_not_pinned)
 	p = m.iova + 4096; /* the guard page after the mapping */
 	et_expect(&t, et_give_pages(&t, &p, 1), PRM_CMD_STAT_BAD_PARAM, PRM_SYND_PAGE_NOT_PINNED);
 	et_close(&t);
+}
+
+struct pin_arg {
+	struct shim_dev *dev;
+	int failures;
+};
+
+static void *pin_loop(void *p)
+{
+	struct pin_arg *a = p;
+	uint8_t *buf = aligned_alloc(4096, 4 * 4096);
+
+	for (int i = 0; i < 300; i++) {
+		struct shim_pin pin;
+		struct shim_dma m;
+
+		if (shim_dma_pin(a->dev, buf, 4 * 4096, &pin) < 0 || shim_dma_alloc(a->dev, 4096, 4096, &m) < 0) {
+			a->failures++;
+			continue;
+		}
+		shim_dma_free(a->dev, &m);
+		shim_dma_unpin(a->dev, &pin);
+	}
+	free(buf);
+	return NULL;
+}
+
+Test(emu_iommu, pins_and_allocations_from_several_threads_are_safe)
+{
+	struct shim_dev *d;
+	char err[256];
+	pthread_t th[4];
+	struct pin_arg a[4];
+
+	cr_assert_eq(shim_open("emu:iova=scatter", &d, err, sizeof(err)), 0, "%s", err);
+	for (int i = 0; i < 4; i++) {
+		a[i] = (struct pin_arg){ d, 0 };
+		cr_assert_eq(pthread_create(&th[i], NULL, pin_loop, &a[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		cr_assert_eq(a[i].failures, 0);
+	}
+	shim_close(d);
 }
