@@ -31,9 +31,50 @@ int uv_poll_cq_op(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	return mx5_poll_cq(uv_cq_of(cq)->ring, n, wc);
 }
 
+/* ibv_req_notify_cq(3): an event "upon the addition of a new CQE" (IBTA 11.4.2.2,
+ * "the next completion").  A ConnectX armed with a consumer index behind CQEs it has
+ * already written interrupts at once for those, so an application that re-arms before
+ * polling (perftest in event mode: get event, ack, arm, poll) would be woken by entries
+ * it already knows of and fall behind its own completions.  So the arm names the index
+ * the next new CQE will take: the consumer counter moved past every CQE software owns
+ * (host memory reads only).  A CQE the device writes at that index while the arm is on
+ * its way still fires, as it is new.  The device's overrun check reads the doorbell
+ * record's consumer counter, which polling keeps, not this arm index. */
+static uint32_t uv_cq_next_new(const struct mx5_cq_ring *r)
+{
+	uint32_t n = r->cons_index;
+	mx5_compiler_barrier();
+	for (uint32_t i = 0; i < r->cqe_cnt; i++, n++) {
+		const uint8_t *cqe = mx5_cq_cqe(r, n);
+		if (PRM_GET(cqe64, cqe, opcode) == MX5_CQE_INVALID ||
+		    PRM_GET(cqe64, cqe, owner) != ((n >> r->log_cqe_cnt) & 1u))
+			break;
+	}
+	return n;
+}
+
 int uv_req_notify_cq_op(struct ibv_cq *cq, int solicited)
 {
-	mx5_cq_ring_arm(uv_cq_of(cq)->ring, solicited);
+	struct mx5_cq_ring *r = uv_cq_of(cq)->ring;
+	uint8_t db[PRM_SIZE(cq_uar_db)], rec[PRM_SIZE(cq_dbrec)];
+	uint32_t sn = r->arm_sn & 3u, ci = uv_cq_next_new(r) & 0xffffffu, cmd = solicited ? 1u : 0u;
+	uint64_t v;
+
+	/* as mx5_cq_ring_arm (doorbell.h): the record's arm word composed aside and stored
+	 * whole, then the UAR CQ doorbell with the same word and the CQN */
+	memset(rec, 0, sizeof(rec));
+	PRM_SET(cq_dbrec, rec, arm_sn, sn);
+	PRM_SET(cq_dbrec, rec, arm_cmd, cmd);
+	PRM_SET(cq_dbrec, rec, arm_ci, ci);
+	memcpy((uint8_t *)r->dbrec + 4, rec + 4, 4);
+	memset(db, 0, sizeof(db));
+	PRM_SET(cq_uar_db, db, arm_sn, sn);
+	PRM_SET(cq_uar_db, db, cmd, cmd);
+	PRM_SET(cq_uar_db, db, ci, ci);
+	PRM_SET(cq_uar_db, db, cqn, r->cqn);
+	memcpy(&v, db, sizeof(v));
+	mx5_wmb_before_doorbell();
+	shim_mmio_write64_raw(r->bar, r->db_off, v);
 	return 0;
 }
 

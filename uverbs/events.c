@@ -293,6 +293,7 @@ void uv_cq_comp_event(void *arg, struct mx5_cq *m)
 		return;
 	struct uv_channel *ch = uv_from(channel, struct uv_channel, ch);
 	struct uv_event_node n = { .cq = (struct ibv_cq *)&cq->cqx };
+	uv_log(UV_LOG_DEBUG, "completion event: CQ 0x%x", mx5_cq_num(cq->m));
 	if (uv_evq_push(&ch->q, &n))
 		uv_log(UV_LOG_WARN, "completion event lost (out of memory)");
 }

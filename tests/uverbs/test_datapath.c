@@ -373,3 +373,34 @@ Test(datapath, srq_feeds_an_rc_qp)
 	cr_assert_eq(ibv_destroy_qp(B.qp), 0);
 	cr_assert_eq(ibv_destroy_srq(srq), 0);
 }
+
+Test(datapath, arming_waits_for_a_new_completion_not_an_unpolled_one)
+{
+	/* ibv_req_notify_cq(3): the event comes "upon the addition of a new CQE"; one
+	 * already in the CQ (not yet polled) does not raise it. */
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(cb);
+	struct ibv_cq *bcq = ibv_create_cq(cb, 32, NULL, ch, 0);
+	cr_assert(ch && bcq);
+	ut_ep_init(&A, ca, IBV_QPT_RC, 65536, NULL);
+	ut_ep_init(&B, cb, IBV_QPT_RC, 65536, bcq);
+	ut_pair(&A, &B);
+	ut_post_recv(&B, 1, B.buf, 64);
+	ut_post_recv(&B, 2, B.buf + 64, 64);
+	struct ibv_wc wc;
+	send_one(&A, 1, IBV_WR_SEND, A.buf, 8, 0, 0, 0);
+	ut_expect(A.cq, &wc, IBV_WC_SUCCESS);   /* acknowledged: B's CQE is written */
+	cr_assert_eq(ibv_req_notify_cq(bcq, 0), 0);
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	cr_assert_eq(poll(&p, 1, 200), 0, "event for a CQE that was there before the request");
+	send_one(&A, 2, IBV_WR_SEND, A.buf, 8, 0, 0, 0);
+	cr_assert_eq(poll(&p, 1, 5000), 1, "no event for the new CQE");
+	struct ibv_cq *ev;
+	void *evctx;
+	cr_assert_eq(ibv_get_cq_event(ch, &ev, &evctx), 0);
+	ibv_ack_cq_events(ev, 1);
+	ut_expect(bcq, &wc, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.wr_id, 1);
+	ut_expect(bcq, &wc, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.wr_id, 2);
+	ut_expect(A.cq, &wc, IBV_WC_SUCCESS);
+}

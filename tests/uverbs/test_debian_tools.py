@@ -24,15 +24,17 @@ LIB = os.environ.get("UVERBS_LIB", "")
 TIMEOUT = 90
 
 # Addresses and TCP ports of these tests only (the emulated NICs claim 127.0.0.N by
-# default, other suites use the low range): 127.0.66.x, ports from 19200.
+# default, other suites use the low range): 127.0.66.x, ports from 19200.  The last
+# octet stays below 100: Debian's perftest (4.5-0.17) then reaches the right peer,
+# while with a three-digit octet its RDMA READ/atomic requests went to a wrong address.
 _next = {"ip": 10, "port": 19200 + (os.getpid() % 200) * 10}
 
 
 def _alloc():
     _next["ip"] += 2
     _next["port"] += 1
-    if _next["ip"] > 250:
-        _next["ip"] = 10
+    if _next["ip"] > 96:
+        _next["ip"] = 12
     return "127.0.66.%d" % _next["ip"], "127.0.66.%d" % (_next["ip"] + 1), _next["port"]
 
 
@@ -202,7 +204,8 @@ def _bw(res, sizes=None):
     sout, cout = _ok(res, "bandwidth test")
     rows = _table(cout, BW_ROW, "BW peak[")
     for r in rows:
-        assert int(r[1]) > 0 and float(r[3]) > 0, r
+        # iterations and message rate; MB/s rounds to 0.00 for a few bytes
+        assert int(r[1]) > 0 and float(r[4]) > 0, r
     if sizes:
         assert [int(r[0]) for r in rows] == sizes, rows
     return rows
