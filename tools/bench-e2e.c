@@ -3,7 +3,7 @@
  * figure measured in the same run between the same two addresses, reported as ratios.
  * Prints figures; asserts nothing (timing on a shared machine is not a test).
  *
- *   uv_bench_e2e [--iters N] [--bw-iters N] [--mtu 1024|4096] [--warmup N]
+ *   uv_bench_e2e [--iters N] [--bw-iters N] [--mtu 1024|4096] [--warmup N] [--yield]
  *
  * The process forks; each side opens its own emulated NIC ("emu:", 127.0.0.N) through
  * the real driver and creates an RC QP; QPN, PSN, rkey and buffer address go over a
@@ -17,7 +17,9 @@
  *  - RDMA WRITE bandwidth, 64 KiB messages, 16 in flight;
  * and the baselines, on UDP sockets bound to the same two addresses:
  *  - UDP ping-pong of the same sizes, both receivers busy-polling (recv MSG_DONTWAIT);
- *  - UDP stream of path-MTU-sized datagrams, goodput counted by a busy-polling receiver.
+ *  - UDP stream of path-MTU-sized datagrams, goodput counted by a busy-polling receiver;
+ *  - for reference, not as a target: UDP ping-pong with blocking receives, the price of
+ *    one thread wake-up per hop (the emulated NIC's device thread blocks in poll()).
  * Latencies: median and 99th percentile over --iters round trips after --warmup.
  */
 #include <getopt.h>
