@@ -39,11 +39,22 @@ struct mx5_cq_ring {
 	struct mx5_wq_table *wqs; /* QPN -> queues of the QPs completing here */
 	uint32_t last_qpn;        /* one-entry cache in front of wqs */
 	struct mx5_wq_ref *last;
+	/* Device fatal (cold; design section 5: "fail every queue with flush errors").
+	 * The health watch sets flushing; a poll that then finds no CQE completes the
+	 * outstanding WQEs of the queues in wqs with WR_FLUSH_ERR (mx5_cq_flush_one). */
+	uint32_t flushing;
+	uint32_t flush_qpn;       /* the QPN the flush looks at next */
 };
 
 int mx5_cq_ring_init(struct mx5_cq_ring *cq, void *buf, uint32_t cqe_cnt, uint32_t cqn,
 		     void *dbrec, const struct shim_bar *bar, uint64_t db_off,
 		     struct mx5_wq_table *wqs);
+
+/* The device died: from now on an empty poll flushes (health watch, control plane). */
+static inline void mx5_cq_ring_start_flush(struct mx5_cq_ring *cq)
+{
+	__atomic_store_n(&cq->flushing, 1u, __ATOMIC_RELEASE);
+}
 
 /* Completion event for this CQ (EQE seen): the next arm carries the next sequence
  * number, so the device can tell a fresh request from a stale one. */

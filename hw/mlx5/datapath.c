@@ -147,6 +147,9 @@ int mx5_srq_ring_init(struct mx5_srq_ring *srq, void *buf, uint32_t wqe_cnt,
 	srq->counter = 0;
 	srq->wrid = wrid;
 	srq->dbrec = dbrec;
+	srq->flush_free = NULL;   /* the control plane may give the flush its bitmap */
+	srq->flush_pos = 0;
+	srq->flush_valid = 0;
 	memset(buf, 0, (size_t)wqe_cnt * stride);
 	for (uint32_t i = 0; i < wqe_cnt; i++)
 		PRM_SET(wqe_srq_next_seg, srq->buf + (size_t)i * stride, next_wqe_index,
@@ -172,6 +175,8 @@ int mx5_cq_ring_init(struct mx5_cq_ring *cq, void *buf, uint32_t cqe_cnt, uint32
 	cq->wqs = wqs;
 	cq->last_qpn = 0;
 	cq->last = NULL;
+	cq->flushing = 0;
+	cq->flush_qpn = 0;
 	/* Every entry starts invalid (opcode 0xf), owner 0: empty until the device writes. */
 	memset(buf, 0, (size_t)cqe_cnt * MX5_CQE_SIZE);
 	for (uint32_t i = 0; i < cqe_cnt; i++)
@@ -230,6 +235,122 @@ void mx5_av_build(uint8_t av[MX5_AV_SIZE], const struct mx5_av_attr *a)
 	PRM_SET(wqe_datagram_seg, av, sgid_index, a->sgid_index);
 	PRM_SET(wqe_datagram_seg, av, flow_label, a->flow_label);
 	memcpy(PRM_ADDR(wqe_datagram_seg, av, rgid), a->dgid, 16);
+}
+
+/* ---- flush after device fatal (poll.h mx5_cq_flush_one) ----
+ * IBTA 10.3.1 / 11.4.2.5: once a queue is in the error state, every outstanding work
+ * request completes with "work request flushed in error"; a device that died (fatal
+ * health syndrome, surprise removal) writes none of those CQEs, so the driver makes
+ * them, the way Linux mlx5_ib does for an internal error (mlx5_ib_poll_sw_comp).  The
+ * queue state walked here is the one the poster and poller already keep. */
+
+static void mx5_flush_wc(struct ibv_wc *wc, uint32_t qpn, uint64_t wr_id, enum ibv_wc_opcode op)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = wr_id;
+	wc->status = IBV_WC_WR_FLUSH_ERR;
+	wc->opcode = op;
+	wc->vendor_err = MX5_SYND_WR_FLUSH_ERR;
+	wc->qp_num = qpn;
+}
+
+#define MX5_BIT_SET(map, i) ((map)[(i) >> 3] |= (uint8_t)(1u << ((i) & 7u)))
+#define MX5_BIT_GET(map, i) (((map)[(i) >> 3] >> ((i) & 7u)) & 1u)
+
+/* Mark the SRQ's free list (head .. tail through next_wqe_index); the rest is posted. */
+static void mx5_srq_flush_mark_free(struct mx5_srq_ring *srq)
+{
+	uint32_t i = srq->head;
+
+	memset(srq->flush_free, 0, (srq->wqe_cnt + 7) / 8);
+	for (uint32_t n = 0; n < srq->wqe_cnt; n++) {
+		MX5_BIT_SET(srq->flush_free, i);
+		if (i == srq->tail)
+			break;
+		i = (uint32_t)PRM_GET(wqe_srq_next_seg, srq->buf + ((size_t)i << srq->wqe_shift),
+				      next_wqe_index) & (srq->wqe_cnt - 1);
+	}
+	srq->flush_pos = 0;
+	srq->flush_counter = srq->counter;
+	srq->flush_tail = srq->tail;
+	srq->flush_valid = 1;
+}
+
+static int mx5_srq_flush_next(struct mx5_srq_ring *srq, uint64_t *wr_id)
+{
+	if (!srq->flush_free)
+		return 0;
+	/* Posts take from head, completions append at tail: either means the map is old. */
+	if (!srq->flush_valid || srq->counter != srq->flush_counter || srq->tail != srq->flush_tail)
+		mx5_srq_flush_mark_free(srq);
+	while (srq->flush_pos < srq->wqe_cnt) {
+		uint32_t idx = srq->flush_pos++;
+
+		if (MX5_BIT_GET(srq->flush_free, idx))
+			continue;
+		MX5_BIT_SET(srq->flush_free, idx);
+		*wr_id = mx5_srq_complete(srq, idx);   /* back on the free list */
+		srq->flush_tail = srq->tail;
+		return 1;
+	}
+	return 0;
+}
+
+/* The next flush completion of the queues of one QP that complete on cq. */
+static int mx5_flush_ref(const struct mx5_cq_ring *cq, struct mx5_wq_ref *r, uint32_t qpn,
+			 struct ibv_wc *wc)
+{
+	struct mx5_sq *sq = r->sq;
+	struct mx5_rq *rq = r->rq;
+	uint64_t wr_id;
+
+	if (sq && r->scq == cq && sq->tail != sq->cur_post) {
+		uint32_t idx = sq->tail & (sq->wqe_cnt - 1);
+		uint32_t next = sq->wqe_next[idx];
+
+		/* every WQE, signalled or not: an unsignalled one that failed reports too */
+		mx5_flush_wc(wc, qpn, sq->wrid[idx], IBV_WC_SEND);
+		/* a table entry that does not move tail forward would loop: end the queue */
+		sq->tail = next - sq->tail - 1u < sq->cur_post - sq->tail ? next : sq->cur_post;
+		return 1;
+	}
+	if (r->rcq != cq)
+		return 0;
+	if (rq && rq->tail != rq->head) {
+		mx5_flush_wc(wc, qpn, rq->wrid[rq->tail & (rq->wqe_cnt - 1)], IBV_WC_RECV);
+		rq->tail++;
+		return 1;
+	}
+	if (r->srq && mx5_srq_flush_next(r->srq, &wr_id)) {
+		mx5_flush_wc(wc, qpn, wr_id, IBV_WC_RECV);
+		return 1;
+	}
+	return 0;
+}
+
+int mx5_cq_flush_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
+{
+	uint32_t qpn = cq->flush_qpn;
+
+	if (!cq->wqs)
+		return 0;
+	/* Resume where the last flush completion came from; a whole pass that finds
+	 * nothing starts over next time (WQEs posted after the death flush too). */
+	while (qpn <= 0xffffffu) {
+		struct mx5_wq_ref *l2 = cq->wqs->dir[qpn >> MX5_WQ_TABLE_SHIFT];
+
+		if (!l2) {
+			qpn = (qpn | (MX5_WQ_TABLE_SIZE - 1)) + 1;
+			continue;
+		}
+		if (mx5_flush_ref(cq, &l2[qpn & (MX5_WQ_TABLE_SIZE - 1)], qpn, wc)) {
+			cq->flush_qpn = qpn;
+			return 1;
+		}
+		qpn++;
+	}
+	cq->flush_qpn = 0;
+	return 0;
 }
 
 const char *mx5_cqe_syndrome_name(uint8_t syndrome)

@@ -68,8 +68,17 @@ void mx5_objects_flush(struct mx5_device *dev)
 		qp->flushed = true;
 		qp->state = MX5_QPS_ERR;
 	}
-	for (struct mx5_list *l = dev->cqs.next; l != &dev->cqs; l = l->next)
-		mx5_container_of(l, struct mx5_cq, link)->flushed = true;
 	for (struct mx5_list *l = dev->srqs.next; l != &dev->srqs; l = l->next)
 		mx5_container_of(l, struct mx5_srq, link)->flushed = true;
+	/* Polling each CQ now returns the CQEs already written, then a WR_FLUSH_ERR
+	 * completion for every outstanding WQE (poll.h mx5_cq_flush_one).  The device will
+	 * raise no completion event again, so wake whoever waits on one (Linux mlx5_ib does
+	 * the same on an internal error), and let them poll the flush. */
+	for (struct mx5_list *l = dev->cqs.next; l != &dev->cqs; l = l->next) {
+		struct mx5_cq *cq = mx5_container_of(l, struct mx5_cq, link);
+		cq->flushed = true;
+		mx5_cq_ring_start_flush(&cq->ring);
+		if (cq->comp_fn)
+			cq->comp_fn(cq->comp_ctx, cq);
+	}
 }

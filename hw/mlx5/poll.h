@@ -219,6 +219,12 @@ MX5_HOT void mx5_decode_resp(const uint8_t *cqe, unsigned opcode, struct ibv_wc 
 		wc->wc_flags |= IBV_WC_GRH;
 }
 
+/* After device fatal, on a poll that found no CQE: complete the next outstanding WQE of
+ * a queue on this CQ with IBV_WC_WR_FLUSH_ERR (send queues, receive queues and SRQs, in
+ * QPN order); 0 once none is left.  Out of line and cold: the hot path pays one load of
+ * cq->flushing, and only when the CQ is empty. */
+int mx5_cq_flush_one(struct mx5_cq_ring *cq, struct ibv_wc *wc) __attribute__((cold));
+
 /* Poll one CQE into wc: 1 polled, 0 empty, -EIO for a CQE naming no known queue
  * (consumed, so that the ring moves on). */
 MX5_HOT int mx5_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
@@ -228,8 +234,12 @@ MX5_HOT int mx5_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 	unsigned opcode;
 	uint32_t qpn;
 
-	if (!cqe)
+	if (!cqe) {
+		/* CQEs the device wrote before it died come first, then the flush. */
+		if (__builtin_expect(__atomic_load_n(&cq->flushing, __ATOMIC_RELAXED) != 0, 0))
+			return mx5_cq_flush_one(cq, wc);
 		return 0;
+	}
 	mx5_rmb_after_owner();
 	cq->cons_index++;
 

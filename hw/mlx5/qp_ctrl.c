@@ -192,6 +192,8 @@ static int mx5_qp_rings_init(struct mx5_qp *qp)
 	qp->ref.sq = &qp->sq;
 	qp->ref.rq = qp->rq_wqe_cnt ? &qp->rq : NULL;
 	qp->ref.srq = qp->srq ? &qp->srq->ring : NULL;
+	qp->ref.scq = &qp->scq->ring;
+	qp->ref.rcq = &qp->rcq->ring;
 	return 0;
 }
 

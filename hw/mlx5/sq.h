@@ -107,13 +107,25 @@ struct mx5_srq_ring {
 	uint32_t counter;         /* WQEs posted (doorbell record) */
 	uint64_t *wrid;
 	void *dbrec;
+	/* Flush after device fatal (cold, poll.h mx5_cq_flush_one): a bitmap of the WQEs
+	 * on the free list, wqe_cnt bits the control plane allocates (NULL: the SRQ is not
+	 * flushed); rebuilt whenever posts or completions moved the list since. */
+	uint8_t *flush_free;
+	uint32_t flush_pos;       /* next WQE index the flush looks at */
+	uint32_t flush_counter, flush_tail; /* counter and tail when the bitmap was right */
+	uint32_t flush_valid;
 };
+
+struct mx5_cq_ring;
 
 /* What a CQE's QPN resolves to (cq.h: mx5_wq_table). */
 struct mx5_wq_ref {
 	struct mx5_sq *sq;
 	struct mx5_rq *rq;        /* NULL when receives come from srq */
 	struct mx5_srq_ring *srq;
+	/* The CQs the send and the receive side complete on: a flush after device fatal
+	 * reports each queue on its own CQ (NULL: not flushed). */
+	const struct mx5_cq_ring *scq, *rcq;
 };
 
 /* Out-of-line set-up (datapath.c); each returns 0 or -EINVAL naming nothing: the

@@ -50,6 +50,13 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 		mx5_fail(dev, rc, "CREATE_SRQ: ring of %u WQEs rejected by the data path", cnt);
 		goto err;
 	}
+	/* the bitmap a flush after device fatal needs, allocated now: the poll path that
+	 * uses it never allocates */
+	s->ring.flush_free = calloc((cnt + 7) / 8, 1);
+	if (!s->ring.flush_free) {
+		rc = mx5_fail(dev, -ENOMEM, "CREATE_SRQ: out of memory");
+		goto err;
+	}
 	size_t npas = mx5_qbuf_npas(dev, &s->q);
 	size_t inlen = PRM_SIZE(create_srq_in) + npas * 8;
 	uint8_t *in = calloc(1, inlen), o[PRM_SIZE(create_srq_out)];
@@ -85,6 +92,7 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 	return 0;
 err:
 	mx5_qbuf_free(dev, &s->q);
+	free(s->ring.flush_free);
 	free(s->wrid);
 	free(s);
 	return rc;
@@ -107,6 +115,7 @@ static void mx5_srq_release(struct mx5_srq *s)
 		s->cq->refs--;
 	mx5_list_del(&s->link);
 	mx5_qbuf_free(s->dev, &s->q);
+	free(s->ring.flush_free);
 	free(s->wrid);
 	free(s);
 }
