@@ -32,6 +32,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,15 +132,19 @@ static int cfg_set_master(struct vfio_dev *v, int on)
 
 /* ---- INFO ioctls: ask, and ask again with the size the kernel wants for its caps ---- */
 
-static int get_region_info(struct vfio_dev *v, uint32_t index, struct shim_vfio_region *out)
+/* One INFO ioctl whose structure starts with argsz (vfio.h): ask with the structure's
+ * size, then again with the argsz the kernel answered, which covers its capability
+ * chain.  index_off != 0: the request carries a region index there.  On success *out
+ * (freed by the caller) holds *outlen bytes of answer. */
+static int vfio_info_ioctl(struct vfio_dev *v, int fd, unsigned long req, const char *what,
+			   size_t sz, size_t index_off, uint32_t index, uint64_t **out,
+			   size_t *outlen)
 {
-	size_t sz = sizeof(struct vfio_region_info);
 	uint64_t *buf = NULL;
-	int rc;
 
 	for (int tries = 0; tries < 4; tries++) {
-		struct vfio_region_info *ri;
 		uint64_t *nb = realloc(buf, (sz + 7) & ~(size_t)7);
+		uint32_t argsz = (uint32_t)sz;
 
 		if (!nb) {
 			free(buf);
@@ -147,61 +152,59 @@ static int get_region_info(struct vfio_dev *v, uint32_t index, struct shim_vfio_
 		}
 		buf = nb;
 		memset(buf, 0, sz);
-		ri = (struct vfio_region_info *)buf;
-		ri->argsz = (uint32_t)sz;
-		ri->index = index;
-		if (ioctl(v->device, VFIO_DEVICE_GET_REGION_INFO, ri) < 0) {
-			rc = -errno;
-			verr(v, "vfio: %s: VFIO_DEVICE_GET_REGION_INFO(%u): %s", v->dev.pci.bdf, index, strerror(-rc));
+		memcpy(buf, &argsz, sizeof(argsz));
+		if (index_off)
+			memcpy((uint8_t *)buf + index_off, &index, sizeof(index));
+		if (ioctl(fd, req, buf) < 0) {
+			int rc = -errno;
+
+			verr(v, "vfio: %s: %s: %s", v->dev.pci.bdf, what, strerror(-rc));
 			free(buf);
 			return rc;
 		}
-		if (ri->argsz <= sz) {
-			rc = shim_vfio_decode_region(buf, sz, v->dev.page_size, out, v->dev.err, sizeof(v->dev.err));
-			free(buf);
-			return rc;
+		memcpy(&argsz, buf, sizeof(argsz));
+		if (argsz <= sz) {
+			*out = buf;
+			*outlen = sz;
+			return 0;
 		}
-		sz = ri->argsz;
+		sz = argsz;
 	}
 	free(buf);
-	verr(v, "vfio: %s: region %u info keeps growing", v->dev.pci.bdf, index);
+	verr(v, "vfio: %s: %s: the answer keeps growing", v->dev.pci.bdf, what);
 	return -EPROTO;
+}
+
+static int get_region_info(struct vfio_dev *v, uint32_t index, struct shim_vfio_region *out)
+{
+	char what[48];
+	uint64_t *buf;
+	size_t len;
+	int rc;
+
+	snprintf(what, sizeof(what), "VFIO_DEVICE_GET_REGION_INFO(%u)", index);
+	rc = vfio_info_ioctl(v, v->device, VFIO_DEVICE_GET_REGION_INFO, what,
+			     sizeof(struct vfio_region_info), offsetof(struct vfio_region_info, index),
+			     index, &buf, &len);
+	if (rc < 0)
+		return rc;
+	rc = shim_vfio_decode_region(buf, len, v->dev.page_size, out, v->dev.err, sizeof(v->dev.err));
+	free(buf);
+	return rc;
 }
 
 static int get_iommu_info(struct vfio_dev *v, struct shim_vfio_iommu *out)
 {
-	size_t sz = sizeof(struct vfio_iommu_type1_info);
-	uint64_t *buf = NULL;
-	int rc;
+	uint64_t *buf;
+	size_t len;
+	int rc = vfio_info_ioctl(v, v->container, VFIO_IOMMU_GET_INFO, "VFIO_IOMMU_GET_INFO",
+				 sizeof(struct vfio_iommu_type1_info), 0, 0, &buf, &len);
 
-	for (int tries = 0; tries < 4; tries++) {
-		struct vfio_iommu_type1_info *ii;
-		uint64_t *nb = realloc(buf, (sz + 7) & ~(size_t)7);
-
-		if (!nb) {
-			free(buf);
-			return -ENOMEM;
-		}
-		buf = nb;
-		memset(buf, 0, sz);
-		ii = (struct vfio_iommu_type1_info *)buf;
-		ii->argsz = (uint32_t)sz;
-		if (ioctl(v->container, VFIO_IOMMU_GET_INFO, ii) < 0) {
-			rc = -errno;
-			verr(v, "vfio: %s: VFIO_IOMMU_GET_INFO: %s", v->dev.pci.bdf, strerror(-rc));
-			free(buf);
-			return rc;
-		}
-		if (ii->argsz <= sz) {
-			rc = shim_vfio_decode_iommu(buf, sz, out, v->dev.err, sizeof(v->dev.err));
-			free(buf);
-			return rc;
-		}
-		sz = ii->argsz;
-	}
+	if (rc < 0)
+		return rc;
+	rc = shim_vfio_decode_iommu(buf, len, out, v->dev.err, sizeof(v->dev.err));
 	free(buf);
-	verr(v, "vfio: %s: IOMMU info keeps growing", v->dev.pci.bdf);
-	return -EPROTO;
+	return rc;
 }
 
 /* ---- the steps of open ---- */
