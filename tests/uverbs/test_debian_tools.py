@@ -23,19 +23,22 @@ import pytest
 LIB = os.environ.get("UVERBS_LIB", "")
 TIMEOUT = 90
 
-# Addresses and TCP ports of these tests only (the emulated NICs claim 127.0.0.N by
-# default, other suites use the low range): 127.0.66.x, ports from 19200.  The last
-# octet stays below 100: Debian's perftest (4.5-0.17) then reaches the right peer,
-# while with a three-digit octet its RDMA READ/atomic requests went to a wrong address.
-_next = {"ip": 10, "port": 19200 + (os.getpid() % 200) * 10}
+# Addresses and TCP ports of these tests only: 127.A.B.10 (server) and 127.A.B.11
+# (client).  A is the ctest entry's own (UVERBS_TEST_NET, so that entries running in
+# parallel never meet), B one per test, starting where this process's id says (so that
+# two runs at once, say CI and a developer, hardly ever meet); other suites use
+# 127.0.x.y.  Every octet stays below 100: Debian's perftest (4.5-0.17) then reaches
+# the right peer, while with a three-digit last octet its RDMA READ/atomic requests went
+# to a wrong address.
+_next = {"net": int(os.environ.get("UVERBS_TEST_NET", 10 + os.getpid() % 80)),
+         "b": 9 + (os.getpid() % 9) * 10, "port": 19200 + (os.getpid() % 400) * 10}
 
 
 def _alloc():
-    _next["ip"] += 2
+    _next["b"] = _next["b"] + 1 if _next["b"] < 99 else 10
     _next["port"] += 1
-    if _next["ip"] > 96:
-        _next["ip"] = 12
-    return "127.0.66.%d" % _next["ip"], "127.0.66.%d" % (_next["ip"] + 1), _next["port"]
+    base = "127.%d.%d." % (_next["net"], _next["b"])
+    return base + "10", base + "11", _next["port"]
 
 
 @pytest.fixture(scope="session")
@@ -114,7 +117,8 @@ def _ok(res, what):
 # ------------------------------------------------------------------ ibv_devinfo
 
 def test_devinfo_lists_emulated_connectx5_port_active_ethernet(lib):
-    out = subprocess.run([_tool("ibv_devinfo")], env=_env(lib, "127.0.66.2"),
+    ip = _alloc()[0]
+    out = subprocess.run([_tool("ibv_devinfo")], env=_env(lib, ip),
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     o = out.stdout
@@ -124,16 +128,18 @@ def test_devinfo_lists_emulated_connectx5_port_active_ethernet(lib):
     assert re.search(r"fw_ver:\s+\d+\.\d+\.\d{4}", o)
     assert re.search(r"state:\s+PORT_ACTIVE \(4\)", o)
     assert re.search(r"link_layer:\s+Ethernet", o)
-    # the node GUID is the EUI-64 of the MAC 02:00:7f:00:42:02 (from 127.0.66.2)
-    assert re.search(r"node_guid:\s+0000:7fff:fe00:4202", o), o
+    # the node GUID is the EUI-64 of the MAC 02:00:<the IPv4 address>
+    a = [int(x) for x in ip.split(".")]
+    assert re.search(r"node_guid:\s+0000:7fff:fe%02x:%02x%02x" % (a[1], a[2], a[3]), o), o
 
 
 def test_devinfo_verbose_shows_roce_v2_gid_and_limits(lib):
-    out = subprocess.run([_tool("ibv_devinfo"), "-v"], env=_env(lib, "127.0.66.3"),
+    ip = _alloc()[0]
+    out = subprocess.run([_tool("ibv_devinfo"), "-v"], env=_env(lib, ip),
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     o = out.stdout
-    assert re.search(r"GID\[\s*0\]:\s+::ffff:127\.0\.66\.3, RoCE v2", o), o
+    assert re.search(r"GID\[\s*0\]:\s+::ffff:%s, RoCE v2" % re.escape(ip), o), o
     assert re.search(r"atomic_cap:\s+ATOMIC_HCA", o)
     for field in ("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_mr", "max_pd",
                   "max_qp_rd_atom", "max_srq"):
@@ -148,7 +154,7 @@ def test_devinfo_verbose_shows_roce_v2_gid_and_limits(lib):
 def _pingpong_ok(res, size, iters):
     sout, cout = _ok(res, "ibv_rc_pingpong")
     for out in (sout, cout):
-        assert re.search(r"GID ::ffff:127\.0\.66\.\d+", out), out
+        assert re.search(r"GID ::ffff:127\.\d+\.\d+\.1[01]\b", out), out
         m = re.search(r"(\d+) bytes in [\d.]+ seconds", out)
         assert m and int(m.group(1)) == 2 * size * iters, out
         assert re.search(r"%d iters in" % iters, out), out
