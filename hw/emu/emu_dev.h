@@ -110,6 +110,10 @@ struct emu_cmd_area {
 	int (*init)(struct emu_dev *d);
 	void (*fini)(struct emu_dev *d);
 	void (*teardown)(struct emu_dev *d);
+	/* optional: any object is about to be freed (DESTROY_*, teardown, reset), before
+	 * its dtor runs, while it is still intact.  An engine that keeps pointers to
+	 * objects of other areas (a transport queue to its QP) drops them here. */
+	void (*obj_gone)(struct emu_dev *d, enum emu_obj_type type, void *obj);
 };
 #define EMU_NCMDS(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -148,6 +148,9 @@ static void obj_release(struct emu_dev *d, struct emu_objtab *tab, uint32_t slot
 {
 	struct emu_obj_hdr *h = tab->slots[slot];
 
+	for (size_t a = 0; a < emu_nareas; a++)
+		if (emu_areas[a]->obj_gone)
+			emu_areas[a]->obj_gone(d, (enum emu_obj_type)h->type, h->data);
 	if (h->dtor)
 		h->dtor(d, h->data);
 	tab->slots[slot] = NULL;
