@@ -88,6 +88,8 @@ static int create_eq(struct emu_dev *d, struct emu_cmd *c)
 	eq->uar_obj = uar_obj;
 	emu_obj_ref(uar_obj);
 	PRM_SET(create_eq_out, c->out, eq_number, eqn);
+	if (emu_eq_wants(eq, EMU_EVENT_PAGE_REQUEST))
+		emu_pages_auto(d);
 	return 0;
 }
 

@@ -83,6 +83,7 @@ static int teardown_hca(struct emu_dev *d, struct emu_cmd *c)
 	emu_hca_teardown(d);
 	d->hca = EMU_HCA_ENABLED;
 	d->regular_pages = 0;
+	d->auto_pages_phase = 0;
 	PRM_SET(teardown_hca_out, c->out, state, 0);
 	return 0;
 }

@@ -95,6 +95,7 @@ static int manage_pages(struct emu_dev *d, struct emu_cmd *c)
 			return emu_cmd_fail(c, synd ? PRM_CMD_STAT_BAD_PARAM : PRM_CMD_STAT_NO_RES,
 					    synd ? synd : PRM_SYND_NO_RESOURCES);
 		account_given(d, n);
+		emu_pages_auto(d);
 		return 0;
 	}
 	case MP_TAKE: {

@@ -1,6 +1,6 @@
 /* Option string of the "emu:" URI: ip=127.0.0.N, page=4k|16k, iova=offset|scatter,
  * fail=OPCODE:STATUS[:SYNDROME][@SKIP], hang=OPCODE, fatal=SYNDROME, port=down,
- * init_ms=N.  Opcodes may be numbers or names (CREATE_EQ). */
+ * init_ms=N, pages=N (PAGE_REQUEST traffic on its own after INIT_HCA).  Opcodes may be numbers or names (CREATE_EQ). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -137,6 +137,12 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
 				rc = -EINVAL;
 				break;
 			}
+		} else if (!strcmp(tok, "pages")) {
+			if (parse_num(val, &v) < 0 || v > (1u << 20)) {
+				rc = -EINVAL;
+				break;
+			}
+			cfg->auto_pages = (unsigned)v;
 		} else if (!strcmp(tok, "init_ms")) {
 			if (parse_num(val, &v) < 0 || v > 60000) {
 				rc = -EINVAL;
@@ -152,7 +158,7 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
 	}
 	if (rc < 0 && err)
 		snprintf(err, errlen, "emu: bad option '%s' in '%s' (ip=127.0.0.N, page=4k|16k, iova=offset|scatter, "
-			 "fail=OP:STATUS[:SYND][@SKIP], hang=OP, fatal=SYND, port=up|down, init_ms=N)", tok ? tok : "",
+			 "fail=OP:STATUS[:SYND][@SKIP], hang=OP, fatal=SYND, port=up|down, init_ms=N, pages=N)", tok ? tok : "",
 			 opts);
 	return rc;
 }

@@ -416,6 +416,8 @@ int emu_reset(struct emu_dev *d)
 	d->pages.n = 0;
 	d->hca = EMU_HCA_DISABLED;
 	d->issi = 0;
+	d->regular_pages = 0;
+	d->auto_pages_phase = 0;
 	d->cmdq_programmed = false;
 	d->cmdq_iova = 0;
 	d->fatal = false;

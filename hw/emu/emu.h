@@ -49,10 +49,12 @@ struct emu_config {
 	uint8_t fatal_synd;    /* nonzero: raise this health syndrome right after open */
 	int port_down;         /* start with the link down */
 	unsigned init_delay_ms; /* how long `initializing` stays set (0: default 2 ms) */
+	unsigned auto_pages;    /* >0: after INIT_HCA, once an EQ listens for PAGE_REQUEST, ask
+	                         * for this many pages, and when given offer half back */
 };
 
 /* Parse "ip=127.0.0.9,page=16k,iova=scatter,fail=0x102:0x3[:SYND],hang=0x104,
- * fatal=SYND,port=down,init_ms=N" into cfg (which the caller zeroes first). */
+ * fatal=SYND,port=down,init_ms=N,pages=N" into cfg (which the caller zeroes first). */
 int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t errlen);
 
 int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, size_t errlen);

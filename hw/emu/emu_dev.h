@@ -225,6 +225,9 @@ int emu_pages_hold(struct emu_dev *d, const uint64_t *pages, size_t n, uint32_t 
 /* Give back up to n pages (written to out); returns how many. */
 size_t emu_pages_release(struct emu_dev *d, uint64_t *out, size_t n);
 bool emu_page_held(struct emu_dev *d, uint64_t iova);
+/* cfg.auto_pages: drive the PAGE_REQUEST exchange (called when an EQ is created and
+ * after each MANAGE_PAGES). */
+void emu_pages_auto(struct emu_dev *d);
 
 /* ---- capabilities (caps.c) ---- */
 #define EMU_CAP_TYPES 0x20
@@ -271,6 +274,7 @@ struct emu_dev {
 	uint32_t boot_pages, init_pages;  /* still wanted by QUERY_PAGES op_mod 1/2 */
 	int32_t regular_pages;            /* op_mod 3: >0 wants more, <0 wants to give back */
 	bool boot_pages_given, init_pages_given;
+	uint8_t auto_pages_phase;         /* cfg.auto_pages: 0 idle, 1 asked, 2 offered back */
 	struct emu_page_tab pages;
 	uint8_t (*caps)[2][EMU_CAP_BYTES];
 	bool cap_present[EMU_CAP_TYPES];

@@ -119,3 +119,21 @@ int emu_pages_request(struct emu_dev *d, int32_t npages)
 	pthread_mutex_unlock(&d->lock);
 	return rc;
 }
+
+/* pages=N: the firmware asks for N more pages as soon as an EQ can carry the request,
+ * and once it holds them offers half back — the exchange real firmware starts on its
+ * own, so a driver's PAGE_REQUEST service is exercised without a test hook. */
+void emu_pages_auto(struct emu_dev *d)
+{
+	int32_t n = (int32_t)d->cfg.auto_pages;
+
+	if (!n || d->hca != EMU_HCA_INITIALIZED)
+		return;
+	if (d->auto_pages_phase == 0) {
+		if (emu_pages_request(d, n) == 0)
+			d->auto_pages_phase = 1;
+	} else if (d->auto_pages_phase == 1 && d->regular_pages == 0 && n / 2 > 0) {
+		if (emu_pages_request(d, -(n / 2)) == 0)
+			d->auto_pages_phase = 2;
+	}
+}

@@ -162,3 +162,31 @@ Test(emu_pages, teardown_reclaims_every_page_and_counters_balance)
 	cr_assert_eq(c.pages_taken, c.pages_given);
 	et_close(&t);
 }
+
+Test(emu_pages, uri_pages_asks_on_its_own_then_offers_half_back)
+{
+	struct et t;
+	struct et_eq eq;
+	struct shim_dma extra;
+	const uint8_t *e;
+	int32_t n;
+
+	et_open(&t, "emu:pages=8");
+	et_bringup(&t);
+	et_expect(&t, et_create_eq(&t, &eq, et_alloc_uar(&t), 4, 0, ET_EVBIT(0x0b)), 0, 0);
+	e = et_eq_next(&eq);
+	cr_assert_not_null(e, "the device asked for pages as soon as an EQ could carry it");
+	cr_assert_eq((int32_t)PRM_GET(pages_req_event, PRM_ADDR(eqe, e, event_data), num_pages), 8);
+	et_query_pages(&t, 3, &n);
+	cr_assert_eq(n, 8);
+	et_expect(&t, et_give_fresh(&t, &extra, 8), 0, 0);
+	e = et_eq_next(&eq);
+	cr_assert_not_null(e, "and offered half back once it had them");
+	cr_assert_eq((int32_t)PRM_GET(pages_req_event, PRM_ADDR(eqe, e, event_data), num_pages), -4);
+	cr_assert_eq(et_take_pages(&t, 4), 4);
+	et_query_pages(&t, 3, &n);
+	cr_assert_eq(n, 0);
+	et_teardown(&t);
+	cr_assert_eq(emu_pages_held(t.emu), 0);
+	et_close(&t);
+}
