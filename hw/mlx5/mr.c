@@ -54,16 +54,46 @@ static unsigned mx5_best_page_shift(uint64_t va, const struct shim_pin *p)
 	return shift;
 }
 
-/* IOVA that VA `v` (inside the region, or within its first page) translates to. */
-static uint64_t mx5_va_to_iova(const struct shim_pin *p, uint64_t va, uint64_t v)
+/* Walks the pinned segments in VA order: MTT entries are written in increasing VA, so
+ * each lookup resumes where the last one stopped (a page-by-page scattered pin of a
+ * large region would otherwise cost entries x segments). */
+struct mx5_seg_cursor {
+	const struct shim_pin *p;
+	uint32_t k;             /* segment holding sva */
+	uint64_t sva;           /* VA where segment k starts */
+};
+
+/* IOVA that VA `v` (inside the region, or within its first page) translates to; v never
+ * decreases from one call to the next. */
+static uint64_t mx5_va_to_iova(struct mx5_seg_cursor *c, uint64_t v)
 {
-	uint64_t sva = va;
-	for (uint32_t k = 0; k < p->nseg; k++) {
-		if (v < sva + p->seg[k].len || k + 1 == p->nseg)
-			return p->seg[k].iova + (v - sva);  /* v < sva only for the first page */
-		sva += p->seg[k].len;
+	while (c->k + 1 < c->p->nseg && v >= c->sva + c->p->seg[c->k].len) {
+		c->sva += c->p->seg[c->k].len;
+		c->k++;
 	}
-	return 0;
+	return c->p->seg[c->k].iova + (v - c->sva);  /* v < sva only for the first page */
+}
+
+/* Part i of a region split over several direct MKeys: `limit` pages of the page grid
+ * starting at base, clipped to the region [va, va + len). */
+struct mx5_mr_part {
+	uint64_t first, n;      /* pages of the grid */
+	uint64_t start, len;    /* the VA range the part translates */
+};
+
+static struct mx5_mr_part mx5_mr_part(uint32_t i, uint64_t limit, uint64_t npages, uint64_t va,
+				      uint64_t len, uint64_t base, uint64_t page)
+{
+	struct mx5_mr_part p;
+	p.first = (uint64_t)i * limit;
+	p.n = npages - p.first < limit ? npages - p.first : limit;
+	/* each part translates its own VA range; the first starts at the region */
+	p.start = i == 0 ? va : base + p.first * page;
+	uint64_t end = base + (p.first + p.n) * page;
+	if (end > va + len)
+		end = va + len;
+	p.len = end - p.start;
+	return p;
 }
 
 static unsigned mx5_mkc_access(uint8_t *mkc, unsigned access)
@@ -98,9 +128,9 @@ static void mx5_destroy_mkey(struct mx5_device *dev, uint32_t index)
 }
 
 /* One direct MTT MKey over pages [first, first+n) of the region's page grid. */
-static int mx5_mkey_mtt(struct mx5_mr *mr, uint64_t base, unsigned shift, uint64_t first,
-			uint64_t n, uint64_t start, uint64_t len, uint8_t variant, unsigned access,
-			uint32_t *index)
+static int mx5_mkey_mtt(struct mx5_mr *mr, struct mx5_seg_cursor *cur, uint64_t base,
+			unsigned shift, uint64_t first, uint64_t n, uint64_t start, uint64_t len,
+			uint8_t variant, unsigned access, uint32_t *index)
 {
 	struct mx5_device *dev = mr->dev;
 	uint64_t octo = (n + 1) / 2;            /* an octoword holds two 8-byte MTT entries */
@@ -123,8 +153,7 @@ static int mx5_mkey_mtt(struct mx5_mr *mr, uint64_t base, unsigned shift, uint64
 	uint8_t *mtt = PRM_ADDR(create_mkey_in, in, klm_pas_mtt);
 	uint64_t page = 1ull << shift;
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t iova = mx5_va_to_iova(&mr->pin, (uint64_t)(uintptr_t)mr->pin.va,
-					       base + (first + i) * page);
+		uint64_t iova = mx5_va_to_iova(cur, base + (first + i) * page);
 		uint8_t *e = mtt + i * PRM_SIZE(mtt);
 		PRM_SET(mtt, e, ptag_63_32, iova >> 32);
 		PRM_SET(mtt, e, ptag_31_8, (iova & 0xffffffffu) >> 8);
@@ -176,7 +205,15 @@ int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struc
 	npages >>= shift;
 	uint8_t variant = (uint8_t)(++dev->mkey_variant);
 	uint64_t limit = mx5_mtt_limit(dev);
+	if (npages > limit) {
+		/* Split: every part becomes one KLM entry, whose byte_count the device takes
+		 * up to 2 GiB (Linux mlx5_ifc.h MLX5_MAX_KLM_BYTE_COUNT). */
+		uint64_t klm_pages = (1ull << 31) >> shift;
+		if (klm_pages < limit)
+			limit = klm_pages;
+	}
 	uint32_t nparts = (uint32_t)((npages + limit - 1) / limit);
+	struct mx5_seg_cursor cur = { .p = &mr->pin, .k = 0, .sva = va };
 
 	mr->parts = calloc(nparts, sizeof(uint32_t));
 	if (!mr->parts) {
@@ -194,14 +231,8 @@ int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struc
 		}
 	}
 	for (uint32_t i = 0; i < nparts; i++) {
-		uint64_t first = (uint64_t)i * limit;
-		uint64_t n = npages - first < limit ? npages - first : limit;
-		/* each part translates its own VA range; the first starts at the region */
-		uint64_t pstart = i == 0 ? va : base + first * page;
-		uint64_t pend = base + (first + n) * page;
-		if (pend > va + len)
-			pend = va + len;
-		rc = mx5_mkey_mtt(mr, base, shift, first, n, pstart, pend - pstart, variant,
+		struct mx5_mr_part p = mx5_mr_part(i, limit, npages, va, len, base, page);
+		rc = mx5_mkey_mtt(mr, &cur, base, shift, p.first, p.n, p.start, p.len, variant,
 				  nparts > 1 ? (access | MX5_ACCESS_LOCAL_WRITE) : access, &mr->parts[i]);
 		if (rc)
 			goto err;
@@ -229,16 +260,11 @@ int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struc
 		PRM_SET(create_mkey_in, in, translations_octword_actual_size, nparts);
 		uint8_t *klm = PRM_ADDR(create_mkey_in, in, klm_pas_mtt);
 		for (uint32_t i = 0; i < nparts; i++) {
-			uint64_t first = (uint64_t)i * limit;
-			uint64_t n = npages - first < limit ? npages - first : limit;
-			uint64_t pstart = i == 0 ? va : base + first * page;
-			uint64_t pend = base + (first + n) * page;
-			if (pend > va + len)
-				pend = va + len;
+			struct mx5_mr_part p = mx5_mr_part(i, limit, npages, va, len, base, page);
 			uint8_t *e = klm + (size_t)i * PRM_SIZE(klm);
-			PRM_SET(klm, e, byte_count, pend - pstart);
+			PRM_SET(klm, e, byte_count, p.len);
 			PRM_SET(klm, e, mkey, (mr->parts[i] << 8) | variant);
-			PRM_SET(klm, e, address, pstart);
+			PRM_SET(klm, e, address, p.start);
 		}
 		rc = mx5_create_mkey(dev, in, inlen, &mr->top_index);
 		free(in);
