@@ -60,6 +60,11 @@ struct cmdq {
 	uint8_t last_status;
 	uint32_t last_syndrome;
 	char err[CMDQ_ERR_LEN];
+
+	/* Mailboxes allocated for a command that timed out: the device may still DMA into
+	 * them (it owns the slot until a reset), so they are freed only with the queue. */
+	struct shim_dma *stale;
+	size_t nstale;
 };
 
 /* ---- ordering between host memory the device reads by DMA and the doorbell ----
@@ -256,6 +261,9 @@ void cmdq_destroy(struct cmdq *q)
 {
 	if (!q)
 		return;
+	for (size_t i = 0; i < q->nstale; i++)
+		shim_dma_free(q->dev, &q->stale[i]);
+	free(q->stale);
 	if (q->pool.va)
 		shim_dma_free(q->dev, &q->pool);
 	if (q->queue.va)
@@ -415,10 +423,21 @@ static int cmdq_get_boxes(struct cmdq *q, const char *name, size_t nin, size_t n
 	return 0;
 }
 
-static void cmdq_put_boxes(struct cmdq *q, struct cmdq_boxes *b)
+static void cmdq_put_boxes(struct cmdq *q, struct cmdq_boxes *b, bool device_owns)
 {
-	if (b->on_demand)
-		shim_dma_free(q->dev, &b->dma);
+	if (!b->on_demand)
+		return;
+	if (device_owns) {
+		/* Keep them mapped for a device that may still answer; if even the list
+		 * cannot grow, leak rather than let the device write freed memory. */
+		struct shim_dma *n = realloc(q->stale, (q->nstale + 1) * sizeof(*n));
+		if (n) {
+			q->stale = n;
+			q->stale[q->nstale++] = b->dma;
+		}
+		return;
+	}
+	shim_dma_free(q->dev, &b->dma);
 }
 
 /* Wait for the device to hand the entry back (PRM "Command Completion").  Polling reads
@@ -624,7 +643,10 @@ static int cmdq_exec_locked(struct cmdq *q, const void *in, size_t inlen, void *
 	q->err[0] = '\0';
 	rc = 0;
 out:
-	cmdq_put_boxes(q, &boxes);
+	/* After a timeout (or a failed wait) the device still owns the entry and may
+	 * write the output mailboxes at any time (the pool stays reserved by the -EBUSY
+	 * check above). */
+	cmdq_put_boxes(q, &boxes, cmdq_entry_ownership(entry) != 0);
 	return rc;
 }
 

@@ -3,6 +3,7 @@
  * Each error is an errno plus the exact message of design section 4. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "tests/firmware-cmd/cmdq_testlib.h"
@@ -232,6 +233,47 @@ Test(cmdq_timeout, slot_still_owned_after_a_timeout_refuses_the_next_command)
 	cr_assert_eq(run(&f, PRM_CMD_OP_QUERY_QP, 16, out, sizeof(out)), -EBUSY);
 	cr_assert_eq(f.d->doorbells, 1, "the second command must not ring the doorbell");
 	cmdq_fix_down(&f);
+}
+
+/* The device kept a command with more output than the ready pool holds: its own
+ * output mailboxes must stay mapped, since the device may still answer into them. */
+static uint64_t late_out_iova;
+static size_t late_out_boxes;
+
+static void reply_never_note_output(struct scripted_dev *d, struct scripted_cmd *c, void *ctx)
+{
+	(void)d, (void)ctx;
+	late_out_iova = (uint64_t)PRM_GET(cmd_queue_entry, c->entry, output_mailbox_pointer_63_32) << 32 |
+			(uint64_t)PRM_GET(cmd_queue_entry, c->entry, output_mailbox_pointer_31_9) << 9;
+	late_out_boxes = c->nout;
+}
+
+Test(cmdq_timeout, mailboxes_of_a_timed_out_command_stay_mapped_until_destroy)
+{
+	struct cmdq_config cfg = { .timeout_ms = 20 };
+	struct cmdq_fix f;
+	uint8_t in[16];
+	size_t outlen = 16 + 40 * 512;      /* 40 output blocks: beyond the 16 kept ready */
+	uint8_t *out = malloc(outlen);
+
+	cr_assert_not_null(out);
+	cmdq_fix_up(&f, &cfg, false);
+	unsigned live = f.d->live_dma;
+	scripted_dev_set_responder(f.d, reply_never_note_output, NULL);
+	cmdq_fill_in(in, sizeof(in), PRM_CMD_OP_QUERY_HCA_CAP);
+	cr_assert_eq(cmdq_exec(f.q, in, sizeof(in), out, outlen), -ETIMEDOUT);
+	cr_assert_eq(late_out_boxes, 40);
+	cr_assert_eq(f.d->live_dma, live + 1, "the command's own mailboxes are still allocated");
+	/* the late answer reaches memory that is still the queue's, not a fault */
+	unsigned faults = f.d->dma_faults;
+	uint8_t *box = scripted_dev_iova_to_va(f.d, late_out_iova, 40 * 1024);
+	cr_assert_not_null(box, "the output chain no longer translates");
+	memset(box, 0xee, 512);
+	cr_assert_eq(f.d->dma_faults, faults);
+	cmdq_destroy(f.q);
+	cr_assert_eq(f.d->live_dma, 0, "destroy frees them");
+	scripted_dev_destroy(f.d);
+	free(out);
 }
 
 /* ---- firmware status and syndrome (cmd_out) ---- */
