@@ -208,19 +208,29 @@ static const uint8_t uv_v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xf
 
 int uv_program_gids(struct uv_dev *d)
 {
-	/* The emulated shim names its function "emu:a.b.c.d" (its RoCE address); the GID
-	 * is that address IPv4-mapped, RoCE v2, with the port MAC.  Hardware functions
-	 * have no address until one is configured: their table stays empty. */
+	/* An emulated NIC's RoCE address is its IPv4 address on loopback; its NIC vport
+	 * permanent address is 02:00 followed by that address (design section 6), and the
+	 * shim names the function "emu:a.b.c.d" (a name shim_pci_info.bdf may cut short, so
+	 * the MAC is what is read, and the name only has to agree with it).  The GID is
+	 * that address IPv4-mapped, RoCE v2, with that MAC.  Hardware functions have no
+	 * address until one is configured: their table stays empty. */
 	struct shim_dev *s = mx5_device_shim(d->mx5);
-	struct in_addr ip;
-	if (!s || strncmp(s->pci.bdf, "emu:", 4) || inet_pton(AF_INET, s->pci.bdf + 4, &ip) != 1) {
+	char ipstr[INET_ADDRSTRLEN], name[sizeof(s->pci.bdf) + 8];
+	if (!s || strncmp(s->pci.bdf, "emu:", 4) || d->mac[0] != 0x02 || d->mac[1] != 0x00) {
 		uv_log(UV_LOG_INFO, "%s: no IP address known for the GID table", d->ibdev.name);
+		return 0;
+	}
+	inet_ntop(AF_INET, d->mac + 2, ipstr, sizeof(ipstr));
+	snprintf(name, sizeof(name), "emu:%s", ipstr);
+	if (strncmp(name, s->pci.bdf, strlen(s->pci.bdf))) {
+		uv_log(UV_LOG_WARN, "%s: function %s does not match its MAC address (%s): GID table left empty",
+		       d->ibdev.name, s->pci.bdf, ipstr);
 		return 0;
 	}
 	struct mx5_gid_entry e;
 	memset(&e, 0, sizeof(e));
 	memcpy(e.gid, uv_v4mapped, 12);
-	memcpy(e.gid + 12, &ip, 4);
+	memcpy(e.gid + 12, d->mac + 2, 4);
 	memcpy(e.mac, d->mac, 6);
 	e.type = MX5_GID_ROCE_V2;
 	e.ipv4 = 1;

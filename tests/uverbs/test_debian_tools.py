@@ -27,9 +27,7 @@ TIMEOUT = 90
 # (client).  A is the ctest entry's own (UVERBS_TEST_NET, so that entries running in
 # parallel never meet), B one per test, starting where this process's id says (so that
 # two runs at once, say CI and a developer, hardly ever meet); other suites use
-# 127.0.x.y.  Every octet stays below 100: Debian's perftest (4.5-0.17) then reaches
-# the right peer, while with a three-digit last octet its RDMA READ/atomic requests went
-# to a wrong address.
+# 127.0.x.y.
 _next = {"net": int(os.environ.get("UVERBS_TEST_NET", 10 + os.getpid() % 80)),
          "b": 9 + (os.getpid() % 9) * 10, "port": 19200 + (os.getpid() % 400) * 10}
 

@@ -176,3 +176,16 @@ Test(devlist, uris_with_options_are_split_at_schemes)
 	cr_assert_eq(ibv_close_device(c0), 0);
 	ibv_free_device_list(ut_list);
 }
+
+/* "emu:127.100.170.200" is longer than the shim's function name field: the GID must
+ * still carry the whole address. */
+Test(devlist, gid_of_a_long_address_is_whole)
+{
+	ut_devices("emu:ip=127.100.170.200");
+	struct ibv_context *c = ut_open(0);
+	union ibv_gid g;
+	const uint8_t want[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 100, 170, 200 };
+	cr_assert_eq(ibv_query_gid(c, 1, 0, &g), 0);
+	cr_assert_eq(memcmp(g.raw, want, 16), 0, "GID ends %u.%u", g.raw[14], g.raw[15]);
+	cr_assert_eq(ibv_close_device(c), 0);
+}
