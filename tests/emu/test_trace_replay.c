@@ -120,6 +120,7 @@ Test(emu_trace_replay, every_command_of_the_connectx4_trace_completes_with_the_s
 	unsigned npage_allocs = 0, neq = 0, failures = 0, mismatches = 0;
 	uint32_t uar_real[MAX_UARS], uar_ours[MAX_UARS];
 	unsigned nuar = 0;
+	size_t npages_sub = 0;
 
 	cr_assert_eq(fixture_trace_load_default(&tr, err, sizeof(err)), 0, "%s", err);
 	cr_assert_gt(tr->ncmds, 40);
@@ -138,6 +139,7 @@ Test(emu_trace_replay, every_command_of_the_connectx4_trace_completes_with_the_s
 			struct shim_dma *m = &pages[npage_allocs++];
 
 			cr_assert_leq(npage_allocs, 4);
+			npages_sub += n;
 			cr_assert_eq(shim_dma_alloc(t.dev, n * 4096, 4096, m), 0);
 			for (size_t k = 0; k < n; k++)
 				prm_bits_set64(in + PRM_OFF(manage_pages_in, pas) / 8, (unsigned)(k * 64),
@@ -180,6 +182,9 @@ Test(emu_trace_replay, every_command_of_the_connectx4_trace_completes_with_the_s
 		free(in);
 		free(out);
 	}
+	printf("trace replay: substituted our own pinned memory for %zu page addresses (%u MANAGE_PAGES) "
+	       "and %u EQ buffers, mapped %u UAR numbers\n",
+	       npages_sub, npage_allocs, neq, nuar);
 	printf("trace replay: %zu commands, %u failures\n", tr->ncmds, failures);
 	fflush(stdout);
 
