@@ -328,6 +328,35 @@ err:
 
 /* ---- modify ---- */
 
+/* Optional parameters each transition accepts per service type (PRM "Optional
+ * Parameter Mask"; the same table as Linux mlx5_ib's opt_mask): UC has no RDMA READ,
+ * atomics or RNR, UD no access flags.  Bits the caller's attributes imply beyond these
+ * are dropped, as Linux does, rather than make the firmware refuse the command. */
+static uint32_t mx5_opt_allowed(uint16_t op, enum mx5_qp_type t)
+{
+	const uint32_t rw = MX5_OPT_RRE | MX5_OPT_RAE | MX5_OPT_RWE;
+	unsigned st = t == MX5_QPT_RC ? 0 : t == MX5_QPT_UC ? 1 : 2;
+	switch (op) {
+	case PRM_CMD_OP_INIT2INIT_QP:
+	case PRM_CMD_OP_INIT2RTR_QP: {
+		const uint32_t m[3] = { rw | MX5_OPT_PKEY_INDEX, MX5_OPT_RWE | MX5_OPT_PKEY_INDEX,
+					MX5_OPT_PKEY_INDEX | MX5_OPT_Q_KEY };
+		return m[st];
+	}
+	case PRM_CMD_OP_RTR2RTS_QP: {
+		const uint32_t m[3] = { rw | MX5_OPT_RNR_TIMEOUT, MX5_OPT_RWE, MX5_OPT_Q_KEY };
+		return m[st];
+	}
+	case PRM_CMD_OP_RTS2RTS_QP: {
+		const uint32_t m[3] = { rw | MX5_OPT_RNR_TIMEOUT | MX5_OPT_ACK_TIMEOUT, MX5_OPT_RWE,
+					MX5_OPT_Q_KEY };
+		return m[st];
+	}
+	default:
+		return 0;
+	}
+}
+
 static const char *mx5_attr_name(unsigned bit)
 {
 	switch (bit) {
@@ -381,7 +410,19 @@ static unsigned mx5_required(enum mx5_qp_type t, enum mx5_qp_state from, enum mx
 	return r;
 }
 
-static unsigned mx5_log_rd(uint8_t n)
+/* qpc.log_sra_max / log_rra_max hold powers of two.  The requester may never have more
+ * RDMA READs and atomics in flight than max_rd_atomic (IBTA 9.4.4: the responder only
+ * promised that many), so it rounds down; the responder must accept at least
+ * max_dest_rd_atomic, so it rounds up. */
+static unsigned mx5_log_rd_floor(uint8_t n)
+{
+	unsigned l = 0;
+	while (n >> (l + 1))
+		l++;
+	return l;
+}
+
+static unsigned mx5_log_rd_ceil(uint8_t n)
 {
 	return n ? mx5_ilog2_ceil(n) : 0;
 }
@@ -523,7 +564,7 @@ int mx5_qp_modify(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask)
 		if (mask & MX5_QP_RQ_PSN)
 			PRM_SET(qpc, c, next_rcv_psn, a->rq_psn & 0xffffff);
 		if (mask & MX5_QP_MAX_DEST_RD_ATOMIC)
-			PRM_SET(qpc, c, log_rra_max, mx5_log_rd(a->max_dest_rd_atomic));
+			PRM_SET(qpc, c, log_rra_max, mx5_log_rd_ceil(a->max_dest_rd_atomic));
 		if (mask & MX5_QP_MIN_RNR_TIMER) {
 			PRM_SET(qpc, c, min_rnr_nak, a->min_rnr_timer);
 			if (op != PRM_CMD_OP_INIT2RTR_QP)
@@ -541,8 +582,8 @@ int mx5_qp_modify(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask)
 		if (mask & MX5_QP_RNR_RETRY)
 			PRM_SET(qpc, c, rnr_retry, a->rnr_retry);
 		if (mask & MX5_QP_MAX_QP_RD_ATOMIC)
-			PRM_SET(qpc, c, log_sra_max, mx5_log_rd(a->max_rd_atomic));
-		PRM_SET(rst2init_qp_in, in, opt_param_mask, opt);
+			PRM_SET(qpc, c, log_sra_max, mx5_log_rd_floor(a->max_rd_atomic));
+		PRM_SET(rst2init_qp_in, in, opt_param_mask, opt & mx5_opt_allowed(op, qp->type));
 	}
 	int rc = mx5_exec(dev, in, inlen, o, sizeof(o));
 	free(in);
