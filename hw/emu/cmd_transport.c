@@ -155,6 +155,26 @@ static void tq_drop_all(struct emu_tp *tp)
 	tp->nackq = 0;
 }
 
+/* A QP is about to be freed (DESTROY_QP, teardown, reset): its transport queue keeps a
+ * pointer to it, so the queue goes first, with whatever it still held.  Other objects
+ * are reached through their QP or looked up by number, never kept. */
+static void tp_obj_gone(struct emu_dev *d, enum emu_obj_type type, void *obj)
+{
+	struct emu_tp *tp = emu_tp_get(d);
+
+	if (!tp || type != EMU_OBJ_QP)
+		return;
+	for (unsigned h = 0; h < 256; h++)
+		for (struct emu_tq **pp = &tp->qtab[h], *tq; (tq = *pp);) {
+			if (tq->qp == obj) {
+				*pp = tq->next;
+				tq_free(tq);
+			} else {
+				pp = &tq->next;
+			}
+		}
+}
+
 static int tp_init(struct emu_dev *d)
 {
 	void **slot = emu_area_state(d, "transport");
@@ -251,5 +271,5 @@ int emu_tp_inject(struct emu_dev *d, uint32_t daddr, uint16_t sport, const void 
 
 const struct emu_cmd_area emu_area_transport = {
 	.name = "transport", .cmds = NULL, .ncmds = 0,
-	.init = tp_init, .teardown = tp_teardown, .fini = tp_fini,
+	.init = tp_init, .teardown = tp_teardown, .fini = tp_fini, .obj_gone = tp_obj_gone,
 };
