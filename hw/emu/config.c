@@ -9,6 +9,7 @@
 
 #include "firmware-cmd/names.h"
 #include "hw/emu/emu.h"
+#include "hw/emu/transport.h"
 
 static int parse_num(const char *s, unsigned long *v)
 {
@@ -143,6 +144,21 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
 				break;
 			}
 			cfg->auto_pages = (unsigned)v;
+		} else if (!strcmp(tok, "loss") || !strcmp(tok, "reorder") || !strcmp(tok, "dup") ||
+			   !strcmp(tok, "corrupt") || !strcmp(tok, "seed") || !strcmp(tok, "link")) {
+			/* Wire faults (issue 5): validated now by the data plane's own parser,
+			 * kept as text and applied once the device's transport exists. */
+			struct emu_wire_faults wf = { 0 };
+			char one[96];
+			size_t used = strlen(cfg->wire_faults);
+
+			snprintf(one, sizeof(one), "%s=%s", tok, val);
+			if (emu_wire_faults_parse(one, &wf, NULL) < 0 ||
+			    used + strlen(one) + 2 > sizeof(cfg->wire_faults)) {
+				rc = -EINVAL;
+				break;
+			}
+			snprintf(cfg->wire_faults + used, sizeof(cfg->wire_faults) - used, "%s%s", used ? "," : "", one);
 		} else if (!strcmp(tok, "init_ms")) {
 			if (parse_num(val, &v) < 0 || v > 60000) {
 				rc = -EINVAL;
@@ -158,7 +174,8 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
 	}
 	if (rc < 0 && err)
 		snprintf(err, errlen, "emu: bad option '%s' in '%s' (ip=127.0.0.N, page=4k|16k, iova=offset|scatter, "
-			 "fail=OP:STATUS[:SYND][@SKIP], hang=OP, fatal=SYND, port=up|down, init_ms=N, pages=N)", tok ? tok : "",
+			 "fail=OP:STATUS[:SYND][@SKIP], hang=OP, fatal=SYND, port=up|down, init_ms=N, pages=N, "
+			 "loss|reorder|dup|corrupt=RATE, seed=N, link=up|down)", tok ? tok : "",
 			 opts);
 	return rc;
 }

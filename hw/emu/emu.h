@@ -51,10 +51,14 @@ struct emu_config {
 	unsigned init_delay_ms; /* how long `initializing` stays set (0: default 2 ms) */
 	unsigned auto_pages;    /* >0: after INIT_HCA, once an EQ listens for PAGE_REQUEST, ask
 	                         * for this many pages, and when given offer half back */
+	char wire_faults[160];  /* "loss=..,reorder=..,dup=..,corrupt=..,seed=..,link=.." for
+	                         * the data plane (hw/emu/transport.h), applied at create */
 };
 
 /* Parse "ip=127.0.0.9,page=16k,iova=scatter,fail=0x102:0x3[:SYND],hang=0x104,
- * fatal=SYND,port=down,init_ms=N,pages=N" into cfg (which the caller zeroes first). */
+ * fatal=SYND,port=down,init_ms=N,pages=N,loss=R,reorder=R,dup=R,corrupt=R,seed=N,
+ * link=up|down" into cfg (which the caller zeroes first).  The wire-fault keys are
+ * checked here and applied by emu_create. */
 int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t errlen);
 
 int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, size_t errlen);

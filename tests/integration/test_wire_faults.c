@@ -258,3 +258,44 @@ Test(wire_faults, corrupted_packets_are_dropped_as_bad_icrc_and_recovered)
 	cr_assert_gt(tp_ctr(&A).fault_corrupted, 0);
 	cr_assert_eq(tp_ctr(&B).drops[EMU_ROCE_DROP_ICRC], tp_ctr(&A).fault_corrupted);
 }
+
+/* The same faults from the device URI (issue 5: "URI options and a test API"). */
+Test(wire_faults, uri_options_apply_loss_and_link_state)
+{
+	struct tp_conn c = { .mtu = 3, .timeout = 12, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1 };
+	struct ibv_wc wc;
+	unsigned acc = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE;
+
+	tp_nic_open(&A, "emu:loss=0.2,seed=5", 256);
+	tp_nic_open(&B, "emu:link=down", 256);
+	tp_qp_create(&qa, &A, MX5_QPT_RC, 16, NULL);
+	tp_qp_create(&qb, &B, MX5_QPT_RC, 16, NULL);
+	tp_connect(&qa, &qb, &c);
+	abuf = tp_alloc(BUFLEN);
+	bbuf = tp_alloc(BUFLEN);
+	amr = tp_mr(&A, abuf, BUFLEN, acc);
+	bmr = tp_mr(&B, bbuf, BUFLEN, acc);
+	tp_fill(abuf, SLOT * 4, 3);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, SLOT * 4, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
+			     IBV_SEND_SIGNALED), 0);
+	usleep(40000);
+	cr_assert_gt(tp_ctr(&B).link_down_drops, 0, "link=down from the URI drops arrivals");
+	emu_wire_link_set(B.emu, 1);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 10000);
+	cr_assert_eq(XXH64(abuf, SLOT * 4, 0), XXH64(bbuf, SLOT * 4, 0));
+	for (int i = 0; i < 20; i++) {
+		cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, (uint64_t)i, abuf, SLOT * 4, tp_lkey(amr), (uintptr_t)bbuf,
+				     tp_rkey(bmr), IBV_SEND_SIGNALED), 0);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 10000);
+	}
+	cr_assert_gt(tp_ctr(&A).fault_lost, 0, "loss=0.2 from the URI loses packets");
+}
+
+Test(wire_faults, uri_refuses_a_bad_fault_rate_naming_the_option)
+{
+	struct mx5_device *dev = NULL;
+
+	cr_assert_eq(mx5_device_open("emu:loss=1.5", &dev), -EINVAL);
+	cr_assert_null(dev);
+	cr_assert_not_null(strstr(mx5_open_error(), "loss"), "%s", mx5_open_error());
+}
