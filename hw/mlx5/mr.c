@@ -197,6 +197,15 @@ int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struc
 		return rc;
 	}
 	mr->pinned = true;
+	/* Write access over memory the shim could map for reading only (a read-only
+	 * mapping): the device's writes would fault in the IOMMU; refuse now, as Linux's
+	 * ib_umem_get fails a writable registration of read-only pages. */
+	if (mr->pin.readonly && (access & (MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE |
+					   MX5_ACCESS_REMOTE_ATOMIC))) {
+		rc = mx5_fail(dev, -EFAULT, "MR: cannot pin %zu bytes at %p for writing: the memory is "
+			      "read-only", len, addr);
+		goto err;
+	}
 	uint64_t va = (uint64_t)(uintptr_t)addr;
 	unsigned shift = mx5_best_page_shift(va, &mr->pin);
 	uint64_t page = 1ull << shift;

@@ -79,6 +79,7 @@ struct shim_pin {
 	uint32_t nseg;
 	struct shim_iova_seg *seg;   /* owned by the shim until dma_unpin */
 	void *priv;
+	int readonly;                /* 1: the device may only read it (pages not writable) */
 };
 
 struct shim_ops {
@@ -115,7 +116,13 @@ static inline int shim_bar(struct shim_dev *d, unsigned i, struct shim_bar *o) {
 static inline int shim_reset(struct shim_dev *d) { return d->ops->reset ? d->ops->reset(d) : -95 /* EOPNOTSUPP */; }
 static inline int shim_dma_alloc(struct shim_dev *d, size_t len, size_t align, struct shim_dma *o) { return d->ops->dma_alloc(d, len, align, o); }
 static inline void shim_dma_free(struct shim_dev *d, struct shim_dma *m) { d->ops->dma_free(d, m); }
-static inline int shim_dma_pin(struct shim_dev *d, void *va, size_t len, struct shim_pin *o) { return d->ops->dma_pin(d, va, len, o); }
+/* A shim that cannot tell leaves readonly 0: the device may write. */
+static inline int shim_dma_pin(struct shim_dev *d, void *va, size_t len, struct shim_pin *o)
+{
+	if (o)
+		o->readonly = 0;
+	return d->ops->dma_pin(d, va, len, o);
+}
 static inline void shim_dma_unpin(struct shim_dev *d, struct shim_pin *p) { d->ops->dma_unpin(d, p); }
 static inline int shim_irq_fd(struct shim_dev *d, unsigned v) { return d->ops->irq_fd(d, v); }
 static inline unsigned shim_irq_count(struct shim_dev *d) { return d->ops->irq_count ? d->ops->irq_count(d) : 0; }

@@ -783,6 +783,9 @@ static int vfio_dma_pin(struct shim_dev *d, void *va, size_t len, struct shim_pi
 	out->nseg = 1;  /* one MAP_DMA is one contiguous IOVA range */
 	out->seg = &m->seg;
 	out->priv = m;
+	/* mapped for reading only (dma_map's fallback for unwritable pages): the driver
+	 * must not let the device write there */
+	out->readonly = ro;
 	return 0;
 }
 

@@ -5,7 +5,9 @@
  *  - a region split over several direct MKeys under an indirect (KLM) one, on IOVAs
  *    scattered page by page, carries an RDMA WRITE and READ through every part;
  *  - a region that must be split keeps every KLM entry within the 2 GiB a KLM's
- *    byte_count can describe (Linux mlx5_ifc.h MLX5_MAX_KLM_BYTE_COUNT). */
+ *    byte_count can describe (Linux mlx5_ifc.h MLX5_MAX_KLM_BYTE_COUNT);
+ *  - memory a shim could pin for reading only (VFIO maps unwritable pages read-only)
+ *    registers for reading, and is refused for any write access. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 
 #include "hw/emu/objects.h"
+#include "hw/shim/shim.h"
 #include "tests/mlx5/mx5_loop.h"
 
 static void teardown(void)
@@ -105,4 +108,69 @@ Test(mr_dma, klm_entries_of_a_split_region_stay_within_2_gib)
 	cr_assert_eq(s1.iova - s0.iova, len - 1);
 	cr_assert_eq(mx5_mr_dereg(mr), 0);
 	munmap(map, len + (1u << 17));
+}
+
+/* "rofake:" -- the emulated device, except that every pin comes back read-only, as VFIO
+ * reports pages it could map for reading only. */
+static struct shim_ops rofake_ops;
+static const struct shim_ops *rofake_inner;
+
+static int rofake_pin(struct shim_dev *d, void *va, size_t len, struct shim_pin *out)
+{
+	int rc = rofake_inner->dma_pin(d, va, len, out);
+	if (rc == 0)
+		out->readonly = 1;
+	return rc;
+}
+
+static int rofake_open(const char *args, struct shim_dev **out)
+{
+	char err[SHIM_ERR_LEN];
+	(void)args;
+	int rc = shim_open("emu:", out, err, sizeof(err));
+	if (rc)
+		return rc;
+	(*out)->ops = &rofake_ops;
+	return 0;
+}
+
+static void rofake_close(struct shim_dev *d)
+{
+	d->ops = rofake_inner;
+	rofake_inner->close(d);
+}
+
+Test(mr_dma, read_only_memory_registers_for_reading_and_refuses_write_access)
+{
+	/* borrow the emulated shim's operations through a first emu: device */
+	struct shim_dev *probe;
+	char err[SHIM_ERR_LEN];
+	cr_assert_eq(shim_open("emu:", &probe, err, sizeof(err)), 0, "%s", err);
+	rofake_inner = probe->ops;
+	shim_close(probe);
+	rofake_ops = *rofake_inner;
+	rofake_ops.scheme = "rofake";
+	rofake_ops.open = rofake_open;
+	rofake_ops.close = rofake_close;
+	rofake_ops.dma_pin = rofake_pin;
+	cr_assert_eq(shim_register(&rofake_ops), 0);
+	/* the emulated device behind another scheme (emu_device_from_shim does not know
+	 * it): the driver alone */
+	cr_assert_eq(mx5_device_open("rofake:", &dev), 0, "%s", mx5_open_error());
+	cr_assert_eq(mx5_pd_alloc(dev, &pd), 0, "%s", mx5_device_error(dev));
+	static uint8_t buf[8192];
+	struct mx5_mr *mr = NULL;
+	cr_assert_eq(mx5_mr_reg(pd, buf, sizeof(buf), MX5_ACCESS_REMOTE_READ, &mr), 0, "%s",
+		     mx5_device_error(dev));
+	cr_assert_eq(mx5_mr_dereg(mr), 0);
+	const unsigned writes[] = { MX5_ACCESS_LOCAL_WRITE,
+				    MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE,
+				    MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_ATOMIC };
+	for (unsigned i = 0; i < 3; i++) {
+		mr = NULL;
+		cr_assert_eq(mx5_mr_reg(pd, buf, sizeof(buf), writes[i], &mr), -EFAULT, "access 0x%x",
+			     writes[i]);
+		cr_assert_null(mr);
+		cr_assert(strstr(mx5_device_error(dev), "read-only"), "%s", mx5_device_error(dev));
+	}
 }

@@ -35,6 +35,7 @@ static struct {
 	int set_container, set_iommu, resets;
 	struct { uint64_t iova, size, vaddr; uint32_t flags; } map[MAXMAP];
 	unsigned nmap, map_calls, unmap_calls;
+	uint64_t ro_vaddr;               /* pages at this VA are not writable (EFAULT) */
 	unsigned irq_count;
 	int irq_fds[64];
 	uint32_t irq_flags;
@@ -98,6 +99,9 @@ static int fake_map(const struct vfio_iommu_type1_dma_map *m)
 	K.map_calls++;
 	if ((m->iova | m->size | m->vaddr) & 0xfff || m->size == 0)
 		return errno = EINVAL, -1;
+	/* vfio_iommu_type1 pins with FOLL_WRITE when the mapping is writable */
+	if (K.ro_vaddr && m->vaddr == K.ro_vaddr && (m->flags & VFIO_DMA_MAP_FLAG_WRITE))
+		return errno = EFAULT, -1;
 	if (!in_ranges(m->iova, m->size))
 		return errno = EINVAL, -1;
 	for (unsigned i = 0; i < K.nmap; i++)
@@ -349,6 +353,26 @@ Test(vfio_kernel, pin_of_an_unaligned_buffer_keeps_its_offset_in_the_iova)
 	d->ops->dma_unpin(d, &p);
 	cr_assert_eq(K.nmap, 0);
 	cr_assert_eq(K.unmap_calls, 1);
+	d->ops->close(d);
+	free(buf);
+}
+
+Test(vfio_kernel, pin_of_read_only_pages_is_mapped_for_reading_and_says_so)
+{
+	struct shim_dev *d = open_ok("03:00.0,memlock=0");
+	size_t pg = d->page_size;
+	uint8_t *buf = aligned_alloc(pg, 2 * pg);
+	struct shim_pin p, w;
+
+	K.ro_vaddr = (uint64_t)(uintptr_t)buf;
+	cr_assert_eq(shim_dma_pin(d, buf, pg, &p), 0, "%s", d->err);
+	cr_assert_eq(p.readonly, 1, "the driver must learn the device may not write there");
+	cr_assert_eq(K.map[0].flags, VFIO_DMA_MAP_FLAG_READ);
+	cr_assert_eq(shim_dma_pin(d, buf + pg, pg, &w), 0, "%s", d->err);
+	cr_assert_eq(w.readonly, 0, "writable pages are mapped for writing");
+	d->ops->dma_unpin(d, &p);
+	d->ops->dma_unpin(d, &w);
+	K.ro_vaddr = 0;
 	d->ops->close(d);
 	free(buf);
 }
