@@ -444,9 +444,22 @@ static void cmdq_put_boxes(struct cmdq *q, struct cmdq_boxes *b, bool device_own
  * ownership in host memory (DMA memory, never MMIO); event mode waits for the CMD
  * completion EQE forwarded through cmdq_event_complete.  Every wait is bounded by the
  * deadline. */
+/* A function that was surprise-removed (a Thunderbolt cable pulled) answers every BAR
+ * read with all-ones and will never hand the entry back: a wait longer than a moment
+ * looks at the init segment's first dword once per millisecond, so it ends at once
+ * instead of at the command timeout. */
+static bool cmdq_device_gone(struct cmdq *q, uint64_t now, uint64_t *next_check)
+{
+	if (now < *next_check)
+		return false;
+	*next_check = now + 1;
+	return shim_mmio_read32(&q->bar, 0) == 0xffffffffu;
+}
+
 static int cmdq_wait_done(struct cmdq *q, const uint8_t *entry, uint32_t bit, uint64_t deadline)
 {
 	unsigned spins = 0;
+	uint64_t next_check = 0;
 
 	if (q->wait) {
 		while (!(atomic_load(&q->completed) & bit)) {
@@ -455,6 +468,8 @@ static int cmdq_wait_done(struct cmdq *q, const uint8_t *entry, uint32_t bit, ui
 
 			if (now >= deadline)
 				return -ETIMEDOUT;
+			if (cmdq_device_gone(q, now, &next_check))
+				return -ENODEV;
 			rc = q->wait(q->wait_ctx, (unsigned)(deadline - now));
 			if (rc < 0 && rc != -ETIMEDOUT && rc != -EINTR && rc != -EAGAIN)
 				return rc;
@@ -463,10 +478,15 @@ static int cmdq_wait_done(struct cmdq *q, const uint8_t *entry, uint32_t bit, ui
 		 * bounded poll below covers a device that posts the EQE a moment early. */
 	}
 	while (cmdq_entry_ownership(entry)) {
+		uint64_t now;
+
 		if (++spins < 1000)
 			continue;
-		if (cmdq_now_ms() >= deadline)
+		now = cmdq_now_ms();
+		if (now >= deadline)
 			return cmdq_entry_ownership(entry) ? -ETIMEDOUT : 0;
+		if (spins >= 2000 && cmdq_device_gone(q, now, &next_check))
+			return cmdq_entry_ownership(entry) ? -ENODEV : 0;
 		if (spins < 2000) {
 			sched_yield();
 		} else {
@@ -586,6 +606,10 @@ static int cmdq_exec_locked(struct cmdq *q, const void *in, size_t inlen, void *
 	rc = cmdq_wait_done(q, entry, bit, deadline);
 	if (rc == -ETIMEDOUT) {
 		rc = cmdq_fail(q, rc, "%s: timeout after %u ms", name, q->timeout_ms);
+		goto out;
+	}
+	if (rc == -ENODEV) {
+		rc = cmdq_fail(q, rc, "%s: device not responding (BAR reads all-ones)", name);
 		goto out;
 	}
 	if (rc < 0) {

@@ -52,6 +52,8 @@ void cmdq_destroy(struct cmdq *q);
  * the firmware status is 0; otherwise a negative errno and cmdq_error() says which
  * command, status and syndrome by name:
  *   -ETIMEDOUT  no completion in time        "CREATE_QP: timeout after 60000 ms"
+ *   -ENODEV     the device vanished while waiting (BAR reads all-ones)
+ *                                            "CREATE_QP: device not responding (BAR reads all-ones)"
  *   -EIO        delivery status, token or signature error
  *                                            "QUERY_HCA_CAP: delivery status token error (0x2)"
  *   errno of the firmware status (prm_cmd_status_errno)

@@ -93,8 +93,9 @@ int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, si
 	char err[MX5_ERR_LEN] = "";
 	if (rc) {
 		snprintf(err, sizeof(err), "%s", cmdq_error(dev->cmdq));
-		/* A command that times out may mean the device died under us: look. */
-		if (rc == -ETIMEDOUT)
+		/* A command that times out, or whose device vanished, may mean the device
+		 * died under us: look (marks it fatal or removed, flushes every queue). */
+		if (rc == -ETIMEDOUT || rc == -ENODEV)
 			mx5_device_check_health(dev, NULL);
 	}
 	mx5_after_cmd(dev);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "tests/firmware-cmd/cmdq_testlib.h"
@@ -232,6 +233,30 @@ Test(cmdq_timeout, slot_still_owned_after_a_timeout_refuses_the_next_command)
 	cr_assert_eq(run(&f, PRM_CMD_OP_CREATE_QP, 16, out, sizeof(out)), -ETIMEDOUT);
 	cr_assert_eq(run(&f, PRM_CMD_OP_QUERY_QP, 16, out, sizeof(out)), -EBUSY);
 	cr_assert_eq(f.d->doorbells, 1, "the second command must not ring the doorbell");
+	cmdq_fix_down(&f);
+}
+
+/* The function vanishes once the doorbell is rung (a Thunderbolt cable pulled): every
+ * BAR read answers all-ones from then on, and the entry never comes back. */
+static void reply_then_vanish(struct scripted_dev *d, struct scripted_cmd *c, void *ctx)
+{
+	(void)c, (void)ctx;
+	memset(d->bar_mem, 0xff, 64);
+}
+
+Test(cmdq_timeout, device_removed_while_waiting_ends_the_wait_at_once)
+{
+	struct cmdq_fix f;
+	uint8_t out[16];
+	uint64_t t0, dt;
+
+	cmdq_fix_up(&f, NULL, false);     /* the default 60 s timeout */
+	scripted_dev_set_responder(f.d, reply_then_vanish, NULL);
+	t0 = now_ms();
+	cr_assert_eq(run(&f, PRM_CMD_OP_CREATE_CQ, 16, out, sizeof(out)), -ENODEV);
+	dt = now_ms() - t0;
+	cr_assert_str_eq(cmdq_error(f.q), "CREATE_CQ: device not responding (BAR reads all-ones)");
+	cr_assert_lt(dt, 2000, "waited %llu ms for a device that is gone", (unsigned long long)dt);
 	cmdq_fix_down(&f);
 }
 

@@ -287,3 +287,26 @@ Test(fatal_flush, a_live_device_never_flushes)
 		cr_assert_eq(mx5_poll_cq(mx5_cq_state(cq), 1, &wc), 0);
 	cr_assert_eq(mx5_cq_flushed(cq), 0);
 }
+
+Test(fatal_flush, a_command_in_flight_at_surprise_removal_fails_at_once_and_flushes)
+{
+	struct mx5_cq *cq = make_cq(16);
+	struct mx5_qp *qp = make_qp(cq, cq, NULL, 8);
+	connect_qp(qp, NOBODY_QPN);
+	post_write(qp, 9, IBV_SEND_SIGNALED);
+	/* nobody looked at the health registers: the next command finds out */
+	emu_surprise_remove(emu);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct mx5_pd *pd2;
+	cr_assert_eq(mx5_pd_alloc(dev, &pd2), -ENODEV, "%s", mx5_device_error(dev));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_assert_lt(t1.tv_sec - t0.tv_sec, 2, "no wait for the command timeout");
+	cr_assert(strstr(mx5_device_error(dev), "not responding") ||
+		  strstr(mx5_device_error(dev), "removed"), "%s", mx5_device_error(dev));
+	cr_assert_eq(mx5_device_is_fatal(dev), 1);
+	cr_assert_eq(fatal_events, 1);
+	struct ibv_wc wc[4];
+	cr_assert_eq(drain(cq, wc, 4), 1);
+	expect_flush(&wc[0], 9, mx5_qp_num(qp), IBV_WC_SEND);
+}
