@@ -631,6 +631,8 @@ static int kext_dma_pin(struct shim_dev *d, void *va, size_t len, struct shim_pi
 	out->nseg = total;
 	out->seg = r->seg;
 	out->priv = r;
+	/* pinned by the read-only retry: the driver must not let the device write there */
+	out->readonly = !(req.flags & UVSHIM_PIN_DEVICE_WRITE);
 	return 0;
 
 fail_unpin:
