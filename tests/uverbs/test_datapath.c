@@ -275,6 +275,8 @@ Test(datapath, lkey_of_another_pd_completes_with_local_protection_error)
 	/* ... and the WR completes in error */
 	ut_expect(A.cq, &wc, IBV_WC_LOC_PROT_ERR);
 	cr_assert_eq(wc.wr_id, 3);
+	cr_assert_eq(ibv_dereg_mr(omr), 0);
+	cr_assert_eq(ibv_dealloc_pd(other), 0);
 }
 
 Test(datapath, remote_access_error_raises_an_async_event_on_the_responder)
@@ -331,6 +333,8 @@ Test(datapath, ud_send_and_reply_through_an_ah_from_the_completion)
 	cr_assert_eq(ibv_post_send(B.qp, &w2, &bad), 0);
 	ut_expect(A.cq, &wc, IBV_WC_SUCCESS);
 	cr_assert_str_eq((char *)A.buf + 8192 + 40, "reply");
+	cr_assert_eq(ibv_destroy_ah(back), 0);
+	cr_assert_eq(ibv_destroy_ah(ah), 0);
 }
 
 Test(datapath, srq_feeds_an_rc_qp)

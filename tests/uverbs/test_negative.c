@@ -197,6 +197,7 @@ Test(negative, ud_send_without_an_address_handle_is_einval)
 	cr_assert_not_null(wr.wr.ud.ah);
 	wr.opcode = IBV_WR_RDMA_READ;
 	cr_assert_eq(ibv_post_send(e.qp, &wr, &bad), EINVAL);
+	cr_assert_eq(ibv_destroy_ah(wr.wr.ud.ah), 0);
 }
 
 Test(negative, illegal_transitions_and_missing_attributes_are_einval)
