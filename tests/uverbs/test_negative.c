@@ -334,3 +334,17 @@ Test(negative, unsupported_feature_logs_one_line_when_asked)
 	cr_assert(strstr(out, "on-demand paging") && strstr(out, "EOPNOTSUPP"), "%s", out);
 	cr_assert_eq(strchr(out, '\n'), out + n - 1, "one line: %s", out);
 }
+
+Test(negative, rereg_mr_changes_translation_and_access_or_refuses_bad_flags)
+{
+	static uint8_t other[4096] __attribute__((aligned(4096)));
+	struct ibv_mr *m = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	cr_assert_not_null(m);
+	cr_assert_eq(ibv_rereg_mr(m, 0, NULL, NULL, 0, 0), IBV_REREG_MR_ERR_INPUT, "no change asked");
+	cr_assert_eq(ibv_rereg_mr(m, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS, NULL, other,
+				  sizeof(other), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ), 0);
+	cr_assert_eq(m->addr, (void *)other);
+	cr_assert_eq(m->length, sizeof(other));
+	cr_assert_eq(m->pd, pd);
+	cr_assert_eq(ibv_dereg_mr(m), 0);
+}
