@@ -180,6 +180,17 @@ def test_rc_pingpong_events_new_api_validation_together(lib):
                  65536, 10)
 
 
+@pytest.mark.parametrize("tool", ["ibv_ud_pingpong", "ibv_uc_pingpong", "ibv_srq_pingpong"])
+def test_other_pingpong(lib, tool):
+    """The other ibverbs-utils ping-pongs: UD (address handles), UC, and an SRQ shared
+    by 16 QPs."""
+    sout, cout = _ok(run_pair(lib, tool, ["-g", "0", "-n", "50"]), tool)
+    for out in (sout, cout):
+        m = re.search(r"(\d+) bytes in [\d.]+ seconds", out)
+        assert m and int(m.group(1)) > 0, out
+        assert re.search(r"50 iters in", out), out
+
+
 # ------------------------------------------------------------------ perftest
 
 LAT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", re.M)
