@@ -100,10 +100,17 @@ UV_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 				offsetof(struct ibv_port_attr, flags) + 1);
 }
 
+static uint32_t uv_vendor_id(struct uv_dev *d, char *psid, size_t psid_len);
+
 static void uv_fw_ver(const struct uv_dev *d, char *buf, size_t len)
 {
 	/* mlx5's format: major.minor.subminor with four digits */
 	snprintf(buf, len, "%u.%u.%04u", d->info.fw_major, d->info.fw_minor, d->info.fw_subminor);
+}
+
+void uv_query_adapter(struct uv_dev *d)
+{
+	d->vendor_id = uv_vendor_id(d, d->psid, sizeof(d->psid));
 }
 
 static uint32_t uv_vendor_id(struct uv_dev *d, char *psid, size_t psid_len)
@@ -144,7 +151,7 @@ void uv_device_attr(struct uv_dev *d, struct ibv_device_attr *a)
 	a->max_mr_size = i->max_mr_size;
 	/* any multiple of the host page (memory is pinned in host pages) */
 	a->page_size_cap = ~((uint64_t)i->host_page_size - 1);
-	a->vendor_id = uv_vendor_id(d, NULL, 0);
+	a->vendor_id = d->vendor_id;
 	a->vendor_part_id = i->device_id;
 	a->hw_ver = 0;
 	a->max_qp = (int)i->max_qp;
@@ -383,9 +390,7 @@ static int uv_sysfs_value(struct uv_dev *d, const char *file, char *out, size_t 
 	struct mx5_gid_entry e;
 
 	if (!strcmp(file, "board_id")) {
-		char psid[32];
-		uv_vendor_id(d, psid, sizeof(psid));
-		snprintf(out, len, "%s", psid);
+		snprintf(out, len, "%s", d->psid);
 	} else if (!strcmp(file, "fw_ver")) {
 		uv_fw_ver(d, out, len);
 	} else if (!strcmp(file, "node_guid") || !strcmp(file, "sys_image_guid")) {

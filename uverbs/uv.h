@@ -66,6 +66,8 @@ struct uv_dev {
 	struct mx5_port_info port;    /* refreshed on query and port events */
 	uint8_t mac[6];
 	uint64_t node_guid;           /* EUI-64 of the port MAC */
+	uint32_t vendor_id;           /* QUERY_ADAPTER ieee_vendor_id */
+	char psid[24];                /* QUERY_ADAPTER PSID: sysfs board_id */
 	bool have_guid;
 	/* service thread */
 	pthread_t thread;
@@ -204,6 +206,8 @@ int uv_query_device_ex_op(struct ibv_context *c, const struct ibv_query_device_e
 			  struct ibv_device_attr_ex *a, size_t len);
 /* The GID index 0 entry of the port: RoCE v2, the device's IPv4-mapped address. */
 int uv_program_gids(struct uv_dev *d);
+/* QUERY_ADAPTER: vendor id and PSID into d (at bring-up). */
+void uv_query_adapter(struct uv_dev *d);
 void uv_resolve_dmac(const uint8_t gid[16], uint8_t mac[6]);
 
 /* cq.c */
