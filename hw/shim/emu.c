@@ -114,7 +114,7 @@ static int emu_shim_open(const char *args, struct shim_dev **out)
 		uint32_t a = emu_ipv4(s->emu);
 		char bdf[32];
 
-		/* "emu:127.0.0.N" always fits the 16 bytes; a wider address is cut. */
+		/* "emu:" + a dotted quad (at most 19 characters) fits shim_pci_info.bdf. */
 		snprintf(bdf, sizeof(bdf), "emu:%u.%u.%u.%u", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
 		memcpy(s->base.pci.bdf, bdf, sizeof(s->base.pci.bdf) - 1);
 	}

@@ -32,7 +32,7 @@ struct shim_pci_info {
 	uint16_t device_id;
 	uint16_t subsys_vendor_id;
 	uint16_t subsys_device_id;
-	char bdf[16];                /* "0000:03:00.0", or "emu:127.0.0.2" style for emu */
+	char bdf[32];                /* "0000:03:00.0", or "emu:127.0.77.150" for an emulated NIC */
 	uint8_t link_speed_gen;      /* 1..6, 0 unknown */
 	uint8_t link_width;          /* lanes, 0 unknown */
 	uint16_t max_payload_bytes;  /* 0 unknown */

@@ -127,3 +127,17 @@ Test(emu_multi, devices_in_two_processes_get_different_addresses)
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
+
+/* The function name carries the whole address: peers derive the GID from it. */
+Test(emu_multi, a_long_address_is_named_whole)
+{
+	struct shim_dev *a = NULL;
+	char err[256];
+	int rc = shim_open("emu:ip=127.0.177.250", &a, err, sizeof(err));
+
+	if (rc == -EADDRINUSE)
+		cr_skip_test("127.0.177.250:4791 is held by another program");
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert_str_eq(a->pci.bdf, "emu:127.0.177.250");
+	shim_close(a);
+}
