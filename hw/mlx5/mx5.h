@@ -222,6 +222,9 @@ struct mx5_mr_info {
 int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struct mx5_mr **out);
 int mx5_mr_dereg(struct mx5_mr *mr);
 void mx5_mr_query(const struct mx5_mr *mr, struct mx5_mr_info *info);
+/* At most this many UAR pages beyond the first for BlueFlame registers (testing the
+ * fallback to doorbells; default 256). */
+void mx5_device_set_uar_limit(struct mx5_device *dev, unsigned extra_uars);
 /* Limit one direct MKey may translate, in MTT entries (testing the KLM path). */
 void mx5_device_set_mkey_mtt_limit(struct mx5_device *dev, uint64_t entries);
 

@@ -86,6 +86,19 @@ struct mx5_uar {
 	bool allocated;
 };
 
+/* UAR pages allocated past the first one, for BlueFlame registers of their own. */
+#define MX5_MAX_XUARS 256
+
+/* A QP's BlueFlame register (uar.c): its UAR (qpc.uar_page), BAR0 offset and the size
+ * of one of its two halves (0: doorbells only, on the register every such QP shares). */
+struct mx5_bf_reg {
+	uint32_t uar_index;
+	uint64_t off;
+	uint32_t half;
+	int16_t uar_slot;       /* 0 the first UAR, 1.. the extra ones; -1 shared */
+	uint8_t reg;
+};
+
 struct mx5_device {
 	struct shim_dev *shim;
 	struct shim_bar bar0;
@@ -123,7 +136,11 @@ struct mx5_device {
 	void *event_ctx;
 
 	struct mx5_list pds, mrs, cqs, qps, srqs;
-	uint32_t uar_bf_next;    /* next BlueFlame register to hand out */
+	/* BlueFlame registers: each QP writes its own (two threads posting to two QPs
+	 * must never burst into one buffer); extra UAR pages when the first runs out */
+	struct mx5_uar xuar[MX5_MAX_XUARS];
+	unsigned nxuar, xuar_limit;
+	uint16_t bf_busy[1 + MX5_MAX_XUARS];  /* bit r: register r of UAR slot taken */
 	uint64_t mkey_mtt_limit; /* 0: from log_max_klm_list_size / translation size */
 	uint32_t mkey_variant;   /* mkey_7_0 rotation */
 
@@ -171,7 +188,8 @@ int mx5_pages_request(struct mx5_device *dev, int32_t npages);
 /* uar.c */
 int mx5_uar_alloc(struct mx5_device *dev);
 void mx5_uar_free(struct mx5_device *dev);
-uint64_t mx5_uar_bf_offset(struct mx5_device *dev, uint32_t *bf_size);
+void mx5_uar_bf_get(struct mx5_device *dev, struct mx5_bf_reg *out);
+void mx5_uar_bf_put(struct mx5_device *dev, const struct mx5_bf_reg *r);
 
 /* eq.c */
 int mx5_eq_create(struct mx5_device *dev, struct mx5_eq *eq, unsigned vector, bool async,

@@ -85,6 +85,8 @@ struct mx5_qp {
 	struct mx5_qp_attr attr;       /* last values programmed */
 	int sq_sig_all;
 	bool flushed;
+	struct mx5_bf_reg bf;          /* its BlueFlame register (uar.c) */
+	bool bf_held;
 };
 
 /* Allocate a queue buffer of `bytes` (rounded to host pages) plus a doorbell record. */

@@ -151,10 +151,6 @@ static int mx5_qp_rings_init(struct mx5_qp *qp)
 {
 	struct mx5_device *dev = qp->dev;
 	size_t rq_bytes = (size_t)qp->rq_wqe_cnt * qp->rq_stride;
-	uint32_t bf_size = 0;
-	uint64_t bf_off = mx5_uar_bf_offset(dev, &bf_size);
-	if (MX5_CAP_GEN(dev, bf) == 0)
-		bf_size = 0;
 	struct mx5_sq_attr sa = {
 		.buf = (uint8_t *)qp->q.dma.va + rq_bytes,
 		.wqe_cnt = qp->sq_wqe_cnt,
@@ -168,14 +164,12 @@ static int mx5_qp_rings_init(struct mx5_qp *qp)
 		.wqe_next = qp->sq_wqe_next,
 		.dbrec = qp->q.dbrec,
 		.bar = &dev->bar0,
-		.bf_off = bf_off,
-		.bf_size = bf_size,
+		.bf_off = qp->bf.off,
+		.bf_size = qp->bf.half,
 	};
-	if (qp->sq.bar) {   /* keep the BlueFlame register across a reset */
+	if (qp->sq.bar) {   /* across a reset: the same register, the half it was at */
 		sa.bf_off = qp->sq.bf_off;
-		sa.bf_size = qp->sq.bf_size;
 		sa.av_offset = qp->sq.av_offset;
-		dev->uar_bf_next--;
 	}
 	int rc = mx5_sq_init(&qp->sq, &sa);
 	if (rc)
@@ -269,7 +263,10 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 			    : a->type == MX5_QPT_UC ? MX5_QPC_ST_UC : MX5_QPC_ST_UD);
 	PRM_SET(qpc, c, pm_state, MX5_QPC_PM_MIGRATED);
 	PRM_SET(qpc, c, pd, pd->pdn);
-	PRM_SET(qpc, c, uar_page, dev->uar.index);
+	/* the QP's doorbells and BlueFlame writes come through the UAR of its register */
+	mx5_uar_bf_get(dev, &qp->bf);
+	qp->bf_held = true;
+	PRM_SET(qpc, c, uar_page, qp->bf.uar_index);
 	PRM_SET(qpc, c, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT);
 	PRM_SET(qpc, c, log_msg_max, MX5_CAP_GEN(dev, log_max_msg));
 	PRM_SET(qpc, c, log_sq_size, mx5_ilog2_ceil(qp->sq_wqe_cnt));
@@ -318,6 +315,8 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	*out = qp;
 	return 0;
 err:
+	if (qp->bf_held)
+		mx5_uar_bf_put(dev, &qp->bf);
 	mx5_qbuf_free(dev, &qp->q);
 	free(qp->sq_wrid);
 	free(qp->sq_wqe_next);
@@ -698,6 +697,8 @@ static int mx5_qp_destroy_cmd(struct mx5_qp *qp)
 static void mx5_qp_release(struct mx5_qp *qp)
 {
 	mx5_qp_unlink_cqs(qp);
+	if (qp->bf_held)
+		mx5_uar_bf_put(qp->dev, &qp->bf);
 	qp->pd->refs--;
 	qp->scq->refs--;
 	if (qp->rcq != qp->scq)
