@@ -182,7 +182,7 @@ static uint8_t *mx5_eq_next(struct mx5_eq *eq)
 
 void mx5_qp_async_event(struct mx5_device *dev, uint32_t qpn, enum mx5_event_type type);
 
-static void mx5_async_eqe(struct mx5_device *dev, const uint8_t *e, bool from_cmd_wait)
+static void mx5_async_eqe(struct mx5_device *dev, uint8_t *e, bool from_cmd_wait)
 {
 	uint8_t type = (uint8_t)PRM_GET(eqe, e, event_type);
 	const uint8_t *data = PRM_ADDR(eqe, e, event_data);
@@ -238,16 +238,15 @@ static void mx5_async_eqe(struct mx5_device *dev, const uint8_t *e, bool from_cm
 	}
 }
 
-/* Drain the async EQ; `from_cmd_wait` when called by the command engine's wait. */
-static int mx5_async_eq_drain(struct mx5_device *dev, bool from_cmd_wait)
+/* Consume every EQE software owns, each through fn, then update the consumer index and
+ * re-arm.  Returns the number consumed. */
+static int mx5_eq_consume(struct mx5_device *dev, struct mx5_eq *eq,
+			  void (*fn)(struct mx5_device *dev, uint8_t *e, bool arg), bool arg)
 {
-	struct mx5_eq *eq = &dev->async_eq;
-	if (!eq->created)
-		return 0;
 	int n = 0;
 	uint8_t *e;
 	while ((e = mx5_eq_next(eq))) {
-		mx5_async_eqe(dev, e, from_cmd_wait);
+		fn(dev, e, arg);
 		eq->cons++;
 		n++;
 		/* Tell the device about consumed entries every half queue so it never overruns. */
@@ -256,6 +255,14 @@ static int mx5_async_eq_drain(struct mx5_device *dev, bool from_cmd_wait)
 	}
 	mx5_eq_doorbell(dev, eq, true);
 	return n;
+}
+
+/* Drain the async EQ; `from_cmd_wait` when called by the command engine's wait. */
+static int mx5_async_eq_drain(struct mx5_device *dev, bool from_cmd_wait)
+{
+	if (!dev->async_eq.created)
+		return 0;
+	return mx5_eq_consume(dev, &dev->async_eq, mx5_async_eqe, from_cmd_wait);
 }
 
 static void mx5_irq_ack(int fd)
@@ -377,6 +384,15 @@ uint32_t mx5_eq_num(const struct mx5_eq *eq)
 	return eq->eqn;
 }
 
+/* A completion EQE: its CQ's handler runs. */
+static void mx5_comp_eqe(struct mx5_device *dev, uint8_t *e, bool unused)
+{
+	(void)unused;
+	if (PRM_GET(eqe, e, event_type) == MX5_EQE_COMP)
+		mx5_cq_dispatch_comp(dev, (uint32_t)PRM_GET(comp_event, PRM_ADDR(eqe, e, event_data),
+							     cq_number));
+}
+
 int mx5_eq_poll(struct mx5_eq *eq)
 {
 	if (!eq || !eq->created)
@@ -388,17 +404,5 @@ int mx5_eq_poll(struct mx5_eq *eq)
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	if (fd >= 0 && poll(&p, 1, 0) > 0)
 		mx5_irq_ack(fd);
-	int n = 0;
-	uint8_t *e;
-	while ((e = mx5_eq_next(eq))) {
-		if (PRM_GET(eqe, e, event_type) == MX5_EQE_COMP)
-			mx5_cq_dispatch_comp(dev, (uint32_t)PRM_GET(comp_event,
-								   PRM_ADDR(eqe, e, event_data), cq_number));
-		eq->cons++;
-		n++;
-		if ((eq->cons & (eq->nent / 2 - 1)) == 0)
-			mx5_eq_doorbell(dev, eq, false);
-	}
-	mx5_eq_doorbell(dev, eq, true);
-	return n;
+	return mx5_eq_consume(dev, eq, mx5_comp_eqe, false);
 }
