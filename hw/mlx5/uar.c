@@ -90,11 +90,14 @@ static void mx5_bf_fill(struct mx5_bf_reg *r, const struct mx5_uar *u, int slot,
  * two QPs posted from two threads must never share one (rdma-core locks a shared
  * register; we do not share).  Register 0 of the first UAR is kept back: QPs that find
  * no register of their own (no BlueFlame, the UAR limit reached, ALLOC_UAR refused)
- * ring 64-bit doorbells there, which are single stores and need no lock. */
+ * ring 64-bit doorbells there, which are single stores and need no lock.
+ * A BlueFlame burst is meant to reach the device as write-combined 64-byte writes; a
+ * shim without a write-combining mapping (VFIO maps BARs uncached) gets doorbells
+ * only, as its header promises, rather than bursts split into 8-byte uncached stores. */
 void mx5_uar_bf_get(struct mx5_device *dev, struct mx5_bf_reg *out)
 {
 	uint32_t nregs, size = mx5_bf_reg_bytes(dev, &nregs);
-	if (MX5_CAP_GEN(dev, bf) && nregs >= 2) {
+	if (MX5_CAP_GEN(dev, bf) && nregs >= 2 && dev->bar0.wc_base) {
 		for (unsigned u = 0; u <= dev->nxuar; u++) {
 			for (unsigned r = u ? 0 : 1; r < nregs; r++) {
 				if (dev->bf_busy[u] & (1u << r))

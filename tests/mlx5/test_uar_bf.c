@@ -4,11 +4,13 @@
  * each QP a register of its own, allocating UAR pages as the first one fills, creates
  * the QP on that UAR (the device takes a QP's doorbells only through its own UAR: the
  * emulator logs a driver error otherwise), and past its UAR limit gives QPs doorbells
- * only, on one register no QP bursts into. */
+ * only, on one register no QP bursts into -- as every QP does on a shim that maps the
+ * BAR without write-combining (VFIO). */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hw/shim/shim.h"
 #include "tests/mlx5/mx5_loop.h"
 
 static void setup(void)
@@ -141,5 +143,85 @@ Test(uar_bf, past_the_uar_limit_qps_ring_doorbells_on_a_register_nobody_bursts_i
 	emu_counters(emu, &c1);
 	cr_assert_eq(c1.bf_writes - c0.bf_writes, 0, "no burst from a doorbell-only QP");
 	cr_assert_geq(c1.send_doorbells - c0.send_doorbells, 1, "a 64-bit doorbell instead");
+	cr_assert_eq(c1.driver_errors, 0);
+}
+
+/* "nowc:" -- the emulated device behind a shim that, like VFIO, offers no
+ * write-combining mapping of the BAR. */
+static struct shim_ops nowc_ops;
+static const struct shim_ops *nowc_inner;
+static struct emu_dev *nowc_emu;
+
+static int nowc_bar(struct shim_dev *d, unsigned index, struct shim_bar *out)
+{
+	int rc = nowc_inner->bar(d, index, out);
+	if (rc == 0)
+		out->wc_base = NULL;
+	return rc;
+}
+
+static int nowc_open(const char *args, struct shim_dev **out)
+{
+	char err[SHIM_ERR_LEN];
+	(void)args;
+	int rc = shim_open("emu:", out, err, sizeof(err));
+	if (rc)
+		return rc;
+	nowc_emu = emu_device_from_shim(*out);
+	(*out)->ops = &nowc_ops;
+	return 0;
+}
+
+static void nowc_close(struct shim_dev *d)
+{
+	d->ops = nowc_inner;
+	nowc_inner->close(d);
+}
+
+Test(uar_bf, without_write_combining_every_qp_rings_doorbells)
+{
+	loop_close();   /* this test brings its own device */
+	struct shim_dev *probe;
+	char err[SHIM_ERR_LEN];
+	cr_assert_eq(shim_open("emu:", &probe, err, sizeof(err)), 0, "%s", err);
+	nowc_inner = probe->ops;
+	shim_close(probe);
+	nowc_ops = *nowc_inner;
+	nowc_ops.scheme = "nowc";
+	nowc_ops.open = nowc_open;
+	nowc_ops.close = nowc_close;
+	nowc_ops.bar = nowc_bar;
+	cr_assert_eq(shim_register(&nowc_ops), 0);
+	cr_assert_eq(mx5_device_open("nowc:", &dev), 0, "%s", mx5_open_error());
+	emu = nowc_emu;
+	cr_assert_not_null(emu);
+	cr_assert_eq(mx5_pd_alloc(dev, &pd), 0, "%s", mx5_device_error(dev));
+	uint32_t ip = emu_ipv4(emu);
+	struct mx5_gid_entry g = { .gid = { [10] = 0xff, [11] = 0xff, (uint8_t)(ip >> 24),
+					    (uint8_t)(ip >> 16), (uint8_t)(ip >> 8), (uint8_t)ip },
+				   .type = MX5_GID_ROCE_V2, .ipv4 = 1, .vlan_id = 0xffff, .valid = 1 };
+	emu_roce_mac_from_ipv4(ip, g.mac);
+	cr_assert_eq(mx5_gid_set(dev, 1, 0, &g), 0, "%s", mx5_device_error(dev));
+	uint64_t uars = uars_live();
+	struct mx5_cq *cq = loop_cq(16, NULL);
+	struct mx5_qp *a = loop_qp(cq, cq, NULL, 8), *b = loop_qp(cq, cq, NULL, 8);
+	for (int i = 0; i < 2; i++) {
+		const struct mx5_sq *sq = mx5_qp_sq_state(i ? b : a);
+		cr_assert_eq(sq->bf_size, 0, "no BlueFlame without write-combining");
+	}
+	cr_assert_eq(uars_live(), uars, "no UAR pages for registers nobody bursts into");
+	static uint8_t buf[4096];
+	struct mx5_mr *mr;
+	cr_assert_eq(mx5_mr_reg(pd, buf, sizeof(buf), MX5_ACCESS_LOCAL_WRITE |
+			       MX5_ACCESS_REMOTE_WRITE, &mr), 0, "%s", mx5_device_error(dev));
+	loop_connect(a, mx5_qp_num(b));
+	loop_connect(b, mx5_qp_num(a));
+	static struct emu_counters c0, c1;
+	emu_counters(emu, &c0);
+	memset(buf, 0x3e, 8);
+	write_once(cq, a, buf, buf + 2048, mr, 1);
+	emu_counters(emu, &c1);
+	cr_assert_eq(c1.bf_writes - c0.bf_writes, 0);
+	cr_assert_geq(c1.send_doorbells - c0.send_doorbells, 1);
 	cr_assert_eq(c1.driver_errors, 0);
 }
