@@ -211,6 +211,29 @@ static struct emu_swqe *slot(struct emu_tq *tq, uint32_t i)
 	return &tq->ring[i & (EMU_TP_SWQE_SLOTS - 1)];
 }
 
+/* READ response bytes a requester lets be in flight before it issues another READ.
+ * A ConnectX issues up to max_rd_atomic READs at once and the responder answers at
+ * line rate into the requester's receive buffers.  Here the "wire" is a loopback UDP
+ * socket whose receive buffer (net.core.rmem_max, 4 MiB on Debian) is the only
+ * buffering: sixteen outstanding multi-MiB READs overflow it, every retry overflows it
+ * again, and the retries run out.  So the emulated requester holds a further READ back
+ * while this many response bytes are still due (the first READ always goes).  It is a
+ * property of the emulated link, not of the PRM. */
+#define EMU_TP_READ_BYTES_IN_FLIGHT (1u << 20)
+
+static uint64_t read_bytes_due(struct emu_tq *tq)
+{
+	uint64_t due = 0;
+
+	for (uint32_t i = tq->head; i != tq->cur; i++) {
+		const struct emu_swqe *w = slot(tq, i);
+
+		if (w->opcode == EMU_WQE_READ && w->psn_set && !w->acked)
+			due += w->len;
+	}
+	return due;
+}
+
 /* Error completion of WQE w (and the QP to error: every later WQE is flushed). */
 static void wqe_local_error(struct emu_tp *tp, struct emu_tq *tq, int synd)
 {
@@ -400,6 +423,9 @@ void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq)
 			int rc;
 
 			if (rc_qp && op_is_rd_atomic(w->opcode) && tq->rd_out >= max_rd)
+				break;
+			if (w->opcode == EMU_WQE_READ && tq->rd_out &&
+			    read_bytes_due(tq) + w->len > EMU_TP_READ_BYTES_IN_FLIGHT)
 				break;
 			/* Fence (PRM ctrl fm): wait for earlier READs/atomics to finish. */
 			if (w->fm && tq->rd_out)
