@@ -56,25 +56,8 @@ static uint32_t uv_cq_next_new(const struct mx5_cq_ring *r)
 int uv_req_notify_cq_op(struct ibv_cq *cq, int solicited)
 {
 	struct mx5_cq_ring *r = uv_cq_of(cq)->ring;
-	uint8_t db[PRM_SIZE(cq_uar_db)], rec[PRM_SIZE(cq_dbrec)];
-	uint32_t sn = r->arm_sn & 3u, ci = uv_cq_next_new(r) & 0xffffffu, cmd = solicited ? 1u : 0u;
-	uint64_t v;
 
-	/* as mx5_cq_ring_arm (doorbell.h): the record's arm word composed aside and stored
-	 * whole, then the UAR CQ doorbell with the same word and the CQN */
-	memset(rec, 0, sizeof(rec));
-	PRM_SET(cq_dbrec, rec, arm_sn, sn);
-	PRM_SET(cq_dbrec, rec, arm_cmd, cmd);
-	PRM_SET(cq_dbrec, rec, arm_ci, ci);
-	memcpy((uint8_t *)r->dbrec + 4, rec + 4, 4);
-	memset(db, 0, sizeof(db));
-	PRM_SET(cq_uar_db, db, arm_sn, sn);
-	PRM_SET(cq_uar_db, db, cmd, cmd);
-	PRM_SET(cq_uar_db, db, ci, ci);
-	PRM_SET(cq_uar_db, db, cqn, r->cqn);
-	memcpy(&v, db, sizeof(v));
-	mx5_wmb_before_doorbell();
-	shim_mmio_write64_raw(r->bar, r->db_off, v);
+	mx5_cq_ring_arm_at(r, solicited, uv_cq_next_new(r));
 	return 0;
 }
 

@@ -214,10 +214,12 @@ MX5_HOT void mx5_cq_ring_update_ci(struct mx5_cq_ring *cq)
 /* Request a completion event: for the next CQE (solicited = 0) or the next solicited
  * one.  The record's arm word first, then the UAR doorbell carrying the same word and
  * the CQN (PRM "CQ Doorbell"; the sequence number lets the device drop a stale arm). */
-static inline void mx5_cq_ring_arm(struct mx5_cq_ring *cq, int solicited)
+/* Arm for a completion at consumer index `arm_index` or later (the verbs layer arms
+ * past CQEs software already owns; the driver arms at its consumer index). */
+static inline void mx5_cq_ring_arm_at(struct mx5_cq_ring *cq, int solicited, uint32_t arm_index)
 {
 	uint8_t db[PRM_SIZE(cq_uar_db)], rec[PRM_SIZE(cq_dbrec)];
-	uint32_t sn = cq->arm_sn & 3u, ci = cq->cons_index & 0xffffffu, cmd = solicited ? 1u : 0u;
+	uint32_t sn = cq->arm_sn & 3u, ci = arm_index & 0xffffffu, cmd = solicited ? 1u : 0u;
 	const size_t arm = PRM_OFF(cq_dbrec, arm_sn) / 32 * 4;   /* the arm word's dword */
 	uint64_t v;
 
@@ -236,6 +238,11 @@ static inline void mx5_cq_ring_arm(struct mx5_cq_ring *cq, int solicited)
 	memcpy(&v, db, sizeof(v));
 	mx5_wmb_before_doorbell();
 	shim_mmio_write64_raw(cq->bar, cq->db_off, v);
+}
+
+static inline void mx5_cq_ring_arm(struct mx5_cq_ring *cq, int solicited)
+{
+	mx5_cq_ring_arm_at(cq, solicited, cq->cons_index);
 }
 
 #endif
