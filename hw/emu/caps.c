@@ -6,7 +6,12 @@
  *    atomic, SRQ receive) and UD send, and drivers look for it there;
  *  - general uar_4k = 1 in max: ConnectX-5 can carve 4 KiB UARs inside larger host
  *    pages, which a 16 KiB-page host (page=16k) needs; cur stays 0 until SET_HCA_CAP;
- *  - general num_of_uars_per_page = 1 (cur): follows log_uar_page_sz and uar_4k.
+ *  - general num_of_uars_per_page = 1 (cur): follows log_uar_page_sz and uar_4k;
+ *  - atomic supported_atomic_req_8B_endianness_mode_1 = 1 (max and cur), and
+ *    atomic_req_8B_endianness_mode may be raised to 1 (max): the requester may answer
+ *    8-byte atomics in host order, the mode Linux mlx5_core selects (handle_hca_cap_atomic)
+ *    and the one libibverbs' IBV_ATOMIC_HCA promises.  cur stays 0 (big-endian, the
+ *    reset value) until a driver sets it.
  * Everything else is the ConnectX-4's answer as recorded, so decoding our outputs with
  * the same accessors gives the trace's values.
  */
@@ -17,7 +22,7 @@
 #include "hw/emu/caps_seed.h"
 #include "hw/emu/emu_dev.h"
 
-enum { EMU_CAP_GENERAL = 0, EMU_CAP_ODP = 2 };
+enum { EMU_CAP_GENERAL = 0, EMU_CAP_ODP = 2, EMU_CAP_ATOMIC = 3 };
 
 uint8_t *emu_cap(struct emu_dev *d, unsigned type, int cur)
 {
@@ -66,5 +71,10 @@ int emu_caps_init(struct emu_dev *d)
 	PRM_SET(cmd_hca_cap, d->caps[EMU_CAP_GENERAL][0], uar_4k, 1);
 	PRM_SET(cmd_hca_cap, d->caps[EMU_CAP_GENERAL][1], num_of_uars_per_page, 1);
 	d->cap_present[EMU_CAP_ODP] = true;
+	if (d->cap_present[EMU_CAP_ATOMIC]) {
+		PRM_SET(atomic_caps, d->caps[EMU_CAP_ATOMIC][0], supported_atomic_req_8B_endianness_mode_1, 1);
+		PRM_SET(atomic_caps, d->caps[EMU_CAP_ATOMIC][1], supported_atomic_req_8B_endianness_mode_1, 1);
+		PRM_SET(atomic_caps, d->caps[EMU_CAP_ATOMIC][0], atomic_req_8B_endianness_mode, 1);
+	}
 	return 0;
 }

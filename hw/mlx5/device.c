@@ -267,6 +267,18 @@ unsigned mx5_device_num_comp_vectors(const struct mx5_device *dev)
 	return dev->ncomp_vectors;
 }
 
+/* 8-byte compare-swap and fetch-add on RC, answered in host order: what verbs'
+ * IBV_ATOMIC_HCA means (the rule of Linux mlx5_ib get_atomic_caps). */
+static int mx5_atomic_usable(const struct mx5_device *dev)
+{
+	const unsigned ops = MX5_ATOMIC_OPS_CMP_SWAP | MX5_ATOMIC_OPS_FETCH_ADD;
+	if (!MX5_CAP_GEN(dev, atomic) || !dev->have_caps[MX5_CAP_ATOMIC])
+		return 0;
+	return (MX5_CAP_ATOMIC(dev, atomic_operations) & ops) == ops &&
+	       (MX5_CAP_ATOMIC(dev, atomic_size_qp) & MX5_ATOMIC_SIZE_QP_8BYTES) &&
+	       MX5_CAP_ATOMIC(dev, atomic_req_8B_endianness_mode) == MX5_ATOMIC_REQ_HOST_ENDIANNESS;
+}
+
 int mx5_device_query(struct mx5_device *dev, struct mx5_device_info *in)
 {
 	if (!dev || !in)
@@ -308,7 +320,7 @@ int mx5_device_query(struct mx5_device *dev, struct mx5_device_info *in)
 	in->max_inline_data = wqe_sz > 36 ? wqe_sz - 36 : 0;
 	in->max_mr_size = MX5_CAP_GEN(dev, log_max_mrw_sz) >= 64 ? UINT64_MAX
 			  : (1ull << MX5_CAP_GEN(dev, log_max_mrw_sz));
-	in->atomic = (int)MX5_CAP_GEN(dev, atomic);
+	in->atomic = mx5_atomic_usable(dev);
 	in->local_ca_ack_delay = (uint16_t)MX5_CAP_GEN(dev, local_ca_ack_delay);
 	return 0;
 }

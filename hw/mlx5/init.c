@@ -3,7 +3,8 @@
  * mlx5_vfio.c agree, and so does the ConnectX-4 trace in shared/fixtures):
  *
  *   wait initializing -> cmdif_rev 5 -> cmdq -> wait initializing -> ENABLE_HCA ->
- *   QUERY_ISSI/SET_ISSI 1 -> boot pages -> (HOST_ENDIANNESS) -> QUERY_HCA_CAP/SET_HCA_CAP ->
+ *   QUERY_ISSI/SET_ISSI 1 -> boot pages -> (HOST_ENDIANNESS) -> QUERY_HCA_CAP/SET_HCA_CAP
+ *   (general; atomic: host-order 8-byte atomics) ->
  *   init pages -> INIT_HCA -> RoCE on the NIC vport -> ALLOC_UAR -> async EQ -> event mode
  *
  * Each step records progress in the device, so a failure part-way (or a device that
@@ -126,15 +127,28 @@ static int mx5_caps_read(struct mx5_device *dev, unsigned type, bool optional)
 	return 0;
 }
 
-/* SET_HCA_CAP general: what this driver needs from the function (Linux handle_hca_cap
- * makes the same choices). */
-static int mx5_set_general_caps(struct mx5_device *dev)
+/* SET_HCA_CAP (0x109) of one capability type: op_mod = type << 1, the whole block. */
+static int mx5_set_caps(struct mx5_device *dev, unsigned type, const uint8_t *cap)
 {
 	uint8_t *in = calloc(1, PRM_SIZE(set_hca_cap_in));
 	uint8_t out[PRM_SIZE(set_hca_cap_out)];
 	if (!in)
 		return mx5_fail(dev, -ENOMEM, "bring-up: SET_HCA_CAP: out of memory");
-	uint8_t *cap = PRM_ADDR(set_hca_cap_in, in, capability);
+	memcpy(PRM_ADDR(set_hca_cap_in, in, capability), cap, MX5_CAP_BYTES);
+	PRM_SET(set_hca_cap_in, in, opcode, PRM_CMD_OP_SET_HCA_CAP);
+	PRM_SET(set_hca_cap_in, in, op_mod, type << 1);
+	int rc = mx5_exec(dev, in, PRM_SIZE(set_hca_cap_in), out, sizeof(out));
+	free(in);
+	if (rc)
+		return mx5_cmd_fail(dev, rc, "bring-up");
+	return 0;
+}
+
+/* SET_HCA_CAP general: what this driver needs from the function (Linux handle_hca_cap
+ * makes the same choices). */
+static int mx5_set_general_caps(struct mx5_device *dev)
+{
+	uint8_t cap[MX5_CAP_BYTES];
 	memcpy(cap, dev->caps[MX5_CAP_GENERAL][1], MX5_CAP_BYTES);
 	const uint8_t *max = dev->caps[MX5_CAP_GENERAL][0];
 
@@ -150,14 +164,29 @@ static int mx5_set_general_caps(struct mx5_device *dev)
 		PRM_SET(cmd_hca_cap, cap, release_all_pages, 1);
 	/* Largest QP count the device offers. */
 	PRM_SET(cmd_hca_cap, cap, log_max_qp, PRM_GET(cmd_hca_cap, max, log_max_qp));
+	return mx5_set_caps(dev, MX5_CAP_GENERAL, cap);
+}
 
-	PRM_SET(set_hca_cap_in, in, opcode, PRM_CMD_OP_SET_HCA_CAP);
-	PRM_SET(set_hca_cap_in, in, op_mod, MX5_CAP_GENERAL << 1);
-	int rc = mx5_exec(dev, in, PRM_SIZE(set_hca_cap_in), out, sizeof(out));
-	free(in);
+/* SET_HCA_CAP atomic: 8-byte atomics answered in host byte order (PRM atomic_caps
+ * atomic_req_8B_endianness_mode 1), as Linux handle_hca_cap_atomic selects whenever
+ * supported_atomic_req_8B_endianness_mode_1 says the device can.  In the default mode
+ * (0) the requester writes the returned original value big-endian into local memory,
+ * and verbs applications, which read it as a host integer, would see it byte-swapped;
+ * so without mode 1 the device reports no atomics at all (mx5_device_query). */
+static int mx5_set_atomic_caps(struct mx5_device *dev)
+{
+	const uint8_t *cur = dev->caps[MX5_CAP_ATOMIC][1];
+	if (!dev->have_caps[MX5_CAP_ATOMIC] ||
+	    !PRM_GET(atomic_caps, cur, supported_atomic_req_8B_endianness_mode_1) ||
+	    PRM_GET(atomic_caps, cur, atomic_req_8B_endianness_mode) == MX5_ATOMIC_REQ_HOST_ENDIANNESS)
+		return 0;
+	uint8_t cap[MX5_CAP_BYTES];
+	memcpy(cap, cur, MX5_CAP_BYTES);
+	PRM_SET(atomic_caps, cap, atomic_req_8B_endianness_mode, MX5_ATOMIC_REQ_HOST_ENDIANNESS);
+	int rc = mx5_set_caps(dev, MX5_CAP_ATOMIC, cap);
 	if (rc)
-		return mx5_cmd_fail(dev, rc, "bring-up");
-	return 0;
+		return rc;
+	return mx5_caps_read(dev, MX5_CAP_ATOMIC, false);
 }
 
 static int mx5_init_hca(struct mx5_device *dev)
@@ -244,7 +273,7 @@ int mx5_bringup(struct mx5_device *dev)
 		if ((rc = mx5_caps_read(dev, MX5_CAP_ROCE, true)))
 			return rc;
 	if (PRM_GET(cmd_hca_cap, dev->caps[MX5_CAP_GENERAL][1], atomic))
-		if ((rc = mx5_caps_read(dev, MX5_CAP_ATOMIC, true)))
+		if ((rc = mx5_caps_read(dev, MX5_CAP_ATOMIC, true)) || (rc = mx5_set_atomic_caps(dev)))
 			return rc;
 	/* ODP: the pg (page fault) bit says the block exists (Linux MLX5_CAP_GEN(pg)). */
 	if (PRM_GET(cmd_hca_cap, dev->caps[MX5_CAP_GENERAL][1], pg))

@@ -111,7 +111,7 @@ struct mx5_device_info {
 	uint32_t max_inline_data;
 	uint64_t max_mr_size;
 	uint32_t num_comp_vectors;
-	int atomic;                  /* 8-byte compare-swap and fetch-add on RC */
+	int atomic;                  /* 8-byte compare-swap and fetch-add on RC, host order */
 	uint16_t local_ca_ack_delay;
 };
 int mx5_device_query(struct mx5_device *dev, struct mx5_device_info *info);

@@ -228,4 +228,13 @@ static inline const void *mx5_cap_cur(const struct mx5_device *dev, unsigned typ
 #define MX5_CAP_ROCE(dev, field) PRM_GET(roce_cap, mx5_cap_cur((dev), MX5_CAP_ROCE), field)
 #define MX5_CAP_ATOMIC(dev, field) PRM_GET(atomic_caps, mx5_cap_cur((dev), MX5_CAP_ATOMIC), field)
 
+/* atomic_caps values (PRM; Linux MLX5_ATOMIC_OPS_*, MLX5_ATOMIC_SIZE_QP_8BYTES,
+ * MLX5_ATOMIC_REQ_MODE_HOST_ENDIANNESS). */
+enum {
+	MX5_ATOMIC_OPS_CMP_SWAP = 1u << 0,
+	MX5_ATOMIC_OPS_FETCH_ADD = 1u << 1,
+	MX5_ATOMIC_SIZE_QP_8BYTES = 1u << 3,
+	MX5_ATOMIC_REQ_HOST_ENDIANNESS = 1,
+};
+
 #endif

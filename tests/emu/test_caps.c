@@ -62,16 +62,45 @@ Test(emu_caps, odp_block_reports_rc_operations)
 	et_close(&t);
 }
 
-Test(emu_caps, roce_and_atomic_blocks_are_the_seed)
+Test(emu_caps, roce_block_is_the_seed_and_atomic_block_the_seed_plus_host_order)
 {
 	struct et t;
+	uint8_t want[0x1000];
+	const uint8_t *cap;
 
 	et_open(&t, "emu:");
 	enable(&t);
 	et_expect(&t, query_cap(&t, 4, 0), 0, 0);
 	cr_assert_eq(memcmp(PRM_ADDR(query_hca_cap_out, t.out, capability), emu_caps_seed_roce_max, 0x1000), 0);
+	/* atomic cur: the ConnectX-4's answer with supported_atomic_req_8B_endianness_mode_1
+	 * raised (caps.c), the mode itself still big-endian (0) */
+	memcpy(want, emu_caps_seed_atomic_cur, sizeof(want));
+	PRM_SET(atomic_caps, want, supported_atomic_req_8B_endianness_mode_1, 1);
 	et_expect(&t, query_cap(&t, 3, 1), 0, 0);
-	cr_assert_eq(memcmp(PRM_ADDR(query_hca_cap_out, t.out, capability), emu_caps_seed_atomic_cur, 0x1000), 0);
+	cap = PRM_ADDR(query_hca_cap_out, t.out, capability);
+	cr_assert_eq(memcmp(cap, want, 0x1000), 0);
+	cr_assert_eq(PRM_GET(atomic_caps, cap, atomic_req_8B_endianness_mode), 0);
+	et_close(&t);
+}
+
+Test(emu_caps, atomic_host_endianness_mode_is_settable_and_bounded)
+{
+	struct et t;
+	uint8_t cap[0x1000];
+
+	et_open(&t, "emu:");
+	enable(&t);
+	query_cap(&t, 3, 1);
+	memcpy(cap, PRM_ADDR(query_hca_cap_out, t.out, capability), sizeof(cap));
+	/* mode 2 is beyond the maximum block's 1: refused, nothing changed */
+	PRM_SET(atomic_caps, cap, atomic_req_8B_endianness_mode, 2);
+	et_expect(&t, set_cap(&t, 3, cap), PRM_CMD_STAT_BAD_PARAM, PRM_SYND_LIMIT_EXCEEDED);
+	query_cap(&t, 3, 1);
+	cr_assert_eq(PRM_GET(atomic_caps, PRM_ADDR(query_hca_cap_out, t.out, capability), atomic_req_8B_endianness_mode), 0);
+	PRM_SET(atomic_caps, cap, atomic_req_8B_endianness_mode, 1);
+	et_expect(&t, set_cap(&t, 3, cap), 0, 0);
+	query_cap(&t, 3, 1);
+	cr_assert_eq(PRM_GET(atomic_caps, PRM_ADDR(query_hca_cap_out, t.out, capability), atomic_req_8B_endianness_mode), 1);
 	et_close(&t);
 }
 

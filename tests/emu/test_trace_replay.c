@@ -28,6 +28,9 @@ static const struct {
 	{ PRM_CMD_OP_QUERY_HCA_CAP, "pg" },                   /* ConnectX-5: ODP (caps.c) */
 	{ PRM_CMD_OP_QUERY_HCA_CAP, "uar_4k" },               /* ConnectX-5: 4 KiB UARs (caps.c) */
 	{ PRM_CMD_OP_QUERY_HCA_CAP, "num_of_uars_per_page" }, /* follows uar_4k (caps.c) */
+	/* ConnectX-5 Ex: host-order 8-byte atomics may be selected (caps.c) */
+	{ PRM_CMD_OP_QUERY_HCA_CAP, "supported_atomic_req_8B_endianness_mode_1" },
+	{ PRM_CMD_OP_QUERY_HCA_CAP, "atomic_req_8B_endianness_mode" },
 	{ PRM_CMD_OP_QUERY_ISSI, "supported_issi_dw0" },      /* we support ISSI 0 and 1 */
 	{ PRM_CMD_OP_CREATE_EQ, "eq_number" },                /* object numbers are ours */
 };

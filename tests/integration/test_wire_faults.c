@@ -157,7 +157,7 @@ static void run_mix(double rate, unsigned nops)
 		}
 	}
 	cr_assert_eq(fifo_h, fifo_t, "receives missing");
-	cr_assert_eq(be64toh(*(uint64_t *)(bbuf + CTR_OFF)), fa_sum, "FETCH_ADD counter: atomics executed twice or lost");
+	cr_assert_eq(*(uint64_t *)(bbuf + CTR_OFF), fa_sum, "FETCH_ADD counter: atomics executed twice or lost");
 	{
 		struct emu_tp_counters ca = tp_ctr(&A), cb = tp_ctr(&B);
 

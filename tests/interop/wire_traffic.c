@@ -84,15 +84,16 @@ int main(int argc, char **argv)
 	if (wc.byte_len != 64 || memcmp(abuf + 16384, bbuf + 16384, 64) != 0)
 		bn_die("SEND: received %u bytes / data differs", wc.byte_len);
 
-	/* 4. FETCH_ADD 5 on B's big-endian 8 bytes at offset 24576 */
+	/* 4. FETCH_ADD 5 on B's 8 bytes at offset 24576: host order in memory (the driver
+	 * selects atomic_req_8B_endianness_mode 1), big-endian on the wire */
 	remote = (uint64_t *)(bbuf + 24576);
-	*remote = htobe64(1000);
+	*remote = 1000;
 	if (bn_post_atomic(&qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 4, abuf + 24576, alkey, pb.addr + 24576, brkey, 5, 0))
 		bn_die("post FETCH_ADD");
 	bn_wait_cqe(&A, &wc, 5000, "FETCH_ADD");
-	if (be64toh(*(uint64_t *)(abuf + 24576)) != 1000 || be64toh(*remote) != 1005)
-		bn_die("FETCH_ADD: original %llu, now %llu", (unsigned long long)be64toh(*(uint64_t *)(abuf + 24576)),
-		       (unsigned long long)be64toh(*remote));
+	if (*(uint64_t *)(abuf + 24576) != 1000 || *remote != 1005)
+		bn_die("FETCH_ADD: original %llu, now %llu", (unsigned long long)*(uint64_t *)(abuf + 24576),
+		       (unsigned long long)*remote);
 
 	bn_ip_str(A.ip, aip, sizeof(aip));
 	bn_ip_str(B.ip, bip, sizeof(bip));

@@ -83,7 +83,7 @@ Test(mlx5_bringup, bringup_runs_each_step_once_in_design_order)
 	cr_assert_eq(c.cmd_by_opcode[PRM_CMD_OP_ENABLE_HCA], 1);
 	cr_assert_eq(c.cmd_by_opcode[PRM_CMD_OP_QUERY_ISSI], 1);
 	cr_assert_eq(c.cmd_by_opcode[PRM_CMD_OP_INIT_HCA], 1);
-	cr_assert_eq(c.cmd_by_opcode[PRM_CMD_OP_SET_HCA_CAP], 1);
+	cr_assert_eq(c.cmd_by_opcode[PRM_CMD_OP_SET_HCA_CAP], 2, "general and atomic");
 	cr_assert_eq(c.cmd_by_opcode[PRM_CMD_OP_QUERY_PAGES], 2, "boot and init");
 	cr_assert_eq(c.cmd_by_opcode[PRM_CMD_OP_ALLOC_UAR], 1);
 	cr_assert_eq(c.cmd_by_opcode[PRM_CMD_OP_CREATE_EQ], 1);
@@ -107,6 +107,20 @@ Test(mlx5_bringup, capabilities_set_uar_page_to_host_page_and_checksums_off)
 	cr_assert_geq(st.host_bytes, st.given * 4096);
 	cr_assert_eq(mx5_device_shutdown(dev), 0, "%s", mx5_device_error(dev));
 	cr_assert_eq(emu_pages_held(emu_of(dev)), 0);
+	mx5_device_close(dev);
+}
+
+Test(mlx5_bringup, atomics_are_switched_to_host_order_and_only_then_reported)
+{
+	struct mx5_device *dev = open_or_fail("emu:");
+	const void *atomic = mx5_device_caps(dev, MX5_CAP_ATOMIC, 1);
+	cr_assert_not_null(atomic);
+	/* PRM atomic_caps: the device offered mode 1 and the driver took it */
+	cr_assert_eq(PRM_GET(atomic_caps, atomic, supported_atomic_req_8B_endianness_mode_1), 1);
+	cr_assert_eq(PRM_GET(atomic_caps, atomic, atomic_req_8B_endianness_mode), 1);
+	struct mx5_device_info info;
+	cr_assert_eq(mx5_device_query(dev, &info), 0);
+	cr_assert_eq(info.atomic, 1);
 	mx5_device_close(dev);
 }
 

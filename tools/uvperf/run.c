@@ -233,11 +233,11 @@ static int lat_round(struct up_client *c, const struct up_test *t, uint64_t base
 		}
 		if (c->verify && up_is_atomic((enum up_op)t->op)) {
 			/* FADD by 1 and CSWAP n -> n+1 both return n when every earlier one landed.
-			 * ConnectX reads and returns the 8-byte operand big-endian (as the
-			 * AtomicAckETH carries it; IBTA 9.4.5), whatever the host's order. */
+			 * The returned original is a host integer: libuverbs reports atomics
+			 * (IBV_ATOMIC_HCA) only once the device answers in host order (PRM
+			 * atomic_req_8B_endianness_mode 1); the wire carries it big-endian. */
 			uint64_t v;
 			memcpy(&v, (const void *)(uintptr_t)sge.addr, 8);
-			v = be64toh(v);
 			if (v != n) {
 				r->verified = -1;
 				snprintf(r->verify_text, sizeof(r->verify_text),
