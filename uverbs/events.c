@@ -306,7 +306,7 @@ UV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq *
 		return -1;
 	}
 	struct uv_channel *ch = uv_from(channel, struct uv_channel, ch);
-	struct uv_event_node n;
+	struct uv_event_node n = { 0 };
 	int rc = uv_evq_pop(&ch->q, &n);
 	if (rc) {
 		errno = -rc;
