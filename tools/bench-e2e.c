@@ -19,12 +19,17 @@
  *  - UDP ping-pong of the same sizes, both receivers busy-polling (recv MSG_DONTWAIT);
  *  - UDP stream of path-MTU-sized datagrams, goodput counted by a busy-polling receiver;
  *  - for reference, not as a target: UDP ping-pong with blocking receives, the price of
- *    one thread wake-up per hop (the emulated NIC's device thread blocks in poll()).
+ *    one thread wake-up per hop (the emulated NIC's device thread blocks in poll());
+ *  - and the floor of this architecture: UDP "hand-off" ping-pong, where the application
+ *    thread spins on memory and a second thread, blocked in poll() with the device
+ *    thread's scheduling (SCHED_FIFO when allowed), receives each datagram and stores
+ *    it there: the emulated NIC's shape with no NIC in it.
  * Latencies: median and 99th percentile over --iters round trips after --warmup.
  */
 #include <getopt.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -45,6 +50,7 @@
 struct cmd {
 	char op;                /* 'W' write ping-pong, 'R' read, 'B' bandwidth, 'U' UDP ping-pong,
 				 * 'V' UDP ping-pong with blocking receives,
+				 * 'H' UDP hand-off ping-pong (a blocked receiving thread),
 				 * 'S' UDP stream, 'Q' quit */
 	uint32_t size, iters;
 };
@@ -238,6 +244,57 @@ static void udp_send(int fd, const void *buf, size_t len)
 	}
 }
 
+/* The hand-off receiver: blocks in poll()/recv() like the device thread, with its
+ * scheduling policy, and publishes each datagram's sequence number for a spinner. */
+struct handoff {
+	int fd;
+	uint32_t count;
+	pthread_t thr;
+	uint32_t seen;          /* sequence number of the last datagram (atomic) */
+	int fifo;               /* 1: the thread got SCHED_FIFO */
+};
+
+static void *handoff_main(void *arg)
+{
+	struct handoff *h = arg;
+	struct sched_param sp = { .sched_priority = 1 };
+	static uint8_t buf[65536];
+
+	h->fifo = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+	for (uint32_t i = 0; i < h->count; i++) {
+		uint32_t seq;
+		ssize_t n = udp_block_recv(h->fd, buf, sizeof(buf));
+
+		if (n < (ssize_t)sizeof(seq))
+			break;
+		memcpy(&seq, buf, sizeof(seq));
+		__atomic_store_n(&h->seen, seq, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void handoff_start(struct handoff *h, int fd, uint32_t count)
+{
+	h->fd = fd;
+	h->count = count;
+	h->seen = 0;
+	if (pthread_create(&h->thr, NULL, handoff_main, h))
+		bn_die("pthread_create failed");
+}
+
+static void handoff_wait(struct handoff *h, uint32_t seq, const char *what)
+{
+	uint64_t deadline = bn_now_ns() + WAIT_NS;
+	unsigned k = 0;
+
+	while (__atomic_load_n(&h->seen, __ATOMIC_ACQUIRE) != seq) {
+		if (spin_yield)
+			sched_yield();
+		if (++k % 1024 == 0 && bn_now_ns() > deadline)
+			bn_die("%s: nothing within 5 s", what);
+	}
+}
+
 /* ---------------------------------------------------------------- the passive side */
 
 static void server(struct side *s)
@@ -274,6 +331,19 @@ static void server(struct side *s)
 				udp_send(s->udp, ubuf, (size_t)n);
 			}
 			break;
+		case 'H': {
+			struct handoff h;
+
+			memset(ubuf, 0, c.size);
+			handoff_start(&h, s->udp, c.iters);
+			for (uint32_t i = 1; i <= c.iters; i++) {
+				handoff_wait(&h, i, "UDP hand-off ping-pong (server)");
+				memcpy(ubuf, &i, sizeof(i));
+				udp_send(s->udp, ubuf, c.size);
+			}
+			pthread_join(h.thr, NULL);
+			break;
+		}
 		case 'S': {
 			uint64_t last = bn_now_ns();
 
@@ -403,6 +473,32 @@ static struct lat udp_pingpong(struct side *s, uint32_t size, uint32_t warm, uin
 	return summarize(ns, iters, scale);
 }
 
+/* Hand-off ping-pong: half round trips, both sides spinning on what their blocked
+ * receiving thread stored.  *fifo: whether this side's receiver got SCHED_FIFO. */
+static struct lat udp_handoff(struct side *s, uint32_t size, uint32_t warm, uint32_t iters, uint64_t *ns, int *fifo)
+{
+	static uint8_t buf[65536];
+	struct handoff h;
+	struct reply r;
+
+	start(s, 'H', size, warm + iters);
+	memset(buf, 0, size);
+	handoff_start(&h, s->udp, warm + iters);
+	for (uint32_t i = 1; i <= warm + iters; i++) {
+		uint64_t t0 = bn_now_ns();
+
+		memcpy(buf, &i, sizeof(i));
+		udp_send(s->udp, buf, size);
+		handoff_wait(&h, i, "UDP hand-off ping-pong");
+		if (i > warm)
+			ns[i - 1 - warm] = bn_now_ns() - t0;
+	}
+	pthread_join(h.thr, NULL);
+	*fifo = h.fifo;
+	finish(s, &r);
+	return summarize(ns, iters, 0.5);
+}
+
 /* WRITE bandwidth: BW_DEPTH messages of BW_MSG in flight, all signalled; MB/s (10^6). */
 static double write_bw(struct side *s, uint32_t iters)
 {
@@ -479,7 +575,8 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 {
 	uint64_t *ns = malloc(sizeof(*ns) * iters);
 	static const uint32_t sizes[2] = { 8, 4096 };
-	struct lat w[2], rd[2], uh[2], ur[2], ub[2];
+	struct lat w[2], rd[2], uh[2], ur[2], ub[2], uo[2];
+	int handoff_fifo = 0;
 	double bw, ubw, loss;
 	static struct emu_tp_counters t0, t1;
 	char a[32], b[32], la[64];
@@ -494,6 +591,7 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 		w[k] = write_pingpong(s, sizes[k], warm, iters, ns);
 		ur[k] = udp_pingpong(s, sizes[k], warm, iters, ns, 1.0, 0);
 		ub[k] = udp_pingpong(s, sizes[k], warm, iters, ns, 0.5, 1);
+		uo[k] = udp_handoff(s, sizes[k], warm, iters, ns, &handoff_fifo);
 		rd[k] = read_lat(s, sizes[k], warm, iters, ns);
 	}
 	emu_tp_counters(s->nic.emu, &t0);
@@ -507,10 +605,11 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 	printf("uverbs end to end on the emulated ConnectX: two processes, %s <-> %s, RC, path MTU %u\n", a, b,
 	       mtu_bytes);
 	printf("Each process: one emulated NIC through hw/mlx5 (post/poll = mx5_post_send/mx5_poll_cq), the\n"
-	       "application thread busy-polling%s; the NIC's device thread blocks in poll() for arrivals\n"
-	       "and the posting thread transmits inside its doorbell.  Baseline: UDP sockets on the same two\n"
-	       "addresses, busy-polling receivers (recv MSG_DONTWAIT spin%s), in the same run.\n",
-	       spin_yield ? " with sched_yield() between looks" : "", spin_yield ? ", same yield" : "");
+	       "application thread busy-polling%s; the NIC's device thread (%s) blocks in poll()\n"
+	       "for arrivals and the posting thread transmits inside its doorbell.  Baseline: UDP sockets on\n"
+	       "the same two addresses, busy-polling receivers (recv MSG_DONTWAIT spin%s), in the same run.\n",
+	       spin_yield ? " with sched_yield() between looks" : "", t0.device_thread_fifo ? "SCHED_FIFO" : "SCHED_OTHER",
+	       spin_yield ? ", same yield" : "");
 	printf("%u round trips per latency figure after %u warm-up; %u x 64 KiB WRITEs (%u in flight) for\n"
 	       "bandwidth against %u-byte UDP datagrams carrying the same bytes.  Host: %ld CPUs online,\n"
 	       "load average %s at the end of the run.\n\n",
@@ -524,6 +623,14 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 	/* not a target: what one thread wake-up per hop costs on this machine in this run */
 	for (int k = 0; k < 2; k++)
 		row("(UDP, blocking recv, half RTT)", sizes[k], ub[k], uh[k]);
+	/* the floor for a NIC whose device thread blocks: RDMA against it */
+	printf("\n%-30s %6s %8s %8s %8s %8s %8s %8s\n", "vs the hand-off floor", "bytes", "RDMA med", "RDMA p99",
+	       "floor", "floor99", "ratio", "ratio99");
+	for (int k = 0; k < 2; k++)
+		row("RDMA WRITE ping-pong, half RTT", sizes[k], w[k], uo[k]);
+	printf("(floor: UDP ping-pong where a %s thread blocked in poll() receives each datagram\n"
+	       "and hands it to the spinning application thread: the device thread's wake-up, no NIC)\n",
+	       handoff_fifo ? "SCHED_FIFO" : "SCHED_OTHER");
 	printf("\n%-30s %6s %10s %10s %8s\n", "bandwidth (MB/s, 10^6)", "bytes", "RDMA", "UDP", "ratio");
 	printf("%-30s %6u %10.1f %10.1f %7.2fx   (UDP receiver lost %.1f%%)\n", "RDMA WRITE vs UDP stream", BW_MSG, bw,
 	       ubw, ubw > 0 ? bw / ubw : 0.0, loss * 100.0);

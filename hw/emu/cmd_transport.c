@@ -219,6 +219,31 @@ static void tp_teardown(struct emu_dev *d)
 		tq_drop_all(tp);
 }
 
+/* One line at close (UVERBS_LOG=info): what the wire did, so a slow or failing run
+ * shows its retransmissions, RNR waits and drops without a debugger. */
+static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
+{
+	const struct emu_tp_counters *c = &tp->ctr;
+	uint64_t drops = 0, naks_sent = 0, naks_rcvd = 0;
+
+	for (int i = 0; i < EMU_ROCE_DROP_NR; i++)
+		drops += c->drops[i];
+	for (int i = 0; i < 5; i++) {
+		naks_sent += c->naks_sent[i];
+		naks_rcvd += c->naks_rcvd[i];
+	}
+	emu_log(d, EMU_LOG_INFO,
+		"wire: %llu packets sent, %llu received; %llu retransmitted, %llu ACK timeouts, "
+		"NAKs %llu sent/%llu received, RNR NAKs %llu sent/%llu received (%llu waits), "
+		"%llu duplicates, %llu dropped",
+		(unsigned long long)c->tx_pkts, (unsigned long long)c->rx_pkts,
+		(unsigned long long)c->retransmits, (unsigned long long)c->timeouts,
+		(unsigned long long)naks_sent, (unsigned long long)naks_rcvd,
+		(unsigned long long)c->rnr_naks_sent, (unsigned long long)c->rnr_naks_rcvd,
+		(unsigned long long)c->rnr_waits, (unsigned long long)c->duplicates,
+		(unsigned long long)drops);
+}
+
 static void tp_fini(struct emu_dev *d)
 {
 	struct emu_tp *tp = emu_tp_get(d);
@@ -226,6 +251,7 @@ static void tp_fini(struct emu_dev *d)
 	if (!tp)
 		return;
 	emu_rx_stop(tp);
+	tp_log_summary(d, tp);
 	tq_drop_all(tp);
 	emu_tp_faults_fini(tp);
 	if (tp->sock_ok)

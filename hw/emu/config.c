@@ -1,6 +1,8 @@
 /* Option string of the "emu:" URI: ip=127.0.0.N, page=4k|16k, iova=offset|scatter,
  * fail=OPCODE:STATUS[:SYNDROME][@SKIP], hang=OPCODE, fatal=SYNDROME, port=down,
- * init_ms=N, pages=N (PAGE_REQUEST traffic on its own after INIT_HCA).  Opcodes may be numbers or names (CREATE_EQ). */
+ * init_ms=N, pages=N (PAGE_REQUEST traffic on its own after INIT_HCA), the wire faults
+ * (loss|reorder|dup|corrupt=RATE, seed=N, link=up|down) and sched=fifo|normal (the
+ * device thread's scheduling, rx_thread.c).  Opcodes may be numbers or names (CREATE_EQ). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -159,6 +161,15 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
 				break;
 			}
 			snprintf(cfg->wire_faults + used, sizeof(cfg->wire_faults) - used, "%s%s", used ? "," : "", one);
+		} else if (!strcmp(tok, "sched")) {
+			if (!strcmp(val, "normal"))
+				cfg->sched_normal = 1;
+			else if (!strcmp(val, "fifo"))
+				cfg->sched_normal = 0;
+			else {
+				rc = -EINVAL;
+				break;
+			}
 		} else if (!strcmp(tok, "init_ms")) {
 			if (parse_num(val, &v) < 0 || v > 60000) {
 				rc = -EINVAL;
@@ -175,7 +186,7 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
 	if (rc < 0 && err)
 		snprintf(err, errlen, "emu: bad option '%s' in '%s' (ip=127.0.0.N, page=4k|16k, iova=offset|scatter, "
 			 "fail=OP:STATUS[:SYND][@SKIP], hang=OP, fatal=SYND, port=up|down, init_ms=N, pages=N, "
-			 "loss|reorder|dup|corrupt=RATE, seed=N, link=up|down)", tok ? tok : "",
+			 "loss|reorder|dup|corrupt=RATE, seed=N, link=up|down, sched=fifo|normal)", tok ? tok : "",
 			 opts);
 	return rc;
 }

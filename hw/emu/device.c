@@ -295,6 +295,10 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 	}
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	/* The device thread may run SCHED_FIFO (rx_thread.c) and wait on this lock while a
+	 * posting thread holds it inside a doorbell: the holder inherits its priority so
+	 * a third, spinning thread cannot keep both off the CPU. */
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
 	pthread_mutex_init(&d->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
 	d->udp_fd = -1;

@@ -53,11 +53,13 @@ struct emu_config {
 	                         * for this many pages, and when given offer half back */
 	char wire_faults[160];  /* "loss=..,reorder=..,dup=..,corrupt=..,seed=..,link=.." for
 	                         * the data plane (hw/emu/transport.h), applied at create */
+	int sched_normal;       /* sched=normal: the device thread stays SCHED_OTHER instead of
+	                         * asking for SCHED_FIFO (hw/emu/rx_thread.c) */
 };
 
 /* Parse "ip=127.0.0.9,page=16k,iova=scatter,fail=0x102:0x3[:SYND],hang=0x104,
  * fatal=SYND,port=down,init_ms=N,pages=N,loss=R,reorder=R,dup=R,corrupt=R,seed=N,
- * link=up|down" into cfg (which the caller zeroes first).  The wire-fault keys are
+ * link=up|down,sched=fifo|normal" into cfg (which the caller zeroes first).  The wire-fault keys are
  * checked here and applied by emu_create. */
 int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t errlen);
 

@@ -51,6 +51,7 @@ struct emu_tp_counters {
 	uint64_t sq_bf_wqes;                   /* WQEs taken from a BlueFlame buffer (no DMA read) */
 	/* wire faults applied on transmit */
 	uint64_t fault_lost, fault_dup, fault_reordered, fault_corrupted, link_down_drops;
+	uint64_t device_thread_fifo;           /* 1: the device thread runs SCHED_FIFO */
 };
 
 /* Snapshot of the data-plane counters (zeros for a device without a data plane). */
