@@ -2,7 +2,11 @@
  *
  * UC has no acknowledgements: a PSN gap or an out-of-sequence opcode drops the message
  * in progress and the responder waits for the next FIRST or ONLY, whatever its PSN; a
- * message with no receive WQE, or a WRITE whose R_Key fails, is dropped silently.
+ * message with no receive WQE, or a WRITE whose R_Key fails, is dropped silently.  A
+ * SEND that does not fit its receive WQE (or cannot be written to it) completes that
+ * WQE in error and, as after any ConnectX error completion (PRM "Completion with
+ * error": the QP is in the error state), the QP goes to error with its remaining work
+ * flushed.
  * UD: the DETH Q_Key must equal the QP's; the receive buffer starts with the 40-byte GRH
  * area, which for RoCE v2 over IPv4 holds the IPv4 header in its last 20 bytes (as mlx5
  * and rxe write it); the payload follows. */
@@ -34,6 +38,17 @@ static void uc_drop_msg(struct emu_tp *tp, struct emu_tq *tq, enum emu_roce_drop
 	tq->wr_left = 0;
 	/* a receive WQE picked for the dropped message stays posted for the next one */
 	tq->rwqe_valid = false;
+}
+
+/* A receive WQE completed in error: the message is dropped, the QP moves to error and
+ * everything still posted on it is flushed (WR_FLUSH_ERR). */
+static void uc_recv_error(struct emu_tp *tp, struct emu_tq *tq, uint8_t synd)
+{
+	complete(tp, tq, EMU_CQE_RESP_ERR, synd, 0, 0, false, 0, 0);
+	uc_drop_msg(tp, tq, EMU_ROCE_DROP_LENGTH);
+	emu_log(tp->d, EMU_LOG_INFO, "QP 0x%x: UC receive error, syndrome 0x%x; QP to error", tq->qp->qpn, synd);
+	tq->qp->state = EMU_QP_ERR;
+	emu_qp_flush(tp, tq);
 }
 
 void emu_uc_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p)
@@ -106,13 +121,11 @@ void emu_uc_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *
 			tq->rcv_off = 0;
 		}
 		if (tq->rcv_off + p->payload_len > tq->rwqe.cap) {
-			complete(tp, tq, EMU_CQE_RESP_ERR, EMU_SYND_LOC_LEN, 0, 0, false, 0, 0);
-			uc_drop_msg(tp, tq, EMU_ROCE_DROP_LENGTH);
+			uc_recv_error(tp, tq, EMU_SYND_LOC_LEN);
 			return;
 		}
 		if (emu_sgl_write(tp->d, qp->pdn, tq->rwqe.sge, tq->rwqe.nsge, tq->rcv_off, p->payload, p->payload_len)) {
-			complete(tp, tq, EMU_CQE_RESP_ERR, EMU_SYND_LOC_PROT, 0, 0, false, 0, 0);
-			uc_drop_msg(tp, tq, EMU_ROCE_DROP_LENGTH);
+			uc_recv_error(tp, tq, EMU_SYND_LOC_PROT);
 			return;
 		}
 		tq->rcv_off += p->payload_len;

@@ -135,6 +135,32 @@ static int ud_send(uint8_t *av, uint32_t qkey, uint64_t id, void *buf, uint32_t 
 	return mx5_post_send(qa.sq, &wr, &bad);
 }
 
+Test(uc_ud, uc_send_longer_than_the_receive_buffer_is_loc_len_and_moves_the_qp_to_error)
+{
+	struct tp_conn c = { .mtu = 3, .sq_psn = 1, .rq_psn = 1 };
+	struct mx5_qp_attr qa_attr;
+	struct ibv_wc wc;
+
+	open_pair(MX5_QPT_UC, &c);
+	memset(bbuf, 0x77, 4096);
+	cr_assert_eq(tp_post_recv(&qb, 1, bbuf, 64, tp_lkey(bmr)), 0);
+	cr_assert_eq(tp_post_recv(&qb, 2, bbuf + 1024, 64, tp_lkey(bmr)), 0);
+	tp_fill(abuf, 2048, 9);
+	cr_assert_eq(tp_post(&qa, IBV_WR_SEND, 10, abuf, 2048, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);   /* UC: the sender knows nothing */
+	tp_expect(&B, &wc, IBV_WC_LOC_LEN_ERR, 5000);
+	cr_assert_eq(wc.wr_id, 1);
+	/* the QP is in error now: the other posted receive is flushed */
+	tp_expect(&B, &wc, IBV_WC_WR_FLUSH_ERR, 5000);
+	cr_assert_eq(wc.wr_id, 2);
+	memset(&qa_attr, 0, sizeof(qa_attr));
+	cr_assert_eq(mx5_qp_query(qb.qp, &qa_attr, NULL), 0);
+	cr_assert_eq(qa_attr.qp_state, MX5_QPS_ERR);
+	/* nothing past the 64-byte buffer was written (the rest of 0x77 is intact) */
+	for (unsigned i = 64; i < 1024; i++)
+		cr_assert_eq(bbuf[i], 0x77, "byte %u overwritten", i);
+}
+
 Test(uc_ud, ud_send_lands_after_a_40_byte_grh_with_the_ipv4_header)
 {
 	struct tp_conn c = { .qkey = 0x11111111 };
