@@ -172,3 +172,56 @@ def test_no_server_is_a_set_up_error():
     rc, out, err = uvperf("--client", "127.0.0.1", "--port", str(free_port()), devices="emu:ip=127.0.0.147",
                           timeout=60)
     assert rc == 2 and "connect" in err
+
+
+def test_bandwidth_by_duration_runs_that_long():
+    rc, out, err = uvperf("--loopback", "--mode", "bw", "--op", "write", "--size", "4096", "--duration", "1",
+                          "--depth", "8", "--warmup", "20", "--verify", "--json")
+    assert rc == 0, err
+    r = parse_json(out)["results"][0]
+    # Timed from the end of the warm-up; the last round may run a little past the end.
+    assert 1.0 <= r["seconds"] < 3.0, r["seconds"]
+    assert r["messages"] > 0 and r["bytes"] == r["messages"] * 4096
+    assert r["verified"] is True
+
+
+def _on_a_terminal(*args):
+    """Run uvperf with stderr on a pseudo-terminal (the progress bar is drawn only on a
+    terminal); returns (rc, stdout, what the terminal received)."""
+    import pty
+    import subprocess
+    from uvtools import UVPERF, env_with
+    master, slave = pty.openpty()
+    p = subprocess.Popen([UVPERF, *args], stdout=subprocess.PIPE, stderr=slave, text=True, env=env_with())
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            b = os.read(master, 4096)
+        except OSError:        # EIO: the child closed its end
+            break
+        if not b:
+            break
+        chunks.append(b)
+    out, _ = p.communicate(timeout=120)
+    os.close(master)
+    return p.returncode, out, b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_bar_on_a_terminal_reaches_100_percent_and_clears_its_line():
+    rc, out, tty = _on_a_terminal("--loopback", "--mode", "bw", "--op", "write", "--size", "4096",
+                                  "--duration", "1", "--depth", "4")
+    assert rc == 0, tty
+    assert "bw WRITE 4096 B" in tty and "[" in tty, repr(tty[-300:])
+    assert "100%" in tty and "\033[K" in tty, repr(tty[-300:])
+    # a timed run shows time going by: some percentages strictly between 0 and 100
+    pcts = {int(m) for m in re.findall(r"(\d+)%", tty)}
+    assert any(0 < v < 100 for v in pcts), sorted(pcts)
+    assert "WRITE" in out
+
+
+def test_quiet_draws_no_progress_bar_even_on_a_terminal():
+    rc, out, tty = _on_a_terminal("--loopback", "--mode", "bw", "--op", "write", "--size", "4096",
+                                  "--iters", "200", "--depth", "4", "--quiet")
+    assert rc == 0, tty
+    assert "%" not in tty and "[#" not in tty, repr(tty)

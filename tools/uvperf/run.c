@@ -91,6 +91,7 @@ static uint64_t test_slots(const struct up_ep *ep, const struct up_test *t)
 struct progress {
 	int on;
 	uint64_t total, last_ns;
+	uint64_t from_ns, until_ns;   /* --duration: the bar shows time, not messages */
 	char label[48];
 };
 
@@ -102,6 +103,11 @@ static void progress_draw(struct progress *p, uint64_t done, int final)
 	if (!final && now - p->last_ns < 100000000ull)
 		return;
 	p->last_ns = now;
+	if (p->until_ns) {
+		/* timed run: the share of the duration gone by (messages have no total) */
+		uint64_t span = p->until_ns - p->from_ns, gone = now > p->until_ns ? span : now - p->from_ns;
+		done = final ? p->total : gone * p->total / (span ? span : 1);
+	}
 	unsigned pct = (unsigned)(done * 100 / p->total);
 	int fill = (int)(done * 30 / p->total);
 	fprintf(stderr, "\r%-18s [%.*s%*s] %3u%%", p->label, fill, "##############################",
@@ -450,8 +456,11 @@ int up_client_test(struct up_client *c, const struct up_test *t0, struct up_resu
 		int timed = base >= t.warmup;
 		if (timed && !timed_from) {
 			timed_from = up_now_ns();
-			if (deadline == 0)
+			if (deadline == 0) {
 				deadline = timed_from + (uint64_t)(c->duration_s * 1e9);
+				pg.from_ns = timed_from;
+				pg.until_ns = deadline;
+			}
 		}
 		uint64_t r0 = up_now_ns();
 		if (t.mode == UP_LAT)
@@ -474,8 +483,6 @@ int up_client_test(struct up_client *c, const struct up_test *t0, struct up_resu
 		base += n;
 		if (deadline != UINT64_MAX && timed && up_now_ns() >= deadline)
 			break;
-		if (deadline != UINT64_MAX && timed)
-			pg.total = base + cap;   /* open-ended: the bar only shows activity */
 	}
 	progress_draw(&pg, pg.total, 1);
 	if (!rc) {
