@@ -21,6 +21,17 @@ static bool atomic_host_endian(struct emu_dev *d)
 	return a && PRM_GET(atomic_caps, a, atomic_req_8B_endianness_mode) == 1;
 }
 
+/* The AETH of an ACK (IBTA 9.7.7.2 end-to-end flow control): end-to-end credits are the receive
+ * WQEs the QP has posted and not consumed, encoded to the largest code not above them
+ * (real ConnectX ACKs carry them: see the hardware capture in shared/fixtures); an SRQ
+ * gives no per-QP credits, so it sends the "invalid" code 31. */
+static uint8_t ack_syndrome(struct emu_tp *tp, struct emu_tq *tq)
+{
+	int n = emu_rq_credits(tp->d, tq->qp);
+
+	return emu_aeth_syndrome(EMU_AETH_ACK, n < 0 ? EMU_AETH_CREDITS_INVALID : emu_aeth_credit_code((uint32_t)n));
+}
+
 void emu_resp_send_ack(struct emu_tp *tp, struct emu_tq *tq, uint8_t syndrome, uint32_t psn)
 {
 	struct emu_qp *qp = tq->qp;
@@ -49,7 +60,7 @@ static void queue_ack(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 		uint32_t *n = realloc(tp->ackq, cap * sizeof(*n));
 
 		if (!n) {
-			emu_resp_send_ack(tp, tq, emu_aeth_syndrome(EMU_AETH_ACK, EMU_AETH_CREDITS_INVALID), psn);
+			emu_resp_send_ack(tp, tq, ack_syndrome(tp, tq), psn);
 			return;
 		}
 		tp->ackq = n;
@@ -65,7 +76,7 @@ static void flush_one(struct emu_tp *tp, struct emu_tq *tq)
 	if (!tq->ack_pending)
 		return;
 	tq->ack_pending = false;
-	emu_resp_send_ack(tp, tq, emu_aeth_syndrome(EMU_AETH_ACK, EMU_AETH_CREDITS_INVALID), tq->ack_psn);
+	emu_resp_send_ack(tp, tq, ack_syndrome(tp, tq), tq->ack_psn);
 }
 
 void emu_resp_flush_acks(struct emu_tp *tp)
@@ -147,7 +158,7 @@ static void read_responses(struct emu_tp *tp, struct emu_tq *tq, const struct em
 		h.bth.opcode = (uint8_t)op;
 		h.bth.dqpn = qp->remote_qpn;
 		h.bth.psn = emu_psn_add(psn, k);
-		h.aeth.syndrome = emu_aeth_syndrome(EMU_AETH_ACK, EMU_AETH_CREDITS_INVALID);
+		h.aeth.syndrome = ack_syndrome(tp, tq);
 		h.aeth.msn = tq->msn;
 		(void)emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, tp->scratch, chunk);
 	}
@@ -162,7 +173,7 @@ static void atomic_ack_send(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn, 
 	h.bth.opcode = EMU_ROCE_RC_ATOMIC_ACK;
 	h.bth.dqpn = qp->remote_qpn;
 	h.bth.psn = psn;
-	h.aeth.syndrome = emu_aeth_syndrome(EMU_AETH_ACK, EMU_AETH_CREDITS_INVALID);
+	h.aeth.syndrome = ack_syndrome(tp, tq);
 	h.aeth.msn = tq->msn;
 	h.atomic_ack_orig = orig;
 	(void)emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, NULL, 0);

@@ -89,6 +89,15 @@ int emu_rq_peek(struct emu_dev *d, struct emu_qp *qp, struct emu_rwqe *w)
 	}
 }
 
+int emu_rq_credits(struct emu_dev *d, struct emu_qp *qp)
+{
+	uint16_t ctr;
+
+	if (qp->rq_type != EMU_RQ_REGULAR || !qp->rq_bytes || read_counter(d, qp->dbr, &ctr))
+		return -1;
+	return (uint16_t)(ctr - (uint16_t)qp->rq_pi);
+}
+
 void emu_rq_consume(struct emu_dev *d, struct emu_qp *qp)
 {
 	if (qp->rq_type == EMU_RQ_SRQ) {

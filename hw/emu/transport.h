@@ -256,6 +256,9 @@ void emu_ud_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *
 
 /* rq.c */
 int emu_rq_peek(struct emu_dev *d, struct emu_qp *qp, struct emu_rwqe *w);
+/* Receive WQEs posted and not yet consumed on the QP's own receive queue; -1 for an
+ * SRQ or no receive queue (no end-to-end credits to give). */
+int emu_rq_credits(struct emu_dev *d, struct emu_qp *qp);
 void emu_rq_consume(struct emu_dev *d, struct emu_qp *qp);
 /* Flush every posted receive WQE of a QP in error (WR_FLUSH_ERR CQEs). */
 void emu_rq_flush(struct emu_tp *tp, struct emu_qp *qp);

@@ -14,6 +14,8 @@ Then, on the packets between those two addresses:
     (IBTA 9.7.5.1.3: AETH in the first, last and only READ responses);
   - the SEND is SEND ONLY, the atomic a FETCH_ADD answered by ATOMIC ACKNOWLEDGE with the
     original value; MSNs never go back and end at 4 after four messages;
+  - every AETH carries the end-to-end credits of B's receive queue (3 posted receives,
+    2 once the SEND took one);
   - every ICRC equals the one scapy.contrib.roce computes (and a corrupted copy does not);
   - every UDP source port is in 0xC000-0xFFFF (IBTA A17.5.1.1, as mlx5 does).
 The test fails with a clear message when tshark is missing or the capture is empty.
@@ -233,6 +235,14 @@ def test_acks_and_atomic_answer_carry_increasing_msns(capture):
         "infiniband.aeth.msn"]
     fa = [r for r in requests(info, rows) if to_int(r["infiniband.bth.opcode"]) == FETCH_ADD][0]
     assert to_int(fa["infiniband.atomiceth.swapdt"]) == 5
+    # end-to-end credits (IBTA 9.7.7.2): B had three receives posted; the SEND took one
+    # (the fourth message), so AETHs before it carry code 3 and the later ones code 2
+    for r in aeths:
+        msn = to_int(r["infiniband.aeth.msn"])
+        want = 3 if msn < 3 else 2
+        assert to_int(r["infiniband.aeth.syndrome"]) & 0x1f == want, \
+            "credit code %d, expected %d after %d messages:\n%s" % (
+                to_int(r["infiniband.aeth.syndrome"]) & 0x1f, want, msn, describe(aeths))
     # the WRITE's last packet asked for an ACK: one must name its PSN
     acks = [to_int(r["infiniband.bth.psn"]) for r in resp if to_int(r["infiniband.bth.opcode"]) == ACKNOWLEDGE]
     assert info["a_psn"] + 3 in acks, "no ACK for WRITE_LAST (PSN %d); ACKs %s" % (info["a_psn"] + 3, acks)

@@ -7,7 +7,7 @@
  * QP on each, path MTU 1024.  One operation at a time, each completed before the next:
  *   1. a 4 KiB RDMA WRITE A -> B   (expect FIRST, MIDDLE, MIDDLE, LAST)
  *   2. a 4 KiB RDMA READ  A <- B   (one request, four responses)
- *   3. a 64-byte SEND     A -> B   (a receive posted on B first)
+ *   3. a 64-byte SEND     A -> B   (into the first of three receives posted on B at the start)
  *   4. an 8-byte FETCH_ADD A -> B  (AtomicETH, answered with AtomicAckETH)
  * Data are checked here (the WRITE and READ byte for byte, the SEND's length, the atomic's
  * original value); OUT.json tells the test the addresses, QPNs, PSNs, rkey and VAs it
@@ -57,6 +57,12 @@ int main(int argc, char **argv)
 	bn_qp_connect(&qa, &pb, PSN_A, 3);
 	bn_qp_connect(&qb, &pa, PSN_B, 3);
 
+	/* Three receives posted at B before anything is sent: B's ACKs carry 3 end-to-end
+	 * credits until the SEND takes one, 2 after (the capture test reads them). */
+	if (bn_post_recv(&qb, 3, bbuf + 16384, 1024, blkey) || bn_post_recv(&qb, 30, bbuf + 32768, 1024, blkey) ||
+	    bn_post_recv(&qb, 31, bbuf + 36864, 1024, blkey))
+		bn_die("post_recv");
+
 	/* 1. WRITE 4 KiB into B at offset 0 */
 	fill(abuf, 4096, 1);
 	if (bn_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, 4096, alkey, pb.addr, brkey, IBV_SEND_SIGNALED))
@@ -75,8 +81,6 @@ int main(int argc, char **argv)
 
 	/* 3. SEND 64 bytes into a receive at B offset 16384 */
 	fill(abuf + 16384, 64, 3);
-	if (bn_post_recv(&qb, 3, bbuf + 16384, 1024, blkey))
-		bn_die("post_recv");
 	if (bn_post(&qa, IBV_WR_SEND, 3, abuf + 16384, 64, alkey, 0, 0, IBV_SEND_SIGNALED))
 		bn_die("post SEND");
 	bn_wait_cqe(&A, &wc, 5000, "SEND (requester)");
