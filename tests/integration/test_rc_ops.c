@@ -3,6 +3,8 @@
  * data checked with xxHash, completions checked for opcode, length and immediate. */
 #include "tp_pair.h"
 
+#include "hw/emu/emu_dev.h"
+
 static struct tp_nic A, B;
 static struct tp_ep qa, qb;
 
@@ -177,6 +179,33 @@ Test(rc_ops, atomics_compare_swap_and_fetch_add_are_host_order_in_memory)
 	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
 	cr_assert_eq(*local, 1005);
 	cr_assert_eq(*remote, 0x1122334455667788ull);
+}
+
+/* The device's reset mode (atomic_req_8B_endianness_mode 0), which a driver that never
+ * sends SET_HCA_CAP atomic gets: the original value lands big-endian in the requester's
+ * memory.  The test puts both devices back in mode 0 through the emulator's capability
+ * block (a test backdoor: hw/emu/emu_dev.h), as such a driver would leave them. */
+Test(rc_ops, atomics_in_the_reset_mode_are_big_endian_in_memory)
+{
+	struct ibv_wc wc;
+	uint64_t *remote, *local;
+
+	setup_mtu(3);
+	PRM_SET(atomic_caps, emu_cap(A.emu, 3, 1), atomic_req_8B_endianness_mode, 0);
+	PRM_SET(atomic_caps, emu_cap(B.emu, 3, 1), atomic_req_8B_endianness_mode, 0);
+	remote = (uint64_t *)(bbuf + 64);
+	local = (uint64_t *)abuf;
+	*remote = htobe64(1000);
+	cr_assert_eq(tp_post_atomic(&qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 1, local, tp_lkey(amr), (uintptr_t)remote,
+				    tp_rkey(bmr), 5, 0), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(be64toh(*local), 1000);
+	cr_assert_eq(be64toh(*remote), 1005);
+	cr_assert_eq(tp_post_atomic(&qa, IBV_WR_ATOMIC_CMP_AND_SWP, 2, local, tp_lkey(amr), (uintptr_t)remote,
+				    tp_rkey(bmr), 1005, 0x1122334455667788ull), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(be64toh(*local), 1005);
+	cr_assert_eq(be64toh(*remote), 0x1122334455667788ull);
 }
 
 Test(rc_ops, inline_send_through_blueflame_reads_no_dma_on_the_sender)
