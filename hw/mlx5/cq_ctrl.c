@@ -56,6 +56,11 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 		mx5_fail(dev, rc, "CREATE_CQ: ring of %u CQEs rejected by the data path", cq->depth);
 		goto err;
 	}
+	rc = mx5_cq_index_reserve(dev);
+	if (rc) {
+		mx5_fail(dev, rc, "CREATE_CQ: out of memory for the CQ index");
+		goto err;
+	}
 
 	size_t npas = mx5_qbuf_npas(dev, &cq->q);
 	size_t inlen = PRM_SIZE(create_cq_in) + npas * 8;
@@ -81,6 +86,7 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 	cq->cqn = (uint32_t)PRM_GET(create_cq_out, o, cqn);
 	cq->ring.cqn = cq->cqn & 0xffffff;
 	mx5_list_add(&dev->cqs, &cq->link);
+	mx5_cq_index_add(dev, cq);
 	*out = cq;
 	return 0;
 err:
@@ -105,6 +111,7 @@ static int mx5_cq_destroy_cmd(struct mx5_cq *cq)
 
 static void mx5_cq_release(struct mx5_cq *cq)
 {
+	mx5_cq_index_del(cq->dev, cq);
 	mx5_list_del(&cq->link);
 	mx5_qbuf_free(cq->dev, &cq->q);
 	mx5_wq_table_destroy(cq->wqs);
@@ -150,13 +157,10 @@ int mx5_cq_arm(struct mx5_cq *cq, int solicited_only)
 /* A COMP EQE named this CQ: advance the arm sequence number and call its handler. */
 void mx5_cq_dispatch_comp(struct mx5_device *dev, uint32_t cqn)
 {
-	for (struct mx5_list *l = dev->cqs.next; l != &dev->cqs; l = l->next) {
-		struct mx5_cq *cq = mx5_container_of(l, struct mx5_cq, link);
-		if (cq->cqn != cqn)
-			continue;
-		mx5_cq_ring_event(&cq->ring);
-		if (cq->comp_fn)
-			cq->comp_fn(cq->comp_ctx, cq);
-		return;
-	}
+	struct mx5_cq *cq = mx5_cq_index_find(dev, cqn);
+	if (!cq)
+		return;   /* an event for a CQ destroyed meanwhile */
+	mx5_cq_ring_event(&cq->ring);
+	if (cq->comp_fn)
+		cq->comp_fn(cq->comp_ctx, cq);
 }

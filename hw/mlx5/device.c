@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "hw/mlx5/mx5_internal.h"
+#include "hw/mlx5/mx5_objects.h"
 
 static _Thread_local char mx5_open_err[MX5_ERR_LEN];
 /* Firmware status and syndrome of the command that failed this thread's last open:
@@ -232,6 +232,7 @@ void mx5_device_close(struct mx5_device *dev)
 		return;
 	mx5_device_shutdown(dev);
 	shim_close(dev->shim);
+	mx5_cq_index_free(dev);
 	free(dev);
 }
 

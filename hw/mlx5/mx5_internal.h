@@ -136,6 +136,10 @@ struct mx5_device {
 	void *event_ctx;
 
 	struct mx5_list pds, mrs, cqs, qps, srqs;
+	struct {
+		struct mx5_cq **buckets;
+		uint32_t nbuckets, n;
+	} cq_index;                    /* cqn -> CQ for completion events (cq_index.c) */
 	/* BlueFlame registers: each QP writes its own (two threads posting to two QPs
 	 * must never burst into one buffer); extra UAR pages when the first runs out */
 	struct mx5_uar xuar[MX5_MAX_XUARS];

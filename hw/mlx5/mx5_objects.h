@@ -39,6 +39,7 @@ struct mx5_qbuf {
 struct mx5_cq {
 	struct mx5_device *dev;
 	struct mx5_list link;
+	struct mx5_cq *index_next;     /* chain in dev->cq_index (cq_index.c) */
 	struct mx5_eq *eq;
 	struct mx5_qbuf q;
 	struct mx5_cq_ring ring;       /* datapath state (cq.h) */
@@ -104,5 +105,12 @@ void mx5_qp_destroy_forced(struct mx5_qp *qp);
 void mx5_srq_destroy_forced(struct mx5_srq *srq);
 void mx5_cq_destroy_forced(struct mx5_cq *cq);
 void mx5_mr_destroy_forced(struct mx5_mr *mr);
+
+/* cq_index.c: CQ number -> CQ for completion events. */
+int mx5_cq_index_reserve(struct mx5_device *dev);   /* before CREATE_CQ: -ENOMEM or 0 */
+void mx5_cq_index_add(struct mx5_device *dev, struct mx5_cq *cq);
+void mx5_cq_index_del(struct mx5_device *dev, struct mx5_cq *cq);
+struct mx5_cq *mx5_cq_index_find(const struct mx5_device *dev, uint32_t cqn);
+void mx5_cq_index_free(struct mx5_device *dev);
 
 #endif

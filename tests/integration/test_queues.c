@@ -147,6 +147,67 @@ Test(queues, completion_event_only_when_armed_and_solicited_only_when_asked)
 	cr_assert_eq(events, 2);
 }
 
+static int hit[300];
+static void comp_count(void *ctx, struct mx5_cq *cq)
+{
+	(void)cq;
+	hit[(intptr_t)ctx]++;
+}
+
+/* The event names its CQ by number; with hundreds of CQs (created, half destroyed) it
+ * still reaches exactly that CQ's handler (hw/mlx5/cq_index.c). */
+Test(queues, completion_event_reaches_its_cq_among_hundreds)
+{
+	struct mx5_cq *cqs[300];
+	struct mx5_eq *eq;
+	struct tp_ep a, b;
+	struct ibv_wc wc;
+	struct mx5_qp_init_attr qi;
+	const int target = 257;
+
+	open_nics();
+	memset(hit, 0, sizeof(hit));
+	for (int i = 0; i < 300; i++) {
+		struct mx5_cq_attr ca = { .cqe = 4, .comp_fn = comp_count, .comp_ctx = (void *)(intptr_t)i };
+		cr_assert_eq(mx5_cq_create(B.dev, &ca, &cqs[i]), 0, "CQ %d: %s", i, mx5_device_error(B.dev));
+	}
+	for (int i = 0; i < 300; i += 2) {   /* the even ones go; the target (odd) stays */
+		cr_assert_eq(mx5_cq_destroy(cqs[i]), 0);
+		cqs[i] = NULL;
+	}
+	cr_assert_eq(mx5_comp_eq_get(B.dev, 0, &eq), 0);
+	tp_qp_create(&a, &A, MX5_QPT_RC, 16, NULL);
+	memset(&qi, 0, sizeof(qi));
+	qi.type = MX5_QPT_RC;
+	qi.send_cq = B.cq;
+	qi.recv_cq = cqs[target];
+	qi.cap.max_send_wr = 16;
+	qi.cap.max_recv_wr = 16;
+	qi.cap.max_send_sge = 1;
+	qi.cap.max_recv_sge = 1;
+	cr_assert_eq(mx5_qp_create(B.pd, &qi, &b.qp), 0, "%s", mx5_device_error(B.dev));
+	b.nic = &B;
+	b.type = MX5_QPT_RC;
+	b.qpn = mx5_qp_num(b.qp);
+	b.sq = mx5_qp_sq_state(b.qp);
+	b.rq = mx5_qp_rq_state(b.qp);
+	tp_connect(&a, &b, &rc);
+	cr_assert_eq(tp_post_recv(&b, 1, bbuf, 4096, tp_lkey(bmr)), 0);
+	for (int i = 1; i < 300; i += 2)
+		cr_assert_eq(mx5_cq_arm(cqs[i], 0), 0);
+	cr_assert_eq(tp_post(&a, IBV_WR_SEND, 1, abuf, 10, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_geq(wait_event(eq, 2000), 1);
+	for (int i = 0; i < 300; i++)
+		cr_assert_eq(hit[i], i == target ? 1 : 0, "CQ %d got %d events", i, hit[i]);
+	cr_assert_eq(mx5_poll_cq(mx5_cq_state(cqs[target]), 1, &wc), 1);
+	cr_assert_eq(wc.wr_id, 1);
+	cr_assert_eq(mx5_qp_destroy(b.qp), 0);
+	for (int i = 0; i < 300; i++)
+		if (cqs[i])
+			cr_assert_eq(mx5_cq_destroy(cqs[i]), 0);
+}
+
 Test(queues, owner_bit_flips_over_many_laps_of_a_small_cq)
 {
 	struct tp_ep a, b;
