@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ struct up_round {
 };
 
 #define UP_M_ROUND 100
+/* --duration: messages a QP per timed round, so the run ends within a few ms of it */
+#define UP_TIMED_ROUND 1024u
 
 static const char *op_names[UP_NOPS] = { "WRITE", "READ", "SEND", "FADD", "CSWAP" };
 
@@ -91,7 +94,11 @@ static uint64_t test_slots(const struct up_ep *ep, const struct up_test *t)
 struct progress {
 	int on;
 	uint64_t total, last_ns;
-	uint64_t from_ns, until_ns;   /* --duration: the bar shows time, not messages */
+	/* --duration: the bar shows the timed share of the duration, not messages; timed
+	 * time is what the result's seconds count (rounds, not the checks between them) */
+	uint64_t span_ns;        /* the duration; 0: count messages */
+	uint64_t active_ns;      /* timed time of the rounds already done */
+	uint64_t round_from;     /* start of the round in progress (0: between rounds) */
 	char label[48];
 };
 
@@ -103,11 +110,13 @@ static void progress_draw(struct progress *p, uint64_t done, int final)
 	if (!final && now - p->last_ns < 100000000ull)
 		return;
 	p->last_ns = now;
-	if (p->until_ns) {
-		/* timed run: the share of the duration gone by (messages have no total) */
-		uint64_t span = p->until_ns - p->from_ns, gone = now > p->until_ns ? span : now - p->from_ns;
-		done = final ? p->total : gone * p->total / (span ? span : 1);
+	if (p->span_ns) {
+		uint64_t gone = p->active_ns + (p->round_from ? now - p->round_from : 0);
+		double share = gone >= p->span_ns ? 1.0 : (double)gone / (double)p->span_ns;
+		done = final ? p->total : (uint64_t)(share * (double)p->total);
 	}
+	if (done > p->total)
+		done = p->total;
 	unsigned pct = (unsigned)(done * 100 / p->total);
 	int fill = (int)(done * 30 / p->total);
 	fprintf(stderr, "\r%-18s [%.*s%*s] %3u%%", p->label, fill, "##############################",
@@ -427,17 +436,22 @@ int up_client_test(struct up_client *c, const struct up_test *t0, struct up_resu
 	uint64_t per_qp = t.warmup + t.iters;
 	pg.total = per_qp * nq;
 	uint64_t base = 0, done_msgs = 0, active_ns = 0;
-	uint64_t deadline = c->duration_s > 0 && t.mode == UP_BW ? 0 : UINT64_MAX;
-	uint64_t timed_from = 0;
+	/* --duration: the timed rounds run until their time adds up to the duration;
+	 * rounds are kept short (UP_TIMED_ROUND messages a QP) so that the run stops
+	 * within a few milliseconds of it */
+	const bool by_time = c->duration_s > 0 && t.mode == UP_BW;
+	const uint64_t duration_ns = by_time ? (uint64_t)(c->duration_s * 1e9) : 0;
 	rc = 0;
 	for (;;) {
 		/* Rounds end at the warm-up boundary (the timed part starts with nothing in
 		 * flight) and, when verifying, at every pass over the slots. */
 		uint64_t cap = verify_data ? slots - base % slots : 65536;
+		if (by_time && cap > UP_TIMED_ROUND)
+			cap = UP_TIMED_ROUND;
 		uint64_t n;
 		if (base < t.warmup)
 			n = t.warmup - base;
-		else if (deadline != UINT64_MAX)
+		else if (by_time)
 			n = cap;
 		else
 			n = per_qp - base;
@@ -454,15 +468,11 @@ int up_client_test(struct up_client *c, const struct up_test *t0, struct up_resu
 				break;
 		}
 		int timed = base >= t.warmup;
-		if (timed && !timed_from) {
-			timed_from = up_now_ns();
-			if (deadline == 0) {
-				deadline = timed_from + (uint64_t)(c->duration_s * 1e9);
-				pg.from_ns = timed_from;
-				pg.until_ns = deadline;
-			}
-		}
 		uint64_t r0 = up_now_ns();
+		if (timed && by_time) {
+			pg.span_ns = duration_ns;
+			pg.round_from = r0;
+		}
 		if (t.mode == UP_LAT)
 			rc = lat_round(c, &t, base, n, slots, r, &pg, err, errlen);
 		else
@@ -473,6 +483,8 @@ int up_client_test(struct up_client *c, const struct up_test *t0, struct up_resu
 		if (timed) {
 			active_ns += r1 - r0;
 			r->messages += n * nq;
+			pg.active_ns = active_ns;
+			pg.round_from = 0;
 		}
 		/* The check also confirms that the server consumed every receive of a SEND round. */
 		if (verify_data || op == UP_SEND) {
@@ -481,7 +493,7 @@ int up_client_test(struct up_client *c, const struct up_test *t0, struct up_resu
 				break;
 		}
 		base += n;
-		if (deadline != UINT64_MAX && timed && up_now_ns() >= deadline)
+		if (by_time && timed && active_ns >= duration_ns)
 			break;
 	}
 	progress_draw(&pg, pg.total, 1);
