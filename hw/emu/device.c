@@ -297,9 +297,18 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
 	/* The device thread may run SCHED_FIFO (rx_thread.c) and wait on this lock while a
 	 * posting thread holds it inside a doorbell: the holder inherits its priority so
-	 * a third, spinning thread cannot keep both off the CPU. */
-	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
-	pthread_mutex_init(&d->lock, &ma);
+	 * a third, spinning thread cannot keep both off the CPU.  A kernel without PI
+	 * futexes refuses it: then a plain recursive mutex. */
+	if (pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT) != 0 || pthread_mutex_init(&d->lock, &ma) != 0) {
+		pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_NONE);
+		if (pthread_mutex_init(&d->lock, &ma) != 0) {
+			pthread_mutexattr_destroy(&ma);
+			if (err)
+				snprintf(err, errlen, "emu: cannot create the device lock");
+			free(d);
+			return -ENOMEM;
+		}
+	}
 	pthread_mutexattr_destroy(&ma);
 	d->udp_fd = -1;
 	for (unsigned i = 0; i < EMU_NUM_VECTORS; i++)

@@ -29,6 +29,9 @@ static uint8_t ack_syndrome(struct emu_tp *tp, struct emu_tq *tq)
 {
 	int n = emu_rq_credits(tp->d, tq->qp);
 
+	if (n > 0 && tq->rwqe_valid)
+		n--;   /* the WQE a SEND in progress is filling is not free */
+
 	return emu_aeth_syndrome(EMU_AETH_ACK, n < 0 ? EMU_AETH_CREDITS_INVALID : emu_aeth_credit_code((uint32_t)n));
 }
 
@@ -139,6 +142,8 @@ static void read_responses(struct emu_tp *tp, struct emu_tq *tq, const struct em
 {
 	struct emu_qp *qp = tq->qp;
 	uint32_t mtu = emu_qp_mtu_bytes(qp), n = pkts_for(len, mtu);
+	/* only FIRST, LAST and ONLY carry an AETH; one credit count serves them all */
+	uint8_t syndrome = ack_syndrome(tp, tq);
 
 	for (uint32_t k = 0; k < n; k++) {
 		struct emu_roce_hdrs h;
@@ -158,7 +163,7 @@ static void read_responses(struct emu_tp *tp, struct emu_tq *tq, const struct em
 		h.bth.opcode = (uint8_t)op;
 		h.bth.dqpn = qp->remote_qpn;
 		h.bth.psn = emu_psn_add(psn, k);
-		h.aeth.syndrome = ack_syndrome(tp, tq);
+		h.aeth.syndrome = syndrome;
 		h.aeth.msn = tq->msn;
 		(void)emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, tp->scratch, chunk);
 	}

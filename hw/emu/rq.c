@@ -93,9 +93,14 @@ int emu_rq_credits(struct emu_dev *d, struct emu_qp *qp)
 {
 	uint16_t ctr;
 
+	uint32_t n, size = 1u << qp->log_rq_size;
+
 	if (qp->rq_type != EMU_RQ_REGULAR || !qp->rq_bytes || read_counter(d, qp->dbr, &ctr))
 		return -1;
-	return (uint16_t)(ctr - (uint16_t)qp->rq_pi);
+	/* a counter more than a ring ahead is the driver's error: never promise more
+	 * WQEs than the ring holds */
+	n = (uint16_t)(ctr - (uint16_t)qp->rq_pi);
+	return (int)(n > size ? size : n);
 }
 
 void emu_rq_consume(struct emu_dev *d, struct emu_qp *qp)

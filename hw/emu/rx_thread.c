@@ -116,12 +116,20 @@ static bool lock_or_stop(struct emu_tp *tp)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		if (pthread_mutex_timedlock(&tp->d->lock, &ts) == 0) {
+		int rc = pthread_mutex_timedlock(&tp->d->lock, &ts);
+		if (rc == 0) {
 			if (__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {
 				pthread_mutex_unlock(&tp->d->lock);
 				return false;
 			}
 			return true;
+		}
+		if (rc != ETIMEDOUT) {
+			/* never expected; a real-time thread must not retry it in a tight loop */
+			struct timespec pause = { 0, 1000000 };
+
+			emu_log(tp->d, EMU_LOG_ERROR, "device thread: locking the device failed (%s)", strerror(rc));
+			nanosleep(&pause, NULL);
 		}
 	}
 }
@@ -134,15 +142,26 @@ static bool lock_or_stop(struct emu_tp *tp)
  * for SCHED_FIFO at the lowest real-time priority: it preempts a spinner the moment a
  * packet arrives, and gives the CPU back as soon as it blocks again.  It only ever
  * runs for arrivals and timers, and the kernel's RT throttling (95% by default) bounds
- * it anyway.  Without the privilege (RLIMIT_RTPRIO 0, no CAP_SYS_NICE) it stays
- * SCHED_OTHER; sched=normal in the emu: URI keeps it there on purpose. */
+ * it anyway.  Its priority is 1, or the creating thread's if that is real-time and
+ * higher.  Without the privilege (RLIMIT_RTPRIO 0, no CAP_SYS_NICE) it stays
+ * SCHED_OTHER; sched=normal in the emu: URI puts it there on purpose, whatever the
+ * creator runs. */
 static void device_thread_sched(struct emu_tp *tp)
 {
-	struct sched_param sp = { .sched_priority = 1 };
-	int rc;
+	struct sched_param sp = { .sched_priority = 0 };
+	int policy = SCHED_OTHER, rc;
 
-	if (tp->d->cfg.sched_normal)
+	/* The thread starts with its creator's policy: say which one it runs, always. */
+	if (tp->d->cfg.sched_normal) {
+		rc = pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+		if (rc)
+			emu_log(tp->d, EMU_LOG_WARN, "device thread: SCHED_OTHER refused (%s)", strerror(rc));
 		return;
+	}
+	/* Never below a real-time creator: a spinner at its priority would starve us. */
+	if (pthread_getschedparam(pthread_self(), &policy, &sp) != 0 ||
+	    (policy != SCHED_FIFO && policy != SCHED_RR) || sp.sched_priority < 1)
+		sp.sched_priority = 1;
 	rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	if (rc == 0)
 		__atomic_store_n(&tp->ctr.device_thread_fifo, 1, __ATOMIC_RELAXED);
@@ -159,6 +178,7 @@ static void *rx_main(void *arg)
 
 	if (!buf)
 		return NULL;
+	pthread_setname_np(pthread_self(), EMU_DEVICE_THREAD_NAME);   /* for top -H, ps -L, gdb */
 	device_thread_sched(tp);
 	for (;;) {
 		uint64_t now, a[2];

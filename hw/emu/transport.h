@@ -54,6 +54,9 @@ struct emu_tp_counters {
 	uint64_t device_thread_fifo;           /* 1: the device thread runs SCHED_FIFO */
 };
 
+/* Name of each device's thread (15 characters at most, the kernel's limit). */
+#define EMU_DEVICE_THREAD_NAME "uverbs-emu-dev"
+
 /* Snapshot of the data-plane counters (zeros for a device without a data plane). */
 void emu_tp_counters(struct emu_dev *d, struct emu_tp_counters *out);
 

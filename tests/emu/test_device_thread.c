@@ -1,8 +1,10 @@
 /* The device thread's scheduling (hw/emu/rx_thread.c): SCHED_FIFO when this process may
  * have it, SCHED_OTHER without the privilege, and SCHED_OTHER on purpose with
  * emu:sched=normal.  The counters say which policy the thread got. */
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 
 #include "hw/emu/transport.h"
 #include "tests/emu/emu_test.h"
@@ -24,6 +26,51 @@ static int fifo_allowed(void)
 	cr_assert_eq(pthread_create(&t, NULL, probe_main, &ok), 0);
 	pthread_join(t, NULL);
 	return ok;
+}
+
+/* Policy and real-time priority of this process's device threads, from the kernel
+ * (/proc/self/task/TID/stat fields 40 rt_priority and 41 policy); -1 if none found. */
+static int device_thread_policy(int *rt_prio)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *e;
+	int policy = -1;
+
+	cr_assert_not_null(dir);
+	while ((e = readdir(dir)) && policy < 0) {
+		char path[300], comm[64] = "", stat[1024];
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		fclose(f);
+		if (strncmp(comm, EMU_DEVICE_THREAD_NAME, strlen(EMU_DEVICE_THREAD_NAME)))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		size_t n = fread(stat, 1, sizeof(stat) - 1, f);
+		fclose(f);
+		stat[n] = '\0';
+		/* fields after the ")" that closes comm start at field 3 */
+		char *p = strrchr(stat, ')');
+		cr_assert_not_null(p);
+		p += 2;
+		for (int field = 3; field < 40 && p; field++) {
+			p = strchr(p, ' ');
+			if (p)
+				p++;
+		}
+		cr_assert_not_null(p);
+		cr_assert_eq(sscanf(p, "%d %d", rt_prio, &policy), 2);
+	}
+	closedir(dir);
+	return policy;
 }
 
 /* The thread sets the counter as it starts: wait for it (bounded). */
@@ -49,12 +96,76 @@ Test(emu_device_thread, runs_sched_fifo_exactly_when_the_process_may)
 	et_open(&t, "emu:");
 	cr_assert_eq(device_thread_fifo(t.emu, want), want, "SCHED_FIFO %s here",
 		     want ? "is allowed" : "is not allowed");
+	int prio = -1, policy = device_thread_policy(&prio);
+	cr_assert_eq(policy, want ? SCHED_FIFO : SCHED_OTHER, "the kernel says policy %d", policy);
+	if (want)
+		cr_assert_eq(prio, 1);
 	et_close(&t);
+}
+
+/* A device opened by a real-time thread: the device thread never runs below it, and
+ * sched=normal makes it SCHED_OTHER whatever it inherited. */
+struct rt_open {
+	const char *uri;
+	int policy, prio;
+};
+
+static void *open_as_rt_main(void *arg)
+{
+	struct rt_open *o = arg;
+	struct sched_param sp = { .sched_priority = 5 };
+	struct emu_config cfg;
+	struct emu_dev *d = NULL;
+	char err[256];
+
+	o->policy = -2;
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
+		return NULL;
+	memset(&cfg, 0, sizeof(cfg));
+	if (emu_config_parse(o->uri, &cfg, err, sizeof(err)) || emu_create(&cfg, &d, err, sizeof(err)))
+		return NULL;
+	struct timespec ts = { 0, 50000000 };   /* let the device thread start and set itself */
+	nanosleep(&ts, NULL);
+	o->policy = device_thread_policy(&o->prio);
+	emu_destroy(d);
+	return NULL;
+}
+
+static struct rt_open open_as_rt(const char *uri)
+{
+	struct rt_open o = { .uri = uri };
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, open_as_rt_main, &o), 0);
+	pthread_join(t, NULL);
+	cr_assert_neq(o.policy, -2, "opening %s from a SCHED_FIFO thread failed", uri);
+	return o;
+}
+
+Test(emu_device_thread, never_below_a_real_time_creator)
+{
+	if (!fifo_allowed())
+		cr_skip_test("SCHED_FIFO is not allowed here");
+	struct rt_open o = open_as_rt("");
+	cr_assert_eq(o.policy, SCHED_FIFO);
+	cr_assert_eq(o.prio, 5, "device thread at priority %d under a priority-5 creator", o.prio);
+}
+
+Test(emu_device_thread, sched_normal_is_sched_other_even_under_a_real_time_creator)
+{
+	if (!fifo_allowed())
+		cr_skip_test("SCHED_FIFO is not allowed here");
+	struct rt_open o = open_as_rt("sched=normal");
+	cr_assert_eq(o.policy, SCHED_OTHER, "policy %d", o.policy);
 }
 
 Test(emu_device_thread, sched_normal_keeps_it_sched_other)
 {
 	struct et t;
+
+	/* where FIFO is never granted, sched=normal cannot be told from the default */
+	if (!fifo_allowed())
+		cr_skip_test("SCHED_FIFO is not allowed here: nothing to tell apart");
 
 	et_open(&t, "emu:sched=normal");
 	/* give a FIFO request time to show before judging that none was made */
