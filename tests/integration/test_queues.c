@@ -147,6 +147,58 @@ Test(queues, completion_event_only_when_armed_and_solicited_only_when_asked)
 	cr_assert_eq(events, 2);
 }
 
+static int last_wqe_events;
+static uint32_t last_wqe_qpn;
+static void last_wqe_fn(void *ctx, const struct mx5_event *ev)
+{
+	(void)ctx;
+	if (ev->type == MX5_EVENT_LAST_WQE_REACHED) {
+		last_wqe_events++;
+		last_wqe_qpn = ev->num;
+	}
+}
+
+/* IBTA "Last WQE Reached": a QP on an SRQ that enters the error state says so once, so
+ * that software knows it will take no further WQE from the SRQ. */
+Test(queues, qp_on_an_srq_entering_error_raises_last_wqe_reached_once)
+{
+	struct mx5_srq_attr sa = { .max_wr = 16, .max_sge = 1 };
+	struct mx5_srq *srq;
+	struct tp_ep a, b;
+	struct ibv_wc wc;
+	struct mx5_qp_attr qa = { .qp_state = MX5_QPS_ERR };
+
+	open_nics();
+	mx5_device_set_event_handler(B.dev, last_wqe_fn, NULL);
+	cr_assert_eq(mx5_srq_create(B.pd, B.cq, &sa, &srq), 0, "%s", mx5_device_error(B.dev));
+	tp_qp_create(&a, &A, MX5_QPT_RC, 16, NULL);
+	tp_qp_create(&b, &B, MX5_QPT_RC, 16, srq);
+	tp_connect(&a, &b, &rc);
+	for (unsigned i = 0; i < 2; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)(bbuf + i * 4096), .length = 4096, .lkey = tp_lkey(bmr) };
+		struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		cr_assert_eq(mx5_post_srq_recv(mx5_srq_state(srq), &wr, &bad), 0);
+	}
+	cr_assert_eq(tp_post(&a, IBV_WR_SEND, 1, abuf, 100, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
+	last_wqe_events = 0;
+	mx5_device_poll_events(B.dev);
+	cr_assert_eq(last_wqe_events, 0, "no event while the QP works");
+	cr_assert_eq(mx5_qp_modify(b.qp, &qa, MX5_QP_STATE), 0, "%s", mx5_device_error(B.dev));
+	for (int i = 0; i < 200 && !last_wqe_events; i++) {
+		mx5_device_poll_events(B.dev);
+		usleep(5000);
+	}
+	cr_assert_eq(last_wqe_events, 1);
+	cr_assert_eq(last_wqe_qpn, b.qpn);
+	/* once: the device thread's timers keep looking at the QP in error */
+	usleep(50000);
+	mx5_device_poll_events(B.dev);
+	cr_assert_eq(last_wqe_events, 1);
+}
+
 static int hit[300];
 static void comp_count(void *ctx, struct mx5_cq *cq)
 {
