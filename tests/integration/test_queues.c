@@ -37,6 +37,29 @@ TestSuite(queues, .fini = teardown, .timeout = 60);
 
 static const struct tp_conn rc = { .mtu = 3, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1 };
 
+/* An RC pair A -> B whose B side receives into recv_cq (rq_depth receive WQEs). */
+static void connect_to_cq(struct tp_ep *a, struct tp_ep *b, struct mx5_cq *recv_cq, uint32_t rq_depth)
+{
+	struct mx5_qp_init_attr qi;
+
+	tp_qp_create(a, &A, MX5_QPT_RC, rq_depth, NULL);
+	memset(&qi, 0, sizeof(qi));
+	qi.type = MX5_QPT_RC;
+	qi.send_cq = B.cq;
+	qi.recv_cq = recv_cq;
+	qi.cap.max_send_wr = 16;
+	qi.cap.max_recv_wr = rq_depth;
+	qi.cap.max_send_sge = 1;
+	qi.cap.max_recv_sge = 1;
+	cr_assert_eq(mx5_qp_create(B.pd, &qi, &b->qp), 0, "%s", mx5_device_error(B.dev));
+	b->nic = &B;
+	b->type = MX5_QPT_RC;
+	b->qpn = mx5_qp_num(b->qp);
+	b->sq = mx5_qp_sq_state(b->qp);
+	b->rq = mx5_qp_rq_state(b->qp);
+	tp_connect(a, b, &rc);
+}
+
 Test(queues, srq_receives_are_consumed_in_order_by_two_qps)
 {
 	struct mx5_srq_attr sa = { .max_wr = 64, .max_sge = 1 };
@@ -96,27 +119,11 @@ Test(queues, completion_event_only_when_armed_and_solicited_only_when_asked)
 	struct mx5_eq *eq;
 	struct tp_ep a, b;
 	struct ibv_wc wc;
-	struct mx5_qp_init_attr qi;
 
 	open_nics();
 	cr_assert_eq(mx5_cq_create(B.dev, &ca, &cq), 0, "%s", mx5_device_error(B.dev));
 	cr_assert_eq(mx5_comp_eq_get(B.dev, 0, &eq), 0);
-	tp_qp_create(&a, &A, MX5_QPT_RC, 16, NULL);
-	memset(&qi, 0, sizeof(qi));
-	qi.type = MX5_QPT_RC;
-	qi.send_cq = B.cq;
-	qi.recv_cq = cq;
-	qi.cap.max_send_wr = 16;
-	qi.cap.max_recv_wr = 16;
-	qi.cap.max_send_sge = 1;
-	qi.cap.max_recv_sge = 1;
-	cr_assert_eq(mx5_qp_create(B.pd, &qi, &b.qp), 0, "%s", mx5_device_error(B.dev));
-	b.nic = &B;
-	b.type = MX5_QPT_RC;
-	b.qpn = mx5_qp_num(b.qp);
-	b.sq = mx5_qp_sq_state(b.qp);
-	b.rq = mx5_qp_rq_state(b.qp);
-	tp_connect(&a, &b, &rc);
+	connect_to_cq(&a, &b, cq, 16);
 	for (int i = 0; i < 4; i++)
 		cr_assert_eq(tp_post_recv(&b, (uint64_t)i, bbuf + i * 4096, 4096, tp_lkey(bmr)), 0);
 	events = 0;
@@ -214,7 +221,6 @@ Test(queues, completion_event_reaches_its_cq_among_hundreds)
 	struct mx5_eq *eq;
 	struct tp_ep a, b;
 	struct ibv_wc wc;
-	struct mx5_qp_init_attr qi;
 	const int target = 257;
 
 	open_nics();
@@ -228,22 +234,7 @@ Test(queues, completion_event_reaches_its_cq_among_hundreds)
 		cqs[i] = NULL;
 	}
 	cr_assert_eq(mx5_comp_eq_get(B.dev, 0, &eq), 0);
-	tp_qp_create(&a, &A, MX5_QPT_RC, 16, NULL);
-	memset(&qi, 0, sizeof(qi));
-	qi.type = MX5_QPT_RC;
-	qi.send_cq = B.cq;
-	qi.recv_cq = cqs[target];
-	qi.cap.max_send_wr = 16;
-	qi.cap.max_recv_wr = 16;
-	qi.cap.max_send_sge = 1;
-	qi.cap.max_recv_sge = 1;
-	cr_assert_eq(mx5_qp_create(B.pd, &qi, &b.qp), 0, "%s", mx5_device_error(B.dev));
-	b.nic = &B;
-	b.type = MX5_QPT_RC;
-	b.qpn = mx5_qp_num(b.qp);
-	b.sq = mx5_qp_sq_state(b.qp);
-	b.rq = mx5_qp_rq_state(b.qp);
-	tp_connect(&a, &b, &rc);
+	connect_to_cq(&a, &b, cqs[target], 16);
 	cr_assert_eq(tp_post_recv(&b, 1, bbuf, 4096, tp_lkey(bmr)), 0);
 	for (int i = 1; i < 300; i += 2)
 		cr_assert_eq(mx5_cq_arm(cqs[i], 0), 0);
@@ -293,29 +284,13 @@ Test(queues, cq_overrun_raises_a_cq_error_event)
 	struct mx5_cq *cq;
 	struct tp_ep a, b;
 	struct ibv_wc wc;
-	struct mx5_qp_init_attr qi;
 	uint32_t depth;
 
 	open_nics();
 	cr_assert_eq(mx5_cq_create(B.dev, &ca, &cq), 0, "%s", mx5_device_error(B.dev));
 	depth = mx5_cq_depth(cq);
 	mx5_device_set_event_handler(B.dev, ev_fn, NULL);
-	tp_qp_create(&a, &A, MX5_QPT_RC, 64, NULL);
-	memset(&qi, 0, sizeof(qi));
-	qi.type = MX5_QPT_RC;
-	qi.send_cq = B.cq;
-	qi.recv_cq = cq;
-	qi.cap.max_send_wr = 16;
-	qi.cap.max_recv_wr = 64;
-	qi.cap.max_send_sge = 1;
-	qi.cap.max_recv_sge = 1;
-	cr_assert_eq(mx5_qp_create(B.pd, &qi, &b.qp), 0, "%s", mx5_device_error(B.dev));
-	b.nic = &B;
-	b.type = MX5_QPT_RC;
-	b.qpn = mx5_qp_num(b.qp);
-	b.sq = mx5_qp_sq_state(b.qp);
-	b.rq = mx5_qp_rq_state(b.qp);
-	tp_connect(&a, &b, &rc);
+	connect_to_cq(&a, &b, cq, 64);
 	for (uint32_t i = 0; i < depth + 2; i++) {
 		cr_assert_eq(tp_post_recv(&b, i, bbuf, 4096, tp_lkey(bmr)), 0);
 		cr_assert_eq(tp_post(&a, IBV_WR_SEND, i, abuf, 10, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
