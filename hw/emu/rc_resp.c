@@ -130,6 +130,20 @@ static void resp_error(struct emu_tp *tp, struct emu_tq *tq, unsigned nak_code, 
 	emu_qp_flush(tp, tq);
 }
 
+/* The QP itself must be enabled for the operation (qpc rwe / rre / rae).  A QP that is
+ * not, for instance one without responder resources for READs and atomics (Linux
+ * mlx5_ib clears rre and rae when max_dest_rd_atomic is 0), answers NAK invalid
+ * request: "operation not supported by this receive queue", not a protection error on
+ * a memory region, which is what an rkey, PD, rights or bounds failure is.  rxe does
+ * the same (unsupported opcode -> class C).  Returns false after answering. */
+static bool qp_allows(struct emu_tp *tp, struct emu_tq *tq, bool enabled)
+{
+	if (enabled)
+		return true;
+	resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_REM_INV_REQ, EMU_EVENT_WQ_INVAL_REQ_ERROR);
+	return false;
+}
+
 static uint32_t pkts_for(uint64_t len, uint32_t mtu)
 {
 	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
@@ -326,8 +340,9 @@ static void exec_write(struct emu_tp *tp, struct emu_tq *tq, const struct emu_ro
 	uint32_t f = p->op->flags;
 
 	if (f & EMU_ROCE_F_FIRST) {
-		if (!qp->rwe || emu_rkey_check(tp->d, qp->pdn, p->h.reth.rkey, EMU_MKEY_ACC_RW, p->h.reth.va,
-					       p->h.reth.dlen)) {
+		if (!qp_allows(tp, tq, qp->rwe))
+			return;
+		if (emu_rkey_check(tp->d, qp->pdn, p->h.reth.rkey, EMU_MKEY_ACC_RW, p->h.reth.va, p->h.reth.dlen)) {
 			resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
 			return;
 		}
@@ -368,7 +383,9 @@ static void exec_read(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roc
 	struct emu_rres *r;
 	uint32_t n = pkts_for(p->h.reth.dlen, emu_qp_mtu_bytes(qp));
 
-	if (!qp->rre || emu_rkey_check(tp->d, qp->pdn, p->h.reth.rkey, EMU_MKEY_ACC_RR, p->h.reth.va, p->h.reth.dlen)) {
+	if (!qp_allows(tp, tq, qp->rre))
+		return;
+	if (emu_rkey_check(tp->d, qp->pdn, p->h.reth.rkey, EMU_MKEY_ACC_RR, p->h.reth.va, p->h.reth.dlen)) {
 		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
 		return;
 	}
@@ -397,8 +414,9 @@ static void exec_atomic(struct emu_tp *tp, struct emu_tq *tq, const struct emu_r
 		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_REM_INV_REQ, EMU_EVENT_WQ_INVAL_REQ_ERROR);
 		return;
 	}
-	if (!qp->rae || emu_rkey_access(tp->d, qp->pdn, p->h.atomic.rkey, EMU_MKEY_ACC_ATOMIC, p->h.atomic.va, v, 8,
-					false)) {
+	if (!qp_allows(tp, tq, qp->rae))
+		return;
+	if (emu_rkey_access(tp->d, qp->pdn, p->h.atomic.rkey, EMU_MKEY_ACC_ATOMIC, p->h.atomic.va, v, 8, false)) {
 		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
 		return;
 	}

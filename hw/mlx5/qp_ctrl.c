@@ -538,8 +538,17 @@ int mx5_qp_modify(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask)
 		uint8_t *c = PRM_ADDR(rst2init_qp_in, in, qpc);
 		uint8_t *ads = PRM_ADDR(qpc, c, primary_address_path);
 		bool rst2init = op == PRM_CMD_OP_RST2INIT_QP;
-		if (mask & MX5_QP_ACCESS_FLAGS)
-			mx5_set_access(c, a->qp_access_flags, &opt, !rst2init);
+		if (mask & (MX5_QP_ACCESS_FLAGS | MX5_QP_MAX_DEST_RD_ATOMIC)) {
+			unsigned acc = (mask & MX5_QP_ACCESS_FLAGS) ? a->qp_access_flags : qp->attr.qp_access_flags;
+			unsigned resources = (mask & MX5_QP_MAX_DEST_RD_ATOMIC) ? a->max_dest_rd_atomic
+										: qp->attr.max_dest_rd_atomic;
+			/* Without responder resources the QP cannot answer READs or atomics:
+			 * rre and rae stay off until max_dest_rd_atomic is set (Linux mlx5_ib
+			 * to_mlx5_access_flags), and the device NAKs them as invalid requests. */
+			if (!resources)
+				acc &= ~(unsigned)(MX5_ACCESS_REMOTE_READ | MX5_ACCESS_REMOTE_ATOMIC);
+			mx5_set_access(c, acc, &opt, !rst2init);
+		}
 		if (mask & MX5_QP_PKEY_INDEX) {
 			PRM_SET(ads, ads, pkey_index, a->pkey_index);
 			if (!rst2init)

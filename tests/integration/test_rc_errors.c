@@ -140,6 +140,66 @@ Test(rc_errors, send_longer_than_the_receive_buffer_is_a_remote_invalid_request)
 	cr_assert_eq(wc.wr_id, 5);
 }
 
+/* A QP with no responder resources (max_dest_rd_atomic 0) cannot answer a READ, even
+ * with remote read in its access flags: invalid request, not a protection error. */
+Test(rc_errors, read_from_a_qp_without_responder_resources_is_a_remote_invalid_request)
+{
+	struct tp_conn c = { .mtu = 3, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1,
+			     .no_responder_resources = true };
+	struct ibv_wc wc;
+	struct mx5_qp_attr qattr;
+
+	open_pair(&c);
+	memset(bbuf, 0x11, 4096);
+	memset(abuf, 0, 4096);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_READ, 1, abuf, 4096, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_REM_INV_REQ_ERR, 5000);
+	cr_assert_eq(tp_ctr(&B).naks_sent[EMU_AETH_NAK_INV_REQ], 1);
+	cr_assert_eq(tp_ctr(&B).naks_sent[EMU_AETH_NAK_REM_ACCESS], 0);
+	for (int i = 0; i < 4096; i++)
+		cr_assert_eq(abuf[i], 0, "byte %d arrived", i);
+	memset(&qattr, 0, sizeof(qattr));
+	cr_assert_eq(mx5_qp_query(qb.qp, &qattr, NULL), 0);
+	cr_assert_eq(qattr.qp_state, MX5_QPS_ERR);
+	/* the access flags the application asked for are what query reports */
+	cr_assert(qattr.qp_access_flags & MX5_ACCESS_REMOTE_READ);
+}
+
+/* A QP not enabled for an operation (qp_access_flags) refuses it as an invalid request;
+ * a memory region without the right gives a remote access error (test_hostile.c). */
+Test(rc_errors, write_to_a_qp_without_remote_write_enabled_is_a_remote_invalid_request)
+{
+	struct tp_conn c = { .mtu = 3, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1,
+			     .access = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_READ };
+	struct ibv_wc wc;
+
+	open_pair(&c);
+	memset(bbuf, 0x11, 4096);
+	tp_fill(abuf, 4096, 3);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, 4096, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_REM_INV_REQ_ERR, 5000);
+	for (int i = 0; i < 4096; i++)
+		cr_assert_eq(bbuf[i], 0x11, "byte %d written", i);
+}
+
+Test(rc_errors, atomic_on_a_qp_without_remote_atomic_enabled_is_a_remote_invalid_request)
+{
+	struct tp_conn c = { .mtu = 3, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1,
+			     .access = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_READ };
+	struct ibv_wc wc;
+	uint64_t *target;
+
+	open_pair(&c);
+	target = (uint64_t *)bbuf;
+	*target = 77;
+	cr_assert_eq(tp_post_atomic(&qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 1, abuf, tp_lkey(amr), (uintptr_t)target,
+				    tp_rkey(bmr), 1, 0), 0);
+	tp_expect(&A, &wc, IBV_WC_REM_INV_REQ_ERR, 5000);
+	cr_assert_eq(*target, 77);
+}
+
 Test(rc_errors, bad_lkey_is_a_local_protection_error)
 {
 	struct tp_conn c = { .mtu = 3, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1 };

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,8 @@ struct tp_conn {
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	uint8_t rd_atomic;
 	uint32_t qkey;
+	bool no_responder_resources;  /* max_dest_rd_atomic 0 (READs and atomics refused) */
+	unsigned access;              /* RC/UC qp_access_flags; 0: all the service allows */
 };
 
 /* RST -> INIT -> RTR -> RTS of e, connected to the remote QP rqpn on NIC ip (RC/UC), or
@@ -130,6 +133,8 @@ static inline void tp_qp_connect_to(struct tp_ep *e, uint32_t rip, uint32_t rqpn
 			    MX5_ACCESS_REMOTE_ATOMIC;
 	if (e->type == MX5_QPT_UC)
 		a.qp_access_flags = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE;
+	if (c->access)
+		a.qp_access_flags = c->access;
 	m = MX5_QP_STATE | MX5_QP_PKEY_INDEX | MX5_QP_PORT |
 	    (e->type == MX5_QPT_UD ? MX5_QP_QKEY : MX5_QP_ACCESS_FLAGS);
 	cr_assert_eq(mx5_qp_modify(e->qp, &a, m), 0, "INIT: %s", mx5_device_error(dev));
@@ -152,7 +157,7 @@ static inline void tp_qp_connect_to(struct tp_ep *e, uint32_t rip, uint32_t rqpn
 		a.ah.port_num = 1;
 		m |= MX5_QP_AV | MX5_QP_PATH_MTU | MX5_QP_DEST_QPN | MX5_QP_RQ_PSN;
 		if (e->type == MX5_QPT_RC) {
-			a.max_dest_rd_atomic = c->rd_atomic ? c->rd_atomic : 4;
+			a.max_dest_rd_atomic = c->no_responder_resources ? 0 : c->rd_atomic ? c->rd_atomic : 4;
 			a.min_rnr_timer = c->min_rnr_timer;
 			m |= MX5_QP_MAX_DEST_RD_ATOMIC | MX5_QP_MIN_RNR_TIMER;
 		}
