@@ -3,9 +3,12 @@
  * receiver), so it is the wire layer's hot loop:
  *  - ARMv8 with the CRC extension (every Apple Silicon core): the CRC32X/CRC32B
  *    instructions compute exactly this polynomial, 8 bytes per instruction;
- *  - elsewhere: tables sliced by 16 bytes, byte-order independent (about twice the
- *    speed of slicing by 8 on this project's x86 build machines).
- * A carry-less-multiply (PCLMULQDQ) folding path for x86 would be faster still. */
+ *  - x86-64 with PCLMULQDQ (checked at run time): carry-less-multiply folding of four
+ *    16-byte lanes, 64 bytes per step, for buffers of 64 bytes and more (Intel, "Fast
+ *    CRC Computation for Generic Polynomials Using PCLMULQDQ", 2009: the fold
+ *    constants below are x^n mod P for the reflected polynomial, from that paper);
+ *  - elsewhere, and for the last bytes: tables sliced by 16 bytes, byte-order
+ *    independent (about twice the speed of slicing by 8 on x86). */
 #include "hw/emu/icrc.h"
 
 #include <string.h>
@@ -33,6 +36,8 @@ uint32_t emu_crc32(uint32_t crc, const void *buf, size_t len)
 
 #else
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
 
 #define SLICES 16
 static uint32_t crc_tab[SLICES][256];
@@ -53,12 +58,9 @@ static void crc_tab_init(void)
 			crc_tab[t][i] = (crc_tab[t - 1][i] >> 8) ^ crc_tab[0][crc_tab[t - 1][i] & 0xff];
 }
 
-uint32_t emu_crc32(uint32_t crc, const void *buf, size_t len)
+/* The CRC register without zlib's pre- and post-inversion, table-driven. */
+static uint32_t crc32_sliced(uint32_t crc, const uint8_t *p, size_t len)
 {
-	const uint8_t *p = buf;
-
-	pthread_once(&crc_once, crc_tab_init);
-	crc = ~crc;
 	while (len >= SLICES) {
 		uint32_t a = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
 
@@ -71,7 +73,76 @@ uint32_t emu_crc32(uint32_t crc, const void *buf, size_t len)
 	}
 	while (len--)
 		crc = (crc >> 8) ^ crc_tab[0][(crc ^ *p++) & 0xff];
-	return ~crc;
+	return crc;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+static bool have_clmul;
+
+/* x * x^n mod P for each half of a 128-bit lane, added to the next lane: the lane's
+ * contribution moved n bits further along the message (k.lo for the low half). */
+__attribute__((target("pclmul,sse2"))) static inline __m128i fold(__m128i x, __m128i k, __m128i next)
+{
+	return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11)),
+			     next);
+}
+
+/* len >= 64.  Folds the buffer down to one 16-byte lane whose CRC from register 0 is
+ * the buffer's CRC from register crc (crc was added into the first four bytes), then
+ * runs the table over that lane and the tail shorter than 16 bytes. */
+__attribute__((target("pclmul,sse2"))) static uint32_t crc32_clmul(uint32_t crc, const uint8_t *p, size_t len)
+{
+	/* Reflected CRC-32 fold constants (x^(4*128+32) / x^(4*128-32) mod P for 64 bytes,
+	 * x^(128+32) / x^(128-32) mod P for 16), bit-reflected, 33 bits each. */
+	const __m128i k_64 = _mm_set_epi64x(0x1c6e41596ll, 0x154442bd4ll);
+	const __m128i k_16 = _mm_set_epi64x(0x0ccaa009ell, 0x1751997d0ll);
+	__m128i x0 = _mm_loadu_si128((const __m128i *)p), x1 = _mm_loadu_si128((const __m128i *)(p + 16));
+	__m128i x2 = _mm_loadu_si128((const __m128i *)(p + 32)), x3 = _mm_loadu_si128((const __m128i *)(p + 48));
+	uint8_t lane[16];
+
+	x0 = _mm_xor_si128(x0, _mm_cvtsi32_si128((int)crc));
+	p += 64;
+	len -= 64;
+	while (len >= 64) {
+		x0 = fold(x0, k_64, _mm_loadu_si128((const __m128i *)p));
+		x1 = fold(x1, k_64, _mm_loadu_si128((const __m128i *)(p + 16)));
+		x2 = fold(x2, k_64, _mm_loadu_si128((const __m128i *)(p + 32)));
+		x3 = fold(x3, k_64, _mm_loadu_si128((const __m128i *)(p + 48)));
+		p += 64;
+		len -= 64;
+	}
+	x0 = fold(fold(fold(x0, k_16, x1), k_16, x2), k_16, x3);
+	while (len >= 16) {
+		x0 = fold(x0, k_16, _mm_loadu_si128((const __m128i *)p));
+		p += 16;
+		len -= 16;
+	}
+	_mm_storeu_si128((__m128i *)lane, x0);
+	return crc32_sliced(crc32_sliced(0, lane, sizeof(lane)), p, len);
+}
+#endif
+
+static void crc_init(void)
+{
+	crc_tab_init();
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	have_clmul = __builtin_cpu_supports("pclmul") && !getenv("EMU_CRC_NO_CLMUL");
+#endif
+}
+
+uint32_t emu_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	pthread_once(&crc_once, crc_init);
+#if defined(__x86_64__)
+	if (have_clmul && len >= 64)
+		return ~crc32_clmul(~crc, p, len);
+#endif
+	return ~crc32_sliced(~crc, p, len);
 }
 #endif
 

@@ -20,7 +20,8 @@
 #define EMU_UDP_HDR_LEN 8
 
 /* Plain CRC-32 with zlib's calling convention: emu_crc32(0, buf, len) is crc32(buf);
- * pass the previous result to continue over more bytes. */
+ * pass the previous result to continue over more bytes.  EMU_CRC_NO_CLMUL in the
+ * environment (read at the first call) keeps x86-64 on the table path, for tests. */
 uint32_t emu_crc32(uint32_t crc, const void *buf, size_t len);
 
 /* ICRC of a RoCE v2 packet over IPv4.  ip: the 20-byte IPv4 header as sent (options are
