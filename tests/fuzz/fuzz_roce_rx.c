@@ -49,7 +49,7 @@
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 
 /* Byte 0 of an input. */
-#define F_TARGET 0x03       /* 0 RC, 1 UC, 2 UD, 3 RC */
+#define F_TARGET 0x03       /* 0 RC, 1 UC, 2 UD, 3 RC renewed first (no message open) */
 #define F_KEEP_QPN 0x04     /* leave BTH.DestQP as the input has it */
 #define F_PATCH_KEYS 0x08   /* RETH/AtomicETH R_Key = the target's MR, VA inside it */
 #define F_PATCH_PSN 0x10    /* BTH.PSN = the PSN the target expects */
@@ -319,7 +319,7 @@ static void seeds(const char *dir)
 		h.ieth_rkey = 0x5678;
 		h.aeth.syndrome = emu_aeth_syndrome(EMU_AETH_ACK, EMU_AETH_CREDITS_INVALID);
 		h.aeth.msn = 1;
-		seed_write(dir, rc_ops[i].name, deep | 0, &h, rc_ops[i].len);
+		seed_write(dir, rc_ops[i].name, deep | 3, &h, rc_ops[i].len);
 	}
 	/* remote windows that leave the MR (its last 48 bytes, then 52 past the end): the
 	 * responder must refuse them whole (IBTA 9.7.5.1.3 R_Key/VA/length checks) */
@@ -328,14 +328,14 @@ static void seeds(const char *dir)
 	h.bth.ackreq = true;
 	h.reth.va = MR_PAGES * page - 48;
 	h.reth.dlen = 100;
-	seed_write(dir, "rc-write-past-end", deep | 0, &h, 100);
+	seed_write(dir, "rc-write-past-end", deep | 3, &h, 100);
 	h.bth.opcode = EMU_ROCE_RC_READ_REQUEST;
-	seed_write(dir, "rc-read-past-end", deep | 0, &h, 0);
+	seed_write(dir, "rc-read-past-end", deep | 3, &h, 0);
 	/* an R_Key the harness leaves alone: not one of B's */
 	h.bth.opcode = EMU_ROCE_RC_WRITE_ONLY;
 	h.reth.va = 0x1000;
 	h.reth.rkey = 0xabcd01;
-	seed_write(dir, "rc-write-foreign-rkey", F_PATCH_PSN | F_FIX_HDR | 0, &h, 100);
+	seed_write(dir, "rc-write-foreign-rkey", F_PATCH_PSN | F_FIX_HDR | 3, &h, 100);
 	memset(&h, 0, sizeof(h));
 	h.bth.opcode = EMU_ROCE_UC_SEND_ONLY;
 	h.bth.psn = B_RQ_PSN;
@@ -377,8 +377,8 @@ static void report(void)
 		    op == EMU_ROCE_UC_WRITE_ONLY || op == EMU_ROCE_UC_WRITE_FIRST || op == EMU_ROCE_UC_WRITE_ONLY_IMM)
 			writes += c->rx_by_opcode[op];
 	fprintf(stderr, "fuzz_roce_rx: B received %llu packets (%llu parsed as WRITE first/only), sent %llu; "
-		"receive completions %llu ok, %llu error; QPs recovered %llu; NAKs sent %llu inv-req %llu "
-		"rem-access %llu rem-op; drops:",
+		"receive completions %llu ok, %llu error; QPs recovered %llu; NAKs sent: inv-req %llu, "
+		"rem-access %llu, rem-op %llu; drops:",
 		(unsigned long long)c->rx_pkts, (unsigned long long)writes, (unsigned long long)c->tx_pkts,
 		(unsigned long long)nrecv_ok, (unsigned long long)nrecv_err, (unsigned long long)nrecovered,
 		(unsigned long long)c->naks_sent[EMU_AETH_NAK_INV_REQ],
@@ -446,8 +446,10 @@ static int qp_index(uint32_t qpn)
 	return -1;
 }
 
-/* Poll B's CQ dry; count receive completions per QP (B never posts sends). */
-static void drain_cq(unsigned done[NQP])
+static unsigned ndone[NQP];   /* receive completions not yet replaced, by QP */
+
+/* Poll B's CQ dry; count completions per QP (B never posts sends: all are receives). */
+static void drain_cq(void)
 {
 	struct ibv_wc wc[16];
 	int n;
@@ -457,7 +459,7 @@ static void drain_cq(unsigned done[NQP])
 			int q = qp_index(wc[i].qp_num);
 
 			CHECK(q >= 0);
-			done[q]++;
+			ndone[q]++;
 			if (wc[i].status == IBV_WC_SUCCESS)
 				nrecv_ok++;
 			else
@@ -466,36 +468,41 @@ static void drain_cq(unsigned done[NQP])
 	CHECK(n == 0);
 }
 
+/* Back to a fresh RTS through the driver (RST drops the posted receives) and a full
+ * receive queue again. */
+static void qp_renew(int q)
+{
+	struct mx5_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = MX5_QPS_RESET;
+	CHECK(mx5_qp_modify(qb[q].qp, &a, MX5_QP_STATE) == 0);
+	drain_cq();
+	ndone[q] = 0;
+	CHECK(qp_connect(&qb[q], A.ip, qb[q].peer_qpn, B_RQ_PSN, A_SQ_PSN) == 0);
+	for (int i = 0; i < RQ_DEPTH; i++)
+		CHECK(post_recv(&qb[q], (uint64_t)q) == 0);
+}
+
 static void recover_and_repost(void)
 {
-	unsigned done[NQP] = { 0 };
-	bool reset[NQP] = { false };
 	struct mx5_qp_attr a;
 	struct mx5_qp_init_attr ia;
 
 	mx5_device_poll_events(B.dev);
-	drain_cq(done);
+	drain_cq();
 	for (int q = 0; q < NQP; q++) {
 		CHECK(mx5_qp_query(qb[q].qp, &a, &ia) == 0);
-		if (a.qp_state == MX5_QPS_RTS)
-			continue;
-		memset(&a, 0, sizeof(a));
-		a.qp_state = MX5_QPS_RESET;
-		CHECK(mx5_qp_modify(qb[q].qp, &a, MX5_QP_STATE) == 0);
-		reset[q] = true;
-		nrecovered++;
-	}
-	drain_cq(done);
-	for (int q = 0; q < NQP; q++) {
-		unsigned n = done[q];
-
-		if (reset[q]) {
-			CHECK(qp_connect(&qb[q], A.ip, qb[q].peer_qpn, B_RQ_PSN, A_SQ_PSN) == 0);
-			n = RQ_DEPTH;
+		if (a.qp_state != MX5_QPS_RTS) {
+			qp_renew(q);
+			nrecovered++;
 		}
-		for (unsigned i = 0; i < n; i++)
+	}
+	for (int q = 0; q < NQP; q++) {
+		for (unsigned i = 0; i < ndone[q]; i++)
 			if (post_recv(&qb[q], (uint64_t)q) != 0)
 				break;   /* full: a completion counted twice costs nothing */
+		ndone[q] = 0;
 	}
 }
 
@@ -514,6 +521,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n = size - 1;
 	memcpy(pkt, data + 1, n);
 	t = &qb[(flags & F_TARGET) == 3 ? 0 : (flags & F_TARGET)];
+	if ((flags & F_TARGET) == 3)
+		qp_renew(0);   /* the input alone decides what happens: reproducible, and the
+				* packet is not just an opcode sequence error behind an open message */
 
 	pthread_mutex_lock(&B.emu->lock);
 	tp = emu_tp_get(B.emu);
