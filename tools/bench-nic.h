@@ -75,6 +75,7 @@ static inline void bn_nic_open(struct bn_nic *n, const char *uri, uint32_t cqe)
 {
 	struct mx5_cq_attr ca = { .cqe = cqe };
 	struct mx5_gid_entry g;
+	uint8_t mac[6];
 
 	memset(n, 0, sizeof(*n));
 	if (mx5_device_open(uri, &n->dev) != 0)
@@ -86,19 +87,9 @@ static inline void bn_nic_open(struct bn_nic *n, const char *uri, uint32_t cqe)
 	if (mx5_pd_alloc(n->dev, &n->pd) != 0 || mx5_cq_create(n->dev, &ca, &n->cq) != 0)
 		bn_die("PD/CQ: %s", mx5_device_error(n->dev));
 	n->cqr = mx5_cq_state(n->cq);
-	/* GID 0: RoCE v2, IPv4-mapped ::ffff:127.0.0.N, MAC derived from the address. */
-	memset(&g, 0, sizeof(g));
-	g.gid[10] = 0xff;
-	g.gid[11] = 0xff;
-	g.gid[12] = (uint8_t)(n->ip >> 24);
-	g.gid[13] = (uint8_t)(n->ip >> 16);
-	g.gid[14] = (uint8_t)(n->ip >> 8);
-	g.gid[15] = (uint8_t)n->ip;
-	emu_roce_mac_from_ipv4(n->ip, g.mac);
-	g.type = MX5_GID_ROCE_V2;
-	g.ipv4 = 1;
-	g.vlan_id = 0xffff;
-	g.valid = 1;
+	/* GID 0: the NIC's RoCE v2 address, MAC derived from it (emulated NICs) */
+	emu_roce_mac_from_ipv4(n->ip, mac);
+	mx5_gid_entry_ipv4(&g, n->ip, mac);
 	if (mx5_gid_set(n->dev, 1, 0, &g) != 0)
 		bn_die("GID: %s", mx5_device_error(n->dev));
 }

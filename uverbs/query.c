@@ -235,14 +235,8 @@ int uv_program_gids(struct uv_dev *d)
 		return 0;
 	}
 	struct mx5_gid_entry e;
-	memset(&e, 0, sizeof(e));
-	memcpy(e.gid, uv_v4mapped, 12);
-	memcpy(e.gid + 12, d->mac + 2, 4);
-	memcpy(e.mac, d->mac, 6);
-	e.type = MX5_GID_ROCE_V2;
-	e.ipv4 = 1;
-	e.vlan_id = 0xffff;
-	e.valid = 1;
+	uint32_t ipv4 = (uint32_t)d->mac[2] << 24 | (uint32_t)d->mac[3] << 16 | (uint32_t)d->mac[4] << 8 | d->mac[5];
+	mx5_gid_entry_ipv4(&e, ipv4, d->mac);
 	return mx5_gid_set(d->mx5, 1, 0, &e);
 }
 

@@ -70,6 +70,21 @@ static int mx5_gid_write(struct mx5_device *dev, uint8_t port, unsigned index,
 	return 0;
 }
 
+void mx5_gid_entry_ipv4(struct mx5_gid_entry *e, uint32_t ipv4, const uint8_t mac[6])
+{
+	memset(e, 0, sizeof(*e));
+	memcpy(e->gid, mx5_v4mapped_prefix, 12);
+	e->gid[12] = (uint8_t)(ipv4 >> 24);
+	e->gid[13] = (uint8_t)(ipv4 >> 16);
+	e->gid[14] = (uint8_t)(ipv4 >> 8);
+	e->gid[15] = (uint8_t)ipv4;
+	memcpy(e->mac, mac, 6);
+	e->type = MX5_GID_ROCE_V2;
+	e->ipv4 = 1;
+	e->vlan_id = 0xffff;
+	e->valid = 1;
+}
+
 int mx5_gid_set(struct mx5_device *dev, uint8_t port, unsigned index,
 		const struct mx5_gid_entry *e)
 {

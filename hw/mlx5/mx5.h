@@ -362,6 +362,10 @@ struct mx5_gid_entry {
 	int valid;
 };
 
+/* The RoCE v2 entry of an IPv4 address: GID ::ffff:a.b.c.d (IBTA A17.4.5.1, the
+ * IPv4-mapped IPv6 form of RFC 4291), the given MAC, no VLAN.  ipv4 in host order. */
+void mx5_gid_entry_ipv4(struct mx5_gid_entry *e, uint32_t ipv4, const uint8_t mac[6]);
+
 /* SET_ROCE_ADDRESS at index (RoCE v2; IPv4-mapped or IPv6 decided from the GID). */
 int mx5_gid_set(struct mx5_device *dev, uint8_t port, unsigned index,
 		const struct mx5_gid_entry *e);

@@ -105,6 +105,7 @@ static void nic_open(struct nic *n)
 {
 	struct mx5_cq_attr ca = { .cqe = 256 };
 	struct mx5_gid_entry g;
+	uint8_t mac[6];
 
 	if (mx5_device_open("emu:", &n->dev) != 0)
 		die("open emu:", NULL);
@@ -115,19 +116,9 @@ static void nic_open(struct nic *n)
 	if (mx5_pd_alloc(n->dev, &n->pd) != 0 || mx5_cq_create(n->dev, &ca, &n->cq) != 0)
 		die("PD/CQ", n->dev);
 	n->cqr = mx5_cq_state(n->cq);
-	/* GID 0: RoCE v2, IPv4-mapped ::ffff:a.b.c.d (IBTA A17.4.5.1). */
-	memset(&g, 0, sizeof(g));
-	g.gid[10] = 0xff;
-	g.gid[11] = 0xff;
-	g.gid[12] = (uint8_t)(n->ip >> 24);
-	g.gid[13] = (uint8_t)(n->ip >> 16);
-	g.gid[14] = (uint8_t)(n->ip >> 8);
-	g.gid[15] = (uint8_t)n->ip;
-	emu_roce_mac_from_ipv4(n->ip, g.mac);
-	g.type = MX5_GID_ROCE_V2;
-	g.ipv4 = 1;
-	g.vlan_id = 0xffff;
-	g.valid = 1;
+	/* GID 0: the NIC's RoCE v2 address, MAC derived from it (emulated NICs) */
+	emu_roce_mac_from_ipv4(n->ip, mac);
+	mx5_gid_entry_ipv4(&g, n->ip, mac);
 	if (mx5_gid_set(n->dev, 1, 0, &g) != 0)
 		die("GID", n->dev);
 }

@@ -30,10 +30,10 @@ static inline void loop_open(const char *uri)
 	cr_assert_eq(mx5_pd_alloc(dev, &pd), 0, "%s", mx5_device_error(dev));
 	/* GID 0: the NIC's own RoCE v2 address */
 	uint32_t ip = emu_ipv4(emu);
-	struct mx5_gid_entry g = { .gid = { [10] = 0xff, [11] = 0xff, (uint8_t)(ip >> 24),
-					    (uint8_t)(ip >> 16), (uint8_t)(ip >> 8), (uint8_t)ip },
-				   .type = MX5_GID_ROCE_V2, .ipv4 = 1, .vlan_id = 0xffff, .valid = 1 };
-	emu_roce_mac_from_ipv4(ip, g.mac);
+	struct mx5_gid_entry g;
+	uint8_t mac[6];
+	emu_roce_mac_from_ipv4(ip, mac);
+	mx5_gid_entry_ipv4(&g, ip, mac);
 	cr_assert_eq(mx5_gid_set(dev, 1, 0, &g), 0, "%s", mx5_device_error(dev));
 }
 
