@@ -31,7 +31,8 @@ struct up_round {
 };
 
 #define UP_M_ROUND 100
-/* --duration: messages a QP per timed round, so the run ends within a few ms of it */
+/* --duration: messages a QP per timed round (at least; four queue depths when that is
+ * more), so the run ends within a few ms of it */
 #define UP_TIMED_ROUND 1024u
 
 static const char *op_names[UP_NOPS] = { "WRITE", "READ", "SEND", "FADD", "CSWAP" };
@@ -437,17 +438,19 @@ int up_client_test(struct up_client *c, const struct up_test *t0, struct up_resu
 	pg.total = per_qp * nq;
 	uint64_t base = 0, done_msgs = 0, active_ns = 0;
 	/* --duration: the timed rounds run until their time adds up to the duration;
-	 * rounds are kept short (UP_TIMED_ROUND messages a QP) so that the run stops
+	 * rounds are kept short (timed_round messages a QP) so that the run stops
 	 * within a few milliseconds of it */
 	const bool by_time = c->duration_s > 0 && t.mode == UP_BW;
 	const uint64_t duration_ns = by_time ? (uint64_t)(c->duration_s * 1e9) : 0;
+	/* a round drains the queue at its end: keep several queue depths in each */
+	const uint64_t timed_round = (uint64_t)t.depth * 4 > UP_TIMED_ROUND ? (uint64_t)t.depth * 4 : UP_TIMED_ROUND;
 	rc = 0;
 	for (;;) {
 		/* Rounds end at the warm-up boundary (the timed part starts with nothing in
 		 * flight) and, when verifying, at every pass over the slots. */
 		uint64_t cap = verify_data ? slots - base % slots : 65536;
-		if (by_time && cap > UP_TIMED_ROUND)
-			cap = UP_TIMED_ROUND;
+		if (by_time && cap > timed_round)
+			cap = timed_round;
 		uint64_t n;
 		if (base < t.warmup)
 			n = t.warmup - base;
