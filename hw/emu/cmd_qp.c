@@ -623,7 +623,21 @@ static int transition(struct emu_dev *d, struct emu_cmd *c, enum trans tr, uint3
 	}
 	n.state = trans_tab[tr].to;
 	*qp = n;
+	if (tr == T_2ERR)
+		emu_qp_srq_last_wqe(d, qp);
 	return 0;
+}
+
+void emu_qp_srq_last_wqe(struct emu_dev *d, struct emu_qp *qp)
+{
+	uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
+
+	if (qp->rq_type != EMU_RQ_SRQ || qp->last_wqe_reached)
+		return;
+	qp->last_wqe_reached = true;
+	PRM_SET(qp_events, data, type, 0);   /* a QP (not SRQ/RQ/SQ object) */
+	PRM_SET(qp_events, data, qpn_rqn_sqn, qp->qpn);
+	emu_eq_post_event(d, EMU_EVENT_SRQ_LAST_WQE, 0, data);
 }
 
 /* The transitions with a qpc share one layout: init2init_qp_in is not in our tables,

@@ -229,11 +229,13 @@ struct emu_qp {
 	uint32_t ssn;           /* send sequence number */
 	uint32_t rmsn;          /* responder message sequence number */
 	uint8_t cur_retry_count, cur_rnr_retry;
+	bool last_wqe_reached;  /* "Last WQE Reached" posted for this stay in the error state */
 };
 
 /* Reset what the queues and transport keep at run time (2RST_QP; CREATE_QP). */
 static inline void emu_qp_reset_engine(struct emu_qp *qp)
 {
+	qp->last_wqe_reached = false;
 	qp->sq_pi = 0;
 	qp->rq_pi = 0;
 	qp->last_acked_psn = 0;
@@ -242,6 +244,11 @@ static inline void emu_qp_reset_engine(struct emu_qp *qp)
 	qp->cur_retry_count = 0;
 	qp->cur_rnr_retry = 0;
 }
+
+/* A QP on an SRQ entered the error state: IBTA's affiliated event "Last WQE Reached"
+ * tells software it will take no further WQE from the SRQ.  Once per stay in the error
+ * state, whether a failure (transport) or a command (2ERR_QP) put it there. */
+void emu_qp_srq_last_wqe(struct emu_dev *d, struct emu_qp *qp);
 
 /* ---- helpers shared by the handlers (static: each handler file is self-contained) ---- */
 

@@ -106,15 +106,7 @@ void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq)
 	}
 	tq->sq_prod = qp->sq_pi;
 	emu_rq_flush(tp, qp);
-	if (!tq->flushed && qp->rq_type == EMU_RQ_SRQ) {
-		/* IBTA 11.6.3 "Last WQE Reached": a QP on an SRQ is in error and will take no
-		 * further WQE from it; once per entry into the error state */
-		uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
-
-		PRM_SET(qp_events, data, type, 0);
-		PRM_SET(qp_events, data, qpn_rqn_sqn, qp->qpn);
-		emu_eq_post_event(tp->d, EMU_EVENT_SRQ_LAST_WQE, 0, data);
-	}
+	emu_qp_srq_last_wqe(tp->d, qp);   /* IBTA 11.6.3 "Last WQE Reached", once */
 	tq->flushed = true;
 }
 
@@ -433,7 +425,7 @@ void emu_req_timers(struct emu_tp *tp, struct emu_tq *tq, uint64_t now, uint64_t
 	struct emu_qp *qp = tq->qp;
 
 	if (qp->state == EMU_QP_ERR) {
-		if (tq->head != tq->tail || qp->rq_type == EMU_RQ_REGULAR || !tq->flushed)
+		if (tq->head != tq->tail || qp->rq_type == EMU_RQ_REGULAR)
 			emu_qp_flush(tp, tq);
 		return;
 	}

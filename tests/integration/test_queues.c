@@ -206,6 +206,38 @@ Test(queues, qp_on_an_srq_entering_error_raises_last_wqe_reached_once)
 	cr_assert_eq(last_wqe_events, 1);
 }
 
+/* The event comes from the error state itself, not from traffic: a QP that never
+ * carried a packet raises it, and a QP reset and reconnected raises it again. */
+Test(queues, last_wqe_reached_without_traffic_and_again_after_reset_and_reuse)
+{
+	struct mx5_srq_attr sa = { .max_wr = 16, .max_sge = 1 };
+	struct mx5_srq *srq;
+	struct tp_ep a, b;
+	struct mx5_qp_attr err = { .qp_state = MX5_QPS_ERR }, rst = { .qp_state = MX5_QPS_RESET };
+
+	open_nics();
+	mx5_device_set_event_handler(B.dev, last_wqe_fn, NULL);
+	cr_assert_eq(mx5_srq_create(B.pd, B.cq, &sa, &srq), 0, "%s", mx5_device_error(B.dev));
+	tp_qp_create(&a, &A, MX5_QPT_RC, 16, NULL);
+	tp_qp_create(&b, &B, MX5_QPT_RC, 16, srq);
+	tp_connect(&a, &b, &rc);
+	last_wqe_events = 0;
+	for (int round = 1; round <= 2; round++) {
+		cr_assert_eq(mx5_qp_modify(b.qp, &err, MX5_QP_STATE), 0, "%s", mx5_device_error(B.dev));
+		for (int i = 0; i < 200 && last_wqe_events < round; i++) {
+			mx5_device_poll_events(B.dev);
+			usleep(5000);
+		}
+		usleep(30000);
+		mx5_device_poll_events(B.dev);
+		cr_assert_eq(last_wqe_events, round, "round %d: %d events", round, last_wqe_events);
+		cr_assert_eq(last_wqe_qpn, b.qpn);
+		/* back to work: RESET, then connected again */
+		cr_assert_eq(mx5_qp_modify(b.qp, &rst, MX5_QP_STATE), 0, "%s", mx5_device_error(B.dev));
+		tp_qp_connect_to(&b, A.ip, a.qpn, &rc);
+	}
+}
+
 static int hit[300];
 static void comp_count(void *ctx, struct mx5_cq *cq)
 {
