@@ -409,6 +409,32 @@ static unsigned mx5_required(enum mx5_qp_type t, enum mx5_qp_state from, enum mx
 	return r;
 }
 
+/* Attributes a transition may carry besides the required ones (IBTA 11.2.4.2, the
+ * table ibv_modify_qp(3) and Linux ib_modify_qp_is_ok follow; alternate paths and path
+ * migration are not offered).  The ACK timeout in RTS->RTS is the mlx5 extension the PRM
+ * gives an opt_param_mask bit.  Anything else is refused: the device has no way to take
+ * it (responder resources, for one, are fixed at INIT->RTR), and accepting it would
+ * leave the driver's record and the device disagreeing. */
+static unsigned mx5_optional(enum mx5_qp_type t, enum mx5_qp_state from, enum mx5_qp_state to)
+{
+	if (to == MX5_QPS_RESET || to == MX5_QPS_ERR)
+		return MX5_QP_CUR_STATE;
+	if (from == MX5_QPS_INIT && to == MX5_QPS_INIT)
+		return MX5_QP_PKEY_INDEX | MX5_QP_PORT | (t == MX5_QPT_UD ? MX5_QP_QKEY : MX5_QP_ACCESS_FLAGS);
+	if (from == MX5_QPS_INIT && to == MX5_QPS_RTR)
+		return MX5_QP_PKEY_INDEX | (t == MX5_QPT_UD ? MX5_QP_QKEY : MX5_QP_ACCESS_FLAGS);
+	if ((from == MX5_QPS_RTR || from == MX5_QPS_RTS) && to == MX5_QPS_RTS) {
+		unsigned o = MX5_QP_CUR_STATE;
+		if (t == MX5_QPT_UD)
+			return o | MX5_QP_QKEY;
+		o |= MX5_QP_ACCESS_FLAGS;
+		if (t == MX5_QPT_RC)
+			o |= MX5_QP_MIN_RNR_TIMER | (from == MX5_QPS_RTS ? MX5_QP_TIMEOUT : 0);
+		return o;
+	}
+	return 0;
+}
+
 /* qpc.log_sra_max / log_rra_max hold powers of two.  The requester may never have more
  * RDMA READs and atomics in flight than max_rd_atomic (IBTA 9.4.4: the responder only
  * promised that many), so it rounds down; the responder must accept at least
@@ -489,11 +515,17 @@ int mx5_qp_modify(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask)
 				qp->qpn, mx5_state_name(from), mx5_state_name(to));
 
 	unsigned need = mx5_required(qp->type, from, to);
-	for (unsigned bit = 1; bit; bit <<= 1)
+	unsigned may = need | mx5_optional(qp->type, from, to);
+	for (unsigned bit = 1; bit; bit <<= 1) {
 		if ((need & bit) && !(mask & bit))
 			return mx5_fail(dev, -EINVAL,
 					"modify QP 0x%x %s -> %s: missing attribute %s", qp->qpn,
 					mx5_state_name(from), mx5_state_name(to), mx5_attr_name(bit));
+		if ((mask & bit) && !(may & bit))
+			return mx5_fail(dev, -EINVAL,
+					"modify QP 0x%x %s -> %s: attribute %s cannot be set in this transition",
+					qp->qpn, mx5_state_name(from), mx5_state_name(to), mx5_attr_name(bit));
+	}
 	if ((mask & MX5_QP_PATH_MTU) && (a->path_mtu < 1 || a->path_mtu > 5))
 		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: path_mtu %u is not 1..5 (256..4096)",
 				qp->qpn, a->path_mtu);

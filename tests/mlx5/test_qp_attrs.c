@@ -202,3 +202,81 @@ Test(qp_attrs, uc_qp_takes_access_flags_on_every_transition)
 	cr_assert_eq(PRM_GET(qpc, c, rwe), 0, "remote write revoked by RTS->RTS");
 	free(keep);
 }
+
+/* Linux mlx5_ib's rule (to_mlx5_access_flags): a QP without responder resources cannot
+ * answer READs or atomics, so rre and rae stay off in the device until INIT->RTR gives
+ * max_dest_rd_atomic; remote write does not need them. */
+Test(qp_attrs, rre_and_rae_stay_off_until_the_qp_has_responder_resources)
+{
+	struct mx5_cq *cq = loop_cq(16, NULL);
+	struct mx5_qp *qp = qp_of(MX5_QPT_RC, cq);
+	to_init(qp, MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_READ |
+			    MX5_ACCESS_REMOTE_ATOMIC);
+	uint8_t *keep;
+	const uint8_t *c = query_qpc(mx5_qp_num(qp), &keep);
+	cr_assert_eq(PRM_GET(qpc, c, rwe), 1);
+	cr_assert_eq(PRM_GET(qpc, c, rre), 0);
+	cr_assert_eq(PRM_GET(qpc, c, rae), 0);
+	free(keep);
+	struct mx5_qp_attr a;
+	rtr_attrs(&a, 0x99);
+	a.max_dest_rd_atomic = 2;
+	cr_assert_eq(mx5_qp_modify(qp, &a, MX5_QP_STATE | MX5_QP_AV | MX5_QP_PATH_MTU | MX5_QP_DEST_QPN |
+				   MX5_QP_RQ_PSN | MX5_QP_MAX_DEST_RD_ATOMIC | MX5_QP_MIN_RNR_TIMER),
+		     0, "RTR: %s", mx5_device_error(dev));
+	c = query_qpc(mx5_qp_num(qp), &keep);
+	cr_assert_eq(PRM_GET(qpc, c, rwe), 1);
+	cr_assert_eq(PRM_GET(qpc, c, rre), 1);
+	cr_assert_eq(PRM_GET(qpc, c, rae), 1);
+	free(keep);
+	/* what the application asked for is what it reads back */
+	struct mx5_qp_attr q;
+	memset(&q, 0, sizeof(q));
+	cr_assert_eq(mx5_qp_query(qp, &q, NULL), 0);
+	cr_assert(q.qp_access_flags & MX5_ACCESS_REMOTE_ATOMIC);
+}
+
+/* IBTA 11.2.4.2: each transition takes its required attributes and a few optional ones;
+ * anything else is refused by name, before any command (the device could not apply
+ * it: responder resources, for one, are fixed at INIT->RTR). */
+Test(qp_attrs, attributes_a_transition_cannot_take_are_refused_by_name)
+{
+	struct mx5_cq *cq = loop_cq(16, NULL);
+	struct mx5_qp *qp = qp_of(MX5_QPT_RC, cq);
+	to_init(qp, MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE);
+	struct mx5_qp_attr a;
+	rtr_attrs(&a, 0x99);
+	a.max_dest_rd_atomic = 1;
+	/* an SQ PSN belongs to RTR->RTS */
+	cr_assert_eq(mx5_qp_modify(qp, &a, MX5_QP_STATE | MX5_QP_AV | MX5_QP_PATH_MTU | MX5_QP_DEST_QPN |
+				   MX5_QP_RQ_PSN | MX5_QP_MAX_DEST_RD_ATOMIC | MX5_QP_MIN_RNR_TIMER |
+				   MX5_QP_SQ_PSN), -EINVAL);
+	cr_assert_not_null(strstr(mx5_device_error(dev), "sq_psn cannot be set"), "%s", mx5_device_error(dev));
+	cr_assert_eq(mx5_qp_modify(qp, &a, MX5_QP_STATE | MX5_QP_AV | MX5_QP_PATH_MTU | MX5_QP_DEST_QPN |
+				   MX5_QP_RQ_PSN | MX5_QP_MAX_DEST_RD_ATOMIC | MX5_QP_MIN_RNR_TIMER),
+		     0, "RTR: %s", mx5_device_error(dev));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = MX5_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	cr_assert_eq(mx5_qp_modify(qp, &a, MX5_QP_STATE | MX5_QP_SQ_PSN | MX5_QP_TIMEOUT | MX5_QP_RETRY_CNT |
+				   MX5_QP_RNR_RETRY | MX5_QP_MAX_QP_RD_ATOMIC),
+		     0, "RTS: %s", mx5_device_error(dev));
+	/* RTS->RTS: responder resources cannot change; the ACK timeout can (mlx5) */
+	a.max_dest_rd_atomic = 4;
+	cr_assert_eq(mx5_qp_modify(qp, &a, MX5_QP_STATE | MX5_QP_MAX_DEST_RD_ATOMIC), -EINVAL);
+	cr_assert_not_null(strstr(mx5_device_error(dev), "max_dest_rd_atomic cannot be set"), "%s",
+			   mx5_device_error(dev));
+	struct mx5_qp_attr q;
+	memset(&q, 0, sizeof(q));
+	cr_assert_eq(mx5_qp_query(qp, &q, NULL), 0);
+	cr_assert_eq(q.max_dest_rd_atomic, 1, "the refused value was not recorded");
+	a.timeout = 18;
+	cr_assert_eq(mx5_qp_modify(qp, &a, MX5_QP_STATE | MX5_QP_TIMEOUT), 0, "%s", mx5_device_error(dev));
+	/* to the error state: nothing but the state (and the current state) */
+	struct mx5_qp_attr e = { .qp_state = MX5_QPS_ERR, .port_num = 1 };
+	cr_assert_eq(mx5_qp_modify(qp, &e, MX5_QP_STATE | MX5_QP_PORT), -EINVAL);
+	cr_assert_eq(mx5_qp_modify(qp, &e, MX5_QP_STATE), 0, "%s", mx5_device_error(dev));
+}
