@@ -16,6 +16,12 @@
  * ICRC that envelope gives (IBTA A17.3.3) unless told to corrupt it, and hands it to
  * B's receive path (emu_tp_rx_packet) under B's device lock, as B's device thread does.
  *
+ * Requester mode (byte 0 = F_REQ_MODE plus flags): B's RC QP is renewed and first posts
+ * a WRITE, a FETCH_ADD and a READ to A (never answered), so the packet, delivered as a
+ * response with its PSN inside B's outstanding range, reaches the requester side
+ * (rc_req.c) beyond its "unexpected response" checks; B's own completions are counted
+ * and the QP is renewed again afterwards, so nothing stays in flight.
+ *
  * After every input (a violation traps, which libFuzzer reports as a crash):
  *  - every guard page still holds its pattern;
  *  - B's CQ is polled through the driver; each receive completion is replaced by a new
@@ -56,6 +62,13 @@
 #define F_BAD_ICRC 0x20     /* flip a bit of the ICRC */
 #define F_FIX_HDR 0x40      /* BTH.TVer 0, P_Key default, UD DETH.Q_Key = the QP's */
 #define F_FOREIGN_SRC 0x80  /* from an address that is not the connected peer */
+/* "RC renewed first" with a corrupted ICRC only ever tested the ICRC drop, which every
+ * other target tests too: that combination instead means "B's RC QP has requests of its
+ * own in flight" (requester mode).  The ICRC is then left intact, and F_PATCH_PSN puts
+ * the BTH.PSN inside B's outstanding range: una + (input PSN mod outstanding PSNs), so
+ * ACKs, READ responses and atomic ACKs reach rc_req.c's expected-response paths. */
+#define F_REQ_MODE (F_BAD_ICRC | 3)
+#define req_mode(flags) (((flags) & (F_TARGET | F_BAD_ICRC)) == F_REQ_MODE)
 
 #define NQP 3
 #define RQ_DEPTH 8
@@ -65,6 +78,23 @@
 #define B_RQ_PSN 0x100
 #define A_SQ_PSN 0x100
 #define PATH_MTU 3          /* IB encoding: 1024 bytes */
+/* Requester mode: B's RC QP posts an RDMA WRITE (1 PSN), then an RDMA READ and a
+ * FETCH_ADD (1 PSN), all signalled.  READ responses and atomic ACKs are matched to the
+ * oldest outstanding READ/atomic (IBTA 9.7.5.2), so only the first of the two can be
+ * answered in order by one packet: the two top bits of the input's BTH.PSN choose
+ * FETCH_ADD before READ (bit 23) and a READ of REQ_READ_LONG bytes, 3 PSNs at 1024-byte
+ * MTU, instead of one MTU (bit 22).  The READ lands at the end of the RC QP's guarded MR
+ * and the atomic's original value in the 8 bytes before the longest READ window, so a
+ * response written past its window overwrites the trailing guard page. */
+#define REQ_WRITE_LEN 64
+#define REQ_READ_SHORT 1024
+#define REQ_READ_LONG 3072
+#define REQ_PSN_FA_FIRST 0x800000u
+#define REQ_PSN_LONG_READ 0x400000u
+#define REQ_PSN_OFF 0x3fffffu    /* the rest: offset into the outstanding PSNs */
+#define REQ_WRID 0x5e00u     /* wr_id tag of B's own sends (receives use the QP index) */
+#define REQ_RADDR 0x10000u   /* A's side: never checked, A never answers */
+#define REQ_RKEY 0x4321u
 
 struct nic {
 	struct mx5_device *dev;
@@ -92,6 +122,7 @@ static struct nic A, B;
 static struct ep qa[NQP], qb[NQP];
 static size_t page;
 static uint64_t nrecovered, nrecv_ok, nrecv_err;
+static uint64_t nreq_runs, nreq_full, nsend_ok, nsend_err;
 
 static const enum mx5_qp_type qp_types[NQP] = { MX5_QPT_RC, MX5_QPT_UC, MX5_QPT_UD };
 
@@ -349,6 +380,27 @@ static void seeds(const char *dir)
 	h.deth.sqpn = 0x43;
 	h.imm = 9;
 	seed_write(dir, "ud-send-only-imm", deep | 2, &h, 3);
+
+	/* requester mode: responses to B's own WRITE (PSN offset 0) and to the READ or the
+	 * FETCH_ADD after it (offset 1); the PSN's top bits choose the order and READ length */
+	static const struct { const char *name; uint8_t op; uint32_t psn; uint8_t syn; size_t len; } rsp[] = {
+		{ "req-ack-write", EMU_ROCE_RC_ACK, 0, EMU_AETH_ACK, 0 },
+		{ "req-read-resp-only", EMU_ROCE_RC_READ_RESP_ONLY, 1, EMU_AETH_ACK, REQ_READ_SHORT },
+		{ "req-atomic-ack", EMU_ROCE_RC_ATOMIC_ACK, REQ_PSN_FA_FIRST | 1, EMU_AETH_ACK, 0 },
+		{ "req-read-resp-first", EMU_ROCE_RC_READ_RESP_FIRST, REQ_PSN_LONG_READ | 1, EMU_AETH_ACK, 1024 },
+		{ "req-read-resp-last", EMU_ROCE_RC_READ_RESP_LAST, REQ_PSN_LONG_READ | 3, EMU_AETH_ACK, 1024 },
+		{ "req-nak-seq", EMU_ROCE_RC_ACK, 1, EMU_AETH_NAK, 0 },
+	};
+	for (size_t i = 0; i < sizeof(rsp) / sizeof(rsp[0]); i++) {
+		memset(&h, 0, sizeof(h));
+		h.bth.opcode = rsp[i].op;
+		h.bth.psn = rsp[i].psn;
+		h.aeth.syndrome = rsp[i].syn == EMU_AETH_ACK ? emu_aeth_syndrome(EMU_AETH_ACK, EMU_AETH_CREDITS_INVALID)
+							     : emu_aeth_syndrome(EMU_AETH_NAK, EMU_AETH_NAK_PSN_SEQ);
+		h.aeth.msn = 1 + (rsp[i].psn & REQ_PSN_OFF);
+		h.atomic_ack_orig = 0x0123456789abcdefull;
+		seed_write(dir, rsp[i].name, F_REQ_MODE | F_PATCH_PSN | F_FIX_HDR, &h, rsp[i].len);
+	}
 }
 
 /* ---------------------------------------------------------------- set-up */
@@ -368,10 +420,13 @@ static void report(void)
 		    op == EMU_ROCE_UC_WRITE_ONLY || op == EMU_ROCE_UC_WRITE_FIRST || op == EMU_ROCE_UC_WRITE_ONLY_IMM)
 			writes += c->rx_by_opcode[op];
 	fprintf(stderr, "fuzz_roce_rx: B received %llu packets (%llu parsed as WRITE first/only), sent %llu; "
-		"receive completions %llu ok, %llu error; QPs recovered %llu; NAKs sent: inv-req %llu, "
+		"receive completions %llu ok, %llu error; requester mode %llu runs (%llu with all PSNs out), "
+		"own-send completions %llu ok, %llu error; QPs recovered %llu; NAKs sent: inv-req %llu, "
 		"rem-access %llu, rem-op %llu; drops:",
 		(unsigned long long)c->rx_pkts, (unsigned long long)writes, (unsigned long long)c->tx_pkts,
-		(unsigned long long)nrecv_ok, (unsigned long long)nrecv_err, (unsigned long long)nrecovered,
+		(unsigned long long)nrecv_ok, (unsigned long long)nrecv_err, (unsigned long long)nreq_runs,
+		(unsigned long long)nreq_full, (unsigned long long)nsend_ok, (unsigned long long)nsend_err,
+		(unsigned long long)nrecovered,
 		(unsigned long long)c->naks_sent[EMU_AETH_NAK_INV_REQ],
 		(unsigned long long)c->naks_sent[EMU_AETH_NAK_REM_ACCESS],
 		(unsigned long long)c->naks_sent[EMU_AETH_NAK_REM_OP]);
@@ -439,7 +494,8 @@ static int qp_index(uint32_t qpn)
 
 static unsigned ndone[NQP];   /* receive completions not yet replaced, by QP */
 
-/* Poll B's CQ dry; count completions per QP (B never posts sends: all are receives). */
+/* Poll B's CQ dry; count completions per QP.  B's own sends (requester mode, wr_id
+ * tagged REQ_WRID) complete on the RC QP, successfully or in error: both are fine. */
 static void drain_cq(void)
 {
 	struct ibv_wc wc[16];
@@ -450,6 +506,14 @@ static void drain_cq(void)
 			int q = qp_index(wc[i].qp_num);
 
 			CHECK(q >= 0);
+			if ((wc[i].wr_id & ~0xffull) == REQ_WRID) {
+				CHECK(q == 0);
+				if (wc[i].status == IBV_WC_SUCCESS)
+					nsend_ok++;
+				else
+					nsend_err++;
+				continue;
+			}
 			ndone[q]++;
 			if (wc[i].status == IBV_WC_SUCCESS)
 				nrecv_ok++;
@@ -468,11 +532,69 @@ static void qp_renew(int q)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = MX5_QPS_RESET;
 	CHECK(mx5_qp_modify(qb[q].qp, &a, MX5_QP_STATE) == 0);
+	/* The emulator forgets a QP's transport state lazily, when it meets the QP in RST
+	 * or INIT; reconnected with the same PSNs and never touched meanwhile, the QP would
+	 * keep its old requests in flight and its old responder state (emulator gap,
+	 * reported): meet it here, as a packet arriving in RST would. */
+	pthread_mutex_lock(&B.emu->lock);
+	{
+		struct emu_qp *eq = emu_obj_get(B.emu, EMU_OBJ_QP, qb[q].qpn);
+
+		CHECK(eq != NULL && emu_tq_get(emu_tp_get(B.emu), eq) != NULL);
+	}
+	pthread_mutex_unlock(&B.emu->lock);
 	drain_cq();
 	ndone[q] = 0;
 	CHECK(qp_connect(&qb[q], A.ip, qb[q].peer_qpn, B_RQ_PSN, A_SQ_PSN) == 0);
 	for (int i = 0; i < RQ_DEPTH; i++)
 		CHECK(post_recv(&qb[q], (uint64_t)q) == 0);
+}
+
+/* Requester mode: B's RC QP (fresh from qp_renew) sends a WRITE, a FETCH_ADD and a READ
+ * to A through the driver's data path.  A's link is down, so they stay outstanding. */
+static unsigned req_post(uint32_t in_psn)
+{
+	struct ep *e = &qb[0];
+	struct mx5_sq *sq = mx5_qp_sq_state(e->qp);
+	uint32_t rlen = (in_psn & REQ_PSN_LONG_READ) ? REQ_READ_LONG : REQ_READ_SHORT;
+	uint8_t *end = e->buf + e->len;
+	bool fa_first = in_psn & REQ_PSN_FA_FIRST;
+	struct ibv_sge sge[3] = {
+		{ .addr = (uintptr_t)(e->buf + page), .length = REQ_WRITE_LEN, .lkey = e->lkey },
+		{ .addr = (uintptr_t)(end - REQ_READ_LONG - 8), .length = 8, .lkey = e->lkey },
+		{ .addr = (uintptr_t)(end - rlen), .length = rlen, .lkey = e->lkey },
+	};
+	enum ibv_wr_opcode ops[3] = { IBV_WR_RDMA_WRITE, IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_RDMA_READ };
+	struct ibv_send_wr wr[3], *bad = NULL;
+
+	if (!fa_first) {
+		struct ibv_sge t = sge[1];
+
+		sge[1] = sge[2];
+		sge[2] = t;
+		ops[1] = IBV_WR_RDMA_READ;
+		ops[2] = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	}
+
+	memset(wr, 0, sizeof(wr));
+	for (int i = 0; i < 3; i++) {
+		wr[i].wr_id = REQ_WRID | (uint64_t)i;
+		wr[i].opcode = ops[i];
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].next = i < 2 ? &wr[i + 1] : NULL;
+		if (ops[i] == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			wr[i].wr.atomic.remote_addr = REQ_RADDR;
+			wr[i].wr.atomic.rkey = REQ_RKEY;
+			wr[i].wr.atomic.compare_add = 1;
+		} else {
+			wr[i].wr.rdma.remote_addr = REQ_RADDR;
+			wr[i].wr.rdma.rkey = REQ_RKEY;
+		}
+	}
+	CHECK(mx5_post_send(sq, wr, &bad) == 0);
+	return 2 + (rlen + 1023) / 1024;   /* PSNs the three requests take */
 }
 
 static void recover_and_repost(void)
@@ -504,6 +626,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct emu_tp *tp;
 	const struct ep *t;
 	uint8_t flags;
+	unsigned req_npsn = 0;
 	size_t n;
 
 	if (size < 1 || size - 1 + EMU_ROCE_ICRC_LEN > EMU_ROCE_MAX_PKT)
@@ -515,6 +638,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((flags & F_TARGET) == 3)
 		qp_renew(0);   /* the input alone decides what happens: reproducible, and the
 				* packet is not just an opcode sequence error behind an open message */
+	if (req_mode(flags)) {
+		req_npsn = req_post(n >= EMU_ROCE_BTH_LEN ? emu_be24_get(pkt + 9) : 0);
+		nreq_runs++;
+	}
 
 	pthread_mutex_lock(&B.emu->lock);
 	tp = emu_tp_get(B.emu);
@@ -534,8 +661,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct emu_qp *qp = emu_obj_get(B.emu, EMU_OBJ_QP, t->qpn);
 			struct emu_tq *tq = qp ? emu_tq_get(tp, qp) : NULL;
 
-			if (tq)
+			if (tq && req_mode(flags)) {
+				/* a response: inside B's outstanding PSNs [una, psn_next) */
+				uint32_t out = (uint32_t)emu_psn_diff(tq->psn_next, tq->una);
+
+				if (out == req_npsn)
+					nreq_full++;
+				if (out > 0 && out < 0x800000)
+					emu_be24_put(pkt + 9, emu_psn_add(tq->una, (emu_be24_get(pkt + 9) & REQ_PSN_OFF) % out));
+			} else if (tq) {
 				emu_be24_put(pkt + 9, tq->epsn);       /* BTH bytes 9..11: PSN */
+			}
 		}
 		if (oi && hl && n >= hl) {
 			size_t off = EMU_ROCE_BTH_LEN;
@@ -555,12 +691,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	emu_roce_ip_init(&env, (flags & F_FOREIGN_SRC) ? A.ip + 100 : A.ip, B.ip, 0xc000 | (uint16_t)(n & 0x3fff), 0);
-	emu_icrc_put(pkt + n, emu_roce_icrc(&env, pkt, n) ^ ((flags & F_BAD_ICRC) ? 0x10u : 0));
+	emu_icrc_put(pkt + n, emu_roce_icrc(&env, pkt, n) ^ ((flags & F_BAD_ICRC) && !req_mode(flags) ? 0x10u : 0));
 	emu_tp_rx_packet(tp, pkt, n + EMU_ROCE_ICRC_LEN, &env);
 	emu_resp_flush_acks(tp);
 	pthread_mutex_unlock(&B.emu->lock);
 
 	guards_check();
+	if (req_mode(flags)) {
+		/* B's own completions first (after RST the driver's ring forgets their wr_ids),
+		 * then RST, so nothing stays in flight to time out and retransmit later */
+		mx5_device_poll_events(B.dev);
+		drain_cq();
+		qp_renew(0);
+	}
 	recover_and_repost();
 	return 0;
 }

@@ -86,15 +86,19 @@ if [ -z "$done_runs" ] || [ "$done_runs" -lt "$runs" ]; then
   exit 1
 fi
 # Depth: a harness whose packets all died in the header checks would prove little.
-# The harness's exit report must show WRITEs parsed, receives completed and answers sent.
+# The harness's exit report must show WRITEs parsed, receives completed, answers sent and
+# B's own sends completed by a response.
 depth=$(grep -E '^fuzz_roce_rx: B received' "$work/fuzz.log" | tail -1 || true)
 writes=$(echo "$depth" | sed -nE 's/.*\(([0-9]+) parsed as WRITE.*/\1/p')
 recv_ok=$(echo "$depth" | sed -nE 's/.*receive completions ([0-9]+) ok.*/\1/p')
 sent=$(echo "$depth" | sed -nE 's/.*, sent ([0-9]+);.*/\1/p')
-if [ -z "$writes" ] || [ -z "$recv_ok" ] || [ -z "$sent" ] ||
-   [ "$writes" -eq 0 ] || [ "$recv_ok" -eq 0 ] || [ "$sent" -eq 0 ]; then
+# Requester mode: B's own WRITE/FETCH_ADD/READ must have been completed by fuzzed responses.
+own_ok=$(echo "$depth" | sed -nE 's/.*own-send completions ([0-9]+) ok.*/\1/p')
+if [ -z "$writes" ] || [ -z "$recv_ok" ] || [ -z "$sent" ] || [ -z "$own_ok" ] ||
+   [ "$writes" -eq 0 ] || [ "$recv_ok" -eq 0 ] || [ "$sent" -eq 0 ] || [ "$own_ok" -eq 0 ]; then
   echo "FAIL: the inputs never got past the header checks (${depth:-no depth report})" >&2
   exit 1
 fi
 cov=$(grep -oE 'cov: [0-9]+' "$work/fuzz.log" | tail -1 || true)
-echo "roce rx fuzz figures: $done_runs inputs, $nseed seeds, ${cov:-cov: ?}, no crash or sanitizer report"
+echo "roce rx fuzz figures: $done_runs inputs, $nseed seeds, ${cov:-cov: ?}, $own_ok of B's own sends" \
+     "completed by fuzzed responses, no crash or sanitizer report"
