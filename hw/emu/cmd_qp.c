@@ -625,6 +625,10 @@ static int transition(struct emu_dev *d, struct emu_cmd *c, enum trans tr, uint3
 	*qp = n;
 	if (tr == T_2ERR)
 		emu_qp_srq_last_wqe(d, qp);
+	if (tr == T_2RST)
+		for (size_t a = 0; a < emu_nareas; a++)
+			if (emu_areas[a]->qp_reset)
+				emu_areas[a]->qp_reset(d, qp);
 	return 0;
 }
 

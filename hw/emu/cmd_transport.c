@@ -183,6 +183,15 @@ static void tp_obj_gone(struct emu_dev *d, enum emu_obj_type type, void *obj)
 		}
 }
 
+/* 2RST_QP: the QP's requester and responder state goes with it, requests in flight
+ * included.  Guessing the reset later from the context (emu_tq_get) misses a QP taken
+ * back to RTS with the same PSNs before any packet or doorbell: its old requests would
+ * still be in flight behind the new ones. */
+static void tp_qp_reset(struct emu_dev *d, void *qp)
+{
+	tp_obj_gone(d, EMU_OBJ_QP, qp);
+}
+
 static int tp_init(struct emu_dev *d)
 {
 	void **slot = emu_area_state(d, "transport");
@@ -306,4 +315,5 @@ int emu_tp_inject(struct emu_dev *d, uint32_t daddr, uint16_t sport, const void 
 const struct emu_cmd_area emu_area_transport = {
 	.name = "transport", .cmds = NULL, .ncmds = 0,
 	.init = tp_init, .teardown = tp_teardown, .fini = tp_fini, .obj_gone = tp_obj_gone,
+	.qp_reset = tp_qp_reset,
 };

@@ -114,6 +114,9 @@ struct emu_cmd_area {
 	 * its dtor runs, while it is still intact.  An engine that keeps pointers to
 	 * objects of other areas (a transport queue to its QP) drops them here. */
 	void (*obj_gone)(struct emu_dev *d, enum emu_obj_type type, void *obj);
+	/* optional: a QP was moved to RESET (2RST_QP): whatever an engine keeps for it at
+	 * run time is void; the QP object itself lives on. */
+	void (*qp_reset)(struct emu_dev *d, void *qp);
 };
 #define EMU_NCMDS(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -200,6 +200,39 @@ Test(rc_errors, atomic_on_a_qp_without_remote_atomic_enabled_is_a_remote_invalid
 	cr_assert_eq(*target, 77);
 }
 
+/* A QP taken to RESET forgets the requests it had in flight (IBTA: work requests
+ * outstanding at the reset are discarded), even when it is connected again with the
+ * same PSNs before any packet or doorbell shows the device it was reset. */
+Test(rc_errors, a_qp_reset_with_a_request_in_flight_forgets_it)
+{
+	struct tp_conn c = { .mtu = 3, .sq_psn = 0x500, .rq_psn = 0x700, .timeout = 14, .retry_cnt = 7,
+			     .rnr_retry = 7, .min_rnr_timer = 1 };
+	struct mx5_qp_attr rst = { .qp_state = MX5_QPS_RESET };
+	struct ibv_wc wc;
+
+	open_pair(&c);
+	emu_wire_link_set(B.emu, 0);     /* B hears nothing: the first WRITE stays unanswered */
+	tp_fill(abuf, 4096, 1);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, 4096, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
+			     IBV_SEND_SIGNALED), 0);
+	usleep(20000);
+	cr_assert_eq(tp_ctr(&A).tx_pkts, 4, "the WRITE went out (4 packets at MTU 1024)");
+	cr_assert_eq(mx5_qp_modify(qa.qp, &rst, MX5_QP_STATE), 0, "%s", mx5_device_error(A.dev));
+	tp_qp_connect_to(&qa, B.ip, qb.qpn, &c);
+	emu_wire_link_set(B.emu, 1);
+	tp_fill(abuf + 8192, 4096, 2);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 2, abuf + 8192, 4096, tp_lkey(amr), (uintptr_t)bbuf + 8192,
+			     tp_rkey(bmr), IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(wc.wr_id, 2);
+	cr_assert_eq(memcmp(bbuf + 8192, abuf + 8192, 4096), 0);
+	/* the forgotten WRITE never completes, never lands, and nothing is resent for it */
+	cr_assert_eq(tp_poll(&A, &wc, 300), 0, "a completion for wr_id %llu", (unsigned long long)wc.wr_id);
+	for (int i = 0; i < 4096; i++)
+		cr_assert_eq(bbuf[i], 0, "byte %d of the forgotten WRITE landed", i);
+	cr_assert_eq(tp_ctr(&A).retransmits, 0);
+}
+
 Test(rc_errors, bad_lkey_is_a_local_protection_error)
 {
 	struct tp_conn c = { .mtu = 3, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1 };
