@@ -68,23 +68,8 @@ if [ "$nseed" -lt 10 ]; then
   echo "FAIL: the seed generator wrote $nseed seeds" >&2
   exit 1
 fi
-set +e
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  "$bin" -runs="$runs" -seed=1 -max_len=1200 -max_total_time=480 -timeout=10 \
-  -artifact_prefix="$work/" "$work/corpus" >"$work/fuzz.log" 2>&1
-rc=$?
-set -e
-tail -n 15 "$work/fuzz.log"
-if [ $rc -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$work/fuzz.log"; then
-  echo "FAIL: fuzzer exit $rc; reproducer(s): $(ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* 2>/dev/null | tr '\n' ' ')" >&2
-  exit 1
-fi
-done_line=$(grep -E '^Done [0-9]+ runs' "$work/fuzz.log" || true)
-done_runs=$(echo "$done_line" | sed -E 's/^Done ([0-9]+) runs.*/\1/')
-if [ -z "$done_runs" ] || [ "$done_runs" -lt "$runs" ]; then
-  echo "FAIL: fuzzer stopped before $runs runs (${done_line:-no summary})" >&2
-  exit 1
-fi
+. "$src/tests/common/libfuzzer-run.sh"
+fuzz_run_and_judge "$bin" "$work" "$runs" 1200 480
 # Depth: a harness whose packets all died in the header checks would prove little.
 # The harness's exit report must show WRITEs parsed, receives completed, answers sent and
 # B's own sends completed by a response.
@@ -99,6 +84,5 @@ if [ -z "$writes" ] || [ -z "$recv_ok" ] || [ -z "$sent" ] || [ -z "$own_ok" ] |
   echo "FAIL: the inputs never got past the header checks (${depth:-no depth report})" >&2
   exit 1
 fi
-cov=$(grep -oE 'cov: [0-9]+' "$work/fuzz.log" | tail -1 || true)
 echo "roce rx fuzz figures: $done_runs inputs, $nseed seeds, ${cov:-cov: ?}, $own_ok of B's own sends" \
      "completed by fuzzed responses, no crash or sanitizer report"

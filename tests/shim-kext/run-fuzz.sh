@@ -26,22 +26,6 @@ if ! "$CLANG" -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-
 fi
 /usr/bin/python3 "$src/tests/shim-kext/fuzz_seeds.py" "$work/corpus"
 nseed=$(ls "$work/corpus" | wc -l)
-set +e
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  "$bin" -runs="$runs" -seed=1 -max_len=1024 -max_total_time=600 -timeout=10 \
-  -artifact_prefix="$work/" "$work/corpus" >"$work/fuzz.log" 2>&1
-rc=$?
-set -e
-tail -n 15 "$work/fuzz.log"
-if [ $rc -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$work/fuzz.log"; then
-  echo "FAIL: fuzzer exit $rc; reproducer(s): $(ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* 2>/dev/null | tr '\n' ' ')" >&2
-  exit 1
-fi
-done_line=$(grep -E '^Done [0-9]+ runs' "$work/fuzz.log" || true)
-done_runs=$(echo "$done_line" | sed -E 's/^Done ([0-9]+) runs.*/\1/')
-if [ -z "$done_runs" ] || [ "$done_runs" -lt "$runs" ]; then
-  echo "FAIL: fuzzer stopped before $runs runs (${done_line:-no summary})" >&2
-  exit 1
-fi
-cov=$(grep -oE 'cov: [0-9]+' "$work/fuzz.log" | tail -1 || true)
+. "$src/tests/common/libfuzzer-run.sh"
+fuzz_run_and_judge "$bin" "$work" "$runs" 1024 600
 echo "kext fuzz figures: $done_runs inputs, $nseed seeds, ${cov:-cov: ?}, no crash or sanitizer report"
