@@ -43,13 +43,8 @@ int uv_poll_cq_op(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 static uint32_t uv_cq_next_new(const struct mx5_cq_ring *r)
 {
 	uint32_t n = r->cons_index;
-	mx5_compiler_barrier();
-	for (uint32_t i = 0; i < r->cqe_cnt; i++, n++) {
-		const uint8_t *cqe = mx5_cq_cqe(r, n);
-		if (PRM_GET(cqe64, cqe, opcode) == MX5_CQE_INVALID ||
-		    PRM_GET(cqe64, cqe, owner) != ((n >> r->log_cqe_cnt) & 1u))
-			break;
-	}
+	for (uint32_t i = 0; i < r->cqe_cnt && mx5_cq_owned(r, n); i++)
+		n++;
 	return n;
 }
 

@@ -89,18 +89,25 @@ MX5_HOT uint8_t *mx5_cq_cqe(const struct mx5_cq_ring *cq, uint32_t n)
 	return cq->buf + ((size_t)(n & (cq->cqe_cnt - 1)) << MX5_CQE_SHIFT);
 }
 
-/* The CQE at the consumer counter when software owns it, else NULL. */
-MX5_HOT uint8_t *mx5_cq_next(const struct mx5_cq_ring *cq)
+/* The CQE at counter n when software owns it (written, and its owner bit matches the
+ * lap of n), else NULL. */
+MX5_HOT uint8_t *mx5_cq_owned(const struct mx5_cq_ring *cq, uint32_t n)
 {
-	uint8_t *cqe = mx5_cq_cqe(cq, cq->cons_index);
+	uint8_t *cqe = mx5_cq_cqe(cq, n);
 
 	/* The device writes this memory behind the compiler's back: read it afresh on every
 	 * call, even when an empty poll is inlined into the caller's spin loop. */
 	mx5_compiler_barrier();
 	if (PRM_GET(cqe64, cqe, opcode) == MX5_CQE_INVALID ||
-	    PRM_GET(cqe64, cqe, owner) != ((cq->cons_index >> cq->log_cqe_cnt) & 1u))
+	    PRM_GET(cqe64, cqe, owner) != ((n >> cq->log_cqe_cnt) & 1u))
 		return NULL;
 	return cqe;
+}
+
+/* The CQE at the consumer counter when software owns it, else NULL. */
+MX5_HOT uint8_t *mx5_cq_next(const struct mx5_cq_ring *cq)
+{
+	return mx5_cq_owned(cq, cq->cons_index);
 }
 
 MX5_HOT struct mx5_wq_ref *mx5_cq_lookup(struct mx5_cq_ring *cq, uint32_t qpn)
