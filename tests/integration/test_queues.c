@@ -10,27 +10,16 @@ static uint8_t *abuf, *bbuf;
 static struct mx5_mr *amr, *bmr;
 #define LEN (1u << 20)
 
+static const struct tp_fixture fx = { &A, &B, NULL, NULL, &abuf, &bbuf, &amr, &bmr, LEN };
+
 static void open_nics(void)
 {
-	unsigned acc = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE;
-
-	tp_nic_open(&A, "emu:", 1024);
-	tp_nic_open(&B, "emu:", 1024);
-	abuf = tp_alloc(LEN);
-	bbuf = tp_alloc(LEN);
-	amr = tp_mr(&A, abuf, LEN, acc);
-	bmr = tp_mr(&B, bbuf, LEN, acc);
+	tp_fixture_open(&fx, "emu:", "emu:", 1024, MX5_QPT_RC, 0, MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE, NULL);
 }
 
 static void teardown(void)
 {
-	tp_nic_close(&A);
-	tp_nic_close(&B);
-	if (abuf)
-		munmap(abuf, LEN);
-	if (bbuf)
-		munmap(bbuf, LEN);
-	abuf = bbuf = NULL;
+	tp_fixture_close(&fx);
 }
 
 TestSuite(queues, .fini = teardown, .timeout = 60);

@@ -12,33 +12,20 @@ static struct tp_ep qa, qb;
 static uint8_t *abuf, *bbuf;
 static struct mx5_mr *amr, *bmr;
 
+static const struct tp_fixture fx = { &A, &B, &qa, &qb, &abuf, &bbuf, &amr, &bmr, BIG + 64 };
+
 static void setup_mtu(uint8_t mtu)
 {
 	struct tp_conn c = { .mtu = mtu, .sq_psn = 0xfffff0, .rq_psn = 0x100, .timeout = 14, .retry_cnt = 7,
 			     .rnr_retry = 7, .min_rnr_timer = 1 };
-	unsigned acc = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_READ |
-		       MX5_ACCESS_REMOTE_ATOMIC;
-
-	tp_nic_open(&A, "emu:", 4096);
-	tp_nic_open(&B, "emu:", 4096);
-	tp_qp_create(&qa, &A, MX5_QPT_RC, 64, NULL);
-	tp_qp_create(&qb, &B, MX5_QPT_RC, 64, NULL);
-	tp_connect(&qa, &qb, &c);
-	abuf = tp_alloc(BIG + 64);
-	bbuf = tp_alloc(BIG + 64);
-	amr = tp_mr(&A, abuf, BIG + 64, acc);
-	bmr = tp_mr(&B, bbuf, BIG + 64, acc);
+	tp_fixture_open(&fx, "emu:", "emu:", 4096, MX5_QPT_RC, 64,
+			MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_READ | MX5_ACCESS_REMOTE_ATOMIC,
+			&c);
 }
 
 static void teardown(void)
 {
-	tp_nic_close(&A);
-	tp_nic_close(&B);
-	if (abuf)
-		munmap(abuf, BIG + 64);
-	if (bbuf)
-		munmap(bbuf, BIG + 64);
-	abuf = bbuf = NULL;
+	tp_fixture_close(&fx);
 }
 
 static uint32_t sizes_for(uint32_t mtu, uint32_t *s)

@@ -12,30 +12,16 @@ static uint8_t *abuf, *bbuf;
 static struct mx5_mr *amr, *bmr;
 #define LEN (256u << 10)
 
+static const struct tp_fixture fx = { &A, &B, &qa, &qb, &abuf, &bbuf, &amr, &bmr, LEN };
+
 static void open_pair(enum mx5_qp_type t, const struct tp_conn *c)
 {
-	unsigned acc = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE;
-
-	tp_nic_open(&A, "emu:", 1024);
-	tp_nic_open(&B, "emu:", 1024);
-	tp_qp_create(&qa, &A, t, 64, NULL);
-	tp_qp_create(&qb, &B, t, 64, NULL);
-	tp_connect(&qa, &qb, c);
-	abuf = tp_alloc(LEN);
-	bbuf = tp_alloc(LEN);
-	amr = tp_mr(&A, abuf, LEN, acc);
-	bmr = tp_mr(&B, bbuf, LEN, acc);
+	tp_fixture_open(&fx, "emu:", "emu:", 1024, t, 64, MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE, c);
 }
 
 static void teardown(void)
 {
-	tp_nic_close(&A);
-	tp_nic_close(&B);
-	if (abuf)
-		munmap(abuf, LEN);
-	if (bbuf)
-		munmap(bbuf, LEN);
-	abuf = bbuf = NULL;
+	tp_fixture_close(&fx);
 }
 
 TestSuite(uc_ud, .fini = teardown, .timeout = 60);

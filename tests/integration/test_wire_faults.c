@@ -15,15 +15,11 @@ static struct mx5_mr *amr, *bmr;
 #define BUFLEN (SLOTS * SLOT + 4096)
 #define CTR_OFF (SLOTS * SLOT)
 
+static const struct tp_fixture fx = { &A, &B, &qa, &qb, &abuf, &bbuf, &amr, &bmr, BUFLEN };
+
 static void teardown(void)
 {
-	tp_nic_close(&A);
-	tp_nic_close(&B);
-	if (abuf)
-		munmap(abuf, BUFLEN);
-	if (bbuf)
-		munmap(bbuf, BUFLEN);
-	abuf = bbuf = NULL;
+	tp_fixture_close(&fx);
 }
 
 struct op {
@@ -58,15 +54,7 @@ static void run_mix(double rate, unsigned nops)
 
 	if (env && atoi(env) > 0)
 		nops = (unsigned)atoi(env);
-	tp_nic_open(&A, "emu:", 8192);
-	tp_nic_open(&B, "emu:", 8192);
-	tp_qp_create(&qa, &A, MX5_QPT_RC, 64, NULL);
-	tp_qp_create(&qb, &B, MX5_QPT_RC, 64, NULL);
-	tp_connect(&qa, &qb, &c);
-	abuf = tp_alloc(BUFLEN);
-	bbuf = tp_alloc(BUFLEN);
-	amr = tp_mr(&A, abuf, BUFLEN, acc);
-	bmr = tp_mr(&B, bbuf, BUFLEN, acc);
+	tp_fixture_open(&fx, "emu:", "emu:", 8192, MX5_QPT_RC, 64, acc, &c);
 	memset(ops, 0, sizeof(ops));
 	cr_assert_eq(emu_wire_faults_set(A.emu, &f), 0);
 	f.seed = 999;
@@ -194,15 +182,7 @@ Test(wire_faults, link_down_drops_everything_and_link_up_recovers)
 	struct ibv_wc wc;
 	unsigned acc = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE;
 
-	tp_nic_open(&A, "emu:", 256);
-	tp_nic_open(&B, "emu:", 256);
-	tp_qp_create(&qa, &A, MX5_QPT_RC, 16, NULL);
-	tp_qp_create(&qb, &B, MX5_QPT_RC, 16, NULL);
-	tp_connect(&qa, &qb, &c);
-	abuf = tp_alloc(BUFLEN);
-	bbuf = tp_alloc(BUFLEN);
-	amr = tp_mr(&A, abuf, BUFLEN, acc);
-	bmr = tp_mr(&B, bbuf, BUFLEN, acc);
+	tp_fixture_open(&fx, "emu:", "emu:", 256, MX5_QPT_RC, 16, acc, &c);
 	emu_wire_link_set(B.emu, 0);
 	tp_fill(abuf, 5000, 1);
 	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, 5000, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
@@ -238,15 +218,7 @@ Test(wire_faults, corrupted_packets_are_dropped_as_bad_icrc_and_recovered)
 	struct ibv_wc wc;
 	unsigned acc = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE;
 
-	tp_nic_open(&A, "emu:", 256);
-	tp_nic_open(&B, "emu:", 256);
-	tp_qp_create(&qa, &A, MX5_QPT_RC, 16, NULL);
-	tp_qp_create(&qb, &B, MX5_QPT_RC, 16, NULL);
-	tp_connect(&qa, &qb, &c);
-	abuf = tp_alloc(BUFLEN);
-	bbuf = tp_alloc(BUFLEN);
-	amr = tp_mr(&A, abuf, BUFLEN, acc);
-	bmr = tp_mr(&B, bbuf, BUFLEN, acc);
+	tp_fixture_open(&fx, "emu:", "emu:", 256, MX5_QPT_RC, 16, acc, &c);
 	cr_assert_eq(emu_wire_faults_set(A.emu, &f), 0);
 	for (int i = 0; i < 20; i++) {
 		tp_fill(abuf, SLOT * 4, (uint32_t)i);
@@ -266,15 +238,7 @@ Test(wire_faults, uri_options_apply_loss_and_link_state)
 	struct ibv_wc wc;
 	unsigned acc = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE;
 
-	tp_nic_open(&A, "emu:loss=0.2,seed=5", 256);
-	tp_nic_open(&B, "emu:link=down", 256);
-	tp_qp_create(&qa, &A, MX5_QPT_RC, 16, NULL);
-	tp_qp_create(&qb, &B, MX5_QPT_RC, 16, NULL);
-	tp_connect(&qa, &qb, &c);
-	abuf = tp_alloc(BUFLEN);
-	bbuf = tp_alloc(BUFLEN);
-	amr = tp_mr(&A, abuf, BUFLEN, acc);
-	bmr = tp_mr(&B, bbuf, BUFLEN, acc);
+	tp_fixture_open(&fx, "emu:loss=0.2,seed=5", "emu:link=down", 256, MX5_QPT_RC, 16, acc, &c);
 	tp_fill(abuf, SLOT * 4, 3);
 	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, SLOT * 4, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
 			     IBV_SEND_SIGNALED), 0);

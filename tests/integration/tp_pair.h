@@ -214,6 +214,46 @@ static inline void *tp_alloc(size_t len)
 	return p;
 }
 
+/* The fixture most data-plane tests start from, kept in each test file's own statics:
+ * NICs a and b, a QP on each, a buffer of len bytes on each NIC with its MR. */
+struct tp_fixture {
+	struct tp_nic *a, *b;
+	struct tp_ep *qa, *qb;
+	uint8_t **abuf, **bbuf;
+	struct mx5_mr **amr, **bmr;
+	size_t len;
+};
+
+/* Open both NICs (CQs of cqe entries); when c is given, create a QP of type t and depth
+ * on each and connect them with c; allocate and register both buffers with acc. */
+static inline void tp_fixture_open(const struct tp_fixture *f, const char *uri_a, const char *uri_b, uint32_t cqe,
+				   enum mx5_qp_type t, uint32_t depth, unsigned acc, const struct tp_conn *c)
+{
+	tp_nic_open(f->a, uri_a, cqe);
+	tp_nic_open(f->b, uri_b, cqe);
+	if (c) {
+		tp_qp_create(f->qa, f->a, t, depth, NULL);
+		tp_qp_create(f->qb, f->b, t, depth, NULL);
+		tp_connect(f->qa, f->qb, c);
+	}
+	*f->abuf = tp_alloc(f->len);
+	*f->bbuf = tp_alloc(f->len);
+	*f->amr = tp_mr(f->a, *f->abuf, f->len, acc);
+	*f->bmr = tp_mr(f->b, *f->bbuf, f->len, acc);
+}
+
+/* Undo tp_fixture_open, also after a partial one (a test's .fini). */
+static inline void tp_fixture_close(const struct tp_fixture *f)
+{
+	tp_nic_close(f->a);
+	tp_nic_close(f->b);
+	if (*f->abuf)
+		munmap(*f->abuf, f->len);
+	if (*f->bbuf)
+		munmap(*f->bbuf, f->len);
+	*f->abuf = *f->bbuf = NULL;
+}
+
 static inline void tp_fill(void *buf, size_t len, uint32_t seed)
 {
 	uint8_t *p = buf;

@@ -17,34 +17,21 @@ static struct mx5_mr *amr, *bmr;
 #define BUF (64u << 10)
 #define N 64u
 
+static const struct tp_fixture fx = { &A, &B, &qa, &qb, &abuf, &bbuf, &amr, &bmr, BUF };
+
 static void setup(void)
 {
 	/* ACK timeout 4.096 us x 2^18 = 1 s: a retransmission (payload read again) must not
 	 * come from a slow machine, only from a lost packet, and loopback loses none. */
 	struct tp_conn c = { .mtu = 3, .sq_psn = 0x10, .rq_psn = 0x20, .timeout = 18, .retry_cnt = 7,
 			     .rnr_retry = 7, .min_rnr_timer = 1 };
-	unsigned acc = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_READ;
-
-	tp_nic_open(&A, "emu:", 256);
-	tp_nic_open(&B, "emu:", 256);
-	tp_qp_create(&qa, &A, MX5_QPT_RC, 64, NULL);
-	tp_qp_create(&qb, &B, MX5_QPT_RC, 64, NULL);
-	tp_connect(&qa, &qb, &c);
-	abuf = tp_alloc(BUF);
-	bbuf = tp_alloc(BUF);
-	amr = tp_mr(&A, abuf, BUF, acc);
-	bmr = tp_mr(&B, bbuf, BUF, acc);
+	tp_fixture_open(&fx, "emu:", "emu:", 256, MX5_QPT_RC, 64,
+			MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_READ, &c);
 }
 
 static void teardown(void)
 {
-	tp_nic_close(&A);
-	tp_nic_close(&B);
-	if (abuf)
-		munmap(abuf, BUF);
-	if (bbuf)
-		munmap(bbuf, BUF);
-	abuf = bbuf = NULL;
+	tp_fixture_close(&fx);
 }
 
 TestSuite(pcie_counters, .init = setup, .fini = teardown, .timeout = 60);
