@@ -100,45 +100,36 @@ UV_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 				offsetof(struct ibv_port_attr, flags) + 1);
 }
 
-static uint32_t uv_vendor_id(struct uv_dev *d, char *psid, size_t psid_len);
-
 static void uv_fw_ver(const struct uv_dev *d, char *buf, size_t len)
 {
 	/* mlx5's format: major.minor.subminor with four digits */
 	snprintf(buf, len, "%u.%u.%04u", d->info.fw_major, d->info.fw_minor, d->info.fw_subminor);
 }
 
+/* QUERY_ADAPTER once at open: the IEEE vendor id (ibv_device_attr.vendor_id) and the
+ * PSID (sysfs board_id). */
 void uv_query_adapter(struct uv_dev *d)
-{
-	d->vendor_id = uv_vendor_id(d, d->psid, sizeof(d->psid));
-}
-
-static uint32_t uv_vendor_id(struct uv_dev *d, char *psid, size_t psid_len)
 {
 	uint8_t in[PRM_SIZE(query_adapter_in)] = { 0 };
 	uint8_t *out = calloc(1, PRM_SIZE(query_adapter_out));
-	uint32_t v = 0;
-	if (psid_len)
-		psid[0] = 0;
+	d->vendor_id = 0;
+	d->psid[0] = 0;
 	if (!out)
-		return 0;
+		return;
 	PRM_SET(query_adapter_in, in, opcode, PRM_CMD_OP_QUERY_ADAPTER);
 	if (mx5_cmd(d->mx5, in, sizeof(in), out, PRM_SIZE(query_adapter_out)) == 0) {
 		const uint8_t *b = PRM_ADDR(query_adapter_out, out, query_adapter_struct);
-		v = (uint32_t)PRM_GET(query_adapter_param_block, b, ieee_vendor_id);
-		if (psid_len) {
-			size_t n = psid_len - 1 < 16 ? psid_len - 1 : 16;
-			memcpy(psid, PRM_ADDR(query_adapter_param_block, b, vsd_contd_psid), n);
-			psid[n] = 0;
-			/* the PSID is space or NUL padded */
-			for (size_t i = strlen(psid); i > 0 && psid[i - 1] == ' '; i--)
-				psid[i - 1] = 0;
-		}
+		size_t n = sizeof(d->psid) - 1 < 16 ? sizeof(d->psid) - 1 : 16;
+		d->vendor_id = (uint32_t)PRM_GET(query_adapter_param_block, b, ieee_vendor_id);
+		memcpy(d->psid, PRM_ADDR(query_adapter_param_block, b, vsd_contd_psid), n);
+		d->psid[n] = 0;
+		/* the PSID is space or NUL padded */
+		for (size_t i = strlen(d->psid); i > 0 && d->psid[i - 1] == ' '; i--)
+			d->psid[i - 1] = 0;
 	} else {
 		uv_err(d, -EIO, "QUERY_ADAPTER");
 	}
 	free(out);
-	return v;
 }
 
 void uv_device_attr(struct uv_dev *d, struct ibv_device_attr *a)
