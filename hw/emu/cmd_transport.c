@@ -172,15 +172,15 @@ static void tp_obj_gone(struct emu_dev *d, enum emu_obj_type type, void *obj)
 
 	if (!tp || type != EMU_OBJ_QP)
 		return;
-	for (unsigned h = 0; h < 256; h++)
-		for (struct emu_tq **pp = &tp->qtab[h], *tq; (tq = *pp);) {
-			if (tq->qp == obj) {
-				*pp = tq->next;
-				tq_free(tq);
-			} else {
-				pp = &tq->next;
-			}
+	/* the QP's bucket only: the table is keyed by qpn & 0xff (emu_tq_get) */
+	for (struct emu_tq **pp = &tp->qtab[((struct emu_qp *)obj)->qpn & 0xff], *tq; (tq = *pp);) {
+		if (tq->qp == obj) {
+			*pp = tq->next;
+			tq_free(tq);
+		} else {
+			pp = &tq->next;
 		}
+	}
 }
 
 /* 2RST_QP: the QP's requester and responder state goes with it, requests in flight
