@@ -7,8 +7,8 @@
  *   cmdq_exec     "Command Queue Entry" + "Command Mailbox": build the entry and the
  *                 mailbox chains, sign them, pass ownership, ring the doorbell vector;
  *                 then wait ("Command Completion": ownership back to software, or the
- *                 CMD completion EQE), check delivery status, token and signatures,
- *                 and decode the output's status and syndrome ("Command Status").
+ *                 CMD completion EQE), check delivery status, token and (only when
+ *                 checksums are on, verify_signatures) signatures, and decode the output's status and syndrome ("Command Status").
  * Behaviour cross-checked with Linux mlx5_core cmd.c and rdma-core mlx5_vfio.c.
  */
 #include "firmware-cmd/cmdq.h"
@@ -49,7 +49,8 @@ struct cmdq {
 	size_t pool_boxes;          /* per direction */
 
 	unsigned timeout_ms;
-	bool use_signatures;
+	bool use_signatures;        /* sign what we post */
+	bool verify_signatures;     /* check what the device completes (cmdif_checksum on) */
 	size_t max_mailbox_bytes;
 	uint8_t token;
 
@@ -182,6 +183,7 @@ int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct c
 	q->bar = *bar;
 	q->timeout_ms = cfg && cfg->timeout_ms ? cfg->timeout_ms : CMDQ_DEFAULT_TIMEOUT_MS;
 	q->use_signatures = cfg && cfg->use_signatures;
+	q->verify_signatures = cfg && cfg->verify_signatures;
 	q->max_mailbox_bytes = cfg && cfg->max_mailbox_bytes ? cfg->max_mailbox_bytes : CMDQ_DEFAULT_MAX_MAILBOX;
 	atomic_init(&q->completed, 0);
 	rc = pthread_mutex_init(&q->lock, NULL);
@@ -303,6 +305,15 @@ void cmdq_set_timeout(struct cmdq *q, unsigned timeout_ms)
 		return;
 	pthread_mutex_lock(&q->lock);
 	q->timeout_ms = timeout_ms ? timeout_ms : CMDQ_DEFAULT_TIMEOUT_MS;
+	pthread_mutex_unlock(&q->lock);
+}
+
+void cmdq_set_verify_signatures(struct cmdq *q, int on)
+{
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->verify_signatures = on != 0;
 	pthread_mutex_unlock(&q->lock);
 }
 
@@ -630,7 +641,7 @@ static int cmdq_exec_locked(struct cmdq *q, const void *in, size_t inlen, void *
 			       (unsigned)PRM_GET(cmd_queue_entry, ent, token), token);
 		goto out;
 	}
-	if (q->use_signatures && cmdq_xor8(ent, sizeof(ent)) != 0xff) {
+	if (q->verify_signatures && cmdq_xor8(ent, sizeof(ent)) != 0xff) {
 		rc = cmdq_fail(q, -EIO, "%s: bad entry signature on completion", name);
 		goto out;
 	}
@@ -642,7 +653,7 @@ static int cmdq_exec_locked(struct cmdq *q, const void *in, size_t inlen, void *
 				       name, i, (unsigned)PRM_GET(cmd_if_box, box, token), token);
 			goto out;
 		}
-		if (q->use_signatures && !cmdq_box_signature_ok(box)) {
+		if (q->verify_signatures && !cmdq_box_signature_ok(box)) {
 			rc = cmdq_fail(q, -EIO, "%s: bad signature on output mailbox %zu", name, i);
 			goto out;
 		}

@@ -32,7 +32,15 @@ struct cmdq;
 
 struct cmdq_config {
 	unsigned timeout_ms;          /* 0: CMDQ_DEFAULT_TIMEOUT_MS */
-	int use_signatures;           /* compute and check entry/mailbox signatures */
+	/* Sign the entry and every mailbox posted (PRM signature and ctrl_signature).
+	 * Harmless when the device ignores them; Linux cmd.c always signs the entry. */
+	int use_signatures;
+	/* Check the signatures of the completed entry and of the output mailboxes.  Only
+	 * for a device whose cmd_hca_cap.cmdif_checksum is 3 (enabled): with checksums
+	 * off, real firmware leaves the entry's signature byte as posted and returns the
+	 * mailboxes unsigned (the ConnectX-4 trace in ../shared/fixtures), and neither
+	 * Linux (cmd.c checksum_disabled) nor rdma-core mlx5_vfio.c ever verifies. */
+	int verify_signatures;
 	unsigned max_mailbox_bytes;   /* largest in/out payload beyond the inline bytes; 0: 1 MiB */
 };
 
@@ -77,6 +85,10 @@ void cmdq_set_polling_mode(struct cmdq *q);
 void cmdq_event_complete(struct cmdq *q, uint32_t vector_mask);
 
 void cmdq_set_timeout(struct cmdq *q, unsigned timeout_ms);
+
+/* Start or stop verifying completion signatures (cmdq_config.verify_signatures), for a
+ * driver that turned cmdif_checksum on or off with SET_HCA_CAP. */
+void cmdq_set_verify_signatures(struct cmdq *q, int on);
 
 /* Last error, e.g. "CREATE_QP: bad parameter (0x3), syndrome 0x2a1b3c"; "" after a
  * success.  The string belongs to the queue and changes with the next command. */

@@ -134,9 +134,9 @@ static void reply_bad_ctrl_sig(struct scripted_dev *d, struct scripted_cmd *c, v
 	scripted_cmd_complete(d, c, 0, false);
 }
 
-Test(cmdq_signature, bad_entry_signature_is_an_io_error_when_signatures_are_on)
+Test(cmdq_signature, bad_entry_signature_is_an_io_error_when_verification_is_on)
 {
-	struct cmdq_config cfg = { .use_signatures = 1 };
+	struct cmdq_config cfg = { .use_signatures = 1, .verify_signatures = 1 };
 	struct cmdq_fix f;
 	uint8_t out[16];
 
@@ -149,7 +149,7 @@ Test(cmdq_signature, bad_entry_signature_is_an_io_error_when_signatures_are_on)
 
 Test(cmdq_signature, bad_output_mailbox_signature_names_the_block)
 {
-	struct cmdq_config cfg = { .use_signatures = 1 };
+	struct cmdq_config cfg = { .use_signatures = 1, .verify_signatures = 1 };
 	struct cmdq_fix f;
 	uint8_t out[16 + 1024];
 
@@ -162,7 +162,7 @@ Test(cmdq_signature, bad_output_mailbox_signature_names_the_block)
 
 Test(cmdq_signature, bad_output_mailbox_control_signature_is_caught)
 {
-	struct cmdq_config cfg = { .use_signatures = 1 };
+	struct cmdq_config cfg = { .use_signatures = 1, .verify_signatures = 1 };
 	struct cmdq_fix f;
 	uint8_t out[16 + 512];
 
