@@ -6,11 +6,22 @@
  * ownership, and posts the CMD completion EQE when an EQ asked for it.
  *
  * Delivery checks, in the order hardware meets them: entry type (0x7, PCIe command
- * interface), entry signature (when the driver signs: XOR of the 64 bytes as posted,
- * ownership included, must be 0xff), input/output lengths within what the device
- * accepts, mailbox pointers 1 KiB aligned and mapped, each block's block_number (0, 1,
- * 2, ...) and token (the entry's), block signatures when the driver signs, and a chain
- * that does not loop back on itself.
+ * interface), entry signature (checksums on: XOR of the 64 bytes as posted, ownership
+ * included, must be 0xff), input/output lengths within what the device accepts,
+ * mailbox pointers 1 KiB aligned and mapped, each block's block_number (0, 1, 2, ...)
+ * and token (the entry's), block signatures (checksums on), and a chain that does not
+ * loop back on itself.
+ *
+ * Signatures follow the current cmd_hca_cap.cmdif_checksum (PRM "HCA Capabilities":
+ * 0 disabled, 3 enabled; drivers set it with SET_HCA_CAP, Linux main.c handle_hca_cap
+ * and rdma-core mlx5_vfio.c set 0).  With checksums off, as on the real ConnectX-4 in
+ * ../shared/fixtures/mlx5_core-connectx4-bringup-trace.txt.gz, nothing is checked and
+ * nothing is signed: the completed entry keeps the driver's signature byte (none of the
+ * trace's completions XORs to 0xff: ownership cleared, signature left; QUERY_PAGES is
+ * the one exception, completion_signature) and the output mailboxes keep their control
+ * part as the driver posted it (zero signatures in the trace).  With
+ * checksums on, inputs are checked and the completion is signed.  The value is read
+ * when the entry is fetched, so the SET_HCA_CAP that changes it completes as before.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -88,7 +99,7 @@ static void box_sign(uint8_t *box)
 }
 
 /* Fetch n blocks from `first`; 0 or a delivery status. */
-static int chain_fetch(struct emu_dev *d, uint64_t first, size_t n, uint8_t token, bool signed_cmd, bool input,
+static int chain_fetch(struct emu_dev *d, uint64_t first, size_t n, uint8_t token, bool checksums, bool input,
 		       struct chain *c)
 {
 	uint8_t bad_ptr = input ? PRM_DELIV_IN_PTR_ALIGN_ERR : PRM_DELIV_OUT_PTR_ALIGN_ERR;
@@ -126,7 +137,7 @@ static int chain_fetch(struct emu_dev *d, uint64_t first, size_t n, uint8_t toke
 		}
 		if (PRM_GET(cmd_if_box, box, token) != token)
 			return PRM_DELIV_TOKEN_ERR;
-		if (input && signed_cmd && !box_signature_ok(box))
+		if (input && checksums && !box_signature_ok(box))
 			return PRM_DELIV_SIGNATURE_ERR;
 		p = (PRM_GET(cmd_if_box, box, next_pointer_63_32) << 32) |
 		    (PRM_GET(cmd_if_box, box, next_pointer_31_10) << 10);
@@ -162,17 +173,50 @@ static int dispatch(struct emu_dev *d, struct emu_cmd *c, int *hang)
 	return desc->fn(d, c);
 }
 
-/* The completion is always signed (entry and output mailboxes): a driver that checks
- * signatures finds them right, one that does not ignores them.  Signing only "signed"
- * commands would miss the 1 in 256 whose correct input signature happens to be 0. */
-static void complete_entry(struct emu_dev *d, uint64_t eiova, uint8_t *ent, uint8_t deliv)
+/* PRM cmd_hca_cap.cmdif_checksum: 3 = checksums enabled. */
+#define EMU_CMDIF_CHECKSUM_ON 3
+
+static bool checksums_on(struct emu_dev *d)
+{
+	const uint8_t *cur = emu_cap(d, 0, 1);
+
+	return cur && PRM_GET(cmd_hca_cap, cur, cmdif_checksum) == EMU_CMDIF_CHECKSUM_ON;
+}
+
+/* The signature byte of a completed entry.  Checksums on: signed (XOR of the 64 bytes
+ * as completed is 0xff).  Off: what the driver posted, except for QUERY_PAGES, whose
+ * completions on the traced ConnectX-4 (firmware 14.12.1220) carry the posted byte
+ * XORed with the output inline bytes the firmware wrote, so that the entry's XOR stays
+ * as posted apart from the ownership bit (decompressed trace, lines 113 and 123: 0xfa
+ * comes back as 0xfc with num_pages 6; lines 1127 and 1134: 0xf7 as 0x81 with 12868 =
+ * 0x3244).  Every other traced command, ALLOC_UAR and CREATE_EQ among them, whose
+ * inline outputs are not zero, left the byte alone; other opcodes are not in the
+ * trace and leave it too. */
+static uint8_t completion_signature(const uint8_t *posted, const uint8_t *ent, uint16_t opcode, bool checksums)
+{
+	uint8_t sig = (uint8_t)PRM_GET(cmd_queue_entry, posted, signature);
+	uint8_t img[PRM_SIZE(cmd_queue_entry)];
+
+	if (checksums) {
+		memcpy(img, ent, sizeof(img));
+		PRM_SET(cmd_queue_entry, img, ownership, 0);
+		PRM_SET(cmd_queue_entry, img, signature, 0);
+		return (uint8_t)~cmdq_xor8(img, sizeof(img));
+	}
+	if (opcode == PRM_CMD_OP_QUERY_PAGES)
+		sig ^= cmdq_xor8(PRM_ADDR(cmd_queue_entry, posted, command_output_inline_data), CMDQ_INLINE_BYTES) ^
+		       cmdq_xor8(PRM_ADDR(cmd_queue_entry, ent, command_output_inline_data), CMDQ_INLINE_BYTES);
+	return sig;
+}
+
+static void complete_entry(struct emu_dev *d, uint64_t eiova, const uint8_t *posted, uint8_t *ent, uint16_t opcode,
+			   uint8_t deliv, bool checksums)
 {
 	size_t own_dw = PRM_OFF(cmd_queue_entry, ownership) / 32 * 4;
 
 	PRM_SET(cmd_queue_entry, ent, status, deliv);
 	PRM_SET(cmd_queue_entry, ent, ownership, 0);
-	PRM_SET(cmd_queue_entry, ent, signature, 0);
-	PRM_SET(cmd_queue_entry, ent, signature, (uint8_t)~cmdq_xor8(ent, PRM_SIZE(cmd_queue_entry)));
+	PRM_SET(cmd_queue_entry, ent, signature, completion_signature(posted, ent, opcode, checksums));
 	/* Everything before the ownership dword first, then that dword: the driver must
 	 * never see ownership back before the output. */
 	emu_dma_write(d, eiova, ent, own_dw);
@@ -184,13 +228,13 @@ static void complete_entry(struct emu_dev *d, uint64_t eiova, uint8_t *ent, uint
 static void process_entry(struct emu_dev *d, unsigned slot)
 {
 	uint64_t eiova = d->cmdq_iova + ((uint64_t)slot << d->log_cmdq_stride);
-	uint8_t ent[PRM_SIZE(cmd_queue_entry)];
+	uint8_t ent[PRM_SIZE(cmd_queue_entry)], posted[PRM_SIZE(cmd_queue_entry)];
 	struct chain in_chain = { 0 }, out_chain = { 0 };
 	struct emu_cmd c = { 0 };
 	uint8_t *inbuf = NULL, *outbuf = NULL, token, deliv = 0;
 	uint64_t in_ptr, out_ptr;
 	size_t inlen, outlen, nin, nout;
-	bool signed_cmd;
+	bool checksums;
 	int status, hang = 0;
 
 	if (emu_dma_read(d, eiova, ent, sizeof(ent)) < 0)
@@ -199,8 +243,9 @@ static void process_entry(struct emu_dev *d, unsigned slot)
 		emu_drverr(d, "doorbell for command entry %u whose ownership bit is clear (software owned)", slot);
 		return;
 	}
+	memcpy(posted, ent, sizeof(posted));
+	checksums = checksums_on(d);
 	token = (uint8_t)PRM_GET(cmd_queue_entry, ent, token);
-	signed_cmd = PRM_GET(cmd_queue_entry, ent, signature) != 0;
 	inlen = PRM_GET(cmd_queue_entry, ent, input_length);
 	outlen = PRM_GET(cmd_queue_entry, ent, output_length);
 	in_ptr = (PRM_GET(cmd_queue_entry, ent, input_mailbox_pointer_63_32) << 32) |
@@ -212,7 +257,7 @@ static void process_entry(struct emu_dev *d, unsigned slot)
 		deliv = PRM_DELIV_CMD_DESCR_ERR;
 		goto done;
 	}
-	if (signed_cmd && cmdq_xor8(ent, sizeof(ent)) != 0xff) {
+	if (checksums && cmdq_xor8(ent, sizeof(ent)) != 0xff) {
 		deliv = PRM_DELIV_SIGNATURE_ERR;
 		goto done;
 	}
@@ -226,9 +271,9 @@ static void process_entry(struct emu_dev *d, unsigned slot)
 	}
 	nin = cmdq_boxes_for(inlen > CMDQ_INLINE_BYTES ? inlen - CMDQ_INLINE_BYTES : 0);
 	nout = cmdq_boxes_for(outlen > CMDQ_INLINE_BYTES ? outlen - CMDQ_INLINE_BYTES : 0);
-	deliv = (uint8_t)chain_fetch(d, in_ptr, nin, token, signed_cmd, true, &in_chain);
+	deliv = (uint8_t)chain_fetch(d, in_ptr, nin, token, checksums, true, &in_chain);
 	if (!deliv)
-		deliv = (uint8_t)chain_fetch(d, out_ptr, nout, token, signed_cmd, false, &out_chain);
+		deliv = (uint8_t)chain_fetch(d, out_ptr, nout, token, checksums, false, &out_chain);
 	if (deliv)
 		goto done;
 
@@ -279,14 +324,15 @@ static void process_entry(struct emu_dev *d, unsigned slot)
 	for (size_t k = 0; k < out_chain.n; k++) {
 		uint8_t *box = out_chain.img + k * BOX_BYTES;
 
-		box_sign(box);
+		if (checksums)
+			box_sign(box);
 		if (emu_dma_write(d, out_chain.iova[k], box, BOX_BYTES) < 0) {
 			deliv = PRM_DELIV_OUT_PTR_ALIGN_ERR;
 			break;
 		}
 	}
 done:
-	complete_entry(d, eiova, ent, deliv);
+	complete_entry(d, eiova, posted, ent, c.opcode, deliv, checksums);
 	{
 		uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
 
