@@ -170,7 +170,8 @@ static int dispatch(struct emu_dev *d, struct emu_cmd *c, int *hang)
 	if (((desc->flags & EMU_CMDF_ENABLED) && d->hca < EMU_HCA_ENABLED) ||
 	    ((desc->flags & EMU_CMDF_INIT) && d->hca != EMU_HCA_INITIALIZED))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_SYS_STATE, PRM_SYND_BAD_SYSTEM_STATE);
-	return desc->fn(d, c);
+	f = emu_cmd_check(d, c); /* uid, op_mod, reserved fields (cmd_check.c) */
+	return f ? f : desc->fn(d, c);
 }
 
 /* PRM cmd_hca_cap.cmdif_checksum: 3 = checksums enabled. */

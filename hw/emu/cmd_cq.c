@@ -4,6 +4,7 @@
  * Rules, as firmware applies them:
  *  - log_cq_size <= log_max_cq_sz (limits, 0x8); cqe_sz 0 (64-byte CQEs) or 1 (128);
  *    CQE compression is refused: this device does not report the capability;
+ *  - cq_period_mode 0 or 1 (1 only with cq_period_start_from_cqe);
  *  - uar_page an allocated UAR, c_eqn an existing EQ (both held: the EQ and the UAR
  *    cannot be destroyed under the CQ);
  *  - dbr_addr 8-byte aligned and pinned; the page list (log_page_size, page_offset)
@@ -29,9 +30,24 @@ static void cq_dtor(struct emu_dev *d, void *obj)
 {
 	struct emu_cq *cq = obj;
 
+	void *uar = emu_uar_obj(d, cq->uar);
+
 	emu_obj_unref_id(d, EMU_OBJ_EQ, cq->eqn);
-	emu_obj_unref_id(d, EMU_OBJ_UAR, cq->uar);
+	if (uar)
+		emu_obj_unref(uar);
 	emu_qbuf_free(&cq->buf);
+}
+
+/* cqc.cq_period_mode: 0 the moderation timer starts at an EQE, 1 at a CQE (Linux enum
+ * mlx5_cq_period_mode: MLX5_CQ_PERIOD_MODE_START_FROM_EQE/CQE; no other value), the
+ * latter only when cmd_hca_cap.cq_period_start_from_cqe offers it. */
+static int cq_period_mode_check(struct emu_dev *d, unsigned mode)
+{
+	const uint8_t *g = emu_gen_caps(d);
+
+	if (mode > 1 || (mode == 1 && g && !PRM_GET(cmd_hca_cap, g, cq_period_start_from_cqe)))
+		return PRM_CMD_STAT_BAD_PARAM;
+	return 0;
 }
 
 /* Size and buffer checks shared by CREATE_CQ and the resize of MODIFY_CQ. */
@@ -66,9 +82,13 @@ static int create_cq(struct emu_dev *d, struct emu_cmd *c)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_CQE_SIZE);
 	if (PRM_GET(cqc, cqc, cqe_comp_en))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_CQ_FEATURE);
+	st = cq_period_mode_check(d, (unsigned)PRM_GET(cqc, cqc, cq_period_mode));
+	if (st)
+		return emu_cmd_fail(c, st, PRM_SYND_BAD_CQ_PERIOD_MODE);
 	tmp.cqe_bytes = (uint16_t)(64u << cqe_sz);
 	tmp.uar = (uint32_t)PRM_GET(cqc, cqc, uar_page);
-	if (!emu_obj_get(d, EMU_OBJ_UAR, tmp.uar))
+	/* uar_page is a UAR index (uar_4k: of a 4 KiB UAR inside an allocated page) */
+	if (!emu_uar_obj(d, tmp.uar))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_UAR);
 	tmp.eqn = (uint32_t)PRM_GET(cqc, cqc, c_eqn_or_apu_element);
 	if (!emu_obj_get(d, EMU_OBJ_EQ, tmp.eqn))
@@ -97,7 +117,7 @@ static int create_cq(struct emu_dev *d, struct emu_cmd *c)
 	cq->st = EMU_CQ_ST_FIRED;
 	cq->status = EMU_CQ_STATUS_OK;
 	emu_obj_ref(emu_obj_get(d, EMU_OBJ_EQ, cq->eqn));
-	emu_obj_ref(emu_obj_get(d, EMU_OBJ_UAR, cq->uar));
+	emu_obj_ref(emu_uar_obj(d, cq->uar));
 	PRM_SET(create_cq_out, c->out, cqn, cqn);
 	return 0;
 }

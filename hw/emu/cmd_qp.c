@@ -3,7 +3,8 @@
  * RTS2RTS (0x505), 2ERR (0x507), 2RST (0x50a).  PRM "Queue Pair" / qpc / ads.
  *
  * CREATE_QP checks, as firmware does: service type RC/UC/UD (and the device offers
- * it), pm_state armed/rearm/migrated, the PD, UAR, send CQ (unless no_sq) and receive CQ
+ * it), pm_state armed/rearm/migrated, counter_set_id 0 or an allocated Q counter, the
+ * PD, UAR (an index of an allocated UAR page, uar_4k included), send CQ (unless no_sq) and receive CQ
  * (unless the RQ is zero-length) exist, the SRQ exists when rq_type is SRQ; queue sizes
  * within log_max_qp_sz and max_wqe_sz_rq (limits, 0x8); the doorbell record and the page
  * list (receive queue first, then the send queue, in one buffer) aligned and pinned.
@@ -77,8 +78,11 @@ static void qp_dtor(struct emu_dev *d, void *obj)
 {
 	struct emu_qp *qp = obj;
 
+	void *uar = emu_uar_obj(d, qp->uar);
+
 	emu_obj_unref_id(d, EMU_OBJ_PD, qp->pdn);
-	emu_obj_unref_id(d, EMU_OBJ_UAR, qp->uar);
+	if (uar)
+		emu_obj_unref(uar);
 	if (qp->cqn_snd)
 		emu_obj_unref_id(d, EMU_OBJ_CQ, qp->cqn_snd);
 	if (qp->cqn_rcv)
@@ -116,6 +120,14 @@ static uint32_t gid_table_len(struct emu_dev *d)
 	if (r && PRM_GET(roce_cap, r, roce_address_table_size))
 		return (uint32_t)PRM_GET(roce_cap, r, roce_address_table_size);
 	return g ? (uint32_t)PRM_GET(cmd_hca_cap, g, gid_table_size) : 0;
+}
+
+/* qpc.counter_set_id: 0 (the function's default counters) or a Q counter set the
+ * driver allocated (ALLOC_Q_COUNTER; Linux mlx5_ib sets it from mlx5_ib_get_counters_id
+ * only after allocating one). */
+static bool counter_set_ok(struct emu_dev *d, uint32_t id)
+{
+	return id == 0 || emu_obj_get(d, EMU_OBJ_Q_COUNTER, id) != NULL;
 }
 
 /* ---- the address path (ads) ---- */
@@ -205,8 +217,11 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	if (!emu_obj_get(d, EMU_OBJ_PD, tmp.pdn))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_PD);
 	tmp.uar = (uint32_t)PRM_GET(qpc, qpc, uar_page);
-	if (!emu_obj_get(d, EMU_OBJ_UAR, tmp.uar))
+	/* uar_page is a UAR index (uar_4k: of a 4 KiB UAR inside an allocated page) */
+	if (!emu_uar_obj(d, tmp.uar))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_UAR);
+	if (!counter_set_ok(d, (uint32_t)PRM_GET(qpc, qpc, counter_set_id)))
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_COUNTER_SET_ID);
 
 	/* the send queue: 64-byte basic blocks */
 	tmp.no_sq = PRM_GET(qpc, qpc, no_sq);
@@ -270,7 +285,7 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	qp->pri.vhca_port_num = 1;
 	emu_qp_reset_engine(qp);
 	emu_obj_ref(emu_obj_get(d, EMU_OBJ_PD, qp->pdn));
-	emu_obj_ref(emu_obj_get(d, EMU_OBJ_UAR, qp->uar));
+	emu_obj_ref(emu_uar_obj(d, qp->uar));
 	if (qp->cqn_snd)
 		emu_obj_ref(emu_obj_get(d, EMU_OBJ_CQ, qp->cqn_snd));
 	if (qp->cqn_rcv)
@@ -501,6 +516,8 @@ static int rst2init(struct tctx *t, struct emu_qp *n)
 		n->q_key = (uint32_t)PRM_GET(qpc, t->qpc, q_key);
 	else
 		take_access(n, t->qpc, OPT_RRE | OPT_RWE | OPT_RAE);
+	if (!counter_set_ok(t->d, (uint32_t)PRM_GET(qpc, t->qpc, counter_set_id)))
+		return tfail(t, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_COUNTER_SET_ID);
 	n->counter_set_id = (uint8_t)PRM_GET(qpc, t->qpc, counter_set_id);
 	return 0;
 }

@@ -327,6 +327,9 @@ int emu_fault_check(struct emu_dev *d, uint16_t opcode, uint8_t *status, uint32_
 /* The command processor (cmd.c): process the entries whose bits are set. */
 void emu_cmd_doorbell(struct emu_dev *d, uint32_t vector);
 const struct emu_cmd_desc *emu_cmd_find(uint16_t opcode);
+/* cmd_check.c: uid, op_mod and reserved fields of an input, before its handler runs
+ * (0 or the failing status, syndrome set in c). */
+int emu_cmd_check(struct emu_dev *d, struct emu_cmd *c);
 
 /* The UAR write path and the EQ doorbell (eq.c) */
 void emu_eq_doorbell(struct emu_dev *d, uint32_t uar_index, uint32_t off, uint32_t value);

@@ -22,4 +22,10 @@
 #define ORACLE_STRUCT_EXCEPT_klm \
 	ORACLE_EXCEPT("not in mlx5_ifc.h (Linux: struct mlx5_klm in linux/mlx5/device.h)")
 
+/* The generic command header: mlx5_ifc.h calls bits 0x10..0x1f of cmd_in reserved_at_10;
+ * every command that takes a user context names the same bits uid (create_cq_in.uid,
+ * create_qp_in.uid, ... all checked by their own rows). */
+#define ORACLE_FIELD_EXCEPT_cmd_in__uid \
+	ORACLE_EXCEPT("mlx5_ifc.h cmd_in: reserved_at_10; the same bits are uid in create_cq_in etc.")
+
 #endif
