@@ -287,7 +287,6 @@ UV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 			return EINVAL;
 		m.ah.sgid_index = ah->grh.sgid_index;
 		memcpy(m.ah.dgid, ah->grh.dgid.raw, 16);
-		uv_resolve_dmac(m.ah.dgid, m.ah.dmac);
 		m.ah.hop_limit = ah->grh.hop_limit;
 		m.ah.traffic_class = ah->grh.traffic_class;
 		m.ah.flow_label = ah->grh.flow_label;
@@ -306,8 +305,12 @@ UV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 	m.dest_qp_num = attr->dest_qp_num;
 
 	pthread_mutex_lock(&d->lock);
-	int rc = mx5_qp_modify(q->m, &m, mask);
-	if (rc)
+	int rc = 0;
+	/* the MAC of the peer; an empty or out-of-range GID index is mx5_qp_modify's
+	 * to refuse (EINVAL), before any neighbour is looked for */
+	if ((attr_mask & IBV_QP_AV) && mx5_gid_valid(d->mx5, m.ah.port_num, m.ah.sgid_index))
+		rc = uv_resolve_dmac(d, m.ah.dgid, m.ah.dmac);
+	if (!rc && (rc = mx5_qp_modify(q->m, &m, mask)))
 		rc = uv_err(d, rc, "ibv_modify_qp");
 	else if (attr_mask & IBV_QP_STATE)
 		qp->state = attr->qp_state;

@@ -204,53 +204,130 @@ int uv_query_device_ex_op(struct ibv_context *c, const struct ibv_query_device_e
 
 static const uint8_t uv_v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
-int uv_program_gids(struct uv_dev *d)
+static bool uv_is_v4mapped(const uint8_t gid[16])
 {
-	/* An emulated NIC's RoCE address is its IPv4 address on loopback; its NIC vport
-	 * permanent address is 02:00 followed by that address (design section 6), and the
-	 * shim names the function "emu:a.b.c.d" (a name shim_pci_info.bdf may cut short, so
-	 * the MAC is what is read, and the name only has to agree with it).  The GID is
-	 * that address IPv4-mapped, RoCE v2, with that MAC.  Hardware functions have no
-	 * address until one is configured: their table stays empty. */
-	struct shim_dev *s = mx5_device_shim(d->mx5);
-	char ipstr[INET_ADDRSTRLEN], name[sizeof(s->pci.bdf) + 8];
-	if (!s || strncmp(s->pci.bdf, "emu:", 4) || d->mac[0] != 0x02 || d->mac[1] != 0x00) {
-		uv_log(UV_LOG_INFO, "%s: no IP address known for the GID table", d->ibdev.name);
-		return 0;
-	}
-	inet_ntop(AF_INET, d->mac + 2, ipstr, sizeof(ipstr));
-	snprintf(name, sizeof(name), "emu:%s", ipstr);
-	if (strncmp(name, s->pci.bdf, strlen(s->pci.bdf))) {
-		uv_log(UV_LOG_WARN, "%s: function %s does not match its MAC address (%s): GID table left empty",
-		       d->ibdev.name, s->pci.bdf, ipstr);
-		return 0;
-	}
-	struct mx5_gid_entry e;
-	uint32_t ipv4 = (uint32_t)d->mac[2] << 24 | (uint32_t)d->mac[3] << 16 | (uint32_t)d->mac[4] << 8 | d->mac[5];
-	mx5_gid_entry_ipv4(&e, ipv4, d->mac);
-	return mx5_gid_set(d->mx5, 1, 0, &e);
+	return !memcmp(gid, uv_v4mapped, 12);
 }
 
-/* Destination MAC for a RoCE GID.  Hosts resolve it with ARP/ND through the kernel;
- * the emulated network is a set of 127.0.0.N addresses whose MACs are 02:00:a.b.c.d
- * (the emulated NIC's NIC vport permanent address), so an IPv4-mapped GID maps to that
- * directly.  A link-local IPv6 GID carries its MAC in the EUI-64 interface id. */
-void uv_resolve_dmac(const uint8_t gid[16], uint8_t mac[6])
+/* The port's GID table, the same on every device (emulated, vfio, kext):
+ *   0  fe80::EUI-64(permanent MAC), RoCE v2: the link-local address, always there
+ *   1  ::ffff:a.b.c.d, RoCE v2: the port's first IPv4 address, when it has one
+ *   2… the other addresses, in the order given, RoCE v2
+ * The addresses are the device's own (an emulated port answers on its loopback address,
+ * mx5_port_addrs) followed by the user's (UVERBS_GIDS / UVERBS_CONFIG, netcfg.c).
+ * Index 0 matches Linux's first default GID and Apple's Thunderbolt RDMA ports; index 1
+ * is where Apple's ports publish the IPv4-mapped GID and where MLX's JACCL looks
+ * (docs/architecture.md, "RoCE addressing", gives the reasons and Linux's order). */
+int uv_program_gids(struct uv_dev *d)
 {
-	if (!memcmp(gid, uv_v4mapped, 12)) {
-		mac[0] = 0x02;
-		mac[1] = 0x00;
-		memcpy(mac + 2, gid + 12, 4);
-	} else if (gid[0] == 0xfe && (gid[1] & 0xc0) == 0x80) {
+	uint8_t addrs[UV_MAX_ADDRS][16];
+	struct shim_dev *s = mx5_device_shim(d->mx5);
+	unsigned n = (unsigned)mx5_port_addrs(d->mx5, 1, addrs, UV_MAX_ADDRS);
+	uint8_t user[UV_MAX_ADDRS][16];
+	unsigned nu = uv_netcfg_addrs(d->ibdev.name, s ? s->pci.bdf : "", user, UV_MAX_ADDRS);
+	for (unsigned i = 0; i < nu && n < UV_MAX_ADDRS; i++) {
+		bool dup = false;
+		for (unsigned j = 0; j < n; j++)
+			dup = dup || !memcmp(addrs[j], user[i], 16);
+		if (!dup)
+			memcpy(addrs[n++], user[i], 16);
+	}
+	/* the first IPv4 address goes to index 1, ahead of the rest */
+	for (unsigned i = 0; i < n; i++)
+		if (uv_is_v4mapped(addrs[i])) {
+			uint8_t t[16];
+			memcpy(t, addrs[i], 16);
+			memmove(addrs[1], addrs[0], (size_t)i * 16);
+			memcpy(addrs[0], t, 16);
+			break;
+		}
+
+	static const uint8_t nomac[6];
+	unsigned len = d->info.gid_table_len;
+	struct mx5_gid_entry e;
+	int rc;
+	if (!memcmp(d->mac, nomac, 6)) {
+		uv_log(UV_LOG_WARN, "%s: the port reports no MAC address: GID table left empty", d->ibdev.name);
+		return 0;
+	}
+	if (len == 0)
+		return 0;
+	mx5_gid_entry_link_local(&e, d->mac);
+	if ((rc = mx5_gid_set(d->mx5, 1, 0, &e)))
+		return rc;
+	for (unsigned i = 0; i < n; i++) {
+		char txt[INET6_ADDRSTRLEN];
+		uv_format_addr(addrs[i], txt, sizeof(txt));
+		if (1 + i >= len) {
+			uv_log(UV_LOG_WARN, "%s: GID table full (%u entries): %s left out", d->ibdev.name, len, txt);
+			break;
+		}
+		mx5_gid_entry_ip(&e, addrs[i], d->mac);
+		if ((rc = mx5_gid_set(d->mx5, 1, 1 + i, &e)))
+			return rc;
+		uv_log(UV_LOG_INFO, "%s: GID %u = %s", d->ibdev.name, 1 + i, txt);
+	}
+	if (!n)
+		uv_log(UV_LOG_INFO, "%s: no IP address configured (UVERBS_GIDS): only the link-local GID 0",
+		       d->ibdev.name);
+	return 0;
+}
+
+/* The destination MAC of a RoCE peer, as Linux's ib_resolve_eth_dmac (drivers/
+ * infiniband/core/verbs.c) finds it, with the user's static table standing in for the
+ * kernel's neighbour table:
+ *   1. the static neighbour table (UVERBS_NEIGH / UVERBS_CONFIG),
+ *   2. one of this port's own GIDs: the port's MAC,
+ *   3. a link-local fe80::/64 address with an EUI-64 interface id: the MAC inside it
+ *      (rdma_get_ll_mac in include/rdma/ib_addr.h; RFC 4291 appendix A),
+ *   4. a multicast address: 33:33 + the low 32 bits (RFC 2464 s.7), or for IPv4
+ *      01:00:5e + the low 23 bits (RFC 1112 6.4) (rdma_get_mcast_mac, ib_addr.h),
+ *   5. the device's own network, when it is one (the emulator's segment),
+ * otherwise EHOSTUNREACH, with a line naming the missing entry: never a made-up MAC. */
+int uv_resolve_dmac(struct uv_dev *d, const uint8_t gid[16], uint8_t mac[6])
+{
+	if (!uv_netcfg_neigh(gid, mac))
+		return 0;
+	if (d->mx5)
+		for (unsigned i = 0; i < d->info.gid_table_len; i++) {
+			struct mx5_gid_entry e;
+			if (!mx5_gid_get(d->mx5, 1, i, &e) && e.valid && !memcmp(e.gid, gid, 16)) {
+				memcpy(mac, e.mac, 6);
+				return 0;
+			}
+		}
+	if (gid[0] == 0xfe && (gid[1] & 0xc0) == 0x80 && gid[11] == 0xff && gid[12] == 0xfe) {
 		mac[0] = gid[8] ^ 0x02;
 		mac[1] = gid[9];
 		mac[2] = gid[10];
 		mac[3] = gid[13];
 		mac[4] = gid[14];
 		mac[5] = gid[15];
-	} else {
-		memset(mac, 0, 6);
+		return 0;
 	}
+	if (gid[0] == 0xff) {
+		mac[0] = 0x33;
+		mac[1] = 0x33;
+		memcpy(mac + 2, gid + 12, 4);
+		return 0;
+	}
+	if (uv_is_v4mapped(gid) && (gid[12] & 0xf0) == 0xe0) {
+		mac[0] = 0x01;
+		mac[1] = 0x00;
+		mac[2] = 0x5e;
+		mac[3] = gid[13] & 0x7f;
+		mac[4] = gid[14];
+		mac[5] = gid[15];
+		return 0;
+	}
+	if (d->mx5 && !mx5_port_neigh(d->mx5, gid, mac))
+		return 0;
+	char txt[INET6_ADDRSTRLEN];
+	uv_format_addr(gid, txt, sizeof(txt));
+	uv_log(UV_LOG_ERROR, "%s: no neighbour entry for %s: give its MAC in UVERBS_NEIGH "
+	       "(%s=xx:xx:xx:xx:xx:xx) or a 'neigh' line of UVERBS_CONFIG", d->ibdev.name, txt, txt);
+	memset(mac, 0, 6);
+	return EHOSTUNREACH;
 }
 
 static int uv_gid_get(struct ibv_context *c, uint32_t port, uint32_t index, struct mx5_gid_entry *e)

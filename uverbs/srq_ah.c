@@ -178,7 +178,21 @@ UV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 	struct mx5_av_attr av;
 	memset(&av, 0, sizeof(av));
 	memcpy(av.dgid, attr->grh.dgid.raw, 16);
-	uv_resolve_dmac(av.dgid, av.dmac);
+	/* the source GID must be a programmed entry (an empty one has no address to send
+	 * from), as Linux's rdma_create_ah refuses a GID attribute it cannot find */
+	pthread_mutex_lock(&d->lock);
+	int rc = EINVAL;
+	if (mx5_gid_valid(d->mx5, attr->port_num ? attr->port_num : 1, attr->grh.sgid_index))
+		rc = uv_resolve_dmac(d, av.dgid, av.dmac);
+	else
+		uv_log(UV_LOG_ERROR, "%s: ibv_create_ah: GID index %u is empty", d->ibdev.name,
+		       attr->grh.sgid_index);
+	pthread_mutex_unlock(&d->lock);
+	if (rc) {
+		free(a);
+		errno = rc;
+		return NULL;
+	}
 	av.sgid_index = attr->grh.sgid_index;
 	av.hop_limit = attr->grh.hop_limit;
 	av.tclass = attr->grh.traffic_class;
@@ -264,7 +278,12 @@ UV_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ib
 {
 	if (!context || !attr || !eth_mac)
 		return EINVAL;
-	uv_resolve_dmac(attr->grh.dgid.raw, eth_mac);
+	struct uv_dev *d = uv_ctx_dev(context);
+	pthread_mutex_lock(&d->lock);
+	int rc = uv_resolve_dmac(d, attr->grh.dgid.raw, eth_mac);
+	pthread_mutex_unlock(&d->lock);
+	if (rc)
+		return rc;
 	if (vid)
 		*vid = 0xffff;
 	return 0;

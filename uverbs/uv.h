@@ -204,11 +204,22 @@ void uv_device_attr(struct uv_dev *d, struct ibv_device_attr *a);
 int uv_query_port_op(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a, size_t len);
 int uv_query_device_ex_op(struct ibv_context *c, const struct ibv_query_device_ex_input *in,
 			  struct ibv_device_attr_ex *a, size_t len);
-/* The GID index 0 entry of the port: RoCE v2, the device's IPv4-mapped address. */
+/* The port's GID table at bring-up: 0 link-local, 1 the first IPv4 address, then the
+ * rest (query.c gives the table). */
 int uv_program_gids(struct uv_dev *d);
 /* QUERY_ADAPTER: vendor id and PSID into d (at bring-up). */
 void uv_query_adapter(struct uv_dev *d);
-void uv_resolve_dmac(const uint8_t gid[16], uint8_t mac[6]);
+/* Destination MAC of a GID: 0, or EHOSTUNREACH (logged) when nothing knows it. */
+int uv_resolve_dmac(struct uv_dev *d, const uint8_t gid[16], uint8_t mac[6]);
+
+/* netcfg.c: addresses and neighbours the user configures (UVERBS_GIDS, UVERBS_NEIGH,
+ * UVERBS_CONFIG), since no kernel netdev stands behind the port. */
+#define UV_MAX_ADDRS 16
+unsigned uv_netcfg_addrs(const char *ibdev, const char *bdf, uint8_t (*addrs)[16], unsigned max);
+int uv_netcfg_neigh(const uint8_t addr[16], uint8_t mac[6]);   /* 0 or -ENOENT */
+int uv_parse_addr(const char *s, uint8_t gid[16]);              /* IPv4 -> ::ffff:a.b.c.d */
+int uv_parse_mac(const char *s, uint8_t mac[6]);
+void uv_format_addr(const uint8_t gid[16], char *buf, size_t len);
 
 /* cq.c */
 struct ibv_cq_ex *uv_create_cq_ex_op(struct ibv_context *c, struct ibv_cq_init_attr_ex *a);

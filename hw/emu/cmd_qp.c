@@ -547,7 +547,8 @@ static int init2rtr(struct tctx *t, struct emu_qp *n)
 		return tfail(t, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_MISSING_QP_ATTRIBUTE);
 	if (!p.grh)
 		return tfail(t, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_ADDRESS_PATH);
-	if (p.src_addr_index >= gid_table_len(t->d))
+	/* an empty RoCE address entry has no source address to send from */
+	if (p.src_addr_index >= gid_table_len(t->d) || !emu_gid_valid(t->d, p.src_addr_index))
 		return tfail(t, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_GID_INDEX);
 	if ((st = take_port(t, n, ads, true)))
 		return st;

@@ -71,6 +71,13 @@ static bool ipv4_mapped(const uint8_t *gid)
 	return memcmp(gid, prefix, sizeof(prefix)) == 0;
 }
 
+bool emu_gid_valid(struct emu_dev *d, uint32_t idx)
+{
+	struct gid_tab *t = tab(d);
+
+	return t && idx < t->n && !all_zero(t->e[idx], ROCE_ENTRY);
+}
+
 static int port_ok(uint64_t port)
 {
 	return port <= 1; /* 0 means "this port" on a single-port function */

@@ -81,6 +81,14 @@ uint32_t emu_ipv4(const struct emu_dev *d);
 int emu_udp_fd(const struct emu_dev *d);
 size_t emu_host_page_size(const struct emu_dev *d);
 
+/* The emulated Ethernet segment (netaddr.c) joins every emulated port on 127.0.0.0/8,
+ * in any process; a port's MAC is 02:00 followed by its address (roce_tx.c
+ * emu_roce_mac_from_ipv4).  emu_neigh answers what ARP would on that segment: the MAC
+ * of the port owning ipv4 (host order), -ENOENT outside 127/8.  emu_mac_ipv4 is the
+ * segment's switch: the address of the port owning mac, 0 if no port can. */
+int emu_neigh(uint32_t ipv4, uint8_t mac[6]);
+uint32_t emu_mac_ipv4(const uint8_t mac[6]);
+
 /* ---- IOMMU model (hw/emu/iommu.c) ---- */
 struct emu_iova_seg {
 	uint64_t iova;

@@ -239,6 +239,10 @@ void emu_pages_auto(struct emu_dev *d);
  * if this device does not report that type. */
 uint8_t *emu_cap(struct emu_dev *d, unsigned type, int cur);
 
+/* ---- the RoCE address table (cmd_roce.c) ---- */
+/* Entry idx holds an address (SET_ROCE_ADDRESS wrote one; all zero is an empty slot). */
+bool emu_gid_valid(struct emu_dev *d, uint32_t idx);
+
 /* ---- the device ---- */
 struct emu_uar_hook_ent {
 	uint32_t lo, hi;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "hw/emu/emu.h"
+#include "hw/emu/roce_wire.h"
 
 static pthread_mutex_t emu_net_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t emu_net_used[256];    /* 127.0.0.N claimed in this process */
@@ -85,4 +86,21 @@ void emu_net_release(uint32_t ipv4, int fd)
 	if ((ipv4 >> 8) == 0x7f0000)
 		emu_net_used[ipv4 & 0xff] = 0;
 	pthread_mutex_unlock(&emu_net_lock);
+}
+
+int emu_neigh(uint32_t ipv4, uint8_t mac[6])
+{
+	if ((ipv4 >> 24) != 127)
+		return -ENOENT;
+	emu_roce_mac_from_ipv4(ipv4, mac);
+	return 0;
+}
+
+uint32_t emu_mac_ipv4(const uint8_t mac[6])
+{
+	uint32_t ipv4 = (uint32_t)mac[2] << 24 | (uint32_t)mac[3] << 16 | (uint32_t)mac[4] << 8 | mac[5];
+
+	if (mac[0] != 0x02 || mac[1] != 0x00 || (ipv4 >> 24) != 127)
+		return 0;
+	return ipv4;
 }

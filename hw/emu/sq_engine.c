@@ -28,15 +28,23 @@ uint32_t emu_qp_mtu_bytes(const struct emu_qp *qp)
 	return 128u << m;   /* qpc.mtu 1..5: 256..4096 bytes (IBTA MTU encoding) */
 }
 
-/* RoCE v2 over IPv4: the remote GID is IPv4-mapped (::ffff:a.b.c.d). */
-static uint32_t gid_ipv4(const uint8_t *gid)
+/* Where the emulated segment delivers a packet.  The wire is IPv4 (icrc.h): an
+ * IPv4-mapped remote GID (::ffff:a.b.c.d) is the peer's address.  Any other GID, such
+ * as a peer's link-local GID 0, is on-link by definition: the frame goes to the port
+ * owning the destination MAC, as a switch forwards by MAC (netaddr.c emu_mac_ipv4), and
+ * travels between the two ports' IPv4 addresses.  0: no port owns that MAC. */
+static uint32_t path_dip(const uint8_t *rgid, const uint8_t *rmac)
 {
-	return emu_be32_get(gid + 12);
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (!memcmp(rgid, v4mapped, sizeof(v4mapped)))
+		return emu_be32_get(rgid + 12);
+	return emu_mac_ipv4(rmac);
 }
 
 uint32_t emu_qp_dip(const struct emu_qp *qp)
 {
-	return gid_ipv4(qp->pri.rgid);
+	return path_dip(qp->pri.rgid, qp->pri.rmac);
 }
 
 uint16_t emu_qp_sport(const struct emu_qp *qp)
@@ -53,6 +61,11 @@ int emu_tp_send(struct emu_tp *tp, struct emu_tq *tq, uint32_t dip, uint16_t spo
 	int hl, n;
 
 	(void)tq;
+	if (!dip) {
+		/* flooded on the segment, and nobody takes it */
+		tp->ctr.tx_no_port++;
+		return 0;
+	}
 	h->bth.pkey = EMU_ROCE_DEFAULT_PKEY;
 	hl = emu_roce_build_hdrs(tp->tx, sizeof(tp->tx), h, len);
 	if (hl < 0)
@@ -135,7 +148,14 @@ static int wqe_decode(struct emu_dev *d, struct emu_qp *qp, const uint8_t *b, si
 			return EMU_SYND_LOC_QP_OP;
 		w->qkey = (uint32_t)PRM_GET(wqe_datagram_seg, av, qkey);
 		w->dqpn = (uint32_t)PRM_GET(wqe_datagram_seg, av, dqpn);
-		w->dip = gid_ipv4(PRM_ADDR(wqe_datagram_seg, av, rgid));
+		/* the AV's source GID must be an address of this port (PRM "RoCE Address
+		 * Table"): an empty entry has nothing to send from */
+		if (!emu_gid_valid(d, (uint32_t)PRM_GET(wqe_datagram_seg, av, sgid_index))) {
+			emu_drverr(d, "send WQE %u of UD QP 0x%x: AV source GID index %u is empty", w->idx & 0xffff,
+				   qp->qpn, (unsigned)PRM_GET(wqe_datagram_seg, av, sgid_index));
+			return EMU_SYND_LOC_QP_OP;
+		}
+		w->dip = path_dip(PRM_ADDR(wqe_datagram_seg, av, rgid), PRM_ADDR(wqe_datagram_seg, av, rmac));
 		w->sport = (uint16_t)PRM_GET(wqe_datagram_seg, av, rlid);
 		if (w->sport < EMU_ROCE_SPORT_MIN)
 			w->sport = emu_roce_udp_sport((uint32_t)PRM_GET(wqe_datagram_seg, av, flow_label), qp->qpn,

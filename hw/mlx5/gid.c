@@ -85,6 +85,37 @@ void mx5_gid_entry_ipv4(struct mx5_gid_entry *e, uint32_t ipv4, const uint8_t ma
 	e->valid = 1;
 }
 
+void mx5_gid_entry_ip(struct mx5_gid_entry *e, const uint8_t gid[16], const uint8_t mac[6])
+{
+	memset(e, 0, sizeof(*e));
+	memcpy(e->gid, gid, 16);
+	memcpy(e->mac, mac, 6);
+	e->type = MX5_GID_ROCE_V2;
+	e->ipv4 = memcmp(gid, mx5_v4mapped_prefix, 12) == 0;
+	e->vlan_id = 0xffff;
+	e->valid = 1;
+}
+
+void mx5_gid_entry_link_local(struct mx5_gid_entry *e, const uint8_t mac[6])
+{
+	uint8_t g[16] = { 0xfe, 0x80 };
+	g[8] = mac[0] ^ 0x02;	/* universal/local bit inverted (RFC 4291 appendix A) */
+	g[9] = mac[1];
+	g[10] = mac[2];
+	g[11] = 0xff;
+	g[12] = 0xfe;
+	g[13] = mac[3];
+	g[14] = mac[4];
+	g[15] = mac[5];
+	mx5_gid_entry_ip(e, g, mac);
+}
+
+bool mx5_gid_valid(const struct mx5_device *dev, uint8_t port, unsigned index)
+{
+	return dev && port >= 1 && port <= MX5_MAX_PORTS && index < mx5_gid_table_len(dev) &&
+	       dev->gids[port - 1][index].valid;
+}
+
 int mx5_gid_set(struct mx5_device *dev, uint8_t port, unsigned index,
 		const struct mx5_gid_entry *e)
 {

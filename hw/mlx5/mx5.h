@@ -21,6 +21,7 @@
 #ifndef UVERBS_HW_MLX5_MX5_H
 #define UVERBS_HW_MLX5_MX5_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -366,6 +367,17 @@ struct mx5_gid_entry {
  * IPv4-mapped IPv6 form of RFC 4291), the given MAC, no VLAN.  ipv4 in host order. */
 void mx5_gid_entry_ipv4(struct mx5_gid_entry *e, uint32_t ipv4, const uint8_t mac[6]);
 
+/* The RoCE v2 entry of an IP address given as a GID: IPv4 mapped (::ffff:a.b.c.d) or
+ * IPv6, the given MAC, no VLAN. */
+void mx5_gid_entry_ip(struct mx5_gid_entry *e, const uint8_t gid[16], const uint8_t mac[6]);
+/* The RoCE v2 entry of the port's IPv6 link-local address: fe80::/64 with the modified
+ * EUI-64 of the MAC as interface id (RFC 4291 2.5.1 and appendix A, RFC 2464 s.4/5), the
+ * default GID Linux derives from the netdev's MAC (drivers/infiniband/core/
+ * roce_gid_mgmt.c, make_default_gid). */
+void mx5_gid_entry_link_local(struct mx5_gid_entry *e, const uint8_t mac[6]);
+/* Whether the driver programmed the entry (port 1.., index < table length). */
+bool mx5_gid_valid(const struct mx5_device *dev, uint8_t port, unsigned index);
+
 /* SET_ROCE_ADDRESS at index (RoCE v2; IPv4-mapped or IPv6 decided from the GID). */
 int mx5_gid_set(struct mx5_device *dev, uint8_t port, unsigned index,
 		const struct mx5_gid_entry *e);
@@ -389,6 +401,10 @@ struct mx5_port_info {
 	uint8_t mac[6];            /* NIC vport permanent address */
 };
 int mx5_port_query(struct mx5_device *dev, uint8_t port, struct mx5_port_info *info);
+/* What a device that is its own network (the emulator) tells of it through its shim
+ * (shim_ops.port_addrs / neigh); hardware says nothing: 0 addresses, -ENOENT. */
+int mx5_port_addrs(struct mx5_device *dev, uint8_t port, uint8_t (*addrs)[16], unsigned max);
+int mx5_port_neigh(struct mx5_device *dev, const uint8_t addr[16], uint8_t mac[6]);
 
 /* ACCESS_REG: read (write = 0) or write a register (PAOS 0x5006, PMTU 0x5003,
  * PTYS 0x5004, ...) of `len` bytes. */

@@ -152,3 +152,18 @@ int mx5_port_query(struct mx5_device *dev, uint8_t port, struct mx5_port_info *i
 	info->state = up ? MX5_PORT_ACTIVE : MX5_PORT_DOWN;
 	return 0;
 }
+
+int mx5_port_addrs(struct mx5_device *dev, uint8_t port, uint8_t (*addrs)[16], unsigned max)
+{
+	if (!dev || !addrs || !dev->shim->ops->port_addrs)
+		return 0;
+	int n = dev->shim->ops->port_addrs(dev->shim, port, addrs, max);
+	return n < 0 ? 0 : (n > (int)max ? (int)max : n);
+}
+
+int mx5_port_neigh(struct mx5_device *dev, const uint8_t addr[16], uint8_t mac[6])
+{
+	if (!dev || !addr || !mac || !dev->shim->ops->neigh)
+		return -ENOENT;
+	return dev->shim->ops->neigh(dev->shim, addr, mac) ? -ENOENT : 0;
+}

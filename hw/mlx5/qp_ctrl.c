@@ -535,6 +535,14 @@ int mx5_qp_modify(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask)
 	if ((mask & MX5_QP_AV) && a->ah.sgid_index >= mx5_gid_table_len(dev))
 		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: GID index %u exceeds device limit %u",
 				qp->qpn, a->ah.sgid_index, mx5_gid_table_len(dev));
+	/* An empty RoCE address entry has no source IP or MAC to send from, and incoming
+	 * RoCE is matched against the table (PRM "RoCE Address Table"): refuse it here,
+	 * as Linux does when the GID attribute lookup fails (ib_get_cached_gid / rdma_
+	 * get_gid_attr in drivers/infiniband/core/verbs.c, ib_modify_qp -> -EINVAL). */
+	if ((mask & MX5_QP_AV) &&
+	    !mx5_gid_valid(dev, a->ah.port_num ? a->ah.port_num : 1, a->ah.sgid_index))
+		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: GID index %u is empty (no address programmed)",
+				qp->qpn, a->ah.sgid_index);
 	if ((mask & MX5_QP_MAX_QP_RD_ATOMIC) &&
 	    a->max_rd_atomic > (1u << MX5_CAP_GEN(dev, log_max_ra_req_qp)))
 		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: max_rd_atomic %u exceeds device limit %u",

@@ -264,6 +264,35 @@ static unsigned emu_shim_irq_count(struct shim_dev *dev)
 	return EMU_NUM_VECTORS;
 }
 
+/* The port answers on the emulated device's loopback address (hw/emu/netaddr.c): the
+ * driver builds its GID from it as it would from an address the user assigned. */
+static int emu_shim_port_addrs(struct shim_dev *dev, unsigned port, uint8_t (*addrs)[16], unsigned max)
+{
+	uint32_t a = emu_ipv4(to_emu(dev)->emu);
+
+	if (port != 1 || max < 1 || !a)
+		return 0;
+	memset(addrs[0], 0, 16);
+	addrs[0][10] = addrs[0][11] = 0xff;
+	addrs[0][12] = (uint8_t)(a >> 24);
+	addrs[0][13] = (uint8_t)(a >> 16);
+	addrs[0][14] = (uint8_t)(a >> 8);
+	addrs[0][15] = (uint8_t)a;
+	return 1;
+}
+
+/* ARP on the emulated segment: IPv4 only, as the emulated wire is IPv4 only. */
+static int emu_shim_neigh(struct shim_dev *dev, const uint8_t addr[16], uint8_t mac[6])
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	(void)dev;
+	if (memcmp(addr, v4mapped, 12))
+		return -ENOENT;
+	return emu_neigh((uint32_t)addr[12] << 24 | (uint32_t)addr[13] << 16 | (uint32_t)addr[14] << 8 | addr[15],
+			 mac);
+}
+
 const struct shim_ops shim_emu_ops = {
 	.scheme = "emu",
 	.open = emu_shim_open,
@@ -276,4 +305,6 @@ const struct shim_ops shim_emu_ops = {
 	.dma_unpin = emu_shim_dma_unpin,
 	.irq_fd = emu_shim_irq_fd,
 	.irq_count = emu_shim_irq_count,
+	.port_addrs = emu_shim_port_addrs,
+	.neigh = emu_shim_neigh,
 };

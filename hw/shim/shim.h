@@ -95,6 +95,13 @@ struct shim_ops {
 	/* A pollable fd (POLLIN) per interrupt vector; read 8 bytes to acknowledge. */
 	int (*irq_fd)(struct shim_dev *dev, unsigned vector);
 	unsigned (*irq_count)(struct shim_dev *dev);
+	/* Optional, for a device that is its own network (the emulator), NULL on hardware,
+	 * where the user configures both (uverbs/netcfg.c).  port_addrs: the IP addresses
+	 * the port answers on, as GIDs (IPv4 mapped ::ffff:a.b.c.d, RFC 4291 2.5.5.2);
+	 * returns how many it wrote.  neigh: the MAC the device's network delivers `addr`
+	 * to, 0 or -ENOENT (the job ARP/ND does for a host, RFC 826 / RFC 4861). */
+	int (*port_addrs)(struct shim_dev *dev, unsigned port, uint8_t (*addrs)[16], unsigned max);
+	int (*neigh)(struct shim_dev *dev, const uint8_t addr[16], uint8_t mac[6]);
 };
 
 /* Every shim's device starts with this header. */

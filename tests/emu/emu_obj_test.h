@@ -109,6 +109,20 @@ static inline void ot_up(struct ot *o, const char *uri)
 			      PRM_WIDTH(alloc_uar_out, uar));
 	o->pd = ot_alloc_pd(o);
 	et_expect(&o->t, ot_create_eq(o, &o->eqn), 0, 0);
+	{
+		/* RoCE address 0, as the driver programs it: the paths below send from it */
+		static const uint8_t ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xfe, 0, 0, 2 };
+		ET_IN(set_roce_address_in);
+		uint8_t *e = PRM_ADDR(set_roce_address_in, in, roce_address);
+		PRM_SET(set_roce_address_in, in, opcode, PRM_CMD_OP_SET_ROCE_ADDRESS);
+		PRM_SET(set_roce_address_in, in, vhca_port_num, 1);
+		memcpy(PRM_ADDR(roce_addr_layout, e, source_l3_address), ll, 16);
+		PRM_SET(roce_addr_layout, e, roce_version, 2);
+		PRM_SET(roce_addr_layout, e, roce_l3_type, 1);
+		PRM_SET(roce_addr_layout, e, source_mac_47_32, 0x0200);
+		PRM_SET(roce_addr_layout, e, source_mac_31_0, 0x7f000002);
+		et_expect(&o->t, et_exec(&o->t, in, sizeof(in), PRM_SIZE(set_roce_address_out)), 0, 0);
+	}
 }
 
 static inline uint64_t ot_live(struct ot *o, enum emu_obj_type ty)

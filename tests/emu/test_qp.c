@@ -496,6 +496,7 @@ static void no_rgid(uint8_t *in) { memset(PRM_ADDR(ads, tads(in), rgid_rip), 0, 
 static void no_grh(uint8_t *in) { PRM_SET(ads, tads(in), grh, 0); }
 static void port_2(uint8_t *in) { PRM_SET(ads, tads(in), vhca_port_num, 2); }
 static void rra_64(uint8_t *in) { PRM_SET(qpc, tqpc(in), log_rra_max, 7); }
+static void empty_gid(uint8_t *in) { PRM_SET(ads, tads(in), src_addr_index, 5); }
 
 Test(emu_qp, rc_init2rtr_without_path_mtu_is_a_missing_attribute)
 {
@@ -520,6 +521,12 @@ Test(emu_qp, rc_init2rtr_without_remote_mac_is_a_missing_attribute)
 Test(emu_qp, rc_init2rtr_without_remote_gid_is_a_missing_attribute)
 {
 	init2rtr_fails(no_rgid, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_MISSING_QP_ATTRIBUTE);
+}
+
+/* Entry 5 is inside the table but was never written: no address to send from. */
+Test(emu_qp, rc_init2rtr_from_an_empty_gid_entry_is_bad_gid_index)
+{
+	init2rtr_fails(empty_gid, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_GID_INDEX);
 }
 
 Test(emu_qp, rc_init2rtr_without_grh_is_a_bad_roce_path)

@@ -1,7 +1,9 @@
 /* UC and UD between two emulated NICs: UC SEND/WRITE/WRITE_IMM data at every size,
  * UC messages with a lost packet dropped whole (never delivered partly); UD SEND with
  * the 40-byte GRH area holding the IPv4 header in its last 20 bytes, Q_Key mismatch
- * dropped and counted, UD larger than the MTU refused with LOC_LEN_ERR. */
+ * dropped and counted, UD larger than the MTU refused with LOC_LEN_ERR; the AV: an
+ * empty source GID entry refused, a link-local GID delivered by destination MAC, an
+ * unknown MAC lost and counted. */
 #include "tp_pair.h"
 
 #include <arpa/inet.h>
@@ -201,4 +203,91 @@ Test(uc_ud, ud_larger_than_the_mtu_is_a_local_length_error)
 	cr_assert_eq(ud_send(av, 0x11111111, 1, abuf, 8192, tp_lkey(amr)), 0);
 	tp_expect(&A, &wc, IBV_WC_LOC_LEN_ERR, 5000);
 	cr_assert_eq(tp_ctr(&A).tx_pkts, 0);
+}
+
+/* The AV names its source by GID index; an entry nobody programmed has no address to
+ * send from, and the device completes the WQE in error instead of sending. */
+Test(uc_ud, ud_av_with_an_empty_source_gid_is_a_local_qp_operation_error)
+{
+	struct tp_conn c = { .qkey = 0x11111111 };
+	uint8_t av[MX5_AV_SIZE];
+	struct mx5_av_attr a;
+	struct ibv_wc wc;
+
+	open_pair(MX5_QPT_UD, &c);
+	memset(&a, 0, sizeof(a));
+	memcpy(a.dgid, B.gid, 16);
+	memcpy(a.dmac, B.mac, 6);
+	a.sgid_index = 7;
+	a.hop_limit = 64;
+	a.udp_sport = 0xc123;
+	mx5_av_build(av, &a);
+	cr_assert_eq(tp_post_recv(&qb, 1, bbuf, 4096, tp_lkey(bmr)), 0);
+	cr_assert_eq(ud_send(av, 0x11111111, 1, abuf, 100, tp_lkey(amr)), 0);
+	tp_expect(&A, &wc, IBV_WC_LOC_QP_OP_ERR, 5000);
+	cr_assert_eq(tp_ctr(&A).tx_pkts, 0);
+	cr_assert_eq(tp_poll(&B, &wc, 100), 0, "a datagram left from an empty GID entry");
+}
+
+/* fe80::/64 + the modified EUI-64 of mac (RFC 4291 appendix A). */
+static void link_local(uint8_t gid[16], const uint8_t mac[6])
+{
+	memset(gid, 0, 16);
+	gid[0] = 0xfe;
+	gid[1] = 0x80;
+	gid[8] = mac[0] ^ 2;
+	gid[9] = mac[1];
+	gid[10] = mac[2];
+	gid[11] = 0xff;
+	gid[12] = 0xfe;
+	gid[13] = mac[3];
+	gid[14] = mac[4];
+	gid[15] = mac[5];
+}
+
+/* A link-local GID is on-link: the emulated segment delivers it to the port owning
+ * the destination MAC, as a switch would. */
+Test(uc_ud, ud_to_a_link_local_gid_reaches_the_port_owning_the_mac)
+{
+	struct tp_conn c = { .qkey = 0x11111111 };
+	uint8_t av[MX5_AV_SIZE];
+	struct mx5_av_attr a;
+	struct ibv_wc wc;
+
+	open_pair(MX5_QPT_UD, &c);
+	memset(&a, 0, sizeof(a));
+	link_local(a.dgid, B.mac);
+	memcpy(a.dmac, B.mac, 6);
+	a.hop_limit = 64;
+	a.udp_sport = 0xc123;
+	mx5_av_build(av, &a);
+	tp_fill(abuf, 100, 4);
+	cr_assert_eq(tp_post_recv(&qb, 1, bbuf, 4096, tp_lkey(bmr)), 0);
+	cr_assert_eq(ud_send(av, 0x11111111, 1, abuf, 100, tp_lkey(amr)), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(memcmp(bbuf + 40, abuf, 100), 0);
+}
+
+/* A frame to a MAC no emulated port owns is lost (and counted), not sent anywhere. */
+Test(uc_ud, ud_to_a_mac_no_port_owns_is_lost_and_counted)
+{
+	static const uint8_t stranger[6] = { 0x0c, 0x42, 0xa1, 0x00, 0x00, 0x01 };
+	struct tp_conn c = { .qkey = 0x11111111 };
+	uint8_t av[MX5_AV_SIZE];
+	struct mx5_av_attr a;
+	struct ibv_wc wc;
+
+	open_pair(MX5_QPT_UD, &c);
+	memset(&a, 0, sizeof(a));
+	link_local(a.dgid, stranger);
+	memcpy(a.dmac, stranger, 6);
+	a.hop_limit = 64;
+	a.udp_sport = 0xc123;
+	mx5_av_build(av, &a);
+	cr_assert_eq(tp_post_recv(&qb, 1, bbuf, 4096, tp_lkey(bmr)), 0);
+	cr_assert_eq(ud_send(av, 0x11111111, 1, abuf, 100, tp_lkey(amr)), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);   /* UD: the sender knows nothing */
+	cr_assert_eq(tp_poll(&B, &wc, 100), 0);
+	cr_assert_eq(tp_ctr(&A).tx_no_port, 1);
 }

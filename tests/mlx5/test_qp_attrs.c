@@ -280,3 +280,26 @@ Test(qp_attrs, attributes_a_transition_cannot_take_are_refused_by_name)
 	cr_assert_eq(mx5_qp_modify(qp, &e, MX5_QP_STATE | MX5_QP_PORT), -EINVAL);
 	cr_assert_eq(mx5_qp_modify(qp, &e, MX5_QP_STATE), 0, "%s", mx5_device_error(dev));
 }
+
+/* GID index 3 is inside the table but nobody programmed it: there is no source address
+ * to send from.  The driver refuses it by name, and INIT2RTR never reaches the device. */
+Test(qp_attrs, rtr_from_an_empty_gid_entry_is_refused_by_name)
+{
+	struct mx5_cq *cq = loop_cq(16, NULL);
+	struct mx5_qp *qp = qp_of(MX5_QPT_RC, cq);
+	to_init(qp, MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE);
+	struct mx5_gid_entry g;
+	cr_assert_eq(mx5_gid_get(dev, 1, 3, &g), 0);
+	cr_assert_eq(g.valid, 0, "entry 3 is empty in this fixture");
+	struct mx5_qp_attr a;
+	rtr_attrs(&a, 0x99);
+	a.ah.sgid_index = 3;
+	a.max_dest_rd_atomic = 1;
+	cr_assert_eq(mx5_qp_modify(qp, &a, MX5_QP_STATE | MX5_QP_AV | MX5_QP_PATH_MTU | MX5_QP_DEST_QPN |
+				   MX5_QP_RQ_PSN | MX5_QP_MAX_DEST_RD_ATOMIC | MX5_QP_MIN_RNR_TIMER), -EINVAL);
+	cr_assert_not_null(strstr(mx5_device_error(dev), "GID index 3 is empty"), "%s", mx5_device_error(dev));
+	uint8_t *keep;
+	const uint8_t *qpc = query_qpc(mx5_qp_num(qp), &keep);
+	cr_assert_eq(PRM_GET(qpc, qpc, state), 1, "the device still has the QP in INIT");
+	free(keep);
+}

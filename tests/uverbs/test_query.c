@@ -1,6 +1,6 @@
 /* What the verbs report is what the device says: limits from its capability blocks,
  * identity from its PCI function and QUERY_ADAPTER, port state/MTU from its registers,
- * the RoCE v2 GID from its address.  The reference is a second emulated device opened
+ * the RoCE v2 GIDs from its MAC and address.  The reference is a second emulated device opened
  * through the driver directly (hw/mlx5), so the two paths are independent. */
 #include <arpa/inet.h>
 
@@ -76,18 +76,25 @@ Test(query, port_state_mtu_and_link_layer_are_the_registers)
 	cr_assert_neq(ibv_query_port(ctx, 2, &a), 0, "the device has one port");
 }
 
-Test(query, gid0_is_roce_v2_of_the_device_address)
+/* GID 0: the link-local fe80::EUI-64 of the MAC 02:00:7f:00:45:02; GID 1: the device's
+ * address IPv4-mapped; both RoCE v2.  Entry 2 is empty. */
+Test(query, gid_table_is_link_local_then_the_device_address)
 {
 	union ibv_gid g;
-	uint8_t want[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 69, 2 };
-	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &g), 0);
-	cr_assert_eq(memcmp(g.raw, want, 16), 0);
+	const uint8_t ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xfe, 0, 69, 2 };
+	const uint8_t v4[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 69, 2 };
 	struct ibv_gid_entry e;
+	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &g), 0);
+	cr_assert_eq(memcmp(g.raw, ll, 16), 0);
 	cr_assert_eq(ibv_query_gid_ex(ctx, 1, 0, &e, 0), 0);
 	cr_assert_eq(e.gid_type, IBV_GID_TYPE_ROCE_V2);
-	cr_assert_eq(memcmp(e.gid.raw, want, 16), 0);
-	cr_assert_eq(ibv_query_gid_ex(ctx, 1, 1, &e, 0), ENODATA, "entry 1 is empty");
 	cr_assert_eq(ibv_query_gid(ctx, 1, 1, &g), 0);
+	cr_assert_eq(memcmp(g.raw, v4, 16), 0);
+	cr_assert_eq(ibv_query_gid_ex(ctx, 1, 1, &e, 0), 0);
+	cr_assert_eq(e.gid_type, IBV_GID_TYPE_ROCE_V2);
+	cr_assert_eq(memcmp(e.gid.raw, v4, 16), 0);
+	cr_assert_eq(ibv_query_gid_ex(ctx, 1, 2, &e, 0), ENODATA, "entry 2 is empty");
+	cr_assert_eq(ibv_query_gid(ctx, 1, 2, &g), 0);
 	cr_assert_eq(g.global.interface_id, 0, "an empty entry reads as zero");
 	cr_assert_neq(ibv_query_gid(ctx, 1, 100000, &g), 0);
 }
@@ -104,9 +111,14 @@ Test(query, gid_type_private_abi_and_sysfs_say_roce_v2)
 	cr_assert_gt(ibv_read_sysfs_file(ut_list[0]->ibdev_path, "ports/1/gid_attrs/types/0", buf,
 					 sizeof(buf)), 0);
 	cr_assert_str_eq(buf, "RoCE v2");
-	cr_assert_lt(ibv_read_sysfs_file(ut_list[0]->ibdev_path, "ports/1/gid_attrs/types/1", buf,
+	cr_assert_gt(ibv_read_sysfs_file(ut_list[0]->ibdev_path, "ports/1/gid_attrs/types/1", buf,
+					 sizeof(buf)), 0);
+	cr_assert_str_eq(buf, "RoCE v2");
+	cr_assert_lt(ibv_read_sysfs_file(ut_list[0]->ibdev_path, "ports/1/gid_attrs/types/2", buf,
 					 sizeof(buf)), 0);
 	cr_assert_gt(ibv_read_sysfs_file(ut_list[0]->ibdev_path, "ports/1/gids/0", buf, sizeof(buf)), 0);
+	cr_assert_str_eq(buf, "fe80:0000:0000:0000:0000:7fff:fe00:4502");
+	cr_assert_gt(ibv_read_sysfs_file(ut_list[0]->ibdev_path, "ports/1/gids/1", buf, sizeof(buf)), 0);
 	cr_assert_str_eq(buf, "0000:0000:0000:0000:0000:ffff:7f00:4502");
 }
 
@@ -165,7 +177,7 @@ Test(devlist, uris_with_options_are_split_at_schemes)
 	cr_assert_str_eq(ibv_get_device_name(ut_list[1]), "uverbs1");
 	struct ibv_context *c = ut_open(1);
 	union ibv_gid g;
-	cr_assert_eq(ibv_query_gid(c, 1, 0, &g), 0);
+	cr_assert_eq(ibv_query_gid(c, 1, 1, &g), 0);
 	cr_assert_eq(g.raw[14], 69);
 	cr_assert_eq(g.raw[15], 6);
 	struct ibv_context *c0 = ut_open(0);
@@ -185,7 +197,7 @@ Test(devlist, gid_of_a_long_address_is_whole)
 	struct ibv_context *c = ut_open(0);
 	union ibv_gid g;
 	const uint8_t want[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 100, 170, 200 };
-	cr_assert_eq(ibv_query_gid(c, 1, 0, &g), 0);
+	cr_assert_eq(ibv_query_gid(c, 1, 1, &g), 0);
 	cr_assert_eq(memcmp(g.raw, want, 16), 0, "GID ends %u.%u", g.raw[14], g.raw[15]);
 	cr_assert_eq(ibv_close_device(c), 0);
 }
