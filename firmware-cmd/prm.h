@@ -33,7 +33,7 @@
 #ifndef UVERBS_FIRMWARE_CMD_PRM_H
 #define UVERBS_FIRMWARE_CMD_PRM_H
 
-#include <endian.h>
+#include "hw/platform/byteorder.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>

@@ -35,6 +35,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hw/platform/sock.h"
+#include "hw/platform/thread.h"
 #include "tools/bench-nic.h"
 
 #define REGION (1u << 20)
@@ -187,7 +189,7 @@ static int udp_open(uint32_t ip, uint16_t *port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(ip) };
 	socklen_t al = sizeof(a);
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), big = 4 << 20;
+	int fd = plat_socket(AF_INET, SOCK_DGRAM, 0), big = 4 << 20;
 
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || getsockname(fd, (struct sockaddr *)&a, &al) < 0)
 		bn_die("UDP socket on %u.%u.%u.%u: %s", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255,
@@ -257,10 +259,9 @@ struct handoff {
 static void *handoff_main(void *arg)
 {
 	struct handoff *h = arg;
-	struct sched_param sp = { .sched_priority = 1 };
 	static uint8_t buf[65536];
 
-	h->fifo = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+	h->fifo = plat_thread_set_realtime(1) == 0;
 	for (uint32_t i = 0; i < h->count; i++) {
 		uint32_t seq;
 		ssize_t n = udp_block_recv(h->fd, buf, sizeof(buf));
@@ -689,7 +690,7 @@ int main(int argc, char **argv)
 	if (mtu > 5 || iters < 100 || bw_iters == 0)
 		bn_die("--mtu must be 256..4096 (a power of two), --iters at least 100, --bw-iters > 0");
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+	if (plat_socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
 		bn_die("socketpair: %s", strerror(errno));
 	fflush(stdout);
 	pid = fork();

@@ -15,9 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "hw/platform/byteorder.h"
+#include "hw/platform/notify.h"
 #include "uverbs/uv.h"
 
 static pthread_mutex_t uv_list_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -144,9 +145,9 @@ struct uv_dev *uv_devices(unsigned *n)
 
 static void uv_wake(struct uv_dev *d)
 {
-	uint64_t one = 1;
-	if (d->wake_fd >= 0 && write(d->wake_fd, &one, sizeof(one)) < 0)
-		uv_log(UV_LOG_WARN, "%s: wake: %s", d->ibdev.name, strerror(errno));
+	int rc = d->wake_fd >= 0 ? plat_notify_signal(d->wake_fd) : 0;
+	if (rc < 0)
+		uv_log(UV_LOG_WARN, "%s: wake: %s", d->ibdev.name, strerror(-rc));
 }
 
 /* Blocks in poll() on the interrupt fds; serves what fired under the device lock.  The
@@ -179,8 +180,7 @@ static void *uv_service(void *arg)
 			break;
 		}
 		if (p[0].revents & POLLIN) {
-			uint64_t v;
-			if (read(d->wake_fd, &v, sizeof(v)) < 0)
+			if (plat_notify_read(d->wake_fd, NULL) < 0)
 				continue;
 		}
 		pthread_mutex_lock(&d->lock);
@@ -248,9 +248,9 @@ int uv_dev_up(struct uv_dev *d)
 		goto fail;
 	}
 	mx5_device_set_event_handler(m, uv_device_event, d);
-	d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	d->wake_fd = plat_notify_open(0, PLAT_NOTIFY_NONBLOCK);
 	if (d->wake_fd < 0) {
-		rc = -errno;
+		rc = d->wake_fd;
 		goto fail;
 	}
 	d->stop = 0;
@@ -261,8 +261,7 @@ int uv_dev_up(struct uv_dev *d)
 	d->thread_running = true;
 	return 0;
 fail:
-	if (d->wake_fd >= 0)
-		close(d->wake_fd);
+	plat_notify_close(d->wake_fd);
 	d->wake_fd = -1;
 	mx5_device_close(m);
 	d->mx5 = NULL;
@@ -291,7 +290,7 @@ void uv_dev_down_if_idle(struct uv_dev *d)
 	mx5_device_close(d->mx5);
 	d->mx5 = NULL;
 	d->neqs = 0;
-	close(d->wake_fd);
+	plat_notify_close(d->wake_fd);
 	d->wake_fd = -1;
 }
 

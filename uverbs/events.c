@@ -7,17 +7,17 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "hw/platform/notify.h"
 #include "uverbs/uv.h"
 
 int uv_evq_init(struct uv_evq *q)
 {
 	memset(q, 0, sizeof(*q));
-	q->fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	q->fd = plat_notify_open(0, PLAT_NOTIFY_SEMAPHORE);
 	if (q->fd < 0)
-		return -errno;
+		return q->fd;
 	pthread_mutex_init(&q->lock, NULL);
 	return 0;
 }
@@ -31,8 +31,7 @@ void uv_evq_fini(struct uv_evq *q)
 		n = x;
 	}
 	q->head = q->tail = NULL;
-	if (q->fd >= 0)
-		close(q->fd);
+	plat_notify_close(q->fd);
 	q->fd = -1;
 	pthread_mutex_destroy(&q->lock);
 }
@@ -50,20 +49,18 @@ int uv_evq_push(struct uv_evq *q, const struct uv_event_node *in)
 	else
 		q->head = n;
 	q->tail = n;
-	uint64_t one = 1;
 	/* queued first, counted second: a reader that got the count finds the entry */
-	ssize_t w = write(q->fd, &one, sizeof(one));
+	int w = plat_notify_signal(q->fd);
 	pthread_mutex_unlock(&q->lock);
-	return w == (ssize_t)sizeof(one) ? 0 : -errno;
+	return w;
 }
 
 int uv_evq_pop(struct uv_evq *q, struct uv_event_node *out)
 {
-	uint64_t v;
 	/* The read blocks unless the application made the fd non-blocking (EAGAIN then). */
-	ssize_t r = read(q->fd, &v, sizeof(v));
-	if (r != (ssize_t)sizeof(v))
-		return r < 0 ? -errno : -EIO;
+	int r = plat_notify_read(q->fd, NULL);
+	if (r < 0)
+		return r;
 	pthread_mutex_lock(&q->lock);
 	struct uv_event_node *n = q->head;
 	if (n) {
@@ -93,11 +90,11 @@ void uv_evq_drop(struct uv_evq *q, const void *obj)
 			 * read never blocks (done non-blocking all the same) */
 			struct pollfd p = { .fd = q->fd, .events = POLLIN };
 			if (poll(&p, 1, 0) > 0) {
-				uint64_t v;
 				int fl = fcntl(q->fd, F_GETFL);
 				fcntl(q->fd, F_SETFL, fl | O_NONBLOCK);
-				if (read(q->fd, &v, sizeof(v)) < 0)
-					v = 0;
+				if (plat_notify_read(q->fd, NULL) < 0) {
+					/* nothing was counted after all */
+				}
 				fcntl(q->fd, F_SETFL, fl);
 			}
 			continue;

@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "hw/platform/notify.h"
+
 struct emu_tp *emu_tp_get(struct emu_dev *d)
 {
 	void **slot = emu_area_state(d, "transport");
@@ -139,12 +141,10 @@ void emu_tp_foreach_tq(struct emu_tp *tp, void (*fn)(struct emu_tp *, struct emu
 
 void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at)
 {
-	uint64_t one = 1;
-
 	if (tp->wake_fd < 0 || !tp->wake_at || at >= tp->wake_at)
 		return;
 	tp->wake_at = at;
-	if (write(tp->wake_fd, &one, sizeof(one)) < 0) {
+	if (plat_notify_signal(tp->wake_fd) < 0) {
 		/* the counter is saturated: the thread wakes anyway */
 	}
 }

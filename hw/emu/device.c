@@ -18,6 +18,7 @@
 #include "hw/emu/emu_dev.h"
 #include "hw/emu/netaddr.h"
 #include "hw/emu/transport.h"
+#include "hw/platform/notify.h"
 #include "hw/shim/shim.h"
 
 /* Init segment words that mlx5_ifc.h's initial_seg leaves reserved but Linux's
@@ -399,8 +400,7 @@ void emu_destroy(struct emu_dev *d)
 		if (emu_areas[i]->fini)
 			emu_areas[i]->fini(d);
 	for (unsigned i = 0; i < EMU_NUM_VECTORS; i++)
-		if (d->irq_fds[i] >= 0)
-			close(d->irq_fds[i]);
+		plat_notify_close(d->irq_fds[i]);
 	free(d->pages.iova);
 	for (unsigned t = 0; t < EMU_OBJ_NTYPES; t++)
 		free(d->obj[t].slots);

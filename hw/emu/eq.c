@@ -9,10 +9,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "hw/emu/eq.h"
+#include "hw/platform/notify.h"
 
 /* EQ doorbell (PRM "UAR Page" EQ doorbells at 0x40 arm / 0x48 update-only; Linux
  * eq.c eq_update_ci): one big-endian dword, eqn in bits 31:24, consumer index 23:0.
@@ -30,13 +30,11 @@ bool emu_eq_wants(const struct emu_eq *eq, uint8_t type)
 
 void emu_irq_raise(struct emu_dev *d, unsigned vector)
 {
-	uint64_t one = 1;
-
 	if (vector >= EMU_NUM_VECTORS)
 		return;
 	d->ctr.interrupts++;
 	if (d->irq_fds[vector] >= 0) {
-		if (write(d->irq_fds[vector], &one, sizeof(one)) != sizeof(one))
+		if (plat_notify_signal(d->irq_fds[vector]) < 0)
 			emu_log(d, EMU_LOG_WARN, "interrupt vector %u: eventfd write failed", vector);
 	} else {
 		d->irq_pending[vector]++;
@@ -51,12 +49,12 @@ int emu_irq_fd(struct emu_dev *d, unsigned vector)
 		return -EINVAL;
 	pthread_mutex_lock(&d->lock);
 	if (d->irq_fds[vector] < 0) {
-		d->irq_fds[vector] = eventfd((unsigned)d->irq_pending[vector], EFD_CLOEXEC | EFD_NONBLOCK);
-		if (d->irq_fds[vector] < 0) {
-			fd = -errno;
+		fd = plat_notify_open((uint32_t)d->irq_pending[vector], PLAT_NOTIFY_NONBLOCK);
+		if (fd < 0) {
 			pthread_mutex_unlock(&d->lock);
 			return fd;
 		}
+		d->irq_fds[vector] = fd;
 		d->irq_pending[vector] = 0;
 	}
 	fd = d->irq_fds[vector];

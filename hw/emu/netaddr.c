@@ -14,6 +14,7 @@
 
 #include "hw/emu/emu.h"
 #include "hw/emu/roce_wire.h"
+#include "hw/platform/sock.h"
 
 static pthread_mutex_t emu_net_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t emu_net_used[256];    /* 127.0.0.N claimed in this process */
@@ -21,10 +22,10 @@ static uint8_t emu_net_used[256];    /* 127.0.0.N claimed in this process */
 static int emu_net_bind(uint32_t ipv4, int *fd)
 {
 	struct sockaddr_in sa;
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int s = plat_socket(AF_INET, SOCK_DGRAM, 0);
 
 	if (s < 0)
-		return -errno;
+		return s;
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons(EMU_ROCE_UDP_PORT);

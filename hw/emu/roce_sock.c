@@ -15,15 +15,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "hw/platform/sock.h"
+
 #define TX_NONE (-1)          /* not opened yet */
 #define TX_UNBINDABLE (-2)    /* someone else holds addr:sport: send from 4791 */
 #define NSPORT 0x4000
 
 static int set_df(int fd)
 {
-	int v = IP_PMTUDISC_DO;
-
-	return setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v)) < 0 ? -errno : 0;
+	return plat_sock_set_df(fd);
 }
 
 int emu_roce_sock_init(struct emu_roce_sock *s, int fd, uint32_t ipv4)
@@ -61,11 +61,11 @@ void emu_roce_sock_fini(struct emu_roce_sock *s)
 static int open_bound(uint32_t ipv4, uint16_t port)
 {
 	struct sockaddr_in sa;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int fd = plat_socket(AF_INET, SOCK_DGRAM, 0);
 	int rc, small = 1;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	rc = set_df(fd);
 	/* nothing is ever sent to these ports: keep their receive queues tiny */
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));

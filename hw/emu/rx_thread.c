@@ -16,10 +16,12 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "hw/platform/notify.h"
+#include "hw/platform/thread.h"
 
 #define EMU_RX_BATCH 64
 #define EMU_RX_IDLE_NS 10000000ull   /* wake at least every 10 ms to look at timers */
@@ -116,7 +118,7 @@ static bool lock_or_stop(struct emu_tp *tp)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		int rc = pthread_mutex_timedlock(&tp->d->lock, &ts);
+		int rc = plat_mutex_timedlock(&tp->d->lock, &ts);
 		if (rc == 0) {
 			if (__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {
 				pthread_mutex_unlock(&tp->d->lock);
@@ -153,21 +155,21 @@ static void device_thread_sched(struct emu_tp *tp)
 
 	/* The thread starts with its creator's policy: say which one it runs, always. */
 	if (tp->d->cfg.sched_normal) {
-		rc = pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+		rc = plat_thread_set_normal();
 		if (rc)
-			emu_log(tp->d, EMU_LOG_WARN, "device thread: SCHED_OTHER refused (%s)", strerror(rc));
+			emu_log(tp->d, EMU_LOG_WARN, "device thread: SCHED_OTHER refused (%s)", strerror(-rc));
 		return;
 	}
 	/* Never below a real-time creator: a spinner at its priority would starve us. */
 	if (pthread_getschedparam(pthread_self(), &policy, &sp) != 0 ||
 	    (policy != SCHED_FIFO && policy != SCHED_RR) || sp.sched_priority < 1)
 		sp.sched_priority = 1;
-	rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	rc = plat_thread_set_realtime(sp.sched_priority);
 	if (rc == 0)
 		__atomic_store_n(&tp->ctr.device_thread_fifo, 1, __ATOMIC_RELAXED);
 	else
 		emu_log(tp->d, EMU_LOG_DEBUG, "device thread stays SCHED_OTHER: SCHED_FIFO refused (%s)",
-			strerror(rc));
+			strerror(-rc));
 }
 
 static void *rx_main(void *arg)
@@ -178,12 +180,11 @@ static void *rx_main(void *arg)
 
 	if (!buf)
 		return NULL;
-	pthread_setname_np(pthread_self(), EMU_DEVICE_THREAD_NAME);   /* for top -H, ps -L, gdb */
+	plat_thread_set_name(EMU_DEVICE_THREAD_NAME);   /* for top -H, ps -L, gdb */
 	device_thread_sched(tp);
 	for (;;) {
 		uint64_t now, a[2];
 		struct pollfd pfd[2];
-		struct timespec to;
 		int n;
 
 		if (!lock_or_stop(tp))
@@ -201,17 +202,13 @@ static void *rx_main(void *arg)
 		pfd[0].events = POLLIN;
 		pfd[1].fd = tp->wake_fd;
 		pfd[1].events = POLLIN;
-		to.tv_sec = (time_t)((a[1] - now) / 1000000000ull);
-		to.tv_nsec = (long)((a[1] - now) % 1000000000ull);
-		n = ppoll(pfd, 2, &to, NULL);
+		n = plat_poll_ns(pfd, 2, a[1] - now);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n <= 0)
 			continue;
 		if (pfd[1].revents & POLLIN) {
-			uint64_t v;
-
-			if (read(tp->wake_fd, &v, sizeof(v)) < 0) {
+			if (plat_notify_read(tp->wake_fd, NULL) < 0) {
 				/* nothing to drain */
 			}
 		}
@@ -244,13 +241,13 @@ int emu_rx_start(struct emu_tp *tp)
 {
 	int rc;
 
-	tp->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	tp->wake_fd = plat_notify_open(0, PLAT_NOTIFY_NONBLOCK);
 	if (tp->wake_fd < 0)
-		return -errno;
+		return tp->wake_fd;
 	tp->stop = 0;
 	rc = pthread_create(&tp->thr, NULL, rx_main, tp);
 	if (rc) {
-		close(tp->wake_fd);
+		plat_notify_close(tp->wake_fd);
 		tp->wake_fd = -1;
 		return -rc;
 	}
@@ -260,16 +257,14 @@ int emu_rx_start(struct emu_tp *tp)
 
 void emu_rx_stop(struct emu_tp *tp)
 {
-	uint64_t one = 1;
-
 	if (!tp->thr_running)
 		return;
 	__atomic_store_n(&tp->stop, 1, __ATOMIC_RELEASE);
-	if (write(tp->wake_fd, &one, sizeof(one)) < 0) {
+	if (plat_notify_signal(tp->wake_fd) < 0) {
 		/* the thread also notices within 1 ms */
 	}
 	pthread_join(tp->thr, NULL);
 	tp->thr_running = false;
-	close(tp->wake_fd);
+	plat_notify_close(tp->wake_fd);
 	tp->wake_fd = -1;
 }

@@ -15,6 +15,7 @@
 
 #include "hw/mlx5/barrier.h"
 #include "hw/mlx5/mx5_internal.h"
+#include "hw/platform/notify.h"
 
 #define MX5_EQE_SIZE 64u
 #define MX5_ASYNC_EQ_LOG 7      /* 128 entries: async events are rare */
@@ -267,9 +268,8 @@ static int mx5_async_eq_drain(struct mx5_device *dev, bool from_cmd_wait)
 
 static void mx5_irq_ack(int fd)
 {
-	uint64_t v;
-	/* one read returns (and clears) the whole eventfd counter */
-	if (fd >= 0 && read(fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+	/* one read returns (and clears) the whole count (hw/platform/notify.h) */
+	if (fd >= 0 && plat_notify_read(fd, NULL) < 0)
 		return;
 }
 

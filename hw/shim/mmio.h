@@ -10,7 +10,7 @@
 #ifndef UVERBS_HW_SHIM_MMIO_H
 #define UVERBS_HW_SHIM_MMIO_H
 
-#include <endian.h>
+#include "hw/platform/byteorder.h"
 #include <stdint.h>
 #include <string.h>
 

@@ -82,6 +82,8 @@ static int print_path_text(const struct uvi_pci_list *l, int idx)
 		printf("      %s  %s  %-16s link %s, capable %s  MPS %u B (capable %u B)  MRRS %u B\n",
 		       h->bdf, ids, uvi_pcie_port_type_str(h), cur, cap, h->cfg.max_payload,
 		       h->cfg.max_payload_cap, h->max_read_req);
+		if (h->tunnelled)
+			printf("        through a Thunderbolt PCIe tunnel (the link above is the tunnel's)\n");
 		struct uvi_hop_eval ev;
 		uvi_pci_eval_hop(h, nic, &ev);
 		if (ev.gbps > 0 && (limit_at < 0 || ev.gbps < limit)) {
@@ -131,6 +133,7 @@ static void print_path_json(struct jw *w, const struct uvi_pci_list *l, int idx)
 		jw_str(w, "ids", ids);
 		jw_str(w, "port_type", uvi_pcie_port_type_str(h));
 		jw_bool(w, "pcie", h->cfg_ok && h->cfg.exp_off);
+		jw_bool(w, "thunderbolt_tunnel", h->tunnelled);
 		if (h->cfg_ok && h->cfg.exp_off) {
 			struct uvi_hop_eval ev;
 			uvi_pci_eval_hop(h, nic, &ev);

@@ -29,6 +29,7 @@ struct uvi_pci_fn {
 	struct shim_pcie_cfg cfg;   /* cfg.exp_off 0: no PCIe capability */
 	uint16_t max_read_req;      /* Device Control [14:12] in bytes, 0 unknown */
 	int parent;                 /* index of the bridge above, -1 at the top */
+	int tunnelled;              /* macOS: behind a Thunderbolt PCIe tunnel (IOPCITunnelled) */
 };
 
 struct uvi_pci_list {
@@ -36,7 +37,8 @@ struct uvi_pci_list {
 	size_t n;
 };
 
-/* Scan with libpci.  method: NULL for libpci's automatic choice, else an access method
+/* Scan the functions: libpci on Linux (pcipath_libpci.c), the IORegistry on macOS
+ * (pcipath_iokit.c, which takes no method or parameters).  Linux, method: NULL for libpci's automatic choice, else an access method
  * name ("dump", "linux-sysfs", ...); params: "name=value" strings passed to
  * pci_set_param ("dump.name=/tmp/x").  Returns 0 or a negative errno with err set. */
 int uvi_pci_scan(const char *method, char *const *params, size_t nparams,

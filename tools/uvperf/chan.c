@@ -14,11 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hw/platform/errno.h"
+#include "hw/platform/sock.h"
+
 static int write_all(int fd, const void *p, size_t len)
 {
 	const uint8_t *b = p;
 	while (len) {
-		ssize_t k = send(fd, b, len, MSG_NOSIGNAL);
+		ssize_t k = plat_send(fd, b, len, 0);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
@@ -117,9 +120,9 @@ int up_chan_listen(const char *addr, int port, char *err, size_t errlen)
 	int rc = make_addr(addr, port, &sa, err, errlen);
 	if (rc)
 		return rc;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = plat_socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 4)) {
@@ -133,10 +136,10 @@ int up_chan_listen(const char *addr, int port, char *err, size_t errlen)
 
 int up_chan_accept(int lfd, char *err, size_t errlen)
 {
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	int fd = plat_accept(lfd);
 	if (fd < 0) {
-		snprintf(err, errlen, "accept: %s", strerror(errno));
-		return -errno;
+		snprintf(err, errlen, "accept: %s", strerror(-fd));
+		return fd;
 	}
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -153,9 +156,9 @@ int up_chan_connect(const char *addr, int port, unsigned timeout_ms, char *err, 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* The server may still be bringing its device up: retry until the timeout. */
 	for (;;) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int fd = plat_socket(AF_INET, SOCK_STREAM, 0);
 		if (fd < 0)
-			return -errno;
+			return fd;
 		if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 			int one = 1;
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

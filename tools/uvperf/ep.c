@@ -6,8 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
+
+#include "hw/platform/random.h"
 
 struct ibv_cq *up_ep_cq(struct up_ep *ep, unsigned q)
 {
@@ -113,7 +114,7 @@ int up_ep_create(struct up_ep *ep, int index, unsigned nqps, int shared_cq, unsi
 		}
 	}
 	uint32_t psn_seed = 0;
-	if (getrandom(&psn_seed, sizeof(psn_seed), 0) != sizeof(psn_seed))
+	if (plat_random(&psn_seed, sizeof(psn_seed)) < 0)
 		psn_seed = (uint32_t)getpid() * 2654435761u;
 	union ibv_gid gid;
 	if (ibv_query_gid(ep->ctx, 1, (int)gid_index, &gid)) {

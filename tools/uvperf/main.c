@@ -15,6 +15,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "hw/platform/errno.h"
+#include "hw/platform/sock.h"
 #include "tools/common/jsonw.h"
 #include "tools/uvperf/run.h"
 
@@ -411,7 +413,7 @@ static int run_client(struct opts *o)
 	int have_thread = 0;
 	if (o->role == R_LOOPBACK) {
 		int sv[2];
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		if (plat_socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
 			perror("uvperf: socketpair");
 			return 2;
 		}

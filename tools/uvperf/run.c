@@ -10,7 +10,7 @@
  */
 #include "tools/uvperf/run.h"
 
-#include <endian.h>
+#include "hw/platform/byteorder.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>

@@ -1,0 +1,10 @@
+/* hw/platform/random.h on macOS. */
+#include <stdlib.h>
+
+#include "hw/platform/random.h"
+
+int plat_random(void *buf, size_t len)
+{
+	arc4random_buf(buf, len);
+	return 0;
+}

@@ -1,0 +1,30 @@
+/* Socket calls whose spelling differs between Linux and macOS.
+ *
+ * Close-on-exec: Linux takes SOCK_CLOEXEC in the type (socket, socketpair, accept4);
+ * macOS has neither flag nor accept4 and sets FD_CLOEXEC right after the call.
+ * No SIGPIPE on a closed peer: Linux passes MSG_NOSIGNAL per send; macOS has no such
+ * flag and sets SO_NOSIGPIPE once on the socket (done here for every stream socket).
+ * Don't-fragment: Linux IP_MTU_DISCOVER = IP_PMTUDISC_DO, macOS IP_DONTFRAG; both send
+ * DF=1.  The IPv4 ID of those packets is 0 on Linux (ip_select_ident for an
+ * unconnected socket) and, on macOS, 0 while sysctl net.inet.ip.rfc6864 is 1, its
+ * default (xnu bsd/netinet/ip_output.c gives an atomic datagram ID 0, otherwise a
+ * random ID); docs/hardware.md says why the emulator's ICRC cares. */
+#ifndef UV_PLATFORM_SOCK_H
+#define UV_PLATFORM_SOCK_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+/* socket(2), close-on-exec (and SIGPIPE-free for SOCK_STREAM): fd or -errno. */
+int plat_socket(int domain, int type, int protocol);
+/* socketpair(2), the same way: 0 or -errno. */
+int plat_socketpair(int domain, int type, int protocol, int sv[2]);
+/* accept(2) with no peer address, the same way: fd or -errno. */
+int plat_accept(int lfd);
+/* send(2) that never raises SIGPIPE (EPIPE instead); as send, errno set. */
+ssize_t plat_send(int fd, const void *buf, size_t len, int flags);
+/* Send this UDP socket's IPv4 packets with DF=1: 0 or -errno. */
+int plat_sock_set_df(int fd);
+
+#endif

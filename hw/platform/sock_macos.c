@@ -1,0 +1,77 @@
+/* hw/platform/sock.h on macOS. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include "hw/platform/sock.h"
+
+/* FD_CLOEXEC, and SO_NOSIGPIPE on a stream socket (macOS has no MSG_NOSIGNAL). */
+static int plat_sock_prepare(int fd, int type)
+{
+	int one = 1;
+
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return -errno;
+	if (type == SOCK_STREAM && setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof(one)) < 0)
+		return -errno;
+	return 0;
+}
+
+int plat_socket(int domain, int type, int protocol)
+{
+	int fd = socket(domain, type, protocol), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = plat_sock_prepare(fd, type);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int plat_socketpair(int domain, int type, int protocol, int sv[2])
+{
+	int rc;
+
+	if (socketpair(domain, type, protocol, sv) < 0)
+		return -errno;
+	rc = plat_sock_prepare(sv[0], type);
+	if (!rc)
+		rc = plat_sock_prepare(sv[1], type);
+	if (rc) {
+		close(sv[0]);
+		close(sv[1]);
+	}
+	return rc;
+}
+
+int plat_accept(int lfd)
+{
+	int fd = accept(lfd, NULL, NULL), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = plat_sock_prepare(fd, SOCK_STREAM);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+ssize_t plat_send(int fd, const void *buf, size_t len, int flags)
+{
+	/* SO_NOSIGPIPE was set when the socket was made here. */
+	return send(fd, buf, len, flags);
+}
+
+int plat_sock_set_df(int fd)
+{
+	/* ip(4): IP_DONTFRAG sets DF on outgoing datagrams of this socket. */
+	int one = 1;
+
+	return setsockopt(fd, IPPROTO_IP, IP_DONTFRAG, &one, sizeof(one)) < 0 ? -errno : 0;
+}

@@ -1,0 +1,29 @@
+/* hw/platform/thread.h on Linux: pthread_setname_np and SCHED_FIFO (sched(7)). */
+#include <pthread.h>
+#include <sched.h>
+
+#include "hw/platform/thread.h"
+
+int plat_thread_set_name(const char *name)
+{
+	return -pthread_setname_np(pthread_self(), name);
+}
+
+int plat_thread_set_realtime(int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+
+	return -pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+}
+
+int plat_mutex_timedlock(pthread_mutex_t *m, const struct timespec *deadline)
+{
+	return pthread_mutex_timedlock(m, deadline);
+}
+
+int plat_thread_set_normal(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	return -pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+}
