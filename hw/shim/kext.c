@@ -6,8 +6,20 @@
  * Open, in order: find the service (IOServiceGetMatchingServices on
  * UVSHIM_SERVICE_CLASS), IOServiceOpen (the kext admits one owner: root or its
  * configured group), HELLO (ABI major must match), DEVICE_INFO (ids, link, BAR0 and UAR
- * layout, page size), map BAR0 uncached and the UAR region write-combining
+ * layout, page size), map BAR0 uncached and the UAR region for BlueFlame
  * (MAP_BAR + IOConnectMapMemory64), and arm the MSI-X vectors.
+ *
+ * Cache modes: IOConnectMapMemory64 takes the cache mode from our map options, not from
+ * the kext (xnu iokit/Kernel/IOUserClient.cpp, IOUserClient::mapClientMemory64), so we
+ * pass it; the kext refuses a mode its window does not allow (shim-kext/core/window.c).
+ * BAR0 is mapped kIOMapInhibitCache. The UAR window's mode is UVERBS_KEXT_BLUEFLAME:
+ *   gre  kIOMapPostedCombinedReordered, Device-GRE on arm64 (xnu osfmk/arm/pmap/pmap.c),
+ *        the mode Apple provides for combining MMIO writes; default on Apple Silicon
+ *        with macOS 12 or later (Darwin 21, where IOMapTypes.h gained it);
+ *   wc   kIOMapWriteCombineCache, Normal-NC on arm64, which Apple Silicon may refuse
+ *        for PCIe BARs; write-combining on x86, the default on Intel Macs;
+ *   off  no UAR window: no BlueFlame, the driver rings 64-bit doorbells through the
+ *        uncached BAR0 mapping; the default on Apple Silicon before macOS 12.
  *
  * Interrupts: the kext sends one async message per interrupt to a mach port. The driver
  * needs what every shim gives it: a pollable fd per vector from which it reads 8 bytes
@@ -38,14 +50,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <IOKit/IOKitLib.h>
 #include <dispatch/dispatch.h>
 #include <mach/mach.h>
 #include <mach/mach_error.h>
-
-#define KEXT_MSIX_DEFAULT 16u
 
 extern const struct shim_ops shim_kext_ops;
 
@@ -163,22 +174,23 @@ static int kcall(struct kext_dev *k, uint32_t sel, const char *what, const void 
 	return 0;
 }
 
-/* Declare a BAR0 window and map it into this task. */
-static int map_window(struct kext_dev *k, uint32_t cache, uint64_t off, uint64_t len, uint32_t *type,
-		      mach_vm_address_t *addr, mach_vm_size_t *size)
+/* Declare a BAR0 window and map it into this task with IOKit cache mode map_mode. */
+static int map_window(struct kext_dev *k, uint32_t cache, IOOptionBits map_mode, uint64_t off, uint64_t len,
+		      uint32_t *type, mach_vm_address_t *addr, mach_vm_size_t *size)
 {
 	struct uvshim_map_bar_req req = { .bar = 0, .cache = cache, .offset = off, .length = len };
 	struct uvshim_map_bar_rep rep;
 	kern_return_t kr;
-	int rc = kcall(k, UVSHIM_SEL_MAP_BAR, cache == UVSHIM_CACHE_WC ? "MAP_BAR (UAR, write-combining)" :
+	int rc = kcall(k, UVSHIM_SEL_MAP_BAR, cache == UVSHIM_CACHE_WC ? "MAP_BAR (UAR, BlueFlame)" :
 		       "MAP_BAR (BAR0, uncached)", &req, sizeof(req), &rep, sizeof(rep));
 
 	if (rc < 0)
 		return rc;
 	*addr = 0;
 	*size = 0;
-	/* The cache mode comes from the kext's memory descriptor for this window. */
-	kr = IOConnectMapMemory64(k->conn, rep.memory_type, mach_task_self(), addr, size, kIOMapAnywhere);
+	/* The cache mode is ours to give; the kext's window refuses one it does not allow. */
+	kr = IOConnectMapMemory64(k->conn, rep.memory_type, mach_task_self(), addr, size,
+				  kIOMapAnywhere | map_mode);
 	if (kr != KERN_SUCCESS || *size < len) {
 		struct uvshim_unmap_bar_req u = { .memory_type = rep.memory_type };
 		if (kr == KERN_SUCCESS)
@@ -359,11 +371,40 @@ static int find_service(struct kext_dev *k, unsigned index)
 	return 0;
 }
 
+/* The UAR window's map mode (see the top of this file); 0 means no UAR window. */
+static int blueflame_mode(struct kext_dev *k, IOOptionBits *mode)
+{
+	const char *env = getenv("UVERBS_KEXT_BLUEFLAME");
+	struct utsname u;
+
+	if (env && *env) {
+		if (strcmp(env, "gre") == 0)
+			*mode = kIOMapPostedCombinedReordered;
+		else if (strcmp(env, "wc") == 0)
+			*mode = kIOMapWriteCombineCache;
+		else if (strcmp(env, "off") == 0)
+			*mode = 0;
+		else {
+			kerr(k, "UVERBS_KEXT_BLUEFLAME=%s: expected gre, wc or off", env);
+			return -EINVAL;
+		}
+		return 0;
+	}
+#if defined(__aarch64__) || defined(__arm64__)
+	*mode = uname(&u) == 0 && atoi(u.release) >= 21 ? kIOMapPostedCombinedReordered : 0;
+#else
+	(void)u;
+	*mode = kIOMapWriteCombineCache;
+#endif
+	return 0;
+}
+
 static int kext_open(const char *args, struct shim_dev **out)
 {
 	struct uvshim_hello_req hreq = { .abi_major = UVSHIM_ABI_MAJOR, .abi_minor = UVSHIM_ABI_MINOR };
 	struct uvshim_info_req ireq = { 0, 0 };
 	struct kext_dev *k;
+	IOOptionBits bf_mode = 0;
 	unsigned index;
 	kern_return_t kr;
 	int rc;
@@ -383,6 +424,9 @@ static int kext_open(const char *args, struct shim_dev **out)
 		kerr(k, "kext:%s: expected kext:<N>, the index of the ConnectX function (kext:0)", args);
 		return -EINVAL;
 	}
+	rc = blueflame_mode(k, &bf_mode);
+	if (rc < 0)
+		return rc;
 	rc = find_service(k, index);
 	if (rc < 0)
 		return rc;
@@ -428,17 +472,20 @@ static int kext_open(const char *args, struct shim_dev **out)
 		kerr(k, "kext %s: the kext reports an empty BAR0", k->dev.pci.bdf);
 		return -ENODEV;
 	}
-	rc = map_window(k, UVSHIM_CACHE_UNCACHED, 0, k->info.bar0_len, &k->bar_type, &k->bar_addr, &k->bar_size);
+	rc = map_window(k, UVSHIM_CACHE_UNCACHED, kIOMapInhibitCache, 0, k->info.bar0_len, &k->bar_type,
+			&k->bar_addr, &k->bar_size);
 	if (rc < 0)
 		return rc;
-	/* BlueFlame wants the UAR pages write-combined; without that window the driver
-	 * rings plain doorbells through the uncached mapping, so a failure is not fatal. */
-	if (k->info.uar_len && map_window(k, UVSHIM_CACHE_WC, k->info.uar_offset, k->info.uar_len, &k->wc_type,
-					  &k->wc_addr, &k->wc_size) < 0) {
+	/* BlueFlame wants the UAR pages combining; without that window the driver rings
+	 * plain doorbells through the uncached mapping, so a failure is not fatal. */
+	if (bf_mode && k->info.uar_len &&
+	    map_window(k, UVSHIM_CACHE_WC, bf_mode, k->info.uar_offset, k->info.uar_len, &k->wc_type,
+		       &k->wc_addr, &k->wc_size) < 0) {
 		k->wc_type = 0;
 		k->dev.err[0] = '\0';
 	}
-	return setup_irqs(k, KEXT_MSIX_DEFAULT);
+	/* As many vectors as the kext allocated (its UvShimMSIXVectors): one per EQ. */
+	return setup_irqs(k, UVSHIM_MAX_VECTORS);
 }
 
 /* ---- memory ---- */
@@ -499,7 +546,9 @@ static int kext_dma_alloc(struct shim_dev *d, size_t len, size_t align, struct s
 	pthread_mutex_lock(&k->lock);
 	rc = kcall(k, UVSHIM_SEL_DMA_ALLOC, "DMA_ALLOC", &req, sizeof(req), &rep, sizeof(rep));
 	if (rc == 0) {
-		kr = IOConnectMapMemory64(k->conn, rep.memory_type, mach_task_self(), &addr, &size, kIOMapAnywhere);
+		/* Driver memory is ordinary kernel memory: the default (cached) mode. */
+		kr = IOConnectMapMemory64(k->conn, rep.memory_type, mach_task_self(), &addr, &size,
+					  kIOMapAnywhere | kIOMapDefaultCache);
 		if (kr != KERN_SUCCESS || size < len) {
 			struct uvshim_handle_req h = { .handle = rep.handle };
 			if (kr == KERN_SUCCESS)

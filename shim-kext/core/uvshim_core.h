@@ -154,6 +154,30 @@ struct uvshim_window {
 int uvshim_bar_window_check(const struct uvshim_info_rep *info, uint32_t bar, uint32_t cache,
 			    uint64_t offset, uint64_t length);
 
+/* The cache mode of a user mapping of a window.  IOConnectMapMemory64 takes it from the
+ * caller's map options, not from the kext (xnu iokit/Kernel/IOUserClient.cpp,
+ * IOUserClient::mapClientMemory64: options = (options & ~kIOMapUserOptionsMask) |
+ * (mapFlags & kIOMapUserOptionsMask)), so the kext checks it when the mapping is made.
+ * Values of xnu iokit/IOKit/IOMapTypes.h (kIOMapCacheMask 0xf00, kIOMapCacheShift 8 and
+ * the kIO*Cache modes), spelled out so the core needs no IOKit header; the kext
+ * static_asserts that they match. */
+#define UVSHIM_IOMAP_CACHE_MASK 0x00000f00u
+#define UVSHIM_IOMAP_CACHE_SHIFT 8
+enum uvshim_iomap_cache {
+	UVSHIM_IOMAP_DEFAULT = 0,                  /* kIODefaultCache */
+	UVSHIM_IOMAP_INHIBIT = 1,                  /* kIOInhibitCache: Device-nGnRnE on arm64 */
+	UVSHIM_IOMAP_WRITE_COMBINE = 4,            /* kIOWriteCombineCache: Normal-NC on arm64 */
+	UVSHIM_IOMAP_POSTED_WRITE = 6,             /* kIOPostedWrite: Device-nGnRE */
+	UVSHIM_IOMAP_POSTED_REORDERED = 8,         /* kIOPostedReordered: Device-nGRE */
+	UVSHIM_IOMAP_POSTED_COMBINED_REORDERED = 9 /* kIOPostedCombinedReordered: Device-GRE */
+};
+
+/* May a window declared with this cache mode (enum uvshim_cache) be mapped with these
+ * IOKit map options?  An uncached window only uncached (kIOMapInhibitCache, asked for
+ * explicitly); a write-combining window, which never covers the init segment, with any
+ * device or write-combining mode.  -UVSHIM_EINVAL otherwise. */
+int uvshim_window_map_check(uint32_t window_cache, uint32_t map_options);
+
 /* ---- interrupts ------------------------------------------------------------------------ */
 
 struct uvshim_vector {

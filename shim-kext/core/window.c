@@ -36,3 +36,24 @@ int uvshim_bar_window_check(const struct uvshim_info_rep *info, uint32_t bar, ui
 	}
 	return 0;
 }
+
+int uvshim_window_map_check(uint32_t window_cache, uint32_t map_options)
+{
+	uint32_t mode = (map_options & UVSHIM_IOMAP_CACHE_MASK) >> UVSHIM_IOMAP_CACHE_SHIFT;
+
+	if (window_cache == UVSHIM_CACHE_UNCACHED)
+		return mode == UVSHIM_IOMAP_INHIBIT ? 0 : -UVSHIM_EINVAL;
+	if (window_cache != UVSHIM_CACHE_WC)
+		return -UVSHIM_EINVAL;
+	/* Not the default or a cacheable mode: BAR pages must never be cached. */
+	switch (mode) {
+	case UVSHIM_IOMAP_INHIBIT:
+	case UVSHIM_IOMAP_WRITE_COMBINE:
+	case UVSHIM_IOMAP_POSTED_WRITE:
+	case UVSHIM_IOMAP_POSTED_REORDERED:
+	case UVSHIM_IOMAP_POSTED_COMBINED_REORDERED:
+		return 0;
+	default:
+		return -UVSHIM_EINVAL;
+	}
+}

@@ -19,9 +19,12 @@
  *     selector, the output the reply struct; both sizes must be exact
  *     (UVSHIM_EBADSIZE otherwise).  UVSHIM_SEL_IRQ_ARM is called with
  *     IOConnectCallAsyncStructMethod so the kext gets the notification port.
- *  4. Memory is mapped with IOConnectMapMemory64(memory_type) where memory_type comes
- *     from a MAP_BAR or DMA_ALLOC reply (UVSHIM_MEMTYPE_*).  The BAR0 window holding
- *     the init segment is uncached; the UAR window may be write-combining (BlueFlame).
+ *  4. Memory is mapped with IOConnectMapMemory64(memory_type, options) where
+ *     memory_type comes from a MAP_BAR or DMA_ALLOC reply (UVSHIM_MEMTYPE_*).  IOKit
+ *     takes the cache mode from the caller's options, so the client passes it: an
+ *     uncached window (the one holding the init segment) only with kIOMapInhibitCache,
+ *     a write-combining (UAR, BlueFlame) window with kIOMapPostedCombinedReordered,
+ *     kIOMapWriteCombineCache or an uncached mode; the kext refuses any other.
  *  5. Closing the connection, or the owner task dying, makes the kext disable bus
  *     mastering, reset the function and unpin every page, in that order, before
  *     anyone may open the device again.
@@ -54,6 +57,7 @@
 #define UVSHIM_PLIST_GROUP   "UvShimGroupID"       /* Info.plist: gid allowed to open */
 #define UVSHIM_PLIST_MAX_PINS "UvShimMaxPins"
 #define UVSHIM_PLIST_MAX_PINNED_MB "UvShimMaxPinnedMB"
+#define UVSHIM_PLIST_MSIX_VECTORS "UvShimMSIXVectors"  /* MSI-X vectors to allocate */
 
 /* ---- selectors --------------------------------------------------------------------- */
 
@@ -140,6 +144,9 @@ static inline const char *uvshim_status_name(int status)
 #define UVSHIM_MAX_DMA_ALIGN (1ull << 21)    /* IOVA alignment a DMA buffer may ask for */
 #define UVSHIM_MAX_WINDOWS 8u                /* BAR windows declared at once */
 #define UVSHIM_MAX_VECTORS 64u               /* MSI-X vectors forwarded */
+/* MSI-X vectors the kext allocates unless its Info.plist says otherwise: one per EQ of
+ * the driver (the async EQ and up to 15 completion EQs). */
+#define UVSHIM_DEFAULT_MSIX_VECTORS 16u
 /* User addresses live below 2^47 on x86-64 and arm64 macOS alike; anything above is a
  * kernel or non-canonical address and is refused before IOKit sees it. */
 #define UVSHIM_USER_VA_LIMIT (1ull << 47)

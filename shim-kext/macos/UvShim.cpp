@@ -4,7 +4,7 @@
 
 #include <IOKit/IOLib.h>
 #include <IOKit/IOMapper.h>
-#include <IOKit/IOSubMemoryDescriptor.h>
+#include <kern/task.h>
 #include <sys/kauth.h>
 
 #define super IOService
@@ -21,6 +21,20 @@ OSDefineMetaClassAndStructors(org_uverbs_UvShim, IOService)
 #define PCIE_DEVSTA 0x0a
 #define PCIE_DEVSTA_TRPND 0x0020
 #define PCIE_LNKSTA 0x12
+/* MSI-X capability (PCI Local Bus Specification 3.0, "MSI-X Capability"): Message
+ * Control at +2, bits 10:0 = Table Size - 1. */
+#define PCI_MSIX_CTL 0x02
+#define PCI_MSIX_CTL_TABLE_SIZE 0x07ff
+
+/* Bus mastering under the names of the deployment target's IOPCIFamily (the "master"
+ * names are deprecated from macOS 12.4 on). */
+#if UVSHIM_PCI_MACOS13
+static void busLead(IOPCIDevice *pci, bool on) { pci->setBusLeadEnable(on); }
+#define UVSHIM_PCI_COMMAND_BUS_LEAD kIOPCICommandBusLead
+#else
+static void busLead(IOPCIDevice *pci, bool on) { pci->setBusMasterEnable(on); }
+#define UVSHIM_PCI_COMMAND_BUS_LEAD kIOPCICommandBusMaster
+#endif
 
 static uint64_t pageSize() { return PAGE_SIZE; } /* 16 KiB on Apple Silicon */
 
@@ -87,7 +101,7 @@ bool org_uverbs_UvShim::start(IOService *provider)
 	fWorkLoop->retain();
 	fPCI->setMemoryEnable(true);
 	/* Bus mastering stays off until an owner has programmed the device. */
-	fPCI->setBusMasterEnable(false);
+	busLead(fPCI, false);
 	fBar0 = fPCI->getDeviceMemoryWithRegister(kIOPCIConfigBaseAddress0);
 	if (!fBar0)
 		goto fail;
@@ -156,7 +170,7 @@ void org_uverbs_UvShim::stop(IOService *provider)
 {
 	teardownInterrupts();
 	if (fPCI)
-		fPCI->setBusMasterEnable(false);
+		busLead(fPCI, false);
 	super::stop(provider);
 }
 
@@ -217,7 +231,7 @@ IOReturn org_uverbs_UvShim::call(org_uverbs_UvShimUserClient *client, uint32_t s
 }
 
 IOReturn org_uverbs_UvShim::memoryForType(org_uverbs_UvShimUserClient *client, uint32_t type,
-					  IOMemoryDescriptor **mem, IOOptionBits *cache)
+					  IOMemoryDescriptor **mem)
 {
 	struct uvshim_memory m;
 	IOLockLock(fLock);
@@ -226,10 +240,10 @@ IOReturn org_uverbs_UvShim::memoryForType(org_uverbs_UvShimUserClient *client, u
 		UvShimMapping *map = (UvShimMapping *)m.cookie;
 		map->buf->retain();
 		*mem = map->buf;
-		*cache = kIOMapDefaultCache;
 	} else if (rc == 0) {
-		*mem = IOSubMemoryDescriptor::withSubRange(fBar0, m.offset, m.length, kIODirectionNone);
-		*cache = m.cache == UVSHIM_CACHE_WC ? kIOMapWriteCombineCache : kIOMapInhibitCache;
+		/* A descriptor of its own per window, carrying the window's cache class: the
+		 * caller's map options choose the mode, the window refuses the wrong ones. */
+		*mem = org_uverbs_UvShimWindow::withWindow(fBar0, m.offset, m.length, m.cache);
 		if (!*mem)
 			rc = -UVSHIM_ENOMEM;
 	}
@@ -375,17 +389,26 @@ void org_uverbs_UvShim::pDmaFree(void *ctx, void *cookie)
 int org_uverbs_UvShim::pBusMaster(void *ctx, bool enable)
 {
 	org_uverbs_UvShim *self = (org_uverbs_UvShim *)ctx;
-	self->fPCI->setBusMasterEnable(enable);
+	busLead(self->fPCI, enable);
 	uint16_t cmd = self->fPCI->configRead16(kIOPCIConfigCommand);
 	if (cmd == 0xffff)
 		return -UVSHIM_ENODEV; /* config reads all-ones: the device is gone */
-	return (((cmd & kIOPCICommandBusMaster) != 0) == enable) ? 0 : -UVSHIM_EIO;
+	return (((cmd & UVSHIM_PCI_COMMAND_BUS_LEAD) != 0) == enable) ? 0 : -UVSHIM_EIO;
 }
 
 int org_uverbs_UvShim::pResetFunction(void *ctx)
 {
 	org_uverbs_UvShim *self = (org_uverbs_UvShim *)ctx;
 	IOPCIDevice *pci = self->fPCI;
+#if UVSHIM_PCI_MACOS13
+	/* IOPCIFamily saves the configuration, issues the FLR if the function supports it,
+	 * waits for the function and restores the configuration (IOPCIDevice.h, reset). */
+	IOReturn r = pci->reset(kIOPCIDeviceResetTypeFunctionReset);
+	if (r != kIOReturnSuccess) {
+		IOLog("uvshim: function reset: 0x%x\n", r);
+		return r == kIOReturnNoDevice ? -UVSHIM_ENODEV : -UVSHIM_EIO;
+	}
+#else
 	IOByteCount cap = 0;
 	if (!pci->extendedFindPCICapability(kIOPCIPCIExpressCapability, &cap))
 		return -UVSHIM_EIO;
@@ -399,16 +422,43 @@ int org_uverbs_UvShim::pResetFunction(void *ctx)
 	pci->configWrite16(cap + PCIE_DEVCTL, ctl | PCIE_DEVCTL_FLR);
 	IOSleep(100); /* PCIe: 100 ms after FLR before the function must answer config */
 	pci->restoreDeviceState();
-	/* restoreDeviceState brings the command register back; keep bus mastering off
-	 * until the core says otherwise. */
-	pci->setBusMasterEnable(false);
+#endif
+	/* The restored command register may have bus mastering on; keep it off until the
+	 * core says otherwise. */
+	busLead(pci, false);
 	return pci->configRead16(kIOPCIConfigVendorID) == 0x15b3 ? 0 : -UVSHIM_ENODEV;
 }
 
 /* ---- interrupts --------------------------------------------------------------------- */
 
+uint32_t org_uverbs_UvShim::msixVectorsWanted()
+{
+	/* One vector per EQ of the driver (UvShimMSIXVectors, default 16), no more than
+	 * the function's MSI-X table holds. */
+	uint32_t want = plistNumber(this, UVSHIM_PLIST_MSIX_VECTORS, UVSHIM_DEFAULT_MSIX_VECTORS);
+	if (want == 0 || want > UVSHIM_MAX_VECTORS)
+		want = UVSHIM_DEFAULT_MSIX_VECTORS;
+	IOByteCount cap = 0;
+	if (!fPCI->extendedFindPCICapability(kIOPCIMSIXCapability, &cap))
+		return 0;
+	uint32_t table = (fPCI->configRead16(cap + PCI_MSIX_CTL) & PCI_MSIX_CTL_TABLE_SIZE) + 1u;
+	return want < table ? want : table;
+}
+
 bool org_uverbs_UvShim::setupInterrupts()
 {
+#if UVSHIM_PCI_MACOS13
+	/* Without this IOPCIFamily resolves at most one MSI per function
+	 * (IOPCIMessagedInterruptController.cpp); it must come before the first
+	 * getInterruptType, which resolves the default. */
+	uint32_t want = msixVectorsWanted();
+	if (want) {
+		IOReturn r = fPCI->configureInterrupts(kIOInterruptTypePCIMessagedX, 1, want);
+		if (r != kIOReturnSuccess)
+			IOLog("uvshim: MSI-X with %u vectors refused (0x%x), using what IOPCIFamily gives\n",
+			      want, r);
+	}
+#endif
 	/* Index 0 is the legacy INTx line; MSI/MSI-X vectors are the message-signalled
 	 * sources after it. */
 	int type = 0;
@@ -464,10 +514,7 @@ void org_uverbs_UvShim::interruptOccurred(IOInterruptEventSource *src, int count
 	args[UVSHIM_IRQ_ARG_VECTOR] = v;
 	args[UVSHIM_IRQ_ARG_COUNT] = total;
 	args[UVSHIM_IRQ_ARG_COOKIE] = cookie;
-	/* Never block the work loop on a slow client: a dropped message is seen by the
-	 * client as a jump in the count. */
-	IOUserClient::sendAsyncResult64WithOptions(ref, kIOReturnSuccess, args, UVSHIM_IRQ_NARGS,
-						   kIOUserNotifyOptionCanDrop);
+	org_uverbs_UvShimUserClient::sendInterrupt(ref, args, UVSHIM_IRQ_NARGS);
 }
 
 int org_uverbs_UvShim::pIrqArm(void *ctx, uint32_t vector, bool arm)

@@ -1,7 +1,7 @@
 /* uvshim kext: the IOKit side of shim-kext (design section 8).
  *
  * org_uverbs_UvShim matches a ConnectX PCI function (Info.plist) and owns it.  It
- * offers the owner task exactly: BAR0 windows (the UAR region write-combined), pinned
+ * offers the owner task exactly: BAR0 windows (only the UAR region combining), pinned
  * user memory as IOVA segments through the system mapper (DART), driver DMA buffers,
  * MSI-X interrupts as async notifications, and a function reset.  Every decision --
  * argument checks, limits, who may open, what owner death does and in which order --
@@ -10,6 +10,13 @@
  *
  * Locking: fLock (an IOLock, so callbacks may sleep in IODMACommand) serialises every
  * call into the core.  Event sources are added and removed outside it.
+ *
+ * PCI interfaces by deployment target: IOPCIDevice::configureInterrupts (MSI-X with
+ * several vectors), reset(kIOPCIDeviceResetTypeFunctionReset) and setBusLeadEnable are
+ * in the IOPCIFamily of macOS 13 (IOPCIFamily-583, IOKit/pci/IOPCIDevice.h), and
+ * configureInterrupts sits in a vtable slot that is a reserved stub before it.  So a
+ * build for macOS 13 or later uses them (UVSHIM_PCI_MACOS13); a build for macOS 11/12
+ * (make MINOS=11.0) gets one MSI vector and the function reset written in config space.
  */
 #ifndef UVSHIM_MACOS_UVSHIM_HPP
 #define UVSHIM_MACOS_UVSHIM_HPP
@@ -21,11 +28,19 @@
 #include <IOKit/IOUserClient.h>
 #include <IOKit/IODMACommand.h>
 #include <IOKit/IOBufferMemoryDescriptor.h>
+#include <IOKit/IOSubMemoryDescriptor.h>
 #include <IOKit/pci/IOPCIDevice.h>
 
 extern "C" {
 #include "shim-kext/core/uvshim_core.h"
 }
+
+#if defined(__ENVIRONMENT_MAC_OS_X_VERSION_MIN_REQUIRED__) && \
+	__ENVIRONMENT_MAC_OS_X_VERSION_MIN_REQUIRED__ >= 130000
+#define UVSHIM_PCI_MACOS13 1
+#else
+#define UVSHIM_PCI_MACOS13 0
+#endif
 
 class org_uverbs_UvShimUserClient;
 
@@ -54,7 +69,7 @@ public:
 		      const void *in, size_t inLen, void *out, size_t outLen,
 		      io_user_reference_t *asyncRef, uint32_t asyncRefCount);
 	IOReturn memoryForType(org_uverbs_UvShimUserClient *client, uint32_t type,
-			       IOMemoryDescriptor **mem, IOOptionBits *cache);
+			       IOMemoryDescriptor **mem);
 	task_t ownerTask() const { return fOwnerTask; }
 	void setOwnerTask(task_t t) { fOwnerTask = t; }
 
@@ -63,6 +78,7 @@ public:
 private:
 	bool readDeviceInfo(struct uvshim_info_rep *info);
 	bool setupInterrupts();
+	uint32_t msixVectorsWanted();
 	void teardownInterrupts();
 	void interruptOccurred(IOInterruptEventSource *src, int count);
 	IOReturn mapForDevice(IOMemoryDescriptor *md, uint64_t align, UvShimMapping *m);
@@ -106,13 +122,33 @@ public:
 	IOReturn externalMethod(uint32_t selector, IOExternalMethodArguments *args,
 				IOExternalMethodDispatch *dispatch, OSObject *target,
 				void *reference) override;
-	IOMemoryMap *mapClientMemory64(IOOptionBits type, task_t task, IOOptionBits mapFlags,
-				       mach_vm_address_t atAddress) override;
+	IOReturn clientMemoryForType(UInt32 type, IOOptionBits *options,
+				     IOMemoryDescriptor **memory) override;
+	/* sendAsyncResult64WithOptions is a protected static of IOUserClient, so the
+	 * provider's interrupt action sends through here. */
+	static IOReturn sendInterrupt(OSAsyncReference64 ref, io_user_reference_t *args, UInt32 nargs);
 
 private:
 	org_uverbs_UvShim *fShim;
 	task_t fTask;
 	bool fOwner;
+};
+
+/* One BAR0 window as handed to IOConnectMapMemory64.  The caller's map options pick the
+ * cache mode (see uvshim_window_map_check), so the window refuses, when the mapping is
+ * made, any mode its declared cache class does not allow: nothing but the UAR region
+ * can be mapped write-combining or Device-GRE. */
+class org_uverbs_UvShimWindow : public IOSubMemoryDescriptor {
+	OSDeclareDefaultStructors(org_uverbs_UvShimWindow)
+
+public:
+	static org_uverbs_UvShimWindow *withWindow(IOMemoryDescriptor *bar, uint64_t offset,
+						   uint64_t length, uint32_t cache);
+	IOMemoryMap *makeMapping(IOMemoryDescriptor *owner, task_t intoTask, IOVirtualAddress atAddress,
+				 IOOptionBits options, IOByteCount offset, IOByteCount length) override;
+
+private:
+	uint32_t fCache; /* enum uvshim_cache of the window */
 };
 
 #endif

@@ -81,22 +81,70 @@ IOReturn org_uverbs_UvShimUserClient::externalMethod(uint32_t selector, IOExtern
 	return r;
 }
 
-IOMemoryMap *org_uverbs_UvShimUserClient::mapClientMemory64(IOOptionBits type, task_t task,
-							    IOOptionBits mapFlags,
-							    mach_vm_address_t atAddress)
+IOReturn org_uverbs_UvShimUserClient::clientMemoryForType(UInt32 type, IOOptionBits *options,
+							     IOMemoryDescriptor **memory)
 {
-	(void)atAddress;
-	/* Overridden (rather than clientMemoryForType) because the default merges the
-	 * caller's cache bits over ours: a client must not get the init segment
-	 * write-combined by asking for it.  Placement is always anywhere. */
-	if (!fOwner || task != fTask)
+	/* IOConnectMapMemory64 -> IOUserClient::mapClientMemory64 (not virtual) -> here.  It
+	 * replaces the cache bits of *options with the caller's, so the cache mode is
+	 * checked by the window descriptor when the mapping is made (UvShimWindow below).
+	 * This runs in the calling thread: only the owner task may map. */
+	if (!fOwner || current_task() != fTask)
+		return kIOReturnNotPermitted;
+	*options = 0;
+	return fShim->memoryForType(this, type, memory);
+}
+
+IOReturn org_uverbs_UvShimUserClient::sendInterrupt(OSAsyncReference64 ref, io_user_reference_t *args,
+						    UInt32 nargs)
+{
+	/* Never block the work loop on a slow client: a dropped message is seen by the
+	 * client as a jump in the count. */
+	return sendAsyncResult64WithOptions(ref, kIOReturnSuccess, args, nargs, kIOUserNotifyOptionCanDrop);
+}
+
+/* ---- BAR0 windows ------------------------------------------------------------------- */
+
+#undef super
+#define super IOSubMemoryDescriptor
+OSDefineMetaClassAndStructors(org_uverbs_UvShimWindow, IOSubMemoryDescriptor)
+
+/* The core's copy of IOKit's cache-mode encoding (uvshim_window_map_check). */
+static_assert(UVSHIM_IOMAP_CACHE_MASK == kIOMapCacheMask, "kIOMapCacheMask");
+static_assert(UVSHIM_IOMAP_CACHE_SHIFT == kIOMapCacheShift, "kIOMapCacheShift");
+static_assert(UVSHIM_IOMAP_DEFAULT == kIODefaultCache, "kIODefaultCache");
+static_assert(UVSHIM_IOMAP_INHIBIT == kIOInhibitCache, "kIOInhibitCache");
+static_assert(UVSHIM_IOMAP_WRITE_COMBINE == kIOWriteCombineCache, "kIOWriteCombineCache");
+static_assert(UVSHIM_IOMAP_POSTED_WRITE == kIOPostedWrite, "kIOPostedWrite");
+static_assert(UVSHIM_IOMAP_POSTED_REORDERED == kIOPostedReordered, "kIOPostedReordered");
+static_assert(UVSHIM_IOMAP_POSTED_COMBINED_REORDERED == kIOPostedCombinedReordered,
+	      "kIOPostedCombinedReordered");
+
+org_uverbs_UvShimWindow *org_uverbs_UvShimWindow::withWindow(IOMemoryDescriptor *bar, uint64_t offset,
+							    uint64_t length, uint32_t cache)
+{
+	org_uverbs_UvShimWindow *w = OSTypeAlloc(org_uverbs_UvShimWindow);
+	if (w && !w->initSubRange(bar, offset, length, kIODirectionNone))
+		OSSafeReleaseNULL(w);
+	if (w)
+		w->fCache = cache;
+	return w;
+}
+
+IOMemoryMap *org_uverbs_UvShimWindow::makeMapping(IOMemoryDescriptor *owner, task_t intoTask,
+						  IOVirtualAddress atAddress, IOOptionBits options,
+						  IOByteCount offset, IOByteCount length)
+{
+	if (uvshim_window_map_check(fCache, options) != 0) {
+		IOLog("uvshim: BAR0 window (%s) refused cache mode %u\n",
+		      fCache == UVSHIM_CACHE_WC ? "write-combining" : "uncached",
+		      (unsigned)((options & kIOMapCacheMask) >> kIOMapCacheShift));
+		/* On LP64 atAddress carries the IOMemoryMap that createMappingInTask made, and
+		 * makeMapping owns it: the base class releases it when the mapping fails
+		 * (xnu iokit/Kernel/IOMemoryDescriptor.cpp, IOMemoryDescriptor::makeMapping). */
+		IOMemoryMap *pending = (IOMemoryMap *)atAddress;
+		if (pending)
+			pending->release();
 		return NULL;
-	IOMemoryDescriptor *mem = NULL;
-	IOOptionBits cache = 0;
-	if (fShim->memoryForType(this, type, &mem, &cache) != kIOReturnSuccess || !mem)
-		return NULL;
-	IOOptionBits options = kIOMapAnywhere | cache | (mapFlags & kIOMapReadOnly);
-	IOMemoryMap *map = mem->createMappingInTask(task, 0, options);
-	mem->release();
-	return map;
+	}
+	return super::makeMapping(owner, intoTask, atAddress, options, offset, length);
 }

@@ -200,8 +200,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				struct uvshim_memory m;
 				int rc = uvshim_memory_for_type(&f->dev, (u & 2) ? &f->owner_b : &f->owner_a, t, &m);
 				CHECK(st_ok(rc));
-				if (rc == 0 && m.kind == UVSHIM_MEMTYPE_WINDOW)
+				if (rc == 0 && m.kind == UVSHIM_MEMTYPE_WINDOW) {
 					CHECK(uvshim_bar_window_check(&f->dev.info, 0, m.cache, m.offset, m.length) == 0);
+					/* Whatever cache mode the caller maps it with, a mapping that
+					 * may combine stores never covers the init segment. */
+					uint32_t opts = (uint32_t)take8(&c) << UVSHIM_IOMAP_CACHE_SHIFT;
+					int mc = uvshim_window_map_check(m.cache, opts);
+					CHECK(mc == 0 || mc == -UVSHIM_EINVAL);
+					if (mc == 0 && ((opts & UVSHIM_IOMAP_CACHE_MASK) >> UVSHIM_IOMAP_CACHE_SHIFT) != UVSHIM_IOMAP_INHIBIT)
+						CHECK(m.offset >= UVSHIM_INIT_SEG_END);
+				}
 				break;
 			}
 			case 17: {

@@ -34,9 +34,12 @@ def handle_op(sel):
 seeds = {
     'pin_unpin': b'\x09' + pin() + handle_op(UNPIN),
     'dma_alloc_free': b'\x09' + dma() + handle_op(FREE),
-    'map_wc_uar': b'\x09' + call(MAP, struct.pack('<IIQQ', 0, 1, PG, PG)) + bytes([MEMTYPE, 1])
+    # MEMTYPE: lookup byte, then the IOKit cache mode the caller maps with
+    # (1 kIOInhibitCache, 4 kIOWriteCombineCache, 9 kIOPostedCombinedReordered).
+    'map_wc_uar': b'\x09' + call(MAP, struct.pack('<IIQQ', 0, 1, PG, PG)) + bytes([MEMTYPE, 1, 9])
                   + call(UNMAP, struct.pack('<II', 0, 0), PATCH_MEMTYPE),
-    'map_init_seg_uc': b'\x09' + call(MAP, struct.pack('<IIQQ', 0, 0, 0, PG)),
+    'map_init_seg_uc': b'\x09' + call(MAP, struct.pack('<IIQQ', 0, 0, 0, PG)) + bytes([MEMTYPE, 1, 1])
+                       + bytes([MEMTYPE, 1, 4]),
     'irq': b'\x09' + call(ARM, struct.pack('<IIQ', 1, 0, 0xc0ffee)) + bytes([FIRE, 1])
            + call(DISARM, struct.pack('<IIQ', 1, 0, 0)),
     'reset': b'\x09' + pin() + call(RESET, struct.pack('<II', 0, 0)),

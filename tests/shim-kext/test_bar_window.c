@@ -185,3 +185,50 @@ Test(bar_window, device_whose_uar_region_runs_past_the_bar_is_refused_at_attach)
 	i.uar_len += PG;
 	cr_assert_eq(uvshim_dev_init(&d, &i, &c, &p, F->storage, F->capacity), -UVSHIM_EINVAL);
 }
+
+/* The cache mode of a window's user mapping comes from the caller's map options
+ * (uvshim_window_map_check), in IOKit's encoding: mode << 8. */
+static uint32_t iomap(uint32_t mode)
+{
+	return (mode << UVSHIM_IOMAP_CACHE_SHIFT) | 0x1u /* kIOMapAnywhere */;
+}
+
+Test(bar_window, uncached_window_maps_uncached)
+{
+	cr_assert_eq(uvshim_window_map_check(UVSHIM_CACHE_UNCACHED, iomap(UVSHIM_IOMAP_INHIBIT)), 0);
+}
+
+Test(bar_window, uncached_window_mapped_write_combining_is_einval)
+{
+	cr_assert_eq(uvshim_window_map_check(UVSHIM_CACHE_UNCACHED, iomap(UVSHIM_IOMAP_WRITE_COMBINE)),
+		     -UVSHIM_EINVAL);
+}
+
+Test(bar_window, uncached_window_mapped_device_gre_is_einval)
+{
+	cr_assert_eq(uvshim_window_map_check(UVSHIM_CACHE_UNCACHED,
+					     iomap(UVSHIM_IOMAP_POSTED_COMBINED_REORDERED)), -UVSHIM_EINVAL);
+}
+
+Test(bar_window, uncached_window_mapped_with_the_default_cache_mode_is_einval)
+{
+	cr_assert_eq(uvshim_window_map_check(UVSHIM_CACHE_UNCACHED, iomap(UVSHIM_IOMAP_DEFAULT)), -UVSHIM_EINVAL);
+}
+
+Test(bar_window, write_combining_window_maps_device_gre_write_combining_or_uncached)
+{
+	cr_assert_eq(uvshim_window_map_check(UVSHIM_CACHE_WC, iomap(UVSHIM_IOMAP_POSTED_COMBINED_REORDERED)), 0);
+	cr_assert_eq(uvshim_window_map_check(UVSHIM_CACHE_WC, iomap(UVSHIM_IOMAP_WRITE_COMBINE)), 0);
+	cr_assert_eq(uvshim_window_map_check(UVSHIM_CACHE_WC, iomap(UVSHIM_IOMAP_INHIBIT)), 0);
+}
+
+Test(bar_window, write_combining_window_mapped_cacheable_is_einval)
+{
+	cr_assert_eq(uvshim_window_map_check(UVSHIM_CACHE_WC, iomap(3) /* kIOCopybackCache */), -UVSHIM_EINVAL);
+	cr_assert_eq(uvshim_window_map_check(UVSHIM_CACHE_WC, iomap(UVSHIM_IOMAP_DEFAULT)), -UVSHIM_EINVAL);
+}
+
+Test(bar_window, window_of_an_unknown_cache_class_maps_nothing)
+{
+	cr_assert_eq(uvshim_window_map_check(7, iomap(UVSHIM_IOMAP_INHIBIT)), -UVSHIM_EINVAL);
+}
