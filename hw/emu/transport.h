@@ -278,6 +278,7 @@ struct emu_cqe_info {
 	uint32_t rqpn;
 	uint32_t srqn;
 	uint8_t grh;
+	uint8_t sl;                  /* RoCE UD receive: the L3 header type (EMU_CQE_L3_*) */
 	bool se;
 };
 /* Write a CQE to CQ cqn (owner bit by lap), raise the completion event if the CQ is
@@ -288,6 +289,10 @@ enum {
 	EMU_CQE_REQ = 0, EMU_CQE_RESP_WR_IMM = 1, EMU_CQE_RESP_SEND = 2, EMU_CQE_RESP_SEND_IMM = 3,
 	EMU_CQE_RESP_SEND_INV = 4, EMU_CQE_REQ_ERR = 13, EMU_CQE_RESP_ERR = 14
 };
+/* CQE "sl" of a UD receive on a RoCE port (PRM CQE format; the layout UCX's
+ * ud_iface.h quotes): bit 3 the frame carried a UDP header (RoCE v2), bits 2:0 the L3
+ * header type: 0 GRH (RoCE v1), 1 IPv6, 2 IPv4 (mlx5dv.h MLX5_CQE_L3_HDR_TYPE_*). */
+enum { EMU_CQE_L3_UDP = 0x8, EMU_CQE_L3_GRH = 0x0, EMU_CQE_L3_IPV6 = 0x1, EMU_CQE_L3_IPV4 = 0x2 };
 /* Error CQE syndromes (PRM "Error CQE syndromes"). */
 enum {
 	EMU_SYND_LOC_LEN = 0x01, EMU_SYND_LOC_QP_OP = 0x02, EMU_SYND_LOC_PROT = 0x04, EMU_SYND_WR_FLUSH = 0x05,
