@@ -90,3 +90,48 @@ Test(qp_flush, outstanding_send_flushes_at_the_move_to_error)
 	to_state(&qa, MX5_QPS_ERR);
 	expect_flush(&A, 5, 0);          /* there once 2ERR_QP has completed */
 }
+/* After ERR, RESET and a reconnect, the completions of the old incarnation that were
+ * never polled are gone: the first completion seen is the new work's. */
+Test(qp_flush, reset_removes_the_qps_unpolled_completions)
+{
+	struct ibv_wc wc;
+
+	open_pair();
+	for (uint64_t i = 0; i < 4; i++)
+		cr_assert_eq(tp_post_recv(&qb, 20 + i, bbuf + 4096 * i, 4096, tp_lkey(bmr)), 0);
+	to_state(&qb, MX5_QPS_ERR);
+	usleep(100000);                  /* the flush CQEs are written, none polled */
+	to_state(&qb, MX5_QPS_RESET);
+	to_state(&qa, MX5_QPS_RESET);
+	tp_connect(&qa, &qb, &rc);
+	cr_assert_eq(tp_post_recv(&qb, 30, bbuf, 4096, tp_lkey(bmr)), 0);
+	cr_assert_eq(tp_post(&qa, IBV_WR_SEND, 31, abuf, 64, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	snprintf(tp_what, sizeof(tp_what), "first receive completion after the reset");
+	tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(wc.wr_id, 30);
+	cr_assert_eq(tp_poll(&B, &wc, 50), 0, "a stale completion (wr_id %llu, status %d) after the reset",
+		     (unsigned long long)wc.wr_id, wc.status);
+}
+
+/* Completions of other QPs on the same CQ stay when one QP is reset, in their order. */
+Test(qp_flush, reset_keeps_other_qps_completions_on_the_shared_cq)
+{
+	struct tp_ep a2, b2;
+	struct ibv_wc wc;
+
+	open_pair();
+	tp_qp_create(&a2, &A, MX5_QPT_RC, 16, NULL);
+	tp_qp_create(&b2, &B, MX5_QPT_RC, 16, NULL);
+	tp_connect(&a2, &b2, &rc);
+	cr_assert_eq(tp_post_recv(&b2, 40, bbuf, 4096, tp_lkey(bmr)), 0);
+	cr_assert_eq(tp_post_recv(&qb, 41, bbuf + 4096, 4096, tp_lkey(bmr)), 0);
+	cr_assert_eq(tp_post_recv(&b2, 42, bbuf + 8192, 4096, tp_lkey(bmr)), 0);
+	to_state(&b2, MX5_QPS_ERR);
+	to_state(&qb, MX5_QPS_ERR);
+	usleep(100000);
+	to_state(&qb, MX5_QPS_RESET);
+	expect_flush(&B, 40, 200);
+	expect_flush(&B, 42, 200);
+	cr_assert_eq(tp_poll(&B, &wc, 50), 0, "wr_id %llu of the reset QP came back", (unsigned long long)wc.wr_id);
+}
