@@ -69,6 +69,7 @@ struct uv_dev {
 	uint32_t vendor_id;           /* QUERY_ADAPTER ieee_vendor_id */
 	char psid[24];                /* QUERY_ADAPTER PSID: sysfs board_id */
 	bool have_guid;
+	bool open_fail_said;       /* the reason it cannot be opened went to stderr */
 	/* service thread */
 	pthread_t thread;
 	bool thread_running;
