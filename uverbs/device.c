@@ -305,6 +305,7 @@ void uv_dev_down_if_idle(struct uv_dev *d)
 			d->thread_running = true;
 		return;
 	}
+	uv_umr_release(d);
 	mx5_device_close(d->mx5);
 	d->mx5 = NULL;
 	d->neqs = 0;

@@ -104,7 +104,9 @@ struct emu_swqe {
 	uint32_t idx;                /* free-running basic-block counter of its first BB */
 	uint16_t nbb;
 	uint8_t opcode, fm, ce, se;
-	uint32_t imm;                /* ctrl imm: immediate (as sent) or rkey to invalidate */
+	uint32_t imm;                /* ctrl imm: immediate (as sent), rkey to invalidate, UMR's MKey */
+	uint64_t umr_mask;           /* UMR: umr ctrl mkey_mask, and the mkey context segment */
+	uint8_t umr_mkc[64];
 	uint64_t raddr;
 	uint32_t rkey;
 	uint64_t swap_add, compare;
@@ -303,7 +305,7 @@ enum {
 enum {
 	EMU_WQE_NOP = 0x00, EMU_WQE_SEND_INV = 0x01, EMU_WQE_WRITE = 0x08, EMU_WQE_WRITE_IMM = 0x09,
 	EMU_WQE_SEND = 0x0a, EMU_WQE_SEND_IMM = 0x0b, EMU_WQE_READ = 0x10, EMU_WQE_ATOMIC_CS = 0x11,
-	EMU_WQE_ATOMIC_FA = 0x12
+	EMU_WQE_ATOMIC_FA = 0x12, EMU_WQE_UMR = 0x25
 };
 
 /* mr_check.c: copies between a local SGE list / a remote key's window and buf.  off is
