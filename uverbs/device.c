@@ -216,6 +216,23 @@ int uv_dev_watch_eq(struct uv_dev *d, unsigned vector)
 
 /* ------------------------------------------------------------------ bring-up */
 
+/* A listed device that cannot be opened (its RoCE address taken by another process, a
+ * function in use, a missing permission) would otherwise show up with GUID 0 and no
+ * word of why.  The first failure is told on stderr whatever UVERBS_LOG says, once per
+ * device, as libibverbs itself warns about a device it cannot use (rdma-core
+ * libibverbs/init.c: "libibverbs: Warning: ..."); later ones only under UVERBS_LOG.
+ * The list itself opens nothing: that would hold the port of every listed device. */
+static void uv_open_failed(struct uv_dev *d)
+{
+	if (d->open_fail_said) {
+		uv_log(UV_LOG_ERROR, "%s: open %s: %s", d->ibdev.name, d->uri, mx5_open_error());
+		return;
+	}
+	d->open_fail_said = true;
+	/* the driver's message names the URI and the cause ("... Address already in use") */
+	fprintf(stderr, "uverbs: Warning: %s cannot be used: %s\n", d->ibdev.name, mx5_open_error());
+}
+
 int uv_dev_up(struct uv_dev *d)
 {
 	if (d->mx5)
@@ -223,7 +240,7 @@ int uv_dev_up(struct uv_dev *d)
 	struct mx5_device *m;
 	int rc = mx5_device_open(d->uri, &m);
 	if (rc) {
-		uv_log(UV_LOG_ERROR, "%s: open %s: %s", d->ibdev.name, d->uri, mx5_open_error());
+		uv_open_failed(d);
 		return rc;
 	}
 	d->mx5 = m;
@@ -287,6 +304,7 @@ void uv_dev_down_if_idle(struct uv_dev *d)
 			d->thread_running = true;
 		return;
 	}
+	uv_umr_release(d);
 	mx5_device_close(d->mx5);
 	d->mx5 = NULL;
 	d->neqs = 0;
@@ -526,11 +544,14 @@ UV_EXPORT __be64 ibv_get_device_guid(struct ibv_device *device)
 		errno = EINVAL;
 		return 0;
 	}
+	int rc = 0;
 	pthread_mutex_lock(&d->lock);
-	if (!d->have_guid && uv_dev_up(d) == 0)
+	if (!d->have_guid && (rc = uv_dev_up(d)) == 0)
 		uv_dev_down_if_idle(d);
 	g = d->node_guid;
 	pthread_mutex_unlock(&d->lock);
+	if (rc)
+		errno = -rc;   /* GUID 0: the device could not be opened, and this is why */
 	return htobe64(g);
 }
 

@@ -163,8 +163,103 @@ UV_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	return rc;
 }
 
-/* ibv_rereg_mr(3): change translation, PD or access; the keys may change.  Done as a
- * new registration replacing the old one (the old one stays valid if that fails). */
+/* ------------------------------------------------------------------ rereg by UMR */
+
+void uv_umr_release(struct uv_dev *d)
+{
+	if (d->umr_qp)
+		mx5_qp_destroy(d->umr_qp);
+	if (d->umr_cq)
+		mx5_cq_destroy(d->umr_cq);
+	if (d->umr_pd)
+		mx5_pd_free(d->umr_pd);
+	d->umr_qp = NULL;
+	d->umr_cq = NULL;
+	d->umr_pd = NULL;
+}
+
+/* The QP UMR WQEs go through (hw/mlx5/umr.c): an RC QP of its own PD and CQ, connected
+ * to itself through GID 0, as Linux mlx5_ib keeps one UMR QP per device.  Made on first
+ * use, kept while the device is up.  d->lock held.  0 or a negative errno (a port
+ * without a GID: the caller re-registers instead). */
+static int uv_umr_qp(struct uv_dev *d)
+{
+	if (d->umr_qp)
+		return 0;
+	struct mx5_gid_entry g;
+	int rc = mx5_gid_get(d->mx5, 1, 0, &g);
+	if (rc || !g.valid)
+		return rc ? rc : -ENOENT;
+	struct mx5_cq_attr ca = { .cqe = 4 };
+	rc = mx5_pd_alloc(d->mx5, &d->umr_pd);
+	if (!rc)
+		rc = mx5_cq_create(d->mx5, &ca, &d->umr_cq);
+	struct mx5_qp_init_attr ia = { .type = MX5_QPT_RC, .send_cq = d->umr_cq, .recv_cq = d->umr_cq,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 1, .max_send_sge = 1,
+						.max_recv_sge = 1 } };
+	if (!rc)
+		rc = mx5_qp_create(d->umr_pd, &ia, &d->umr_qp);
+	struct mx5_qp_attr a = { .qp_state = MX5_QPS_INIT, .port_num = 1 };
+	if (!rc)
+		rc = mx5_qp_modify(d->umr_qp, &a, MX5_QP_STATE | MX5_QP_PKEY_INDEX | MX5_QP_PORT |
+						   MX5_QP_ACCESS_FLAGS);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = MX5_QPS_RTR;
+	a.path_mtu = 3;
+	a.dest_qp_num = d->umr_qp ? mx5_qp_num(d->umr_qp) : 0;
+	a.ah.sgid_index = 0;
+	memcpy(a.ah.dgid, g.gid, 16);
+	memcpy(a.ah.dmac, g.mac, 6);
+	a.ah.hop_limit = 64;
+	a.ah.port_num = 1;
+	a.max_dest_rd_atomic = 1;
+	if (!rc)
+		rc = mx5_qp_modify(d->umr_qp, &a, MX5_QP_STATE | MX5_QP_AV | MX5_QP_PATH_MTU | MX5_QP_DEST_QPN |
+						   MX5_QP_RQ_PSN | MX5_QP_MAX_DEST_RD_ATOMIC | MX5_QP_MIN_RNR_TIMER);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = MX5_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	if (!rc)
+		rc = mx5_qp_modify(d->umr_qp, &a, MX5_QP_STATE | MX5_QP_SQ_PSN | MX5_QP_TIMEOUT | MX5_QP_RETRY_CNT |
+						   MX5_QP_RNR_RETRY | MX5_QP_MAX_QP_RD_ATOMIC);
+	if (rc) {
+		uv_log(UV_LOG_INFO, "%s: no UMR QP (%s): ibv_rereg_mr re-registers", d->ibdev.name,
+		       mx5_device_error(d->mx5));
+		uv_umr_release(d);
+	}
+	return rc;
+}
+
+/* Access and/or PD changed in place, keys kept, as a real mlx5 does (Linux mlx5_ib
+ * rereg_user_mr: umr_rereg_pd_access); rdma-core's tests/test_mr.py test_mr_rereg_access
+ * keeps using the rkey it exchanged before.  0, or -errno to re-register instead. */
+static int uv_rereg_in_place(struct uv_mr *m, int flags, struct ibv_pd *npd, unsigned nacc)
+{
+	struct uv_dev *d = uv_ctx_dev(m->mr.context);
+	pthread_mutex_lock(&d->lock);
+	int rc = uv_umr_qp(d);
+	if (!rc)
+		rc = mx5_mr_umr_rereg(m->m, d->umr_qp, d->umr_cq, uv_from(npd, struct uv_pd, pd)->m,
+				      uv_mx5_access(nacc), (flags & IBV_REREG_MR_CHANGE_PD) != 0,
+				      (flags & IBV_REREG_MR_CHANGE_ACCESS) != 0);
+	if (rc && rc != -EOPNOTSUPP && rc != -ENOENT)
+		uv_log(UV_LOG_INFO, "%s: ibv_rereg_mr in place: %s; re-registering", d->ibdev.name,
+		       mx5_device_error(d->mx5));
+	pthread_mutex_unlock(&d->lock);
+	if (rc)
+		return rc;
+	m->access = nacc;
+	m->mr.pd = npd;
+	return 0;
+}
+
+/* ibv_rereg_mr(3): change translation, PD or access.  Without a new translation the
+ * region changes in place and keeps its keys (uv_rereg_in_place); otherwise, or when
+ * that is not possible, a new registration replaces the old one (the old one stays
+ * valid if that fails) and the keys change, as ibv_rereg_mr(3) allows. */
 UV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 			   size_t length, int access)
 {
@@ -178,6 +273,14 @@ UV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void
 	unsigned nacc = (flags & IBV_REREG_MR_CHANGE_ACCESS) ? (unsigned)access : m->access;
 	if (!npd || npd->context != mr->context)
 		return IBV_REREG_MR_ERR_INPUT;
+	if (!(flags & IBV_REREG_MR_CHANGE_TRANSLATION)) {
+		if ((flags & IBV_REREG_MR_CHANGE_ACCESS) &&
+		    ((nacc & ~(unsigned)UV_ACCESS_KNOWN) ||
+		     ((nacc & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) && !(nacc & IBV_ACCESS_LOCAL_WRITE))))
+			return IBV_REREG_MR_ERR_INPUT;
+		if (uv_rereg_in_place(m, flags, npd, nacc) == 0)
+			return 0;
+	}
 	struct ibv_mr *n = uv_reg(npd, naddr, nlen, (uint64_t)(uintptr_t)naddr, nacc);
 	if (!n)
 		return IBV_REREG_MR_ERR_INPUT;

@@ -17,8 +17,11 @@ int uv_post_srq_recv_op(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_
 static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct ibv_srq_attr *attr)
 {
 	struct uv_dev *d = uv_ctx_dev(pd->context);
-	if (!attr->max_wr || attr->max_wr > d->info.max_srq_wr || attr->max_sge > d->info.max_srq_sge ||
-	    attr->srq_limit > attr->max_wr) {
+	/* max_wr is a minimum (ibv_create_srq(3)): 0 gets the smallest SRQ, as rdma-core's
+	 * mlx5 (max_wr + 1 rounded up to a power of two) and rxe (rxe_srq_chk_init raises
+	 * it to RXE_MIN_SRQ_WR) give it; the granted size goes back in attr. */
+	uint32_t max_wr = attr->max_wr ? attr->max_wr : 1;
+	if (max_wr > d->info.max_srq_wr || attr->max_sge > d->info.max_srq_sge || attr->srq_limit > max_wr) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -27,7 +30,7 @@ static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct i
 		errno = ENOMEM;
 		return NULL;
 	}
-	struct mx5_srq_attr a = { .max_wr = attr->max_wr, .max_sge = attr->max_sge ? attr->max_sge : 1,
+	struct mx5_srq_attr a = { .max_wr = max_wr, .max_sge = attr->max_sge ? attr->max_sge : 1,
 				  .srq_limit = attr->srq_limit };
 	pthread_mutex_lock(&d->lock);
 	int rc = mx5_srq_create(uv_from(pd, struct uv_pd, pd)->m, NULL, &a, &s->m);

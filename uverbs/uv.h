@@ -69,6 +69,11 @@ struct uv_dev {
 	uint32_t vendor_id;           /* QUERY_ADAPTER ieee_vendor_id */
 	char psid[24];                /* QUERY_ADAPTER PSID: sysfs board_id */
 	bool have_guid;
+	bool open_fail_said;       /* the reason it cannot be opened went to stderr */
+	/* the QP ibv_rereg_mr's UMR WQEs go through (mr.c), made on first use */
+	struct mx5_pd *umr_pd;
+	struct mx5_cq *umr_cq;
+	struct mx5_qp *umr_qp;
 	/* service thread */
 	pthread_t thread;
 	bool thread_running;
@@ -207,6 +212,8 @@ int uv_query_device_ex_op(struct ibv_context *c, const struct ibv_query_device_e
 /* The port's GID table at bring-up: 0 link-local, 1 the first IPv4 address, then the
  * rest (query.c gives the table). */
 int uv_program_gids(struct uv_dev *d);
+/* Release the UMR QP of mr.c (d->lock held, before the device closes). */
+void uv_umr_release(struct uv_dev *d);
 /* QUERY_ADAPTER: vendor id and PSID into d (at bring-up). */
 void uv_query_adapter(struct uv_dev *d);
 /* Destination MAC of a GID: 0, or EHOSTUNREACH (logged) when nothing knows it. */

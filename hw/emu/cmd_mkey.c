@@ -394,6 +394,59 @@ int emu_mkey_translate(struct emu_dev *d, uint32_t key, uint32_t pdn, unsigned a
 	return rc ? rc : (int)n;
 }
 
+/* UMR, as far as this device models it: the access rights and the PD of an MKey
+ * created with umr_en, changed in place so that its key stays (Linux mlx5_ib
+ * umr.c mlx5r_umr_rereg_pd_access does this for ibv_rereg_mr).  The same rules as
+ * CREATE_MKEY: remote write or atomic needs local write, atomic needs the capability,
+ * the PD must exist (the MKey's reference moves to it).  Translation changes are not
+ * modelled: a mask naming anything else is refused. */
+int emu_mkey_umr(struct emu_dev *d, uint32_t key, uint64_t mask, const uint8_t *mkc)
+{
+	const uint64_t known = EMU_UMR_MASK_PD | EMU_UMR_MASK_LR | EMU_UMR_MASK_LW | EMU_UMR_MASK_RR |
+			       EMU_UMR_MASK_RW | EMU_UMR_MASK_A;
+	struct emu_mkey *mk = emu_obj_get(d, EMU_OBJ_MKEY, key >> 8);
+	const uint8_t *g = emu_gen_caps(d);
+	struct emu_mkey n;
+
+	if (mask & ~known) {
+		emu_drverr(d, "UMR on MKey 0x%x: mkey_mask 0x%llx names fields this device does not model", key,
+			   (unsigned long long)mask);
+		return -EINVAL;
+	}
+	if (!mk || mk->variant != (key & 0xff) || !mk->umr_en || mk->mode == EMU_MKEY_KLM)
+		return -ENOENT;
+	n = *mk;
+	if (mask & EMU_UMR_MASK_LR)
+		n.lr = PRM_GET(mkc, mkc, lr);
+	if (mask & EMU_UMR_MASK_LW)
+		n.lw = PRM_GET(mkc, mkc, lw);
+	if (mask & EMU_UMR_MASK_RR)
+		n.rr = PRM_GET(mkc, mkc, rr);
+	if (mask & EMU_UMR_MASK_RW)
+		n.rw = PRM_GET(mkc, mkc, rw);
+	if (mask & EMU_UMR_MASK_A)
+		n.a = PRM_GET(mkc, mkc, a);
+	if (mask & EMU_UMR_MASK_PD)
+		n.pdn = (uint32_t)PRM_GET(mkc, mkc, pd);
+	if (((n.rw || n.a) && !n.lw) || (n.a && g && !PRM_GET(cmd_hca_cap, g, atomic)))
+		return -EACCES;
+	if (n.pdn != mk->pdn) {
+		void *pd = emu_obj_get(d, EMU_OBJ_PD, n.pdn);
+
+		if (!pd)
+			return -EACCES;
+		emu_obj_ref(pd);
+		emu_obj_unref_id(d, EMU_OBJ_PD, mk->pdn);
+	}
+	mk->lr = n.lr;
+	mk->lw = n.lw;
+	mk->rr = n.rr;
+	mk->rw = n.rw;
+	mk->a = n.a;
+	mk->pdn = n.pdn;
+	return 0;
+}
+
 static const struct emu_cmd_desc cmds[] = {
 	EMU_CMD(CREATE_MKEY, EMU_CMDF_INIT, create_mkey_in, create_mkey_out, create_mkey),
 	EMU_CMD(QUERY_MKEY, EMU_CMDF_INIT, query_mkey_in, query_mkey_out, query_mkey),

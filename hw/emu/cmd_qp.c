@@ -18,7 +18,8 @@
  * parameter, BAD_QP_ATTRIBUTE); the fields a transition requires are taken from qpc
  * and checked (INIT2RTR on RC/UC: path MTU, remote QPN and a RoCE primary path with
  * GRH, remote GID and MAC; RTR2RTS on RC: retry counts, outstanding reads, ACK timeout).
- * 2ERR and 2RST work from every state; 2RST empties the queues.  SQERR2RTS and SQD
+ * 2ERR and 2RST work from every state; 2ERR flushes the queues at once (transport
+ * engine), 2RST empties them.  SQERR2RTS and SQD
  * transitions have no layout in our tables and stay unknown opcodes.
  */
 #include <errno.h>
@@ -641,8 +642,12 @@ static int transition(struct emu_dev *d, struct emu_cmd *c, enum trans tr, uint3
 	}
 	n.state = trans_tab[tr].to;
 	*qp = n;
-	if (tr == T_2ERR)
+	if (tr == T_2ERR) {
 		emu_qp_srq_last_wqe(d, qp);
+		for (size_t a = 0; a < emu_nareas; a++)
+			if (emu_areas[a]->qp_error)
+				emu_areas[a]->qp_error(d, qp);
+	}
 	if (tr == T_2RST)
 		for (size_t a = 0; a < emu_nareas; a++)
 			if (emu_areas[a]->qp_reset)

@@ -192,6 +192,20 @@ static void tp_qp_reset(struct emu_dev *d, void *qp)
 	tp_obj_gone(d, EMU_OBJ_QP, qp);
 }
 
+/* 2ERR_QP (IBTA 10.3.1 Error state, C10-26): every outstanding WQE completes with a
+ * flush error now, receive WQEs included, whether or not the QP ever moved a packet.
+ * WQEs posted later flush too: sends at their doorbell (emu_sq_run), receives, which
+ * have no doorbell, when the device thread's timers next read the QP's doorbell record
+ * (emu_req_timers, at least every EMU_RX_IDLE_NS). */
+static void tp_qp_error(struct emu_dev *d, void *obj)
+{
+	struct emu_tp *tp = emu_tp_get(d);
+	struct emu_tq *tq = tp ? emu_tq_get(tp, obj) : NULL;
+
+	if (tq)
+		emu_qp_flush(tp, tq);
+}
+
 static int tp_init(struct emu_dev *d)
 {
 	void **slot = emu_area_state(d, "transport");
@@ -315,5 +329,5 @@ int emu_tp_inject(struct emu_dev *d, uint32_t daddr, uint16_t sport, const void 
 const struct emu_cmd_area emu_area_transport = {
 	.name = "transport", .cmds = NULL, .ncmds = 0,
 	.init = tp_init, .teardown = tp_teardown, .fini = tp_fini, .obj_gone = tp_obj_gone,
-	.qp_reset = tp_qp_reset,
+	.qp_reset = tp_qp_reset, .qp_error = tp_qp_error,
 };

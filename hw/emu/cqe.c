@@ -91,6 +91,7 @@ int emu_cqe_post(struct emu_tp *tp, uint32_t cqn, const struct emu_cqe_info *ci)
 		PRM_SET(cqe64, e, s_wqe_opcode, ci->s_wqe_opcode);
 		PRM_SET(cqe64, e, rqpn, ci->rqpn);
 		PRM_SET(cqe64, e, grh, ci->grh);
+		PRM_SET(cqe64, e, sl, ci->sl);
 		PRM_SET(cqe64, e, srqn, ci->srqn);
 	}
 	PRM_SET(cqe64, e, opcode, ci->opcode);

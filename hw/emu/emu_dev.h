@@ -117,6 +117,9 @@ struct emu_cmd_area {
 	/* optional: a QP was moved to RESET (2RST_QP): whatever an engine keeps for it at
 	 * run time is void; the QP object itself lives on. */
 	void (*qp_reset)(struct emu_dev *d, void *qp);
+	/* optional: a QP was moved to ERR by a command (2ERR_QP): its outstanding work is
+	 * to be flushed now, not at the next doorbell or packet. */
+	void (*qp_error)(struct emu_dev *d, void *qp);
 };
 #define EMU_NCMDS(a) (sizeof(a) / sizeof((a)[0]))
 

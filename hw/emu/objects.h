@@ -98,6 +98,12 @@ struct emu_mkey {
  * -EACCES rights or PD, -ERANGE outside the MKey, -E2BIG more than max_segs segments. */
 enum { EMU_MKEY_ACC_LR = 1, EMU_MKEY_ACC_LW = 2, EMU_MKEY_ACC_RR = 4, EMU_MKEY_ACC_RW = 8,
        EMU_MKEY_ACC_ATOMIC = 16 };
+/* UMR (a UMR WQE's mkey context applied to MKey `key`): the fields mkey_mask names
+ * (EMU_UMR_MASK_*) take their values from mkc.  0, or -EINVAL (a field not modelled),
+ * -ENOENT (no such MKey, or not created with umr_en), -EACCES (rights or PD refused). */
+enum { EMU_UMR_MASK_PD = 1u << 7, EMU_UMR_MASK_LR = 1u << 17, EMU_UMR_MASK_LW = 1u << 18,
+       EMU_UMR_MASK_RR = 1u << 19, EMU_UMR_MASK_RW = 1u << 20, EMU_UMR_MASK_A = 1u << 21 };
+int emu_mkey_umr(struct emu_dev *d, uint32_t key, uint64_t mask, const uint8_t *mkc);
 int emu_mkey_translate(struct emu_dev *d, uint32_t key, uint32_t pdn, unsigned access, uint64_t va,
 		       uint64_t len, struct emu_iova_seg *segs, unsigned max_segs);
 

@@ -4,7 +4,8 @@
  * atomic is answered from the saved responder resources and never executed again; a
  * PSN ahead is NAKed once (PSN sequence error) until the expected one arrives.  Missing
  * receive WQE -> RNR NAK with the QP's min_rnr_timer; R_Key, PD, rights or bounds
- * failures -> NAK remote access error; malformed requests -> NAK invalid request; both
+ * failures -> NAK remote access error (not checked for a zero-length WRITE or READ);
+ * malformed requests -> NAK invalid request; both
  * move this QP to error with the PRM's affiliated async event.  ACKs are coalesced per
  * receive batch (one ACK per QP for the newest AckReq). */
 #define EMU_TP_INTERNAL
@@ -334,6 +335,15 @@ static void exec_send(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roc
 	tq->epsn = emu_psn_add(tq->epsn, 1);
 }
 
+/* IBTA C9-88: with a DMA length of 0 the responder checks neither the R_Key nor the
+ * VA; requesters send whatever they like there (rkey 0 is common).  rxe does the same
+ * (rxe_resp.c check_rkey: a zero-byte READ or WRITE goes straight to execute).  The QP's
+ * own rights (qp_allows) are still checked: they are not about a memory region. */
+static bool zero_length_ok(const struct emu_roce_pkt *p)
+{
+	return p->h.reth.dlen == 0;
+}
+
 static void exec_write(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p)
 {
 	struct emu_qp *qp = tq->qp;
@@ -342,7 +352,8 @@ static void exec_write(struct emu_tp *tp, struct emu_tq *tq, const struct emu_ro
 	if (f & EMU_ROCE_F_FIRST) {
 		if (!qp_allows(tp, tq, qp->rwe))
 			return;
-		if (emu_rkey_check(tp->d, qp->pdn, p->h.reth.rkey, EMU_MKEY_ACC_RW, p->h.reth.va, p->h.reth.dlen)) {
+		if (!zero_length_ok(p) &&
+		    emu_rkey_check(tp->d, qp->pdn, p->h.reth.rkey, EMU_MKEY_ACC_RW, p->h.reth.va, p->h.reth.dlen)) {
 			resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
 			return;
 		}
@@ -385,7 +396,8 @@ static void exec_read(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roc
 
 	if (!qp_allows(tp, tq, qp->rre))
 		return;
-	if (emu_rkey_check(tp->d, qp->pdn, p->h.reth.rkey, EMU_MKEY_ACC_RR, p->h.reth.va, p->h.reth.dlen)) {
+	if (!zero_length_ok(p) &&
+	    emu_rkey_check(tp->d, qp->pdn, p->h.reth.rkey, EMU_MKEY_ACC_RR, p->h.reth.va, p->h.reth.dlen)) {
 		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
 		return;
 	}

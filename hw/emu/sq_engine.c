@@ -107,6 +107,7 @@ static bool op_allowed(uint8_t st, uint8_t op)
 	case EMU_WQE_READ:
 	case EMU_WQE_ATOMIC_CS:
 	case EMU_WQE_ATOMIC_FA:
+	case EMU_WQE_UMR:   /* on RC, as mlx5_ib's UMR QP and mlx5dv's MR WQEs use it */
 		return st == EMU_QP_ST_RC;
 	default:
 		return false;
@@ -140,6 +141,20 @@ static int wqe_decode(struct emu_dev *d, struct emu_qp *qp, const uint8_t *b, si
 		emu_drverr(d, "send WQE %u of QP 0x%x: opcode 0x%x not valid on this service", w->idx & 0xffff,
 			   qp->qpn, w->opcode);
 		return EMU_SYND_LOC_QP_OP;
+	}
+	if (w->opcode == EMU_WQE_UMR) {
+		/* ctrl, UMR ctrl segment, mkey context segment (PRM "UMR WQE"); no
+		 * translation entries: only rights and PD are changed here */
+		if (pos + PRM_SIZE(wqe_umr_ctrl_seg) + sizeof(w->umr_mkc) > end ||
+		    PRM_GET(wqe_umr_ctrl_seg, b + pos, klm_octowords) ||
+		    (PRM_GET(wqe_umr_ctrl_seg, b + pos, flags) & 0x80)) {
+			emu_drverr(d, "UMR WQE %u of QP 0x%x: ds %u, translations or inline data not modelled",
+				   w->idx & 0xffff, qp->qpn, ds);
+			return EMU_SYND_LOC_QP_OP;
+		}
+		w->umr_mask = PRM_GET(wqe_umr_ctrl_seg, b + pos, mkey_mask);
+		memcpy(w->umr_mkc, b + pos + PRM_SIZE(wqe_umr_ctrl_seg), sizeof(w->umr_mkc));
+		return 0;
 	}
 	if (qp->st == EMU_QP_ST_UD) {
 		const uint8_t *av = b + pos;
@@ -450,7 +465,18 @@ void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq)
 			/* Fence (PRM ctrl fm): wait for earlier READs/atomics to finish. */
 			if (w->fm && tq->rd_out)
 				break;
-			if (w->opcode == EMU_WQE_NOP) {
+			if (w->opcode == EMU_WQE_UMR) {
+				/* executed here, in order, once everything before it is done
+				 * (Linux posts UMR with a small initiator fence) */
+				if (tq->head != tq->cur)
+					break;
+				rc = emu_mkey_umr(tp->d, w->imm, w->umr_mask, w->umr_mkc);
+				if (rc) {
+					wqe_local_error(tp, tq, rc == -EINVAL ? EMU_SYND_LOC_QP_OP : EMU_SYND_LOC_PROT);
+					return;
+				}
+			}
+			if (w->opcode == EMU_WQE_NOP || w->opcode == EMU_WQE_UMR) {
 				w->psn_set = true;
 				w->npkts = 0;
 				w->acked = true;

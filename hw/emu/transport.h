@@ -105,7 +105,9 @@ struct emu_swqe {
 	uint32_t idx;                /* free-running basic-block counter of its first BB */
 	uint16_t nbb;
 	uint8_t opcode, fm, ce, se;
-	uint32_t imm;                /* ctrl imm: immediate (as sent) or rkey to invalidate */
+	uint32_t imm;                /* ctrl imm: immediate (as sent), rkey to invalidate, UMR's MKey */
+	uint64_t umr_mask;           /* UMR: umr ctrl mkey_mask, and the mkey context segment */
+	uint8_t umr_mkc[64];
 	uint64_t raddr;
 	uint32_t rkey;
 	uint64_t swap_add, compare;
@@ -279,6 +281,7 @@ struct emu_cqe_info {
 	uint32_t rqpn;
 	uint32_t srqn;
 	uint8_t grh;
+	uint8_t sl;                  /* RoCE UD receive: the L3 header type (EMU_CQE_L3_*) */
 	bool se;
 };
 /* Write a CQE to CQ cqn (owner bit by lap), raise the completion event if the CQ is
@@ -289,6 +292,10 @@ enum {
 	EMU_CQE_REQ = 0, EMU_CQE_RESP_WR_IMM = 1, EMU_CQE_RESP_SEND = 2, EMU_CQE_RESP_SEND_IMM = 3,
 	EMU_CQE_RESP_SEND_INV = 4, EMU_CQE_REQ_ERR = 13, EMU_CQE_RESP_ERR = 14
 };
+/* CQE "sl" of a UD receive on a RoCE port (PRM CQE format; the layout UCX's
+ * ud_iface.h quotes): bit 3 the frame carried a UDP header (RoCE v2), bits 2:0 the L3
+ * header type: 0 GRH (RoCE v1), 1 IPv6, 2 IPv4 (mlx5dv.h MLX5_CQE_L3_HDR_TYPE_*). */
+enum { EMU_CQE_L3_UDP = 0x8, EMU_CQE_L3_GRH = 0x0, EMU_CQE_L3_IPV6 = 0x1, EMU_CQE_L3_IPV4 = 0x2 };
 /* Error CQE syndromes (PRM "Error CQE syndromes"). */
 enum {
 	EMU_SYND_LOC_LEN = 0x01, EMU_SYND_LOC_QP_OP = 0x02, EMU_SYND_LOC_PROT = 0x04, EMU_SYND_WR_FLUSH = 0x05,
@@ -299,7 +306,7 @@ enum {
 enum {
 	EMU_WQE_NOP = 0x00, EMU_WQE_SEND_INV = 0x01, EMU_WQE_WRITE = 0x08, EMU_WQE_WRITE_IMM = 0x09,
 	EMU_WQE_SEND = 0x0a, EMU_WQE_SEND_IMM = 0x0b, EMU_WQE_READ = 0x10, EMU_WQE_ATOMIC_CS = 0x11,
-	EMU_WQE_ATOMIC_FA = 0x12
+	EMU_WQE_ATOMIC_FA = 0x12, EMU_WQE_UMR = 0x25
 };
 
 /* mr_check.c: copies between a local SGE list / a remote key's window and buf.  off is

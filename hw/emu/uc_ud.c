@@ -20,9 +20,12 @@ static void complete(struct emu_tp *tp, struct emu_tq *tq, uint8_t opcode, uint8
 		     uint32_t imm, bool se, uint32_t rqpn, uint8_t grh)
 {
 	struct emu_qp *qp = tq->qp;
+	/* A UD receive names the header that came in: RoCE v2 over IPv4, the only one this
+	 * device receives (emu_ud_rx writes the IPv4 header to the GRH area to match). */
 	struct emu_cqe_info ci = { .opcode = opcode, .syndrome = synd, .qpn = qp->qpn,
 				   .wqe_counter = (uint16_t)tq->rwqe.wqe_counter, .byte_cnt = byte_cnt, .imm = imm,
 				   .se = se, .rqpn = rqpn, .grh = grh,
+				   .sl = grh ? EMU_CQE_L3_UDP | EMU_CQE_L3_IPV4 : 0,
 				   .srqn = qp->rq_type == EMU_RQ_SRQ ? qp->srqn : 0 };
 
 	emu_cqe_post(tp, qp->cqn_rcv, &ci);

@@ -74,6 +74,11 @@ static inline void mx5_cq_ring_forget(struct mx5_cq_ring *cq, uint32_t qpn)
 		cq->last = NULL;
 }
 
+/* QP reset (control plane): remove the QP's CQEs from the ring, giving SRQ WQEs of
+ * dropped receive CQEs back to srq (may be NULL); returns how many were removed
+ * (datapath.c). */
+uint32_t mx5_cq_ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, struct mx5_srq_ring *srq);
+
 static inline struct mx5_wq_ref *mx5_wq_table_get(const struct mx5_wq_table *t, uint32_t qpn)
 {
 	struct mx5_wq_ref *l2 = t->dir[(qpn >> MX5_WQ_TABLE_SHIFT) & (MX5_WQ_TABLE_SIZE - 1)];

@@ -401,3 +401,43 @@ void mx5_dp_arm_cq(struct mx5_cq_ring *cq, int solicited)
 {
 	mx5_cq_ring_arm(cq, solicited);
 }
+
+/* A QP went to RESET: take its CQEs out of the ring, so that completions of the old
+ * incarnation (flush errors above all) never reach the poller after a reconnect.
+ * rdma-core's mlx5 does the same on RESET (providers/mlx5/cq.c __mlx5_cq_clean), and
+ * so does Linux mlx5_ib for kernel QPs.  The rule: find the newest CQE software owns,
+ * walk back to the consumer counter, drop the QP's CQEs and move every other one up
+ * over the gap so that the survivors keep their order; a moved CQE keeps the owner bit
+ * of the slot it lands in.  A dropped receive CQE from an SRQ gives its WQE back to the
+ * SRQ's free list.  The consumer counter then skips the dropped entries.  The caller
+ * keeps pollers of this CQ away meanwhile (control plane, like a CQ lock). */
+uint32_t mx5_cq_ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, struct mx5_srq_ring *srq)
+{
+	uint32_t prod = cq->cons_index, nfreed = 0;
+
+	while (prod - cq->cons_index < cq->cqe_cnt && mx5_cq_owned(cq, prod))
+		prod++;
+	mx5_rmb_after_owner();
+	while ((int32_t)(--prod - cq->cons_index) >= 0) {
+		uint8_t *cqe = mx5_cq_cqe(cq, prod);
+
+		if ((uint32_t)PRM_GET(cqe64, cqe, qpn) == qpn) {
+			unsigned op = (unsigned)PRM_GET(cqe64, cqe, opcode);
+
+			if (srq && ((op >= MX5_CQE_RESP_WR_IMM && op <= MX5_CQE_RESP_SEND_INV) || op == MX5_CQE_RESP_ERR))
+				(void)mx5_srq_complete(srq, (uint32_t)PRM_GET(cqe64, cqe, wqe_counter));
+			nfreed++;
+		} else if (nfreed) {
+			uint8_t *dst = mx5_cq_cqe(cq, prod + nfreed);
+			unsigned owner = (unsigned)PRM_GET(cqe64, dst, owner);
+
+			memcpy(dst, cqe, 1u << MX5_CQE_SHIFT);
+			PRM_SET(cqe64, dst, owner, owner);
+		}
+	}
+	if (nfreed) {
+		cq->cons_index += nfreed;
+		mx5_cq_ring_update_ci(cq);
+	}
+	return nfreed;
+}

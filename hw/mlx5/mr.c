@@ -130,7 +130,7 @@ static void mx5_destroy_mkey(struct mx5_device *dev, uint32_t index)
 /* One direct MTT MKey over pages [first, first+n) of the region's page grid. */
 static int mx5_mkey_mtt(struct mx5_mr *mr, struct mx5_seg_cursor *cur, uint64_t base,
 			unsigned shift, uint64_t first, uint64_t n, uint64_t start, uint64_t len,
-			uint8_t variant, unsigned access, uint32_t *index)
+			uint8_t variant, unsigned access, int umr_en, uint32_t *index)
 {
 	struct mx5_device *dev = mr->dev;
 	uint64_t octo = (n + 1) / 2;            /* an octoword holds two 8-byte MTT entries */
@@ -145,6 +145,9 @@ static int mx5_mkey_mtt(struct mx5_mr *mr, struct mx5_seg_cursor *cur, uint64_t 
 	PRM_SET(mkc, mkc, qpn, 0xffffff);  /* not bound to a QP */
 	PRM_SET(mkc, mkc, mkey_7_0, variant);
 	PRM_SET(mkc, mkc, pd, mr->pd->pdn);
+	/* a region in one MKey can later change rights or PD in place by UMR, keys kept
+	 * (mx5_mr_umr_rereg; Linux mlx5_ib creates user MKeys with umr_en for this) */
+	PRM_SET(mkc, mkc, umr_en, umr_en ? 1 : 0);
 	PRM_SET(mkc, mkc, start_addr, start);
 	PRM_SET(mkc, mkc, len, len);
 	PRM_SET(mkc, mkc, log_page_size, shift);
@@ -242,7 +245,7 @@ int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struc
 	for (uint32_t i = 0; i < nparts; i++) {
 		struct mx5_mr_part p = mx5_mr_part(i, limit, npages, va, len, base, page);
 		rc = mx5_mkey_mtt(mr, &cur, base, shift, p.first, p.n, p.start, p.len, variant,
-				  nparts > 1 ? (access | MX5_ACCESS_LOCAL_WRITE) : access, &mr->parts[i]);
+				  nparts > 1 ? (access | MX5_ACCESS_LOCAL_WRITE) : access, nparts == 1, &mr->parts[i]);
 		if (rc)
 			goto err;
 		mr->nparts++;

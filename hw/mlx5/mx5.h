@@ -223,6 +223,12 @@ struct mx5_mr_info {
 int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struct mx5_mr **out);
 int mx5_mr_dereg(struct mx5_mr *mr);
 void mx5_mr_query(const struct mx5_mr *mr, struct mx5_mr_info *info);
+/* ibv_rereg_mr without a new translation: the access rights (change_access) and/or the
+ * PD (change_pd) of mr change in place by a UMR WQE on qp, an RC QP in RTS on the same
+ * device whose send CQ cq the caller keeps for this; lkey and rkey stay (umr.c).
+ * -EOPNOTSUPP for a region split over several MKeys: re-register it instead. */
+int mx5_mr_umr_rereg(struct mx5_mr *mr, struct mx5_qp *qp, struct mx5_cq *cq, struct mx5_pd *pd,
+		     unsigned access, int change_pd, int change_access);
 /* At most this many UAR pages beyond the first for BlueFlame registers (testing the
  * fallback to doorbells; default 256). */
 void mx5_device_set_uar_limit(struct mx5_device *dev, unsigned extra_uars);

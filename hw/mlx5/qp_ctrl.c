@@ -658,6 +658,12 @@ int mx5_qp_modify(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask)
 	if (mask & MX5_QP_RETRY_CNT) s->retry_cnt = a->retry_cnt;
 	if (mask & MX5_QP_RNR_RETRY) s->rnr_retry = a->rnr_retry;
 	if (to == MX5_QPS_RESET) {
+		/* the QP's completions not yet polled go too (rdma-core's mlx5 on RESET,
+		 * providers/mlx5/cq.c __mlx5_cq_clean): no stale flush after a reconnect */
+		if (qp->rcq)
+			mx5_cq_ring_clean(&qp->rcq->ring, qp->qpn, qp->srq ? &qp->srq->ring : NULL);
+		if (qp->scq && qp->scq != qp->rcq)
+			mx5_cq_ring_clean(&qp->scq->ring, qp->qpn, NULL);
 		/* the device forgot the queues' contents: so does the data path */
 		int r2 = mx5_qp_rings_init(qp);
 		if (r2)

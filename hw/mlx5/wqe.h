@@ -39,11 +39,12 @@ enum mx5_wqe_opcode {
 	MX5_OPCODE_RDMA_READ = 0x10,
 	MX5_OPCODE_ATOMIC_CS = 0x11,
 	MX5_OPCODE_ATOMIC_FA = 0x12,
+	MX5_OPCODE_UMR = 0x25,        /* MKey change in place (umr.c) */
 };
 
 /* Fence modes of the control segment's fm field (PRM; mlx5dv.h MLX5_WQE_CTRL_FENCE is
  * mode 4 << 5, what libmlx5 uses for IBV_SEND_FENCE). */
-enum { MX5_FM_NONE = 0, MX5_FM_FENCE = 4 };
+enum { MX5_FM_NONE = 0, MX5_FM_INITIATOR_SMALL = 1, MX5_FM_FENCE = 4 };
 /* ce: 2 = always generate a CQE (MLX5_WQE_CTRL_CQ_UPDATE is 2 << 2). */
 enum { MX5_CE_ON_ERROR = 0, MX5_CE_ALWAYS = 2 };
 

@@ -230,3 +230,25 @@ Test(rc_ops, unsignalled_wqes_are_retired_by_the_next_signalled_cqe)
 	cr_assert_eq(tp_poll(&A, &wc, 50), 0, "an unsignalled WQE produced a CQE");
 	cr_assert_eq(memcmp(abuf, bbuf, 1000), 0);
 }
+
+/* IBTA C9-88: an RDMA WRITE or READ with a DMA length of 0 carries no R_Key or VA the
+ * responder must check (rxe_resp.c check_rkey skips them the same way), so rkey 0 and
+ * address 0 complete with success on both opcodes, and nothing lands anywhere. */
+Test(rc_ops, zero_length_write_and_read_with_rkey_0_succeed)
+{
+	static const enum ibv_wr_opcode ops[] = { IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ };
+	struct ibv_wc wc;
+
+	setup_mtu(3);
+	memset(bbuf, 0xee, 64);
+	for (unsigned i = 0; i < 2; i++) {
+		snprintf(tp_what, sizeof(tp_what), "zero-length op %d with rkey 0", ops[i]);
+		cr_assert_eq(tp_post(&qa, ops[i], 40 + i, NULL, 0, 0, 0, 0, IBV_SEND_SIGNALED), 0);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+		cr_assert_eq(wc.wr_id, 40 + i);
+		cr_assert_eq(wc.opcode, ops[i] == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE);
+	}
+	cr_assert_eq(tp_ctr(&B).naks_sent[2], 0, "a remote access NAK for a zero-length request");
+	/* the QPs still work */
+	run_write(IBV_WR_RDMA_WRITE, 100, 99);
+}

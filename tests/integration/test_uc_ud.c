@@ -7,6 +7,7 @@
 #include "tp_pair.h"
 
 #include <arpa/inet.h>
+#include <infiniband/mlx5dv.h>
 
 static struct tp_nic A, B;
 static struct tp_ep qa, qb;
@@ -175,6 +176,38 @@ Test(uc_ud, ud_send_lands_after_a_40_byte_grh_with_the_ipv4_header)
 	cr_assert_eq(ntohl(src), A.ip);
 	cr_assert_eq(ntohl(dst), B.ip);
 	cr_assert_eq(memcmp(bbuf + 40, abuf, 1000), 0);
+}
+
+/* The receive CQE says which header came in.  PRM CQE "sl" field (flags_rqpn bits
+ * 27:24) on a RoCE port, as UCX's ud_iface.h quotes it: bit 3 set when the frame had a
+ * UDP header, bits 2:0 the L3 header type (0 GRH/RoCE v1, 1 IPv6, 2 IPv4: mlx5dv.h
+ * MLX5_CQE_L3_HDR_TYPE_*); rdma-core's mlx5 (providers/mlx5/cq.c handle_responder)
+ * hands it out unchanged as wc.sl, and UCX's ud_verbs picks the DGID's offset in the
+ * 40-byte GRH area from it.  The raw CQE is read through mlx5dv.h's struct mlx5_cqe64. */
+Test(uc_ud, ud_receive_completion_names_roce_v2_over_ipv4)
+{
+	struct tp_conn c = { .qkey = 0x11111111 };
+	uint8_t av[MX5_AV_SIZE];
+	struct ibv_wc wc;
+	const struct mlx5_cqe64 *cqe;
+	uint32_t flags_rqpn;
+
+	open_pair(MX5_QPT_UD, &c);
+	ud_av(av, &B);
+	cr_assert_eq(tp_post_recv(&qb, 1, bbuf, 4096, tp_lkey(bmr)), 0);
+	cr_assert_eq(ud_send(av, 0x11111111, 1, abuf, 100, tp_lkey(amr)), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
+	cqe = (const struct mlx5_cqe64 *)(B.cqr->buf + (size_t)((B.cqr->cons_index - 1) & (B.cqr->cqe_cnt - 1)) * 64);
+	flags_rqpn = be32toh(cqe->flags_rqpn);
+	cr_assert_eq(flags_rqpn & 0xffffff, qa.qpn, "source QP");
+	cr_assert_eq((flags_rqpn >> 24) & 7, MLX5_CQE_L3_HDR_TYPE_IPV4, "L3 header type %u", (flags_rqpn >> 24) & 7);
+	cr_assert(flags_rqpn & (1u << 27), "UDP header present (RoCE v2)");
+	cr_assert_neq((flags_rqpn >> 28) & 3, 0, "GRH area written");
+	/* what libmlx5 reports for that CQE */
+	cr_assert_eq(wc.sl, (flags_rqpn >> 24) & 0xf);
+	cr_assert(wc.wc_flags & IBV_WC_GRH);
+	cr_assert_eq(wc.sl & 7, MLX5_CQE_L3_HDR_TYPE_IPV4);
 }
 
 Test(uc_ud, ud_wrong_qkey_is_dropped_and_counted)

@@ -159,6 +159,29 @@ static void check_segments(void)
 		note("wqe_datagram_seg", "(size)", PRM_SIZE(wqe_datagram_seg) == sizeof(dv), "size");
 	}
 
+	MEMBER(wqe_umr_ctrl_seg, flags, mlx5_wqe_umr_ctrl_seg, flags);
+	MEMBER(wqe_umr_ctrl_seg, klm_octowords, mlx5_wqe_umr_ctrl_seg, klm_octowords);
+	MEMBER(wqe_umr_ctrl_seg, translation_offset, mlx5_wqe_umr_ctrl_seg, translation_offset);
+	MEMBER(wqe_umr_ctrl_seg, mkey_mask, mlx5_wqe_umr_ctrl_seg, mkey_mask);
+	note("wqe_umr_ctrl_seg", "(size)",
+	     PRM_SIZE(wqe_umr_ctrl_seg) == sizeof(struct mlx5_wqe_umr_ctrl_seg), "size");
+	/* the mkey context segment of a UMR WQE is the mkc: the bytes libmlx5 names */
+	{
+		struct mlx5_wqe_mkey_context_seg dv;
+		uint8_t o[64] = { 0 };
+
+		memset(&dv, 0, sizeof(dv));
+		PRM_SET(mkc, o, rr, 1);
+		PRM_SET(mkc, o, a, 1);
+		PRM_SET(mkc, o, pd, 0x123456);
+		PRM_SET(mkc, o, free, 1);
+		dv.access_flags = MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_REMOTE_READ |
+				  MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_ATOMIC;
+		dv.flags_pd = htobe32(0x123456);
+		dv.free = MLX5_WQE_MKEY_CONTEXT_FREE;
+		note("wqe_umr_ctrl_seg", "(mkey context = mkc)",
+		     sizeof(dv) == 64 && PRM_SIZE(mkc) == 64 && memcmp(o, &dv, 64) == 0, "mkc bytes");
+	}
 	MEMBER(wqe_srq_next_seg, next_wqe_index, mlx5_wqe_srq_next_seg, next_wqe_index);
 	MEMBER(wqe_srq_next_seg, signature, mlx5_wqe_srq_next_seg, signature);
 	note("wqe_srq_next_seg", "(size)",
@@ -274,7 +297,7 @@ static void check_coverage(void)
 {
 	static const char *types[] = { "wqe_ctrl_seg", "wqe_raddr_seg", "wqe_atomic_seg",
 		"wqe_data_seg", "wqe_inline_seg", "wqe_datagram_seg", "wqe_srq_next_seg",
-		"cqe64", "err_cqe", "qp_dbrec", "cq_dbrec", "cq_uar_db" };
+		"wqe_umr_ctrl_seg", "cqe64", "err_cqe", "qp_dbrec", "cq_dbrec", "cq_uar_db" };
 
 	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
 		const struct prm_struct_desc *s = prm_struct_find(types[t]);
