@@ -184,6 +184,7 @@ static void *uv_service(void *arg)
 				continue;
 		}
 		pthread_mutex_lock(&d->lock);
+		uv_stats_tick(d);
 		if (r == 0) {
 			mx5_device_check_health(d->mx5, NULL);
 		} else {
@@ -304,6 +305,7 @@ void uv_dev_down_if_idle(struct uv_dev *d)
 			d->thread_running = true;
 		return;
 	}
+	uv_stats_unpublish(d);
 	uv_umr_release(d);
 	mx5_device_close(d->mx5);
 	d->mx5 = NULL;

@@ -50,6 +50,55 @@ int uv_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	return -mx5_post_recv(q->rq, wr, bad);
 }
 
+/* ------------------------------------------------------------------ Apple's delivery
+
+ * Apps written for Apple's RDMA (macOS 26.2 librdma; MLX's JACCL the first) send on UC
+ * as soon as their own receive is posted and rely on the message waiting for the peer's
+ * receive, which Apple's Thunderbolt transport gives them.  On a ConnectX (and in the
+ * IBTA, 9.8.? UC) such a message is dropped.  Under that delivery a UC queue pair is
+ * therefore created as RC and given what RC needs on top of the UC attributes the
+ * application passes: an RNR NAK timer on the responder, and on the requester an ACK
+ * timeout, retries and unlimited RNR retries (IBTA 9.7.5.2.8: rnr_retry 7 = infinite).
+ * The application still sees UC (ibv_query_qp reports its own type and no RC
+ * attributes).  Both ends must run this way: an RC packet reaching a real UC QP is
+ * dropped as a transport mismatch. */
+#define UV_APPLE_MIN_RNR_TIMER 6      /* IBTA table 45: 0.08 ms before a retried SEND */
+#define UV_APPLE_TIMEOUT 14           /* 4.096 us * 2^14 = 67 ms local ACK timeout */
+#define UV_APPLE_RETRY_CNT 7
+#define UV_APPLE_RNR_RETRY 7          /* infinite */
+
+bool uv_apple_delivery(void)
+{
+	const char *s = getenv("UVERBS_DELIVERY");
+
+	if (s && !strcmp(s, "apple"))
+		return true;
+	if (s && !strcmp(s, "ibta"))
+		return false;
+	if (s && *s)
+		uv_log(UV_LOG_WARN, "UVERBS_DELIVERY=%s: expected apple or ibta; ignored", s);
+	return uv_loaded_as_librdma;
+}
+
+/* The RC attributes a UC-as-RC transition needs and the application did not give. */
+static void uv_uc_as_rc_attrs(const struct ibv_qp *qp, const struct ibv_qp_attr *attr, int attr_mask,
+			      struct mx5_qp_attr *m, unsigned *mask)
+{
+	if (!(attr_mask & IBV_QP_STATE))
+		return;
+	if (attr->qp_state == IBV_QPS_RTR && qp->state == IBV_QPS_INIT) {
+		m->min_rnr_timer = UV_APPLE_MIN_RNR_TIMER;
+		m->max_dest_rd_atomic = 0;
+		*mask |= MX5_QP_MIN_RNR_TIMER | MX5_QP_MAX_DEST_RD_ATOMIC;
+	} else if (attr->qp_state == IBV_QPS_RTS && qp->state == IBV_QPS_RTR) {
+		m->timeout = UV_APPLE_TIMEOUT;
+		m->retry_cnt = UV_APPLE_RETRY_CNT;
+		m->rnr_retry = UV_APPLE_RNR_RETRY;
+		m->max_rd_atomic = 0;
+		*mask |= MX5_QP_TIMEOUT | MX5_QP_RETRY_CNT | MX5_QP_RNR_RETRY | MX5_QP_MAX_QP_RD_ATOMIC;
+	}
+}
+
 /* ------------------------------------------------------------------ create */
 
 #define UV_SEND_OPS_OK (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
@@ -83,9 +132,13 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 		}
 		ops = a->send_ops_flags;
 	}
+	bool uc_as_rc = false;
 	switch (a->qp_type) {
 	case IBV_QPT_RC: t = MX5_QPT_RC; break;
-	case IBV_QPT_UC: t = MX5_QPT_UC; break;
+	case IBV_QPT_UC:
+		uc_as_rc = uv_apple_delivery();
+		t = uc_as_rc ? MX5_QPT_RC : MX5_QPT_UC;
+		break;
 	case IBV_QPT_UD: t = MX5_QPT_UD; break;
 	default:
 		uv_unsupported("QP type other than RC, UC and UD");
@@ -145,6 +198,7 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	/* UD WQEs copy the address vector from the AH at this offset (wqe.h) */
 	q->sq->av_offset = (uint32_t)offsetof(struct uv_ah, av);
 	q->max_inline = q->cap.max_inline_data;
+	q->uc_as_rc = uc_as_rc;
 	q->ctx = uv_ctx(c);
 	q->next = q->ctx->qps;
 	q->ctx->qps = q;
@@ -303,6 +357,14 @@ UV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 	m.max_rd_atomic = attr->max_rd_atomic;
 	m.max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	m.dest_qp_num = attr->dest_qp_num;
+	if (q->uc_as_rc) {
+		/* UC has none of these; an application that sets them asks for what UC
+		 * cannot do (ibv_modify_qp(3)), so refuse as a real UC QP would */
+		if (attr_mask & (IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MIN_RNR_TIMER |
+				 IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC))
+			return EINVAL;
+		uv_uc_as_rc_attrs(qp, attr, attr_mask, &m, &mask);
+	}
 
 	pthread_mutex_lock(&d->lock);
 	int rc = 0;
@@ -366,6 +428,11 @@ UV_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr
 	attr->timeout = m.timeout;
 	attr->retry_cnt = m.retry_cnt;
 	attr->rnr_retry = m.rnr_retry;
+	if (q->uc_as_rc) {
+		/* what a UC QP has: none of RC's attributes */
+		attr->max_rd_atomic = attr->max_dest_rd_atomic = 0;
+		attr->min_rnr_timer = attr->timeout = attr->retry_cnt = attr->rnr_retry = 0;
+	}
 	memset(init_attr, 0, sizeof(*init_attr));
 	init_attr->qp_context = qp->qp_context;
 	init_attr->send_cq = qp->send_cq;

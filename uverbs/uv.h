@@ -44,6 +44,14 @@ void uv_log(enum uv_log_level lvl, const char *fmt, ...) __attribute__((format(p
 /* Unsupported feature: log the reason, set errno = EOPNOTSUPP. */
 void uv_unsupported(const char *what);
 
+/* ------------------------------------------------------------------ delivery */
+
+/* True in the copy of the library built as Apple's librdma (uverbs/name/). */
+extern const bool uv_loaded_as_librdma;
+/* Apple's delivery for UC queue pairs: under the librdma name unless UVERBS_DELIVERY=ibta,
+ * or under any name with UVERBS_DELIVERY=apple (qp.c). */
+bool uv_apple_delivery(void);
+
 /* ------------------------------------------------------------------ objects */
 
 struct uv_context;
@@ -81,6 +89,10 @@ struct uv_dev {
 	volatile int stop;
 	struct mx5_eq *eqs[UV_MAX_EQS];
 	unsigned neqs;
+	/* published counters (stats.c) */
+	uint64_t stats_last_ms;
+	uint32_t stats_out_of_buffer;
+	bool stats_published, stats_warned;
 };
 
 struct uv_event_node {
@@ -183,6 +195,7 @@ struct uv_qp {
 	struct mx5_qp_cap cap;
 	uint32_t max_inline;
 	struct uv_wr_stage st;
+	bool uc_as_rc;                /* a UC QP carried as RC (Apple's delivery; qp.c) */
 };
 
 static inline struct uv_context *uv_ctx(struct ibv_context *c)
@@ -198,6 +211,10 @@ bool uv_is_ours(const struct ibv_context *c);
 /* device.c */
 struct uv_dev *uv_devices(unsigned *n);
 int uv_dev_up(struct uv_dev *d);          /* bring up (under d->lock) */
+/* stats.c: refresh the published counters (at most once a second; under d->lock) and
+ * remove them when the device goes down. */
+void uv_stats_tick(struct uv_dev *d);
+void uv_stats_unpublish(struct uv_dev *d);
 void uv_dev_down_if_idle(struct uv_dev *d); /* under d->lock */
 int uv_dev_watch_eq(struct uv_dev *d, unsigned vector); /* under d->lock */
 /* errno from a negative mx5 return, with the device's message logged. */

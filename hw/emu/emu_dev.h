@@ -155,6 +155,10 @@ void emu_obj_foreach(struct emu_dev *d, enum emu_obj_type t, void (*fn)(struct e
 /* Free every object, highest type first (QPs before CQs before EQs before PDs/UARs). */
 void emu_obj_destroy_all(struct emu_dev *d);
 void emu_objtab_set_limits(struct emu_dev *d, enum emu_obj_type t, uint32_t base, uint32_t max);
+/* A responder found no receive WQE for a message (dropped on UC/UD, RNR-NAKed on RC):
+ * counted as out_of_buffer in the QP's queue counter set, if it names one
+ * (cmd_q_counter.c). */
+void emu_q_counter_out_of_buffer(struct emu_dev *d, uint8_t counter_set_id);
 
 /* ---- UAR pages (device.c) ---- */
 /* Offsets inside a UAR page (PRM "UAR Page"; Linux MLX5_CQ_DOORBELL 0x20,

@@ -265,6 +265,7 @@ static bool need_rwqe(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 		/* IBTA 9.7.5.1.5: RNR NAK carrying our min_rnr_timer; the PSN is not consumed */
 		flush_one(tp, tq);
 		tp->ctr.rnr_naks_sent++;
+		emu_q_counter_out_of_buffer(tp->d, tq->qp->counter_set_id);
 		emu_resp_send_ack(tp, tq, emu_aeth_syndrome(EMU_AETH_RNR_NAK, tq->qp->min_rnr_nak), psn);
 		return false;
 	}

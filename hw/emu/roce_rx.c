@@ -24,6 +24,7 @@ static const char *const drop_names[EMU_ROCE_DROP_NR] = {
 	[EMU_ROCE_DROP_PSN] = "bad_psn",
 	[EMU_ROCE_DROP_OPSEQ] = "bad_opcode_sequence",
 	[EMU_ROCE_DROP_SRC] = "wrong_source",
+	[EMU_ROCE_DROP_NO_RWQE] = "out_of_buffer",
 };
 
 const char *emu_roce_drop_name(enum emu_roce_drop why)

@@ -117,6 +117,7 @@ enum emu_roce_drop {
 	EMU_ROCE_DROP_PSN,         /* PSN out of the window, silently dropped */
 	EMU_ROCE_DROP_OPSEQ,       /* opcode sequence error (UC drops, RC NAKs) */
 	EMU_ROCE_DROP_SRC,         /* RC/UC: not from the connected peer */
+	EMU_ROCE_DROP_NO_RWQE,     /* UC/UD: no receive WQE posted (out_of_buffer) */
 	EMU_ROCE_DROP_NR
 };
 const char *emu_roce_drop_name(enum emu_roce_drop why);

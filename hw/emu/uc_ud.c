@@ -43,6 +43,37 @@ static void uc_drop_msg(struct emu_tp *tp, struct emu_tq *tq, enum emu_roce_drop
 	tq->rwqe_valid = false;
 }
 
+/* No receive WQE for a message that needs one.  UC and UD drop it silently (IBTA
+ * 9.7.5.1.5 lets only RC answer RNR); a real ConnectX counts it as out_of_buffer in the
+ * QP's queue counter, which is all a user with a stalled application can see, so it is
+ * counted there and logged at debug level, at most once a second per device thread. */
+static void no_rwqe(struct emu_tp *tp, struct emu_tq *tq)
+{
+	static _Thread_local uint64_t last_log_ns;
+	uint64_t now = emu_now_ns();
+
+	emu_q_counter_out_of_buffer(tp->d, tq->qp->counter_set_id);
+	if (now - last_log_ns >= 1000000000ull) {
+		last_log_ns = now;
+		emu_log(tp->d, EMU_LOG_DEBUG, "%s QP 0x%x: message dropped, no receive posted (out_of_buffer; "
+			"%llu so far on this port)", tq->qp->st == EMU_QP_ST_UD ? "UD" : "UC", tq->qp->qpn,
+			(unsigned long long)tp->ctr.drops[EMU_ROCE_DROP_NO_RWQE]);
+	}
+}
+
+/* Pick the receive WQE a UC message lands in; false (message dropped) when none. */
+static bool uc_peek_rwqe_ok(struct emu_tp *tp, struct emu_tq *tq)
+{
+	int rc = emu_rq_peek(tp->d, tq->qp, &tq->rwqe);
+
+	if (rc == 0)
+		return true;
+	uc_drop_msg(tp, tq, rc == -EAGAIN ? EMU_ROCE_DROP_NO_RWQE : EMU_ROCE_DROP_QP_STATE);
+	if (rc == -EAGAIN)
+		no_rwqe(tp, tq);
+	return false;
+}
+
 /* A receive WQE completed in error: the message is dropped, the QP moves to error and
  * everything still posted on it is flushed (WR_FLUSH_ERR). */
 static void uc_recv_error(struct emu_tp *tp, struct emu_tq *tq, uint8_t synd)
@@ -98,10 +129,8 @@ void emu_uc_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *
 			tq->wr_left = p->h.reth.dlen;
 		}
 		if ((f & EMU_ROCE_F_IMMDT) && !tq->rwqe_valid) {
-			if (emu_rq_peek(tp->d, qp, &tq->rwqe)) {
-				uc_drop_msg(tp, tq, EMU_ROCE_DROP_QP_STATE);
+			if (!uc_peek_rwqe_ok(tp, tq))
 				return;
-			}
 			tq->rwqe_valid = true;
 		}
 		if (p->payload_len > tq->wr_left ||
@@ -116,10 +145,8 @@ void emu_uc_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *
 			complete(tp, tq, EMU_CQE_RESP_WR_IMM, 0, 0, p->h.imm, p->h.bth.se, qp->remote_qpn, 0);
 	} else if (f & EMU_ROCE_F_SEND) {
 		if (f & EMU_ROCE_F_FIRST) {
-			if (emu_rq_peek(tp->d, qp, &tq->rwqe)) {
-				uc_drop_msg(tp, tq, EMU_ROCE_DROP_QP_STATE);
+			if (!uc_peek_rwqe_ok(tp, tq))
 				return;
-			}
 			tq->rwqe_valid = true;
 			tq->rcv_off = 0;
 		}
@@ -148,6 +175,7 @@ void emu_ud_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *
 {
 	struct emu_qp *qp = tq->qp;
 	uint8_t grh[EMU_ROCE_GRH_LEN];
+	int rc;
 	uint32_t f = p->op->flags;
 
 	if (qp->state != EMU_QP_RTR && qp->state != EMU_QP_RTS && qp->state != EMU_QP_SQD) {
@@ -159,8 +187,12 @@ void emu_ud_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *
 		tp->ctr.drops[EMU_ROCE_DROP_QKEY]++;
 		return;
 	}
-	if (emu_rq_peek(tp->d, qp, &tq->rwqe)) {
-		tp->ctr.drops[EMU_ROCE_DROP_QP_STATE]++;   /* no receive WQE: UD drops */
+	rc = emu_rq_peek(tp->d, qp, &tq->rwqe);
+	if (rc) {
+		/* no receive WQE: UD drops; a receive queue that cannot be read is the QP's fault */
+		tp->ctr.drops[rc == -EAGAIN ? EMU_ROCE_DROP_NO_RWQE : EMU_ROCE_DROP_QP_STATE]++;
+		if (rc == -EAGAIN)
+			no_rwqe(tp, tq);
 		return;
 	}
 	tq->rwqe_valid = true;

@@ -304,6 +304,8 @@ int mx5_bringup(struct mx5_device *dev)
 		dev->ncomp_vectors = MX5_MAX_COMP_EQS;
 	if (!(dev->attr.flags & MX5_OPEN_CMD_POLLING))
 		mx5_eq_enable_cmd_events(dev);
+	if ((rc = mx5_counters_alloc(dev)))
+		return rc;
 	/* Page requests raised while the EQ was being set up. */
 	rc = mx5_device_poll_events(dev);
 	return rc < 0 ? rc : 0;
@@ -313,6 +315,7 @@ void mx5_teardown(struct mx5_device *dev)
 {
 	char first_err[MX5_ERR_LEN] = "";
 	mx5_objects_destroy_all(dev);
+	mx5_counters_free(dev);
 	mx5_eq_destroy_all_comp(dev);
 	if (dev->cmdq && dev->cmd_event_mode) {
 		cmdq_set_polling_mode(dev->cmdq);

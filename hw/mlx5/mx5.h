@@ -117,6 +117,15 @@ struct mx5_device_info {
 };
 int mx5_device_query(struct mx5_device *dev, struct mx5_device_info *info);
 
+/* Queue counters of the device's one counter set (counters.c; PRM query_q_counter_out).
+ * -EOPNOTSUPP when the device has no counter set. */
+struct mx5_counters {
+	uint32_t out_of_buffer;        /* messages dropped or RNR-NAKed: no receive posted */
+	uint32_t out_of_sequence, duplicate_request;
+	uint32_t rnr_nak_retry_err, local_ack_timeout_err;
+};
+int mx5_counters_query(struct mx5_device *dev, struct mx5_counters *c);
+
 /* ------------------------------------------------------------------ pages, health */
 
 struct mx5_page_stats {

@@ -125,6 +125,7 @@ struct mx5_device {
 	struct mx5_eq *comp_eqs[MX5_MAX_COMP_EQS];
 	unsigned ncomp_vectors;
 
+	uint8_t q_counter_set;     /* counters.c: the set every QP names; 0 none */
 	/* health watch */
 	enum mx5_health_state health;
 	uint32_t last_health_counter;
@@ -192,6 +193,10 @@ int mx5_pages_request(struct mx5_device *dev, int32_t npages);
 /* uar.c */
 int mx5_uar_alloc(struct mx5_device *dev);
 void mx5_uar_free(struct mx5_device *dev);
+/* counters.c: the queue counter set every QP names (0 when the device has none) */
+int mx5_counters_alloc(struct mx5_device *dev);
+void mx5_counters_free(struct mx5_device *dev);
+uint8_t mx5_counters_set_id(const struct mx5_device *dev);
 void mx5_uar_bf_get(struct mx5_device *dev, struct mx5_bf_reg *out);
 void mx5_uar_bf_put(struct mx5_device *dev, const struct mx5_bf_reg *r);
 

@@ -596,8 +596,12 @@ int mx5_qp_modify(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask)
 		}
 		if (mask & MX5_QP_PORT)
 			PRM_SET(ads, ads, vhca_port_num, a->port_num);
-		if (rst2init)
+		if (rst2init) {
 			PRM_SET(qpc, c, pm_state, MX5_QPC_PM_MIGRATED);
+			/* the device's counter set, named at RST2INIT as Linux mlx5_ib's
+			 * __mlx5_ib_modify_qp does (counters.c) */
+			PRM_SET(qpc, c, counter_set_id, mx5_counters_set_id(dev));
+		}
 		if (mask & MX5_QP_QKEY) {
 			PRM_SET(qpc, c, q_key, a->qkey);
 			if (!rst2init)

@@ -26,12 +26,15 @@ struct opts {
 	const char *paths[UVI_MAX_PATHS];   /* --path BDF: any function */
 	size_t npaths;
 	const char *sysfs;    /* sysfs root for driver / IOMMU group, NULL: none (dumps) */
+	int counters;         /* --counters: what running processes publish, nothing else */
+	long pid;             /* --pid: only this process's counters */
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: uvinfo [--json] [--no-devices] [--no-pci] [-A METHOD] [-O NAME=VALUE]... [--path BDF]...\n"
+		"       uvinfo --counters [--pid PID] [--json]\n"
 		"  lists the devices uverbs opens (UVERBS_DEVICES, or the default emulated ConnectX)\n"
 		"  with ports, MTU, speed, GIDs and firmware, then every ConnectX PCI function\n"
 		"  (vendor 15b3) with its driver, IOMMU group, VFIO readiness and PCIe path.\n"
@@ -39,6 +42,9 @@ static void usage(FILE *f)
 		"  -O NAME=VALUE   libpci parameter, as lspci -O (e.g. dump.name=FILE)\n"
 		"  --path BDF      also show the PCIe path of this function (any vendor)\n"
 		"  --no-devices    skip the verbs devices;  --no-pci  skip the PCI scan\n"
+		"  --counters      the queue counters running uverbs processes publish (out_of_buffer:\n"
+		"                  messages dropped or RNR-NAKed for want of a posted receive)\n"
+		"  --pid PID       with --counters: that process only (exit 1 if it publishes none)\n"
 		"  --json          one JSON object on stdout\n"
 		"exit: 0 ok, 1 a device or function could not be read, 2 usage or access error\n");
 }
@@ -318,6 +324,8 @@ int main(int argc, char **argv)
 		{ "no-devices", no_argument, NULL, 'D' },
 		{ "no-pci", no_argument, NULL, 'P' },
 		{ "path", required_argument, NULL, 'p' },
+		{ "counters", no_argument, NULL, 'C' },
+		{ "pid", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -342,11 +350,22 @@ int main(int argc, char **argv)
 			}
 			o.paths[o.npaths++] = optarg;
 			break;
+		case 'C': o.counters = 1; break;
+		case 'i': {
+			char *end;
+			errno = 0;
+			o.pid = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || o.pid <= 0) {
+				fprintf(stderr, "uvinfo: --pid %s: not a process id\n", optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind < argc) {
+	if (optind < argc || (o.pid && !o.counters)) {
 		usage(stderr);
 		return 2;
 	}
@@ -363,6 +382,12 @@ int main(int argc, char **argv)
 		jw_str(wp, "tool", "uvinfo");
 	}
 	int rc = 0;
+	if (o.counters) {
+		rc = uvi_print_counters(stdout, wp, o.pid);
+		if (wp)
+			jw_obj_end(wp);
+		return rc;
+	}
 	if (o.devices && uvi_print_devices(stdout, wp))
 		rc = 1;
 	if (o.pci) {

@@ -18,6 +18,10 @@
  * not NULL).  Returns the number of devices that failed to open or query. */
 int uvi_print_devices(FILE *f, struct jw *w);
 
+/* Print the counters running uverbs processes publish (counters.c), all of them or
+ * only_pid's.  Returns 1 when only_pid publishes none (or publishing is off), else 0. */
+int uvi_print_counters(FILE *f, struct jw *w, long only_pid);
+
 /* "ConnectX-5" etc. for a Mellanox PCI device id, NULL when not a known ConnectX. */
 const char *uvi_connectx_name(unsigned device_id);
 

@@ -1,0 +1,6 @@
+/* Linked into compat/librdma only: applications written for Apple's RDMA (macOS 26.2
+ * librdma.dylib, which they dlopen) get Apple's delivery semantics on UC queue pairs
+ * unless UVERBS_DELIVERY=ibta asks otherwise (qp.c). */
+#include "uverbs/uv.h"
+
+const bool uv_loaded_as_librdma = true;
