@@ -520,9 +520,6 @@ static int rst2init(struct tctx *t, struct emu_qp *n)
 	if (!counter_set_ok(t->d, (uint32_t)PRM_GET(qpc, t->qpc, counter_set_id)))
 		return tfail(t, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_COUNTER_SET_ID);
 	n->counter_set_id = (uint8_t)PRM_GET(qpc, t->qpc, counter_set_id);
-	/* a counter set is named by the number ALLOC_Q_COUNTER returned; 0 is none */
-	if (n->counter_set_id && !emu_obj_get(t->d, EMU_OBJ_Q_COUNTER, n->counter_set_id))
-		return tfail(t, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_Q_COUNTER);
 	return 0;
 }
 
