@@ -238,14 +238,16 @@ int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct c
 	}
 	memset(q->queue.va, 0, CMDQ_QUEUE_BYTES);
 
-	/* Mailbox pool: one cmd_if_box per 1 KiB (which keeps next_pointer_31_10 exact),
-	 * enough for ordinary commands in both directions; bigger ones allocate on demand. */
 	/* PRM "Command Queue": 2^log_cmdq_size entries.  Slot 0 carries every command;
 	 * the last entry, when there is more than one, carries nested ones.  A queue of
 	 * one entry works as before, with page requests served after the command. */
 	q->nslots = q->log_size > 0 ? 2 : 1;
 	q->slots[0].index = CMDQ_SLOT;
 	q->slots[1].index = (1u << q->log_size) - 1;
+
+	/* Mailbox pool: one cmd_if_box per 1 KiB (which keeps next_pointer_31_10 exact),
+	 * enough for ordinary commands in both directions, per slot; bigger ones allocate
+	 * on demand. */
 	pool_data = q->max_mailbox_bytes < CMDQ_POOL_DATA_BYTES ? q->max_mailbox_bytes : CMDQ_POOL_DATA_BYTES;
 	q->pool_boxes = cmdq_boxes_for(pool_data);
 	if (q->pool_boxes) {
