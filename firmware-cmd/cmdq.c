@@ -1,7 +1,12 @@
 /* The command-queue engine (design section 4): PRM "Command Interface".
  *
  * One command at a time goes through slot 0 of the command queue, serialised by a
- * mutex so threads can share a device.  The steps, each citing the PRM part it follows:
+ * mutex so threads can share a device.  The queue's last entry is a second slot for
+ * the one kind of command that must run while slot 0 is outstanding: MANAGE_PAGES
+ * answering a PAGE_REQUEST the firmware raised because it needs pages to finish the
+ * slot 0 command (cmdq_exec_nested; rdma-core providers/mlx5/mlx5_vfio.c keeps slot
+ * MLX5_MAX_COMMANDS - 1 for it, Linux pagealloc.c runs it from its own work queue).
+ * The steps, each citing the PRM part it follows:
  *   cmdq_create   "Initialization Segment" + "Command Queue": check cmd_interface_rev,
  *                 read log_cmdq_size/stride, hand the queue page to the device;
  *   cmdq_exec     "Command Queue Entry" + "Command Mailbox": build the entry and the
@@ -36,6 +41,13 @@
 #define CMDQ_DEFAULT_MAX_MAILBOX (1u << 20)
 #define CMDQ_SLOT 0u
 
+/* One slot the engine uses: its entry number and its own ready mailbox blocks (a
+ * nested command must not touch the boxes of the command it runs beside). */
+struct cmdq_slot {
+	unsigned index;
+	struct shim_dma pool;       /* a view into cmdq.pool: in_boxes then out_boxes */
+};
+
 struct cmdq {
 	struct shim_dev *dev;
 	struct shim_bar bar;
@@ -44,9 +56,19 @@ struct cmdq {
 	struct shim_dma queue;      /* 2^log_size entries of 2^log_stride bytes */
 	unsigned log_size, log_stride;
 
-	/* Ready mailbox blocks: in_boxes then out_boxes, CMDQ_BOX_STRIDE apart. */
+	/* Ready mailbox blocks, CMDQ_BOX_STRIDE apart: per used slot, in_boxes then
+	 * out_boxes.  slots[0] is CMDQ_SLOT; slots[1] the nested slot, the queue's last
+	 * entry, when the queue has more than one (nslots == 2). */
 	struct shim_dma pool;
-	size_t pool_boxes;          /* per direction */
+	size_t pool_boxes;          /* per direction and slot */
+	struct cmdq_slot slots[2];
+	unsigned nslots;
+
+	/* The thread inside the wait function of a slot 0 command (the only one allowed
+	 * to issue a nested command), and whether a nested command is in flight. */
+	atomic_bool in_wait;
+	pthread_t wait_thread;
+	bool nested_busy;
 
 	unsigned timeout_ms;
 	bool use_signatures;        /* sign what we post */
@@ -186,6 +208,7 @@ int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct c
 	q->verify_signatures = cfg && cfg->verify_signatures;
 	q->max_mailbox_bytes = cfg && cfg->max_mailbox_bytes ? cfg->max_mailbox_bytes : CMDQ_DEFAULT_MAX_MAILBOX;
 	atomic_init(&q->completed, 0);
+	atomic_init(&q->in_wait, false);
 	rc = pthread_mutex_init(&q->lock, NULL);
 	if (rc) {
 		free(q);
@@ -217,15 +240,25 @@ int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct c
 	}
 	memset(q->queue.va, 0, CMDQ_QUEUE_BYTES);
 
+	/* PRM "Command Queue": 2^log_cmdq_size entries.  Slot 0 carries every command;
+	 * the last entry, when there is more than one, carries nested ones.  A queue of
+	 * one entry works as before, with page requests served after the command. */
+	q->nslots = q->log_size > 0 ? 2 : 1;
+	q->slots[0].index = CMDQ_SLOT;
+	q->slots[1].index = (1u << q->log_size) - 1;
+
 	/* Mailbox pool: one cmd_if_box per 1 KiB (which keeps next_pointer_31_10 exact),
-	 * enough for ordinary commands in both directions; bigger ones allocate on demand. */
+	 * enough for ordinary commands in both directions, per slot; bigger ones allocate
+	 * on demand. */
 	pool_data = q->max_mailbox_bytes < CMDQ_POOL_DATA_BYTES ? q->max_mailbox_bytes : CMDQ_POOL_DATA_BYTES;
 	q->pool_boxes = cmdq_boxes_for(pool_data);
 	if (q->pool_boxes) {
-		rc = shim_dma_alloc(dev, 2 * q->pool_boxes * CMDQ_BOX_STRIDE, CMDQ_QUEUE_BYTES, &q->pool);
+		size_t per_slot = 2 * q->pool_boxes * CMDQ_BOX_STRIDE;
+
+		rc = shim_dma_alloc(dev, q->nslots * per_slot, CMDQ_QUEUE_BYTES, &q->pool);
 		if (rc < 0) {
-			cmdq_dev_fail(dev, rc, "cmdq: cannot allocate %zu mailbox blocks: %s", 2 * q->pool_boxes,
-				      strerror(-rc));
+			cmdq_dev_fail(dev, rc, "cmdq: cannot allocate %zu mailbox blocks: %s",
+				      q->nslots * 2 * q->pool_boxes, strerror(-rc));
 			q->pool.va = NULL;
 			goto fail;
 		}
@@ -233,6 +266,12 @@ int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct c
 			rc = cmdq_dev_fail(dev, -EINVAL, "cmdq: mailbox IOVA 0x%llx is not 1 KiB aligned",
 					   (unsigned long long)q->pool.iova);
 			goto fail;
+		}
+		for (unsigned i = 0; i < q->nslots; i++) {
+			q->slots[i].pool = q->pool;
+			q->slots[i].pool.va = (uint8_t *)q->pool.va + i * per_slot;
+			q->slots[i].pool.iova = q->pool.iova + i * per_slot;
+			q->slots[i].pool.len = per_slot;
 		}
 	}
 
@@ -276,10 +315,24 @@ void cmdq_destroy(struct cmdq *q)
 
 /* ---- settings ---- */
 
+/* True on the thread that is inside the wait function of a slot 0 command (it holds
+ * the mutex); wait_thread is written before in_wait is set. */
+static bool cmdq_waiting_thread(const struct cmdq *q)
+{
+	return atomic_load(&q->in_wait) && pthread_equal(q->wait_thread, pthread_self());
+}
+
 void cmdq_set_event_mode(struct cmdq *q, cmdq_wait_fn wait, void *ctx)
 {
 	if (!q)
 		return;
+	/* Called from inside the wait function (a fatal-error EQE drained there puts the
+	 * driver back to polling): this thread already holds the mutex. */
+	if (cmdq_waiting_thread(q)) {
+		q->wait = wait;
+		q->wait_ctx = ctx;
+		return;
+	}
 	pthread_mutex_lock(&q->lock);
 	q->wait = wait;
 	q->wait_ctx = ctx;
@@ -408,7 +461,8 @@ static bool cmdq_box_signature_ok(const uint8_t *box)
 	       cmdq_xor8(box, PRM_SIZE(cmd_if_box)) == 0xff;
 }
 
-static int cmdq_get_boxes(struct cmdq *q, const char *name, size_t nin, size_t nout, struct cmdq_boxes *b)
+static int cmdq_get_boxes(struct cmdq *q, const struct cmdq_slot *slot, const char *name, size_t nin, size_t nout,
+			  struct cmdq_boxes *b)
 {
 	int rc;
 
@@ -418,7 +472,7 @@ static int cmdq_get_boxes(struct cmdq *q, const char *name, size_t nin, size_t n
 	if (nin + nout == 0)
 		return 0;
 	if (nin <= q->pool_boxes && nout <= q->pool_boxes) {
-		b->dma = q->pool;
+		b->dma = slot->pool;
 		return 0;
 	}
 	rc = shim_dma_alloc(q->dev, (nin + nout) * CMDQ_BOX_STRIDE, CMDQ_QUEUE_BYTES, &b->dma);
@@ -467,13 +521,17 @@ static bool cmdq_device_gone(struct cmdq *q, uint64_t now, uint64_t *next_check)
 	return shim_mmio_read32(&q->bar, 0) == 0xffffffffu;
 }
 
-static int cmdq_wait_done(struct cmdq *q, const uint8_t *entry, uint32_t bit, uint64_t deadline)
+/* `events`: wait through the driver's wait function (slot 0 in event mode).  A nested
+ * command always polls: its wait must never call the wait function again, which is
+ * what would recurse (a page request met there would want a third slot). */
+static int cmdq_wait_done(struct cmdq *q, const uint8_t *entry, uint32_t bit, uint64_t deadline, bool events)
 {
 	unsigned spins = 0;
 	uint64_t next_check = 0;
 
-	if (q->wait) {
-		while (!(atomic_load(&q->completed) & bit)) {
+	if (events && q->wait) {
+		/* q->wait turns NULL when the wait function itself switched to polling. */
+		while (q->wait && !(atomic_load(&q->completed) & bit)) {
 			uint64_t now = cmdq_now_ms();
 			int rc;
 
@@ -481,7 +539,10 @@ static int cmdq_wait_done(struct cmdq *q, const uint8_t *entry, uint32_t bit, ui
 				return -ETIMEDOUT;
 			if (cmdq_device_gone(q, now, &next_check))
 				return -ENODEV;
+			q->wait_thread = pthread_self();
+			atomic_store(&q->in_wait, true);
 			rc = q->wait(q->wait_ctx, (unsigned)(deadline - now));
+			atomic_store(&q->in_wait, false);
 			if (rc < 0 && rc != -ETIMEDOUT && rc != -EINTR && rc != -EAGAIN)
 				return rc;
 		}
@@ -509,12 +570,14 @@ static int cmdq_wait_done(struct cmdq *q, const uint8_t *entry, uint32_t bit, ui
 	return 0;
 }
 
-static int cmdq_exec_locked(struct cmdq *q, const void *in, size_t inlen, void *out, size_t outlen)
+static int cmdq_exec_locked(struct cmdq *q, const struct cmdq_slot *slot, const void *in, size_t inlen, void *out,
+			    size_t outlen)
 {
 	uint8_t hdr[CMDQ_INLINE_BYTES] = { 0 };
 	uint8_t ent[PRM_SIZE(cmd_queue_entry)] = { 0 };
-	uint8_t *entry = (uint8_t *)q->queue.va + ((size_t)CMDQ_SLOT << q->log_stride);
-	const uint32_t bit = 1u << CMDQ_SLOT;
+	uint8_t *entry = (uint8_t *)q->queue.va + ((size_t)slot->index << q->log_stride);
+	const uint32_t bit = 1u << slot->index;
+	const bool nested = slot != &q->slots[0];
 	const unsigned own_dw = PRM_OFF(cmd_queue_entry, ownership) / 32 * 4;
 	size_t in_box_bytes, out_box_bytes, nin, nout;
 	struct cmdq_boxes boxes;
@@ -531,11 +594,11 @@ static int cmdq_exec_locked(struct cmdq *q, const void *in, size_t inlen, void *
 	opcode = (uint16_t)PRM_GET(cmd_in, hdr, opcode);
 	name = prm_opcode_str(opcode, opbuf, sizeof(opbuf));
 
-	/* After a timeout the device may still own slot 0 and its mailboxes: reusing them
+	/* After a timeout the device may still own the slot and its mailboxes: reusing them
 	 * would hand it a half-rewritten command.  Only a reset of the function frees it. */
 	if (cmdq_entry_ownership(entry))
 		return cmdq_fail(q, -EBUSY, "%s: command slot %u is still owned by the device (an earlier command timed out)",
-				 name, CMDQ_SLOT);
+				 name, slot->index);
 
 	if (outlen < CMDQ_INLINE_BYTES)
 		return cmdq_fail(q, -EINVAL,
@@ -554,7 +617,7 @@ static int cmdq_exec_locked(struct cmdq *q, const void *in, size_t inlen, void *
 
 	nin = cmdq_boxes_for(in_box_bytes);
 	nout = cmdq_boxes_for(out_box_bytes);
-	rc = cmdq_get_boxes(q, name, nin, nout, &boxes);
+	rc = cmdq_get_boxes(q, slot, name, nin, nout, &boxes);
 	if (rc < 0)
 		return rc;
 
@@ -614,7 +677,10 @@ static int cmdq_exec_locked(struct cmdq *q, const void *in, size_t inlen, void *
 	}
 
 	deadline = cmdq_now_ms() + q->timeout_ms;
-	rc = cmdq_wait_done(q, entry, bit, deadline);
+	rc = cmdq_wait_done(q, entry, bit, deadline, !nested);
+	/* A nested command run inside the wait left its own status behind. */
+	q->last_status = 0;
+	q->last_syndrome = 0;
 	if (rc == -ETIMEDOUT) {
 		rc = cmdq_fail(q, rc, "%s: timeout after %u ms", name, q->timeout_ms);
 		goto out;
@@ -700,7 +766,40 @@ int cmdq_exec(struct cmdq *q, const void *in, size_t inlen, void *out, size_t ou
 	pthread_mutex_lock(&q->lock);
 	q->last_status = 0;
 	q->last_syndrome = 0;
-	rc = cmdq_exec_locked(q, in, inlen, out, outlen);
+	rc = cmdq_exec_locked(q, &q->slots[0], in, inlen, out, outlen);
 	pthread_mutex_unlock(&q->lock);
+	return rc;
+}
+
+int cmdq_nested_slot(const struct cmdq *q)
+{
+	if (!q)
+		return -EINVAL;
+	return q->nslots > 1 ? (int)q->slots[1].index : -EOPNOTSUPP;
+}
+
+int cmdq_exec_nested(struct cmdq *q, const void *in, size_t inlen, void *out, size_t outlen)
+{
+	int rc;
+
+	if (!q)
+		return -EINVAL;
+	/* Only the thread waiting for slot 0 holds the mutex and may come here: anyone
+	 * else would race it for q's state.  It cannot write q->err either. */
+	if (!cmdq_waiting_thread(q))
+		return -EPERM;
+	if ((!in && inlen) || !out)
+		return cmdq_fail(q, -EINVAL, "cmdq_exec_nested: %s buffer is NULL", out ? "input" : "output");
+	if (q->nslots < 2)
+		return cmdq_fail(q, -EOPNOTSUPP,
+				 "nested command: the device's command queue has one entry (log_cmdq_size %u), no second slot",
+				 q->log_size);
+	if (q->nested_busy)
+		return cmdq_fail(q, -EDEADLK, "nested command: slot %u is already in use", q->slots[1].index);
+	q->nested_busy = true;
+	q->last_status = 0;
+	q->last_syndrome = 0;
+	rc = cmdq_exec_locked(q, &q->slots[1], in, inlen, out, outlen);
+	q->nested_busy = false;
 	return rc;
 }

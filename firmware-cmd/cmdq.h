@@ -9,7 +9,10 @@
  * with cmdq_event_complete().
  *
  * Commands go one at a time through slot 0, serialised by a mutex: any thread may call
- * cmdq_exec().  Every wait is bounded by the timeout.  Opcode/status/syndrome names
+ * cmdq_exec().  The queue's last entry is a second slot, used only from inside the wait
+ * for a slot 0 command (cmdq_exec_nested): firmware may hold a command until it is
+ * given pages, so the MANAGE_PAGES that gives them cannot wait its turn behind it.
+ * Every wait is bounded by the timeout.  Opcode/status/syndrome names
  * used in messages come from firmware-cmd/names.h.
  *
  * It may call hw/shim only.  hw/mlx5 calls it; tests drive it with a scripted responder.
@@ -76,13 +79,31 @@ int cmdq_exec(struct cmdq *q, const void *in, size_t inlen, void *out, size_t ou
  * cmdq_set_event_mode() with a wait function (blocks until an EQE arrives or the timeout)
  * and forwards each completion vector with cmdq_event_complete(). */
 /* The wait function runs with the queue's mutex held: it must not call cmdq_exec() or
- * the cmdq_set_* functions, only cmdq_event_complete().  Return 0 (woken), -ETIMEDOUT,
+ * the cmdq_set_* functions, only cmdq_event_complete() and cmdq_exec_nested().  Return 0 (woken), -ETIMEDOUT,
  * -EINTR or -EAGAIN to keep waiting until the deadline; any other negative errno aborts
  * the command with that errno. */
 typedef int (*cmdq_wait_fn)(void *ctx, unsigned timeout_ms);
 void cmdq_set_event_mode(struct cmdq *q, cmdq_wait_fn wait, void *ctx);
 void cmdq_set_polling_mode(struct cmdq *q);
 void cmdq_event_complete(struct cmdq *q, uint32_t vector_mask);
+
+/* Execute one command on the second slot, the queue's last entry, while the command on
+ * slot 0 is outstanding: for the driver's wait function to answer a PAGE_REQUEST with
+ * MANAGE_PAGES (PRM "Firmware Pages": firmware may complete a command only after it
+ * got the pages it asked for meanwhile; rdma-core providers/mlx5/mlx5_vfio.c issues
+ * it on slot MLX5_MAX_COMMANDS - 1, Linux pagealloc.c from separate work on another
+ * slot).  Same results and messages as cmdq_exec().  It completes by polling the
+ * ownership bit and never calls the wait function, so it cannot recurse; a page
+ * request seen meanwhile waits for the next drain.  Further errors:
+ *   -EPERM       not called from inside the wait function of a slot 0 command
+ *   -EOPNOTSUPP  the queue has a single entry (log_cmdq_size 0): no second slot
+ *   -EDEADLK     a nested command is already in flight
+ *   -EBUSY       the second slot is still owned after an earlier timeout */
+int cmdq_exec_nested(struct cmdq *q, const void *in, size_t inlen, void *out, size_t outlen);
+
+/* Entry number of the second slot (2^log_cmdq_size - 1), or -EOPNOTSUPP when the
+ * device's queue has a single entry. */
+int cmdq_nested_slot(const struct cmdq *q);
 
 void cmdq_set_timeout(struct cmdq *q, unsigned timeout_ms);
 

@@ -22,6 +22,10 @@
  * part as the driver posted it (zero signatures in the trace).  With
  * checksums on, inputs are checked and the completion is signed.  The value is read
  * when the entry is fetched, so the SET_HCA_CAP that changes it completes as before.
+ *
+ * Every slot of the queue works (command_doorbell_vector has one bit per entry).  A
+ * command firmware needs pages for is held (hold.c): its entry stays owned by the
+ * device until MANAGE_PAGES, on another slot, brought the pages; then it runs.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -226,6 +230,8 @@ static void complete_entry(struct emu_dev *d, uint64_t eiova, const uint8_t *pos
 		d->ctr.cmd_delivery_errors++;
 }
 
+static void run_held(struct emu_dev *d);
+
 static void process_entry(struct emu_dev *d, unsigned slot)
 {
 	uint64_t eiova = d->cmdq_iova + ((uint64_t)slot << d->log_cmdq_stride);
@@ -294,10 +300,16 @@ static void process_entry(struct emu_dev *d, unsigned slot)
 		c.opcode = (uint16_t)PRM_GET(cmd_in, inbuf, opcode);
 		c.op_mod = (uint16_t)PRM_GET(cmd_in, inbuf, op_mod);
 	}
-	if (inlen < PRM_SIZE(cmd_in))
+	if (inlen < PRM_SIZE(cmd_in)) {
 		status = emu_cmd_fail(&c, PRM_CMD_STAT_BAD_INP_LEN, PRM_SYND_INPUT_TOO_SHORT);
-	else
+	} else if (emu_hold_begin(d, slot, c.opcode)) {
+		goto out; /* owned by the device until the pages came (run_held) */
+	} else if (d->held_fail && (d->held_resuming & (1u << slot))) {
+		/* the driver answered the page request with "allocation failed" */
+		status = emu_cmd_fail(&c, PRM_CMD_STAT_NO_RES, PRM_SYND_NO_RESOURCES);
+	} else {
 		status = dispatch(d, &c, &hang);
+	}
 	if (hang) {
 		emu_log(d, EMU_LOG_INFO, "fault: command 0x%x left pending (hang)", c.opcode);
 		goto out;
@@ -345,6 +357,26 @@ out:
 	chain_free(&out_chain);
 	free(inbuf);
 	free(outbuf);
+	run_held(d);
+}
+
+/* Commands held for pages whose exchange is now done: run them from the start, the
+ * entry and mailboxes being as the driver posted them. */
+static void run_held(struct emu_dev *d)
+{
+	bool fail = false;
+	uint32_t ready = emu_hold_ready(d, &fail);
+
+	if (!ready)
+		return;
+	d->held_fail = fail;
+	for (unsigned i = 0; i < 32; i++)
+		if (ready & (1u << i)) {
+			d->held_resuming |= 1u << i;
+			process_entry(d, i);
+			d->held_resuming &= ~(1u << i);
+		}
+	d->held_fail = false;
 }
 
 void emu_cmd_doorbell(struct emu_dev *d, uint32_t vector)
@@ -365,7 +397,13 @@ void emu_cmd_doorbell(struct emu_dev *d, uint32_t vector)
 		emu_drverr(d, "command doorbell 0x%x rings entries beyond the %u-entry queue", vector, n);
 		vector &= (1u << n) - 1;
 	}
-	for (unsigned i = 0; i < n && i < 32; i++)
-		if (vector & (1u << i))
-			process_entry(d, i);
+	for (unsigned i = 0; i < n && i < 32; i++) {
+		if (!(vector & (1u << i)))
+			continue;
+		if (d->held_slots & (1u << i)) {
+			emu_drverr(d, "command doorbell for entry %u, which the device holds until it gets pages", i);
+			continue;
+		}
+		process_entry(d, i);
+	}
 }

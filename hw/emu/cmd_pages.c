@@ -76,6 +76,7 @@ static int manage_pages(struct emu_dev *d, struct emu_cmd *c)
 		/* The driver could not supply what was asked: stop asking. */
 		if (d->regular_pages > 0)
 			d->regular_pages = 0;
+		emu_hold_alloc_failed(d);
 		return 0;
 	case MP_GIVE: {
 		uint64_t *pages;
@@ -95,6 +96,7 @@ static int manage_pages(struct emu_dev *d, struct emu_cmd *c)
 			return emu_cmd_fail(c, synd ? PRM_CMD_STAT_BAD_PARAM : PRM_CMD_STAT_NO_RES,
 					    synd ? synd : PRM_SYND_NO_RESOURCES);
 		account_given(d, n);
+		emu_hold_given(d, n);
 		emu_pages_auto(d);
 		return 0;
 	}
@@ -114,6 +116,7 @@ static int manage_pages(struct emu_dev *d, struct emu_cmd *c)
 			prm_bits_set64(c->out + out_off, (unsigned)(i * 64), pages[i]);
 		free(pages);
 		PRM_SET(manage_pages_out, c->out, output_num_entries, k);
+		emu_hold_taken(d, (uint32_t)k);
 		if (d->regular_pages < 0)
 			d->regular_pages = (int32_t)k >= -d->regular_pages ? 0 : d->regular_pages + (int32_t)k;
 		return 0;

@@ -1,6 +1,9 @@
 /* Option string of the "emu:" URI: ip=127.0.0.N, page=4k|16k, iova=offset|scatter,
  * fail=OPCODE:STATUS[:SYNDROME][@SKIP], hang=OPCODE, fatal=SYNDROME, port=down,
- * init_ms=N, pages=N (PAGE_REQUEST traffic on its own after INIT_HCA), the wire faults
+ * init_ms=N, pages=N (PAGE_REQUEST traffic on its own after INIT_HCA), icm=N (every
+ * CREATE_* held until the driver gave N more pages), pagehold=OPCODE:N|-N|all[@SKIP]
+ * (one command held for a page exchange, hw/emu/hold.c), cmdq_entries=N (queue size the
+ * init segment reports), the wire faults
  * (loss|reorder|dup|corrupt=RATE, seed=N, link=up|down) and sched=fifo|normal (the
  * device thread's scheduling, rx_thread.c).  Opcodes may be numbers or names (CREATE_EQ). */
 #include <arpa/inet.h>
@@ -125,6 +128,56 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
 				}
 			}
 			cfg->fail[cfg->nfail++] = r;
+		} else if (!strcmp(tok, "pagehold")) {
+			struct emu_fail_rule r = { .page_hold = 1 };
+			char *colon = strchr(val, ':'), *at = strchr(val, '@');
+			long n;
+			char *end;
+
+			if (cfg->nfail == EMU_MAX_FAIL_RULES) {
+				rc = -ENOSPC;
+				break;
+			}
+			if (at) {
+				*at++ = '\0';
+				if (parse_num(at, &v) < 0) {
+					rc = -EINVAL;
+					break;
+				}
+				r.skip = (unsigned)v;
+			}
+			if (!colon) {
+				rc = -EINVAL;
+				break;
+			}
+			*colon++ = '\0';
+			if (parse_opcode(val, &r.opcode) < 0) {
+				rc = -EINVAL;
+				break;
+			}
+			if (!strcmp(colon, "all")) {
+				r.release_all = 1;
+			} else {
+				n = strtol(colon, &end, 0);
+				if (!*colon || *end || n == 0 || n > (1l << 20) || n < -(1l << 20)) {
+					rc = -EINVAL;
+					break;
+				}
+				r.pages = (int32_t)n;
+			}
+			cfg->fail[cfg->nfail++] = r;
+		} else if (!strcmp(tok, "cmdq_entries")) {
+			if (parse_num(val, &v) < 0 || v == 0 || v > 32 || (v & (v - 1))) {
+				rc = -EINVAL;
+				break;
+			}
+			cfg->cmdq_entries = (unsigned)v;
+		} else if (!strcmp(tok, "icm")) {
+			if (parse_num(val, &v) < 0 || v > (1u << 20)) {
+				rc = -EINVAL;
+				break;
+			}
+			cfg->icm_pages = (unsigned)v;
 		} else if (!strcmp(tok, "fatal")) {
 			if (parse_num(val, &v) < 0 || v == 0 || v > 0xff) {
 				rc = -EINVAL;
@@ -185,7 +238,8 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
 	}
 	if (rc < 0 && err)
 		snprintf(err, errlen, "emu: bad option '%s' in '%s' (ip=127.0.0.N, page=4k|16k, iova=offset|scatter, "
-			 "fail=OP:STATUS[:SYND][@SKIP], hang=OP, fatal=SYND, port=up|down, init_ms=N, pages=N, "
+			 "fail=OP:STATUS[:SYND][@SKIP], hang=OP, fatal=SYND, port=up|down, init_ms=N, pages=N, icm=N, "
+			 "pagehold=OP:N|-N|all[@SKIP], cmdq_entries=1..32, "
 			 "loss|reorder|dup|corrupt=RATE, seed=N, link=up|down, sched=fifo|normal)", tok ? tok : "",
 			 opts);
 	return rc;

@@ -64,8 +64,8 @@ static void iseg_fill(struct emu_dev *d)
 	PRM_SET(initial_seg, s, fw_rev_minor, EMU_FW_MINOR);
 	PRM_SET(initial_seg, s, fw_rev_subminor, EMU_FW_SUBMINOR);
 	PRM_SET(initial_seg, s, cmd_interface_rev, EMU_CMDIF_REV);
-	PRM_SET(initial_seg, s, log_cmdq_size, EMU_LOG_CMDQ_SIZE);
-	PRM_SET(initial_seg, s, log_cmdq_stride, EMU_LOG_CMDQ_STRIDE);
+	PRM_SET(initial_seg, s, log_cmdq_size, d->log_cmdq_size);
+	PRM_SET(initial_seg, s, log_cmdq_stride, d->log_cmdq_stride);
 	PRM_SET(initial_seg, s, initializing, 1);
 	PRM_SET(health_buffer, hb, fw_version,
 		((uint32_t)EMU_FW_MAJOR << 24) | ((uint32_t)EMU_FW_MINOR << 16) | EMU_FW_SUBMINOR);
@@ -337,6 +337,8 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 	emu_objtab_init(d);
 
 	d->log_cmdq_size = EMU_LOG_CMDQ_SIZE;
+	while (d->cfg.cmdq_entries && (1u << d->log_cmdq_size) > d->cfg.cmdq_entries)
+		d->log_cmdq_size--;
 	d->log_cmdq_stride = EMU_LOG_CMDQ_STRIDE;
 	d->t0_ns = emu_now_ns();
 	d->ready_at_ns = d->t0_ns + (uint64_t)(d->cfg.init_delay_ms ? d->cfg.init_delay_ms : EMU_DEFAULT_INIT_DELAY_MS) *
@@ -441,6 +443,7 @@ int emu_reset(struct emu_dev *d)
 	d->issi = 0;
 	d->regular_pages = 0;
 	d->auto_pages_phase = 0;
+	emu_hold_reset(d);
 	d->cmdq_programmed = false;
 	d->cmdq_iova = 0;
 	d->fatal = false;

@@ -38,6 +38,14 @@ struct emu_fail_rule {
 	uint32_t syndrome;
 	int hang;              /* never complete the command (driver sees a timeout) */
 	unsigned skip;         /* let this many matching commands succeed first */
+	/* page_hold: once (after skip), hold the command for a page exchange, as firmware
+	 * that needs ICM for it does: pages > 0 asks for that many by PAGE_REQUEST and
+	 * completes the command when they were given; pages < 0 offers that many back and
+	 * completes it when they were taken; release_all drops every page with a
+	 * release-all PAGE_REQUEST, then completes it.  Status/syndrome are unused. */
+	int page_hold;
+	int32_t pages;
+	int release_all;
 };
 
 struct emu_config {
@@ -51,6 +59,11 @@ struct emu_config {
 	unsigned init_delay_ms; /* how long `initializing` stays set (0: default 2 ms) */
 	unsigned auto_pages;    /* >0: after INIT_HCA, once an EQ listens for PAGE_REQUEST, ask
 	                         * for this many pages, and when given offer half back */
+	unsigned cmdq_entries;  /* command queue entries the device reports (log_cmdq_size):
+	                         * 1, 2, 4, 8, 16 or 32; 0: 32, as ConnectX firmware */
+	unsigned icm_pages;     /* >0: after INIT_HCA every CREATE_* command (CQ, QP, MKEY, SRQ,
+	                         * EQ, ...) is held until the driver gave this many more pages,
+	                         * asked for by PAGE_REQUEST (hw/emu/hold.c) */
 	char wire_faults[160];  /* "loss=..,reorder=..,dup=..,corrupt=..,seed=..,link=.." for
 	                         * the data plane (hw/emu/transport.h), applied at create */
 	int sched_normal;       /* sched=normal: the device thread stays SCHED_OTHER instead of
@@ -58,7 +71,8 @@ struct emu_config {
 };
 
 /* Parse "ip=127.0.0.9,page=16k,iova=scatter,fail=0x102:0x3[:SYND],hang=0x104,
- * fatal=SYND,port=down,init_ms=N,pages=N,loss=R,reorder=R,dup=R,corrupt=R,seed=N,
+ * fatal=SYND,port=down,init_ms=N,pages=N,icm=N,
+ * pagehold=OP:N|-N|all[@SKIP],loss=R,reorder=R,dup=R,corrupt=R,seed=N,
  * link=up|down,sched=fifo|normal" into cfg (which the caller zeroes first).  The wire-fault keys are
  * checked here and applied by emu_create. */
 int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t errlen);
@@ -129,6 +143,8 @@ struct emu_counters {
 	uint64_t cmd_failed_by_opcode[EMU_OPCODE_SLOTS];
 	uint64_t cmd_by_status[256];
 	uint64_t pages_given, pages_taken, pages_held;
+	uint64_t cmds_held;                /* commands held for a page exchange (hold.c) */
+	uint64_t pages_released_all;       /* pages dropped by release-all PAGE_REQUESTs */
 	uint64_t eqes, interrupts, eq_overruns;
 	uint64_t objects_live[EMU_OBJ_NTYPES];
 	uint64_t objects_created[EMU_OBJ_NTYPES];
@@ -149,6 +165,12 @@ int emu_drverr_find(struct emu_dev *d, const char *needle);
 /* ---- fault injection and test triggers (hw/emu/fault.c) ---- */
 int emu_fault_fail(struct emu_dev *d, uint16_t opcode, uint8_t status, uint32_t syndrome, unsigned skip);
 int emu_fault_hang(struct emu_dev *d, uint16_t opcode);
+/* Hold the next `opcode` command (after `skip` matching ones) for a page exchange: see
+ * emu_fail_rule.page_hold.  npages > 0: until given, < 0: until taken back. */
+int emu_fault_page_hold(struct emu_dev *d, uint16_t opcode, int32_t npages, unsigned skip);
+/* Around the next `opcode` command (after `skip`), drop every page with a release-all
+ * PAGE_REQUEST before completing it. */
+int emu_fault_release_all(struct emu_dev *d, uint16_t opcode, unsigned skip);
 void emu_fault_clear(struct emu_dev *d);
 void emu_fault_fatal(struct emu_dev *d, uint8_t health_synd);
 int emu_port_set(struct emu_dev *d, int up);

@@ -290,6 +290,11 @@ struct emu_dev {
 	bool boot_pages_given, init_pages_given;
 	uint8_t auto_pages_phase;         /* cfg.auto_pages: 0 idle, 1 asked, 2 offered back */
 	struct emu_page_tab pages;
+	/* commands held for pages (hold.c): slots held, slots being run again after the
+	 * exchange, pages still to be given (> 0) or taken back (< 0) */
+	uint32_t held_slots, held_resuming;
+	int64_t held_want;
+	bool held_fail;
 	uint8_t (*caps)[2][EMU_CAP_BYTES];
 	bool cap_present[EMU_CAP_TYPES];
 	struct emu_objtab obj[EMU_OBJ_NTYPES];
@@ -334,6 +339,19 @@ void **emu_area_state(struct emu_dev *d, const char *area_name);
 
 /* Fault rules (fault.c): whether this command must fail or hang. */
 int emu_fault_check(struct emu_dev *d, uint16_t opcode, uint8_t *status, uint32_t *syndrome);
+int emu_fault_page_hold_take(struct emu_dev *d, uint16_t opcode, struct emu_fail_rule *out);
+
+/* Commands held for pages (hold.c).  emu_hold_begin decides, before a command runs,
+ * whether firmware needs a page exchange first: then it posts the PAGE_REQUEST, marks
+ * the slot held and returns true (the entry stays owned by the device).  MANAGE_PAGES
+ * reports what moved; emu_hold_ready hands back the slots to run now (0 while the
+ * exchange is short), *fail set when the driver answered "allocation failed". */
+bool emu_hold_begin(struct emu_dev *d, unsigned slot, uint16_t opcode);
+void emu_hold_given(struct emu_dev *d, uint32_t n);
+void emu_hold_taken(struct emu_dev *d, uint32_t n);
+void emu_hold_alloc_failed(struct emu_dev *d);
+uint32_t emu_hold_ready(struct emu_dev *d, bool *fail);
+void emu_hold_reset(struct emu_dev *d);
 
 /* The command processor (cmd.c): process the entries whose bits are set. */
 void emu_cmd_doorbell(struct emu_dev *d, uint32_t vector);

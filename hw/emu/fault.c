@@ -5,13 +5,14 @@
 
 #include "hw/emu/emu_dev.h"
 
-/* Returns 0 (run normally), 1 (fail with the status and syndrome set) or 2 (hang). */
+/* Returns 0 (run normally), 1 (fail with the status and syndrome set) or 2 (hang).
+ * Page-hold rules are hold.c's (emu_fault_page_hold_take). */
 int emu_fault_check(struct emu_dev *d, uint16_t opcode, uint8_t *status, uint32_t *syndrome)
 {
 	for (unsigned i = 0; i < d->nfail; i++) {
 		struct emu_fail_rule *r = &d->fail[i];
 
-		if (r->opcode != opcode)
+		if (r->opcode != opcode || r->page_hold)
 			continue;
 		if (r->skip) {
 			r->skip--;
@@ -21,6 +22,27 @@ int emu_fault_check(struct emu_dev *d, uint16_t opcode, uint8_t *status, uint32_
 			return 2;
 		*status = r->status;
 		*syndrome = r->syndrome;
+		return 1;
+	}
+	return 0;
+}
+
+/* The first page-hold rule for this opcode: 1 when it fires now (it is then used up,
+ * *r gets a copy), 0 otherwise. */
+int emu_fault_page_hold_take(struct emu_dev *d, uint16_t opcode, struct emu_fail_rule *out)
+{
+	for (unsigned i = 0; i < d->nfail; i++) {
+		struct emu_fail_rule *r = &d->fail[i];
+
+		if (r->opcode != opcode || !r->page_hold)
+			continue;
+		if (r->skip) {
+			r->skip--;
+			return 0;
+		}
+		*out = *r;
+		memmove(&d->fail[i], &d->fail[i + 1], (d->nfail - i - 1) * sizeof(*r));
+		d->nfail--;
 		return 1;
 	}
 	return 0;
@@ -51,6 +73,22 @@ int emu_fault_fail(struct emu_dev *d, uint16_t opcode, uint8_t status, uint32_t 
 int emu_fault_hang(struct emu_dev *d, uint16_t opcode)
 {
 	struct emu_fail_rule r = { .opcode = opcode, .hang = 1 };
+
+	return add_rule(d, &r);
+}
+
+int emu_fault_page_hold(struct emu_dev *d, uint16_t opcode, int32_t npages, unsigned skip)
+{
+	struct emu_fail_rule r = { .opcode = opcode, .page_hold = 1, .pages = npages, .skip = skip };
+
+	if (!npages)
+		return -EINVAL;
+	return add_rule(d, &r);
+}
+
+int emu_fault_release_all(struct emu_dev *d, uint16_t opcode, unsigned skip)
+{
+	struct emu_fail_rule r = { .opcode = opcode, .page_hold = 1, .release_all = 1, .skip = skip };
 
 	return add_rule(d, &r);
 }

@@ -83,7 +83,10 @@ int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, si
 		o = small_out;
 		olen = CMDQ_INLINE_BYTES;
 	}
-	int rc = cmdq_exec(dev->cmdq, in, inlen, o, olen);
+	/* From inside a command's wait (page requests served there, eq.c) the engine's
+	 * second slot carries the command: the first is the one being waited for. */
+	int rc = dev->cmd_nested ? cmdq_exec_nested(dev->cmdq, in, inlen, o, olen)
+				 : cmdq_exec(dev->cmdq, in, inlen, o, olen);
 	if (o != out)
 		memcpy(out, small_out, outlen);
 	/* Kept here, not read back from the engine: page requests served below run
@@ -95,10 +98,11 @@ int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, si
 		snprintf(err, sizeof(err), "%s", cmdq_error(dev->cmdq));
 		/* A command that times out, or whose device vanished, may mean the device
 		 * died under us: look (marks it fatal or removed, flushes every queue). */
-		if (rc == -ETIMEDOUT || rc == -ENODEV)
+		if ((rc == -ETIMEDOUT || rc == -ENODEV) && !dev->cmd_nested)
 			mx5_device_check_health(dev, NULL);
 	}
-	mx5_after_cmd(dev);
+	if (!dev->cmd_nested)
+		mx5_after_cmd(dev);
 	if (rc)
 		snprintf(dev->err, sizeof(dev->err), "%s", err);
 	dev->cmd_status = st;

@@ -3,9 +3,15 @@
  * One async EQ on vector 0 takes command completions, page requests, port changes and
  * QP/CQ/SRQ errors; completion EQs, one per further vector, take CQ completion events.
  * No thread: whoever waits (the command engine in event mode, or the application after
- * poll() on the EQ's fd) drains the EQ.  Page requests met while the command engine is
- * waiting cannot issue MANAGE_PAGES then (the engine is busy with the command being
- * waited for), so they are counted and served as soon as that command returns. */
+ * poll() on the EQ's fd) drains the EQ.
+ *
+ * Page requests met while the command engine waits are served right there, through the
+ * engine's second slot (cmdq_exec_nested): firmware may hold the command being waited
+ * for until it gets those pages (PRM "Page Request Event"), as rdma-core
+ * providers/mlx5/mlx5_vfio.c (mlx5_vfio_wait_event -> process_async_events ->
+ * handle_page_req_event, MANAGE_PAGES on slot MLX5_MAX_COMMANDS - 1) and Linux
+ * pagealloc.c (pages_work_handler, separate work on another slot) do.  A queue with a
+ * single entry, or polling mode, serves them as soon as the command returns. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -193,9 +199,18 @@ static void mx5_async_eqe(struct mx5_device *dev, uint8_t *e, bool from_cmd_wait
 				    (uint32_t)PRM_GET(cmd_inter_comp_event, data, command_completion_vector));
 		break;
 	case MX5_EQE_PAGE_REQUEST: {
+		/* num_pages > 0 asks for pages, < 0 offers some back.  The release-all flag
+		 * (Linux pagealloc.c RELEASE_ALL_PAGES_MASK in ec_function) says the firmware
+		 * already let go of every page: requests queued before it are void, and the
+		 * pages are freed without a command.  Served after the drain, in order. */
 		int32_t n = (int32_t)(uint32_t)PRM_GET(pages_req_event, data, num_pages);
-		dev->pending_pages += n;
 		dev->pages.st.requests++;
+		if (PRM_GET(pages_req_event, data, release_all_pages)) {
+			dev->pending_pages = 0;
+			dev->pending_release_all = true;
+		} else {
+			dev->pending_pages += n;
+		}
 		(void)from_cmd_wait;
 		break;
 	}
@@ -273,17 +288,39 @@ static void mx5_irq_ack(int fd)
 		return;
 }
 
-/* Page requests collected by the drain, served now that no command is in flight. */
-static int mx5_serve_pending_pages(struct mx5_device *dev)
+/* Page requests collected by the drain.  `nested`: from inside the wait for a command,
+ * whose slot is taken, so MANAGE_PAGES goes through the engine's second slot; without
+ * one they stay pending and mx5_after_cmd serves them once the command returned.
+ * in_page_service keeps a page command's own wait from coming back here. */
+static int mx5_serve_pending_pages(struct mx5_device *dev, bool nested)
 {
-	if (dev->in_page_service || !dev->pending_pages || dev->health != MX5_HEALTH_OK)
+	if (dev->in_page_service || dev->health != MX5_HEALTH_OK)
+		return 0;
+	if (!dev->pending_pages && !dev->pending_release_all)
+		return 0;
+	if (nested && cmdq_nested_slot(dev->cmdq) < 0)
 		return 0;
 	dev->in_page_service = true;
-	int64_t n = dev->pending_pages;
-	dev->pending_pages = 0;
-	dev->pages.st.requests--; /* counted by mx5_pages_request again */
-	int rc = mx5_pages_request(dev, n > INT32_MAX ? INT32_MAX : n < INT32_MIN ? INT32_MIN
-						       : (int32_t)n);
+	dev->cmd_nested = nested;
+	if (dev->pending_release_all) {
+		dev->pending_release_all = false;
+		mx5_pages_released_all(dev);
+	}
+	int rc = 0;
+	while (dev->pending_pages && rc == 0) {
+		int64_t n = dev->pending_pages;
+		int32_t c = n > INT32_MAX ? INT32_MAX : n < INT32_MIN ? INT32_MIN : (int32_t)n;
+		dev->pending_pages -= c;
+		rc = mx5_pages_request(dev, c);
+		/* Nothing was sent (second slot missing, busy or still owned after a
+		 * timeout): keep the request for after the command.  Any other failure is
+		 * the firmware's answer, dropped as Linux does (give_pages_dropped). */
+		if (nested && (rc == -EBUSY || rc == -EOPNOTSUPP || rc == -EDEADLK || rc == -EPERM))
+			dev->pending_pages += c;
+		else if (nested && rc == 0)
+			dev->pages.st.served_in_wait++;
+	}
+	dev->cmd_nested = false;
 	dev->in_page_service = false;
 	return rc;
 }
@@ -305,15 +342,16 @@ int mx5_device_poll_events(struct mx5_device *dev)
 	if (fd >= 0 && poll(&p, 1, 0) > 0)
 		mx5_irq_ack(fd);
 	int n = mx5_async_eq_drain(dev, false);
-	int rc = mx5_serve_pending_pages(dev);
+	int rc = mx5_serve_pending_pages(dev, false);
 	return rc ? rc : n;
 }
 
-/* Hook for mx5_exec: serve page requests seen while a command was waited for. */
+/* Hook for mx5_exec: serve page requests still pending after a command returned
+ * (polling mode, a single-entry queue, or a second slot that was not usable). */
 void mx5_after_cmd(struct mx5_device *dev)
 {
-	if (dev->pending_pages)
-		mx5_serve_pending_pages(dev);
+	if (dev->pending_pages || dev->pending_release_all)
+		mx5_serve_pending_pages(dev, false);
 }
 
 /* cmdq wait callback in event mode: sleep on the async vector, then drain. */
@@ -335,6 +373,9 @@ static int mx5_cmd_wait(void *ctx, unsigned timeout_ms)
 			mx5_irq_ack(fd);
 		mx5_async_eq_drain(dev, true);
 	}
+	/* The command waited for may be held until these pages arrive: serve them now,
+	 * beside it.  A failure stays in dev->err; the command's own wait goes on. */
+	mx5_serve_pending_pages(dev, true);
 	return 0;
 }
 

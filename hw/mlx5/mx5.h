@@ -131,9 +131,11 @@ int mx5_counters_query(struct mx5_device *dev, struct mx5_counters *c);
 struct mx5_page_stats {
 	uint64_t given;        /* 4 KiB firmware pages currently held by the device */
 	uint64_t boot, init, regular; /* of which given at each stage */
-	uint64_t requests;     /* PAGE_REQUEST events served */
+	uint64_t requests;     /* PAGE_REQUEST events received */
 	uint64_t reclaimed;    /* pages returned by the device */
 	uint64_t host_bytes;   /* host memory allocated for them */
+	uint64_t served_in_wait; /* requests answered inside a command's wait (second slot) */
+	uint64_t released_all; /* release-all events: every page freed without a command */
 };
 void mx5_device_page_stats(const struct mx5_device *dev, struct mx5_page_stats *st);
 

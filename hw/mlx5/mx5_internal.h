@@ -151,9 +151,13 @@ struct mx5_device {
 
 	struct mx5_gid_entry gids[MX5_MAX_PORTS][MX5_GID_MAX];
 
-	/* page requests seen while a command was in flight, served after it completes */
+	/* page requests collected by an EQ drain, not yet served (eq.c); cmd_nested
+	 * routes mx5_exec to the command engine's second slot while they are served
+	 * from inside a command's wait */
 	int64_t pending_pages;
+	bool pending_release_all;
 	bool in_page_service;
+	bool cmd_nested;
 
 	/* mirror of the initialization segment, refreshed dword by dword from BAR0 so
 	 * that its fields are read with the initial_seg accessors */
@@ -189,6 +193,7 @@ int mx5_pages_reclaim(struct mx5_device *dev, uint32_t n, uint32_t *got);
 int mx5_pages_reclaim_all(struct mx5_device *dev);
 void mx5_pages_free_all(struct mx5_device *dev);
 int mx5_pages_request(struct mx5_device *dev, int32_t npages);
+void mx5_pages_released_all(struct mx5_device *dev);
 
 /* uar.c */
 int mx5_uar_alloc(struct mx5_device *dev);

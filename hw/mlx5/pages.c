@@ -271,10 +271,10 @@ void mx5_pages_free_all(struct mx5_device *dev)
 	p->st.host_bytes = 0;
 }
 
-/* A PAGE_REQUEST event: positive num_pages to give, negative to reclaim. */
+/* A PAGE_REQUEST event: positive num_pages to give, negative to reclaim.  Inside a
+ * command's wait (dev->cmd_nested) these MANAGE_PAGES go through the second slot. */
 int mx5_pages_request(struct mx5_device *dev, int32_t npages)
 {
-	dev->pages.st.requests++;
 	if (npages > 0)
 		return mx5_pages_give(dev, (uint32_t)npages, 3);
 	uint32_t want = (uint32_t)(-(int64_t)npages), got = 0;
@@ -287,6 +287,17 @@ int mx5_pages_request(struct mx5_device *dev, int32_t npages)
 		want -= got < want ? got : want;
 	}
 	return 0;
+}
+
+/* A PAGE_REQUEST with the release-all flag: the firmware let go of every page it held,
+ * so they are freed here with no MANAGE_PAGES (Linux pagealloc.c release_all_pages). */
+void mx5_pages_released_all(struct mx5_device *dev)
+{
+	uint64_t n = dev->pages.st.given;
+
+	mx5_pages_free_all(dev);
+	dev->pages.st.reclaimed += n;
+	dev->pages.st.released_all++;
 }
 
 void mx5_device_page_stats(const struct mx5_device *dev, struct mx5_page_stats *st)

@@ -28,4 +28,13 @@
 #define ORACLE_FIELD_EXCEPT_cmd_in__uid \
 	ORACLE_EXCEPT("mlx5_ifc.h cmd_in: reserved_at_10; the same bits are uid in create_cq_in etc.")
 
+/* PAGE_REQUEST event flags in the first 16 bits of pages_req_event, which mlx5_ifc.h
+ * leaves reserved (reserved_at_0); Linux reads them through struct mlx5_eqe_page_req
+ * ec_function (include/linux/mlx5/device.h) with pagealloc.c's EC_FUNCTION_MASK 0x8000
+ * and RELEASE_ALL_PAGES_MASK 0x4000. */
+#define ORACLE_FIELD_EXCEPT_pages_req_event__ec_function \
+	ORACLE_EXCEPT("reserved_at_0 in mlx5_ifc.h; Linux mlx5_eqe_page_req.ec_function & 0x8000")
+#define ORACLE_FIELD_EXCEPT_pages_req_event__release_all_pages \
+	ORACLE_EXCEPT("reserved_at_0 in mlx5_ifc.h; Linux mlx5_eqe_page_req.ec_function & 0x4000")
+
 #endif
