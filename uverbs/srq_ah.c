@@ -201,7 +201,10 @@ UV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 	av.tclass = attr->grh.traffic_class;
 	av.flow_label = attr->grh.flow_label & 0xfffff;
 	av.udp_sport = uv_flow_label_sport(av.flow_label);
-	av.stat_rate_sl = attr->sl & 0xf;
+	/* Ethernet address vector: static rate in bits 7:4 (0, port current) and the
+	 * 3-bit priority in bits 3:1; bit 0 is reserved on RoCE (rdma-core
+	 * providers/mlx5/verbs.c mlx5_create_ah: (static_rate << 4) | ((sl & 0x7) << 1)). */
+	av.stat_rate_sl = (uint8_t)((attr->sl & 0x7) << 1);
 	mx5_av_build(a->av, &av);
 	a->ah.context = pd->context;
 	a->ah.pd = pd;

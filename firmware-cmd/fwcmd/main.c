@@ -47,6 +47,8 @@ static const char usage[] =
 "    caps [general|roce|atomic|odp]\n"
 "                               QUERY_HCA_CAP: every field, maximum and current\n"
 "    pages                      QUERY_PAGES (boot, init, regular) and pages held\n"
+"    bringup                    what bring-up chose (log_max_qp, async EQ events,\n"
+"                               driver version, ...) and the init pages it cost\n"
 "    health                     health counter, syndrome and health buffer\n"
 "    vport                      QUERY_VPORT_STATE and the NIC vport context\n"
 "    gids                       the RoCE GID table (QUERY_ROCE_ADDRESS)\n"
@@ -218,6 +220,34 @@ static int run_pages(struct ctx *c)
 	out_u64(&c->out, "pages_reclaimed", st.reclaimed);
 	out_u64(&c->out, "host_bytes", st.host_bytes);
 	out_obj_end(&c->out);
+	out_end(&c->out);
+	return EXIT_OK;
+}
+
+static int run_bringup(struct ctx *c)
+{
+	struct mx5_bringup_info bi;
+	mx5_device_bringup_info(c->dev, &bi);
+	char mask[80];
+	snprintf(mask, sizeof(mask), "0x%016llx 0x%016llx 0x%016llx 0x%016llx",
+		 (unsigned long long)bi.async_event_mask[0], (unsigned long long)bi.async_event_mask[1],
+		 (unsigned long long)bi.async_event_mask[2], (unsigned long long)bi.async_event_mask[3]);
+	out_begin(&c->out);
+	out_str(&c->out, "device", c->uri);
+	out_u64(&c->out, "log_max_qp", bi.log_max_qp);
+	out_u64(&c->out, "log_max_qp_max", bi.log_max_qp_max);
+	out_u64(&c->out, "log_max_qp_firmware_default", bi.log_max_qp_default);
+	out_u64(&c->out, "init_pages", bi.init_pages);
+	out_u64(&c->out, "init_bytes", bi.init_pages * 4096);
+	out_u64(&c->out, "boot_pages", bi.boot_pages);
+	out_u64(&c->out, "init_wait_ms", bi.init_wait_ms);
+	out_str(&c->out, "async_event_mask", mask);
+	out_u64(&c->out, "caps_requeried", bi.caps_requeried);
+	out_u64(&c->out, "driver_version_set", (uint64_t)bi.driver_version_set);
+	out_u64(&c->out, "roce_udp_sport", (uint64_t)bi.roce_udp_sport);
+	out_u64(&c->out, "host_cache_line", bi.host_cache_line);
+	out_u64(&c->out, "cache_line_128byte", (uint64_t)bi.cache_line_128byte);
+	out_u64(&c->out, "qp_ts_format", bi.qp_ts_format);
 	out_end(&c->out);
 	return EXIT_OK;
 }
@@ -473,7 +503,7 @@ int main(int argc, char **argv)
 	}
 	const char *cmd = argv[i++];
 	static const char *known[] = { "adapter", "caps", "pages", "health", "vport", "gids",
-				       "reg", "raw" };
+				       "reg", "raw", "bringup" };
 	size_t k;
 	for (k = 0; k < sizeof(known) / sizeof(known[0]); k++)
 		if (!strcmp(cmd, known[k]))
@@ -491,6 +521,9 @@ int main(int argc, char **argv)
 	/* health reads registers only, so it reports a device that is dead */
 	if (!strcmp(cmd, "health"))
 		oa.flags = MX5_OPEN_REGISTERS_ONLY;
+	/* bringup reports the whole bring-up, async EQ included; close undoes it */
+	if (!strcmp(cmd, "bringup"))
+		oa.flags = 0;
 	int rc = mx5_device_open_attr(c.uri, &oa, &c.dev);
 	if (rc)
 		return report_failure(mx5_open_error(), rc, mx5_open_status(), mx5_open_syndrome());
@@ -501,6 +534,8 @@ int main(int argc, char **argv)
 		ret = run_caps(&c, i < argc ? argv[i] : NULL);
 	else if (!strcmp(cmd, "pages"))
 		ret = run_pages(&c);
+	else if (!strcmp(cmd, "bringup"))
+		ret = run_bringup(&c);
 	else if (!strcmp(cmd, "health"))
 		ret = run_health(&c);
 	else if (!strcmp(cmd, "vport"))

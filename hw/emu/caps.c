@@ -76,5 +76,20 @@ int emu_caps_init(struct emu_dev *d)
 		PRM_SET(atomic_caps, d->caps[EMU_CAP_ATOMIC][1], supported_atomic_req_8B_endianness_mode_1, 1);
 		PRM_SET(atomic_caps, d->caps[EMU_CAP_ATOMIC][0], atomic_req_8B_endianness_mode, 1);
 	}
+	/* cap= / capmax= from the URI: a later device's capability values. */
+	for (unsigned i = 0; i < d->cfg.ncap_override; i++) {
+		static const char *const layouts[EMU_CAP_TYPES] = {
+			[0] = "cmd_hca_cap", [2] = "odp_cap", [3] = "atomic_caps", [4] = "roce_cap",
+		};
+		const struct emu_cap_override *o = &d->cfg.cap_override[i];
+		const struct prm_field_desc *f =
+			o->type < EMU_CAP_TYPES && layouts[o->type] && d->cap_present[o->type]
+				? prm_field_find(prm_struct_find(layouts[o->type]), o->field) : NULL;
+
+		if (!f || f->kind != PRM_KIND_FIELD)
+			return -EINVAL;
+		for (int cur = 0; cur < (o->max_only ? 1 : 2); cur++)
+			prm_bits_set(d->caps[o->type][cur], f->bit_off, f->width, o->value);
+	}
 	return 0;
 }

@@ -1,5 +1,5 @@
 /* HCA life cycle (PRM "HCA Initialization"): ENABLE_HCA, DISABLE_HCA, QUERY_ISSI,
- * SET_ISSI, INIT_HCA, TEARDOWN_HCA, QUERY_ADAPTER.
+ * SET_ISSI, INIT_HCA, TEARDOWN_HCA, QUERY_ADAPTER, SET_DRIVER_VERSION.
  *
  * States: DISABLED -ENABLE_HCA-> ENABLED -INIT_HCA-> INITIALIZED -TEARDOWN_HCA-> ENABLED
  * -DISABLE_HCA-> DISABLED.  INIT_HCA needs the boot and init pages it asked for;
@@ -97,6 +97,21 @@ static int query_adapter(struct emu_dev *d, struct emu_cmd *c)
 	return 0;
 }
 
+/* SET_DRIVER_VERSION (0x10d): only a device that announces general cap driver_version
+ * knows the command (the ConnectX-4 of the trace does not: cap=general.driver_version:1
+ * turns it on); the string is logged, nothing else depends on it. */
+static int set_driver_version(struct emu_dev *d, struct emu_cmd *c)
+{
+	const uint8_t *g = emu_cap(d, 0, 1);
+	char v[65] = { 0 };
+
+	if (!g || !PRM_GET(cmd_hca_cap, g, driver_version))
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_OP, PRM_SYND_BAD_OPCODE);
+	memcpy(v, PRM_ADDR(set_driver_version_in, c->in, driver_version), 64);
+	emu_log(d, EMU_LOG_INFO, "driver version \"%s\"", v);
+	return 0;
+}
+
 static const struct emu_cmd_desc cmds[] = {
 	EMU_CMD(ENABLE_HCA, EMU_CMDF_ANY_STATE, enable_hca_in, enable_hca_out, enable_hca),
 	EMU_CMD(DISABLE_HCA, EMU_CMDF_ANY_STATE, disable_hca_in, disable_hca_out, disable_hca),
@@ -106,6 +121,8 @@ static const struct emu_cmd_desc cmds[] = {
 	EMU_CMD_LEN(INIT_HCA, EMU_CMDF_ANY_STATE, PRM_SIZE(cmd_in) + 8, PRM_SIZE(init_hca_out), init_hca),
 	EMU_CMD(TEARDOWN_HCA, EMU_CMDF_ANY_STATE, teardown_hca_in, teardown_hca_out, teardown_hca),
 	EMU_CMD(QUERY_ADAPTER, EMU_CMDF_ENABLED, query_adapter_in, query_adapter_out, query_adapter),
+	EMU_CMD(SET_DRIVER_VERSION, EMU_CMDF_ENABLED, set_driver_version_in, set_driver_version_out,
+		set_driver_version),
 };
 
 const struct emu_cmd_area emu_area_hca = { .name = "hca", .cmds = cmds, .ncmds = EMU_NCMDS(cmds) };

@@ -211,6 +211,19 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 		  (tmp.st == EMU_QP_ST_UC && !PRM_GET(cmd_hca_cap, g, uc)) ||
 		  (tmp.st == EMU_QP_ST_UD && !PRM_GET(cmd_hca_cap, g, ud))))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_QP_TYPE);
+	/* qpc.ts_format (0 free-running, 1 default, 2 real-time, 3 reserved) against what
+	 * the device supports (roce_cap.qp_ts_format: 0 free-running only, 1 real-time
+	 * only, 2 both; Linux mlx5_ifc.h MLX5_TIMESTAMP_FORMAT_CAP_*): a real-time-only
+	 * device (ConnectX-6 Dx/ConnectX-7 with the real-time clock on) refuses a
+	 * free-running QP, an older one knows nothing but free-running. */
+	{
+		const uint8_t *roce = emu_cap(d, 4, 1);
+		unsigned ts = (unsigned)PRM_GET(qpc, qpc, ts_format);
+		unsigned cap = roce ? (unsigned)PRM_GET(roce_cap, roce, qp_ts_format) : 0;
+
+		if (ts == 3 || (cap == 0 && ts != 0) || (cap == 1 && ts == 0))
+			return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_QP_ATTRIBUTE);
+	}
 	tmp.pm_state = (uint8_t)PRM_GET(qpc, qpc, pm_state);
 	if (tmp.pm_state != EMU_PM_ARMED && tmp.pm_state != EMU_PM_REARM && tmp.pm_state != EMU_PM_MIGRATED)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_PM_STATE);

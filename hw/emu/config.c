@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "firmware-cmd/names.h"
+#include "firmware-cmd/prm.h"
 #include "hw/emu/emu.h"
 #include "hw/emu/transport.h"
 
@@ -223,6 +224,39 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
 				rc = -EINVAL;
 				break;
 			}
+		} else if (!strcmp(tok, "cap") || !strcmp(tok, "capmax")) {
+			static const struct { const char *name, *layout; uint8_t type; } blocks[] = {
+				{ "general", "cmd_hca_cap", 0 }, { "odp", "odp_cap", 2 },
+				{ "atomic", "atomic_caps", 3 }, { "roce", "roce_cap", 4 },
+			};
+			char *dot = strchr(val, '.'), *colon = strrchr(val, ':');
+			struct emu_cap_override *o = &cfg->cap_override[cfg->ncap_override];
+			size_t b = 0;
+
+			if (!dot || !colon || colon < dot || cfg->ncap_override >= 8) {
+				rc = -EINVAL;
+				break;
+			}
+			*dot = *colon = '\0';
+			while (b < sizeof(blocks) / sizeof(blocks[0]) && strcmp(blocks[b].name, val))
+				b++;
+			if (b == sizeof(blocks) / sizeof(blocks[0]) ||
+			    !prm_field_find(prm_struct_find(blocks[b].layout), dot + 1) ||
+			    strlen(dot + 1) >= sizeof(o->field) || parse_num(colon + 1, &v) < 0) {
+				rc = -EINVAL;
+				break;
+			}
+			o->type = blocks[b].type;
+			o->max_only = !strcmp(tok, "capmax");
+			snprintf(o->field, sizeof(o->field), "%s", dot + 1);
+			o->value = (uint32_t)v;
+			cfg->ncap_override++;
+		} else if (!strcmp(tok, "flr_ms")) {
+			if (parse_num(val, &v) < 0 || v > 60000) {
+				rc = -EINVAL;
+				break;
+			}
+			cfg->flr_ms = (unsigned)v;
 		} else if (!strcmp(tok, "init_ms")) {
 			if (parse_num(val, &v) < 0 || v > 60000) {
 				rc = -EINVAL;

@@ -87,7 +87,7 @@ static void iseg_refresh(struct emu_dev *d)
 	prm_store_be32(s, EMU_ISEG_INTERNAL_TIMER_L * 8, (uint32_t)ticks);
 	/* The health counter advances while firmware is alive (Linux's poll_health calls
 	 * the device dead when it stops); a fatal syndrome stalls it. */
-	if (!d->fatal) {
+	if (!d->fatal && !d->counter_stalled) {
 		d->health_counter = (uint32_t)(ticks / 1000000ull) & 0xffffff;
 		PRM_SET(initial_seg, s, health_counter, d->health_counter);
 	}
@@ -224,11 +224,21 @@ void emu_mmio_access(void *ctx, int op, uint64_t off, unsigned size)
 	pthread_mutex_lock(&d->lock);
 	if (op == SHIM_MMIO_READ) {
 		d->ctr.mmio_reads++;
-		if (d->removed) {
+		if (d->allones_until_ns && emu_now_ns() < d->allones_until_ns) {
+			/* flr_ms: still in reset, reads complete with all-ones; the init
+			 * segment is rebuilt when the function is back (below). */
+			if (off < d->bar_len)
+				memset(d->bar + off, 0xff, size <= d->bar_len - off ? size : d->bar_len - off);
+		} else if (d->removed) {
 			/* A pulled Thunderbolt cable: every read completes with all-ones. */
 			if (off < d->bar_len)
 				memset(d->bar + off, 0xff, size <= d->bar_len - off ? size : d->bar_len - off);
 		} else if (off < EMU_ISEG_BYTES) {
+			if (d->allones_until_ns) {
+				d->allones_until_ns = 0;
+				memset(d->bar, 0, EMU_ISEG_BYTES);
+				iseg_fill(d);
+			}
 			iseg_refresh(d);
 		}
 		pthread_mutex_unlock(&d->lock);
@@ -343,6 +353,10 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 	d->t0_ns = emu_now_ns();
 	d->ready_at_ns = d->t0_ns + (uint64_t)(d->cfg.init_delay_ms ? d->cfg.init_delay_ms : EMU_DEFAULT_INIT_DELAY_MS) *
 					    1000000ull;
+	if (d->cfg.flr_ms) {
+		d->allones_until_ns = d->t0_ns + (uint64_t)d->cfg.flr_ms * 1000000ull;
+		d->ready_at_ns += (uint64_t)d->cfg.flr_ms * 1000000ull;
+	}
 	iseg_fill(d);
 	d->hca = EMU_HCA_DISABLED;
 	d->port_up = !d->cfg.port_down;

@@ -57,6 +57,9 @@ struct emu_config {
 	uint8_t fatal_synd;    /* nonzero: raise this health syndrome right after open */
 	int port_down;         /* start with the link down */
 	unsigned init_delay_ms; /* how long `initializing` stays set (0: default 2 ms) */
+	unsigned flr_ms;        /* the BAR reads all-ones for this long after create, as a
+	                         * function does while it comes back from the reset
+	                         * vfio-pci does at open; then `initializing` as usual */
 	unsigned auto_pages;    /* >0: after INIT_HCA, once an EQ listens for PAGE_REQUEST, ask
 	                         * for this many pages, and when given offer half back */
 	unsigned cmdq_entries;  /* command queue entries the device reports (log_cmdq_size):
@@ -68,12 +71,23 @@ struct emu_config {
 	                         * the data plane (hw/emu/transport.h), applied at create */
 	int sched_normal;       /* sched=normal: the device thread stays SCHED_OTHER instead of
 	                         * asking for SCHED_FIFO (hw/emu/rx_thread.c) */
+	/* cap=BLOCK.FIELD:VAL (maximum and current) / capmax=BLOCK.FIELD:VAL (maximum only):
+	 * capability values other than the ConnectX-4 trace's, to stand in for a later
+	 * device (BLOCK: general, roce, atomic, odp; FIELD: a row of its layout). */
+	unsigned ncap_override;
+	struct emu_cap_override {
+		uint8_t type;           /* QUERY_HCA_CAP type */
+		uint8_t max_only;
+		char field[48];
+		uint32_t value;
+	} cap_override[8];
 };
 
 /* Parse "ip=127.0.0.9,page=16k,iova=scatter,fail=0x102:0x3[:SYND],hang=0x104,
- * fatal=SYND,port=down,init_ms=N,pages=N,icm=N,
+ * fatal=SYND,port=down,init_ms=N,flr_ms=N,pages=N,icm=N,
  * pagehold=OP:N|-N|all[@SKIP],loss=R,reorder=R,dup=R,corrupt=R,seed=N,
- * link=up|down,sched=fifo|normal" into cfg (which the caller zeroes first).  The wire-fault keys are
+ * link=up|down,sched=fifo|normal,cap=general.driver_version:1,capmax=roce.sw_r_roce_src_udp_port:1"
+ * into cfg (which the caller zeroes first).  The wire-fault keys are
  * checked here and applied by emu_create. */
 int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t errlen);
 
@@ -173,6 +187,8 @@ int emu_fault_page_hold(struct emu_dev *d, uint16_t opcode, int32_t npages, unsi
 int emu_fault_release_all(struct emu_dev *d, uint16_t opcode, unsigned skip);
 void emu_fault_clear(struct emu_dev *d);
 void emu_fault_fatal(struct emu_dev *d, uint8_t health_synd);
+/* Firmware hung without a word: health_counter stops, no syndrome, nothing else. */
+void emu_fault_counter_stall(struct emu_dev *d);
 int emu_port_set(struct emu_dev *d, int up);
 void emu_surprise_remove(struct emu_dev *d);
 int emu_removed(struct emu_dev *d);

@@ -273,12 +273,14 @@ struct emu_dev {
 	/* initialization segment state */
 	uint64_t t0_ns;
 	uint64_t ready_at_ns;           /* `initializing` reads 1 until then */
+	uint64_t allones_until_ns;      /* flr_ms: BAR reads all-ones until then */
 	bool cmdq_programmed;
 	uint64_t cmdq_iova;
 	uint8_t log_cmdq_size, log_cmdq_stride;
 	uint32_t health_counter;
 	uint64_t health_last_ns;
 	bool fatal;
+	bool counter_stalled;           /* emu_fault_counter_stall */
 	bool removed;
 
 	/* firmware state */

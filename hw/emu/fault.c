@@ -109,11 +109,22 @@ void emu_fault_fatal(struct emu_dev *d, uint8_t synd)
 	/* PRM "Health Buffer": a nonzero synd is a fatal firmware error; the health
 	 * counter stops advancing (Linux poll_health treats either as a dead device). */
 	PRM_SET(health_buffer, hb, synd, synd ? synd : 1);
+	/* rfr: the firmware asks the driver for a reset; a syndrome with rfr is what Linux
+	 * health.c (sensor_fw_synd_rfr) takes as fatal. */
+	PRM_SET(health_buffer, hb, rfr, 1);
 	PRM_SET(health_buffer, hb, valid, 1);
 	PRM_SET(health_buffer, hb, severity, 0); /* emergency */
 	PRM_SET(initial_seg, d->bar, health_syndrome, synd ? synd : 1);
 	d->fatal = true;
 	emu_log(d, EMU_LOG_WARN, "fault: fatal health syndrome 0x%x raised", synd);
+	pthread_mutex_unlock(&d->lock);
+}
+
+void emu_fault_counter_stall(struct emu_dev *d)
+{
+	pthread_mutex_lock(&d->lock);
+	d->counter_stalled = true;
+	emu_log(d, EMU_LOG_WARN, "fault: health counter stalled");
 	pthread_mutex_unlock(&d->lock);
 }
 

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "hw/mlx5/mx5_objects.h"
+#include "hw/shim/platform.h"
 
 static _Thread_local char mx5_open_err[MX5_ERR_LEN];
 /* Firmware status and syndrome of the command that failed this thread's last open:
@@ -40,6 +41,43 @@ void mx5_sleep_us(unsigned us)
 {
 	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
 	nanosleep(&ts, NULL);
+}
+
+static int mx5_log_level(void)
+{
+	const char *s = getenv("UVERBS_LOG");
+	if (!s || !*s)
+		return 0;
+	if (!strcmp(s, "error"))
+		return MX5_LOG_ERROR;
+	if (!strcmp(s, "warn"))
+		return MX5_LOG_WARN;
+	if (!strcmp(s, "info"))
+		return MX5_LOG_INFO;
+	if (!strcmp(s, "debug"))
+		return MX5_LOG_DEBUG;
+	return 0;
+}
+
+void mx5_log(enum mx5_log_level lvl, const char *fmt, ...)
+{
+	static const char *const names[] = { "", "error", "warn", "info", "debug" };
+	if ((int)lvl > mx5_log_level())
+		return;
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "uverbs mx5 %s: %s\n", names[lvl], buf);
+}
+
+int mx5_device_bringup_info(const struct mx5_device *dev, struct mx5_bringup_info *bi)
+{
+	if (!dev || !bi)
+		return -EINVAL;
+	*bi = dev->bi;
+	return 0;
 }
 
 int mx5_fail(struct mx5_device *dev, int err, const char *fmt, ...)
@@ -166,8 +204,12 @@ int mx5_device_open_attr(const char *uri, const struct mx5_open_attr *attr,
 	if (attr)
 		dev->attr = *attr;
 	if (!dev->attr.init_timeout_ms)
-		dev->attr.init_timeout_ms = 5000;
-	dev->health_stall_ms = 2000;
+		dev->attr.init_timeout_ms = MX5_INIT_TIMEOUT_MS;
+	if (!dev->attr.cache_line)
+		dev->attr.cache_line = (unsigned)shim_host_cache_line();
+	/* Linux health.c: poll every MLX5_HEALTH_POLL_INTERVAL (2 s), MAX_MISSES 3. */
+	dev->health_poll_ms = 2000;
+	dev->health_max_misses = 3;
 	mx5_list_init(&dev->pds);
 	mx5_list_init(&dev->mrs);
 	mx5_list_init(&dev->cqs);

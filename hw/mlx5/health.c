@@ -1,20 +1,31 @@
 /* Health watch (PRM "Health Buffer" and initialization segment health_counter /
- * health_syndrome; Linux mlx5 health.c polls the same registers).
+ * nic_interface; the sensors and the miss count are Linux's,
+ * drivers/net/ethernet/mellanox/mlx5/core/health.c check_fatal_sensors and poll_health,
+ * which rdma-core mlx5_vfio.c mlx5_vfio_poll_health repeats).
  *
- * The firmware increments health_counter while it is alive and sets health_syndrome
- * on a fatal error.  A read of all-ones from the BAR means the function is gone (a
- * Thunderbolt cable pulled): the same outcome as fatal, and no register is ever
- * polled again in a loop.  On either, every queue is failed with flush errors through
- * the objects' state, and MX5_EVENT_DEVICE_FATAL is raised once. */
+ * Fatal sensors: the BAR reads all-ones (the function is gone, e.g. a Thunderbolt cable
+ * pulled), nic_interface reads disabled or SW reset, or the health buffer carries a
+ * syndrome together with the rfr ("reset for recovery") bit.  A health_syndrome or a
+ * health-buffer synd alone is reported in mx5_health but is not fatal: firmware also
+ * posts recoverable errors there.  The firmware increments health_counter while it is
+ * alive: samples at least health_poll_ms apart (Linux: every 2 s) that find it unchanged
+ * three times in a row (Linux MAX_MISSES 3; rdma-core 1 s x 3) mean it is dead.  On any
+ * of these, every queue is failed with flush errors through the objects' state, and
+ * MX5_EVENT_DEVICE_FATAL is raised once; no register is ever polled again in a loop. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "hw/mlx5/mx5_internal.h"
 
-void mx5_device_set_health_stall(struct mx5_device *dev, unsigned stall_ms)
+/* initial_seg nic_interface_state values (Linux MLX5_NIC_IFC_DISABLED, _SW_RESET). */
+enum { MX5_NIC_IFC_DISABLED = 1, MX5_NIC_IFC_SW_RESET = 7 };
+
+void mx5_device_set_health_poll(struct mx5_device *dev, unsigned interval_ms, unsigned misses)
 {
-	dev->health_stall_ms = stall_ms;
+	dev->health_poll_ms = interval_ms;
+	dev->health_max_misses = misses;
+	dev->health_misses = 0;
 	dev->health_primed = false;
 }
 
@@ -64,9 +75,11 @@ enum mx5_health_state mx5_device_check_health(struct mx5_device *dev, struct mx5
 
 	h->health_counter = (uint32_t)MX5_ISEG_GET(dev, health_counter);
 	h->health_syndrome = (uint8_t)MX5_ISEG_GET(dev, health_syndrome);
+	h->nic_interface = (uint8_t)MX5_ISEG_GET(dev, nic_interface_state);
 	mx5_iseg_load(dev, PRM_OFF(initial_seg, health_buffer), PRM_WIDTH(initial_seg, health_buffer));
 	const uint8_t *hb = PRM_ADDR(initial_seg, dev->iseg, health_buffer);
 	h->synd = (uint8_t)PRM_GET(health_buffer, hb, synd);
+	h->rfr = (uint8_t)PRM_GET(health_buffer, hb, rfr);
 	h->ext_synd = (uint16_t)PRM_GET(health_buffer, hb, ext_synd);
 	h->severity = (uint8_t)PRM_GET(health_buffer, hb, severity);
 	h->irisc_index = (uint8_t)PRM_GET(health_buffer, hb, irisc_index);
@@ -75,26 +88,39 @@ enum mx5_health_state mx5_device_check_health(struct mx5_device *dev, struct mx5
 	h->fw_version = (uint32_t)PRM_GET(health_buffer, hb, fw_version);
 	h->hw_id = (uint32_t)PRM_GET(health_buffer, hb, hw_id);
 
-	if (dev->health == MX5_HEALTH_OK && h->health_syndrome) {
-		snprintf(dev->err, sizeof(dev->err),
-			 "health: fatal syndrome 0x%x (health buffer synd 0x%x, ext_synd 0x%x)",
-			 h->health_syndrome, h->synd, h->ext_synd);
+	if (dev->health == MX5_HEALTH_OK &&
+	    (h->nic_interface == MX5_NIC_IFC_DISABLED || h->nic_interface == MX5_NIC_IFC_SW_RESET)) {
+		snprintf(dev->err, sizeof(dev->err), "health: NIC interface %s (nic_interface %u)",
+			 h->nic_interface == MX5_NIC_IFC_DISABLED ? "disabled" : "in SW reset",
+			 h->nic_interface);
 		mx5_mark_fatal(dev, MX5_HEALTH_FATAL, h->health_syndrome);
 	}
+	if (dev->health == MX5_HEALTH_OK && h->synd && h->rfr) {
+		snprintf(dev->err, sizeof(dev->err),
+			 "health: fatal syndrome 0x%x, firmware requests reset (health buffer synd "
+			 "0x%x, ext_synd 0x%x)", h->health_syndrome, h->synd, h->ext_synd);
+		mx5_mark_fatal(dev, MX5_HEALTH_FATAL, h->health_syndrome ? h->health_syndrome : h->synd);
+	}
 
-	/* Counter stall: it must move within health_stall_ms of calls.  The first call
-	 * (or the first after a change) starts the clock. */
+	/* Counter misses: a sample counts once health_poll_ms passed since the last one
+	 * (a caller polling faster only sees the same sample again); the first call, or one
+	 * after a change, starts over. */
 	uint64_t now = mx5_now_ns();
 	if (!dev->health_primed || h->health_counter != dev->last_health_counter) {
 		dev->health_primed = true;
 		dev->last_health_counter = h->health_counter;
-		dev->health_counter_since_ns = now;
-	} else if (dev->health == MX5_HEALTH_OK && dev->health_stall_ms &&
-		   now - dev->health_counter_since_ns > (uint64_t)dev->health_stall_ms * 1000000ull) {
-		snprintf(dev->err, sizeof(dev->err),
-			 "health: counter stuck at %u for %u ms", h->health_counter,
-			 dev->health_stall_ms);
-		mx5_mark_fatal(dev, MX5_HEALTH_FATAL, 0);
+		dev->health_sample_ns = now;
+		dev->health_misses = 0;
+	} else if (now - dev->health_sample_ns >= (uint64_t)dev->health_poll_ms * 1000000ull) {
+		dev->health_sample_ns = now;
+		dev->health_misses++;
+		if (dev->health == MX5_HEALTH_OK && dev->health_max_misses &&
+		    dev->health_misses >= dev->health_max_misses) {
+			snprintf(dev->err, sizeof(dev->err),
+				 "health: counter stuck at %u for %u samples %u ms apart",
+				 h->health_counter, dev->health_misses, dev->health_poll_ms);
+			mx5_mark_fatal(dev, MX5_HEALTH_FATAL, h->health_syndrome);
+		}
 	}
 	h->state = dev->health;
 	return dev->health;

@@ -29,9 +29,9 @@ void mx5_iseg_load(struct mx5_device *dev, unsigned bit_off, unsigned width)
 	}
 }
 
-/* Raw first dword: fw_rev_major/minor.  All-ones means the function is gone (a
- * surprise removal answers every read with all-ones). */
-static bool mx5_device_gone(struct mx5_device *dev)
+/* Raw first dword: fw_rev_major/minor.  All-ones means the function does not answer:
+ * gone (surprise removal), or still coming back from the reset vfio-pci does at open. */
+static bool mx5_device_all_ones(struct mx5_device *dev)
 {
 	mx5_iseg_load(dev, 0, 32);
 	uint32_t raw;
@@ -39,24 +39,36 @@ static bool mx5_device_gone(struct mx5_device *dev)
 	return raw == 0xffffffffu;
 }
 
-/* initial_seg.initializing is set while the firmware boots; bounded wait, and an
- * all-ones read ends it at once (a removed device never clears the bit). */
+/* initial_seg.initializing is set while the firmware boots.  Wait up to
+ * attr.init_timeout_ms (default 120 s, Linux main.c FW_PRE_INIT_TIMEOUT_MILI and
+ * wait_fw_init; rdma-core mlx5_vfio.c setup_function), reading the bit again and again
+ * as Linux does.  All-ones reads are tolerated for as long: right after the function
+ * level reset at open a function answers all-ones until it is back.  A device that
+ * stays all-ones to the deadline is reported removed, one that stays initializing
+ * timed out; either way the wait ends. */
 static int mx5_wait_initializing(struct mx5_device *dev, const char *when)
 {
-	uint64_t deadline = mx5_now_ns() + (uint64_t)dev->attr.init_timeout_ms * 1000000ull;
+	uint64_t t0 = mx5_now_ns();
+	uint64_t deadline = t0 + (uint64_t)dev->attr.init_timeout_ms * 1000000ull;
 	unsigned delay = 10;
 	for (;;) {
-		if (mx5_device_gone(dev)) {
-			dev->health = MX5_HEALTH_REMOVED;
-			return mx5_fail(dev, -ENODEV,
-					"bring-up: %s: device not responding (BAR reads all-ones)", when);
-		}
-		if (!MX5_ISEG_GET(dev, initializing))
+		bool gone = mx5_device_all_ones(dev);
+		if (!gone && !MX5_ISEG_GET(dev, initializing)) {
+			dev->init_wait_ns += mx5_now_ns() - t0;
 			return 0;
-		if (mx5_now_ns() > deadline)
+		}
+		if (mx5_now_ns() > deadline) {
+			dev->init_wait_ns += mx5_now_ns() - t0;
+			if (gone) {
+				dev->health = MX5_HEALTH_REMOVED;
+				return mx5_fail(dev, -ENODEV,
+						"bring-up: %s: device not responding (BAR reads all-ones "
+						"for %u ms)", when, dev->attr.init_timeout_ms);
+			}
 			return mx5_fail(dev, -ETIMEDOUT,
 					"bring-up: %s: firmware still initializing after %u ms", when,
 					dev->attr.init_timeout_ms);
+		}
 		mx5_sleep_us(delay);
 		if (delay < 10000)
 			delay *= 2;
@@ -144,6 +156,14 @@ static int mx5_set_caps(struct mx5_device *dev, unsigned type, const uint8_t *ca
 	return 0;
 }
 
+/* log_max_qp asked for: Linux mlx5_core's profile (main.c profile[], the default
+ * prof_sel 2).  The ConnectX-4 trace in shared/fixtures shows that driver's
+ * SET_HCA_CAP raising log_max_qp from the firmware default 14 to 17 (maximum 23), and
+ * the firmware then asking 12,868 init pages (about 50 MB).  Newer kernels use 18.
+ * The device maximum would size firmware memory (ICM) for 2^23 QPs: init pages grow
+ * with it, all pinned, and VFIO MAP_DMA can hit the memlock limit. */
+#define MX5_PROFILE_LOG_MAX_QP 17u
+
 /* SET_HCA_CAP general: what this driver needs from the function (Linux handle_hca_cap
  * makes the same choices). */
 static int mx5_set_general_caps(struct mx5_device *dev)
@@ -162,9 +182,39 @@ static int mx5_set_general_caps(struct mx5_device *dev)
 	/* Tear down may hand back every page at once (release_all_pages). */
 	if (PRM_GET(cmd_hca_cap, max, release_all_pages))
 		PRM_SET(cmd_hca_cap, cap, release_all_pages, 1);
-	/* Largest QP count the device offers. */
-	PRM_SET(cmd_hca_cap, cap, log_max_qp, PRM_GET(cmd_hca_cap, max, log_max_qp));
+	/* The profile's QP count, never above what the device offers (Linux handle_hca_cap
+	 * clamps its profile to MLX5_CAP_GEN_MAX(dev, log_max_qp) the same way). */
+	unsigned qmax = (unsigned)PRM_GET(cmd_hca_cap, max, log_max_qp);
+	dev->bi.log_max_qp_max = (uint8_t)qmax;
+	dev->bi.log_max_qp_default = (uint8_t)PRM_GET(cmd_hca_cap, cap, log_max_qp);
+	dev->bi.log_max_qp = (uint8_t)(qmax < MX5_PROFILE_LOG_MAX_QP ? qmax : MX5_PROFILE_LOG_MAX_QP);
+	PRM_SET(cmd_hca_cap, cap, log_max_qp, dev->bi.log_max_qp);
+	/* 128-byte CQE/padding alignment on hosts whose cache line is 128 bytes (Apple
+	 * M-series): Linux handle_hca_cap sets cache_line_128byte = cache_line_size() >= 128
+	 * whenever the maximum block allows the bit. */
+	dev->bi.host_cache_line = dev->attr.cache_line;
+	if (PRM_GET(cmd_hca_cap, max, cache_line_128byte))
+		PRM_SET(cmd_hca_cap, cap, cache_line_128byte, dev->attr.cache_line >= 128 ? 1 : 0);
 	return mx5_set_caps(dev, MX5_CAP_GENERAL, cap);
+}
+
+/* SET_HCA_CAP RoCE: let the driver choose each QP's UDP source port (the ads.udp_sport
+ * mx5_set_av writes); otherwise firmware ignores it and picks its own.  Linux main.c
+ * handle_hca_cap_roce and rdma-core mlx5_vfio.c set_hca_cap_roce: only when the current
+ * block has it off and the maximum block allows it. */
+static int mx5_set_roce_caps(struct mx5_device *dev)
+{
+	const uint8_t *cur = dev->caps[MX5_CAP_ROCE][1], *max = dev->caps[MX5_CAP_ROCE][0];
+	if (!dev->have_caps[MX5_CAP_ROCE] || PRM_GET(roce_cap, cur, sw_r_roce_src_udp_port) ||
+	    !PRM_GET(roce_cap, max, sw_r_roce_src_udp_port))
+		return 0;
+	uint8_t cap[MX5_CAP_BYTES];
+	memcpy(cap, cur, MX5_CAP_BYTES);
+	PRM_SET(roce_cap, cap, sw_r_roce_src_udp_port, 1);
+	int rc = mx5_set_caps(dev, MX5_CAP_ROCE, cap);
+	if (rc)
+		return rc;
+	return mx5_caps_read(dev, MX5_CAP_ROCE, false);
 }
 
 /* SET_HCA_CAP atomic: 8-byte atomics answered in host byte order (PRM atomic_caps
@@ -200,6 +250,45 @@ static int mx5_init_hca(struct mx5_device *dev)
 	return 0;
 }
 
+/* SET_DRIVER_VERSION (0x10d) when the function wants it (general cap driver_version):
+ * a string firmware keeps for diagnostics.  Linux main.c mlx5_set_driver_version sends
+ * "Linux,mlx5_core,<version>" right after INIT_HCA; ours names this driver.  A refusal
+ * costs nothing but the diagnostic, so it does not stop bring-up (Linux ignores it too). */
+#define MX5_DRIVER_VERSION_STRING "uverbs,mx5,0.1.0"
+
+static void mx5_set_driver_version(struct mx5_device *dev)
+{
+	if (!MX5_CAP_GEN(dev, driver_version))
+		return;
+	uint8_t in[PRM_SIZE(set_driver_version_in)] = { 0 }, out[PRM_SIZE(set_driver_version_out)];
+	PRM_SET(set_driver_version_in, in, opcode, PRM_CMD_OP_SET_DRIVER_VERSION);
+	memcpy(PRM_ADDR(set_driver_version_in, in, driver_version), MX5_DRIVER_VERSION_STRING,
+	       sizeof(MX5_DRIVER_VERSION_STRING) - 1);
+	if (mx5_exec(dev, in, sizeof(in), out, sizeof(out)) == 0)
+		dev->bi.driver_version_set = 1;
+	else
+		dev->err[0] = '\0';
+}
+
+/* Read every capability block again after INIT_HCA: some current values are settled
+ * only then (Linux mlx5_function_setup/mlx5_load calls mlx5_query_hca_caps after
+ * INIT_HCA; the ConnectX-4 trace shows its 10 QUERY_HCA_CAP there). */
+static int mx5_caps_requery(struct mx5_device *dev)
+{
+	static const unsigned types[] = { MX5_CAP_GENERAL, MX5_CAP_ROCE, MX5_CAP_ATOMIC, MX5_CAP_ODP };
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		unsigned t = types[i];
+		if (!dev->have_caps[t])
+			continue;
+		int rc = mx5_caps_read(dev, t, t != MX5_CAP_GENERAL);
+		if (rc)
+			return rc;
+		if (dev->have_caps[t])
+			dev->bi.caps_requeried++;
+	}
+	return 0;
+}
+
 static int mx5_teardown_hca(struct mx5_device *dev)
 {
 	uint8_t in[PRM_SIZE(teardown_hca_in)] = { 0 }, out[PRM_SIZE(teardown_hca_out)];
@@ -222,6 +311,42 @@ static int mx5_disable_hca(struct mx5_device *dev)
 }
 
 int mx5_vport_roce(struct mx5_device *dev, bool enable);
+
+/* qpc.ts_format values (PRM "QP Context" ts_format; Linux MLX5_TIMESTAMP_FORMAT_*). */
+enum { MX5_TS_FORMAT_FREE_RUNNING = 0, MX5_TS_FORMAT_DEFAULT = 1 };
+
+/* Linux include/linux/mlx5/qp.h mlx5_get_qp_default_ts: DEFAULT whenever the device
+ * supports any timestamp format choice (roce_cap.qp_ts_format with RoCE on, else
+ * cmd_hca_cap.sq_ts_format), else FREE_RUNNING.  DEFAULT lets the firmware use the
+ * clock it runs: ConnectX-6 Dx/ConnectX-7 with the real-time clock enabled refuse a
+ * free-running QP. */
+uint8_t mx5_qp_default_ts(const struct mx5_device *dev)
+{
+	unsigned cap = dev->have_caps[MX5_CAP_ROCE] ? (unsigned)MX5_CAP_ROCE(dev, qp_ts_format)
+						      : (unsigned)MX5_CAP_GEN(dev, sq_ts_format);
+	return cap ? MX5_TS_FORMAT_DEFAULT : MX5_TS_FORMAT_FREE_RUNNING;
+}
+
+void mx5_bringup_summary(struct mx5_device *dev)
+{
+	struct mx5_bringup_info *bi = &dev->bi;
+	bi->boot_pages = dev->pages.st.boot;
+	bi->init_pages = dev->pages.st.init;
+	bi->init_wait_ms = (unsigned)(dev->init_wait_ns / 1000000ull);
+	bi->cache_line_128byte = (int)MX5_CAP_GEN(dev, cache_line_128byte);
+	bi->roce_udp_sport = dev->have_caps[MX5_CAP_ROCE] &&
+			     MX5_CAP_ROCE(dev, sw_r_roce_src_udp_port);
+	bi->qp_ts_format = mx5_qp_default_ts(dev);
+	mx5_log(MX5_LOG_INFO,
+		"bring-up: log_max_qp %u (device max %u, firmware default %u): %llu init pages "
+		"(%.1f MiB) + %llu boot pages; cache line %u B (cache_line_128byte %d); "
+		"driver version %s; RoCE UDP source port %s; QP ts_format %u",
+		bi->log_max_qp, bi->log_max_qp_max, bi->log_max_qp_default,
+		(unsigned long long)bi->init_pages, (double)bi->init_pages * MX5_FW_PAGE_SIZE / 1048576.0,
+		(unsigned long long)bi->boot_pages, bi->host_cache_line, bi->cache_line_128byte,
+		bi->driver_version_set ? "sent" : "not asked for",
+		bi->roce_udp_sport ? "driver's" : "firmware's", bi->qp_ts_format);
+}
 
 int mx5_bringup(struct mx5_device *dev)
 {
@@ -273,7 +398,7 @@ int mx5_bringup(struct mx5_device *dev)
 	if ((rc = mx5_set_general_caps(dev)) || (rc = mx5_caps_read(dev, MX5_CAP_GENERAL, false)))
 		return rc;
 	if (PRM_GET(cmd_hca_cap, dev->caps[MX5_CAP_GENERAL][1], roce))
-		if ((rc = mx5_caps_read(dev, MX5_CAP_ROCE, true)))
+		if ((rc = mx5_caps_read(dev, MX5_CAP_ROCE, true)) || (rc = mx5_set_roce_caps(dev)))
 			return rc;
 	if (PRM_GET(cmd_hca_cap, dev->caps[MX5_CAP_GENERAL][1], atomic))
 		if ((rc = mx5_caps_read(dev, MX5_CAP_ATOMIC, true)) || (rc = mx5_set_atomic_caps(dev)))
@@ -284,6 +409,10 @@ int mx5_bringup(struct mx5_device *dev)
 			return rc;
 	if ((rc = mx5_startup_pages(dev, 2)) || (rc = mx5_init_hca(dev)))
 		return rc;
+	mx5_set_driver_version(dev);
+	if ((rc = mx5_caps_requery(dev)))
+		return rc;
+	mx5_bringup_summary(dev);
 	if (dev->attr.flags & MX5_OPEN_INSPECT)
 		return 0;
 	if (dev->have_caps[MX5_CAP_ROCE] && (rc = mx5_vport_roce(dev, true))) {

@@ -53,9 +53,18 @@ enum mx5_open_flags {
 
 struct mx5_open_attr {
 	unsigned flags;              /* enum mx5_open_flags */
-	unsigned init_timeout_ms;    /* wait for initialization_segment.initializing; 0: 5000 */
+	/* Wait for initialization_segment.initializing (and for a function still reading
+	 * all-ones after the FLR vfio-pci does at open); 0: MX5_INIT_TIMEOUT_MS. */
+	unsigned init_timeout_ms;
 	unsigned cmd_timeout_ms;     /* per command; 0: the engine's default */
+	/* Host cache line in bytes (decides cmd_hca_cap.cache_line_128byte); 0: the
+	 * platform's (hw/shim/platform.h shim_host_cache_line). */
+	unsigned cache_line;
 };
+
+/* Linux main.c FW_PRE_INIT_TIMEOUT_MILI and rdma-core mlx5_vfio.h use 120 s: ConnectX
+ * pre-init after a function-level or firmware reset can take tens of seconds. */
+#define MX5_INIT_TIMEOUT_MS 120000u
 
 /* Open and bring up the function named by a shim URI ("emu:", "vfio:0000:03:00.0"). */
 int mx5_device_open(const char *uri, struct mx5_device **out);
@@ -126,6 +135,24 @@ struct mx5_counters {
 };
 int mx5_counters_query(struct mx5_device *dev, struct mx5_counters *c);
 
+/* What bring-up chose, and what it cost (fwcmd bringup prints it; logged at
+ * UVERBS_LOG=info when the device opens). */
+struct mx5_bringup_info {
+	uint8_t log_max_qp;          /* set with SET_HCA_CAP: min(profile, maximum) */
+	uint8_t log_max_qp_max;      /* the device's maximum (sizes firmware memory) */
+	uint8_t log_max_qp_default;  /* the firmware's current value before SET_HCA_CAP */
+	uint64_t boot_pages, init_pages;  /* 4 KiB pages QUERY_PAGES asked for and we gave */
+	uint64_t async_event_mask[4];     /* CREATE_EQ event_bitmask of the async EQ */
+	int driver_version_set;      /* SET_DRIVER_VERSION sent (general cap driver_version) */
+	int roce_udp_sport;          /* roce_cap.sw_r_roce_src_udp_port is on */
+	int cache_line_128byte;      /* cmd_hca_cap.cache_line_128byte as set */
+	unsigned host_cache_line;    /* bytes, the value that decided it */
+	uint8_t qp_ts_format;        /* qpc.ts_format CREATE_QP uses (0 free-running, 1 default) */
+	unsigned caps_requeried;     /* QUERY_HCA_CAP blocks read again after INIT_HCA */
+	unsigned init_wait_ms;       /* time spent waiting for `initializing` to clear */
+};
+int mx5_device_bringup_info(const struct mx5_device *dev, struct mx5_bringup_info *bi);
+
 /* ------------------------------------------------------------------ pages, health */
 
 struct mx5_page_stats {
@@ -152,15 +179,22 @@ struct mx5_health {
 	uint8_t health_syndrome;
 	uint8_t synd, severity, irisc_index;  /* health_buffer */
 	uint16_t ext_synd;
+	uint8_t rfr;               /* health_buffer rfr: firmware asks for a reset */
+	uint8_t nic_interface;     /* initial_seg nic_interface (0 full driver, 1 disabled, ...) */
 	uint32_t assert_existptr, assert_callra, fw_version, hw_id;
 };
 
-/* Read the health registers once and update the watch: a fatal syndrome, an all-ones
- * read, or a counter that did not move over stall_ms of calls marks the device fatal
- * (every queue flushed, MX5_EVENT_DEVICE_FATAL raised).  Returns the state. */
+/* Read the health registers once and update the watch.  Fatal, as Linux health.c
+ * check_fatal_sensors decides: the BAR reads all-ones (removed), nic_interface says
+ * disabled or SW reset, or the health buffer has a syndrome together with the rfr
+ * (reset-for-recovery) bit; or the health counter did not move over `misses`
+ * consecutive samples taken at least interval_ms apart.  Marking fatal flushes every
+ * queue and raises MX5_EVENT_DEVICE_FATAL once.  Returns the state. */
 enum mx5_health_state mx5_device_check_health(struct mx5_device *dev, struct mx5_health *h);
-/* How long the health counter may stand still before the device is declared dead. */
-void mx5_device_set_health_stall(struct mx5_device *dev, unsigned stall_ms);
+/* Health counter sampling: a sample counts when at least interval_ms passed since the
+ * last one; `misses` unchanged samples in a row mean dead (default 2000 ms x 3, Linux
+ * health.c MLX5_HEALTH_POLL_INTERVAL and MAX_MISSES).  0 misses: never from the counter. */
+void mx5_device_set_health_poll(struct mx5_device *dev, unsigned interval_ms, unsigned misses);
 int mx5_device_is_fatal(const struct mx5_device *dev);
 
 /* ------------------------------------------------------------------ events */

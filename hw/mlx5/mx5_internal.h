@@ -126,12 +126,18 @@ struct mx5_device {
 	unsigned ncomp_vectors;
 
 	uint8_t q_counter_set;     /* counters.c: the set every QP names; 0 none */
-	/* health watch */
+	/* health watch (health.c) */
 	enum mx5_health_state health;
 	uint32_t last_health_counter;
-	uint64_t health_counter_since_ns;
-	unsigned health_stall_ms;
+	uint64_t health_sample_ns;     /* when the last counted sample was taken */
+	unsigned health_poll_ms;       /* samples count at least this far apart */
+	unsigned health_max_misses;    /* unchanged samples in a row that mean dead */
+	unsigned health_misses;
 	bool health_primed;
+
+	/* what bring-up chose and what it cost (mx5_device_bringup_info) */
+	struct mx5_bringup_info bi;
+	uint64_t init_wait_ns;
 
 	mx5_event_fn event_fn;
 	void *event_ctx;
@@ -182,8 +188,17 @@ int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, si
 uint64_t mx5_now_ns(void);
 void mx5_sleep_us(unsigned us);
 
+/* Log to stderr when UVERBS_LOG asks for this level (error, warn, info, debug):
+ * "uverbs mx5 <level>: <message>".  Nothing otherwise. */
+enum mx5_log_level { MX5_LOG_ERROR = 1, MX5_LOG_WARN, MX5_LOG_INFO, MX5_LOG_DEBUG };
+void mx5_log(enum mx5_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* init.c */
 int mx5_bringup(struct mx5_device *dev);
+/* Fill dev->bi from the pages and capabilities, and log it at info. */
+void mx5_bringup_summary(struct mx5_device *dev);
+/* qpc.ts_format for new QPs (Linux include/linux/mlx5/qp.h mlx5_get_qp_default_ts). */
+uint8_t mx5_qp_default_ts(const struct mx5_device *dev);
 void mx5_teardown(struct mx5_device *dev);
 
 /* pages.c */

@@ -91,14 +91,27 @@ static uint32_t mx5_eth_speed(uint32_t oper)
 	return best;
 }
 
+/* PMTU counts the whole Ethernet frame: the netdev MTU plus Ethernet header, one VLAN
+ * tag and FCS (Linux en.h MLX5E_ETH_HARD_MTU = ETH_HLEN + VLAN_HLEN + ETH_FCS_LEN,
+ * MLX5E_SW2HW_MTU). */
+#define MX5_ETH_HARD_MTU (14u + 4u + 4u)
+/* RoCE headers an IB payload must leave room for inside the IP MTU: GRH/IPv6 40, UDP
+ * 8, BTH 12, XRC ETH 4, AtomicETH 28, ICRC 4 (Linux include/rdma/ib_addr.h
+ * iboe_get_mtu, with the sizes of include/rdma/ib_pack.h / ib_verbs.h). */
+#define MX5_ROCE_HDR_BYTES (40u + 8u + 12u + 4u + 28u + 4u)
+
+/* IB MTU encoding of a port: the largest IB MTU (256..4096) that fits in the IP MTU
+ * after the RoCE headers, the rule of Linux iboe_get_mtu that mlx5_ib's port query
+ * reports as active_mtu.  A port MTU of 4096..4213 bytes is therefore 2048, not 4096.
+ * Below 256 Linux answers 0 (invalid); we report 256, the smallest there is. */
 static uint8_t mx5_mtu_to_ib(uint16_t bytes)
 {
-	/* IB MTU encoding: the largest IB MTU not above the Ethernet MTU less RoCE headers
-	 * is what verbs reports; here the plain ladder 256..4096. */
-	if (bytes >= 4096) return 5;
-	if (bytes >= 2048) return 4;
-	if (bytes >= 1024) return 3;
-	if (bytes >= 512) return 2;
+	unsigned mtu = bytes > MX5_ETH_HARD_MTU ? bytes - MX5_ETH_HARD_MTU : 0;
+	mtu = mtu > MX5_ROCE_HDR_BYTES ? mtu - MX5_ROCE_HDR_BYTES : 0;
+	if (mtu >= 4096) return 5;
+	if (mtu >= 2048) return 4;
+	if (mtu >= 1024) return 3;
+	if (mtu >= 512) return 2;
 	return 1;
 }
 

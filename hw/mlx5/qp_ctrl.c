@@ -136,6 +136,12 @@ static int mx5_qp_size(struct mx5_device *dev, const struct mx5_qp_init_attr *a,
 				c->max_recv_sge, stride, max_wqe_rq);
 	qp->rq_stride = stride;
 	qp->rq_wqe_cnt = mx5_pow2_ceil(c->max_recv_wr);
+	/* At least one 64-byte basic block of receive queue, so that the send queue that
+	 * follows it in the buffer starts 64-byte aligned (PRM: send WQEs are built of
+	 * 64-byte basic blocks; rdma-core providers/mlx5/verbs.c mlx5_calc_rq_size:
+	 * wq_size = max(wq_size, MLX5_SEND_WQE_BB); Linux mlx5_ib set_rq_size likewise). */
+	if ((uint64_t)qp->rq_wqe_cnt * stride < MX5_SEND_WQE_BB)
+		qp->rq_wqe_cnt = MX5_SEND_WQE_BB / stride;
 	qp->cap.max_recv_wr = qp->rq_wqe_cnt;
 	qp->cap.max_recv_sge = stride / 16;
 	return 0;
@@ -269,6 +275,9 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	PRM_SET(qpc, c, uar_page, qp->bf.uar_index);
 	PRM_SET(qpc, c, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT);
 	PRM_SET(qpc, c, log_msg_max, MX5_CAP_GEN(dev, log_max_msg));
+	/* Timestamp format the device's caps call for (init.c mx5_qp_default_ts, after
+	 * Linux mlx5_get_qp_default_ts). */
+	PRM_SET(qpc, c, ts_format, mx5_qp_default_ts(dev));
 	PRM_SET(qpc, c, log_sq_size, mx5_ilog2_ceil(qp->sq_wqe_cnt));
 	if (qp->srq) {
 		PRM_SET(qpc, c, rq_type, MX5_RQ_SRQ);

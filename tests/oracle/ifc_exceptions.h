@@ -37,4 +37,11 @@
 #define ORACLE_FIELD_EXCEPT_pages_req_event__release_all_pages \
 	ORACLE_EXCEPT("reserved_at_0 in mlx5_ifc.h; Linux mlx5_eqe_page_req.ec_function & 0x4000")
 
+/* initial_seg bits 10:8 of the cmdq_addr_l dword as the device reports its state.
+ * mlx5_ifc.h names only the low two (nic_interface, what a driver writes); Linux reads
+ * all three in mlx5_get_nic_state (drivers/net/ethernet/mellanox/mlx5/core/
+ * mlx5_core.h / device.h: MLX5_NIC_IFC_SW_RESET = 7). */
+#define ORACLE_FIELD_EXCEPT_initial_seg__nic_interface_state \
+	ORACLE_EXCEPT("3-bit read of Linux mlx5_get_nic_state; mlx5_ifc.h has the 2-bit nic_interface")
+
 #endif

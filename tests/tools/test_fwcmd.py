@@ -183,6 +183,22 @@ def test_pages_reports_what_the_device_holds():
     assert doc["query_pages"]["boot"] == 0 and doc["query_pages"]["init"] == 0
 
 
+def test_bringup_reports_log_max_qp_and_the_init_pages_it_cost():
+    rc, out, err = run("--json", "bringup", env={"UVERBS_LOG": "info"})
+    assert rc == 0, err
+    doc = json.loads(out)
+    # Linux's profile as the ConnectX-4 trace shows it set, not the maximum (23)
+    assert doc["log_max_qp"] == 17 and doc["log_max_qp_max"] == 23
+    rc, pout, perr = run("--json", "pages")
+    assert rc == 0, perr
+    assert doc["init_pages"] == json.loads(pout)["driver"]["init_pages"] > 0
+    assert doc["init_bytes"] == doc["init_pages"] * 4096
+    # the async EQ: Linux's 0x001f02be plus command and page-request events
+    assert doc["async_event_mask"].split()[0] == "0x00000000001f0ebe"
+    # and the same figures in the info log line
+    assert re.search(r"log_max_qp 17 .*%d init pages" % doc["init_pages"], err), err
+
+
 def test_health_ok_and_fatal():
     rc, out, err = run("--json", "health")
     assert rc == 0, err
