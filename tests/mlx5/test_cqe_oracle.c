@@ -383,3 +383,51 @@ Test(cqe_oracle, arming_writes_the_arm_word_and_the_uar_cq_doorbell)
 	cr_assert_eq(be32toh(dw[0]) >> 28, 3, "next sequence number after an event");
 	F.s.bar.hook = NULL;
 }
+
+/* QP reset (mx5_cq_ring_clean, the rule of rdma-core's __mlx5_cq_clean): the reset QP's
+ * CQEs leave the ring, the other QP's stay in their order even across the ring's end
+ * (each moved CQE takes the owner bit of the slot it lands in), the consumer counter
+ * skips the removed ones and reaches the doorbell record. */
+Test(cqe_oracle, qp_reset_removes_its_cqes_and_keeps_the_others_in_order_across_the_ring_end)
+{
+	static uint8_t rq2_buf[16 * 64] __attribute__((aligned(64)));
+	static uint64_t rq2_wrid[16];
+	static uint8_t rq2_dbrec[8];
+	const uint32_t qpn2 = 0x00beefu;
+	struct mx5_rq rq2;
+	struct mx5_wq_ref ref2 = { 0 };
+	struct ibv_wc wc[4];
+
+	cr_assert_eq(mx5_rq_init(&rq2, rq2_buf, 16, 4, rq2_wrid, rq2_dbrec), 0);
+	ref2.rq = &rq2;
+	cr_assert_eq(mx5_wq_table_set(F.tab, qpn2, &ref2), 0);
+	/* two CQEs polled first: the next four straddle the ring end */
+	for (int i = 0; i < 2; i++) {
+		post_recv(10 + (uint64_t)i);
+		struct mlx5_cqe64 *c = dev_cqe(MLX5_CQE_RESP_SEND);
+		c->sop_drop_qpn = htobe32(QPN);
+		cr_assert_eq(mx5_poll_cq(&F.cq, 1, wc), 1);
+	}
+	for (int i = 0; i < 4; i++) {
+		uint32_t q = (i & 1) ? qpn2 : QPN;
+		struct ibv_sge sge = { 0, 0, 0 };
+		struct ibv_recv_wr wr = { .wr_id = 100 + (uint64_t)i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		cr_assert_eq(mx5_post_recv(q == QPN ? &F.rq : &rq2, &wr, &bad), 0);
+		struct mlx5_cqe64 *c = dev_cqe(MLX5_CQE_RESP_SEND);
+		c->sop_drop_qpn = htobe32(q);
+		c->byte_cnt = htobe32(1000 + (uint32_t)i);
+	}
+	cr_assert_eq(mx5_cq_ring_clean(&F.cq, QPN, NULL), 2, "two CQEs of the reset QP");
+	cr_assert_eq(F.cq.cons_index, 4);
+	cr_assert_eq(PRM_GET(cq_dbrec, F.cq_dbrec, update_ci), 4);
+	cr_assert_eq(mx5_poll_cq(&F.cq, 4, wc), 2);
+	cr_assert_eq(wc[0].qp_num, qpn2);
+	cr_assert_eq(wc[0].wr_id, 101);
+	cr_assert_eq(wc[0].byte_len, 1001);
+	cr_assert_eq(wc[1].qp_num, qpn2);
+	cr_assert_eq(wc[1].wr_id, 103);
+	cr_assert_eq(wc[1].byte_len, 1003);
+	cr_assert_eq(mx5_cq_ring_clean(&F.cq, qpn2, NULL), 0, "an empty ring has nothing to clean");
+	mx5_wq_table_clear(F.tab, qpn2);
+}
