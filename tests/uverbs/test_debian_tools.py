@@ -137,7 +137,10 @@ def test_devinfo_verbose_shows_roce_v2_gid_and_limits(lib):
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     o = out.stdout
-    assert re.search(r"GID\[\s*0\]:\s+::ffff:%s, RoCE v2" % re.escape(ip), o), o
+    # GID 0: fe80:: + the EUI-64 of the MAC 02:00:<address>; GID 1: the address itself
+    a = [int(x) for x in ip.split(".")]
+    assert re.search(r"GID\[\s*0\]:\s+fe80::7fff:fe%x:%x, RoCE v2" % (a[1], a[2] << 8 | a[3]), o), o
+    assert re.search(r"GID\[\s*1\]:\s+::ffff:%s, RoCE v2" % re.escape(ip), o), o
     assert re.search(r"atomic_cap:\s+ATOMIC_HCA", o)
     for field in ("max_qp", "max_qp_wr", "max_sge", "max_cq", "max_cqe", "max_mr", "max_pd",
                   "max_qp_rd_atom", "max_srq"):
@@ -149,10 +152,10 @@ def test_devinfo_verbose_shows_roce_v2_gid_and_limits(lib):
 
 # ------------------------------------------------------------------ ibv_rc_pingpong
 
-def _pingpong_ok(res, size, iters):
+def _pingpong_ok(res, size, iters, gid=r"::ffff:127\.\d+\.\d+\.1[01]\b"):
     sout, cout = _ok(res, "ibv_rc_pingpong")
     for out in (sout, cout):
-        assert re.search(r"GID ::ffff:127\.\d+\.\d+\.1[01]\b", out), out
+        assert re.search(r"GID " + gid, out), out
         m = re.search(r"(\d+) bytes in [\d.]+ seconds", out)
         assert m and int(m.group(1)) == 2 * size * iters, out
         assert re.search(r"%d iters in" % iters, out), out
@@ -160,23 +163,29 @@ def _pingpong_ok(res, size, iters):
 
 @pytest.mark.parametrize("size", [1, 64, 1024, 4096, 16384, 65536])
 def test_rc_pingpong_sizes(lib, size):
-    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "0", "-s", str(size), "-n", "20"]), size, 20)
+    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "1", "-s", str(size), "-n", "20"]), size, 20)
+
+
+def test_rc_pingpong_over_the_link_local_gid_0(lib):
+    """GID 0 is fe80::EUI-64 of the port MAC; the peer's MAC comes out of its GID."""
+    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "0", "-n", "20"]), 4096, 20,
+                 gid=r"fe80::7fff:fe[0-9a-f]+:[0-9a-f]+\b")
 
 
 def test_rc_pingpong_events(lib):
-    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "0", "-e", "-n", "50"]), 4096, 50)
+    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "1", "-e", "-n", "50"]), 4096, 50)
 
 
 def test_rc_pingpong_new_post_api(lib):
-    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "0", "-N", "-n", "50"]), 4096, 50)
+    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "1", "-N", "-n", "50"]), 4096, 50)
 
 
 def test_rc_pingpong_validates_buffers(lib):
-    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "0", "-c", "-s", "8192", "-n", "20"]), 8192, 20)
+    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "1", "-c", "-s", "8192", "-n", "20"]), 8192, 20)
 
 
 def test_rc_pingpong_events_new_api_validation_together(lib):
-    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "0", "-e", "-N", "-c", "-s", "65536", "-n", "10"]),
+    _pingpong_ok(run_pair(lib, "ibv_rc_pingpong", ["-g", "1", "-e", "-N", "-c", "-s", "65536", "-n", "10"]),
                  65536, 10)
 
 

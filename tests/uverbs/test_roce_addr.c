@@ -91,6 +91,16 @@ static struct ibv_ah *ah_to(struct ibv_pd *pd, const char *dgid, uint8_t sgid_in
 	return ibv_create_ah(pd, &a);
 }
 
+static void ep_close(struct ut_ep *e)
+{
+	cr_assert_eq(ibv_destroy_qp(e->qp), 0);
+	cr_assert_eq(ibv_destroy_cq(e->cq), 0);
+	cr_assert_eq(ibv_dereg_mr(e->mr), 0);
+	cr_assert_eq(ibv_dealloc_pd(e->pd), 0);
+	free(e->buf);
+	cr_assert_eq(ibv_close_device(e->ctx), 0);
+}
+
 /* ------------------------------------------------------------------ the GID table */
 
 Test(gids, link_local_at_0_then_the_port_address_then_the_users_in_order)
@@ -180,6 +190,7 @@ Test(neigh, static_table_gives_the_mac_and_rtr_accepts_the_peer)
 	ut_ep_init(&e, c, IBV_QPT_RC, 4096, NULL);
 	ut_to_init(&e);
 	cr_assert_eq(rtr(&e, "10.9.8.7", 1), 0);
+	ep_close(&e);
 }
 
 Test(neigh, a_link_local_gid_carries_its_mac)
@@ -219,6 +230,7 @@ Test(neigh, an_unknown_peer_is_ehostunreach_at_rtr_create_ah_and_resolve)
 	errno = 0;
 	cr_assert_null(ah_to(e.pd, "10.9.8.6", 1));
 	cr_assert_eq(errno, EHOSTUNREACH);
+	ep_close(&e);
 }
 
 /* ------------------------------------------------------------------ empty entries */
@@ -240,4 +252,5 @@ Test(gids, an_empty_gid_index_is_einval_at_rtr_and_create_ah)
 	cr_assert_not_null(ah, "a programmed entry is accepted: %s", strerror(errno));
 	cr_assert_eq(ibv_destroy_ah(ah), 0);
 	cr_assert_eq(rtr(&e, "127.0.72.13", 1), 0);
+	ep_close(&e);
 }
