@@ -34,10 +34,10 @@ areas=$work/emu_areas.c
   echo 'const size_t emu_nareas = sizeof(emu_areas) / sizeof(emu_areas[0]);'
 } >"$areas"
 
-# The sources of uv_emu, uv_shim (Linux: emu + vfio, not the macOS kext), uv_mlx5 and
-# uv_fwcmd, with the defines their CMakeLists give them.
+# The sources of uv_emu, uv_shim (Linux: emu + vfio, not the macOS kext), uv_mlx5,
+# uv_fwcmd and uv_platform (Linux side), with the defines their CMakeLists give them.
 srcs=("$src"/hw/emu/*.c "$areas" "$src"/hw/shim/shim.c "$src"/hw/shim/emu.c "$src"/hw/shim/vfio.c
-      "$src"/hw/shim/vfio_*.c "$src"/hw/mlx5/*.c)
+      "$src"/hw/shim/vfio_*.c "$src"/hw/mlx5/*.c "$src"/hw/platform/*_linux.c)
 for f in "$src"/firmware-cmd/*.c; do
   [ "$(basename "$f")" = fwcmd_main.c ] || srcs+=("$f")
 done

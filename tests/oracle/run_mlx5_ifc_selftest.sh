@@ -15,8 +15,9 @@ inc=$(bash "$src/tests/oracle/fetch-mlx5-ifc.sh" "$work/cache") || {
   echo "selftest: could not fetch Linux's mlx5_ifc.h" >&2; exit 2; }
 fail=0
 scratch() {
-  rm -rf "$work/tree" && mkdir -p "$work/tree/tests" &&
-    cp -r "$src/firmware-cmd" "$work/tree/" && cp -r "$src/tests/oracle" "$work/tree/tests/"
+  rm -rf "$work/tree" && mkdir -p "$work/tree/tests" "$work/tree/hw" &&
+    cp -r "$src/firmware-cmd" "$work/tree/" && cp -r "$src/tests/oracle" "$work/tree/tests/" &&
+    cp -r "$src/hw/platform" "$work/tree/hw/"   # prm.h's byteorder.h
 }
 run() {
   UVERBS_LINUX_HEADERS=$inc bash "$work/tree/tests/oracle/run_mlx5_ifc.sh" "$work/tree" \
