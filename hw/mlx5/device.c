@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "hw/mlx5/mx5_objects.h"
-#include "hw/shim/platform.h"
+#include "hw/platform/cpu.h"
 
 static _Thread_local char mx5_open_err[MX5_ERR_LEN];
 /* Firmware status and syndrome of the command that failed this thread's last open:
@@ -206,7 +206,7 @@ int mx5_device_open_attr(const char *uri, const struct mx5_open_attr *attr,
 	if (!dev->attr.init_timeout_ms)
 		dev->attr.init_timeout_ms = MX5_INIT_TIMEOUT_MS;
 	if (!dev->attr.cache_line)
-		dev->attr.cache_line = (unsigned)shim_host_cache_line();
+		dev->attr.cache_line = (unsigned)plat_host_cache_line();
 	/* Linux health.c: poll every MLX5_HEALTH_POLL_INTERVAL (2 s), MAX_MISSES 3. */
 	dev->health_poll_ms = 2000;
 	dev->health_max_misses = 3;

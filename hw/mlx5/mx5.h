@@ -58,7 +58,7 @@ struct mx5_open_attr {
 	unsigned init_timeout_ms;
 	unsigned cmd_timeout_ms;     /* per command; 0: the engine's default */
 	/* Host cache line in bytes (decides cmd_hca_cap.cache_line_128byte); 0: the
-	 * platform's (hw/shim/platform.h shim_host_cache_line). */
+	 * platform's (hw/platform/cpu.h plat_host_cache_line). */
 	unsigned cache_line;
 };
 

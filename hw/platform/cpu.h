@@ -1,9 +1,10 @@
 /* Facts about the host CPU that the device must be told, one function per fact, each
- * with where it comes from.  Callers take these as defaults and let a parameter
+ * with where it comes from (a header only: the answer is a compile-time or one sysconf
+ * fact, so there is no _linux.c/_macos.c pair).  Callers take these as defaults and let a parameter
  * override them (tests, and hosts this file does not know).
  */
-#ifndef UVERBS_HW_SHIM_PLATFORM_H
-#define UVERBS_HW_SHIM_PLATFORM_H
+#ifndef UV_PLATFORM_CPU_H
+#define UV_PLATFORM_CPU_H
 
 #include <stddef.h>
 #if defined(__linux__)
@@ -16,7 +17,7 @@
  *  - Linux: the L1 data cache line sysconf reports (glibc reads it from the CPU's
  *    cache description); 64 when it cannot tell.
  *  - anything else: 64, the line of every x86-64 and most arm64 server cores. */
-static inline size_t shim_host_cache_line(void)
+static inline size_t plat_host_cache_line(void)
 {
 #if defined(__APPLE__) && defined(__aarch64__)
 	return 128;
