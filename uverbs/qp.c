@@ -374,7 +374,7 @@ UV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 		rc = uv_resolve_dmac(d, m.ah.dgid, m.ah.dmac);
 	if (!rc && (rc = mx5_qp_modify(q->m, &m, mask)))
 		rc = uv_err(d, rc, "ibv_modify_qp");
-	else if (attr_mask & IBV_QP_STATE)
+	if (!rc && (attr_mask & IBV_QP_STATE))
 		qp->state = attr->qp_state;
 	pthread_mutex_unlock(&d->lock);
 	return rc;

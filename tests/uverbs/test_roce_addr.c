@@ -227,6 +227,7 @@ Test(neigh, an_unknown_peer_is_ehostunreach_at_rtr_create_ah_and_resolve)
 	struct ibv_qp_init_attr qi;
 	cr_assert_eq(ibv_query_qp(e.qp, &qa, IBV_QP_STATE, &qi), 0);
 	cr_assert_eq(qa.qp_state, IBV_QPS_INIT, "the refused RTR left the QP in INIT");
+	cr_assert_eq(e.qp->state, IBV_QPS_INIT, "and the verbs' copy of the state too");
 	errno = 0;
 	cr_assert_null(ah_to(e.pd, "10.9.8.6", 1));
 	cr_assert_eq(errno, EHOSTUNREACH);
