@@ -13,6 +13,11 @@ string(REGEX MATCHALL "[A-Za-z0-9_*?]+[ \t]*;" pats "${CMAKE_MATCH_1}")
 set(out "# Generated from ${MAP} by tools/cmake/map-to-exports.cmake; do not edit.\n")
 foreach(p ${pats})
   string(REGEX REPLACE "[ \t]*;$" "" p "${p}")
+  # The verbs API's names all contain "ibv"; the map's others are libc's (stat, open,
+  # ...), defined by uverbs/kernel_paths_linux.c only, which ld64 could not export.
+  if(NOT p MATCHES "ibv")
+    continue()
+  endif()
   string(APPEND out "_${p}\n")
 endforeach()
 file(WRITE "${OUT}.tmp" "${out}")

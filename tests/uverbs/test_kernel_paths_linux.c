@@ -1,0 +1,146 @@
+/* The kernel's files for our devices (uverbs/kernel_paths_linux.c), seen by a program
+ * linked with libuverbs.so: its stat, access and open come first in the lookup order,
+ * as they do under LD_PRELOAD.  The device node and the GID-type file are what UCX
+ * checks before it uses a device; every other path must behave exactly as libc's.
+ * Linux only (the file is; CMake leaves it out of a macOS build). */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "tests/uverbs/uv_test.h"
+
+#define UT_KP_DEVS "emu:ip=127.46.0.2,emu:ip=127.46.0.3"
+
+/* Everything open() gives for `path`, NUL-terminated; the length, or -errno. */
+static ssize_t read_all(const char *path, char *out, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, out, cap - 1);
+	int e = errno;
+	close(fd);
+	if (n < 0)
+		return -e;
+	out[n] = 0;
+	return n;
+}
+
+Test(kernel_paths, device_node_is_a_character_device_readable_and_writable)
+{
+	struct stat st;
+
+	ut_devices(UT_KP_DEVS);
+	cr_assert_eq(ut_ndev, 2);
+	for (int i = 0; i < 2; i++) {
+		char path[96];
+		snprintf(path, sizeof(path), "/dev/infiniband/%s", ut_list[i]->dev_name);
+		cr_assert_eq(stat(path, &st), 0, "stat %s: %s", path, strerror(errno));
+		cr_assert(S_ISCHR(st.st_mode), "%s mode 0%o", path, st.st_mode);
+		cr_assert_eq(st.st_mode & 0777, 0666);
+		/* Linux uverbs_main.c: IB_UVERBS_MAJOR 231, minors from IB_UVERBS_BASE_MINOR 192 */
+		cr_assert_eq(major(st.st_rdev), 231);
+		cr_assert_eq(minor(st.st_rdev), 192u + (unsigned)i);
+		cr_assert_eq(access(path, R_OK | W_OK), 0, "access %s: %s", path, strerror(errno));
+		cr_assert_eq(access(path, F_OK), 0);
+		errno = 0;
+		cr_assert_eq(access(path, X_OK), -1);
+		cr_assert_eq(errno, EACCES);
+	}
+}
+
+/* A node name that is not one of the listed devices is libc's business: the answer is
+ * the same as fstatat's, which the library does not interpose. */
+Test(kernel_paths, paths_other_than_our_devices_are_answered_by_libc)
+{
+	static const char *const paths[] = { "/dev/infiniband/uverbs2", "/dev/infiniband/uverbs0x",
+		"/dev/infiniband/", "/dev/null", "/sys/class/infiniband/uverbs2/ports/1/state",
+		"/nonexistent/uverbs0" };
+	ut_devices(UT_KP_DEVS);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		struct stat a, b;
+		errno = 0;
+		int ra = stat(paths[i], &a), ea = errno;
+		errno = 0;
+		int rb = fstatat(AT_FDCWD, paths[i], &b, 0), eb = errno;
+		cr_assert_eq(ra, rb, "%s: stat %d, fstatat %d", paths[i], ra, rb);
+		cr_assert_eq(ea, eb, "%s: errno %d vs %d", paths[i], ea, eb);
+		if (!ra) {
+			cr_assert_eq(a.st_mode, b.st_mode, "%s", paths[i]);
+			cr_assert_eq(a.st_rdev, b.st_rdev, "%s", paths[i]);
+			cr_assert_eq(a.st_ino, b.st_ino, "%s", paths[i]);
+		}
+		cr_assert_eq(access(paths[i], F_OK), faccessat(AT_FDCWD, paths[i], F_OK, 0), "%s", paths[i]);
+	}
+}
+
+/* UCX reads a GID's RoCE version from sysfs; our table's entries are RoCE v2. */
+Test(kernel_paths, gid_type_file_says_roce_v2_for_each_valid_gid)
+{
+	char path[320], want[64], got[64];
+	union ibv_gid gid;
+
+	ut_devices(UT_KP_DEVS);
+	struct ibv_context *ctx = ut_open(0);
+	for (int idx = 0; idx < 2; idx++) {
+		cr_assert_eq(ibv_query_gid(ctx, 1, idx, &gid), 0);
+		snprintf(path, sizeof(path), "%s/ports/1/gid_attrs/types/%d", ut_list[0]->ibdev_path, idx);
+		cr_assert_eq(read_all(path, got, sizeof(got)), 8, "%s: '%s'", path, got);
+		cr_assert_str_eq(got, "RoCE v2\n");
+		/* the same text as ibv_read_sysfs_file, plus sysfs's newline */
+		cr_assert_gt(ibv_read_sysfs_file(ut_list[0]->ibdev_path, path + strlen(ut_list[0]->ibdev_path) + 1,
+						 want, sizeof(want)), 0);
+		strcat(want, "\n");
+		cr_assert_str_eq(got, want);
+	}
+	/* the IPv4 entry's address, as sysfs prints a GID */
+	snprintf(path, sizeof(path), "%s/ports/1/gids/1", ut_list[0]->ibdev_path);
+	cr_assert_gt(read_all(path, got, sizeof(got)), 0);
+	cr_assert_str_eq(got, "0000:0000:0000:0000:0000:ffff:7f2e:0002\n");
+	ibv_close_device(ctx);
+}
+
+Test(kernel_paths, sysfs_file_the_device_does_not_have_is_enoent)
+{
+	char path[320], got[64];
+
+	ut_devices(UT_KP_DEVS);
+	snprintf(path, sizeof(path), "%s/device/numa_node", ut_list[1]->ibdev_path);
+	cr_assert_eq(read_all(path, got, sizeof(got)), -ENOENT);
+	snprintf(path, sizeof(path), "%s/ports/1/gid_attrs/ndevs/0", ut_list[1]->ibdev_path);
+	cr_assert_eq(read_all(path, got, sizeof(got)), -ENOENT);
+}
+
+Test(kernel_paths, sysfs_file_opened_for_writing_is_eacces)
+{
+	char path[320];
+
+	ut_devices(UT_KP_DEVS);
+	snprintf(path, sizeof(path), "%s/ports/1/state", ut_list[0]->ibdev_path);
+	errno = 0;
+	cr_assert_eq(open(path, O_WRONLY), -1);
+	cr_assert_eq(errno, EACCES);
+}
+
+/* open()'s optional mode argument reaches libc: a file created through it gets it. */
+Test(kernel_paths, open_elsewhere_creates_with_the_callers_mode)
+{
+	char dir[] = "/tmp/uverbs-kp-XXXXXX", path[64];
+	struct stat st;
+
+	ut_devices(UT_KP_DEVS);
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	mode_t old = umask(0);
+	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0604);
+	umask(old);
+	cr_assert_geq(fd, 0, "open: %s", strerror(errno));
+	cr_assert_eq(write(fd, "x", 1), 1);
+	close(fd);
+	cr_assert_eq(fstatat(AT_FDCWD, path, &st, 0), 0);
+	cr_assert_eq(st.st_mode & 0777, 0604);
+	cr_assert(S_ISREG(st.st_mode));
+	unlink(path);
+	rmdir(dir);
+}
