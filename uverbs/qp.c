@@ -110,6 +110,8 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 {
 	struct uv_dev *d = uv_ctx_dev(c);
 	enum mx5_qp_type t;
+	if (uv_alloc_type_refused("MLX_QP_ALLOC_TYPE"))
+		return NULL;
 
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd) {
 		errno = EINVAL;
