@@ -107,6 +107,8 @@ static struct uv_cq *uv_cq_new(struct ibv_context *c, uint32_t cqe, void *cq_con
 			       struct ibv_comp_channel *channel, uint32_t vector, uint64_t wc_flags)
 {
 	struct uv_dev *d = uv_ctx_dev(c);
+	if (uv_alloc_type_refused("MLX_CQ_ALLOC_TYPE"))
+		return NULL;
 	if (!cqe || cqe > d->info.max_cqe || (int)vector < 0 || vector >= d->info.num_comp_vectors) {
 		uv_log(UV_LOG_WARN, "ibv_create_cq: cqe %u (max %u), comp_vector %u (device has %u): EINVAL",
 		       cqe, d->info.max_cqe, vector, d->info.num_comp_vectors);

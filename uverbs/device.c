@@ -11,6 +11,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -581,11 +582,24 @@ UV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		errno = -rc;
 		return NULL;
 	}
+	/* The kernel's cmd_fd is the open /dev/infiniband/uverbsN.  We send no command
+	 * through it, but clients dup() it to share the context (ibv_import_device(3):
+	 * rdma-core's tests/test_shared_pd.py does os.dup(ctx.cmd_fd)), so it must be a
+	 * descriptor: /dev/null, which ibv_import_device() then refuses with EOPNOTSUPP. */
+	c->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (c->cmd_fd < 0) {
+		rc = errno;
+		uv_evq_fini(&c->async);
+		free(c);
+		errno = rc;
+		return NULL;
+	}
 	pthread_mutex_lock(&d->lock);
 	rc = uv_dev_up(d);
 	if (rc) {
 		pthread_mutex_unlock(&d->lock);
 		uv_evq_fini(&c->async);
+		close(c->cmd_fd);
 		free(c);
 		errno = rc < 0 ? -rc : EIO;
 		return NULL;
@@ -596,7 +610,7 @@ UV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	d->ctxs = c;
 	struct ibv_context *ic = &c->vctx.context;
 	ic->device = &d->ibdev;
-	ic->cmd_fd = -1;
+	ic->cmd_fd = c->cmd_fd;
 	ic->async_fd = c->async.fd;
 	ic->num_comp_vectors = (int)d->info.num_comp_vectors;
 	pthread_mutex_init(&ic->mutex, NULL);
@@ -626,6 +640,7 @@ UV_EXPORT int ibv_close_device(struct ibv_context *context)
 	uv_dev_down_if_idle(d);
 	pthread_mutex_unlock(&d->lock);
 	uv_evq_fini(&c->async);
+	close(c->cmd_fd);
 	pthread_mutex_destroy(&context->mutex);
 	free(c);
 	return 0;

@@ -35,6 +35,22 @@ void uv_log(enum uv_log_level lvl, const char *fmt, ...)
 	fprintf(stderr, "uverbs %s: %s\n", names[lvl], line);
 }
 
+/* rdma-core's mlx5 provider reads MLX_{CQ,QP,SRQ}_ALLOC_TYPE (providers/mlx5/buf.c,
+ * mlx5_get_alloc_type): "HUGE" means the queue buffer in huge pages or no queue at all
+ * (mlx5_alloc_buf_huge, no fallback).  Our queue buffers come from the shim's DMA
+ * allocator, never from huge pages, so HUGE is refused as that provider refuses it on a
+ * host without huge pages; every other value (ANON, PREFER_HUGE, ...) falls back to
+ * ordinary pages, which is what those values allow. */
+bool uv_alloc_type_refused(const char *env)
+{
+	const char *v = getenv(env);
+	if (!v || strcmp(v, "HUGE") != 0)
+		return false;
+	uv_log(UV_LOG_WARN, "%s=HUGE: queue buffers are never in huge pages here (ENOMEM)", env);
+	errno = ENOMEM;
+	return true;
+}
+
 void uv_unsupported(const char *what)
 {
 	uv_log(UV_LOG_WARN, "%s: not supported by this driver (EOPNOTSUPP)", what);

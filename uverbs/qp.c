@@ -110,6 +110,8 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 {
 	struct uv_dev *d = uv_ctx_dev(c);
 	enum mx5_qp_type t;
+	if (uv_alloc_type_refused("MLX_QP_ALLOC_TYPE"))
+		return NULL;
 
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd) {
 		errno = EINVAL;
@@ -120,7 +122,12 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 		uv_unsupported("ibv_create_qp_ex: XRC, TSO or RSS attributes");
 		return NULL;
 	}
-	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags) {
+	/* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (ibv_create_qp_ex(3)) keeps the QP from receiving
+	 * its own multicast sends.  Linux's mlx5 accepts it on any QP type when the device
+	 * has block_lb_mc (drivers/infiniband/hw/mlx5/qp.c, process_create_flags); here no QP
+	 * ever receives multicast (ibv_attach_mcast is refused), so the promise holds. */
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    (a->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)) {
 		uv_unsupported("ibv_create_qp_ex: create_flags");
 		return NULL;
 	}

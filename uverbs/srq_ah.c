@@ -17,6 +17,8 @@ int uv_post_srq_recv_op(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_
 static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct ibv_srq_attr *attr)
 {
 	struct uv_dev *d = uv_ctx_dev(pd->context);
+	if (uv_alloc_type_refused("MLX_SRQ_ALLOC_TYPE"))
+		return NULL;
 	/* max_wr is a minimum (ibv_create_srq(3)): 0 gets the smallest SRQ, as rdma-core's
 	 * mlx5 (max_wr + 1 rounded up to a power of two) and rxe (rxe_srq_chk_init raises
 	 * it to RXE_MIN_SRQ_WR) give it; the granted size goes back in attr. */

@@ -43,6 +43,9 @@ enum uv_log_level { UV_LOG_NONE = 0, UV_LOG_ERROR, UV_LOG_WARN, UV_LOG_INFO, UV_
 void uv_log(enum uv_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Unsupported feature: log the reason, set errno = EOPNOTSUPP. */
 void uv_unsupported(const char *what);
+/* True (errno = ENOMEM) when environment variable `env`, one of rdma-core's
+ * MLX_{CQ,QP,SRQ}_ALLOC_TYPE, asks for huge-page-only queue buffers (log.c). */
+bool uv_alloc_type_refused(const char *env);
 
 /* ------------------------------------------------------------------ delivery */
 
@@ -123,6 +126,7 @@ struct uv_context {
 	struct uv_dev *dev;
 	struct uv_context *next;
 	struct uv_evq async;          /* context.async_fd */
+	int cmd_fd;                   /* context.cmd_fd: /dev/null (device.c) */
 	struct uv_qp *qps;            /* for async event routing (under dev->lock) */
 	struct uv_cq *cqs;
 	struct uv_srq *srqs;

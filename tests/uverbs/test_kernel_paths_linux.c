@@ -10,7 +10,7 @@
 
 #include "tests/uverbs/uv_test.h"
 
-#define UT_KP_DEVS "emu:ip=127.46.0.2,emu:ip=127.46.0.3"
+#define UT_KP_DEVS "emu:ip=127.45.0.2,emu:ip=127.45.0.3"
 
 /* Everything open() gives for `path`, NUL-terminated; the length, or -errno. */
 static ssize_t read_all(const char *path, char *out, size_t cap)

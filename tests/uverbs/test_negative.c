@@ -348,3 +348,66 @@ Test(negative, rereg_mr_changes_translation_and_access_or_refuses_bad_flags)
 	cr_assert_eq(m->pd, pd);
 	cr_assert_eq(ibv_dereg_mr(m), 0);
 }
+
+/* Clients dup() context->cmd_fd to share a context (ibv_import_device(3); rdma-core's
+ * tests/test_shared_pd.py): it must be an open descriptor, and importing it is refused
+ * with EOPNOTSUPP since sharing objects needs the kernel's object table. */
+Test(negative, cmd_fd_is_open_and_import_device_refuses_it_with_eopnotsupp)
+{
+	int fd = dup(ctx->cmd_fd);
+	cr_assert_geq(fd, 0, "dup(cmd_fd %d): %s", ctx->cmd_fd, strerror(errno));
+	errno = 0;
+	cr_assert_null(ibv_import_device(fd));
+	cr_assert_eq(errno, EOPNOTSUPP, "errno %d", errno);
+	close(fd);
+}
+
+/* rdma-core's mlx5 provider: MLX_{CQ,QP,SRQ}_ALLOC_TYPE=HUGE is huge pages or nothing;
+ * we never place queues in huge pages, so each create fails with ENOMEM, and the
+ * fall-back values (PREFER_HUGE) still create. */
+Test(negative, huge_only_queue_allocation_is_refused_with_enomem)
+{
+	setenv("MLX_CQ_ALLOC_TYPE", "HUGE", 1);
+	errno = 0;
+	cr_assert_null(ibv_create_cq(ctx, 16, NULL, NULL, 0));
+	cr_assert_eq(errno, ENOMEM, "cq errno %d", errno);
+	setenv("MLX_CQ_ALLOC_TYPE", "PREFER_HUGE", 1);
+	struct ibv_cq *c2 = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	cr_assert_not_null(c2, "PREFER_HUGE cq: %s", strerror(errno));
+
+	setenv("MLX_QP_ALLOC_TYPE", "HUGE", 1);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	errno = 0;
+	cr_assert_null(ibv_create_qp(pd, &ia));
+	cr_assert_eq(errno, ENOMEM, "qp errno %d", errno);
+
+	setenv("MLX_SRQ_ALLOC_TYPE", "HUGE", 1);
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	errno = 0;
+	cr_assert_null(ibv_create_srq(pd, &sa));
+	cr_assert_eq(errno, ENOMEM, "srq errno %d", errno);
+	ibv_destroy_cq(c2);
+}
+
+/* rdma-core's tests/test_qp.py asks UD QPs for IBV_QP_CREATE_BLOCK_SELF_MCAST_LB at
+ * random: with no multicast delivered at all the flag is honoured, so the QP is created;
+ * any other create flag is still refused with EOPNOTSUPP. */
+Test(negative, block_self_multicast_loopback_is_accepted_other_create_flags_refused)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD, .pd = pd,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+		.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB,
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &ia);
+	cr_assert_not_null(qp, "ibv_create_qp_ex: %s", strerror(errno));
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	ia.create_flags = IBV_QP_CREATE_SCATTER_FCS;
+	errno = 0;
+	cr_assert_null(ibv_create_qp_ex(ctx, &ia));
+	cr_assert_eq(errno, EOPNOTSUPP, "errno %d", errno);
+}
