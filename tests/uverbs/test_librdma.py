@@ -23,7 +23,7 @@ UVINFO = os.environ.get("UV_UVINFO")
 def env_for(libdir, net, **extra):
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = libdir
-    env["UVERBS_DEVICES"] = f"emu:ip=127.43.{net}.2,emu:ip=127.41.{net}.3"
+    env["UVERBS_DEVICES"] = f"emu:ip=127.43.{net}.2,emu:ip=127.43.{net}.3"
     env.pop("UVERBS_DELIVERY", None)
     env.update(extra)
     return env
