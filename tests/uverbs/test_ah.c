@@ -8,7 +8,7 @@
 
 Test(ah, roce_service_level_goes_in_bits_3_to_1_of_stat_rate_sl)
 {
-	ut_devices("emu:ip=127.0.71.2");
+	ut_devices("emu:ip=127.0.76.2");
 	struct ibv_context *ctx = ut_open(0);
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	cr_assert_not_null(pd);

@@ -97,7 +97,7 @@ Test(kernel_paths, gid_type_file_says_roce_v2_for_each_valid_gid)
 	/* the IPv4 entry's address, as sysfs prints a GID */
 	snprintf(path, sizeof(path), "%s/ports/1/gids/1", ut_list[0]->ibdev_path);
 	cr_assert_gt(read_all(path, got, sizeof(got)), 0);
-	cr_assert_str_eq(got, "0000:0000:0000:0000:0000:ffff:7f2e:0002\n");
+	cr_assert_str_eq(got, "0000:0000:0000:0000:0000:ffff:7f2d:0002\n");
 	ibv_close_device(ctx);
 }
 

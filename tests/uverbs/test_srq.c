@@ -8,7 +8,7 @@ static struct ibv_pd *pd;
 
 static void setup(void)
 {
-	ut_devices("emu:ip=127.0.72.2");
+	ut_devices("emu:ip=127.0.75.2");
 	ctx = ut_open(0);
 	pd = ibv_alloc_pd(ctx);
 	cr_assert_not_null(pd);
