@@ -20,6 +20,8 @@ import time
 
 import pytest
 
+from procnet import tcp_listening
+
 LIB = os.environ.get("UVERBS_LIB", "")
 TIMEOUT = 90
 
@@ -60,21 +62,6 @@ def _env(lib, ip):
     return env
 
 
-def _listening(port):
-    """True once some process listens on TCP `port` (read from /proc, without
-    connecting: a probe connection would be taken for the client by the server)."""
-    hexport = ":%04X" % port
-    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(f) as fh:
-                for line in fh.readlines()[1:]:
-                    parts = line.split()
-                    if parts[1].endswith(hexport) and parts[3] == "0A":
-                        return True
-        except OSError:
-            pass
-    return False
-
 
 def run_pair(lib, tool, args, server_args=None, timeout=TIMEOUT):
     """Run `tool` as server and client; return (server, client) CompletedProcess-like
@@ -88,7 +75,7 @@ def run_pair(lib, tool, args, server_args=None, timeout=TIMEOUT):
     cli = None
     try:
         deadline = time.time() + 20
-        while not _listening(port):
+        while not tcp_listening(port):
             assert srv.poll() is None, "server exited early:\n" + srv.communicate()[0]
             assert time.time() < deadline, "server never listened on port %d" % port
             time.sleep(0.05)

@@ -26,6 +26,8 @@ import time
 
 import pytest
 
+from procnet import tcp_listening
+
 LIB = os.environ.get("UVERBS_LIB", "")
 TIMEOUT = 120          # seconds for one tool run; a loaded 2-CPU machine needs ~10
 LAT_ITERS = 300
@@ -64,21 +66,6 @@ def _env(lib, ip, tls, log=None):
         env["UCX_LOG_LEVEL"] = log
     return env
 
-
-def _listening(port):
-    """True once some process listens on TCP `port` (read from /proc: a probe
-    connection would be taken for the client)."""
-    hexport = ":%04X" % port
-    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(f) as fh:
-                for line in fh.readlines()[1:]:
-                    parts = line.split()
-                    if parts[1].endswith(hexport) and parts[3] == "0A":
-                        return True
-        except OSError:
-            pass
-    return False
 
 
 def _kill(procs):
@@ -120,7 +107,7 @@ def perftest(lib, tls, args, log=None):
     cli = None
     try:
         deadline = time.time() + 30
-        while not _listening(port):
+        while not tcp_listening(port):
             assert srv.poll() is None, "server exited early:\n" + srv.communicate()[0]
             assert time.time() < deadline, "server never listened on port %d" % port
             time.sleep(0.05)
