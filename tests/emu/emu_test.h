@@ -205,6 +205,24 @@ static inline void et_bringup(struct et *t)
 	et_expect(t, et_simple(t, PRM_CMD_OP_INIT_HCA, 0, PRM_SIZE(init_hca_in), PRM_SIZE(init_hca_out)), 0, 0);
 }
 
+/* After ENABLE_HCA/SET_ISSI and whatever SET_HCA_CAP a test wants: boot and init pages
+ * in one MANAGE_PAGES, then INIT_HCA. */
+static inline void et_pages_and_init_hca(struct et *t)
+{
+	int32_t boot = 0, init = 0;
+
+	et_query_pages(t, 1, &boot);
+	et_query_pages(t, 2, &init);
+	t->npages = (size_t)boot + (size_t)init;
+	cr_assert_eq(shim_dma_alloc(t->dev, t->npages * 4096, 4096, &t->pages), 0);
+	uint64_t *p = calloc(t->npages, sizeof(*p));
+	for (size_t i = 0; i < t->npages; i++)
+		p[i] = t->pages.iova + i * 4096;
+	et_expect(t, et_give_pages(t, p, t->npages), 0, 0);
+	free(p);
+	et_expect(t, et_simple(t, PRM_CMD_OP_INIT_HCA, 0, PRM_SIZE(init_hca_in), 16), 0, 0);
+}
+
 /* TEARDOWN_HCA, reclaim every page, DISABLE_HCA. */
 static inline void et_teardown(struct et *t)
 {

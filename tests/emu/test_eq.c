@@ -260,7 +260,6 @@ static void bringup_with_uar(struct et *t, unsigned log_uar, unsigned uar_4k)
 {
 	uint8_t *in = calloc(1, PRM_SIZE(set_hca_cap_in));
 	uint8_t q[PRM_SIZE(query_hca_cap_in)] = { 0 };
-	int32_t boot, init;
 
 	et_simple(t, PRM_CMD_OP_ENABLE_HCA, 0, PRM_SIZE(enable_hca_in), 16);
 	PRM_SET(query_hca_cap_in, q, opcode, PRM_CMD_OP_QUERY_HCA_CAP);
@@ -272,16 +271,7 @@ static void bringup_with_uar(struct et *t, unsigned log_uar, unsigned uar_4k)
 	PRM_SET(cmd_hca_cap, PRM_ADDR(set_hca_cap_in, in, capability), uar_4k, uar_4k);
 	et_expect(t, et_exec(t, in, PRM_SIZE(set_hca_cap_in), 16), 0, 0);
 	free(in);
-	et_query_pages(t, 1, &boot);
-	et_query_pages(t, 2, &init);
-	t->npages = (size_t)boot + (size_t)init;
-	cr_assert_eq(shim_dma_alloc(t->dev, t->npages * 4096, 4096, &t->pages), 0);
-	uint64_t *p = calloc(t->npages, sizeof(*p));
-	for (size_t i = 0; i < t->npages; i++)
-		p[i] = t->pages.iova + i * 4096;
-	et_expect(t, et_give_pages(t, p, t->npages), 0, 0);
-	free(p);
-	et_expect(t, et_simple(t, PRM_CMD_OP_INIT_HCA, 0, PRM_SIZE(init_hca_in), 16), 0, 0);
+	et_pages_and_init_hca(t);
 }
 
 /* A 16 KiB-page host sets log_uar_page_sz 2 (uar_4k off, as our driver does): UAR

@@ -53,7 +53,6 @@ static void ot_up_caps(struct ot *o, const char *uri, void (*edit)(uint8_t *cap,
 	struct et *t = &o->t;
 	uint8_t *in = calloc(1, PRM_SIZE(set_hca_cap_in));
 	uint8_t q[PRM_SIZE(query_hca_cap_in)] = { 0 };
-	int32_t boot, init;
 
 	memset(o, 0, sizeof(*o));
 	et_open(t, uri);
@@ -68,16 +67,7 @@ static void ot_up_caps(struct ot *o, const char *uri, void (*edit)(uint8_t *cap,
 	edit(PRM_ADDR(set_hca_cap_in, in, capability), arg);
 	et_expect(t, et_exec(t, in, PRM_SIZE(set_hca_cap_in), 16), 0, 0);
 	free(in);
-	et_query_pages(t, 1, &boot);
-	et_query_pages(t, 2, &init);
-	t->npages = (size_t)boot + (size_t)init;
-	cr_assert_eq(shim_dma_alloc(t->dev, t->npages * 4096, 4096, &t->pages), 0);
-	uint64_t *p = calloc(t->npages, sizeof(*p));
-	for (size_t i = 0; i < t->npages; i++)
-		p[i] = t->pages.iova + i * 4096;
-	et_expect(t, et_give_pages(t, p, t->npages), 0, 0);
-	free(p);
-	et_expect(t, et_simple(t, PRM_CMD_OP_INIT_HCA, 0, PRM_SIZE(init_hca_in), 16), 0, 0);
+	et_pages_and_init_hca(t);
 	o->uar = ot_simple_id(o, PRM_CMD_OP_ALLOC_UAR, PRM_SIZE(alloc_uar_out), PRM_OFF(alloc_uar_out, uar),
 			      PRM_WIDTH(alloc_uar_out, uar));
 	o->pd = ot_alloc_pd(o);
