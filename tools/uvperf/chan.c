@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,10 +40,28 @@ static int read_all(int fd, void *p, size_t len)
 		ssize_t k = recv(fd, b, len, 0);
 		if (k < 0 && errno == EINTR)
 			continue;
+		/* SO_RCVTIMEO (up_chan_set_timeout) ran out: the peer went quiet */
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return -ETIMEDOUT;
 		if (k <= 0)
 			return k < 0 ? -errno : -ECONNRESET;
 		b += k;
 		len -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Read and drop n payload bytes, so the stream stays in step after a message that is
+ * not read (too long, or not the one expected). */
+static int discard(int fd, size_t n)
+{
+	uint8_t sink[4096];
+	while (n) {
+		size_t k = n < sizeof(sink) ? n : sizeof(sink);
+		int rc = read_all(fd, sink, k);
+		if (rc)
+			return rc;
+		n -= k;
 	}
 	return 0;
 }
@@ -61,38 +80,84 @@ int up_chan_recv(int fd, uint32_t *type, void *p, size_t max)
 	if (rc)
 		return rc;
 	*type = hdr[0];
-	if (hdr[1] > max)
-		return -EMSGSIZE;
+	if (hdr[1] > max || hdr[1] > INT32_MAX) {
+		rc = discard(fd, hdr[1]);
+		return rc ? rc : -EMSGSIZE;
+	}
 	rc = read_all(fd, p, hdr[1]);
 	return rc ? rc : (int)hdr[1];
 }
 
+/* An UP_M_ERROR's text: at most UP_ERR_TEXT-1 bytes are kept (the rest is read and
+ * dropped), ended with a NUL, and anything unprintable shown as '?' (the peer may not
+ * be a uvperf at all). */
+#define UP_ERR_TEXT 512
+
+static int recv_error_text(int fd, size_t n, char *text)
+{
+	size_t keep = n < UP_ERR_TEXT - 1 ? n : UP_ERR_TEXT - 1;
+	int rc = read_all(fd, text, keep);
+	if (!rc)
+		rc = discard(fd, n - keep);
+	if (rc)
+		return rc;
+	text[keep] = 0;
+	for (size_t i = 0; i < keep; i++)
+		if ((unsigned char)text[i] < 0x20 || (unsigned char)text[i] > 0x7e)
+			text[i] = '?';
+	return 0;
+}
+
+static void chan_err(char *err, size_t errlen, int rc)
+{
+	if (rc == -ECONNRESET)
+		snprintf(err, errlen, "side channel: peer closed the connection");
+	else if (rc == -ETIMEDOUT)
+		snprintf(err, errlen, "side channel: the peer sent nothing for too long");
+	else
+		snprintf(err, errlen, "side channel: %s", strerror(-rc));
+}
+
 int up_chan_expect(int fd, uint32_t type, void *p, size_t len, char *err, size_t errlen)
 {
-	uint32_t t = 0;
-	char tmp[512];
-	int n;
-	if (type == UP_M_ERROR || len >= sizeof(tmp))
-		n = up_chan_recv(fd, &t, p, len);
-	else {
-		n = up_chan_recv(fd, &t, tmp, sizeof(tmp) - 1);
-		if (n >= 0 && t == type)
-			memcpy(p, tmp, (size_t)n < len ? (size_t)n : len);
+	uint32_t hdr[2];
+	int rc = read_all(fd, hdr, sizeof(hdr));
+	if (rc) {
+		chan_err(err, errlen, rc);
+		return rc;
 	}
-	if (n < 0) {
-		snprintf(err, errlen, "side channel: %s", n == -ECONNRESET ? "peer closed the connection" : strerror(-n));
-		return n;
-	}
-	if (t == UP_M_ERROR) {
-		tmp[n < (int)sizeof(tmp) ? n : (int)sizeof(tmp) - 1] = 0;
-		snprintf(err, errlen, "peer: %s", tmp);
+	uint32_t t = hdr[0], n = hdr[1];
+	if (t == UP_M_ERROR && type != UP_M_ERROR) {
+		char text[UP_ERR_TEXT];
+		rc = recv_error_text(fd, n, text);
+		if (rc) {
+			chan_err(err, errlen, rc);
+			return rc;
+		}
+		snprintf(err, errlen, "peer: %s", text);
 		return -EREMOTEIO;
 	}
-	if (t != type || (size_t)n != len) {
-		snprintf(err, errlen, "side channel: expected message %u of %zu bytes, got %u of %d", type, len, t, n);
+	if (t != type || n != len) {
+		rc = discard(fd, n);
+		if (rc) {
+			chan_err(err, errlen, rc);
+			return rc;
+		}
+		snprintf(err, errlen, "side channel: expected message %u of %zu bytes, got %u of %u", type, len, t, n);
 		return -EPROTO;
 	}
-	return n;
+	rc = read_all(fd, p, len);
+	if (rc) {
+		chan_err(err, errlen, rc);
+		return rc;
+	}
+	return (int)n;
+}
+
+int up_chan_set_timeout(int fd, unsigned ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+	return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ? -errno : 0;
 }
 
 int up_chan_ready(int fd)

@@ -82,6 +82,23 @@ int up_ep_create(struct up_ep *ep, int index, unsigned nqps, int shared_cq, unsi
 		return -ENETDOWN;
 	}
 	ep->active_mtu = pa.active_mtu;
+	/* An index past the port's GIDs would only fail later, at RTR, with whatever errno
+	 * the device's address-vector check gives: say what is wrong here.  The table has
+	 * gid_tbl_len slots; the set ones are the GIDs (an unset slot reads ENODATA). */
+	unsigned ngids = 0;
+	int asked_set = 0;
+	for (int i = 0; i < pa.gid_tbl_len; i++) {
+		struct ibv_gid_entry ge;
+		if (!ibv_query_gid_ex(ep->ctx, 1, (uint32_t)i, &ge, 0)) {
+			ngids++;
+			asked_set |= (unsigned)i == gid_index;
+		}
+	}
+	if (!asked_set) {
+		snprintf(err, errlen, "GID index %u is beyond %s port 1's GID table of %u entr%s (uvinfo lists them)",
+			 gid_index, ep->name, ngids, ngids == 1 ? "y" : "ies");
+		return -EINVAL;
+	}
 
 	ep->pd = ibv_alloc_pd(ep->ctx);
 	if (!ep->pd) {
@@ -118,7 +135,7 @@ int up_ep_create(struct up_ep *ep, int index, unsigned nqps, int shared_cq, unsi
 		psn_seed = (uint32_t)getpid() * 2654435761u;
 	union ibv_gid gid;
 	if (ibv_query_gid(ep->ctx, 1, (int)gid_index, &gid)) {
-		snprintf(err, errlen, "ibv_query_gid(%s, port 1, index %u) failed", ep->name, gid_index);
+		snprintf(err, errlen, "ibv_query_gid(%s, port 1, index %u): %s", ep->name, gid_index, strerror(errno));
 		return -EIO;
 	}
 	for (unsigned q = 0; q < nqps; q++) {

@@ -18,6 +18,7 @@
 #include "hw/platform/errno.h"
 #include "hw/platform/sock.h"
 #include "tools/common/jsonw.h"
+#include "tools/common/parse.h"
 #include "tools/uvperf/run.h"
 
 #ifndef UVPERF_BUILD
@@ -40,7 +41,7 @@ struct opts {
 	int ops[UP_NOPS];
 	int nops;
 	uint32_t sizes[UP_MAX_SIZES];
-	int nsizes;
+	int nsizes;                 /* 0: the defaults, 4 KiB latency and 64 KiB bandwidth */
 	uint64_t iters, warmup;
 	int iters_set;
 	unsigned depth, qps;
@@ -53,6 +54,8 @@ struct opts {
 	unsigned timeout_ms;
 	unsigned gid_index;
 	unsigned sessions;
+	unsigned idle_s;            /* server: drop a client quiet this long */
+	uint32_t test_rkey_xor;
 	int64_t corrupt;
 	uint64_t seed;
 };
@@ -60,16 +63,18 @@ struct opts {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: uvperf --server [--port P] [--addr A] [--device URI] [--sessions N]\n"
+"usage: uvperf --server [--port P] [--addr A] [--device URI] [--sessions N] [--idle-timeout S]\n"
 "       uvperf --client ADDR [options]      (ADDR of the server's side channel, e.g. 127.0.0.1)\n"
 "       uvperf --loopback [--device URI --device URI] [options]\n"
 "options (client and loopback):\n"
 "  --mode lat|bw|lat,bw     latency (one WR at a time) and/or bandwidth (default lat)\n"
 "  --op LIST                write,read,send (and for latency fadd,cswap) (default write)\n"
-"  --size N | --sizes N,M.. | --sweep MIN:MAX   message sizes (powers of two for a sweep)\n"
+"  --size N | --sizes N,M.. | --sweep MIN:MAX   message sizes (powers of two for a sweep;\n"
+"                           k, m, g: KiB, MiB, GiB; default 4k latency, 64k bandwidth)\n"
 "  --iters N                measured messages (per QP for bandwidth; default 1000 / 10000)\n"
 "  --warmup N               unmeasured messages first (default 100)\n"
-"  --depth N --qps N        bandwidth: WRs outstanding per QP (default 16), QPs (default 1)\n"
+"  --depth N --qps N        bandwidth: WRs outstanding per QP (default 64), QPs (default 4);\n"
+"                           at depth 1 the figure is a message rate, not a bandwidth\n"
 "  --per-qp-cq              bandwidth: one CQ per QP (default: one shared CQ)\n"
 "  --duration S | --bytes N bandwidth: run each size S seconds, or N bytes in total\n"
 "  --verify                 check every transferred byte (XXH3 over the side channel)\n"
@@ -78,28 +83,12 @@ static void usage(FILE *f)
 "  --json                   results as JSON on stdout instead of the table\n"
 "  --timeout MS             longest wait for a completion (default 10000)\n"
 "  --gid-index N            source GID index (default 0)\n"
+"server: --addr A to listen on (default 127.0.0.1), --sessions N clients one after another\n"
+"  (default 1), --idle-timeout S: drop a client that sends nothing for S s (default 30)\n"
 "  --quiet                  no progress bar (it is drawn only when stderr is a terminal)\n"
 "devices: --device URI, else UVERBS_DEVICES (loopback: its first two, default emu:,emu:)\n"
-"exit: 0 ok, 1 a test failed (completion error, verification mismatch), 2 usage or set-up error\n");
-}
-
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return -1;
-	if (*end == 'k' || *end == 'K')
-		x <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		x <<= 20, end++;
-	else if (*end == 'g' || *end == 'G')
-		x <<= 30, end++;
-	if (*end)
-		return -1;
-	*v = x;
-	return 0;
+"exit: 0 ok, 1 a test failed (completion error, verification mismatch), 2 usage, set-up\n"
+"      or output error (a file or stdout that cannot be written)\n");
 }
 
 static int add_size(struct opts *o, uint64_t v)
@@ -140,10 +129,17 @@ static int add_op(struct opts *o, const char *s)
 static int add_size_str(struct opts *o, const char *s)
 {
 	uint64_t v;
-	return parse_u64(s, &v) ? -1 : add_size(o, v);
+	return uvt_parse_size(s, 1u << 30, &v) ? -1 : add_size(o, v);
 }
 
 /* ------------------------------------------------------------------ output */
+
+/* The verified column: FAILED for a test that ended in an error, whatever was checked
+ * before it. */
+static const char *verdict(const struct up_result *r)
+{
+	return r->failed || r->verified < 0 ? "FAILED" : r->verified > 0 ? "yes" : "no";
+}
 
 /* Microseconds in a table cell, "-" for a figure that does not exist (failed test). */
 static const char *cell(char *buf, double ns, int prec)
@@ -181,22 +177,38 @@ static void print_table(FILE *f, const struct opts *o, struct up_client *c, stru
 			char b[6][16];
 			fprintf(f, "%-6s %7u %7" PRIu64 " %s %s %s %s %s %s  %s\n", up_op_name(r->op), r->size,
 				r->nsamples, cell(b[0], r->min, 2), cell(b[1], r->median, 2), cell(b[2], r->p95, 2),
-				cell(b[3], r->p99, 2), cell(b[4], r->p999, 2), cell(b[5], r->max, 2),
-				r->verified > 0 ? "yes" : r->verified < 0 ? "FAILED" : "no");
+				cell(b[3], r->p99, 2), cell(b[4], r->p999, 2), cell(b[5], r->max, 2), verdict(r));
 		}
 	}
 	if (bw) {
-		fprintf(f, "\nbandwidth: bytes completed / time from first post to last completion\n");
+		/* As ib_write_bw measures: `depth` WRs in flight on each of `qps` QPs.  At depth
+		 * 1 the figure is one round trip per message, a message rate; its bytes/second
+		 * would read as a throughput it is not, so no Gbit/s is printed for it. */
+		fprintf(f, "\nbandwidth: bytes completed / time from first post to last completion, "
+			   "with depth WRs in flight on each of qps QPs\n");
 		fprintf(f, "%-6s %7s %4s %5s %10s %8s %9s %10s  %s\n", "op", "bytes", "qps", "depth", "messages",
 			"seconds", "Gbit/s", "msg/s", "verified");
+		int depth1 = 0;
 		for (int i = 0; i < n; i++) {
 			const struct up_result *r = &res[i];
 			if (r->mode != UP_BW)
 				continue;
-			fprintf(f, "%-6s %7u %4u %5u %10" PRIu64 " %8.3f %9.3f %10.0f  %s\n", up_op_name(r->op), r->size,
-				r->qps, r->depth, r->messages, r->seconds, r->gbit_s, r->msg_s,
-				r->verified > 0 ? "yes" : r->verified < 0 ? "FAILED" : "no");
+			char g[16], m[16];
+			if (r->failed || r->depth == 1 || isnan(r->gbit_s))
+				snprintf(g, sizeof(g), "%9s", "-");
+			else
+				snprintf(g, sizeof(g), "%9.3f", r->gbit_s);
+			if (r->failed || isnan(r->msg_s))
+				snprintf(m, sizeof(m), "%10s", "-");
+			else
+				snprintf(m, sizeof(m), "%10.0f", r->msg_s);
+			depth1 |= r->depth == 1 && !r->failed;
+			fprintf(f, "%-6s %7u %4u %5u %10" PRIu64 " %8.3f %s %s  %s\n", up_op_name(r->op), r->size,
+				r->qps, r->depth, r->messages, r->seconds, g, m, verdict(r));
 		}
+		if (depth1)
+			fprintf(f, "depth 1: one message in flight, so msg/s is a message rate bound by the round "
+				   "trip; for a bandwidth use --depth 64 or more\n");
 	}
 }
 
@@ -252,17 +264,27 @@ static void print_json(const struct opts *o, struct up_client *c, struct up_resu
 			jw_u64(&w, "messages", r->messages);
 			jw_u64(&w, "bytes", r->bytes);
 			jw_dbl(&w, "seconds", r->seconds);
-			jw_dbl(&w, "gbit_s", r->gbit_s);
-			jw_dbl(&w, "msg_s", r->msg_s);
+			/* depth 1: a message rate only (see print_table) */
+			if (r->depth == 1 || r->failed)
+				jw_null(&w, "gbit_s");
+			else
+				jw_dbl(&w, "gbit_s", r->gbit_s);
+			if (r->failed)
+				jw_null(&w, "msg_s");
+			else
+				jw_dbl(&w, "msg_s", r->msg_s);
 		}
-		if (r->verified > 0)
+		jw_bool(&w, "failed", r->failed);
+		if (r->failed)
+			jw_bool(&w, "verified", 0);
+		else if (r->verified > 0)
 			jw_bool(&w, "verified", 1);
 		else if (r->verified < 0)
 			jw_bool(&w, "verified", 0);
 		else
 			jw_null(&w, "verified");
 		jw_u64(&w, "verified_bytes", r->verified_bytes);
-		if (r->verified < 0)
+		if (r->verified < 0 || r->failed)
 			jw_str(&w, "verify_error", r->verify_text);
 		jw_obj_end(&w);
 	}
@@ -290,6 +312,21 @@ static void csv_header(FILE *f, const struct opts *o, struct up_client *c, const
 	fprintf(f, "# warmup: %" PRIu64 "\n# verify: %s\n", o->warmup, o->verify ? "xxh3" : "off");
 }
 
+/* Close an output file and say so when its bytes did not all reach it (a full disk,
+ * /dev/full): a result that was not written is a failure, not exit 0. */
+static int close_out(FILE *f, const char *name)
+{
+	int bad = ferror(f);
+	int e = errno;
+	if (fclose(f) && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	if (bad)
+		fprintf(stderr, "uvperf: cannot write %s: %s\n", name, strerror(e));
+	return bad ? -1 : 0;
+}
+
 static int write_csv(const struct opts *o, struct up_client *c, struct up_result *res, int n)
 {
 	if (o->csv) {
@@ -307,10 +344,11 @@ static int write_csv(const struct opts *o, struct up_client *c, struct up_result
 			if (r->mode != UP_LAT)
 				continue;
 			for (uint64_t k = 0; k < r->nsamples; k++)
-				fprintf(f, "%s,%u,%" PRIu64 ",%u,%u,%u\n", up_op_name(r->op), r->size, k,
+				fprintf(f, "%s,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", up_op_name(r->op), r->size, k,
 					r->samples[k].total_ns, r->samples[k].post_ns, r->samples[k].poll_ns);
 		}
-		fclose(f);
+		if (close_out(f, o->csv))
+			return -1;
 	}
 	if (o->bw_csv) {
 		FILE *f = fopen(o->bw_csv, "w");
@@ -324,11 +362,17 @@ static int write_csv(const struct opts *o, struct up_client *c, struct up_result
 			const struct up_result *r = &res[i];
 			if (r->mode != UP_BW)
 				continue;
-			fprintf(f, "%s,%u,%u,%u,%" PRIu64 ",%" PRIu64 ",%.6f,%.4f,%.1f,%s\n", up_op_name(r->op), r->size,
-				r->qps, r->depth, r->messages, r->bytes, r->seconds, r->gbit_s, r->msg_s,
-				r->verified > 0 ? "yes" : r->verified < 0 ? "FAILED" : "no");
+			/* depth 1 or a failed test: no Gbit/s (an empty cell), as in the table */
+			char g[32] = "", m[32] = "";
+			if (!r->failed && r->depth != 1 && !isnan(r->gbit_s))
+				snprintf(g, sizeof(g), "%.4f", r->gbit_s);
+			if (!r->failed && !isnan(r->msg_s))
+				snprintf(m, sizeof(m), "%.1f", r->msg_s);
+			fprintf(f, "%s,%u,%u,%u,%" PRIu64 ",%" PRIu64 ",%.6f,%s,%s,%s\n", up_op_name(r->op), r->size,
+				r->qps, r->depth, r->messages, r->bytes, r->seconds, g, m, verdict(r));
 		}
-		fclose(f);
+		if (close_out(f, o->bw_csv))
+			return -1;
 	}
 	return 0;
 }
@@ -360,20 +404,45 @@ static int run_server(const struct opts *o)
 	if (!o->quiet)
 		fprintf(stderr, "uvperf server: listening on %s:%d\n", o->addr, o->port);
 	int rc = 0;
-	for (unsigned s = 0; s < o->sessions; s++) {
+	for (unsigned s = 0; s < o->sessions;) {
 		int fd = up_chan_accept(lfd, err, sizeof(err));
 		if (fd < 0) {
 			fprintf(stderr, "uvperf server: %s\n", err);
 			rc = 2;
 			break;
 		}
-		int r = up_server_session(fd, 0, 0, err, sizeof(err));
+		/* One client at a time: one that sends nothing for idle_s is dropped, so a
+		 * stray or stuck connection cannot keep the next client waiting for ever. */
+		up_chan_set_timeout(fd, o->idle_s * 1000u);
+		int r = up_server_session(fd, 0, 1, err, sizeof(err));
 		close(fd);
-		if (r)
+		if (r == -ENOTCONN) {
+			/* never said HELLO: not a session, the next client gets its turn */
+			fprintf(stderr, "uvperf server: dropped a connection that started no session: %s\n", err);
+			continue;
+		}
+		if (r) {
+			fprintf(stderr, "uvperf server: %s\n", err);
 			rc = r == -EBADMSG ? 1 : (rc ? rc : 1);
+		}
+		s++;
 	}
 	close(lfd);
 	return rc;
+}
+
+/* The sizes a mode runs: the asked ones, else 4 KiB for latency and, as ib_write_bw
+ * is usually run, 64 KiB for bandwidth. */
+static const uint32_t lat_default_size = 4096, bw_default_size = 65536;
+
+static int mode_sizes(const struct opts *o, int mode, const uint32_t **sizes)
+{
+	if (o->nsizes) {
+		*sizes = o->sizes;
+		return o->nsizes;
+	}
+	*sizes = mode == UP_LAT ? &lat_default_size : &bw_default_size;
+	return 1;
 }
 
 static int run_client(struct opts *o)
@@ -385,11 +454,16 @@ static int run_client(struct opts *o)
 	c.progress = !o->quiet && isatty(2);
 	c.duration_s = o->duration;
 	c.verify = o->verify;
+	c.test_rkey_xor = o->test_rkey_xor;
 
 	/* The session's shape: one buffer slot per message (verify) or per outstanding WR. */
 	uint32_t maxsz = 8;
-	for (int i = 0; i < o->nsizes; i++)
-		maxsz = o->sizes[i] > maxsz ? o->sizes[i] : maxsz;
+	for (int m = 0; m < o->nmodes; m++) {
+		const uint32_t *sz;
+		int nsz = mode_sizes(o, o->modes[m], &sz);
+		for (int i = 0; i < nsz; i++)
+			maxsz = sz[i] > maxsz ? sz[i] : maxsz;
+	}
 	uint64_t msgs = o->warmup + o->iters;
 	uint64_t slots = o->verify ? (msgs < 1024 ? msgs : 1024) : (o->depth > 1 ? o->depth : 1);
 	uint64_t bufsize = maxsz * (slots ? slots : 1);
@@ -425,6 +499,9 @@ static int run_client(struct opts *o)
 			fprintf(stderr, "uvperf: %s\n", err);
 			return 2;
 		}
+		/* A server that stops answering fails the run instead of hanging it: it
+		 * answers within its own completion wait (10 s) after each round. */
+		up_chan_set_timeout(c.fd, o->timeout_ms + 30000u);
 	}
 	int rc = up_ep_create(&c.ep, 0, o->qps, o->shared_cq, depth, rx_depth, bufsize, o->gid_index, err, sizeof(err));
 	if (!rc && o->role == R_LOOPBACK) {
@@ -454,18 +531,20 @@ static int run_client(struct opts *o)
 			int op = o->ops[k];
 			if (o->modes[m] == UP_BW && up_is_atomic((enum up_op)op))
 				continue;    /* atomics are measured for latency only */
-			for (int s = 0; s < o->nsizes && !failed; s++) {
+			const uint32_t *sizes;
+			int nsizes = mode_sizes(o, o->modes[m], &sizes);
+			for (int s = 0; s < nsizes && !failed; s++) {
 				if (up_is_atomic((enum up_op)op) && s > 0)
 					break;   /* 8 bytes, whatever the sizes asked */
 				struct up_test t = {
-					.op = (uint32_t)op, .mode = (uint32_t)o->modes[m], .size = o->sizes[s],
+					.op = (uint32_t)op, .mode = (uint32_t)o->modes[m], .size = sizes[s],
 					.depth = o->modes[m] == UP_LAT ? 1 : depth,
 					.iters = o->iters, .warmup = o->warmup,
 					.seed = o->seed + (uint64_t)nres * 0x9e3779b9ull,
 					.corrupt = o->corrupt, .verify = (uint32_t)o->verify,
 				};
 				if (o->modes[m] == UP_BW && o->bytes) {
-					uint64_t per = o->bytes / o->sizes[s] / o->qps;
+					uint64_t per = o->bytes / sizes[s] / o->qps;
 					t.iters = per ? per : 1;
 				}
 				if (o->modes[m] == UP_BW && !o->iters_set && !o->bytes)
@@ -473,6 +552,8 @@ static int run_client(struct opts *o)
 				struct up_result *r = &res[nres++];
 				rc = up_client_test(&c, &t, r, err, sizeof(err));
 				if (rc) {
+					r->failed = 1;
+					r->verified = -1;
 					fprintf(stderr, "uvperf: %s %s %u B: %s\n", o->modes[m] == UP_LAT ? "latency" : "bandwidth",
 						up_op_name((enum up_op)op), t.size, err);
 					error = err;
@@ -497,6 +578,10 @@ static int run_client(struct opts *o)
 		print_table(stdout, o, &c, res, nres);
 	if (write_csv(o, &c, res, nres))
 		failed = failed ? failed : 2;
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "uvperf: cannot write the results to stdout: %s\n", strerror(errno));
+		failed = failed ? failed : 2;
+	}
 	for (int i = 0; i < nres; i++)
 		free(res[i].samples);
 	up_ep_destroy(&c.ep);
@@ -507,13 +592,14 @@ int main(int argc, char **argv)
 {
 	struct opts o = {
 		.role = R_CLIENT, .addr = "127.0.0.1", .port = UP_DEFAULT_PORT, .iters = 1000, .warmup = 100,
-		.depth = 16, .qps = 1, .shared_cq = 1, .timeout_ms = 10000, .sessions = 1, .corrupt = -1,
+		.depth = 64, .qps = 4, .shared_cq = 1, .timeout_ms = 10000, .sessions = 1, .corrupt = -1,
+		.idle_s = 30,
 		.seed = 0x75766572627300ull,
 	};
 	int role_set = 0;
 	enum { O_SERVER = 256, O_CLIENT, O_LOOPBACK, O_PORT, O_ADDR, O_DEVICE, O_MODE, O_OP, O_SIZE, O_SIZES,
 	       O_SWEEP, O_ITERS, O_WARMUP, O_DEPTH, O_QPS, O_PERQPCQ, O_SHAREDCQ, O_DURATION, O_BYTES,
-	       O_VERIFY, O_CSV, O_BWCSV, O_JSON, O_QUIET, O_TIMEOUT, O_GID, O_SESSIONS, O_SEED, O_CORRUPT };
+	       O_VERIFY, O_CSV, O_BWCSV, O_JSON, O_QUIET, O_TIMEOUT, O_GID, O_SESSIONS, O_SEED, O_CORRUPT, O_IDLE, O_BADRKEY };
 	static const struct option lo[] = {
 		{ "server", no_argument, NULL, O_SERVER }, { "client", required_argument, NULL, O_CLIENT },
 		{ "loopback", no_argument, NULL, O_LOOPBACK }, { "port", required_argument, NULL, O_PORT },
@@ -532,10 +618,15 @@ int main(int argc, char **argv)
 		/* Hidden: flip one payload byte at the source after it was hashed (tests prove
 		 * that --verify fails). */
 		{ "test-corrupt-byte", required_argument, NULL, O_CORRUPT },
+		{ "idle-timeout", required_argument, NULL, O_IDLE },
+		/* Hidden: use a wrong rkey, so every RDMA op ends in a completion error (tests
+		 * prove that such a run is reported as FAILED). */
+		{ "test-bad-rkey", no_argument, NULL, O_BADRKEY },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int ch;
 	uint64_t v;
+	unsigned u = 0;
 	char *arg;
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		int bad = 0;
@@ -543,7 +634,7 @@ int main(int argc, char **argv)
 		case O_SERVER: o.role = R_SERVER; role_set++; break;
 		case O_CLIENT: o.role = R_CLIENT; o.addr = optarg; role_set++; break;
 		case O_LOOPBACK: o.role = R_LOOPBACK; role_set++; break;
-		case O_PORT: bad = parse_u64(optarg, &v) || !v || v > 65535; o.port = (int)v; break;
+		case O_PORT: bad = uvt_parse_unsigned(optarg, 1, 65535, &u); o.port = (int)u; break;
 		case O_ADDR: o.addr = optarg; break;
 		case O_DEVICE:
 			bad = o.ndevices == 2;
@@ -560,40 +651,48 @@ int main(int argc, char **argv)
 			bad = !colon;
 			if (!bad) {
 				*colon = 0;
-				bad = parse_u64(optarg, &lo_) || parse_u64(colon + 1, &hi) || !lo_ || lo_ > hi;
+				bad = uvt_parse_size(optarg, 1u << 30, &lo_) || uvt_parse_size(colon + 1, 1u << 30, &hi) ||
+				      !lo_ || lo_ > hi;
 				for (uint64_t s = lo_; !bad && s <= hi; s *= 2)
 					bad = add_size(&o, s);
 			}
 			break;
 		}
-		case O_ITERS: bad = parse_u64(optarg, &o.iters) || !o.iters || o.iters > 100000000; o.iters_set = 1; break;
-		case O_WARMUP: bad = parse_u64(optarg, &o.warmup) || o.warmup > 100000000; break;
-		case O_DEPTH: bad = parse_u64(optarg, &v) || !v || v > 32768; o.depth = (unsigned)v; break;
-		case O_QPS: bad = parse_u64(optarg, &v) || !v || v > UP_MAX_QPS; o.qps = (unsigned)v; break;
+		case O_ITERS: bad = uvt_parse_size(optarg, 100000000, &o.iters) || !o.iters; o.iters_set = 1; break;
+		case O_WARMUP: bad = uvt_parse_size(optarg, 100000000, &o.warmup); break;
+		case O_DEPTH: bad = uvt_parse_unsigned(optarg, 1, 32768, &o.depth); break;
+		case O_QPS: bad = uvt_parse_unsigned(optarg, 1, UP_MAX_QPS, &o.qps); break;
 		case O_PERQPCQ: o.shared_cq = 0; break;
 		case O_SHAREDCQ: o.shared_cq = 1; break;
-		case O_DURATION: o.duration = atof(optarg); bad = !(o.duration > 0 && o.duration < 86400); break;
-		case O_BYTES: bad = parse_u64(optarg, &o.bytes) || !o.bytes; break;
+		case O_DURATION: bad = uvt_parse_double(optarg, 1e-6, 86400, &o.duration); break;
+		/* up to 2^50 bytes (1 PiB): a message count per QP that fits every counter */
+		case O_BYTES: bad = uvt_parse_size(optarg, 1ull << 50, &o.bytes) || !o.bytes; break;
 		case O_VERIFY: o.verify = 1; break;
 		case O_CSV: o.csv = optarg; break;
 		case O_BWCSV: o.bw_csv = optarg; break;
 		case O_JSON: o.json = 1; break;
 		case O_QUIET: o.quiet = 1; break;
-		case O_TIMEOUT: bad = parse_u64(optarg, &v) || !v || v > 3600000; o.timeout_ms = (unsigned)v; break;
-		case O_GID: bad = parse_u64(optarg, &v) || v > 255; o.gid_index = (unsigned)v; break;
-		case O_SESSIONS: bad = parse_u64(optarg, &v) || !v || v > 1000000; o.sessions = (unsigned)v; break;
-		case O_SEED: bad = parse_u64(optarg, &o.seed); break;
-		case O_CORRUPT: bad = parse_u64(optarg, &v); o.corrupt = (int64_t)v; break;
+		case O_TIMEOUT: bad = uvt_parse_unsigned(optarg, 1, 3600000, &o.timeout_ms); break;
+		case O_GID: bad = uvt_parse_unsigned(optarg, 0, 255, &o.gid_index); break;
+		case O_SESSIONS: bad = uvt_parse_unsigned(optarg, 1, 1000000, &o.sessions); break;
+		case O_SEED: bad = uvt_parse_u64(optarg, UINT64_MAX, &o.seed); break;
+		case O_CORRUPT: bad = uvt_parse_u64(optarg, INT64_MAX, &v); o.corrupt = (int64_t)v; break;
+		case O_IDLE: bad = uvt_parse_unsigned(optarg, 1, 86400, &o.idle_s); break;
+		case O_BADRKEY: o.test_rkey_xor = 0xff; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 		if (bad) {
-			fprintf(stderr, "uvperf: bad value for --%s: %s\n", lo[ch - O_SERVER].name, optarg ? optarg : "");
+			fprintf(stderr, "uvperf: bad value for --%s: '%s'\n", lo[ch - O_SERVER].name, optarg ? optarg : "");
 			return 2;
 		}
 	}
-	if (optind < argc || role_set > 1 || (!role_set && argc > 1 && 0)) {
-		usage(stderr);
+	if (optind < argc) {
+		fprintf(stderr, "uvperf: unexpected argument '%s' (options only; see --help)\n", argv[optind]);
+		return 2;
+	}
+	if (role_set > 1) {
+		fprintf(stderr, "uvperf: say only one of --server, --client ADDR and --loopback\n");
 		return 2;
 	}
 	if (!role_set) {
@@ -605,8 +704,6 @@ int main(int argc, char **argv)
 		o.modes[o.nmodes++] = UP_LAT;
 	if (!o.nops)
 		o.ops[o.nops++] = UP_WRITE;
-	if (!o.nsizes)
-		o.sizes[o.nsizes++] = 4096;
 	if (o.role != R_LOOPBACK && o.ndevices > 1) {
 		fprintf(stderr, "uvperf: two --device only with --loopback\n");
 		return 2;

@@ -176,7 +176,7 @@ static void build_wr(struct up_client *c, const struct up_test *t, unsigned q, u
 	case UP_READ:
 		wr->opcode = op == UP_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
 		wr->wr.rdma.remote_addr = c->remote[q].addr + slot * len;
-		wr->wr.rdma.rkey = c->remote[q].rkey;
+		wr->wr.rdma.rkey = c->remote[q].rkey ^ c->test_rkey_xor;
 		break;
 	case UP_SEND:
 		wr->opcode = IBV_WR_SEND;
@@ -187,7 +187,7 @@ static void build_wr(struct up_client *c, const struct up_test *t, unsigned q, u
 		 * own local slot, so each returned value can be checked. */
 		wr->opcode = op == UP_FADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP;
 		wr->wr.atomic.remote_addr = c->remote[q].addr;
-		wr->wr.atomic.rkey = c->remote[q].rkey;
+		wr->wr.atomic.rkey = c->remote[q].rkey ^ c->test_rkey_xor;
 		wr->wr.atomic.compare_add = op == UP_FADD ? 1 : n;
 		wr->wr.atomic.swap = n + 1;
 		break;
@@ -201,6 +201,19 @@ static int wc_error(const struct ibv_wc *wc, uint64_t n, char *err, size_t errle
 	snprintf(err, errlen, "completion error on QP 0x%x, message %" PRIu64 ": %s (vendor syndrome 0x%x)",
 		 wc->qp_num, n, ibv_wc_status_str(wc->status), wc->vendor_err);
 	return -EIO;
+}
+
+/* During a long round the server waits on the side channel: tell it now and then that
+ * this client is still there. */
+static int client_alive(struct up_client *c, uint64_t now, char *err, size_t errlen)
+{
+	if (now - c->alive_ns < UP_ALIVE_NS)
+		return 0;
+	c->alive_ns = now;
+	int rc = up_chan_send(c->fd, UP_M_ALIVE, NULL, 0);
+	if (rc)
+		snprintf(err, errlen, "side channel: %s", strerror(-rc));
+	return rc;
 }
 
 /* One round of the latency test: counts[0] messages on QP 0, one at a time. */
@@ -243,10 +256,13 @@ static int lat_round(struct up_client *c, const struct up_test *t, uint64_t base
 			return wc_error(&wc, n, err, errlen);
 		if (n >= t->warmup && n - t->warmup < r->nsamples) {
 			struct up_sample *s = &r->samples[n - t->warmup];
-			s->total_ns = (uint32_t)(t2 - t0 > UINT32_MAX ? UINT32_MAX : t2 - t0);
-			s->post_ns = (uint32_t)(t1 - t0 > UINT32_MAX ? UINT32_MAX : t1 - t0);
-			s->poll_ns = (uint32_t)(t2 - t1 > UINT32_MAX ? UINT32_MAX : t2 - t1);
+			s->total_ns = t2 - t0;
+			s->post_ns = t1 - t0;
+			s->poll_ns = t2 - t1;
 		}
+		int arc = client_alive(c, t2, err, errlen);
+		if (arc)
+			return arc;
 		if (c->verify && up_is_atomic((enum up_op)t->op)) {
 			/* FADD by 1 and CSWAP n -> n+1 both return n when every earlier one landed.
 			 * The returned original is a host integer: libuverbs reports atomics
@@ -323,6 +339,9 @@ static int bw_round(struct up_client *c, const struct up_test *t, uint64_t base,
 		if (any) {
 			last = up_now_ns();
 			progress_draw(pg, *pdone, 0);
+			int arc = client_alive(c, last, err, errlen);
+			if (arc)
+				return arc;
 		} else if (up_now_ns() - last > (uint64_t)c->timeout_ms * 1000000ull) {
 			snprintf(err, errlen, "no completion within %u ms (%" PRIu64 " outstanding)", c->timeout_ms, left);
 			return -ETIMEDOUT;
@@ -516,9 +535,16 @@ int up_client_test(struct up_client *c, const struct up_test *t0, struct up_resu
 	}
 	if (!rc)
 		up_stats(r);
-	else
-		r->gbit_s = r->msg_s = NAN;
 out:
+	if (rc) {
+		/* A test that ended in an error has no figures and is not verified, whatever
+		 * the bytes checked before the error said. */
+		r->failed = 1;
+		r->verified = -1;
+		if (!r->verify_text[0])
+			snprintf(r->verify_text, sizeof(r->verify_text), "%s", err);
+		r->gbit_s = r->msg_s = NAN;
+	}
 	free(hashes);
 	return rc;
 }
@@ -652,6 +678,8 @@ static int srv_test(int fd, struct up_ep *ep, const struct up_test *t, char *err
 			snprintf(err, errlen, "side channel: %s", strerror(-n));
 			goto out;
 		}
+		if (type == UP_M_ALIVE && n == 0)
+			continue;
 		if (type == UP_M_END) {
 			uint64_t total = 0;
 			for (unsigned q = 0; q < ep->nqps; q++)
@@ -695,7 +723,7 @@ int up_server_session(int fd, int index, int quiet, char *err, size_t errlen)
 	struct up_hello h;
 	int rc = up_chan_expect(fd, UP_M_HELLO, &h, sizeof(h), err, errlen);
 	if (rc < 0)
-		return rc;
+		return -ENOTCONN;
 	struct up_hello_ack ack;
 	memset(&ack, 0, sizeof(ack));
 	if (h.magic != UP_MAGIC || h.version != UP_VERSION || !h.nqps || h.nqps > UP_MAX_QPS) {
@@ -738,6 +766,8 @@ int up_server_session(int fd, int index, int quiet, char *err, size_t errlen)
 		}
 		if (type == UP_M_BYE)
 			break;
+		if (type == UP_M_ALIVE && n == 0)
+			continue;
 		if (type != UP_M_TEST || n != (int)sizeof(t)) {
 			snprintf(err, errlen, "unexpected message %u", type);
 			rc = -EPROTO;

@@ -14,6 +14,8 @@ struct up_client {
 	double duration_s;          /* bandwidth: run each size this long (0: by count) */
 	uint64_t corrupt;           /* hidden test option; UINT64_MAX none */
 	int verify;
+	uint32_t test_rkey_xor;     /* hidden test option: spoil the rkey (a completion error) */
+	uint64_t alive_ns;          /* when the last UP_M_ALIVE went to the server */
 };
 
 /* Session set-up: our endpoint is created by the caller; exchange HELLO and QPINFO and
@@ -25,7 +27,12 @@ int up_client_test(struct up_client *c, const struct up_test *t, struct up_resul
 		   char *err, size_t errlen);
 void up_client_stop(struct up_client *c);
 
-/* Serve one session on fd with verbs device `index`.  Returns 0 or a negative errno. */
+/* How often the client says UP_M_ALIVE during a test, so that a server's idle timeout
+ * (--idle-timeout, at least 1 s) only ever ends a session whose client went quiet. */
+#define UP_ALIVE_NS 250000000ull
+
+/* Serve one session on fd with verbs device `index`.  Returns 0 or a negative errno;
+ * -ENOTCONN when the peer never sent a HELLO (closed, went quiet or is no uvperf). */
 int up_server_session(int fd, int index, int quiet, char *err, size_t errlen);
 
 /* The URI of verbs device `index` as UVERBS_DEVICES lists it. */

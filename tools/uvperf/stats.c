@@ -8,19 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_u32(const void *a, const void *b)
+static int cmp_u64(const void *a, const void *b)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
 }
 
-static double rank(const uint32_t *sorted, uint64_t n, double p)
+static double rank(const uint64_t *sorted, uint64_t n, double p)
 {
 	if (!n)
 		return NAN;
 	double r = ceil(p / 100.0 * (double)n);
 	uint64_t i = r < 1 ? 0 : (uint64_t)r - 1;
-	return sorted[i < n ? i : n - 1];
+	return (double)sorted[i < n ? i : n - 1];
 }
 
 void up_stats(struct up_result *r)
@@ -30,25 +30,25 @@ void up_stats(struct up_result *r)
 		r->post_median = r->poll_median = NAN;
 		return;
 	}
-	uint32_t *v = malloc(r->nsamples * sizeof(*v));
+	uint64_t *v = malloc(r->nsamples * sizeof(*v));
 	if (!v)
 		return;
 	for (uint64_t i = 0; i < r->nsamples; i++)
 		v[i] = r->samples[i].total_ns;
-	qsort(v, r->nsamples, sizeof(*v), cmp_u32);
-	r->min = v[0];
-	r->max = v[r->nsamples - 1];
+	qsort(v, r->nsamples, sizeof(*v), cmp_u64);
+	r->min = (double)v[0];
+	r->max = (double)v[r->nsamples - 1];
 	r->median = rank(v, r->nsamples, 50);
 	r->p95 = rank(v, r->nsamples, 95);
 	r->p99 = rank(v, r->nsamples, 99);
 	r->p999 = rank(v, r->nsamples, 99.9);
 	for (uint64_t i = 0; i < r->nsamples; i++)
 		v[i] = r->samples[i].post_ns;
-	qsort(v, r->nsamples, sizeof(*v), cmp_u32);
+	qsort(v, r->nsamples, sizeof(*v), cmp_u64);
 	r->post_median = rank(v, r->nsamples, 50);
 	for (uint64_t i = 0; i < r->nsamples; i++)
 		v[i] = r->samples[i].poll_ns;
-	qsort(v, r->nsamples, sizeof(*v), cmp_u32);
+	qsort(v, r->nsamples, sizeof(*v), cmp_u64);
 	r->poll_median = rank(v, r->nsamples, 50);
 	free(v);
 }

@@ -43,6 +43,7 @@ static inline int up_is_atomic(enum up_op op) { return op == UP_FADD || op == UP
 enum up_msg {
 	UP_M_HELLO = 1, UP_M_HELLO_ACK, UP_M_QPINFO, UP_M_TEST, UP_M_HASHES, UP_M_READY,
 	UP_M_SEG, UP_M_SEGRES, UP_M_END, UP_M_END_ACK, UP_M_BYE, UP_M_ERROR,
+	UP_M_ALIVE,                 /* client to server during a long test: still here */
 };
 
 #define UP_MAGIC 0x75767066u   /* "uvpf" */
@@ -97,7 +98,12 @@ int up_chan_send(int fd, uint32_t type, const void *p, size_t len);
 /* Receive one message of the expected type (an UP_M_ERROR's text is put in err).
  * Returns the payload length, or a negative errno. */
 int up_chan_recv(int fd, uint32_t *type, void *p, size_t max);
+/* Receive exactly one message of `type` and `len` bytes.  Every read is bounded: a peer's
+ * UP_M_ERROR becomes "peer: TEXT" in err (returns -EREMOTEIO); a message of another type
+ * or length is read, dropped and reported (-EPROTO). */
 int up_chan_expect(int fd, uint32_t type, void *p, size_t len, char *err, size_t errlen);
+/* A receive that waits longer than ms fails with -ETIMEDOUT (0: wait for ever). */
+int up_chan_set_timeout(int fd, unsigned ms);
 /* 1 when a message is waiting, 0 when not, negative on error. */
 int up_chan_ready(int fd);
 int up_chan_listen(const char *addr, int port, char *err, size_t errlen);
@@ -153,8 +159,9 @@ void up_verify_slots(const struct up_ep *ep, uint32_t size, uint64_t slots, uint
 
 /* ------------------------------------------------------------------ results */
 
+/* 64-bit nanoseconds: a round trip of more than 4.29 s is reported as it was. */
 struct up_sample {
-	uint32_t total_ns, post_ns, poll_ns;
+	uint64_t total_ns, post_ns, poll_ns;
 };
 
 struct up_result {
@@ -172,6 +179,8 @@ struct up_result {
 	uint64_t messages, bytes;
 	double seconds, gbit_s, msg_s;
 	/* verification */
+	int failed;                 /* the test ended in an error (completion error, timeout):
+				     * no figures, verified is -1 */
 	int verified;               /* 1 verified, 0 not asked, -1 failed */
 	uint64_t verified_bytes;
 	char verify_text[300];
