@@ -4,7 +4,7 @@
  *
  * Exit status: 0 success; 1 the device answered a command with an error (status and
  * syndrome printed by name), also a bring-up command; 2 the device could not be reached
- * or did not answer, or the arguments are wrong. */
+ * or did not answer, or the arguments are wrong, or stdout could not be written. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 #include "firmware-cmd/names.h"
 #include "firmware-cmd/prm.h"
 #include "hw/mlx5/mx5.h"
+#include "tools/common/parse.h"
 
 enum { EXIT_OK = 0, EXIT_DEVICE_ERROR = 1, EXIT_UNREACHABLE = 2 };
 
@@ -61,7 +62,8 @@ static const char usage[] =
 "    1  the device answered a command with an error (status and syndrome by name),\n"
 "       also when that command was part of bring-up\n"
 "    2  the device could not be reached or did not answer (no device, removed, in\n"
-"       fatal error, timeout), or the arguments are wrong\n"
+"       fatal error, timeout), or the arguments are wrong, or the output could not\n"
+"       be written\n"
 "\n"
 "EXAMPLES\n"
 "    fwcmd caps general\n"
@@ -381,12 +383,11 @@ static int run_reg(struct ctx *c, const char *name)
 	return EXIT_OK;
 }
 
+/* A hex word, with or without 0x (tools/common/parse.h: no sign, no blanks). */
 static int parse_u32(const char *s, uint32_t *v)
 {
-	char *end;
-	errno = 0;
-	unsigned long x = strtoul(s, &end, 16);
-	if (errno || !*s || *end || x > 0xffffffffUL)
+	uint64_t x;
+	if (uvt_parse_u64_base(s, 16, 0xffffffffu, &x))
 		return -1;
 	*v = (uint32_t)x;
 	return 0;
@@ -480,18 +481,28 @@ int main(int argc, char **argv)
 			return EXIT_OK;
 		} else if (!strcmp(a, "--json") || !strcmp(a, "-j")) {
 			c.out.json = 1;
-		} else if ((!strcmp(a, "--device") || !strcmp(a, "-d")) && i + 1 < argc) {
-			c.uri = argv[++i];
-		} else if (!strncmp(a, "--device=", 9)) {
-			c.uri = a + 9;
-		} else if (!strcmp(a, "--outlen") && i + 1 < argc) {
-			char *end;
-			unsigned long v = strtoul(argv[++i], &end, 0);
-			if (*end || v < 16 || v > (1u << 20)) {
-				fprintf(stderr, "fwcmd: --outlen: 16..1048576 bytes\n");
+		} else if (!strcmp(a, "--device") || !strcmp(a, "-d") || !strcmp(a, "--outlen")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "fwcmd: option '%s' needs a value (see fwcmd --help)\n", a);
+				return EXIT_UNREACHABLE;
+			}
+			const char *val = argv[++i];
+			if (strcmp(a, "--outlen")) {
+				c.uri = val;
+				continue;
+			}
+			uint64_t v;
+			if (uvt_parse_size(val, 1u << 20, &v) || v < 16) {
+				fprintf(stderr, "fwcmd: --outlen: '%s' is not 16..1048576 bytes\n", val);
 				return EXIT_UNREACHABLE;
 			}
 			c.raw_outlen = v;
+		} else if (!strncmp(a, "--device=", 9)) {
+			if (!a[9]) {
+				fprintf(stderr, "fwcmd: option '--device' needs a value (see fwcmd --help)\n");
+				return EXIT_UNREACHABLE;
+			}
+			c.uri = a + 9;
 		} else {
 			fprintf(stderr, "fwcmd: unknown option '%s' (see fwcmd --help)\n", a);
 			return EXIT_UNREACHABLE;
@@ -510,6 +521,13 @@ int main(int argc, char **argv)
 			break;
 	if (k == sizeof(known) / sizeof(known[0])) {
 		fprintf(stderr, "fwcmd: unknown command '%s' (see fwcmd --help)\n", cmd);
+		return EXIT_UNREACHABLE;
+	}
+	/* Arguments a command does not take are refused, not ignored: caps and reg take
+	 * one (the group or register), raw any number of words, the rest none. */
+	int max_args = !strcmp(cmd, "raw") ? argc : !strcmp(cmd, "caps") || !strcmp(cmd, "reg") ? 1 : 0;
+	if (argc - i > max_args) {
+		fprintf(stderr, "fwcmd: %s: unexpected argument '%s' (see fwcmd --help)\n", cmd, argv[i + max_args]);
 		return EXIT_UNREACHABLE;
 	}
 	if (!c.uri)
@@ -547,5 +565,10 @@ int main(int argc, char **argv)
 	else
 		ret = run_raw(&c, argc - i, argv + i);
 	mx5_device_close(c.dev);
+	/* Output that did not reach stdout (a full disk, /dev/full) is a failure. */
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "fwcmd: cannot write the output: %s\n", strerror(errno));
+		return EXIT_UNREACHABLE;
+	}
 	return ret;
 }

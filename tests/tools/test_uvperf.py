@@ -108,11 +108,13 @@ def test_two_processes_latency_and_bandwidth_verified(tmp_path):
         check_latency(r, ITERS)
         assert r["verified"] is True
     bws = [r for r in doc["results"] if r["mode"] == "bandwidth"]
-    assert len(bws) == 6 and all(r["verified"] is True and r["gbit_s"] > 0 for r in bws)
+    # depth 1 is a message rate: no Gbit/s is reported for it
+    assert len(bws) == 6 and all(r["verified"] is True and r["gbit_s"] is None and r["msg_s"] > 0 for r in bws)
     meta, _, rows = read_csv(csv)
     assert meta["processes"] == "2" and len(rows) == 6 * ITERS
     meta, cols, rows = read_csv(bwcsv)
     assert cols[:3] == ["op", "size", "qps"] and len(rows) == 6 and all(r["verified"] == "yes" for r in rows)
+    assert all(r["gbit_s"] == "" and float(r["msg_s"]) > 0 for r in rows)
 
 
 def test_two_processes_table_is_printed():
@@ -256,3 +258,138 @@ def test_quiet_draws_no_progress_bar_even_on_a_terminal():
                                   "--iters", "200", "--depth", "4", "--quiet")
     assert rc == 0, tty
     assert "%" not in tty and "[#" not in tty, repr(tty)
+
+
+# ---------------------------------------------------------------- telling the truth
+# These tests' emulated devices and sockets live on 127.63.x.x.
+
+LOOP63 = "emu:ip=127.63.1.1,emu:ip=127.63.1.2"
+
+
+@pytest.mark.parametrize("args", [["--bytes", "-1"], ["--bytes", "17179869184g"], ["--size", "4294967296k"],
+                                  ["--iters", "-5"], ["--iters", " 5"], ["--depth", "64x"],
+                                  ["--duration", "nan"], ["--port", "70000"], ["--gid-index", "-1"]])
+def test_negative_overflowing_or_malformed_numbers_are_refused(args):
+    # --bytes -1 used to run for 2^64-1 bytes; 2^34 g wrapped to 0.
+    rc, out, err = uvperf("--loopback", "--mode", "bw", *args, devices=LOOP63, timeout=30)
+    assert rc == 2 and "bad value for --" + args[0][2:] in err, err
+
+
+def test_an_extra_argument_is_refused_by_name():
+    rc, out, err = uvperf("--loopback", "--iters", "10", "stray", devices=LOOP63, timeout=30)
+    assert rc == 2 and "unexpected argument 'stray'" in err
+
+
+def test_a_peer_error_longer_than_the_buffer_is_cut_not_read_from_the_stack():
+    import socket
+    import struct
+    import threading
+    text = b"server says: " + b"x" * 3000 + b"\x01\xff end"
+    lsock = socket.socket()
+    lsock.bind(("127.63.0.1", 0))
+    lsock.listen(1)
+    port = lsock.getsockname()[1]
+
+    def fake_server():
+        c, _ = lsock.accept()
+        with c:
+            t, n = struct.unpack("<II", c.recv(8, socket.MSG_WAITALL))
+            c.recv(n, socket.MSG_WAITALL)
+            c.sendall(struct.pack("<II", 12, len(text)) + text)       # UP_M_ERROR
+            time.sleep(1)
+
+    th = threading.Thread(target=fake_server, daemon=True)
+    th.start()
+    try:
+        rc, out, err = uvperf("--client", "127.63.0.1", "--port", str(port), devices="emu:ip=127.63.0.3", timeout=60)
+    finally:
+        th.join(10)
+        lsock.close()
+    assert rc == 2
+    line = [l for l in err.splitlines() if "peer: " in l]
+    assert line and "peer: server says: xxxx" in line[0], err
+    assert len(line[0]) < 700 and all(32 <= ord(ch) < 127 for ch in line[0]), line[0]
+
+
+def test_an_idle_connection_does_not_block_the_server():
+    import socket
+    import subprocess
+    from uvtools import UVPERF, env_with, free_port
+    port = free_port()
+    srv = subprocess.Popen([UVPERF, "--server", "--port", str(port), "--idle-timeout", "1"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=env_with("emu:ip=127.63.2.1"))
+    idle = None
+    try:
+        deadline = time.monotonic() + 20
+        while idle is None:
+            try:
+                idle = socket.create_connection(("127.0.0.1", port), timeout=1)
+            except OSError:
+                assert time.monotonic() < deadline, "the server never listened"
+                time.sleep(0.05)
+        # The idle connection came first; the real client queues behind it.
+        rc, out, err = uvperf("--client", "127.0.0.1", "--port", str(port), "--iters", "20", "--warmup", "0",
+                              devices="emu:ip=127.63.2.2", timeout=60)
+        assert rc == 0, err
+        _, serr = srv.communicate(timeout=30)
+        assert srv.returncode == 0, serr
+        assert "dropped a connection that started no session" in serr
+    finally:
+        if idle:
+            idle.close()
+        if srv.poll() is None:
+            srv.kill()
+            srv.wait()
+
+
+def test_a_run_with_completion_errors_is_failed_never_verified():
+    # A wrong rkey: every WRITE completes with a remote access error.
+    rc, out, err = uvperf("--loopback", "--op", "write", "--iters", "20", "--warmup", "0", "--verify",
+                          "--test-bad-rkey", devices=LOOP63)
+    assert rc == 1, err
+    assert "remote access error" in err
+    row = [l for l in out.splitlines() if l.startswith("WRITE")]
+    assert len(row) == 1 and row[0].endswith("FAILED") and "yes" not in row[0] and "nan" not in row[0]
+    rc, out, err = uvperf("--loopback", "--mode", "bw", "--op", "write", "--iters", "20", "--warmup", "0",
+                          "--verify", "--test-bad-rkey", "--json", devices=LOOP63)
+    assert rc == 1
+    r = parse_json(out)["results"][0]
+    assert r["failed"] is True and r["verified"] is False and r["gbit_s"] is None and r["msg_s"] is None
+
+
+def test_a_gid_index_past_the_table_is_named():
+    rc, out, err = uvperf("--loopback", "--gid-index", "5", "--iters", "5", devices=LOOP63, timeout=60)
+    assert rc == 2
+    assert "GID index 5 is beyond" in err and "GID table of 2 entries" in err, err
+    assert "Inappropriate ioctl" not in err
+
+
+@pytest.mark.parametrize("where", ["stdout", "csv"])
+def test_results_that_cannot_be_written_exit_non_zero(where):
+    import subprocess
+    from uvtools import UVPERF, env_with
+    args = [UVPERF, "--loopback", "--iters", "5", "--warmup", "0"]
+    if where == "csv":
+        args += ["--csv", "/dev/full"]
+    with open("/dev/full", "w") if where == "stdout" else open(os.devnull, "w") as out:
+        p = subprocess.run(args, stdout=out, stderr=subprocess.PIPE, text=True, timeout=60, env=env_with(LOOP63))
+    assert p.returncode == 2 and "cannot write" in p.stderr, p.stderr
+
+
+def test_bandwidth_by_default_is_64k_depth_64_on_several_qps():
+    rc, out, err = uvperf("--loopback", "--mode", "bw", "--op", "write", "--iters", "64", "--warmup", "0",
+                          devices=LOOP63)
+    assert rc == 0, err
+    row = re.search(r"^WRITE\s+65536\s+4\s+64\s+256\s+[\d.]+\s+([\d.]+)\s+(\d+)\s+no$", out, re.M)
+    assert row and float(row.group(1)) > 0, out
+    assert "with depth WRs in flight on each of qps QPs" in out
+
+
+def test_bandwidth_at_depth_1_is_a_message_rate_not_gbit_s():
+    rc, out, err = uvperf("--loopback", "--mode", "bw", "--op", "write", "--size", "4096", "--depth", "1",
+                          "--qps", "1", "--iters", "50", "--warmup", "0", devices=LOOP63)
+    assert rc == 0, err
+    row = re.search(r"^WRITE\s+4096\s+1\s+1\s+50\s+[\d.]+\s+-\s+(\d+)\s+no$", out, re.M)
+    assert row and int(row.group(1)) > 0, out
+    assert "msg/s is a message rate" in out

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "tools/common/parse.h"
 #include "tools/uvinfo/uvinfo.h"
 #include "uverbs/stats.h"
 
@@ -30,7 +31,7 @@ static int uvi_stats_read(const char *path, struct uvi_stats *s)
 {
 	char line[400];
 	FILE *f = fopen(path, "r");
-	int ok = 0;
+	int ok = 0, bad = 0;
 
 	if (!f)
 		return -1;
@@ -44,23 +45,37 @@ static int uvi_stats_read(const char *path, struct uvi_stats *s)
 		}
 		if (sscanf(line, "%63s %299[^\n]", key, val) != 2)
 			continue;
-		if (!strcmp(key, "pid"))
-			s->pid = strtol(val, NULL, 10);
+		/* numbers strictly (tools/common/parse.h): a line that is not one makes the
+		 * file foreign, rather than a counter read as 0 or as the digits before junk */
+		uint64_t num;
+		if (!strcmp(key, "pid")) {
+			if (uvt_parse_u64(val, INT32_MAX, &num))
+				bad = 1;
+			else
+				s->pid = (long)num;
+		}
 		else if (!strcmp(key, "device"))
 			snprintf(s->device, sizeof(s->device), "%.63s", val);
 		else if (!strcmp(key, "uri"))
 			snprintf(s->uri, sizeof(s->uri), "%.299s", val);
-		else if (!strcmp(key, "updated_ms"))
-			s->updated_ms = strtoull(val, NULL, 10);
+		else if (!strcmp(key, "updated_ms")) {
+			if (uvt_parse_u64(val, UINT64_MAX, &num))
+				bad = 1;
+			else
+				s->updated_ms = num;
+		}
 		else if (!strcmp(key, "port1.counters") && !strcmp(val, "unavailable"))
 			s->unavailable = 1;
 		else if (!strncmp(key, "port1.", 6) && s->n < UVI_MAX_COUNTERS) {
 			snprintf(s->name[s->n], sizeof(s->name[0]), "%.57s", key + 6);
-			s->value[s->n++] = strtoull(val, NULL, 10);
+			if (uvt_parse_u64(val, UINT64_MAX, &num))
+				bad = 1;
+			else
+				s->value[s->n++] = num;
 		}
 	}
 	fclose(f);
-	return ok && s->pid > 0 ? 0 : -1;
+	return ok && !bad && s->pid > 0 ? 0 : -1;
 }
 
 int uvi_print_counters(FILE *f, struct jw *w, long only_pid)

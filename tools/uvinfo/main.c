@@ -10,6 +10,7 @@
 
 #include "hw/shim/vfio_sysfs.h"
 #include "tools/common/jsonw.h"
+#include "tools/common/parse.h"
 #include "tools/uvinfo/pcipath.h"
 #include "tools/uvinfo/uvinfo.h"
 
@@ -316,6 +317,16 @@ static int run_pci(const struct opts *o, struct jw *w)
 	return bad;
 }
 
+/* Output that did not reach stdout (a full disk, /dev/full) is an error, exit 2. */
+static int flush_stdout(int rc)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "uvinfo: cannot write the output: %s\n", strerror(errno));
+		return 2;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .devices = 1, .pci = 1 };
@@ -352,21 +363,24 @@ int main(int argc, char **argv)
 			break;
 		case 'C': o.counters = 1; break;
 		case 'i': {
-			char *end;
-			errno = 0;
-			o.pid = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || o.pid <= 0) {
+			uint64_t v;
+			if (uvt_parse_u64(optarg, INT32_MAX, &v) || !v) {
 				fprintf(stderr, "uvinfo: --pid %s: not a process id\n", optarg);
 				return 2;
 			}
+			o.pid = (long)v;
 			break;
 		}
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind < argc || (o.pid && !o.counters)) {
-		usage(stderr);
+	if (optind < argc) {
+		fprintf(stderr, "uvinfo: unexpected argument '%s' (see uvinfo --help)\n", argv[optind]);
+		return 2;
+	}
+	if (o.pid && !o.counters) {
+		fprintf(stderr, "uvinfo: --pid goes with --counters\n");
 		return 2;
 	}
 	/* Driver binding and IOMMU groups exist only for the live machine's functions. */
@@ -386,7 +400,7 @@ int main(int argc, char **argv)
 		rc = uvi_print_counters(stdout, wp, o.pid);
 		if (wp)
 			jw_obj_end(wp);
-		return rc;
+		return flush_stdout(rc);
 	}
 	if (o.devices && uvi_print_devices(stdout, wp))
 		rc = 1;
@@ -397,7 +411,7 @@ int main(int argc, char **argv)
 	}
 	if (wp)
 		jw_obj_end(wp);
-	return rc;
+	return flush_stdout(rc);
 }
 
 #ifdef UVINFO_NO_VERBS
