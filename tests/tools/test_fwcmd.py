@@ -224,3 +224,32 @@ def test_help_is_man_style():
     assert rc == 0
     for section in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "COMMANDS", "EXIT STATUS"):
         assert section in out
+
+
+def test_device_option_without_a_value_says_it_needs_one():
+    rc, out, err = run("--device")
+    assert rc == 2 and "option '--device' needs a value" in err and "unknown option" not in err
+    rc, out, err = run("--device=")
+    assert rc == 2 and "needs a value" in err
+
+
+@pytest.mark.parametrize("args", [["adapter", "extra"], ["caps", "general", "extra"], ["gids", "x"]])
+def test_extra_arguments_are_refused_by_name(args):
+    rc, out, err = run("--device", "emu:ip=127.63.3.1", *args)
+    assert rc == 2 and "unexpected argument '%s'" % args[-1] in err, err
+
+
+@pytest.mark.parametrize("args", [["--outlen", "-1"], ["--outlen", "17179869184g"], ["raw", "-1"],
+                                  ["raw", "0x10a", "100000000"]])
+def test_negative_and_overflowing_numbers_are_refused(args):
+    rc, out, err = run("--device", "emu:ip=127.63.3.2", *args)
+    assert rc == 2 and err
+
+
+def test_output_that_cannot_be_written_exits_2():
+    e = dict(os.environ)
+    e.pop("UVERBS_DEVICES", None)
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([FWCMD, "--device", "emu:ip=127.63.3.3", "adapter"], stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=120, env=e)
+    assert p.returncode == 2 and "cannot write the output" in p.stderr

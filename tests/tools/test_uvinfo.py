@@ -164,3 +164,22 @@ def test_this_machine_functions_are_all_seen_and_paths_agree_with_lspci():
         if m and f["path"][-1]["pcie"]:
             assert GT[f["path"][-1]["link_gen"]] == m.group(1)
             assert f["path"][-1]["link_width"] == int(m.group(2))
+
+
+def test_an_extra_argument_is_refused_by_name():
+    rc, out, err = run("--no-pci", "--no-devices", "stray")
+    assert rc == 2 and "unexpected argument 'stray'" in err
+
+
+@pytest.mark.parametrize("pid", ["-1", "0", " 5", "5x", "99999999999999999999"])
+def test_a_pid_that_is_not_a_process_id_is_refused(pid):
+    rc, out, err = run("--counters", "--pid", pid)
+    assert rc == 2 and "not a process id" in err
+
+
+def test_output_that_cannot_be_written_exits_2():
+    e = dict(os.environ)
+    e["UVERBS_DEVICES"] = "emu:ip=127.63.4.1"
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([UVINFO, "--no-pci"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120, env=e)
+    assert p.returncode == 2 and "cannot write the output" in p.stderr
