@@ -1,0 +1,24 @@
+"""The quick start's main job (tools/main-job) on two emulated NICs: latency one message
+at a time, and bandwidth measured as ib_write_bw does -- 64 KiB messages, 64 in flight on
+each of 4 QPs -- with the depth and QPs printed next to every figure."""
+import os
+import re
+import subprocess
+
+from uvtools import BUILD, SRC, env_with
+
+
+def test_main_job_measures_bandwidth_with_many_messages_in_flight_on_several_qps():
+    env = env_with(None, UVERBS_SERVER_DEVICE="emu:ip=127.63.8.1", UVERBS_CLIENT_DEVICE="emu:ip=127.63.8.2",
+                   MAIN_JOB_ITERS="50", MAIN_JOB_WARMUP="5", MAIN_JOB_BW_ITERS="64")
+    p = subprocess.run([os.path.join(SRC, "tools", "main-job"), os.path.abspath(BUILD)], capture_output=True,
+                       text=True, timeout=500, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = p.stdout
+    lat = re.findall(r"^(WRITE|READ|SEND)\s+(1024|4096)\s+50\s+.*\s+yes$", out, re.M)
+    assert len(lat) == 6, out
+    bw = re.findall(r"^(WRITE|READ|SEND)\s+65536\s+4\s+64\s+256\s+[\d.]+\s+([\d.]+)\s+(\d+)\s+yes$", out, re.M)
+    assert [b[0] for b in bw] == ["WRITE", "READ", "SEND"], out
+    assert all(float(b[1]) > 0 and int(b[2]) > 0 for b in bw)
+    # nothing at queue depth 1 is reported in Gbit/s
+    assert not re.search(r"^(WRITE|READ|SEND)\s+\d+\s+\d+\s+1\s+\d+\s+[\d.]+\s+[\d.]+\s", out, re.M)
