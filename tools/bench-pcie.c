@@ -24,6 +24,7 @@
 #include <getopt.h>
 
 #include "tools/bench-nic.h"
+#include "tools/common/parse.h"
 
 #define BUF_LEN (64u << 10)
 
@@ -98,16 +99,20 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "n:m:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			iters = (unsigned)strtoul(optarg, NULL, 0);
+			if (uvt_parse_unsigned(optarg, 1, 100000000, &iters))
+				bn_die("--iters: '%s' is not 1..100000000", optarg);
 			break;
 		case 'm':
-			mtu_bytes = (unsigned)strtoul(optarg, NULL, 0);
+			if (uvt_parse_unsigned(optarg, 256, 4096, &mtu_bytes))
+				bn_die("--mtu: '%s' is not 256..4096", optarg);
 			break;
 		default:
 			fprintf(stderr, "usage: uv_bench_pcie [--iters N] [--mtu 256..4096]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
+	if (optind < argc)
+		bn_die("unexpected argument '%s'", argv[optind]);
 	for (mtu = 1; mtu <= 5 && (128u << mtu) != mtu_bytes; mtu++)
 		;
 	if (mtu > 5 || iters == 0)

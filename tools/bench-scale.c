@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "tools/bench-nic.h"
+#include "tools/common/parse.h"
 
 static double ms_since(uint64_t t0)
 {
@@ -258,23 +259,9 @@ static void mrs(uint64_t max_mr)
 	printf("\n");
 }
 
-static uint64_t parse_size(const char *s)
-{
-	char *end;
-	uint64_t v = strtoull(s, &end, 0);
-
-	if (*end == 'K' || *end == 'k')
-		v <<= 10;
-	else if (*end == 'M' || *end == 'm')
-		v <<= 20;
-	else if (*end == 'G' || *end == 'g')
-		v <<= 30;
-	return v;
-}
-
 int main(int argc, char **argv)
 {
-	uint32_t max_qps = 1024, max_depth = 32768;
+	unsigned max_qps = 1024, max_depth = 32768;
 	uint64_t max_mr = 1ull << 30;
 	int c;
 	static const struct option opts[] = { { "max-qps", required_argument, 0, 'q' },
@@ -287,19 +274,24 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "q:d:m:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'q':
-			max_qps = (uint32_t)strtoul(optarg, NULL, 0);
+			if (uvt_parse_unsigned(optarg, 1, 1u << 24, &max_qps))
+				bn_die("--max-qps: '%s' is not 1..16777216", optarg);
 			break;
 		case 'd':
-			max_depth = (uint32_t)strtoul(optarg, NULL, 0);
+			if (uvt_parse_unsigned(optarg, 1, 1u << 24, &max_depth))
+				bn_die("--max-depth: '%s' is not 1..16777216", optarg);
 			break;
 		case 'm':
-			max_mr = parse_size(optarg);
+			if (uvt_parse_size(optarg, 1ull << 40, &max_mr))
+				bn_die("--max-mr: '%s' is not a size up to 1T (k, m, g suffixes)", optarg);
 			break;
 		default:
 			fprintf(stderr, "usage: uv_bench_scale [--max-qps N] [--max-depth N] [--max-mr BYTES[K|M|G]]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
+	if (optind < argc)
+		bn_die("unexpected argument '%s'", argv[optind]);
 	if (max_qps < 1 || max_depth < 1 || max_mr < 4096)
 		bn_die("--max-qps and --max-depth at least 1, --max-mr at least 4096");
 	printf("uverbs scale on the emulated ConnectX-5 Ex (%ld CPUs online; wall-clock times)\n\n",
