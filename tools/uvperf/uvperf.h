@@ -47,7 +47,7 @@ enum up_msg {
 };
 
 #define UP_MAGIC 0x75767066u   /* "uvpf" */
-#define UP_VERSION 1
+#define UP_VERSION 2             /* 2: UP_M_ALIVE during tests */
 
 struct up_hello {
 	uint32_t magic, version;
