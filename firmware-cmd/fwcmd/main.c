@@ -478,6 +478,10 @@ int main(int argc, char **argv)
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(usage, stdout);
+			if (fflush(stdout) || ferror(stdout)) {
+				fprintf(stderr, "fwcmd: cannot write the output: %s\n", strerror(errno));
+				return EXIT_UNREACHABLE;
+			}
 			return EXIT_OK;
 		} else if (!strcmp(a, "--json") || !strcmp(a, "-j")) {
 			c.out.json = 1;

@@ -365,14 +365,16 @@ def test_a_gid_index_past_the_table_is_named():
     assert "Inappropriate ioctl" not in err
 
 
-@pytest.mark.parametrize("where", ["stdout", "csv"])
+@pytest.mark.parametrize("where", ["stdout", "csv", "help"])
 def test_results_that_cannot_be_written_exit_non_zero(where):
     import subprocess
     from uvtools import UVPERF, env_with
     args = [UVPERF, "--loopback", "--iters", "5", "--warmup", "0"]
     if where == "csv":
         args += ["--csv", "/dev/full"]
-    with open("/dev/full", "w") if where == "stdout" else open(os.devnull, "w") as out:
+    if where == "help":
+        args = [UVPERF, "--help"]
+    with open("/dev/full", "w") if where != "csv" else open(os.devnull, "w") as out:
         p = subprocess.run(args, stdout=out, stderr=subprocess.PIPE, text=True, timeout=60, env=env_with(LOOP63))
     assert p.returncode == 2 and "cannot write" in p.stderr, p.stderr
 

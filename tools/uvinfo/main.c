@@ -371,7 +371,7 @@ int main(int argc, char **argv)
 			o.pid = (long)v;
 			break;
 		}
-		case 'h': usage(stdout); return 0;
+		case 'h': usage(stdout); return flush_stdout(0);
 		default: usage(stderr); return 2;
 		}
 	}

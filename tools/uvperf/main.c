@@ -377,6 +377,16 @@ static int write_csv(const struct opts *o, struct up_client *c, struct up_result
 	return 0;
 }
 
+/* Output that did not reach stdout (a full disk, /dev/full) is an error, exit 2. */
+static int flush_stdout(int rc)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "uvperf: cannot write to stdout: %s\n", strerror(errno));
+		return 2;
+	}
+	return rc;
+}
+
 /* ------------------------------------------------------------------ roles */
 
 struct srv_arg {
@@ -580,10 +590,8 @@ static int run_client(struct opts *o)
 		print_table(stdout, o, &c, res, nres);
 	if (write_csv(o, &c, res, nres))
 		failed = failed ? failed : 2;
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "uvperf: cannot write the results to stdout: %s\n", strerror(errno));
+	if (flush_stdout(0))
 		failed = failed ? failed : 2;
-	}
 	for (int i = 0; i < nres; i++)
 		free(res[i].samples);
 	up_ep_destroy(&c.ep);
@@ -681,7 +689,7 @@ int main(int argc, char **argv)
 		case O_CORRUPT: bad = uvt_parse_u64(optarg, INT64_MAX, &v); o.corrupt = (int64_t)v; break;
 		case O_IDLE: bad = uvt_parse_unsigned(optarg, 1, 86400, &o.idle_s); break;
 		case O_BADRKEY: o.test_rkey_xor = 0xff; break;
-		case 'h': usage(stdout); return 0;
+		case 'h': usage(stdout); return flush_stdout(0);
 		default: usage(stderr); return 2;
 		}
 		if (bad) {
