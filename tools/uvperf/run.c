@@ -31,8 +31,8 @@ struct up_round {
 };
 
 #define UP_M_ROUND 100
-/* --duration: messages a QP per timed round (at least; four queue depths when that is
- * more), so the run ends within a few ms of it */
+/* --duration: messages per timed round, shared by the QPs (at least four queue depths
+ * a QP), so the run ends within a few ms of it */
 #define UP_TIMED_ROUND 1024u
 
 static const char *op_names[UP_NOPS] = { "WRITE", "READ", "SEND", "FADD", "CSWAP" };
@@ -461,8 +461,11 @@ int up_client_test(struct up_client *c, const struct up_test *t0, struct up_resu
 	 * within a few milliseconds of it */
 	const bool by_time = c->duration_s > 0 && t.mode == UP_BW;
 	const uint64_t duration_ns = by_time ? (uint64_t)(c->duration_s * 1e9) : 0;
-	/* a round drains the queue at its end: keep several queue depths in each */
-	const uint64_t timed_round = (uint64_t)t.depth * 4 > UP_TIMED_ROUND ? (uint64_t)t.depth * 4 : UP_TIMED_ROUND;
+	/* UP_TIMED_ROUND messages a round over all the QPs, so that more QPs do not make
+	 * the run overshoot; but a round drains the queue at its end: keep several queue
+	 * depths in each */
+	const uint64_t timed_share = UP_TIMED_ROUND / nq;
+	const uint64_t timed_round = (uint64_t)t.depth * 4 > timed_share ? (uint64_t)t.depth * 4 : timed_share;
 	rc = 0;
 	for (;;) {
 		/* Rounds end at the warm-up boundary (the timed part starts with nothing in
