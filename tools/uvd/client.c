@@ -18,6 +18,7 @@
 #include "hw/emu/emu.h"
 #include "hw/mlx5/mx5.h"
 #include "hw/platform/peer.h"
+#include "hw/platform/thread.h"
 #include "tools/uvd/uvd.h"
 #include "uverbs/uv.h"
 
@@ -568,8 +569,14 @@ static void *uvd_client_thread(void *arg)
 			uvd_log("client %u (pid %d): no valid HELLO", c->id, (int)c->pid);
 		goto out;
 	}
+	/* This thread performs the client's doorbells: it is part of the device, and runs
+	 * real-time as the emulator's device thread does (docs/architecture.md,
+	 * "Scheduling"), or a spinning client would delay each doorbell by a time slice. */
+	plat_thread_set_name("uvd-client");
+	int rt = plat_thread_set_realtime(1);
 	if (srv->verbose)
-		uvd_log("client %u: pid %d uid %u", c->id, (int)c->pid, (unsigned)c->uid);
+		uvd_log("client %u: pid %d uid %u%s", c->id, (int)c->pid, (unsigned)c->uid,
+			rt ? " (SCHED_FIFO refused)" : "");
 	for (;;) {
 		struct pollfd p[2] = { { .fd = c->ctl, .events = POLLIN }, { .fd = c->evs, .events = POLLIN } };
 		if (poll(p, 2, -1) < 0) {

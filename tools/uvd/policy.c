@@ -23,10 +23,6 @@
 enum { UVD_MKC_MTT = 1, UVD_MKC_KLM = 2 };
 /* qpc.rq_type (PRM "QP Context": 1 SRQ). */
 enum { UVD_RQ_SRQ = 1 };
-/* Every mapping the emulated IOMMU makes starts 64 KiB aligned and ends in a guard
- * page (hw/emu/iommu.c); an MTT entry's page is checked within its mapping rounded
- * out to that. */
-#define UVD_MAP_ALIGN (64u * 1024u)
 
 bool uvd_owns(const struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 {
@@ -184,18 +180,23 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 		size_t fixed = PRM_SIZE(create_mkey_in);
 		if (mode == UVD_MKC_MTT) {
 			unsigned lps = (unsigned)PRM_GET(mkc, mkc, log_page_size);
-			if (lps < 12 || lps > 16)
-				DENY("MTT page size 2^%u: the daemon takes 2^12..2^16", lps);
-			/* the pages [start_addr, start_addr + len) covers; the list is padded
-			 * with zero entries to whole octwords (translations_octword_size) */
+			if (lps < 12 || lps > 40)
+				DENY("MTT page size 2^%u is not offered", lps);
+			/* The device reaches, through entry k, the part of page k that the
+			 * region [start_addr, start_addr + len) covers: that part must lie in
+			 * memory this client shared or pinned.  The list is padded with zero
+			 * entries to whole octwords (translations_octword_size). */
+			uint64_t P = 1ull << lps;
 			uint64_t start = PRM_GET(mkc, mkc, start_addr), len = PRM_GET(mkc, mkc, len);
 			uint64_t need = len ? ((start + len - 1) >> lps) - (start >> lps) + 1 : 0;
 			size_t k = 0;
 			for (size_t o = fixed; o + 8 <= inlen; o += 8, k++) {
-				uint64_t a = be64_at(in + o) & ~((1ull << lps) - 1);
+				uint64_t a = be64_at(in + o) & ~(P - 1);
 				if (k >= need && a == 0)
 					continue;
-				if (k >= need || !uvd_addr_ok(c, a, 1ull << lps, UVD_MAP_ALIGN))
+				uint64_t lo = k == 0 ? start & (P - 1) : 0;
+				uint64_t hi = k + 1 == need ? ((start + len - 1) & (P - 1)) + 1 : P;
+				if (k >= need || !uvd_addr_ok(c, a + lo, hi - lo, 1))
 					DENY("MTT entry 0x%llx is not memory of this client", (unsigned long long)a);
 			}
 			return 0;
