@@ -336,3 +336,39 @@ def test_daemon_killed_during_traffic_clients_get_errors(daemon):
     d = daemon(base + "1", sock)
     rs, so, rc, co = _pingpong("uvd:" + sock, "uvd:" + sock, port + 400, ["-n", "50"])
     assert rs == 0 and rc == 0, so + co
+
+
+# ---------------------------------------------------------------- finding a daemon, uvinfo
+
+def test_discovery_uses_the_daemon_in_the_run_dir(daemon):
+    base, _ = _next()
+    rundir = tempfile.mkdtemp(prefix="uvd-run-")
+    d = daemon(base + "1", os.path.join(rundir, "uvd.sock"))
+    env = _env("")
+    del env["UVERBS_DEVICES"]
+    env["UVERBS_RUN_DIR"] = rundir
+    out = subprocess.run(["ibv_devinfo", "-v"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, timeout=60).stdout
+    assert "::ffff:%s1" % base in out, out
+    assert "client 1" in d.text()
+
+
+def test_uvinfo_reads_counters_through_the_daemon(daemon):
+    uvinfo = os.environ.get("UVINFO_BIN", "")
+    assert uvinfo and os.path.isfile(uvinfo), "UVINFO_BIN not set or missing"
+    base, _ = _next()
+    rundir = tempfile.mkdtemp(prefix="uvd-run-")
+    os.environ["UVERBS_RUN_DIR"] = rundir     # the daemon publishes there
+    try:
+        d = daemon(base + "1")
+    finally:
+        del os.environ["UVERBS_RUN_DIR"]
+    env = dict(os.environ, UVERBS_RUN_DIR=rundir)
+    deadline = time.time() + 10
+    while True:
+        r = subprocess.run([uvinfo, "--counters", "--pid", str(d.p.pid)], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=30)
+        if r.returncode == 0 or time.time() > deadline:
+            break
+        time.sleep(0.3)
+    assert r.returncode == 0 and "out_of_buffer" in r.stdout and "127.%d" % NET in r.stdout, r.stdout
