@@ -24,8 +24,8 @@ import pytest
 UVD = os.environ.get("UVD_BIN", "")
 LIB = os.environ.get("UVERBS_LIB", "")
 NET = int(os.environ.get("UVERBS_TEST_NET", "67"))
-SLOT = int(os.environ.get("UVD_TEST_SLOT", "0"))   # one per ctest entry: 60 b's, 1000 ports
-_seq = {"b": 10 + SLOT * 60 + os.getpid() % 40, "port": 26000 + SLOT * 1000 + (os.getpid() % 50) * 10}
+SLOT = int(os.environ.get("UVD_TEST_SLOT", "0"))   # one per ctest entry: 38 b's, 1000 ports
+_seq = {"b": 10 + SLOT * 38 + os.getpid() % 28, "port": 26000 + SLOT * 1000 + (os.getpid() % 50) * 10}
 
 EPERM, ENOENT, EINVAL, EFAULT = 1, 2, 22, 14
 
