@@ -393,8 +393,12 @@ static int uvd_dma_pin(struct shim_dev *dev, void *va, size_t len, struct shim_p
 			rec->id = r.id;
 		}
 	} else if (rc != -ENODEV && got > 0) {
-		/* the daemon's reason */
-		snprintf(dev->err, sizeof(dev->err), "uvd: pin %zu bytes at %p: %s", len, va, strerror(-rc));
+		/* the daemon's reason, a string */
+		char why[UVD_MSG_LEN];
+		size_t n = got < sizeof(why) ? got : sizeof(why) - 1;
+		memcpy(why, s->buf + sizeof(struct uvd_hdr), n);
+		why[n] = '\0';
+		snprintf(dev->err, sizeof(dev->err), "uvd: %s", why[0] ? why : strerror(-rc));
 	}
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc)

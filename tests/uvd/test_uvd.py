@@ -372,3 +372,19 @@ def test_uvinfo_reads_counters_through_the_daemon(daemon):
             break
         time.sleep(0.3)
     assert r.returncode == 0 and "out_of_buffer" in r.stdout and "127.%d" % NET in r.stdout, r.stdout
+
+
+def test_pingpong_perftest_write_bw_two_clients_one_daemon(daemon):
+    base, port = _next()
+    d = daemon(base + "1")
+    args = ["ib_write_bw", "-d", "uverbs0", "-x", "1", "-p", str(port), "-n", "2000", "-s", "4096"]
+    s = subprocess.Popen(args, env=_env("uvd:" + d.sock), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    time.sleep(1.0)
+    c = subprocess.run(args + ["127.0.0.1"], env=_env("uvd:" + d.sock), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=120)
+    so, _ = s.communicate(timeout=120)
+    assert s.returncode == 0 and c.returncode == 0, so + c.stdout
+    # the result row: bytes, iterations, BW peak, BW average (MB/sec), MsgRate
+    rows = [l.split() for l in c.stdout.splitlines() if l.split()[:2] == ["4096", "2000"]]
+    assert rows and float(rows[0][3]) > 0, c.stdout
