@@ -293,6 +293,7 @@ void uvd_policy_destroy_all(struct uvd_client *c)
 			c->objs[i] = c->objs[--c->nobj];
 			n++;
 		}
+	c->nuar = 0;
 	while (c->nmem) {
 		uvd_mem_release(c, &c->mem[c->nmem - 1]);
 		c->nmem--;
@@ -380,10 +381,10 @@ static bool uvd_uar_store_ok(struct uvd_client *c, uint64_t off, uint32_t size)
 	size_t pb = c->srv->uar_page_bytes;
 	if (!size || size > UVD_MAX_STORE || off + size > c->srv->bar0.len || off / pb != (off + size - 1) / pb)
 		return false;
-	pthread_mutex_lock(&c->srv->dev->lock);
-	bool ok = uvd_owns(c, UVD_UAR, (uint32_t)(off / pb));
-	pthread_mutex_unlock(&c->srv->dev->lock);
-	return ok;
+	for (unsigned i = 0; i < c->nuar; i++)
+		if (c->uars[i] == (uint32_t)(off / pb))
+			return true;
+	return false;
 }
 
 static int uvd_store(struct uvd_client *c, const uint8_t *b, size_t n)

@@ -43,6 +43,8 @@ int uvd_obj_add(struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 		c->capobj = cap;
 	}
 	c->objs[c->nobj++] = (struct uvd_obj){ (uint8_t)t, num };
+	if (t == UVD_UAR && c->nuar < UVD_MAX_UARS)
+		c->uars[c->nuar++] = num;
 	return 0;
 }
 
@@ -51,8 +53,14 @@ void uvd_obj_del(struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 	for (size_t i = 0; i < c->nobj; i++)
 		if (c->objs[i].type == t && c->objs[i].num == num) {
 			c->objs[i] = c->objs[--c->nobj];
-			return;
+			break;
 		}
+	if (t == UVD_UAR)
+		for (unsigned i = 0; i < c->nuar; i++)
+			if (c->uars[i] == num) {
+				c->uars[i] = c->uars[--c->nuar];
+				break;
+			}
 }
 
 /* [a, a+len) inside memory this client shared or pinned, each mapping rounded out to
@@ -152,6 +160,9 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 		*gid_noop = true;
 		return 0;
 	case PRM_CMD_OP_ALLOC_UAR:
+		if (c->nuar >= UVD_MAX_UARS)
+			DENY("at most %u UAR pages per client", UVD_MAX_UARS);
+		return 0;
 	case PRM_CMD_OP_ALLOC_PD:
 	case PRM_CMD_OP_ALLOC_Q_COUNTER:
 		return 0;

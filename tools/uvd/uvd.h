@@ -18,6 +18,9 @@
 
 struct uv_dev;
 
+/* UAR pages per client: hw/mlx5 takes one, plus up to 256 for BlueFlame registers. */
+#define UVD_MAX_UARS 260
+
 enum uvd_obj_type { UVD_UAR = 1, UVD_PD, UVD_MKEY, UVD_CQ, UVD_QP, UVD_SRQ, UVD_QCNT, UVD_NTYPES };
 
 struct uvd_obj {
@@ -53,6 +56,10 @@ struct uvd_client {
 	size_t nmem, capmem;
 	uint64_t next_id;
 	bool dead;
+	/* its UAR pages again, for the store path: written and read by the client's own
+	 * thread only, so a doorbell takes no lock */
+	uint32_t uars[UVD_MAX_UARS];
+	unsigned nuar;
 };
 
 struct uvd_server {
