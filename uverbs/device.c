@@ -10,6 +10,9 @@
  * ConnectX-5 Ex ("emu:").
  */
 #include <dirent.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -96,6 +99,20 @@ static void uv_scan_vfio(void)
 	closedir(dir);
 }
 
+/* A daemon's socket file that someone accepts on (a killed daemon leaves its file). */
+static bool uv_daemon_answers(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(a.sun_path))
+		return false;
+	memcpy(a.sun_path, path, strlen(path));
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 static void uv_build_list(void)
 {
 	const char *env = getenv("UVERBS_DEVICES");
@@ -123,6 +140,20 @@ static void uv_build_list(void)
 		if (cur[0])
 			uv_add_dev(cur);
 		free(s);
+		return;
+	}
+	/* A device daemon (tools/uvd) serving in the run dir owns its function: use it. */
+	char sock[200];
+	const char *rd = getenv("UVERBS_RUN_DIR");
+	struct stat st;
+	if (rd && *rd && strcmp(rd, "off"))
+		snprintf(sock, sizeof(sock), "%s/uvd.sock", rd);
+	else
+		snprintf(sock, sizeof(sock), "/tmp/uverbs-%u/uvd.sock", (unsigned)getuid());
+	if (stat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && uv_daemon_answers(sock)) {
+		char uri[256];
+		snprintf(uri, sizeof(uri), "uvd:%s", sock);
+		uv_add_dev(uri);
 		return;
 	}
 	uv_scan_vfio();

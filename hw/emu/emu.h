@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct emu_dev;
 struct shim_dev;
@@ -127,6 +128,11 @@ struct emu_iova_seg {
  * (free with free()), *nseg entries, in VA order.  Returns a mapping id > 0. */
 int emu_iommu_map(struct emu_dev *d, void *va, size_t len, int contiguous, struct emu_iova_seg **segs,
 		  uint32_t *nseg, uint64_t *map_id);
+/* Map [rva, rva+len) of another process (pid), a device daemon's client: the device
+ * reaches it with process_vm_readv/writev (hw/platform/peer.h), and a copy that fails
+ * (the client unmapped it or died) is a DMA fault.  Pins only: the iova mode applies. */
+int emu_iommu_map_remote(struct emu_dev *d, pid_t pid, uint64_t rva, size_t len, struct emu_iova_seg **segs,
+			 uint32_t *nseg, uint64_t *map_id);
 int emu_iommu_unmap(struct emu_dev *d, uint64_t map_id);
 
 /* ---- interrupts ---- */

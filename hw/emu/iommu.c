@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "hw/emu/emu_dev.h"
+#include "hw/platform/peer.h"
 
 #define EMU_IOVA_BASE 0x00000a5e10000000ull   /* ~10 TiB, both address halves nonzero; no user VA lives there */
 #define EMU_IOVA_ALIGN (64u * 1024u)          /* every contiguous mapping starts 64 KiB aligned */
@@ -27,6 +28,7 @@ struct emu_map_ent {
 	uint64_t len;
 	uint8_t *va;
 	uint64_t map_id;
+	pid_t pid;      /* 0: va is ours; else va is in process pid (a device daemon's client) */
 };
 
 struct emu_iommu {
@@ -86,8 +88,25 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
+static int map_pid(struct emu_dev *d, pid_t pid, void *va, size_t len, int contiguous,
+		   struct emu_iova_seg **segs, uint32_t *nseg, uint64_t *map_id);
+
 int emu_iommu_map(struct emu_dev *d, void *va, size_t len, int contiguous, struct emu_iova_seg **segs,
 		  uint32_t *nseg, uint64_t *map_id)
+{
+	return map_pid(d, 0, va, len, contiguous, segs, nseg, map_id);
+}
+
+int emu_iommu_map_remote(struct emu_dev *d, pid_t pid, uint64_t rva, size_t len, struct emu_iova_seg **segs,
+			 uint32_t *nseg, uint64_t *map_id)
+{
+	if (pid <= 0)
+		return -EINVAL;
+	return map_pid(d, pid, (void *)(uintptr_t)rva, len, 0, segs, nseg, map_id);
+}
+
+static int map_pid(struct emu_dev *d, pid_t pid, void *va, size_t len, int contiguous,
+		   struct emu_iova_seg **segs, uint32_t *nseg, uint64_t *map_id)
 {
 	struct emu_iommu *m;
 	uint64_t page, off, first_new, id;
@@ -115,7 +134,7 @@ int emu_iommu_map(struct emu_dev *d, void *va, size_t len, int contiguous, struc
 	if (contiguous) {
 		uint64_t base = round_up(m->next_iova, EMU_IOVA_ALIGN);
 
-		m->e[m->n++] = (struct emu_map_ent){ base + off, len, va, id };
+		m->e[m->n++] = (struct emu_map_ent){ base + off, len, va, id, pid };
 		s[0] = (struct emu_iova_seg){ base + off, len };
 		m->next_iova = base + npages * page + page; /* guard page */
 	} else {
@@ -130,7 +149,7 @@ int emu_iommu_map(struct emu_dev *d, void *va, size_t len, int contiguous, struc
 			uint64_t chunk = page - in < left ? page - in : left;
 			uint64_t iova = base + 2 * (npages - 1 - i) * page + in;
 
-			m->e[m->n++] = (struct emu_map_ent){ iova, chunk, p, id };
+			m->e[m->n++] = (struct emu_map_ent){ iova, chunk, p, id, pid };
 			s[i] = (struct emu_iova_seg){ iova, chunk };
 			p += chunk;
 			left -= chunk;
@@ -223,7 +242,15 @@ static int access(struct emu_dev *d, uint64_t iova, void *buf, size_t len, int w
 		uint64_t in = iova - e->iova;
 		size_t n = e->len - in < len ? (size_t)(e->len - in) : len;
 
-		if (write)
+		if (e->pid) {
+			int rc = plat_peer_copy(e->pid, (uint64_t)(uintptr_t)(e->va + in), b, n, write);
+			if (rc) {
+				d->ctr.dma_faults++;
+				emu_drverr(d, "DMA %s of %zu bytes at IOVA 0x%llx: process %d: %d",
+					   write ? "write" : "read", n, (unsigned long long)iova, (int)e->pid, rc);
+				return -EFAULT;
+			}
+		} else if (write)
 			memcpy(e->va + in, b, n);
 		else
 			memcpy(b, e->va + in, n);

@@ -158,8 +158,12 @@ int mx5_cq_arm(struct mx5_cq *cq, int solicited_only)
 void mx5_cq_dispatch_comp(struct mx5_device *dev, uint32_t cqn)
 {
 	struct mx5_cq *cq = mx5_cq_index_find(dev, cqn);
-	if (!cq)
-		return;   /* an event for a CQ destroyed meanwhile */
+	if (!cq) {
+		/* a device daemon's client's CQ, or one destroyed meanwhile */
+		if (dev->comp_route)
+			dev->comp_route(dev->comp_route_ctx, cqn);
+		return;
+	}
 	mx5_cq_ring_event(&cq->ring);
 	if (cq->comp_fn)
 		cq->comp_fn(cq->comp_ctx, cq);

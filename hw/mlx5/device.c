@@ -97,10 +97,36 @@ int mx5_cmd_fail(struct mx5_device *dev, int err, const char *what)
 	return mx5_fail(dev, err, "%s: %s", what, tmp);
 }
 
+/* Attached: the daemon runs the command (it checks it against what we own). */
+static int mx5_exec_remote(struct mx5_device *dev, const void *in, size_t inlen, void *out,
+			   size_t outlen)
+{
+	char msg[MX5_ERR_LEN];
+	if (dev->health != MX5_HEALTH_OK)
+		return mx5_fail(dev, -ENODEV, "device is %s: command refused",
+				dev->health == MX5_HEALTH_REMOVED ? "gone (device daemon)" : "in fatal error");
+	memset(out, 0, outlen);
+	int rc = dev->shim->ops->cmd(dev->shim, in, inlen, out, outlen, &dev->cmd_status,
+				     &dev->cmd_syndrome, msg, sizeof(msg));
+	if (rc) {
+		snprintf(dev->err, sizeof(dev->err), "%s", msg[0] ? msg : strerror(-rc));
+		if (rc == -ENODEV)
+			mx5_remote_events(dev);   /* the daemon is gone: fatal, queues flushed */
+	}
+	return rc;
+}
+
+int mx5_device_is_remote(const struct mx5_device *dev)
+{
+	return dev && dev->remote;
+}
+
 int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, size_t outlen)
 {
 	dev->cmd_status = 0;
 	dev->cmd_syndrome = 0;
+	if (dev->remote)
+		return mx5_exec_remote(dev, in, inlen, out, outlen);
 	if (!dev->cmdq)
 		return mx5_fail(dev, -ENODEV, "no command queue");
 	if (dev->health != MX5_HEALTH_OK)
@@ -243,7 +269,8 @@ int mx5_device_open_attr(const char *uri, const struct mx5_open_attr *attr,
 		return rc ? rc : -ENODEV;
 	}
 
-	rc = mx5_bringup(dev);
+	dev->remote = dev->shim->ops->cmd && dev->shim->ops->next_event && dev->shim->ops->comp_eqn;
+	rc = dev->remote ? mx5_attach(dev) : mx5_bringup(dev);
 	if (rc) {
 		snprintf(mx5_open_err, sizeof(mx5_open_err), "%s", dev->err);
 		/* Before teardown, whose own commands would overwrite it.  The engine clears

@@ -150,6 +150,8 @@ void mx5_eq_destroy(struct mx5_device *dev, struct mx5_eq *eq)
 	if (!eq->created)
 		return;
 	eq->created = false;
+	if (eq->remote)
+		return;   /* the device daemon's */
 	if (dev->health == MX5_HEALTH_OK) {
 		uint8_t in[PRM_SIZE(destroy_eq_in)] = { 0 }, out[PRM_SIZE(destroy_eq_out)];
 		PRM_SET(destroy_eq_in, in, opcode, PRM_CMD_OP_DESTROY_EQ);
@@ -184,6 +186,48 @@ void mx5_device_set_event_handler(struct mx5_device *dev, mx5_event_fn fn, void 
 {
 	dev->event_fn = fn;
 	dev->event_ctx = ctx;
+}
+
+void mx5_device_set_comp_route(struct mx5_device *dev, void (*fn)(void *ctx, uint32_t cqn), void *ctx)
+{
+	dev->comp_route = fn;
+	dev->comp_route_ctx = ctx;
+}
+
+int mx5_remote_events(struct mx5_device *dev)
+{
+	int fd = shim_irq_fd(dev->shim, 0), n = 0;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	if (fd >= 0 && poll(&p, 1, 0) > 0)
+		plat_notify_read(fd, NULL);
+	struct shim_remote_event ev;
+	int rc;
+	while (dev->health == MX5_HEALTH_OK && (rc = dev->shim->ops->next_event(dev->shim, &ev)) != 0) {
+		if (rc < 0) {
+			/* The daemon is gone: like a removed function, every queue flushes and
+			 * DEVICE_FATAL is raised once. */
+			snprintf(dev->err, sizeof(dev->err), "the device daemon is gone");
+			mx5_mark_fatal(dev, MX5_HEALTH_REMOVED, 0);
+			break;
+		}
+		n++;
+		if (ev.kind == SHIM_REMOTE_COMP) {
+			mx5_cq_dispatch_comp(dev, ev.num);
+			continue;
+		}
+		if (ev.kind != SHIM_REMOTE_ASYNC)
+			continue;
+		enum mx5_event_type t = (enum mx5_event_type)ev.type;
+		if (t == MX5_EVENT_DEVICE_FATAL) {
+			snprintf(dev->err, sizeof(dev->err), "device fatal (reported by the device daemon)");
+			mx5_mark_fatal(dev, MX5_HEALTH_FATAL, ev.syndrome);
+			break;
+		}
+		if (t >= MX5_EVENT_QP_FATAL && t != MX5_EVENT_SRQ_LIMIT && t != MX5_EVENT_SRQ_ERROR)
+			mx5_qp_async_event(dev, ev.num, t);
+		mx5_raise_event(dev, t, ev.num, ev.eqe_type, ev.syndrome);
+	}
+	return n;
 }
 
 /* The next software-owned EQE, or NULL (owner bit equals the consumer counter's wrap
@@ -347,6 +391,8 @@ int mx5_device_poll_events(struct mx5_device *dev)
 		return -EINVAL;
 	if (dev->health != MX5_HEALTH_OK)
 		return 0;
+	if (dev->remote)
+		return mx5_remote_events(dev);
 	int fd = shim_irq_fd(dev->shim, dev->async_eq.vector);
 	/* eventfd is nonblocking only if the shim made it so: poll before reading */
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -412,6 +458,14 @@ int mx5_comp_eq_get(struct mx5_device *dev, unsigned vector, struct mx5_eq **out
 		struct mx5_eq *eq = calloc(1, sizeof(*eq));
 		if (!eq)
 			return -ENOMEM;
+		if (dev->remote) {
+			/* the daemon's completion EQ; its events come through the shim */
+			*eq = (struct mx5_eq){ .dev = dev, .eqn = dev->shim->ops->comp_eqn(dev->shim),
+					       .vector = 1, .created = true, .remote = true };
+			dev->comp_eqs[vector] = eq;
+			*out = eq;
+			return 0;
+		}
 		/* vector 0 is the async EQ's; completion vector v uses interrupt v+1 when the
 		 * shim has that many, else shares vector 0 */
 		unsigned irq = shim_irq_count(dev->shim) > vector + 1 ? vector + 1 : 0;
@@ -452,6 +506,8 @@ int mx5_eq_poll(struct mx5_eq *eq)
 	struct mx5_device *dev = eq->dev;
 	if (dev->health != MX5_HEALTH_OK)
 		return 0;
+	if (eq->remote)
+		return mx5_remote_events(dev);
 	int fd = mx5_eq_fd(eq);
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	if (fd >= 0 && poll(&p, 1, 0) > 0)

@@ -440,6 +440,33 @@ int mx5_bringup(struct mx5_device *dev)
 	return rc < 0 ? rc : 0;
 }
 
+int mx5_attach(struct mx5_device *dev)
+{
+	dev->cmdif_rev = (uint16_t)MX5_ISEG_GET(dev, cmd_interface_rev);
+	dev->fw_major = (uint16_t)MX5_ISEG_GET(dev, fw_rev_major);
+	dev->fw_minor = (uint16_t)MX5_ISEG_GET(dev, fw_rev_minor);
+	dev->fw_subminor = (uint16_t)MX5_ISEG_GET(dev, fw_rev_subminor);
+	int rc;
+	if ((rc = mx5_caps_read(dev, MX5_CAP_GENERAL, false)))
+		return rc;
+	if (PRM_GET(cmd_hca_cap, dev->caps[MX5_CAP_GENERAL][1], roce) &&
+	    (rc = mx5_caps_read(dev, MX5_CAP_ROCE, true)))
+		return rc;
+	if (PRM_GET(cmd_hca_cap, dev->caps[MX5_CAP_GENERAL][1], atomic) &&
+	    (rc = mx5_caps_read(dev, MX5_CAP_ATOMIC, true)))
+		return rc;
+	if (PRM_GET(cmd_hca_cap, dev->caps[MX5_CAP_GENERAL][1], pg) &&
+	    (rc = mx5_caps_read(dev, MX5_CAP_ODP, true)))
+		return rc;
+	mx5_bringup_summary(dev);
+	if ((rc = mx5_uar_alloc(dev)))
+		return rc;
+	/* The daemon's EQs carry our events; one completion vector, routed here. */
+	dev->async_eq.vector = 0;
+	dev->ncomp_vectors = 1;
+	return mx5_counters_alloc(dev);
+}
+
 void mx5_teardown(struct mx5_device *dev)
 {
 	char first_err[MX5_ERR_LEN] = "";

@@ -225,6 +225,11 @@ struct mx5_event {
 
 typedef void (*mx5_event_fn)(void *ctx, const struct mx5_event *ev);
 void mx5_device_set_event_handler(struct mx5_device *dev, mx5_event_fn fn, void *ctx);
+/* A completion event naming a CQ this device did not create here goes to fn: a device
+ * daemon (tools/uvd) routes it to the client process that made the CQ. */
+void mx5_device_set_comp_route(struct mx5_device *dev, void (*fn)(void *ctx, uint32_t cqn), void *ctx);
+/* 1 when the device is attached through a device daemon (a "uvd:" URI). */
+int mx5_device_is_remote(const struct mx5_device *dev);
 
 /* The async EQ's interrupt fd (POLLIN when events are pending), and the service
  * function: page requests (give/reclaim), command completions, port changes, QP/CQ/SRQ

@@ -77,6 +77,7 @@ struct mx5_eq {
 	uint32_t cons;          /* consumer counter (owner bit from its wrap) */
 	bool created;
 	bool async;
+	bool remote;            /* the device daemon's EQ: events arrive through the shim */
 };
 
 struct mx5_uar {
@@ -141,6 +142,12 @@ struct mx5_device {
 
 	mx5_event_fn event_fn;
 	void *event_ctx;
+	/* completions on CQs made by a device daemon's clients (mx5_device_set_comp_route) */
+	void (*comp_route)(void *ctx, uint32_t cqn);
+	void *comp_route_ctx;
+	/* attached through a device daemon (shim_ops.cmd): no bring-up, commands and
+	 * events go through the shim (init.c mx5_attach) */
+	bool remote;
 
 	struct mx5_list pds, mrs, cqs, qps, srqs;
 	struct {
@@ -195,6 +202,9 @@ void mx5_log(enum mx5_log_level lvl, const char *fmt, ...) __attribute__((format
 
 /* init.c */
 int mx5_bringup(struct mx5_device *dev);
+/* A function whose daemon already brought it up: read its capabilities, take a UAR and
+ * a counter set of our own; no pages, EQs or command queue here. */
+int mx5_attach(struct mx5_device *dev);
 /* Fill dev->bi from the pages and capabilities, and log it at info. */
 void mx5_bringup_summary(struct mx5_device *dev);
 /* qpc.ts_format for new QPs (Linux include/linux/mlx5/qp.h mlx5_get_qp_default_ts). */
@@ -227,6 +237,8 @@ void mx5_eq_destroy(struct mx5_device *dev, struct mx5_eq *eq);
 void mx5_eq_destroy_all_comp(struct mx5_device *dev);
 int mx5_eq_enable_cmd_events(struct mx5_device *dev);
 void mx5_after_cmd(struct mx5_device *dev);
+/* Events the device daemon routed to this process (attached devices); returns how many. */
+int mx5_remote_events(struct mx5_device *dev);
 void mx5_cq_dispatch_comp(struct mx5_device *dev, uint32_t cqn);
 void mx5_qp_async_event(struct mx5_device *dev, uint32_t qpn, enum mx5_event_type type);
 int mx5_vport_roce(struct mx5_device *dev, bool enable);

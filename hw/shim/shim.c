@@ -38,6 +38,13 @@ extern const struct shim_ops shim_kext_ops;
 #define SHIM_KEXT_NAME ""
 #endif
 
+#if SHIM_HAVE_UVD
+extern const struct shim_ops shim_uvd_ops;
+#define SHIM_UVD (&shim_uvd_ops)
+#else
+#define SHIM_UVD NULL
+#endif
+
 int shim_register(const struct shim_ops *ops)
 {
 	if (!ops || !ops->scheme || !ops->open)
@@ -55,7 +62,7 @@ int shim_register(const struct shim_ops *ops)
 
 static const struct shim_ops *shim_find(const char *scheme, size_t len)
 {
-	const struct shim_ops *builtin[] = { SHIM_EMU, SHIM_VFIO, SHIM_KEXT };
+	const struct shim_ops *builtin[] = { SHIM_EMU, SHIM_VFIO, SHIM_KEXT, SHIM_UVD };
 
 	for (size_t i = 0; i < shim_nimpls; i++)
 		if (strlen(shim_impls[i]->scheme) == len && strncmp(shim_impls[i]->scheme, scheme, len) == 0)

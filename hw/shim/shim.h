@@ -4,6 +4,8 @@
  *   emu:[opts]              an emulated ConnectX in this process (hw/shim/emu.c -> hw/emu)
  *   vfio:<BDF>              Linux VFIO (hw/shim/vfio.c)
  *   kext:<index>            the macOS kext user client (hw/shim/kext.c, macOS only)
+ *   uvd:<socket path>       a function shared through the device daemon tools/uvd
+ *                           (hw/shim/uvd.c): control path there, data path here
  * Tests may register their own (a scripted responder) with shim_register().
  *
  * Rules for callers (hw/mlx5, firmware-cmd):
@@ -82,6 +84,19 @@ struct shim_pin {
 	int readonly;                /* 1: the device may only read it (pages not writable) */
 };
 
+/* An event the device daemon routed to this process (hw/shim/uvd.c): the daemon owns
+ * the EQs and forwards each event to the process that owns the object it names. */
+enum shim_remote_kind {
+	SHIM_REMOTE_COMP = 1,   /* completion event on CQ `num` */
+	SHIM_REMOTE_ASYNC = 2,  /* async event: `type` is an enum mx5_event_type (hw/mlx5/mx5.h) */
+};
+struct shim_remote_event {
+	uint32_t kind;
+	uint32_t type;
+	uint32_t num;           /* CQN, QPN, SRQN or port, by type */
+	uint8_t eqe_type, syndrome;
+};
+
 struct shim_ops {
 	const char *scheme;          /* "emu", "vfio", "kext", or a test's own */
 	int (*open)(const char *args, struct shim_dev **out);
@@ -102,6 +117,18 @@ struct shim_ops {
 	 * to, 0 or -ENOENT (the job ARP/ND does for a host, RFC 826 / RFC 4861). */
 	int (*port_addrs)(struct shim_dev *dev, unsigned port, uint8_t (*addrs)[16], unsigned max);
 	int (*neigh)(struct shim_dev *dev, const uint8_t addr[16], uint8_t mac[6]);
+	/* Optional, only for a function shared through a device daemon (hw/shim/uvd.c,
+	 * "uvd:<socket>"); NULL elsewhere.  The daemon owns bring-up, firmware pages, EQs
+	 * and the command queue, so the driver attaches instead of bringing up:
+	 * cmd runs one command in the daemon, which checks it against the objects this
+	 * process owns; 0 or -errno, the firmware's status and syndrome, and the daemon's
+	 * message in msg.  comp_eqn: the EQ the daemon routes this process's completion
+	 * events through.  next_event pops one routed event (1), none (0), or -ENODEV
+	 * once the daemon is gone.  Every irq_fd is signalled when an event arrives. */
+	int (*cmd)(struct shim_dev *dev, const void *in, size_t inlen, void *out, size_t outlen,
+		   uint8_t *status, uint32_t *syndrome, char *msg, size_t msglen);
+	uint32_t (*comp_eqn)(struct shim_dev *dev);
+	int (*next_event)(struct shim_dev *dev, struct shim_remote_event *ev);
 };
 
 /* Every shim's device starts with this header. */

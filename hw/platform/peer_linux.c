@@ -1,0 +1,45 @@
+/* hw/platform/peer.h on Linux: SO_PEERCRED, PR_SET_PTRACER, process_vm_readv/writev. */
+#include "hw/platform/peer.h"
+
+#include <errno.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+int plat_peer_cred(int fd, pid_t *pid, uid_t *uid)
+{
+	struct ucred c;
+	socklen_t l = sizeof(c);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &l) < 0)
+		return -errno;
+	if (pid)
+		*pid = c.pid;
+	if (uid)
+		*uid = c.uid;
+	return 0;
+}
+
+int plat_allow_peer_access(pid_t pid)
+{
+	/* EINVAL: no Yama in this kernel, so ptrace access rules alone apply (same uid). */
+	if (prctl(PR_SET_PTRACER, (unsigned long)pid, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	return 0;
+}
+
+int plat_peer_copy(pid_t pid, uint64_t raddr, void *buf, size_t len, int write)
+{
+	while (len) {
+		struct iovec l = { buf, len }, r = { (void *)(uintptr_t)raddr, len };
+		ssize_t n = write ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+				  : process_vm_readv(pid, &l, 1, &r, 1, 0);
+		if (n < 0)
+			return errno == EPERM ? -EACCES : -errno;
+		if (n == 0)
+			return -EFAULT;
+		buf = (char *)buf + n;
+		raddr += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}

@@ -1,0 +1,36 @@
+/* hw/platform/peer.h on macOS: getpeereid(3) and LOCAL_PEERPID; no cross-task copies. */
+#include "hw/platform/peer.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+int plat_peer_cred(int fd, pid_t *pid, uid_t *uid)
+{
+	uid_t u;
+	gid_t g;
+	if (getpeereid(fd, &u, &g) < 0)
+		return -errno;
+	pid_t p = 0;
+	socklen_t l = sizeof(p);
+	if (getsockopt(fd, SOL_LOCAL, LOCAL_PEERPID, &p, &l) < 0)
+		return -errno;
+	if (pid)
+		*pid = p;
+	if (uid)
+		*uid = u;
+	return 0;
+}
+
+int plat_allow_peer_access(pid_t pid)
+{
+	(void)pid;
+	return 0;
+}
+
+int plat_peer_copy(pid_t pid, uint64_t raddr, void *buf, size_t len, int write)
+{
+	(void)pid; (void)raddr; (void)buf; (void)len; (void)write;
+	return -EOPNOTSUPP;
+}

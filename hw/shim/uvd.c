@@ -1,0 +1,540 @@
+/* The device daemon's client shim: "uvd:<socket path>" ("uvd:" alone: the daemon in
+ * $UVERBS_RUN_DIR, default /tmp/uverbs-<uid>).  tools/uvd owns the function's control
+ * path; this process keeps its own data path (docs/architecture.md, "Several
+ * processes: uvd"):
+ *  - commands go to the daemon one by one (shim_ops.cmd), which checks each against
+ *    the objects this process owns;
+ *  - queue memory (dma_alloc) is a memfd the daemon created and pinned, mapped here
+ *    too, so WQEs, CQEs and doorbell records are shared memory, written and read
+ *    with no hop;
+ *  - memory registration (dma_pin) asks the daemon to pin this process's pages
+ *    (process_vm_readv/writev on the emulator, allowed by plat_allow_peer_access);
+ *  - BAR0 is a private proxy: stores into this process's UAR pages are sent on the
+ *    event socket without waiting (the daemon checks the page is ours and performs
+ *    them), reads of the initialization segment (health, firmware revision) ask the
+ *    daemon, and read all-ones once the daemon is gone, as a removed device does;
+ *  - events the daemon routes here are queued for next_event and signal the one
+ *    interrupt fd every vector shares.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "hw/platform/notify.h"
+#include "hw/platform/peer.h"
+#include "hw/shim/shim.h"
+#include "hw/shim/uvd_proto.h"
+
+#define UVD_EVQ 1024u
+
+struct uvd_rec {
+	uint64_t id;
+	size_t maplen;               /* dma_alloc: bytes mapped here */
+	struct shim_iova_seg *segs;  /* dma_pin */
+};
+
+struct uvd_shim {
+	struct shim_dev base;
+	int ctl, evs;                /* control and event sockets */
+	pthread_mutex_t ctl_lock;    /* one request at a time on the control socket */
+	uint32_t seq;
+	uint8_t *buf;                /* UVD_MAX_MSG bytes for replies (under ctl_lock) */
+	uint8_t *bar;
+	size_t bar_len;
+	struct shim_mmio_hook hook;
+	uint32_t comp_eqn;
+	pid_t daemon;
+	int irq;                     /* notification every irq_fd returns */
+	pthread_t reader;
+	bool reader_running;
+	volatile int gone;           /* the daemon closed the connection */
+	pthread_mutex_t evq_lock;
+	struct shim_remote_event evq[UVD_EVQ];
+	unsigned evq_head, evq_n;
+};
+
+extern const struct shim_ops shim_uvd_ops;
+
+static struct uvd_shim *to_uvd(struct shim_dev *d)
+{
+	return (struct uvd_shim *)d;
+}
+
+static void uvd_mark_gone(struct uvd_shim *s)
+{
+	if (!s->gone) {
+		s->gone = 1;
+		if (s->irq >= 0)
+			plat_notify_signal(s->irq);
+	}
+}
+
+/* One request and its reply.  The reply lands in s->buf; *fd receives a passed fd. */
+static int uvd_rpc_locked(struct uvd_shim *s, uint16_t op, const void *req, size_t reqlen,
+			  const void *tail, size_t taillen, size_t *replen, int *fd)
+{
+	if (s->gone)
+		return -ENODEV;
+	struct uvd_hdr h = { .len = (uint32_t)(sizeof(h) + reqlen + taillen), .op = op, .seq = ++s->seq };
+	if (h.len > UVD_MAX_MSG)
+		return -E2BIG;
+	struct iovec iov[3] = { { &h, sizeof(h) }, { (void *)req, reqlen }, { (void *)tail, taillen } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 3 };
+	if (sendmsg(s->ctl, &m, MSG_NOSIGNAL) < 0) {
+		uvd_mark_gone(s);
+		return -ENODEV;
+	}
+	union {
+		struct cmsghdr c;
+		char b[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec riov = { s->buf, UVD_MAX_MSG };
+	struct msghdr r = { .msg_iov = &riov, .msg_iovlen = 1, .msg_control = cm.b,
+			    .msg_controllen = sizeof(cm.b) };
+	ssize_t n;
+	do
+		n = recvmsg(s->ctl, &r, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0) {
+		uvd_mark_gone(s);
+		return -ENODEV;
+	}
+	int got_fd = -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&r); c; c = CMSG_NXTHDR(&r, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(int)))
+			memcpy(&got_fd, CMSG_DATA(c), sizeof(int));
+	struct uvd_hdr *rh = (struct uvd_hdr *)s->buf;
+	if ((r.msg_flags & MSG_TRUNC) || (size_t)n < sizeof(*rh) || rh->len != (uint32_t)n ||
+	    rh->op != op || rh->seq != h.seq) {
+		if (got_fd >= 0)
+			close(got_fd);
+		snprintf(s->base.err, sizeof(s->base.err), "uvd: malformed reply from the daemon");
+		uvd_mark_gone(s);
+		return -EPROTO;
+	}
+	if (fd)
+		*fd = got_fd;
+	else if (got_fd >= 0)
+		close(got_fd);
+	*replen = (size_t)n - sizeof(*rh);
+	return rh->rc;
+}
+
+static int uvd_rpc(struct uvd_shim *s, uint16_t op, const void *req, size_t reqlen, void *rep,
+		   size_t replen_want, int *fd)
+{
+	size_t got = 0;
+	pthread_mutex_lock(&s->ctl_lock);
+	int rc = uvd_rpc_locked(s, op, req, reqlen, NULL, 0, &got, fd);
+	if (rc == 0 && rep) {
+		if (got < replen_want)
+			rc = -EPROTO;
+		else
+			memcpy(rep, s->buf + sizeof(struct uvd_hdr), replen_want);
+	}
+	pthread_mutex_unlock(&s->ctl_lock);
+	return rc;
+}
+
+static void *uvd_reader(void *arg)
+{
+	struct uvd_shim *s = arg;
+	uint8_t b[sizeof(struct uvd_hdr) + sizeof(struct shim_remote_event) + 64];
+	for (;;) {
+		ssize_t n = recv(s->evs, b, sizeof(b), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		struct uvd_hdr h;
+		if ((size_t)n < sizeof(h) + sizeof(struct shim_remote_event))
+			continue;
+		memcpy(&h, b, sizeof(h));
+		if (h.op != UVD_OP_EVENT || h.len != (uint32_t)n)
+			continue;
+		pthread_mutex_lock(&s->evq_lock);
+		if (s->evq_n < UVD_EVQ) {
+			memcpy(&s->evq[(s->evq_head + s->evq_n) % UVD_EVQ], b + sizeof(h),
+			       sizeof(struct shim_remote_event));
+			s->evq_n++;
+		}
+		pthread_mutex_unlock(&s->evq_lock);
+		plat_notify_signal(s->irq);
+	}
+	uvd_mark_gone(s);
+	return NULL;
+}
+
+/* BAR hook: reads ask the daemon (init segment only), stores go to it. */
+static void uvd_hook(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned size)
+{
+	struct uvd_shim *s = ctx;
+	if (off + size > s->bar_len || size > UVD_MAX_STORE)
+		return;
+	if (op == SHIM_MMIO_READ) {
+		struct uvd_read q = { .off = off, .size = size };
+		struct uvd_read_rep r;
+		if (size > 8 || uvd_rpc(s, UVD_OP_READ, &q, sizeof(q), &r, sizeof(r), NULL))
+			memset(s->bar + off, 0xff, size);   /* gone, or refused: all-ones */
+		else
+			memcpy(s->bar + off, &r.val, size);
+		return;
+	}
+	if (s->gone)
+		return;
+	struct uvd_hdr h = { .len = (uint32_t)(sizeof(h) + sizeof(struct uvd_store) + size),
+			     .op = UVD_OP_STORE };
+	struct uvd_store st = { .off = off, .size = size, .op = (uint32_t)op };
+	struct iovec iov[3] = { { &h, sizeof(h) }, { &st, sizeof(st) }, { s->bar + off, size } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 3 };
+	if (sendmsg(s->evs, &m, MSG_NOSIGNAL) < 0)
+		uvd_mark_gone(s);
+}
+
+static void uvd_close(struct shim_dev *dev)
+{
+	struct uvd_shim *s = to_uvd(dev);
+	if (!s)
+		return;
+	if (s->ctl >= 0)
+		shutdown(s->ctl, SHUT_RDWR);
+	if (s->evs >= 0)
+		shutdown(s->evs, SHUT_RDWR);
+	if (s->reader_running)
+		pthread_join(s->reader, NULL);
+	if (s->ctl >= 0)
+		close(s->ctl);
+	if (s->evs >= 0)
+		close(s->evs);
+	if (s->bar)
+		munmap(s->bar, s->bar_len);
+	plat_notify_close(s->irq);
+	free(s->buf);
+	pthread_mutex_destroy(&s->ctl_lock);
+	pthread_mutex_destroy(&s->evq_lock);
+	free(s);
+}
+
+static int uvd_default_path(char *out, size_t len)
+{
+	const char *dir = getenv("UVERBS_RUN_DIR");
+	int n = dir && *dir ? snprintf(out, len, "%s/%s", dir, UVD_SOCK_NAME)
+			    : snprintf(out, len, "/tmp/uverbs-%u/%s", (unsigned)getuid(), UVD_SOCK_NAME);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int uvd_open(const char *args, struct shim_dev **out)
+{
+	struct uvd_shim *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->base.ops = &shim_uvd_ops;
+	s->ctl = s->evs = s->irq = -1;
+	pthread_mutex_init(&s->ctl_lock, NULL);
+	pthread_mutex_init(&s->evq_lock, NULL);
+	*out = &s->base;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int rc = 0;
+	if (!args || !*args)
+		rc = uvd_default_path(a.sun_path, sizeof(a.sun_path));
+	else if (strlen(args) >= sizeof(a.sun_path))
+		rc = -ENAMETOOLONG;
+	else
+		memcpy(a.sun_path, args, strlen(args));
+	if (rc) {
+		snprintf(s->base.err, sizeof(s->base.err), "uvd: socket path too long");
+		return rc;
+	}
+	s->buf = malloc(UVD_MAX_MSG);
+	s->irq = plat_notify_open(0, PLAT_NOTIFY_NONBLOCK);
+	if (!s->buf || s->irq < 0)
+		return s->irq < 0 ? s->irq : -ENOMEM;
+	s->ctl = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s->ctl < 0 || connect(s->ctl, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		rc = -errno;
+		snprintf(s->base.err, sizeof(s->base.err),
+			 "uvd: no device daemon at %s (%s): start tools/uvd, or name its socket in uvd:<path>",
+			 a.sun_path, strerror(-rc));
+		return rc;
+	}
+	struct uvd_hello hq = { .version = UVD_VERSION };
+	struct uvd_hello_rep hr;
+	rc = uvd_rpc(s, UVD_OP_HELLO, &hq, sizeof(hq), &hr, sizeof(hr), &s->evs);
+	if (rc || s->evs < 0 || hr.version != UVD_VERSION || hr.bar_len < 0x1000 ||
+	    hr.bar_len > (1ull << 34) || !hr.page_size) {
+		snprintf(s->base.err, sizeof(s->base.err), "uvd: the daemon at %s refused us: %s",
+			 a.sun_path, rc ? strerror(-rc) : "protocol version or geometry");
+		return rc ? rc : -EPROTO;
+	}
+	s->base.page_size = hr.page_size;
+	s->base.pci = hr.pci;
+	s->comp_eqn = hr.comp_eqn;
+	s->daemon = hr.daemon_pid;
+	s->bar_len = hr.bar_len;
+	/* The emulated device lives in the daemon and reaches our registered memory
+	 * with process_vm_readv/writev: let it. */
+	rc = plat_allow_peer_access(s->daemon);
+	if (rc) {
+		snprintf(s->base.err, sizeof(s->base.err), "uvd: cannot let the daemon (pid %d) reach our memory: %s",
+			 (int)s->daemon, strerror(-rc));
+		return rc;
+	}
+	s->bar = mmap(NULL, s->bar_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (s->bar == MAP_FAILED) {
+		s->bar = NULL;
+		return -ENOMEM;
+	}
+	s->hook.access = uvd_hook;
+	s->hook.ctx = s;
+	rc = -pthread_create(&s->reader, NULL, uvd_reader, s);
+	if (rc)
+		return rc;
+	s->reader_running = true;
+	return 0;
+}
+
+static int uvd_bar(struct shim_dev *dev, unsigned index, struct shim_bar *out)
+{
+	struct uvd_shim *s = to_uvd(dev);
+	if (!out)
+		return -EINVAL;
+	if (index != 0)
+		return -ENOENT;
+	out->base = s->bar;
+	out->len = s->bar_len;
+	out->wc_base = s->bar;
+	out->hook = &s->hook;
+	return 0;
+}
+
+static int uvd_dma_alloc(struct shim_dev *dev, size_t len, size_t align, struct shim_dma *out)
+{
+	struct uvd_shim *s = to_uvd(dev);
+	if (!out || !len || (align & (align - 1)))
+		return -EINVAL;
+	struct uvd_dma_alloc q = { .len = len, .align = align };
+	struct uvd_dma_rep r;
+	int fd = -1;
+	int rc = uvd_rpc(s, UVD_OP_DMA_ALLOC, &q, sizeof(q), &r, sizeof(r), &fd);
+	if (rc || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(dev->err, sizeof(dev->err), "uvd: DMA memory of %zu bytes: %s", len, strerror(rc ? -rc : EPROTO));
+		return rc ? rc : -EPROTO;
+	}
+	struct uvd_rec *rec = calloc(1, sizeof(*rec));
+	size_t maplen = (len + dev->page_size - 1) / dev->page_size * dev->page_size;
+	void *va = rec ? mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+	close(fd);
+	if (va == MAP_FAILED) {
+		struct uvd_id id = { r.id };
+		uvd_rpc(s, UVD_OP_DMA_FREE, &id, sizeof(id), NULL, 0, NULL);
+		free(rec);
+		return -ENOMEM;
+	}
+	rec->id = r.id;
+	rec->maplen = maplen;
+	out->va = va;
+	out->iova = r.iova;
+	out->len = len;
+	out->priv = rec;
+	return 0;
+}
+
+static void uvd_dma_free(struct shim_dev *dev, struct shim_dma *dma)
+{
+	if (!dma || !dma->priv)
+		return;
+	struct uvd_rec *rec = dma->priv;
+	struct uvd_id id = { rec->id };
+	uvd_rpc(to_uvd(dev), UVD_OP_DMA_FREE, &id, sizeof(id), NULL, 0, NULL);
+	munmap(dma->va, rec->maplen);
+	free(rec);
+	dma->priv = NULL;
+	dma->va = NULL;
+}
+
+static int uvd_dma_pin(struct shim_dev *dev, void *va, size_t len, struct shim_pin *out)
+{
+	struct uvd_shim *s = to_uvd(dev);
+	if (!out || !va || !len)
+		return -EINVAL;
+	struct uvd_pin q = { .va = (uint64_t)(uintptr_t)va, .len = len };
+	size_t got = 0;
+	pthread_mutex_lock(&s->ctl_lock);
+	int rc = uvd_rpc_locked(s, UVD_OP_PIN, &q, sizeof(q), NULL, 0, &got, NULL);
+	struct uvd_pin_rep r;
+	struct uvd_rec *rec = NULL;
+	if (rc == 0 && got < sizeof(r))
+		rc = -EPROTO;
+	if (rc == 0) {
+		memcpy(&r, s->buf + sizeof(struct uvd_hdr), sizeof(r));
+		if (!r.nseg || r.nseg > UVD_MAX_SEGS || got != sizeof(r) + r.nseg * sizeof(struct shim_iova_seg))
+			rc = -EPROTO;
+	}
+	if (rc == 0) {
+		rec = calloc(1, sizeof(*rec));
+		if (rec)
+			rec->segs = calloc(r.nseg, sizeof(*rec->segs));
+		if (!rec || !rec->segs) {
+			free(rec);
+			rec = NULL;
+			rc = -ENOMEM;
+		} else {
+			memcpy(rec->segs, s->buf + sizeof(struct uvd_hdr) + sizeof(r), r.nseg * sizeof(*rec->segs));
+			rec->id = r.id;
+		}
+	} else if (rc != -ENODEV && got > 0) {
+		/* the daemon's reason, a string */
+		char why[UVD_MSG_LEN];
+		size_t n = got < sizeof(why) ? got : sizeof(why) - 1;
+		memcpy(why, s->buf + sizeof(struct uvd_hdr), n);
+		why[n] = '\0';
+		snprintf(dev->err, sizeof(dev->err), "uvd: %s", why[0] ? why : strerror(-rc));
+	}
+	pthread_mutex_unlock(&s->ctl_lock);
+	if (rc)
+		return rc;
+	out->va = va;
+	out->len = len;
+	out->nseg = r.nseg;
+	out->seg = rec->segs;
+	out->priv = rec;
+	out->readonly = (int)r.readonly;
+	return 0;
+}
+
+static void uvd_dma_unpin(struct shim_dev *dev, struct shim_pin *pin)
+{
+	if (!pin || !pin->priv)
+		return;
+	struct uvd_rec *rec = pin->priv;
+	struct uvd_id id = { rec->id };
+	uvd_rpc(to_uvd(dev), UVD_OP_UNPIN, &id, sizeof(id), NULL, 0, NULL);
+	free(rec->segs);
+	free(rec);
+	pin->priv = NULL;
+	pin->seg = NULL;
+	pin->nseg = 0;
+}
+
+static int uvd_irq_fd(struct shim_dev *dev, unsigned vector)
+{
+	(void)vector;
+	return to_uvd(dev)->irq;
+}
+
+static unsigned uvd_irq_count(struct shim_dev *dev)
+{
+	(void)dev;
+	return 2;   /* vector 0 for async events, 1 for completions: one fd behind both */
+}
+
+static int uvd_port_addrs(struct shim_dev *dev, unsigned port, uint8_t (*addrs)[16], unsigned max)
+{
+	struct uvd_addrs_rep r;
+	if (port != 1 || uvd_rpc(to_uvd(dev), UVD_OP_PORT_ADDRS, NULL, 0, &r, sizeof(r), NULL))
+		return 0;
+	unsigned n = r.n < max ? r.n : max;
+	if (n > UVD_MAX_ADDRS)
+		n = UVD_MAX_ADDRS;
+	memcpy(addrs, r.addrs, (size_t)n * 16);
+	return (int)n;
+}
+
+static int uvd_neigh(struct shim_dev *dev, const uint8_t addr[16], uint8_t mac[6])
+{
+	struct uvd_neigh q;
+	struct uvd_neigh_rep r;
+	memcpy(q.addr, addr, 16);
+	int rc = uvd_rpc(to_uvd(dev), UVD_OP_NEIGH, &q, sizeof(q), &r, sizeof(r), NULL);
+	if (rc)
+		return rc;
+	memcpy(mac, r.mac, 6);
+	return 0;
+}
+
+static int uvd_cmd(struct shim_dev *dev, const void *in, size_t inlen, void *out, size_t outlen,
+		   uint8_t *status, uint32_t *syndrome, char *msg, size_t msglen)
+{
+	struct uvd_shim *s = to_uvd(dev);
+	struct uvd_cmd q = { .inlen = (uint32_t)inlen, .outlen = (uint32_t)outlen };
+	struct uvd_cmd_rep r;
+	size_t got = 0;
+	*status = 0;
+	*syndrome = 0;
+	if (msglen)
+		msg[0] = '\0';
+	if (inlen > UVD_MAX_MSG / 2 || outlen > UVD_MAX_MSG / 2)
+		return -E2BIG;
+	pthread_mutex_lock(&s->ctl_lock);
+	int rc = uvd_rpc_locked(s, UVD_OP_CMD, &q, sizeof(q), in, inlen, &got, NULL);
+	if (got >= sizeof(r)) {
+		memcpy(&r, s->buf + sizeof(struct uvd_hdr), sizeof(r));
+		r.msg[UVD_MSG_LEN - 1] = '\0';
+		*status = r.status;
+		*syndrome = r.syndrome;
+		if (msglen)
+			snprintf(msg, msglen, "%s", r.msg);
+		if (rc == 0) {
+			if (r.outlen != outlen || got != sizeof(r) + outlen)
+				rc = -EPROTO;
+			else
+				memcpy(out, s->buf + sizeof(struct uvd_hdr) + sizeof(r), outlen);
+		}
+	} else if (rc == 0) {
+		rc = -EPROTO;
+	}
+	pthread_mutex_unlock(&s->ctl_lock);
+	if (rc == -ENODEV && msglen && !msg[0])
+		snprintf(msg, msglen, "the device daemon is gone");
+	return rc;
+}
+
+static uint32_t uvd_comp_eqn(struct shim_dev *dev)
+{
+	return to_uvd(dev)->comp_eqn;
+}
+
+static int uvd_next_event(struct shim_dev *dev, struct shim_remote_event *ev)
+{
+	struct uvd_shim *s = to_uvd(dev);
+	int rc = 0;
+	pthread_mutex_lock(&s->evq_lock);
+	if (s->evq_n) {
+		*ev = s->evq[s->evq_head];
+		s->evq_head = (s->evq_head + 1) % UVD_EVQ;
+		s->evq_n--;
+		rc = 1;
+	} else if (s->gone) {
+		rc = -ENODEV;
+	}
+	pthread_mutex_unlock(&s->evq_lock);
+	return rc;
+}
+
+const struct shim_ops shim_uvd_ops = {
+	.scheme = "uvd",
+	.open = uvd_open,
+	.close = uvd_close,
+	.bar = uvd_bar,
+	.dma_alloc = uvd_dma_alloc,
+	.dma_free = uvd_dma_free,
+	.dma_pin = uvd_dma_pin,
+	.dma_unpin = uvd_dma_unpin,
+	.irq_fd = uvd_irq_fd,
+	.irq_count = uvd_irq_count,
+	.port_addrs = uvd_port_addrs,
+	.neigh = uvd_neigh,
+	.cmd = uvd_cmd,
+	.comp_eqn = uvd_comp_eqn,
+	.next_event = uvd_next_event,
+};

@@ -1,0 +1,390 @@
+"""uvd, the device daemon (tools/uvd), and its clients.
+
+Two processes share one emulated NIC through one daemon, and through two daemons,
+with Debian's ibv_rc_pingpong checking the data (-c); a hostile client speaking the
+protocol itself (hw/shim/uvd_proto.h) is refused every object it does not own, every
+opcode reserved to the daemon, every bad length, and is cut off on garbage while
+others go on; clients and daemons are killed during traffic, several times, and
+nobody hangs: peers get errors, a restarted daemon serves again.
+
+The daemon is $UVD_BIN and the library $UVERBS_LIB (set by CMake).  Addresses:
+127.67.<b>.x, one b per test; TCP ports 26700 + x.
+"""
+import array
+import os
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+UVD = os.environ.get("UVD_BIN", "")
+LIB = os.environ.get("UVERBS_LIB", "")
+NET = int(os.environ.get("UVERBS_TEST_NET", "67"))
+SLOT = int(os.environ.get("UVD_TEST_SLOT", "0"))   # one per ctest entry: 38 b's, 1000 ports
+_seq = {"b": 10 + SLOT * 38 + os.getpid() % 28, "port": 26000 + SLOT * 1000 + (os.getpid() % 50) * 10}
+
+EPERM, ENOENT, EINVAL, EFAULT = 1, 2, 22, 14
+
+
+def _next():
+    _seq["b"] += 1
+    _seq["port"] += 1
+    return "127.%d.%d." % (NET, _seq["b"]), _seq["port"]
+
+
+class Daemon:
+    def __init__(self, ip, sock):
+        assert UVD and os.path.isfile(UVD), "UVD_BIN not set or missing: build tools/uvd"
+        self.sock, self.ip = sock, ip
+        self.log = tempfile.NamedTemporaryFile(prefix="uvd-", suffix=".log", delete=False)
+        self.p = subprocess.Popen([UVD, "-d", "emu:ip=%s" % ip, "-s", sock, "-v"],
+                                  stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if "serving" in self.text():
+                return
+            assert self.p.poll() is None, "uvd exited: " + self.text()
+            time.sleep(0.05)
+        raise AssertionError("uvd did not come up: " + self.text())
+
+    def text(self):
+        with open(self.log.name) as f:
+            return f.read()
+
+    def kill(self, sig=signal.SIGKILL):
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+            self.p.wait(timeout=10)
+
+
+@pytest.fixture
+def daemon():
+    made = []
+
+    def make(ip, sock=None):
+        if sock is None:
+            sock = tempfile.mktemp(prefix="uvd-", suffix=".sock", dir="/tmp")
+        d = Daemon(ip, sock)
+        made.append(d)
+        return d
+    yield make
+    for d in made:
+        d.kill()
+        try:
+            os.unlink(d.sock)
+        except OSError:
+            pass
+
+
+def _env(uri):
+    assert LIB and os.path.isfile(LIB), "UVERBS_LIB not set or missing"
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = LIB
+    env["UVERBS_DEVICES"] = uri
+    return env
+
+
+def _pingpong(uri_s, uri_c, port, extra=()):
+    args = ["ibv_rc_pingpong", "-d", "uverbs0", "-g", "1", "-p", str(port), "-c"] + list(extra)
+    s = subprocess.Popen(args, env=_env(uri_s), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(0.8)
+    c = subprocess.run(args + ["127.0.0.1"], env=_env(uri_c), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=120)
+    so, _ = s.communicate(timeout=120)
+    return s.returncode, so, c.returncode, c.stdout
+
+
+# ---------------------------------------------------------------- Debian's pingpong
+
+def test_rc_pingpong_two_clients_one_daemon(daemon):
+    base, port = _next()
+    d = daemon(base + "1")
+    rs, so, rc, co = _pingpong("uvd:" + d.sock, "uvd:" + d.sock, port, ["-n", "200"])
+    assert rs == 0 and rc == 0, so + co + d.text()
+    assert "200 iters in" in so and "200 iters in" in co
+    assert d.text().count("client ") >= 2
+
+
+def test_rc_pingpong_two_daemons(daemon):
+    base, port = _next()
+    d1, d2 = daemon(base + "1"), daemon(base + "2")
+    rs, so, rc, co = _pingpong("uvd:" + d1.sock, "uvd:" + d2.sock, port, ["-n", "200"])
+    assert rs == 0 and rc == 0, so + co
+    assert "GID ::ffff:%s1" % base in so and "GID ::ffff:%s2" % base in co
+
+
+# ---------------------------------------------------------------- a hostile client
+
+class Raw:
+    """A client speaking the protocol by hand (hw/shim/uvd_proto.h)."""
+    HDR = struct.Struct("=IHHiI")
+
+    def __init__(self, path):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.s.connect(path)
+        self.s.settimeout(10)
+        self.seq = 0
+        rc, body, fds = self.rpc(1, struct.pack("=II", 1, 0))
+        assert rc == 0 and len(fds) == 1, rc
+        self.evs = socket.socket(fileno=fds[0])
+        self.comp_eqn = struct.unpack_from("=I", body, 16)[0]
+
+    def send_raw(self, data):
+        self.s.send(data)
+
+    def rpc(self, op, payload):
+        self.seq += 1
+        self.s.send(self.HDR.pack(16 + len(payload), op, 0, 0, self.seq) + payload)
+        msg, anc, _, _ = self.s.recvmsg(1 << 18, socket.CMSG_SPACE(4))
+        assert msg, "connection closed"
+        ln, rop, _, rc, seq = self.HDR.unpack_from(msg)
+        assert ln == len(msg) and rop == op and seq == self.seq
+        fds = []
+        for lvl, typ, data in anc:
+            if lvl == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+                fds += list(array.array("i", data))
+        return rc, msg[16:], fds
+
+    def cmd(self, inp, outlen=16):
+        rc, body, _ = self.rpc(2, struct.pack("=II", len(inp), outlen) + inp)
+        msg = body[16:16 + 192].split(b"\0")[0].decode()
+        return rc, body[16 + 192:], msg
+
+    def alive(self):
+        """QUERY_HCA_CAP (general, current) answers."""
+        rc, out, msg = self.cmd(struct.pack(">HHHH", 0x100, 0, 0, 1) + bytes(8), 0x1010)
+        return rc == 0 and len(out) == 0x1010
+
+
+def _op(opcode, num=0, size=16, op_mod=0):
+    """A command whose object number sits at bit 0x48 (bytes 9..11), as in
+    dealloc_pd_in, destroy_qp_in, destroy_cq_in, dealloc_uar_in."""
+    b = bytearray(size)
+    struct.pack_into(">H", b, 0, opcode)
+    struct.pack_into(">H", b, 6, op_mod)
+    b[9:12] = num.to_bytes(3, "big")
+    return bytes(b)
+
+
+def _alloc_pd(c):
+    rc, out, msg = c.cmd(_op(0x800))
+    assert rc == 0, msg
+    return int.from_bytes(out[9:12], "big")
+
+
+def test_hostile_client_cannot_free_another_clients_pd(daemon):
+    base, _ = _next()
+    d = daemon(base + "1")
+    a, b = Raw(d.sock), Raw(d.sock)
+    pd = _alloc_pd(a)
+    rc, _, msg = b.cmd(_op(0x801, pd))
+    assert rc == -EPERM and "not this client's" in msg, (rc, msg)
+    rc, _, msg = a.cmd(_op(0x801, pd))
+    assert rc == 0, msg
+
+
+def test_hostile_client_cannot_name_another_clients_objects(daemon):
+    base, _ = _next()
+    d = daemon(base + "1")
+    a, b = Raw(d.sock), Raw(d.sock)
+    pd = _alloc_pd(a)
+    # CREATE_MKEY on a's PD: mkc at byte 16, mkc.pd at bit 0x68 (bytes 13..15 of mkc)
+    mk = bytearray(272 + 16)
+    struct.pack_into(">H", mk, 0, 0x200)
+    mk[16 + 13:16 + 16] = pd.to_bytes(3, "big")
+    rc, _, msg = b.cmd(bytes(mk))
+    assert rc == -EPERM and "PD" in msg, (rc, msg)
+    # QPs, CQs, MKeys and UARs that b never made, whoever made them
+    for opcode in (0x501, 0x507, 0x401, 0x202, 0x803, 0x50b):
+        rc, _, msg = b.cmd(_op(opcode, 0x100))
+        assert rc == -EPERM, (hex(opcode), rc, msg)
+
+
+def test_hostile_client_cannot_send_the_daemons_commands(daemon):
+    base, _ = _next()
+    d = daemon(base + "1")
+    b = Raw(d.sock)
+    # MANAGE_PAGES, TEARDOWN_HCA, CREATE_EQ, SET_HCA_CAP, MODIFY_NIC_VPORT_CONTEXT, ACCESS_REG write
+    for opcode, op_mod in ((0x108, 1), (0x103, 0), (0x301, 0), (0x109, 0), (0x755, 0), (0x805, 0)):
+        rc, _, msg = b.cmd(_op(opcode, 0, 64, op_mod))
+        assert rc == -EPERM, (hex(opcode), rc, msg)
+    assert b.alive()
+
+
+def test_hostile_client_bad_lengths_are_refused(daemon):
+    base, _ = _next()
+    d = daemon(base + "1")
+    b = Raw(d.sock)
+    # inlen that disagrees with the message
+    rc, _, _ = b.rpc(2, struct.pack("=II", 64, 16) + bytes(16))
+    assert rc == -EINVAL
+    # output longer than any message
+    rc, _, _ = b.rpc(2, struct.pack("=II", 16, 1 << 30) + _op(0x800))
+    assert rc == -EINVAL
+    # a register outside the initialization segment (a UAR page, another client's)
+    rc, _, _ = b.rpc(3, struct.pack("=QII", 0x10000, 8, 0))
+    assert rc == -EPERM
+    # queue memory of 0 bytes, of 1 TiB
+    for n in (0, 1 << 40):
+        rc, _, _ = b.rpc(4, struct.pack("=QQ", n, 4096))
+        assert rc == -EINVAL
+    # registering memory we do not have
+    rc, _, _ = b.rpc(6, struct.pack("=QQ", 0x10000, 4096))
+    assert rc == -EFAULT
+    # freeing memory that is not ours
+    rc, _, _ = b.rpc(5, struct.pack("=Q", 12345))
+    assert rc == -ENOENT
+    assert b.alive()
+
+
+def test_hostile_client_store_outside_its_uar_is_dropped(daemon):
+    base, _ = _next()
+    d = daemon(base + "1")
+    b = Raw(d.sock)
+    # 8 bytes into the init segment's command doorbell, and into UAR page 5
+    for off in (0x18, 5 * 4096 + 0x800):
+        b.evs.send(struct.pack("=IHHiI", 16 + 16 + 8, 16, 0, 0, 0) + struct.pack("=QII", off, 8, 1) + bytes(8))
+    time.sleep(0.3)
+    assert d.text().count("outside its UAR pages: dropped") == 2, d.text()
+    assert b.alive()
+
+
+def test_hostile_client_garbage_cuts_it_off_not_others(daemon):
+    base, _ = _next()
+    d = daemon(base + "1")
+    a = Raw(d.sock)
+    for junk in (b"\x01\x02\x03", struct.pack("=IHHiI", 999, 2, 0, 0, 1), os.urandom(300),
+                 struct.pack("=IHHiI", 16, 77, 0, 0, 1)):
+        b = Raw(d.sock)
+        b.send_raw(junk)
+        b.s.settimeout(5)
+        assert b.s.recv(100) == b"", "a client sending garbage must be disconnected"
+    assert a.alive()
+    # a message larger than the daemon reads: cut off too
+    b = Raw(d.sock)
+    b.s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 21)
+    try:
+        b.send_raw(struct.pack("=IHHiI", 300000, 2, 0, 0, 1) + bytes(300000 - 16))
+    except OSError:
+        pass
+    assert b.s.recv(100) == b""
+    assert a.alive()
+
+
+def test_client_objects_destroyed_when_it_disconnects(daemon):
+    base, _ = _next()
+    d = daemon(base + "1")
+    a = Raw(d.sock)
+    for _ in range(3):
+        _alloc_pd(a)
+    a.s.close()
+    a.evs.close()
+    deadline = time.time() + 10
+    while "gone: 3 objects destroyed" not in d.text() and time.time() < deadline:
+        time.sleep(0.05)
+    assert "gone: 3 objects destroyed" in d.text(), d.text()
+
+
+# ---------------------------------------------------------------- death during traffic
+
+def _bw_pair(uri, port, iters="100000"):
+    args = ["ib_write_bw", "-d", "uverbs0", "-x", "1", "-p", str(port), "-n", iters, "-s", "4096"]
+    s = subprocess.Popen(args, env=_env(uri), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(1.0)
+    c = subprocess.Popen(args + ["127.0.0.1"], env=_env(uri), stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    return s, c
+
+
+def test_client_killed_during_traffic_peer_gets_errors(daemon):
+    base, port = _next()
+    d = daemon(base + "1")
+    for rnd in range(3):
+        s, c = _bw_pair("uvd:" + d.sock, port + 100 * rnd)
+        time.sleep(2.0)
+        assert s.poll() is None and c.poll() is None, "traffic ended before the kill"
+        c.kill()
+        c.wait(timeout=10)
+        so, _ = s.communicate(timeout=60)   # an error, not a hang
+        assert s.returncode != 0, so
+        deadline = time.time() + 10
+        while d.text().count("objects destroyed") < rnd + 1 and time.time() < deadline:
+            time.sleep(0.05)
+        assert d.text().count("objects destroyed") >= rnd + 1, d.text()
+    rs, so, rc, co = _pingpong("uvd:" + d.sock, "uvd:" + d.sock, port + 400, ["-n", "50"])
+    assert rs == 0 and rc == 0, so + co
+
+
+def test_daemon_killed_during_traffic_clients_get_errors(daemon):
+    base, port = _next()
+    sock = tempfile.mktemp(prefix="uvd-", suffix=".sock", dir="/tmp")
+    for rnd in range(3):
+        d = daemon(base + "1", sock)
+        s, c = _bw_pair("uvd:" + sock, port + 100 * rnd)
+        time.sleep(2.0)
+        if s.poll() is not None or c.poll() is not None:
+            raise AssertionError("traffic ended before the kill (round %d): %s%s%s" % (
+                rnd, s.communicate()[0], c.communicate()[0], d.text()))
+        d.kill()
+        so, _ = s.communicate(timeout=60)
+        co, _ = c.communicate(timeout=60)
+        assert s.returncode != 0 and c.returncode != 0, so + co
+    d = daemon(base + "1", sock)
+    rs, so, rc, co = _pingpong("uvd:" + sock, "uvd:" + sock, port + 400, ["-n", "50"])
+    assert rs == 0 and rc == 0, so + co
+
+
+# ---------------------------------------------------------------- finding a daemon, uvinfo
+
+def test_discovery_uses_the_daemon_in_the_run_dir(daemon):
+    base, _ = _next()
+    rundir = tempfile.mkdtemp(prefix="uvd-run-")
+    d = daemon(base + "1", os.path.join(rundir, "uvd.sock"))
+    env = _env("")
+    del env["UVERBS_DEVICES"]
+    env["UVERBS_RUN_DIR"] = rundir
+    out = subprocess.run(["ibv_devinfo", "-v"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, timeout=60).stdout
+    assert "::ffff:%s1" % base in out, out
+    assert "client 1" in d.text()
+
+
+def test_uvinfo_reads_counters_through_the_daemon(daemon):
+    uvinfo = os.environ.get("UVINFO_BIN", "")
+    assert uvinfo and os.path.isfile(uvinfo), "UVINFO_BIN not set or missing"
+    base, _ = _next()
+    rundir = tempfile.mkdtemp(prefix="uvd-run-")
+    os.environ["UVERBS_RUN_DIR"] = rundir     # the daemon publishes there
+    try:
+        d = daemon(base + "1")
+    finally:
+        del os.environ["UVERBS_RUN_DIR"]
+    env = dict(os.environ, UVERBS_RUN_DIR=rundir)
+    deadline = time.time() + 10
+    while True:
+        r = subprocess.run([uvinfo, "--counters", "--pid", str(d.p.pid)], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=30)
+        if r.returncode == 0 or time.time() > deadline:
+            break
+        time.sleep(0.3)
+    assert r.returncode == 0 and "out_of_buffer" in r.stdout and "127.%d" % NET in r.stdout, r.stdout
+
+
+def test_pingpong_perftest_write_bw_two_clients_one_daemon(daemon):
+    base, port = _next()
+    d = daemon(base + "1")
+    args = ["ib_write_bw", "-d", "uverbs0", "-x", "1", "-p", str(port), "-n", "2000", "-s", "4096"]
+    s = subprocess.Popen(args, env=_env("uvd:" + d.sock), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    time.sleep(1.0)
+    c = subprocess.run(args + ["127.0.0.1"], env=_env("uvd:" + d.sock), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=120)
+    so, _ = s.communicate(timeout=120)
+    assert s.returncode == 0 and c.returncode == 0, so + c.stdout
+    # the result row: bytes, iterations, BW peak, BW average (MB/sec), MsgRate
+    rows = [l.split() for l in c.stdout.splitlines() if l.split()[:2] == ["4096", "2000"]]
+    assert rows and float(rows[0][3]) > 0, c.stdout

@@ -1,0 +1,676 @@
+/* uvd: one thread per client.  It answers the client's requests on the control
+ * socket, performs the stores the client makes into its own UAR pages (event socket),
+ * and when the client goes away -- closed, crashed or killed -- destroys every object
+ * and mapping it still had, so its peers see errors (their QPs' retries run out), not
+ * hangs, and its resources return to the device. */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "firmware-cmd/names.h"
+#include "firmware-cmd/prm.h"
+#include "hw/emu/emu.h"
+#include "hw/mlx5/mx5.h"
+#include "hw/platform/peer.h"
+#include "hw/platform/thread.h"
+#include "tools/uvd/uvd.h"
+#include "uverbs/uv.h"
+
+void uvd_log(const char *fmt, ...)
+{
+	char b[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(b, sizeof(b), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "uvd: %s\n", b);
+}
+
+static int uvd_send(int fd, uint16_t op, uint32_t seq, int32_t rc, const void *a, size_t alen,
+		    const void *b, size_t blen, int pass_fd)
+{
+	struct uvd_hdr h = { .len = (uint32_t)(sizeof(h) + alen + blen), .op = op, .rc = rc, .seq = seq };
+	struct iovec iov[3] = { { &h, sizeof(h) }, { (void *)a, alen }, { (void *)b, blen } };
+	union {
+		struct cmsghdr c;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 3 };
+	if (pass_fd >= 0) {
+		memset(&cm, 0, sizeof(cm));
+		m.msg_control = cm.buf;
+		m.msg_controllen = sizeof(cm.buf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+	}
+	return sendmsg(fd, &m, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/* ------------------------------------------------------------------ events */
+
+static struct uvd_client *uvd_owner(struct uvd_server *srv, enum uvd_obj_type t, uint32_t num)
+{
+	for (struct uvd_client *c = srv->clients; c; c = c->next)
+		if (!c->dead && uvd_owns(c, t, num))
+			return c;
+	return NULL;
+}
+
+static void uvd_event_to(struct uvd_client *c, const struct shim_remote_event *ev)
+{
+	/* Never block the service thread: a client that does not read its events loses
+	 * them (its queue of 200 KiB or so is full). */
+	struct uvd_hdr h = { .len = (uint32_t)(sizeof(h) + sizeof(*ev)), .op = UVD_OP_EVENT };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)ev, sizeof(*ev) } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+	if (sendmsg(c->evs, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && c->srv->verbose)
+		uvd_log("client %u: event lost: %s", c->id, strerror(errno));
+}
+
+void uvd_route_comp(void *ctx, uint32_t cqn)
+{
+	struct uvd_client *c = uvd_owner(ctx, UVD_CQ, cqn);
+	if (c) {
+		struct shim_remote_event ev = { .kind = SHIM_REMOTE_COMP, .num = cqn };
+		uvd_event_to(c, &ev);
+	}
+}
+
+void uvd_route_event(void *ctx, const struct mx5_event *e)
+{
+	struct uvd_server *srv = ctx;
+	struct shim_remote_event ev = { .kind = SHIM_REMOTE_ASYNC, .type = (uint32_t)e->type, .num = e->num,
+					.eqe_type = e->eqe_type, .syndrome = e->syndrome };
+	enum uvd_obj_type t;
+	switch (e->type) {
+	case MX5_EVENT_DEVICE_FATAL:
+	case MX5_EVENT_PORT_ACTIVE:
+	case MX5_EVENT_PORT_DOWN:
+		for (struct uvd_client *c = srv->clients; c; c = c->next)
+			if (!c->dead)
+				uvd_event_to(c, &ev);
+		return;
+	case MX5_EVENT_CQ_ERROR: t = UVD_CQ; break;
+	case MX5_EVENT_SRQ_LIMIT:
+	case MX5_EVENT_SRQ_ERROR: t = UVD_SRQ; break;
+	default: t = UVD_QP; break;
+	}
+	struct uvd_client *c = uvd_owner(srv, t, e->num);
+	if (c)
+		uvd_event_to(c, &ev);
+}
+
+/* ------------------------------------------------------------------ memory */
+
+static struct uvd_mem *uvd_mem_new(struct uvd_client *c)
+{
+	if (c->nmem == c->capmem) {
+		size_t cap = c->capmem ? c->capmem * 2 : 32;
+		struct uvd_mem *m = realloc(c->mem, cap * sizeof(*m));
+		if (!m)
+			return NULL;
+		c->mem = m;
+		c->capmem = cap;
+	}
+	struct uvd_mem *m = &c->mem[c->nmem];
+	memset(m, 0, sizeof(*m));
+	m->id = ++c->next_id;
+	return m;
+}
+
+static void uvd_mem_release(struct uvd_client *c, struct uvd_mem *m)
+{
+	struct shim_dev *shim = c->srv->shim;
+	if (m->is_dma) {
+		shim_dma_unpin(shim, &m->pin);
+		munmap(m->va, m->maplen);
+	} else {
+		emu_iommu_unmap(emu_device_from_shim(shim), m->emu_map);
+		free(m->segs);
+	}
+}
+
+static int uvd_mem_drop(struct uvd_client *c, uint64_t id, bool dma)
+{
+	for (size_t i = 0; i < c->nmem; i++)
+		if (c->mem[i].id == id && c->mem[i].is_dma == dma) {
+			uvd_mem_release(c, &c->mem[i]);
+			c->mem[i] = c->mem[--c->nmem];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* Queue memory: a memfd mapped here and pinned with our own shim, so the same pages
+ * are reachable by the device (through our pin) and by the client (its mapping). */
+static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, struct uvd_dma_rep *r, int *fd,
+			 char *msg, size_t msglen)
+{
+	size_t page = c->srv->shim->page_size;
+	if (!q->len || q->len > (1ull << 30) || (q->align & (q->align - 1)) || q->align > 65536) {
+		snprintf(msg, msglen, "DMA memory: %llu bytes aligned to %llu is not offered",
+			 (unsigned long long)q->len, (unsigned long long)q->align);
+		return -EINVAL;
+	}
+	size_t maplen = (q->len + page - 1) / page * page;
+	*fd = memfd_create("uvd-queue", MFD_CLOEXEC);
+	if (*fd < 0)
+		return -errno;
+	if (ftruncate(*fd, (off_t)maplen) < 0)
+		return -errno;
+	void *va = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (va == MAP_FAILED)
+		return -errno;
+	struct uvd_mem *m = uvd_mem_new(c);
+	if (!m) {
+		munmap(va, maplen);
+		return -ENOMEM;
+	}
+	int rc = shim_dma_pin(c->srv->shim, va, maplen, &m->pin);
+	if (rc == 0 && m->pin.nseg != 1) {
+		shim_dma_unpin(c->srv->shim, &m->pin);
+		snprintf(msg, msglen, "queue memory needs one IOVA range; the device gave %u (emu iova=scatter?)",
+			 m->pin.nseg);
+		rc = -EOPNOTSUPP;
+	}
+	if (rc) {
+		munmap(va, maplen);
+		return rc;
+	}
+	m->is_dma = true;
+	m->va = va;
+	m->maplen = maplen;
+	m->segs = m->pin.seg;
+	m->nseg = 1;
+	c->nmem++;
+	*r = (struct uvd_dma_rep){ .id = m->id, .iova = m->pin.seg[0].iova, .len = q->len };
+	return 0;
+}
+
+/* Registration of the client's own pages.  The emulated device reaches them with
+ * process_vm_readv/writev; hardware would need the pages pinned for its IOMMU, which
+ * only the kext can do for another task, and VFIO only for the container's owner:
+ * refused here with the reason (docs/architecture.md). */
+static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg,
+		   size_t msglen)
+{
+	struct emu_dev *emu = emu_device_from_shim(c->srv->shim);
+	if (!emu) {
+		snprintf(msg, msglen, "memory registration across processes is offered on the emulated "
+			 "device only (this daemon runs %s)", c->srv->shim->ops->scheme);
+		return -EOPNOTSUPP;
+	}
+	if (!q->len || q->va + q->len < q->va || q->len > (1ull << 40)) {
+		snprintf(msg, msglen, "pin: bad range");
+		return -EINVAL;
+	}
+	/* Every page must be mapped in the client now, as get_user_pages would demand. */
+	uint64_t pg = c->srv->shim->page_size;
+	for (uint64_t a = q->va; a < q->va + q->len; a = (a / pg + 1) * pg) {
+		uint8_t b;
+		int rc = plat_peer_copy(c->pid, a, &b, 1, 0);
+		if (rc) {
+			snprintf(msg, msglen, "pin: 0x%llx is not readable in process %d: %s",
+				 (unsigned long long)a, (int)c->pid, strerror(-rc));
+			return rc == -EACCES ? -EACCES : -EFAULT;
+		}
+	}
+	struct uvd_mem *m = uvd_mem_new(c);
+	if (!m)
+		return -ENOMEM;
+	struct emu_iova_seg *segs = NULL;
+	uint32_t nseg = 0;
+	int rc = emu_iommu_map_remote(emu, c->pid, q->va, q->len, &segs, &nseg, &m->emu_map);
+	if (rc)
+		return rc;
+	if (nseg > UVD_MAX_SEGS) {
+		emu_iommu_unmap(emu, m->emu_map);
+		free(segs);
+		snprintf(msg, msglen, "pin: %u segments, at most %u per region", nseg, UVD_MAX_SEGS);
+		return -E2BIG;
+	}
+	m->segs = calloc(nseg, sizeof(*m->segs));
+	if (!m->segs) {
+		emu_iommu_unmap(emu, m->emu_map);
+		free(segs);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < nseg; i++)
+		m->segs[i] = (struct shim_iova_seg){ segs[i].iova, segs[i].len };
+	free(segs);
+	m->nseg = nseg;
+	c->nmem++;
+	*out = m;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ commands */
+
+static void uvd_destroy_cmd(struct uvd_client *c, uint16_t op, uint32_t num)
+{
+	uint8_t in[PRM_SIZE(destroy_qp_in)] = { 0 }, out[16];
+	PRM_SET(destroy_qp_in, in, opcode, op);
+	switch (op) {
+	case PRM_CMD_OP_DESTROY_QP: PRM_SET(destroy_qp_in, in, qpn, num); break;
+	case PRM_CMD_OP_DESTROY_MKEY: PRM_SET(destroy_mkey_in, in, mkey_index, num); break;
+	case PRM_CMD_OP_DESTROY_SRQ: PRM_SET(destroy_srq_in, in, srqn, num); break;
+	case PRM_CMD_OP_DESTROY_CQ: PRM_SET(destroy_cq_in, in, cqn, num); break;
+	case PRM_CMD_OP_DEALLOC_PD: PRM_SET(dealloc_pd_in, in, pd, num); break;
+	case PRM_CMD_OP_DEALLOC_Q_COUNTER: PRM_SET(dealloc_q_counter_in, in, counter_set_id, num); break;
+	case PRM_CMD_OP_DEALLOC_UAR: PRM_SET(dealloc_uar_in, in, uar, num); break;
+	default: return;
+	}
+	int rc = mx5_cmd(c->srv->dev->mx5, in, sizeof(in), out, sizeof(out));
+	if (rc && c->srv->verbose)
+		uvd_log("client %u: cleanup 0x%x of 0x%x: %s", c->id, op, num, mx5_device_error(c->srv->dev->mx5));
+}
+
+void uvd_policy_destroy_all(struct uvd_client *c)
+{
+	static const struct { enum uvd_obj_type t; uint16_t op; } order[] = {
+		{ UVD_QP, PRM_CMD_OP_DESTROY_QP },     { UVD_MKEY, PRM_CMD_OP_DESTROY_MKEY },
+		{ UVD_SRQ, PRM_CMD_OP_DESTROY_SRQ },   { UVD_CQ, PRM_CMD_OP_DESTROY_CQ },
+		{ UVD_PD, PRM_CMD_OP_DEALLOC_PD },     { UVD_QCNT, PRM_CMD_OP_DEALLOC_Q_COUNTER },
+		{ UVD_UAR, PRM_CMD_OP_DEALLOC_UAR },
+	};
+	unsigned n = 0;
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+		for (size_t i = 0; i < c->nobj;) {
+			if (c->objs[i].type != order[k].t) {
+				i++;
+				continue;
+			}
+			uvd_destroy_cmd(c, order[k].op, c->objs[i].num);
+			c->objs[i] = c->objs[--c->nobj];
+			n++;
+		}
+	c->nuar = 0;
+	while (c->nmem) {
+		uvd_mem_release(c, &c->mem[c->nmem - 1]);
+		c->nmem--;
+	}
+	if (n)
+		uvd_log("client %u (pid %d) gone: %u objects destroyed", c->id, (int)c->pid, n);
+}
+
+/* SET_ROCE_ADDRESS from a client: the GID table is the daemon's.  The same entry as
+ * the one programmed is answered with success, nothing sent; anything else refused. */
+static int uvd_gid_same(struct uvd_client *c, const uint8_t *in, size_t inlen, char *msg, size_t msglen)
+{
+	if (inlen < PRM_SIZE(set_roce_address_in))
+		return -EINVAL;
+	uint8_t q[PRM_SIZE(query_roce_address_in)] = { 0 }, o[PRM_SIZE(query_roce_address_out)];
+	PRM_SET(query_roce_address_in, q, opcode, PRM_CMD_OP_QUERY_ROCE_ADDRESS);
+	PRM_SET(query_roce_address_in, q, roce_address_index,
+		PRM_GET(set_roce_address_in, in, roce_address_index));
+	int rc = mx5_cmd(c->srv->dev->mx5, q, sizeof(q), o, sizeof(o));
+	if (rc)
+		return rc;
+	if (memcmp(PRM_ADDR(query_roce_address_out, o, roce_address), PRM_ADDR(set_roce_address_in, in, roce_address),
+		   PRM_SIZE(roce_addr_layout))) {
+		snprintf(msg, msglen, "GID %u belongs to the device daemon: set it there (UVERBS_GIDS of uvd)",
+			 (unsigned)PRM_GET(set_roce_address_in, in, roce_address_index));
+		return -EPERM;
+	}
+	return 0;
+}
+
+static void uvd_do_cmd(struct uvd_client *c, const struct uvd_hdr *h, const uint8_t *p, size_t plen)
+{
+	struct uvd_cmd q;
+	struct uvd_cmd_rep r;
+	memset(&r, 0, sizeof(r));
+	int rc = -EINVAL;
+	uint8_t *out = NULL;
+	uint32_t outlen = 0;
+	if (plen < sizeof(q)) {
+		snprintf(r.msg, sizeof(r.msg), "command: short request");
+		goto reply;
+	}
+	memcpy(&q, p, sizeof(q));
+	if (q.inlen != plen - sizeof(q) || q.inlen < 8 || q.outlen < 8 ||
+	    q.outlen > UVD_MAX_MSG - sizeof(struct uvd_hdr) - sizeof(r)) {
+		snprintf(r.msg, sizeof(r.msg), "command: lengths %u/%u do not fit the request", q.inlen, q.outlen);
+		goto reply;
+	}
+	out = calloc(1, q.outlen);
+	if (!out) {
+		rc = -ENOMEM;
+		goto reply;
+	}
+	const uint8_t *in = p + sizeof(q);
+	struct uv_dev *d = c->srv->dev;
+	bool gid;
+	pthread_mutex_lock(&d->lock);
+	rc = uvd_policy_check(c, in, q.inlen, r.msg, sizeof(r.msg), &gid);
+	if (rc == 0 && gid) {
+		rc = uvd_gid_same(c, in, q.inlen, r.msg, sizeof(r.msg));
+	} else if (rc == 0) {
+		rc = mx5_cmd(d->mx5, in, q.inlen, out, q.outlen);
+		r.status = mx5_cmd_status(d->mx5);
+		r.syndrome = mx5_cmd_syndrome(d->mx5);
+		if (rc)
+			snprintf(r.msg, sizeof(r.msg), "%s", mx5_device_error(d->mx5));
+		else
+			uvd_policy_done(c, in, q.inlen, out, q.outlen);
+	} else if (c->srv->verbose) {
+		uvd_log("client %u: refused: %s", c->id, r.msg);
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (rc == 0)
+		outlen = q.outlen;
+reply:
+	r.outlen = outlen;
+	uvd_send(c->ctl, h->op, h->seq, rc, &r, sizeof(r), out, outlen, -1);
+	free(out);
+}
+
+/* ------------------------------------------------------------------ requests */
+
+static bool uvd_uar_store_ok(struct uvd_client *c, uint64_t off, uint32_t size)
+{
+	size_t pb = c->srv->uar_page_bytes;
+	if (!size || size > UVD_MAX_STORE || off + size > c->srv->bar0.len || off / pb != (off + size - 1) / pb)
+		return false;
+	for (unsigned i = 0; i < c->nuar; i++)
+		if (c->uars[i] == (uint32_t)(off / pb))
+			return true;
+	return false;
+}
+
+static int uvd_store(struct uvd_client *c, const uint8_t *b, size_t n)
+{
+	struct uvd_store st;
+	if (n < sizeof(st))
+		return -EPROTO;
+	memcpy(&st, b, sizeof(st));
+	if (st.size != n - sizeof(st) || (st.op != SHIM_MMIO_WRITE && st.op != SHIM_MMIO_WC_WRITE))
+		return -EPROTO;
+	if (!uvd_uar_store_ok(c, st.off, st.size)) {
+		if (c->srv->verbose)
+			uvd_log("client %u: store of %u bytes at 0x%llx outside its UAR pages: dropped", c->id,
+				st.size, (unsigned long long)st.off);
+		return 0;
+	}
+	const struct shim_bar *bar = &c->srv->bar0;
+	const uint8_t *src = b + sizeof(st);
+	/* 8-byte stores where the size allows, as a doorbell or BlueFlame copy makes them */
+	for (uint32_t i = 0; i < st.size;) {
+		if (st.size - i >= 8 && !((st.off + i) & 7)) {
+			uint64_t v;
+			memcpy(&v, src + i, 8);
+			*(volatile uint64_t *)(void *)(bar->base + st.off + i) = v;
+			i += 8;
+		} else {
+			bar->base[st.off + i] = src[i];
+			i++;
+		}
+	}
+	if (bar->hook)
+		bar->hook->access(bar->hook->ctx, (enum shim_mmio_op)st.op, st.off, st.size);
+	return 0;
+}
+
+static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n)
+{
+	struct uvd_hdr h;
+	if (n < sizeof(h))
+		return -EPROTO;
+	memcpy(&h, b, sizeof(h));
+	if (h.len != n)
+		return -EPROTO;
+	const uint8_t *p = b + sizeof(h);
+	size_t plen = n - sizeof(h);
+	char msg[UVD_MSG_LEN] = "";
+	struct uv_dev *d = c->srv->dev;
+	switch (h.op) {
+	case UVD_OP_CMD:
+		uvd_do_cmd(c, &h, p, plen);
+		return 0;
+	case UVD_OP_READ: {
+		struct uvd_read q;
+		struct uvd_read_rep r = { 0 };
+		if (plen != sizeof(q))
+			return -EPROTO;
+		memcpy(&q, p, sizeof(q));
+		/* the initialization segment only (firmware revision, health) */
+		if ((q.size != 4 && q.size != 8) || (q.off & (q.size - 1)) || q.off + q.size > PRM_SIZE(initial_seg))
+			return uvd_send(c->ctl, h.op, h.seq, -EPERM, &r, sizeof(r), NULL, 0, -1);
+		const struct shim_bar *bar = &c->srv->bar0;
+		if (bar->hook)
+			bar->hook->access(bar->hook->ctx, SHIM_MMIO_READ, q.off, q.size);
+		for (uint32_t i = 0; i < q.size; i += 4) {
+			uint32_t v = *(volatile uint32_t *)(void *)(bar->base + q.off + i);
+			memcpy((uint8_t *)&r.val + i, &v, 4);
+		}
+		return uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, -1);
+	}
+	case UVD_OP_DMA_ALLOC: {
+		struct uvd_dma_alloc q;
+		struct uvd_dma_rep r = { 0 };
+		int fd = -1;
+		if (plen != sizeof(q))
+			return -EPROTO;
+		memcpy(&q, p, sizeof(q));
+		pthread_mutex_lock(&d->lock);
+		int rc = uvd_dma_alloc(c, &q, &r, &fd, msg, sizeof(msg));
+		pthread_mutex_unlock(&d->lock);
+		int src = uvd_send(c->ctl, h.op, h.seq, rc, &r, sizeof(r), NULL, 0, rc ? -1 : fd);
+		if (fd >= 0)
+			close(fd);
+		return src;
+	}
+	case UVD_OP_DMA_FREE:
+	case UVD_OP_UNPIN: {
+		struct uvd_id q;
+		if (plen != sizeof(q))
+			return -EPROTO;
+		memcpy(&q, p, sizeof(q));
+		pthread_mutex_lock(&d->lock);
+		int rc = uvd_mem_drop(c, q.id, h.op == UVD_OP_DMA_FREE);
+		pthread_mutex_unlock(&d->lock);
+		return uvd_send(c->ctl, h.op, h.seq, rc, NULL, 0, NULL, 0, -1);
+	}
+	case UVD_OP_PIN: {
+		struct uvd_pin q;
+		if (plen != sizeof(q))
+			return -EPROTO;
+		memcpy(&q, p, sizeof(q));
+		struct uvd_mem *m = NULL;
+		pthread_mutex_lock(&d->lock);
+		int rc = uvd_pin(c, &q, &m, msg, sizeof(msg));
+		struct uvd_pin_rep r = { 0 };
+		int src;
+		if (rc == 0) {
+			r.id = m->id;
+			r.nseg = m->nseg;
+			src = uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), m->segs, m->nseg * sizeof(*m->segs), -1);
+		} else {
+			if (c->srv->verbose)
+				uvd_log("client %u: %s", c->id, msg);
+			src = uvd_send(c->ctl, h.op, h.seq, rc, msg, strlen(msg) + 1, NULL, 0, -1);
+		}
+		pthread_mutex_unlock(&d->lock);
+		return src;
+	}
+	case UVD_OP_PORT_ADDRS: {
+		struct uvd_addrs_rep r = { 0 };
+		pthread_mutex_lock(&d->lock);
+		int n2 = mx5_port_addrs(d->mx5, 1, r.addrs, UVD_MAX_ADDRS);
+		pthread_mutex_unlock(&d->lock);
+		r.n = n2 > 0 ? (uint32_t)n2 : 0;
+		return uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, -1);
+	}
+	case UVD_OP_NEIGH: {
+		struct uvd_neigh q;
+		struct uvd_neigh_rep r = { 0 };
+		if (plen != sizeof(q))
+			return -EPROTO;
+		memcpy(&q, p, sizeof(q));
+		pthread_mutex_lock(&d->lock);
+		int rc = mx5_port_neigh(d->mx5, q.addr, r.mac);
+		pthread_mutex_unlock(&d->lock);
+		return uvd_send(c->ctl, h.op, h.seq, rc, &r, sizeof(r), NULL, 0, -1);
+	}
+	default:
+		return -EPROTO;
+	}
+}
+
+static int uvd_hello(struct uvd_client *c, const uint8_t *b, size_t n)
+{
+	struct uvd_hdr h;
+	struct uvd_hello q;
+	if (n != sizeof(h) + sizeof(q))
+		return -EPROTO;
+	memcpy(&h, b, sizeof(h));
+	memcpy(&q, b + sizeof(h), sizeof(q));
+	if (h.op != UVD_OP_HELLO || h.len != n)
+		return -EPROTO;
+	struct uvd_hello_rep r = { .version = UVD_VERSION };
+	if (q.version != UVD_VERSION) {
+		uvd_send(c->ctl, h.op, h.seq, -EPROTONOSUPPORT, &r, sizeof(r), NULL, 0, -1);
+		return -EPROTO;
+	}
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return -errno;
+	int sz = 1 << 20;
+	setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	setsockopt(sp[0], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	c->evs = sp[0];
+	r.page_size = (uint32_t)c->srv->shim->page_size;
+	r.bar_len = c->srv->bar0.len;
+	r.comp_eqn = c->srv->comp_eqn;
+	r.daemon_pid = (int32_t)getpid();
+	r.uar_page_bytes = (uint32_t)c->srv->uar_page_bytes;
+	r.pci = c->srv->shim->pci;
+	int rc = uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, sp[1]);
+	close(sp[1]);
+	return rc;
+}
+
+static void *uvd_client_thread(void *arg)
+{
+	struct uvd_client *c = arg;
+	struct uvd_server *srv = c->srv;
+	uint8_t *buf = malloc(UVD_MAX_MSG);
+	ssize_t n = buf ? recv(c->ctl, buf, UVD_MAX_MSG, 0) : -1;
+	if (n <= 0 || uvd_hello(c, buf, (size_t)n)) {
+		if (srv->verbose)
+			uvd_log("client %u (pid %d): no valid HELLO", c->id, (int)c->pid);
+		goto out;
+	}
+	/* This thread performs the client's doorbells: it is part of the device, and runs
+	 * real-time as the emulator's device thread does (docs/architecture.md,
+	 * "Scheduling"), or a spinning client would delay each doorbell by a time slice. */
+	plat_thread_set_name("uvd-client");
+	int rt = plat_thread_set_realtime(1);
+	if (srv->verbose)
+		uvd_log("client %u: pid %d uid %u%s", c->id, (int)c->pid, (unsigned)c->uid,
+			rt ? " (SCHED_FIFO refused)" : "");
+	for (;;) {
+		struct pollfd p[2] = { { .fd = c->ctl, .events = POLLIN }, { .fd = c->evs, .events = POLLIN } };
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents & POLLIN) {
+			/* stores first: they are what a waiting peer needs */
+			int k = 0;
+			while (k++ < 64) {
+				n = recv(c->evs, buf, UVD_MAX_MSG, MSG_DONTWAIT | MSG_TRUNC);
+				if (n < 0)
+					break;
+				struct uvd_hdr h;
+				if ((size_t)n < sizeof(h) || (size_t)n > UVD_MAX_MSG)
+					goto out;
+				memcpy(&h, buf, sizeof(h));
+				if (h.op != UVD_OP_STORE || h.len != (size_t)n ||
+				    uvd_store(c, buf + sizeof(h), (size_t)n - sizeof(h)))
+					goto out;
+			}
+		} else if (p[1].revents & (POLLHUP | POLLERR)) {
+			break;
+		}
+		if (p[0].revents & POLLIN) {
+			n = recv(c->ctl, buf, UVD_MAX_MSG, MSG_TRUNC);
+			if (n <= 0 || (size_t)n > UVD_MAX_MSG)
+				break;
+			int rc = uvd_request(c, buf, (size_t)n);
+			if (rc) {
+				if (srv->verbose)
+					uvd_log("client %u: protocol error (%s): disconnected", c->id, strerror(-rc));
+				break;
+			}
+		} else if (p[0].revents & (POLLHUP | POLLERR)) {
+			break;
+		}
+	}
+out:
+	free(buf);
+	pthread_mutex_lock(&srv->dev->lock);
+	c->dead = true;
+	uvd_policy_destroy_all(c);
+	for (struct uvd_client **pp = &srv->clients; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	pthread_mutex_unlock(&srv->dev->lock);
+	close(c->ctl);
+	if (c->evs >= 0)
+		close(c->evs);
+	free(c->objs);
+	free(c->mem);
+	free(c);
+	return NULL;
+}
+
+void uvd_client_start(struct uvd_server *srv, int fd)
+{
+	pid_t pid = 0;
+	uid_t uid = 0;
+	int rc = plat_peer_cred(fd, &pid, &uid);
+	if (rc || (uid != geteuid() && uid != 0)) {
+		uvd_log("connection refused: %s", rc ? strerror(-rc) : "another user");
+		close(fd);
+		return;
+	}
+	struct uvd_client *c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->srv = srv;
+	c->ctl = fd;
+	c->evs = -1;
+	c->pid = pid;
+	c->uid = uid;
+	pthread_mutex_lock(&srv->dev->lock);
+	c->id = ++srv->next_client;
+	c->next = srv->clients;
+	srv->clients = c;
+	pthread_mutex_unlock(&srv->dev->lock);
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&c->thread, &a, uvd_client_thread, c)) {
+		pthread_mutex_lock(&srv->dev->lock);
+		srv->clients = c->next;
+		pthread_mutex_unlock(&srv->dev->lock);
+		close(fd);
+		free(c);
+	}
+	pthread_attr_destroy(&a);
+}

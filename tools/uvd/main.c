@@ -1,0 +1,158 @@
+/* uvd: the device daemon.  It opens one device through any shim, brings it up with
+ * libuverbs' own device code (GID table, service thread for page requests and events,
+ * counters published for uvinfo), and serves its control path to client processes on
+ * a unix socket (hw/shim/uvd_proto.h).  Clients keep their data path: they post and
+ * poll their own queues in memory shared with the device (docs/architecture.md,
+ * "Several processes: uvd").
+ *
+ *   uvd [-d URI] [-s SOCKET] [-v]
+ *     -d  the device (default "emu:"); any shim URI
+ *     -s  socket path (default $UVERBS_RUN_DIR/uvd.sock, UVERBS_RUN_DIR defaulting
+ *         to /tmp/uverbs-<uid>)
+ *     -v  log clients, refusals and cleanups on stderr
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "hw/mlx5/mx5.h"
+#include "tools/uvd/uvd.h"
+#include "uverbs/uv.h"
+
+static volatile sig_atomic_t uvd_stop;
+
+static void uvd_on_signal(int sig)
+{
+	(void)sig;
+	uvd_stop = 1;
+}
+
+static int uvd_listen(struct uvd_server *srv)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(srv->path) >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(a.sun_path, srv->path, strlen(srv->path));
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* A socket file left by a daemon that died: nobody answers on it. */
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
+		close(fd);
+		return -EADDRINUSE;
+	}
+	unlink(srv->path);
+	mode_t old = umask(077);
+	int rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	umask(old);
+	if (rc < 0 || listen(fd, 64) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	srv->lfd = fd;
+	struct stat st;
+	srv->ino = stat(srv->path, &st) == 0 ? st.st_ino : 0;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *uri = "emu:";
+	struct uvd_server srv = { .lfd = -1 };
+	int opt;
+	while ((opt = getopt(argc, argv, "d:s:vh")) != -1) {
+		switch (opt) {
+		case 'd': uri = optarg; break;
+		case 's': snprintf(srv.path, sizeof(srv.path), "%s", optarg); break;
+		case 'v': srv.verbose++; break;
+		default:
+			fprintf(stderr, "usage: uvd [-d URI] [-s SOCKET] [-v]\n");
+			return opt == 'h' ? 0 : 2;
+		}
+	}
+	if (!srv.path[0]) {
+		const char *dir = getenv("UVERBS_RUN_DIR");
+		char def[96];
+		snprintf(def, sizeof(def), "/tmp/uverbs-%u", (unsigned)getuid());
+		if (!dir || !*dir)
+			dir = def;
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			fprintf(stderr, "uvd: %s: %s\n", dir, strerror(errno));
+			return 1;
+		}
+		snprintf(srv.path, sizeof(srv.path), "%s/%s", dir, UVD_SOCK_NAME);
+	}
+	if (!strncmp(uri, "uvd:", 4)) {
+		fprintf(stderr, "uvd: %s is a daemon's socket: give the device itself (emu:, vfio:, kext:)\n", uri);
+		return 2;
+	}
+	/* The device list of libuverbs is built from UVERBS_DEVICES: exactly ours. */
+	setenv("UVERBS_DEVICES", uri, 1);
+	unsigned n = 0;
+	struct uv_dev *devs = uv_devices(&n);
+	if (!n) {
+		fprintf(stderr, "uvd: %s: no such device\n", uri);
+		return 1;
+	}
+	struct uv_dev *d = &devs[0];
+	srv.dev = d;
+	pthread_mutex_lock(&d->lock);
+	int rc = uv_dev_up(d);
+	struct mx5_eq *eq = NULL;
+	if (!rc)
+		rc = uv_dev_watch_eq(d, 0);
+	if (!rc)
+		rc = mx5_comp_eq_get(d->mx5, 0, &eq);
+	if (rc) {
+		pthread_mutex_unlock(&d->lock);
+		fprintf(stderr, "uvd: %s: %s\n", uri, d->mx5 ? mx5_device_error(d->mx5) : mx5_open_error());
+		return 1;
+	}
+	srv.comp_eqn = mx5_eq_num(eq);
+	srv.shim = mx5_device_shim(d->mx5);
+	shim_bar(srv.shim, 0, &srv.bar0);
+	/* bring-up sets log_uar_page_sz so that one UAR page is one host page (init.c) */
+	srv.uar_page_bytes = srv.shim->page_size;
+	mx5_device_set_event_handler(d->mx5, uvd_route_event, &srv);
+	mx5_device_set_comp_route(d->mx5, uvd_route_comp, &srv);
+	pthread_mutex_unlock(&d->lock);
+
+	rc = uvd_listen(&srv);
+	if (rc) {
+		fprintf(stderr, "uvd: %s: %s%s\n", srv.path, strerror(-rc),
+			rc == -EADDRINUSE ? " (another uvd serves there)" : "");
+		return 1;
+	}
+	struct sigaction sa = { .sa_handler = uvd_on_signal };
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	printf("uvd: serving %s (%s) at %s\n", uri, srv.shim->pci.bdf, srv.path);
+	fflush(stdout);
+	while (!uvd_stop) {
+		struct pollfd p = { .fd = srv.lfd, .events = POLLIN };
+		int r = poll(&p, 1, 200);
+		if (r <= 0)
+			continue;
+		int fd = accept4(srv.lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0)
+			uvd_client_start(&srv, fd);
+	}
+	/* Clients see their connection close: a fatal event and errors from then on. */
+	/* only our own socket file: a newer daemon may have taken the path meanwhile */
+	struct stat st;
+	if (stat(srv.path, &st) == 0 && st.st_ino == srv.ino)
+		unlink(srv.path);
+	close(srv.lfd);
+	printf("uvd: stopped\n");
+	fflush(stdout);
+	_exit(0);
+}

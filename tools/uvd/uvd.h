@@ -1,0 +1,103 @@
+/* uvd, the device daemon: internal interface between its files.
+ *
+ * main.c    options, bring-up through libuverbs' device code, the listening socket
+ * client.c  one thread per client: requests, UAR stores, death and cleanup
+ * policy.c  which commands a client may send, and the objects each one names
+ */
+#ifndef UVERBS_TOOLS_UVD_UVD_H
+#define UVERBS_TOOLS_UVD_UVD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hw/shim/shim.h"
+#include "hw/shim/uvd_proto.h"
+
+struct uv_dev;
+
+/* UAR pages per client: hw/mlx5 takes one, plus up to 256 for BlueFlame registers. */
+#define UVD_MAX_UARS 260
+
+enum uvd_obj_type { UVD_UAR = 1, UVD_PD, UVD_MKEY, UVD_CQ, UVD_QP, UVD_SRQ, UVD_QCNT, UVD_NTYPES };
+
+struct uvd_obj {
+	uint8_t type;
+	uint32_t num;
+};
+
+/* Memory the device may reach for this client: queue memory (a memfd mapped here too)
+ * or a pin of the client's own pages.  [iova, iova+len) as the shim gave it. */
+struct uvd_mem {
+	uint64_t id;
+	bool is_dma;
+	void *va;                 /* is_dma: our mapping of the memfd */
+	size_t maplen;
+	struct shim_pin pin;      /* is_dma: of our mapping; else of the client's pages */
+	uint64_t emu_map;         /* pin through the emulator's remote map (emu_iommu_map_remote) */
+	struct shim_iova_seg *segs;
+	uint32_t nseg;
+};
+
+struct uvd_client {
+	struct uvd_server *srv;
+	struct uvd_client *next;
+	int ctl, evs;             /* control socket, our end of the event socket */
+	pid_t pid;
+	uid_t uid;
+	unsigned id;
+	pthread_t thread;
+	/* under srv->dev->lock: the service thread routes events by these */
+	struct uvd_obj *objs;
+	size_t nobj, capobj;
+	struct uvd_mem *mem;
+	size_t nmem, capmem;
+	uint64_t next_id;
+	bool dead;
+	/* its UAR pages again, for the store path: written and read by the client's own
+	 * thread only, so a doorbell takes no lock */
+	uint32_t uars[UVD_MAX_UARS];
+	unsigned nuar;
+};
+
+struct uvd_server {
+	struct uv_dev *dev;       /* the device, up, served by libuverbs' service thread */
+	struct shim_dev *shim;
+	struct shim_bar bar0;
+	uint32_t comp_eqn;
+	size_t uar_page_bytes;
+	char path[108];
+	int lfd;
+	ino_t ino;                /* of the socket file we bound */
+	unsigned next_client;
+	struct uvd_client *clients;   /* under dev->lock */
+	unsigned verbose;
+};
+
+/* client.c */
+void uvd_client_start(struct uvd_server *srv, int fd);
+/* Route an event to the client owning the object (called by the service thread with
+ * the device lock held). */
+void uvd_route_comp(void *ctx, uint32_t cqn);
+struct mx5_event;
+void uvd_route_event(void *ctx, const struct mx5_event *ev);
+void uvd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* policy.c: every command a client sends passes here first (device lock held).
+ * Returns 0 to run it, or -EPERM/-EINVAL with the reason in msg.  *gid_noop is set
+ * for a SET_ROCE_ADDRESS that equals the entry the daemon programmed: answered with
+ * success, nothing sent. */
+int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char *msg, size_t msglen,
+		     bool *gid_noop);
+/* After the device ran it: record what it created, forget what it destroyed. */
+void uvd_policy_done(struct uvd_client *c, const uint8_t *in, size_t inlen, const uint8_t *out,
+		     size_t outlen);
+bool uvd_owns(const struct uvd_client *c, enum uvd_obj_type t, uint32_t num);
+int uvd_obj_add(struct uvd_client *c, enum uvd_obj_type t, uint32_t num);
+void uvd_obj_del(struct uvd_client *c, enum uvd_obj_type t, uint32_t num);
+/* Destroy everything the client still owns, QPs first (device lock held). */
+void uvd_policy_destroy_all(struct uvd_client *c);
+
+#endif
