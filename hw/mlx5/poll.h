@@ -130,8 +130,12 @@ MX5_HOT uint64_t mx5_sq_complete(struct mx5_sq *sq, uint32_t wqe_counter)
 {
 	uint32_t idx = wqe_counter & (sq->wqe_cnt - 1);
 
-	sq->tail = sq->wqe_next[idx];
-	return sq->wrid[idx];
+	uint64_t wr_id = sq->wrid[idx];
+
+	/* the poster reads tail under its own lock (mx5_sq_room): release, so that these
+	 * reads of the slot come before the poster reuses it */
+	__atomic_store_n(&sq->tail, sq->wqe_next[idx], __ATOMIC_RELEASE);
+	return wr_id;
 }
 
 /* SRQ WQE back on the free list, after the current tail (PRM "SRQ WQE" next index). */
@@ -148,14 +152,28 @@ MX5_HOT uint64_t mx5_srq_complete(struct mx5_srq_ring *srq, uint32_t wqe_counter
 
 MX5_HOT int mx5_recv_complete(struct mx5_wq_ref *r, uint32_t wqe_counter, uint64_t *wr_id)
 {
+	struct mx5_rq *rq = r->rq;
+	uint32_t tail;
+
 	if (r->srq) {
+		/* posters take WQEs from the same free list: under the SRQ's lock, inside
+		 * the CQ's (rdma-core providers/mlx5/srq.c mlx5_free_srq_wqe does the same) */
+		plat_spin_lock(&r->srq->lock);
+		mx5_tsan_acquire(r->srq);
 		*wr_id = mx5_srq_complete(r->srq, wqe_counter);
+		plat_spin_unlock(&r->srq->lock);
 		return 0;
 	}
-	if (__builtin_expect(r->rq == NULL || r->rq->head == r->rq->tail, 0))
+	/* head is the posters' (written under the RQ's lock), tail the pollers' (under the
+	 * CQ's): each side publishes its counter with a release store after touching the
+	 * slot, and reads the other's with an acquire load (plain moves on x86-64) */
+	if (__builtin_expect(rq == NULL, 0))
+		return -EIO;
+	tail = rq->tail;
+	if (__builtin_expect(__atomic_load_n(&rq->head, __ATOMIC_ACQUIRE) == tail, 0))
 		return -EIO;   /* a receive completion with nothing posted */
-	*wr_id = r->rq->wrid[r->rq->tail & (r->rq->wqe_cnt - 1)];
-	r->rq->tail++;
+	*wr_id = rq->wrid[tail & (rq->wqe_cnt - 1)];
+	__atomic_store_n(&rq->tail, tail + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -270,6 +288,7 @@ MX5_HOT int mx5_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 	case MX5_CQE_REQ:
 		if (__builtin_expect(r->sq == NULL, 0))
 			return -EIO;
+		mx5_tsan_acquire(r->sq);
 		wc->wr_id = mx5_sq_complete(r->sq, (uint32_t)PRM_GET(cqe64, cqe, wqe_counter));
 		wc->status = IBV_WC_SUCCESS;
 		mx5_decode_req(cqe, wc);
@@ -290,6 +309,7 @@ MX5_HOT int mx5_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 		if (opcode == MX5_CQE_REQ_ERR) {
 			if (__builtin_expect(r->sq == NULL, 0))
 				return -EIO;
+			mx5_tsan_acquire(r->sq);
 			wc->wr_id = mx5_sq_complete(r->sq, (uint32_t)PRM_GET(err_cqe, cqe, wqe_counter));
 			mx5_decode_req(cqe, wc);
 			wc->wc_flags = 0;
@@ -334,5 +354,8 @@ int mx5_dp_post_srq_recv(struct mx5_srq_ring *srq, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad_wr);
 int mx5_dp_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc);
 void mx5_dp_arm_cq(struct mx5_cq_ring *cq, int solicited);
+/* The same under the SQ's or the CQ's lock (plat_spin_lock), as the verbs layer. */
+int mx5_dp_post_send_locked(struct mx5_sq *sq, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int mx5_dp_poll_cq_locked(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc);
 
 #endif
