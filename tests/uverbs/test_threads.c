@@ -12,7 +12,7 @@
 
 #define DEPTH 64            /* send and receive queue depth */
 #define CQ_DEPTH 512
-#define RUN_MS 60000        /* bound on one test's traffic (TSan is slow) */
+#define RUN_MS 150000       /* bound on one test's traffic (TSan is slow) */
 
 static struct ibv_context *ca, *cb;
 
@@ -283,7 +283,7 @@ static void *recv_poller(void *arg)
 
 Test(threads, posters_and_pollers_together_deliver_each_send_once)
 {
-	enum { NOPS = 3000, NPOST = 2, NPOLL = 2, NRECV = 2 };
+	enum { NOPS = 2000, NPOST = 2, NPOLL = 2, NRECV = 2 };
 	struct ut_ep a, b;
 	struct run r;
 	pthread_t post[NPOST], poll[NPOLL], recv[NRECV];
