@@ -30,12 +30,7 @@ int uv_poll_cq_op(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	if (__builtin_expect(n <= 0, 0))
 		return n < 0 ? -EINVAL : 0;
-	struct mx5_cq_ring *r = uv_cq_of(cq)->ring;
-
-	plat_spin_lock(&r->lock);
-	int rc = mx5_poll_cq(r, n, wc);
-	plat_spin_unlock(&r->lock);
-	return rc;
+	return mx5_poll_cq_mt(uv_cq_of(cq)->ring, n, wc);   /* under the CQ's lock unless a hint */
 }
 
 /* ibv_req_notify_cq(3): an event "upon the addition of a new CQE" (IBTA 11.4.2.2,

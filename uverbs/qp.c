@@ -34,10 +34,7 @@ int uv_post_send_op(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 				return EINVAL;
 			}
 	}
-	plat_spin_lock(&q->sq->lock);
-	int rc = mx5_post_send(q->sq, wr, bad);
-	plat_spin_unlock(&q->sq->lock);
-	return -rc;
+	return -mx5_post_send_mt(q->sq, wr, bad);   /* under the SQ's lock unless a hint */
 }
 
 int uv_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)

@@ -8,6 +8,7 @@
 
 #include "firmware-cmd/prm.h"
 #include "hw/mlx5/cq.h"
+#include "hw/mlx5/doorbell.h"
 #include "hw/mlx5/poll.h"
 #include "hw/mlx5/sq.h"
 #include "hw/mlx5/wqe.h"
@@ -432,9 +433,7 @@ void mx5_dp_arm_cq(struct mx5_cq_ring *cq, int solicited)
 	mx5_cq_ring_arm(cq, solicited);
 }
 
-/* The same entry points under the queue's lock, as the verbs layer calls them: the
- * benchmark's "with locks" figures. */
-int mx5_dp_post_send_locked(struct mx5_sq *sq, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+int mx5_post_send_locked(struct mx5_sq *sq, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	int rc;
 
@@ -444,7 +443,7 @@ int mx5_dp_post_send_locked(struct mx5_sq *sq, struct ibv_send_wr *wr, struct ib
 	return rc;
 }
 
-int mx5_dp_poll_cq_locked(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
+int mx5_poll_cq_locked(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
 {
 	int rc;
 
@@ -452,6 +451,17 @@ int mx5_dp_poll_cq_locked(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
 	rc = mx5_poll_cq(cq, ne, wc);
 	plat_spin_unlock(&cq->lock);
 	return rc;
+}
+
+uint64_t mx5_srq_complete_locked(struct mx5_srq_ring *srq, uint32_t wqe_counter)
+{
+	uint64_t wr_id;
+
+	plat_spin_lock(&srq->lock);
+	mx5_tsan_acquire(srq);
+	wr_id = mx5_srq_complete(srq, wqe_counter);
+	plat_spin_unlock(&srq->lock);
+	return wr_id;
 }
 
 /* A QP went to RESET: take its CQEs out of the ring, so that completions of the old

@@ -145,6 +145,19 @@ MX5_HOT int mx5_post_send(struct mx5_sq *sq, struct ibv_send_wr *wr,
 	return err;
 }
 
+/* ibv_post_send as the verbs layer calls it: under the SQ's lock (mx5_post_send_locked,
+ * datapath.c), or, for a queue made with a single-thread hint, the bare builder behind
+ * one test (poll.h mx5_poll_cq_mt says why the locked form is out of line). */
+int mx5_post_send_locked(struct mx5_sq *sq, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+
+MX5_HOT int mx5_post_send_mt(struct mx5_sq *sq, struct ibv_send_wr *wr,
+			     struct ibv_send_wr **bad_wr)
+{
+	if (__builtin_expect(!sq->lock.single, 1))
+		return mx5_post_send_locked(sq, wr, bad_wr);
+	return mx5_post_send(sq, wr, bad_wr);
+}
+
 /* ibv_post_recv on a QP's own receive queue. */
 MX5_HOT int mx5_post_recv(struct mx5_rq *rq, struct ibv_recv_wr *wr,
 				struct ibv_recv_wr **bad_wr)

@@ -150,6 +150,9 @@ MX5_HOT uint64_t mx5_srq_complete(struct mx5_srq_ring *srq, uint32_t wqe_counter
 	return wr_id;
 }
 
+/* mx5_srq_complete under the SRQ's lock (datapath.c). */
+uint64_t mx5_srq_complete_locked(struct mx5_srq_ring *srq, uint32_t wqe_counter);
+
 MX5_HOT int mx5_recv_complete(struct mx5_wq_ref *r, uint32_t wqe_counter, uint64_t *wr_id)
 {
 	struct mx5_rq *rq = r->rq;
@@ -157,11 +160,9 @@ MX5_HOT int mx5_recv_complete(struct mx5_wq_ref *r, uint32_t wqe_counter, uint64
 
 	if (r->srq) {
 		/* posters take WQEs from the same free list: under the SRQ's lock, inside
-		 * the CQ's (rdma-core providers/mlx5/srq.c mlx5_free_srq_wqe does the same) */
-		plat_spin_lock(&r->srq->lock);
-		mx5_tsan_acquire(r->srq);
-		*wr_id = mx5_srq_complete(r->srq, wqe_counter);
-		plat_spin_unlock(&r->srq->lock);
+		 * the CQ's (rdma-core providers/mlx5/srq.c mlx5_free_srq_wqe does the same);
+		 * out of line, so that the lock's call does not weigh on the other paths */
+		*wr_id = mx5_srq_complete_locked(r->srq, wqe_counter);
 		return 0;
 	}
 	/* head is the posters' (written under the RQ's lock), tail the pollers' (under the
@@ -347,6 +348,19 @@ MX5_HOT int mx5_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
 	return n ? n : (r < 0 ? r : 0);
 }
 
+/* ibv_poll_cq as the verbs layer calls it: under the CQ's lock (mx5_poll_cq_locked,
+ * datapath.c), or, for a CQ made with a single-thread hint, the bare poller behind one
+ * test.  The locked form is out of line so that its calls into the lock do not make
+ * this copy save registers: the hint costs one test and nothing else. */
+int mx5_poll_cq_locked(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc);
+
+MX5_HOT int mx5_poll_cq_mt(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
+{
+	if (__builtin_expect(!cq->lock.single, 1))
+		return mx5_poll_cq_locked(cq, ne, wc);
+	return mx5_poll_cq(cq, ne, wc);
+}
+
 /* Out-of-line forms of the hot entry points (datapath.c), for function-pointer tables. */
 int mx5_dp_post_send(struct mx5_sq *sq, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int mx5_dp_post_recv(struct mx5_rq *rq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
@@ -354,8 +368,5 @@ int mx5_dp_post_srq_recv(struct mx5_srq_ring *srq, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad_wr);
 int mx5_dp_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc);
 void mx5_dp_arm_cq(struct mx5_cq_ring *cq, int solicited);
-/* The same under the SQ's or the CQ's lock (plat_spin_lock), as the verbs layer. */
-int mx5_dp_post_send_locked(struct mx5_sq *sq, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
-int mx5_dp_poll_cq_locked(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc);
 
 #endif
