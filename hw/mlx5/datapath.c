@@ -159,6 +159,9 @@ int mx5_srq_ring_init(struct mx5_srq_ring *srq, void *buf, uint32_t wqe_cnt,
 	srq->flush_pos = 0;
 	srq->flush_valid = 0;
 	srq->max_msg = MX5_MAX_MSG_DEFAULT;  /* the control plane lowers it to the port's */
+	/* made once per SRQ (never re-made at a reset): the lock starts as one that locks;
+	 * the verbs layer may re-init it with a single-thread hint before first use */
+	plat_spin_init(&srq->lock, 0);
 	memset(buf, 0, (size_t)wqe_cnt * stride);
 	for (uint32_t i = 0; i < wqe_cnt; i++)
 		PRM_SET(wqe_srq_next_seg, srq->buf + (size_t)i * stride, next_wqe_index,
@@ -186,6 +189,7 @@ int mx5_cq_ring_init(struct mx5_cq_ring *cq, void *buf, uint32_t cqe_cnt, uint32
 	cq->last = NULL;
 	cq->flushing = 0;
 	cq->flush_qpn = 0;
+	plat_spin_init(&cq->lock, 0);   /* as the SRQ's: made once, locking until told */
 	/* Every entry starts invalid (opcode 0xf), owner 0: empty until the device writes. */
 	memset(buf, 0, (size_t)cqe_cnt * MX5_CQE_SIZE);
 	for (uint32_t i = 0; i < cqe_cnt; i++)

@@ -11,9 +11,10 @@
  * posting entry points of the verbs layer take the queue's, the poll path takes the
  * CQ's and, for an SRQ completion, the SRQ's inside it (lock order: CQ, then SQ, RQ or
  * SRQ).  The inline builders here take none themselves, so a caller that owns a queue
- * outright (benchmarks, the UMR QP under the device lock) pays nothing.  The init
- * functions leave the locks alone, so a reset keeps them: a zero-filled object (the
- * control plane callocs them) holds a lock that locks, and the verbs layer chooses
+ * outright (benchmarks, the UMR QP under the device lock) pays nothing.
+ * mx5_sq_init and mx5_rq_init, which a QP reset calls again, leave the locks alone: a
+ * zero-filled QP (the control plane callocs it) holds locks that lock.  The SRQ and
+ * CQ ring inits, called once, init theirs as locking.  The verbs layer then chooses
  * with plat_spin_init (single = 1 for the single-thread hints: lock and unlock become
  * one test of a flag).
  * Fields one side writes and the other reads under a different lock (tail, head) are
