@@ -3,8 +3,13 @@
  * "BAR" buffer without a hook, so what is measured is the driver's own work (WQE build,
  * doorbell record, BlueFlame copy with its fences; CQE decode), not a device.
  *
- *   uv_bench_datapath [--iters N] [--only FUNC --qps N]
+ *   uv_bench_datapath [--iters N] [--only FUNC --qps N [--locks]]
  *
+ * Each measured function takes the queue's lock around the inline builder or poller,
+ * as the verbs entry points do (uverbs/qp.c uv_post_send_op, uverbs/cq.c
+ * uv_poll_cq_op): with --locks a real one (pthread spinlock on Linux), without it the
+ * single-thread hint's (plat_spin_init single = 1: one flag test each way).  The
+ * default run prints both.
  * Default: every operation at 1 and 1,024 QPs (round-robin), ns/op from
  * clock_gettime(CLOCK_MONOTONIC) around batches (the untimed part of each batch resets
  * the rings: completes the posted WQEs, or has the "device" write the next lap of CQEs).
@@ -46,6 +51,7 @@ static struct qp *qps;
 static unsigned nqps;
 static uint8_t payload[4096] __attribute__((aligned(64)));
 static uint64_t remote[512];
+static int use_locks;   /* --locks: the queues' locks are real (else single-thread hint) */
 
 /* ---- the measured functions: not inlined, distinct, so callgrind can attribute ---- */
 /* noipa is GCC's (no inlining, cloning or interprocedural propagation); clang has no
@@ -56,29 +62,40 @@ static uint64_t remote[512];
 #define BENCH_NOIPA __attribute__((noipa))
 #endif
 
+/* What uverbs/qp.c and uverbs/cq.c call. */
+static inline int post_locked(struct mx5_sq *sq, struct ibv_send_wr *wr)
+{
+	return mx5_post_send_mt(sq, wr, NULL);
+}
+
+static inline int poll_locked(struct mx5_cq_ring *cq, struct ibv_wc *wc)
+{
+	return mx5_poll_cq_mt(cq, 1, wc);
+}
+
 BENCH_NOIPA int bench_post_write_inline8(struct mx5_sq *sq, struct ibv_send_wr *wr)
 {
-	return mx5_post_send(sq, wr, NULL);
+	return post_locked(sq, wr);
 }
 
 BENCH_NOIPA int bench_post_write_4k(struct mx5_sq *sq, struct ibv_send_wr *wr)
 {
-	return mx5_post_send(sq, wr, NULL);
+	return post_locked(sq, wr);
 }
 
 BENCH_NOIPA int bench_post_read(struct mx5_sq *sq, struct ibv_send_wr *wr)
 {
-	return mx5_post_send(sq, wr, NULL);
+	return post_locked(sq, wr);
 }
 
 BENCH_NOIPA int bench_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 {
-	return mx5_poll_cq(cq, 1, wc);
+	return poll_locked(cq, wc);
 }
 
 BENCH_NOIPA int bench_poll_empty(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 {
-	return mx5_poll_cq(cq, 1, wc);
+	return poll_locked(cq, wc);
 }
 
 /* ---- set-up ---- */
@@ -128,6 +145,8 @@ static void setup(unsigned n)
 			fprintf(stderr, "uv_bench_datapath: mx5_sq_init failed\n");
 			exit(2);
 		}
+		plat_spin_init(&q->sq.lock, !use_locks);
+		plat_spin_init(&q->cq.lock, !use_locks);
 		q->ref.sq = &q->sq;
 		if (mx5_wq_table_set(&tab, a.qpn, &q->ref) != 0 ||
 		    mx5_cq_ring_init(&q->cq, q->cq_buf, CQ_N, 0x40 + i, q->cq_dbrec, &bar,
@@ -160,8 +179,13 @@ static const char *const kind_fn[NKINDS] = { "bench_post_write_inline8", "bench_
 static const char *const kind_name[NKINDS] = { "post_send 8 B inline RDMA WRITE",
 	"post_send 4 KiB RDMA WRITE, 1 SGE", "post_send RDMA READ, 1 SGE",
 	"poll_cq, one requester CQE", "poll_cq, empty CQ" };
-static const unsigned kind_target[NKINDS] = { 228, 189, 189, 130, 56 };
-static const unsigned kind_libmlx5[NKINDS] = { 325, 270, 270, 186, 80 };
+/* rdma-core 691953d's libmlx5 in its default build (-O2, BlueFlame preferred), counted
+ * with callgrind through ibv_post_send / ibv_poll_cq on the same operations: with its
+ * locks, and without them and without the valgrind annotation (MLX5_SINGLE_THREADED=1,
+ * built without valgrind headers).  Targets (design: 0.7 x libmlx5) against the figure
+ * of the same kind: locked against locked, single-threaded against single-threaded. */
+static const unsigned kind_libmlx5_locks[NKINDS] = { 386, 356, 356, 187, 90 };
+static const unsigned kind_libmlx5_nolocks[NKINDS] = { 376, 346, 346, 166, 80 };
 
 static void make_wr(enum kind k, struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
@@ -259,7 +283,7 @@ static double run(enum kind k, uint64_t iters, uint64_t *calls)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: uv_bench_datapath [--iters N] [--only FUNC --qps N]\n");
+	fprintf(stderr, "usage: uv_bench_datapath [--iters N] [--only FUNC --qps N [--locks]]\n");
 	exit(2);
 }
 
@@ -276,6 +300,8 @@ int main(int argc, char **argv)
 			only = argv[++i];
 		else if (!strcmp(argv[i], "--qps") && i + 1 < argc)
 			only_qps = (unsigned)strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--locks"))
+			use_locks = 1;
 		else
 			usage();
 	}
@@ -305,14 +331,19 @@ int main(int argc, char **argv)
 #if defined(__SANITIZE_ADDRESS__)
 	printf("NOTE: built with AddressSanitizer: figures are not representative.\n");
 #endif
-	printf("%-36s %6s %9s %28s\n", "operation", "QPs", "ns/op", "instr target (libmlx5 instr)");
-	for (unsigned qn = 1; qn <= 1024; qn *= 1024) {
+	printf("%-36s %-7s %6s %9s %28s\n", "operation", "locks", "QPs", "ns/op",
+	       "instr target (libmlx5 instr)");
+	for (unsigned v = 0; v < 4; v++) {
+		unsigned qn = (v & 1) ? 1024 : 1;
+		const unsigned *ref = (v & 2) ? kind_libmlx5_locks : kind_libmlx5_nolocks;
+
+		use_locks = (v & 2) != 0;
 		setup(qn);
 		for (int k = 0; k < NKINDS; k++) {
 			uint64_t calls;
 			double ns = run((enum kind)k, iters, &calls);
-			printf("%-36s %6u %9.1f %21u (%u)\n", kind_name[k], qn, ns / (double)calls,
-			       kind_target[k], kind_libmlx5[k]);
+			printf("%-36s %-7s %6u %9.1f %21u (%u)\n", kind_name[k], use_locks ? "yes" : "hint",
+			       qn, ns / (double)calls, ref[k] * 7 / 10, ref[k]);
 		}
 		for (unsigned i = 0; i < nqps; i++) {
 			free(qps[i].sq_buf);

@@ -1,6 +1,8 @@
 /* Completion queues: ibv_create_cq / ibv_create_cq_ex (the extended polling interface
  * start_poll/next_poll/end_poll and read_*), ibv_poll_cq and ibv_req_notify_cq through
- * the data-path headers (hw/mlx5 poll.h, doorbell.h): no lock, no syscall. */
+ * the data-path headers (hw/mlx5 poll.h, doorbell.h) under the CQ's lock: no syscall.
+ * The extended interface holds the lock from a start_poll that found a completion to
+ * end_poll, as rdma-core's mlx5 does (providers/mlx5/cq.c mlx5_start_poll). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,7 @@ int uv_poll_cq_op(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	if (__builtin_expect(n <= 0, 0))
 		return n < 0 ? -EINVAL : 0;
-	return mx5_poll_cq(uv_cq_of(cq)->ring, n, wc);
+	return mx5_poll_cq_mt(uv_cq_of(cq)->ring, n, wc);   /* under the CQ's lock unless a hint */
 }
 
 /* ibv_req_notify_cq(3): an event "upon the addition of a new CQE" (IBTA 11.4.2.2,
@@ -52,7 +54,9 @@ int uv_req_notify_cq_op(struct ibv_cq *cq, int solicited)
 {
 	struct mx5_cq_ring *r = uv_cq_of(cq)->ring;
 
+	plat_spin_lock(&r->lock);   /* cons_index is the pollers' */
 	mx5_cq_ring_arm_at(r, solicited, uv_cq_next_new(r));
+	plat_spin_unlock(&r->lock);
 	return 0;
 }
 
@@ -76,9 +80,13 @@ static int uv_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 	struct uv_cq *q = uv_cqx_of(cq);
 	if (attr && attr->comp_mask)
 		return EINVAL;
+	plat_spin_lock(&q->ring->lock);
 	int rc = uv_poll_next(q);
-	if (rc)
+	if (rc) {
+		/* ibv_start_poll(3): on ENOENT end_poll must not be called */
 		mx5_cq_ring_update_ci(q->ring);
+		plat_spin_unlock(&q->ring->lock);
+	}
 	return rc;
 }
 
@@ -89,7 +97,10 @@ static int uv_next_poll(struct ibv_cq_ex *cq)
 
 static void uv_end_poll(struct ibv_cq_ex *cq)
 {
-	mx5_cq_ring_update_ci(uv_cqx_of(cq)->ring);
+	struct mx5_cq_ring *r = uv_cqx_of(cq)->ring;
+
+	mx5_cq_ring_update_ci(r);
+	plat_spin_unlock(&r->lock);
 }
 
 static enum ibv_wc_opcode uv_read_opcode(struct ibv_cq_ex *cq) { return uv_cqx_of(cq)->cur.opcode; }
@@ -104,7 +115,8 @@ static uint8_t uv_read_sl(struct ibv_cq_ex *cq) { return uv_cqx_of(cq)->cur.sl; 
 static uint8_t uv_read_dlid_path_bits(struct ibv_cq_ex *cq) { return uv_cqx_of(cq)->cur.dlid_path_bits; }
 
 static struct uv_cq *uv_cq_new(struct ibv_context *c, uint32_t cqe, void *cq_context,
-			       struct ibv_comp_channel *channel, uint32_t vector, uint64_t wc_flags)
+			       struct ibv_comp_channel *channel, uint32_t vector, uint64_t wc_flags,
+			       bool single)
 {
 	struct uv_dev *d = uv_ctx_dev(c);
 	if (uv_alloc_type_refused("MLX_CQ_ALLOC_TYPE"))
@@ -141,6 +153,7 @@ static struct uv_cq *uv_cq_new(struct ibv_context *c, uint32_t cqe, void *cq_con
 		return NULL;
 	}
 	q->ring = mx5_cq_state(q->m);
+	plat_spin_init(&q->ring->lock, single);
 	q->ctx = uv_ctx(c);
 	q->next = q->ctx->cqs;
 	q->ctx->cqs = q;
@@ -181,7 +194,7 @@ UV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, voi
 		return NULL;
 	}
 	struct uv_cq *q = uv_cq_new(context, (uint32_t)cqe, cq_context, channel,
-				    (uint32_t)comp_vector, 0);
+				    (uint32_t)comp_vector, 0, uv_single_threaded(NULL));
 	return q ? (struct ibv_cq *)&q->cqx : NULL;
 }
 
@@ -204,7 +217,16 @@ struct ibv_cq_ex *uv_create_cq_ex_op(struct ibv_context *c, struct ibv_cq_init_a
 		errno = EINVAL;
 		return NULL;
 	}
-	struct uv_cq *q = uv_cq_new(c, a->cqe, a->cq_context, a->channel, a->comp_vector, a->wc_flags);
+	struct ibv_pd *pd = (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ? a->parent_domain : NULL;
+	if (pd && (pd->context != c || !uv_from(pd, struct uv_pd, pd)->base)) {
+		errno = EINVAL;   /* ibv_create_cq_ex(3): parent_domain must be one */
+		return NULL;
+	}
+	bool single = uv_single_threaded(pd) ||
+		      ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+		       (a->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED));
+	struct uv_cq *q = uv_cq_new(c, a->cqe, a->cq_context, a->channel, a->comp_vector, a->wc_flags,
+				    single);
 	return q ? &q->cqx : NULL;
 }
 

@@ -385,19 +385,6 @@ static struct ibv_wq *uv_create_wq(struct ibv_context *c, struct ibv_wq_init_att
 	uv_unsupported("work queues (ibv_create_wq)");
 	return NULL;
 }
-static struct ibv_td *uv_alloc_td(struct ibv_context *c, struct ibv_td_init_attr *a)
-{
-	(void)c; (void)a;
-	uv_unsupported("thread domains (ibv_alloc_td)");
-	return NULL;
-}
-static struct ibv_pd *uv_alloc_parent_domain(struct ibv_context *c,
-					     struct ibv_parent_domain_init_attr *a)
-{
-	(void)c; (void)a;
-	uv_unsupported("parent domains (ibv_alloc_parent_domain)");
-	return NULL;
-}
 static struct ibv_counters *uv_create_counters(struct ibv_context *c,
 					       struct ibv_counters_init_attr *a)
 {
@@ -504,8 +491,9 @@ static void uv_fill_ops(struct uv_context *c)
 	v->alloc_dm = uv_alloc_dm;
 	v->ibv_create_flow = uv_create_flow;
 	v->create_wq = uv_create_wq;
-	v->alloc_td = uv_alloc_td;
-	v->alloc_parent_domain = uv_alloc_parent_domain;
+	v->alloc_td = uv_alloc_td_op;
+	v->dealloc_td = uv_dealloc_td_op;
+	v->alloc_parent_domain = uv_alloc_parent_domain_op;
 	v->create_counters = uv_create_counters;
 	v->create_rwq_ind_table = uv_create_rwq_ind_table;
 	v->modify_cq = uv_modify_cq;

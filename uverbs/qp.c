@@ -34,7 +34,7 @@ int uv_post_send_op(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 				return EINVAL;
 			}
 	}
-	return -mx5_post_send(q->sq, wr, bad);
+	return -mx5_post_send_mt(q->sq, wr, bad);   /* under the SQ's lock unless a hint */
 }
 
 int uv_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
@@ -47,7 +47,10 @@ int uv_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 			*bad = wr;
 		return EINVAL;
 	}
-	return -mx5_post_recv(q->rq, wr, bad);
+	plat_spin_lock(&q->rq->lock);
+	int rc = mx5_post_recv(q->rq, wr, bad);
+	plat_spin_unlock(&q->rq->lock);
+	return -rc;
 }
 
 /* ------------------------------------------------------------------ Apple's delivery
@@ -204,6 +207,11 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	q->rq = mx5_qp_rq_state(q->m);
 	/* UD WQEs copy the address vector from the AH at this offset (wqe.h) */
 	q->sq->av_offset = (uint32_t)offsetof(struct uv_ah, av);
+	/* the queues' locks: on unless a single-thread hint says otherwise (domain.c) */
+	bool single = uv_single_threaded(a->pd);
+	plat_spin_init(&q->sq->lock, single);
+	if (q->rq)
+		plat_spin_init(&q->rq->lock, single);
 	q->max_inline = q->cap.max_inline_data;
 	q->uc_as_rc = uc_as_rc;
 	q->ctx = uv_ctx(c);

@@ -73,6 +73,9 @@ static struct ibv_send_wr *uv_wr_open(struct ibv_qp_ex *x, enum ibv_wr_opcode op
 static void uv_wr_start(struct ibv_qp_ex *x)
 {
 	struct uv_qp *q = uvq(x);
+	/* held until wr_complete or wr_abort, as rdma-core's mlx5 (providers/mlx5/qp.c
+	 * mlx5_send_wr_start) */
+	plat_spin_lock(&q->sq->lock);
 	q->st.open = false;
 	q->st.err = 0;
 	q->st.start_post = q->sq->cur_post;
@@ -82,12 +85,18 @@ static void uv_wr_start(struct ibv_qp_ex *x)
 		uv_wr_fail(&q->st, EINVAL);
 }
 
-static void uv_wr_abort(struct ibv_qp_ex *x)
+static void uv_wr_rewind(struct uv_qp *q)
 {
-	struct uv_qp *q = uvq(x);
 	q->st.open = false;
 	q->sq->cur_post = q->st.start_post;
 	q->sq->pending = 0;
+}
+
+static void uv_wr_abort(struct ibv_qp_ex *x)
+{
+	struct uv_qp *q = uvq(x);
+	uv_wr_rewind(q);
+	plat_spin_unlock(&q->sq->lock);
 }
 
 static int uv_wr_complete(struct ibv_qp_ex *x)
@@ -95,12 +104,12 @@ static int uv_wr_complete(struct ibv_qp_ex *x)
 	struct uv_qp *q = uvq(x);
 	uv_wr_close(q);
 	int err = q->st.err;
-	if (err) {
-		uv_wr_abort(x);
-		return err;
-	}
-	mx5_sq_ring(q->sq);
-	return 0;
+	if (err)
+		uv_wr_rewind(q);
+	else
+		mx5_sq_ring(q->sq);
+	plat_spin_unlock(&q->sq->lock);
+	return err;
 }
 
 /* ---- opcodes ---- */

@@ -11,7 +11,12 @@
 
 int uv_post_srq_recv_op(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	return -mx5_post_srq_recv(uv_from(srq, struct uv_srq, srq)->ring, wr, bad);
+	struct mx5_srq_ring *r = uv_from(srq, struct uv_srq, srq)->ring;
+
+	plat_spin_lock(&r->lock);
+	int rc = mx5_post_srq_recv(r, wr, bad);
+	plat_spin_unlock(&r->lock);
+	return -rc;
 }
 
 static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct ibv_srq_attr *attr)
@@ -45,6 +50,7 @@ static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct i
 	}
 	mx5_srq_query(s->m, &a);
 	s->ring = mx5_srq_state(s->m);
+	plat_spin_init(&s->ring->lock, uv_single_threaded(pd));
 	s->ctx = uv_ctx(pd->context);
 	s->next = s->ctx->srqs;
 	s->ctx->srqs = s;

@@ -10,9 +10,15 @@
  * Who calls it: applications, linked directly or through LD_PRELOAD.
  *
  * Locking: every hw/mlx5 control call (commands, EQ service) runs under the device's
- * lock (mx5.h: "the caller serialises").  The data path (post, poll, arm) takes no lock:
- * like rdma-core's providers, one thread posts to a QP and one polls a CQ at a time.
- * Lock order: uv_dev.lock, then a channel's or a context's event lock, never reversed.
+ * lock (mx5.h: "the caller serialises").  The data path is thread-safe as rdma-core's
+ * mlx5 is: ibv_post_send takes the QP's send-queue lock, ibv_post_recv its
+ * receive-queue lock, ibv_post_srq_recv the SRQ's, ibv_poll_cq, ibv_req_notify_cq and
+ * start_poll..end_poll the CQ's (hw/mlx5 sq.h says what each protects).  The
+ * single-thread hints turn a queue's lock into one test of a flag (domain.c):
+ * UVERBS_SINGLE_THREADED=1, a parent domain with a thread domain, or
+ * IBV_CREATE_CQ_ATTR_SINGLE_THREADED for a CQ.
+ * Lock order: uv_dev.lock, then a CQ's, then a queue's (SQ, RQ, SRQ); uv_dev.lock, then
+ * a channel's or a context's event lock, never reversed.
  */
 #ifndef UVERBS_UVERBS_UV_H
 #define UVERBS_UVERBS_UV_H
@@ -132,9 +138,21 @@ struct uv_context {
 	struct uv_srq *srqs;
 };
 
+struct uv_td {
+	struct ibv_td td;
+	unsigned users;               /* parent domains using it (under dev->lock) */
+};
+
+/* A protection domain, or a parent domain (ibv_alloc_parent_domain(3)): that is a PD
+ * everywhere a PD is taken, standing for `base` (m is base's), with a thread domain
+ * that promises one thread at a time on the queues made with it. */
 struct uv_pd {
 	struct ibv_pd pd;
 	struct mx5_pd *m;
+	struct uv_pd *base;           /* parent domain: the PD it stands for; else NULL */
+	struct uv_td *td;             /* parent domain: its thread domain, or NULL */
+	void *pd_context;             /* parent domain: IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT */
+	unsigned parents;             /* parent domains standing for this PD (under dev->lock) */
 };
 
 struct uv_mr {
@@ -262,6 +280,17 @@ int uv_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 void uv_qp_ex_init(struct uv_qp *q, uint64_t send_ops);
 struct ibv_srq *uv_create_srq_ex_op(struct ibv_context *c, struct ibv_srq_init_attr_ex *a);
 int uv_post_srq_recv_op(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+/* domain.c: thread and parent domains, the single-thread hints */
+struct ibv_td *uv_alloc_td_op(struct ibv_context *c, struct ibv_td_init_attr *a);
+int uv_dealloc_td_op(struct ibv_td *td);
+struct ibv_pd *uv_alloc_parent_domain_op(struct ibv_context *c, struct ibv_parent_domain_init_attr *a);
+/* ibv_dealloc_pd of a parent domain (freed here: *handled = true), or of a PD parent
+ * domains still stand for (EBUSY); 0 with *handled = false for an ordinary PD. */
+int uv_pd_dealloc_domain(struct uv_pd *p, bool *handled);
+/* True when queues made on `pd` (NULL: none given) may skip their locks:
+ * UVERBS_SINGLE_THREADED=1, or pd is a parent domain with a thread domain. */
+bool uv_single_threaded(struct ibv_pd *pd);
 
 /* events.c */
 void uv_device_event(void *ctx, const struct mx5_event *ev);

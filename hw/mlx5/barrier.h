@@ -69,4 +69,19 @@
 #error "hw/mlx5/barrier.h: define the data-path barriers for this architecture"
 #endif
 
+/* ThreadSanitizer (cmake -DUVERBS_TSAN=ON) cannot see the ordering a device gives: a
+ * poster's writes to its wr_id tables reach the poller only through the doorbell, the
+ * device and the CQE.  The build annotates that one edge: release by the doorbell,
+ * acquire where the poller turns a CQE into its queue (compiler-rt tsan_interface.h).
+ * Other builds compile these to nothing. */
+#if defined(UVERBS_TSAN)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define mx5_tsan_acquire(p) __tsan_acquire((void *)(p))
+#define mx5_tsan_release(p) __tsan_release((void *)(p))
+#else
+#define mx5_tsan_acquire(p) ((void)(p))
+#define mx5_tsan_release(p) ((void)(p))
+#endif
+
 #endif

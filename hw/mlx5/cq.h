@@ -3,7 +3,8 @@
  * The control plane (CQ creation in hw/mlx5) allocates the CQE ring (64-byte CQEs) and
  * the doorbell record, calls mx5_cq_ring_init (datapath.c: marks every CQE invalid so a
  * fresh ring reads empty), and registers each QP that completes on this CQ in the
- * QPN -> queues table with mx5_wq_table_set.  One thread polls a CQ at a time.
+ * QPN -> queues table with mx5_wq_table_set.  Pollers, arming and the control-path
+ * clean at QP reset hold the ring's lock (sq.h says who locks what).
  */
 #ifndef UVERBS_HW_MLX5_CQ_H
 #define UVERBS_HW_MLX5_CQ_H
@@ -44,6 +45,7 @@ struct mx5_cq_ring {
 	 * outstanding WQEs of the queues in wqs with WR_FLUSH_ERR (mx5_cq_flush_one). */
 	uint32_t flushing;
 	uint32_t flush_qpn;       /* the QPN the flush looks at next */
+	struct plat_spinlock lock; /* ibv_poll_cq, ibv_req_notify_cq, mx5_cq_ring_clean */
 };
 
 int mx5_cq_ring_init(struct mx5_cq_ring *cq, void *buf, uint32_t cqe_cnt, uint32_t cqn,
@@ -60,7 +62,8 @@ static inline void mx5_cq_ring_start_flush(struct mx5_cq_ring *cq)
  * number, so the device can tell a fresh request from a stale one. */
 static inline void mx5_cq_ring_event(struct mx5_cq_ring *cq)
 {
-	cq->arm_sn++;
+	/* the EQ service thread counts, the arming thread reads (doorbell.h) */
+	__atomic_fetch_add(&cq->arm_sn, 1u, __ATOMIC_RELAXED);
 }
 
 /* Table management (control plane; allocates the second level on first use). */
@@ -70,8 +73,10 @@ void mx5_wq_table_destroy(struct mx5_wq_table *t);
 /* Forget a cached lookup (call after mx5_wq_table_clear for a CQ the QP used). */
 static inline void mx5_cq_ring_forget(struct mx5_cq_ring *cq, uint32_t qpn)
 {
+	plat_spin_lock(&cq->lock);   /* the cache is the pollers' */
 	if (cq->last_qpn == qpn)
 		cq->last = NULL;
+	plat_spin_unlock(&cq->lock);
 }
 
 /* QP reset (control plane): remove the QP's CQEs from the ring, giving SRQ WQEs of

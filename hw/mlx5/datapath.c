@@ -8,9 +8,15 @@
 
 #include "firmware-cmd/prm.h"
 #include "hw/mlx5/cq.h"
+#include "hw/mlx5/doorbell.h"
 #include "hw/mlx5/poll.h"
 #include "hw/mlx5/sq.h"
 #include "hw/mlx5/wqe.h"
+
+uint32_t mx5_max_msg(unsigned log_max_msg)
+{
+	return log_max_msg >= 31 ? MX5_MAX_MSG_DEFAULT : 1u << log_max_msg;
+}
 
 static int is_pow2(uint32_t v)
 {
@@ -70,6 +76,7 @@ int mx5_sq_init(struct mx5_sq *sq, const struct mx5_sq_attr *a)
 	sq->pending = 0;
 	sq->last_bbs = 0;
 	sq->last_ctrl = NULL;
+	sq->max_msg = a->max_msg && a->max_msg < MX5_MAX_MSG_DEFAULT ? a->max_msg : MX5_MAX_MSG_DEFAULT;
 
 	/* ds before the data segments, per opcode this QP type allows (PRM "Send WQE":
 	 * ctrl, then datagram for UD, raddr for RDMA and atomics, atomic for atomics). */
@@ -125,6 +132,7 @@ int mx5_rq_init(struct mx5_rq *rq, void *buf, uint32_t wqe_cnt, uint32_t max_sge
 	rq->tail = 0;
 	rq->wrid = wrid;
 	rq->dbrec = dbrec;
+	rq->max_msg = MX5_MAX_MSG_DEFAULT;   /* the control plane lowers it to the port's */
 	return 0;
 }
 
@@ -150,6 +158,10 @@ int mx5_srq_ring_init(struct mx5_srq_ring *srq, void *buf, uint32_t wqe_cnt,
 	srq->flush_free = NULL;   /* the control plane may give the flush its bitmap */
 	srq->flush_pos = 0;
 	srq->flush_valid = 0;
+	srq->max_msg = MX5_MAX_MSG_DEFAULT;  /* the control plane lowers it to the port's */
+	/* made once per SRQ (never re-made at a reset): the lock starts as one that locks;
+	 * the verbs layer may re-init it with a single-thread hint before first use */
+	plat_spin_init(&srq->lock, 0);
 	memset(buf, 0, (size_t)wqe_cnt * stride);
 	for (uint32_t i = 0; i < wqe_cnt; i++)
 		PRM_SET(wqe_srq_next_seg, srq->buf + (size_t)i * stride, next_wqe_index,
@@ -177,6 +189,7 @@ int mx5_cq_ring_init(struct mx5_cq_ring *cq, void *buf, uint32_t cqe_cnt, uint32
 	cq->last = NULL;
 	cq->flushing = 0;
 	cq->flush_qpn = 0;
+	plat_spin_init(&cq->lock, 0);   /* as the SRQ's: made once, locking until told */
 	/* Every entry starts invalid (opcode 0xf), owner 0: empty until the device writes. */
 	memset(buf, 0, (size_t)cqe_cnt * MX5_CQE_SIZE);
 	for (uint32_t i = 0; i < cqe_cnt; i++)
@@ -304,26 +317,48 @@ static int mx5_flush_ref(const struct mx5_cq_ring *cq, struct mx5_wq_ref *r, uin
 	struct mx5_rq *rq = r->rq;
 	uint64_t wr_id;
 
-	if (sq && r->scq == cq && sq->tail != sq->cur_post) {
-		uint32_t idx = sq->tail & (sq->wqe_cnt - 1);
-		uint32_t next = sq->wqe_next[idx];
+	int got = 0;
 
-		/* every WQE, signalled or not: an unsignalled one that failed reports too */
-		mx5_flush_wc(wc, qpn, sq->wrid[idx], IBV_WC_SEND);
-		/* a table entry that does not move tail forward would loop: end the queue */
-		sq->tail = next - sq->tail - 1u < sq->cur_post - sq->tail ? next : sq->cur_post;
-		return 1;
+	/* cur_post and head belong to the posters: read them under the queue's lock (the
+	 * CQ's is held, lock order CQ then queue). */
+	if (sq && r->scq == cq) {
+		plat_spin_lock(&sq->lock);
+		if (sq->tail != sq->cur_post) {
+			uint32_t tail = sq->tail, idx = tail & (sq->wqe_cnt - 1);
+			uint32_t next = sq->wqe_next[idx];
+
+			/* every WQE, signalled or not: an unsignalled one that failed reports too */
+			mx5_flush_wc(wc, qpn, sq->wrid[idx], IBV_WC_SEND);
+			/* a table entry that does not move tail forward would loop: end the queue */
+			__atomic_store_n(&sq->tail, next - tail - 1u < sq->cur_post - tail ? next : sq->cur_post,
+					 __ATOMIC_RELEASE);
+			got = 1;
+		}
+		plat_spin_unlock(&sq->lock);
+		if (got)
+			return 1;
 	}
 	if (r->rcq != cq)
 		return 0;
-	if (rq && rq->tail != rq->head) {
-		mx5_flush_wc(wc, qpn, rq->wrid[rq->tail & (rq->wqe_cnt - 1)], IBV_WC_RECV);
-		rq->tail++;
-		return 1;
+	if (rq) {
+		plat_spin_lock(&rq->lock);
+		if (rq->tail != rq->head) {
+			mx5_flush_wc(wc, qpn, rq->wrid[rq->tail & (rq->wqe_cnt - 1)], IBV_WC_RECV);
+			__atomic_store_n(&rq->tail, rq->tail + 1, __ATOMIC_RELEASE);
+			got = 1;
+		}
+		plat_spin_unlock(&rq->lock);
+		if (got)
+			return 1;
 	}
-	if (r->srq && mx5_srq_flush_next(r->srq, &wr_id)) {
-		mx5_flush_wc(wc, qpn, wr_id, IBV_WC_RECV);
-		return 1;
+	if (r->srq) {
+		plat_spin_lock(&r->srq->lock);
+		got = mx5_srq_flush_next(r->srq, &wr_id);
+		plat_spin_unlock(&r->srq->lock);
+		if (got) {
+			mx5_flush_wc(wc, qpn, wr_id, IBV_WC_RECV);
+			return 1;
+		}
 	}
 	return 0;
 }
@@ -402,6 +437,37 @@ void mx5_dp_arm_cq(struct mx5_cq_ring *cq, int solicited)
 	mx5_cq_ring_arm(cq, solicited);
 }
 
+int mx5_post_send_locked(struct mx5_sq *sq, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	int rc;
+
+	plat_spin_lock(&sq->lock);
+	rc = mx5_post_send(sq, wr, bad_wr);
+	plat_spin_unlock(&sq->lock);
+	return rc;
+}
+
+int mx5_poll_cq_locked(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
+{
+	int rc;
+
+	plat_spin_lock(&cq->lock);
+	rc = mx5_poll_cq(cq, ne, wc);
+	plat_spin_unlock(&cq->lock);
+	return rc;
+}
+
+uint64_t mx5_srq_complete_locked(struct mx5_srq_ring *srq, uint32_t wqe_counter)
+{
+	uint64_t wr_id;
+
+	plat_spin_lock(&srq->lock);
+	mx5_tsan_acquire(srq);
+	wr_id = mx5_srq_complete(srq, wqe_counter);
+	plat_spin_unlock(&srq->lock);
+	return wr_id;
+}
+
 /* A QP went to RESET: take its CQEs out of the ring, so that completions of the old
  * incarnation (flush errors above all) never reach the poller after a reconnect.
  * rdma-core's mlx5 does the same on RESET (providers/mlx5/cq.c __mlx5_cq_clean), and
@@ -410,11 +476,16 @@ void mx5_dp_arm_cq(struct mx5_cq_ring *cq, int solicited)
  * over the gap so that the survivors keep their order; a moved CQE keeps the owner bit
  * of the slot it lands in.  A dropped receive CQE from an SRQ gives its WQE back to the
  * SRQ's free list.  The consumer counter then skips the dropped entries.  The caller
- * keeps pollers of this CQ away meanwhile (control plane, like a CQ lock). */
+ * Pollers are kept away by the CQ's lock, posters to the SRQ by its (in that order, as
+ * in the poll path). */
 uint32_t mx5_cq_ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, struct mx5_srq_ring *srq)
 {
-	uint32_t prod = cq->cons_index, nfreed = 0;
+	uint32_t prod, nfreed = 0;
 
+	plat_spin_lock(&cq->lock);
+	if (srq)
+		plat_spin_lock(&srq->lock);
+	prod = cq->cons_index;
 	while (prod - cq->cons_index < cq->cqe_cnt && mx5_cq_owned(cq, prod))
 		prod++;
 	mx5_rmb_after_owner();
@@ -439,5 +510,8 @@ uint32_t mx5_cq_ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, struct mx5_srq_
 		cq->cons_index += nfreed;
 		mx5_cq_ring_update_ci(cq);
 	}
+	if (srq)
+		plat_spin_unlock(&srq->lock);
+	plat_spin_unlock(&cq->lock);
 	return nfreed;
 }

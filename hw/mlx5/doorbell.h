@@ -74,6 +74,8 @@ MX5_HOT void mx5_sq_doorbell(struct mx5_sq *sq, const uint8_t *ctrl, uint32_t bb
 	/* The send counter's dword is composed aside and stored whole (its reserved upper
 	 * half is zero), leaving the receive counter's dword alone. */
 	PRM_SET(qp_dbrec, rec, send_counter, sq->cur_post & 0xffff);
+	/* the poller reads wrid and wqe_next once the device completes what we wrote */
+	mx5_tsan_release(sq);
 	mx5_wmb_before_dbrec();
 	memcpy((uint8_t *)sq->dbrec + snd, rec + snd, 4);
 	if (nwqe == 1 && bytes <= sq->bf_size) {
@@ -143,6 +145,19 @@ MX5_HOT int mx5_post_send(struct mx5_sq *sq, struct ibv_send_wr *wr,
 	return err;
 }
 
+/* ibv_post_send as the verbs layer calls it: under the SQ's lock (mx5_post_send_locked,
+ * datapath.c), or, for a queue made with a single-thread hint, the bare builder behind
+ * one test (poll.h mx5_poll_cq_mt says why the locked form is out of line). */
+int mx5_post_send_locked(struct mx5_sq *sq, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+
+MX5_HOT int mx5_post_send_mt(struct mx5_sq *sq, struct ibv_send_wr *wr,
+			     struct ibv_send_wr **bad_wr)
+{
+	if (__builtin_expect(!sq->lock.single, 1))
+		return mx5_post_send_locked(sq, wr, bad_wr);
+	return mx5_post_send(sq, wr, bad_wr);
+}
+
 /* ibv_post_recv on a QP's own receive queue. */
 MX5_HOT int mx5_post_recv(struct mx5_rq *rq, struct ibv_recv_wr *wr,
 				struct ibv_recv_wr **bad_wr)
@@ -153,17 +168,19 @@ MX5_HOT int mx5_post_recv(struct mx5_rq *rq, struct ibv_recv_wr *wr,
 	for (; wr; wr = wr->next) {
 		uint32_t idx = rq->head & (rq->wqe_cnt - 1);
 
-		if (__builtin_expect(rq->head - rq->tail >= rq->wqe_cnt, 0))
+		if (__builtin_expect(rq->head - __atomic_load_n(&rq->tail, __ATOMIC_ACQUIRE) >= rq->wqe_cnt, 0))
 			err = -ENOMEM;
 		else
-			err = mx5_recv_fill(rq->buf + ((size_t)idx << rq->wqe_shift), rq->max_sge, wr);
+			err = mx5_recv_fill(rq->buf + ((size_t)idx << rq->wqe_shift), rq->max_sge,
+					    rq->max_msg, wr);
 		if (__builtin_expect(err != 0, 0)) {
 			if (bad_wr)
 				*bad_wr = wr;
 			break;
 		}
 		rq->wrid[idx] = wr->wr_id;
-		rq->head++;
+		/* the poller reads head (mx5_recv_complete): after the slot is written */
+		__atomic_store_n(&rq->head, rq->head + 1, __ATOMIC_RELEASE);
 		posted++;
 	}
 	if (posted) {
@@ -186,7 +203,8 @@ MX5_HOT int mx5_post_srq_recv(struct mx5_srq_ring *srq, struct ibv_recv_wr *wr,
 		if (__builtin_expect(srq->head == srq->tail, 0))
 			err = -ENOMEM;
 		else
-			err = mx5_recv_fill(wqe + PRM_SIZE(wqe_srq_next_seg), srq->max_sge, wr);
+			err = mx5_recv_fill(wqe + PRM_SIZE(wqe_srq_next_seg), srq->max_sge,
+					    srq->max_msg, wr);
 		if (__builtin_expect(err != 0, 0)) {
 			if (bad_wr)
 				*bad_wr = wr;
@@ -219,7 +237,7 @@ MX5_HOT void mx5_cq_ring_update_ci(struct mx5_cq_ring *cq)
 static inline void mx5_cq_ring_arm_at(struct mx5_cq_ring *cq, int solicited, uint32_t arm_index)
 {
 	uint8_t db[PRM_SIZE(cq_uar_db)], rec[PRM_SIZE(cq_dbrec)];
-	uint32_t sn = cq->arm_sn & 3u, ci = arm_index & 0xffffffu, cmd = solicited ? 1u : 0u;
+	uint32_t sn = __atomic_load_n(&cq->arm_sn, __ATOMIC_RELAXED) & 3u, ci = arm_index & 0xffffffu, cmd = solicited ? 1u : 0u;
 	const size_t arm = PRM_OFF(cq_dbrec, arm_sn) / 32 * 4;   /* the arm word's dword */
 	uint64_t v;
 

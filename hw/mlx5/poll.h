@@ -130,8 +130,12 @@ MX5_HOT uint64_t mx5_sq_complete(struct mx5_sq *sq, uint32_t wqe_counter)
 {
 	uint32_t idx = wqe_counter & (sq->wqe_cnt - 1);
 
-	sq->tail = sq->wqe_next[idx];
-	return sq->wrid[idx];
+	uint64_t wr_id = sq->wrid[idx];
+
+	/* the poster reads tail under its own lock (mx5_sq_room): release, so that these
+	 * reads of the slot come before the poster reuses it */
+	__atomic_store_n(&sq->tail, sq->wqe_next[idx], __ATOMIC_RELEASE);
+	return wr_id;
 }
 
 /* SRQ WQE back on the free list, after the current tail (PRM "SRQ WQE" next index). */
@@ -146,16 +150,31 @@ MX5_HOT uint64_t mx5_srq_complete(struct mx5_srq_ring *srq, uint32_t wqe_counter
 	return wr_id;
 }
 
+/* mx5_srq_complete under the SRQ's lock (datapath.c). */
+uint64_t mx5_srq_complete_locked(struct mx5_srq_ring *srq, uint32_t wqe_counter);
+
 MX5_HOT int mx5_recv_complete(struct mx5_wq_ref *r, uint32_t wqe_counter, uint64_t *wr_id)
 {
+	struct mx5_rq *rq = r->rq;
+	uint32_t tail;
+
 	if (r->srq) {
-		*wr_id = mx5_srq_complete(r->srq, wqe_counter);
+		/* posters take WQEs from the same free list: under the SRQ's lock, inside
+		 * the CQ's (rdma-core providers/mlx5/srq.c mlx5_free_srq_wqe does the same);
+		 * out of line, so that the lock's call does not weigh on the other paths */
+		*wr_id = mx5_srq_complete_locked(r->srq, wqe_counter);
 		return 0;
 	}
-	if (__builtin_expect(r->rq == NULL || r->rq->head == r->rq->tail, 0))
+	/* head is the posters' (written under the RQ's lock), tail the pollers' (under the
+	 * CQ's): each side publishes its counter with a release store after touching the
+	 * slot, and reads the other's with an acquire load (plain moves on x86-64) */
+	if (__builtin_expect(rq == NULL, 0))
+		return -EIO;
+	tail = rq->tail;
+	if (__builtin_expect(__atomic_load_n(&rq->head, __ATOMIC_ACQUIRE) == tail, 0))
 		return -EIO;   /* a receive completion with nothing posted */
-	*wr_id = r->rq->wrid[r->rq->tail & (r->rq->wqe_cnt - 1)];
-	r->rq->tail++;
+	*wr_id = rq->wrid[tail & (rq->wqe_cnt - 1)];
+	__atomic_store_n(&rq->tail, tail + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -270,6 +289,7 @@ MX5_HOT int mx5_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 	case MX5_CQE_REQ:
 		if (__builtin_expect(r->sq == NULL, 0))
 			return -EIO;
+		mx5_tsan_acquire(r->sq);
 		wc->wr_id = mx5_sq_complete(r->sq, (uint32_t)PRM_GET(cqe64, cqe, wqe_counter));
 		wc->status = IBV_WC_SUCCESS;
 		mx5_decode_req(cqe, wc);
@@ -290,6 +310,7 @@ MX5_HOT int mx5_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 		if (opcode == MX5_CQE_REQ_ERR) {
 			if (__builtin_expect(r->sq == NULL, 0))
 				return -EIO;
+			mx5_tsan_acquire(r->sq);
 			wc->wr_id = mx5_sq_complete(r->sq, (uint32_t)PRM_GET(err_cqe, cqe, wqe_counter));
 			mx5_decode_req(cqe, wc);
 			wc->wc_flags = 0;
@@ -325,6 +346,19 @@ MX5_HOT int mx5_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
 	if (n || r < 0)
 		mx5_cq_ring_update_ci(cq);
 	return n ? n : (r < 0 ? r : 0);
+}
+
+/* ibv_poll_cq as the verbs layer calls it: under the CQ's lock (mx5_poll_cq_locked,
+ * datapath.c), or, for a CQ made with a single-thread hint, the bare poller behind one
+ * test.  The locked form is out of line so that its calls into the lock do not make
+ * this copy save registers: the hint costs one test and nothing else. */
+int mx5_poll_cq_locked(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc);
+
+MX5_HOT int mx5_poll_cq_mt(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
+{
+	if (__builtin_expect(!cq->lock.single, 1))
+		return mx5_poll_cq_locked(cq, ne, wc);
+	return mx5_poll_cq(cq, ne, wc);
 }
 
 /* Out-of-line forms of the hot entry points (datapath.c), for function-pointer tables. */

@@ -172,6 +172,7 @@ static int mx5_qp_rings_init(struct mx5_qp *qp)
 		.bar = &dev->bar0,
 		.bf_off = qp->bf.off,
 		.bf_size = qp->bf.half,
+		.max_msg = mx5_max_msg((unsigned)MX5_CAP_GEN(dev, log_max_msg)),
 	};
 	if (qp->sq.bar) {   /* across a reset: the same register, the half it was at */
 		sa.bf_off = qp->sq.bf_off;
@@ -188,6 +189,7 @@ static int mx5_qp_rings_init(struct mx5_qp *qp)
 		if (rc)
 			return mx5_fail(dev, rc, "CREATE_QP: receive queue of %u WQEs rejected by the data path",
 					qp->rq_wqe_cnt);
+		qp->rq.max_msg = sa.max_msg;
 	}
 	qp->ref.sq = &qp->sq;
 	qp->ref.rq = qp->rq_wqe_cnt ? &qp->rq : NULL;
@@ -199,12 +201,18 @@ static int mx5_qp_rings_init(struct mx5_qp *qp)
 
 static void mx5_qp_unlink_cqs(struct mx5_qp *qp)
 {
+	/* the table is the pollers': change it under the CQ's lock (mx5_cq_ring_forget
+	 * takes it too) */
 	if (qp->scq) {
+		plat_spin_lock(&qp->scq->ring.lock);
 		mx5_wq_table_clear(qp->scq->wqs, qp->qpn);
+		plat_spin_unlock(&qp->scq->ring.lock);
 		mx5_cq_ring_forget(&qp->scq->ring, qp->qpn);
 	}
 	if (qp->rcq && qp->rcq != qp->scq) {
+		plat_spin_lock(&qp->rcq->ring.lock);
 		mx5_wq_table_clear(qp->rcq->wqs, qp->qpn);
+		plat_spin_unlock(&qp->rcq->ring.lock);
 		mx5_cq_ring_forget(&qp->rcq->ring, qp->qpn);
 	}
 }
@@ -300,10 +308,16 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	qp->qpn = (uint32_t)PRM_GET(create_qp_out, o, qpn);
 	qp->state = MX5_QPS_RESET;
 	rc = mx5_qp_rings_init(qp);
-	if (!rc)
+	if (!rc) {
+		plat_spin_lock(&qp->scq->ring.lock);
 		rc = mx5_wq_table_set(qp->scq->wqs, qp->qpn, &qp->ref);
-	if (!rc && qp->rcq != qp->scq)
+		plat_spin_unlock(&qp->scq->ring.lock);
+	}
+	if (!rc && qp->rcq != qp->scq) {
+		plat_spin_lock(&qp->rcq->ring.lock);
 		rc = mx5_wq_table_set(qp->rcq->wqs, qp->qpn, &qp->ref);
+		plat_spin_unlock(&qp->rcq->ring.lock);
+	}
 	if (rc) {
 		mx5_fail(dev, rc, "CREATE_QP: QP 0x%x: completion table: %d", qp->qpn, rc);
 		mx5_qp_unlink_cqs(qp);

@@ -4,9 +4,21 @@
  * The control plane (QP/SRQ creation in hw/mlx5) allocates the queue buffers, doorbell
  * records and wr_id tables, then calls mx5_sq_init / mx5_rq_init / mx5_srq_ring_init
  * (datapath.c) which check the geometry once, so that the hot path (wqe.h, doorbell.h,
- * poll.h) never has to: no locks, no allocation, no syscalls, no MMIO reads.  One
- * thread posts to a queue at a time: the verbs layer takes a lock only where the
- * application shares a QP between threads.
+ * poll.h) never has to: no allocation, no syscalls, no MMIO reads.
+ *
+ * Each queue carries its own lock (hw/platform/thread.h plat_spinlock), as rdma-core's
+ * mlx5 does (providers/mlx5/mlx5.h: mlx5_wq.lock, mlx5_srq.lock, mlx5_cq.lock): the
+ * posting entry points of the verbs layer take the queue's, the poll path takes the
+ * CQ's and, for an SRQ completion, the SRQ's inside it (lock order: CQ, then SQ, RQ or
+ * SRQ).  The inline builders here take none themselves, so a caller that owns a queue
+ * outright (benchmarks, the UMR QP under the device lock) pays nothing.
+ * mx5_sq_init and mx5_rq_init, which a QP reset calls again, leave the locks alone: a
+ * zero-filled QP (the control plane callocs it) holds locks that lock.  The SRQ and
+ * CQ ring inits, called once, init theirs as locking.  The verbs layer then chooses
+ * with plat_spin_init (single = 1 for the single-thread hints: lock and unlock become
+ * one test of a flag).
+ * Fields one side writes and the other reads under a different lock (tail, head) are
+ * read and written with relaxed atomics: plain moves on x86-64 and arm64.
  *
  * Counters are free-running 32-bit values; the PRM fields they feed (wqe_index, the
  * doorbell record counters, wqe_counter in CQEs) take their low 16 bits.
@@ -17,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hw/platform/thread.h"
 #include "hw/shim/shim.h"
 
 /* Hot-path functions are forced inline: the compiler's size heuristics otherwise leave
@@ -32,6 +45,10 @@
 /* lkey of the data segment that ends a short receive scatter list (PRM "Receive WQE";
  * mlx5dv.h MLX5_INVALID_LKEY). */
 #define MX5_INVALID_LKEY 0x100u
+/* Largest message a queue accepts when nobody gave it the port's: a data segment's
+ * byte_count has 31 bits, bit 31 being the inline flag (PRM "Send WQE", wqe_data_seg
+ * and wqe_inline_seg), so 2^31 - 1. */
+#define MX5_MAX_MSG_DEFAULT 0x7fffffffu
 /* Size of the extended UD address vector (wqe_datagram_seg). */
 #define MX5_AV_SIZE 48u
 
@@ -64,6 +81,8 @@ struct mx5_sq {
 	uint32_t pending;         /* WQEs built since the last doorbell */
 	uint32_t last_bbs;        /* basic blocks of the last WQE built */
 	uint8_t *last_ctrl;       /* its control segment */
+	uint32_t max_msg;         /* bytes one WR may move (port max_msg_sz, <= 2^31 - 1) */
+	struct plat_spinlock lock; /* posters (verbs layer); the poller only to flush */
 };
 
 struct mx5_sq_attr {
@@ -81,6 +100,7 @@ struct mx5_sq_attr {
 	const struct shim_bar *bar;
 	uint64_t bf_off;          /* UAR page offset + 0x800 (+ k * bf_reg_size) */
 	uint32_t bf_size;
+	uint32_t max_msg;         /* port max_msg_sz; 0: MX5_MAX_MSG_DEFAULT */
 };
 
 struct mx5_rq {
@@ -92,6 +112,8 @@ struct mx5_rq {
 	uint32_t tail;            /* WQEs completed */
 	uint64_t *wrid;           /* wqe_cnt entries */
 	void *dbrec;              /* qp_dbrec: receive_counter */
+	uint32_t max_msg;         /* bytes one receive WR may take (<= 2^31 - 1) */
+	struct plat_spinlock lock; /* posters; pollers write tail under the CQ lock */
 };
 
 /* Shared receive queue: WQEs are a 16-byte next segment then data segments; free
@@ -114,6 +136,10 @@ struct mx5_srq_ring {
 	uint32_t flush_pos;       /* next WQE index the flush looks at */
 	uint32_t flush_counter, flush_tail; /* counter and tail when the bitmap was right */
 	uint32_t flush_valid;
+	uint32_t max_msg;         /* bytes one receive WR may take (<= 2^31 - 1) */
+	/* Posters and completions both move the free list: each takes this lock (a
+	 * completion inside its CQ's). */
+	struct plat_spinlock lock;
 };
 
 struct mx5_cq_ring;
@@ -135,6 +161,8 @@ int mx5_rq_init(struct mx5_rq *rq, void *buf, uint32_t wqe_cnt, uint32_t max_sge
 		uint64_t *wrid, void *dbrec);
 int mx5_srq_ring_init(struct mx5_srq_ring *srq, void *buf, uint32_t wqe_cnt,
 		      uint32_t max_sge, uint64_t *wrid, void *dbrec);
+/* max_msg of a queue from the HCA capability log_max_msg, capped at 2^31 - 1. */
+uint32_t mx5_max_msg(unsigned log_max_msg);
 /* Receive WQE stride for max_sge data segments (bytes, power of two >= 16). */
 uint32_t mx5_rq_stride(uint32_t max_sge);
 uint32_t mx5_srq_stride(uint32_t max_sge);

@@ -50,6 +50,7 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 		mx5_fail(dev, rc, "CREATE_SRQ: ring of %u WQEs rejected by the data path", cnt);
 		goto err;
 	}
+	s->ring.max_msg = mx5_max_msg((unsigned)MX5_CAP_GEN(dev, log_max_msg));
 	/* the bitmap a flush after device fatal needs, allocated now: the poll path that
 	 * uses it never allocates */
 	s->ring.flush_free = calloc((cnt + 7) / 8, 1);

@@ -89,7 +89,9 @@ MX5_HOT uint8_t *mx5_sq_bb(const struct mx5_sq *sq, uint32_t n)
 /* Free basic blocks (the ring never holds more than wqe_cnt in flight). */
 MX5_HOT uint32_t mx5_sq_room(const struct mx5_sq *sq)
 {
-	return sq->wqe_cnt - (sq->cur_post - sq->tail);
+	/* tail is the poller's: acquire, so that its reads of the slots it retired come
+	 * before our rewrite of them (a plain load on x86-64, ldar on arm64) */
+	return sq->wqe_cnt - (sq->cur_post - __atomic_load_n(&sq->tail, __ATOMIC_ACQUIRE));
 }
 
 /* Up to 16 bytes without a library call: two possibly overlapping moves of the
@@ -198,15 +200,28 @@ MX5_HOT int mx5_sq_write_wqe(struct mx5_sq *sq, const struct ibv_send_wr *wr, ui
 	if (use_inline) {
 		if (__builtin_expect(!o->inline_ok, 0))
 			return -EINVAL;
+		uint64_t total = 0;
+
+		/* summed in 64 bits: 32-bit lengths must not wrap round to a small size */
 		for (int i = 0; i < nsge; i++)
-			inl += sg[i].length;
-		if (__builtin_expect(inl > sq->max_inline, 0))
+			total += sg[i].length;
+		if (__builtin_expect(total > sq->max_inline, 0))
 			return -EINVAL;
+		inl = (uint32_t)total;
 		if (inl)
 			ds += (inl + 4u + 15u) >> 4;
 	} else {
+		uint64_t total = 0;
+
 		if (__builtin_expect(kind == MX5_SEG_ATOMIC_CS || kind == MX5_SEG_ATOMIC_FA, 0) &&
 		    (nsge != 1 || sg[0].length != 8))
+			return -EINVAL;
+		/* The message, and so every SGE, within the port's max_msg_sz (<= 2^31 - 1):
+		 * bit 31 of a data segment's byte_count is the inline flag (PRM wqe_data_seg,
+		 * wqe_inline_seg), so a longer length would send the WQE's own bytes. */
+		for (int i = 0; i < nsge; i++)
+			total += sg[i].length;
+		if (__builtin_expect(total > sq->max_msg, 0))
 			return -EINVAL;
 		ds += (uint32_t)nsge;   /* upper bound: empty SGEs are skipped below */
 	}
@@ -310,11 +325,19 @@ MX5_HOT int mx5_sq_build(struct mx5_sq *sq, const struct ibv_send_wr *wr)
 /* Receive WQE at head: one data segment per non-empty SGE, then the invalid-lkey
  * terminator when the list is shorter than the WQE's max_sge slots.  `wqe` is the
  * first data segment slot. */
-MX5_HOT int mx5_recv_fill(uint8_t *wqe, uint32_t slots, const struct ibv_recv_wr *wr)
+MX5_HOT int mx5_recv_fill(uint8_t *wqe, uint32_t slots, uint32_t max_msg,
+			  const struct ibv_recv_wr *wr)
 {
+	uint64_t total = 0;
 	uint32_t n = 0;
 
 	if (__builtin_expect(wr->num_sge < 0 || (uint32_t)wr->num_sge > slots, 0))
+		return -EINVAL;
+	/* Lengths are checked before anything is written: byte_count has 31 bits (bit 31
+	 * is the inline flag, PRM wqe_data_seg), and the port takes at most max_msg. */
+	for (int i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if (__builtin_expect(total > max_msg, 0))
 		return -EINVAL;
 	for (int i = 0; i < wr->num_sge; i++) {
 		const struct ibv_sge *s = &wr->sg_list[i];

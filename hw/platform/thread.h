@@ -14,6 +14,10 @@
 #include <pthread.h>
 #include <time.h>
 
+#if defined(__APPLE__)
+#include <os/lock.h>
+#endif
+
 /* Name the calling thread: 0 or -errno. */
 int plat_thread_set_name(const char *name);
 /* Run the calling thread real-time (see above): 0, or -errno when refused. */
@@ -26,5 +30,62 @@ int plat_thread_set_normal(void);
  * it tries the lock, yielding and then sleeping 20 us between tries, until the
  * deadline. */
 int plat_mutex_timedlock(pthread_mutex_t *m, const struct timespec *deadline);
+
+/* A spinlock for sections of a few dozen instructions (a verbs queue's post or poll),
+ * where a mutex's sleep and wake-up would cost more than the wait.
+ *  - Linux: pthread_spinlock_t (pthread_spin_lock(3)), what rdma-core's providers use
+ *    (providers/mlx5/mlx5.h mlx5_spin_lock); a user-space test-and-set, no syscall.
+ *    glibc and musl define it as an int, 0 when unlocked.
+ *  - macOS: os_unfair_lock (<os/lock.h>, macOS 10.12+), Apple's replacement for the
+ *    deprecated OSSpinLock: uncontended it is one atomic compare-and-swap; contended it
+ *    waits in the kernel with priority donation instead of spinning.
+ *    OS_UNFAIR_LOCK_INIT is all zeroes.
+ * So a zero-filled struct plat_spinlock (calloc) is an unlocked lock that locks;
+ * plat_spin_init says so explicitly and chooses.  single = 1 makes lock and unlock a
+ * test of one flag: the owner promised that one thread at a time uses the object (the
+ * verbs single-thread hints, docs/architecture.md "Threading").  Neither
+ * implementation holds resources, so there is no destroy. */
+struct plat_spinlock {
+#if defined(__APPLE__)
+	os_unfair_lock l;
+#else
+	pthread_spinlock_t l;
+#endif
+	int single;
+};
+
+/* 0, or -errno from pthread_spin_init.  Not while the lock is held. */
+static inline int plat_spin_init(struct plat_spinlock *s, int single)
+{
+	s->single = single != 0;
+#if defined(__APPLE__)
+	s->l = OS_UNFAIR_LOCK_INIT;
+	return 0;
+#else
+	return -pthread_spin_init(&s->l, PTHREAD_PROCESS_PRIVATE);
+#endif
+}
+
+static inline void plat_spin_lock(struct plat_spinlock *s)
+{
+	if (__builtin_expect(s->single, 0))
+		return;
+#if defined(__APPLE__)
+	os_unfair_lock_lock(&s->l);
+#else
+	pthread_spin_lock(&s->l);
+#endif
+}
+
+static inline void plat_spin_unlock(struct plat_spinlock *s)
+{
+	if (__builtin_expect(s->single, 0))
+		return;
+#if defined(__APPLE__)
+	os_unfair_lock_unlock(&s->l);
+#else
+	pthread_spin_unlock(&s->l);
+#endif
+}
 
 #endif

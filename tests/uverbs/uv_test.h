@@ -12,7 +12,11 @@
 #include <string.h>
 #include <time.h>
 
+#if defined(UV_TEST_STANDALONE)
+#include "tests/common/standalone_test.h"   /* the ThreadSanitizer build (tools/run-tests) */
+#else
 #include <criterion/criterion.h>
+#endif
 #include <infiniband/verbs.h>
 
 /* Exported by libibverbs (IBVERBS_1.0) but declared only in rdma-core's driver.h. */
