@@ -188,6 +188,7 @@ static void tp_obj_gone(struct emu_dev *d, enum emu_obj_type type, void *obj)
 	for (struct emu_tq **pp = &tp->qtab[((struct emu_qp *)obj)->qpn & 0xff], *tq; (tq = *pp);) {
 		if (tq->qp == obj) {
 			*pp = tq->next;
+			emu_resp_ack_now(tp, tq);
 			tq_free(tq);
 		} else {
 			pp = &tq->next;
@@ -266,8 +267,10 @@ static void tp_teardown(struct emu_dev *d)
 {
 	struct emu_tp *tp = emu_tp_get(d);
 
-	if (tp)
+	if (tp) {
+		emu_resp_flush_acks(tp, UINT64_MAX, NULL);   /* held ACKs leave before their QPs */
 		tq_drop_all(tp);
+	}
 }
 
 /* One line at close (UVERBS_LOG=info): what the wire did, so a slow or failing run

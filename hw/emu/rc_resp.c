@@ -152,6 +152,13 @@ void emu_resp_flush_acks(struct emu_tp *tp, uint64_t now, uint64_t *next)
 	tp->nackq = kept;
 }
 
+void emu_resp_ack_now(struct emu_tp *tp, struct emu_tq *tq)
+{
+	if (tq->ack_pending && tq->qp->state != EMU_QP_ERR && tq->qp->state != EMU_QP_RST)
+		flush_one(tp, tq);
+	tq->ack_pending = false;
+}
+
 void emu_resp_ack_on_doorbell(struct emu_tp *tp, struct emu_tq *tq)
 {
 	tq->last_db_ns = emu_now_ns();

@@ -277,6 +277,9 @@ void emu_resp_flush_acks(struct emu_tp *tp, uint64_t now, uint64_t *next);
 /* The posting thread rang this QP's doorbell: its held ACK leaves now, after the
  * request packets (IBTA 9.7.5.1: a responder may coalesce ACKs). */
 void emu_resp_ack_on_doorbell(struct emu_tp *tp, struct emu_tq *tq);
+/* The QP goes (destroy, reset, teardown): a held ACK leaves now, or the peer, which
+ * already has its completion's data placed here, would retry into nothing. */
+void emu_resp_ack_now(struct emu_tp *tp, struct emu_tq *tq);
 
 /* uc_ud.c */
 void emu_uc_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p);
