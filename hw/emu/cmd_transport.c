@@ -71,6 +71,7 @@ static void tq_reset_resp(struct emu_tq *tq)
 	tq->rcv_off = 0;
 	tq->wr_left = 0;
 	tq->ack_pending = false;
+	tq->ack_sent_psn = (qp->next_rcv_psn - 1) & EMU_ROCE_PSN_MASK;
 	memset(tq->res, 0, sizeof(tq->res));
 	tq->res_next = 0;
 	tq->uc_drop = false;
@@ -149,6 +150,17 @@ void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at)
 	}
 }
 
+void emu_tp_app_sleeps(struct emu_tp *tp)
+{
+	__atomic_store_n(&tp->poll_seen, 0, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&tp->thr_deaf, __ATOMIC_RELAXED) && tp->wake_fd >= 0) {
+		__atomic_store_n(&tp->thr_deaf, 0, __ATOMIC_RELAXED);
+		if (plat_notify_signal(tp->wake_fd) < 0) {
+			/* the counter is saturated: the thread wakes anyway */
+		}
+	}
+}
+
 static void tq_drop_all(struct emu_tp *tp)
 {
 	for (unsigned h = 0; h < 256; h++) {
@@ -176,6 +188,7 @@ static void tp_obj_gone(struct emu_dev *d, enum emu_obj_type type, void *obj)
 	for (struct emu_tq **pp = &tp->qtab[((struct emu_qp *)obj)->qpn & 0xff], *tq; (tq = *pp);) {
 		if (tq->qp == obj) {
 			*pp = tq->next;
+			emu_resp_ack_now(tp, tq);
 			tq_free(tq);
 		} else {
 			pp = &tq->next;
@@ -219,6 +232,11 @@ static int tp_init(struct emu_dev *d)
 		return -ENOMEM;
 	tp->d = d;
 	tp->wake_fd = -1;
+	tp->assist_buf = malloc(EMU_ROCE_MAX_PKT + 1);
+	if (!tp->assist_buf) {
+		free(tp);
+		return -ENOMEM;
+	}
 	tp->flt.rng = 0x9e3779b97f4a7c15ull ^ d->ipv4;
 	*slot = tp;
 	if (d->udp_fd >= 0) {
@@ -236,18 +254,23 @@ static int tp_init(struct emu_dev *d)
 	if (rc) {
 		if (tp->sock_ok)
 			emu_roce_sock_fini(&tp->sock);
+		free(tp->assist_buf);
 		free(tp);
 		*slot = NULL;
+		return rc;
 	}
-	return rc;
+	d->tp = tp;
+	return 0;
 }
 
 static void tp_teardown(struct emu_dev *d)
 {
 	struct emu_tp *tp = emu_tp_get(d);
 
-	if (tp)
+	if (tp) {
+		emu_resp_flush_acks(tp, UINT64_MAX, NULL);   /* held ACKs leave before their QPs */
 		tq_drop_all(tp);
+	}
 }
 
 /* One line at close (UVERBS_LOG=info): what the wire did, so a slow or failing run
@@ -281,6 +304,7 @@ static void tp_fini(struct emu_dev *d)
 
 	if (!tp)
 		return;
+	d->tp = NULL;
 	emu_rx_stop(tp);
 	tp_log_summary(d, tp);
 	tq_drop_all(tp);
@@ -288,6 +312,7 @@ static void tp_fini(struct emu_dev *d)
 	if (tp->sock_ok)
 		emu_roce_sock_fini(&tp->sock);
 	free(tp->ackq);
+	free(tp->assist_buf);
 	free(tp);
 	*emu_area_state(d, "transport") = NULL;
 }

@@ -155,6 +155,7 @@ static void cq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 	if (cq->status != EMU_CQ_STATUS_OK)
 		return;
 	cq->arm_sn = sn;
+	emu_tp_app_sleeps(tp);
 	tp->cqci[cqn & 1023].cqn = cqn;
 	tp->cqci[cqn & 1023].ci = ci;
 	cq->st = cmd == EMU_CQ_CMD_SOLICITED ? EMU_CQ_ST_SOLICITED_ARMED : EMU_CQ_ST_ARMED;

@@ -104,6 +104,11 @@ size_t emu_bar_len(struct emu_dev *d);
 
 /* The BAR hook (enum shim_mmio_op values: 0 read, 1 write, 2 write-combining burst). */
 void emu_mmio_access(void *dev, int op, uint64_t bar_off, unsigned size);
+/* An application polled a CQ of this device and found it empty: take the arrivals off
+ * the wire in the polling thread (non-blocking), so no device-thread wake-up stands
+ * between a packet and its CQE.  Never blocks: returns at once if the device is busy
+ * (hw/shim's poll-assist hook; rx_thread.c). */
+void emu_poll_assist(struct emu_dev *d);
 
 /* The device's RoCE address (host order) and its bound UDP socket on addr:4791. */
 uint32_t emu_ipv4(const struct emu_dev *d);

@@ -7,7 +7,9 @@
  * failures -> NAK remote access error (not checked for a zero-length WRITE or READ);
  * malformed requests -> NAK invalid request; both
  * move this QP to error with the PRM's affiliated async event.  ACKs are coalesced per
- * receive batch (one ACK per QP for the newest AckReq). */
+ * receive batch (one ACK per QP for the newest AckReq); when an application's poll
+ * placed the data, a short message's ACK waits for the QP's next doorbell, bounded by
+ * a deadline (ack_deadline). */
 #define EMU_TP_INTERNAL
 #include "hw/emu/transport.h"
 
@@ -47,19 +49,55 @@ void emu_resp_send_ack(struct emu_tp *tp, struct emu_tq *tq, uint8_t syndrome, u
 	h.bth.psn = psn & EMU_ROCE_PSN_MASK;
 	h.aeth.syndrome = syndrome;
 	h.aeth.msn = tq->msn & EMU_ROCE_MSN_MASK;
-	if (emu_aeth_kind(syndrome) == EMU_AETH_ACK)
+	if (emu_aeth_kind(syndrome) == EMU_AETH_ACK) {
 		tp->ctr.acks_sent++;
+		tq->ack_sent_psn = psn & EMU_ROCE_PSN_MASK;
+	}
 	(void)emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, NULL, 0);
+}
+
+/* How long an ACK may wait for the QP's next doorbell.  IBTA 9.7.5.1 lets a responder
+ * coalesce ACKs as long as the requester hears within its local ACK timeout; a quarter
+ * of this QP's own timeout (4.096 us x 2^ack_timeout, the same order as its peer's on
+ * every fabric we know), at most 2 ms, stands in for the peer's.  Only when an application's poll placed the data
+ * (so the process is running, and will usually post next: every ping-pong does), and
+ * only for short messages: a stream needs its ACKs to open the window.  A QP with a
+ * short timeout (under about 1 ms, as the retry tests use) is not deferred at all. */
+#define EMU_ACK_DEFER_MAX_NS 2000000ull
+#define EMU_ACK_RECENT_DB_NS 1000000ull
+
+static uint64_t ack_deadline(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
+{
+	uint8_t t = tq->qp->pri.ack_timeout;
+	uint64_t now = emu_now_ns(), defer = EMU_ACK_DEFER_MAX_NS;
+
+	if (t != 0 && t < 8)
+		return 0;
+	/* a quarter of the timeout: 4.096 us x 2^t / 4 */
+	if (t != 0 && t < 20 && ((4096ull << t) >> 2) < defer)
+		defer = (4096ull << t) >> 2;
+	/* Someone will ring this QP's doorbell soon: a poller of this process, or an
+	 * application that posted on the QP lately (a ping-pong whose data the device
+	 * thread placed while the application spun on memory). */
+	if (!tp->in_assist && (!tq->last_db_ns || now - tq->last_db_ns > EMU_ACK_RECENT_DB_NS))
+		return 0;
+	if (((psn - tq->ack_sent_psn) & EMU_ROCE_PSN_MASK) >= EMU_TP_ACKREQ_EVERY)
+		return 0;
+	return now + defer;
 }
 
 static void queue_ack(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 {
+	uint64_t due = ack_deadline(tp, tq, psn);
+
 	if (tq->ack_pending) {
 		tp->ctr.acks_coalesced++;
 		tq->ack_psn = psn;
+		if (!due || due < tq->ack_due)
+			tq->ack_due = due;
 		return;
 	}
-	if (tp->nackq == tp->ackq_cap) {
+	if (!tq->ack_queued && tp->nackq == tp->ackq_cap) {
 		uint32_t cap = tp->ackq_cap ? tp->ackq_cap * 2 : 64;
 		uint32_t *n = realloc(tp->ackq, cap * sizeof(*n));
 
@@ -72,7 +110,13 @@ static void queue_ack(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 	}
 	tq->ack_pending = true;
 	tq->ack_psn = psn;
-	tp->ackq[tp->nackq++] = tq->qpn;
+	tq->ack_due = due;
+	if (due)
+		tp->ctr.acks_deferred++;
+	if (!tq->ack_queued) {
+		tq->ack_queued = true;
+		tp->ackq[tp->nackq++] = tq->qpn;
+	}
 }
 
 static void flush_one(struct emu_tp *tp, struct emu_tq *tq)
@@ -83,18 +127,46 @@ static void flush_one(struct emu_tp *tp, struct emu_tq *tq)
 	emu_resp_send_ack(tp, tq, ack_syndrome(tp, tq), tq->ack_psn);
 }
 
-void emu_resp_flush_acks(struct emu_tp *tp)
+void emu_resp_flush_acks(struct emu_tp *tp, uint64_t now, uint64_t *next)
 {
+	uint32_t kept = 0;
+
 	for (uint32_t i = 0; i < tp->nackq; i++) {
 		struct emu_qp *qp = emu_obj_get(tp->d, EMU_OBJ_QP, tp->ackq[i]);
 		struct emu_tq *tq = qp ? emu_tq_get(tp, qp) : NULL;
 
-		if (tq && qp->state != EMU_QP_ERR && qp->state != EMU_QP_RST)
+		if (!tq)
+			continue;
+		if (tq->ack_pending && qp->state != EMU_QP_ERR && qp->state != EMU_QP_RST) {
+			if (tq->ack_due && tq->ack_due > now) {
+				tp->ackq[kept++] = tq->qpn;
+				if (next && tq->ack_due < *next)
+					*next = tq->ack_due;
+				continue;
+			}
 			flush_one(tp, tq);
-		else if (tq)
-			tq->ack_pending = false;
+		}
+		tq->ack_pending = false;
+		tq->ack_queued = false;
 	}
-	tp->nackq = 0;
+	tp->nackq = kept;
+}
+
+void emu_resp_ack_now(struct emu_tp *tp, struct emu_tq *tq)
+{
+	if (tq->ack_pending && tq->qp->state != EMU_QP_ERR && tq->qp->state != EMU_QP_RST)
+		flush_one(tp, tq);
+	tq->ack_pending = false;
+}
+
+void emu_resp_ack_on_doorbell(struct emu_tp *tp, struct emu_tq *tq)
+{
+	tq->last_db_ns = emu_now_ns();
+	if (!tq->ack_pending || tq->qp->state == EMU_QP_ERR || tq->qp->state == EMU_QP_RST)
+		return;
+	if (tq->ack_due)
+		tp->ctr.acks_on_doorbell++;
+	flush_one(tp, tq);   /* its ackq entry is dropped at the next flush */
 }
 
 static void send_nak(struct emu_tp *tp, struct emu_tq *tq, unsigned code, uint32_t psn)

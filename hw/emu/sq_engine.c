@@ -618,6 +618,7 @@ static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 			tq->sq_prod = qp->sq_pi;
 			tp->ctr.sq_bf_wqes++;
 			emu_sq_transmit(tp, tq);
+			emu_resp_ack_on_doorbell(tp, tq);
 			return;
 		}
 	}
@@ -633,6 +634,7 @@ static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 				   qp->sq_pi & 0xffff, tq->sq_prod & 0xffff);
 	}
 	emu_sq_run(tp, tq);
+	emu_resp_ack_on_doorbell(tp, tq);
 }
 
 int emu_sq_area_init(struct emu_dev *d)

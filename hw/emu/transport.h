@@ -53,6 +53,12 @@ struct emu_tp_counters {
 	/* wire faults applied on transmit */
 	uint64_t fault_lost, fault_dup, fault_reordered, fault_corrupted, link_down_drops;
 	uint64_t device_thread_fifo;           /* 1: the device thread runs SCHED_FIFO */
+	/* receive path driven by the application's CQ polls (emu_poll_assist) */
+	uint64_t assist_polls;                 /* polls that took the device and looked at the wire */
+	uint64_t assist_pkts;                  /* packets those polls received and handled */
+	uint64_t acks_deferred;                /* ACKs held back for the next doorbell or their deadline */
+	uint64_t acks_on_doorbell;             /* ... sent by the posting thread after its request packets */
+	uint64_t device_thread_wakeups;        /* device thread returns from poll() with an arrival */
 };
 
 /* Name of each device's thread (15 characters at most, the kernel's limit). */
@@ -178,8 +184,12 @@ struct emu_tq {
 	uint32_t wr_rkey;
 	uint64_t wr_left;
 	bool ack_pending;
+	bool ack_queued;                 /* the QPN is in tp->ackq */
 	uint32_t ack_psn;
 	uint32_t ack_dip;
+	uint64_t ack_due;                /* pending ACK: send by then (0: at the end of this batch) */
+	uint32_t ack_sent_psn;           /* PSN of the last positive ACK sent */
+	uint64_t last_db_ns;             /* the application's last send doorbell on this QP */
 	struct emu_rres res[EMU_TP_MAX_RES];
 	unsigned res_next;
 	bool uc_drop;                    /* UC: rest of this message is dropped */
@@ -214,6 +224,11 @@ struct emu_tp {
 	int wake_fd;
 	volatile int stop;
 	uint64_t wake_at;                /* when the thread plans to wake (0: not sleeping) */
+	/* receive path driven by application polls (emu_poll_assist) */
+	uint64_t poll_seen;              /* last application poll (ns; atomic, no lock) */
+	int thr_deaf;                    /* 1: the device thread sleeps without watching the socket */
+	bool in_assist;                  /* packets being handled come from an application's poll */
+	uint8_t *assist_buf;             /* receive buffer of the polls (EMU_ROCE_MAX_PKT + 1) */
 };
 
 /* cmd_transport.c */
@@ -221,6 +236,9 @@ struct emu_tp *emu_tp_get(struct emu_dev *d);
 struct emu_tq *emu_tq_get(struct emu_tp *tp, struct emu_qp *qp);
 void emu_tp_foreach_tq(struct emu_tp *tp, void (*fn)(struct emu_tp *, struct emu_tq *, void *), void *arg);
 void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at);
+/* A CQ was armed: the application is about to block for its event, so the device
+ * thread goes back to watching the socket now (see EMU_POLL_GRACE_NS, rx_thread.c). */
+void emu_tp_app_sleeps(struct emu_tp *tp);
 
 /* wire_faults.c: send a sealed packet through the fault model */
 int emu_tp_xmit(struct emu_tp *tp, const struct emu_roce_ip *ip, uint8_t *pkt, size_t len);
@@ -253,7 +271,15 @@ void emu_swqe_release(struct emu_swqe *w);
 /* rc_resp.c */
 void emu_rc_resp_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p, const struct emu_roce_ip *env);
 void emu_resp_send_ack(struct emu_tp *tp, struct emu_tq *tq, uint8_t syndrome, uint32_t psn);
-void emu_resp_flush_acks(struct emu_tp *tp);
+/* Send the coalesced ACKs that are due at `now` (all of them with now == UINT64_MAX);
+ * *next (if not NULL) is lowered to the earliest deadline still held. */
+void emu_resp_flush_acks(struct emu_tp *tp, uint64_t now, uint64_t *next);
+/* The posting thread rang this QP's doorbell: its held ACK leaves now, after the
+ * request packets (IBTA 9.7.5.1: a responder may coalesce ACKs). */
+void emu_resp_ack_on_doorbell(struct emu_tp *tp, struct emu_tq *tq);
+/* The QP goes (destroy, reset, teardown): a held ACK leaves now, or the peer, which
+ * already has its completion's data placed here, would retry into nothing. */
+void emu_resp_ack_now(struct emu_tp *tp, struct emu_tq *tq);
 
 /* uc_ud.c */
 void emu_uc_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p);

@@ -49,6 +49,11 @@ static void hook_access(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned 
 	emu_mmio_access(ctx, (int)op, off, size);
 }
 
+static void hook_poll_assist(void *ctx)
+{
+	emu_poll_assist(ctx);
+}
+
 static void rec_link(struct emu_shim *s, struct emu_dma_rec *r)
 {
 	pthread_mutex_lock(&s->recs_lock);
@@ -105,6 +110,7 @@ static int emu_shim_open(const char *args, struct shim_dev **out)
 		return rc;
 	s->hook.access = hook_access;
 	s->hook.ctx = s->emu;
+	s->hook.poll_assist = hook_poll_assist;
 	s->base.page_size = emu_host_page_size(s->emu);
 	s->base.pci.vendor_id = EMU_VENDOR_ID;
 	s->base.pci.device_id = EMU_DEVICE_ID;

@@ -23,6 +23,18 @@ static inline void shim_mmio_notify(const struct shim_bar *bar, enum shim_mmio_o
 		bar->hook->access(bar->hook->ctx, op, off, size);
 }
 
+/* An empty CQ poll: 1 if the device's poll assist ran (poll again), 0 on hardware. */
+static inline int shim_poll_assist(const struct shim_bar *bar)
+{
+	const struct shim_mmio_hook *h = bar ? bar->hook : NULL;
+
+	if (__builtin_expect(h != NULL, 0) && h->poll_assist) {
+		h->poll_assist(h->ctx);
+		return 1;
+	}
+	return 0;
+}
+
 static inline uint32_t shim_mmio_read32(const struct shim_bar *bar, uint64_t off)
 {
 	shim_mmio_notify(bar, SHIM_MMIO_READ, off, 4);

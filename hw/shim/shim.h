@@ -52,6 +52,9 @@ enum shim_mmio_op {
 struct shim_mmio_hook {
 	void (*access)(void *ctx, enum shim_mmio_op op, uint64_t bar_off, unsigned size);
 	void *ctx;
+	/* Optional: the driver found a CQ empty.  A software device moves its receive path
+	 * forward in the polling thread (a real NIC works beside the CPU and needs none). */
+	void (*poll_assist)(void *ctx);
 };
 
 struct shim_bar {
