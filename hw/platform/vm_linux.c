@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -94,9 +95,37 @@ out:
 	return rc;
 }
 
+/* Our pid, for the copies: getpid(2) is a system call of its own (glibc stopped
+ * caching it), and a copy would cost two.  A fork child forgets the parent's, so it
+ * never reads or writes the parent's memory. */
+static pid_t vm_self;
+static pthread_once_t vm_self_once = PTHREAD_ONCE_INIT;
+
+static void vm_self_forget(void)
+{
+	__atomic_store_n(&vm_self, 0, __ATOMIC_RELAXED);
+}
+
+static void vm_self_watch_fork(void)
+{
+	pthread_atfork(NULL, NULL, vm_self_forget);
+}
+
+static pid_t vm_pid(void)
+{
+	pid_t p = __atomic_load_n(&vm_self, __ATOMIC_RELAXED);
+
+	if (!p) {
+		pthread_once(&vm_self_once, vm_self_watch_fork);
+		p = getpid();
+		__atomic_store_n(&vm_self, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
 static int vm_copy(void *dst, const void *src, size_t len, bool to_app)
 {
-	pid_t self = getpid();
+	pid_t self = vm_pid();
 
 	while (len) {
 		struct iovec local = { to_app ? (void *)(uintptr_t)src : dst, len };

@@ -1,6 +1,6 @@
 /* hw/platform/vm.h: the process's map as a pinning kernel sees it (mapped or not,
  * writable or not), copies into and out of memory that fail with -EFAULT where a plain
- * memcpy would raise SIGSEGV.  The locked-memory limit: test_vm_lock_linux.c. */
+ * memcpy would raise SIGSEGV.  The locked-memory limit and the pid the copies name: test_vm_linux.c. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <string.h>

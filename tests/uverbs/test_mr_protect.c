@@ -53,6 +53,25 @@ Test(mr_protect, read_only_memory_with_local_write_is_efault)
 	cr_assert_eq(ibv_dereg_mr(mr), 0);
 }
 
+/* ibv_rereg_mr cannot add a write right to read-only memory either: the in-place
+ * change (UMR) refuses, and the re-registration it falls back to fails like the first. */
+Test(mr_protect, rereg_adding_write_access_to_read_only_memory_fails)
+{
+	struct ibv_pd *pd = one_pd();
+	uint8_t *p = map(pg());
+
+	cr_assert_eq(mprotect(p, pg(), PROT_READ), 0);
+	struct ibv_mr *mr = ibv_reg_mr(pd, p, pg(), IBV_ACCESS_REMOTE_READ);
+	cr_assert_not_null(mr, "%s", strerror(errno));
+	uint32_t rkey = mr->rkey;
+	cr_assert_neq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, RW_ACCESS), 0);
+	cr_assert_eq(mr->rkey, rkey, "the region is unchanged");
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_RELAXED_ORDERING), 0,
+		     "a change that asks no write is fine");
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+}
+
 Test(mr_protect, one_read_only_page_inside_the_range_is_efault)
 {
 	struct ibv_pd *pd = one_pd();
