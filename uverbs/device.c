@@ -26,9 +26,15 @@
 #include "uverbs/uv.h"
 
 static pthread_mutex_t uv_list_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct uv_dev uv_devs[UV_MAX_DEVICES];
+/* The devices, one per URI, made once (uv_devices) and kept for the life of the
+ * process: applications hold their struct ibv_device pointers.  No fixed limit: the
+ * URIs are collected first, then the array is allocated at its final size. */
+static struct uv_dev *uv_devs;
 static unsigned uv_ndevs;
 static bool uv_listed;
+static char **uv_uris;
+static unsigned uv_nuris, uv_cap_uris;
+static bool uv_list_nomem;
 
 int uv_err(struct uv_dev *d, int rc, const char *what)
 {
@@ -51,14 +57,27 @@ static bool uv_is_scheme(const char *tok)
 
 static void uv_add_dev(const char *uri)
 {
-	if (uv_ndevs >= UV_MAX_DEVICES) {
-		uv_log(UV_LOG_WARN, "UVERBS_DEVICES: more than %d devices, '%s' ignored",
-		       UV_MAX_DEVICES, uri);
+	if (uv_nuris == uv_cap_uris) {
+		unsigned cap = uv_cap_uris ? 2 * uv_cap_uris : 16;
+		char **u = realloc(uv_uris, cap * sizeof(*u));
+		if (!u) {
+			uv_list_nomem = true;
+			return;
+		}
+		uv_uris = u;
+		uv_cap_uris = cap;
+	}
+	char *dup = strdup(uri);
+	if (!dup) {
+		uv_list_nomem = true;
 		return;
 	}
-	struct uv_dev *d = &uv_devs[uv_ndevs];
-	memset(d, 0, sizeof(*d));
-	d->index = uv_ndevs++;
+	uv_uris[uv_nuris++] = dup;
+}
+
+static void uv_init_dev(struct uv_dev *d, unsigned index, const char *uri)
+{
+	d->index = index;
 	snprintf(d->uri, sizeof(d->uri), "%s", uri);
 	pthread_mutex_init(&d->lock, NULL);
 	d->wake_fd = -1;
@@ -72,6 +91,29 @@ static void uv_add_dev(const char *uri)
 	/* Not a kernel path: ibv_read_sysfs_file answers under it from the device itself
 	 * (query.c), since no kernel driver owns the function. */
 	snprintf(ib->ibdev_path, sizeof(ib->ibdev_path), "/sys/class/infiniband/uverbs%u", d->index);
+}
+
+/* The collected URIs become the device array. */
+static void uv_make_devs(void)
+{
+	if (uv_nuris)
+		uv_devs = calloc(uv_nuris, sizeof(*uv_devs));
+	if (uv_nuris && !uv_devs)
+		uv_list_nomem = true;
+	for (unsigned i = 0; i < uv_nuris; i++) {
+		if (uv_devs)
+			uv_init_dev(&uv_devs[i], i, uv_uris[i]);
+		free(uv_uris[i]);
+	}
+	if (uv_devs)
+		uv_ndevs = uv_nuris;
+	free(uv_uris);
+	uv_uris = NULL;
+	uv_nuris = uv_cap_uris = 0;
+	/* the list is all an application has to go on: an incomplete one is said, whatever
+	 * UVERBS_LOG says */
+	if (uv_list_nomem)
+		fprintf(stderr, "uverbs: Warning: out of memory while listing devices: %u listed\n", uv_ndevs);
 }
 
 /* ConnectX functions (vendor 0x15b3) bound to vfio-pci, as "vfio:<BDF>" URIs. */
@@ -157,7 +199,7 @@ static void uv_build_list(void)
 		return;
 	}
 	uv_scan_vfio();
-	if (!uv_ndevs)
+	if (!uv_nuris)
 		uv_add_dev("emu:");
 }
 
@@ -166,6 +208,7 @@ struct uv_dev *uv_devices(unsigned *n)
 	pthread_mutex_lock(&uv_list_lock);
 	if (!uv_listed) {
 		uv_build_list();
+		uv_make_devs();
 		uv_listed = true;
 	}
 	pthread_mutex_unlock(&uv_list_lock);
@@ -512,8 +555,10 @@ static void uv_fill_ops(struct uv_context *c)
 bool uv_is_ours(const struct ibv_context *c)
 {
 	const struct ibv_device *dev = c ? c->device : NULL;
-	for (unsigned i = 0; dev && i < UV_MAX_DEVICES; i++)
-		if (dev == &uv_devs[i].ibdev)
+	unsigned n;
+	struct uv_dev *d = dev ? uv_devices(&n) : NULL;
+	for (unsigned i = 0; d && i < n; i++)
+		if (dev == &d[i].ibdev)
 			return true;
 	return false;
 }
@@ -649,6 +694,26 @@ UV_EXPORT int ibv_close_device(struct ibv_context *context)
 	struct uv_context *c = uv_ctx(context);
 	struct uv_dev *d = c->dev;
 	pthread_mutex_lock(&d->lock);
+	/* Objects of this context still open: refuse, and the context stays usable.  A
+	 * kernel frees what a closed file still holds, but our objects live in the
+	 * application's hands: freeing the context under them would turn their later
+	 * destroy into a use after free (ibv_destroy_cq, ibv_dealloc_pd ... reach the
+	 * device through the context).  So close behaves as ibv_dealloc_pd does with MRs
+	 * left: EBUSY, until everything made from the context is destroyed. */
+	if (c->qps || c->cqs || c->srqs || c->npds || c->nahs || c->nchannels) {
+		unsigned nq = 0, nc = 0, ns = 0;
+		for (struct uv_qp *q = c->qps; q; q = q->next)
+			nq++;
+		for (struct uv_cq *q = c->cqs; q; q = q->next)
+			nc++;
+		for (struct uv_srq *q = c->srqs; q; q = q->next)
+			ns++;
+		uv_log(UV_LOG_WARN, "%s: ibv_close_device: still open in this context: %u QPs, %u CQs, %u SRQs, "
+		       "%u PDs, %u AHs, %u completion channels (EBUSY)", d->ibdev.name, nq, nc, ns, c->npds, c->nahs,
+		       c->nchannels);
+		pthread_mutex_unlock(&d->lock);
+		return EBUSY;
+	}
 	for (struct uv_context **pp = &d->ctxs; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;

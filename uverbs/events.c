@@ -259,6 +259,10 @@ UV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *c
 	ch->ch.context = context;
 	ch->ch.fd = ch->q.fd;
 	ch->ch.refcnt = 0;
+	struct uv_dev *d = uv_ctx_dev(context);
+	pthread_mutex_lock(&d->lock);
+	uv_ctx(context)->nchannels++;   /* ibv_close_device refuses while it exists */
+	pthread_mutex_unlock(&d->lock);
 	return &ch->ch;
 }
 
@@ -270,6 +274,8 @@ UV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	struct uv_dev *d = uv_ctx_dev(channel->context);
 	pthread_mutex_lock(&d->lock);
 	int busy = channel->refcnt;
+	if (!busy)
+		uv_ctx(channel->context)->nchannels--;
 	pthread_mutex_unlock(&d->lock);
 	if (busy) {
 		uv_log(UV_LOG_WARN, "ibv_destroy_comp_channel: %d CQs still use it (EBUSY)", busy);

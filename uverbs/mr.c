@@ -23,6 +23,8 @@ UV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	int rc = mx5_pd_alloc(d->mx5, &p->m);
 	if (rc)
 		rc = uv_err(d, rc, "ibv_alloc_pd");
+	else
+		uv_ctx(context)->npds++;
 	pthread_mutex_unlock(&d->lock);
 	if (rc) {
 		free(p);
@@ -48,6 +50,8 @@ UV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	rc = mx5_pd_free(p->m);
 	if (rc)
 		rc = uv_err(d, rc, "ibv_dealloc_pd");  /* EBUSY while MRs/QPs/SRQs use it */
+	else
+		uv_ctx(pd->context)->npds--;
 	pthread_mutex_unlock(&d->lock);
 	if (!rc)
 		free(p);

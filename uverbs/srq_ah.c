@@ -217,6 +217,9 @@ UV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 	a->ah.context = pd->context;
 	a->ah.pd = pd;
 	a->attr = *attr;
+	pthread_mutex_lock(&d->lock);
+	uv_ctx(pd->context)->nahs++;   /* ibv_close_device refuses while it exists */
+	pthread_mutex_unlock(&d->lock);
 	return &a->ah;
 }
 
@@ -224,6 +227,10 @@ UV_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 {
 	if (!ah)
 		return EINVAL;
+	struct uv_dev *d = uv_ctx_dev(ah->context);
+	pthread_mutex_lock(&d->lock);
+	uv_ctx(ah->context)->nahs--;
+	pthread_mutex_unlock(&d->lock);
 	free(uv_from(ah, struct uv_ah, ah));
 	return 0;
 }

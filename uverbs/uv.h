@@ -38,7 +38,6 @@
  * (-fvisibility=hidden and the version script uverbs.map). */
 #define UV_EXPORT __attribute__((visibility("default")))
 
-#define UV_MAX_DEVICES 16
 #define UV_MAX_EQS 64
 #define UV_PORTS 1
 
@@ -136,6 +135,9 @@ struct uv_context {
 	struct uv_qp *qps;            /* for async event routing (under dev->lock) */
 	struct uv_cq *cqs;
 	struct uv_srq *srqs;
+	/* the other objects made from this context, so that ibv_close_device can refuse
+	 * while any is open (device.c; under dev->lock) */
+	unsigned npds, nahs, nchannels;
 };
 
 struct uv_td {

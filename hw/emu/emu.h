@@ -128,10 +128,15 @@ struct emu_iova_seg {
 	uint64_t iova;
 	uint64_t len;
 };
-/* Map [va, va+len) for the device.  contiguous: one IOVA range whatever the mode (the
- * shim's dma_alloc); otherwise the configured iova mode applies.  *segs is malloc'd
- * (free with free()), *nseg entries, in VA order.  Returns a mapping id > 0. */
-int emu_iommu_map(struct emu_dev *d, void *va, size_t len, int contiguous, struct emu_iova_seg **segs,
+/* Map [va, va+len) for the device.  EMU_IOMMU_CONTIGUOUS: one IOVA range whatever the
+ * mode (the shim's dma_alloc); otherwise the configured iova mode applies.
+ * EMU_IOMMU_APP: application memory (the shim's dma_pin), which may be unmapped or
+ * made read-only behind the device's back; accesses to it fail with -EFAULT then,
+ * never with a signal (iommu.c).  *segs is malloc'd (free with free()), *nseg
+ * entries, in VA order.  *map_id > 0 names the mapping for emu_iommu_unmap. */
+#define EMU_IOMMU_CONTIGUOUS 1u
+#define EMU_IOMMU_APP 2u
+int emu_iommu_map(struct emu_dev *d, void *va, size_t len, unsigned flags, struct emu_iova_seg **segs,
 		  uint32_t *nseg, uint64_t *map_id);
 /* Map [rva, rva+len) of another process (pid), a device daemon's client: the device
  * reaches it with process_vm_readv/writev (hw/platform/peer.h), and a copy that fails
@@ -158,6 +163,8 @@ struct emu_counters {
 	uint64_t mmio_reads, mmio_writes;
 	uint64_t dma_reads, dma_read_bytes, dma_writes, dma_write_bytes;
 	uint64_t dma_faults;               /* device touched an IOVA nobody mapped */
+	uint64_t dma_host_faults;          /* mapped IOVA, but the application's memory behind it is
+					      gone or not writable (iommu.c) */
 	uint64_t cmd_doorbells;            /* command_doorbell_vector writes */
 	uint64_t uar_doorbells;            /* any store into a UAR page */
 	uint64_t eq_doorbells, cq_doorbells, send_doorbells;

@@ -197,7 +197,10 @@ uint32_t emu_uar_index_of(const struct emu_dev *d, uint32_t obj_id);
 
 /* ---- DMA through the IOMMU (iommu.c) ---- */
 /* Copy between device-visible memory and buf.  Any byte outside a live mapping: nothing
- * is copied, the fault is counted and logged as a driver error, -EFAULT. */
+ * is copied, the fault is counted and logged as a driver error, -EFAULT.  Application
+ * memory that was unmapped or made read-only after it was mapped: -EFAULT too, counted
+ * in dma_host_faults; the bytes before the failing page may have been copied, as a
+ * DMA stops where it faults. */
 int emu_dma_read(struct emu_dev *d, uint64_t iova, void *buf, size_t len);
 int emu_dma_write(struct emu_dev *d, uint64_t iova, const void *buf, size_t len);
 /* 1 if [iova, iova+len) is entirely mapped (no access, no counter). */

@@ -10,15 +10,35 @@
  *            it (so running off the end of a buffer faults instead of reading the next);
  *   scatter  pinned memory is fragmented host page by host page: consecutive VA pages
  *            get non-adjacent IOVA pages, in reverse order, so every MTT path is used.
- *            dma_alloc memory (contiguous=1) stays IOVA-contiguous in both modes, as
- *            the PRM requires for command queues and mailboxes.
+ *            dma_alloc memory (EMU_IOMMU_CONTIGUOUS) stays IOVA-contiguous in both
+ *            modes, as the PRM requires for command queues and mailboxes.
+ *
+ * Application memory (EMU_IOMMU_APP: the shim's dma_pin, memory registration) can
+ * disappear under the device: the application may munmap it, or mprotect it read-only,
+ * after registering it.  A ConnectX behind an IOMMU keeps the pages pinned and never
+ * notices; this model runs inside the application's process, where a plain memcpy
+ * into such memory would kill the process with SIGSEGV in the device thread.  So the
+ * device reaches application memory only through hw/platform/vm.h's copies, which
+ * answer -EFAULT for a page that is gone or not writable (Linux process_vm_readv/
+ * process_vm_writev on our own pid, macOS vm_read_overwrite/vm_write): the access
+ * fails like a DMA fault, the engines complete the WQE with a protection or remote
+ * access error, and the process lives.  That costs one system call per access to
+ * application memory.  The driver's own memory (dma_alloc: queues, CQEs, EQEs,
+ * doorbell records, mailboxes) is owned by the shim, which takes it out of this table
+ * before freeing it, so it is copied with memcpy: the per-packet descriptor traffic
+ * stays as cheap as before, and only payload pays the system call (figures in
+ * docs/benchmarks.md).  A cached "still mapped" flag would not be safe: another
+ * thread can unmap between the check and the copy, and the C library unmaps freed
+ * memory without going through any function a library could interpose.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hw/emu/emu_dev.h"
 #include "hw/platform/peer.h"
+#include "hw/platform/vm.h"
 
 #define EMU_IOVA_BASE 0x00000a5e10000000ull   /* ~10 TiB, both address halves nonzero; no user VA lives there */
 #define EMU_IOVA_ALIGN (64u * 1024u)          /* every contiguous mapping starts 64 KiB aligned */
@@ -29,6 +49,7 @@ struct emu_map_ent {
 	uint8_t *va;
 	uint64_t map_id;
 	pid_t pid;      /* 0: va is ours; else va is in process pid (a device daemon's client) */
+	bool app;           /* application memory: reached through hw/platform/vm.h */
 };
 
 struct emu_iommu {
@@ -36,6 +57,7 @@ struct emu_iommu {
 	size_t n, cap;
 	uint64_t next_iova;
 	uint64_t next_id;
+	bool plain_copy;    /* the system refused the fault-safe copies: memcpy (warned once) */
 };
 
 int emu_iommu_create(struct emu_dev *d)
@@ -88,13 +110,13 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
-static int map_pid(struct emu_dev *d, pid_t pid, void *va, size_t len, int contiguous,
+static int map_pid(struct emu_dev *d, pid_t pid, void *va, size_t len, unsigned flags,
 		   struct emu_iova_seg **segs, uint32_t *nseg, uint64_t *map_id);
 
-int emu_iommu_map(struct emu_dev *d, void *va, size_t len, int contiguous, struct emu_iova_seg **segs,
+int emu_iommu_map(struct emu_dev *d, void *va, size_t len, unsigned flags, struct emu_iova_seg **segs,
 		  uint32_t *nseg, uint64_t *map_id)
 {
-	return map_pid(d, 0, va, len, contiguous, segs, nseg, map_id);
+	return map_pid(d, 0, va, len, flags, segs, nseg, map_id);
 }
 
 int emu_iommu_map_remote(struct emu_dev *d, pid_t pid, uint64_t rva, size_t len, struct emu_iova_seg **segs,
@@ -105,13 +127,15 @@ int emu_iommu_map_remote(struct emu_dev *d, pid_t pid, uint64_t rva, size_t len,
 	return map_pid(d, pid, (void *)(uintptr_t)rva, len, 0, segs, nseg, map_id);
 }
 
-static int map_pid(struct emu_dev *d, pid_t pid, void *va, size_t len, int contiguous,
+static int map_pid(struct emu_dev *d, pid_t pid, void *va, size_t len, unsigned flags,
 		   struct emu_iova_seg **segs, uint32_t *nseg, uint64_t *map_id)
 {
 	struct emu_iommu *m;
 	uint64_t page, off, first_new, id;
 	size_t npages, n_new;
 	struct emu_iova_seg *s;
+	bool app = (flags & EMU_IOMMU_APP) != 0;
+	int contiguous = (flags & EMU_IOMMU_CONTIGUOUS) != 0;
 	int rc = 0;
 
 	if (!d || !va || !len || !segs || !nseg || !map_id)
@@ -134,7 +158,7 @@ static int map_pid(struct emu_dev *d, pid_t pid, void *va, size_t len, int conti
 	if (contiguous) {
 		uint64_t base = round_up(m->next_iova, EMU_IOVA_ALIGN);
 
-		m->e[m->n++] = (struct emu_map_ent){ base + off, len, va, id, pid };
+		m->e[m->n++] = (struct emu_map_ent){ base + off, len, va, id, pid, app };
 		s[0] = (struct emu_iova_seg){ base + off, len };
 		m->next_iova = base + npages * page + page; /* guard page */
 	} else {
@@ -149,7 +173,7 @@ static int map_pid(struct emu_dev *d, pid_t pid, void *va, size_t len, int conti
 			uint64_t chunk = page - in < left ? page - in : left;
 			uint64_t iova = base + 2 * (npages - 1 - i) * page + in;
 
-			m->e[m->n++] = (struct emu_map_ent){ iova, chunk, p, id, pid };
+			m->e[m->n++] = (struct emu_map_ent){ iova, chunk, p, id, pid, app };
 			s[i] = (struct emu_iova_seg){ iova, chunk };
 			p += chunk;
 			left -= chunk;
@@ -237,6 +261,33 @@ void __tsan_ignore_thread_end(void);
 #define emu_dma_unseen_end() ((void)0)
 #endif
 
+/* Application memory through the fault-safe copies (see the file comment). */
+static int app_copy(struct emu_dev *d, struct emu_iommu *m, uint8_t *host, uint8_t *b, size_t n, int write)
+{
+	int rc;
+
+	if (m->plain_copy)
+		goto plain;
+	rc = write ? plat_vm_write(host, b, n) : plat_vm_read(b, host, n);
+	if (rc == 0)
+		return 0;
+	if (rc != -ENOSYS) {
+		d->ctr.dma_host_faults++;
+		emu_log(d, EMU_LOG_WARN, "DMA %s of %zu bytes at %p: the application's memory is %s", write ? "write" : "read",
+			n, (void *)host, write ? "gone or not writable" : "gone");
+		return -EFAULT;
+	}
+	m->plain_copy = true;
+	emu_log(d, EMU_LOG_WARN, "the system refuses process_vm_readv/writev: the device copies registered memory "
+		"with memcpy, and memory unmapped after registration will crash the process");
+plain:
+	if (write)
+		memcpy(host, b, n);
+	else
+		memcpy(b, host, n);
+	return 0;
+}
+
 static int access(struct emu_dev *d, uint64_t iova, void *buf, size_t len, int write)
 {
 	struct emu_iommu *m = d->iommu;
@@ -265,6 +316,9 @@ static int access(struct emu_dev *d, uint64_t iova, void *buf, size_t len, int w
 					   write ? "write" : "read", n, (unsigned long long)iova, (int)e->pid, rc);
 				return -EFAULT;
 			}
+		} else if (e->app) {
+			if (app_copy(d, m, e->va + in, b, n, write))
+				return -EFAULT;
 		} else {
 			emu_dma_unseen_begin();
 			if (write)

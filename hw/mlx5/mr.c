@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "hw/mlx5/mx5_objects.h"
+#include "hw/platform/random.h"
 
 /* mkc.access_mode_1_0 (PRM "MKey Context": 0 PA, 1 MTT, 2 KLM). */
 enum { MX5_MKC_ACCESS_MODE_MTT = 0x1, MX5_MKC_ACCESS_MODE_KLM = 0x2 };
@@ -94,6 +95,24 @@ static struct mx5_mr_part mx5_mr_part(uint32_t i, uint64_t limit, uint64_t npage
 		end = va + len;
 	p.len = end - p.start;
 	return p;
+}
+
+/* The key part of a new MKey (mkc.mkey_7_0, PRM "MKey Context": software's choice,
+ * carried in every lkey and rkey as their low byte).  Random, so that one rkey tells
+ * a peer nothing about the next: the MKey index above it is the device's, and a
+ * ConnectX hands indices out in order, so with a counter here (Linux mlx5_ib's
+ * mkey_var) a guessed neighbour rkey would be right at the first try.  With a random
+ * byte a blind guess at a known index lands once in 256 tries, and a responder that
+ * sees a wrong key NAKs and moves the QP to error.  getrandom(2) costs one system call
+ * per registration, which already costs a firmware command; should it fail, the
+ * counter is kept so registration still works. */
+static uint8_t mx5_mkey_variant(struct mx5_device *dev)
+{
+	uint8_t v;
+
+	if (plat_random(&v, sizeof(v)) == 0)
+		return v;
+	return (uint8_t)(++dev->mkey_variant);
 }
 
 static unsigned mx5_mkc_access(uint8_t *mkc, unsigned access)
@@ -215,7 +234,7 @@ int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struc
 	uint64_t base = va & ~(page - 1);
 	uint64_t npages = ((va + len + page - 1) & ~(page - 1)) - base;
 	npages >>= shift;
-	uint8_t variant = (uint8_t)(++dev->mkey_variant);
+	uint8_t variant = mx5_mkey_variant(dev);
 	uint64_t limit = mx5_mtt_limit(dev);
 	if (npages > limit) {
 		/* Split: every part becomes one KLM entry, whose byte_count the device takes

@@ -42,6 +42,12 @@ int mx5_mr_umr_rereg(struct mx5_mr *mr, struct mx5_qp *qp, struct mx5_cq *cq, st
 		return mx5_fail(dev, -EINVAL, "UMR: PD of another device");
 	if ((access & (MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_ATOMIC)) && !(access & MX5_ACCESS_LOCAL_WRITE))
 		return mx5_fail(dev, -EINVAL, "MR: remote write or atomic access needs local write (IBTA 10.6.3.1)");
+	/* memory pinned for reading only gains no write right in place: Linux mlx5_ib
+	 * (can_use_umr_rereg_access) re-registers a umem that is not writable, and the new
+	 * pin then fails with EFAULT */
+	if (change_access && mr->pin.readonly &&
+	    (access & (MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_ATOMIC)))
+		return mx5_fail(dev, -EFAULT, "UMR: the region's memory is read-only: no write right in place");
 	if (dev->health != MX5_HEALTH_OK)
 		return mx5_fail(dev, -ENODEV, "UMR: device is in fatal error");
 	struct mx5_sq *sq = mx5_qp_sq_state(qp);

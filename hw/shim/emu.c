@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "hw/emu/emu.h"
+#include "hw/platform/vm.h"
 #include "hw/shim/shim.h"
 
 struct emu_dma_rec {
@@ -20,7 +21,53 @@ struct emu_dma_rec {
 	void *mem;              /* dma_alloc: memory we own; pin: NULL */
 	uint64_t map_id;
 	struct shim_iova_seg *segs;
+	uint64_t locked;        /* pin: bytes counted against RLIMIT_MEMLOCK */
 };
+
+/* Bytes of application memory pinned by every emulated device of this process: the
+ * emulated shim keeps the locked-memory budget as vfio_iommu_type1 does
+ * (drivers/vfio/vfio_iommu_type1.c: vfio_pin_pages_remote accounts each pinned page in
+ * the process's locked_vm and fails with ENOMEM past RLIMIT_MEMLOCK unless the process
+ * has CAP_IPC_LOCK), so a program that registers more than its limit fails here as it
+ * would on VFIO.  Counted in whole system pages, per pin, as VFIO counts them.  The
+ * driver's own memory (dma_alloc: queues, firmware pages) is not counted: on VFIO it
+ * is, and hw/shim/vfio.c checks the limit against what bring-up needs at open. */
+static pthread_mutex_t emu_locked_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t emu_locked_bytes;
+
+static int emu_lock_acct(struct shim_dev *dev, void *va, size_t len, uint64_t *locked)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)va & ~(pg - 1);
+	uint64_t bytes = ((uintptr_t)va + len + pg - 1 - a) & ~(uint64_t)(pg - 1);
+	uint64_t limit = plat_vm_lock_limit(), had;
+	int rc = 0;
+
+	pthread_mutex_lock(&emu_locked_lock);
+	had = emu_locked_bytes;
+	if (limit != UINT64_MAX && (bytes > limit || had > limit - bytes))
+		rc = -ENOMEM;
+	else
+		emu_locked_bytes += bytes;
+	pthread_mutex_unlock(&emu_locked_lock);
+	if (rc) {
+		snprintf(dev->err, sizeof(dev->err),
+			 "emu: pinning %llu KiB failed: locked-memory limit is %llu KiB and %llu KiB are pinned "
+			 "already; raise it with `ulimit -l unlimited` (or limits.conf memlock), as VFIO needs",
+			 (unsigned long long)(bytes >> 10), (unsigned long long)(limit >> 10),
+			 (unsigned long long)(had >> 10));
+		return rc;
+	}
+	*locked = bytes;
+	return 0;
+}
+
+static void emu_lock_unacct(uint64_t bytes)
+{
+	pthread_mutex_lock(&emu_locked_lock);
+	emu_locked_bytes -= bytes;
+	pthread_mutex_unlock(&emu_locked_lock);
+}
 
 struct emu_shim {
 	struct shim_dev base;
@@ -71,6 +118,8 @@ static void rec_release(struct emu_shim *s, struct emu_dma_rec *r)
 	r->next->prev = r->prev;
 	pthread_mutex_unlock(&s->recs_lock);
 	emu_iommu_unmap(s->emu, r->map_id);
+	if (r->locked)
+		emu_lock_unacct(r->locked);
 	free(r->segs);
 	free(r->mem);
 	free(r);
@@ -174,7 +223,7 @@ static int emu_shim_dma_alloc(struct shim_dev *dev, size_t len, size_t align, st
 		return -ENOMEM;
 	}
 	memset(r->mem, 0, (len + page - 1) / page * page);
-	rc = emu_iommu_map(s->emu, r->mem, len, 1, &segs, &nseg, &r->map_id);
+	rc = emu_iommu_map(s->emu, r->mem, len, EMU_IOMMU_CONTIGUOUS, &segs, &nseg, &r->map_id);
 	if (rc < 0) {
 		free(r->mem);
 		free(r);
@@ -209,30 +258,40 @@ static int emu_shim_dma_pin(struct shim_dev *dev, void *va, size_t len, struct s
 	if (!out || !va || !len)
 		return -EINVAL;
 	/* VFIO and the kext pin with get_user_pages / IODMACommand, which refuse memory
-	 * the process has not mapped: so does the emulated shim, or the driver's "cannot
-	 * pin" path would go untested.  msync reports ENOMEM for an unmapped page in the
-	 * range (MS_ASYNC: nothing is written back). */
-	{
-		uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-		uintptr_t a = (uintptr_t)va & ~(pg - 1);
-		uintptr_t end = (uintptr_t)va + len;
-		if (end < (uintptr_t)va || msync((void *)a, end - a, MS_ASYNC) != 0) {
-			snprintf(dev->err, sizeof(dev->err),
-				 "emu: %zu bytes at %p are not mapped in this process", len, va);
-			return -EFAULT;
-		}
+	 * the process has not mapped (EFAULT), and pin pages that are not writable only
+	 * for reading: so does the emulated shim, from the process's own map
+	 * (hw/platform/vm.h), and the driver then refuses a writable registration of
+	 * read-only memory with EFAULT, as Linux's ib_umem_get does. */
+	unsigned prot = 0;
+	rc = plat_vm_query(va, len, &prot);
+	if (rc == -EFAULT || (rc == 0 && !(prot & PLAT_VM_READ))) {
+		snprintf(dev->err, sizeof(dev->err), "emu: %zu bytes at %p are %s in this process", len, va,
+			 rc ? "not mapped" : "not accessible (PROT_NONE)");
+		return -EFAULT;
+	}
+	if (rc < 0) {
+		snprintf(dev->err, sizeof(dev->err), rc == -EINVAL ? "emu: %zu bytes at %p wrap around"
+			 : "emu: cannot read the memory map for %zu bytes at %p", len, va);
+		return rc;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	rc = emu_iommu_map(s->emu, va, len, 0, &segs, &nseg, &r->map_id);
+	rc = emu_lock_acct(dev, va, len, &r->locked);
 	if (rc < 0) {
+		free(r);
+		return rc;
+	}
+	rc = emu_iommu_map(s->emu, va, len, EMU_IOMMU_APP, &segs, &nseg, &r->map_id);
+	if (rc < 0) {
+		emu_lock_unacct(r->locked);
 		free(r);
 		return rc;
 	}
 	r->segs = calloc(nseg, sizeof(*r->segs));
 	if (!r->segs) {
 		emu_iommu_unmap(s->emu, r->map_id);
+		emu_lock_unacct(r->locked);
 		free(segs);
 		free(r);
 		return -ENOMEM;
@@ -245,6 +304,7 @@ static int emu_shim_dma_pin(struct shim_dev *dev, void *va, size_t len, struct s
 	out->nseg = nseg;
 	out->seg = r->segs;
 	out->priv = r;
+	out->readonly = !(prot & PLAT_VM_WRITE);
 	rec_link(s, r);
 	return 0;
 }

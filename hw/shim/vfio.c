@@ -605,7 +605,11 @@ static int dma_map(struct vfio_dev *v, void *va, uint64_t len, uint64_t iova, in
 		}
 		e = errno;
 	}
-	if (e == ENOMEM) {
+	if (e == EFAULT) {
+		/* vfio_iommu_type1 could not pin the pages even for reading */
+		verr(v, "vfio: %s: %llu bytes at %p are not mapped, or not accessible, in this process",
+		     v->dev.pci.bdf, (unsigned long long)len, va);
+	} else if (e == ENOMEM) {
 		struct rlimit rl = { 0, 0 };
 		getrlimit(RLIMIT_MEMLOCK, &rl);
 		verr(v, "vfio: %s: pinning %llu KiB failed: locked-memory limit is %llu KiB and %llu KiB are "

@@ -1,7 +1,10 @@
 /* The IOMMU model: IOVAs unlike VAs, page-by-page scattering of pins, and DMA to an
  * IOVA nobody pinned refused and reported, in both iova modes. */
 #include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "hw/emu/emu_dev.h"
 #include "tests/emu/emu_test.h"
 
 Test(emu_iommu, dma_alloc_gives_a_contiguous_iova_unlike_the_va)
@@ -159,4 +162,69 @@ Test(emu_iommu, pins_and_allocations_from_several_threads_are_safe)
 		cr_assert_eq(a[i].failures, 0);
 	}
 	shim_close(d);
+}
+
+/* Pinned application memory that the application unmaps or makes read-only while it is
+ * still mapped for the device: the device's access is a -EFAULT counted in
+ * dma_host_faults, never a SIGSEGV in the caller, in both iova modes. */
+static void app_memory_gone(const char *uri, int how)
+{
+	struct et t;
+	struct shim_pin p;
+	struct emu_counters c;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *mem = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t b[256];
+
+	cr_assert_neq(mem, MAP_FAILED);
+	memset(mem, 0x3c, 2 * pg);
+	memset(b, 0xc3, sizeof(b));
+	et_open(&t, uri);
+	cr_assert_eq(shim_dma_pin(t.dev, mem, 2 * pg, &p), 0);
+	cr_assert_eq(p.readonly, 0);
+	cr_assert_eq(emu_dma_write(t.emu, p.seg[0].iova, b, sizeof(b)), 0, "writable while mapped");
+	if (how == 0)
+		cr_assert_eq(munmap(mem, 2 * pg), 0);
+	else
+		cr_assert_eq(mprotect(mem, 2 * pg, PROT_READ), 0);
+	cr_assert_eq(emu_dma_write(t.emu, p.seg[0].iova + 8, b, sizeof(b)), -EFAULT);
+	if (how == 0)
+		cr_assert_eq(emu_dma_read(t.emu, p.seg[0].iova, b, sizeof(b)), -EFAULT);
+	else
+		cr_assert_eq(mem[300], 0x3c, "nothing written into read-only memory");
+	emu_counters(t.emu, &c);
+	cr_assert_eq(c.dma_host_faults, how == 0 ? 2 : 1);
+	cr_assert_eq(c.dma_faults, 0, "the IOVA itself was mapped");
+	shim_dma_unpin(t.dev, &p);
+	et_close(&t);
+	if (how == 1)
+		munmap(mem, 2 * pg);
+}
+
+Test(emu_iommu, dma_to_app_memory_unmapped_behind_the_device_is_efault)
+{
+	app_memory_gone("emu:iova=offset", 0);
+	app_memory_gone("emu:iova=scatter", 0);
+}
+
+Test(emu_iommu, dma_write_to_app_memory_made_read_only_behind_the_device_is_efault)
+{
+	app_memory_gone("emu:iova=offset", 1);
+	app_memory_gone("emu:iova=scatter", 1);
+}
+
+Test(emu_iommu, pin_of_read_only_memory_is_marked_readonly)
+{
+	struct et t;
+	struct shim_pin p;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *mem = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	cr_assert_neq(mem, MAP_FAILED);
+	et_open(&t, "emu:");
+	cr_assert_eq(shim_dma_pin(t.dev, mem, pg, &p), 0);
+	cr_assert_eq(p.readonly, 1, "the driver must learn the device may not write there");
+	shim_dma_unpin(t.dev, &p);
+	et_close(&t);
+	munmap(mem, pg);
 }

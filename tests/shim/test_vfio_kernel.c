@@ -36,6 +36,7 @@ static struct {
 	struct { uint64_t iova, size, vaddr; uint32_t flags; } map[MAXMAP];
 	unsigned nmap, map_calls, unmap_calls;
 	uint64_t ro_vaddr;               /* pages at this VA are not writable (EFAULT) */
+	uint64_t gone_vaddr;             /* nothing is mapped at this VA (EFAULT either way) */
 	unsigned irq_count;
 	int irq_fds[64];
 	uint32_t irq_flags;
@@ -101,6 +102,8 @@ static int fake_map(const struct vfio_iommu_type1_dma_map *m)
 		return errno = EINVAL, -1;
 	/* vfio_iommu_type1 pins with FOLL_WRITE when the mapping is writable */
 	if (K.ro_vaddr && m->vaddr == K.ro_vaddr && (m->flags & VFIO_DMA_MAP_FLAG_WRITE))
+		return errno = EFAULT, -1;
+	if (K.gone_vaddr && m->vaddr == K.gone_vaddr)
 		return errno = EFAULT, -1;
 	if (!in_ranges(m->iova, m->size))
 		return errno = EINVAL, -1;
@@ -373,6 +376,27 @@ Test(vfio_kernel, pin_of_read_only_pages_is_mapped_for_reading_and_says_so)
 	d->ops->dma_unpin(d, &p);
 	d->ops->dma_unpin(d, &w);
 	K.ro_vaddr = 0;
+	d->ops->close(d);
+	free(buf);
+}
+
+/* get_user_pages finds nothing at the address: EFAULT whether asked for writing or
+ * reading, and the pin fails with -EFAULT (as ib_umem_get makes ibv_reg_mr fail),
+ * its IOVA range given back. */
+Test(vfio_kernel, pin_of_unmapped_memory_is_efault_and_maps_nothing)
+{
+	struct shim_dev *d = open_ok("03:00.0,memlock=0");
+	size_t pg = d->page_size;
+	uint8_t *buf = aligned_alloc(pg, 2 * pg);
+	struct shim_pin p, q;
+
+	K.gone_vaddr = (uint64_t)(uintptr_t)buf;
+	cr_assert_eq(shim_dma_pin(d, buf, pg, &p), -EFAULT);
+	cr_assert_eq(K.nmap, 0);
+	cr_assert(strstr(d->err, "not mapped"), "names the cause: %s", d->err);
+	K.gone_vaddr = 0;
+	cr_assert_eq(shim_dma_pin(d, buf, pg, &q), 0, "%s", d->err);
+	d->ops->dma_unpin(d, &q);
 	d->ops->close(d);
 	free(buf);
 }

@@ -68,3 +68,32 @@ Test(device_list, unopenable_device_names_its_reason_once_without_uverbs_log)
 	cr_assert_eq(capture_stderr(guid_of_first, g, out, sizeof(out)), 0, "said twice: %s", out);
 	cr_assert_eq(g[1], EADDRINUSE);
 }
+
+/* UVERBS_DEVICES used to keep the first 16 URIs and drop the rest without a word
+ * (unless UVERBS_LOG was set): every listed device is there, in order. */
+Test(device_list, every_device_of_a_long_uverbs_devices_is_listed)
+{
+	enum { N = 40 };
+	char env[N * 32] = "", name[32];
+	size_t l = 0;
+
+	for (int i = 0; i < N; i++)
+		l += (size_t)snprintf(env + l, sizeof(env) - l, "%semu:ip=127.62.3.%d,page=4k", i ? "," : "", i + 2);
+	ut_devices(env);
+	cr_assert_eq(ut_ndev, N, "%d devices listed of %d", ut_ndev, N);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "uverbs%d", i);
+		cr_assert_str_eq(ibv_get_device_name(ut_list[i]), name);
+		cr_assert_eq(ibv_get_device_index(ut_list[i]), i);
+	}
+	cr_assert_null(ut_list[N]);
+	/* the last one is a real device, not a name only: it opens */
+	struct ibv_context *c = ut_open(N - 1);
+	union ibv_gid g;
+	cr_assert_eq(ibv_query_gid(c, 1, 1, &g), 0);
+	cr_assert_eq(g.raw[12], 127);
+	cr_assert_eq(g.raw[13], 62);
+	cr_assert_eq(g.raw[14], 3);
+	cr_assert_eq(g.raw[15], N + 1, "device %d is emu:ip=127.62.3.%d", N - 1, N + 1);
+	cr_assert_eq(ibv_close_device(c), 0);
+}
