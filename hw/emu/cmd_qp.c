@@ -115,7 +115,7 @@ static uint32_t pkey_table_len(struct emu_dev *d)
  * reads the GID table length of an Ethernet port. */
 static uint32_t gid_table_len(struct emu_dev *d)
 {
-	const uint8_t *r = emu_cap(d, 4, 1);
+	const uint8_t *r = emu_cap(d, PRM_CAP_ROCE, 1);
 	const uint8_t *g = emu_gen_caps(d);
 
 	if (r && PRM_GET(roce_cap, r, roce_address_table_size))
@@ -217,7 +217,7 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	 * device (ConnectX-6 Dx/ConnectX-7 with the real-time clock on) refuses a
 	 * free-running QP, an older one knows nothing but free-running. */
 	{
-		const uint8_t *roce = emu_cap(d, 4, 1);
+		const uint8_t *roce = emu_cap(d, PRM_CAP_ROCE, 1);
 		unsigned ts = (unsigned)PRM_GET(qpc, qpc, ts_format);
 		unsigned cap = roce ? (unsigned)PRM_GET(roce_cap, roce, qp_ts_format) : 0;
 
@@ -677,7 +677,7 @@ void emu_qp_srq_last_wqe(struct emu_dev *d, struct emu_qp *qp)
 	qp->last_wqe_reached = true;
 	PRM_SET(qp_events, data, type, 0);   /* a QP (not SRQ/RQ/SQ object) */
 	PRM_SET(qp_events, data, qpn_rqn_sqn, qp->qpn);
-	emu_eq_post_event(d, EMU_EVENT_SRQ_LAST_WQE, 0, data);
+	emu_eq_post_event(d, PRM_EVENT_SRQ_LAST_WQE, 0, data);
 }
 
 /* The transitions with a qpc share one layout: init2init_qp_in is not in our tables,

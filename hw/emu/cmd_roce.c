@@ -28,7 +28,7 @@ static struct gid_tab *tab(struct emu_dev *d)
 
 static int roce_init(struct emu_dev *d)
 {
-	uint8_t *rc = emu_cap(d, 4, 1);
+	uint8_t *rc = emu_cap(d, PRM_CAP_ROCE, 1);
 	uint32_t n = rc ? (uint32_t)PRM_GET(roce_cap, rc, roce_address_table_size) : 0;
 	struct gid_tab *t;
 

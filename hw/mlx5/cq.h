@@ -13,10 +13,6 @@
 #include "hw/mlx5/sq.h"
 #include "hw/shim/shim.h"
 
-/* PRM "UAR Page": the CQ doorbell is the 64-bit register at offset 0x20 of the UAR
- * page (mlx5dv.h MLX5_CQ_DOORBELL). */
-#define MX5_UAR_CQ_DOORBELL 0x20u
-
 /* QPN (24 bits) -> queues, two levels of 4096 so that a sparse QPN space costs little;
  * the second level is allocated by mx5_wq_table_set (control plane only). */
 #define MX5_WQ_TABLE_SHIFT 12u

@@ -180,7 +180,7 @@ int mx5_cq_ring_init(struct mx5_cq_ring *cq, void *buf, uint32_t cqe_cnt, uint32
 	/* Every entry starts invalid (opcode 0xf), owner 0: empty until the device writes. */
 	memset(buf, 0, (size_t)cqe_cnt * MX5_CQE_SIZE);
 	for (uint32_t i = 0; i < cqe_cnt; i++)
-		PRM_SET(cqe64, cq->buf + (size_t)i * MX5_CQE_SIZE, opcode, MX5_CQE_INVALID);
+		PRM_SET(cqe64, cq->buf + (size_t)i * MX5_CQE_SIZE, opcode, PRM_CQE_INVALID);
 	memset(dbrec, 0, PRM_SIZE(cq_dbrec));
 	return 0;
 }
@@ -250,7 +250,7 @@ static void mx5_flush_wc(struct ibv_wc *wc, uint32_t qpn, uint64_t wr_id, enum i
 	wc->wr_id = wr_id;
 	wc->status = IBV_WC_WR_FLUSH_ERR;
 	wc->opcode = op;
-	wc->vendor_err = MX5_SYND_WR_FLUSH_ERR;
+	wc->vendor_err = PRM_CQE_SYND_WR_FLUSH_ERR;
 	wc->qp_num = qpn;
 }
 
@@ -356,19 +356,9 @@ int mx5_cq_flush_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 const char *mx5_cqe_syndrome_name(uint8_t syndrome)
 {
 	switch (syndrome) {
-	case MX5_SYND_LOCAL_LENGTH_ERR: return "local length error";
-	case MX5_SYND_LOCAL_QP_OP_ERR: return "local QP operation error";
-	case MX5_SYND_LOCAL_PROT_ERR: return "local protection error";
-	case MX5_SYND_WR_FLUSH_ERR: return "work request flushed";
-	case MX5_SYND_MW_BIND_ERR: return "memory window bind error";
-	case MX5_SYND_BAD_RESP_ERR: return "bad response";
-	case MX5_SYND_LOCAL_ACCESS_ERR: return "local access error";
-	case MX5_SYND_REMOTE_INVAL_REQ_ERR: return "remote invalid request";
-	case MX5_SYND_REMOTE_ACCESS_ERR: return "remote access error";
-	case MX5_SYND_REMOTE_OP_ERR: return "remote operation error";
-	case MX5_SYND_TRANSPORT_RETRY_EXC_ERR: return "transport retry counter exceeded";
-	case MX5_SYND_RNR_RETRY_EXC_ERR: return "RNR retry counter exceeded";
-	case MX5_SYND_REMOTE_ABORTED_ERR: return "remote aborted";
+#define PRM_CQE_SYND(name, value, str) case PRM_CQE_SYND_##name: return str;
+#include "firmware-cmd/cqe_syndromes.def"
+#undef PRM_CQE_SYND
 	default: return "unknown syndrome";
 	}
 }
@@ -424,7 +414,7 @@ uint32_t mx5_cq_ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, struct mx5_srq_
 		if ((uint32_t)PRM_GET(cqe64, cqe, qpn) == qpn) {
 			unsigned op = (unsigned)PRM_GET(cqe64, cqe, opcode);
 
-			if (srq && ((op >= MX5_CQE_RESP_WR_IMM && op <= MX5_CQE_RESP_SEND_INV) || op == MX5_CQE_RESP_ERR))
+			if (srq && ((op >= PRM_CQE_RESP_WR_IMM && op <= PRM_CQE_RESP_SEND_INV) || op == PRM_CQE_RESP_ERR))
 				(void)mx5_srq_complete(srq, (uint32_t)PRM_GET(cqe64, cqe, wqe_counter));
 			nfreed++;
 		} else if (nfreed) {

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "firmware-cmd/consts.h"
 #include "hw/shim/shim.h"
 
 #define MX5_ERR_LEN 320
@@ -95,11 +96,13 @@ int mx5_cmd(struct mx5_device *dev, const void *in, size_t inlen, void *out, siz
 uint8_t mx5_cmd_status(const struct mx5_device *dev);
 uint32_t mx5_cmd_syndrome(const struct mx5_device *dev);
 
+/* The capability blocks the driver reads, by their QUERY_HCA_CAP op_mod type (values in
+ * firmware-cmd/cap_types.def, with the layout each decodes with). */
 enum mx5_cap_type {
-	MX5_CAP_GENERAL = 0x0,   /* QUERY_HCA_CAP op_mod type: cmd_hca_cap */
-	MX5_CAP_ODP = 0x2,       /* odp_cap */
-	MX5_CAP_ATOMIC = 0x3,    /* atomic_caps */
-	MX5_CAP_ROCE = 0x4,      /* roce_cap */
+	MX5_CAP_GENERAL = PRM_CAP_GENERAL_DEVICE,
+	MX5_CAP_ODP = PRM_CAP_ODP,
+	MX5_CAP_ATOMIC = PRM_CAP_ATOMIC,
+	MX5_CAP_ROCE = PRM_CAP_ROCE,
 };
 
 /* The capability block read at bring-up (0x100 bytes; decode with PRM_GET(cmd_hca_cap,
