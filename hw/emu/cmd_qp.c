@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "hw/emu/objects.h"
+#include "hw/platform/bits.h"
 
 /* opt_param_mask bits (PRM "Optional Parameter Mask"; Linux enum mlx5_qp_optpar). */
 enum {
@@ -324,15 +325,6 @@ static int destroy_qp(struct emu_dev *d, struct emu_cmd *c)
 	return 0;
 }
 
-static unsigned log2_of(uint32_t v)
-{
-	unsigned l = 0;
-
-	while ((1u << l) < v)
-		l++;
-	return l;
-}
-
 static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 {
 	const struct emu_qp *qp = emu_obj_get(d, EMU_OBJ_QP, (uint32_t)PRM_GET(query_qp_in, c->in, qpn));
@@ -351,7 +343,7 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, mtu, qp->mtu);
 	PRM_SET(qpc, qpc, log_msg_max, qp->log_msg_max);
 	PRM_SET(qpc, qpc, log_rq_size, qp->log_rq_size);
-	PRM_SET(qpc, qpc, log_rq_stride, qp->rq_stride ? log2_of(qp->rq_stride) - 4 : 0);
+	PRM_SET(qpc, qpc, log_rq_stride, qp->rq_stride ? plat_ilog2_ceil(qp->rq_stride) - 4 : 0);
 	PRM_SET(qpc, qpc, no_sq, qp->no_sq);
 	PRM_SET(qpc, qpc, log_sq_size, qp->log_sq_size);
 	PRM_SET(qpc, qpc, rlky, qp->rlky);

@@ -27,7 +27,7 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 	if (attr->cqe > limit)
 		return mx5_fail(dev, -EINVAL, "CQ depth %u exceeds device limit %u (log_max_cq_sz %u)",
 				attr->cqe, limit, log_max);
-	unsigned log = mx5_ilog2_ceil((uint64_t)attr->cqe + 1);
+	unsigned log = plat_ilog2_ceil((uint64_t)attr->cqe + 1);
 	if (log > log_max)
 		log = log_max;
 	struct mx5_eq *eq;

@@ -47,7 +47,7 @@ int mx5_eq_create(struct mx5_device *dev, struct mx5_eq *eq, unsigned vector, bo
 {
 	unsigned log = async ? MX5_ASYNC_EQ_LOG : MX5_COMP_EQ_LOG;
 	if (nent)
-		log = mx5_ilog2_ceil(nent);
+		log = plat_ilog2_ceil(nent);
 	unsigned maxlog = (unsigned)MX5_CAP_GEN(dev, log_max_eq_sz);
 	if (maxlog && log > maxlog)
 		log = maxlog;

@@ -296,12 +296,4 @@ MX5_HOT int mx5_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
 	return n ? n : (r < 0 ? r : 0);
 }
 
-/* Out-of-line forms of the hot entry points (datapath.c), for function-pointer tables. */
-int mx5_dp_post_send(struct mx5_sq *sq, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
-int mx5_dp_post_recv(struct mx5_rq *rq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
-int mx5_dp_post_srq_recv(struct mx5_srq_ring *srq, struct ibv_recv_wr *wr,
-			 struct ibv_recv_wr **bad_wr);
-int mx5_dp_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc);
-void mx5_dp_arm_cq(struct mx5_cq_ring *cq, int solicited);
-
 #endif

@@ -44,7 +44,7 @@ static uint32_t mx5_wqe_overhead(enum mx5_qp_type t)
 
 static uint32_t mx5_pow2_ceil(uint32_t v)
 {
-	return v <= 1 ? 1 : 1u << mx5_ilog2_ceil(v);
+	return v <= 1 ? 1 : 1u << plat_ilog2_ceil(v);
 }
 
 static uint16_t mx5_flow_label_sport(uint32_t fl)
@@ -278,7 +278,7 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	/* Timestamp format the device's caps call for (init.c mx5_qp_default_ts, after
 	 * Linux mlx5_get_qp_default_ts). */
 	PRM_SET(qpc, c, ts_format, mx5_qp_default_ts(dev));
-	PRM_SET(qpc, c, log_sq_size, mx5_ilog2_ceil(qp->sq_wqe_cnt));
+	PRM_SET(qpc, c, log_sq_size, plat_ilog2_ceil(qp->sq_wqe_cnt));
 	if (qp->srq) {
 		PRM_SET(qpc, c, rq_type, MX5_RQ_SRQ);
 		PRM_SET(qpc, c, srqn_rmpn_xrqn, qp->srq->srqn);
@@ -286,8 +286,8 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 		PRM_SET(qpc, c, rq_type, MX5_RQ_ZERO);
 	} else {
 		PRM_SET(qpc, c, rq_type, MX5_RQ_REGULAR);
-		PRM_SET(qpc, c, log_rq_size, mx5_ilog2_ceil(qp->rq_wqe_cnt));
-		PRM_SET(qpc, c, log_rq_stride, mx5_ilog2_ceil(qp->rq_stride) - 4);
+		PRM_SET(qpc, c, log_rq_size, plat_ilog2_ceil(qp->rq_wqe_cnt));
+		PRM_SET(qpc, c, log_rq_stride, plat_ilog2_ceil(qp->rq_stride) - 4);
 	}
 	PRM_SET(qpc, c, cqn_snd, qp->scq->cqn);
 	PRM_SET(qpc, c, cqn_rcv, qp->rcq->cqn);
@@ -458,7 +458,7 @@ static unsigned mx5_log_rd_floor(uint8_t n)
 
 static unsigned mx5_log_rd_ceil(uint8_t n)
 {
-	return n ? mx5_ilog2_ceil(n) : 0;
+	return n ? plat_ilog2_ceil(n) : 0;
 }
 
 static void mx5_set_access(uint8_t *c, unsigned acc, uint32_t *opt, bool optional)

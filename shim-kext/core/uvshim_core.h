@@ -32,6 +32,9 @@
  * overlap checks and the reply paging when there is no mapper. */
 #define UVSHIM_MAX_SEGS_PER_PIN 1024u
 
+/* Page sizes and DMA alignments are powers of two (owner.c, pins.c, validate.c). */
+static inline bool uvshim_is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
 /* ---- owner state ----------------------------------------------------------------- */
 
 enum uvshim_state {
