@@ -1,4 +1,4 @@
-/* The command-queue engine (design section 4): PRM "Command Interface".
+/* The command-queue engine (docs/architecture.md, "The command interface"): PRM "Command Interface".
  *
  * One command at a time goes through slot 0 of the command queue, serialised by a
  * mutex so threads can share a device.  The queue's last entry is a second slot for

@@ -1,4 +1,4 @@
-/* uv_bench_datapath: software cost of the data path (design section 9), printed, never
+/* uv_bench_datapath: software cost of the data path (docs/benchmarks.md), printed, never
  * asserted.  Everything runs over plain memory: SQ/CQ rings, doorbell records and a
  * "BAR" buffer without a hook, so what is measured is the driver's own work (WQE build,
  * doorbell record, BlueFlame copy with its fences; CQE decode), not a device.

@@ -1,5 +1,5 @@
 /* uv_bench_e2e: end-to-end latency and bandwidth between two emulated ConnectX NICs in
- * two processes (design section 9, issue 5), each figure beside the raw loopback UDP
+ * two processes (docs/benchmarks.md), each figure beside the raw loopback UDP
  * figure measured in the same run between the same two addresses, reported as ratios.
  * Prints figures; asserts nothing (timing on a shared machine is not a test).
  *
@@ -639,7 +639,7 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 	       "ACK timeouts) and received %llu (ACKs).\n",
 	       (unsigned long long)(t1.tx_pkts - t0.tx_pkts), (unsigned long long)(t1.retransmits - t0.retransmits),
 	       (unsigned long long)(t1.timeouts - t0.timeouts), (unsigned long long)(t1.rx_pkts - t0.rx_pkts));
-	printf("\nTarget (design section 9): WRITE ping-pong within 2x the UDP ping-pong half round trip.\n");
+	printf("\nTarget (docs/benchmarks.md): WRITE ping-pong within 2x the UDP ping-pong half round trip.\n");
 	free(ns);
 }
 

@@ -1,5 +1,5 @@
-/* uverbs: the libibverbs API over hw/mlx5, in the application's process (design
- * section 7).  Internal header shared by the files of libuverbs.so.
+/* uverbs: the libibverbs API over hw/mlx5, in the application's process (docs/architecture.md,
+ * "The verbs layer").  Internal header shared by the files of libuverbs.so.
  *
  * What it owns: the verbs objects (laid out as <infiniband/verbs.h> expects, because
  * applications' inline functions such as ibv_post_send, ibv_poll_cq, ibv_query_port,

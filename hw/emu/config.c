@@ -202,7 +202,7 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
 			cfg->auto_pages = (unsigned)v;
 		} else if (!strcmp(tok, "loss") || !strcmp(tok, "reorder") || !strcmp(tok, "dup") ||
 			   !strcmp(tok, "corrupt") || !strcmp(tok, "seed") || !strcmp(tok, "link")) {
-			/* Wire faults (issue 5): validated now by the data plane's own parser,
+			/* Wire faults (wire_faults.c): validated now by the data plane's own parser,
 			 * kept as text and applied once the device's transport exists. */
 			struct emu_wire_faults wf = { 0 };
 			char one[96];

@@ -107,7 +107,8 @@ static void cmdq_addr_written(struct emu_dev *d, uint64_t off)
 	if (off / 4 == PRM_OFF(initial_seg, cmdq_phy_addr_31_12) / 32) {
 		d->cmdq_programmed = true;
 		/* The device takes a moment to pick the queue up: `initializing` is set
-		 * again and clears shortly (design section 5: "wait again"). */
+		 * again and clears shortly (Linux drivers/net/ethernet/mellanox/mlx5/core/
+		 * main.c calls wait_fw_init again after mlx5_cmd_init). */
 		d->ready_at_ns = emu_now_ns() + (uint64_t)(d->cfg.init_delay_ms ? d->cfg.init_delay_ms
 										 : EMU_DEFAULT_INIT_DELAY_MS) *
 							    1000000ull / 2;

@@ -1,4 +1,4 @@
-/* Fault injection (design section 6, "Faults on demand"): fail or hang chosen
+/* Fault injection (hw/emu/README.md; URI options in hw/emu/config.c): fail or hang chosen
  * commands, a fatal health syndrome, the link going down and up, surprise removal. */
 #include <errno.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Logging (UVERBS_LOG=error|warn|info|debug, stderr, nothing otherwise), the
- * "driver error" ring (design section 6: what a driver must never do, reported loudly
+ * "driver error" ring (docs/architecture.md, "The emulated ConnectX": what a driver must never do, reported loudly
  * like a hardware model's guest-error trace) and the counters snapshot. */
 #include <errno.h>
 #include <stdio.h>

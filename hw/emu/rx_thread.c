@@ -1,4 +1,4 @@
-/* The device thread (design section 9): blocks in poll() on the port's UDP socket for
+/* The device thread (docs/architecture.md, "The emulated ConnectX"): blocks in poll() on the port's UDP socket for
  * arrivals and wakes for the nearest timer (ACK timeout, RNR wait, held packet) or when
  * a posting thread arms an earlier one (eventfd).  It never transmits new work: that is
  * the posting thread's, inside its doorbell.

@@ -1,5 +1,5 @@
 /* Send queue engine (PRM "Send WQE Format", "BlueFlame", "Doorbell Record"): runs in
- * the posting thread, inside its doorbell or BlueFlame store (design section 9).
+ * the posting thread, inside its doorbell or BlueFlame store (docs/architecture.md, "The emulated ConnectX").
  *
  * Doorbell (one 8-byte store of the last WQE's first 8 bytes at UAR 0x800+): the QPN
  * comes from the stored ctrl bytes, the producer counter from the doorbell record's

@@ -1,7 +1,7 @@
 /* The emulated ConnectX's data plane: queue engines and the RC/UC/UD transports over
- * RoCE v2 (design section 6; issue 5).
+ * RoCE v2 (docs/architecture.md, "RoCE v2 on the wire and the transport engines").
  *
- * Threads (design section 9: "the transmit path belongs in the posting thread"):
+ * Threads (docs/architecture.md, "The emulated ConnectX": the transmit path belongs in the posting thread):
  *  - the posting thread runs the send queue inside its doorbell/BlueFlame store
  *    (sq_engine.c, from the UAR hook): WQEs are fetched, decoded and their packets sent
  *    before the store returns;

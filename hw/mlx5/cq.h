@@ -35,7 +35,7 @@ struct mx5_cq_ring {
 	struct mx5_wq_table *wqs; /* QPN -> queues of the QPs completing here */
 	uint32_t last_qpn;        /* one-entry cache in front of wqs */
 	struct mx5_wq_ref *last;
-	/* Device fatal (cold; design section 5: "fail every queue with flush errors").
+	/* Device fatal (cold; docs/architecture.md, "Bring-up, teardown, pages, health": every queue fails with flush errors).
 	 * The health watch sets flushing; a poll that then finds no CQE completes the
 	 * outstanding WQEs of the queues in wqs with WR_FLUSH_ERR (mx5_cq_flush_one). */
 	uint32_t flushing;

@@ -1,4 +1,4 @@
-/* hw/mlx5: the ConnectX (mlx5) driver's public interface (design section 5).
+/* hw/mlx5: the ConnectX (mlx5) driver's public interface (docs/architecture.md, "What each layer owns").
  *
  * What it owns: bring-up and teardown of one PCI function over any shim URI, the
  * firmware page supply, the async and completion EQs, the UAR, the health watch, and

@@ -1,4 +1,4 @@
-/* Completion polling (PRM "Completion Queue", "CQE Format"; design section 5).
+/* Completion polling (PRM "Completion Queue", "CQE Format"; docs/architecture.md, "The data path").
  *
  * A CQE belongs to software when its opcode is not 0xf (invalid: the ring starts
  * filled with it) and its owner bit equals the lap parity of the consumer counter,

@@ -1,5 +1,5 @@
-/* Send and receive WQE builders (PRM "Send WQE Format", "Receive WQE Format"; design
- * section 5, "Data path").  Hot path: static inline, no allocation, no syscalls, no MMIO.
+/* Send and receive WQE builders (PRM "Send WQE Format", "Receive WQE Format"; docs/architecture.md,
+ * "The data path").  Hot path: static inline, no allocation, no syscalls, no MMIO.
  *
  * A send WQE is a control segment, then per opcode a datagram segment (UD), a remote
  * address segment (RDMA, atomics), an atomic segment, and finally either data segments

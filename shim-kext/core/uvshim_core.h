@@ -1,4 +1,4 @@
-/* shim-kext/core: every decision the kext makes, in portable C (design section 8).
+/* shim-kext/core: every decision the kext makes, in portable C (docs/hardware.md, "macOS (kext shim)").
  *
  * The IOKit glue (shim-kext/macos) owns the hardware: it maps BARs, drives IODMACommand,
  * takes interrupts.  It decides nothing.  Each user-client call goes
