@@ -8,6 +8,7 @@
  * device thread's scheduling, rx_thread.c).  Opcodes may be numbers or names (CREATE_EQ). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,22 +84,60 @@ static struct emu_fail_rule *new_rule(struct emu_config *cfg)
 	return &cfg->fail[cfg->nfail];
 }
 
-/* ---- one parser per option: (cfg, option name, value) -> 0 or -errno ---- */
+/* An option: its name, its parser, the help text a refused option string quotes and,
+ * for a plain number, the emu_config field and its bounds. */
+struct emu_opt {
+	const char *name;
+	int (*parse)(struct emu_config *cfg, const struct emu_opt *opt, char *val);
+	const char *help;
+	size_t field;                /* offsetof(struct emu_config, the field) */
+	unsigned long lo, hi;        /* opt_uint: bounds */
+	const char *one, *zero;      /* opt_flag: the words for 1 and 0 */
+};
 
-static int opt_ip(struct emu_config *cfg, const char *name, char *val)
+/* ---- one parser per kind of option: (cfg, option, value) -> 0 or -errno ---- */
+
+/* One of two words, opt->one (1) or opt->zero (0), stored in the int field opt->field. */
+static int opt_flag(struct emu_config *cfg, const struct emu_opt *opt, char *val)
+{
+	unsigned flag;
+	int i;
+
+	if (parse_choice(val, opt->one, opt->zero, &flag) < 0)
+		return -EINVAL;
+	i = (int)flag;
+	memcpy((char *)cfg + opt->field, &i, sizeof(i));
+	return 0;
+}
+
+/* A number within [opt->lo, opt->hi], stored in the unsigned field opt->field. */
+static int opt_uint(struct emu_config *cfg, const struct emu_opt *opt, char *val)
+{
+	unsigned long v;
+	unsigned u;
+
+	if (parse_range(val, opt->lo, opt->hi, &v) < 0)
+		return -EINVAL;
+	u = (unsigned)v;
+	memcpy((char *)cfg + opt->field, &u, sizeof(u));
+	return 0;
+}
+
+
+static int opt_ip(struct emu_config *cfg, const struct emu_opt *opt, char *val)
 {
 	struct in_addr a;
 
-	(void)name;
+	(void)opt;
 	if (inet_pton(AF_INET, val, &a) != 1)
 		return -EINVAL;
 	cfg->ipv4 = ntohl(a.s_addr);
 	return 0;
 }
 
-static int opt_page(struct emu_config *cfg, const char *name, char *val)
+static int opt_page(struct emu_config *cfg, const struct emu_opt *opt, char *val)
 {
-	(void)name;
+	(void)opt;
 	if (!strcmp(val, "4k") || !strcmp(val, "4096"))
 		cfg->host_page_size = 4096;
 	else if (!strcmp(val, "16k") || !strcmp(val, "16384"))
@@ -108,11 +147,11 @@ static int opt_page(struct emu_config *cfg, const char *name, char *val)
 	return 0;
 }
 
-static int opt_iova(struct emu_config *cfg, const char *name, char *val)
+static int opt_iova(struct emu_config *cfg, const struct emu_opt *opt, char *val)
 {
 	unsigned scatter;
 
-	(void)name;
+	(void)opt;
 	if (parse_choice(val, "scatter", "offset", &scatter) < 0)
 		return -EINVAL;
 	cfg->iova_mode = scatter ? EMU_IOVA_SCATTER : EMU_IOVA_OFFSET;
@@ -120,7 +159,7 @@ static int opt_iova(struct emu_config *cfg, const char *name, char *val)
 }
 
 /* fail=OPCODE:STATUS[:SYNDROME][@SKIP] and hang=OPCODE[@SKIP]. */
-static int opt_fail(struct emu_config *cfg, const char *name, char *val)
+static int opt_fail(struct emu_config *cfg, const struct emu_opt *opt, char *val)
 {
 	struct emu_fail_rule *r = new_rule(cfg);
 	char *parts[3] = { val, NULL, NULL };
@@ -137,7 +176,7 @@ static int opt_fail(struct emu_config *cfg, const char *name, char *val)
 	}
 	if (parse_opcode(parts[0], &r->opcode) < 0)
 		return -EINVAL;
-	if (!strcmp(name, "hang")) {
+	if (!strcmp(opt->name, "hang")) {
 		r->hang = 1;
 	} else {
 		if (!parts[1] || parse_range(parts[1], 1, 0xff, &v) < 0)
@@ -154,13 +193,13 @@ static int opt_fail(struct emu_config *cfg, const char *name, char *val)
 }
 
 /* pagehold=OPCODE:N|-N|all[@SKIP] (hw/emu/hold.c). */
-static int opt_pagehold(struct emu_config *cfg, const char *name, char *val)
+static int opt_pagehold(struct emu_config *cfg, const struct emu_opt *opt, char *val)
 {
 	struct emu_fail_rule *r = new_rule(cfg);
 	char *colon, *end;
 	long n;
 
-	(void)name;
+	(void)opt;
 	if (!r)
 		return -ENOSPC;
 	r->page_hold = 1;
@@ -181,70 +220,37 @@ static int opt_pagehold(struct emu_config *cfg, const char *name, char *val)
 	return 0;
 }
 
-static int opt_cmdq_entries(struct emu_config *cfg, const char *name, char *val)
+static int opt_cmdq_entries(struct emu_config *cfg, const struct emu_opt *opt, char *val)
 {
 	unsigned long v;
 
-	(void)name;
+	(void)opt;
 	if (parse_range(val, 1, 32, &v) < 0 || !plat_is_pow2(v))
 		return -EINVAL;
 	cfg->cmdq_entries = (unsigned)v;
 	return 0;
 }
 
-static int opt_icm(struct emu_config *cfg, const char *name, char *val)
+static int opt_fatal(struct emu_config *cfg, const struct emu_opt *opt, char *val)
 {
 	unsigned long v;
 
-	(void)name;
-	if (parse_range(val, 0, 1u << 20, &v) < 0)
-		return -EINVAL;
-	cfg->icm_pages = (unsigned)v;
-	return 0;
-}
-
-static int opt_pages(struct emu_config *cfg, const char *name, char *val)
-{
-	unsigned long v;
-
-	(void)name;
-	if (parse_range(val, 0, 1u << 20, &v) < 0)
-		return -EINVAL;
-	cfg->auto_pages = (unsigned)v;
-	return 0;
-}
-
-static int opt_fatal(struct emu_config *cfg, const char *name, char *val)
-{
-	unsigned long v;
-
-	(void)name;
+	(void)opt;
 	if (parse_range(val, 1, 0xff, &v) < 0)
 		return -EINVAL;
 	cfg->fatal_synd = (uint8_t)v;
 	return 0;
 }
 
-static int opt_port(struct emu_config *cfg, const char *name, char *val)
-{
-	unsigned down;
-
-	(void)name;
-	if (parse_choice(val, "down", "up", &down) < 0)
-		return -EINVAL;
-	cfg->port_down = down;
-	return 0;
-}
-
 /* Wire faults (wire_faults.c): validated now by the data plane's own parser, kept as
  * text and applied once the device's transport exists. */
-static int opt_wire(struct emu_config *cfg, const char *name, char *val)
+static int opt_wire(struct emu_config *cfg, const struct emu_opt *opt, char *val)
 {
 	struct emu_wire_faults wf = { 0 };
 	size_t used = strlen(cfg->wire_faults);
 	char one[96];
 
-	snprintf(one, sizeof(one), "%s=%s", name, val);
+	snprintf(one, sizeof(one), "%s=%s", opt->name, val);
 	if (emu_wire_faults_parse(one, &wf, NULL) < 0 ||
 	    used + strlen(one) + 2 > sizeof(cfg->wire_faults))
 		return -EINVAL;
@@ -252,20 +258,9 @@ static int opt_wire(struct emu_config *cfg, const char *name, char *val)
 	return 0;
 }
 
-static int opt_sched(struct emu_config *cfg, const char *name, char *val)
-{
-	unsigned normal;
-
-	(void)name;
-	if (parse_choice(val, "normal", "fifo", &normal) < 0)
-		return -EINVAL;
-	cfg->sched_normal = normal;
-	return 0;
-}
-
 /* cap=BLOCK.FIELD:VALUE and capmax=BLOCK.FIELD:VALUE (the block's current and maximum,
  * or its maximum only; field names from firmware-cmd/layouts/caps.def). */
-static int opt_cap(struct emu_config *cfg, const char *name, char *val)
+static int opt_cap(struct emu_config *cfg, const struct emu_opt *opt, char *val)
 {
 	static const struct { const char *name, *layout; uint8_t type; } blocks[] = {
 		{ "general", "cmd_hca_cap", PRM_CAP_GENERAL_DEVICE }, { "odp", "odp_cap", PRM_CAP_ODP },
@@ -287,51 +282,28 @@ static int opt_cap(struct emu_config *cfg, const char *name, char *val)
 		return -EINVAL;
 	o = &cfg->cap_override[cfg->ncap_override++];
 	o->type = blocks[b].type;
-	o->max_only = !strcmp(name, "capmax");
+	o->max_only = !strcmp(opt->name, "capmax");
 	snprintf(o->field, sizeof(o->field), "%s", dot + 1);
 	o->value = (uint32_t)v;
 	return 0;
 }
 
-static int opt_flr_ms(struct emu_config *cfg, const char *name, char *val)
-{
-	unsigned long v;
+#define EMU_OPT_UINT(n, f, l, h, help) { n, opt_uint, help, offsetof(struct emu_config, f), l, h, NULL, NULL }
+#define EMU_OPT_FLAG(n, f, one, zero, help) { n, opt_flag, help, offsetof(struct emu_config, f), 0, 0, one, zero }
 
-	(void)name;
-	if (parse_range(val, 0, 60000, &v) < 0)
-		return -EINVAL;
-	cfg->flr_ms = (unsigned)v;
-	return 0;
-}
-
-static int opt_init_ms(struct emu_config *cfg, const char *name, char *val)
-{
-	unsigned long v;
-
-	(void)name;
-	if (parse_range(val, 0, 60000, &v) < 0)
-		return -EINVAL;
-	cfg->init_delay_ms = (unsigned)v;
-	return 0;
-}
-
-/* The options: name, parser, and the help text a refused option string quotes. */
-static const struct emu_opt {
-	const char *name;
-	int (*parse)(struct emu_config *cfg, const char *name, char *val);
-	const char *help;
-} emu_opts[] = {
+/* The options of the emu: URI. */
+static const struct emu_opt emu_opts[] = {
 	{ "ip", opt_ip, "ip=127.0.0.N" },
 	{ "page", opt_page, "page=4k|16k" },
 	{ "iova", opt_iova, "iova=offset|scatter" },
 	{ "fail", opt_fail, "fail=OP:STATUS[:SYND][@SKIP]" },
 	{ "hang", opt_fail, "hang=OP[@SKIP]" },
 	{ "fatal", opt_fatal, "fatal=SYND" },
-	{ "port", opt_port, "port=up|down" },
-	{ "init_ms", opt_init_ms, "init_ms=N" },
-	{ "flr_ms", opt_flr_ms, "flr_ms=N" },
-	{ "pages", opt_pages, "pages=N" },
-	{ "icm", opt_icm, "icm=N" },
+	EMU_OPT_FLAG("port", port_down, "down", "up", "port=up|down"),
+	EMU_OPT_UINT("init_ms", init_delay_ms, 0, 60000, "init_ms=N"),
+	EMU_OPT_UINT("flr_ms", flr_ms, 0, 60000, "flr_ms=N"),
+	EMU_OPT_UINT("pages", auto_pages, 0, 1u << 20, "pages=N"),
+	EMU_OPT_UINT("icm", icm_pages, 0, 1u << 20, "icm=N"),
 	{ "pagehold", opt_pagehold, "pagehold=OP:N|-N|all[@SKIP]" },
 	{ "cmdq_entries", opt_cmdq_entries, "cmdq_entries=1..32" },
 	{ "loss", opt_wire, "loss|reorder|dup|corrupt=RATE" },
@@ -340,7 +312,7 @@ static const struct emu_opt {
 	{ "corrupt", opt_wire, NULL },
 	{ "seed", opt_wire, "seed=N" },
 	{ "link", opt_wire, "link=up|down" },
-	{ "sched", opt_sched, "sched=fifo|normal" },
+	EMU_OPT_FLAG("sched", sched_normal, "normal", "fifo", "sched=fifo|normal"),
 	{ "cap", opt_cap, "cap|capmax=BLOCK.FIELD:VALUE" },
 	{ "capmax", opt_cap, NULL },
 };
@@ -387,7 +359,7 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
 			*val++ = '\0';
 		while (i < EMU_NOPTS && strcmp(emu_opts[i].name, tok))
 			i++;
-		rc = !val || i == EMU_NOPTS ? -EINVAL : emu_opts[i].parse(cfg, tok, val);
+		rc = !val || i == EMU_NOPTS ? -EINVAL : emu_opts[i].parse(cfg, &emu_opts[i], val);
 		if (rc < 0) {
 			bad_option(err, errlen, tok, opts);
 			return rc;
