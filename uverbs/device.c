@@ -490,15 +490,6 @@ static void uv_fill_ops(struct uv_context *c)
 
 /* ------------------------------------------------------------------ exported API */
 
-bool uv_is_ours(const struct ibv_context *c)
-{
-	const struct ibv_device *dev = c ? c->device : NULL;
-	for (unsigned i = 0; dev && i < UV_MAX_DEVICES; i++)
-		if (dev == &uv_devs[i].ibdev)
-			return true;
-	return false;
-}
-
 UV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 {
 	unsigned n;

@@ -209,9 +209,6 @@ static inline struct uv_context *uv_ctx(struct ibv_context *c)
 static inline struct uv_dev *uv_ctx_dev(struct ibv_context *c) { return uv_ctx(c)->dev; }
 #define uv_from(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
-/* Is this context one of ours (a preload may see a context another library made)? */
-bool uv_is_ours(const struct ibv_context *c);
-
 /* device.c */
 struct uv_dev *uv_devices(unsigned *n);
 int uv_dev_up(struct uv_dev *d);          /* bring up (under d->lock) */

@@ -119,14 +119,12 @@ uint32_t emu_obj_id(const void *obj);
  * references remain; the handler answers PRM_CMD_STAT_BAD_RES_STATE / PRM_SYND_OBJECT_IN_USE. */
 void emu_obj_ref(void *obj);
 void emu_obj_unref(void *obj);
-int emu_obj_refs(const void *obj);
 int emu_obj_free(struct emu_dev *d, enum emu_obj_type t, uint32_t id);
 /* Call fn for each live object of a type (fn may not free). */
 void emu_obj_foreach(struct emu_dev *d, enum emu_obj_type t, void (*fn)(struct emu_dev *, void *, void *),
 		     void *arg);
 /* Free every object, highest type first (QPs before CQs before EQs before PDs/UARs). */
 void emu_obj_destroy_all(struct emu_dev *d);
-void emu_objtab_set_limits(struct emu_dev *d, enum emu_obj_type t, uint32_t base, uint32_t max);
 /* A responder found no receive WQE for a message (dropped on UC/UD, RNR-NAKed on RC):
  * counted as out_of_buffer in the QP's queue counter set, if it names one
  * (cmd_q_counter.c). */

@@ -295,11 +295,6 @@ int mx5_query_caps(struct mx5_device *dev, unsigned type, int cur, void *buf, si
 	return rc;
 }
 
-unsigned mx5_device_num_comp_vectors(const struct mx5_device *dev)
-{
-	return dev->ncomp_vectors;
-}
-
 /* 8-byte compare-swap and fetch-add on RC, answered in host order: what verbs'
  * IBV_ATOMIC_HCA means (the rule of Linux mlx5_ib get_atomic_caps). */
 static int mx5_atomic_usable(const struct mx5_device *dev)
