@@ -1,4 +1,4 @@
-/* The command-queue engine (design section 4): PRM "Command Interface".
+/* The command-queue engine (docs/architecture.md, "The command interface"): PRM "Command Interface".
  *
  * One command at a time goes through slot 0 of the command queue, serialised by a
  * mutex so threads can share a device.  The queue's last entry is a second slot for
@@ -570,165 +570,152 @@ static int cmdq_wait_done(struct cmdq *q, const uint8_t *entry, uint32_t bit, ui
 	return 0;
 }
 
-static int cmdq_exec_locked(struct cmdq *q, const struct cmdq_slot *slot, const void *in, size_t inlen, void *out,
-			    size_t outlen)
-{
-	uint8_t hdr[CMDQ_INLINE_BYTES] = { 0 };
-	uint8_t ent[PRM_SIZE(cmd_queue_entry)] = { 0 };
-	uint8_t *entry = (uint8_t *)q->queue.va + ((size_t)slot->index << q->log_stride);
-	const uint32_t bit = 1u << slot->index;
-	const bool nested = slot != &q->slots[0];
-	const unsigned own_dw = PRM_OFF(cmd_queue_entry, ownership) / 32 * 4;
-	size_t in_box_bytes, out_box_bytes, nin, nout;
+/* One command on its way through a slot: what the steps of cmdq_exec_locked share. */
+struct cmdq_run {
+	const char *name;            /* opcode name, for messages */
+	uint8_t ent[PRM_SIZE(cmd_queue_entry)]; /* image of the entry */
 	struct cmdq_boxes boxes;
-	uint8_t token, deliv, status;
-	uint16_t opcode;
-	uint32_t syndrome, last_dw;
-	char opbuf[24];
-	const char *name;
-	uint64_t deadline;
-	int rc;
+	size_t nin, nout;            /* input and output mailboxes */
+	uint8_t token;
+};
 
-	if (inlen)
-		memcpy(hdr, in, inlen < sizeof(hdr) ? inlen : sizeof(hdr));
-	opcode = (uint16_t)PRM_GET(cmd_in, hdr, opcode);
-	name = prm_opcode_str(opcode, opbuf, sizeof(opbuf));
-
-	/* After a timeout the device may still own the slot and its mailboxes: reusing them
-	 * would hand it a half-rewritten command.  Only a reset of the function frees it. */
-	if (cmdq_entry_ownership(entry))
-		return cmdq_fail(q, -EBUSY, "%s: command slot %u is still owned by the device (an earlier command timed out)",
-				 name, slot->index);
+/* Step 1: the lengths fit the entry and the mailbox pool; the mailboxes each needs. */
+static int cmdq_check_lengths(struct cmdq *q, struct cmdq_run *r, size_t inlen, size_t outlen)
+{
+	size_t in_box_bytes, out_box_bytes;
 
 	if (outlen < CMDQ_INLINE_BYTES)
 		return cmdq_fail(q, -EINVAL,
 				 "%s: output buffer of %zu bytes is shorter than the %d-byte command output header",
-				 name, outlen, CMDQ_INLINE_BYTES);
+				 r->name, outlen, CMDQ_INLINE_BYTES);
 	in_box_bytes = inlen > CMDQ_INLINE_BYTES ? inlen - CMDQ_INLINE_BYTES : 0;
 	out_box_bytes = outlen - CMDQ_INLINE_BYTES;
 	if (in_box_bytes > q->max_mailbox_bytes)
 		return cmdq_fail(q, -E2BIG, "%s: input of %zu bytes needs %zu mailbox bytes, more than max_mailbox_bytes %zu",
-				 name, inlen, in_box_bytes, q->max_mailbox_bytes);
+				 r->name, inlen, in_box_bytes, q->max_mailbox_bytes);
 	if (out_box_bytes > q->max_mailbox_bytes)
 		return cmdq_fail(q, -E2BIG, "%s: output of %zu bytes needs %zu mailbox bytes, more than max_mailbox_bytes %zu",
-				 name, outlen, out_box_bytes, q->max_mailbox_bytes);
+				 r->name, outlen, out_box_bytes, q->max_mailbox_bytes);
 	if (inlen > UINT32_MAX || outlen > UINT32_MAX)
-		return cmdq_fail(q, -E2BIG, "%s: length does not fit the entry's 32-bit length fields", name);
+		return cmdq_fail(q, -E2BIG, "%s: length does not fit the entry's 32-bit length fields", r->name);
+	r->nin = cmdq_boxes_for(in_box_bytes);
+	r->nout = cmdq_boxes_for(out_box_bytes);
+	return 0;
+}
 
-	nin = cmdq_boxes_for(in_box_bytes);
-	nout = cmdq_boxes_for(out_box_bytes);
-	rc = cmdq_get_boxes(q, slot, name, nin, nout, &boxes);
-	if (rc < 0)
-		return rc;
-
-	/* A fresh non-zero token per command (PRM "Command Queue Entry": token; it ties the
-	 * entry and every mailbox to this command, 0 is never used, as Linux does). */
+/* Step 2: a fresh non-zero token per command (PRM "Command Queue Entry": token; it ties
+ * the entry and every mailbox to this command, 0 is never used, as Linux does), and the
+ * mailboxes (PRM "Command Mailbox"): zero the whole block so reserved bytes are zero,
+ * chain, copy the input; output blocks carry token and block numbers too. */
+static void cmdq_fill_boxes(struct cmdq *q, struct cmdq_run *r, const void *in, size_t inlen)
+{
 	if (++q->token == 0)
 		q->token = 1;
-	token = q->token;
-
-	/* Mailboxes (PRM "Command Mailbox"): zero the whole block so reserved bytes are
-	 * zero, chain, copy the input; output blocks carry token and block numbers too. */
-	if (nin + nout)
-		memset(boxes.dma.va, 0, (nin + nout) * CMDQ_BOX_STRIDE);
-	cmdq_split(in, inlen, PRM_ADDR(cmd_queue_entry, ent, command_input_inline_data),
-		   nin ? cmdq_box_va(&boxes, 0) : NULL, nin, CMDQ_BOX_STRIDE);
-	cmdq_chain_boxes(&boxes, 0, nin, token);
-	cmdq_chain_boxes(&boxes, nin, nout, token);
+	r->token = q->token;
+	if (r->nin + r->nout)
+		memset(r->boxes.dma.va, 0, (r->nin + r->nout) * CMDQ_BOX_STRIDE);
+	cmdq_split(in, inlen, PRM_ADDR(cmd_queue_entry, r->ent, command_input_inline_data),
+		   r->nin ? cmdq_box_va(&r->boxes, 0) : NULL, r->nin, CMDQ_BOX_STRIDE);
+	cmdq_chain_boxes(&r->boxes, 0, r->nin, r->token);
+	cmdq_chain_boxes(&r->boxes, r->nin, r->nout, r->token);
 	if (q->use_signatures)
-		for (size_t i = 0; i < nin + nout; i++)
-			cmdq_sign_box(cmdq_box_va(&boxes, i));
+		for (size_t i = 0; i < r->nin + r->nout; i++)
+			cmdq_sign_box(cmdq_box_va(&r->boxes, i));
+}
 
-	/* The entry (PRM "Command Queue Entry"), built in an image and signed as the device
-	 * will see it, with ownership = hardware (entry signature over all 64 bytes). */
+/* Step 3: the entry (PRM "Command Queue Entry"), built in an image and signed as the
+ * device will see it, with ownership = hardware (entry signature over all 64 bytes). */
+static void cmdq_build_entry(struct cmdq_run *r, size_t inlen, size_t outlen)
+{
+	uint8_t *ent = r->ent;
+
 	PRM_SET(cmd_queue_entry, ent, type, CMDQ_TYPE_PCIE);
 	PRM_SET(cmd_queue_entry, ent, input_length, inlen);
 	PRM_SET(cmd_queue_entry, ent, output_length, outlen);
-	if (nin) {
-		PRM_SET(cmd_queue_entry, ent, input_mailbox_pointer_63_32, cmdq_box_iova(&boxes, 0) >> 32);
+	if (r->nin) {
+		PRM_SET(cmd_queue_entry, ent, input_mailbox_pointer_63_32, cmdq_box_iova(&r->boxes, 0) >> 32);
 		PRM_SET(cmd_queue_entry, ent, input_mailbox_pointer_31_9,
-			(cmdq_box_iova(&boxes, 0) & 0xffffffffu) >> 9);
+			(cmdq_box_iova(&r->boxes, 0) & 0xffffffffu) >> 9);
 	}
-	if (nout) {
-		PRM_SET(cmd_queue_entry, ent, output_mailbox_pointer_63_32, cmdq_box_iova(&boxes, nin) >> 32);
+	if (r->nout) {
+		PRM_SET(cmd_queue_entry, ent, output_mailbox_pointer_63_32, cmdq_box_iova(&r->boxes, r->nin) >> 32);
 		PRM_SET(cmd_queue_entry, ent, output_mailbox_pointer_31_9,
-			(cmdq_box_iova(&boxes, nin) & 0xffffffffu) >> 9);
+			(cmdq_box_iova(&r->boxes, r->nin) & 0xffffffffu) >> 9);
 	}
-	PRM_SET(cmd_queue_entry, ent, token, token);
+	PRM_SET(cmd_queue_entry, ent, token, r->token);
 	PRM_SET(cmd_queue_entry, ent, ownership, 1);
-	PRM_SET(cmd_queue_entry, ent, signature, (uint8_t)~cmdq_xor8(ent, sizeof(ent)));
+	PRM_SET(cmd_queue_entry, ent, signature, (uint8_t)~cmdq_xor8(ent, PRM_SIZE(cmd_queue_entry)));
+}
 
-	/* Publish: everything but the ownership dword, then (after the barrier) that dword
-	 * in one store, so the device never sees ownership before the rest. */
-	memcpy(&last_dw, ent + own_dw, sizeof(last_dw));
-	PRM_SET(cmd_queue_entry, ent, ownership, 0);
-	memcpy(entry, ent, sizeof(ent));
+/* Step 4: publish everything but the ownership dword, then (after the barrier) that
+ * dword in one store, so the device never sees ownership before the rest; then ring
+ * the doorbell (PRM "Initialization Segment": command_doorbell_vector, one bit per slot). */
+static void cmdq_post_entry(struct cmdq *q, struct cmdq_run *r, uint8_t *entry, uint32_t bit)
+{
+	const unsigned own_dw = PRM_OFF(cmd_queue_entry, ownership) / 32 * 4;
+	uint8_t img[CMDQ_ISEG_IMAGE_BYTES] = { 0 };
+	uint32_t last_dw;
+
+	memcpy(&last_dw, r->ent + own_dw, sizeof(last_dw));
+	PRM_SET(cmd_queue_entry, r->ent, ownership, 0);
+	memcpy(entry, r->ent, sizeof(r->ent));
 	atomic_fetch_and(&q->completed, ~bit);
 	cmdq_barrier_to_device();
 	__atomic_store_n((uint32_t *)(entry + own_dw), last_dw, __ATOMIC_RELEASE);
 	cmdq_barrier_to_device();
 
-	/* Doorbell (PRM "Initialization Segment": command_doorbell_vector, one bit per slot). */
-	{
-		uint8_t img[CMDQ_ISEG_IMAGE_BYTES] = { 0 };
+	PRM_SET(initial_seg, img, command_doorbell_vector, bit);
+	cmdq_iseg_store(&q->bar, img, PRM_OFF(initial_seg, command_doorbell_vector));
+}
 
-		PRM_SET(initial_seg, img, command_doorbell_vector, bit);
-		cmdq_iseg_store(&q->bar, img, PRM_OFF(initial_seg, command_doorbell_vector));
-	}
+/* Step 5: what a failed wait means, as the device error. */
+static int cmdq_wait_failed(struct cmdq *q, const struct cmdq_run *r, int rc)
+{
+	if (rc == -ETIMEDOUT)
+		return cmdq_fail(q, rc, "%s: timeout after %u ms", r->name, q->timeout_ms);
+	if (rc == -ENODEV)
+		return cmdq_fail(q, rc, "%s: device not responding (BAR reads all-ones)", r->name);
+	return cmdq_fail(q, rc, "%s: waiting for the completion event failed: %s", r->name, strerror(-rc));
+}
 
-	deadline = cmdq_now_ms() + q->timeout_ms;
-	rc = cmdq_wait_done(q, entry, bit, deadline, !nested);
-	/* A nested command run inside the wait left its own status behind. */
-	q->last_status = 0;
-	q->last_syndrome = 0;
-	if (rc == -ETIMEDOUT) {
-		rc = cmdq_fail(q, rc, "%s: timeout after %u ms", name, q->timeout_ms);
-		goto out;
-	}
-	if (rc == -ENODEV) {
-		rc = cmdq_fail(q, rc, "%s: device not responding (BAR reads all-ones)", name);
-		goto out;
-	}
-	if (rc < 0) {
-		rc = cmdq_fail(q, rc, "%s: waiting for the completion event failed: %s", name, strerror(-rc));
-		goto out;
-	}
-	cmdq_barrier_from_device();
+/* Step 6: the returned entry and output mailboxes are this command's, intact: delivery
+ * status first (it says whether the firmware ran the command at all), then tokens and
+ * signatures. */
+static int cmdq_check_delivery(struct cmdq *q, struct cmdq_run *r, const uint8_t *entry)
+{
+	uint8_t deliv;
 
-	/* Delivery status first: it says whether the firmware ran the command at all. */
-	memcpy(ent, entry, sizeof(ent));
-	deliv = (uint8_t)PRM_GET(cmd_queue_entry, ent, status);
-	if (deliv != PRM_DELIV_OK) {
-		rc = cmdq_fail(q, -EIO, "%s: delivery status %s (0x%x)", name, prm_delivery_status_name(deliv), deliv);
-		goto out;
-	}
-	if (PRM_GET(cmd_queue_entry, ent, token) != token) {
-		rc = cmdq_fail(q, -EIO, "%s: entry returned with token 0x%02x, expected 0x%02x", name,
-			       (unsigned)PRM_GET(cmd_queue_entry, ent, token), token);
-		goto out;
-	}
-	if (q->verify_signatures && cmdq_xor8(ent, sizeof(ent)) != 0xff) {
-		rc = cmdq_fail(q, -EIO, "%s: bad entry signature on completion", name);
-		goto out;
-	}
-	for (size_t i = 0; i < nout; i++) {
-		const uint8_t *box = cmdq_box_va(&boxes, nin + i);
+	memcpy(r->ent, entry, sizeof(r->ent));
+	deliv = (uint8_t)PRM_GET(cmd_queue_entry, r->ent, status);
+	if (deliv != PRM_DELIV_OK)
+		return cmdq_fail(q, -EIO, "%s: delivery status %s (0x%x)", r->name, prm_delivery_status_name(deliv),
+				 deliv);
+	if (PRM_GET(cmd_queue_entry, r->ent, token) != r->token)
+		return cmdq_fail(q, -EIO, "%s: entry returned with token 0x%02x, expected 0x%02x", r->name,
+				 (unsigned)PRM_GET(cmd_queue_entry, r->ent, token), r->token);
+	if (q->verify_signatures && cmdq_xor8(r->ent, sizeof(r->ent)) != 0xff)
+		return cmdq_fail(q, -EIO, "%s: bad entry signature on completion", r->name);
+	for (size_t i = 0; i < r->nout; i++) {
+		const uint8_t *box = cmdq_box_va(&r->boxes, r->nin + i);
 
-		if (PRM_GET(cmd_if_box, box, token) != token) {
-			rc = cmdq_fail(q, -EIO, "%s: output mailbox %zu returned with token 0x%02x, expected 0x%02x",
-				       name, i, (unsigned)PRM_GET(cmd_if_box, box, token), token);
-			goto out;
-		}
-		if (q->verify_signatures && !cmdq_box_signature_ok(box)) {
-			rc = cmdq_fail(q, -EIO, "%s: bad signature on output mailbox %zu", name, i);
-			goto out;
-		}
+		if (PRM_GET(cmd_if_box, box, token) != r->token)
+			return cmdq_fail(q, -EIO, "%s: output mailbox %zu returned with token 0x%02x, expected 0x%02x",
+					 r->name, i, (unsigned)PRM_GET(cmd_if_box, box, token), r->token);
+		if (q->verify_signatures && !cmdq_box_signature_ok(box))
+			return cmdq_fail(q, -EIO, "%s: bad signature on output mailbox %zu", r->name, i);
 	}
+	return 0;
+}
 
-	cmdq_join(out, outlen, PRM_ADDR(cmd_queue_entry, ent, command_output_inline_data),
-		  nout ? cmdq_box_va(&boxes, nin) : NULL, nout, CMDQ_BOX_STRIDE);
+/* Step 7: copy the output out and read its status (PRM "Command Status": cmd_out.status
+ * and syndrome). */
+static int cmdq_read_output(struct cmdq *q, struct cmdq_run *r, void *out, size_t outlen)
+{
+	uint8_t status;
+	uint32_t syndrome;
 
-	/* PRM "Command Status": cmd_out.status and syndrome. */
+	cmdq_join(out, outlen, PRM_ADDR(cmd_queue_entry, r->ent, command_output_inline_data),
+		  r->nout ? cmdq_box_va(&r->boxes, r->nin) : NULL, r->nout, CMDQ_BOX_STRIDE);
 	status = (uint8_t)PRM_GET(cmd_out, out, status);
 	syndrome = (uint32_t)PRM_GET(cmd_out, out, syndrome);
 	q->last_status = status;
@@ -736,18 +723,57 @@ static int cmdq_exec_locked(struct cmdq *q, const struct cmdq_slot *slot, const 
 	if (status != PRM_CMD_STAT_OK) {
 		const char *sname = prm_syndrome_name(syndrome);
 
-		rc = cmdq_fail(q, prm_cmd_status_errno(status), "%s: %s (0x%x), syndrome 0x%x%s%s%s", name,
-			       prm_cmd_status_name(status), status, syndrome, sname ? " (" : "",
-			       sname ? sname : "", sname ? ")" : "");
-		goto out;
+		return cmdq_fail(q, prm_cmd_status_errno(status), "%s: %s (0x%x), syndrome 0x%x%s%s%s", r->name,
+				 prm_cmd_status_name(status), status, syndrome, sname ? " (" : "",
+				 sname ? sname : "", sname ? ")" : "");
 	}
 	q->err[0] = '\0';
-	rc = 0;
-out:
+	return 0;
+}
+
+static int cmdq_exec_locked(struct cmdq *q, const struct cmdq_slot *slot, const void *in, size_t inlen, void *out,
+			    size_t outlen)
+{
+	uint8_t hdr[CMDQ_INLINE_BYTES] = { 0 };
+	uint8_t *entry = (uint8_t *)q->queue.va + ((size_t)slot->index << q->log_stride);
+	const uint32_t bit = 1u << slot->index;
+	struct cmdq_run r;
+	char opbuf[24];
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	if (inlen)
+		memcpy(hdr, in, inlen < sizeof(hdr) ? inlen : sizeof(hdr));
+	r.name = prm_opcode_str((uint16_t)PRM_GET(cmd_in, hdr, opcode), opbuf, sizeof(opbuf));
+
+	/* After a timeout the device may still own the slot and its mailboxes: reusing them
+	 * would hand it a half-rewritten command.  Only a reset of the function frees it. */
+	if (cmdq_entry_ownership(entry))
+		return cmdq_fail(q, -EBUSY, "%s: command slot %u is still owned by the device (an earlier command timed out)",
+				 r.name, slot->index);
+	if ((rc = cmdq_check_lengths(q, &r, inlen, outlen)) < 0 ||
+	    (rc = cmdq_get_boxes(q, slot, r.name, r.nin, r.nout, &r.boxes)) < 0)
+		return rc;
+	cmdq_fill_boxes(q, &r, in, inlen);
+	cmdq_build_entry(&r, inlen, outlen);
+	cmdq_post_entry(q, &r, entry, bit);
+
+	rc = cmdq_wait_done(q, entry, bit, cmdq_now_ms() + q->timeout_ms, slot == &q->slots[0]);
+	/* A nested command run inside the wait left its own status behind. */
+	q->last_status = 0;
+	q->last_syndrome = 0;
+	if (rc < 0)
+		rc = cmdq_wait_failed(q, &r, rc);
+	else {
+		cmdq_barrier_from_device();
+		rc = cmdq_check_delivery(q, &r, entry);
+		if (rc == 0)
+			rc = cmdq_read_output(q, &r, out, outlen);
+	}
 	/* After a timeout (or a failed wait) the device still owns the entry and may
 	 * write the output mailboxes at any time (the pool stays reserved by the -EBUSY
 	 * check above). */
-	cmdq_put_boxes(q, &boxes, cmdq_entry_ownership(entry) != 0);
+	cmdq_put_boxes(q, &r.boxes, cmdq_entry_ownership(entry) != 0);
 	return rc;
 }
 

@@ -1,4 +1,4 @@
-/* The command-queue engine (design section 4): how commands reach the firmware.
+/* The command-queue engine (docs/architecture.md, "The command interface"): how commands reach the firmware.
  *
  * The engine owns the command queue page (PRM "Command Queue": 2^log_cmdq_size entries
  * of 2^log_cmdq_stride bytes, each a cmd_queue_entry), the mailbox chains for inputs
@@ -50,7 +50,7 @@ struct cmdq_config {
 /* Program the command queue into the device whose init segment is at BAR offset 0:
  * reads cmd_interface_rev (must be 5), log_cmdq_size/stride, allocates the queue page
  * and mailboxes through the shim, writes cmdq_phy_addr.  Does not wait for
- * `initializing` to clear: the caller does, before and after (design section 5).
+ * `initializing` to clear: the caller does, before and after (hw/mlx5/init.c).
  * Errors (message in dev->err): -EOPNOTSUPP for another cmd_interface_rev, -ENODEV when
  * the init segment reads all-ones (device gone), -EPROTO for a queue geometry that does
  * not fit a 4 KiB page, or the shim's error from dma_alloc. */

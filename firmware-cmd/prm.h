@@ -33,6 +33,7 @@
 #ifndef UVERBS_FIRMWARE_CMD_PRM_H
 #define UVERBS_FIRMWARE_CMD_PRM_H
 
+#include "firmware-cmd/consts.h"
 #include "hw/platform/byteorder.h"
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* uv_bench_datapath: software cost of the data path (design section 9), printed, never
+/* uv_bench_datapath: software cost of the data path (docs/benchmarks.md), printed, never
  * asserted.  Everything runs over plain memory: SQ/CQ rings, doorbell records and a
  * "BAR" buffer without a hook, so what is measured is the driver's own work (WQE build,
  * doorbell record, BlueFlame copy with its fences; CQE decode), not a device.
@@ -150,7 +150,7 @@ static void setup(unsigned n)
 		q->ref.sq = &q->sq;
 		if (mx5_wq_table_set(&tab, a.qpn, &q->ref) != 0 ||
 		    mx5_cq_ring_init(&q->cq, q->cq_buf, CQ_N, 0x40 + i, q->cq_dbrec, &bar,
-				     (uint64_t)(i % 16) * 4096 + MX5_UAR_CQ_DOORBELL, &tab) != 0) {
+				     (uint64_t)(i % 16) * 4096 + PRM_UAR_CQ_DOORBELL, &tab) != 0) {
 			fprintf(stderr, "uv_bench_datapath: CQ set-up failed\n");
 			exit(2);
 		}
@@ -164,10 +164,10 @@ static void device_fill_cq(struct qp *q)
 		uint8_t *c = q->cq.buf + (size_t)(q->produced % CQ_N) * MX5_CQE_SIZE;
 
 		memset(c, 0, MX5_CQE_SIZE);
-		PRM_SET(cqe64, c, s_wqe_opcode, MX5_OPCODE_RDMA_WRITE);
+		PRM_SET(cqe64, c, s_wqe_opcode, PRM_WQE_OP_RDMA_WRITE);
 		PRM_SET(cqe64, c, qpn, q->sq.qpn);
 		PRM_SET(cqe64, c, wqe_counter, k % SQ_BBS);
-		PRM_SET(cqe64, c, opcode, MX5_CQE_REQ);
+		PRM_SET(cqe64, c, opcode, PRM_CQE_REQ);
 		PRM_SET(cqe64, c, owner, (q->produced / CQ_N) & 1);
 		q->produced++;
 	}

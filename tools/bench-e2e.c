@@ -1,5 +1,5 @@
 /* uv_bench_e2e: end-to-end latency and bandwidth between two emulated ConnectX NICs in
- * two processes (design section 9, issue 5), each figure beside the raw loopback UDP
+ * two processes (docs/benchmarks.md), each figure beside the raw loopback UDP
  * figure measured in the same run between the same two addresses, reported as ratios.
  * Prints figures; asserts nothing (timing on a shared machine is not a test).
  *

@@ -1,5 +1,5 @@
-/* uv_bench_pcie: PCIe transactions per data-path operation (design section 9, issue 4
- * item 7), read from the emulated ConnectX's counters.  Prints figures; the correctness
+/* uv_bench_pcie: PCIe transactions per data-path operation (docs/benchmarks.md),
+ * read from the emulated ConnectX's counters.  Prints figures; the correctness
  * half of them (no MMIO read on the data path, one BlueFlame write per single-WQE post)
  * is asserted by tests/mlx5/test_pcie_counters.c.
  *

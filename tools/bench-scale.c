@@ -1,6 +1,6 @@
-/* uv_bench_scale: how the driver scales on the emulated ConnectX (design section 9,
- * "scale: 1 to 1,024 QPs, queue depth 1 to 32K, MR 4 KiB to 1 GiB (time, memory, MTT
- * entries)").  Prints figures; asserts nothing (timing on a shared machine is not a
+/* uv_bench_scale: how the driver scales on the emulated ConnectX (docs/benchmarks.md):
+ * 1 to 1,024 QPs, queue depth 1 to 32K, MR 4 KiB to 1 GiB (time, memory, MTT
+ * entries).  Prints figures; asserts nothing (timing on a shared machine is not a
  * test; the correctness of every path measured here is tested elsewhere).
  *
  *   uv_bench_scale [--max-qps N] [--max-depth N] [--max-mr BYTES]

@@ -552,17 +552,6 @@ static void uv_fill_ops(struct uv_context *c)
 
 /* ------------------------------------------------------------------ exported API */
 
-bool uv_is_ours(const struct ibv_context *c)
-{
-	const struct ibv_device *dev = c ? c->device : NULL;
-	unsigned n;
-	struct uv_dev *d = dev ? uv_devices(&n) : NULL;
-	for (unsigned i = 0; d && i < n; i++)
-		if (dev == &d[i].ibdev)
-			return true;
-	return false;
-}
-
 UV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 {
 	unsigned n;

@@ -6,26 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hw/platform/log_level.h"
 #include "uverbs/uv.h"
 
-/* Read on every message (messages are rare: failures and open/close), so a program
- * may change UVERBS_LOG while it runs. */
-static int uv_log_level(void)
-{
-	const char *s = getenv("UVERBS_LOG");
-	if (!s)
-		return UV_LOG_NONE;
-	if (!strcmp(s, "error")) return UV_LOG_ERROR;
-	if (!strcmp(s, "warn")) return UV_LOG_WARN;
-	if (!strcmp(s, "info")) return UV_LOG_INFO;
-	if (!strcmp(s, "debug")) return UV_LOG_DEBUG;
-	return UV_LOG_NONE;
-}
 
 void uv_log(enum uv_log_level lvl, const char *fmt, ...)
 {
 	static const char *names[] = { "", "error", "warn", "info", "debug" };
-	if ((int)lvl > uv_log_level() || lvl == UV_LOG_NONE)
+	/* UVERBS_LOG is read on every message (messages are rare: failures and open/close),
+	 * so a program may change it while it runs. */
+	if ((int)lvl > (int)plat_log_level_env() || lvl == UV_LOG_NONE)
 		return;
 	char line[512];
 	va_list ap;

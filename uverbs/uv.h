@@ -1,5 +1,5 @@
-/* uverbs: the libibverbs API over hw/mlx5, in the application's process (design
- * section 7).  Internal header shared by the files of libuverbs.so.
+/* uverbs: the libibverbs API over hw/mlx5, in the application's process (docs/architecture.md,
+ * "The verbs layer").  Internal header shared by the files of libuverbs.so.
  *
  * What it owns: the verbs objects (laid out as <infiniband/verbs.h> expects, because
  * applications' inline functions such as ibv_post_send, ibv_poll_cq, ibv_query_port,
@@ -228,9 +228,6 @@ static inline struct uv_context *uv_ctx(struct ibv_context *c)
 }
 static inline struct uv_dev *uv_ctx_dev(struct ibv_context *c) { return uv_ctx(c)->dev; }
 #define uv_from(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
-
-/* Is this context one of ours (a preload may see a context another library made)? */
-bool uv_is_ours(const struct ibv_context *c);
 
 /* device.c */
 struct uv_dev *uv_devices(unsigned *n);

@@ -1,5 +1,5 @@
 /* fwcmd: query and decode a ConnectX through its firmware command interface
- * (design section 4).  Runs on any shim URI; the device is brought up by the driver
+ * (docs/tools.md, "fwcmd").  Runs on any shim URI; the device is brought up by the driver
  * (hw/mlx5) and every command goes through its command queue.
  *
  * Exit status: 0 success; 1 the device answered a command with an error (status and

@@ -22,8 +22,6 @@
 #include "hw/emu/caps_seed.h"
 #include "hw/emu/emu_dev.h"
 
-enum { EMU_CAP_GENERAL = 0, EMU_CAP_ODP = 2, EMU_CAP_ATOMIC = 3 };
-
 uint8_t *emu_cap(struct emu_dev *d, unsigned type, int cur)
 {
 	if (type >= EMU_CAP_TYPES || !d->caps || !d->cap_present[type])
@@ -60,21 +58,21 @@ int emu_caps_init(struct emu_dev *d)
 		memcpy(d->caps[s->cap_type][1], s->cur, EMU_CAP_BYTES);
 		d->cap_present[s->cap_type] = true;
 	}
-	if (!d->cap_present[EMU_CAP_GENERAL])
+	if (!d->cap_present[PRM_CAP_GENERAL_DEVICE])
 		return -ENODATA;
 	for (int cur = 0; cur < 2; cur++) {
-		uint8_t *g = d->caps[EMU_CAP_GENERAL][cur];
+		uint8_t *g = d->caps[PRM_CAP_GENERAL_DEVICE][cur];
 
 		PRM_SET(cmd_hca_cap, g, pg, 1);
-		odp_seed(d->caps[EMU_CAP_ODP][cur]);
+		odp_seed(d->caps[PRM_CAP_ODP][cur]);
 	}
-	PRM_SET(cmd_hca_cap, d->caps[EMU_CAP_GENERAL][0], uar_4k, 1);
-	PRM_SET(cmd_hca_cap, d->caps[EMU_CAP_GENERAL][1], num_of_uars_per_page, 1);
-	d->cap_present[EMU_CAP_ODP] = true;
-	if (d->cap_present[EMU_CAP_ATOMIC]) {
-		PRM_SET(atomic_caps, d->caps[EMU_CAP_ATOMIC][0], supported_atomic_req_8B_endianness_mode_1, 1);
-		PRM_SET(atomic_caps, d->caps[EMU_CAP_ATOMIC][1], supported_atomic_req_8B_endianness_mode_1, 1);
-		PRM_SET(atomic_caps, d->caps[EMU_CAP_ATOMIC][0], atomic_req_8B_endianness_mode, 1);
+	PRM_SET(cmd_hca_cap, d->caps[PRM_CAP_GENERAL_DEVICE][0], uar_4k, 1);
+	PRM_SET(cmd_hca_cap, d->caps[PRM_CAP_GENERAL_DEVICE][1], num_of_uars_per_page, 1);
+	d->cap_present[PRM_CAP_ODP] = true;
+	if (d->cap_present[PRM_CAP_ATOMIC]) {
+		PRM_SET(atomic_caps, d->caps[PRM_CAP_ATOMIC][0], supported_atomic_req_8B_endianness_mode_1, 1);
+		PRM_SET(atomic_caps, d->caps[PRM_CAP_ATOMIC][1], supported_atomic_req_8B_endianness_mode_1, 1);
+		PRM_SET(atomic_caps, d->caps[PRM_CAP_ATOMIC][0], atomic_req_8B_endianness_mode, 1);
 	}
 	/* cap= / capmax= from the URI: a later device's capability values. */
 	for (unsigned i = 0; i < d->cfg.ncap_override; i++) {

@@ -183,7 +183,7 @@ static int dispatch(struct emu_dev *d, struct emu_cmd *c, int *hang)
 
 static bool checksums_on(struct emu_dev *d)
 {
-	const uint8_t *cur = emu_cap(d, 0, 1);
+	const uint8_t *cur = emu_cap(d, PRM_CAP_GENERAL_DEVICE, 1);
 
 	return cur && PRM_GET(cmd_hca_cap, cur, cmdif_checksum) == EMU_CMDIF_CHECKSUM_ON;
 }
@@ -350,7 +350,7 @@ done:
 		uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
 
 		PRM_SET(cmd_inter_comp_event, data, command_completion_vector, 1u << slot);
-		emu_eq_post_event(d, EMU_EVENT_CMD, 0, data);
+		emu_eq_post_event(d, PRM_EVENT_CMD, 0, data);
 	}
 out:
 	chain_free(&in_chain);

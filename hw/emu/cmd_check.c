@@ -106,7 +106,7 @@ int emu_cmd_check(struct emu_dev *d, struct emu_cmd *c)
 		}
 	}
 	for (size_t i = 0; i < sizeof(obj_limits) / sizeof(obj_limits[0]); i++) {
-		const uint8_t *cur = emu_cap(d, 0, 1);
+		const uint8_t *cur = emu_cap(d, PRM_CAP_GENERAL_DEVICE, 1);
 		const struct prm_field_desc *f;
 		uint64_t log;
 

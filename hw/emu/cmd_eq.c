@@ -32,7 +32,7 @@ static int create_eq(struct emu_dev *d, struct emu_cmd *c)
 	uint32_t log_pg = (uint32_t)PRM_GET(eqc, eqc, log_page_size);
 	uint32_t uar = (uint32_t)PRM_GET(eqc, eqc, uar_page);
 	uint32_t intr = (uint32_t)PRM_GET(eqc, eqc, intr);
-	uint8_t *gen = emu_cap(d, 0, 1);
+	uint8_t *gen = emu_cap(d, PRM_CAP_GENERAL_DEVICE, 1);
 	uint64_t bytes, pgsz;
 	size_t npas;
 	void *uar_obj;
@@ -88,7 +88,7 @@ static int create_eq(struct emu_dev *d, struct emu_cmd *c)
 	eq->uar_obj = uar_obj;
 	emu_obj_ref(uar_obj);
 	PRM_SET(create_eq_out, c->out, eq_number, eqn);
-	if (emu_eq_wants(eq, EMU_EVENT_PAGE_REQUEST))
+	if (emu_eq_wants(eq, PRM_EVENT_PAGE_REQUEST))
 		emu_pages_auto(d);
 	return 0;
 }
@@ -134,7 +134,7 @@ static void eq_db_hook(struct emu_dev *d, uint32_t uar, uint32_t off, unsigned s
 
 	(void)arg;
 	(void)op;
-	if ((off != EMU_UAR_EQ_DB_ARM && off != EMU_UAR_EQ_DB_NOARM) || size != 4) {
+	if ((off != PRM_UAR_EQ_DOORBELL_ARM && off != PRM_UAR_EQ_DOORBELL_NOARM) || size != 4) {
 		emu_drverr(d, "store of %u bytes at UAR %u offset 0x%x is not an EQ doorbell", size, uar, off);
 		return;
 	}
@@ -144,7 +144,7 @@ static void eq_db_hook(struct emu_dev *d, uint32_t uar, uint32_t off, unsigned s
 
 static int eq_area_init(struct emu_dev *d)
 {
-	return emu_uar_hook(d, EMU_UAR_EQ_DB_ARM, EMU_UAR_EQ_DB_NOARM + 7, eq_db_hook, NULL);
+	return emu_uar_hook(d, PRM_UAR_EQ_DOORBELL_ARM, PRM_UAR_EQ_DOORBELL_NOARM + 7, eq_db_hook, NULL);
 }
 
 static const struct emu_cmd_desc cmds[] = {

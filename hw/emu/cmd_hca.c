@@ -102,7 +102,7 @@ static int query_adapter(struct emu_dev *d, struct emu_cmd *c)
  * turns it on); the string is logged, nothing else depends on it. */
 static int set_driver_version(struct emu_dev *d, struct emu_cmd *c)
 {
-	const uint8_t *g = emu_cap(d, 0, 1);
+	const uint8_t *g = emu_cap(d, PRM_CAP_GENERAL_DEVICE, 1);
 	char v[65] = { 0 };
 
 	if (!g || !PRM_GET(cmd_hca_cap, g, driver_version))

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "hw/emu/objects.h"
+#include "hw/platform/bits.h"
 
 /* opt_param_mask bits (PRM "Optional Parameter Mask"; Linux enum mlx5_qp_optpar). */
 enum {
@@ -115,7 +116,7 @@ static uint32_t pkey_table_len(struct emu_dev *d)
  * reads the GID table length of an Ethernet port. */
 static uint32_t gid_table_len(struct emu_dev *d)
 {
-	const uint8_t *r = emu_cap(d, 4, 1);
+	const uint8_t *r = emu_cap(d, PRM_CAP_ROCE, 1);
 	const uint8_t *g = emu_gen_caps(d);
 
 	if (r && PRM_GET(roce_cap, r, roce_address_table_size))
@@ -217,7 +218,7 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	 * device (ConnectX-6 Dx/ConnectX-7 with the real-time clock on) refuses a
 	 * free-running QP, an older one knows nothing but free-running. */
 	{
-		const uint8_t *roce = emu_cap(d, 4, 1);
+		const uint8_t *roce = emu_cap(d, PRM_CAP_ROCE, 1);
 		unsigned ts = (unsigned)PRM_GET(qpc, qpc, ts_format);
 		unsigned cap = roce ? (unsigned)PRM_GET(roce_cap, roce, qp_ts_format) : 0;
 
@@ -324,15 +325,6 @@ static int destroy_qp(struct emu_dev *d, struct emu_cmd *c)
 	return 0;
 }
 
-static unsigned log2_of(uint32_t v)
-{
-	unsigned l = 0;
-
-	while ((1u << l) < v)
-		l++;
-	return l;
-}
-
 static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 {
 	const struct emu_qp *qp = emu_obj_get(d, EMU_OBJ_QP, (uint32_t)PRM_GET(query_qp_in, c->in, qpn));
@@ -351,7 +343,7 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, mtu, qp->mtu);
 	PRM_SET(qpc, qpc, log_msg_max, qp->log_msg_max);
 	PRM_SET(qpc, qpc, log_rq_size, qp->log_rq_size);
-	PRM_SET(qpc, qpc, log_rq_stride, qp->rq_stride ? log2_of(qp->rq_stride) - 4 : 0);
+	PRM_SET(qpc, qpc, log_rq_stride, qp->rq_stride ? plat_ilog2_ceil(qp->rq_stride) - 4 : 0);
 	PRM_SET(qpc, qpc, no_sq, qp->no_sq);
 	PRM_SET(qpc, qpc, log_sq_size, qp->log_sq_size);
 	PRM_SET(qpc, qpc, rlky, qp->rlky);
@@ -677,7 +669,7 @@ void emu_qp_srq_last_wqe(struct emu_dev *d, struct emu_qp *qp)
 	qp->last_wqe_reached = true;
 	PRM_SET(qp_events, data, type, 0);   /* a QP (not SRQ/RQ/SQ object) */
 	PRM_SET(qp_events, data, qpn_rqn_sqn, qp->qpn);
-	emu_eq_post_event(d, EMU_EVENT_SRQ_LAST_WQE, 0, data);
+	emu_eq_post_event(d, PRM_EVENT_SRQ_LAST_WQE, 0, data);
 }
 
 /* The transitions with a qpc share one layout: init2init_qp_in is not in our tables,

@@ -4,7 +4,7 @@
  * Entries are roce_addr_layout images, roce_address_table_size of them (RoCE caps).
  * An entry is RoCE v1 (roce_version 0) or v2 (2), L3 type IPv4 (0) or IPv6 (1); an
  * IPv4 entry holds its address IPv4-mapped (::ffff:a.b.c.d), as Linux writes it.  An
- * all-zero entry is an empty slot.  Our GID is ::ffff:127.0.0.N (design section 6).
+ * all-zero entry is an empty slot.  Our GID is ::ffff:127.0.0.N (hw/emu/netaddr.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +28,7 @@ static struct gid_tab *tab(struct emu_dev *d)
 
 static int roce_init(struct emu_dev *d)
 {
-	uint8_t *rc = emu_cap(d, 4, 1);
+	uint8_t *rc = emu_cap(d, PRM_CAP_ROCE, 1);
 	uint32_t n = rc ? (uint32_t)PRM_GET(roce_cap, rc, roce_address_table_size) : 0;
 	struct gid_tab *t;
 

@@ -1,6 +1,6 @@
 /* NIC vport (PRM "NIC Vport Context"): QUERY/MODIFY_NIC_VPORT_CONTEXT (0x754/0x755)
  * and QUERY_VPORT_STATE (0x750).  Only our own vport (other_vport 0, vport 0) exists.
- * The permanent MAC is derived from the RoCE address (design section 6):
+ * The permanent MAC is derived from the RoCE address (hw/emu/netaddr.h):
  * 02:00:a.b.c.d, locally administered; the GUIDs are its EUI-64. */
 #include <string.h>
 

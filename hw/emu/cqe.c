@@ -49,7 +49,7 @@ static void cq_overrun(struct emu_tp *tp, struct emu_cq *cq)
 	PRM_SET(cq_error, data, cqn, cq->cqn);
 	PRM_SET(cq_error, data, syndrome, EMU_CQ_ERR_OVERRUN);
 	emu_log(tp->d, EMU_LOG_WARN, "CQ 0x%x overrun: producer %u, CQ moved to error", cq->cqn, cq->pi);
-	emu_eq_post_event(tp->d, EMU_EVENT_CQ_ERROR, 0, data);
+	emu_eq_post_event(tp->d, PRM_EVENT_CQ_ERROR, 0, data);
 }
 
 int emu_cqe_post(struct emu_tp *tp, uint32_t cqn, const struct emu_cqe_info *ci)
@@ -60,7 +60,7 @@ int emu_cqe_post(struct emu_tp *tp, uint32_t cqn, const struct emu_cqe_info *ci)
 	uint32_t size, idx;
 	uint8_t e[64];
 	uint64_t iova;
-	bool err = ci->opcode == EMU_CQE_REQ_ERR || ci->opcode == EMU_CQE_RESP_ERR;
+	bool err = ci->opcode == PRM_CQE_REQ_ERR || ci->opcode == PRM_CQE_RESP_ERR;
 
 	if (!cq)
 		return -ENOENT;
@@ -133,13 +133,13 @@ static void cq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 
 	(void)arg;
 	(void)op;
-	if (!tp || off != EMU_UAR_CQ_DB || size != 8) {
+	if (!tp || off != PRM_UAR_CQ_DOORBELL || size != 8) {
 		emu_drverr(d, "CQ doorbell: %u-byte store at UAR %u offset 0x%x (want one 8-byte store at 0x20)", size,
 			   uar_index, off);
 		return;
 	}
 	for (unsigned i = 0; i < 8; i++)
-		db[i] = page[EMU_UAR_CQ_DB + i];
+		db[i] = page[PRM_UAR_CQ_DOORBELL + i];
 	cqn = (uint32_t)PRM_GET(cq_uar_db, db, cqn);
 	ci = (uint32_t)PRM_GET(cq_uar_db, db, ci);
 	cmd = (uint32_t)PRM_GET(cq_uar_db, db, cmd);
@@ -168,5 +168,5 @@ static void cq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 
 int emu_cqe_area_init(struct emu_dev *d)
 {
-	return emu_uar_hook(d, EMU_UAR_CQ_DB, EMU_UAR_CQ_DB + 7, cq_db_hook, NULL);
+	return emu_uar_hook(d, PRM_UAR_CQ_DOORBELL, PRM_UAR_CQ_DOORBELL + 7, cq_db_hook, NULL);
 }

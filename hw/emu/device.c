@@ -107,7 +107,8 @@ static void cmdq_addr_written(struct emu_dev *d, uint64_t off)
 	if (off / 4 == PRM_OFF(initial_seg, cmdq_phy_addr_31_12) / 32) {
 		d->cmdq_programmed = true;
 		/* The device takes a moment to pick the queue up: `initializing` is set
-		 * again and clears shortly (design section 5: "wait again"). */
+		 * again and clears shortly (Linux drivers/net/ethernet/mellanox/mlx5/core/
+		 * main.c calls wait_fw_init again after mlx5_cmd_init). */
 		d->ready_at_ns = emu_now_ns() + (uint64_t)(d->cfg.init_delay_ms ? d->cfg.init_delay_ms
 										 : EMU_DEFAULT_INIT_DELAY_MS) *
 							    1000000ull / 2;
@@ -120,7 +121,7 @@ static void cmdq_addr_written(struct emu_dev *d, uint64_t off)
 
 uint32_t emu_uar_page_size(const struct emu_dev *d)
 {
-	uint8_t *cur = emu_cap((struct emu_dev *)d, 0, 1);
+	uint8_t *cur = emu_cap((struct emu_dev *)d, PRM_CAP_GENERAL_DEVICE, 1);
 	unsigned log = cur ? (unsigned)PRM_GET(cmd_hca_cap, cur, log_uar_page_sz) : 0;
 
 	if (log > 4)
@@ -134,7 +135,7 @@ uint32_t emu_uar_page_size(const struct emu_dev *d)
  * k * UAR page size: only the numbering differs (Linux uar2pfn). */
 static unsigned uar_index_shift(const struct emu_dev *d)
 {
-	uint8_t *cur = emu_cap((struct emu_dev *)d, 0, 1);
+	uint8_t *cur = emu_cap((struct emu_dev *)d, PRM_CAP_GENERAL_DEVICE, 1);
 	unsigned log;
 
 	if (!cur || !PRM_GET(cmd_hca_cap, cur, uar_4k))
@@ -199,12 +200,12 @@ static void uar_write(struct emu_dev *d, uint64_t off, unsigned size, int op)
 			   (unsigned long long)off, idx);
 		return;
 	}
-	if (in >= EMU_UAR_BF_OFFSET) {
+	if (in >= PRM_UAR_BF_OFFSET) {
 		if (op == SHIM_MMIO_WC_WRITE)
 			d->ctr.bf_writes++;
 		else
 			d->ctr.send_doorbells++;
-	} else if (in == EMU_UAR_CQ_DB) {
+	} else if (in == PRM_UAR_CQ_DOORBELL) {
 		d->ctr.cq_doorbells++;
 	}
 	for (unsigned i = 0; i < d->nuar_hooks; i++)

@@ -27,34 +27,6 @@ enum emu_hca_state {
 	EMU_HCA_INITIALIZED = 2 /* after INIT_HCA */
 };
 
-/* EQE event types (PRM "Event Queue Entry" event_type; Linux MLX5_EVENT_TYPE_*). */
-enum emu_event_type {
-	EMU_EVENT_COMP = 0x00,
-	EMU_EVENT_PATH_MIG = 0x01,
-	EMU_EVENT_COMM_EST = 0x02,
-	EMU_EVENT_SQ_DRAINED = 0x03,
-	EMU_EVENT_SRQ_LAST_WQE = 0x13,
-	EMU_EVENT_SRQ_RQ_LIMIT = 0x14,
-	EMU_EVENT_CQ_ERROR = 0x04,
-	EMU_EVENT_WQ_CATAS_ERROR = 0x05,
-	EMU_EVENT_PATH_MIG_FAILED = 0x07,
-	EMU_EVENT_WQ_INVAL_REQ_ERROR = 0x10,
-	EMU_EVENT_WQ_ACCESS_ERROR = 0x11,
-	EMU_EVENT_SRQ_CATAS_ERROR = 0x12,
-	EMU_EVENT_INTERNAL_ERROR = 0x08,
-	EMU_EVENT_PORT_CHANGE = 0x09,
-	EMU_EVENT_GPIO = 0x15,
-	EMU_EVENT_REMOTE_CONFIG = 0x19,
-	EMU_EVENT_DB_BF_CONGESTION = 0x1a,
-	EMU_EVENT_STALL_EVENT = 0x1b,
-	EMU_EVENT_CMD = 0x0a,
-	EMU_EVENT_PAGE_REQUEST = 0x0b,
-	EMU_EVENT_PAGE_FAULT = 0x0c,
-	EMU_EVENT_NIC_VPORT_CHANGE = 0x0d,
-};
-
-/* PORT_CHANGE sub types (PRM "Port State Change Event"). */
-enum { EMU_PORT_CHANGE_DOWN = 0x1, EMU_PORT_CHANGE_ACTIVE = 0x4 };
 
 /* ---- one command as the handler sees it ---- */
 struct emu_cmd {
@@ -147,26 +119,19 @@ uint32_t emu_obj_id(const void *obj);
  * references remain; the handler answers PRM_CMD_STAT_BAD_RES_STATE / PRM_SYND_OBJECT_IN_USE. */
 void emu_obj_ref(void *obj);
 void emu_obj_unref(void *obj);
-int emu_obj_refs(const void *obj);
 int emu_obj_free(struct emu_dev *d, enum emu_obj_type t, uint32_t id);
 /* Call fn for each live object of a type (fn may not free). */
 void emu_obj_foreach(struct emu_dev *d, enum emu_obj_type t, void (*fn)(struct emu_dev *, void *, void *),
 		     void *arg);
 /* Free every object, highest type first (QPs before CQs before EQs before PDs/UARs). */
 void emu_obj_destroy_all(struct emu_dev *d);
-void emu_objtab_set_limits(struct emu_dev *d, enum emu_obj_type t, uint32_t base, uint32_t max);
 /* A responder found no receive WQE for a message (dropped on UC/UD, RNR-NAKed on RC):
  * counted as out_of_buffer in the QP's queue counter set, if it names one
  * (cmd_q_counter.c). */
 void emu_q_counter_out_of_buffer(struct emu_dev *d, uint8_t counter_set_id);
 
 /* ---- UAR pages (device.c) ---- */
-/* Offsets inside a UAR page (PRM "UAR Page"; Linux MLX5_CQ_DOORBELL 0x20,
- * MLX5_EQ_DOORBEL_OFFSET 0x40, MLX5_BF_OFFSET 0x800). */
-#define EMU_UAR_CQ_DB 0x20
-#define EMU_UAR_EQ_DB_ARM 0x40
-#define EMU_UAR_EQ_DB_NOARM 0x48
-#define EMU_UAR_BF_OFFSET 0x800
+/* Offsets inside a UAR page: PRM_UAR_* (firmware-cmd/uar.def). */
 #define EMU_UAR_FIRST_INDEX 0x10    /* real ConnectX-4 firmware handed out 0x10.. (trace) */
 
 /* Reserved memory keys (QUERY_SPECIAL_CONTEXTS).  The scatter-list terminator is the
@@ -215,7 +180,7 @@ int emu_eq_post(struct emu_dev *d, uint32_t eqn, uint8_t type, uint8_t sub_type,
 /* Post to the EQ whose event bitmask asked for this event type (async events, CMD and
  * PAGE_REQUEST).  -ENOENT if none asked. */
 int emu_eq_post_event(struct emu_dev *d, uint8_t type, uint8_t sub_type, const void *data);
-/* Completion event for a CQ on its EQ (EMU_EVENT_COMP, cqn in event data). */
+/* Completion event for a CQ on its EQ (PRM_EVENT_COMP, cqn in event data). */
 int emu_eq_post_comp(struct emu_dev *d, uint32_t eqn, uint32_t cqn);
 void emu_irq_raise(struct emu_dev *d, unsigned vector);
 

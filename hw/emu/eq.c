@@ -146,7 +146,7 @@ int emu_eq_post_comp(struct emu_dev *d, uint32_t eqn, uint32_t cqn)
 	uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
 
 	PRM_SET(comp_event, data, cq_number, cqn);
-	return emu_eq_post(d, eqn, EMU_EVENT_COMP, 0, data);
+	return emu_eq_post(d, eqn, PRM_EVENT_COMP, 0, data);
 }
 
 void emu_eq_doorbell(struct emu_dev *d, uint32_t uar_index, uint32_t off, uint32_t value)
@@ -175,7 +175,7 @@ void emu_eq_doorbell(struct emu_dev *d, uint32_t uar_index, uint32_t off, uint32
 		return;
 	}
 	eq->cons = eq->prod - ahead;
-	if (off == EMU_UAR_EQ_DB_ARM) {
+	if (off == PRM_UAR_EQ_DOORBELL_ARM) {
 		eq->st = EMU_EQ_ST_ARMED;
 		/* Armed with EQEs still unconsumed: the device interrupts at once. */
 		if (eq->cons != eq->prod) {

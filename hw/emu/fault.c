@@ -1,4 +1,4 @@
-/* Fault injection (design section 6, "Faults on demand"): fail or hang chosen
+/* Fault injection (hw/emu/README.md; URI options in hw/emu/config.c): fail or hang chosen
  * commands, a fatal health syndrome, the link going down and up, surprise removal. */
 #include <errno.h>
 #include <string.h>
@@ -143,7 +143,7 @@ void emu_port_changed(struct emu_dev *d, bool was_oper)
 	/* PRM "Port State Change Event": port_num and DOWN/ACTIVE sub type, to the EQ
 	 * that asked for PORT_CHANGE (none yet is not an error). */
 	PRM_SET(port_state_change_event, data, port_num, 1);
-	emu_eq_post_event(d, EMU_EVENT_PORT_CHANGE, now ? EMU_PORT_CHANGE_ACTIVE : EMU_PORT_CHANGE_DOWN, data);
+	emu_eq_post_event(d, PRM_EVENT_PORT_CHANGE, now ? PRM_PORT_CHANGE_ACTIVE : PRM_PORT_CHANGE_DOWN, data);
 	emu_log(d, EMU_LOG_INFO, "port 1 %s", now ? "up" : "down");
 }
 

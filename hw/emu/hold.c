@@ -32,7 +32,7 @@ static int post_request(struct emu_dev *d, int32_t npages, bool release_all)
 	PRM_SET(pages_req_event, data, function_id, 0);
 	PRM_SET(pages_req_event, data, release_all_pages, release_all ? 1 : 0);
 	PRM_SET(pages_req_event, data, num_pages, (uint32_t)npages);
-	return emu_eq_post_event(d, EMU_EVENT_PAGE_REQUEST, 0, data);
+	return emu_eq_post_event(d, PRM_EVENT_PAGE_REQUEST, 0, data);
 }
 
 /* Firmware lets go of every page and says so with the release-all flag (Linux

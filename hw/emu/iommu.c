@@ -1,9 +1,9 @@
-/* The IOMMU model (design section 6): the device reaches host memory only through
+/* The IOMMU model (docs/architecture.md, "The emulated ConnectX"): the device reaches host memory only through
  * IOVAs the shim mapped (dma_alloc, dma_pin).  A table of {iova, len, va} entries,
  * sorted by IOVA; anything outside is a DMA fault — counted, logged as a driver error,
  * and the access does not happen.
  *
- * IOVA assignment is deliberately unlike the VAs (design section 3: the driver must
+ * IOVA assignment is deliberately unlike the VAs (docs/architecture.md, "The shim interface and its MMIO hook": the driver must
  * never assume IOVA == VA):
  *   offset   each mapping gets one contiguous IOVA range in a space far from any VA,
  *            keeping the offset inside the host page, with an unmapped guard page after

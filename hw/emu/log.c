@@ -1,5 +1,5 @@
 /* Logging (UVERBS_LOG=error|warn|info|debug, stderr, nothing otherwise), the
- * "driver error" ring (design section 6: what a driver must never do, reported loudly
+ * "driver error" ring (docs/architecture.md, "The emulated ConnectX": what a driver must never do, reported loudly
  * like a hardware model's guest-error trace) and the counters snapshot. */
 #include <errno.h>
 #include <stdio.h>
@@ -7,27 +7,15 @@
 #include <string.h>
 
 #include "hw/emu/emu_dev.h"
+#include "hw/platform/log_level.h"
 
+/* Read once, at the first message. */
 static int emu_log_level(void)
 {
 	static int level = -1;
-	const char *s;
 
-	if (level >= 0)
-		return level;
-	s = getenv("UVERBS_LOG");
-	if (!s || !*s)
-		level = 0;
-	else if (!strcmp(s, "error"))
-		level = EMU_LOG_ERROR;
-	else if (!strcmp(s, "warn"))
-		level = EMU_LOG_WARN;
-	else if (!strcmp(s, "info"))
-		level = EMU_LOG_INFO;
-	else if (!strcmp(s, "debug"))
-		level = EMU_LOG_DEBUG;
-	else
-		level = 0;
+	if (level < 0)
+		level = (int)plat_log_level_env();
 	return level;
 }
 

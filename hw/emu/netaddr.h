@@ -1,4 +1,4 @@
-/* RoCE addresses of the emulated devices (design section 6): each device owns a
+/* RoCE addresses of the emulated devices (docs/architecture.md, "RoCE addressing"): each device owns a
  * loopback address 127.0.0.N and a UDP socket bound to it on port 4791. */
 #ifndef UVERBS_HW_EMU_NETADDR_H
 #define UVERBS_HW_EMU_NETADDR_H

@@ -271,9 +271,9 @@ static inline void emu_obj_unref_id(struct emu_dev *d, enum emu_obj_type t, uint
  * driver set with SET_HCA_CAP, or the defaults). */
 static inline const uint8_t *emu_gen_caps(struct emu_dev *d)
 {
-	const uint8_t *g = emu_cap(d, 0, 1);
+	const uint8_t *g = emu_cap(d, PRM_CAP_GENERAL_DEVICE, 1);
 
-	return g ? g : emu_cap(d, 0, 0);
+	return g ? g : emu_cap(d, PRM_CAP_GENERAL_DEVICE, 0);
 }
 
 /* Load a queue's page list from the command input at byte pas_off: the queue of `len`

@@ -54,14 +54,6 @@ void emu_objtab_init(struct emu_dev *d)
 	}
 }
 
-void emu_objtab_set_limits(struct emu_dev *d, enum emu_obj_type t, uint32_t base, uint32_t max)
-{
-	if ((unsigned)t >= EMU_OBJ_NTYPES)
-		return;
-	d->obj[t].base = base;
-	d->obj[t].max = max;
-}
-
 void *emu_obj_alloc(struct emu_dev *d, enum emu_obj_type t, size_t size, emu_obj_dtor dtor, uint32_t *id)
 {
 	struct emu_objtab *tab;
@@ -137,11 +129,6 @@ void emu_obj_unref(void *obj)
 {
 	if (HDR(obj)->refs > 0)
 		HDR(obj)->refs--;
-}
-
-int emu_obj_refs(const void *obj)
-{
-	return HDR(obj)->refs;
 }
 
 static void obj_release(struct emu_dev *d, struct emu_objtab *tab, uint32_t slot)

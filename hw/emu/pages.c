@@ -111,7 +111,7 @@ int emu_pages_request(struct emu_dev *d, int32_t npages)
 	/* PRM "Page Request Event": num_pages > 0 asks for pages, < 0 offers them back. */
 	PRM_SET(pages_req_event, data, function_id, 0);
 	PRM_SET(pages_req_event, data, num_pages, (uint32_t)npages);
-	rc = emu_eq_post_event(d, EMU_EVENT_PAGE_REQUEST, 0, data);
+	rc = emu_eq_post_event(d, PRM_EVENT_PAGE_REQUEST, 0, data);
 	if (rc == -ENOENT)
 		rc = -EAGAIN;
 	if (rc == 0)

@@ -20,7 +20,7 @@ static struct emu_swqe *slot(struct emu_tq *tq, uint32_t i)
 
 static bool is_rd_atomic(uint8_t op)
 {
-	return op == EMU_WQE_READ || op == EMU_WQE_ATOMIC_CS || op == EMU_WQE_ATOMIC_FA;
+	return op == PRM_WQE_OP_RDMA_READ || op == PRM_WQE_OP_ATOMIC_CS || op == PRM_WQE_OP_ATOMIC_FA;
 }
 
 static uint32_t last_psn(const struct emu_swqe *w)
@@ -32,7 +32,7 @@ static uint32_t last_psn(const struct emu_swqe *w)
  * atomic_req_8B_endianness_mode: 0 big-endian, 1 host). */
 static bool atomic_host_endian(struct emu_dev *d)
 {
-	const uint8_t *a = emu_cap(d, 3, 1);
+	const uint8_t *a = emu_cap(d, PRM_CAP_ATOMIC, 1);
 
 	return a && PRM_GET(atomic_caps, a, atomic_req_8B_endianness_mode) == 1;
 }
@@ -44,12 +44,12 @@ void emu_req_complete_head(struct emu_tp *tp, struct emu_tq *tq)
 
 	/* ctrl ce = 2: a CQE for this WQE (PRM "Send WQE Control Segment") */
 	if (w->ce == 2) {
-		struct emu_cqe_info ci = { .opcode = EMU_CQE_REQ, .s_wqe_opcode = w->opcode, .qpn = qp->qpn,
+		struct emu_cqe_info ci = { .opcode = PRM_CQE_REQ, .s_wqe_opcode = w->opcode, .qpn = qp->qpn,
 					   .wqe_counter = (uint16_t)w->idx };
 
-		if (w->opcode == EMU_WQE_READ)
+		if (w->opcode == PRM_WQE_OP_RDMA_READ)
 			ci.byte_cnt = (uint32_t)w->len;
-		else if (w->opcode == EMU_WQE_ATOMIC_CS || w->opcode == EMU_WQE_ATOMIC_FA)
+		else if (w->opcode == PRM_WQE_OP_ATOMIC_CS || w->opcode == PRM_WQE_OP_ATOMIC_FA)
 			ci.byte_cnt = 8;
 		else
 			ci.byte_cnt = (uint32_t)w->len;
@@ -75,7 +75,7 @@ void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq)
 
 	while (tq->head != tq->tail) {
 		struct emu_swqe *w = slot(tq, tq->head);
-		struct emu_cqe_info ci = { .opcode = EMU_CQE_REQ_ERR, .syndrome = EMU_SYND_WR_FLUSH,
+		struct emu_cqe_info ci = { .opcode = PRM_CQE_REQ_ERR, .syndrome = PRM_CQE_SYND_WR_FLUSH_ERR,
 					   .s_wqe_opcode = w->opcode, .qpn = qp->qpn, .wqe_counter = (uint16_t)w->idx };
 
 		emu_cqe_post(tp, qp->cqn_snd, &ci);
@@ -92,7 +92,7 @@ void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq)
 		uint8_t b[64];
 		uint32_t nsq = 1u << qp->log_sq_size;
 		unsigned ds;
-		struct emu_cqe_info ci = { .opcode = EMU_CQE_REQ_ERR, .syndrome = EMU_SYND_WR_FLUSH, .qpn = qp->qpn,
+		struct emu_cqe_info ci = { .opcode = PRM_CQE_REQ_ERR, .syndrome = PRM_CQE_SYND_WR_FLUSH_ERR, .qpn = qp->qpn,
 					   .wqe_counter = (uint16_t)qp->sq_pi };
 
 		if (emu_dma_read(tp->d, emu_qbuf_iova(&qp->buf, qp->sq_offset + (uint64_t)(qp->sq_pi & (nsq - 1)) * 64u),
@@ -117,7 +117,7 @@ void emu_qp_error(struct emu_tp *tp, struct emu_tq *tq, int synd)
 
 	if (tq->head != tq->tail) {
 		struct emu_swqe *w = slot(tq, tq->head);
-		struct emu_cqe_info ci = { .opcode = EMU_CQE_REQ_ERR, .syndrome = (uint8_t)synd,
+		struct emu_cqe_info ci = { .opcode = PRM_CQE_REQ_ERR, .syndrome = (uint8_t)synd,
 					   .s_wqe_opcode = w->opcode, .qpn = qp->qpn, .wqe_counter = (uint16_t)w->idx };
 
 		emu_cqe_post(tp, qp->cqn_snd, &ci);
@@ -237,7 +237,7 @@ static void read_resp(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roc
 	bool lost = false;
 	int rc;
 
-	if (!w || w->opcode != EMU_WQE_READ) {
+	if (!w || w->opcode != PRM_WQE_OP_RDMA_READ) {
 		tp->ctr.duplicates++;
 		tp->ctr.drops[EMU_ROCE_DROP_PSN]++;
 		return;
@@ -263,7 +263,7 @@ static void read_resp(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roc
 	off = (uint64_t)w->rd_rcvd * mtu;
 	want = w->len - off < mtu ? w->len - off : mtu;
 	if (p->payload_len != want) {
-		emu_qp_error(tp, tq, EMU_SYND_BAD_RESP);
+		emu_qp_error(tp, tq, PRM_CQE_SYND_BAD_RESP_ERR);
 		return;
 	}
 	/* responses carrying an AETH implicitly acknowledge earlier requests */
@@ -272,7 +272,7 @@ static void read_resp(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roc
 	if (rc) {
 		/* retire what precedes it first, so the error names this WQE */
 		emu_req_retire(tp, tq);
-		emu_qp_error(tp, tq, rc == -EMSGSIZE ? EMU_SYND_LOC_LEN : EMU_SYND_LOC_PROT);
+		emu_qp_error(tp, tq, rc == -EMSGSIZE ? PRM_CQE_SYND_LOCAL_LENGTH_ERR : PRM_CQE_SYND_LOCAL_PROT_ERR);
 		return;
 	}
 	w->rd_rcvd++;
@@ -295,7 +295,7 @@ static void atomic_ack(struct emu_tp *tp, struct emu_tq *tq, const struct emu_ro
 	bool lost = false;
 	int rc;
 
-	if (!w || (w->opcode != EMU_WQE_ATOMIC_CS && w->opcode != EMU_WQE_ATOMIC_FA) || w->first_psn != p->h.bth.psn) {
+	if (!w || (w->opcode != PRM_WQE_OP_ATOMIC_CS && w->opcode != PRM_WQE_OP_ATOMIC_FA) || w->first_psn != p->h.bth.psn) {
 		if (w && emu_psn_gt(p->h.bth.psn, rd_expected(w)))
 			gap_retry(tp, tq, rd_expected(w));
 		tp->ctr.duplicates++;
@@ -309,7 +309,7 @@ static void atomic_ack(struct emu_tp *tp, struct emu_tq *tq, const struct emu_ro
 	rc = emu_sgl_write(tp->d, qp->pdn, w->sge, w->nsge, 0, v, 8);
 	if (rc) {
 		emu_req_retire(tp, tq);
-		emu_qp_error(tp, tq, EMU_SYND_LOC_PROT);
+		emu_qp_error(tp, tq, PRM_CQE_SYND_LOCAL_PROT_ERR);
 		return;
 	}
 	w->acked = true;
@@ -324,10 +324,10 @@ static void atomic_ack(struct emu_tp *tp, struct emu_tq *tq, const struct emu_ro
 static uint8_t nak_syndrome(unsigned code)
 {
 	switch (code) {
-	case EMU_AETH_NAK_INV_REQ: return EMU_SYND_REM_INV_REQ;
-	case EMU_AETH_NAK_REM_ACCESS: return EMU_SYND_REM_ACCESS;
-	case EMU_AETH_NAK_REM_OP: return EMU_SYND_REM_OP;
-	default: return EMU_SYND_BAD_RESP;
+	case EMU_AETH_NAK_INV_REQ: return PRM_CQE_SYND_REMOTE_INVAL_REQ_ERR;
+	case EMU_AETH_NAK_REM_ACCESS: return PRM_CQE_SYND_REMOTE_ACCESS_ERR;
+	case EMU_AETH_NAK_REM_OP: return PRM_CQE_SYND_REMOTE_OP_ERR;
+	default: return PRM_CQE_SYND_BAD_RESP_ERR;
 	}
 }
 
@@ -382,7 +382,7 @@ void emu_rc_req_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_p
 			emu_req_retire(tp, tq);
 			if (qp->rnr_retry != 7) {
 				if (tq->rnr_left == 0) {
-					emu_qp_error(tp, tq, EMU_SYND_RNR_RETRY_EXC);
+					emu_qp_error(tp, tq, PRM_CQE_SYND_RNR_RETRY_EXC_ERR);
 					return;
 				}
 				tq->rnr_left--;
@@ -448,7 +448,7 @@ void emu_req_timers(struct emu_tp *tp, struct emu_tq *tq, uint64_t now, uint64_t
 				tq->una, tq->psn_next, tq->retry_left);
 			/* IBTA 9.7.6.1.3: retry_cnt retries, then the WQE fails (7 is not infinite) */
 			if (tq->retry_left == 0) {
-				emu_qp_error(tp, tq, EMU_SYND_RETRY_EXC);
+				emu_qp_error(tp, tq, PRM_CQE_SYND_TRANSPORT_RETRY_EXC_ERR);
 				return;
 			}
 			tq->retry_left--;

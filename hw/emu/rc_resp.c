@@ -19,7 +19,7 @@
 
 static bool atomic_host_endian(struct emu_dev *d)
 {
-	const uint8_t *a = emu_cap(d, 3, 1);
+	const uint8_t *a = emu_cap(d, PRM_CAP_ATOMIC, 1);
 
 	return a && PRM_GET(atomic_caps, a, atomic_req_8B_endianness_mode) == 1;
 }
@@ -187,7 +187,7 @@ static void resp_error(struct emu_tp *tp, struct emu_tq *tq, unsigned nak_code, 
 
 	send_nak(tp, tq, nak_code, tq->epsn);
 	if (tq->rwqe_valid) {
-		struct emu_cqe_info ci = { .opcode = EMU_CQE_RESP_ERR, .syndrome = cqe_synd, .qpn = qp->qpn,
+		struct emu_cqe_info ci = { .opcode = PRM_CQE_RESP_ERR, .syndrome = cqe_synd, .qpn = qp->qpn,
 					   .wqe_counter = (uint16_t)tq->rwqe.wqe_counter,
 					   .srqn = qp->rq_type == EMU_RQ_SRQ ? qp->srqn : 0 };
 
@@ -213,7 +213,7 @@ static bool qp_allows(struct emu_tp *tp, struct emu_tq *tq, bool enabled)
 {
 	if (enabled)
 		return true;
-	resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_REM_INV_REQ, EMU_EVENT_WQ_INVAL_REQ_ERROR);
+	resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_REMOTE_INVAL_REQ_ERR, PRM_EVENT_WQ_INVAL_REQ_ERROR);
 	return false;
 }
 
@@ -243,7 +243,7 @@ static void read_responses(struct emu_tp *tp, struct emu_tq *tq, const struct em
 			chunk = 0;
 		if (chunk && emu_rkey_access(tp->d, qp->pdn, r->rkey, EMU_MKEY_ACC_RR, va + (uint64_t)k * mtu,
 					     tp->scratch, chunk, false)) {
-			resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
+			resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
 			return;
 		}
 		memset(&h, 0, sizeof(h));
@@ -342,7 +342,7 @@ static bool need_rwqe(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 		return false;
 	}
 	if (rc) {
-		resp_error(tp, tq, EMU_AETH_NAK_REM_OP, EMU_SYND_LOC_QP_OP, EMU_EVENT_WQ_CATAS_ERROR);
+		resp_error(tp, tq, EMU_AETH_NAK_REM_OP, PRM_CQE_SYND_LOCAL_QP_OP_ERR, PRM_EVENT_WQ_CATAS_ERROR);
 		return false;
 	}
 	tq->rwqe_valid = true;
@@ -381,23 +381,23 @@ static void exec_send(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roc
 	if ((f & EMU_ROCE_F_FIRST) && !need_rwqe(tp, tq, p->h.bth.psn))
 		return;
 	if (!tq->rwqe_valid) {
-		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_REM_INV_REQ, EMU_EVENT_WQ_INVAL_REQ_ERROR);
+		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_REMOTE_INVAL_REQ_ERR, PRM_EVENT_WQ_INVAL_REQ_ERROR);
 		return;
 	}
 	if (tq->rcv_off + p->payload_len > tq->rwqe.cap) {
 		/* longer than the receive WQE: local length error here, invalid request there */
-		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_LOC_LEN, EMU_EVENT_WQ_INVAL_REQ_ERROR);
+		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_LOCAL_LENGTH_ERR, PRM_EVENT_WQ_INVAL_REQ_ERROR);
 		return;
 	}
 	rc = emu_sgl_write(tp->d, qp->pdn, tq->rwqe.sge, tq->rwqe.nsge, tq->rcv_off, p->payload, p->payload_len);
 	if (rc) {
-		resp_error(tp, tq, EMU_AETH_NAK_REM_OP, EMU_SYND_LOC_PROT, EMU_EVENT_WQ_ACCESS_ERROR);
+		resp_error(tp, tq, EMU_AETH_NAK_REM_OP, PRM_CQE_SYND_LOCAL_PROT_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
 		return;
 	}
 	tq->rcv_off += p->payload_len;
 	if (f & EMU_ROCE_F_LAST) {
-		uint8_t op = (f & EMU_ROCE_F_IMMDT) ? EMU_CQE_RESP_SEND_IMM
-			     : (f & EMU_ROCE_F_IETH) ? EMU_CQE_RESP_SEND_INV : EMU_CQE_RESP_SEND;
+		uint8_t op = (f & EMU_ROCE_F_IMMDT) ? PRM_CQE_RESP_SEND_IMM
+			     : (f & EMU_ROCE_F_IETH) ? PRM_CQE_RESP_SEND_INV : PRM_CQE_RESP_SEND;
 		uint32_t imm = (f & EMU_ROCE_F_IMMDT) ? p->h.imm : (f & EMU_ROCE_F_IETH) ? p->h.ieth_rkey : 0;
 
 		if (f & EMU_ROCE_F_IETH)
@@ -427,11 +427,11 @@ static void exec_write(struct emu_tp *tp, struct emu_tq *tq, const struct emu_ro
 			return;
 		if (!zero_length_ok(p) &&
 		    emu_rkey_check(tp->d, qp->pdn, p->h.reth.rkey, EMU_MKEY_ACC_RW, p->h.reth.va, p->h.reth.dlen)) {
-			resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
+			resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
 			return;
 		}
 		if (p->h.reth.dlen > (1ull << (qp->log_msg_max ? qp->log_msg_max : 31))) {
-			resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_REM_INV_REQ, EMU_EVENT_WQ_INVAL_REQ_ERROR);
+			resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_REMOTE_INVAL_REQ_ERR, PRM_EVENT_WQ_INVAL_REQ_ERROR);
 			return;
 		}
 		tq->wr_va = p->h.reth.va;
@@ -443,19 +443,19 @@ static void exec_write(struct emu_tp *tp, struct emu_tq *tq, const struct emu_ro
 		return;
 	if (p->payload_len > tq->wr_left || ((f & EMU_ROCE_F_LAST) && p->payload_len != tq->wr_left) ||
 	    (!(f & EMU_ROCE_F_LAST) && p->payload_len != emu_qp_mtu_bytes(qp))) {
-		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_REM_INV_REQ, EMU_EVENT_WQ_INVAL_REQ_ERROR);
+		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_REMOTE_INVAL_REQ_ERR, PRM_EVENT_WQ_INVAL_REQ_ERROR);
 		return;
 	}
 	if (p->payload_len && emu_rkey_access(tp->d, qp->pdn, tq->wr_rkey, EMU_MKEY_ACC_RW, tq->wr_va,
 					      (void *)(uintptr_t)p->payload, p->payload_len, true)) {
-		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
+		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
 		return;
 	}
 	tq->wr_va += p->payload_len;
 	tq->wr_left -= p->payload_len;
 	if (f & EMU_ROCE_F_LAST) {
 		if (f & EMU_ROCE_F_IMMDT)
-			recv_complete(tp, tq, EMU_CQE_RESP_WR_IMM, 0, p->h.imm, p->h.bth.se);
+			recv_complete(tp, tq, PRM_CQE_RESP_WR_IMM, 0, p->h.imm, p->h.bth.se);
 		tq->msn++;
 	}
 	tq->epsn = emu_psn_add(tq->epsn, 1);
@@ -471,7 +471,7 @@ static void exec_read(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roc
 		return;
 	if (!zero_length_ok(p) &&
 	    emu_rkey_check(tp->d, qp->pdn, p->h.reth.rkey, EMU_MKEY_ACC_RR, p->h.reth.va, p->h.reth.dlen)) {
-		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
+		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
 		return;
 	}
 	flush_one(tp, tq);
@@ -496,13 +496,13 @@ static void exec_atomic(struct emu_tp *tp, struct emu_tq *tq, const struct emu_r
 
 	if (p->h.atomic.va & 7) {
 		/* IBTA 9.4.5: atomics are 8-byte aligned, otherwise an invalid request */
-		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_REM_INV_REQ, EMU_EVENT_WQ_INVAL_REQ_ERROR);
+		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_REMOTE_INVAL_REQ_ERR, PRM_EVENT_WQ_INVAL_REQ_ERROR);
 		return;
 	}
 	if (!qp_allows(tp, tq, qp->rae))
 		return;
 	if (emu_rkey_access(tp->d, qp->pdn, p->h.atomic.rkey, EMU_MKEY_ACC_ATOMIC, p->h.atomic.va, v, 8, false)) {
-		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
+		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
 		return;
 	}
 	if (host)
@@ -519,7 +519,7 @@ static void exec_atomic(struct emu_tp *tp, struct emu_tq *tq, const struct emu_r
 		emu_be64_put(v, nv);
 	if (nv != orig && emu_rkey_access(tp->d, qp->pdn, p->h.atomic.rkey, EMU_MKEY_ACC_ATOMIC, p->h.atomic.va, v, 8,
 					  true)) {
-		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, EMU_SYND_REM_ACCESS, EMU_EVENT_WQ_ACCESS_ERROR);
+		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
 		return;
 	}
 	flush_one(tp, tq);
@@ -560,7 +560,7 @@ void emu_rc_resp_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_
 	tq->nak_seq_sent = false;
 	if (!emu_roce_opcode_follows(tq->prev_op, p->h.bth.opcode)) {
 		tp->ctr.drops[EMU_ROCE_DROP_OPSEQ]++;
-		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, EMU_SYND_REM_INV_REQ, EMU_EVENT_WQ_INVAL_REQ_ERROR);
+		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_REMOTE_INVAL_REQ_ERR, PRM_EVENT_WQ_INVAL_REQ_ERROR);
 		return;
 	}
 	epsn_before = tq->epsn;

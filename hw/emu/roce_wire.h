@@ -1,5 +1,5 @@
 /* RoCE v2 packets on the wire: build (roce_tx.c), parse and validate (roce_rx.c), and
- * move them through the port's UDP socket (roce_sock.c).  Design section 6.
+ * move them through the port's UDP socket (roce_sock.c).  docs/architecture.md, "RoCE v2 on the wire and the transport engines".
  *
  * A RoCE v2 packet here is the UDP payload: BTH, extension headers, payload, pad,
  * ICRC.  The IPv4 and UDP headers around it are the kernel's (we send through a UDP

@@ -123,7 +123,7 @@ void emu_rq_consume(struct emu_dev *d, struct emu_qp *qp)
 
 			PRM_SET(qp_events, data, qpn_rqn_sqn, srq->srqn);
 			srq->lwm = 0;
-			emu_eq_post_event(d, EMU_EVENT_SRQ_RQ_LIMIT, 0, data);
+			emu_eq_post_event(d, PRM_EVENT_SRQ_RQ_LIMIT, 0, data);
 		}
 		return;
 	}
@@ -137,7 +137,7 @@ void emu_rq_flush(struct emu_tp *tp, struct emu_qp *qp)
 	if (qp->rq_type != EMU_RQ_REGULAR || !qp->rq_bytes || read_counter(tp->d, qp->dbr, &ctr))
 		return;
 	while ((uint16_t)qp->rq_pi != ctr) {
-		struct emu_cqe_info ci = { .opcode = EMU_CQE_RESP_ERR, .syndrome = EMU_SYND_WR_FLUSH, .qpn = qp->qpn,
+		struct emu_cqe_info ci = { .opcode = PRM_CQE_RESP_ERR, .syndrome = PRM_CQE_SYND_WR_FLUSH_ERR, .qpn = qp->qpn,
 					   .wqe_counter = (uint16_t)qp->rq_pi };
 
 		emu_cqe_post(tp, qp->cqn_rcv, &ci);

@@ -1,4 +1,4 @@
-/* The receive pipeline's two drivers (design section 9).  An application thread that
+/* The receive pipeline's two drivers (docs/architecture.md, "The emulated ConnectX").  An application thread that
  * polls an empty CQ takes the arrivals itself (emu_poll_assist, through the shim's
  * poll-assist hook): non-blocking, so a message costs no thread wake-up.  The device
  * thread does the rest: it blocks in poll() on the port's UDP socket for arrivals --

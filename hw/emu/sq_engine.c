@@ -1,5 +1,5 @@
 /* Send queue engine (PRM "Send WQE Format", "BlueFlame", "Doorbell Record"): runs in
- * the posting thread, inside its doorbell or BlueFlame store (design section 9).
+ * the posting thread, inside its doorbell or BlueFlame store (docs/architecture.md, "The emulated ConnectX").
  *
  * Doorbell (one 8-byte store of the last WQE's first 8 bytes at UAR 0x800+): the QPN
  * comes from the stored ctrl bytes, the producer counter from the doorbell record's
@@ -89,25 +89,25 @@ void emu_swqe_release(struct emu_swqe *w)
 
 static bool op_is_rd_atomic(uint8_t op)
 {
-	return op == EMU_WQE_READ || op == EMU_WQE_ATOMIC_CS || op == EMU_WQE_ATOMIC_FA;
+	return op == PRM_WQE_OP_RDMA_READ || op == PRM_WQE_OP_ATOMIC_CS || op == PRM_WQE_OP_ATOMIC_FA;
 }
 
 /* Which WQE opcodes each service allows (IBTA: UC has no READ/atomics, UD only SEND). */
 static bool op_allowed(uint8_t st, uint8_t op)
 {
 	switch (op) {
-	case EMU_WQE_NOP:
-	case EMU_WQE_SEND:
-	case EMU_WQE_SEND_IMM:
+	case PRM_WQE_OP_NOP:
+	case PRM_WQE_OP_SEND:
+	case PRM_WQE_OP_SEND_IMM:
 		return true;
-	case EMU_WQE_SEND_INV:
-	case EMU_WQE_WRITE:
-	case EMU_WQE_WRITE_IMM:
+	case PRM_WQE_OP_SEND_INVAL:
+	case PRM_WQE_OP_RDMA_WRITE:
+	case PRM_WQE_OP_RDMA_WRITE_IMM:
 		return st != EMU_QP_ST_UD;
-	case EMU_WQE_READ:
-	case EMU_WQE_ATOMIC_CS:
-	case EMU_WQE_ATOMIC_FA:
-	case EMU_WQE_UMR:   /* on RC, as mlx5_ib's UMR QP and mlx5dv's MR WQEs use it */
+	case PRM_WQE_OP_RDMA_READ:
+	case PRM_WQE_OP_ATOMIC_CS:
+	case PRM_WQE_OP_ATOMIC_FA:
+	case PRM_WQE_OP_UMR:   /* on RC, as mlx5_ib's UMR QP and mlx5dv's MR WQEs use it */
 		return st == EMU_QP_ST_RC;
 	default:
 		return false;
@@ -135,14 +135,14 @@ static int wqe_decode(struct emu_dev *d, struct emu_qp *qp, const uint8_t *b, si
 			   (unsigned)PRM_GET(wqe_ctrl_seg, b, qpn));
 	if (ds == 0 || end > nbytes) {
 		emu_drverr(d, "send WQE %u of QP 0x%x: ds %u", w->idx & 0xffff, qp->qpn, ds);
-		return EMU_SYND_LOC_QP_OP;
+		return PRM_CQE_SYND_LOCAL_QP_OP_ERR;
 	}
 	if (!op_allowed(qp->st, w->opcode)) {
 		emu_drverr(d, "send WQE %u of QP 0x%x: opcode 0x%x not valid on this service", w->idx & 0xffff,
 			   qp->qpn, w->opcode);
-		return EMU_SYND_LOC_QP_OP;
+		return PRM_CQE_SYND_LOCAL_QP_OP_ERR;
 	}
-	if (w->opcode == EMU_WQE_UMR) {
+	if (w->opcode == PRM_WQE_OP_UMR) {
 		/* ctrl, UMR ctrl segment, mkey context segment (PRM "UMR WQE"); no
 		 * translation entries: only rights and PD are changed here */
 		if (pos + PRM_SIZE(wqe_umr_ctrl_seg) + sizeof(w->umr_mkc) > end ||
@@ -150,7 +150,7 @@ static int wqe_decode(struct emu_dev *d, struct emu_qp *qp, const uint8_t *b, si
 		    (PRM_GET(wqe_umr_ctrl_seg, b + pos, flags) & 0x80)) {
 			emu_drverr(d, "UMR WQE %u of QP 0x%x: ds %u, translations or inline data not modelled",
 				   w->idx & 0xffff, qp->qpn, ds);
-			return EMU_SYND_LOC_QP_OP;
+			return PRM_CQE_SYND_LOCAL_QP_OP_ERR;
 		}
 		w->umr_mask = PRM_GET(wqe_umr_ctrl_seg, b + pos, mkey_mask);
 		memcpy(w->umr_mkc, b + pos + PRM_SIZE(wqe_umr_ctrl_seg), sizeof(w->umr_mkc));
@@ -160,7 +160,7 @@ static int wqe_decode(struct emu_dev *d, struct emu_qp *qp, const uint8_t *b, si
 		const uint8_t *av = b + pos;
 
 		if (pos + 48 > end)
-			return EMU_SYND_LOC_QP_OP;
+			return PRM_CQE_SYND_LOCAL_QP_OP_ERR;
 		w->qkey = (uint32_t)PRM_GET(wqe_datagram_seg, av, qkey);
 		w->dqpn = (uint32_t)PRM_GET(wqe_datagram_seg, av, dqpn);
 		/* the AV's source GID must be an address of this port (PRM "RoCE Address
@@ -168,7 +168,7 @@ static int wqe_decode(struct emu_dev *d, struct emu_qp *qp, const uint8_t *b, si
 		if (!emu_gid_valid(d, (uint32_t)PRM_GET(wqe_datagram_seg, av, sgid_index))) {
 			emu_drverr(d, "send WQE %u of UD QP 0x%x: AV source GID index %u is empty", w->idx & 0xffff,
 				   qp->qpn, (unsigned)PRM_GET(wqe_datagram_seg, av, sgid_index));
-			return EMU_SYND_LOC_QP_OP;
+			return PRM_CQE_SYND_LOCAL_QP_OP_ERR;
 		}
 		w->dip = path_dip(PRM_ADDR(wqe_datagram_seg, av, rgid), PRM_ADDR(wqe_datagram_seg, av, rmac));
 		w->sport = (uint16_t)PRM_GET(wqe_datagram_seg, av, rlid);
@@ -177,15 +177,15 @@ static int wqe_decode(struct emu_dev *d, struct emu_qp *qp, const uint8_t *b, si
 						      w->dqpn);
 		w->tclass = (uint8_t)PRM_GET(wqe_datagram_seg, av, tclass);
 		pos += 48;
-	} else if (w->opcode == EMU_WQE_WRITE || w->opcode == EMU_WQE_WRITE_IMM || op_is_rd_atomic(w->opcode)) {
+	} else if (w->opcode == PRM_WQE_OP_RDMA_WRITE || w->opcode == PRM_WQE_OP_RDMA_WRITE_IMM || op_is_rd_atomic(w->opcode)) {
 		if (pos + PRM_SIZE(wqe_raddr_seg) > end)
-			return EMU_SYND_LOC_QP_OP;
+			return PRM_CQE_SYND_LOCAL_QP_OP_ERR;
 		w->raddr = PRM_GET(wqe_raddr_seg, b + pos, raddr);
 		w->rkey = (uint32_t)PRM_GET(wqe_raddr_seg, b + pos, rkey);
 		pos += PRM_SIZE(wqe_raddr_seg);
-		if (w->opcode == EMU_WQE_ATOMIC_CS || w->opcode == EMU_WQE_ATOMIC_FA) {
+		if (w->opcode == PRM_WQE_OP_ATOMIC_CS || w->opcode == PRM_WQE_OP_ATOMIC_FA) {
 			if (pos + PRM_SIZE(wqe_atomic_seg) > end)
-				return EMU_SYND_LOC_QP_OP;
+				return PRM_CQE_SYND_LOCAL_QP_OP_ERR;
 			w->swap_add = PRM_GET(wqe_atomic_seg, b + pos, swap_add);
 			w->compare = PRM_GET(wqe_atomic_seg, b + pos, compare);
 			pos += PRM_SIZE(wqe_atomic_seg);
@@ -197,29 +197,29 @@ static int wqe_decode(struct emu_dev *d, struct emu_qp *qp, const uint8_t *b, si
 		if (pos + 4 + n > end || op_is_rd_atomic(w->opcode)) {
 			emu_drverr(d, "send WQE %u of QP 0x%x: inline byte_count %u past ds %u", w->idx & 0xffff,
 				   qp->qpn, n, ds);
-			return EMU_SYND_LOC_LEN;
+			return PRM_CQE_SYND_LOCAL_LENGTH_ERR;
 		}
 		w->inl = true;
 		w->len = n;
 		if (n) {
 			w->inl_data = malloc(n);
 			if (!w->inl_data)
-				return EMU_SYND_LOC_QP_OP;
+				return PRM_CQE_SYND_LOCAL_QP_OP_ERR;
 			memcpy(w->inl_data, b + pos + 4, n);
 		}
 		return 0;
 	}
 	for (; pos + 16 <= end; pos += 16) {
 		if (w->nsge == EMU_TP_MAX_SGE)
-			return EMU_SYND_LOC_LEN;
+			return PRM_CQE_SYND_LOCAL_LENGTH_ERR;
 		w->sge[w->nsge].len = (uint32_t)PRM_GET(wqe_data_seg, b + pos, byte_count) & 0x7fffffffu;
 		w->sge[w->nsge].lkey = (uint32_t)PRM_GET(wqe_data_seg, b + pos, lkey);
 		w->sge[w->nsge].addr = PRM_GET(wqe_data_seg, b + pos, addr);
 		w->len += w->sge[w->nsge].len;
 		w->nsge++;
 	}
-	if ((w->opcode == EMU_WQE_ATOMIC_CS || w->opcode == EMU_WQE_ATOMIC_FA) && w->len != 8)
-		return EMU_SYND_LOC_LEN;
+	if ((w->opcode == PRM_WQE_OP_ATOMIC_CS || w->opcode == PRM_WQE_OP_ATOMIC_FA) && w->len != 8)
+		return PRM_CQE_SYND_LOCAL_LENGTH_ERR;
 	return 0;
 }
 
@@ -263,7 +263,7 @@ static uint64_t read_bytes_due(struct emu_tq *tq)
 	for (uint32_t i = tq->head; i != tq->cur; i++) {
 		const struct emu_swqe *w = slot(tq, i);
 
-		if (w->opcode == EMU_WQE_READ && w->psn_set && !w->acked)
+		if (w->opcode == PRM_WQE_OP_RDMA_READ && w->psn_set && !w->acked)
 			due += w->len;
 	}
 	return due;
@@ -307,7 +307,7 @@ static void sq_fetch(struct emu_tp *tp, struct emu_tq *tq)
 
 	while (qp->sq_pi != tq->sq_prod && tq->tail - tq->head < EMU_TP_SWQE_SLOTS) {
 		if (wqe_fetch(tp->d, qp, qp->sq_pi, b, &nbb)) {
-			emu_qp_error(tp, tq, EMU_SYND_LOC_PROT);
+			emu_qp_error(tp, tq, PRM_CQE_SYND_LOCAL_PROT_ERR);
 			return;
 		}
 		push_wqe(tp, tq, b, sizeof(b), qp->sq_pi, nbb);
@@ -353,7 +353,7 @@ static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w
 	memset(&h, 0, sizeof(h));
 	h.bth.psn = emu_psn_add(w->first_psn, k);
 	h.bth.dqpn = qp->st == EMU_QP_ST_UD ? w->dqpn : qp->remote_qpn;
-	if (w->opcode == EMU_WQE_READ) {
+	if (w->opcode == PRM_WQE_OP_RDMA_READ) {
 		/* A retried READ asks only for what has not arrived (IBTA 9.7.5.1.3? "read
 		 * retry"): RETH moved by the packets already received, PSN likewise. */
 		off = (uint64_t)w->rd_rcvd * mtu;
@@ -365,8 +365,8 @@ static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w
 		h.reth.dlen = (uint32_t)(w->len - off);
 		return emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, NULL, 0);
 	}
-	if (w->opcode == EMU_WQE_ATOMIC_CS || w->opcode == EMU_WQE_ATOMIC_FA) {
-		h.bth.opcode = w->opcode == EMU_WQE_ATOMIC_CS ? EMU_ROCE_RC_CMP_SWAP : EMU_ROCE_RC_FETCH_ADD;
+	if (w->opcode == PRM_WQE_OP_ATOMIC_CS || w->opcode == PRM_WQE_OP_ATOMIC_FA) {
+		h.bth.opcode = w->opcode == PRM_WQE_OP_ATOMIC_CS ? EMU_ROCE_RC_CMP_SWAP : EMU_ROCE_RC_FETCH_ADD;
 		h.bth.ackreq = true;
 		h.atomic.va = w->raddr;
 		h.atomic.rkey = w->rkey;
@@ -376,11 +376,11 @@ static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w
 	}
 	last = k + 1 == w->npkts;
 	pos = w->npkts == 1 ? EMU_ROCE_F_ONLY : k == 0 ? EMU_ROCE_F_FIRST : last ? EMU_ROCE_F_LAST : EMU_ROCE_F_MIDDLE;
-	kind = (w->opcode == EMU_WQE_WRITE || w->opcode == EMU_WQE_WRITE_IMM) ? EMU_ROCE_F_WRITE : EMU_ROCE_F_SEND;
+	kind = (w->opcode == PRM_WQE_OP_RDMA_WRITE || w->opcode == PRM_WQE_OP_RDMA_WRITE_IMM) ? EMU_ROCE_F_WRITE : EMU_ROCE_F_SEND;
 	/* immediate and invalidate ride on the message's last packet only (IBTA 9.2) */
 	op = emu_roce_opcode_for(tr, kind, pos,
-				 last && (w->opcode == EMU_WQE_WRITE_IMM || w->opcode == EMU_WQE_SEND_IMM),
-				 last && w->opcode == EMU_WQE_SEND_INV);
+				 last && (w->opcode == PRM_WQE_OP_RDMA_WRITE_IMM || w->opcode == PRM_WQE_OP_SEND_IMM),
+				 last && w->opcode == PRM_WQE_OP_SEND_INVAL);
 	if (op < 0)
 		return -EPROTO;
 	h.bth.opcode = (uint8_t)op;
@@ -459,24 +459,24 @@ void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq)
 
 			if (rc_qp && op_is_rd_atomic(w->opcode) && tq->rd_out >= max_rd)
 				break;
-			if (w->opcode == EMU_WQE_READ && tq->rd_out &&
+			if (w->opcode == PRM_WQE_OP_RDMA_READ && tq->rd_out &&
 			    read_bytes_due(tq) + w->len > EMU_TP_READ_BYTES_IN_FLIGHT)
 				break;
 			/* Fence (PRM ctrl fm): wait for earlier READs/atomics to finish. */
 			if (w->fm && tq->rd_out)
 				break;
-			if (w->opcode == EMU_WQE_UMR) {
+			if (w->opcode == PRM_WQE_OP_UMR) {
 				/* executed here, in order, once everything before it is done
 				 * (Linux posts UMR with a small initiator fence) */
 				if (tq->head != tq->cur)
 					break;
 				rc = emu_mkey_umr(tp->d, w->imm, w->umr_mask, w->umr_mkc);
 				if (rc) {
-					wqe_local_error(tp, tq, rc == -EINVAL ? EMU_SYND_LOC_QP_OP : EMU_SYND_LOC_PROT);
+					wqe_local_error(tp, tq, rc == -EINVAL ? PRM_CQE_SYND_LOCAL_QP_OP_ERR : PRM_CQE_SYND_LOCAL_PROT_ERR);
 					return;
 				}
 			}
-			if (w->opcode == EMU_WQE_NOP || w->opcode == EMU_WQE_UMR) {
+			if (w->opcode == PRM_WQE_OP_NOP || w->opcode == PRM_WQE_OP_UMR) {
 				w->psn_set = true;
 				w->npkts = 0;
 				w->acked = true;
@@ -487,23 +487,23 @@ void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq)
 			if (qp->st == EMU_QP_ST_UD && w->len > ud_mtu(tp->d)) {
 				if (tq->head != tq->cur)
 					break;
-				wqe_local_error(tp, tq, EMU_SYND_LOC_LEN);
+				wqe_local_error(tp, tq, PRM_CQE_SYND_LOCAL_LENGTH_ERR);
 				return;
 			}
 			if (qp->log_msg_max < 64 && w->len > (1ull << qp->log_msg_max) && qp->log_msg_max) {
 				if (tq->head != tq->cur)
 					break;
-				wqe_local_error(tp, tq, EMU_SYND_LOC_LEN);
+				wqe_local_error(tp, tq, PRM_CQE_SYND_LOCAL_LENGTH_ERR);
 				return;
 			}
 			if (!w->inl && (rc = emu_sgl_check(tp->d, qp->pdn, w->sge, w->nsge, local_access(w->opcode)))) {
 				if (tq->head != tq->cur)
 					break;   /* in order: earlier WQEs complete first */
-				wqe_local_error(tp, tq, EMU_SYND_LOC_PROT);
+				wqe_local_error(tp, tq, PRM_CQE_SYND_LOCAL_PROT_ERR);
 				return;
 			}
 			w->first_psn = tq->psn_next;
-			w->npkts = w->opcode == EMU_WQE_READ ? msg_pkts(w->len, mtu)
+			w->npkts = w->opcode == PRM_WQE_OP_RDMA_READ ? msg_pkts(w->len, mtu)
 				   : op_is_rd_atomic(w->opcode) ? 1 : msg_pkts(w->len, mtu);
 			tq->psn_next = emu_psn_add(tq->psn_next, w->npkts);
 			w->psn_set = true;
@@ -532,7 +532,7 @@ void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq)
 				    rc == -EPROTO || rc == -EINVAL || rc == -ENOSPC) {
 					if (tq->head == tq->cur)
 						wqe_local_error(tp, tq, rc == -EPROTO || rc == -EINVAL || rc == -ENOSPC
-									? EMU_SYND_LOC_QP_OP : EMU_SYND_LOC_PROT);
+									? PRM_CQE_SYND_LOCAL_QP_OP_ERR : PRM_CQE_SYND_LOCAL_PROT_ERR);
 					return;
 				}
 				w->sent++;
@@ -639,5 +639,5 @@ static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 
 int emu_sq_area_init(struct emu_dev *d)
 {
-	return emu_uar_hook(d, EMU_UAR_BF_OFFSET, 0xffff, sq_db_hook, NULL);
+	return emu_uar_hook(d, PRM_UAR_BF_OFFSET, 0xffff, sq_db_hook, NULL);
 }

@@ -1,7 +1,7 @@
 /* The emulated ConnectX's data plane: queue engines and the RC/UC/UD transports over
- * RoCE v2 (design section 6; issue 5).
+ * RoCE v2 (docs/architecture.md, "RoCE v2 on the wire and the transport engines").
  *
- * Threads (design section 9: "the transmit path belongs in the posting thread"):
+ * Threads (docs/architecture.md, "The emulated ConnectX": the transmit path belongs in the posting thread):
  *  - the posting thread runs the send queue inside its doorbell/BlueFlame store
  *    (sq_engine.c, from the UAR hook): WQEs are fetched, decoded and their packets sent
  *    before the store returns;
@@ -314,26 +314,10 @@ struct emu_cqe_info {
  * armed for it.  -ENOSPC on overrun (CQ error event posted), -ENOENT no such CQ. */
 int emu_cqe_post(struct emu_tp *tp, uint32_t cqn, const struct emu_cqe_info *ci);
 int emu_cqe_area_init(struct emu_dev *d);
-enum {
-	EMU_CQE_REQ = 0, EMU_CQE_RESP_WR_IMM = 1, EMU_CQE_RESP_SEND = 2, EMU_CQE_RESP_SEND_IMM = 3,
-	EMU_CQE_RESP_SEND_INV = 4, EMU_CQE_REQ_ERR = 13, EMU_CQE_RESP_ERR = 14
-};
 /* CQE "sl" of a UD receive on a RoCE port (PRM CQE format; the layout UCX's
  * ud_iface.h quotes): bit 3 the frame carried a UDP header (RoCE v2), bits 2:0 the L3
  * header type: 0 GRH (RoCE v1), 1 IPv6, 2 IPv4 (mlx5dv.h MLX5_CQE_L3_HDR_TYPE_*). */
 enum { EMU_CQE_L3_UDP = 0x8, EMU_CQE_L3_GRH = 0x0, EMU_CQE_L3_IPV6 = 0x1, EMU_CQE_L3_IPV4 = 0x2 };
-/* Error CQE syndromes (PRM "Error CQE syndromes"). */
-enum {
-	EMU_SYND_LOC_LEN = 0x01, EMU_SYND_LOC_QP_OP = 0x02, EMU_SYND_LOC_PROT = 0x04, EMU_SYND_WR_FLUSH = 0x05,
-	EMU_SYND_BAD_RESP = 0x10, EMU_SYND_LOC_ACCESS = 0x11, EMU_SYND_REM_INV_REQ = 0x12,
-	EMU_SYND_REM_ACCESS = 0x13, EMU_SYND_REM_OP = 0x14, EMU_SYND_RETRY_EXC = 0x15, EMU_SYND_RNR_RETRY_EXC = 0x16
-};
-/* Send WQE opcodes (PRM "Send WQE opcodes"). */
-enum {
-	EMU_WQE_NOP = 0x00, EMU_WQE_SEND_INV = 0x01, EMU_WQE_WRITE = 0x08, EMU_WQE_WRITE_IMM = 0x09,
-	EMU_WQE_SEND = 0x0a, EMU_WQE_SEND_IMM = 0x0b, EMU_WQE_READ = 0x10, EMU_WQE_ATOMIC_CS = 0x11,
-	EMU_WQE_ATOMIC_FA = 0x12, EMU_WQE_UMR = 0x25
-};
 
 /* mr_check.c: copies between a local SGE list / a remote key's window and buf.  off is
  * the byte offset into the list.  0, or -ENOENT (no such key), -EACCES (PD or rights),

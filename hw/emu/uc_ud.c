@@ -78,7 +78,7 @@ static bool uc_peek_rwqe_ok(struct emu_tp *tp, struct emu_tq *tq)
  * everything still posted on it is flushed (WR_FLUSH_ERR). */
 static void uc_recv_error(struct emu_tp *tp, struct emu_tq *tq, uint8_t synd)
 {
-	complete(tp, tq, EMU_CQE_RESP_ERR, synd, 0, 0, false, 0, 0);
+	complete(tp, tq, PRM_CQE_RESP_ERR, synd, 0, 0, false, 0, 0);
 	uc_drop_msg(tp, tq, EMU_ROCE_DROP_LENGTH);
 	emu_log(tp->d, EMU_LOG_INFO, "QP 0x%x: UC receive error, syndrome 0x%x; QP to error", tq->qp->qpn, synd);
 	tq->qp->state = EMU_QP_ERR;
@@ -142,7 +142,7 @@ void emu_uc_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *
 		tq->wr_va += p->payload_len;
 		tq->wr_left -= p->payload_len;
 		if ((f & EMU_ROCE_F_LAST) && (f & EMU_ROCE_F_IMMDT))
-			complete(tp, tq, EMU_CQE_RESP_WR_IMM, 0, 0, p->h.imm, p->h.bth.se, qp->remote_qpn, 0);
+			complete(tp, tq, PRM_CQE_RESP_WR_IMM, 0, 0, p->h.imm, p->h.bth.se, qp->remote_qpn, 0);
 	} else if (f & EMU_ROCE_F_SEND) {
 		if (f & EMU_ROCE_F_FIRST) {
 			if (!uc_peek_rwqe_ok(tp, tq))
@@ -151,16 +151,16 @@ void emu_uc_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *
 			tq->rcv_off = 0;
 		}
 		if (tq->rcv_off + p->payload_len > tq->rwqe.cap) {
-			uc_recv_error(tp, tq, EMU_SYND_LOC_LEN);
+			uc_recv_error(tp, tq, PRM_CQE_SYND_LOCAL_LENGTH_ERR);
 			return;
 		}
 		if (emu_sgl_write(tp->d, qp->pdn, tq->rwqe.sge, tq->rwqe.nsge, tq->rcv_off, p->payload, p->payload_len)) {
-			uc_recv_error(tp, tq, EMU_SYND_LOC_PROT);
+			uc_recv_error(tp, tq, PRM_CQE_SYND_LOCAL_PROT_ERR);
 			return;
 		}
 		tq->rcv_off += p->payload_len;
 		if (f & EMU_ROCE_F_LAST)
-			complete(tp, tq, (f & EMU_ROCE_F_IMMDT) ? EMU_CQE_RESP_SEND_IMM : EMU_CQE_RESP_SEND, 0,
+			complete(tp, tq, (f & EMU_ROCE_F_IMMDT) ? PRM_CQE_RESP_SEND_IMM : PRM_CQE_RESP_SEND, 0,
 				 (uint32_t)tq->rcv_off, (f & EMU_ROCE_F_IMMDT) ? p->h.imm : 0, p->h.bth.se, qp->remote_qpn,
 				 0);
 	} else {
@@ -197,16 +197,16 @@ void emu_ud_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *
 	}
 	tq->rwqe_valid = true;
 	if (EMU_ROCE_GRH_LEN + p->payload_len > tq->rwqe.cap) {
-		complete(tp, tq, EMU_CQE_RESP_ERR, EMU_SYND_LOC_LEN, 0, 0, false, 0, 0);
+		complete(tp, tq, PRM_CQE_RESP_ERR, PRM_CQE_SYND_LOCAL_LENGTH_ERR, 0, 0, false, 0, 0);
 		return;
 	}
 	emu_roce_grh_write(grh, env, roce_len);
 	if (emu_sgl_write(tp->d, qp->pdn, tq->rwqe.sge, tq->rwqe.nsge, 0, grh, sizeof(grh)) ||
 	    emu_sgl_write(tp->d, qp->pdn, tq->rwqe.sge, tq->rwqe.nsge, EMU_ROCE_GRH_LEN, p->payload, p->payload_len)) {
-		complete(tp, tq, EMU_CQE_RESP_ERR, EMU_SYND_LOC_PROT, 0, 0, false, 0, 0);
+		complete(tp, tq, PRM_CQE_RESP_ERR, PRM_CQE_SYND_LOCAL_PROT_ERR, 0, 0, false, 0, 0);
 		return;
 	}
-	complete(tp, tq, (f & EMU_ROCE_F_IMMDT) ? EMU_CQE_RESP_SEND_IMM : EMU_CQE_RESP_SEND, 0,
+	complete(tp, tq, (f & EMU_ROCE_F_IMMDT) ? PRM_CQE_RESP_SEND_IMM : PRM_CQE_RESP_SEND, 0,
 		 (uint32_t)(EMU_ROCE_GRH_LEN + p->payload_len), (f & EMU_ROCE_F_IMMDT) ? p->h.imm : 0, p->h.bth.se,
 		 p->h.deth.sqpn, 1);
 }

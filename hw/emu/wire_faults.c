@@ -1,4 +1,4 @@
-/* Wire faults on demand (design section 6 "Faults on demand"): what leaves an emulated
+/* Wire faults on demand (hw/emu/README.md): what leaves an emulated
  * port can be lost, held back and sent after the next packet (reordering), sent twice,
  * or corrupted (one bit flipped after the ICRC, so the receiver drops it as a bad ICRC),
  * each at a given rate, from a seeded generator so that a run can be repeated; link

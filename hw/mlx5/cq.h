@@ -14,10 +14,6 @@
 #include "hw/mlx5/sq.h"
 #include "hw/shim/shim.h"
 
-/* PRM "UAR Page": the CQ doorbell is the 64-bit register at offset 0x20 of the UAR
- * page (mlx5dv.h MLX5_CQ_DOORBELL). */
-#define MX5_UAR_CQ_DOORBELL 0x20u
-
 /* QPN (24 bits) -> queues, two levels of 4096 so that a sparse QPN space costs little;
  * the second level is allocated by mx5_wq_table_set (control plane only). */
 #define MX5_WQ_TABLE_SHIFT 12u
@@ -40,7 +36,7 @@ struct mx5_cq_ring {
 	struct mx5_wq_table *wqs; /* QPN -> queues of the QPs completing here */
 	uint32_t last_qpn;        /* one-entry cache in front of wqs */
 	struct mx5_wq_ref *last;
-	/* Device fatal (cold; design section 5: "fail every queue with flush errors").
+	/* Device fatal (cold; docs/architecture.md, "Bring-up, teardown, pages, health": every queue fails with flush errors).
 	 * The health watch sets flushing; a poll that then finds no CQE completes the
 	 * outstanding WQEs of the queues in wqs with WR_FLUSH_ERR (mx5_cq_flush_one). */
 	uint32_t flushing;

@@ -27,7 +27,7 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 	if (attr->cqe > limit)
 		return mx5_fail(dev, -EINVAL, "CQ depth %u exceeds device limit %u (log_max_cq_sz %u)",
 				attr->cqe, limit, log_max);
-	unsigned log = mx5_ilog2_ceil((uint64_t)attr->cqe + 1);
+	unsigned log = plat_ilog2_ceil((uint64_t)attr->cqe + 1);
 	if (log > log_max)
 		log = log_max;
 	struct mx5_eq *eq;
@@ -51,7 +51,7 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 	}
 	/* The ring reads empty before the device knows it (datapath: every CQE invalid). */
 	rc = mx5_cq_ring_init(&cq->ring, cq->q.dma.va, cq->depth, 0, cq->q.dbrec, &dev->bar0,
-			      dev->uar.bar_off + MX5_UAR_CQ_DOORBELL, cq->wqs);
+			      dev->uar.bar_off + PRM_UAR_CQ_DOORBELL, cq->wqs);
 	if (rc) {
 		mx5_fail(dev, rc, "CREATE_CQ: ring of %u CQEs rejected by the data path", cq->depth);
 		goto err;

@@ -12,23 +12,11 @@
 #include "hw/mlx5/poll.h"
 #include "hw/mlx5/sq.h"
 #include "hw/mlx5/wqe.h"
+#include "hw/platform/bits.h"
 
 uint32_t mx5_max_msg(unsigned log_max_msg)
 {
 	return log_max_msg >= 31 ? MX5_MAX_MSG_DEFAULT : 1u << log_max_msg;
-}
-
-static int is_pow2(uint32_t v)
-{
-	return v && !(v & (v - 1));
-}
-
-static uint32_t log2u(uint32_t v)
-{
-	uint32_t l = 0;
-	while ((1u << l) < v)
-		l++;
-	return l;
 }
 
 int mx5_sq_init(struct mx5_sq *sq, const struct mx5_sq_attr *a)
@@ -38,7 +26,7 @@ int mx5_sq_init(struct mx5_sq *sq, const struct mx5_sq_attr *a)
 	if (!sq || !a || !a->buf || !a->wrid || !a->wqe_next || !a->dbrec || !a->bar)
 		return -EINVAL;
 	/* wqe_index and the doorbell counter are 16 bits: the ring may not exceed 2^16 BBs */
-	if (!is_pow2(a->wqe_cnt) || a->wqe_cnt > 65536)
+	if (!plat_is_pow2(a->wqe_cnt) || a->wqe_cnt > 65536)
 		return -EINVAL;
 	/* bf_size: one BlueFlame half, a whole number of basic blocks (0: none). */
 	if (a->bf_size % MX5_SEND_WQE_BB)
@@ -108,12 +96,12 @@ int mx5_sq_init(struct mx5_sq *sq, const struct mx5_sq_attr *a)
 
 uint32_t mx5_rq_stride(uint32_t max_sge)
 {
-	return 1u << log2u(max_sge ? max_sge * 16u : 16u);
+	return 1u << plat_ilog2_ceil(max_sge ? max_sge * 16u : 16u);
 }
 
 uint32_t mx5_srq_stride(uint32_t max_sge)
 {
-	return 1u << log2u(16u + max_sge * 16u);
+	return 1u << plat_ilog2_ceil(16u + max_sge * 16u);
 }
 
 int mx5_rq_init(struct mx5_rq *rq, void *buf, uint32_t wqe_cnt, uint32_t max_sge,
@@ -121,12 +109,12 @@ int mx5_rq_init(struct mx5_rq *rq, void *buf, uint32_t wqe_cnt, uint32_t max_sge
 {
 	uint32_t stride;
 
-	if (!rq || !buf || !wrid || !dbrec || !is_pow2(wqe_cnt) || max_sge > 512)
+	if (!rq || !buf || !wrid || !dbrec || !plat_is_pow2(wqe_cnt) || max_sge > 512)
 		return -EINVAL;
 	stride = mx5_rq_stride(max_sge);
 	rq->buf = buf;
 	rq->wqe_cnt = wqe_cnt;
-	rq->wqe_shift = log2u(stride);
+	rq->wqe_shift = plat_ilog2_ceil(stride);
 	rq->max_sge = stride / 16u;
 	rq->head = 0;
 	rq->tail = 0;
@@ -142,13 +130,13 @@ int mx5_srq_ring_init(struct mx5_srq_ring *srq, void *buf, uint32_t wqe_cnt,
 	uint32_t stride;
 
 	/* At least two WQEs: the tail one always stays free as the list end. */
-	if (!srq || !buf || !wrid || !dbrec || !is_pow2(wqe_cnt) || wqe_cnt < 2 ||
+	if (!srq || !buf || !wrid || !dbrec || !plat_is_pow2(wqe_cnt) || wqe_cnt < 2 ||
 	    wqe_cnt > 65536 || max_sge > 511)
 		return -EINVAL;
 	stride = mx5_srq_stride(max_sge);
 	srq->buf = buf;
 	srq->wqe_cnt = wqe_cnt;
-	srq->wqe_shift = log2u(stride);
+	srq->wqe_shift = plat_ilog2_ceil(stride);
 	srq->max_sge = stride / 16u - 1u;
 	srq->head = 0;
 	srq->tail = wqe_cnt - 1;
@@ -173,11 +161,11 @@ int mx5_cq_ring_init(struct mx5_cq_ring *cq, void *buf, uint32_t cqe_cnt, uint32
 		     void *dbrec, const struct shim_bar *bar, uint64_t db_off,
 		     struct mx5_wq_table *wqs)
 {
-	if (!cq || !buf || !dbrec || !is_pow2(cqe_cnt) || cqe_cnt > (1u << 24))
+	if (!cq || !buf || !dbrec || !plat_is_pow2(cqe_cnt) || cqe_cnt > (1u << 24))
 		return -EINVAL;
 	cq->buf = buf;
 	cq->cqe_cnt = cqe_cnt;
-	cq->log_cqe_cnt = log2u(cqe_cnt);
+	cq->log_cqe_cnt = plat_ilog2_ceil(cqe_cnt);
 	cq->cons_index = 0;
 	cq->cqn = cqn & 0xffffff;
 	cq->arm_sn = 0;
@@ -193,7 +181,7 @@ int mx5_cq_ring_init(struct mx5_cq_ring *cq, void *buf, uint32_t cqe_cnt, uint32
 	/* Every entry starts invalid (opcode 0xf), owner 0: empty until the device writes. */
 	memset(buf, 0, (size_t)cqe_cnt * MX5_CQE_SIZE);
 	for (uint32_t i = 0; i < cqe_cnt; i++)
-		PRM_SET(cqe64, cq->buf + (size_t)i * MX5_CQE_SIZE, opcode, MX5_CQE_INVALID);
+		PRM_SET(cqe64, cq->buf + (size_t)i * MX5_CQE_SIZE, opcode, PRM_CQE_INVALID);
 	memset(dbrec, 0, PRM_SIZE(cq_dbrec));
 	return 0;
 }
@@ -263,7 +251,7 @@ static void mx5_flush_wc(struct ibv_wc *wc, uint32_t qpn, uint64_t wr_id, enum i
 	wc->wr_id = wr_id;
 	wc->status = IBV_WC_WR_FLUSH_ERR;
 	wc->opcode = op;
-	wc->vendor_err = MX5_SYND_WR_FLUSH_ERR;
+	wc->vendor_err = PRM_CQE_SYND_WR_FLUSH_ERR;
 	wc->qp_num = qpn;
 }
 
@@ -391,50 +379,11 @@ int mx5_cq_flush_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 const char *mx5_cqe_syndrome_name(uint8_t syndrome)
 {
 	switch (syndrome) {
-	case MX5_SYND_LOCAL_LENGTH_ERR: return "local length error";
-	case MX5_SYND_LOCAL_QP_OP_ERR: return "local QP operation error";
-	case MX5_SYND_LOCAL_PROT_ERR: return "local protection error";
-	case MX5_SYND_WR_FLUSH_ERR: return "work request flushed";
-	case MX5_SYND_MW_BIND_ERR: return "memory window bind error";
-	case MX5_SYND_BAD_RESP_ERR: return "bad response";
-	case MX5_SYND_LOCAL_ACCESS_ERR: return "local access error";
-	case MX5_SYND_REMOTE_INVAL_REQ_ERR: return "remote invalid request";
-	case MX5_SYND_REMOTE_ACCESS_ERR: return "remote access error";
-	case MX5_SYND_REMOTE_OP_ERR: return "remote operation error";
-	case MX5_SYND_TRANSPORT_RETRY_EXC_ERR: return "transport retry counter exceeded";
-	case MX5_SYND_RNR_RETRY_EXC_ERR: return "RNR retry counter exceeded";
-	case MX5_SYND_REMOTE_ABORTED_ERR: return "remote aborted";
+#define PRM_CQE_SYND(name, value, str) case PRM_CQE_SYND_##name: return str;
+#include "firmware-cmd/cqe_syndromes.def"
+#undef PRM_CQE_SYND
 	default: return "unknown syndrome";
 	}
-}
-
-/* Out-of-line entry points of the data path, for callers that need an address (the
- * verbs ops table, benchmarks); they also make every architecture's barriers assemble
- * in the library build itself (the aarch64 cross build checks them). */
-int mx5_dp_post_send(struct mx5_sq *sq, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
-{
-	return mx5_post_send(sq, wr, bad_wr);
-}
-
-int mx5_dp_post_recv(struct mx5_rq *rq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
-{
-	return mx5_post_recv(rq, wr, bad_wr);
-}
-
-int mx5_dp_post_srq_recv(struct mx5_srq_ring *srq, struct ibv_recv_wr *wr,
-			 struct ibv_recv_wr **bad_wr)
-{
-	return mx5_post_srq_recv(srq, wr, bad_wr);
-}
-
-int mx5_dp_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
-{
-	return mx5_poll_cq(cq, ne, wc);
-}
-
-void mx5_dp_arm_cq(struct mx5_cq_ring *cq, int solicited)
-{
-	mx5_cq_ring_arm(cq, solicited);
 }
 
 int mx5_post_send_locked(struct mx5_sq *sq, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
@@ -495,7 +444,7 @@ uint32_t mx5_cq_ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, struct mx5_srq_
 		if ((uint32_t)PRM_GET(cqe64, cqe, qpn) == qpn) {
 			unsigned op = (unsigned)PRM_GET(cqe64, cqe, opcode);
 
-			if (srq && ((op >= MX5_CQE_RESP_WR_IMM && op <= MX5_CQE_RESP_SEND_INV) || op == MX5_CQE_RESP_ERR))
+			if (srq && ((op >= PRM_CQE_RESP_WR_IMM && op <= PRM_CQE_RESP_SEND_INV) || op == PRM_CQE_RESP_ERR))
 				(void)mx5_srq_complete(srq, (uint32_t)PRM_GET(cqe64, cqe, wqe_counter));
 			nfreed++;
 		} else if (nfreed) {

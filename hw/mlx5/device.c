@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "hw/mlx5/mx5_objects.h"
+#include "hw/platform/log_level.h"
 #include "hw/platform/cpu.h"
 
 static _Thread_local char mx5_open_err[MX5_ERR_LEN];
@@ -43,26 +44,11 @@ void mx5_sleep_us(unsigned us)
 	nanosleep(&ts, NULL);
 }
 
-static int mx5_log_level(void)
-{
-	const char *s = getenv("UVERBS_LOG");
-	if (!s || !*s)
-		return 0;
-	if (!strcmp(s, "error"))
-		return MX5_LOG_ERROR;
-	if (!strcmp(s, "warn"))
-		return MX5_LOG_WARN;
-	if (!strcmp(s, "info"))
-		return MX5_LOG_INFO;
-	if (!strcmp(s, "debug"))
-		return MX5_LOG_DEBUG;
-	return 0;
-}
 
 void mx5_log(enum mx5_log_level lvl, const char *fmt, ...)
 {
 	static const char *const names[] = { "", "error", "warn", "info", "debug" };
-	if ((int)lvl > mx5_log_level())
+	if ((int)lvl > (int)plat_log_level_env())
 		return;
 	char buf[512];
 	va_list ap;
@@ -251,7 +237,7 @@ int mx5_device_open_attr(const char *uri, const struct mx5_open_attr *attr,
 		return rc < 0 ? rc : -ENODEV;
 	}
 	dev->host_page = dev->shim->page_size ? dev->shim->page_size : MX5_FW_PAGE_SIZE;
-	dev->log_host_page = mx5_ilog2_ceil(dev->host_page);
+	dev->log_host_page = plat_ilog2_ceil(dev->host_page);
 	if ((1ull << dev->log_host_page) != dev->host_page || dev->host_page < MX5_FW_PAGE_SIZE) {
 		snprintf(mx5_open_err, sizeof(mx5_open_err),
 			 "open %s: host page size %zu is not a power of two >= 4096", uri,
@@ -334,11 +320,6 @@ int mx5_query_caps(struct mx5_device *dev, unsigned type, int cur, void *buf, si
 	}
 	free(o);
 	return rc;
-}
-
-unsigned mx5_device_num_comp_vectors(const struct mx5_device *dev)
-{
-	return dev->ncomp_vectors;
 }
 
 /* 8-byte compare-swap and fetch-add on RC, answered in host order: what verbs'

@@ -27,23 +27,10 @@
 #define MX5_ASYNC_EQ_LOG 7      /* 128 entries: async events are rare */
 #define MX5_COMP_EQ_LOG 10      /* 1024 entries */
 
-/* UAR page EQ doorbells (PRM "UAR Page": EQ_DB arm at 0x40, no-arm at 0x48).  The
+/* UAR page EQ doorbells: PRM_UAR_EQ_DOORBELL_ARM / _NOARM (firmware-cmd/uar.def).  The
  * doorbell value is the EQ number in bits 31:24 and the consumer counter in 23:0
  * (a UAR register format, not a command layout; Linux eq.c writes the same). */
-#define MX5_UAR_EQ_DB_ARM 0x40u
-#define MX5_UAR_EQ_DB_NOARM 0x48u
 
-/* EQE event types (PRM "Event Queue Entry" event_type). */
-enum {
-	MX5_EQE_COMP = 0x00, MX5_EQE_PATH_MIG = 0x01, MX5_EQE_COMM_EST = 0x02,
-	MX5_EQE_SQ_DRAINED = 0x03, MX5_EQE_CQ_ERROR = 0x04, MX5_EQE_WQ_CATAS = 0x05,
-	MX5_EQE_PATH_MIG_FAILED = 0x07, MX5_EQE_INTERNAL_ERROR = 0x08,
-	MX5_EQE_PORT_CHANGE = 0x09, MX5_EQE_CMD = 0x0a, MX5_EQE_PAGE_REQUEST = 0x0b,
-	MX5_EQE_WQ_INVAL_REQ = 0x10, MX5_EQE_WQ_ACCESS = 0x11, MX5_EQE_SRQ_CATAS = 0x12,
-	MX5_EQE_SRQ_LAST_WQE = 0x13, MX5_EQE_SRQ_LIMIT = 0x14,
-};
-/* PORT_CHANGE sub types (PRM "Port State Change Event"). */
-enum { MX5_PORT_CHANGE_DOWN = 0x1, MX5_PORT_CHANGE_ACTIVE = 0x4 };
 
 void mx5_cq_dispatch_comp(struct mx5_device *dev, uint32_t cqn);
 
@@ -52,7 +39,7 @@ static void mx5_eq_doorbell(struct mx5_device *dev, struct mx5_eq *eq, bool arm)
 	uint32_t v = (eq->cons & 0xffffffu) | (eq->eqn << 24);
 	mx5_wmb_before_doorbell();
 	shim_mmio_write32(&dev->bar0,
-			  dev->uar.bar_off + (arm ? MX5_UAR_EQ_DB_ARM : MX5_UAR_EQ_DB_NOARM), v);
+			  dev->uar.bar_off + (arm ? PRM_UAR_EQ_DOORBELL_ARM : PRM_UAR_EQ_DOORBELL_NOARM), v);
 }
 
 int mx5_eq_create(struct mx5_device *dev, struct mx5_eq *eq, unsigned vector, bool async,
@@ -60,7 +47,7 @@ int mx5_eq_create(struct mx5_device *dev, struct mx5_eq *eq, unsigned vector, bo
 {
 	unsigned log = async ? MX5_ASYNC_EQ_LOG : MX5_COMP_EQ_LOG;
 	if (nent)
-		log = mx5_ilog2_ceil(nent);
+		log = plat_ilog2_ceil(nent);
 	unsigned maxlog = (unsigned)MX5_CAP_GEN(dev, log_max_eq_sz);
 	if (maxlog && log > maxlog)
 		log = maxlog;
@@ -111,17 +98,17 @@ int mx5_eq_create(struct mx5_device *dev, struct mx5_eq *eq, unsigned vector, bo
 		 * of their own and this driver on this one.  Not INTERNAL_ERROR (0x08): Linux
 		 * never subscribes to it, and the health watch (health.c) covers that case. */
 		static const uint8_t types[] = {
-			MX5_EQE_PATH_MIG, MX5_EQE_COMM_EST, MX5_EQE_SQ_DRAINED, MX5_EQE_CQ_ERROR,
-			MX5_EQE_WQ_CATAS, MX5_EQE_PATH_MIG_FAILED, MX5_EQE_PORT_CHANGE,
-			MX5_EQE_WQ_INVAL_REQ, MX5_EQE_WQ_ACCESS, MX5_EQE_SRQ_CATAS,
-			MX5_EQE_SRQ_LAST_WQE, MX5_EQE_SRQ_LIMIT,
-			MX5_EQE_CMD, MX5_EQE_PAGE_REQUEST,
+			PRM_EVENT_PATH_MIG, PRM_EVENT_COMM_EST, PRM_EVENT_SQ_DRAINED, PRM_EVENT_CQ_ERROR,
+			PRM_EVENT_WQ_CATAS_ERROR, PRM_EVENT_PATH_MIG_FAILED, PRM_EVENT_PORT_CHANGE,
+			PRM_EVENT_WQ_INVAL_REQ_ERROR, PRM_EVENT_WQ_ACCESS_ERROR, PRM_EVENT_SRQ_CATAS_ERROR,
+			PRM_EVENT_SRQ_LAST_WQE, PRM_EVENT_SRQ_RQ_LIMIT,
+			PRM_EVENT_CMD, PRM_EVENT_PAGE_REQUEST,
 		};
 		for (size_t i = 0; i < sizeof(types); i++)
 			mask[types[i] / 64] |= 1ull << (types[i] % 64);
 		memcpy(dev->bi.async_event_mask, mask, sizeof(mask));
 	} else {
-		mask[0] |= 1ull << MX5_EQE_COMP;
+		mask[0] |= 1ull << PRM_EVENT_COMP;
 	}
 	uint8_t *bm = PRM_ADDR(create_eq_in, in, event_bitmask);
 	for (int i = 0; i < 4; i++) {
@@ -249,11 +236,11 @@ static void mx5_async_eqe(struct mx5_device *dev, uint8_t *e, bool from_cmd_wait
 	uint8_t type = (uint8_t)PRM_GET(eqe, e, event_type);
 	const uint8_t *data = PRM_ADDR(eqe, e, event_data);
 	switch (type) {
-	case MX5_EQE_CMD:
+	case PRM_EVENT_CMD:
 		cmdq_event_complete(dev->cmdq,
 				    (uint32_t)PRM_GET(cmd_inter_comp_event, data, command_completion_vector));
 		break;
-	case MX5_EQE_PAGE_REQUEST: {
+	case PRM_EVENT_PAGE_REQUEST: {
 		/* num_pages > 0 asks for pages, < 0 offers some back.  The release-all flag
 		 * (Linux pagealloc.c RELEASE_ALL_PAGES_MASK in ec_function) says the firmware
 		 * already let go of every page: requests queued before it are void, and the
@@ -269,37 +256,37 @@ static void mx5_async_eqe(struct mx5_device *dev, uint8_t *e, bool from_cmd_wait
 		(void)from_cmd_wait;
 		break;
 	}
-	case MX5_EQE_PORT_CHANGE: {
+	case PRM_EVENT_PORT_CHANGE: {
 		uint8_t sub = (uint8_t)PRM_GET(eqe, e, event_sub_type);
 		uint32_t port = (uint32_t)PRM_GET(port_state_change_event, data, port_num);
-		mx5_raise_event(dev, sub == MX5_PORT_CHANGE_ACTIVE ? MX5_EVENT_PORT_ACTIVE
+		mx5_raise_event(dev, sub == PRM_PORT_CHANGE_ACTIVE ? MX5_EVENT_PORT_ACTIVE
 				: MX5_EVENT_PORT_DOWN, port, type, sub);
 		break;
 	}
-	case MX5_EQE_CQ_ERROR:
+	case PRM_EVENT_CQ_ERROR:
 		mx5_raise_event(dev, MX5_EVENT_CQ_ERROR, (uint32_t)PRM_GET(cq_error, data, cqn), type,
 				(uint8_t)PRM_GET(cq_error, data, syndrome));
 		break;
-	case MX5_EQE_INTERNAL_ERROR:
+	case PRM_EVENT_INTERNAL_ERROR:
 		snprintf(dev->err, sizeof(dev->err), "health: internal error event");
 		mx5_mark_fatal(dev, MX5_HEALTH_FATAL, 0);
 		break;
-	case MX5_EQE_SRQ_CATAS:
-	case MX5_EQE_SRQ_LIMIT:
-		mx5_raise_event(dev, type == MX5_EQE_SRQ_LIMIT ? MX5_EVENT_SRQ_LIMIT : MX5_EVENT_SRQ_ERROR,
+	case PRM_EVENT_SRQ_CATAS_ERROR:
+	case PRM_EVENT_SRQ_RQ_LIMIT:
+		mx5_raise_event(dev, type == PRM_EVENT_SRQ_RQ_LIMIT ? MX5_EVENT_SRQ_LIMIT : MX5_EVENT_SRQ_ERROR,
 				(uint32_t)PRM_GET(qp_events, data, qpn_rqn_sqn), type, 0);
 		break;
 	default: {
 		enum mx5_event_type t;
 		switch (type) {
-		case MX5_EQE_PATH_MIG: t = MX5_EVENT_PATH_MIG; break;
-		case MX5_EQE_COMM_EST: t = MX5_EVENT_COMM_EST; break;
-		case MX5_EQE_SQ_DRAINED: t = MX5_EVENT_SQ_DRAINED; break;
-		case MX5_EQE_WQ_CATAS: t = MX5_EVENT_QP_FATAL; break;
-		case MX5_EQE_PATH_MIG_FAILED: t = MX5_EVENT_PATH_MIG_ERR; break;
-		case MX5_EQE_WQ_INVAL_REQ: t = MX5_EVENT_QP_REQ_ERROR; break;
-		case MX5_EQE_WQ_ACCESS: t = MX5_EVENT_QP_ACCESS_ERROR; break;
-		case MX5_EQE_SRQ_LAST_WQE: t = MX5_EVENT_LAST_WQE_REACHED; break;
+		case PRM_EVENT_PATH_MIG: t = MX5_EVENT_PATH_MIG; break;
+		case PRM_EVENT_COMM_EST: t = MX5_EVENT_COMM_EST; break;
+		case PRM_EVENT_SQ_DRAINED: t = MX5_EVENT_SQ_DRAINED; break;
+		case PRM_EVENT_WQ_CATAS_ERROR: t = MX5_EVENT_QP_FATAL; break;
+		case PRM_EVENT_PATH_MIG_FAILED: t = MX5_EVENT_PATH_MIG_ERR; break;
+		case PRM_EVENT_WQ_INVAL_REQ_ERROR: t = MX5_EVENT_QP_REQ_ERROR; break;
+		case PRM_EVENT_WQ_ACCESS_ERROR: t = MX5_EVENT_QP_ACCESS_ERROR; break;
+		case PRM_EVENT_SRQ_LAST_WQE: t = MX5_EVENT_LAST_WQE_REACHED; break;
 		default: return; /* not asked for: ignore */
 		}
 		uint32_t qpn = (uint32_t)PRM_GET(qp_events, data, qpn_rqn_sqn);
@@ -485,16 +472,11 @@ int mx5_eq_fd(struct mx5_eq *eq)
 	return shim_irq_fd(eq->dev->shim, eq->vector);
 }
 
-uint32_t mx5_eq_num(const struct mx5_eq *eq)
-{
-	return eq->eqn;
-}
-
 /* A completion EQE: its CQ's handler runs. */
 static void mx5_comp_eqe(struct mx5_device *dev, uint8_t *e, bool unused)
 {
 	(void)unused;
-	if (PRM_GET(eqe, e, event_type) == MX5_EQE_COMP)
+	if (PRM_GET(eqe, e, event_type) == PRM_EVENT_COMP)
 		mx5_cq_dispatch_comp(dev, (uint32_t)PRM_GET(comp_event, PRM_ADDR(eqe, e, event_data),
 							     cq_number));
 }

@@ -1,5 +1,4 @@
-/* Bring-up and teardown of one function, in the order real drivers use (design
- * section 5; Linux mlx5_core's mlx5_function_setup/mlx5_load and rdma-core's
+/* Bring-up and teardown of one function, in the order real drivers use (Linux mlx5_core's mlx5_function_setup/mlx5_load and rdma-core's
  * mlx5_vfio.c agree, and so does the ConnectX-4 trace in shared/fixtures):
  *
  *   wait initializing -> cmdif_rev 5 -> cmdq -> wait initializing -> ENABLE_HCA ->

@@ -1,4 +1,4 @@
-/* hw/mlx5: the ConnectX (mlx5) driver's public interface (design section 5).
+/* hw/mlx5: the ConnectX (mlx5) driver's public interface (docs/architecture.md, "What each layer owns").
  *
  * What it owns: bring-up and teardown of one PCI function over any shim URI, the
  * firmware page supply, the async and completion EQs, the UAR, the health watch, and
@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "firmware-cmd/consts.h"
 #include "hw/shim/shim.h"
 
 #define MX5_ERR_LEN 320
@@ -95,11 +96,13 @@ int mx5_cmd(struct mx5_device *dev, const void *in, size_t inlen, void *out, siz
 uint8_t mx5_cmd_status(const struct mx5_device *dev);
 uint32_t mx5_cmd_syndrome(const struct mx5_device *dev);
 
+/* The capability blocks the driver reads, by their QUERY_HCA_CAP op_mod type (values in
+ * firmware-cmd/cap_types.def, with the layout each decodes with). */
 enum mx5_cap_type {
-	MX5_CAP_GENERAL = 0x0,   /* QUERY_HCA_CAP op_mod type: cmd_hca_cap */
-	MX5_CAP_ODP = 0x2,       /* odp_cap */
-	MX5_CAP_ATOMIC = 0x3,    /* atomic_caps */
-	MX5_CAP_ROCE = 0x4,      /* roce_cap */
+	MX5_CAP_GENERAL = PRM_CAP_GENERAL_DEVICE,
+	MX5_CAP_ODP = PRM_CAP_ODP,
+	MX5_CAP_ATOMIC = PRM_CAP_ATOMIC,
+	MX5_CAP_ROCE = PRM_CAP_ROCE,
 };
 
 /* The capability block read at bring-up (0x100 bytes; decode with PRM_GET(cmd_hca_cap,
@@ -238,10 +241,8 @@ int mx5_device_async_fd(struct mx5_device *dev);
 int mx5_device_poll_events(struct mx5_device *dev);
 
 /* Completion EQs: one per interrupt vector past the async one, created on first use. */
-unsigned mx5_device_num_comp_vectors(const struct mx5_device *dev);
 int mx5_comp_eq_get(struct mx5_device *dev, unsigned vector, struct mx5_eq **out);
 int mx5_eq_fd(struct mx5_eq *eq);
-uint32_t mx5_eq_num(const struct mx5_eq *eq);
 /* Consume completion EQEs: each calls the CQ's completion handler; re-arms the EQ. */
 int mx5_eq_poll(struct mx5_eq *eq);
 

@@ -13,6 +13,7 @@
 #include "firmware-cmd/names.h"
 #include "firmware-cmd/prm.h"
 #include "hw/mlx5/mx5.h"
+#include "hw/platform/bits.h"
 #include "hw/shim/mmio.h"
 #include "hw/shim/shim.h"
 
@@ -253,14 +254,6 @@ void mx5_objects_destroy_all(struct mx5_device *dev);
 void mx5_objects_flush(struct mx5_device *dev);
 
 /* helpers */
-static inline unsigned mx5_ilog2_ceil(uint64_t v)
-{
-	unsigned l = 0;
-	while ((1ull << l) < v)
-		l++;
-	return l;
-}
-
 static inline const void *mx5_cap_cur(const struct mx5_device *dev, unsigned type)
 {
 	return dev->caps[type][1];

@@ -1,4 +1,4 @@
-/* Completion polling (PRM "Completion Queue", "CQE Format"; design section 5).
+/* Completion polling (PRM "Completion Queue", "CQE Format"; docs/architecture.md, "The data path").
  *
  * A CQE belongs to software when its opcode is not 0xf (invalid: the ring starts
  * filled with it) and its owner bit equals the lap parity of the consumer counter,
@@ -30,56 +30,25 @@
 #define MX5_CQE_SIZE 64u
 #define MX5_CQE_SHIFT 6u
 
-/* CQE opcodes (PRM; mlx5dv.h MLX5_CQE_*). */
-enum mx5_cqe_opcode {
-	MX5_CQE_REQ = 0,
-	MX5_CQE_RESP_WR_IMM = 1,
-	MX5_CQE_RESP_SEND = 2,
-	MX5_CQE_RESP_SEND_IMM = 3,
-	MX5_CQE_RESP_SEND_INV = 4,
-	MX5_CQE_RESIZE_CQ = 5,
-	MX5_CQE_SIG_ERR = 12,
-	MX5_CQE_REQ_ERR = 13,
-	MX5_CQE_RESP_ERR = 14,
-	MX5_CQE_INVALID = 15,
-};
-
-/* Error CQE syndromes (PRM; mlx5dv.h MLX5_CQE_SYNDROME_*). */
-enum mx5_cqe_syndrome {
-	MX5_SYND_LOCAL_LENGTH_ERR = 0x01,
-	MX5_SYND_LOCAL_QP_OP_ERR = 0x02,
-	MX5_SYND_LOCAL_PROT_ERR = 0x04,
-	MX5_SYND_WR_FLUSH_ERR = 0x05,
-	MX5_SYND_MW_BIND_ERR = 0x06,
-	MX5_SYND_BAD_RESP_ERR = 0x10,
-	MX5_SYND_LOCAL_ACCESS_ERR = 0x11,
-	MX5_SYND_REMOTE_INVAL_REQ_ERR = 0x12,
-	MX5_SYND_REMOTE_ACCESS_ERR = 0x13,
-	MX5_SYND_REMOTE_OP_ERR = 0x14,
-	MX5_SYND_TRANSPORT_RETRY_EXC_ERR = 0x15,
-	MX5_SYND_RNR_RETRY_EXC_ERR = 0x16,
-	MX5_SYND_REMOTE_ABORTED_ERR = 0x22,
-};
-
 /* Readable name of a syndrome ("remote access error"), "unknown syndrome" otherwise. */
 const char *mx5_cqe_syndrome_name(uint8_t syndrome);
 
 static inline enum ibv_wc_status mx5_syndrome_status(uint8_t syndrome)
 {
 	switch (syndrome) {
-	case MX5_SYND_LOCAL_LENGTH_ERR: return IBV_WC_LOC_LEN_ERR;
-	case MX5_SYND_LOCAL_QP_OP_ERR: return IBV_WC_LOC_QP_OP_ERR;
-	case MX5_SYND_LOCAL_PROT_ERR: return IBV_WC_LOC_PROT_ERR;
-	case MX5_SYND_WR_FLUSH_ERR: return IBV_WC_WR_FLUSH_ERR;
-	case MX5_SYND_MW_BIND_ERR: return IBV_WC_MW_BIND_ERR;
-	case MX5_SYND_BAD_RESP_ERR: return IBV_WC_BAD_RESP_ERR;
-	case MX5_SYND_LOCAL_ACCESS_ERR: return IBV_WC_LOC_ACCESS_ERR;
-	case MX5_SYND_REMOTE_INVAL_REQ_ERR: return IBV_WC_REM_INV_REQ_ERR;
-	case MX5_SYND_REMOTE_ACCESS_ERR: return IBV_WC_REM_ACCESS_ERR;
-	case MX5_SYND_REMOTE_OP_ERR: return IBV_WC_REM_OP_ERR;
-	case MX5_SYND_TRANSPORT_RETRY_EXC_ERR: return IBV_WC_RETRY_EXC_ERR;
-	case MX5_SYND_RNR_RETRY_EXC_ERR: return IBV_WC_RNR_RETRY_EXC_ERR;
-	case MX5_SYND_REMOTE_ABORTED_ERR: return IBV_WC_REM_ABORT_ERR;
+	case PRM_CQE_SYND_LOCAL_LENGTH_ERR: return IBV_WC_LOC_LEN_ERR;
+	case PRM_CQE_SYND_LOCAL_QP_OP_ERR: return IBV_WC_LOC_QP_OP_ERR;
+	case PRM_CQE_SYND_LOCAL_PROT_ERR: return IBV_WC_LOC_PROT_ERR;
+	case PRM_CQE_SYND_WR_FLUSH_ERR: return IBV_WC_WR_FLUSH_ERR;
+	case PRM_CQE_SYND_MW_BIND_ERR: return IBV_WC_MW_BIND_ERR;
+	case PRM_CQE_SYND_BAD_RESP_ERR: return IBV_WC_BAD_RESP_ERR;
+	case PRM_CQE_SYND_LOCAL_ACCESS_ERR: return IBV_WC_LOC_ACCESS_ERR;
+	case PRM_CQE_SYND_REMOTE_INVAL_REQ_ERR: return IBV_WC_REM_INV_REQ_ERR;
+	case PRM_CQE_SYND_REMOTE_ACCESS_ERR: return IBV_WC_REM_ACCESS_ERR;
+	case PRM_CQE_SYND_REMOTE_OP_ERR: return IBV_WC_REM_OP_ERR;
+	case PRM_CQE_SYND_TRANSPORT_RETRY_EXC_ERR: return IBV_WC_RETRY_EXC_ERR;
+	case PRM_CQE_SYND_RNR_RETRY_EXC_ERR: return IBV_WC_RNR_RETRY_EXC_ERR;
+	case PRM_CQE_SYND_REMOTE_ABORTED_ERR: return IBV_WC_REM_ABORT_ERR;
 	default: return IBV_WC_GENERAL_ERR;
 	}
 }
@@ -98,7 +67,7 @@ MX5_HOT uint8_t *mx5_cq_owned(const struct mx5_cq_ring *cq, uint32_t n)
 	/* The device writes this memory behind the compiler's back: read it afresh on every
 	 * call, even when an empty poll is inlined into the caller's spin loop. */
 	mx5_compiler_barrier();
-	if (PRM_GET(cqe64, cqe, opcode) == MX5_CQE_INVALID ||
+	if (PRM_GET(cqe64, cqe, opcode) == PRM_CQE_INVALID ||
 	    PRM_GET(cqe64, cqe, owner) != ((n >> cq->log_cqe_cnt) & 1u))
 		return NULL;
 	return cqe;
@@ -182,28 +151,28 @@ MX5_HOT int mx5_recv_complete(struct mx5_wq_ref *r, uint32_t wqe_counter, uint64
 MX5_HOT void mx5_decode_req(const uint8_t *cqe, struct ibv_wc *wc)
 {
 	switch (PRM_GET(cqe64, cqe, s_wqe_opcode)) {
-	case MX5_OPCODE_RDMA_WRITE_IMM:
+	case PRM_WQE_OP_RDMA_WRITE_IMM:
 		wc->wc_flags = IBV_WC_WITH_IMM;
 		/* fall through */
-	case MX5_OPCODE_RDMA_WRITE:
+	case PRM_WQE_OP_RDMA_WRITE:
 		wc->opcode = IBV_WC_RDMA_WRITE;
 		break;
-	case MX5_OPCODE_SEND_IMM:
+	case PRM_WQE_OP_SEND_IMM:
 		wc->wc_flags = IBV_WC_WITH_IMM;
 		/* fall through */
-	case MX5_OPCODE_SEND:
-	case MX5_OPCODE_SEND_INVAL:
+	case PRM_WQE_OP_SEND:
+	case PRM_WQE_OP_SEND_INVAL:
 		wc->opcode = IBV_WC_SEND;
 		break;
-	case MX5_OPCODE_RDMA_READ:
+	case PRM_WQE_OP_RDMA_READ:
 		wc->opcode = IBV_WC_RDMA_READ;
 		wc->byte_len = (uint32_t)PRM_GET(cqe64, cqe, byte_cnt);
 		break;
-	case MX5_OPCODE_ATOMIC_CS:
+	case PRM_WQE_OP_ATOMIC_CS:
 		wc->opcode = IBV_WC_COMP_SWAP;
 		wc->byte_len = 8;
 		break;
-	case MX5_OPCODE_ATOMIC_FA:
+	case PRM_WQE_OP_ATOMIC_FA:
 		wc->opcode = IBV_WC_FETCH_ADD;
 		wc->byte_len = 8;
 		break;
@@ -220,16 +189,16 @@ MX5_HOT void mx5_decode_resp(const uint8_t *cqe, unsigned opcode, struct ibv_wc 
 	wc->byte_len = (uint32_t)PRM_GET(cqe64, cqe, byte_cnt);
 	wc->opcode = IBV_WC_RECV;
 	switch (opcode) {
-	case MX5_CQE_RESP_WR_IMM:
+	case PRM_CQE_RESP_WR_IMM:
 		wc->opcode = IBV_WC_RECV_RDMA_WITH_IMM;
 		wc->wc_flags = IBV_WC_WITH_IMM;
 		wc->imm_data = htobe32(imm);   /* verbs keeps immediates in network order */
 		break;
-	case MX5_CQE_RESP_SEND_IMM:
+	case PRM_CQE_RESP_SEND_IMM:
 		wc->wc_flags = IBV_WC_WITH_IMM;
 		wc->imm_data = htobe32(imm);
 		break;
-	case MX5_CQE_RESP_SEND_INV:
+	case PRM_CQE_RESP_SEND_INV:
 		wc->wc_flags = IBV_WC_WITH_INV;
 		wc->invalidated_rkey = imm;
 		break;
@@ -286,7 +255,7 @@ MX5_HOT int mx5_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 	wc->dlid_path_bits = 0;
 
 	switch (opcode) {
-	case MX5_CQE_REQ:
+	case PRM_CQE_REQ:
 		if (__builtin_expect(r->sq == NULL, 0))
 			return -EIO;
 		mx5_tsan_acquire(r->sq);
@@ -294,20 +263,20 @@ MX5_HOT int mx5_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 		wc->status = IBV_WC_SUCCESS;
 		mx5_decode_req(cqe, wc);
 		return 1;
-	case MX5_CQE_RESP_WR_IMM:
-	case MX5_CQE_RESP_SEND:
-	case MX5_CQE_RESP_SEND_IMM:
-	case MX5_CQE_RESP_SEND_INV:
+	case PRM_CQE_RESP_WR_IMM:
+	case PRM_CQE_RESP_SEND:
+	case PRM_CQE_RESP_SEND_IMM:
+	case PRM_CQE_RESP_SEND_INV:
 		if (mx5_recv_complete(r, (uint32_t)PRM_GET(cqe64, cqe, wqe_counter), &wc->wr_id))
 			return -EIO;
 		wc->status = IBV_WC_SUCCESS;
 		mx5_decode_resp(cqe, opcode, wc);
 		return 1;
-	case MX5_CQE_REQ_ERR:
-	case MX5_CQE_RESP_ERR:
+	case PRM_CQE_REQ_ERR:
+	case PRM_CQE_RESP_ERR:
 		wc->status = mx5_syndrome_status((uint8_t)PRM_GET(err_cqe, cqe, syndrome));
 		wc->vendor_err = (uint32_t)PRM_GET(err_cqe, cqe, vendor_err_synd);
-		if (opcode == MX5_CQE_REQ_ERR) {
+		if (opcode == PRM_CQE_REQ_ERR) {
 			if (__builtin_expect(r->sq == NULL, 0))
 				return -EIO;
 			mx5_tsan_acquire(r->sq);
@@ -369,13 +338,5 @@ MX5_HOT int mx5_poll_cq_mt(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
 		return mx5_poll_cq_locked(cq, ne, wc);
 	return mx5_poll_cq(cq, ne, wc);
 }
-
-/* Out-of-line forms of the hot entry points (datapath.c), for function-pointer tables. */
-int mx5_dp_post_send(struct mx5_sq *sq, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
-int mx5_dp_post_recv(struct mx5_rq *rq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
-int mx5_dp_post_srq_recv(struct mx5_srq_ring *srq, struct ibv_recv_wr *wr,
-			 struct ibv_recv_wr **bad_wr);
-int mx5_dp_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc);
-void mx5_dp_arm_cq(struct mx5_cq_ring *cq, int solicited);
 
 #endif

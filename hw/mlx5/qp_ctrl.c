@@ -44,7 +44,7 @@ static uint32_t mx5_wqe_overhead(enum mx5_qp_type t)
 
 static uint32_t mx5_pow2_ceil(uint32_t v)
 {
-	return v <= 1 ? 1 : 1u << mx5_ilog2_ceil(v);
+	return v <= 1 ? 1 : 1u << plat_ilog2_ceil(v);
 }
 
 static uint16_t mx5_flow_label_sport(uint32_t fl)
@@ -286,7 +286,7 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	/* Timestamp format the device's caps call for (init.c mx5_qp_default_ts, after
 	 * Linux mlx5_get_qp_default_ts). */
 	PRM_SET(qpc, c, ts_format, mx5_qp_default_ts(dev));
-	PRM_SET(qpc, c, log_sq_size, mx5_ilog2_ceil(qp->sq_wqe_cnt));
+	PRM_SET(qpc, c, log_sq_size, plat_ilog2_ceil(qp->sq_wqe_cnt));
 	if (qp->srq) {
 		PRM_SET(qpc, c, rq_type, MX5_RQ_SRQ);
 		PRM_SET(qpc, c, srqn_rmpn_xrqn, qp->srq->srqn);
@@ -294,8 +294,8 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 		PRM_SET(qpc, c, rq_type, MX5_RQ_ZERO);
 	} else {
 		PRM_SET(qpc, c, rq_type, MX5_RQ_REGULAR);
-		PRM_SET(qpc, c, log_rq_size, mx5_ilog2_ceil(qp->rq_wqe_cnt));
-		PRM_SET(qpc, c, log_rq_stride, mx5_ilog2_ceil(qp->rq_stride) - 4);
+		PRM_SET(qpc, c, log_rq_size, plat_ilog2_ceil(qp->rq_wqe_cnt));
+		PRM_SET(qpc, c, log_rq_stride, plat_ilog2_ceil(qp->rq_stride) - 4);
 	}
 	PRM_SET(qpc, c, cqn_snd, qp->scq->cqn);
 	PRM_SET(qpc, c, cqn_rcv, qp->rcq->cqn);
@@ -472,7 +472,7 @@ static unsigned mx5_log_rd_floor(uint8_t n)
 
 static unsigned mx5_log_rd_ceil(uint8_t n)
 {
-	return n ? mx5_ilog2_ceil(n) : 0;
+	return n ? plat_ilog2_ceil(n) : 0;
 }
 
 static void mx5_set_access(uint8_t *c, unsigned acc, uint32_t *opt, bool optional)
@@ -507,38 +507,36 @@ static void mx5_set_av(struct mx5_qp *qp, uint8_t *ads, const struct mx5_qp_attr
 	PRM_SET(ads, ads, vhca_port_num, ah->port_num ? ah->port_num : 1);
 }
 
-int mx5_qp_modify(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask)
+/* Step 1: the command that takes a QP from `from` to `to` (PRM "QP State Transitions"
+ * commands RST2INIT_QP .. 2RST_QP); 0 when the IBTA state machine (10.3) forbids it. */
+static uint16_t mx5_qp_transition_op(enum mx5_qp_state from, enum mx5_qp_state to)
 {
-	if (!qp || !a)
-		return -EINVAL;
-	struct mx5_device *dev = qp->dev;
-	if (!(mask & MX5_QP_STATE))
-		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: missing attribute qp_state", qp->qpn);
-	enum mx5_qp_state from = qp->state, to = a->qp_state;
-	if ((mask & MX5_QP_CUR_STATE) && a->cur_qp_state != from)
-		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: cur_qp_state %s but the QP is %s",
-				qp->qpn, mx5_state_name(a->cur_qp_state), mx5_state_name(from));
-	uint16_t op;
 	if (to == MX5_QPS_RESET)
-		op = PRM_CMD_OP_2RST_QP;
-	else if (to == MX5_QPS_ERR)
-		op = PRM_CMD_OP_2ERR_QP;
-	else if (from == MX5_QPS_RESET && to == MX5_QPS_INIT)
-		op = PRM_CMD_OP_RST2INIT_QP;
-	else if (from == MX5_QPS_INIT && to == MX5_QPS_INIT)
-		op = PRM_CMD_OP_INIT2INIT_QP;
-	else if (from == MX5_QPS_INIT && to == MX5_QPS_RTR)
-		op = PRM_CMD_OP_INIT2RTR_QP;
-	else if (from == MX5_QPS_RTR && to == MX5_QPS_RTS)
-		op = PRM_CMD_OP_RTR2RTS_QP;
-	else if (from == MX5_QPS_RTS && to == MX5_QPS_RTS)
-		op = PRM_CMD_OP_RTS2RTS_QP;
-	else
-		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: transition %s -> %s is not allowed",
-				qp->qpn, mx5_state_name(from), mx5_state_name(to));
+		return PRM_CMD_OP_2RST_QP;
+	if (to == MX5_QPS_ERR)
+		return PRM_CMD_OP_2ERR_QP;
+	if (from == MX5_QPS_RESET && to == MX5_QPS_INIT)
+		return PRM_CMD_OP_RST2INIT_QP;
+	if (from == MX5_QPS_INIT && to == MX5_QPS_INIT)
+		return PRM_CMD_OP_INIT2INIT_QP;
+	if (from == MX5_QPS_INIT && to == MX5_QPS_RTR)
+		return PRM_CMD_OP_INIT2RTR_QP;
+	if (from == MX5_QPS_RTR && to == MX5_QPS_RTS)
+		return PRM_CMD_OP_RTR2RTS_QP;
+	if (from == MX5_QPS_RTS && to == MX5_QPS_RTS)
+		return PRM_CMD_OP_RTS2RTS_QP;
+	return 0;
+}
 
+/* Step 2: the mask carries every required attribute and no other than the optional
+ * ones, and each value is within the device's limits. */
+static int mx5_qp_check_attrs(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask,
+			      enum mx5_qp_state from, enum mx5_qp_state to)
+{
+	struct mx5_device *dev = qp->dev;
 	unsigned need = mx5_required(qp->type, from, to);
 	unsigned may = need | mx5_optional(qp->type, from, to);
+
 	for (unsigned bit = 1; bit; bit <<= 1) {
 		if ((need & bit) && !(mask & bit))
 			return mx5_fail(dev, -EINVAL,
@@ -575,98 +573,107 @@ int mx5_qp_modify(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask)
 		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: max_dest_rd_atomic %u exceeds device limit %u",
 				qp->qpn, a->max_dest_rd_atomic, 1u << MX5_CAP_GEN(dev, log_max_ra_res_qp));
 
+	return 0;
+}
+
+/* Step 3: the qpc and opt_param_mask of a transition that carries one (every
+ * transition but 2RST and 2ERR). */
+static void mx5_qp_fill_qpc(struct mx5_qp *qp, uint16_t op, const struct mx5_qp_attr *a, unsigned mask,
+			    uint8_t *in)
+{
+	struct mx5_device *dev = qp->dev;
+	uint32_t opt = 0;
+
+	uint8_t *c = PRM_ADDR(rst2init_qp_in, in, qpc);
+	uint8_t *ads = PRM_ADDR(qpc, c, primary_address_path);
+	bool rst2init = op == PRM_CMD_OP_RST2INIT_QP;
+	if (mask & (MX5_QP_ACCESS_FLAGS | MX5_QP_MAX_DEST_RD_ATOMIC)) {
+		unsigned acc = (mask & MX5_QP_ACCESS_FLAGS) ? a->qp_access_flags : qp->attr.qp_access_flags;
+		unsigned resources = (mask & MX5_QP_MAX_DEST_RD_ATOMIC) ? a->max_dest_rd_atomic
+									: qp->attr.max_dest_rd_atomic;
+		/* Without responder resources the QP cannot answer READs or atomics:
+		 * rre and rae stay off until max_dest_rd_atomic is set (Linux mlx5_ib
+		 * to_mlx5_access_flags), and the device NAKs them as invalid requests. */
+		if (!resources)
+			acc &= ~(unsigned)(MX5_ACCESS_REMOTE_READ | MX5_ACCESS_REMOTE_ATOMIC);
+		mx5_set_access(c, acc, &opt, !rst2init);
+	}
+	if (mask & MX5_QP_PKEY_INDEX) {
+		PRM_SET(ads, ads, pkey_index, a->pkey_index);
+		if (!rst2init)
+			opt |= MX5_OPT_PKEY_INDEX;
+	}
+	if (mask & MX5_QP_PORT)
+		PRM_SET(ads, ads, vhca_port_num, a->port_num);
+	if (rst2init) {
+		PRM_SET(qpc, c, pm_state, MX5_QPC_PM_MIGRATED);
+		/* the device's counter set, named at RST2INIT as Linux mlx5_ib's
+		 * __mlx5_ib_modify_qp does (counters.c) */
+		PRM_SET(qpc, c, counter_set_id, mx5_counters_set_id(dev));
+	}
+	if (mask & MX5_QP_QKEY) {
+		PRM_SET(qpc, c, q_key, a->qkey);
+		if (!rst2init)
+			opt |= MX5_OPT_Q_KEY;
+	}
+	if (mask & MX5_QP_AV)
+		mx5_set_av(qp, ads, a);
+	if (mask & MX5_QP_PATH_MTU)
+		PRM_SET(qpc, c, mtu, a->path_mtu);
+	if (mask & MX5_QP_DEST_QPN)
+		PRM_SET(qpc, c, remote_qpn, a->dest_qp_num);
+	if (mask & MX5_QP_RQ_PSN)
+		PRM_SET(qpc, c, next_rcv_psn, a->rq_psn & 0xffffff);
+	if (mask & MX5_QP_MAX_DEST_RD_ATOMIC)
+		PRM_SET(qpc, c, log_rra_max, mx5_log_rd_ceil(a->max_dest_rd_atomic));
+	if (mask & MX5_QP_MIN_RNR_TIMER) {
+		PRM_SET(qpc, c, min_rnr_nak, a->min_rnr_timer);
+		if (op != PRM_CMD_OP_INIT2RTR_QP)
+			opt |= MX5_OPT_RNR_TIMEOUT;
+	}
+	if (mask & MX5_QP_SQ_PSN)
+		PRM_SET(qpc, c, next_send_psn, a->sq_psn & 0xffffff);
+	if (mask & MX5_QP_TIMEOUT) {
+		PRM_SET(ads, ads, ack_timeout, a->timeout);
+		if (op == PRM_CMD_OP_RTS2RTS_QP)
+			opt |= MX5_OPT_ACK_TIMEOUT;
+	}
+	if (mask & MX5_QP_RETRY_CNT)
+		PRM_SET(qpc, c, retry_count, a->retry_cnt);
+	if (mask & MX5_QP_RNR_RETRY)
+		PRM_SET(qpc, c, rnr_retry, a->rnr_retry);
+	if (mask & MX5_QP_MAX_QP_RD_ATOMIC)
+		PRM_SET(qpc, c, log_sra_max, mx5_log_rd_floor(a->max_rd_atomic));
+	PRM_SET(rst2init_qp_in, in, opt_param_mask, opt & mx5_opt_allowed(op, qp->type));
+}
+
+/* Step 4: the command input; its length. */
+static size_t mx5_qp_build_cmd(struct mx5_qp *qp, uint16_t op, const struct mx5_qp_attr *a, unsigned mask,
+			       uint8_t *in)
+{
+	/* qp_2rst_in / qp_2err_in: header and qpn only */
+	if (op == PRM_CMD_OP_2RST_QP) {
+		PRM_SET(qp_2rst_in, in, opcode, op);
+		PRM_SET(qp_2rst_in, in, qpn, qp->qpn);
+		return PRM_SIZE(qp_2rst_in);
+	}
+	if (op == PRM_CMD_OP_2ERR_QP) {
+		PRM_SET(qp_2err_in, in, opcode, op);
+		PRM_SET(qp_2err_in, in, qpn, qp->qpn);
+		return PRM_SIZE(qp_2err_in);
+	}
 	/* All the transition inputs with a qpc share one layout (rst2init_qp_in etc. put
 	 * qpn, opt_param_mask and qpc at the same offsets: the layouts' rows agree). */
-	uint8_t *in = calloc(1, PRM_SIZE(rst2init_qp_in));
-	uint8_t o[PRM_SIZE(rst2init_qp_out)];
-	if (!in)
-		return mx5_fail(dev, -ENOMEM, "modify QP: out of memory");
-	size_t inlen;
-	uint32_t opt = 0;
-	if (op == PRM_CMD_OP_2RST_QP || op == PRM_CMD_OP_2ERR_QP) {
-		/* qp_2rst_in / qp_2err_in: header and qpn only */
-		if (op == PRM_CMD_OP_2RST_QP) {
-			PRM_SET(qp_2rst_in, in, opcode, op);
-			PRM_SET(qp_2rst_in, in, qpn, qp->qpn);
-			inlen = PRM_SIZE(qp_2rst_in);
-		} else {
-			PRM_SET(qp_2err_in, in, opcode, op);
-			PRM_SET(qp_2err_in, in, qpn, qp->qpn);
-			inlen = PRM_SIZE(qp_2err_in);
-		}
-	} else {
-		PRM_SET(rst2init_qp_in, in, opcode, op);
-		PRM_SET(rst2init_qp_in, in, qpn, qp->qpn);
-		inlen = PRM_SIZE(rst2init_qp_in);
-		uint8_t *c = PRM_ADDR(rst2init_qp_in, in, qpc);
-		uint8_t *ads = PRM_ADDR(qpc, c, primary_address_path);
-		bool rst2init = op == PRM_CMD_OP_RST2INIT_QP;
-		if (mask & (MX5_QP_ACCESS_FLAGS | MX5_QP_MAX_DEST_RD_ATOMIC)) {
-			unsigned acc = (mask & MX5_QP_ACCESS_FLAGS) ? a->qp_access_flags : qp->attr.qp_access_flags;
-			unsigned resources = (mask & MX5_QP_MAX_DEST_RD_ATOMIC) ? a->max_dest_rd_atomic
-										: qp->attr.max_dest_rd_atomic;
-			/* Without responder resources the QP cannot answer READs or atomics:
-			 * rre and rae stay off until max_dest_rd_atomic is set (Linux mlx5_ib
-			 * to_mlx5_access_flags), and the device NAKs them as invalid requests. */
-			if (!resources)
-				acc &= ~(unsigned)(MX5_ACCESS_REMOTE_READ | MX5_ACCESS_REMOTE_ATOMIC);
-			mx5_set_access(c, acc, &opt, !rst2init);
-		}
-		if (mask & MX5_QP_PKEY_INDEX) {
-			PRM_SET(ads, ads, pkey_index, a->pkey_index);
-			if (!rst2init)
-				opt |= MX5_OPT_PKEY_INDEX;
-		}
-		if (mask & MX5_QP_PORT)
-			PRM_SET(ads, ads, vhca_port_num, a->port_num);
-		if (rst2init) {
-			PRM_SET(qpc, c, pm_state, MX5_QPC_PM_MIGRATED);
-			/* the device's counter set, named at RST2INIT as Linux mlx5_ib's
-			 * __mlx5_ib_modify_qp does (counters.c) */
-			PRM_SET(qpc, c, counter_set_id, mx5_counters_set_id(dev));
-		}
-		if (mask & MX5_QP_QKEY) {
-			PRM_SET(qpc, c, q_key, a->qkey);
-			if (!rst2init)
-				opt |= MX5_OPT_Q_KEY;
-		}
-		if (mask & MX5_QP_AV)
-			mx5_set_av(qp, ads, a);
-		if (mask & MX5_QP_PATH_MTU)
-			PRM_SET(qpc, c, mtu, a->path_mtu);
-		if (mask & MX5_QP_DEST_QPN)
-			PRM_SET(qpc, c, remote_qpn, a->dest_qp_num);
-		if (mask & MX5_QP_RQ_PSN)
-			PRM_SET(qpc, c, next_rcv_psn, a->rq_psn & 0xffffff);
-		if (mask & MX5_QP_MAX_DEST_RD_ATOMIC)
-			PRM_SET(qpc, c, log_rra_max, mx5_log_rd_ceil(a->max_dest_rd_atomic));
-		if (mask & MX5_QP_MIN_RNR_TIMER) {
-			PRM_SET(qpc, c, min_rnr_nak, a->min_rnr_timer);
-			if (op != PRM_CMD_OP_INIT2RTR_QP)
-				opt |= MX5_OPT_RNR_TIMEOUT;
-		}
-		if (mask & MX5_QP_SQ_PSN)
-			PRM_SET(qpc, c, next_send_psn, a->sq_psn & 0xffffff);
-		if (mask & MX5_QP_TIMEOUT) {
-			PRM_SET(ads, ads, ack_timeout, a->timeout);
-			if (op == PRM_CMD_OP_RTS2RTS_QP)
-				opt |= MX5_OPT_ACK_TIMEOUT;
-		}
-		if (mask & MX5_QP_RETRY_CNT)
-			PRM_SET(qpc, c, retry_count, a->retry_cnt);
-		if (mask & MX5_QP_RNR_RETRY)
-			PRM_SET(qpc, c, rnr_retry, a->rnr_retry);
-		if (mask & MX5_QP_MAX_QP_RD_ATOMIC)
-			PRM_SET(qpc, c, log_sra_max, mx5_log_rd_floor(a->max_rd_atomic));
-		PRM_SET(rst2init_qp_in, in, opt_param_mask, opt & mx5_opt_allowed(op, qp->type));
-	}
-	int rc = mx5_exec(dev, in, inlen, o, sizeof(o));
-	free(in);
-	if (rc)
-		return rc;
+	PRM_SET(rst2init_qp_in, in, opcode, op);
+	PRM_SET(rst2init_qp_in, in, qpn, qp->qpn);
+	mx5_qp_fill_qpc(qp, op, a, mask, in);
+	return PRM_SIZE(rst2init_qp_in);
+}
 
+/* Step 5: remember what was programmed (query reports it). */
+static void mx5_qp_record(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask, enum mx5_qp_state to)
+{
 	qp->state = to;
-	/* remember what was programmed (query reports it) */
 	struct mx5_qp_attr *s = &qp->attr;
 	s->qp_state = to;
 	if (mask & MX5_QP_ACCESS_FLAGS) s->qp_access_flags = a->qp_access_flags;
@@ -684,19 +691,52 @@ int mx5_qp_modify(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask)
 	if (mask & MX5_QP_TIMEOUT) s->timeout = a->timeout;
 	if (mask & MX5_QP_RETRY_CNT) s->retry_cnt = a->retry_cnt;
 	if (mask & MX5_QP_RNR_RETRY) s->rnr_retry = a->rnr_retry;
-	if (to == MX5_QPS_RESET) {
-		/* the QP's completions not yet polled go too (rdma-core's mlx5 on RESET,
-		 * providers/mlx5/cq.c __mlx5_cq_clean): no stale flush after a reconnect */
-		if (qp->rcq)
-			mx5_cq_ring_clean(&qp->rcq->ring, qp->qpn, qp->srq ? &qp->srq->ring : NULL);
-		if (qp->scq && qp->scq != qp->rcq)
-			mx5_cq_ring_clean(&qp->scq->ring, qp->qpn, NULL);
-		/* the device forgot the queues' contents: so does the data path */
-		int r2 = mx5_qp_rings_init(qp);
-		if (r2)
-			return r2;
-	}
-	return 0;
+}
+
+/* Step 6, after a move to RESET: the QP's completions not yet polled go, and the data
+ * path forgets the queues' contents as the device did. */
+static int mx5_qp_after_reset(struct mx5_qp *qp)
+{
+	/* the QP's completions not yet polled go too (rdma-core's mlx5 on RESET,
+	 * providers/mlx5/cq.c __mlx5_cq_clean): no stale flush after a reconnect */
+	if (qp->rcq)
+		mx5_cq_ring_clean(&qp->rcq->ring, qp->qpn, qp->srq ? &qp->srq->ring : NULL);
+	if (qp->scq && qp->scq != qp->rcq)
+		mx5_cq_ring_clean(&qp->scq->ring, qp->qpn, NULL);
+	/* the device forgot the queues' contents: so does the data path */
+	return mx5_qp_rings_init(qp);
+}
+
+int mx5_qp_modify(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask)
+{
+	if (!qp || !a)
+		return -EINVAL;
+	struct mx5_device *dev = qp->dev;
+	if (!(mask & MX5_QP_STATE))
+		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: missing attribute qp_state", qp->qpn);
+	enum mx5_qp_state from = qp->state, to = a->qp_state;
+	if ((mask & MX5_QP_CUR_STATE) && a->cur_qp_state != from)
+		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: cur_qp_state %s but the QP is %s",
+				qp->qpn, mx5_state_name(a->cur_qp_state), mx5_state_name(from));
+	uint16_t op = mx5_qp_transition_op(from, to);
+	if (!op)
+		return mx5_fail(dev, -EINVAL, "modify QP 0x%x: transition %s -> %s is not allowed",
+				qp->qpn, mx5_state_name(from), mx5_state_name(to));
+	int rc = mx5_qp_check_attrs(qp, a, mask, from, to);
+	if (rc)
+		return rc;
+
+	uint8_t *in = calloc(1, PRM_SIZE(rst2init_qp_in));
+	uint8_t o[PRM_SIZE(rst2init_qp_out)];
+	if (!in)
+		return mx5_fail(dev, -ENOMEM, "modify QP: out of memory");
+	size_t inlen = mx5_qp_build_cmd(qp, op, a, mask, in);
+	rc = mx5_exec(dev, in, inlen, o, sizeof(o));
+	free(in);
+	if (rc)
+		return rc;
+	mx5_qp_record(qp, a, mask, to);
+	return to == MX5_QPS_RESET ? mx5_qp_after_reset(qp) : 0;
 }
 
 static enum mx5_qp_state mx5_state_from_qpc(unsigned s)

@@ -1,5 +1,5 @@
 /* Work-queue state of the data path: the send queue, the receive queue and the shared
- * receive queue, as plain memory (design section 5, "Data path").
+ * receive queue, as plain memory (docs/architecture.md, "The data path").
  *
  * The control plane (QP/SRQ creation in hw/mlx5) allocates the queue buffers, doorbell
  * records and wr_id tables, then calls mx5_sq_init / mx5_rq_init / mx5_srq_ring_init

@@ -27,7 +27,7 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 		return mx5_fail(dev, -EINVAL, "SRQ max_sge %u exceeds device limit %u (max_wqe_sz_rq %u)",
 				attr->max_sge, max_sge, (unsigned)MX5_CAP_GEN(dev, max_wqe_sz_rq));
 	/* one WQE more than asked stays free as the list end (sq.h) */
-	unsigned log = mx5_ilog2_ceil((uint64_t)attr->max_wr + 1);
+	unsigned log = plat_ilog2_ceil((uint64_t)attr->max_wr + 1);
 	if (log < 1)
 		log = 1;
 	uint32_t stride = mx5_srq_stride(attr->max_sge ? attr->max_sge : 1);
@@ -69,7 +69,7 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 	uint8_t *c = PRM_ADDR(create_srq_in, in, srq_context_entry);
 	PRM_SET(srqc, c, log_srq_size, log);
 	/* log_rq_stride counts 16-byte units above 16 (Linux: wqe_shift - 4) */
-	PRM_SET(srqc, c, log_rq_stride, mx5_ilog2_ceil(stride) - 4);
+	PRM_SET(srqc, c, log_rq_stride, plat_ilog2_ceil(stride) - 4);
 	PRM_SET(srqc, c, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT);
 	PRM_SET(srqc, c, pd, pd->pdn);
 	if (cq)

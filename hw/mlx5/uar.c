@@ -11,8 +11,6 @@
 
 #include "hw/mlx5/mx5_internal.h"
 
-#define MX5_UAR_BF_BASE 0x800u
-
 static int mx5_uar_alloc_one(struct mx5_device *dev, struct mx5_uar *u)
 {
 	uint8_t in[PRM_SIZE(alloc_uar_in)] = { 0 }, out[PRM_SIZE(alloc_uar_out)];
@@ -70,7 +68,7 @@ static uint32_t mx5_bf_reg_bytes(struct mx5_device *dev, uint32_t *nregs)
 	uint32_t size = 1u << MX5_CAP_GEN(dev, log_bf_reg_size);
 	if (size < 128)
 		size = 512;
-	*nregs = (MX5_FW_PAGE_SIZE - MX5_UAR_BF_BASE) / size;
+	*nregs = (MX5_FW_PAGE_SIZE - PRM_UAR_BF_OFFSET) / size;
 	if (*nregs > 16)
 		*nregs = 16;
 	return size;
@@ -80,7 +78,7 @@ static void mx5_bf_fill(struct mx5_bf_reg *r, const struct mx5_uar *u, int slot,
 			uint32_t size, uint32_t half)
 {
 	r->uar_index = u->index;
-	r->off = u->bar_off + MX5_UAR_BF_BASE + (uint64_t)reg * size;
+	r->off = u->bar_off + PRM_UAR_BF_OFFSET + (uint64_t)reg * size;
 	r->half = half;
 	r->uar_slot = (int16_t)slot;
 	r->reg = (uint8_t)reg;

@@ -76,7 +76,7 @@ int mx5_mr_umr_rereg(struct mx5_mr *mr, struct mx5_qp *qp, struct mx5_cq *cq, st
 	uint8_t *second = mx5_sq_bb(sq, sq->cur_post + 1);   /* the ring may wrap here */
 	/* ds: ctrl 16 + UMR control 48 + mkey context 64 bytes */
 	uint32_t ds = (uint32_t)(PRM_SIZE(wqe_ctrl_seg) + PRM_SIZE(wqe_umr_ctrl_seg) + PRM_SIZE(mkc)) / 16u;
-	mx5_set_ctrl_seg(ctrl, sq->cur_post, MX5_OPCODE_UMR, sq->qpn, ds, /* small initiator fence, as Linux posts UMR; CQE always */
+	mx5_set_ctrl_seg(ctrl, sq->cur_post, PRM_WQE_OP_UMR, sq->qpn, ds, /* small initiator fence, as Linux posts UMR; CQE always */
 			 (uint8_t)(MX5_FM_INITIATOR_SMALL << 5 | MX5_CE_ALWAYS << 2),
 			 mr->info.lkey);
 	memset(umr, 0, PRM_SIZE(wqe_umr_ctrl_seg));

@@ -1,5 +1,5 @@
-/* Send and receive WQE builders (PRM "Send WQE Format", "Receive WQE Format"; design
- * section 5, "Data path").  Hot path: static inline, no allocation, no syscalls, no MMIO.
+/* Send and receive WQE builders (PRM "Send WQE Format", "Receive WQE Format"; docs/architecture.md,
+ * "The data path").  Hot path: static inline, no allocation, no syscalls, no MMIO.
  *
  * A send WQE is a control segment, then per opcode a datagram segment (UD), a remote
  * address segment (RDMA, atomics), an atomic segment, and finally either data segments
@@ -28,20 +28,6 @@
 #include "firmware-cmd/prm.h"
 #include "hw/mlx5/sq.h"
 
-/* Send WQE opcodes (PRM "Send WQE opcodes"; mlx5dv.h MLX5_OPCODE_*). */
-enum mx5_wqe_opcode {
-	MX5_OPCODE_NOP = 0x00,
-	MX5_OPCODE_SEND_INVAL = 0x01,
-	MX5_OPCODE_RDMA_WRITE = 0x08,
-	MX5_OPCODE_RDMA_WRITE_IMM = 0x09,
-	MX5_OPCODE_SEND = 0x0a,
-	MX5_OPCODE_SEND_IMM = 0x0b,
-	MX5_OPCODE_RDMA_READ = 0x10,
-	MX5_OPCODE_ATOMIC_CS = 0x11,
-	MX5_OPCODE_ATOMIC_FA = 0x12,
-	MX5_OPCODE_UMR = 0x25,        /* MKey change in place (umr.c) */
-};
-
 /* Fence modes of the control segment's fm field (PRM; mlx5dv.h MLX5_WQE_CTRL_FENCE is
  * mode 4 << 5, what libmlx5 uses for IBV_SEND_FENCE). */
 enum { MX5_FM_NONE = 0, MX5_FM_INITIATOR_SMALL = 1, MX5_FM_FENCE = 4 };
@@ -54,7 +40,7 @@ enum { MX5_SEG_NONE = 0, MX5_SEG_RADDR, MX5_SEG_ATOMIC_CS, MX5_SEG_ATOMIC_FA, MX
 /* What each verbs opcode needs; indexed by enum ibv_wr_opcode. */
 enum { MX5_IMM_NONE = 0, MX5_IMM_DATA = 1, MX5_IMM_INVAL = 2 };
 struct mx5_wr_op {
-	uint8_t opcode;           /* enum mx5_wqe_opcode */
+	uint8_t opcode;           /* enum prm_wqe_opcode */
 	uint8_t raddr;            /* remote address segment */
 	uint8_t atomic;           /* atomic segment (after raddr); 0 none, 1 CS, 2 FA */
 	uint8_t imm;              /* what the ctrl segment's imm carries */
@@ -63,14 +49,14 @@ struct mx5_wr_op {
 
 #define MX5_WR_OPS_LEN 16
 static const struct mx5_wr_op mx5_wr_ops[MX5_WR_OPS_LEN] = {
-	[IBV_WR_RDMA_WRITE] = { MX5_OPCODE_RDMA_WRITE, 1, 0, MX5_IMM_NONE, 1 },
-	[IBV_WR_RDMA_WRITE_WITH_IMM] = { MX5_OPCODE_RDMA_WRITE_IMM, 1, 0, MX5_IMM_DATA, 1 },
-	[IBV_WR_SEND] = { MX5_OPCODE_SEND, 0, 0, MX5_IMM_NONE, 1 },
-	[IBV_WR_SEND_WITH_IMM] = { MX5_OPCODE_SEND_IMM, 0, 0, MX5_IMM_DATA, 1 },
-	[IBV_WR_RDMA_READ] = { MX5_OPCODE_RDMA_READ, 1, 0, MX5_IMM_NONE, 0 },
-	[IBV_WR_ATOMIC_CMP_AND_SWP] = { MX5_OPCODE_ATOMIC_CS, 1, 1, MX5_IMM_NONE, 0 },
-	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { MX5_OPCODE_ATOMIC_FA, 1, 2, MX5_IMM_NONE, 0 },
-	[IBV_WR_SEND_WITH_INV] = { MX5_OPCODE_SEND_INVAL, 0, 0, MX5_IMM_INVAL, 1 },
+	[IBV_WR_RDMA_WRITE] = { PRM_WQE_OP_RDMA_WRITE, 1, 0, MX5_IMM_NONE, 1 },
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = { PRM_WQE_OP_RDMA_WRITE_IMM, 1, 0, MX5_IMM_DATA, 1 },
+	[IBV_WR_SEND] = { PRM_WQE_OP_SEND, 0, 0, MX5_IMM_NONE, 1 },
+	[IBV_WR_SEND_WITH_IMM] = { PRM_WQE_OP_SEND_IMM, 0, 0, MX5_IMM_DATA, 1 },
+	[IBV_WR_RDMA_READ] = { PRM_WQE_OP_RDMA_READ, 1, 0, MX5_IMM_NONE, 0 },
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = { PRM_WQE_OP_ATOMIC_CS, 1, 1, MX5_IMM_NONE, 0 },
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { PRM_WQE_OP_ATOMIC_FA, 1, 2, MX5_IMM_NONE, 0 },
+	[IBV_WR_SEND_WITH_INV] = { PRM_WQE_OP_SEND_INVAL, 0, 0, MX5_IMM_INVAL, 1 },
 };
 
 /* Verbs opcodes each transport allows (IBTA: UC has no READ/atomics, UD only sends;

@@ -1,5 +1,5 @@
 /* The emulated shim: "emu:[opts]" opens an emulated ConnectX-5 Ex (hw/emu) inside
- * this process and gives the driver what any shim gives (design section 3): its BAR
+ * this process and gives the driver what any shim gives (hw/shim/shim.h): its BAR
  * (plain memory with the device's MMIO hook), DMA memory and pins mapped through the
  * device's IOMMU model (IOVAs deliberately unlike VAs), and an eventfd per interrupt
  * vector.  Options: see emu_config_parse() in hw/emu/emu.h.

@@ -1,5 +1,5 @@
 /* hw/shim/kext.c: the macOS shim, the userspace client of the uvshim kext
- * (shim-kext/include/uvshim_abi.h is the whole contract; design section 8).
+ * (shim-kext/include/uvshim_abi.h is the whole contract; docs/hardware.md, "macOS (kext shim)").
  *
  * URI: kext:<N> opens the N-th ConnectX function the kext has matched (kext: is kext:0).
  *

@@ -1,4 +1,4 @@
-/* hw/shim: what any platform gives the driver, and nothing more (design section 3).
+/* hw/shim: what any platform gives the driver, and nothing more (docs/architecture.md, "The shim interface and its MMIO hook").
  *
  * Three implementations sit behind this interface, chosen by the URI scheme:
  *   emu:[opts]              an emulated ConnectX in this process (hw/shim/emu.c -> hw/emu)
@@ -28,7 +28,7 @@
 
 struct shim_dev;
 
-/* PCI identity and link of the function (design section 3: open -> ids, BDF, link). */
+/* PCI identity and link of the function (open -> ids, BDF, link). */
 struct shim_pci_info {
 	uint16_t vendor_id;
 	uint16_t device_id;

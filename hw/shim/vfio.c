@@ -11,7 +11,7 @@
  *
  * Memory: every IOMMU mapping (driver allocations and application pins) is recorded,
  * so that close can turn bus mastering off and unmap all of it. IOVAs come from our own
- * allocator (vfio_iova.c) and never equal the VA (design section 3).
+ * allocator (vfio_iova.c) and never equal the VA (docs/architecture.md, "The shim interface and its MMIO hook").
  *
  * Registers are plain loads and stores into the BAR mapping (no hook). Linux VFIO maps
  * BARs uncached and offers no write-combining mapping, so shim_bar.wc_base is NULL here

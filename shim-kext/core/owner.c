@@ -10,7 +10,6 @@
  */
 #include "shim-kext/core/uvshim_core.h"
 
-static bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 static void zero_bytes(void *p, size_t n)
 {
@@ -29,7 +28,7 @@ int uvshim_dev_init(struct uvshim_dev *d, const struct uvshim_info_rep *info,
 	    !plat->bus_master || !plat->reset_function || !plat->irq_arm)
 		return -UVSHIM_EINVAL;
 	uint64_t page = info->page_size;
-	if (!is_pow2(page) || page < 4096)
+	if (!uvshim_is_pow2(page) || page < 4096)
 		return -UVSHIM_EINVAL;
 	if (info->bar0_len == 0 || (info->bar0_len & (page - 1)))
 		return -UVSHIM_EINVAL;

@@ -16,7 +16,6 @@
 
 #define HANDLE_SLOT_MASK 0xffffffffull
 
-static bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 static bool aligned(uint64_t v, uint64_t a) { return (v & (a - 1)) == 0; }
 
 static void entry_clear(struct uvshim_pin_entry *e)
@@ -34,7 +33,7 @@ int uvshim_pins_init(struct uvshim_pins *t, struct uvshim_pin_entry *storage, ui
 		return -UVSHIM_EINVAL;
 	if (max_pins == 0 || max_pins > capacity || max_bytes == 0)
 		return -UVSHIM_EINVAL;
-	if (!is_pow2(page_size) || page_size < 4096)
+	if (!uvshim_is_pow2(page_size) || page_size < 4096)
 		return -UVSHIM_EINVAL;
 	t->e = storage;
 	t->capacity = capacity;

@@ -1,4 +1,4 @@
-/* shim-kext/core: every decision the kext makes, in portable C (design section 8).
+/* shim-kext/core: every decision the kext makes, in portable C (docs/hardware.md, "macOS (kext shim)").
  *
  * The IOKit glue (shim-kext/macos) owns the hardware: it maps BARs, drives IODMACommand,
  * takes interrupts.  It decides nothing.  Each user-client call goes
@@ -31,6 +31,9 @@
  * Silicon, VT-d on Intel Macs) a pin is one contiguous IOVA range; the cap bounds the
  * overlap checks and the reply paging when there is no mapper. */
 #define UVSHIM_MAX_SEGS_PER_PIN 1024u
+
+/* Page sizes and DMA alignments are powers of two (owner.c, pins.c, validate.c). */
+static inline bool uvshim_is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 /* ---- owner state ----------------------------------------------------------------- */
 

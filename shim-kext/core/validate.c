@@ -39,7 +39,6 @@ int uvshim_request_sizes(uint32_t selector, size_t *in_len, size_t *out_len)
 }
 
 static bool page_aligned(uint64_t v, uint64_t page) { return (v & (page - 1)) == 0; }
-static bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 /* The request structs are read through a copy: the caller's buffer may be unaligned
  * (a fuzzer's bytes, or IOKit's inline struct input). */
@@ -130,7 +129,7 @@ static int check_dma_alloc(const void *in, uint64_t page)
 	if (r.length == 0 || r.length > UVSHIM_MAX_DMA_BYTES)
 		return -UVSHIM_EINVAL;
 	(void)page; /* length is rounded up to the page by dispatch; the cap keeps it exact */
-	if (!is_pow2(r.align) || r.align > UVSHIM_MAX_DMA_ALIGN)
+	if (!uvshim_is_pow2(r.align) || r.align > UVSHIM_MAX_DMA_ALIGN)
 		return -UVSHIM_EINVAL;
 	if (r.flags != 0 || r.reserved != 0)
 		return -UVSHIM_EINVAL;
@@ -164,7 +163,7 @@ int uvshim_request_check(uint32_t selector, const void *in, size_t in_len, size_
 		return -UVSHIM_EBADSIZE;
 	if (!in)
 		return -UVSHIM_EINVAL;
-	if (!is_pow2(page_size) || page_size < 4096)
+	if (!uvshim_is_pow2(page_size) || page_size < 4096)
 		return -UVSHIM_EINVAL;
 	switch (selector) {
 	case UVSHIM_SEL_HELLO: return check_hello(in);

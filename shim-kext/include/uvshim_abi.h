@@ -1,5 +1,5 @@
 /* uvshim ABI: the user-client interface between the macOS kext (shim-kext/macos) and
- * its userspace client (hw/shim/kext.c).  Design section 8.
+ * its userspace client (hw/shim/kext.c).  docs/hardware.md, "macOS (kext shim)".
  *
  * This header is the whole contract.  It is plain C11 with no dependency beyond
  * <stdint.h> and <stddef.h>, so the kext (Kernel.framework headers), the userspace

@@ -252,7 +252,7 @@ Test(emu_eq, teardown_destroys_remaining_eqs_and_uars)
 	et_close(&t);
 }
 
-/* A 16 KiB-page host sets log_uar_page_sz 2 before INIT_HCA (design section 5): UAR
+/* A 16 KiB-page host sets log_uar_page_sz 2 before INIT_HCA (hw/mlx5/init.c mx5_set_general_caps): UAR
  * index i then sits at i * 16 KiB, and the EQ doorbell must be found there. */
 /* SET_HCA_CAP log_uar_page_sz (and uar_4k) before INIT_HCA, then the rest of the
  * bring-up. */

@@ -1,6 +1,6 @@
 /* What the engine does when the device or the firmware says no: delivery statuses,
  * tokens, signatures, timeouts, firmware statuses and syndromes, bad arguments.
- * Each error is an errno plus the exact message of design section 4. */
+ * Each error is an errno plus the exact message docs/architecture.md ("The command interface") gives. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Real firmware, decoded by our tables (issue 2, item 8): the Linux mlx5_core driver
+/* Real firmware, decoded by our tables (../shared/fixtures/README.md): the Linux mlx5_core driver
  * bringing up a ConnectX-4 (firmware 14.12.1220), every command's entry and mailboxes
  * logged (../shared/fixtures/mlx5_core-connectx4-bringup-trace.txt.gz).  Each command
  * is rebuilt with the engine's cmdq_join (tests/common/fixture_trace.c) and decoded

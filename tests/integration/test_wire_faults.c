@@ -231,7 +231,7 @@ Test(wire_faults, corrupted_packets_are_dropped_as_bad_icrc_and_recovered)
 	cr_assert_eq(tp_ctr(&B).drops[EMU_ROCE_DROP_ICRC], tp_ctr(&A).fault_corrupted);
 }
 
-/* The same faults from the device URI (issue 5: "URI options and a test API"). */
+/* The same faults from the device URI (hw/emu/README.md: URI options and the test API in transport.h). */
 Test(wire_faults, uri_options_apply_loss_and_link_state)
 {
 	struct tp_conn c = { .mtu = 3, .timeout = 12, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1 };

@@ -1,4 +1,4 @@
-"""A live capture of RC traffic between two emulated NICs (issue 5, "must show"), judged
+"""A live capture of RC traffic between two emulated NICs, judged
 by tools we did not write.
 
 tshark captures on lo (`tshark -i lo -f 'udp port 4791' -w FILE`; needs root or the

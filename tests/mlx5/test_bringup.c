@@ -1,4 +1,4 @@
-/* Driver bring-up and teardown against the emulated ConnectX (design section 5): the
+/* Driver bring-up and teardown against the emulated ConnectX (docs/architecture.md, "Bring-up, teardown, pages, health"): the
  * order, the page supply, the health watch, and errors that name the step and the
  * firmware's answer.  Every check reads the device's own counters. */
 #include <criterion/criterion.h>

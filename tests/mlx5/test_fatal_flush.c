@@ -1,4 +1,4 @@
-/* Device fatal and surprise removal flush every queue (design section 5, "Health": "on a
+/* Device fatal and surprise removal flush every queue (docs/architecture.md, "Bring-up, teardown, pages, health": "on a
  * fatal syndrome, fail every queue with flush errors"; IBTA 10.3.1: outstanding work
  * requests of a queue in the error state complete with "flushed in error").
  *

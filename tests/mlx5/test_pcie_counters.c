@@ -1,5 +1,5 @@
-/* PCIe transactions of the data path, counted by the emulated ConnectX (design
- * section 5 "Data path", section 9): these are correctness properties of post_send and
+/* PCIe transactions of the data path, counted by the emulated ConnectX (docs/architecture.md,
+ * "The data path"; docs/benchmarks.md): these are correctness properties of post_send and
  * poll_cq, not speed figures -- an MMIO read stalls the CPU for a full PCIe round trip
  * (microseconds behind Thunderbolt), and a single-WQE post that is not one BlueFlame
  * burst costs the device a doorbell-record read and a WQE fetch by DMA.

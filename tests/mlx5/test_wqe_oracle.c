@@ -277,7 +277,7 @@ static void check_doorbells(void)
 	in_member("cq_dbrec", "arm_ci", be32toh(dw[1]) == 0x123456);
 
 	/* UAR CQ doorbell at MLX5_CQ_DOORBELL: { sn << 28 | cmd | ci, cqn }, big-endian. */
-	in_member("cq_uar_db", "(offset)", MX5_UAR_CQ_DOORBELL == MLX5_CQ_DOORBELL);
+	in_member("cq_uar_db", "(offset)", (int)PRM_UAR_CQ_DOORBELL == (int)MLX5_CQ_DOORBELL);
 	memset(dw, 0, sizeof(dw));
 	PRM_SET(cq_uar_db, dw, arm_sn, 2);
 	in_member("cq_uar_db", "arm_sn", be32toh(dw[0]) == 2u << 28);

@@ -1,5 +1,5 @@
 /* mlx5_ifc.h oracle: every row of our PRM tables against Linux's mlx5_ifc.h, encoded
- * independently by rdma-core's DEVX_SET/DEVX_GET (design sections 4 and 9).
+ * independently by rdma-core's DEVX_SET/DEVX_GET (docs/architecture.md, "PRM layouts as data, and the oracles").
  *
  * Generated from the rows themselves (X-macros over firmware-cmd/layouts/all.def), so a
  * new row is checked without touching this file.  For each row:

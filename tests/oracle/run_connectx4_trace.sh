@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real-firmware oracle (issue 2, item 8): decode every command of the ConnectX-4
+# Real-firmware oracle (../shared/fixtures/README.md): decode every command of the ConnectX-4
 # bring-up trace with our PRM getters and with DEVX_GET over Linux's mlx5_ifc.h, on the
 # same bytes, and check the emulator's capability seed against the trace.
 # Usage: run_connectx4_trace.sh <source dir> <work dir> <C compiler> <extra C flags>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mlx5_ifc.h oracle (design sections 4 and 9): fetch Linux's mlx5_ifc.h, compile
+# mlx5_ifc.h oracle (docs/architecture.md, "PRM layouts as data, and the oracles"): fetch Linux's mlx5_ifc.h, compile
 # ifc_rows.c + ifc_oracle.c (generated from our PRM tables by X-macros) against it and rdma-core's
 # DEVX_SET/DEVX_GET, and run it.  It prints
 #   mlx5_ifc oracle: N fields checked, M mismatches, K unverified

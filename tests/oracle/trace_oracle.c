@@ -1,6 +1,6 @@
 /* Three sources agree on real firmware data: the ConnectX-4 bring-up trace (bytes the
  * firmware actually wrote and read), our PRM tables (firmware-cmd/prm.h getters) and
- * Linux's mlx5_ifc.h read through rdma-core's DEVX_GET/DEVX_GET64 (issue 2, item 8).
+ * Linux's mlx5_ifc.h read through rdma-core's DEVX_GET/DEVX_GET64 (docs/architecture.md, "PRM layouts as data, and the oracles").
  *
  * For every command of the trace (tests/common/fixture_trace.c, payloads rebuilt with
  * the engine's cmdq_join), every PRM_FIELD row of the structures concerned is decoded

@@ -1,4 +1,4 @@
-"""Debian's unmodified verbs tools over libuverbs.so preloaded (design section 7, issue 6).
+"""Debian's unmodified verbs tools over libuverbs.so preloaded (docs/architecture.md, "The verbs layer").
 
 ibv_devinfo, ibv_rc_pingpong and perftest's ib_*_lat / ib_*_bw run as shipped by
 ibverbs-utils and perftest, with LD_PRELOAD=<libuverbs.so> and UVERBS_DEVICES naming an

@@ -1,4 +1,4 @@
-/* Bad input and unsupported features (issue 6 item 3): bad arguments fail as the verbs
+/* Bad input and unsupported features (docs/architecture.md, "The verbs layer"): bad arguments fail as the verbs
  * man pages say (NULL or errno, post_send returning the errno with *bad_wr on the first
  * WR not posted), features the driver lacks fail with EOPNOTSUPP and one line under
  * UVERBS_LOG, and nothing crashes. */

@@ -5,7 +5,7 @@
 
 const char *uvi_connectx_name(unsigned device_id)
 {
-	/* Mellanox PCI device ids of the mlx5 family (pci.ids; design section 1). */
+	/* Mellanox PCI device ids of the mlx5 family (the PCI ID Repository, pci-ids.ucw.cz, vendor 15b3). */
 	switch (device_id) {
 	case 0x1013: return "ConnectX-4";
 	case 0x1014: return "ConnectX-4 VF";

@@ -1,4 +1,4 @@
-/* tools/uvinfo: devices, ports, GIDs and the PCIe path (issue 7, design sections 1, 9).
+/* tools/uvinfo: devices, ports, GIDs and the PCIe path (docs/tools.md, "uvinfo").
  *
  * Two sources, reported side by side:
  *  - the devices uverbs opens (devices.c): the ibv_* API of libuverbs, linked directly,

@@ -1,5 +1,5 @@
 /* uvperf: RDMA latency and bandwidth on libuverbs, through the standard ibv_* API only
- * (issue 7, design sections 1 and 9).
+ * (docs/tools.md, "uvperf").
  *
  * Roles: the client drives every test; the server answers over a TCP side channel
  * (127.0.0.1 by default).  --loopback runs the server in a thread of the same process
