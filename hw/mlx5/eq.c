@@ -472,6 +472,11 @@ int mx5_eq_fd(struct mx5_eq *eq)
 	return shim_irq_fd(eq->dev->shim, eq->vector);
 }
 
+uint32_t mx5_eq_num(const struct mx5_eq *eq)
+{
+	return eq->eqn;
+}
+
 /* A completion EQE: its CQ's handler runs. */
 static void mx5_comp_eqe(struct mx5_device *dev, uint8_t *e, bool unused)
 {

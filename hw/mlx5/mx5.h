@@ -243,6 +243,7 @@ int mx5_device_poll_events(struct mx5_device *dev);
 /* Completion EQs: one per interrupt vector past the async one, created on first use. */
 int mx5_comp_eq_get(struct mx5_device *dev, unsigned vector, struct mx5_eq **out);
 int mx5_eq_fd(struct mx5_eq *eq);
+uint32_t mx5_eq_num(const struct mx5_eq *eq);
 /* Consume completion EQEs: each calls the CQ's completion handler; re-arms the EQ. */
 int mx5_eq_poll(struct mx5_eq *eq);
 
