@@ -328,7 +328,6 @@ int uv_dev_up(struct uv_dev *d)
 		goto fail;
 	}
 	memcpy(d->mac, d->port.mac, 6);
-	uv_query_adapter(d);
 	/* Node GUID: the EUI-64 of the port MAC (universal/local bit flipped, ff:fe in the
 	 * middle), what RoCE NICs report when no IB GUID is burnt in. */
 	d->node_guid = ((uint64_t)(d->mac[0] ^ 0x02) << 56) | ((uint64_t)d->mac[1] << 48) |

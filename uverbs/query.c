@@ -1,8 +1,9 @@
 /* Device, port, GID and P_Key queries, and the sysfs attributes tools read.
  *
- * Every figure comes from the device: limits from the capability blocks (through
- * mx5_device_query), vendor id and board id from QUERY_ADAPTER, the part id from the
- * PCI function, the firmware version from the initialization segment, port state,
+ * Every figure comes from the device, through the driver (hw/mlx5/mx5.h): limits,
+ * vendor id and board id from mx5_device_query (the capability blocks, QUERY_ADAPTER),
+ * the part id from the PCI function, the firmware version from the initialization
+ * segment, port state,
  * MTU and speed from QUERY_VPORT_STATE/PAOS/PMTU/PTYS (mx5_port_query).
  */
 #include <arpa/inet.h>
@@ -14,8 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "firmware-cmd/names.h"
-#include "firmware-cmd/prm.h"
+#include "hw/platform/byteorder.h"
 #include "uverbs/uv.h"
 
 /* enum ibv_gid_type_sysfs of rdma-core's private ABI (driver.h), not in verbs.h. */
@@ -57,7 +57,6 @@ int uv_port_attr(struct uv_dev *d, uint8_t port, struct ibv_port_attr *a)
 	if (rc)
 		return uv_err(d, rc, "query port");
 	const struct mx5_port_info *p = &d->port;
-	const void *gen = mx5_device_caps(d->mx5, MX5_CAP_GENERAL, 1);
 	memset(a, 0, sizeof(*a));
 	a->state = (enum ibv_port_state)p->state;
 	a->max_mtu = uv_mtu_enum(p->max_mtu);
@@ -65,7 +64,7 @@ int uv_port_attr(struct uv_dev *d, uint8_t port, struct ibv_port_attr *a)
 	a->gid_tbl_len = (int)d->info.gid_table_len;
 	/* RoCE: connection manager over IP-based GIDs (what mlx5 RoCE ports report). */
 	a->port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS;
-	a->max_msg_sz = gen ? (1u << PRM_GET(cmd_hca_cap, gen, log_max_msg)) : 1u << 30;
+	a->max_msg_sz = d->info.log_max_msg ? 1u << d->info.log_max_msg : 1u << 30;
 	a->pkey_tbl_len = (uint16_t)d->info.pkey_table_len;
 	a->max_vl_num = 1;
 	uv_speed(p->speed_mbps, &a->active_width, &a->active_speed);
@@ -106,32 +105,6 @@ static void uv_fw_ver(const struct uv_dev *d, char *buf, size_t len)
 	snprintf(buf, len, "%u.%u.%04u", d->info.fw_major, d->info.fw_minor, d->info.fw_subminor);
 }
 
-/* QUERY_ADAPTER once at open: the IEEE vendor id (ibv_device_attr.vendor_id) and the
- * PSID (sysfs board_id). */
-void uv_query_adapter(struct uv_dev *d)
-{
-	uint8_t in[PRM_SIZE(query_adapter_in)] = { 0 };
-	uint8_t *out = calloc(1, PRM_SIZE(query_adapter_out));
-	d->vendor_id = 0;
-	d->psid[0] = 0;
-	if (!out)
-		return;
-	PRM_SET(query_adapter_in, in, opcode, PRM_CMD_OP_QUERY_ADAPTER);
-	if (mx5_cmd(d->mx5, in, sizeof(in), out, PRM_SIZE(query_adapter_out)) == 0) {
-		const uint8_t *b = PRM_ADDR(query_adapter_out, out, query_adapter_struct);
-		size_t n = sizeof(d->psid) - 1 < 16 ? sizeof(d->psid) - 1 : 16;
-		d->vendor_id = (uint32_t)PRM_GET(query_adapter_param_block, b, ieee_vendor_id);
-		memcpy(d->psid, PRM_ADDR(query_adapter_param_block, b, vsd_contd_psid), n);
-		d->psid[n] = 0;
-		/* the PSID is space or NUL padded */
-		for (size_t i = strlen(d->psid); i > 0 && d->psid[i - 1] == ' '; i--)
-			d->psid[i - 1] = 0;
-	} else {
-		uv_err(d, -EIO, "QUERY_ADAPTER");
-	}
-	free(out);
-}
-
 void uv_device_attr(struct uv_dev *d, struct ibv_device_attr *a)
 {
 	const struct mx5_device_info *i = &d->info;
@@ -142,7 +115,7 @@ void uv_device_attr(struct uv_dev *d, struct ibv_device_attr *a)
 	a->max_mr_size = i->max_mr_size;
 	/* any multiple of the host page (memory is pinned in host pages) */
 	a->page_size_cap = ~((uint64_t)i->host_page_size - 1);
-	a->vendor_id = d->vendor_id;
+	a->vendor_id = d->info.ieee_vendor_id;
 	a->vendor_part_id = i->device_id;
 	a->hw_ver = 0;
 	a->max_qp = (int)i->max_qp;
@@ -452,7 +425,7 @@ static int uv_sysfs_value(struct uv_dev *d, const char *file, char *out, size_t 
 	struct mx5_gid_entry e;
 
 	if (!strcmp(file, "board_id")) {
-		snprintf(out, len, "%s", d->psid);
+		snprintf(out, len, "%s", d->info.psid);
 	} else if (!strcmp(file, "fw_ver")) {
 		uv_fw_ver(d, out, len);
 	} else if (!strcmp(file, "node_guid") || !strcmp(file, "sys_image_guid")) {

@@ -82,8 +82,6 @@ struct uv_dev {
 	struct mx5_port_info port;    /* refreshed on query and port events */
 	uint8_t mac[6];
 	uint64_t node_guid;           /* EUI-64 of the port MAC */
-	uint32_t vendor_id;           /* QUERY_ADAPTER ieee_vendor_id */
-	char psid[24];                /* QUERY_ADAPTER PSID: sysfs board_id */
 	bool have_guid;
 	bool open_fail_said;       /* the reason it cannot be opened went to stderr */
 	/* the QP ibv_rereg_mr's UMR WQEs go through (mr.c), made on first use */
@@ -253,7 +251,6 @@ int uv_program_gids(struct uv_dev *d);
 /* Release the UMR QP of mr.c (d->lock held, before the device closes). */
 void uv_umr_release(struct uv_dev *d);
 /* QUERY_ADAPTER: vendor id and PSID into d (at bring-up). */
-void uv_query_adapter(struct uv_dev *d);
 /* Destination MAC of a GID: 0, or EHOSTUNREACH (logged) when nothing knows it. */
 int uv_resolve_dmac(struct uv_dev *d, const uint8_t gid[16], uint8_t mac[6]);
 

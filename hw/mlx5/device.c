@@ -334,11 +334,44 @@ static int mx5_atomic_usable(const struct mx5_device *dev)
 	       MX5_CAP_ATOMIC(dev, atomic_req_8B_endianness_mode) == MX5_ATOMIC_REQ_HOST_ENDIANNESS;
 }
 
+/* QUERY_ADAPTER once: the IEEE vendor id and the PSID (board id), as Linux's
+ * mlx5_core_query_vendor_id and mlx5_query_board_id read them
+ * (drivers/net/ethernet/mellanox/mlx5/core/vport.c).  A device that refuses the command
+ * keeps 0 and "": neither is needed to drive it. */
+static void mx5_query_adapter(struct mx5_device *dev)
+{
+	uint8_t in[PRM_SIZE(query_adapter_in)] = { 0 };
+	uint8_t *out;
+
+	if (dev->adapter_queried || !dev->cmdq)
+		return;
+	out = calloc(1, PRM_SIZE(query_adapter_out));
+	if (!out)
+		return;
+	dev->adapter_queried = true;
+	PRM_SET(query_adapter_in, in, opcode, PRM_CMD_OP_QUERY_ADAPTER);
+	if (mx5_exec(dev, in, sizeof(in), out, PRM_SIZE(query_adapter_out)) == 0) {
+		const uint8_t *b = PRM_ADDR(query_adapter_out, out, query_adapter_struct);
+		dev->ieee_vendor_id = (uint32_t)PRM_GET(query_adapter_param_block, b, ieee_vendor_id);
+		memcpy(dev->psid, PRM_ADDR(query_adapter_param_block, b, vsd_contd_psid), MX5_PSID_LEN);
+		dev->psid[MX5_PSID_LEN] = 0;
+		/* the PSID is space or NUL padded */
+		for (size_t i = strlen(dev->psid); i > 0 && dev->psid[i - 1] == ' '; i--)
+			dev->psid[i - 1] = 0;
+	} else {
+		mx5_log(MX5_LOG_ERROR, "QUERY_ADAPTER: %s", dev->err);
+	}
+	free(out);
+}
+
 int mx5_device_query(struct mx5_device *dev, struct mx5_device_info *in)
 {
 	if (!dev || !in)
 		return -EINVAL;
 	memset(in, 0, sizeof(*in));
+	mx5_query_adapter(dev);
+	in->ieee_vendor_id = dev->ieee_vendor_id;
+	memcpy(in->psid, dev->psid, sizeof(in->psid));
 	in->fw_major = dev->fw_major;
 	in->fw_minor = dev->fw_minor;
 	in->fw_subminor = dev->fw_subminor;
@@ -377,5 +410,6 @@ int mx5_device_query(struct mx5_device *dev, struct mx5_device_info *in)
 			  : (1ull << MX5_CAP_GEN(dev, log_max_mrw_sz));
 	in->atomic = mx5_atomic_usable(dev);
 	in->local_ca_ack_delay = (uint16_t)MX5_CAP_GEN(dev, local_ca_ack_delay);
+	in->log_max_msg = (uint8_t)MX5_CAP_GEN(dev, log_max_msg);
 	return 0;
 }

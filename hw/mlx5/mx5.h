@@ -111,6 +111,7 @@ const void *mx5_device_caps(const struct mx5_device *dev, enum mx5_cap_type type
 /* Query a block now (any type), into a 0x1000-byte buffer. */
 int mx5_query_caps(struct mx5_device *dev, unsigned type, int cur, void *buf, size_t len);
 
+#define MX5_PSID_LEN 16   /* PRM query_adapter_param_block.vsd_contd_psid: 16 bytes */
 struct mx5_device_info {
 	uint16_t fw_major, fw_minor, fw_subminor;
 	uint16_t cmdif_rev;
@@ -126,6 +127,11 @@ struct mx5_device_info {
 	uint32_t num_comp_vectors;
 	int atomic;                  /* 8-byte compare-swap and fetch-add on RC, host order */
 	uint16_t local_ca_ack_delay;
+	uint8_t log_max_msg;         /* cmd_hca_cap.log_max_msg: largest message, log2 bytes */
+	/* From QUERY_ADAPTER (PRM query_adapter_param_block), asked once per device; 0 and
+	 * "" when the device refused it. */
+	uint32_t ieee_vendor_id;     /* ieee_vendor_id: what ibv_device_attr.vendor_id reports */
+	char psid[MX5_PSID_LEN + 1]; /* vsd_contd_psid, the board id, trailing spaces dropped */
 };
 int mx5_device_query(struct mx5_device *dev, struct mx5_device_info *info);
 

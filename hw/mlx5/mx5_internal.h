@@ -115,6 +115,10 @@ struct mx5_device {
 	bool hca_enabled, hca_inited, roce_enabled, cmd_event_mode, shut_down;
 
 	uint16_t fw_major, fw_minor, fw_subminor, cmdif_rev;
+	/* QUERY_ADAPTER, asked once by mx5_device_query (device.c) */
+	bool adapter_queried;
+	uint32_t ieee_vendor_id;
+	char psid[MX5_PSID_LEN + 1];
 	size_t host_page;
 	unsigned log_host_page;
 

@@ -60,3 +60,9 @@ set(CMAKE_FIND_ROOT_PATH "${CMAKE_BINARY_DIR}/no-sysroot")
 # The checks of the macOS build: what zig has no stubs for is left out.
 set(UVERBS_NO_IOKIT ON CACHE BOOL "no IOKit or CoreFoundation headers and stubs" FORCE)
 set(UVERBS_VERBS_FROM_RDMA_CORE ON CACHE BOOL "" FORCE)
+
+# CMake reads the macOS version from sw_vers, which Linux lacks, and then takes the
+# system for one older than 10.5, without @rpath.  The rules file, read after CMake's
+# platform files, gives back the run-path flag of every linker since macOS 10.5 (and
+# zig's), so that libuverbs gets its install name @rpath/libuverbs.N.dylib as on a Mac.
+set(CMAKE_USER_MAKE_RULES_OVERRIDE "${CMAKE_CURRENT_LIST_DIR}/macos-zig-rules.cmake")

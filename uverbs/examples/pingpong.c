@@ -1,5 +1,7 @@
 /* uverbs example: RDMA between two emulated ConnectX NICs in one process, through the
  * standard verbs API, linked directly against libuverbs (no preload, no libibverbs).
+ * Built from an installed uverbs:  cc pingpong.c $(pkg-config --cflags --libs uverbs)
+ * or, with CMake, find_package(uverbs) and target_link_libraries(... uverbs::uverbs).
  *
  *   uverbs_pingpong [--ip-a 127.0.0.2] [--ip-b 127.0.0.3] [--iters N] [--size BYTES]
  *
@@ -11,6 +13,7 @@
  *
  * Without UVERBS_DEVICES in the environment, it asks for "emu:ip=A,emu:ip=B".
  */
+#define _POSIX_C_SOURCE 200809L   /* setenv, clock_gettime */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +22,7 @@
 #include <time.h>
 
 #include <infiniband/verbs.h>
+#include <uverbs.h>
 
 struct side {
 	struct ibv_context *ctx;
@@ -222,8 +226,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char devs[128];
-	snprintf(devs, sizeof(devs), "emu:ip=%s,emu:ip=%s", ip_a, ip_b);
-	setenv("UVERBS_DEVICES", devs, 0);
+	snprintf(devs, sizeof(devs), UVERBS_URI_EMU "ip=%s," UVERBS_URI_EMU "ip=%s", ip_a, ip_b);
+	setenv(UVERBS_ENV_DEVICES, devs, 0);   /* unless the user chose devices */
 
 	int n = 0;
 	struct ibv_device **list = ibv_get_device_list(&n);
