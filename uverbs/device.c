@@ -23,6 +23,7 @@
 
 #include "hw/platform/byteorder.h"
 #include "hw/platform/notify.h"
+#include "hw/platform/sock.h"
 #include "uverbs/uv.h"
 
 static pthread_mutex_t uv_list_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -148,7 +149,8 @@ static bool uv_daemon_answers(const char *path)
 	if (strlen(path) >= sizeof(a.sun_path))
 		return false;
 	memcpy(a.sun_path, path, strlen(path));
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	/* Where the system has no SOCK_SEQPACKET unix sockets (macOS) this is -errno: no daemon. */
+	int fd = plat_socket(AF_UNIX, SOCK_SEQPACKET, 0);
 	bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
 	if (fd >= 0)
 		close(fd);
