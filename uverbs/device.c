@@ -684,12 +684,13 @@ UV_EXPORT int ibv_close_device(struct ibv_context *context)
 	struct uv_context *c = uv_ctx(context);
 	struct uv_dev *d = c->dev;
 	pthread_mutex_lock(&d->lock);
-	/* Objects of this context still open: refuse, and the context stays usable.  A
-	 * kernel frees what a closed file still holds, but our objects live in the
-	 * application's hands: freeing the context under them would turn their later
-	 * destroy into a use after free (ibv_destroy_cq, ibv_dealloc_pd ... reach the
-	 * device through the context).  So close behaves as ibv_dealloc_pd does with MRs
-	 * left: EBUSY, until everything made from the context is destroyed. */
+	/* Objects of this context still open.  rdma-core returns 0 here and the kernel
+	 * frees what the closed file still holds, so a later destroy of one of them is a
+	 * use after free; applications such as perftest close with an object left and
+	 * expect success.  Here close succeeds too, and the context, with the device it
+	 * keeps up, stays until the process exits: its objects remain valid, can still be
+	 * used and destroyed, and nothing is freed under them (docs/architecture.md,
+	 * "Known limits"). */
 	if (c->qps || c->cqs || c->srqs || c->npds || c->nahs || c->nchannels) {
 		unsigned nq = 0, nc = 0, ns = 0;
 		for (struct uv_qp *q = c->qps; q; q = q->next)
@@ -698,11 +699,13 @@ UV_EXPORT int ibv_close_device(struct ibv_context *context)
 			nc++;
 		for (struct uv_srq *q = c->srqs; q; q = q->next)
 			ns++;
-		uv_log(UV_LOG_WARN, "%s: ibv_close_device: still open in this context: %u QPs, %u CQs, %u SRQs, "
-		       "%u PDs, %u AHs, %u completion channels (EBUSY)", d->ibdev.name, nq, nc, ns, c->npds, c->nahs,
-		       c->nchannels);
+		if (!c->closed)
+			uv_log(UV_LOG_INFO, "%s: ibv_close_device with %u QPs, %u CQs, %u SRQs, %u PDs, %u AHs, "
+			       "%u completion channels still open: they stay valid, and the context is kept "
+			       "until the process exits", d->ibdev.name, nq, nc, ns, c->npds, c->nahs, c->nchannels);
+		c->closed = true;
 		pthread_mutex_unlock(&d->lock);
-		return EBUSY;
+		return 0;
 	}
 	for (struct uv_context **pp = &d->ctxs; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {

@@ -136,6 +136,7 @@ struct uv_context {
 	/* the other objects made from this context, so that ibv_close_device can refuse
 	 * while any is open (device.c; under dev->lock) */
 	unsigned npds, nahs, nchannels;
+	bool closed;     /* ibv_close_device called with objects open: kept until exit */
 };
 
 struct uv_td {

@@ -152,11 +152,14 @@ static bool app_polling(struct emu_tp *tp, uint64_t now)
 
 static void rx_spin(struct emu_tp *tp, uint8_t *buf)
 {
-	static long ncpu;
+	static long ncpu_cached;   /* every device thread of the process may fill it */
 	uint64_t until = emu_now_ns() + EMU_RX_SPIN_NS, seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
+	long ncpu = __atomic_load_n(&ncpu_cached, __ATOMIC_RELAXED);
 
-	if (!ncpu)
+	if (!ncpu) {
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		__atomic_store_n(&ncpu_cached, ncpu, __ATOMIC_RELAXED);
+	}
 	if (ncpu < 2 || (seen && emu_now_ns() - seen < EMU_RX_PASSIVE_NS))
 		return;
 	for (;;) {

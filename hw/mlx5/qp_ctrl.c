@@ -237,6 +237,10 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	struct mx5_qp *qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return mx5_fail(dev, -ENOMEM, "CREATE_QP: out of memory");
+	/* Locking until the verbs layer says otherwise (a zero-filled pthread spinlock is
+	 * held on x86: hw/platform/thread.h); a reset leaves them alone (sq.h). */
+	plat_spin_init(&qp->sq.lock, 0);
+	plat_spin_init(&qp->rq.lock, 0);
 	qp->dev = dev;
 	qp->pd = pd;
 	qp->type = a->type;

@@ -12,8 +12,8 @@
  * CQ's and, for an SRQ completion, the SRQ's inside it (lock order: CQ, then SQ, RQ or
  * SRQ).  The inline builders here take none themselves, so a caller that owns a queue
  * outright (benchmarks, the UMR QP under the device lock) pays nothing.
- * mx5_sq_init and mx5_rq_init, which a QP reset calls again, leave the locks alone: a
- * zero-filled QP (the control plane callocs it) holds locks that lock.  The SRQ and
+ * mx5_sq_init and mx5_rq_init, which a QP reset calls again, leave the locks alone:
+ * the control plane makes them, locking, when it creates the QP.  The SRQ and
  * CQ ring inits, called once, init theirs as locking.  The verbs layer then chooses
  * with plat_spin_init (single = 1 for the single-thread hints: lock and unlock become
  * one test of a flag).

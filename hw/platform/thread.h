@@ -35,13 +35,15 @@ int plat_mutex_timedlock(pthread_mutex_t *m, const struct timespec *deadline);
  * where a mutex's sleep and wake-up would cost more than the wait.
  *  - Linux: pthread_spinlock_t (pthread_spin_lock(3)), what rdma-core's providers use
  *    (providers/mlx5/mlx5.h mlx5_spin_lock); a user-space test-and-set, no syscall.
- *    glibc and musl define it as an int, 0 when unlocked.
+ *    It is an int whose unlocked value the C library chooses: glibc's x86 spinlock
+ *    is a decrement, unlocked at 1 (sysdeps/x86/nptl/pthread_spin_init.c), its
+ *    generic one (arm64) unlocked at 0.
  *  - macOS: os_unfair_lock (<os/lock.h>, macOS 10.12+), Apple's replacement for the
  *    deprecated OSSpinLock: uncontended it is one atomic compare-and-swap; contended it
  *    waits in the kernel with priority donation instead of spinning.
  *    OS_UNFAIR_LOCK_INIT is all zeroes.
- * So a zero-filled struct plat_spinlock (calloc) is an unlocked lock that locks;
- * plat_spin_init says so explicitly and chooses.  single = 1 makes lock and unlock a
+ * So a zero-filled struct plat_spinlock (calloc) is a held lock on x86 Linux: every
+ * lock is made with plat_spin_init, which also chooses.  single = 1 makes lock and unlock a
  * test of one flag: the owner promised that one thread at a time uses the object (the
  * verbs single-thread hints, docs/architecture.md "Threading").  Neither
  * implementation holds resources, so there is no destroy. */
