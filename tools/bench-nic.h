@@ -187,6 +187,18 @@ static inline struct mx5_mr *bn_mr(struct bn_nic *n, void *buf, size_t len, uint
 	return mr;
 }
 
+/* A send WR on one SGE: what bn_post and bn_post_atomic share before their remote part. */
+static inline void bn_send_wr_init(struct ibv_send_wr *wr, struct ibv_sge *sge, enum ibv_wr_opcode op,
+				   uint64_t wr_id, unsigned flags)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = wr_id;
+	wr->opcode = op;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->send_flags = flags;
+}
+
 /* One WR through mx5_post_send (the verbs post_send of libuverbs). */
 static inline int bn_post(struct bn_qp *q, enum ibv_wr_opcode op, uint64_t wr_id, void *addr, uint32_t len,
 			  uint32_t lkey, uint64_t raddr, uint32_t rkey, unsigned flags)
@@ -194,12 +206,7 @@ static inline int bn_post(struct bn_qp *q, enum ibv_wr_opcode op, uint64_t wr_id
 	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = lkey };
 	struct ibv_send_wr wr;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.opcode = op;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = flags;
+	bn_send_wr_init(&wr, &sge, op, wr_id, flags);
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	return mx5_post_send(q->sq, &wr, NULL);
@@ -211,12 +218,7 @@ static inline int bn_post_atomic(struct bn_qp *q, enum ibv_wr_opcode op, uint64_
 	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = 8, .lkey = lkey };
 	struct ibv_send_wr wr;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.opcode = op;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
+	bn_send_wr_init(&wr, &sge, op, wr_id, IBV_SEND_SIGNALED);
 	wr.wr.atomic.remote_addr = raddr;
 	wr.wr.atomic.rkey = rkey;
 	wr.wr.atomic.compare_add = compare_add;

@@ -12,17 +12,14 @@
 
 void uv_log(enum uv_log_level lvl, const char *fmt, ...)
 {
-	static const char *names[] = { "", "error", "warn", "info", "debug" };
 	/* UVERBS_LOG is read on every message (messages are rare: failures and open/close),
 	 * so a program may change it while it runs. */
 	if ((int)lvl > (int)plat_log_level_env() || lvl == UV_LOG_NONE)
 		return;
-	char line[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	plat_log_vprint(NULL, (enum plat_log_level)lvl, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "uverbs %s: %s\n", names[lvl], line);
 }
 
 /* rdma-core's mlx5 provider reads MLX_{CQ,QP,SRQ}_ALLOC_TYPE (providers/mlx5/buf.c,

@@ -63,13 +63,28 @@ UV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 #define UV_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 			 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING)
 
-static unsigned uv_mx5_access(unsigned a)
+/* The access bits both layers know, one row each: converted in either direction. */
+static const struct {
+	unsigned ibv, mx5;
+} uv_access_map[] = {
+	{ IBV_ACCESS_LOCAL_WRITE, MX5_ACCESS_LOCAL_WRITE },
+	{ IBV_ACCESS_REMOTE_WRITE, MX5_ACCESS_REMOTE_WRITE },
+	{ IBV_ACCESS_REMOTE_READ, MX5_ACCESS_REMOTE_READ },
+	{ IBV_ACCESS_REMOTE_ATOMIC, MX5_ACCESS_REMOTE_ATOMIC },
+};
+
+static unsigned uv_access_convert(unsigned a, bool from_mx5)
 {
-	return ((a & IBV_ACCESS_LOCAL_WRITE) ? MX5_ACCESS_LOCAL_WRITE : 0) |
-	       ((a & IBV_ACCESS_REMOTE_WRITE) ? MX5_ACCESS_REMOTE_WRITE : 0) |
-	       ((a & IBV_ACCESS_REMOTE_READ) ? MX5_ACCESS_REMOTE_READ : 0) |
-	       ((a & IBV_ACCESS_REMOTE_ATOMIC) ? MX5_ACCESS_REMOTE_ATOMIC : 0);
+	unsigned r = 0;
+
+	for (size_t i = 0; i < sizeof(uv_access_map) / sizeof(uv_access_map[0]); i++)
+		if (a & (from_mx5 ? uv_access_map[i].mx5 : uv_access_map[i].ibv))
+			r |= from_mx5 ? uv_access_map[i].ibv : uv_access_map[i].mx5;
+	return r;
 }
+
+unsigned uv_access_to_mx5(unsigned ibv_access) { return uv_access_convert(ibv_access, false); }
+unsigned uv_access_from_mx5(unsigned mx5_access) { return uv_access_convert(mx5_access, true); }
 
 static struct ibv_mr *uv_reg(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 			     unsigned access)
@@ -106,7 +121,7 @@ static struct ibv_mr *uv_reg(struct ibv_pd *pd, void *addr, size_t length, uint6
 		return NULL;
 	}
 	pthread_mutex_lock(&d->lock);
-	int rc = mx5_mr_reg(p->m, addr, length, uv_mx5_access(access), &m->m);
+	int rc = mx5_mr_reg(p->m, addr, length, uv_access_to_mx5(access), &m->m);
 	if (rc)
 		rc = uv_err(d, rc, "ibv_reg_mr");
 	pthread_mutex_unlock(&d->lock);
@@ -251,7 +266,7 @@ static int uv_rereg_in_place(struct uv_mr *m, int flags, struct ibv_pd *npd, uns
 	int rc = uv_umr_qp(d);
 	if (!rc)
 		rc = mx5_mr_umr_rereg(m->m, d->umr_qp, d->umr_cq, uv_from(npd, struct uv_pd, pd)->m,
-				      uv_mx5_access(nacc), (flags & IBV_REREG_MR_CHANGE_PD) != 0,
+				      uv_access_to_mx5(nacc), (flags & IBV_REREG_MR_CHANGE_PD) != 0,
 				      (flags & IBV_REREG_MR_CHANGE_ACCESS) != 0);
 	if (rc && rc != -EOPNOTSUPP && rc != -ENOENT)
 		uv_log(UV_LOG_INFO, "%s: ibv_rereg_mr in place: %s; re-registering", d->ibdev.name,

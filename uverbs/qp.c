@@ -302,22 +302,6 @@ static const struct { int ibv; unsigned mx5; } uv_mask_map[] = {
 	{ IBV_QP_MAX_DEST_RD_ATOMIC, MX5_QP_MAX_DEST_RD_ATOMIC }, { IBV_QP_DEST_QPN, MX5_QP_DEST_QPN },
 };
 
-static unsigned uv_access_to_mx5(unsigned a)
-{
-	return ((a & IBV_ACCESS_LOCAL_WRITE) ? MX5_ACCESS_LOCAL_WRITE : 0) |
-	       ((a & IBV_ACCESS_REMOTE_WRITE) ? MX5_ACCESS_REMOTE_WRITE : 0) |
-	       ((a & IBV_ACCESS_REMOTE_READ) ? MX5_ACCESS_REMOTE_READ : 0) |
-	       ((a & IBV_ACCESS_REMOTE_ATOMIC) ? MX5_ACCESS_REMOTE_ATOMIC : 0);
-}
-
-static unsigned uv_access_from_mx5(unsigned a)
-{
-	return ((a & MX5_ACCESS_LOCAL_WRITE) ? IBV_ACCESS_LOCAL_WRITE : 0) |
-	       ((a & MX5_ACCESS_REMOTE_WRITE) ? IBV_ACCESS_REMOTE_WRITE : 0) |
-	       ((a & MX5_ACCESS_REMOTE_READ) ? IBV_ACCESS_REMOTE_READ : 0) |
-	       ((a & MX5_ACCESS_REMOTE_ATOMIC) ? IBV_ACCESS_REMOTE_ATOMIC : 0);
-}
-
 UV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	if (!qp || !attr)

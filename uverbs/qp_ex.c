@@ -114,26 +114,40 @@ static int uv_wr_complete(struct ibv_qp_ex *x)
 
 /* ---- opcodes ---- */
 
-static void uv_wr_rdma_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr)
+/* A WR that names remote memory: RDMA's (rkey, raddr) pair in wr.rdma. */
+static struct ibv_send_wr *uv_wr_open_rdma(struct ibv_qp_ex *x, enum ibv_wr_opcode op, uint32_t rkey,
+					   uint64_t raddr)
 {
-	struct ibv_send_wr *w = uv_wr_open(x, IBV_WR_RDMA_WRITE);
+	struct ibv_send_wr *w = uv_wr_open(x, op);
 	w->wr.rdma.remote_addr = raddr;
 	w->wr.rdma.rkey = rkey;
+	return w;
+}
+
+/* An atomic WR: the (rkey, raddr) pair and the compare (CAS) or add (FAA) operand in wr.atomic. */
+static struct ibv_send_wr *uv_wr_open_atomic(struct ibv_qp_ex *x, enum ibv_wr_opcode op, uint32_t rkey,
+					     uint64_t raddr, uint64_t compare_add)
+{
+	struct ibv_send_wr *w = uv_wr_open(x, op);
+	w->wr.atomic.remote_addr = raddr;
+	w->wr.atomic.rkey = rkey;
+	w->wr.atomic.compare_add = compare_add;
+	return w;
+}
+
+static void uv_wr_rdma_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr)
+{
+	uv_wr_open_rdma(x, IBV_WR_RDMA_WRITE, rkey, raddr);
 }
 
 static void uv_wr_rdma_write_imm(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr, __be32 imm)
 {
-	struct ibv_send_wr *w = uv_wr_open(x, IBV_WR_RDMA_WRITE_WITH_IMM);
-	w->wr.rdma.remote_addr = raddr;
-	w->wr.rdma.rkey = rkey;
-	w->imm_data = imm;
+	uv_wr_open_rdma(x, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, raddr)->imm_data = imm;
 }
 
 static void uv_wr_rdma_read(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr)
 {
-	struct ibv_send_wr *w = uv_wr_open(x, IBV_WR_RDMA_READ);
-	w->wr.rdma.remote_addr = raddr;
-	w->wr.rdma.rkey = rkey;
+	uv_wr_open_rdma(x, IBV_WR_RDMA_READ, rkey, raddr);
 }
 
 static void uv_wr_send(struct ibv_qp_ex *x)
@@ -154,19 +168,12 @@ static void uv_wr_send_inv(struct ibv_qp_ex *x, uint32_t rkey)
 static void uv_wr_atomic_cmp_swp(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr,
 				 uint64_t compare, uint64_t swap)
 {
-	struct ibv_send_wr *w = uv_wr_open(x, IBV_WR_ATOMIC_CMP_AND_SWP);
-	w->wr.atomic.remote_addr = raddr;
-	w->wr.atomic.rkey = rkey;
-	w->wr.atomic.compare_add = compare;
-	w->wr.atomic.swap = swap;
+	uv_wr_open_atomic(x, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, raddr, compare)->wr.atomic.swap = swap;
 }
 
 static void uv_wr_atomic_fetch_add(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr, uint64_t add)
 {
-	struct ibv_send_wr *w = uv_wr_open(x, IBV_WR_ATOMIC_FETCH_AND_ADD);
-	w->wr.atomic.remote_addr = raddr;
-	w->wr.atomic.rkey = rkey;
-	w->wr.atomic.compare_add = add;
+	uv_wr_open_atomic(x, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr, add);
 }
 
 /* Operations this driver does not build: the WR fails, wr_complete says EOPNOTSUPP. */

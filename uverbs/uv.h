@@ -249,6 +249,10 @@ int uv_query_device_ex_op(struct ibv_context *c, const struct ibv_query_device_e
 /* The port's GID table at bring-up: 0 link-local, 1 the first IPv4 address, then the
  * rest (query.c gives the table). */
 int uv_program_gids(struct uv_dev *d);
+/* Verbs access flags (IBV_ACCESS_*) to the driver's (MX5_ACCESS_*) and back, for MRs
+ * and QPs alike (mr.c holds the one table); flags with no driver bit are dropped. */
+unsigned uv_access_to_mx5(unsigned ibv_access);
+unsigned uv_access_from_mx5(unsigned mx5_access);
 /* Release the UMR QP of mr.c (d->lock held, before the device closes). */
 void uv_umr_release(struct uv_dev *d);
 /* QUERY_ADAPTER: vendor id and PSID into d (at bring-up). */

@@ -124,16 +124,9 @@ static int create_cq(struct emu_dev *d, struct emu_cmd *c)
 
 static int destroy_cq(struct emu_dev *d, struct emu_cmd *c)
 {
-	int rc;
-
 	if (PRM_GET(destroy_cq_in, c->in, uid))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
-	rc = emu_obj_free(d, EMU_OBJ_CQ, (uint32_t)PRM_GET(destroy_cq_in, c->in, cqn));
-	if (rc == -ENOENT)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_CQN);
-	if (rc == -EBUSY)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES_STATE, PRM_SYND_OBJECT_IN_USE);
-	return 0;
+	return emu_cmd_free_obj(d, c, EMU_OBJ_CQ, (uint32_t)PRM_GET(destroy_cq_in, c->in, cqn), PRM_SYND_BAD_CQN);
 }
 
 static int query_cq(struct emu_dev *d, struct emu_cmd *c)

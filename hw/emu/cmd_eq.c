@@ -95,13 +95,7 @@ static int create_eq(struct emu_dev *d, struct emu_cmd *c)
 
 static int destroy_eq(struct emu_dev *d, struct emu_cmd *c)
 {
-	int rc = emu_obj_free(d, EMU_OBJ_EQ, (uint32_t)PRM_GET(destroy_eq_in, c->in, eq_number));
-
-	if (rc == -ENOENT)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_EQN);
-	if (rc == -EBUSY)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES_STATE, PRM_SYND_OBJECT_IN_USE);
-	return 0;
+	return emu_cmd_free_obj(d, c, EMU_OBJ_EQ, (uint32_t)PRM_GET(destroy_eq_in, c->in, eq_number), PRM_SYND_BAD_EQN);
 }
 
 static int query_eq(struct emu_dev *d, struct emu_cmd *c)

@@ -236,16 +236,10 @@ fail:
 static int destroy_mkey(struct emu_dev *d, struct emu_cmd *c)
 {
 	uint32_t index = (uint32_t)PRM_GET(destroy_mkey_in, c->in, mkey_index);
-	int rc;
 
 	if (PRM_GET(destroy_mkey_in, c->in, uid))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
-	rc = emu_obj_free(d, EMU_OBJ_MKEY, index);
-	if (rc == -ENOENT)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_MKEY);
-	if (rc == -EBUSY)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES_STATE, PRM_SYND_OBJECT_IN_USE);
-	return 0;
+	return emu_cmd_free_obj(d, c, EMU_OBJ_MKEY, index, PRM_SYND_BAD_MKEY);
 }
 
 static void put_mtt(uint8_t *e, uint64_t iova, uint8_t flags)

@@ -40,17 +40,6 @@ static int alloc_uar(struct emu_dev *d, struct emu_cmd *c)
 	return 0;
 }
 
-static int free_status(struct emu_dev *d, struct emu_cmd *c, enum emu_obj_type t, uint32_t id, uint32_t bad_synd)
-{
-	int rc = emu_obj_free(d, t, id);
-
-	if (rc == -ENOENT)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, bad_synd);
-	if (rc == -EBUSY)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES_STATE, PRM_SYND_OBJECT_IN_USE);
-	return 0;
-}
-
 static int dealloc_uar(struct emu_dev *d, struct emu_cmd *c)
 {
 	uint32_t idx = (uint32_t)PRM_GET(dealloc_uar_in, c->in, uar);
@@ -59,7 +48,7 @@ static int dealloc_uar(struct emu_dev *d, struct emu_cmd *c)
 	/* Only the index ALLOC_UAR returned names the allocation (uar_4k: its first UAR). */
 	if (!u || emu_uar_index_of(d, emu_obj_id(u)) != idx)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_UAR);
-	return free_status(d, c, EMU_OBJ_UAR, emu_obj_id(u), PRM_SYND_BAD_UAR);
+	return emu_cmd_free_obj(d, c, EMU_OBJ_UAR, emu_obj_id(u), PRM_SYND_BAD_UAR);
 }
 
 static int alloc_pd(struct emu_dev *d, struct emu_cmd *c)
@@ -76,7 +65,7 @@ static int alloc_pd(struct emu_dev *d, struct emu_cmd *c)
 
 static int dealloc_pd(struct emu_dev *d, struct emu_cmd *c)
 {
-	return free_status(d, c, EMU_OBJ_PD, (uint32_t)PRM_GET(dealloc_pd_in, c->in, pd), PRM_SYND_BAD_PD);
+	return emu_cmd_free_obj(d, c, EMU_OBJ_PD, (uint32_t)PRM_GET(dealloc_pd_in, c->in, pd), PRM_SYND_BAD_PD);
 }
 
 static int alloc_td(struct emu_dev *d, struct emu_cmd *c)
@@ -93,8 +82,8 @@ static int alloc_td(struct emu_dev *d, struct emu_cmd *c)
 
 static int dealloc_td(struct emu_dev *d, struct emu_cmd *c)
 {
-	return free_status(d, c, EMU_OBJ_TD, (uint32_t)PRM_GET(dealloc_transport_domain_in, c->in, transport_domain),
-			   PRM_SYND_BAD_TD);
+	return emu_cmd_free_obj(d, c, EMU_OBJ_TD, (uint32_t)PRM_GET(dealloc_transport_domain_in, c->in, transport_domain),
+				PRM_SYND_BAD_TD);
 }
 
 static int query_special_contexts(struct emu_dev *d, struct emu_cmd *c)

@@ -8,6 +8,7 @@
 #ifndef UVERBS_HW_EMU_EMU_DEV_H
 #define UVERBS_HW_EMU_EMU_DEV_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -120,6 +121,21 @@ uint32_t emu_obj_id(const void *obj);
 void emu_obj_ref(void *obj);
 void emu_obj_unref(void *obj);
 int emu_obj_free(struct emu_dev *d, enum emu_obj_type t, uint32_t id);
+/* emu_obj_free for a DESTROY_* / DEALLOC_* handler: the firmware status it answers.
+ * An unknown number is PRM_CMD_STAT_BAD_RES with the object's own syndrome
+ * (`bad_id_synd`: PRM_SYND_BAD_QPN, _BAD_CQN...), an object still referenced is
+ * PRM_CMD_STAT_BAD_RES_STATE / PRM_SYND_OBJECT_IN_USE. */
+static inline int emu_cmd_free_obj(struct emu_dev *d, struct emu_cmd *c, enum emu_obj_type t, uint32_t id,
+				   uint32_t bad_id_synd)
+{
+	int rc = emu_obj_free(d, t, id);
+
+	if (rc == -ENOENT)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, bad_id_synd);
+	if (rc == -EBUSY)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES_STATE, PRM_SYND_OBJECT_IN_USE);
+	return 0;
+}
 /* Call fn for each live object of a type (fn may not free). */
 void emu_obj_foreach(struct emu_dev *d, enum emu_obj_type t, void (*fn)(struct emu_dev *, void *, void *),
 		     void *arg);

@@ -21,13 +21,9 @@ static int emu_log_level(void)
 
 static void emu_vlog(struct emu_dev *d, enum emu_log_level lvl, const char *fmt, va_list ap)
 {
-	static const char *const names[] = { "", "error", "warn", "info", "debug" };
-	char buf[512];
-
 	if ((int)lvl > emu_log_level())
 		return;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	fprintf(stderr, "uverbs %s %s: %s\n", d ? d->name : "emu", names[lvl], buf);
+	plat_log_vprint(d ? d->name : "emu", (enum plat_log_level)lvl, fmt, ap);
 }
 
 void emu_log(struct emu_dev *d, enum emu_log_level lvl, const char *fmt, ...)

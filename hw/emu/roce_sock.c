@@ -125,6 +125,19 @@ static int tx_fd(struct emu_roce_sock *s, uint16_t sport, int *tmp)
 	return fd;
 }
 
+/* The msghdr of one UDP datagram to or from an IPv4 address: one buffer, the peer in sa
+ * (sendmsg reads it, recvmsg fills it in); control data is the caller's. */
+static void datagram_msg(struct msghdr *m, struct sockaddr_in *sa, struct iovec *iov, void *buf, size_t len)
+{
+	iov->iov_base = buf;
+	iov->iov_len = len;
+	memset(m, 0, sizeof(*m));
+	m->msg_name = sa;
+	m->msg_namelen = sizeof(*sa);
+	m->msg_iov = iov;
+	m->msg_iovlen = 1;
+}
+
 int emu_roce_sock_send(struct emu_roce_sock *s, const struct emu_roce_ip *ip, uint8_t *pkt, size_t len,
 		       uint16_t *sport_used)
 {
@@ -161,13 +174,7 @@ int emu_roce_sock_send(struct emu_roce_sock *s, const struct emu_roce_ip *ip, ui
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons(ip->dport);
 	sa.sin_addr.s_addr = htonl(ip->daddr);
-	iov.iov_base = pkt;
-	iov.iov_len = len;
-	memset(&m, 0, sizeof(m));
-	m.msg_name = &sa;
-	m.msg_namelen = sizeof(sa);
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
+	datagram_msg(&m, &sa, &iov, pkt, len);
 	if (ip->tos) {
 		int tos = ip->tos;
 
@@ -199,13 +206,7 @@ ssize_t emu_roce_sock_recv(struct emu_roce_sock *s, uint8_t *buf, size_t cap, st
 
 	if (!s || !buf || !env)
 		return -EINVAL;
-	iov.iov_base = buf;
-	iov.iov_len = cap;
-	memset(&m, 0, sizeof(m));
-	m.msg_name = &sa;
-	m.msg_namelen = sizeof(sa);
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
+	datagram_msg(&m, &sa, &iov, buf, cap);
 	m.msg_control = cbuf;
 	m.msg_controllen = sizeof(cbuf);
 	/* MSG_TRUNC: the real length of an oversized datagram, so it counts as too long */

@@ -11,7 +11,7 @@
  * Everything runs with the device lock (d->lock) held, so the per-QP state below needs
  * no lock of its own.
  *
- * Files: cmd_transport.c (device state, per-QP table, counters, test API),
+ * Files: transport_core.c (device state, per-QP table, counters, test API),
  * sq_engine.c (doorbells, WQE fetch/decode, transmit), rq.c (receive WQEs, SRQs),
  * cqe.c (CQEs, CQ arming, completion events, overrun), rc_req.c (RC requester: ACK/NAK,
  * READ responses, timers, errors and flush), rc_resp.c (RC responder), uc_ud.c (UC and
@@ -231,7 +231,7 @@ struct emu_tp {
 	uint8_t *assist_buf;             /* receive buffer of the polls (EMU_ROCE_MAX_PKT + 1) */
 };
 
-/* cmd_transport.c */
+/* transport_core.c */
 struct emu_tp *emu_tp_get(struct emu_dev *d);
 struct emu_tq *emu_tq_get(struct emu_tp *tp, struct emu_qp *qp);
 void emu_tp_foreach_tq(struct emu_tp *tp, void (*fn)(struct emu_tp *, struct emu_tq *, void *), void *arg);

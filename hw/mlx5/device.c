@@ -47,15 +47,12 @@ void mx5_sleep_us(unsigned us)
 
 void mx5_log(enum mx5_log_level lvl, const char *fmt, ...)
 {
-	static const char *const names[] = { "", "error", "warn", "info", "debug" };
 	if ((int)lvl > (int)plat_log_level_env())
 		return;
-	char buf[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	plat_log_vprint("mx5", (enum plat_log_level)lvl, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "uverbs mx5 %s: %s\n", names[lvl], buf);
 }
 
 int mx5_device_bringup_info(const struct mx5_device *dev, struct mx5_bringup_info *bi)

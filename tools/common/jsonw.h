@@ -58,11 +58,18 @@ static inline void jw_key(struct jw *w, const char *k)
 	w->pending_key = 1;
 }
 
-static inline void jw_open(struct jw *w, const char *k, char c)
+/* Where every value starts: its key when it is an object member (k not NULL), else
+ * the separator from the previous array element. */
+static inline void jw_value_start(struct jw *w, const char *k)
 {
 	if (k)
 		jw_key(w, k);
 	jw_sep(w);
+}
+
+static inline void jw_open(struct jw *w, const char *k, char c)
+{
+	jw_value_start(w, k);
 	fputc(c, w->f);
 	if (w->depth < 31)
 		w->depth++;
@@ -88,9 +95,7 @@ static inline void jw_arr_end(struct jw *w) { jw_close(w, ']'); }
 
 static inline void jw_str(struct jw *w, const char *k, const char *v)
 {
-	if (k)
-		jw_key(w, k);
-	jw_sep(w);
+	jw_value_start(w, k);
 	if (v)
 		jw_raw_str(w, v);
 	else
@@ -99,25 +104,19 @@ static inline void jw_str(struct jw *w, const char *k, const char *v)
 
 static inline void jw_u64(struct jw *w, const char *k, uint64_t v)
 {
-	if (k)
-		jw_key(w, k);
-	jw_sep(w);
+	jw_value_start(w, k);
 	fprintf(w->f, "%" PRIu64, v);
 }
 
 static inline void jw_i64(struct jw *w, const char *k, int64_t v)
 {
-	if (k)
-		jw_key(w, k);
-	jw_sep(w);
+	jw_value_start(w, k);
 	fprintf(w->f, "%" PRId64, v);
 }
 
 static inline void jw_dbl(struct jw *w, const char *k, double v)
 {
-	if (k)
-		jw_key(w, k);
-	jw_sep(w);
+	jw_value_start(w, k);
 	if (isfinite(v))
 		fprintf(w->f, "%.12g", v);
 	else
@@ -126,17 +125,13 @@ static inline void jw_dbl(struct jw *w, const char *k, double v)
 
 static inline void jw_bool(struct jw *w, const char *k, int v)
 {
-	if (k)
-		jw_key(w, k);
-	jw_sep(w);
+	jw_value_start(w, k);
 	fputs(v ? "true" : "false", w->f);
 }
 
 static inline void jw_null(struct jw *w, const char *k)
 {
-	if (k)
-		jw_key(w, k);
-	jw_sep(w);
+	jw_value_start(w, k);
 	fputs("null", w->f);
 }
 

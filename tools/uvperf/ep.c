@@ -224,7 +224,7 @@ int up_ep_post_recv(struct up_ep *ep, unsigned q, uint64_t n, uint32_t size, uin
 		.length = size,
 		.lkey = ep->mr->lkey,
 	};
-	struct ibv_recv_wr wr = { .wr_id = ((uint64_t)q << 48) | (n & 0xffffffffffffull), .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr wr = { .wr_id = up_wr_id(q, n), .sg_list = &sge, .num_sge = 1 };
 	struct ibv_recv_wr *bad = NULL;
 	return ibv_post_recv(ep->qp[q], &wr, &bad);
 }

@@ -167,7 +167,7 @@ static void build_wr(struct up_client *c, const struct up_test *t, unsigned q, u
 	sge->addr = (uint64_t)(uintptr_t)(c->ep.buf + (size_t)q * c->ep.bufsize + slot * len);
 	sge->length = len;
 	sge->lkey = c->ep.mr->lkey;
-	wr->wr_id = ((uint64_t)q << 48) | (n & 0xffffffffffffull);
+	wr->wr_id = up_wr_id(q, n);
 	wr->sg_list = sge;
 	wr->num_sge = 1;
 	wr->send_flags = IBV_SEND_SIGNALED;
@@ -201,6 +201,21 @@ static int wc_error(const struct ibv_wc *wc, uint64_t n, char *err, size_t errle
 	snprintf(err, errlen, "completion error on QP 0x%x, message %" PRIu64 ": %s (vendor syndrome 0x%x)",
 		 wc->qp_num, n, ibv_wc_status_str(wc->status), wc->vendor_err);
 	return -EIO;
+}
+
+/* Poll up to `max` completions from cq into wc: their number, or -errno with err set
+ * when the poll fails or any of them completed in error (which ends the run). */
+static int poll_cq_ok(struct ibv_cq *cq, struct ibv_wc *wc, int max, char *err, size_t errlen)
+{
+	int got = ibv_poll_cq(cq, max, wc);
+	if (got < 0) {
+		snprintf(err, errlen, "ibv_poll_cq failed (%d)", got);
+		return -EIO;
+	}
+	for (int k = 0; k < got; k++)
+		if (wc[k].status != IBV_WC_SUCCESS)
+			return wc_error(&wc[k], up_wr_id_seq(wc[k].wr_id), err, errlen);
+	return got;
 }
 
 /* During a long round the server waits on the side channel: tell it now and then that
@@ -316,15 +331,11 @@ static int bw_round(struct up_client *c, const struct up_test *t, uint64_t base,
 		int any = 0;
 		for (unsigned i = 0; i < ncq; i++) {
 			struct ibv_wc wc[32];
-			int got = ibv_poll_cq(c->ep.cq[i], 32, wc);
-			if (got < 0) {
-				snprintf(err, errlen, "ibv_poll_cq failed (%d)", got);
-				return -EIO;
-			}
+			int got = poll_cq_ok(c->ep.cq[i], wc, 32, err, errlen);
+			if (got < 0)
+				return got;
 			for (int k = 0; k < got; k++) {
-				unsigned q = (unsigned)(wc[k].wr_id >> 48);
-				if (wc[k].status != IBV_WC_SUCCESS)
-					return wc_error(&wc[k], wc[k].wr_id & 0xffffffffffffull, err, errlen);
+				unsigned q = up_wr_id_qp(wc[k].wr_id);
 				if (q >= nq || !out[q]) {
 					snprintf(err, errlen, "completion for unknown work request 0x%" PRIx64, wc[k].wr_id);
 					return -EPROTO;
@@ -578,15 +589,11 @@ static int srv_poll_recv(struct up_ep *ep, struct srv_test *st, char *err, size_
 	int got_any = 0;
 	for (unsigned i = 0; i < ncq; i++) {
 		struct ibv_wc wc[32];
-		int got = ibv_poll_cq(ep->cq[i], 32, wc);
-		if (got < 0) {
-			snprintf(err, errlen, "ibv_poll_cq failed (%d)", got);
-			return -EIO;
-		}
+		int got = poll_cq_ok(ep->cq[i], wc, 32, err, errlen);
+		if (got < 0)
+			return got;
 		for (int k = 0; k < got; k++) {
-			unsigned q = (unsigned)(wc[k].wr_id >> 48);
-			if (wc[k].status != IBV_WC_SUCCESS)
-				return wc_error(&wc[k], wc[k].wr_id & 0xffffffffffffull, err, errlen);
+			unsigned q = up_wr_id_qp(wc[k].wr_id);
 			if (q < nq && wc[k].opcode == IBV_WC_RECV) {
 				if (wc[k].byte_len != st->t.size) {
 					snprintf(err, errlen, "QP %u received %u bytes, expected %u", q, wc[k].byte_len,

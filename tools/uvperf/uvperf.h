@@ -112,6 +112,12 @@ int up_chan_connect(const char *addr, int port, unsigned timeout_ms, char *err, 
 
 /* ------------------------------------------------------------------ verbs endpoint */
 
+/* A work request's wr_id: the QP's index in the endpoint in the top 16 bits, the
+ * message's sequence number in the low 48, so a shared CQ's completion names both. */
+static inline uint64_t up_wr_id(unsigned q, uint64_t n) { return ((uint64_t)q << 48) | (n & 0xffffffffffffull); }
+static inline unsigned up_wr_id_qp(uint64_t wr_id) { return (unsigned)(wr_id >> 48); }
+static inline uint64_t up_wr_id_seq(uint64_t wr_id) { return wr_id & 0xffffffffffffull; }
+
 struct up_ep {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
