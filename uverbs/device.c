@@ -690,7 +690,7 @@ UV_EXPORT int ibv_close_device(struct ibv_context *context)
 	 * expect success.  Here close succeeds too, and the context, with the device it
 	 * keeps up, stays until the process exits: its objects remain valid, can still be
 	 * used and destroyed, and nothing is freed under them (docs/architecture.md,
-	 * "Known limits"). */
+	 * "The verbs layer"). */
 	if (c->qps || c->cqs || c->srqs || c->npds || c->nahs || c->nchannels) {
 		unsigned nq = 0, nc = 0, ns = 0;
 		for (struct uv_qp *q = c->qps; q; q = q->next)
