@@ -11,19 +11,7 @@
 #include <unistd.h>
 
 #include "hw/platform/vm.h"
-
-/* Linux: CAP_IPC_LOCK lifts the limit (root has it), so take it out of the effective
- * set first, as an unprivileged process would run. */
-static void drop_ipc_lock(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
-
-	memset(d, 0, sizeof(d));
-	cr_assert_eq(syscall(SYS_capget, &h, d), 0);
-	d[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
-	cr_assert_eq(syscall(SYS_capset, &h, d), 0);
-}
+#include "tests/common/drop_ipc_lock_linux.h"
 
 Test(vm_lock, limit_is_rlimit_memlock_without_cap_ipc_lock)
 {

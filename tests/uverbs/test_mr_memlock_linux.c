@@ -9,21 +9,10 @@
 #include <unistd.h>
 
 #include "tests/uverbs/uv_test.h"
+#include "tests/common/drop_ipc_lock_linux.h"
 
 #define KIB 1024u
 #define MIB (1024u * 1024u)
-
-/* Root has CAP_IPC_LOCK, which lifts the limit: run as an unprivileged process would. */
-static void drop_ipc_lock(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
-
-	memset(d, 0, sizeof(d));
-	cr_assert_eq(syscall(SYS_capget, &h, d), 0);
-	d[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
-	cr_assert_eq(syscall(SYS_capset, &h, d), 0);
-}
 
 static void limit(rlim_t bytes)
 {
