@@ -300,10 +300,10 @@ MX5_HOT int mx5_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 	}
 }
 
-/* ibv_poll_cq: up to ne completions; the consumer index goes to the doorbell record
+/* The ring alone: up to ne completions; the consumer index goes to the doorbell record
  * once for the batch.  Returns the count, or a negative errno when the first CQE
  * could not be matched to a queue. */
-MX5_HOT int mx5_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
+MX5_HOT int mx5_poll_cq_ring(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
 {
 	int n, r = 0;
 
@@ -312,18 +312,20 @@ MX5_HOT int mx5_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
 		if (r <= 0)
 			break;
 	}
-	/* Empty: a software device may take its arrivals in this thread (shim hook, NULL
-	 * on hardware), then the CQ is looked at once more. */
-	if (__builtin_expect(n == 0 && r == 0, 0) && shim_poll_assist(cq->bar)) {
-		for (; n < ne; n++) {
-			r = mx5_poll_one(cq, wc + n);
-			if (r <= 0)
-				break;
-		}
-	}
 	if (n || r < 0)
 		mx5_cq_ring_update_ci(cq);
 	return n ? n : (r < 0 ? r : 0);
+}
+
+/* ibv_poll_cq: the ring; when it is empty, a software device may take its arrivals in
+ * this thread (shim hook, NULL on hardware), then the ring is looked at once more. */
+MX5_HOT int mx5_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
+{
+	int n = mx5_poll_cq_ring(cq, ne, wc);
+
+	if (__builtin_expect(n == 0, 0) && shim_poll_assist(cq->bar))
+		n = mx5_poll_cq_ring(cq, ne, wc);
+	return n;
 }
 
 /* ibv_poll_cq as the verbs layer calls it: under the CQ's lock (mx5_poll_cq_locked,
