@@ -3,7 +3,7 @@
 # libFuzzer's coverage and ASan+UBSan, and link one harness.  The layers are those of
 # uv_emu, uv_shim (Linux: emu + vfio, not the macOS kext), uv_fwcmd and uv_platform's
 # Linux side, with the defines their CMakeLists give them; the emulator's command-area
-# registry is generated from the file names as hw/emu/CMakeLists.txt does.
+# registry is generated from the area definitions as hw/emu/CMakeLists.txt does.
 #   fuzz_build_emu SRC WORK BIN HARNESS [EXTRA_SOURCE...]
 # Fails (exit 1, never skips) when clang or the libFuzzer runtime is missing or a
 # source does not compile.
@@ -19,11 +19,10 @@ fuzz_build_emu() {
   fi
   mkdir -p "$work/obj"
   local areas=$work/emu_areas.c
-  # Area names as hw/emu/CMakeLists.txt makes them: each cmd_<area>.c, and
-  # transport_core.c as "transport", in name order (their init and teardown order).
+  # Area names by hw/emu/CMakeLists.txt's rule: every emu_area_<name> a source defines
+  # at the start of a line, in name order (their init and teardown order).
   local names
-  names=$( { for f in "$src"/hw/emu/cmd_*.c; do a=$(basename "$f" .c); echo "${a#cmd_}"; done
-             [ -f "$src"/hw/emu/transport_core.c ] && echo transport; } | LC_ALL=C sort)
+  names=$(sed -n 's/^const struct emu_cmd_area emu_area_\([a-z0-9_]*\) =.*/\1/p' "$src"/hw/emu/*.c | LC_ALL=C sort)
   {
     echo '#include "hw/emu/emu_dev.h"'
     for a in $names; do echo "extern const struct emu_cmd_area emu_area_${a};"; done
