@@ -55,6 +55,8 @@ void emu_roce_sock_fini(struct emu_roce_sock *s)
 		s->tx_fd = NULL;
 	}
 	s->ntx = 0;
+	free(s->txq);
+	s->txq = NULL;
 	pthread_mutex_destroy(&s->lock);
 }
 
@@ -138,13 +140,119 @@ static void datagram_msg(struct msghdr *m, struct sockaddr_in *sa, struct iovec 
 	m->msg_iovlen = 1;
 }
 
+/* The IP_TOS control message of a packet that asks for a TOS (cm: the caller's). */
+union tos_cmsg {
+	struct cmsghdr h;
+	char b[CMSG_SPACE(sizeof(int))];
+};
+
+static void set_tos(struct msghdr *m, union tos_cmsg *cm, uint8_t tos)
+{
+	int v = tos;
+
+	if (!tos)
+		return;
+	memset(cm, 0, sizeof(*cm));
+	m->msg_control = cm->b;
+	m->msg_controllen = sizeof(cm->b);
+	cm->h.cmsg_level = IPPROTO_IP;
+	cm->h.cmsg_type = IP_TOS;
+	cm->h.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&cm->h), &v, sizeof(v));
+}
+
+static void set_dest(struct sockaddr_in *sa, const struct emu_roce_ip *ip)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons(ip->dport);
+	sa->sin_addr.s_addr = htonl(ip->daddr);
+}
+
+/* Corked packets: copies, in order, each with the socket it leaves from. */
+#define TXQ_SLOTS 32
+#define TXQ_SLOT_BYTES 4400          /* headers + a 4096-byte MTU + ICRC */
+
+struct emu_roce_txq {
+	unsigned n;
+	int fd[TXQ_SLOTS];
+	struct plat_dgram dg[TXQ_SLOTS];
+	struct iovec iov[TXQ_SLOTS];
+	struct sockaddr_in sa[TXQ_SLOTS];
+	union tos_cmsg cm[TXQ_SLOTS];
+	uint8_t pkt[TXQ_SLOTS][TXQ_SLOT_BYTES];
+};
+
+/* Send the queue: one system call per run of packets from the same socket.  A packet
+ * the socket refuses is lost, as an unqueued one whose error nobody acts on would be
+ * (the requester's timer resends it); EMSGSIZE (larger than the interface takes with
+ * DF) turns corking off, so the resent packet meets the error at its own send. */
+static void txq_flush(struct emu_roce_sock *s)
+{
+	struct emu_roce_txq *q = s->txq;
+	unsigned i = 0;
+
+	if (!q)
+		return;
+	while (i < q->n) {
+		unsigned run = 1;
+		int r;
+
+		while (i + run < q->n && q->fd[i + run] == q->fd[i])
+			run++;
+		r = plat_send_many(q->fd[i], &q->dg[i], run);
+		s->tx_calls++;
+		if (r < 0) {
+			s->tx_errors++;
+			if (r == -EMSGSIZE)
+				s->cork_off = true;
+			r = 1;   /* skip the refused packet, send the rest */
+		}
+		i += (unsigned)r;
+	}
+	q->n = 0;
+}
+
+/* Queue one packet (the cork is on); false when it must go out at once instead. */
+static bool txq_add(struct emu_roce_sock *s, int fd, const struct emu_roce_ip *ip, const uint8_t *pkt, size_t len)
+{
+	struct emu_roce_txq *q;
+	unsigned i;
+
+	if (s->cork_off || len > TXQ_SLOT_BYTES)
+		return false;
+	if (!s->txq) {
+		s->txq = calloc(1, sizeof(*s->txq));
+		if (!s->txq)
+			return false;
+	}
+	q = s->txq;
+	if (q->n == TXQ_SLOTS)
+		txq_flush(s);
+	i = q->n++;
+	memcpy(q->pkt[i], pkt, len);
+	q->fd[i] = fd;
+	set_dest(&q->sa[i], ip);
+	datagram_msg(&q->dg[i].hdr, &q->sa[i], &q->iov[i], q->pkt[i], len);
+	set_tos(&q->dg[i].hdr, &q->cm[i], ip->tos);
+	return true;
+}
+
+void emu_roce_sock_cork(struct emu_roce_sock *s)
+{
+	s->cork++;
+}
+
+void emu_roce_sock_uncork(struct emu_roce_sock *s)
+{
+	if (s->cork && --s->cork == 0)
+		txq_flush(s);
+}
+
 int emu_roce_sock_send(struct emu_roce_sock *s, const struct emu_roce_ip *ip, uint8_t *pkt, size_t len,
 		       uint16_t *sport_used)
 {
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int))];
-	} cm;
+	union tos_cmsg cm;
 	struct sockaddr_in sa;
 	struct iovec iov;
 	struct msghdr m;
@@ -170,36 +278,50 @@ int emu_roce_sock_send(struct emu_roce_sock *s, const struct emu_roce_ip *ip, ui
 		s->tx_fallbacks++;
 		pthread_mutex_unlock(&s->lock);
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(ip->dport);
-	sa.sin_addr.s_addr = htonl(ip->daddr);
+	if (sport_used)
+		*sport_used = sport;
+	if (s->cork && tmp < 0 && txq_add(s, fd, ip, pkt, len))
+		return 0;
+	txq_flush(s);   /* whatever was queued leaves first: the wire keeps the order */
+	set_dest(&sa, ip);
 	datagram_msg(&m, &sa, &iov, pkt, len);
-	if (ip->tos) {
-		int tos = ip->tos;
-
-		memset(&cm, 0, sizeof(cm));
-		m.msg_control = cm.b;
-		m.msg_controllen = sizeof(cm.b);
-		cm.h.cmsg_level = IPPROTO_IP;
-		cm.h.cmsg_type = IP_TOS;
-		cm.h.cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(&cm.h), &tos, sizeof(tos));
-	}
+	set_tos(&m, &cm, ip->tos);
+	s->tx_calls++;
 	if (sendmsg(fd, &m, 0) < 0)
 		rc = -errno;
 	if (tmp >= 0)
 		close(tmp);
-	if (sport_used)
-		*sport_used = sport;
 	return rc;
 }
 
+/* The envelope of a received datagram: addresses, and TOS and TTL from the control
+ * data IP_RECVTOS/IP_RECVTTL asked for. */
+static void rx_envelope(struct emu_roce_sock *s, const struct sockaddr_in *sa, struct msghdr *m,
+			struct emu_roce_ip *env)
+{
+	struct cmsghdr *c;
+
+	emu_roce_ip_init(env, ntohl(sa->sin_addr.s_addr), s->ipv4, ntohs(sa->sin_port), 0);
+	for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level != IPPROTO_IP)
+			continue;
+		if (c->cmsg_type == IP_TOS && c->cmsg_len >= CMSG_LEN(1)) {
+			env->tos = *(const uint8_t *)CMSG_DATA(c);
+		} else if (c->cmsg_type == IP_TTL && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int ttl;
+
+			memcpy(&ttl, CMSG_DATA(c), sizeof(ttl));
+			env->ttl = (uint8_t)ttl;
+		}
+	}
+}
+
+#define RX_CBUF (CMSG_SPACE(sizeof(int)) * 4)
+
 ssize_t emu_roce_sock_recv(struct emu_roce_sock *s, uint8_t *buf, size_t cap, struct emu_roce_ip *env, int flags)
 {
-	char cbuf[CMSG_SPACE(sizeof(int)) * 4];
+	char cbuf[RX_CBUF];
 	struct sockaddr_in sa;
-	struct cmsghdr *c;
 	struct iovec iov;
 	struct msghdr m;
 	ssize_t n;
@@ -213,18 +335,69 @@ ssize_t emu_roce_sock_recv(struct emu_roce_sock *s, uint8_t *buf, size_t cap, st
 	n = recvmsg(s->fd, &m, flags | MSG_TRUNC);
 	if (n < 0)
 		return -errno;
-	emu_roce_ip_init(env, ntohl(sa.sin_addr.s_addr), s->ipv4, ntohs(sa.sin_port), 0);
-	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-		if (c->cmsg_level != IPPROTO_IP)
-			continue;
-		if (c->cmsg_type == IP_TOS && c->cmsg_len >= CMSG_LEN(1)) {
-			env->tos = *(const uint8_t *)CMSG_DATA(c);
-		} else if (c->cmsg_type == IP_TTL && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
-			int ttl;
+	rx_envelope(s, &sa, &m, env);
+	return n;
+}
 
-			memcpy(&ttl, CMSG_DATA(c), sizeof(ttl));
-			env->ttl = (uint8_t)ttl;
-		}
+struct emu_roce_rx_slots {
+	struct plat_dgram dg[EMU_ROCE_RX_BATCH];
+	struct iovec iov[EMU_ROCE_RX_BATCH];
+	struct sockaddr_in sa[EMU_ROCE_RX_BATCH];
+	char cbuf[EMU_ROCE_RX_BATCH][RX_CBUF];
+	uint8_t *mem;
+};
+
+int emu_roce_rx_batch_init(struct emu_roce_rx_batch *b)
+{
+	struct emu_roce_rx_slots *sl;
+
+	memset(b, 0, sizeof(*b));
+	sl = calloc(1, sizeof(*sl));
+	if (!sl)
+		return -ENOMEM;
+	/* pages are only backed where datagrams land: a few KiB a slot in practice */
+	sl->mem = malloc((size_t)EMU_ROCE_RX_BATCH * (EMU_ROCE_MAX_PKT + 1));
+	if (!sl->mem) {
+		free(sl);
+		return -ENOMEM;
 	}
+	for (unsigned i = 0; i < EMU_ROCE_RX_BATCH; i++)
+		b->pkt[i] = sl->mem + (size_t)i * (EMU_ROCE_MAX_PKT + 1);
+	b->slots = sl;
+	return 0;
+}
+
+void emu_roce_rx_batch_fini(struct emu_roce_rx_batch *b)
+{
+	if (!b || !b->slots)
+		return;
+	free(b->slots->mem);
+	free(b->slots);
+	memset(b, 0, sizeof(*b));
+}
+
+int emu_roce_sock_recv_many(struct emu_roce_sock *s, struct emu_roce_rx_batch *b, int flags)
+{
+	struct emu_roce_rx_slots *sl;
+	int n;
+
+	if (!s || !b || !b->slots)
+		return -EINVAL;
+	sl = b->slots;
+	for (unsigned i = 0; i < EMU_ROCE_RX_BATCH; i++) {
+		datagram_msg(&sl->dg[i].hdr, &sl->sa[i], &sl->iov[i], b->pkt[i], EMU_ROCE_MAX_PKT + 1);
+		sl->dg[i].hdr.msg_control = sl->cbuf[i];
+		sl->dg[i].hdr.msg_controllen = sizeof(sl->cbuf[i]);
+	}
+	b->n = 0;
+	/* MSG_TRUNC: each length is the datagram's real one, as emu_roce_sock_recv */
+	n = plat_recv_many(s->fd, sl->dg, EMU_ROCE_RX_BATCH, flags | MSG_TRUNC);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		b->len[i] = sl->dg[i].len;
+		rx_envelope(s, &sl->sa[i], &sl->dg[i].hdr, &b->env[i]);
+	}
+	b->n = (unsigned)n;
 	return n;
 }

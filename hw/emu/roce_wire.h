@@ -164,6 +164,13 @@ struct emu_roce_sock {
 	int *tx_fd;                 /* [sport - 0xc000]: -1 none yet; NULL until first use */
 	unsigned ntx;
 	uint64_t tx_fallbacks;      /* sends that could not use their source port */
+	/* Corked sends (emu_roce_sock_cork): queued, then sent together, one system call
+	 * per run of packets leaving from the same socket.  Used under the caller's lock. */
+	unsigned cork;              /* nesting depth; 0: every send goes out at once */
+	bool cork_off;              /* a queued send failed with EMSGSIZE: send at once from now */
+	struct emu_roce_txq *txq;   /* NULL until first corked */
+	uint64_t tx_errors;         /* queued sends the socket refused (counted as lost) */
+	uint64_t tx_calls;          /* system calls that sent packets, queued or not */
 };
 
 /* Set IP_PMTUDISC_DO (DF=1, ID=0) and IP_RECVTOS/IP_RECVTTL on fd. */
@@ -183,5 +190,31 @@ int emu_roce_sock_send(struct emu_roce_sock *s, const struct emu_roce_ip *ip, ui
  * envelope as the sender's kernel built it: the sender's address and port, ours, TOS
  * and TTL as received, ID 0 and DF (what emulated ports send). */
 ssize_t emu_roce_sock_recv(struct emu_roce_sock *s, uint8_t *buf, size_t cap, struct emu_roce_ip *env, int flags);
+
+/* Batches.  A system call costs about a microsecond on the virtual CPUs this runs on
+ * (docs/benchmarks.md), as much as a loopback datagram's own work, so the device takes
+ * what has arrived in one call and sends what one doorbell or one receive pass made
+ * in one call per socket. */
+#define EMU_ROCE_RX_BATCH 16
+
+/* Up to EMU_ROCE_RX_BATCH arrivals: pkt[i] holds len[i] bytes (len[i] larger than
+ * EMU_ROCE_MAX_PKT: truncated, drop it as TOO_LONG), env[i] as emu_roce_sock_recv. */
+struct emu_roce_rx_batch {
+	unsigned n;
+	uint8_t *pkt[EMU_ROCE_RX_BATCH];
+	size_t len[EMU_ROCE_RX_BATCH];
+	struct emu_roce_ip env[EMU_ROCE_RX_BATCH];
+	struct emu_roce_rx_slots *slots;    /* buffers and message headers */
+};
+
+int emu_roce_rx_batch_init(struct emu_roce_rx_batch *b);
+void emu_roce_rx_batch_fini(struct emu_roce_rx_batch *b);
+/* Receive what is queued, at most EMU_ROCE_RX_BATCH (flags as emu_roce_sock_recv: with
+ * 0 the first one is waited for).  How many (b->n too), or -errno. */
+int emu_roce_sock_recv_many(struct emu_roce_sock *s, struct emu_roce_rx_batch *b, int flags);
+
+/* Hold every send from now until the matching uncork, which sends them, in order. */
+void emu_roce_sock_cork(struct emu_roce_sock *s);
+void emu_roce_sock_uncork(struct emu_roce_sock *s);
 
 #endif

@@ -114,25 +114,44 @@ void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct 
 	}
 }
 
-/* Take up to a batch of arrivals off the socket, non-blocking; how many were handled. */
-static unsigned rx_batch(struct emu_tp *tp, uint8_t *buf)
+/* Take up to EMU_RX_BATCH arrivals off the socket, non-blocking, EMU_ROCE_RX_BATCH a
+ * system call; how many were handled.  A short batch means the socket is empty. */
+static unsigned rx_batch(struct emu_tp *tp)
 {
+	struct emu_roce_rx_batch *b = &tp->rxb;
 	unsigned n = 0;
 
-	for (int i = 0; i < EMU_RX_BATCH; i++) {
-		struct emu_roce_ip env;
-		ssize_t r = emu_roce_sock_recv(&tp->sock, buf, EMU_ROCE_MAX_PKT + 1, &env, MSG_DONTWAIT);
+	while (n < EMU_RX_BATCH) {
+		int got = emu_roce_sock_recv_many(&tp->sock, b, MSG_DONTWAIT);
 
-		if (r < 0)
+		if (got <= 0)
 			break;
-		n++;
-		if ((size_t)r > EMU_ROCE_MAX_PKT) {
-			tp->ctr.rx_pkts++;
-			tp->ctr.drops[EMU_ROCE_DROP_TOO_LONG]++;
-			continue;
+		tp->ctr.rx_calls++;
+		for (unsigned i = 0; i < b->n; i++) {
+			if (b->len[i] > EMU_ROCE_MAX_PKT) {
+				tp->ctr.rx_pkts++;
+				tp->ctr.drops[EMU_ROCE_DROP_TOO_LONG]++;
+				continue;
+			}
+			emu_tp_rx_packet(tp, b->pkt[i], b->len[i], &b->env[i]);
 		}
-		emu_tp_rx_packet(tp, buf, (size_t)r, &env);
+		n += b->n;
+		if (b->n < EMU_ROCE_RX_BATCH)
+			break;
 	}
+	return n;
+}
+
+/* One receive pass under the device lock: the arrivals, then the ACKs they leave due,
+ * every packet they make sent together at the end.  How many arrived. */
+static unsigned rx_pass(struct emu_tp *tp, uint64_t now)
+{
+	unsigned n;
+
+	emu_roce_sock_cork(&tp->sock);
+	n = rx_batch(tp);
+	emu_resp_flush_acks(tp, now ? now : emu_now_ns(), NULL);
+	emu_roce_sock_uncork(&tp->sock);
 	return n;
 }
 
@@ -150,7 +169,7 @@ static bool app_polling(struct emu_tp *tp, uint64_t now)
  * on memory would take the CPU it runs on.  Only with more than one CPU. */
 #define EMU_RX_PASSIVE_NS 10000000ull
 
-static void rx_spin(struct emu_tp *tp, uint8_t *buf)
+static void rx_spin(struct emu_tp *tp)
 {
 	static long ncpu_cached;   /* every device thread of the process may fill it */
 	uint64_t until = emu_now_ns() + EMU_RX_SPIN_NS, seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
@@ -170,10 +189,8 @@ static void rx_spin(struct emu_tp *tp, uint8_t *buf)
 			return;
 		if (pthread_mutex_trylock(&tp->d->lock) != 0)
 			continue;
-		if (rx_batch(tp, buf)) {
-			emu_resp_flush_acks(tp, emu_now_ns(), NULL);
+		if (rx_pass(tp, 0))
 			until = emu_now_ns() + EMU_RX_SPIN_NS;
-		}
 		pthread_mutex_unlock(&tp->d->lock);
 	}
 }
@@ -184,7 +201,7 @@ void emu_poll_assist(struct emu_dev *d)
 	uint64_t now;
 	unsigned n;
 
-	if (!tp || !tp->sock_ok || !tp->assist_buf)
+	if (!tp || !tp->sock_ok || !tp->rxb.slots)
 		return;
 	now = emu_now_ns();
 	__atomic_store_n(&tp->poll_seen, now, __ATOMIC_RELAXED);
@@ -192,10 +209,9 @@ void emu_poll_assist(struct emu_dev *d)
 		return;   /* the device thread or a doorbell is at work: poll again */
 	tp->ctr.assist_polls++;
 	tp->in_assist = true;
-	n = rx_batch(tp, tp->assist_buf);
+	n = rx_pass(tp, now);
 	tp->in_assist = false;
 	tp->ctr.assist_pkts += n;
-	emu_resp_flush_acks(tp, now, NULL);
 	pthread_mutex_unlock(&d->lock);
 }
 
@@ -283,10 +299,7 @@ static void *rx_main(void *arg)
 {
 	struct emu_tp *tp = arg;
 	struct emu_dev *d = tp->d;
-	uint8_t *buf = malloc(EMU_ROCE_MAX_PKT + 1);
 
-	if (!buf)
-		return NULL;
 	plat_thread_set_name(EMU_DEVICE_THREAD_NAME);   /* for top -H, ps -L, gdb */
 	device_thread_sched(tp);
 	for (;;) {
@@ -331,12 +344,10 @@ static void *rx_main(void *arg)
 			break;
 		tp->wake_at = 0;
 		tp->ctr.device_thread_wakeups++;
-		(void)rx_batch(tp, buf);
-		emu_resp_flush_acks(tp, emu_now_ns(), NULL);
+		(void)rx_pass(tp, 0);
 		pthread_mutex_unlock(&d->lock);
-		rx_spin(tp, buf);
+		rx_spin(tp);
 	}
-	free(buf);
 	return NULL;
 }
 

@@ -282,6 +282,7 @@ static void push_wqe(struct emu_tp *tp, struct emu_tq *tq, const uint8_t *b, siz
 	int synd;
 
 	memset(w, 0, sizeof(*w));
+	w->seq = ++tp->swqe_seq;
 	w->idx = idx;
 	w->nbb = (uint16_t)nbb;
 	synd = wqe_decode(tp->d, tq->qp, b, nbytes, w);
@@ -338,6 +339,36 @@ static uint32_t ud_mtu(const struct emu_dev *d)
 }
 
 /* Send request packet k of WQE w. */
+/* The bytes [off, off + len) of a request's payload, into dst.  A message of more
+ * than one packet is read ahead: up to EMU_TP_STAGE_BYTES of it in one DMA read, which
+ * on the emulated device is one fault-safe copy (a system call) instead of one a
+ * packet; later packets and resends of the same WQE copy from there.  The stage is
+ * keyed by the WQE's fetch number, so no other WQE ever sees its bytes.  A read-ahead
+ * that fails (memory gone somewhere in the window) is not kept: the packet's own bytes
+ * are then read as before, so a fault is reported for the packet that meets it. */
+static int gather(struct emu_tp *tp, const struct emu_swqe *w, uint32_t pdn, uint64_t off, uint8_t *dst, size_t len)
+{
+	uint64_t want;
+
+	if (w->len <= len)
+		return emu_sgl_read(tp->d, pdn, w->sge, w->nsge, off, dst, len);
+	if (tp->stage.seq != w->seq || off < tp->stage.off || off + len > tp->stage.off + tp->stage.len) {
+		tp->stage.seq = 0;
+		if (!tp->stage.buf)
+			tp->stage.buf = malloc(EMU_TP_STAGE_BYTES);
+		want = w->len - off < EMU_TP_STAGE_BYTES ? w->len - off : EMU_TP_STAGE_BYTES;
+		if (!tp->stage.buf || want < len ||
+		    emu_sgl_read(tp->d, pdn, w->sge, w->nsge, off, tp->stage.buf, (size_t)want))
+			return emu_sgl_read(tp->d, pdn, w->sge, w->nsge, off, dst, len);
+		tp->stage.seq = w->seq;
+		tp->stage.off = off;
+		tp->stage.len = want;
+		tp->ctr.payload_read_aheads++;
+	}
+	memcpy(dst, tp->stage.buf + (off - tp->stage.off), len);
+	return 0;
+}
+
 static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w, uint32_t k)
 {
 	struct emu_qp *qp = tq->qp;
@@ -402,7 +433,7 @@ static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w
 		if (w->inl) {
 			memcpy(tp->scratch, w->inl_data + off, len);
 		} else {
-			rc = emu_sgl_read(tp->d, qp->pdn, w->sge, w->nsge, off, tp->scratch, len);
+			rc = gather(tp, w, qp->pdn, off, tp->scratch, len);
 			if (rc)
 				return rc;
 		}
@@ -567,6 +598,8 @@ void emu_sq_run(struct emu_tp *tp, struct emu_tq *tq)
 	}
 }
 
+static void sq_doorbell(struct emu_tp *tp, struct emu_tq *tq, int op, uint32_t idx, const uint8_t *b, unsigned n);
+
 /* Doorbell / BlueFlame store at UAR offset 0x800 and up. */
 static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsigned size, int op,
 		       const volatile uint8_t *page, void *arg)
@@ -606,6 +639,18 @@ static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 	tq = emu_tq_get(tp, qp);
 	if (!tq)
 		return;
+	/* the WQEs' packets and the ACK held for the peer leave in one system call */
+	emu_roce_sock_cork(&tp->sock);
+	sq_doorbell(tp, tq, op, idx, b, n);
+	emu_roce_sock_uncork(&tp->sock);
+}
+
+/* The doorbell's work once its QP is known: b holds the store's n bytes. */
+static void sq_doorbell(struct emu_tp *tp, struct emu_tq *tq, int op, uint32_t idx, const uint8_t *b, unsigned n)
+{
+	struct emu_dev *d = tp->d;
+	struct emu_qp *qp = tq->qp;
+
 	if (op == SHIM_MMIO_WC_WRITE && idx == (qp->sq_pi & 0xffff) && qp->sq_pi == tq->sq_prod &&
 	    tq->tail - tq->head < EMU_TP_SWQE_SLOTS && qp->state == EMU_QP_RTS) {
 		/* BlueFlame: the whole WQE came with the store. */
@@ -630,7 +675,7 @@ static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 			return;
 		tq->sq_prod += (uint16_t)((uint16_t)PRM_GET(qp_dbrec, rec, send_counter) - (uint16_t)tq->sq_prod);
 		if ((uint16_t)(idx - (uint16_t)qp->sq_pi) >= (uint16_t)(tq->sq_prod - qp->sq_pi))
-			emu_drverr(d, "send doorbell for QP 0x%x names WQE %u outside [%u, %u) of the record", qpn, idx,
+			emu_drverr(d, "send doorbell for QP 0x%x names WQE %u outside [%u, %u) of the record", qp->qpn, idx,
 				   qp->sq_pi & 0xffff, tq->sq_prod & 0xffff);
 	}
 	emu_sq_run(tp, tq);

@@ -59,7 +59,14 @@ struct emu_tp_counters {
 	uint64_t acks_deferred;                /* ACKs held back for the next doorbell or their deadline */
 	uint64_t acks_on_doorbell;             /* ... sent by the posting thread after its request packets */
 	uint64_t device_thread_wakeups;        /* device thread returns from poll() with an arrival */
+	/* system calls of the wire (roce_sock.c batches them) */
+	uint64_t tx_calls;                     /* sends: one per run of queued packets */
+	uint64_t rx_calls;                     /* receives that took at least one packet */
+	uint64_t payload_read_aheads;          /* multi-packet payload windows read in one DMA read */
 };
+
+/* A request's payload is read ahead this much at a time (one DMA read). */
+#define EMU_TP_STAGE_BYTES (64u * 1024)
 
 /* Name of each device's thread (15 characters at most, the kernel's limit). */
 #define EMU_DEVICE_THREAD_NAME "uverbs-emu-dev"
@@ -124,6 +131,7 @@ struct emu_swqe {
 	uint64_t len;
 	uint8_t nsge;
 	bool inl;
+	uint64_t seq;                /* unique per fetched WQE: names it in the read-ahead stage */
 	struct emu_tp_sge sge[EMU_TP_MAX_SGE];
 	uint8_t *inl_data;
 	/* progress */
@@ -228,7 +236,14 @@ struct emu_tp {
 	uint64_t poll_seen;              /* last application poll (ns; atomic, no lock) */
 	int thr_deaf;                    /* 1: the device thread sleeps without watching the socket */
 	bool in_assist;                  /* packets being handled come from an application's poll */
-	uint8_t *assist_buf;             /* receive buffer of the polls (EMU_ROCE_MAX_PKT + 1) */
+	struct emu_roce_rx_batch rxb;    /* arrivals, for whoever receives under the device lock */
+	/* The payload of a multi-packet request, read ahead in one DMA read (sq_engine.c) */
+	uint64_t swqe_seq;               /* last emu_swqe.seq handed out */
+	struct {
+		uint64_t seq;                /* the WQE whose bytes these are; 0: empty */
+		uint64_t off, len;           /* message offset and length held */
+		uint8_t *buf;                /* EMU_TP_STAGE_BYTES, allocated on first use */
+	} stage;
 };
 
 /* transport_core.c */

@@ -232,8 +232,7 @@ static int tp_init(struct emu_dev *d)
 		return -ENOMEM;
 	tp->d = d;
 	tp->wake_fd = -1;
-	tp->assist_buf = malloc(EMU_ROCE_MAX_PKT + 1);
-	if (!tp->assist_buf) {
+	if (emu_roce_rx_batch_init(&tp->rxb)) {
 		free(tp);
 		return -ENOMEM;
 	}
@@ -254,7 +253,7 @@ static int tp_init(struct emu_dev *d)
 	if (rc) {
 		if (tp->sock_ok)
 			emu_roce_sock_fini(&tp->sock);
-		free(tp->assist_buf);
+		emu_roce_rx_batch_fini(&tp->rxb);
 		free(tp);
 		*slot = NULL;
 		return rc;
@@ -312,7 +311,8 @@ static void tp_fini(struct emu_dev *d)
 	if (tp->sock_ok)
 		emu_roce_sock_fini(&tp->sock);
 	free(tp->ackq);
-	free(tp->assist_buf);
+	free(tp->stage.buf);
+	emu_roce_rx_batch_fini(&tp->rxb);
 	free(tp);
 	*emu_area_state(d, "transport") = NULL;
 }
@@ -326,8 +326,10 @@ void emu_tp_counters(struct emu_dev *d, struct emu_tp_counters *out)
 		return;
 	pthread_mutex_lock(&d->lock);
 	tp = emu_tp_get(d);
-	if (tp)
+	if (tp) {
 		*out = tp->ctr;
+		out->tx_calls = tp->sock.tx_calls;
+	}
 	pthread_mutex_unlock(&d->lock);
 }
 

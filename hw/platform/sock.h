@@ -27,4 +27,18 @@ ssize_t plat_send(int fd, const void *buf, size_t len, int flags);
 /* Send this UDP socket's IPv4 packets with DF=1: 0 or -errno. */
 int plat_sock_set_df(int fd);
 
+/* One datagram of a batch: the message and, after the call, its length. */
+struct plat_dgram {
+	struct msghdr hdr;
+	unsigned int len;            /* bytes received or sent */
+};
+
+/* Several datagrams in one system call where the system has one (Linux recvmmsg(2),
+ * sendmmsg(2)); elsewhere one recvmsg/sendmsg each, stopping at the first failure.
+ * recv: up to n datagrams, the first as `flags` says (MSG_DONTWAIT: none waits), the
+ * rest only if already queued; send: the first n, in order.  How many were done (at
+ * least 1), or -errno when the first one failed. */
+int plat_recv_many(int fd, struct plat_dgram *v, unsigned n, int flags);
+int plat_send_many(int fd, struct plat_dgram *v, unsigned n);
+
 #endif

@@ -1,6 +1,7 @@
 /* hw/platform/sock.h on Linux. */
 #include <errno.h>
 #include <netinet/in.h>
+#include <stddef.h>
 
 #include "hw/platform/sock.h"
 
@@ -34,4 +35,24 @@ int plat_sock_set_df(int fd)
 	int v = IP_PMTUDISC_DO;
 
 	return setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v)) < 0 ? -errno : 0;
+}
+
+/* struct plat_dgram is struct mmsghdr (recvmmsg(2)) under another name. */
+_Static_assert(sizeof(struct plat_dgram) == sizeof(struct mmsghdr) &&
+		       offsetof(struct plat_dgram, len) == offsetof(struct mmsghdr, msg_len),
+	       "struct plat_dgram must have struct mmsghdr's layout");
+
+int plat_recv_many(int fd, struct plat_dgram *v, unsigned n, int flags)
+{
+	/* MSG_WAITFORONE: once one has arrived, take only what is already queued */
+	int r = recvmmsg(fd, (struct mmsghdr *)v, n, flags | MSG_WAITFORONE, NULL);
+
+	return r < 0 ? -errno : r;
+}
+
+int plat_send_many(int fd, struct plat_dgram *v, unsigned n)
+{
+	int r = sendmmsg(fd, (struct mmsghdr *)v, n, 0);
+
+	return r < 0 ? -errno : r;
 }

@@ -75,3 +75,38 @@ int plat_sock_set_df(int fd)
 
 	return setsockopt(fd, IPPROTO_IP, IP_DONTFRAG, &one, sizeof(one)) < 0 ? -errno : 0;
 }
+
+/* macOS has no recvmmsg/sendmmsg in its public headers: one call per datagram. */
+int plat_recv_many(int fd, struct plat_dgram *v, unsigned n, int flags)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		ssize_t r = recvmsg(fd, &v[i].hdr, i ? flags | MSG_DONTWAIT : flags);
+
+		if (r < 0) {
+			if (i)
+				break;
+			return -errno;
+		}
+		v[i].len = (unsigned int)r;
+	}
+	return (int)i;
+}
+
+int plat_send_many(int fd, struct plat_dgram *v, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		ssize_t r = sendmsg(fd, &v[i].hdr, 0);
+
+		if (r < 0) {
+			if (i)
+				break;
+			return -errno;
+		}
+		v[i].len = (unsigned int)r;
+	}
+	return (int)i;
+}

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -201,4 +202,96 @@ Test(roce_sock, recv_on_an_empty_socket_says_eagain)
 	struct emu_roce_ip env;
 
 	cr_expect_eq(emu_roce_sock_recv(&pb.s, buf, sizeof(buf), &env, MSG_DONTWAIT), -EAGAIN);
+}
+
+/* Batches (roce_wire.h): corked sends are held until the uncork, then leave in their
+ * order, one system call per run of packets from the same socket; a receive takes
+ * what is queued, EMU_ROCE_RX_BATCH a call. */
+static void send_numbered(uint16_t sport, unsigned i)
+{
+	char msg[16];
+	uint8_t pkt[256];
+
+	snprintf(msg, sizeof(msg), "packet %02u", i);
+	build_send(sport, 0, msg, pkt, sizeof(pkt), NULL);
+}
+
+/* Receive `n` packets with emu_roce_sock_recv_many and check they are "packet 00".. in
+ * order and that each call took all that was queued, up to the batch. */
+static void expect_numbered(unsigned n, unsigned *calls)
+{
+	struct emu_roce_rx_batch b;
+	struct pollfd pfd = { .fd = pb.fd, .events = POLLIN };
+	unsigned got = 0;
+
+	cr_assert_eq(emu_roce_rx_batch_init(&b), 0);
+	*calls = 0;
+	while (got < n) {
+		cr_assert_eq(poll(&pfd, 1, 2000), 1, "%u of %u packets arrived", got, n);
+		cr_assert_gt(emu_roce_sock_recv_many(&pb.s, &b, MSG_DONTWAIT), 0);
+		(*calls)++;
+		for (unsigned i = 0; i < b.n; i++, got++) {
+			struct emu_roce_pkt p;
+			char want[16];
+
+			snprintf(want, sizeof(want), "packet %02u", got);
+			cr_assert_eq(emu_roce_parse(b.pkt[i], b.len[i], &b.env[i], &p), 0, "dropped: %s",
+				     emu_roce_drop_name(p.drop));
+			cr_assert_eq(p.payload_len, strlen(want));
+			cr_assert_arr_eq(p.payload, want, strlen(want), "packet %u out of order", got);
+		}
+	}
+	cr_expect_eq(emu_roce_sock_recv_many(&pb.s, &b, MSG_DONTWAIT), -EAGAIN);
+	emu_roce_rx_batch_fini(&b);
+}
+
+Test(roce_sock, corked_packets_leave_at_the_uncork_in_one_call_in_order)
+{
+	struct pollfd pfd = { .fd = pb.fd, .events = POLLIN };
+	uint64_t calls0 = pa.s.tx_calls;
+	unsigned calls;
+
+	emu_roce_sock_cork(&pa.s);
+	for (unsigned i = 0; i < 20; i++)
+		send_numbered(0xc123, i);
+	cr_expect_eq(pa.s.tx_calls, calls0, "a corked packet was sent before the uncork");
+	cr_expect_eq(poll(&pfd, 1, 50), 0, "a corked packet arrived before the uncork");
+	emu_roce_sock_uncork(&pa.s);
+	cr_expect_eq(pa.s.tx_calls - calls0, 1, "20 packets from one socket took %llu calls",
+		     (unsigned long long)(pa.s.tx_calls - calls0));
+	expect_numbered(20, &calls);
+	cr_expect_eq(calls, 2, "20 queued packets took %u receives, not 2 of at most %u", calls, EMU_ROCE_RX_BATCH);
+}
+
+Test(roce_sock, a_packet_that_cannot_be_queued_leaves_after_the_queued_ones)
+{
+	unsigned calls;
+
+	/* source port 5000 has no cached socket: a one-off socket sends it at once */
+	emu_roce_sock_cork(&pa.s);
+	send_numbered(0xc123, 0);
+	send_numbered(0xc123, 1);
+	send_numbered(5000, 2);
+	send_numbered(0xc124, 3);
+	send_numbered(0xc123, 4);
+	emu_roce_sock_uncork(&pa.s);
+	expect_numbered(5, &calls);
+}
+
+Test(roce_sock, nested_corks_send_at_the_outermost_uncork)
+{
+	struct pollfd pfd = { .fd = pb.fd, .events = POLLIN };
+	unsigned calls;
+
+	emu_roce_sock_cork(&pa.s);
+	emu_roce_sock_cork(&pa.s);
+	send_numbered(0xc123, 0);
+	emu_roce_sock_uncork(&pa.s);
+	cr_expect_eq(poll(&pfd, 1, 50), 0, "sent at the inner uncork");
+	send_numbered(0xc123, 1);
+	emu_roce_sock_uncork(&pa.s);
+	expect_numbered(2, &calls);
+	/* uncorked: a send leaves at once */
+	send_numbered(0xc123, 0);
+	expect_numbered(1, &calls);
 }

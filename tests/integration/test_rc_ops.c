@@ -252,3 +252,46 @@ Test(rc_ops, zero_length_write_and_read_with_rkey_0_succeed)
 	/* the QPs still work */
 	run_write(IBV_WR_RDMA_WRITE, 100, 99);
 }
+
+/* A request of several packets is read ahead (sq_engine.c, gather): its payload in
+ * windows of EMU_TP_STAGE_BYTES, one DMA read each, not one read a packet. */
+Test(rc_ops, a_multi_packet_write_reads_its_payload_once_per_window)
+{
+	struct emu_counters before, after;
+	struct emu_tp_counters t0, t1;
+	struct ibv_wc wc;
+	uint32_t len = 256u << 10;   /* 256 packets at MTU 1024, four windows */
+
+	setup_mtu(3);
+	tp_fill(abuf, len, 91);
+	emu_counters(A.emu, &before);
+	emu_tp_counters(A.emu, &t0);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, len, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 10000);
+	emu_counters(A.emu, &after);
+	emu_tp_counters(A.emu, &t1);
+	cr_assert_eq(memcmp(abuf, bbuf, len), 0);
+	cr_expect_eq(t1.payload_read_aheads - t0.payload_read_aheads, len / EMU_TP_STAGE_BYTES);
+	cr_expect_leq(after.dma_reads - before.dma_reads, len / EMU_TP_STAGE_BYTES + 1,
+		      "%llu DMA reads for %u packets", (unsigned long long)(after.dma_reads - before.dma_reads),
+		      len / 1024);
+	cr_expect_eq(after.dma_read_bytes - before.dma_read_bytes, len);
+}
+
+/* The read-ahead belongs to its WQE: a later WQE from the same buffer, whose bytes the
+ * application changed after the first one completed, sends the new bytes. */
+Test(rc_ops, read_ahead_bytes_never_serve_a_later_wqe)
+{
+	struct ibv_wc wc;
+	uint32_t len = 16u << 10;
+
+	setup_mtu(3);
+	for (uint32_t round = 0; round < 3; round++) {
+		tp_fill(abuf, len, 300 + round);
+		cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, round, abuf, len, tp_lkey(amr), (uintptr_t)bbuf,
+				     tp_rkey(bmr), IBV_SEND_SIGNALED), 0);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 10000);
+		cr_assert_eq(memcmp(abuf, bbuf, len), 0, "round %u delivered an earlier WQE's bytes", round);
+	}
+}
