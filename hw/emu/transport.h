@@ -62,7 +62,8 @@ struct emu_tp_counters {
 	/* system calls of the wire (roce_sock.c batches them) */
 	uint64_t tx_calls;                     /* sends: one per run of queued packets */
 	uint64_t rx_calls;                     /* receives that took at least one packet */
-	uint64_t payload_read_aheads;          /* multi-packet payload windows read in one DMA read */
+	uint64_t payload_read_aheads;          /* multi-packet payload windows read in one DMA read
+	                                        * (requests, and READ responses) */
 };
 
 /* A request's payload is read ahead this much at a time (one DMA read). */
@@ -244,6 +245,7 @@ struct emu_tp {
 		uint64_t off, len;           /* message offset and length held */
 		uint8_t *buf;                /* EMU_TP_STAGE_BYTES, allocated on first use */
 	} stage;
+	uint8_t *rd_stage;               /* READ responses read ahead (rc_resp.c), the same size */
 };
 
 /* transport_core.c */

@@ -295,3 +295,28 @@ Test(rc_ops, read_ahead_bytes_never_serve_a_later_wqe)
 		cr_assert_eq(memcmp(abuf, bbuf, len), 0, "round %u delivered an earlier WQE's bytes", round);
 	}
 }
+
+/* The responder reads a multi-packet READ's bytes ahead the same way (rc_resp.c). */
+Test(rc_ops, a_multi_packet_read_is_answered_from_one_dma_read_per_window)
+{
+	struct emu_counters before, after;
+	struct emu_tp_counters t0, t1;
+	struct ibv_wc wc;
+	uint32_t len = 256u << 10;
+
+	setup_mtu(3);
+	tp_fill(bbuf, len, 92);
+	memset(abuf, 0, len);
+	emu_counters(B.emu, &before);
+	emu_tp_counters(B.emu, &t0);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_READ, 1, abuf, len, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 10000);
+	emu_counters(B.emu, &after);
+	emu_tp_counters(B.emu, &t1);
+	cr_assert_eq(memcmp(abuf, bbuf, len), 0);
+	cr_expect_eq(t1.payload_read_aheads - t0.payload_read_aheads, len / EMU_TP_STAGE_BYTES);
+	cr_expect_leq(after.dma_reads - before.dma_reads, len / EMU_TP_STAGE_BYTES + 1,
+		      "%llu DMA reads for %u response packets", (unsigned long long)(after.dma_reads - before.dma_reads),
+		      len / 1024);
+}
