@@ -4,6 +4,11 @@
  * Prints figures; asserts nothing (timing on a shared machine is not a test).
  *
  *   uv_bench_e2e [--iters N] [--bw-iters N] [--mtu 1024|4096] [--warmup N] [--yield]
+ *                [--csv FILE]
+ *
+ * --csv writes the raw samples of the gate's latency pairs -- RDMA WRITE ping-pong and
+ * the UDP ping-pong it is held against, half round trips, both sizes -- as a uvperf
+ * latency CSV (ops WRITE and UDP), so that tools/uvplot draws both on one CDF.
  *
  * The process forks; each side opens its own emulated NIC ("emu:", 127.0.0.N) through
  * the real driver and creates an RC QP; QPN, PSN, rkey and buffer address go over a
@@ -43,6 +48,7 @@
 #include "hw/platform/sock.h"
 #include "hw/platform/thread.h"
 #include "tools/bench-nic.h"
+#include "tools/common/parse.h"
 
 #define REGION (1u << 20)
 #define RBUF_OFF 0u             /* where the peer writes (ping-pong, bandwidth) */
@@ -458,9 +464,25 @@ struct lat {
 	double med, p99;   /* microseconds */
 };
 
+/* --csv: where the samples of the test being summarized go (csv_op NULL: nowhere). */
+static FILE *csv_out;
+static const char *csv_op;
+static uint32_t csv_size;
+
+static void csv_samples(const uint64_t *ns, uint32_t n, double scale)
+{
+	if (!csv_out || !csv_op)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		fprintf(csv_out, "%s,%u,%u,%.0f\n", csv_op, csv_size, i, (double)ns[i] * scale);
+	csv_op = NULL;
+}
+
 static struct lat summarize(uint64_t *ns, uint32_t n, double scale)
 {
 	struct lat l;
+
+	csv_samples(ns, n, scale);
 
 	qsort(ns, n, sizeof(*ns), cmp_u64);
 	l.med = (double)ns[n / 2] * scale / 1000.0;
@@ -688,7 +710,9 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 	for (int k = 0; k < 2; k++) {
 		/* baseline first and last around the RDMA figures would be fairer still; one
 		 * pass each, interleaved by size, keeps the run short */
+		csv_op = "UDP", csv_size = sizes[k];
 		uh[k] = udp_pingpong(s, sizes[k], warm, iters, ns, 0.5, 0);
+		csv_op = "WRITE", csv_size = sizes[k];
 		w[k] = write_pingpong(s, sizes[k], warm, iters, ns);
 		ur[k] = udp_pingpong(s, sizes[k], warm, iters, ns, 1.0, 0);
 		ub[k] = udp_pingpong(s, sizes[k], warm, iters, ns, 0.5, 1);
@@ -788,6 +812,7 @@ int main(int argc, char **argv)
 {
 	uint32_t iters = 5000, warm = 200, bw_iters = 2000;
 	unsigned mtu_bytes = 4096;
+	const char *csv_path = NULL;
 	uint8_t mtu;
 	int sv[2], c, status = 0;
 	pid_t pid;
@@ -801,39 +826,62 @@ int main(int argc, char **argv)
 					      { "warmup", required_argument, 0, 'w' },
 					      { "mtu", required_argument, 0, 'm' },
 					      { "yield", no_argument, 0, 'y' },
+					      { "csv", required_argument, 0, 'c' },
 					      { "help", no_argument, 0, 'h' },
 					      { 0, 0, 0, 0 } };
-	while ((c = getopt_long(argc, argv, "n:b:w:m:yh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:b:w:m:yc:h", opts, NULL)) != -1) {
+		unsigned v = 0;
+
 		switch (c) {
 		case 'n':
-			iters = (uint32_t)strtoul(optarg, NULL, 0);
-			break;
 		case 'b':
-			bw_iters = (uint32_t)strtoul(optarg, NULL, 0);
-			break;
 		case 'w':
-			warm = (uint32_t)strtoul(optarg, NULL, 0);
-			break;
 		case 'm':
-			mtu_bytes = (unsigned)strtoul(optarg, NULL, 0);
+			if (uvt_parse_unsigned(optarg, 0, 100000000, &v))
+				bn_die("--%s takes a whole number up to 100000000, not '%s'",
+				       c == 'n' ? "iters" : c == 'b' ? "bw-iters" : c == 'w' ? "warmup" : "mtu", optarg);
+			if (c == 'n')
+				iters = v;
+			else if (c == 'b')
+				bw_iters = v;
+			else if (c == 'w')
+				warm = v;
+			else
+				mtu_bytes = v;
 			break;
 		case 'y':
 			spin_yield = 1;
 			break;
+		case 'c':
+			csv_path = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: uv_bench_e2e [--iters N] [--bw-iters N] [--warmup N] [--mtu 256..4096] "
-					"[--yield]\n");
+					"[--yield] [--csv FILE]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
+	if (optind < argc)
+		bn_die("unexpected argument '%s'", argv[optind]);
 	for (mtu = 1; mtu <= 5 && (128u << mtu) != mtu_bytes; mtu++)
 		;
 	if (mtu > 5 || iters < 100 || bw_iters == 0)
 		bn_die("--mtu must be 256..4096 (a power of two), --iters at least 100, --bw-iters > 0");
 
+	if (csv_path) {
+		csv_out = fopen(csv_path, "w");
+		if (!csv_out)
+			bn_die("--csv %s: %s", csv_path, strerror(errno));
+		fprintf(csv_out, "# uv_bench_e2e latency samples: RDMA WRITE ping-pong and the UDP ping-pong it is held "
+				 "against, same run\n# device: emulated ConnectX (emu:)\n# mtu: %u\n# samples: %u per test\n"
+				 "# processes: 2\n# warmup: %u\n# total_ns: half the round trip, as ib_write_lat reports it\n"
+				 "op,size,iter,total_ns\n", mtu_bytes, iters, warm);
+	}
 	if (plat_socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
 		bn_die("socketpair: %s", strerror(errno));
 	fflush(stdout);
+	if (csv_out)
+		fflush(csv_out);   /* or the passive side writes the header again at its exit */
 	pid = fork();
 	if (pid < 0)
 		bn_die("fork: %s", strerror(errno));
@@ -876,6 +924,8 @@ int main(int argc, char **argv)
 		server(&s);
 	} else {
 		client(&s, iters, warm, bw_iters, mtu_bytes);
+		if (csv_out && fclose(csv_out) != 0)
+			bn_die("--csv %s: %s", csv_path, strerror(errno));
 		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			fprintf(stderr, "uv_bench_e2e: the passive side ended with status 0x%x\n", status);
 	}

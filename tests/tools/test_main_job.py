@@ -10,7 +10,8 @@ from uvtools import BUILD, SRC, env_with
 
 def test_main_job_measures_bandwidth_with_many_messages_in_flight_on_several_qps():
     env = env_with(None, UVERBS_SERVER_DEVICE="emu:ip=127.63.8.1", UVERBS_CLIENT_DEVICE="emu:ip=127.63.8.2",
-                   MAIN_JOB_ITERS="50", MAIN_JOB_WARMUP="5", MAIN_JOB_BW_ITERS="64")
+                   MAIN_JOB_ITERS="50", MAIN_JOB_WARMUP="5", MAIN_JOB_BW_ITERS="64",
+                   MAIN_JOB_BASELINE_ITERS="100")
     p = subprocess.run([os.path.join(SRC, "tools", "main-job"), os.path.abspath(BUILD)], capture_output=True,
                        text=True, timeout=500, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -22,3 +23,14 @@ def test_main_job_measures_bandwidth_with_many_messages_in_flight_on_several_qps
     assert all(float(b[1]) > 0 and int(b[2]) > 0 for b in bw)
     # nothing at queue depth 1 is reported in Gbit/s
     assert not re.search(r"^(WRITE|READ|SEND)\s+\d+\s+\d+\s+1\s+\d+\s+[\d.]+\s+[\d.]+\s", out, re.M)
+    # the machine's own limit beside it: one gate line per figure, each with its UDP
+    # baseline from the same run, and the raw samples of both for the CDF
+    gates = re.findall(r"^(WRITE ping-pong (?:8|4096) B median)\s+[\d.]+\s+[\d.]+\s+UDP ping-pong median\s+[\d.]+x",
+                       out, re.M)
+    assert len(gates) == 2, out
+    assert re.search(r"^WRITE bandwidth 64 KiB, MB/s\s+[\d.]+\s+[\d.]+\s+UDP stream goodput", out, re.M), out
+    with open(os.path.join(BUILD, "main-job-vs-udp.csv")) as f:
+        rows = [line.split(",") for line in f if line[0] != "#" and not line.startswith("op,")]
+    for op in ("WRITE", "UDP"):
+        for size in ("8", "4096"):
+            assert sum(1 for r in rows if r[0] == op and r[1] == size) == 100, (op, size)
