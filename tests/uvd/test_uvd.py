@@ -11,6 +11,7 @@ The daemon is $UVD_BIN and the library $UVERBS_LIB (set by CMake).  Addresses:
 127.67.<b>.x, one b per test; TCP ports 26700 + x.
 """
 import array
+import mmap
 import os
 import signal
 import socket
@@ -128,10 +129,45 @@ class Raw:
         self.s.connect(path)
         self.s.settimeout(10)
         self.seq = 0
-        rc, body, fds = self.rpc(1, struct.pack("=II", 1, 0))
+        rc, body, fds = self.rpc(1, struct.pack("=II", 2, 0))
         assert rc == 0 and len(fds) == 1, rc
         self.evs = socket.socket(fileno=fds[0])
         self.comp_eqn = struct.unpack_from("=I", body, 16)[0]
+        self.ring = None
+
+    # the doorbell ring (uvd_proto.h struct uvd_ring): prod at 0, cons at 64, awake at
+    # 68, records of 16 + 512 bytes from 128: off, size, op, bytes
+    RING_SLOTS, REC = 256, 16 + 512
+
+    def map_ring(self):
+        rc, body, fds = self.rpc(10, b"")
+        assert rc == 0 and len(fds) == 1, rc
+        ln, slots = struct.unpack_from("=QI", body)
+        assert slots == self.RING_SLOTS
+        self.ring = mmap.mmap(fds[0], ln)
+        os.close(fds[0])
+        return self.ring
+
+    def store(self, off, data, op=1, size=None):
+        """Publish one record in the ring and kick, as the shim's BAR hook does."""
+        r = self.ring or self.map_ring()
+        prod = struct.unpack_from("=I", r, 0)[0]
+        rec = 128 + (prod % self.RING_SLOTS) * self.REC
+        struct.pack_into("=QII", r, rec, off, len(data) if size is None else size, op)
+        r[rec + 16:rec + 16 + len(data)] = data
+        struct.pack_into("=I", r, 0, (prod + 1) & 0xffffffff)
+        self.kick()
+
+    def kick(self):
+        self.evs.send(struct.pack("=IHHiI", 16, 18, 0, 0, 0))
+
+    def counters(self):
+        """The emulated device's PCIe counters (uvd_counters_rep)."""
+        rc, body, _ = self.rpc(11, b"")
+        assert rc == 0, rc
+        names = ("mmio_reads", "mmio_writes", "uar_doorbells", "send_doorbells", "cq_doorbells", "bf_writes",
+                 "dma_reads", "dma_writes")
+        return dict(zip(names, struct.unpack_from("=8Q", body)))
 
     def send_raw(self, data):
         self.s.send(data)
@@ -247,7 +283,7 @@ def test_hostile_client_store_outside_its_uar_is_dropped(daemon):
     b = Raw(d.sock)
     # 8 bytes into the init segment's command doorbell, and into UAR page 5
     for off in (0x18, 5 * 4096 + 0x800):
-        b.evs.send(struct.pack("=IHHiI", 16 + 16 + 8, 16, 0, 0, 0) + struct.pack("=QII", off, 8, 1) + bytes(8))
+        b.store(off, bytes(8))
     time.sleep(0.3)
     assert d.text().count("outside its UAR pages: dropped") == 2, d.text()
     assert b.alive()
