@@ -289,6 +289,75 @@ def test_hostile_client_store_outside_its_uar_is_dropped(daemon):
     assert b.alive()
 
 
+def test_hostile_client_garbage_records_in_its_ring_are_dropped(daemon):
+    base, _ = _next()
+    d = daemon(base + "1")
+    a, b = Raw(d.sock), Raw(d.sock)
+    # a UAR page of a's: b's records naming it must not reach the device
+    rc, out, msg = a.cmd(_op(0x802))
+    assert rc == 0, msg
+    uar = int.from_bytes(out[9:12], "big")
+    bad = [
+        (uar * 4096 + 0x800, bytes(64), 2, None),       # a BlueFlame burst into a's page
+        (uar * 4096 + 0x20, bytes(8), 1, None),         # a CQ arm through a's page
+        (0x18, bytes(8), 1, None),                      # the command doorbell
+        (1 << 40, bytes(8), 1, None),                   # past the BAR
+        (uar * 4096 + 0x800, bytes(8), 0, None),        # a "read"
+        (uar * 4096 + 0x800, bytes(8), 7, None),        # no such kind
+        (uar * 4096 + 0x800, b"", 1, 0),                # no bytes
+        (uar * 4096 + 0x800, bytes(8), 1, 100000),      # more bytes than a record holds
+    ]
+    for off, data, op, size in bad:
+        b.store(off, data, op, size)
+    deadline = time.time() + 10
+    while d.text().count("outside its UAR pages: dropped") < len(bad) and time.time() < deadline:
+        time.sleep(0.05)
+    assert d.text().count("outside its UAR pages: dropped") == len(bad), d.text()
+    # random records, a whole ring of them: dropped too, and both still served
+    r = b.ring
+    prod = struct.unpack_from("=I", r, 0)[0]
+    r[128:] = os.urandom(len(r) - 128)
+    struct.pack_into("=I", r, 0, (prod + Raw.RING_SLOTS) & 0xffffffff)
+    b.kick()
+    time.sleep(0.5)
+    assert b.alive() and a.alive(), d.text()
+    assert "ring producer index" not in d.text()
+
+
+def test_hostile_client_ring_index_out_of_range_cuts_it_off_not_others(daemon):
+    base, _ = _next()
+    d = daemon(base + "1")
+    a, b = Raw(d.sock), Raw(d.sock)
+    r = b.map_ring()
+    struct.pack_into("=I", r, 0, 100000)     # 100000 records ahead of what the daemon took
+    b.kick()
+    b.s.settimeout(5)
+    assert b.s.recv(100) == b"", "a client with an impossible ring index must be disconnected"
+    assert "ring producer index out of range" in d.text(), d.text()
+    assert a.alive()
+
+
+def test_hostile_client_has_no_mapping_of_another_clients_ring(daemon):
+    """Each client maps its own doorbell ring and no other; the daemon maps both."""
+    base, port = _next()
+    d = daemon(base + "1")
+    s, c = _bw_pair("uvd:" + d.sock, port, "2000000")
+    try:
+        def rings(pid):
+            with open("/proc/%d/maps" % pid) as f:
+                return {l.split()[4] for l in f if "uvd-doorbells" in l}
+        deadline = time.time() + 20
+        while time.time() < deadline and not (rings(s.pid) and rings(c.pid)):
+            time.sleep(0.1)
+        rs, rc, rd = rings(s.pid), rings(c.pid), rings(d.p.pid)
+        assert len(rs) == 1 and len(rc) == 1 and rs != rc, (rs, rc)
+        assert rs | rc <= rd, (rs, rc, rd)
+    finally:
+        for p in (s, c):
+            p.kill()
+            p.communicate()
+
+
 def test_hostile_client_garbage_cuts_it_off_not_others(daemon):
     base, _ = _next()
     d = daemon(base + "1")
