@@ -6,6 +6,7 @@
  * hangs, and its resources return to the device. */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -655,7 +656,18 @@ static void *uvd_client_thread(void *arg)
 	 * real-time as the emulator's device thread does (docs/architecture.md,
 	 * "Scheduling"), or a spinning client would delay each doorbell by a time slice. */
 	plat_thread_set_name("uvd-client");
-	int rt = plat_thread_set_realtime(1);
+	/* Above a real-time daemon, as the emulator's device thread is (rx_thread.c
+	 * device_thread_sched): SCHED_FIFO never preempts at equal priority, so under
+	 * chrt -f 1 a client spinning on its CQ at the daemon's priority would starve the
+	 * thread that performs its doorbells. */
+	struct sched_param sp = { .sched_priority = 0 };
+	int policy = SCHED_OTHER;
+	if (pthread_getschedparam(pthread_self(), &policy, &sp) != 0 || (policy != SCHED_FIFO && policy != SCHED_RR) ||
+	    sp.sched_priority < 1)
+		sp.sched_priority = 1;
+	else if (sp.sched_priority < sched_get_priority_max(SCHED_FIFO))
+		sp.sched_priority++;
+	int rt = plat_thread_set_realtime(sp.sched_priority);
 	if (srv->verbose)
 		uvd_log("client %u: pid %d uid %u%s", c->id, (int)c->pid, (unsigned)c->uid,
 			rt ? " (SCHED_FIFO refused)" : "");

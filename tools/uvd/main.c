@@ -10,7 +10,8 @@
  *     -s  socket path (default $UVERBS_RUN_DIR/uvd.sock, UVERBS_RUN_DIR defaulting
  *         to /tmp/uverbs-<uid>)
  *     -p  how long a client's thread keeps looking at its doorbell ring after a store
- *         before it sleeps (default 20 us; 0, or a machine of one CPU: never spins)
+ *         before it sleeps (default 20 us with more than two CPUs, else 0; never on
+ *         one CPU)
  *     -v  log clients, refusals and cleanups on stderr
  */
 #include <errno.h>
@@ -69,7 +70,11 @@ int main(int argc, char **argv)
 {
 	const char *uri = "emu:";
 	struct uvd_server srv = { .lfd = -1 };
-	unsigned long spin_us = 20;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	/* On two CPUs a real-time spinner takes the CPU the device thread or the peer needs:
+	 * measured with tools/bench-uvd, 20 us of spin made a 4 KiB WRITE round trip 20%
+	 * slower and 60 us 35% (docs/architecture.md, "Several processes: uvd"). */
+	unsigned long spin_us = ncpu > 2 ? 20 : 0;
 	int opt;
 	while ((opt = getopt(argc, argv, "d:s:p:vh")) != -1) {
 		switch (opt) {
@@ -84,7 +89,7 @@ int main(int argc, char **argv)
 	}
 	/* A spinning real-time thread on the only CPU would starve the client it waits for
 	 * (the emulator's rx_spin keeps the same rule). */
-	if (sysconf(_SC_NPROCESSORS_ONLN) > 1 && spin_us <= 1000000)
+	if (ncpu > 1 && spin_us <= 1000000)
 		srv.spin_ns = (uint64_t)spin_us * 1000u;
 	if (!srv.path[0]) {
 		const char *dir = getenv("UVERBS_RUN_DIR");
