@@ -72,8 +72,9 @@ int main(int argc, char **argv)
 	struct uvd_server srv = { .lfd = -1 };
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	/* On two CPUs a real-time spinner takes the CPU the device thread or the peer needs:
-	 * measured with tools/bench-uvd, 20 us of spin made a 4 KiB WRITE round trip 20%
-	 * slower and 60 us 35% (docs/architecture.md, "Several processes: uvd"). */
+	 * measured with tools/bench-uvd under chrt, 20 us of spin made the median 4 KiB WRITE
+	 * round trip a quarter slower and 60 us a third (docs/architecture.md, "Several
+	 * processes: uvd"). */
 	unsigned long spin_us = ncpu > 2 ? 20 : 0;
 	int opt;
 	while ((opt = getopt(argc, argv, "d:s:p:vh")) != -1) {
