@@ -145,7 +145,7 @@ class Raw:
         ln, slots = struct.unpack_from("=QI", body)
         assert slots == self.RING_SLOTS
         self.ring = mmap.mmap(fds[0], ln)
-        os.close(fds[0])
+        self.ring_fd = fds[0]
         return self.ring
 
     def store(self, off, data, op=1, size=None):
@@ -322,6 +322,24 @@ def test_hostile_client_garbage_records_in_its_ring_are_dropped(daemon):
     time.sleep(0.5)
     assert b.alive() and a.alive(), d.text()
     assert "ring producer index" not in d.text()
+
+
+def test_hostile_client_cannot_shrink_memory_the_daemon_maps(daemon):
+    """The ring and queue memory are sealed memfds: truncating them under the daemon's
+    mapping (SIGBUS in the daemon) is refused."""
+    base, _ = _next()
+    d = daemon(base + "1")
+    a, b = Raw(d.sock), Raw(d.sock)
+    b.map_ring()
+    rc, _, fds = b.rpc(4, struct.pack("=QQ", 8192, 4096))
+    assert rc == 0 and len(fds) == 1, rc
+    for fd in (b.ring_fd, fds[0]):
+        with pytest.raises(PermissionError):
+            os.ftruncate(fd, 0)
+    b.store(0x18, bytes(8))
+    time.sleep(0.3)
+    assert d.p.poll() is None, d.text()
+    assert a.alive() and b.alive()
 
 
 def test_hostile_client_ring_index_out_of_range_cuts_it_off_not_others(daemon):

@@ -5,6 +5,7 @@
  * and mapping it still had, so its peers see errors (their QPs' retries run out), not
  * hangs, and its resources return to the device. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -115,6 +116,23 @@ void uvd_route_event(void *ctx, const struct mx5_event *e)
 
 /* ------------------------------------------------------------------ memory */
 
+/* Memory the daemon shares with a client: a memfd of len bytes whose size is sealed
+ * (memfd_create(2), fcntl F_ADD_SEALS), so the client, which holds the fd too, cannot
+ * shrink it under the daemon's mapping: a load past the end would raise SIGBUS in the
+ * daemon and take every client down with it.  fd or -errno. */
+static int uvd_memfd(const char *name, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)len) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
 static struct uvd_mem *uvd_mem_new(struct uvd_client *c)
 {
 	if (c->nmem == c->capmem) {
@@ -166,11 +184,9 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 		return -EINVAL;
 	}
 	size_t maplen = (q->len + page - 1) / page * page;
-	*fd = memfd_create("uvd-queue", MFD_CLOEXEC);
+	*fd = uvd_memfd("uvd-queue", maplen);
 	if (*fd < 0)
-		return -errno;
-	if (ftruncate(*fd, (off_t)maplen) < 0)
-		return -errno;
+		return *fd;
 	void *va = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
 	if (va == MAP_FAILED)
 		return -errno;
@@ -457,11 +473,9 @@ static int uvd_ring_new(struct uvd_client *c, struct uvd_ring_rep *r, int *fd)
 	size_t len = (sizeof(struct uvd_ring) + page - 1) / page * page;
 	if (c->ring)
 		return -EEXIST;
-	*fd = memfd_create("uvd-doorbells", MFD_CLOEXEC);
+	*fd = uvd_memfd("uvd-doorbells", len);
 	if (*fd < 0)
-		return -errno;
-	if (ftruncate(*fd, (off_t)len) < 0)
-		return -errno;
+		return *fd;
 	void *va = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
 	if (va == MAP_FAILED)
 		return -errno;
