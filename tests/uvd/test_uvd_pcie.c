@@ -32,7 +32,8 @@ static int raw_rpc(uint16_t op, const void *req, size_t reqlen, void *rep, size_
 	uint8_t msg[512];
 	struct uvd_hdr h = { .len = (uint32_t)(sizeof(h) + reqlen), .op = op, .seq = ++raw_seq };
 	memcpy(msg, &h, sizeof(h));
-	memcpy(msg + sizeof(h), req, reqlen);
+	if (reqlen)
+		memcpy(msg + sizeof(h), req, reqlen);
 	cr_assert_eq(send(raw, msg, h.len, 0), (ssize_t)h.len);
 	union {
 		struct cmsghdr c;
