@@ -9,15 +9,19 @@
  *    with no hop;
  *  - memory registration (dma_pin) asks the daemon to pin this process's pages
  *    (process_vm_readv/writev on the emulator, allowed by plat_allow_peer_access);
- *  - BAR0 is a private proxy: stores into this process's UAR pages are sent on the
- *    event socket without waiting (the daemon checks the page is ours and performs
- *    them), reads of the initialization segment (health, firmware revision) ask the
- *    daemon, and read all-ones once the daemon is gone, as a removed device does;
+ *  - BAR0 is a private proxy: each store into it (doorbell, BlueFlame burst, CQ arm)
+ *    is copied by the BAR hook into this process's doorbell ring, memory shared with
+ *    the daemon alone (uvd_proto.h struct uvd_ring, its ordering rules); no system call,
+ *    unless the daemon's thread announced it sleeps: then one KICK on the event socket.
+ *    The daemon checks the page is ours and performs the store.  Reads of the
+ *    initialization segment (health, firmware revision) ask the daemon, and read
+ *    all-ones once the daemon is gone, as a removed device does;
  *  - events the daemon routes here are queued for next_event and signal the one
  *    interrupt fd every vector shares.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +33,7 @@
 
 #include "hw/platform/notify.h"
 #include "hw/platform/peer.h"
+#include "hw/platform/thread.h"
 #include "hw/shim/shim.h"
 #include "hw/shim/uvd_proto.h"
 
@@ -49,6 +54,11 @@ struct uvd_shim {
 	uint8_t *bar;
 	size_t bar_len;
 	struct shim_mmio_hook hook;
+	struct uvd_ring *ring;       /* shared with the daemon (RING) */
+	size_t ring_len;
+	struct plat_spinlock ring_lock; /* one producer at a time: any thread may ring */
+	uint32_t prod;               /* under ring_lock: our copy of ring->prod */
+	uint32_t cons_seen;          /* under ring_lock: ring->cons as last loaded */
 	uint32_t comp_eqn;
 	pid_t daemon;
 	int irq;                     /* notification every irq_fd returns */
@@ -173,11 +183,54 @@ static void *uvd_reader(void *arg)
 	return NULL;
 }
 
-/* BAR hook: reads ask the daemon (init segment only), stores go to it. */
+/* "Look at the ring": only when the daemon's thread said it sleeps.  A full socket
+ * buffer means kicks are already waiting for it. */
+static void uvd_kick(struct uvd_shim *s)
+{
+	struct uvd_hdr h = { .len = sizeof(h), .op = UVD_OP_KICK };
+	if (send(s->evs, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN &&
+	    errno != EWOULDBLOCK && errno != EINTR)
+		uvd_mark_gone(s);
+}
+
+/* One store the driver just made into our BAR proxy, into the doorbell ring
+ * (uvd_proto.h gives the ordering; the daemon performs it). */
+static void uvd_ring_store(struct uvd_shim *s, enum shim_mmio_op op, uint64_t off, unsigned size)
+{
+	struct uvd_ring *r = s->ring;
+	plat_spin_lock(&s->ring_lock);
+	uint32_t p = s->prod;
+	while (p - s->cons_seen >= UVD_RING_SLOTS) {
+		/* full: the daemon is behind (or asleep with a kick lost); wait for a slot */
+		s->cons_seen = uvd_ring_cons(&r->cons);
+		if (p - s->cons_seen < UVD_RING_SLOTS)
+			break;
+		if (s->gone) {
+			plat_spin_unlock(&s->ring_lock);
+			return;
+		}
+		uvd_kick(s);
+		sched_yield();
+	}
+	struct uvd_ring_rec *e = &r->rec[p & (UVD_RING_SLOTS - 1)];
+	e->off = off;
+	e->size = size;
+	e->op = (uint32_t)op;
+	memcpy(e->bytes, (const void *)(s->bar + off), size);
+	s->prod = p + 1;
+	uvd_ring_publish(&r->prod, p + 1);
+	uvd_ring_fence_wake_check();
+	int asleep = !__atomic_load_n(&r->awake, __ATOMIC_RELAXED);
+	plat_spin_unlock(&s->ring_lock);
+	if (asleep)
+		uvd_kick(s);
+}
+
+/* BAR hook: reads ask the daemon (init segment only), stores go to the ring. */
 static void uvd_hook(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned size)
 {
 	struct uvd_shim *s = ctx;
-	if (off + size > s->bar_len || size > UVD_MAX_STORE)
+	if (off + size > s->bar_len || size > UVD_MAX_STORE || !size)
 		return;
 	if (op == SHIM_MMIO_READ) {
 		struct uvd_read q = { .off = off, .size = size };
@@ -188,15 +241,9 @@ static void uvd_hook(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned siz
 			memcpy(s->bar + off, &r.val, size);
 		return;
 	}
-	if (s->gone)
+	if (s->gone || !s->ring)
 		return;
-	struct uvd_hdr h = { .len = (uint32_t)(sizeof(h) + sizeof(struct uvd_store) + size),
-			     .op = UVD_OP_STORE };
-	struct uvd_store st = { .off = off, .size = size, .op = (uint32_t)op };
-	struct iovec iov[3] = { { &h, sizeof(h) }, { &st, sizeof(st) }, { s->bar + off, size } };
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 3 };
-	if (sendmsg(s->evs, &m, MSG_NOSIGNAL) < 0)
-		uvd_mark_gone(s);
+	uvd_ring_store(s, op, off, size);
 }
 
 static void uvd_close(struct shim_dev *dev)
@@ -216,6 +263,8 @@ static void uvd_close(struct shim_dev *dev)
 		close(s->evs);
 	if (s->bar)
 		munmap(s->bar, s->bar_len);
+	if (s->ring)
+		munmap(s->ring, s->ring_len);
 	plat_notify_close(s->irq);
 	free(s->buf);
 	pthread_mutex_destroy(&s->ctl_lock);
@@ -292,6 +341,28 @@ static int uvd_open(const char *args, struct shim_dev **out)
 		s->bar = NULL;
 		return -ENOMEM;
 	}
+	/* The doorbell ring: a memfd the daemon created for us alone. */
+	struct uvd_ring_rep rr;
+	int rfd = -1;
+	rc = uvd_rpc(s, UVD_OP_RING, NULL, 0, &rr, sizeof(rr), &rfd);
+	if (rc || rfd < 0 || rr.slots != UVD_RING_SLOTS || rr.bytes < sizeof(struct uvd_ring) ||
+	    rr.bytes > 2 * sizeof(struct uvd_ring) + hr.page_size) {
+		if (rfd >= 0)
+			close(rfd);
+		snprintf(s->base.err, sizeof(s->base.err), "uvd: no doorbell ring from the daemon: %s",
+			 rc ? strerror(-rc) : "bad geometry");
+		return rc ? rc : -EPROTO;
+	}
+	void *ring = mmap(NULL, rr.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rfd, 0);
+	close(rfd);
+	if (ring == MAP_FAILED)
+		return -ENOMEM;
+	s->ring = ring;
+	s->ring_len = rr.bytes;
+	s->prod = s->cons_seen = __atomic_load_n(&s->ring->prod, __ATOMIC_RELAXED);
+	rc = plat_spin_init(&s->ring_lock, 0);
+	if (rc)
+		return rc;
 	s->hook.access = uvd_hook;
 	s->hook.ctx = s;
 	rc = -pthread_create(&s->reader, NULL, uvd_reader, s);

@@ -3,8 +3,11 @@
  * Two AF_UNIX SOCK_SEQPACKET connections per client:
  *  - the control socket, at the daemon's path: one request, one reply, in order;
  *  - the event socket, a socketpair the daemon hands over in the HELLO reply
- *    (SCM_RIGHTS): the client sends UAR stores (doorbells, BlueFlame bursts, CQ arms)
- *    on it without waiting, and the daemon sends the events it routed to this client.
+ *    (SCM_RIGHTS): the daemon sends the events it routed to this client; the client
+ *    sends a header-only KICK on it when the daemon's thread sleeps (below).
+ * Stores into the client's UAR pages (doorbells, BlueFlame bursts, CQ arms) take no
+ * message: they go into the client's doorbell ring (struct uvd_ring), a memfd the daemon
+ * hands over in the RING reply, shared by the client and the daemon and nobody else.
  *
  * Every message starts with struct uvd_hdr, whose len is the whole message; the
  * receiver reads into a buffer of UVD_MAX_MSG bytes, drops a truncated message
@@ -20,7 +23,7 @@
 
 #include "hw/shim/shim.h"
 
-#define UVD_VERSION 1u
+#define UVD_VERSION 2u
 #define UVD_MAX_MSG (256u * 1024u)
 #define UVD_MSG_LEN 192u           /* error text in a reply */
 #define UVD_MAX_SEGS 4096u         /* IOVA segments in one PIN reply */
@@ -37,8 +40,11 @@ enum uvd_op {
 	UVD_OP_UNPIN = 7,      /* uvd_id */
 	UVD_OP_PORT_ADDRS = 8, /* -> uvd_addrs_rep */
 	UVD_OP_NEIGH = 9,      /* uvd_neigh -> uvd_neigh_rep */
-	UVD_OP_STORE = 16,     /* event socket, client -> daemon: uvd_store + bytes */
+	UVD_OP_RING = 10,      /* -> uvd_ring_rep + a memfd holding struct uvd_ring (once) */
+	UVD_OP_COUNTERS = 11,  /* -> uvd_counters_rep: the emulated device's PCIe counters */
+	/* 16 was the UAR store message of version 1 */
 	UVD_OP_EVENT = 17,     /* event socket, daemon -> client: struct shim_remote_event */
+	UVD_OP_KICK = 18,      /* event socket, client -> daemon: header only, "look at the ring" */
 };
 
 struct uvd_hdr {
@@ -122,15 +128,96 @@ struct uvd_neigh_rep {
 	uint8_t pad[2];
 };
 
-struct uvd_store {
-	uint64_t off;          /* BAR0 offset, inside one of the client's UAR pages */
-	uint32_t size;         /* bytes that follow, 1..UVD_MAX_STORE */
-	uint32_t op;           /* enum shim_mmio_op: SHIM_MMIO_WRITE or SHIM_MMIO_WC_WRITE */
+/* The emulated device's PCIe counters (hw/emu/emu.h struct emu_counters), for
+ * uv_bench_pcie's view of a client's data path; -EOPNOTSUPP on hardware. */
+struct uvd_counters_rep {
+	uint64_t mmio_reads, mmio_writes;
+	uint64_t uar_doorbells, send_doorbells, cq_doorbells, bf_writes;
+	uint64_t dma_reads, dma_writes;
 };
+
+/* ---- The doorbell ring: one per client, single producer (the client, under its own
+ * lock) and single consumer (the daemon's thread for that client).
+ *
+ * A store into a UAR page is made in the client's own mapping of BAR0 (a private
+ * page: nothing there reaches the device by itself).  The shim's BAR hook, called
+ * after the store (hw/shim/mmio.h), copies the bytes the store left there into the
+ * next record and publishes it; the daemon's thread takes the record, checks it (a
+ * UAR page of this client, a size and kind a store can have) and performs it into the
+ * device's BAR, then calls the device's BAR hook, as the store would have in one
+ * process.  The bytes travel in the record, not in a shared UAR page: a BlueFlame
+ * buffer is reused two posts later, so the page may already hold the next burst when
+ * the daemon looks; a record is never rewritten before the daemon released it.
+ *
+ * Ordering (every arrow is one named helper below):
+ *  1. record bytes, then prod (uvd_ring_publish, release): the daemon's acquire load of
+ *     prod (uvd_ring_prod) makes every record below it whole -- never half a burst;
+ *  2. the daemon copies a record out before it releases its slot (uvd_ring_release,
+ *     release store of cons), and the client reuses a slot only after an acquire load
+ *     of cons (uvd_ring_cons);
+ *  3. sleep and wake, as virtio's notification suppression: the client stores prod and
+ *     then loads awake; the daemon stores awake = 0 and then loads prod.  Each side's
+ *     store must be visible before its load (uvd_ring_fence_wake_check, a full fence:
+ *     store-then-load is the one order x86 does not keep), so at least one of them sees
+ *     the other: either the client kicks, or the daemon finds the record and stays up.
+ *
+ * The daemon trusts nothing in the ring: it reads prod once per pass and refuses one
+ * more than UVD_RING_SLOTS ahead (the client is disconnected), copies each record out
+ * before it checks it, drops records it refuses, and never reads cons or awake back. */
+#define UVD_RING_SLOTS 256u    /* a power of two */
+
+struct uvd_ring_rec {
+	uint64_t off;          /* BAR0 offset, inside one of the client's UAR pages */
+	uint32_t size;         /* bytes, 1..UVD_MAX_STORE */
+	uint32_t op;           /* enum shim_mmio_op: SHIM_MMIO_WRITE or SHIM_MMIO_WC_WRITE */
+	uint8_t bytes[UVD_MAX_STORE];
+};
+
+struct uvd_ring {
+	uint32_t prod;         /* written by the client: records published */
+	uint8_t pad0[60];
+	uint32_t cons;         /* written by the daemon: records taken */
+	uint32_t awake;        /* written by the daemon: 1 while its thread works or spins */
+	uint8_t pad1[56];
+	struct uvd_ring_rec rec[UVD_RING_SLOTS];
+};
+
+struct uvd_ring_rep {
+	uint64_t bytes;        /* size of the memfd: sizeof(struct uvd_ring), page-rounded */
+	uint32_t slots;        /* UVD_RING_SLOTS */
+	uint32_t pad;
+};
+
+static inline void uvd_ring_publish(uint32_t *prod, uint32_t v)
+{
+	__atomic_store_n(prod, v, __ATOMIC_RELEASE);
+}
+
+static inline uint32_t uvd_ring_prod(const uint32_t *prod)
+{
+	return __atomic_load_n(prod, __ATOMIC_ACQUIRE);
+}
+
+static inline void uvd_ring_release(uint32_t *cons, uint32_t v)
+{
+	__atomic_store_n(cons, v, __ATOMIC_RELEASE);
+}
+
+static inline uint32_t uvd_ring_cons(const uint32_t *cons)
+{
+	return __atomic_load_n(cons, __ATOMIC_ACQUIRE);
+}
+
+static inline void uvd_ring_fence_wake_check(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
 
 _Static_assert(sizeof(struct uvd_hdr) == 16, "uvd_hdr layout");
 _Static_assert(sizeof(struct uvd_cmd_rep) == 16 + UVD_MSG_LEN, "uvd_cmd_rep layout");
-_Static_assert(sizeof(struct uvd_store) == 16, "uvd_store layout");
+_Static_assert(sizeof(struct uvd_ring_rec) == 16 + UVD_MAX_STORE, "uvd_ring_rec layout");
+_Static_assert(sizeof(struct uvd_ring) == 128 + UVD_RING_SLOTS * sizeof(struct uvd_ring_rec), "uvd_ring layout");
+_Static_assert((UVD_RING_SLOTS & (UVD_RING_SLOTS - 1)) == 0, "ring slots: a power of two");
 
 /* Where a daemon listens when none is named: $UVERBS_RUN_DIR, default
  * /tmp/uverbs-<uid>, file "uvd.sock". */

@@ -11,6 +11,7 @@ The daemon is $UVD_BIN and the library $UVERBS_LIB (set by CMake).  Addresses:
 127.67.<b>.x, one b per test; TCP ports 26700 + x.
 """
 import array
+import mmap
 import os
 import signal
 import socket
@@ -128,10 +129,45 @@ class Raw:
         self.s.connect(path)
         self.s.settimeout(10)
         self.seq = 0
-        rc, body, fds = self.rpc(1, struct.pack("=II", 1, 0))
+        rc, body, fds = self.rpc(1, struct.pack("=II", 2, 0))
         assert rc == 0 and len(fds) == 1, rc
         self.evs = socket.socket(fileno=fds[0])
         self.comp_eqn = struct.unpack_from("=I", body, 16)[0]
+        self.ring = None
+
+    # the doorbell ring (uvd_proto.h struct uvd_ring): prod at 0, cons at 64, awake at
+    # 68, records of 16 + 512 bytes from 128: off, size, op, bytes
+    RING_SLOTS, REC = 256, 16 + 512
+
+    def map_ring(self):
+        rc, body, fds = self.rpc(10, b"")
+        assert rc == 0 and len(fds) == 1, rc
+        ln, slots = struct.unpack_from("=QI", body)
+        assert slots == self.RING_SLOTS
+        self.ring = mmap.mmap(fds[0], ln)
+        self.ring_fd = fds[0]
+        return self.ring
+
+    def store(self, off, data, op=1, size=None):
+        """Publish one record in the ring and kick, as the shim's BAR hook does."""
+        r = self.ring or self.map_ring()
+        prod = struct.unpack_from("=I", r, 0)[0]
+        rec = 128 + (prod % self.RING_SLOTS) * self.REC
+        struct.pack_into("=QII", r, rec, off, len(data) if size is None else size, op)
+        r[rec + 16:rec + 16 + len(data)] = data
+        struct.pack_into("=I", r, 0, (prod + 1) & 0xffffffff)
+        self.kick()
+
+    def kick(self):
+        self.evs.send(struct.pack("=IHHiI", 16, 18, 0, 0, 0))
+
+    def counters(self):
+        """The emulated device's PCIe counters (uvd_counters_rep)."""
+        rc, body, _ = self.rpc(11, b"")
+        assert rc == 0, rc
+        names = ("mmio_reads", "mmio_writes", "uar_doorbells", "send_doorbells", "cq_doorbells", "bf_writes",
+                 "dma_reads", "dma_writes")
+        return dict(zip(names, struct.unpack_from("=8Q", body)))
 
     def send_raw(self, data):
         self.s.send(data)
@@ -247,10 +283,97 @@ def test_hostile_client_store_outside_its_uar_is_dropped(daemon):
     b = Raw(d.sock)
     # 8 bytes into the init segment's command doorbell, and into UAR page 5
     for off in (0x18, 5 * 4096 + 0x800):
-        b.evs.send(struct.pack("=IHHiI", 16 + 16 + 8, 16, 0, 0, 0) + struct.pack("=QII", off, 8, 1) + bytes(8))
+        b.store(off, bytes(8))
     time.sleep(0.3)
     assert d.text().count("outside its UAR pages: dropped") == 2, d.text()
     assert b.alive()
+
+
+def test_hostile_client_garbage_records_in_its_ring_are_dropped(daemon):
+    base, _ = _next()
+    d = daemon(base + "1")
+    a, b = Raw(d.sock), Raw(d.sock)
+    # a UAR page of a's: b's records naming it must not reach the device
+    rc, out, msg = a.cmd(_op(0x802))
+    assert rc == 0, msg
+    uar = int.from_bytes(out[9:12], "big")
+    bad = [
+        (uar * 4096 + 0x800, bytes(64), 2, None),       # a BlueFlame burst into a's page
+        (uar * 4096 + 0x20, bytes(8), 1, None),         # a CQ arm through a's page
+        (0x18, bytes(8), 1, None),                      # the command doorbell
+        (1 << 40, bytes(8), 1, None),                   # past the BAR
+        (uar * 4096 + 0x800, bytes(8), 0, None),        # a "read"
+        (uar * 4096 + 0x800, bytes(8), 7, None),        # no such kind
+        (uar * 4096 + 0x800, b"", 1, 0),                # no bytes
+        (uar * 4096 + 0x800, bytes(8), 1, 100000),      # more bytes than a record holds
+    ]
+    for off, data, op, size in bad:
+        b.store(off, data, op, size)
+    deadline = time.time() + 10
+    while d.text().count("outside its UAR pages: dropped") < len(bad) and time.time() < deadline:
+        time.sleep(0.05)
+    assert d.text().count("outside its UAR pages: dropped") == len(bad), d.text()
+    # random records, a whole ring of them: dropped too, and both still served
+    r = b.ring
+    prod = struct.unpack_from("=I", r, 0)[0]
+    r[128:] = os.urandom(len(r) - 128)
+    struct.pack_into("=I", r, 0, (prod + Raw.RING_SLOTS) & 0xffffffff)
+    b.kick()
+    time.sleep(0.5)
+    assert b.alive() and a.alive(), d.text()
+    assert "ring producer index" not in d.text()
+
+
+def test_hostile_client_cannot_shrink_memory_the_daemon_maps(daemon):
+    """The ring and queue memory are sealed memfds: truncating them under the daemon's
+    mapping (SIGBUS in the daemon) is refused."""
+    base, _ = _next()
+    d = daemon(base + "1")
+    a, b = Raw(d.sock), Raw(d.sock)
+    b.map_ring()
+    rc, _, fds = b.rpc(4, struct.pack("=QQ", 8192, 4096))
+    assert rc == 0 and len(fds) == 1, rc
+    for fd in (b.ring_fd, fds[0]):
+        with pytest.raises(PermissionError):
+            os.ftruncate(fd, 0)
+    b.store(0x18, bytes(8))
+    time.sleep(0.3)
+    assert d.p.poll() is None, d.text()
+    assert a.alive() and b.alive()
+
+
+def test_hostile_client_ring_index_out_of_range_cuts_it_off_not_others(daemon):
+    base, _ = _next()
+    d = daemon(base + "1")
+    a, b = Raw(d.sock), Raw(d.sock)
+    r = b.map_ring()
+    struct.pack_into("=I", r, 0, 100000)     # 100000 records ahead of what the daemon took
+    b.kick()
+    b.s.settimeout(5)
+    assert b.s.recv(100) == b"", "a client with an impossible ring index must be disconnected"
+    assert "ring producer index out of range" in d.text(), d.text()
+    assert a.alive()
+
+
+def test_hostile_client_has_no_mapping_of_another_clients_ring(daemon):
+    """Each client maps its own doorbell ring and no other; the daemon maps both."""
+    base, port = _next()
+    d = daemon(base + "1")
+    s, c = _bw_pair("uvd:" + d.sock, port, "2000000")
+    try:
+        def rings(pid):
+            with open("/proc/%d/maps" % pid) as f:
+                return {l.split()[4] for l in f if "uvd-doorbells" in l}
+        deadline = time.time() + 20
+        while time.time() < deadline and not (rings(s.pid) and rings(c.pid)):
+            time.sleep(0.1)
+        rs, rc, rd = rings(s.pid), rings(c.pid), rings(d.p.pid)
+        assert len(rs) == 1 and len(rc) == 1 and rs != rc, (rs, rc)
+        assert rs | rc <= rd, (rs, rc, rd)
+    finally:
+        for p in (s, c):
+            p.kill()
+            p.communicate()
 
 
 def test_hostile_client_garbage_cuts_it_off_not_others(daemon):

@@ -1,16 +1,21 @@
 /* uvd: one thread per client.  It answers the client's requests on the control
- * socket, performs the stores the client makes into its own UAR pages (event socket),
+ * socket, performs the stores the client makes into its own UAR pages (taken from the
+ * client's doorbell ring, hw/shim/uvd_proto.h),
  * and when the client goes away -- closed, crashed or killed -- destroys every object
  * and mapping it still had, so its peers see errors (their QPs' retries run out), not
  * hangs, and its resources return to the device. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "firmware-cmd/names.h"
@@ -111,6 +116,23 @@ void uvd_route_event(void *ctx, const struct mx5_event *e)
 
 /* ------------------------------------------------------------------ memory */
 
+/* Memory the daemon shares with a client: a memfd of len bytes whose size is sealed
+ * (memfd_create(2), fcntl F_ADD_SEALS), so the client, which holds the fd too, cannot
+ * shrink it under the daemon's mapping: a load past the end would raise SIGBUS in the
+ * daemon and take every client down with it.  fd or -errno. */
+static int uvd_memfd(const char *name, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)len) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
 static struct uvd_mem *uvd_mem_new(struct uvd_client *c)
 {
 	if (c->nmem == c->capmem) {
@@ -162,11 +184,9 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 		return -EINVAL;
 	}
 	size_t maplen = (q->len + page - 1) / page * page;
-	*fd = memfd_create("uvd-queue", MFD_CLOEXEC);
+	*fd = uvd_memfd("uvd-queue", maplen);
 	if (*fd < 0)
-		return -errno;
-	if (ftruncate(*fd, (off_t)maplen) < 0)
-		return -errno;
+		return *fd;
 	void *va = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
 	if (va == MAP_FAILED)
 		return -errno;
@@ -387,36 +407,83 @@ static bool uvd_uar_store_ok(struct uvd_client *c, uint64_t off, uint32_t size)
 	return false;
 }
 
-static int uvd_store(struct uvd_client *c, const uint8_t *b, size_t n)
+static uint64_t uvd_now_ns(void)
 {
-	struct uvd_store st;
-	if (n < sizeof(st))
-		return -EPROTO;
-	memcpy(&st, b, sizeof(st));
-	if (st.size != n - sizeof(st) || (st.op != SHIM_MMIO_WRITE && st.op != SHIM_MMIO_WC_WRITE))
-		return -EPROTO;
-	if (!uvd_uar_store_ok(c, st.off, st.size)) {
-		if (c->srv->verbose)
-			uvd_log("client %u: store of %u bytes at 0x%llx outside its UAR pages: dropped", c->id,
-				st.size, (unsigned long long)st.off);
-		return 0;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* One record of the client's ring, already copied out of the shared memory: checked,
+ * then performed as the client's own store would have been in one process. */
+static void uvd_store(struct uvd_client *c, const struct uvd_ring_rec *st)
+{
+	if ((st->op != SHIM_MMIO_WRITE && st->op != SHIM_MMIO_WC_WRITE) || !uvd_uar_store_ok(c, st->off, st->size)) {
+		if (c->ring_dropped++ < 8 || c->srv->verbose)
+			uvd_log("client %u: store (kind %u) of %u bytes at 0x%llx outside its UAR pages: dropped", c->id,
+				st->op, st->size, (unsigned long long)st->off);
+		return;
 	}
 	const struct shim_bar *bar = &c->srv->bar0;
-	const uint8_t *src = b + sizeof(st);
+	const uint8_t *src = st->bytes;
 	/* 8-byte stores where the size allows, as a doorbell or BlueFlame copy makes them */
-	for (uint32_t i = 0; i < st.size;) {
-		if (st.size - i >= 8 && !((st.off + i) & 7)) {
+	for (uint32_t i = 0; i < st->size;) {
+		if (st->size - i >= 8 && !((st->off + i) & 7)) {
 			uint64_t v;
 			memcpy(&v, src + i, 8);
-			*(volatile uint64_t *)(void *)(bar->base + st.off + i) = v;
+			*(volatile uint64_t *)(void *)(bar->base + st->off + i) = v;
 			i += 8;
 		} else {
-			bar->base[st.off + i] = src[i];
+			bar->base[st->off + i] = src[i];
 			i++;
 		}
 	}
 	if (bar->hook)
-		bar->hook->access(bar->hook->ctx, (enum shim_mmio_op)st.op, st.off, st.size);
+		bar->hook->access(bar->hook->ctx, (enum shim_mmio_op)st->op, st->off, st->size);
+}
+
+/* Perform what the client published since the last pass: the number of records, or
+ * -EPROTO for a producer index no client can reach (more than the ring ahead). */
+static int uvd_ring_drain(struct uvd_client *c)
+{
+	struct uvd_ring *r = c->ring;
+	uint32_t p = uvd_ring_prod(&r->prod);
+	uint32_t n = p - c->ring_cons;
+	if (!n)
+		return 0;
+	if (n > UVD_RING_SLOTS)
+		return -EPROTO;
+	struct uvd_ring_rec rec;
+	for (; c->ring_cons != p; c->ring_cons++) {
+		const struct uvd_ring_rec *e = &r->rec[c->ring_cons & (UVD_RING_SLOTS - 1)];
+		/* copied out before it is checked: the client may rewrite the slot meanwhile */
+		memcpy(&rec, e, offsetof(struct uvd_ring_rec, bytes));
+		if (rec.size && rec.size <= UVD_MAX_STORE)
+			memcpy(rec.bytes, e->bytes, rec.size);
+		uvd_store(c, &rec);
+	}
+	uvd_ring_release(&r->cons, c->ring_cons);
+	return (int)n;
+}
+
+/* The ring: a memfd mapped here and in the client, nowhere else. */
+static int uvd_ring_new(struct uvd_client *c, struct uvd_ring_rep *r, int *fd)
+{
+	size_t page = c->srv->shim->page_size;
+	size_t len = (sizeof(struct uvd_ring) + page - 1) / page * page;
+	if (c->ring)
+		return -EEXIST;
+	*fd = uvd_memfd("uvd-doorbells", len);
+	if (*fd < 0)
+		return *fd;
+	void *va = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (va == MAP_FAILED)
+		return -errno;
+	c->ring = va;
+	c->ring_len = len;
+	c->ring_cons = 0;
+	c->ring->awake = 1;
+	*r = (struct uvd_ring_rep){ .bytes = len, .slots = UVD_RING_SLOTS };
 	return 0;
 }
 
@@ -502,6 +569,35 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n)
 		pthread_mutex_unlock(&d->lock);
 		return src;
 	}
+	case UVD_OP_RING: {
+		struct uvd_ring_rep r = { 0 };
+		int fd = -1;
+		if (plen != 0)
+			return -EPROTO;
+		int rc = uvd_ring_new(c, &r, &fd);
+		int src = uvd_send(c->ctl, h.op, h.seq, rc, &r, sizeof(r), NULL, 0, rc ? -1 : fd);
+		if (fd >= 0)
+			close(fd);
+		return src;
+	}
+	case UVD_OP_COUNTERS: {
+		struct uvd_counters_rep r = { 0 };
+		struct emu_dev *emu = emu_device_from_shim(c->srv->shim);
+		if (plen != 0)
+			return -EPROTO;
+		if (!emu)
+			return uvd_send(c->ctl, h.op, h.seq, -EOPNOTSUPP, &r, sizeof(r), NULL, 0, -1);
+		struct emu_counters *e = malloc(sizeof(*e));
+		if (!e)
+			return uvd_send(c->ctl, h.op, h.seq, -ENOMEM, &r, sizeof(r), NULL, 0, -1);
+		emu_counters(emu, e);
+		r = (struct uvd_counters_rep){ .mmio_reads = e->mmio_reads, .mmio_writes = e->mmio_writes,
+					       .uar_doorbells = e->uar_doorbells, .send_doorbells = e->send_doorbells,
+					       .cq_doorbells = e->cq_doorbells, .bf_writes = e->bf_writes,
+					       .dma_reads = e->dma_reads, .dma_writes = e->dma_writes };
+		free(e);
+		return uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, -1);
+	}
 	case UVD_OP_PORT_ADDRS: {
 		struct uvd_addrs_rep r = { 0 };
 		pthread_mutex_lock(&d->lock);
@@ -574,30 +670,73 @@ static void *uvd_client_thread(void *arg)
 	 * real-time as the emulator's device thread does (docs/architecture.md,
 	 * "Scheduling"), or a spinning client would delay each doorbell by a time slice. */
 	plat_thread_set_name("uvd-client");
-	int rt = plat_thread_set_realtime(1);
+	/* Above a real-time daemon, as the emulator's device thread is (rx_thread.c
+	 * device_thread_sched): SCHED_FIFO never preempts at equal priority, so under
+	 * chrt -f 1 a client spinning on its CQ at the daemon's priority would starve the
+	 * thread that performs its doorbells. */
+	struct sched_param sp = { .sched_priority = 0 };
+	int policy = SCHED_OTHER;
+	if (pthread_getschedparam(pthread_self(), &policy, &sp) != 0 || (policy != SCHED_FIFO && policy != SCHED_RR) ||
+	    sp.sched_priority < 1)
+		sp.sched_priority = 1;
+	else if (sp.sched_priority < sched_get_priority_max(SCHED_FIFO))
+		sp.sched_priority++;
+	int rt = plat_thread_set_realtime(sp.sched_priority);
 	if (srv->verbose)
 		uvd_log("client %u: pid %d uid %u%s", c->id, (int)c->pid, (unsigned)c->uid,
 			rt ? " (SCHED_FIFO refused)" : "");
+	/* Stores come through the ring.  After one, the thread keeps looking at the ring
+	 * for srv->spin_ns (a burst of posts, the next ping-pong turn) before it announces
+	 * that it sleeps (awake = 0) and blocks on the sockets; the client kicks the event
+	 * socket only then (uvd_proto.h, rule 3). */
+	uint64_t busy_at = uvd_now_ns();
+	unsigned spins = 0;
 	for (;;) {
+		if (c->ring) {
+			int k = uvd_ring_drain(c);
+			if (k < 0) {
+				uvd_log("client %u: doorbell ring producer index out of range: disconnected", c->id);
+				break;
+			}
+			if (k > 0)
+				busy_at = uvd_now_ns();
+		}
+		int timeout = 0;
+		if (!c->ring) {
+			timeout = -1;
+		} else if (!srv->spin_ns || uvd_now_ns() - busy_at >= srv->spin_ns) {
+			__atomic_store_n(&c->ring->awake, 0, __ATOMIC_RELAXED);
+			uvd_ring_fence_wake_check();
+			if (uvd_ring_prod(&c->ring->prod) != c->ring_cons) {
+				__atomic_store_n(&c->ring->awake, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			timeout = -1;
+		} else if (++spins & 63) {
+			continue;   /* the sockets every 64 looks: requests are rare */
+		}
 		struct pollfd p[2] = { { .fd = c->ctl, .events = POLLIN }, { .fd = c->evs, .events = POLLIN } };
-		if (poll(p, 2, -1) < 0) {
+		int pr = poll(p, 2, timeout);
+		if (timeout < 0 && c->ring) {
+			__atomic_store_n(&c->ring->awake, 1, __ATOMIC_RELAXED);
+			busy_at = uvd_now_ns();
+		}
+		if (pr < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (p[1].revents & POLLIN) {
-			/* stores first: they are what a waiting peer needs */
-			int k = 0;
-			while (k++ < 64) {
+			/* kicks: the ring is looked at on the next pass */
+			for (int k = 0; k < 64; k++) {
 				n = recv(c->evs, buf, UVD_MAX_MSG, MSG_DONTWAIT | MSG_TRUNC);
 				if (n < 0)
 					break;
 				struct uvd_hdr h;
-				if ((size_t)n < sizeof(h) || (size_t)n > UVD_MAX_MSG)
+				if ((size_t)n != sizeof(h))
 					goto out;
 				memcpy(&h, buf, sizeof(h));
-				if (h.op != UVD_OP_STORE || h.len != (size_t)n ||
-				    uvd_store(c, buf + sizeof(h), (size_t)n - sizeof(h)))
+				if (h.op != UVD_OP_KICK || h.len != sizeof(h))
 					goto out;
 			}
 		} else if (p[1].revents & (POLLHUP | POLLERR)) {
@@ -631,6 +770,8 @@ out:
 	close(c->ctl);
 	if (c->evs >= 0)
 		close(c->evs);
+	if (c->ring)
+		munmap(c->ring, c->ring_len);
 	free(c->objs);
 	free(c->mem);
 	free(c);

@@ -5,10 +5,13 @@
  * poll their own queues in memory shared with the device (docs/architecture.md,
  * "Several processes: uvd").
  *
- *   uvd [-d URI] [-s SOCKET] [-v]
+ *   uvd [-d URI] [-s SOCKET] [-p USEC] [-v]
  *     -d  the device (default "emu:"); any shim URI
  *     -s  socket path (default $UVERBS_RUN_DIR/uvd.sock, UVERBS_RUN_DIR defaulting
  *         to /tmp/uverbs-<uid>)
+ *     -p  how long a client's thread keeps looking at its doorbell ring after a store
+ *         before it sleeps (default 20 us with more than two CPUs, else 0; never on
+ *         one CPU)
  *     -v  log clients, refusals and cleanups on stderr
  */
 #include <errno.h>
@@ -67,17 +70,28 @@ int main(int argc, char **argv)
 {
 	const char *uri = "emu:";
 	struct uvd_server srv = { .lfd = -1 };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	/* On two CPUs a real-time spinner takes the CPU the device thread or the peer needs:
+	 * measured with tools/bench-uvd under chrt, 20 us of spin made the median 4 KiB WRITE
+	 * round trip a quarter slower and 60 us a third (docs/architecture.md, "Several
+	 * processes: uvd"). */
+	unsigned long spin_us = ncpu > 2 ? 20 : 0;
 	int opt;
-	while ((opt = getopt(argc, argv, "d:s:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:p:vh")) != -1) {
 		switch (opt) {
 		case 'd': uri = optarg; break;
 		case 's': snprintf(srv.path, sizeof(srv.path), "%s", optarg); break;
+		case 'p': spin_us = strtoul(optarg, NULL, 10); break;
 		case 'v': srv.verbose++; break;
 		default:
-			fprintf(stderr, "usage: uvd [-d URI] [-s SOCKET] [-v]\n");
+			fprintf(stderr, "usage: uvd [-d URI] [-s SOCKET] [-p USEC] [-v]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
+	/* A spinning real-time thread on the only CPU would starve the client it waits for
+	 * (the emulator's rx_spin keeps the same rule). */
+	if (ncpu > 1 && spin_us <= 1000000)
+		srv.spin_ns = (uint64_t)spin_us * 1000u;
 	if (!srv.path[0]) {
 		const char *dir = getenv("UVERBS_RUN_DIR");
 		char def[96];

@@ -60,6 +60,11 @@ struct uvd_client {
 	 * thread only, so a doorbell takes no lock */
 	uint32_t uars[UVD_MAX_UARS];
 	unsigned nuar;
+	/* its doorbell ring (hw/shim/uvd_proto.h), the client's own thread only */
+	struct uvd_ring *ring;
+	size_t ring_len;
+	uint32_t ring_cons;       /* records taken: ours, never read back from the ring */
+	uint64_t ring_dropped;    /* records refused (outside its UAR pages, bad size or kind) */
 };
 
 struct uvd_server {
@@ -74,6 +79,7 @@ struct uvd_server {
 	unsigned next_client;
 	struct uvd_client *clients;   /* under dev->lock */
 	unsigned verbose;
+	uint64_t spin_ns;         /* a client thread spins this long after a store (0: 1 CPU) */
 };
 
 /* client.c */
