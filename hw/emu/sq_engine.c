@@ -81,12 +81,6 @@ int emu_tp_send(struct emu_tp *tp, struct emu_tq *tq, uint32_t dip, uint16_t spo
 	return emu_tp_xmit(tp, &ip, tp->tx, (size_t)n);
 }
 
-void emu_swqe_release(struct emu_swqe *w)
-{
-	free(w->inl_data);
-	w->inl_data = NULL;
-}
-
 static bool op_is_rd_atomic(uint8_t op)
 {
 	return op == PRM_WQE_OP_RDMA_READ || op == PRM_WQE_OP_ATOMIC_CS || op == PRM_WQE_OP_ATOMIC_FA;

@@ -234,6 +234,10 @@ struct emu_tp {
 /* transport_core.c */
 struct emu_tp *emu_tp_get(struct emu_dev *d);
 struct emu_tq *emu_tq_get(struct emu_tp *tp, struct emu_qp *qp);
+/* Free one QP's transport state (unlinked by the caller), or every QP's. */
+void emu_tq_free(struct emu_tq *tq);
+void emu_tq_drop_all(struct emu_tp *tp);
+void emu_swqe_release(struct emu_swqe *w);
 void emu_tp_foreach_tq(struct emu_tp *tp, void (*fn)(struct emu_tp *, struct emu_tq *, void *), void *arg);
 void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at);
 /* A CQ was armed: the application is about to block for its event, so the device
@@ -266,7 +270,6 @@ void emu_req_retire(struct emu_tp *tp, struct emu_tq *tq);
 void emu_qp_error(struct emu_tp *tp, struct emu_tq *tq, int failed_syndrome);
 void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq);
 void emu_req_go_back(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn);
-void emu_swqe_release(struct emu_swqe *w);
 
 /* rc_resp.c */
 void emu_rc_resp_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p, const struct emu_roce_ip *env);
