@@ -76,6 +76,15 @@ static int tp_init(struct emu_dev *d)
 	}
 	tp->flt.rng = 0x9e3779b97f4a7c15ull ^ d->ipv4;
 	*slot = tp;
+	if (d->cfg.wire_faults[0]) {
+		struct emu_wire_faults wf = { 0 };
+		int link_up = 1;
+
+		/* The URI's wire faults, checked by emu_config_parse already. */
+		if (emu_wire_faults_parse(d->cfg.wire_faults, &wf, &link_up) == 0 &&
+		    emu_wire_faults_set(d, &wf) == 0)
+			emu_wire_link_set(d, link_up);
+	}
 	if (d->udp_fd >= 0) {
 		/* Room for a window of full-MTU packets from several QPs and peers. */
 		(void)setsockopt(d->udp_fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
