@@ -265,10 +265,6 @@ uint32_t emu_qp_mtu_bytes(const struct emu_qp *qp);
 /* rc_req.c */
 void emu_rc_req_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p);
 void emu_req_timers(struct emu_tp *tp, struct emu_tq *tq, uint64_t now, uint64_t *next);
-void emu_req_complete_head(struct emu_tp *tp, struct emu_tq *tq);
-void emu_req_retire(struct emu_tp *tp, struct emu_tq *tq);
-void emu_qp_error(struct emu_tp *tp, struct emu_tq *tq, int failed_syndrome);
-void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq);
 void emu_req_go_back(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn);
 
 /* rc_resp.c */
@@ -288,6 +284,13 @@ void emu_resp_ack_now(struct emu_tp *tp, struct emu_tq *tq);
 void emu_uc_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p);
 void emu_ud_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p, const struct emu_roce_ip *env,
 	       size_t roce_len);
+
+/* qp_complete.c: send WQEs completed in order from the head; the head fails and the QP
+ * goes to error; every WQE of a QP in error flushes. */
+void emu_req_complete_head(struct emu_tp *tp, struct emu_tq *tq);
+void emu_req_retire(struct emu_tp *tp, struct emu_tq *tq);
+void emu_qp_error(struct emu_tp *tp, struct emu_tq *tq, int failed_syndrome);
+void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq);
 
 /* rq.c */
 int emu_rq_peek(struct emu_dev *d, struct emu_qp *qp, struct emu_rwqe *w);
