@@ -249,10 +249,16 @@ int emu_tp_xmit(struct emu_tp *tp, const struct emu_roce_ip *ip, uint8_t *pkt, s
 void emu_tp_faults_timer(struct emu_tp *tp, uint64_t now, uint64_t *next);
 void emu_tp_faults_fini(struct emu_tp *tp);
 
-/* sq_engine.c */
+/* sq_doorbell.c: registers the send doorbell/BlueFlame hook */
 int emu_sq_area_init(struct emu_dev *d);
+
+/* sq_engine.c */
+#define EMU_TP_WQE_MAX_BYTES (63u * 16u)   /* a send WQE's largest size (ctrl ds: 63 segments) */
 void emu_sq_run(struct emu_tp *tp, struct emu_tq *tq);
 void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq);
+/* A BlueFlame store carried the whole next WQE (nbb basic blocks in b): take it without
+ * a DMA read and transmit. */
+void emu_sq_take_bf(struct emu_tp *tp, struct emu_tq *tq, const uint8_t *b, size_t nbytes, unsigned nbb);
 void emu_req_arm_timer(struct emu_tp *tp, struct emu_tq *tq);
 /* Build and send one packet on a QP's path: headers h (psn etc. filled by caller),
  * payload from buf (may be NULL with len 0). */
