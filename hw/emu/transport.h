@@ -3,7 +3,7 @@
  *
  * Threads (docs/architecture.md, "The emulated ConnectX": the transmit path belongs in the posting thread):
  *  - the posting thread runs the send queue inside its doorbell/BlueFlame store
- *    (sq_engine.c, from the UAR hook): WQEs are fetched, decoded and their packets sent
+ *    (sq_doorbell.c, the UAR hook, then sq_engine.c): WQEs are fetched, decoded and their packets sent
  *    before the store returns;
  *  - one device thread per emulated NIC (rx_thread.c) blocks in poll()/recv() on the
  *    port's UDP socket for arrivals and wakes for timers (ACK timeout, RNR wait,
@@ -11,13 +11,10 @@
  * Everything runs with the device lock (d->lock) held, so the per-QP state below needs
  * no lock of its own.
  *
- * Files: transport_core.c (device state, per-QP table, counters, test API),
- * sq_engine.c (doorbells, WQE fetch/decode, transmit), rq.c (receive WQEs, SRQs),
- * cqe.c (CQEs, CQ arming, completion events, overrun), rc_req.c (RC requester: ACK/NAK,
- * READ responses, timers, errors and flush), rc_resp.c (RC responder), uc_ud.c (UC and
- * UD receive), rx_thread.c (device thread, dispatch, security checks), mr_check.c
- * (lkey/rkey checks, gather/scatter through MKeys and the IOMMU), wire_faults.c
- * (loss/reorder/duplication/corruption, link down).
+ * Files, and the one direction they call in: hw/emu/layers.txt (top first: the
+ * transport area, the send and receive entries, the RC/UC/UD transports, the SQ engine,
+ * completions, placement, the fault model, the transport core), drawn in
+ * docs/architecture.md, "The data plane's call order".
  *
  * The first half of this header is the public test API (counters, faults); the second
  * half is shared by the engine files only.
@@ -347,6 +344,8 @@ int emu_sgl_check(struct emu_dev *d, uint32_t pdn, const struct emu_tp_sge *s, u
 /* rx_thread.c */
 int emu_rx_start(struct emu_tp *tp);
 void emu_rx_stop(struct emu_tp *tp);
+
+/* rx_check.c: check one arrival and hand it to its transport */
 void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct emu_roce_ip *env);
 
 #endif /* EMU_TP_INTERNAL */
