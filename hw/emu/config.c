@@ -242,8 +242,61 @@ static int opt_fatal(struct emu_config *cfg, const struct emu_opt *opt, char *va
 	return 0;
 }
 
-/* Wire faults (wire_faults.c): validated now by the data plane's own parser, kept as
- * text and applied once the device's transport exists. */
+static bool rate_ok(double r)
+{
+	return r >= 0.0 && r <= 1.0;
+}
+
+/* The wire faults' own syntax (transport.h), also the test API's. */
+int emu_wire_faults_parse(const char *opts, struct emu_wire_faults *f, int *link_up)
+{
+	char buf[256], *save = NULL, *tok;
+
+	if (!opts || !f)
+		return -EINVAL;
+	if (strlen(opts) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, opts);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *val = strchr(tok, '='), *end;
+		double v;
+
+		if (!val)
+			return -EINVAL;
+		*val++ = '\0';
+		if (!strcmp(tok, "link")) {
+			if (!strcmp(val, "up") || !strcmp(val, "down")) {
+				if (link_up)
+					*link_up = !strcmp(val, "up");
+				continue;
+			}
+			return -EINVAL;
+		}
+		if (!strcmp(tok, "seed")) {
+			f->seed = strtoull(val, &end, 0);
+			if (*end)
+				return -EINVAL;
+			continue;
+		}
+		v = strtod(val, &end);
+		if (*end || !rate_ok(v))
+			return -EINVAL;
+		if (!strcmp(tok, "loss"))
+			f->loss = v;
+		else if (!strcmp(tok, "reorder"))
+			f->reorder = v;
+		else if (!strcmp(tok, "dup"))
+			f->dup = v;
+		else if (!strcmp(tok, "corrupt"))
+			f->corrupt = v;
+		else
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* Wire faults (wire_faults.c): validated now, kept as text and applied by the transport
+ * area once the device's transport exists (transport_area.c). */
 static int opt_wire(struct emu_config *cfg, const struct emu_opt *opt, char *val)
 {
 	struct emu_wire_faults wf = { 0 };

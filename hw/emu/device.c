@@ -380,15 +380,6 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 		}
 	if (d->cfg.fatal_synd)
 		emu_fault_fatal(d, d->cfg.fatal_synd);
-	if (d->cfg.wire_faults[0]) {
-		struct emu_wire_faults wf = { 0 };
-		int link_up = 1;
-
-		/* Checked by emu_config_parse already; the transport area exists now. */
-		if (emu_wire_faults_parse(d->cfg.wire_faults, &wf, &link_up) == 0 &&
-		    emu_wire_faults_set(d, &wf) == 0)
-			emu_wire_link_set(d, link_up);
-	}
 	emu_log(d, EMU_LOG_INFO, "ConnectX-5 Ex emulated, host pages %zu, iova %s", d->cfg.host_page_size,
 		d->cfg.iova_mode == EMU_IOVA_SCATTER ? "scatter" : "offset");
 	*out = d;

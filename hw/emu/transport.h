@@ -3,7 +3,7 @@
  *
  * Threads (docs/architecture.md, "The emulated ConnectX": the transmit path belongs in the posting thread):
  *  - the posting thread runs the send queue inside its doorbell/BlueFlame store
- *    (sq_engine.c, from the UAR hook): WQEs are fetched, decoded and their packets sent
+ *    (sq_doorbell.c, the UAR hook, then sq_engine.c): WQEs are fetched, decoded and their packets sent
  *    before the store returns;
  *  - one device thread per emulated NIC (rx_thread.c) blocks in poll()/recv() on the
  *    port's UDP socket for arrivals and wakes for timers (ACK timeout, RNR wait,
@@ -11,13 +11,10 @@
  * Everything runs with the device lock (d->lock) held, so the per-QP state below needs
  * no lock of its own.
  *
- * Files: transport_core.c (device state, per-QP table, counters, test API),
- * sq_engine.c (doorbells, WQE fetch/decode, transmit), rq.c (receive WQEs, SRQs),
- * cqe.c (CQEs, CQ arming, completion events, overrun), rc_req.c (RC requester: ACK/NAK,
- * READ responses, timers, errors and flush), rc_resp.c (RC responder), uc_ud.c (UC and
- * UD receive), rx_thread.c (device thread, dispatch, security checks), mr_check.c
- * (lkey/rkey checks, gather/scatter through MKeys and the IOMMU), wire_faults.c
- * (loss/reorder/duplication/corruption, link down).
+ * Files, and the one direction they call in: hw/emu/layers.txt (top first: the
+ * transport area, the send and receive entries, the RC/UC/UD transports, the SQ engine,
+ * completions, placement, the fault model, the transport core), drawn in
+ * docs/architecture.md, "The data plane's call order".
  *
  * The first half of this header is the public test API (counters, faults); the second
  * half is shared by the engine files only.
@@ -251,6 +248,10 @@ struct emu_tp {
 /* transport_core.c */
 struct emu_tp *emu_tp_get(struct emu_dev *d);
 struct emu_tq *emu_tq_get(struct emu_tp *tp, struct emu_qp *qp);
+/* Free one QP's transport state (unlinked by the caller), or every QP's. */
+void emu_tq_free(struct emu_tq *tq);
+void emu_tq_drop_all(struct emu_tp *tp);
+void emu_swqe_release(struct emu_swqe *w);
 void emu_tp_foreach_tq(struct emu_tp *tp, void (*fn)(struct emu_tp *, struct emu_tq *, void *), void *arg);
 void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at);
 /* A CQ was armed: the application is about to block for its event, so the device
@@ -262,10 +263,16 @@ int emu_tp_xmit(struct emu_tp *tp, const struct emu_roce_ip *ip, uint8_t *pkt, s
 void emu_tp_faults_timer(struct emu_tp *tp, uint64_t now, uint64_t *next);
 void emu_tp_faults_fini(struct emu_tp *tp);
 
-/* sq_engine.c */
+/* sq_doorbell.c: registers the send doorbell/BlueFlame hook */
 int emu_sq_area_init(struct emu_dev *d);
+
+/* sq_engine.c */
+#define EMU_TP_WQE_MAX_BYTES (63u * 16u)   /* a send WQE's largest size (ctrl ds: 63 segments) */
 void emu_sq_run(struct emu_tp *tp, struct emu_tq *tq);
 void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq);
+/* A BlueFlame store carried the whole next WQE (nbb basic blocks in b): take it without
+ * a DMA read and transmit. */
+void emu_sq_take_bf(struct emu_tp *tp, struct emu_tq *tq, const uint8_t *b, size_t nbytes, unsigned nbb);
 void emu_req_arm_timer(struct emu_tp *tp, struct emu_tq *tq);
 /* Build and send one packet on a QP's path: headers h (psn etc. filled by caller),
  * payload from buf (may be NULL with len 0). */
@@ -278,12 +285,7 @@ uint32_t emu_qp_mtu_bytes(const struct emu_qp *qp);
 /* rc_req.c */
 void emu_rc_req_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p);
 void emu_req_timers(struct emu_tp *tp, struct emu_tq *tq, uint64_t now, uint64_t *next);
-void emu_req_complete_head(struct emu_tp *tp, struct emu_tq *tq);
-void emu_req_retire(struct emu_tp *tp, struct emu_tq *tq);
-void emu_qp_error(struct emu_tp *tp, struct emu_tq *tq, int failed_syndrome);
-void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq);
 void emu_req_go_back(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn);
-void emu_swqe_release(struct emu_swqe *w);
 
 /* rc_resp.c */
 void emu_rc_resp_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p, const struct emu_roce_ip *env);
@@ -302,6 +304,13 @@ void emu_resp_ack_now(struct emu_tp *tp, struct emu_tq *tq);
 void emu_uc_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p);
 void emu_ud_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p, const struct emu_roce_ip *env,
 	       size_t roce_len);
+
+/* qp_complete.c: send WQEs completed in order from the head; the head fails and the QP
+ * goes to error; every WQE of a QP in error flushes. */
+void emu_req_complete_head(struct emu_tp *tp, struct emu_tq *tq);
+void emu_req_retire(struct emu_tp *tp, struct emu_tq *tq);
+void emu_qp_error(struct emu_tp *tp, struct emu_tq *tq, int failed_syndrome);
+void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq);
 
 /* rq.c */
 int emu_rq_peek(struct emu_dev *d, struct emu_qp *qp, struct emu_rwqe *w);
@@ -352,6 +361,8 @@ int emu_sgl_check(struct emu_dev *d, uint32_t pdn, const struct emu_tp_sge *s, u
 /* rx_thread.c */
 int emu_rx_start(struct emu_tp *tp);
 void emu_rx_stop(struct emu_tp *tp);
+
+/* rx_check.c: check one arrival and hand it to its transport */
 void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct emu_roce_ip *env);
 
 #endif /* EMU_TP_INTERNAL */

@@ -1,8 +1,8 @@
-/* The data plane's device state (hw/emu/transport.h): created with the device (the
- * area's init registers the doorbell hooks and starts the device thread), per-QP
- * transport state made on first use and dropped at HCA teardown, counters and the
- * test API.  This area has no commands: it only uses the area registry's life-cycle
- * callbacks (README "Adding command handlers"). */
+/* The transport core (hw/emu/transport.h): the device's data-plane state and each QP's
+ * transport state (made on first use, made afresh when the context says the QP was
+ * reset or reconnected), the device thread's wake-up bookkeeping, counters and the test
+ * API.  Both pipelines stand on it; it calls none of them (hw/emu/layers.txt).  Its life
+ * cycle is the transport area's (transport_area.c). */
 #define EMU_TP_INTERNAL
 #include "hw/emu/transport.h"
 
@@ -23,6 +23,12 @@ struct emu_tp *emu_tp_get(struct emu_dev *d)
 	return slot ? *slot : NULL;
 }
 
+void emu_swqe_release(struct emu_swqe *w)
+{
+	free(w->inl_data);
+	w->inl_data = NULL;
+}
+
 /* Release the send WQEs still in flight.  Only [head, tail) can hold anything: every
  * WQE that leaves the ring at head is released there (rc_req.c).  Walking only those
  * slots matters: the ring is 160 KiB, and touching all of it for a new QP cost a
@@ -35,7 +41,7 @@ static void tq_release_inflight(struct emu_tq *tq)
 		emu_swqe_release(&tq->ring[i % EMU_TP_SWQE_SLOTS]);
 }
 
-static void tq_free(struct emu_tq *tq)
+void emu_tq_free(struct emu_tq *tq)
 {
 	tq_release_inflight(tq);
 	free(tq->ring);
@@ -91,7 +97,7 @@ struct emu_tq *emu_tq_get(struct emu_tp *tp, struct emu_qp *qp)
 			break;
 	if (tq && tq->qp != qp) {
 		*pp = tq->next;
-		tq_free(tq);
+		emu_tq_free(tq);
 		tq = NULL;
 	}
 	if (!tq) {
@@ -161,161 +167,19 @@ void emu_tp_app_sleeps(struct emu_tp *tp)
 	}
 }
 
-static void tq_drop_all(struct emu_tp *tp)
+/* Every QP's transport state goes (HCA teardown, device close). */
+void emu_tq_drop_all(struct emu_tp *tp)
 {
 	for (unsigned h = 0; h < 256; h++) {
 		struct emu_tq *tq = tp->qtab[h], *next;
 
 		for (; tq; tq = next) {
 			next = tq->next;
-			tq_free(tq);
+			emu_tq_free(tq);
 		}
 		tp->qtab[h] = NULL;
 	}
 	tp->nackq = 0;
-}
-
-/* A QP is about to be freed (DESTROY_QP, teardown, reset): its transport queue keeps a
- * pointer to it, so the queue goes first, with whatever it still held.  Other objects
- * are reached through their QP or looked up by number, never kept. */
-static void tp_obj_gone(struct emu_dev *d, enum emu_obj_type type, void *obj)
-{
-	struct emu_tp *tp = emu_tp_get(d);
-
-	if (!tp || type != EMU_OBJ_QP)
-		return;
-	/* the QP's bucket only: the table is keyed by qpn & 0xff (emu_tq_get) */
-	for (struct emu_tq **pp = &tp->qtab[((struct emu_qp *)obj)->qpn & 0xff], *tq; (tq = *pp);) {
-		if (tq->qp == obj) {
-			*pp = tq->next;
-			emu_resp_ack_now(tp, tq);
-			tq_free(tq);
-		} else {
-			pp = &tq->next;
-		}
-	}
-}
-
-/* 2RST_QP: the QP's requester and responder state goes with it, requests in flight
- * included.  Guessing the reset later from the context (emu_tq_get) misses a QP taken
- * back to RTS with the same PSNs before any packet or doorbell: its old requests would
- * still be in flight behind the new ones. */
-static void tp_qp_reset(struct emu_dev *d, void *qp)
-{
-	tp_obj_gone(d, EMU_OBJ_QP, qp);
-}
-
-/* 2ERR_QP (IBTA 10.3.1 Error state, C10-26): every outstanding WQE completes with a
- * flush error now, receive WQEs included, whether or not the QP ever moved a packet.
- * WQEs posted later flush too: sends at their doorbell (emu_sq_run), receives, which
- * have no doorbell, when the device thread's timers next read the QP's doorbell record
- * (emu_req_timers, at least every EMU_RX_IDLE_NS). */
-static void tp_qp_error(struct emu_dev *d, void *obj)
-{
-	struct emu_tp *tp = emu_tp_get(d);
-	struct emu_tq *tq = tp ? emu_tq_get(tp, obj) : NULL;
-
-	if (tq)
-		emu_qp_flush(tp, tq);
-}
-
-static int tp_init(struct emu_dev *d)
-{
-	void **slot = emu_area_state(d, "transport");
-	struct emu_tp *tp;
-	int rc, sz = 4 << 20;
-
-	if (!slot)
-		return -ENOENT;
-	tp = calloc(1, sizeof(*tp));
-	if (!tp)
-		return -ENOMEM;
-	tp->d = d;
-	tp->wake_fd = -1;
-	if (emu_roce_rx_batch_init(&tp->rxb)) {
-		free(tp);
-		return -ENOMEM;
-	}
-	tp->flt.rng = 0x9e3779b97f4a7c15ull ^ d->ipv4;
-	*slot = tp;
-	if (d->udp_fd >= 0) {
-		/* Room for a window of full-MTU packets from several QPs and peers. */
-		(void)setsockopt(d->udp_fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-		(void)setsockopt(d->udp_fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-		if (emu_roce_sock_init(&tp->sock, d->udp_fd, d->ipv4) == 0)
-			tp->sock_ok = true;
-	}
-	rc = emu_sq_area_init(d);
-	if (!rc)
-		rc = emu_cqe_area_init(d);
-	if (!rc && tp->sock_ok)
-		rc = emu_rx_start(tp);
-	if (rc) {
-		if (tp->sock_ok)
-			emu_roce_sock_fini(&tp->sock);
-		emu_roce_rx_batch_fini(&tp->rxb);
-		free(tp);
-		*slot = NULL;
-		return rc;
-	}
-	d->tp = tp;
-	return 0;
-}
-
-static void tp_teardown(struct emu_dev *d)
-{
-	struct emu_tp *tp = emu_tp_get(d);
-
-	if (tp) {
-		emu_resp_flush_acks(tp, UINT64_MAX, NULL);   /* held ACKs leave before their QPs */
-		tq_drop_all(tp);
-	}
-}
-
-/* One line at close (UVERBS_LOG=info): what the wire did, so a slow or failing run
- * shows its retransmissions, RNR waits and drops without a debugger. */
-static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
-{
-	const struct emu_tp_counters *c = &tp->ctr;
-	uint64_t drops = 0, naks_sent = 0, naks_rcvd = 0;
-
-	for (int i = 0; i < EMU_ROCE_DROP_NR; i++)
-		drops += c->drops[i];
-	for (int i = 0; i < 5; i++) {
-		naks_sent += c->naks_sent[i];
-		naks_rcvd += c->naks_rcvd[i];
-	}
-	emu_log(d, EMU_LOG_INFO,
-		"wire: %llu packets sent, %llu received; %llu retransmitted, %llu ACK timeouts, "
-		"NAKs %llu sent/%llu received, RNR NAKs %llu sent/%llu received (%llu waits), "
-		"%llu duplicates, %llu dropped",
-		(unsigned long long)c->tx_pkts, (unsigned long long)c->rx_pkts,
-		(unsigned long long)c->retransmits, (unsigned long long)c->timeouts,
-		(unsigned long long)naks_sent, (unsigned long long)naks_rcvd,
-		(unsigned long long)c->rnr_naks_sent, (unsigned long long)c->rnr_naks_rcvd,
-		(unsigned long long)c->rnr_waits, (unsigned long long)c->duplicates,
-		(unsigned long long)drops);
-}
-
-static void tp_fini(struct emu_dev *d)
-{
-	struct emu_tp *tp = emu_tp_get(d);
-
-	if (!tp)
-		return;
-	d->tp = NULL;
-	emu_rx_stop(tp);
-	tp_log_summary(d, tp);
-	tq_drop_all(tp);
-	emu_tp_faults_fini(tp);
-	if (tp->sock_ok)
-		emu_roce_sock_fini(&tp->sock);
-	free(tp->ackq);
-	free(tp->stage.buf);
-	free(tp->rd_stage);
-	emu_roce_rx_batch_fini(&tp->rxb);
-	free(tp);
-	*emu_area_state(d, "transport") = NULL;
 }
 
 void emu_tp_counters(struct emu_dev *d, struct emu_tp_counters *out)
@@ -353,9 +217,3 @@ int emu_tp_inject(struct emu_dev *d, uint32_t daddr, uint16_t sport, const void 
 		rc = -errno;
 	return rc;
 }
-
-const struct emu_cmd_area emu_area_transport = {
-	.name = "transport", .cmds = NULL, .ncmds = 0,
-	.init = tp_init, .teardown = tp_teardown, .fini = tp_fini, .obj_gone = tp_obj_gone,
-	.qp_reset = tp_qp_reset, .qp_error = tp_qp_error,
-};

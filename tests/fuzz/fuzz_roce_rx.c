@@ -1,4 +1,4 @@
-/* libFuzzer target: the emulated ConnectX's RoCE v2 receive path (hw/emu/rx_thread.c, roce_hdr.c):
+/* libFuzzer target: the emulated ConnectX's RoCE v2 receive path (hw/emu/rx_check.c, roce_hdr.c):
  * hostile packets never crash the emulator, and nothing is ever written outside a
  * registered memory window.
  *

@@ -1,0 +1,79 @@
+/* The receive pipeline's first stage (docs/architecture.md, "Receive checks"): every
+ * arriving packet is checked before any transport sees it (IBTA 9.6 "packet header
+ * validation", A17.4): length, ICRC, TVer, opcode and headers (emu_roce_parse); then an
+ * existing destination QP, the opcode's service equal to the QP's, the P_Key, a QP
+ * state that receives, and for connected services the peer's address.  Anything else
+ * is dropped and counted by reason; the rest goes to the RC responder or requester or
+ * to UC/UD receive.  Called by the drivers in rx_thread.c and by the receive fuzzer. */
+#define EMU_TP_INTERNAL
+#include "hw/emu/transport.h"
+
+static uint16_t port_pkey(void)
+{
+	/* P_Key table index 0 holds the default partition (full member). */
+	return EMU_ROCE_DEFAULT_PKEY;
+}
+
+void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct emu_roce_ip *env)
+{
+	struct emu_dev *d = tp->d;
+	struct emu_roce_pkt p;
+	struct emu_qp *qp;
+	struct emu_tq *tq;
+	enum emu_roce_transport tr;
+
+	tp->ctr.rx_pkts++;
+	if (tp->flt.link_down) {
+		tp->ctr.link_down_drops++;
+		return;
+	}
+	if (emu_roce_parse(buf, len, env, &p) < 0) {
+		tp->ctr.drops[p.drop < EMU_ROCE_DROP_NR ? p.drop : EMU_ROCE_DROP_OPCODE]++;
+		return;
+	}
+	tp->ctr.rx_by_opcode[p.h.bth.opcode]++;
+	tr = emu_roce_op_transport(p.h.bth.opcode);
+	if (tr == EMU_ROCE_TR_CNP)
+		return;   /* congestion notification: no rate limiter to feed */
+	qp = emu_obj_get(d, EMU_OBJ_QP, p.h.bth.dqpn);
+	if (!qp) {
+		tp->ctr.drops[EMU_ROCE_DROP_QPN]++;
+		return;
+	}
+	if ((tr == EMU_ROCE_TR_RC && qp->st != EMU_QP_ST_RC) || (tr == EMU_ROCE_TR_UC && qp->st != EMU_QP_ST_UC) ||
+	    (tr == EMU_ROCE_TR_UD && qp->st != EMU_QP_ST_UD) || tr == EMU_ROCE_TR_RD) {
+		tp->ctr.drops[EMU_ROCE_DROP_TRANSPORT]++;
+		return;
+	}
+	if (!emu_roce_pkey_match(p.h.bth.pkey, port_pkey())) {
+		tp->ctr.drops[EMU_ROCE_DROP_PKEY]++;
+		return;
+	}
+	if (qp->state != EMU_QP_RTR && qp->state != EMU_QP_RTS && qp->state != EMU_QP_SQD) {
+		tp->ctr.drops[EMU_ROCE_DROP_QP_STATE]++;
+		return;
+	}
+	if (tr != EMU_ROCE_TR_UD && env->saddr != emu_qp_dip(qp)) {
+		tp->ctr.drops[EMU_ROCE_DROP_SRC]++;
+		return;
+	}
+	tq = emu_tq_get(tp, qp);
+	if (!tq)
+		return;
+	switch (tr) {
+	case EMU_ROCE_TR_RC:
+		if (p.op->flags & EMU_ROCE_F_REQ)
+			emu_rc_resp_rx(tp, tq, &p, env);
+		else
+			emu_rc_req_rx(tp, tq, &p);
+		break;
+	case EMU_ROCE_TR_UC:
+		emu_uc_rx(tp, tq, &p);
+		break;
+	case EMU_ROCE_TR_UD:
+		emu_ud_rx(tp, tq, &p, env, len);
+		break;
+	default:
+		break;
+	}
+}
