@@ -100,12 +100,9 @@ static int create_cq(struct emu_dev *d, struct emu_cmd *c)
 	st = cq_buffer(d, c, "CREATE_CQ", cqc, PRM_OFF(create_cq_in, pas) / 8, tmp.cqe_bytes, &tmp.buf, &synd);
 	if (st)
 		return emu_cmd_fail(c, st, synd);
-	cq = emu_obj_alloc(d, EMU_OBJ_CQ, sizeof(*cq), cq_dtor, &cqn);
-	if (!cq) {
-		emu_qbuf_free(&tmp.buf);
+	cq = emu_obj_adopt(d, EMU_OBJ_CQ, &tmp, sizeof(tmp), &tmp.buf, cq_dtor, &cqn);
+	if (!cq)
 		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
-	}
-	*cq = tmp;
 	cq->cqn = cqn;
 	cq->log_size = (uint8_t)PRM_GET(cqc, cqc, log_cq_size);
 	cq->oi = PRM_GET(cqc, cqc, oi);
