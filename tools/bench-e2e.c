@@ -43,6 +43,7 @@
 #include "hw/platform/sock.h"
 #include "hw/platform/thread.h"
 #include "tools/bench-nic.h"
+#include "tools/common/parse.h"
 
 #define REGION (1u << 20)
 #define RBUF_OFF 0u             /* where the peer writes (ping-pong, bandwidth) */
@@ -784,6 +785,16 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 	free(ns);
 }
 
+/* A number option: decimal or 0x hex, min..max (tools/common/parse.h). */
+static unsigned opt_num(const char *opt, const char *arg, unsigned min, unsigned max)
+{
+	unsigned v;
+
+	if (uvt_parse_unsigned(arg, min, max, &v))
+		bn_die("%s: '%s' is not %u..%u", opt, arg, min, max);
+	return v;
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t iters = 5000, warm = 200, bw_iters = 2000;
@@ -806,16 +817,16 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "n:b:w:m:yh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			iters = (uint32_t)strtoul(optarg, NULL, 0);
+			iters = opt_num("--iters", optarg, 100, 100000000);
 			break;
 		case 'b':
-			bw_iters = (uint32_t)strtoul(optarg, NULL, 0);
+			bw_iters = opt_num("--bw-iters", optarg, 1, 100000000);
 			break;
 		case 'w':
-			warm = (uint32_t)strtoul(optarg, NULL, 0);
+			warm = opt_num("--warmup", optarg, 0, 100000000);
 			break;
 		case 'm':
-			mtu_bytes = (unsigned)strtoul(optarg, NULL, 0);
+			mtu_bytes = opt_num("--mtu", optarg, 256, 4096);
 			break;
 		case 'y':
 			spin_yield = 1;
