@@ -785,20 +785,9 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 	free(ns);
 }
 
-/* A number option: decimal or 0x hex, min..max (tools/common/parse.h). */
-static unsigned opt_num(const char *opt, const char *arg, unsigned min, unsigned max)
-{
-	unsigned v;
-
-	if (uvt_parse_unsigned(arg, min, max, &v))
-		bn_die("%s: '%s' is not %u..%u", opt, arg, min, max);
-	return v;
-}
-
 int main(int argc, char **argv)
 {
-	uint32_t iters = 5000, warm = 200, bw_iters = 2000;
-	unsigned mtu_bytes = 4096;
+	unsigned iters = 5000, warm = 200, bw_iters = 2000, mtu_bytes = 4096;
 	uint8_t mtu;
 	int sv[2], c, status = 0;
 	pid_t pid;
@@ -814,24 +803,22 @@ int main(int argc, char **argv)
 					      { "yield", no_argument, 0, 'y' },
 					      { "help", no_argument, 0, 'h' },
 					      { 0, 0, 0, 0 } };
+	/* The numbers, by option letter: decimal or 0x hex, min..max (tools/common/parse.h). */
+	const struct { int c; const char *name; unsigned *v, min, max; } nums[] = {
+		{ 'n', "--iters", &iters, 100, 100000000 }, { 'b', "--bw-iters", &bw_iters, 1, 100000000 },
+		{ 'w', "--warmup", &warm, 0, 100000000 },   { 'm', "--mtu", &mtu_bytes, 256, 4096 },
+	};
 	while ((c = getopt_long(argc, argv, "n:b:w:m:yh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			iters = opt_num("--iters", optarg, 100, 100000000);
-			break;
-		case 'b':
-			bw_iters = opt_num("--bw-iters", optarg, 1, 100000000);
-			break;
-		case 'w':
-			warm = opt_num("--warmup", optarg, 0, 100000000);
-			break;
-		case 'm':
-			mtu_bytes = opt_num("--mtu", optarg, 256, 4096);
-			break;
-		case 'y':
+		size_t k = 0;
+
+		while (k < sizeof(nums) / sizeof(nums[0]) && nums[k].c != c)
+			k++;
+		if (k < sizeof(nums) / sizeof(nums[0])) {
+			if (uvt_parse_unsigned(optarg, nums[k].min, nums[k].max, nums[k].v))
+				bn_die("%s: '%s' is not %u..%u", nums[k].name, optarg, nums[k].min, nums[k].max);
+		} else if (c == 'y') {
 			spin_yield = 1;
-			break;
-		default:
+		} else {
 			fprintf(stderr, "usage: uv_bench_e2e [--iters N] [--bw-iters N] [--warmup N] [--mtu 256..4096] "
 					"[--yield]\n");
 			return c == 'h' ? 0 : 2;
