@@ -121,9 +121,8 @@ static int create_cq(struct emu_dev *d, struct emu_cmd *c)
 
 static int destroy_cq(struct emu_dev *d, struct emu_cmd *c)
 {
-	if (PRM_GET(destroy_cq_in, c->in, uid))
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
-	return emu_cmd_free_obj(d, c, EMU_OBJ_CQ, (uint32_t)PRM_GET(destroy_cq_in, c->in, cqn), PRM_SYND_BAD_CQN);
+	return emu_cmd_destroy_obj(d, c, EMU_OBJ_CQ, PRM_GET(destroy_cq_in, c->in, uid),
+				   (uint32_t)PRM_GET(destroy_cq_in, c->in, cqn), PRM_SYND_BAD_CQN);
 }
 
 static int query_cq(struct emu_dev *d, struct emu_cmd *c)

@@ -310,9 +310,8 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 
 static int destroy_qp(struct emu_dev *d, struct emu_cmd *c)
 {
-	if (PRM_GET(destroy_qp_in, c->in, uid))
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
-	return emu_cmd_free_obj(d, c, EMU_OBJ_QP, (uint32_t)PRM_GET(destroy_qp_in, c->in, qpn), PRM_SYND_BAD_QPN);
+	return emu_cmd_destroy_obj(d, c, EMU_OBJ_QP, PRM_GET(destroy_qp_in, c->in, uid),
+				   (uint32_t)PRM_GET(destroy_qp_in, c->in, qpn), PRM_SYND_BAD_QPN);
 }
 
 static int query_qp(struct emu_dev *d, struct emu_cmd *c)

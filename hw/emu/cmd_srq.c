@@ -78,9 +78,8 @@ static int create_srq(struct emu_dev *d, struct emu_cmd *c)
 
 static int destroy_srq(struct emu_dev *d, struct emu_cmd *c)
 {
-	if (PRM_GET(destroy_srq_in, c->in, uid))
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
-	return emu_cmd_free_obj(d, c, EMU_OBJ_SRQ, (uint32_t)PRM_GET(destroy_srq_in, c->in, srqn), PRM_SYND_BAD_SRQN);
+	return emu_cmd_destroy_obj(d, c, EMU_OBJ_SRQ, PRM_GET(destroy_srq_in, c->in, uid),
+				   (uint32_t)PRM_GET(destroy_srq_in, c->in, srqn), PRM_SYND_BAD_SRQN);
 }
 
 static int query_srq(struct emu_dev *d, struct emu_cmd *c)
