@@ -129,20 +129,33 @@ static void drain(struct side *s)
 	}
 }
 
+/* A spin bounded in time: wait_expired() is called once a turn and turns true WAIT_NS
+ * after the 4096th turn (the clock is read every 4096 turns only, to keep a turn cheap). */
+struct wait_bound {
+	uint64_t end;
+	unsigned k;
+};
+
+static int wait_expired(struct wait_bound *w)
+{
+	if (++w->k % 4096 != 0)
+		return 0;
+	if (!w->end) {
+		w->end = bn_now_ns() + WAIT_NS;
+		return 0;
+	}
+	return bn_now_ns() > w->end;
+}
+
 /* Poll (bounded) until `*count` reaches `want`: the CQ is one for sends and receives. */
 static void drain_until(struct side *s, const uint64_t *count, uint64_t want, const char *what)
 {
-	uint64_t end = 0;
-	unsigned k = 0;
+	struct wait_bound w = { 0, 0 };
 
 	while (*count < want) {
 		drain(s);
-		if (++k % 4096 == 0) {
-			if (!end)
-				end = bn_now_ns() + WAIT_NS;
-			else if (bn_now_ns() > end)
-				bn_die("%s: no completion within 5 s", what);
-		}
+		if (wait_expired(&w))
+			bn_die("%s: no completion within 5 s", what);
 	}
 }
 
@@ -185,37 +198,27 @@ static int spin_yield;
 
 static void spin_byte(volatile uint8_t *p, uint8_t want, const char *what)
 {
-	uint64_t end = 0;
-	unsigned k = 0;
+	struct wait_bound w = { 0, 0 };
 
 	while (__atomic_load_n(p, __ATOMIC_ACQUIRE) != want) {
 		if (spin_yield)
 			sched_yield();
-		if (++k % 4096 == 0) {
-			if (!end)
-				end = bn_now_ns() + WAIT_NS;
-			else if (bn_now_ns() > end)
-				bn_die("%s: the peer's data did not arrive within 5 s", what);
-		}
+		if (wait_expired(&w))
+			bn_die("%s: the peer's data did not arrive within 5 s", what);
 	}
 }
 
 /* Spin on poll_cq for one completion (bounded), as ib_read_lat does. */
 static void wait_cqe(struct side *s, struct ibv_wc *wc)
 {
-	uint64_t end = 0;
-	unsigned k = 0;
+	struct wait_bound w = { 0, 0 };
 	int n;
 
 	while ((n = mx5_poll_cq(s->nic.cqr, 1, wc)) == 0) {
 		if (spin_yield)
 			sched_yield();
-		if (++k % 4096 == 0) {
-			if (!end)
-				end = bn_now_ns() + WAIT_NS;
-			else if (bn_now_ns() > end)
-				bn_die("no completion within 5 s");
-		}
+		if (wait_expired(&w))
+			bn_die("no completion within 5 s");
 	}
 	if (n < 0 || wc->status != IBV_WC_SUCCESS)
 		bn_die("poll_cq %d, status %d", n, n > 0 ? (int)wc->status : -1);
