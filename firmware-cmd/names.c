@@ -17,15 +17,15 @@ static const struct prm_name prm_opcodes[] = {
 };
 
 static const struct prm_name prm_statuses[] = {
-#define PRM_X_(name, value, str) { (value), str },
-	PRM_CMD_STATUS_ROWS(PRM_X_)
-#undef PRM_X_
+#define PRM_CMD_STAT(name, value, str) { (value), str },
+#include "firmware-cmd/cmd_status.def"
+#undef PRM_CMD_STAT
 };
 
 static const struct prm_name prm_deliv_statuses[] = {
-#define PRM_X_(name, value, str) { (value), str },
-	PRM_DELIV_STATUS_ROWS(PRM_X_)
-#undef PRM_X_
+#define PRM_DELIV(name, value, str) { (value), str },
+#include "firmware-cmd/deliv_status.def"
+#undef PRM_DELIV
 };
 
 static const struct prm_name prm_syndromes[] = {

@@ -29,6 +29,7 @@
 #include "hw/mlx5/poll.h"
 #include "hw/mlx5/sq.h"
 #include "hw/mlx5/wqe.h"
+#include "tools/common/parse.h"
 
 #define SQ_BBS 64u
 #define CQ_N 64u
@@ -281,6 +282,12 @@ static double run(enum kind k, uint64_t iters, uint64_t *calls)
 	return ns;
 }
 
+static void bad_arg(const char *opt, const char *val, const char *range)
+{
+	fprintf(stderr, "uv_bench_datapath: %s: '%s' is not %s\n", opt, val, range);
+	exit(2);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: uv_bench_datapath [--iters N] [--only FUNC --qps N [--locks]]\n");
@@ -294,16 +301,20 @@ int main(int argc, char **argv)
 	unsigned only_qps = 1;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--iters") && i + 1 < argc)
-			iters = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+		if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
+			if (uvt_parse_u64(argv[++i], 1ull << 40, &iters) || iters == 0)
+				bad_arg("--iters", argv[i], "1..2^40");
+		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
 			only = argv[++i];
-		else if (!strcmp(argv[i], "--qps") && i + 1 < argc)
-			only_qps = (unsigned)strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--locks"))
+		} else if (!strcmp(argv[i], "--qps") && i + 1 < argc) {
+			/* QPNs are 0x100 + index: keep them well inside the 24-bit QPN */
+			if (uvt_parse_unsigned(argv[++i], 1, 65536, &only_qps))
+				bad_arg("--qps", argv[i], "1..65536");
+		} else if (!strcmp(argv[i], "--locks")) {
 			use_locks = 1;
-		else
+		} else {
 			usage();
+		}
 	}
 	for (size_t i = 0; i < sizeof(payload); i++)
 		payload[i] = (uint8_t)i;

@@ -134,20 +134,33 @@ static void drain(struct side *s)
 	}
 }
 
+/* A spin bounded in time: wait_expired() is called once a turn and turns true WAIT_NS
+ * after the 4096th turn (the clock is read every 4096 turns only, to keep a turn cheap). */
+struct wait_bound {
+	uint64_t end;
+	unsigned k;
+};
+
+static int wait_expired(struct wait_bound *w)
+{
+	if (++w->k % 4096 != 0)
+		return 0;
+	if (!w->end) {
+		w->end = bn_now_ns() + WAIT_NS;
+		return 0;
+	}
+	return bn_now_ns() > w->end;
+}
+
 /* Poll (bounded) until `*count` reaches `want`: the CQ is one for sends and receives. */
 static void drain_until(struct side *s, const uint64_t *count, uint64_t want, const char *what)
 {
-	uint64_t end = 0;
-	unsigned k = 0;
+	struct wait_bound w = { 0, 0 };
 
 	while (*count < want) {
 		drain(s);
-		if (++k % 4096 == 0) {
-			if (!end)
-				end = bn_now_ns() + WAIT_NS;
-			else if (bn_now_ns() > end)
-				bn_die("%s: no completion within 5 s", what);
-		}
+		if (wait_expired(&w))
+			bn_die("%s: no completion within 5 s", what);
 	}
 }
 
@@ -190,37 +203,27 @@ static int spin_yield;
 
 static void spin_byte(volatile uint8_t *p, uint8_t want, const char *what)
 {
-	uint64_t end = 0;
-	unsigned k = 0;
+	struct wait_bound w = { 0, 0 };
 
 	while (__atomic_load_n(p, __ATOMIC_ACQUIRE) != want) {
 		if (spin_yield)
 			sched_yield();
-		if (++k % 4096 == 0) {
-			if (!end)
-				end = bn_now_ns() + WAIT_NS;
-			else if (bn_now_ns() > end)
-				bn_die("%s: the peer's data did not arrive within 5 s", what);
-		}
+		if (wait_expired(&w))
+			bn_die("%s: the peer's data did not arrive within 5 s", what);
 	}
 }
 
 /* Spin on poll_cq for one completion (bounded), as ib_read_lat does. */
 static void wait_cqe(struct side *s, struct ibv_wc *wc)
 {
-	uint64_t end = 0;
-	unsigned k = 0;
+	struct wait_bound w = { 0, 0 };
 	int n;
 
 	while ((n = mx5_poll_cq(s->nic.cqr, 1, wc)) == 0) {
 		if (spin_yield)
 			sched_yield();
-		if (++k % 4096 == 0) {
-			if (!end)
-				end = bn_now_ns() + WAIT_NS;
-			else if (bn_now_ns() > end)
-				bn_die("no completion within 5 s");
-		}
+		if (wait_expired(&w))
+			bn_die("no completion within 5 s");
 	}
 	if (n < 0 || wc->status != IBV_WC_SUCCESS)
 		bn_die("poll_cq %d, status %d", n, n > 0 ? (int)wc->status : -1);
@@ -810,8 +813,7 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 
 int main(int argc, char **argv)
 {
-	uint32_t iters = 5000, warm = 200, bw_iters = 2000;
-	unsigned mtu_bytes = 4096;
+	unsigned iters = 5000, warm = 200, bw_iters = 2000, mtu_bytes = 4096;
 	const char *csv_path = NULL;
 	uint8_t mtu;
 	int sv[2], c, status = 0;
@@ -829,33 +831,24 @@ int main(int argc, char **argv)
 					      { "csv", required_argument, 0, 'c' },
 					      { "help", no_argument, 0, 'h' },
 					      { 0, 0, 0, 0 } };
+	/* The numbers, by option letter: decimal or 0x hex, min..max (tools/common/parse.h). */
+	const struct { int c; const char *name; unsigned *v, min, max; } nums[] = {
+		{ 'n', "--iters", &iters, 100, 100000000 }, { 'b', "--bw-iters", &bw_iters, 1, 100000000 },
+		{ 'w', "--warmup", &warm, 0, 100000000 },   { 'm', "--mtu", &mtu_bytes, 256, 4096 },
+	};
 	while ((c = getopt_long(argc, argv, "n:b:w:m:yc:h", opts, NULL)) != -1) {
-		unsigned v = 0;
+		size_t k = 0;
 
-		switch (c) {
-		case 'n':
-		case 'b':
-		case 'w':
-		case 'm':
-			if (uvt_parse_unsigned(optarg, 0, 100000000, &v))
-				bn_die("--%s takes a whole number up to 100000000, not '%s'",
-				       c == 'n' ? "iters" : c == 'b' ? "bw-iters" : c == 'w' ? "warmup" : "mtu", optarg);
-			if (c == 'n')
-				iters = v;
-			else if (c == 'b')
-				bw_iters = v;
-			else if (c == 'w')
-				warm = v;
-			else
-				mtu_bytes = v;
-			break;
-		case 'y':
+		while (k < sizeof(nums) / sizeof(nums[0]) && nums[k].c != c)
+			k++;
+		if (k < sizeof(nums) / sizeof(nums[0])) {
+			if (uvt_parse_unsigned(optarg, nums[k].min, nums[k].max, nums[k].v))
+				bn_die("%s: '%s' is not %u..%u", nums[k].name, optarg, nums[k].min, nums[k].max);
+		} else if (c == 'y') {
 			spin_yield = 1;
-			break;
-		case 'c':
+		} else if (c == 'c') {
 			csv_path = optarg;
-			break;
-		default:
+		} else {
 			fprintf(stderr, "usage: uv_bench_e2e [--iters N] [--bw-iters N] [--warmup N] [--mtu 256..4096] "
 					"[--yield] [--csv FILE]\n");
 			return c == 'h' ? 0 : 2;

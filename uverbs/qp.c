@@ -291,6 +291,15 @@ UV_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 
 /* ------------------------------------------------------------------ modify, query */
 
+/* Members struct ibv_qp_attr and struct mx5_qp_attr share, by name and meaning: modify
+ * copies them down, query back up (ibv_modify_qp(3), ibv_query_qp(3)). */
+#define UV_QP_ATTR_SAME(X)                                                              \
+	X(pkey_index) X(port_num) X(qkey) X(timeout) X(retry_cnt) X(rnr_retry)          \
+	X(min_rnr_timer) X(rq_psn) X(sq_psn) X(max_rd_atomic) X(max_dest_rd_atomic)   \
+	X(dest_qp_num)
+/* Members of ibv_ah_attr.grh that struct mx5_qp_attr's ah keeps as they are. */
+#define UV_QP_GRH_SAME(X) X(sgid_index) X(hop_limit) X(traffic_class) X(flow_label)
+
 static const struct { int ibv; unsigned mx5; } uv_mask_map[] = {
 	{ IBV_QP_STATE, MX5_QP_STATE }, { IBV_QP_CUR_STATE, MX5_QP_CUR_STATE },
 	{ IBV_QP_ACCESS_FLAGS, MX5_QP_ACCESS_FLAGS }, { IBV_QP_PKEY_INDEX, MX5_QP_PKEY_INDEX },
@@ -330,32 +339,22 @@ UV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 	m.qp_state = (enum mx5_qp_state)attr->qp_state;
 	m.cur_qp_state = (enum mx5_qp_state)attr->cur_qp_state;
 	m.qp_access_flags = uv_access_to_mx5(attr->qp_access_flags);
-	m.pkey_index = attr->pkey_index;
-	m.port_num = attr->port_num;
-	m.qkey = attr->qkey;
+#define UV_DOWN(f) m.f = attr->f;
+	UV_QP_ATTR_SAME(UV_DOWN)
+#undef UV_DOWN
 	if (attr_mask & IBV_QP_AV) {
 		const struct ibv_ah_attr *ah = &attr->ah_attr;
 		/* RoCE carries a GRH on every packet (IBTA A17.4.5.1): is_global is required */
 		if (!ah->is_global)
 			return EINVAL;
-		m.ah.sgid_index = ah->grh.sgid_index;
+#define UV_DOWN(f) m.ah.f = ah->grh.f;
+		UV_QP_GRH_SAME(UV_DOWN)
+#undef UV_DOWN
 		memcpy(m.ah.dgid, ah->grh.dgid.raw, 16);
-		m.ah.hop_limit = ah->grh.hop_limit;
-		m.ah.traffic_class = ah->grh.traffic_class;
-		m.ah.flow_label = ah->grh.flow_label;
 		m.ah.sl = ah->sl;
 		m.ah.port_num = ah->port_num ? ah->port_num : 1;
 	}
 	m.path_mtu = (uint8_t)attr->path_mtu;
-	m.timeout = attr->timeout;
-	m.retry_cnt = attr->retry_cnt;
-	m.rnr_retry = attr->rnr_retry;
-	m.min_rnr_timer = attr->min_rnr_timer;
-	m.rq_psn = attr->rq_psn;
-	m.sq_psn = attr->sq_psn;
-	m.max_rd_atomic = attr->max_rd_atomic;
-	m.max_dest_rd_atomic = attr->max_dest_rd_atomic;
-	m.dest_qp_num = attr->dest_qp_num;
 	if (q->uc_as_rc) {
 		/* UC has none of these; an application that sets them asks for what UC
 		 * cannot do (ibv_modify_qp(3)), so refuse as a real UC QP would */
@@ -401,10 +400,9 @@ UV_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr
 	attr->cur_qp_state = (enum ibv_qp_state)m.qp_state;
 	attr->path_mtu = (enum ibv_mtu)m.path_mtu;
 	attr->path_mig_state = IBV_MIG_MIGRATED;
-	attr->qkey = m.qkey;
-	attr->rq_psn = m.rq_psn;
-	attr->sq_psn = m.sq_psn;
-	attr->dest_qp_num = m.dest_qp_num;
+#define UV_UP(f) attr->f = m.f;
+	UV_QP_ATTR_SAME(UV_UP)
+#undef UV_UP
 	attr->qp_access_flags = (int)uv_access_from_mx5(m.qp_access_flags);
 	attr->cap.max_send_wr = q->cap.max_send_wr;
 	attr->cap.max_recv_wr = qp->srq ? 0 : q->cap.max_recv_wr;
@@ -413,20 +411,11 @@ UV_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr
 	attr->cap.max_inline_data = q->cap.max_inline_data;
 	attr->ah_attr.is_global = 1;
 	memcpy(attr->ah_attr.grh.dgid.raw, m.ah.dgid, 16);
-	attr->ah_attr.grh.sgid_index = m.ah.sgid_index;
-	attr->ah_attr.grh.hop_limit = m.ah.hop_limit;
-	attr->ah_attr.grh.traffic_class = m.ah.traffic_class;
-	attr->ah_attr.grh.flow_label = m.ah.flow_label;
+#define UV_UP(f) attr->ah_attr.grh.f = m.ah.f;
+	UV_QP_GRH_SAME(UV_UP)
+#undef UV_UP
 	attr->ah_attr.sl = m.ah.sl;
 	attr->ah_attr.port_num = m.ah.port_num;
-	attr->pkey_index = m.pkey_index;
-	attr->max_rd_atomic = m.max_rd_atomic;
-	attr->max_dest_rd_atomic = m.max_dest_rd_atomic;
-	attr->min_rnr_timer = m.min_rnr_timer;
-	attr->port_num = m.port_num;
-	attr->timeout = m.timeout;
-	attr->retry_cnt = m.retry_cnt;
-	attr->rnr_retry = m.rnr_retry;
 	if (q->uc_as_rc) {
 		/* what a UC QP has: none of RC's attributes */
 		attr->max_rd_atomic = attr->max_dest_rd_atomic = 0;

@@ -100,12 +100,9 @@ static int create_cq(struct emu_dev *d, struct emu_cmd *c)
 	st = cq_buffer(d, c, "CREATE_CQ", cqc, PRM_OFF(create_cq_in, pas) / 8, tmp.cqe_bytes, &tmp.buf, &synd);
 	if (st)
 		return emu_cmd_fail(c, st, synd);
-	cq = emu_obj_alloc(d, EMU_OBJ_CQ, sizeof(*cq), cq_dtor, &cqn);
-	if (!cq) {
-		emu_qbuf_free(&tmp.buf);
+	cq = emu_obj_adopt(d, EMU_OBJ_CQ, &tmp, sizeof(tmp), &tmp.buf, cq_dtor, &cqn);
+	if (!cq)
 		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
-	}
-	*cq = tmp;
 	cq->cqn = cqn;
 	cq->log_size = (uint8_t)PRM_GET(cqc, cqc, log_cq_size);
 	cq->oi = PRM_GET(cqc, cqc, oi);
@@ -124,9 +121,8 @@ static int create_cq(struct emu_dev *d, struct emu_cmd *c)
 
 static int destroy_cq(struct emu_dev *d, struct emu_cmd *c)
 {
-	if (PRM_GET(destroy_cq_in, c->in, uid))
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
-	return emu_cmd_free_obj(d, c, EMU_OBJ_CQ, (uint32_t)PRM_GET(destroy_cq_in, c->in, cqn), PRM_SYND_BAD_CQN);
+	return emu_cmd_destroy_obj(d, c, EMU_OBJ_CQ, PRM_GET(destroy_cq_in, c->in, uid),
+				   (uint32_t)PRM_GET(destroy_cq_in, c->in, cqn), PRM_SYND_BAD_CQN);
 }
 
 static int query_cq(struct emu_dev *d, struct emu_cmd *c)

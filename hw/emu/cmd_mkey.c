@@ -237,9 +237,7 @@ static int destroy_mkey(struct emu_dev *d, struct emu_cmd *c)
 {
 	uint32_t index = (uint32_t)PRM_GET(destroy_mkey_in, c->in, mkey_index);
 
-	if (PRM_GET(destroy_mkey_in, c->in, uid))
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
-	return emu_cmd_free_obj(d, c, EMU_OBJ_MKEY, index, PRM_SYND_BAD_MKEY);
+	return emu_cmd_destroy_obj(d, c, EMU_OBJ_MKEY, PRM_GET(destroy_mkey_in, c->in, uid), index, PRM_SYND_BAD_MKEY);
 }
 
 static void put_mtt(uint8_t *e, uint64_t iova, uint8_t flags)

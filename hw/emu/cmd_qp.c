@@ -285,12 +285,9 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	if (st)
 		return emu_cmd_fail(c, st, synd);
 
-	qp = emu_obj_alloc(d, EMU_OBJ_QP, sizeof(*qp), qp_dtor, &qpn);
-	if (!qp) {
-		emu_qbuf_free(&tmp.buf);
+	qp = emu_obj_adopt(d, EMU_OBJ_QP, &tmp, sizeof(tmp), &tmp.buf, qp_dtor, &qpn);
+	if (!qp)
 		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
-	}
-	*qp = tmp;
 	qp->qpn = qpn;
 	qp->state = EMU_QP_RST;
 	qp->user_index = (uint32_t)PRM_GET(qpc, qpc, user_index);
@@ -313,9 +310,8 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 
 static int destroy_qp(struct emu_dev *d, struct emu_cmd *c)
 {
-	if (PRM_GET(destroy_qp_in, c->in, uid))
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
-	return emu_cmd_free_obj(d, c, EMU_OBJ_QP, (uint32_t)PRM_GET(destroy_qp_in, c->in, qpn), PRM_SYND_BAD_QPN);
+	return emu_cmd_destroy_obj(d, c, EMU_OBJ_QP, PRM_GET(destroy_qp_in, c->in, uid),
+				   (uint32_t)PRM_GET(destroy_qp_in, c->in, qpn), PRM_SYND_BAD_QPN);
 }
 
 static int query_qp(struct emu_dev *d, struct emu_cmd *c)
@@ -438,26 +434,30 @@ static void take_access(struct emu_qp *n, const uint8_t *qpc, uint32_t bits)
 	}
 }
 
+/* An outstanding-reads limit (log_sra_max as requester, log_rra_max as responder) is
+ * within the device's log_max_ra_req_qp / log_max_ra_res_qp (PRM cmd_hca_cap). */
+static int take_ra(struct tctx *t, uint8_t v, uint64_t log_max, uint8_t *dst)
+{
+	if (emu_gen_caps(t->d) && v > log_max)
+		return tfail(t, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
+	*dst = v;
+	return 0;
+}
+
 static int take_sra(struct tctx *t, struct emu_qp *n)
 {
 	const uint8_t *g = emu_gen_caps(t->d);
-	uint8_t v = (uint8_t)PRM_GET(qpc, t->qpc, log_sra_max);
 
-	if (g && v > PRM_GET(cmd_hca_cap, g, log_max_ra_req_qp))
-		return tfail(t, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
-	n->log_sra_max = v;
-	return 0;
+	return take_ra(t, (uint8_t)PRM_GET(qpc, t->qpc, log_sra_max),
+		       g ? PRM_GET(cmd_hca_cap, g, log_max_ra_req_qp) : 0, &n->log_sra_max);
 }
 
 static int take_rra(struct tctx *t, struct emu_qp *n)
 {
 	const uint8_t *g = emu_gen_caps(t->d);
-	uint8_t v = (uint8_t)PRM_GET(qpc, t->qpc, log_rra_max);
 
-	if (g && v > PRM_GET(cmd_hca_cap, g, log_max_ra_res_qp))
-		return tfail(t, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
-	n->log_rra_max = v;
-	return 0;
+	return take_ra(t, (uint8_t)PRM_GET(qpc, t->qpc, log_rra_max),
+		       g ? PRM_GET(cmd_hca_cap, g, log_max_ra_res_qp) : 0, &n->log_rra_max);
 }
 
 /* The optional parameters the mask names (already checked against trans_tab). */

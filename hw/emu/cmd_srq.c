@@ -62,12 +62,9 @@ static int create_srq(struct emu_dev *d, struct emu_cmd *c)
 			   (uint64_t)tmp.stride << tmp.log_size, &tmp.buf, &synd);
 	if (st)
 		return emu_cmd_fail(c, st, synd);
-	s = emu_obj_alloc(d, EMU_OBJ_SRQ, sizeof(*s), srq_dtor, &srqn);
-	if (!s) {
-		emu_qbuf_free(&tmp.buf);
+	s = emu_obj_adopt(d, EMU_OBJ_SRQ, &tmp, sizeof(tmp), &tmp.buf, srq_dtor, &srqn);
+	if (!s)
 		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
-	}
-	*s = tmp;
 	s->srqn = srqn;
 	s->wq_signature = PRM_GET(srqc, srqc, wq_signature);
 	s->rlky = PRM_GET(srqc, srqc, rlky);
@@ -81,9 +78,8 @@ static int create_srq(struct emu_dev *d, struct emu_cmd *c)
 
 static int destroy_srq(struct emu_dev *d, struct emu_cmd *c)
 {
-	if (PRM_GET(destroy_srq_in, c->in, uid))
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
-	return emu_cmd_free_obj(d, c, EMU_OBJ_SRQ, (uint32_t)PRM_GET(destroy_srq_in, c->in, srqn), PRM_SYND_BAD_SRQN);
+	return emu_cmd_destroy_obj(d, c, EMU_OBJ_SRQ, PRM_GET(destroy_srq_in, c->in, uid),
+				   (uint32_t)PRM_GET(destroy_srq_in, c->in, srqn), PRM_SYND_BAD_SRQN);
 }
 
 static int query_srq(struct emu_dev *d, struct emu_cmd *c)

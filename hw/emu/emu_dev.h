@@ -136,6 +136,15 @@ static inline int emu_cmd_free_obj(struct emu_dev *d, struct emu_cmd *c, enum em
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES_STATE, PRM_SYND_OBJECT_IN_USE);
 	return 0;
 }
+/* emu_cmd_free_obj for a DESTROY_* command with a uid field: only uid 0 (the function's
+ * own objects) is known here, any other is PRM_CMD_STAT_BAD_PARAM / PRM_SYND_BAD_UID. */
+static inline int emu_cmd_destroy_obj(struct emu_dev *d, struct emu_cmd *c, enum emu_obj_type t, uint64_t uid,
+				      uint32_t id, uint32_t bad_id_synd)
+{
+	if (uid)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
+	return emu_cmd_free_obj(d, c, t, id, bad_id_synd);
+}
 /* Call fn for each live object of a type (fn may not free). */
 void emu_obj_foreach(struct emu_dev *d, enum emu_obj_type t, void (*fn)(struct emu_dev *, void *, void *),
 		     void *arg);

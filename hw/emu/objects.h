@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hw/emu/emu_dev.h"
 
@@ -47,6 +48,23 @@ static inline void emu_qbuf_free(struct emu_qbuf *b)
 	free(b->pas);
 	b->pas = NULL;
 	b->npas = 0;
+}
+
+/* CREATE_CQ/QP/SRQ: the queue object built and checked in `tmp` (size bytes, owning the
+ * buffer `buf` inside it) becomes object *id of type t.  NULL when the table is full,
+ * with the buffer freed; the handler answers PRM_CMD_STAT_LIM_ERR /
+ * PRM_SYND_LIMIT_EXCEEDED, as for emu_obj_alloc. */
+static inline void *emu_obj_adopt(struct emu_dev *d, enum emu_obj_type t, const void *tmp, size_t size,
+				  struct emu_qbuf *buf, emu_obj_dtor dtor, uint32_t *id)
+{
+	void *obj = emu_obj_alloc(d, t, size, dtor, id);
+
+	if (!obj) {
+		emu_qbuf_free(buf);
+		return NULL;
+	}
+	memcpy(obj, tmp, size);
+	return obj;
 }
 
 /* Doorbell records (PRM: dbr_addr 8-byte aligned).  CQ: [0] consumer counter,

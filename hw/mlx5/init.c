@@ -74,24 +74,38 @@ static int mx5_wait_initializing(struct mx5_device *dev, const char *when)
 	}
 }
 
+/* A command whose input is its opcode and zeroes (ENABLE_HCA, DISABLE_HCA, QUERY_ISSI;
+ * TEARDOWN_HCA, whose profile 0 is the graceful close): inlen bytes, at most the 16 each
+ * of those is (PRM cmd_in header), the reply into out.  step names the phase in the
+ * device's message. */
+static int mx5_exec_bare(struct mx5_device *dev, uint16_t opcode, size_t inlen, void *out, size_t outlen,
+			 const char *step)
+{
+	uint8_t in[16] = { 0 };
+
+	if (inlen < PRM_SIZE(cmd_in) || inlen > sizeof(in))
+		return -EINVAL;
+	PRM_SET(cmd_in, in, opcode, opcode);
+	int rc = mx5_exec(dev, in, inlen, out, outlen);
+	return rc ? mx5_cmd_fail(dev, rc, step) : 0;
+}
+
 static int mx5_enable_hca(struct mx5_device *dev)
 {
-	uint8_t in[PRM_SIZE(enable_hca_in)] = { 0 }, out[PRM_SIZE(enable_hca_out)];
-	PRM_SET(enable_hca_in, in, opcode, PRM_CMD_OP_ENABLE_HCA);
-	int rc = mx5_exec(dev, in, sizeof(in), out, sizeof(out));
+	uint8_t out[PRM_SIZE(enable_hca_out)];
+	int rc = mx5_exec_bare(dev, PRM_CMD_OP_ENABLE_HCA, PRM_SIZE(enable_hca_in), out, sizeof(out), "bring-up");
 	if (rc)
-		return mx5_cmd_fail(dev, rc, "bring-up");
+		return rc;
 	dev->hca_enabled = true;
 	return 0;
 }
 
 static int mx5_set_issi(struct mx5_device *dev)
 {
-	uint8_t in[PRM_SIZE(query_issi_in)] = { 0 }, out[PRM_SIZE(query_issi_out)];
-	PRM_SET(query_issi_in, in, opcode, PRM_CMD_OP_QUERY_ISSI);
-	int rc = mx5_exec(dev, in, sizeof(in), out, sizeof(out));
+	uint8_t out[PRM_SIZE(query_issi_out)];
+	int rc = mx5_exec_bare(dev, PRM_CMD_OP_QUERY_ISSI, PRM_SIZE(query_issi_in), out, sizeof(out), "bring-up");
 	if (rc)
-		return mx5_cmd_fail(dev, rc, "bring-up");
+		return rc;
 	/* supported_issi_dw0: bit n set = ISSI n supported.  We speak ISSI 1 only (the
 	 * layouts with uid fields and pas lists after the context, PRM "ISSI"). */
 	uint32_t sup = (uint32_t)PRM_GET(query_issi_out, out, supported_issi_dw0);
@@ -290,23 +304,14 @@ static int mx5_caps_requery(struct mx5_device *dev)
 
 static int mx5_teardown_hca(struct mx5_device *dev)
 {
-	uint8_t in[PRM_SIZE(teardown_hca_in)] = { 0 }, out[PRM_SIZE(teardown_hca_out)];
-	PRM_SET(teardown_hca_in, in, opcode, PRM_CMD_OP_TEARDOWN_HCA);
-	PRM_SET(teardown_hca_in, in, profile, 0);  /* graceful close */
-	int rc = mx5_exec(dev, in, sizeof(in), out, sizeof(out));
-	if (rc)
-		return mx5_cmd_fail(dev, rc, "teardown");
-	return 0;
+	uint8_t out[PRM_SIZE(teardown_hca_out)];
+	return mx5_exec_bare(dev, PRM_CMD_OP_TEARDOWN_HCA, PRM_SIZE(teardown_hca_in), out, sizeof(out), "teardown");
 }
 
 static int mx5_disable_hca(struct mx5_device *dev)
 {
-	uint8_t in[PRM_SIZE(disable_hca_in)] = { 0 }, out[PRM_SIZE(disable_hca_out)];
-	PRM_SET(disable_hca_in, in, opcode, PRM_CMD_OP_DISABLE_HCA);
-	int rc = mx5_exec(dev, in, sizeof(in), out, sizeof(out));
-	if (rc)
-		return mx5_cmd_fail(dev, rc, "teardown");
-	return 0;
+	uint8_t out[PRM_SIZE(disable_hca_out)];
+	return mx5_exec_bare(dev, PRM_CMD_OP_DISABLE_HCA, PRM_SIZE(disable_hca_in), out, sizeof(out), "teardown");
 }
 
 int mx5_vport_roce(struct mx5_device *dev, bool enable);

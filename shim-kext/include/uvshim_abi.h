@@ -4,7 +4,8 @@
  * This header is the whole contract.  It is plain C11 with no dependency beyond
  * <stdint.h> and <stddef.h>, so the kext (Kernel.framework headers), the userspace
  * shim, the portable policy in shim-kext/core and the Linux tests all include the
- * same bytes.  Layout is pinned by _Static_assert below: every struct is made of
+ * same bytes.  Layout is pinned by _Static_assert below, one per row of
+ * uvshim_abi_layout.def (the only other file of the contract): every struct is made of
  * fixed-width fields, naturally aligned, with explicit padding, and a multiple of 8
  * bytes, so a 32-bit or 64-bit build, gcc or clang, kernel or user, sees the same
  * offsets.
@@ -316,82 +317,17 @@ struct uvshim_reset_req {
 
 /* ---- layout checks ----------------------------------------------------------------- */
 
-#define UVSHIM_ABI_CHECK(type, size) \
+#define UVSHIM_ABI_SIZE(type, size) \
 	UVSHIM_STATIC_ASSERT(sizeof(struct type) == (size), #type " size is part of the ABI"); \
-	UVSHIM_STATIC_ASSERT(sizeof(struct type) % 8 == 0, #type " must be a multiple of 8 bytes")
+	UVSHIM_STATIC_ASSERT(sizeof(struct type) % 8 == 0, #type " must be a multiple of 8 bytes");
 #define UVSHIM_ABI_OFF(type, field, off) \
-	UVSHIM_STATIC_ASSERT(offsetof(struct type, field) == (off), #type "." #field " offset is part of the ABI")
+	UVSHIM_STATIC_ASSERT(offsetof(struct type, field) == (off), #type "." #field " offset is part of the ABI");
+#include "uvshim_abi_layout.def"
+#undef UVSHIM_ABI_SIZE
+#undef UVSHIM_ABI_OFF
 
-UVSHIM_ABI_CHECK(uvshim_seg, 16);
-UVSHIM_ABI_OFF(uvshim_seg, len, 8);
-
-UVSHIM_ABI_CHECK(uvshim_hello_req, 16);
-UVSHIM_ABI_OFF(uvshim_hello_req, abi_minor, 4);
-UVSHIM_ABI_OFF(uvshim_hello_req, flags, 8);
-UVSHIM_ABI_OFF(uvshim_hello_req, reserved, 12);
-UVSHIM_ABI_CHECK(uvshim_hello_rep, 32);
-UVSHIM_ABI_OFF(uvshim_hello_rep, page_size, 8);
-UVSHIM_ABI_OFF(uvshim_hello_rep, num_vectors, 12);
-UVSHIM_ABI_OFF(uvshim_hello_rep, max_segs_per_reply, 16);
-UVSHIM_ABI_OFF(uvshim_hello_rep, max_pins, 20);
-UVSHIM_ABI_OFF(uvshim_hello_rep, max_pinned_bytes, 24);
-
-UVSHIM_ABI_CHECK(uvshim_info_req, 8);
-UVSHIM_ABI_CHECK(uvshim_info_rep, 56);
-UVSHIM_ABI_OFF(uvshim_info_rep, subsys_device_id, 6);
-UVSHIM_ABI_OFF(uvshim_info_rep, pci_domain, 8);
-UVSHIM_ABI_OFF(uvshim_info_rep, bus, 12);
-UVSHIM_ABI_OFF(uvshim_info_rep, function, 14);
-UVSHIM_ABI_OFF(uvshim_info_rep, link_width, 16);
-UVSHIM_ABI_OFF(uvshim_info_rep, tunnelled, 17);
-UVSHIM_ABI_OFF(uvshim_info_rep, max_payload_bytes, 18);
-UVSHIM_ABI_OFF(uvshim_info_rep, page_size, 20);
-UVSHIM_ABI_OFF(uvshim_info_rep, num_vectors, 24);
-UVSHIM_ABI_OFF(uvshim_info_rep, bar0_len, 32);
-UVSHIM_ABI_OFF(uvshim_info_rep, uar_offset, 40);
-UVSHIM_ABI_OFF(uvshim_info_rep, uar_len, 48);
-
-UVSHIM_ABI_CHECK(uvshim_map_bar_req, 24);
-UVSHIM_ABI_OFF(uvshim_map_bar_req, cache, 4);
-UVSHIM_ABI_OFF(uvshim_map_bar_req, offset, 8);
-UVSHIM_ABI_OFF(uvshim_map_bar_req, length, 16);
-UVSHIM_ABI_CHECK(uvshim_map_bar_rep, 24);
-UVSHIM_ABI_OFF(uvshim_map_bar_rep, cache, 4);
-UVSHIM_ABI_OFF(uvshim_map_bar_rep, offset, 8);
-UVSHIM_ABI_OFF(uvshim_map_bar_rep, length, 16);
-UVSHIM_ABI_CHECK(uvshim_unmap_bar_req, 8);
-
-UVSHIM_ABI_CHECK(uvshim_pin_req, 24);
-UVSHIM_ABI_OFF(uvshim_pin_req, length, 8);
-UVSHIM_ABI_OFF(uvshim_pin_req, flags, 16);
-UVSHIM_ABI_OFF(uvshim_pin_req, reserved, 20);
-UVSHIM_ABI_CHECK(uvshim_pin_rep, 32 + 16 * UVSHIM_MAX_SEGS_PER_REPLY);
-UVSHIM_ABI_OFF(uvshim_pin_rep, length, 8);
-UVSHIM_ABI_OFF(uvshim_pin_rep, nseg_total, 16);
-UVSHIM_ABI_OFF(uvshim_pin_rep, first_seg, 20);
-UVSHIM_ABI_OFF(uvshim_pin_rep, nseg, 24);
-UVSHIM_ABI_OFF(uvshim_pin_rep, seg, 32);
 /* Struct methods move up to 4096 bytes inline; larger ones need an out-of-line
  * descriptor the kext would have to map.  Keep the biggest reply inline. */
 UVSHIM_STATIC_ASSERT(sizeof(struct uvshim_pin_rep) <= 4096, "pin reply must fit an inline struct method");
-UVSHIM_ABI_CHECK(uvshim_pin_segs_req, 16);
-UVSHIM_ABI_OFF(uvshim_pin_segs_req, first_seg, 8);
-UVSHIM_ABI_CHECK(uvshim_handle_req, 8);
-
-UVSHIM_ABI_CHECK(uvshim_dma_alloc_req, 24);
-UVSHIM_ABI_OFF(uvshim_dma_alloc_req, align, 8);
-UVSHIM_ABI_OFF(uvshim_dma_alloc_req, flags, 16);
-UVSHIM_ABI_CHECK(uvshim_dma_alloc_rep, 32);
-UVSHIM_ABI_OFF(uvshim_dma_alloc_rep, iova, 8);
-UVSHIM_ABI_OFF(uvshim_dma_alloc_rep, length, 16);
-UVSHIM_ABI_OFF(uvshim_dma_alloc_rep, memory_type, 24);
-
-UVSHIM_ABI_CHECK(uvshim_irq_req, 16);
-UVSHIM_ABI_OFF(uvshim_irq_req, flags, 4);
-UVSHIM_ABI_OFF(uvshim_irq_req, cookie, 8);
-UVSHIM_ABI_CHECK(uvshim_reset_req, 8);
-
-#undef UVSHIM_ABI_CHECK
-#undef UVSHIM_ABI_OFF
 
 #endif /* UVSHIM_ABI_H */

@@ -262,20 +262,14 @@ Test(uc_ud, ud_av_with_an_empty_source_gid_is_a_local_qp_operation_error)
 	cr_assert_eq(tp_poll(&B, &wc, 100), 0, "a datagram left from an empty GID entry");
 }
 
-/* fe80::/64 + the modified EUI-64 of mac (RFC 4291 appendix A). */
+/* The port's link-local GID for mac, as the driver derives it (mx5_gid_entry_link_local;
+ * its value is checked in tests/uverbs/test_roce_addr.c and test_query.c). */
 static void link_local(uint8_t gid[16], const uint8_t mac[6])
 {
-	memset(gid, 0, 16);
-	gid[0] = 0xfe;
-	gid[1] = 0x80;
-	gid[8] = mac[0] ^ 2;
-	gid[9] = mac[1];
-	gid[10] = mac[2];
-	gid[11] = 0xff;
-	gid[12] = 0xfe;
-	gid[13] = mac[3];
-	gid[14] = mac[4];
-	gid[15] = mac[5];
+	struct mx5_gid_entry e;
+
+	mx5_gid_entry_link_local(&e, mac);
+	memcpy(gid, e.gid, 16);
 }
 
 /* A link-local GID is on-link: the emulated segment delivers it to the port owning

@@ -413,18 +413,3 @@ int main(int argc, char **argv)
 		jw_obj_end(wp);
 	return flush_stdout(rc);
 }
-
-#ifdef UVINFO_NO_VERBS
-/* Built before libuverbs existed: the PCI part alone. */
-int uvi_print_devices(FILE *f, struct jw *w)
-{
-	if (w) {
-		jw_arr(w, "devices");
-		jw_arr_end(w);
-		jw_str(w, "devices_error", "uvinfo was built without libuverbs");
-	} else {
-		fprintf(f, "uverbs devices: uvinfo was built without libuverbs\n");
-	}
-	return 0;
-}
-#endif
