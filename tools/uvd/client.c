@@ -17,7 +17,9 @@
 #include "firmware-cmd/prm.h"
 #include "hw/emu/emu.h"
 #include "hw/mlx5/mx5.h"
+#include "hw/platform/local_msg.h"
 #include "hw/platform/peer.h"
+#include "hw/platform/shm.h"
 #include "hw/platform/thread.h"
 #include "tools/uvd/uvd.h"
 #include "uverbs/uv.h"
@@ -37,22 +39,7 @@ static int uvd_send(int fd, uint16_t op, uint32_t seq, int32_t rc, const void *a
 {
 	struct uvd_hdr h = { .len = (uint32_t)(sizeof(h) + alen + blen), .op = op, .rc = rc, .seq = seq };
 	struct iovec iov[3] = { { &h, sizeof(h) }, { (void *)a, alen }, { (void *)b, blen } };
-	union {
-		struct cmsghdr c;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cm;
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 3 };
-	if (pass_fd >= 0) {
-		memset(&cm, 0, sizeof(cm));
-		m.msg_control = cm.buf;
-		m.msg_controllen = sizeof(cm.buf);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-	}
-	return sendmsg(fd, &m, MSG_NOSIGNAL) < 0 ? -errno : 0;
+	return plat_lmsg_send(fd, iov, 3, pass_fd, 0);
 }
 
 /* ------------------------------------------------------------------ events */
@@ -71,9 +58,9 @@ static void uvd_event_to(struct uvd_client *c, const struct shim_remote_event *e
 	 * them (its queue of 200 KiB or so is full). */
 	struct uvd_hdr h = { .len = (uint32_t)(sizeof(h) + sizeof(*ev)), .op = UVD_OP_EVENT };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)ev, sizeof(*ev) } };
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
-	if (sendmsg(c->evs, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && c->srv->verbose)
-		uvd_log("client %u: event lost: %s", c->id, strerror(errno));
+	int rc = plat_lmsg_send(c->evs, iov, 2, -1, PLAT_LMSG_DONTWAIT);
+	if (rc < 0 && c->srv->verbose)
+		uvd_log("client %u: event lost: %s", c->id, strerror(-rc));
 }
 
 void uvd_route_comp(void *ctx, uint32_t cqn)
@@ -162,11 +149,9 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 		return -EINVAL;
 	}
 	size_t maplen = (q->len + page - 1) / page * page;
-	*fd = memfd_create("uvd-queue", MFD_CLOEXEC);
+	*fd = plat_shm_create("uvd-queue", maplen);
 	if (*fd < 0)
-		return -errno;
-	if (ftruncate(*fd, (off_t)maplen) < 0)
-		return -errno;
+		return *fd;
 	void *va = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
 	if (va == MAP_FAILED)
 		return -errno;
@@ -218,6 +203,12 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 	for (uint64_t a = q->va; a < q->va + q->len; a = (a / pg + 1) * pg) {
 		uint8_t b;
 		int rc = plat_peer_copy(c->pid, a, &b, 1, 0);
+		if (rc == -EOPNOTSUPP) {
+			snprintf(msg, msglen, "memory registration across processes on the emulated device needs "
+				 "the daemon to reach process %d's memory, which this system does not allow "
+				 "(on macOS the kext pins a client's memory instead)", (int)c->pid);
+			return rc;
+		}
 		if (rc) {
 			snprintf(msg, msglen, "pin: 0x%llx is not readable in process %d: %s",
 				 (unsigned long long)a, (int)c->pid, strerror(-rc));
@@ -542,8 +533,9 @@ static int uvd_hello(struct uvd_client *c, const uint8_t *b, size_t n)
 		return -EPROTO;
 	}
 	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-		return -errno;
+	int rc = plat_lmsg_socketpair(sp);
+	if (rc)
+		return rc;
 	int sz = 1 << 20;
 	setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	setsockopt(sp[0], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
@@ -554,7 +546,7 @@ static int uvd_hello(struct uvd_client *c, const uint8_t *b, size_t n)
 	r.daemon_pid = (int32_t)getpid();
 	r.uar_page_bytes = (uint32_t)c->srv->uar_page_bytes;
 	r.pci = c->srv->shim->pci;
-	int rc = uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, sp[1]);
+	rc = uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, sp[1]);
 	close(sp[1]);
 	return rc;
 }
@@ -564,7 +556,7 @@ static void *uvd_client_thread(void *arg)
 	struct uvd_client *c = arg;
 	struct uvd_server *srv = c->srv;
 	uint8_t *buf = malloc(UVD_MAX_MSG);
-	ssize_t n = buf ? recv(c->ctl, buf, UVD_MAX_MSG, 0) : -1;
+	ssize_t n = buf ? plat_lmsg_recv(c->ctl, buf, UVD_MAX_MSG, NULL, 0) : -1;
 	if (n <= 0 || uvd_hello(c, buf, (size_t)n)) {
 		if (srv->verbose)
 			uvd_log("client %u (pid %d): no valid HELLO", c->id, (int)c->pid);
@@ -589,7 +581,7 @@ static void *uvd_client_thread(void *arg)
 			/* stores first: they are what a waiting peer needs */
 			int k = 0;
 			while (k++ < 64) {
-				n = recv(c->evs, buf, UVD_MAX_MSG, MSG_DONTWAIT | MSG_TRUNC);
+				n = plat_lmsg_recv(c->evs, buf, UVD_MAX_MSG, NULL, PLAT_LMSG_DONTWAIT);
 				if (n < 0)
 					break;
 				struct uvd_hdr h;
@@ -604,7 +596,7 @@ static void *uvd_client_thread(void *arg)
 			break;
 		}
 		if (p[0].revents & POLLIN) {
-			n = recv(c->ctl, buf, UVD_MAX_MSG, MSG_TRUNC);
+			n = plat_lmsg_recv(c->ctl, buf, UVD_MAX_MSG, NULL, 0);
 			if (n <= 0 || (size_t)n > UVD_MAX_MSG)
 				break;
 			int rc = uvd_request(c, buf, (size_t)n);
