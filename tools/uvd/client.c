@@ -98,7 +98,7 @@ void uvd_route_event(void *ctx, const struct mx5_event *e)
 
 /* ------------------------------------------------------------------ memory */
 
-static struct uvd_mem *uvd_mem_new(struct uvd_client *c)
+struct uvd_mem *uvd_mem_new(struct uvd_client *c)
 {
 	if (c->nmem == c->capmem) {
 		size_t cap = c->capmem ? c->capmem * 2 : 32;
@@ -120,6 +120,8 @@ static void uvd_mem_release(struct uvd_client *c, struct uvd_mem *m)
 	if (m->is_dma) {
 		shim_dma_unpin(shim, &m->pin);
 		munmap(m->va, m->maplen);
+	} else if (m->pinned_for) {
+		shim_dma_unpin(shim, &m->pin);
 	} else {
 		emu_iommu_unmap(emu_device_from_shim(shim), m->emu_map);
 		free(m->segs);
@@ -188,6 +190,8 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg,
 		   size_t msglen)
 {
+	if (c->srv->shim->ops->pin_for)
+		return uvd_pin_for(c, q, out, msg, msglen);   /* the kext wires it in the client's task */
 	struct emu_dev *emu = emu_device_from_shim(c->srv->shim);
 	if (!emu) {
 		snprintf(msg, msglen, "memory registration across processes is offered on the emulated "
@@ -273,6 +277,11 @@ void uvd_policy_destroy_all(struct uvd_client *c)
 		{ UVD_PD, PRM_CMD_OP_DEALLOC_PD },     { UVD_QCNT, PRM_CMD_OP_DEALLOC_Q_COUNTER },
 		{ UVD_UAR, PRM_CMD_OP_DEALLOC_UAR },
 	};
+	/* Its UAR pages are no longer its process's to map (a pid may be reused). */
+	while (c->nuar) {
+		uint32_t u = c->uars[--c->nuar];
+		uvd_share_uar(c, u, false);
+	}
 	unsigned n = 0;
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
 		for (size_t i = 0; i < c->nobj;) {
