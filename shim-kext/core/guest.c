@@ -92,6 +92,8 @@ static bool window_granted(const struct uvshim_dev *d, uint32_t pid, uint64_t of
 	return true;
 }
 
+static void revoke_window(struct uvshim_dev *d, struct uvshim_guest *g, uint32_t w);
+
 int uvshim_guest_open(struct uvshim_dev *d, const struct uvshim_cred *cred, const void *guest,
 		      uint32_t pid)
 {
@@ -129,6 +131,10 @@ int uvshim_guest_release(struct uvshim_dev *d, const void *guest)
 	struct uvshim_guest *g = find_guest(d, guest);
 	if (!g)
 		return -UVSHIM_EPERM;
+	/* Its mappings go with its connection: once the connection is gone, no REVOKE
+	 * could find them any more. */
+	for (uint32_t w = 0; w < UVSHIM_MAX_GUEST_WINDOWS; w++)
+		revoke_window(d, g, w);
 	zero_bytes(g, sizeof(*g));
 	return 0;
 }

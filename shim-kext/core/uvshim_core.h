@@ -251,8 +251,9 @@ int uvshim_owner_release(struct uvshim_dev *d, const void *owner);
  * credentials as an owner, and an owner must be there (EPERM otherwise). */
 int uvshim_guest_open(struct uvshim_dev *d, const struct uvshim_cred *cred, const void *guest,
 		      uint32_t pid);
-/* The guest's clientClose / clientDied.  Its grants stay (they are the owner's to
- * revoke); pins made for it stay the owner's. */
+/* The guest's clientClose / clientDied: its windows are revoked (platform revoke), so
+ * no mapping outlives the connection that could be told to give it back.  Its grants
+ * stay (they are the owner's to revoke); pins made for it stay the owner's. */
 int uvshim_guest_release(struct uvshim_dev *d, const void *guest);
 /* Is this token an open guest?  (The kext routes its calls and memory by it.) */
 bool uvshim_is_guest(const struct uvshim_dev *d, const void *token);

@@ -268,3 +268,17 @@ Test(guest, the_owner_token_cannot_open_as_its_own_guest)
 	const struct uvshim_cred root = {.uid = 0, .is_member = fx_never_member};
 	cr_assert_eq(uvshim_guest_open(&F->dev, &root, &F->owner_a, PID_A), -UVSHIM_EPERM);
 }
+
+Test(guest, a_guest_closing_its_connection_loses_its_mappings)
+{
+	cr_assert_eq(grant(PID_A, 3), 0);
+	cr_assert_eq(fake_guest_open_hello(F, &F->guest_a, PID_A), 0);
+	struct uvshim_map_bar_rep w;
+	cr_assert_eq(guest_map(&F->guest_a, 3, &w), 0);
+	cr_assert_eq(uvshim_guest_release(&F->dev, &F->guest_a), 0);
+	cr_assert_eq(F->revoked, 1, "a mapping left behind could not be revoked later");
+	int i = fake_find(F, EV_REVOKE, 0);
+	cr_assert_geq(i, 0);
+	cr_assert_eq(F->log[i].arg, w.memory_type);
+	cr_assert_eq(uvshim_is_guest(&F->dev, &F->guest_a), false);
+}
