@@ -39,6 +39,7 @@
  */
 #ifdef __APPLE__
 
+#include "hw/shim/kext_guest.h"
 #include "hw/shim/shim.h"
 #include "shim-kext/include/uvshim_abi.h"
 
@@ -589,9 +590,58 @@ static void kext_dma_free(struct shim_dev *d, struct shim_dma *dma)
 	memset(dma, 0, sizeof(*dma));
 }
 
+/* PIN of our own pages (pid 0), or PIN_FOR of a guest's (ABI 1.1): the same reply. */
+static int pin_call(struct kext_dev *k, int32_t pid, uint64_t va, uint64_t len, uint32_t flags,
+		    struct uvshim_pin_rep *rep)
+{
+	if (pid == 0) {
+		struct uvshim_pin_req req = { .va = va, .length = len, .flags = flags };
+		return kcall(k, UVSHIM_SEL_PIN, flags & UVSHIM_PIN_DEVICE_WRITE ? "PIN" : "PIN (read-only)",
+			     &req, sizeof(req), rep, sizeof(*rep));
+	}
+	struct uvshim_pin_for_req req = { .va = va, .length = len, .flags = flags, .pid = (uint32_t)pid };
+	return kcall(k, UVSHIM_SEL_PIN_FOR, flags & UVSHIM_PIN_DEVICE_WRITE ? "PIN_FOR" : "PIN_FOR (read-only)",
+		     &req, sizeof(req), rep, sizeof(*rep));
+}
+
+static int kext_pin_task(struct kext_dev *k, int32_t pid, void *va, size_t len, struct shim_pin *out);
+
 static int kext_dma_pin(struct shim_dev *d, void *va, size_t len, struct shim_pin *out)
 {
+	return kext_pin_task(to_kext(d), 0, va, len, out);
+}
+
+/* The owner wires a guest's pages (tools/uvd, a client's ibv_reg_mr): va is the
+ * guest's address; the kext charges the pin to our limits. */
+static int kext_pin_for(struct shim_dev *d, int32_t pid, uint64_t va, size_t len, struct shim_pin *out)
+{
+	if (pid <= 0)
+		return -EINVAL;
+	return kext_pin_task(to_kext(d), pid, (void *)(uintptr_t)va, len, out);
+}
+
+/* GRANT or REVOKE one host page of the UAR region to process pid. */
+static int kext_share_uar(struct shim_dev *d, int32_t pid, uint64_t bar_off, int grant)
+{
 	struct kext_dev *k = to_kext(d);
+	struct uvshim_grant_req req;
+	int rc = shim_kext_uar_index(&k->info, bar_off, &req.uar_index);
+
+	if (rc < 0 || pid <= 0) {
+		kerr(k, "kext: %s: BAR0 offset 0x%llx is not a page of the UAR region", grant ? "GRANT" : "REVOKE",
+		     (unsigned long long)bar_off);
+		return -EINVAL;
+	}
+	req.pid = (uint32_t)pid;
+	pthread_mutex_lock(&k->lock);
+	rc = kcall(k, grant ? UVSHIM_SEL_GRANT : UVSHIM_SEL_REVOKE, grant ? "GRANT" : "REVOKE", &req,
+		   sizeof(req), NULL, 0);
+	pthread_mutex_unlock(&k->lock);
+	return rc;
+}
+
+static int kext_pin_task(struct kext_dev *k, int32_t pid, void *va, size_t len, struct shim_pin *out)
+{
 	uintptr_t addr = (uintptr_t)va, pg = k->dev.page_size, start, end;
 	struct uvshim_pin_req req;
 	struct uvshim_pin_rep *rep;
@@ -618,11 +668,11 @@ static int kext_dma_pin(struct shim_dev *d, void *va, size_t len, struct shim_pi
 	req.length = end - start;
 	req.flags = UVSHIM_PIN_DEVICE_READ | UVSHIM_PIN_DEVICE_WRITE;
 	pthread_mutex_lock(&k->lock);
-	rc = kcall(k, UVSHIM_SEL_PIN, "PIN", &req, sizeof(req), rep, sizeof(*rep));
+	rc = pin_call(k, pid, req.va, req.length, req.flags, rep);
 	if (rc == -EFAULT) {
 		/* Read-only memory can still be read by the device (no write access asked). */
 		req.flags = UVSHIM_PIN_DEVICE_READ;
-		rc = kcall(k, UVSHIM_SEL_PIN, "PIN (read-only)", &req, sizeof(req), rep, sizeof(*rep));
+		rc = pin_call(k, pid, req.va, req.length, req.flags, rep);
 	}
 	if (rc < 0)
 		goto fail;
@@ -813,6 +863,93 @@ const struct shim_ops shim_kext_ops = {
 	.dma_unpin = kext_dma_unpin,
 	.irq_fd = kext_irq_fd,
 	.irq_count = kext_irq_count,
+	.share_uar = kext_share_uar,
+	.pin_for = kext_pin_for,
 };
+
+/* ---- a guest of the owner (hw/shim/kext_guest.h) ---- */
+
+struct shim_kext_guest {
+	struct kext_dev k;            /* its own connection, of type UVSHIM_CLIENT_TYPE_GUEST */
+	uint32_t type;
+	mach_vm_address_t addr;
+};
+
+int shim_kext_guest_open(unsigned index, uint64_t bar_off, struct shim_kext_guest **out, volatile void **uar,
+			 size_t *len, char *err, size_t errlen)
+{
+	struct uvshim_hello_req hreq = { .abi_major = UVSHIM_ABI_MAJOR, .abi_minor = UVSHIM_ABI_MINOR };
+	struct uvshim_info_req ireq = { 0, 0 };
+	struct uvshim_map_bar_req win;
+	struct shim_kext_guest *g;
+	IOOptionBits mode = 0;
+	mach_vm_size_t size = 0;
+	kern_return_t kr;
+	int rc;
+
+	if (!out || !uar || !len)
+		return -EINVAL;
+	*out = NULL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	struct kext_dev *k = &g->k;
+	k->dev.ops = &shim_kext_ops;
+	k->dev.page_size = (size_t)getpagesize();
+	pthread_mutex_init(&k->lock, NULL);
+	rc = blueflame_mode(k, &mode);
+	if (rc == 0)
+		rc = find_service(k, index);
+	if (rc == 0) {
+		kr = IOServiceOpen(k->service, mach_task_self(), UVSHIM_CLIENT_TYPE_GUEST, &k->conn);
+		if (kr != KERN_SUCCESS) {
+			rc = kext_errno(kr);
+			kerr(k, "kext:%u: opening as a guest: %s (a guest needs an owner, such as uvd, and the "
+			     "owner's or root's rights)", index, kext_strerror(kr));
+			k->conn = IO_OBJECT_NULL;
+		}
+	}
+	if (rc == 0) {
+		rc = kcall(k, UVSHIM_SEL_HELLO, "HELLO", &hreq, sizeof(hreq), &k->hello, sizeof(k->hello));
+		if (rc == 0 && k->hello.abi_minor < 1) {
+			kerr(k, "kext:%u: the loaded kext speaks uvshim ABI %u.%u, guests need 1.1", index,
+			     k->hello.abi_major, k->hello.abi_minor);
+			rc = -EPROTO;
+		}
+	}
+	if (rc == 0)
+		rc = kcall(k, UVSHIM_SEL_DEVICE_INFO, "DEVICE_INFO", &ireq, sizeof(ireq), &k->info, sizeof(k->info));
+	/* One granted host page, write-combining as the owner maps its own UAR pages, or
+	 * uncached when BlueFlame is off. */
+	if (rc == 0)
+		rc = shim_kext_guest_window(&k->info, bar_off, mode ? UVSHIM_CACHE_WC : UVSHIM_CACHE_UNCACHED, &win);
+	if (rc == 0)
+		rc = map_window(k, win.cache, mode ? mode : kIOMapInhibitCache, win.offset, win.length, &g->type,
+				&g->addr, &size);
+	if (rc < 0) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s", k->dev.err[0] ? k->dev.err : strerror(-rc));
+		shim_kext_guest_close(g);
+		return rc;
+	}
+	*out = g;
+	*uar = (volatile void *)(uintptr_t)g->addr;
+	*len = (size_t)win.length;
+	return 0;
+}
+
+void shim_kext_guest_close(struct shim_kext_guest *g)
+{
+	if (!g)
+		return;
+	if (g->k.conn != IO_OBJECT_NULL) {
+		unmap_window(&g->k, &g->type, g->addr);
+		IOServiceClose(g->k.conn);
+	}
+	if (g->k.service != IO_OBJECT_NULL)
+		IOObjectRelease(g->k.service);
+	pthread_mutex_destroy(&g->k.lock);
+	free(g);
+}
 
 #endif /* __APPLE__ */

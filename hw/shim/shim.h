@@ -132,6 +132,14 @@ struct shim_ops {
 		   uint8_t *status, uint32_t *syndrome, char *msg, size_t msglen);
 	uint32_t (*comp_eqn)(struct shim_dev *dev);
 	int (*next_event)(struct shim_dev *dev, struct shim_remote_event *ev);
+	/* Optional, only for a function whose owner may share it with other processes by
+	 * consent (the kext, hw/shim/kext.c, shim-kext/include/uvshim_abi.h ABI 1.1); NULL
+	 * elsewhere.  share_uar: let process pid map the host page of BAR0 at bar_off (a
+	 * page of the UAR region; grant != 0), or take it back (grant 0).  pin_for: wire
+	 * [va, va+len) of process pid, which has opened the function as a guest, for the
+	 * device, as dma_pin does for our own memory; undone by dma_unpin. */
+	int (*share_uar)(struct shim_dev *dev, int32_t pid, uint64_t bar_off, int grant);
+	int (*pin_for)(struct shim_dev *dev, int32_t pid, uint64_t va, size_t len, struct shim_pin *out);
 };
 
 /* Every shim's device starts with this header. */

@@ -31,6 +31,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "hw/platform/local_msg.h"
 #include "hw/platform/notify.h"
 #include "hw/platform/peer.h"
 #include "hw/platform/thread.h"
@@ -96,33 +97,18 @@ static int uvd_rpc_locked(struct uvd_shim *s, uint16_t op, const void *req, size
 	if (h.len > UVD_MAX_MSG)
 		return -E2BIG;
 	struct iovec iov[3] = { { &h, sizeof(h) }, { (void *)req, reqlen }, { (void *)tail, taillen } };
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 3 };
-	if (sendmsg(s->ctl, &m, MSG_NOSIGNAL) < 0) {
-		uvd_mark_gone(s);
-		return -ENODEV;
-	}
-	union {
-		struct cmsghdr c;
-		char b[CMSG_SPACE(sizeof(int))];
-	} cm;
-	struct iovec riov = { s->buf, UVD_MAX_MSG };
-	struct msghdr r = { .msg_iov = &riov, .msg_iovlen = 1, .msg_control = cm.b,
-			    .msg_controllen = sizeof(cm.b) };
-	ssize_t n;
-	do
-		n = recvmsg(s->ctl, &r, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0) {
+	if (plat_lmsg_send(s->ctl, iov, 3, -1, 0) < 0) {
 		uvd_mark_gone(s);
 		return -ENODEV;
 	}
 	int got_fd = -1;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&r); c; c = CMSG_NXTHDR(&r, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len >= CMSG_LEN(sizeof(int)))
-			memcpy(&got_fd, CMSG_DATA(c), sizeof(int));
+	ssize_t n = plat_lmsg_recv(s->ctl, s->buf, UVD_MAX_MSG, &got_fd, 0);
+	if (n <= 0) {
+		uvd_mark_gone(s);
+		return -ENODEV;
+	}
 	struct uvd_hdr *rh = (struct uvd_hdr *)s->buf;
-	if ((r.msg_flags & MSG_TRUNC) || (size_t)n < sizeof(*rh) || rh->len != (uint32_t)n ||
+	if ((size_t)n > UVD_MAX_MSG || (size_t)n < sizeof(*rh) || rh->len != (uint32_t)n ||
 	    rh->op != op || rh->seq != h.seq) {
 		if (got_fd >= 0)
 			close(got_fd);
@@ -159,13 +145,11 @@ static void *uvd_reader(void *arg)
 	struct uvd_shim *s = arg;
 	uint8_t b[sizeof(struct uvd_hdr) + sizeof(struct shim_remote_event) + 64];
 	for (;;) {
-		ssize_t n = recv(s->evs, b, sizeof(b), 0);
-		if (n < 0 && errno == EINTR)
-			continue;
+		ssize_t n = plat_lmsg_recv(s->evs, b, sizeof(b), NULL, 0);
 		if (n <= 0)
 			break;
 		struct uvd_hdr h;
-		if ((size_t)n < sizeof(h) + sizeof(struct shim_remote_event))
+		if ((size_t)n > sizeof(b) || (size_t)n < sizeof(h) + sizeof(struct shim_remote_event))
 			continue;
 		memcpy(&h, b, sizeof(h));
 		if (h.op != UVD_OP_EVENT || h.len != (uint32_t)n)
@@ -188,8 +172,10 @@ static void *uvd_reader(void *arg)
 static void uvd_kick(struct uvd_shim *s)
 {
 	struct uvd_hdr h = { .len = sizeof(h), .op = UVD_OP_KICK };
-	if (send(s->evs, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN &&
-	    errno != EWOULDBLOCK && errno != EINTR)
+	struct iovec iov = { &h, sizeof(h) };
+	int rc = plat_lmsg_send(s->evs, &iov, 1, -1, PLAT_LMSG_DONTWAIT);
+
+	if (rc < 0 && rc != -EAGAIN && rc != -EINTR)
 		uvd_mark_gone(s);
 }
 
@@ -306,9 +292,9 @@ static int uvd_open(const char *args, struct shim_dev **out)
 	s->irq = plat_notify_open(0, PLAT_NOTIFY_NONBLOCK);
 	if (!s->buf || s->irq < 0)
 		return s->irq < 0 ? s->irq : -ENOMEM;
-	s->ctl = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	s->ctl = plat_lmsg_socket();
 	if (s->ctl < 0 || connect(s->ctl, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		rc = -errno;
+		rc = s->ctl < 0 ? s->ctl : -errno;
 		snprintf(s->base.err, sizeof(s->base.err),
 			 "uvd: no device daemon at %s (%s): start tools/uvd, or name its socket in uvd:<path>",
 			 a.sun_path, strerror(-rc));

@@ -1,6 +1,7 @@
 /* The device daemon's protocol (tools/uvd is the server, hw/shim/uvd.c the client).
  *
- * Two AF_UNIX SOCK_SEQPACKET connections per client:
+ * Two AF_UNIX connections of whole messages per client (hw/platform/local_msg.h:
+ * SOCK_SEQPACKET on Linux, SOCK_STREAM framed by uvd_hdr.len on macOS):
  *  - the control socket, at the daemon's path: one request, one reply, in order;
  *  - the event socket, a socketpair the daemon hands over in the HELLO reply
  *    (SCM_RIGHTS): the daemon sends the events it routed to this client; the client
@@ -11,7 +12,7 @@
  *
  * Every message starts with struct uvd_hdr, whose len is the whole message; the
  * receiver reads into a buffer of UVD_MAX_MSG bytes, drops a truncated message
- * (MSG_TRUNC) and one whose len differs from what arrived, and checks each payload's
+ * (plat_lmsg_recv answers more than the buffer) and one whose len differs from what arrived, and checks each payload's
  * size for its op before it reads a field.  A client that breaks the protocol is
  * disconnected and its objects destroyed.  Fields are host order: both ends run on
  * one machine.  Reply rc: 0 or -errno.

@@ -209,6 +209,9 @@ static int do_reset(struct uvshim_dev *d)
 int uvshim_dispatch(struct uvshim_dev *d, const void *owner, uint32_t selector,
 		    const void *in, size_t in_len, void *out, size_t out_len)
 {
+	/* A guest's connection has its own, smaller set of calls (guest.c). */
+	if (owner != NULL && owner != d->owner && uvshim_is_guest(d, owner))
+		return uvshim_guest_dispatch(d, owner, selector, in, in_len, out, out_len);
 	int rc = uvshim_request_check(selector, in, in_len, out_len, d->info.page_size);
 	if (rc)
 		return rc;
@@ -238,6 +241,8 @@ int uvshim_dispatch(struct uvshim_dev *d, const void *owner, uint32_t selector,
 		struct uvshim_dma_alloc_req dma;
 		struct uvshim_irq_req irq;
 		struct uvshim_reset_req reset;
+		struct uvshim_grant_req grant;
+		struct uvshim_pin_for_req pin_for;
 	} req;
 	union {
 		struct uvshim_hello_rep hello;
@@ -290,6 +295,19 @@ int uvshim_dispatch(struct uvshim_dev *d, const void *owner, uint32_t selector,
 	case UVSHIM_SEL_RESET:
 		rc = do_reset(d);
 		break;
+	case UVSHIM_SEL_GRANT:
+		rc = uvshim_grant(d, &req.grant);
+		break;
+	case UVSHIM_SEL_REVOKE:
+		rc = uvshim_revoke(d, &req.grant);
+		break;
+	case UVSHIM_SEL_PIN_FOR: {
+		uint32_t slot;
+		rc = uvshim_pin_for(d, &req.pin_for, &slot);
+		if (rc == 0)
+			rc = fill_pin_rep(d, uvshim_pins_handle(&d->pins, slot), 0, &rep.pin);
+		break;
+	}
 	default:
 		return -UVSHIM_ENOSYS;
 	}

@@ -2,6 +2,10 @@
  *
  *   CLOSED --open (root or group)--> OWNED --close/death--> DYING --> RESETTING --> CLOSED
  *
+ * While OWNED, the owner may admit guests (guest.c): processes that map the UAR pages
+ * it granted them and whose memory it pins.  In DYING, before anything else, every
+ * guest mapping is revoked.
+ *
  * One owner at a time, because the driver in userspace owns the whole function
  * (command queue, firmware pages, every queue): two processes would corrupt each
  * other's firmware state.  Teardown order matters for memory safety: the device must
@@ -111,6 +115,9 @@ int uvshim_owner_release(struct uvshim_dev *d, const void *owner)
 		return -UVSHIM_EPERM;
 
 	d->state = UVSHIM_STATE_DYING;
+	/* No guest store may reach the function from here on: it is about to be reset
+	 * and handed to whoever opens next. */
+	uvshim_guests_revoke_all(d);
 	/* Stop notifications to a port that may already be dead. */
 	for (uint32_t v = 0; v < d->info.num_vectors; v++) {
 		if (d->vec[v].armed) {
@@ -167,6 +174,8 @@ int uvshim_irq_fire(struct uvshim_dev *d, uint32_t vector, uint64_t *count, uint
 int uvshim_memory_for_type(const struct uvshim_dev *d, const void *owner, uint32_t memory_type,
 			   struct uvshim_memory *out)
 {
+	if (owner != NULL && owner != d->owner && uvshim_is_guest(d, owner))
+		return uvshim_guest_memory_for_type(d, owner, memory_type, out);
 	if (d->gone)
 		return -UVSHIM_ENODEV;
 	if (d->state != UVSHIM_STATE_OWNED || owner != d->owner)

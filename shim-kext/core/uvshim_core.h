@@ -35,6 +35,8 @@
 /* Page sizes and DMA alignments are powers of two (owner.c, pins.c, validate.c). */
 static inline bool uvshim_is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+struct uvshim_memory;
+
 /* ---- owner state ----------------------------------------------------------------- */
 
 enum uvshim_state {
@@ -82,6 +84,13 @@ struct uvshim_platform {
 	/* Start (arm) or stop forwarding a vector; when arming, the kext takes the async
 	 * reference of the call in progress. */
 	int (*irq_arm)(void *ctx, uint32_t vector, bool arm);
+	/* Guests (guest.c); both optional: without them guests are refused (ENOSYS).
+	 * pin_for: as pin, but of the guest task whose connection is `guest`.
+	 * revoke: unmap now every mapping the guest made of its window memory_type (the
+	 * kext points them at a harmless page), so its stores no longer reach the BAR. */
+	int (*pin_for)(void *ctx, const void *guest, uint64_t va, uint64_t len, uint32_t flags,
+		       const struct uvshim_seg **seg, uint32_t *nseg, void **cookie);
+	void (*revoke)(void *ctx, const void *guest, uint32_t memory_type);
 };
 
 /* ---- the pin table ----------------------------------------------------------------- */
@@ -181,6 +190,22 @@ enum uvshim_iomap_cache {
  * device or write-combining mode.  -UVSHIM_EINVAL otherwise. */
 int uvshim_window_map_check(uint32_t window_cache, uint32_t map_options);
 
+/* ---- guests (guest.c) ------------------------------------------------------------------ */
+
+struct uvshim_guest {
+	const void *token;          /* the guest's user client; NULL = free slot */
+	uint32_t pid;
+	bool orphan;                /* its owner closed: every call is EPERM until it closes */
+	enum uvshim_hello hello;
+	struct uvshim_window win[UVSHIM_MAX_GUEST_WINDOWS];
+};
+
+struct uvshim_grant {
+	bool used;
+	uint32_t pid;
+	uint32_t uar_index;
+};
+
 /* ---- interrupts ------------------------------------------------------------------------ */
 
 struct uvshim_vector {
@@ -198,6 +223,8 @@ struct uvshim_dev {
 	struct uvshim_pins pins;
 	struct uvshim_window win[UVSHIM_MAX_WINDOWS];
 	struct uvshim_vector vec[UVSHIM_MAX_VECTORS];
+	struct uvshim_guest guest[UVSHIM_MAX_GUESTS];
+	struct uvshim_grant grant[UVSHIM_MAX_GRANTS];
 	enum uvshim_state state;
 	enum uvshim_hello hello;
 	const void *owner;          /* the owner's user client (an opaque token) */
@@ -220,6 +247,29 @@ int uvshim_owner_open(struct uvshim_dev *d, const struct uvshim_cred *cred, cons
  * than handed back while the device may still write them, and the device refuses
  * further opens (quarantined). */
 int uvshim_owner_release(struct uvshim_dev *d, const void *owner);
+/* newUserClient of type UVSHIM_CLIENT_TYPE_GUEST from process pid: the same
+ * credentials as an owner, and an owner must be there (EPERM otherwise). */
+int uvshim_guest_open(struct uvshim_dev *d, const struct uvshim_cred *cred, const void *guest,
+		      uint32_t pid);
+/* The guest's clientClose / clientDied: its windows are revoked (platform revoke), so
+ * no mapping outlives the connection that could be told to give it back.  Its grants
+ * stay (they are the owner's to revoke); pins made for it stay the owner's. */
+int uvshim_guest_release(struct uvshim_dev *d, const void *guest);
+/* Is this token an open guest?  (The kext routes its calls and memory by it.) */
+bool uvshim_is_guest(const struct uvshim_dev *d, const void *token);
+/* Owner death, in DYING: revoke every guest window, forget every grant, orphan the
+ * guests.  Called by uvshim_owner_release before bus mastering goes off. */
+void uvshim_guests_revoke_all(struct uvshim_dev *d);
+/* The guest side of uvshim_dispatch and uvshim_memory_for_type. */
+int uvshim_guest_dispatch(struct uvshim_dev *d, const void *guest, uint32_t selector,
+			  const void *in, size_t in_len, void *out, size_t out_len);
+int uvshim_guest_memory_for_type(const struct uvshim_dev *d, const void *guest,
+				 uint32_t memory_type, struct uvshim_memory *out);
+/* The owner's GRANT, REVOKE and PIN_FOR (requests already validated). */
+int uvshim_grant(struct uvshim_dev *d, const struct uvshim_grant_req *r);
+int uvshim_revoke(struct uvshim_dev *d, const struct uvshim_grant_req *r);
+int uvshim_pin_for(struct uvshim_dev *d, const struct uvshim_pin_for_req *r, uint32_t *slot);
+
 /* The provider saw the device disappear (Thunderbolt unplug). */
 void uvshim_dev_gone(struct uvshim_dev *d);
 

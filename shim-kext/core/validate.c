@@ -25,6 +25,9 @@ static const struct sizes sel_sizes[UVSHIM_SEL_COUNT] = {
 	[UVSHIM_SEL_IRQ_ARM] = {sizeof(struct uvshim_irq_req), 0},
 	[UVSHIM_SEL_IRQ_DISARM] = {sizeof(struct uvshim_irq_req), 0},
 	[UVSHIM_SEL_RESET] = {sizeof(struct uvshim_reset_req), 0},
+	[UVSHIM_SEL_GRANT] = {sizeof(struct uvshim_grant_req), 0},
+	[UVSHIM_SEL_REVOKE] = {sizeof(struct uvshim_grant_req), 0},
+	[UVSHIM_SEL_PIN_FOR] = {sizeof(struct uvshim_pin_for_req), sizeof(struct uvshim_pin_rep)},
 };
 
 int uvshim_request_sizes(uint32_t selector, size_t *in_len, size_t *out_len)
@@ -154,6 +157,29 @@ static int check_reset(const void *in)
 	return 0;
 }
 
+/* GRANT and REVOKE: a process (pid 0 is the kernel); the index is checked against
+ * the device's UAR region by the policy (guest.c). */
+static int check_grant(const void *in)
+{
+	COPY_IN(uvshim_grant_req, r, in);
+	if (r.pid == 0)
+		return -UVSHIM_EINVAL;
+	return 0;
+}
+
+/* PIN_FOR: the rules of PIN for the range, and a process. */
+static int check_pin_for(const void *in, uint64_t page)
+{
+	COPY_IN(uvshim_pin_for_req, r, in);
+	struct uvshim_pin_req p = {.va = r.va, .length = r.length, .flags = r.flags};
+	int rc = check_pin(&p, page);
+	if (rc)
+		return rc;
+	if (r.pid == 0)
+		return -UVSHIM_EINVAL;
+	return 0;
+}
+
 int uvshim_request_check(uint32_t selector, const void *in, size_t in_len, size_t out_len,
 			 uint64_t page_size)
 {
@@ -178,6 +204,9 @@ int uvshim_request_check(uint32_t selector, const void *in, size_t in_len, size_
 	case UVSHIM_SEL_IRQ_ARM: return check_irq(in, true);
 	case UVSHIM_SEL_IRQ_DISARM: return check_irq(in, false);
 	case UVSHIM_SEL_RESET: return check_reset(in);
+	case UVSHIM_SEL_GRANT: return check_grant(in);
+	case UVSHIM_SEL_REVOKE: return check_grant(in);
+	case UVSHIM_SEL_PIN_FOR: return check_pin_for(in, page_size);
 	}
 	return -UVSHIM_ENOSYS;
 }

@@ -30,6 +30,17 @@
  *     mastering, reset the function and unpin every page, in that order, before
  *     anyone may open the device again.
  *
+ * Guests (ABI 1.1): the owner (a device daemon, tools/uvd) may share the function with
+ * client processes by consent.  It GRANTs a client's pid one host page of the UAR
+ * region; the client opens its own connection with UVSHIM_CLIENT_TYPE_GUEST (same
+ * credential rule as the owner), says HELLO, and may MAP_BAR exactly the pages granted
+ * to its pid (write-combining or uncached; DEVICE_INFO too; nothing else).  The owner
+ * wires a guest's memory for the device with PIN_FOR(pid, va, length): the pages are
+ * the guest task's, the handle and IOVAs the owner's, charged to the owner's limits,
+ * freed with UNPIN.  REVOKE takes a grant back and unmaps the guest's windows on that
+ * page; when the owner closes, every guest mapping is revoked before the function is
+ * reset, and the guests' connections answer UVSHIM_EPERM from then on.
+ *
  * Errors: a method returns kIOReturnSuccess or UVSHIM_IORETURN(status), with status
  * one of enum uvshim_status.  Status values below 256 are the classic errno numbers
  * that Linux and Darwin share (1..34), so they read the same on both.
@@ -51,10 +62,11 @@
 
 /* Major changes break the ABI (struct layout, selector meaning); minor ones add. */
 #define UVSHIM_ABI_MAJOR 1u
-#define UVSHIM_ABI_MINOR 0u
+#define UVSHIM_ABI_MINOR 1u   /* 1: guests (GRANT, REVOKE, PIN_FOR, UVSHIM_CLIENT_TYPE_GUEST) */
 
 #define UVSHIM_SERVICE_CLASS "org_uverbs_UvShim"   /* IOService class to match */
 #define UVSHIM_CLIENT_TYPE   0x75767368u           /* 'uvsh', IOServiceOpen type */
+#define UVSHIM_CLIENT_TYPE_GUEST 0x75767367u       /* 'uvsg': a guest of the owner (ABI 1.1) */
 #define UVSHIM_PLIST_GROUP   "UvShimGroupID"       /* Info.plist: gid allowed to open */
 #define UVSHIM_PLIST_MAX_PINS "UvShimMaxPins"
 #define UVSHIM_PLIST_MAX_PINNED_MB "UvShimMaxPinnedMB"
@@ -75,7 +87,10 @@ enum uvshim_selector {
 	UVSHIM_SEL_IRQ_ARM = 9,     /* async: forward MSI-X vector N to the notification port */
 	UVSHIM_SEL_IRQ_DISARM = 10,
 	UVSHIM_SEL_RESET = 11,      /* function level reset, bus mastering kept on after */
-	UVSHIM_SEL_COUNT = 12
+	UVSHIM_SEL_GRANT = 12,      /* owner: let pid map one host page of the UAR region (1.1) */
+	UVSHIM_SEL_REVOKE = 13,     /* owner: take a grant back, unmapping the guest's windows (1.1) */
+	UVSHIM_SEL_PIN_FOR = 14,    /* owner: pin a guest task's memory -> handle + IOVA segments (1.1) */
+	UVSHIM_SEL_COUNT = 15
 };
 
 /* ---- status codes ------------------------------------------------------------------ */
@@ -145,6 +160,9 @@ static inline const char *uvshim_status_name(int status)
 #define UVSHIM_MAX_DMA_ALIGN (1ull << 21)    /* IOVA alignment a DMA buffer may ask for */
 #define UVSHIM_MAX_WINDOWS 8u                /* BAR windows declared at once */
 #define UVSHIM_MAX_VECTORS 64u               /* MSI-X vectors forwarded */
+#define UVSHIM_MAX_GUESTS 32u                /* guest connections open at once */
+#define UVSHIM_MAX_GRANTS 256u               /* UAR pages granted at once */
+#define UVSHIM_MAX_GUEST_WINDOWS 4u          /* BAR windows one guest declares at once */
 /* MSI-X vectors the kext allocates unless its Info.plist says otherwise: one per EQ of
  * the driver (the async EQ and up to 15 completion EQs). */
 #define UVSHIM_DEFAULT_MSIX_VECTORS 16u
@@ -313,6 +331,25 @@ struct uvshim_irq_req {
 struct uvshim_reset_req {
 	uint32_t flags;           /* 0 */
 	uint32_t reserved;        /* 0 */
+};
+
+/* UVSHIM_SEL_GRANT and UVSHIM_SEL_REVOKE (no reply).  uar_index counts host pages
+ * (hello_rep.page_size) from info_rep.uar_offset: the kext maps whole pages, so with
+ * 16 KiB pages one grant covers four 4 KiB UAR pages (PRM "UAR"), and the owner gives
+ * each guest UAR pages from host pages no other guest has.  A page belongs to one pid. */
+struct uvshim_grant_req {
+	uint32_t pid;             /* > 0 */
+	uint32_t uar_index;       /* < info_rep.uar_len / page_size */
+};
+
+/* UVSHIM_SEL_PIN_FOR -> struct uvshim_pin_rep (then PIN_SEGS and UNPIN as for PIN).
+ * The task is a guest's: pid must have an open guest connection, which is that
+ * process's consent. */
+struct uvshim_pin_for_req {
+	uint64_t va;              /* in the guest's address space, page aligned */
+	uint64_t length;
+	uint32_t flags;           /* UVSHIM_PIN_*, at least one */
+	uint32_t pid;             /* > 0 */
 };
 
 /* ---- layout checks ----------------------------------------------------------------- */

@@ -135,6 +135,8 @@ bool org_uverbs_UvShim::start(IOService *provider)
 		plat.bus_master = pBusMaster;
 		plat.reset_function = pResetFunction;
 		plat.irq_arm = pIrqArm;
+		plat.pin_for = pPinFor;
+		plat.revoke = pRevoke;
 		int rc = uvshim_dev_init(&fDev, &info, &cfg, &plat, fPins, fPinCapacity);
 		if (rc) {
 			IOLog("uvshim: device description refused: %s\n", uvshim_status_name(rc));
@@ -216,6 +218,29 @@ void org_uverbs_UvShim::ownerRelease(org_uverbs_UvShimUserClient *client)
 		      fDev.quarantined ? " (pins kept: device could not be quiesced)" : "");
 }
 
+IOReturn org_uverbs_UvShim::guestOpen(org_uverbs_UvShimUserClient *client, uint32_t pid)
+{
+	/* As ownerOpen: in the opener's thread, with its credential.  The core admits a
+	 * guest only while an owner holds the device. */
+	kauth_cred_t cred = kauth_cred_get();
+	struct uvshim_cred c = {};
+	c.uid = kauth_cred_getuid(cred);
+	c.is_member = isMember;
+	c.ctx = cred;
+	IOLockLock(fLock);
+	int rc = fDevReady ? uvshim_guest_open(&fDev, &c, client, pid) : -UVSHIM_ENODEV;
+	IOLockUnlock(fLock);
+	return toIOReturn(rc);
+}
+
+void org_uverbs_UvShim::guestRelease(org_uverbs_UvShimUserClient *client)
+{
+	/* Its grants and the pins made for it stay the owner's to take back. */
+	IOLockLock(fLock);
+	uvshim_guest_release(&fDev, client);
+	IOLockUnlock(fLock);
+}
+
 IOReturn org_uverbs_UvShim::call(org_uverbs_UvShimUserClient *client, uint32_t selector,
 				 const void *in, size_t inLen, void *out, size_t outLen,
 				 io_user_reference_t *asyncRef, uint32_t asyncRefCount)
@@ -243,9 +268,12 @@ IOReturn org_uverbs_UvShim::memoryForType(org_uverbs_UvShimUserClient *client, u
 	} else if (rc == 0) {
 		/* A descriptor of its own per window, carrying the window's cache class: the
 		 * caller's map options choose the mode, the window refuses the wrong ones. */
-		*mem = org_uverbs_UvShimWindow::withWindow(fBar0, m.offset, m.length, m.cache);
-		if (!*mem)
+		org_uverbs_UvShimWindow *w = org_uverbs_UvShimWindow::withWindow(fBar0, m.offset, m.length, m.cache);
+		*mem = w;
+		if (!w)
 			rc = -UVSHIM_ENOMEM;
+		else if (uvshim_is_guest(&fDev, client))
+			client->keepWindow(type, w);   /* for a revocation to find its mappings */
 	}
 	IOLockUnlock(fLock);
 	return toIOReturn(rc);
@@ -323,6 +351,31 @@ int org_uverbs_UvShim::pPin(void *ctx, uint64_t va, uint64_t len, uint32_t flags
 			     const struct uvshim_seg **seg, uint32_t *nseg, void **cookie)
 {
 	org_uverbs_UvShim *self = (org_uverbs_UvShim *)ctx;
+	return self->pinInTask(self->fOwnerTask, va, len, flags, seg, nseg, cookie);
+}
+
+/* PIN_FOR: the guest's task, named by its open connection (the core found it by pid).
+ * The descriptor keeps its own reference on the task's map while the pages are wired
+ * (xnu iokit/Kernel/IOMemoryDescriptor.cpp, IOGeneralMemoryDescriptor::wireVirtual), so
+ * the pages stay the device's until the owner unpins them, even if the guest exits. */
+int org_uverbs_UvShim::pPinFor(void *ctx, const void *guest, uint64_t va, uint64_t len, uint32_t flags,
+			       const struct uvshim_seg **seg, uint32_t *nseg, void **cookie)
+{
+	org_uverbs_UvShim *self = (org_uverbs_UvShim *)ctx;
+	const org_uverbs_UvShimUserClient *g = (const org_uverbs_UvShimUserClient *)guest;
+	return self->pinInTask(g->task(), va, len, flags, seg, nseg, cookie);
+}
+
+void org_uverbs_UvShim::pRevoke(void *ctx, const void *guest, uint32_t memoryType)
+{
+	(void)ctx;
+	((org_uverbs_UvShimUserClient *)guest)->revokeWindow(memoryType);
+}
+
+int org_uverbs_UvShim::pinInTask(task_t task, uint64_t va, uint64_t len, uint32_t flags,
+				 const struct uvshim_seg **seg, uint32_t *nseg, void **cookie)
+{
+	org_uverbs_UvShim *self = this;
 	/* Direction is the memory's point of view: the device reading is an "out". */
 	IODirection dir = kIODirectionNone;
 	if (flags & UVSHIM_PIN_DEVICE_READ)
@@ -332,11 +385,11 @@ int org_uverbs_UvShim::pPin(void *ctx, uint64_t va, uint64_t len, uint32_t flags
 	UvShimMapping *m = (UvShimMapping *)IOMallocZero(sizeof(*m));
 	if (!m)
 		return -UVSHIM_ENOMEM;
-	m->md = IOMemoryDescriptor::withAddressRange(va, len, dir, self->fOwnerTask);
+	m->md = IOMemoryDescriptor::withAddressRange(va, len, dir, task);
 	if (!m->md || m->md->prepare(dir) != kIOReturnSuccess) {
 		OSSafeReleaseNULL(m->md);
 		IOFree(m, sizeof(*m));
-		return -UVSHIM_EFAULT; /* not mapped in the owner, or not wireable */
+		return -UVSHIM_EFAULT; /* not mapped in that task, or not wireable */
 	}
 	if (self->mapForDevice(m->md, pageSize(), m) != kIOReturnSuccess) {
 		releaseMapping(m);

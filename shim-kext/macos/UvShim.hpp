@@ -8,6 +8,12 @@
  * is made by the portable core (shim-kext/core, tested on Linux); this file only
  * carries it out with IOKit calls.  Not built or loaded in CI: see shim-kext/README.md.
  *
+ * Guests (ABI 1.1): a second kind of user client (UVSHIM_CLIENT_TYPE_GUEST) that maps
+ * only the UAR pages the owner granted its pid, and whose task the owner may have
+ * wired (PIN_FOR).  The core decides; here guestOpen/guestRelease, pPinFor (the
+ * guest's task in withAddressRange) and pRevoke (the guest's window mappings taken
+ * away) carry it out.
+ *
  * Locking: fLock (an IOLock, so callbacks may sleep in IODMACommand) serialises every
  * call into the core.  Event sources are added and removed outside it.
  *
@@ -70,6 +76,8 @@ public:
 		      io_user_reference_t *asyncRef, uint32_t asyncRefCount);
 	IOReturn memoryForType(org_uverbs_UvShimUserClient *client, uint32_t type,
 			       IOMemoryDescriptor **mem);
+	IOReturn guestOpen(org_uverbs_UvShimUserClient *client, uint32_t pid);
+	void guestRelease(org_uverbs_UvShimUserClient *client);
 	task_t ownerTask() const { return fOwnerTask; }
 	void setOwnerTask(task_t t) { fOwnerTask = t; }
 
@@ -92,6 +100,11 @@ private:
 	static int pBusMaster(void *ctx, bool enable);
 	static int pResetFunction(void *ctx);
 	static int pIrqArm(void *ctx, uint32_t vector, bool arm);
+	static int pPinFor(void *ctx, const void *guest, uint64_t va, uint64_t len, uint32_t flags,
+			   const struct uvshim_seg **seg, uint32_t *nseg, void **cookie);
+	static void pRevoke(void *ctx, const void *guest, uint32_t memoryType);
+	int pinInTask(task_t task, uint64_t va, uint64_t len, uint32_t flags,
+		      const struct uvshim_seg **seg, uint32_t *nseg, void **cookie);
 	static void releaseMapping(UvShimMapping *m);
 
 	IOPCIDevice *fPCI;
@@ -110,6 +123,8 @@ private:
 	bool fDevReady;
 };
 
+class org_uverbs_UvShimWindow;
+
 class org_uverbs_UvShimUserClient : public IOUserClient {
 	OSDeclareDefaultStructors(org_uverbs_UvShimUserClient)
 
@@ -127,11 +142,20 @@ public:
 	/* sendAsyncResult64WithOptions is a protected static of IOUserClient, so the
 	 * provider's interrupt action sends through here. */
 	static IOReturn sendInterrupt(OSAsyncReference64 ref, io_user_reference_t *args, UInt32 nargs);
+	task_t task() const { return fTask; }
+	/* Guests: the window descriptor handed out for a memory type, kept so that a
+	 * revocation can reach the mappings made of it; revokeWindow takes them away. */
+	void keepWindow(uint32_t memoryType, org_uverbs_UvShimWindow *w);
+	void revokeWindow(uint32_t memoryType);
+	void free() override;
 
 private:
 	org_uverbs_UvShim *fShim;
 	task_t fTask;
+	uint32_t fPid;
 	bool fOwner;
+	bool fGuest;
+	org_uverbs_UvShimWindow *fWin[UVSHIM_MAX_GUEST_WINDOWS];
 };
 
 /* One BAR0 window as handed to IOConnectMapMemory64.  The caller's map options pick the
@@ -146,9 +170,17 @@ public:
 						   uint64_t length, uint32_t cache);
 	IOMemoryMap *makeMapping(IOMemoryDescriptor *owner, task_t intoTask, IOVirtualAddress atAddress,
 				 IOOptionBits options, IOByteCount offset, IOByteCount length) override;
+	/* A guest's window: point every user mapping made of it at harmless memory (or,
+	 * failing that, remove it), so the guest's stores no longer reach BAR0. */
+	void revoke();
+	void trackMappings() { fTrack = true; }
+	void free() override;
 
 private:
 	uint32_t fCache; /* enum uvshim_cache of the window */
+	IOMemoryMap *fMaps[4]; /* user mappings made of this window (retained) */
+	uint32_t fNumMaps;
+	bool fTrack;           /* a guest's window: its mappings are recorded */
 };
 
 #endif

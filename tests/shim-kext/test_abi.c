@@ -20,6 +20,9 @@ Test(abi, request_sizes_match_the_abi_structs)
 		{UVSHIM_SEL_IRQ_ARM, sizeof(struct uvshim_irq_req), 0},
 		{UVSHIM_SEL_IRQ_DISARM, sizeof(struct uvshim_irq_req), 0},
 		{UVSHIM_SEL_RESET, sizeof(struct uvshim_reset_req), 0},
+		{UVSHIM_SEL_GRANT, sizeof(struct uvshim_grant_req), 0},
+		{UVSHIM_SEL_REVOKE, sizeof(struct uvshim_grant_req), 0},
+		{UVSHIM_SEL_PIN_FOR, sizeof(struct uvshim_pin_for_req), sizeof(struct uvshim_pin_rep)},
 	};
 	cr_assert_eq(sizeof(want) / sizeof(want[0]), UVSHIM_SEL_COUNT);
 	for (size_t i = 0; i < UVSHIM_SEL_COUNT; i++) {

@@ -22,7 +22,9 @@
 #include "firmware-cmd/prm.h"
 #include "hw/emu/emu.h"
 #include "hw/mlx5/mx5.h"
+#include "hw/platform/local_msg.h"
 #include "hw/platform/peer.h"
+#include "hw/platform/shm.h"
 #include "hw/platform/thread.h"
 #include "tools/uvd/uvd.h"
 #include "uverbs/uv.h"
@@ -42,22 +44,7 @@ static int uvd_send(int fd, uint16_t op, uint32_t seq, int32_t rc, const void *a
 {
 	struct uvd_hdr h = { .len = (uint32_t)(sizeof(h) + alen + blen), .op = op, .rc = rc, .seq = seq };
 	struct iovec iov[3] = { { &h, sizeof(h) }, { (void *)a, alen }, { (void *)b, blen } };
-	union {
-		struct cmsghdr c;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cm;
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 3 };
-	if (pass_fd >= 0) {
-		memset(&cm, 0, sizeof(cm));
-		m.msg_control = cm.buf;
-		m.msg_controllen = sizeof(cm.buf);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-	}
-	return sendmsg(fd, &m, MSG_NOSIGNAL) < 0 ? -errno : 0;
+	return plat_lmsg_send(fd, iov, 3, pass_fd, 0);
 }
 
 /* ------------------------------------------------------------------ events */
@@ -76,9 +63,9 @@ static void uvd_event_to(struct uvd_client *c, const struct shim_remote_event *e
 	 * them (its queue of 200 KiB or so is full). */
 	struct uvd_hdr h = { .len = (uint32_t)(sizeof(h) + sizeof(*ev)), .op = UVD_OP_EVENT };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)ev, sizeof(*ev) } };
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
-	if (sendmsg(c->evs, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && c->srv->verbose)
-		uvd_log("client %u: event lost: %s", c->id, strerror(errno));
+	int rc = plat_lmsg_send(c->evs, iov, 2, -1, PLAT_LMSG_DONTWAIT);
+	if (rc < 0 && c->srv->verbose)
+		uvd_log("client %u: event lost: %s", c->id, strerror(-rc));
 }
 
 void uvd_route_comp(void *ctx, uint32_t cqn)
@@ -116,24 +103,7 @@ void uvd_route_event(void *ctx, const struct mx5_event *e)
 
 /* ------------------------------------------------------------------ memory */
 
-/* Memory the daemon shares with a client: a memfd of len bytes whose size is sealed
- * (memfd_create(2), fcntl F_ADD_SEALS), so the client, which holds the fd too, cannot
- * shrink it under the daemon's mapping: a load past the end would raise SIGBUS in the
- * daemon and take every client down with it.  fd or -errno. */
-static int uvd_memfd(const char *name, size_t len)
-{
-	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)len) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
-		int rc = -errno;
-		close(fd);
-		return rc;
-	}
-	return fd;
-}
-
-static struct uvd_mem *uvd_mem_new(struct uvd_client *c)
+struct uvd_mem *uvd_mem_new(struct uvd_client *c)
 {
 	if (c->nmem == c->capmem) {
 		size_t cap = c->capmem ? c->capmem * 2 : 32;
@@ -155,6 +125,8 @@ static void uvd_mem_release(struct uvd_client *c, struct uvd_mem *m)
 	if (m->is_dma) {
 		shim_dma_unpin(shim, &m->pin);
 		munmap(m->va, m->maplen);
+	} else if (m->pinned_for) {
+		shim_dma_unpin(shim, &m->pin);
 	} else {
 		emu_iommu_unmap(emu_device_from_shim(shim), m->emu_map);
 		free(m->segs);
@@ -184,7 +156,7 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 		return -EINVAL;
 	}
 	size_t maplen = (q->len + page - 1) / page * page;
-	*fd = uvd_memfd("uvd-queue", maplen);
+	*fd = plat_shm_create("uvd-queue", maplen);
 	if (*fd < 0)
 		return *fd;
 	void *va = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
@@ -223,6 +195,8 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg,
 		   size_t msglen)
 {
+	if (c->srv->shim->ops->pin_for)
+		return uvd_pin_for(c, q, out, msg, msglen);   /* the kext wires it in the client's task */
 	struct emu_dev *emu = emu_device_from_shim(c->srv->shim);
 	if (!emu) {
 		snprintf(msg, msglen, "memory registration across processes is offered on the emulated "
@@ -238,6 +212,12 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 	for (uint64_t a = q->va; a < q->va + q->len; a = (a / pg + 1) * pg) {
 		uint8_t b;
 		int rc = plat_peer_copy(c->pid, a, &b, 1, 0);
+		if (rc == -EOPNOTSUPP) {
+			snprintf(msg, msglen, "memory registration across processes on the emulated device needs "
+				 "the daemon to reach process %d's memory, which this system does not allow "
+				 "(on macOS the kext pins a client's memory instead)", (int)c->pid);
+			return rc;
+		}
 		if (rc) {
 			snprintf(msg, msglen, "pin: 0x%llx is not readable in process %d: %s",
 				 (unsigned long long)a, (int)c->pid, strerror(-rc));
@@ -302,6 +282,11 @@ void uvd_policy_destroy_all(struct uvd_client *c)
 		{ UVD_PD, PRM_CMD_OP_DEALLOC_PD },     { UVD_QCNT, PRM_CMD_OP_DEALLOC_Q_COUNTER },
 		{ UVD_UAR, PRM_CMD_OP_DEALLOC_UAR },
 	};
+	/* Its UAR pages are no longer its process's to map (a pid may be reused). */
+	while (c->nuar) {
+		uint32_t u = c->uars[--c->nuar];
+		uvd_share_uar(c, u, false);
+	}
 	unsigned n = 0;
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
 		for (size_t i = 0; i < c->nobj;) {
@@ -473,7 +458,7 @@ static int uvd_ring_new(struct uvd_client *c, struct uvd_ring_rep *r, int *fd)
 	size_t len = (sizeof(struct uvd_ring) + page - 1) / page * page;
 	if (c->ring)
 		return -EEXIST;
-	*fd = uvd_memfd("uvd-doorbells", len);
+	*fd = plat_shm_create("uvd-doorbells", len);
 	if (*fd < 0)
 		return *fd;
 	void *va = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
@@ -638,8 +623,9 @@ static int uvd_hello(struct uvd_client *c, const uint8_t *b, size_t n)
 		return -EPROTO;
 	}
 	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-		return -errno;
+	int rc = plat_lmsg_socketpair(sp);
+	if (rc)
+		return rc;
 	int sz = 1 << 20;
 	setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	setsockopt(sp[0], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
@@ -650,7 +636,7 @@ static int uvd_hello(struct uvd_client *c, const uint8_t *b, size_t n)
 	r.daemon_pid = (int32_t)getpid();
 	r.uar_page_bytes = (uint32_t)c->srv->uar_page_bytes;
 	r.pci = c->srv->shim->pci;
-	int rc = uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, sp[1]);
+	rc = uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, sp[1]);
 	close(sp[1]);
 	return rc;
 }
@@ -660,7 +646,7 @@ static void *uvd_client_thread(void *arg)
 	struct uvd_client *c = arg;
 	struct uvd_server *srv = c->srv;
 	uint8_t *buf = malloc(UVD_MAX_MSG);
-	ssize_t n = buf ? recv(c->ctl, buf, UVD_MAX_MSG, 0) : -1;
+	ssize_t n = buf ? plat_lmsg_recv(c->ctl, buf, UVD_MAX_MSG, NULL, 0) : -1;
 	if (n <= 0 || uvd_hello(c, buf, (size_t)n)) {
 		if (srv->verbose)
 			uvd_log("client %u (pid %d): no valid HELLO", c->id, (int)c->pid);
@@ -729,7 +715,7 @@ static void *uvd_client_thread(void *arg)
 		if (p[1].revents & POLLIN) {
 			/* kicks: the ring is looked at on the next pass */
 			for (int k = 0; k < 64; k++) {
-				n = recv(c->evs, buf, UVD_MAX_MSG, MSG_DONTWAIT | MSG_TRUNC);
+				n = plat_lmsg_recv(c->evs, buf, UVD_MAX_MSG, NULL, PLAT_LMSG_DONTWAIT);
 				if (n < 0)
 					break;
 				struct uvd_hdr h;
@@ -743,7 +729,7 @@ static void *uvd_client_thread(void *arg)
 			break;
 		}
 		if (p[0].revents & POLLIN) {
-			n = recv(c->ctl, buf, UVD_MAX_MSG, MSG_TRUNC);
+			n = plat_lmsg_recv(c->ctl, buf, UVD_MAX_MSG, NULL, 0);
 			if (n <= 0 || (size_t)n > UVD_MAX_MSG)
 				break;
 			int rc = uvd_request(c, buf, (size_t)n);

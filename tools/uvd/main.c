@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #include "hw/mlx5/mx5.h"
+#include "hw/platform/local_msg.h"
+#include "hw/platform/sock.h"
 #include "tools/uvd/uvd.h"
 #include "uverbs/uv.h"
 
@@ -43,9 +45,9 @@ static int uvd_listen(struct uvd_server *srv)
 	if (strlen(srv->path) >= sizeof(a.sun_path))
 		return -ENAMETOOLONG;
 	memcpy(a.sun_path, srv->path, strlen(srv->path));
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int fd = plat_lmsg_socket();
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* A socket file left by a daemon that died: nobody answers on it. */
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
 		close(fd);
@@ -156,7 +158,7 @@ int main(int argc, char **argv)
 		int r = poll(&p, 1, 200);
 		if (r <= 0)
 			continue;
-		int fd = accept4(srv.lfd, NULL, NULL, SOCK_CLOEXEC);
+		int fd = plat_accept(srv.lfd);
 		if (fd >= 0)
 			uvd_client_start(&srv, fd);
 	}

@@ -37,6 +37,7 @@ struct uvd_mem {
 	size_t maplen;
 	struct shim_pin pin;      /* is_dma: of our mapping; else of the client's pages */
 	uint64_t emu_map;         /* pin through the emulator's remote map (emu_iommu_map_remote) */
+	bool pinned_for;          /* pin of the client's task by the kext (share.c) */
 	struct shim_iova_seg *segs;
 	uint32_t nseg;
 };
@@ -90,6 +91,14 @@ void uvd_route_comp(void *ctx, uint32_t cqn);
 struct mx5_event;
 void uvd_route_event(void *ctx, const struct mx5_event *ev);
 void uvd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* client.c: a new entry of c->mem (not yet counted in nmem). */
+struct uvd_mem *uvd_mem_new(struct uvd_client *c);
+
+/* share.c: on a shim that shares its function by consent (the kext): grant or revoke
+ * the host page of a client's UAR page, and wire a client's memory in its own task. */
+void uvd_share_uar(struct uvd_client *c, uint32_t uar, bool grant);
+int uvd_pin_for(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg, size_t msglen);
 
 /* policy.c: every command a client sends passes here first (device lock held).
  * Returns 0 to run it, or -EPERM/-EINVAL with the reason in msg.  *gid_noop is set

@@ -20,12 +20,10 @@ static struct fake_pin *slot_new(struct fake *f)
 	return NULL;
 }
 
-static int p_pin(void *ctx, uint64_t va, uint64_t len, uint32_t flags,
-		 const struct uvshim_seg **seg, uint32_t *nseg, void **cookie)
+static int do_pin(struct fake *f, uint64_t va, uint64_t len, uint32_t flags,
+		  const struct uvshim_seg **seg, uint32_t *nseg, void **cookie)
 {
-	struct fake *f = ctx;
 	uint64_t page = f->dev.info.page_size;
-	logev(f, EV_PIN, va);
 	(void)flags;
 	if (f->fail_pin)
 		return f->fail_pin;
@@ -77,6 +75,32 @@ static int p_pin(void *ctx, uint64_t va, uint64_t len, uint32_t flags,
 	*nseg = n;
 	*cookie = p;
 	return 0;
+}
+
+/* A guest task's pages: pinned as the owner's would be, logged apart. */
+static int p_pin_for(void *ctx, const void *guest, uint64_t va, uint64_t len, uint32_t flags,
+		     const struct uvshim_seg **seg, uint32_t *nseg, void **cookie)
+{
+	struct fake *f = ctx;
+	logev(f, EV_PIN_FOR, va);
+	f->pin_for_guest = guest;
+	return do_pin(f, va, len, flags, seg, nseg, cookie);
+}
+
+static void p_revoke(void *ctx, const void *guest, uint32_t memory_type)
+{
+	struct fake *f = ctx;
+	(void)guest;
+	logev(f, EV_REVOKE, memory_type);
+	f->revoked++;
+}
+
+static int p_pin(void *ctx, uint64_t va, uint64_t len, uint32_t flags,
+		 const struct uvshim_seg **seg, uint32_t *nseg, void **cookie)
+{
+	struct fake *f = ctx;
+	logev(f, EV_PIN, va);
+	return do_pin(f, va, len, flags, seg, nseg, cookie);
 }
 
 static void p_unpin(void *ctx, void *cookie)
@@ -180,6 +204,8 @@ int fake_init(struct fake *f, uint64_t page_size, uint32_t capacity, uint32_t ma
 	f->armed_mask_lo = 0;
 	f->bus_master_on = true;
 	f->resets = 0;
+	f->pin_for_guest = NULL;
+	f->revoked = 0;
 	f->nlog = 0;
 	f->hook = NULL;
 	f->hook_rc = 0;
@@ -208,7 +234,7 @@ int fake_init(struct fake *f, uint64_t page_size, uint32_t capacity, uint32_t ma
 	struct uvshim_platform plat = {
 		.ctx = f, .pin = p_pin, .unpin = p_unpin, .dma_alloc = p_dma_alloc,
 		.dma_free = p_dma_free, .bus_master = p_bus_master, .reset_function = p_reset,
-		.irq_arm = p_irq_arm,
+		.irq_arm = p_irq_arm, .pin_for = p_pin_for, .revoke = p_revoke,
 	};
 	return uvshim_dev_init(&f->dev, &info, &cfg, &plat, storage, capacity);
 }
@@ -234,6 +260,17 @@ int fake_open_hello(struct fake *f)
 	struct uvshim_hello_req h = {.abi_major = UVSHIM_ABI_MAJOR, .abi_minor = UVSHIM_ABI_MINOR};
 	struct uvshim_hello_rep r;
 	return fake_call(f, &f->owner_a, UVSHIM_SEL_HELLO, &h, &r);
+}
+
+int fake_guest_open_hello(struct fake *f, const void *guest, uint32_t pid)
+{
+	struct uvshim_cred root = {.uid = 0, .is_member = not_member};
+	int rc = uvshim_guest_open(&f->dev, &root, guest, pid);
+	if (rc)
+		return rc;
+	struct uvshim_hello_req h = {.abi_major = UVSHIM_ABI_MAJOR, .abi_minor = UVSHIM_ABI_MINOR};
+	struct uvshim_hello_rep r;
+	return fake_call(f, guest, UVSHIM_SEL_HELLO, &h, &r);
 }
 
 int fake_call(struct fake *f, const void *owner, uint32_t sel, const void *req, void *rep)

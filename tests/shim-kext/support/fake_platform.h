@@ -16,7 +16,7 @@
 
 enum fake_event {
 	EV_PIN = 1, EV_UNPIN, EV_DMA_ALLOC, EV_DMA_FREE, EV_BM_OFF, EV_BM_ON, EV_RESET,
-	EV_IRQ_ARM, EV_IRQ_DISARM,
+	EV_IRQ_ARM, EV_IRQ_DISARM, EV_PIN_FOR, EV_REVOKE,
 };
 
 enum fake_bad_segs {
@@ -50,6 +50,7 @@ struct fake {
 	struct uvshim_pin_entry *storage;
 	uint32_t capacity;
 	char owner_a, owner_b;            /* addresses used as owner tokens */
+	char guest_a, guest_b;            /* and as guest tokens */
 
 	/* knobs */
 	bool fragment;                    /* one segment per page, descending IOVA */
@@ -63,6 +64,8 @@ struct fake {
 	uint32_t armed_mask_lo;           /* vectors 0..31 armed in the "hardware" */
 	bool bus_master_on;
 	uint32_t resets;
+	const void *pin_for_guest;        /* the guest whose task the last PIN_FOR wired */
+	uint32_t revoked;                 /* guest windows unmapped */
 
 	struct fake_log log[FAKE_LOG_MAX];
 	uint32_t nlog;
@@ -82,6 +85,8 @@ int fake_open_hello(struct fake *f);
 int fake_call(struct fake *f, const void *owner, uint32_t sel, const void *req, void *rep);
 int fake_pin(struct fake *f, uint64_t va, uint64_t len, uint32_t flags, struct uvshim_pin_rep *rep);
 int fake_dma(struct fake *f, uint64_t len, uint64_t align, struct uvshim_dma_alloc_rep *rep);
+/* Open a guest connection (root) for pid with this token and say HELLO. */
+int fake_guest_open_hello(struct fake *f, const void *guest, uint32_t pid);
 /* Index of the first log entry with this event at or after from, or -1. */
 int fake_find(const struct fake *f, enum fake_event ev, uint32_t from);
 uint32_t fake_count(const struct fake *f, enum fake_event ev);

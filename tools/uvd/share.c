@@ -1,0 +1,67 @@
+/* The daemon's side of a function shared by the owner's consent (the kext, ABI 1.1;
+ * hw/shim/kext_guest.h): each client's UAR pages are granted to its process, which may
+ * then map them itself, and its registered memory is wired by the kext in its own task
+ * (PIN_FOR) instead of being reached through the emulator's remote copies.  On a shim
+ * without these ops (emu, vfio) nothing here runs: stores go through the daemon and
+ * registration is decided in client.c (docs/architecture.md, "Several processes"). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/uvd/uvd.h"
+
+/* The host page holding UAR page `uar` (BAR0 offset uar * uar_page_bytes, PRM "UAR"). */
+static uint64_t uvd_uar_host_off(const struct uvd_client *c, uint32_t uar)
+{
+	uint64_t page = c->srv->shim->page_size;
+	return ((uint64_t)uar * c->srv->uar_page_bytes) & ~(page - 1);
+}
+
+void uvd_share_uar(struct uvd_client *c, uint32_t uar, bool grant)
+{
+	struct shim_dev *shim = c->srv->shim;
+	if (!shim->ops->share_uar)
+		return;
+	uint64_t off = uvd_uar_host_off(c, uar);
+	/* One grant per host page: keep it while another of this client's UAR pages
+	 * (already removed from c->uars when revoking) lies in it. */
+	for (unsigned i = 0; i < c->nuar; i++)
+		if (c->uars[i] != uar && uvd_uar_host_off(c, c->uars[i]) == off)
+			return;
+	int rc = shim->ops->share_uar(shim, (int32_t)c->pid, off, grant ? 1 : 0);
+	/* A refused grant (the page holds another client's UAR too, EBUSY) leaves the
+	 * client on stores through the daemon, which still work. */
+	if (rc && c->srv->verbose)
+		uvd_log("client %u: %s UAR page 0x%x (BAR0 0x%llx) for pid %d: %s", c->id,
+			grant ? "granting" : "revoking", uar, (unsigned long long)off, (int)c->pid, shim->err);
+}
+
+int uvd_pin_for(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg, size_t msglen)
+{
+	struct shim_dev *shim = c->srv->shim;
+	if (!q->len || q->va + q->len < q->va || q->len > (1ull << 40)) {
+		snprintf(msg, msglen, "pin: bad range");
+		return -EINVAL;
+	}
+	struct uvd_mem *m = uvd_mem_new(c);
+	if (!m)
+		return -ENOMEM;
+	int rc = shim->ops->pin_for(shim, (int32_t)c->pid, q->va, (size_t)q->len, &m->pin);
+	if (rc) {
+		snprintf(msg, msglen, "pin: 0x%llx+%llu of process %d: %s (the client must have opened the "
+			 "device as a guest)", (unsigned long long)q->va, (unsigned long long)q->len, (int)c->pid,
+			 shim->err[0] ? shim->err : strerror(-rc));
+		return rc;
+	}
+	if (m->pin.nseg > UVD_MAX_SEGS) {
+		shim_dma_unpin(shim, &m->pin);
+		snprintf(msg, msglen, "pin: %u segments, at most %u per region", m->pin.nseg, UVD_MAX_SEGS);
+		return -E2BIG;
+	}
+	m->pinned_for = true;
+	m->segs = m->pin.seg;
+	m->nseg = m->pin.nseg;
+	c->nmem++;
+	*out = m;
+	return 0;
+}
