@@ -59,14 +59,18 @@ void emu_resp_send_ack(struct emu_tp *tp, struct emu_tq *tq, uint8_t syndrome, u
 /* How long an ACK may wait for the QP's next doorbell.  IBTA 9.7.5.1 lets a responder
  * coalesce ACKs as long as the requester hears within its local ACK timeout; a quarter
  * of this QP's own timeout (4.096 us x 2^ack_timeout, the same order as its peer's on
- * every fabric we know), at most 2 ms, stands in for the peer's.  Only when an application's poll placed the data
- * (so the process is running, and will usually post next: every ping-pong does), and
- * only for short messages: a stream needs its ACKs to open the window.  A QP with a
- * short timeout (under about 1 ms, as the retry tests use) is not deferred at all. */
+ * every fabric we know), at most 2 ms, stands in for the peer's.  Only on a QP whose
+ * application rang its doorbell within the last millisecond (a ping-pong: it will post
+ * again soon, and its next request carries the ACK out), and only for short messages:
+ * a stream needs its ACKs to open the window.  A responder that only receives -- a
+ * server polling its receive CQ, reposting receives, which ring no doorbell -- never
+ * posts a request to carry the ACK, so it acknowledges at once (holding it there cost
+ * every SEND the whole 2 ms: uvperf's SEND latency was 2.1 ms).  A QP with a short
+ * timeout (under about 1 ms, as the retry tests use) is not deferred at all. */
 #define EMU_ACK_DEFER_MAX_NS 2000000ull
 #define EMU_ACK_RECENT_DB_NS 1000000ull
 
-static uint64_t ack_deadline(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
+static uint64_t ack_deadline(struct emu_tq *tq, uint32_t psn)
 {
 	uint8_t t = tq->qp->pri.ack_timeout;
 	uint64_t now = emu_now_ns(), defer = EMU_ACK_DEFER_MAX_NS;
@@ -76,10 +80,8 @@ static uint64_t ack_deadline(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 	/* a quarter of the timeout: 4.096 us x 2^t / 4 */
 	if (t != 0 && t < 20 && ((4096ull << t) >> 2) < defer)
 		defer = (4096ull << t) >> 2;
-	/* Someone will ring this QP's doorbell soon: a poller of this process, or an
-	 * application that posted on the QP lately (a ping-pong whose data the device
-	 * thread placed while the application spun on memory). */
-	if (!tp->in_assist && (!tq->last_db_ns || now - tq->last_db_ns > EMU_ACK_RECENT_DB_NS))
+	/* Someone will ring this QP's doorbell soon: its application posted on it lately. */
+	if (!tq->last_db_ns || now - tq->last_db_ns > EMU_ACK_RECENT_DB_NS)
 		return 0;
 	if (((psn - tq->ack_sent_psn) & EMU_ROCE_PSN_MASK) >= EMU_TP_ACKREQ_EVERY)
 		return 0;
@@ -88,7 +90,7 @@ static uint64_t ack_deadline(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 
 static void queue_ack(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 {
-	uint64_t due = ack_deadline(tp, tq, psn);
+	uint64_t due = ack_deadline(tq, psn);
 
 	if (tq->ack_pending) {
 		tp->ctr.acks_coalesced++;

@@ -134,9 +134,7 @@ void emu_poll_assist(struct emu_dev *d)
 	if (pthread_mutex_trylock(&d->lock) != 0)
 		return;   /* the device thread or a doorbell is at work: poll again */
 	tp->ctr.assist_polls++;
-	tp->in_assist = true;
 	n = rx_pass(tp, now);
-	tp->in_assist = false;
 	tp->ctr.assist_pkts += n;
 	pthread_mutex_unlock(&d->lock);
 }

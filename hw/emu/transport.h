@@ -233,7 +233,6 @@ struct emu_tp {
 	/* receive path driven by application polls (emu_poll_assist) */
 	uint64_t poll_seen;              /* last application poll (ns; atomic, no lock) */
 	int thr_deaf;                    /* 1: the device thread sleeps without watching the socket */
-	bool in_assist;                  /* packets being handled come from an application's poll */
 	struct emu_roce_rx_batch rxb;    /* arrivals, for whoever receives under the device lock */
 	/* The payload of a multi-packet request, read ahead in one DMA read (sq_engine.c) */
 	uint64_t swqe_seq;               /* last emu_swqe.seq handed out */
