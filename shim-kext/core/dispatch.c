@@ -50,32 +50,7 @@ static int do_map_bar(struct uvshim_dev *d, const struct uvshim_map_bar_req *r,
 	int rc = uvshim_bar_window_check(&d->info, r->bar, r->cache, r->offset, r->length);
 	if (rc)
 		return rc;
-	/* The same window declared twice is the same memory type: mapping it again is
-	 * how a client recovers after a partial failure. */
-	uint32_t slot = UVSHIM_MAX_WINDOWS;
-	for (uint32_t w = 0; w < UVSHIM_MAX_WINDOWS; w++) {
-		const struct uvshim_window *x = &d->win[w];
-		if (x->used && x->cache == r->cache && x->offset == r->offset && x->length == r->length) {
-			slot = w;
-			break;
-		}
-	}
-	if (slot == UVSHIM_MAX_WINDOWS) {
-		for (uint32_t w = 0; w < UVSHIM_MAX_WINDOWS && slot == UVSHIM_MAX_WINDOWS; w++)
-			if (!d->win[w].used)
-				slot = w;
-		if (slot == UVSHIM_MAX_WINDOWS)
-			return -UVSHIM_ENOSPC;
-		d->win[slot].used = true;
-		d->win[slot].cache = r->cache;
-		d->win[slot].offset = r->offset;
-		d->win[slot].length = r->length;
-	}
-	o->memory_type = UVSHIM_MEMTYPE(UVSHIM_MEMTYPE_WINDOW, slot);
-	o->cache = r->cache;
-	o->offset = r->offset;
-	o->length = r->length;
-	return 0;
+	return uvshim_window_declare(d->win, UVSHIM_MAX_WINDOWS, r, o);
 }
 
 static int do_unmap_bar(struct uvshim_dev *d, const struct uvshim_unmap_bar_req *r)

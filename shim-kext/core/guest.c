@@ -101,11 +101,9 @@ int uvshim_guest_open(struct uvshim_dev *d, const struct uvshim_cred *cred, cons
 		return -UVSHIM_EINVAL;
 	if (d->gone)
 		return -UVSHIM_ENODEV;
-	bool ok = cred->uid == 0;
-	if (!ok && d->cfg.group_set && cred->is_member)
-		ok = cred->is_member(cred->ctx, d->cfg.group_id);
-	if (!ok)
-		return -UVSHIM_EACCES;
+	int rc = uvshim_cred_check(d, cred);
+	if (rc)
+		return rc;
 	/* Without a way to take mappings back, consent could not be withdrawn. */
 	if (!d->plat.revoke)
 		return -UVSHIM_ENOSYS;
@@ -247,26 +245,7 @@ static int guest_map_bar(struct uvshim_dev *d, struct uvshim_guest *g, const str
 		return rc;
 	if (!window_granted(d, g->pid, r->offset, r->length))
 		return -UVSHIM_EPERM;
-	uint32_t slot = UVSHIM_MAX_GUEST_WINDOWS;
-	for (uint32_t w = 0; w < UVSHIM_MAX_GUEST_WINDOWS && slot == UVSHIM_MAX_GUEST_WINDOWS; w++) {
-		const struct uvshim_window *x = &g->win[w];
-		if (x->used && x->cache == r->cache && x->offset == r->offset && x->length == r->length)
-			slot = w;
-	}
-	for (uint32_t w = 0; w < UVSHIM_MAX_GUEST_WINDOWS && slot == UVSHIM_MAX_GUEST_WINDOWS; w++)
-		if (!g->win[w].used)
-			slot = w;
-	if (slot == UVSHIM_MAX_GUEST_WINDOWS)
-		return -UVSHIM_ENOSPC;
-	g->win[slot].used = true;
-	g->win[slot].cache = r->cache;
-	g->win[slot].offset = r->offset;
-	g->win[slot].length = r->length;
-	o->memory_type = UVSHIM_MEMTYPE(UVSHIM_MEMTYPE_WINDOW, slot);
-	o->cache = r->cache;
-	o->offset = r->offset;
-	o->length = r->length;
-	return 0;
+	return uvshim_window_declare(g->win, UVSHIM_MAX_GUEST_WINDOWS, r, o);
 }
 
 int uvshim_guest_dispatch(struct uvshim_dev *d, const void *guest, uint32_t selector,

@@ -68,6 +68,15 @@ int uvshim_dev_init(struct uvshim_dev *d, const struct uvshim_info_rep *info,
 	return 0;
 }
 
+int uvshim_cred_check(const struct uvshim_dev *d, const struct uvshim_cred *cred)
+{
+	bool ok = cred->uid == 0;
+
+	if (!ok && d->cfg.group_set && cred->is_member)
+		ok = cred->is_member(cred->ctx, d->cfg.group_id);
+	return ok ? 0 : -UVSHIM_EACCES;
+}
+
 int uvshim_owner_open(struct uvshim_dev *d, const struct uvshim_cred *cred, const void *owner)
 {
 	if (!cred || !owner)
@@ -75,11 +84,9 @@ int uvshim_owner_open(struct uvshim_dev *d, const struct uvshim_cred *cred, cons
 	if (d->gone)
 		return -UVSHIM_ENODEV;
 	/* Credentials first: someone who may not open learns nothing about the owner. */
-	bool ok = cred->uid == 0;
-	if (!ok && d->cfg.group_set && cred->is_member)
-		ok = cred->is_member(cred->ctx, d->cfg.group_id);
-	if (!ok)
-		return -UVSHIM_EACCES;
+	int rc = uvshim_cred_check(d, cred);
+	if (rc)
+		return rc;
 	if (d->quarantined)
 		return -UVSHIM_EIO;
 	if (d->state != UVSHIM_STATE_CLOSED)

@@ -162,6 +162,12 @@ struct uvshim_window {
 	uint64_t length;
 };
 
+/* Declare the window r in the table win[0..n) and fill o with its memory type: the
+ * slot that already holds the same window (declaring it again is how a client recovers
+ * after a partial failure), else a free one.  0, or -UVSHIM_ENOSPC when full. */
+int uvshim_window_declare(struct uvshim_window *win, uint32_t n, const struct uvshim_map_bar_req *r,
+			  struct uvshim_map_bar_rep *o);
+
 /* Is [offset, offset+length) of BAR0 mappable with this cache mode on this device? */
 int uvshim_bar_window_check(const struct uvshim_info_rep *info, uint32_t bar, uint32_t cache,
 			    uint64_t offset, uint64_t length);
@@ -240,6 +246,9 @@ int uvshim_dev_init(struct uvshim_dev *d, const struct uvshim_info_rep *info,
 		    struct uvshim_pin_entry *pin_storage, uint32_t pin_capacity);
 
 /* newUserClient: root or the configured group may own; one owner at a time. */
+/* May this caller open the device at all (root, or a member of the configured
+ * group)?  The same rule for the owner and for a guest.  0 or -UVSHIM_EACCES. */
+int uvshim_cred_check(const struct uvshim_dev *d, const struct uvshim_cred *cred);
 int uvshim_owner_open(struct uvshim_dev *d, const struct uvshim_cred *cred, const void *owner);
 /* clientClose / clientDied / stop: interrupts off, bus mastering off, function reset,
  * every pin and DMA buffer released, in that order; then CLOSED.  If the function

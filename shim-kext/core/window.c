@@ -57,3 +57,27 @@ int uvshim_window_map_check(uint32_t window_cache, uint32_t map_options)
 		return -UVSHIM_EINVAL;
 	}
 }
+
+int uvshim_window_declare(struct uvshim_window *win, uint32_t n, const struct uvshim_map_bar_req *r,
+			  struct uvshim_map_bar_rep *o)
+{
+	uint32_t slot = n;
+
+	for (uint32_t w = 0; w < n && slot == n; w++)
+		if (win[w].used && win[w].cache == r->cache && win[w].offset == r->offset && win[w].length == r->length)
+			slot = w;
+	for (uint32_t w = 0; w < n && slot == n; w++)
+		if (!win[w].used)
+			slot = w;
+	if (slot == n)
+		return -UVSHIM_ENOSPC;
+	win[slot].used = true;
+	win[slot].cache = r->cache;
+	win[slot].offset = r->offset;
+	win[slot].length = r->length;
+	o->memory_type = UVSHIM_MEMTYPE(UVSHIM_MEMTYPE_WINDOW, slot);
+	o->cache = r->cache;
+	o->offset = r->offset;
+	o->length = r->length;
+	return 0;
+}
