@@ -84,16 +84,18 @@ static int fill_pin_rep(const struct uvshim_dev *d, uint64_t handle, uint32_t fi
 	return 0;
 }
 
-static int do_pin(struct uvshim_dev *d, const struct uvshim_pin_req *r, struct uvshim_pin_rep *o)
+int uvshim_pin_wire(struct uvshim_dev *d, const void *guest, uint64_t va, uint64_t len, uint32_t flags,
+		    uint32_t *slot_out)
 {
 	uint32_t slot;
-	int rc = uvshim_pins_reserve(&d->pins, UVSHIM_PIN_USER, r->va, r->length, r->flags, &slot);
+	int rc = uvshim_pins_reserve(&d->pins, UVSHIM_PIN_USER, va, len, flags, &slot);
 	if (rc)
 		return rc;
 	const struct uvshim_seg *seg = NULL;
 	uint32_t nseg = 0;
 	void *cookie = NULL;
-	rc = d->plat.pin(d->plat.ctx, r->va, r->length, r->flags, &seg, &nseg, &cookie);
+	rc = guest ? d->plat.pin_for(d->plat.ctx, guest, va, len, flags, &seg, &nseg, &cookie)
+		   : d->plat.pin(d->plat.ctx, va, len, flags, &seg, &nseg, &cookie);
 	if (rc) {
 		uvshim_pins_abort(&d->pins, slot);
 		return rc < 0 ? rc : -UVSHIM_EIO;
@@ -104,6 +106,16 @@ static int do_pin(struct uvshim_dev *d, const struct uvshim_pin_req *r, struct u
 		uvshim_pins_abort(&d->pins, slot);
 		return rc;
 	}
+	*slot_out = slot;
+	return 0;
+}
+
+static int do_pin(struct uvshim_dev *d, const struct uvshim_pin_req *r, struct uvshim_pin_rep *o)
+{
+	uint32_t slot;
+	int rc = uvshim_pin_wire(d, NULL, r->va, r->length, r->flags, &slot);
+	if (rc)
+		return rc;
 	return fill_pin_rep(d, uvshim_pins_handle(&d->pins, slot), 0, o);
 }
 

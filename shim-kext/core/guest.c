@@ -215,26 +215,7 @@ int uvshim_pin_for(struct uvshim_dev *d, const struct uvshim_pin_for_req *r, uin
 	struct uvshim_guest *g = guest_of_pid(d, r->pid);
 	if (!g)
 		return -UVSHIM_ENOENT;
-	uint32_t slot;
-	int rc = uvshim_pins_reserve(&d->pins, UVSHIM_PIN_USER, r->va, r->length, r->flags, &slot);
-	if (rc)
-		return rc;
-	const struct uvshim_seg *seg = NULL;
-	uint32_t nseg = 0;
-	void *cookie = NULL;
-	rc = d->plat.pin_for(d->plat.ctx, g->token, r->va, r->length, r->flags, &seg, &nseg, &cookie);
-	if (rc) {
-		uvshim_pins_abort(&d->pins, slot);
-		return rc < 0 ? rc : -UVSHIM_EIO;
-	}
-	rc = uvshim_pins_commit(&d->pins, slot, seg, nseg, cookie);
-	if (rc) {
-		d->plat.unpin(d->plat.ctx, cookie);
-		uvshim_pins_abort(&d->pins, slot);
-		return rc;
-	}
-	*slot_out = slot;
-	return 0;
+	return uvshim_pin_wire(d, g->token, r->va, r->length, r->flags, slot_out);
 }
 
 static int guest_map_bar(struct uvshim_dev *d, struct uvshim_guest *g, const struct uvshim_map_bar_req *r,

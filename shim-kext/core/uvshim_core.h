@@ -277,6 +277,12 @@ int uvshim_guest_memory_for_type(const struct uvshim_dev *d, const void *guest,
 /* The owner's GRANT, REVOKE and PIN_FOR (requests already validated). */
 int uvshim_grant(struct uvshim_dev *d, const struct uvshim_grant_req *r);
 int uvshim_revoke(struct uvshim_dev *d, const struct uvshim_grant_req *r);
+/* Pin [va, va + len) into a new pin-table entry: reserved in the table, wired by the
+ * platform (plat.pin for the owner's own task, or plat.pin_for of the guest task whose
+ * connection is `guest`), then committed; undone at whichever step fails.  The
+ * entry's slot in *slot.  0 or -UVSHIM_*. */
+int uvshim_pin_wire(struct uvshim_dev *d, const void *guest, uint64_t va, uint64_t len, uint32_t flags,
+		    uint32_t *slot);
 int uvshim_pin_for(struct uvshim_dev *d, const struct uvshim_pin_for_req *r, uint32_t *slot);
 
 /* The provider saw the device disappear (Thunderbolt unplug). */
