@@ -76,13 +76,15 @@ int plat_sock_set_df(int fd)
 	return setsockopt(fd, IPPROTO_IP, IP_DONTFRAG, &one, sizeof(one)) < 0 ? -errno : 0;
 }
 
-/* macOS has no recvmmsg/sendmmsg in its public headers: one call per datagram. */
-int plat_recv_many(int fd, struct plat_dgram *v, unsigned n, int flags)
+/* macOS has no recvmmsg/sendmmsg in its public headers: one call per datagram, the
+ * ones after the first never waiting. */
+static int one_by_one(int fd, struct plat_dgram *v, unsigned n, int flags, int send)
 {
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
-		ssize_t r = recvmsg(fd, &v[i].hdr, i ? flags | MSG_DONTWAIT : flags);
+		ssize_t r = send ? sendmsg(fd, &v[i].hdr, 0)
+				 : recvmsg(fd, &v[i].hdr, i ? flags | MSG_DONTWAIT : flags);
 
 		if (r < 0) {
 			if (i)
@@ -94,19 +96,12 @@ int plat_recv_many(int fd, struct plat_dgram *v, unsigned n, int flags)
 	return (int)i;
 }
 
+int plat_recv_many(int fd, struct plat_dgram *v, unsigned n, int flags)
+{
+	return one_by_one(fd, v, n, flags, 0);
+}
+
 int plat_send_many(int fd, struct plat_dgram *v, unsigned n)
 {
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		ssize_t r = sendmsg(fd, &v[i].hdr, 0);
-
-		if (r < 0) {
-			if (i)
-				break;
-			return -errno;
-		}
-		v[i].len = (unsigned int)r;
-	}
-	return (int)i;
+	return one_by_one(fd, v, n, 0, 1);
 }
