@@ -8,6 +8,7 @@
 #include "hw/emu/transport.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define EMU_MR_SEGS 64
@@ -127,4 +128,33 @@ int emu_rkey_access(struct emu_dev *d, uint32_t pdn, uint32_t rkey, unsigned acc
 	int rc = emu_rkey_check(d, pdn, rkey, access, va, len);
 
 	return rc ? rc : xfer(d, rkey, pdn, access, va, buf, len, write);
+}
+
+static int payload_copy(struct emu_dev *d, const struct emu_payload_src *src, uint64_t off, void *dst, size_t len)
+{
+	if (src->sge)
+		return emu_sgl_read(d, src->pdn, src->sge, src->nsge, off, dst, len);
+	return emu_rkey_access(d, src->pdn, src->rkey, EMU_MKEY_ACC_RR, src->va + off, dst, len, false);
+}
+
+int emu_payload_read(struct emu_tp *tp, uint64_t key, const struct emu_payload_src *src, uint64_t total, uint64_t off,
+		     void *dst, size_t len)
+{
+	if (total <= len)
+		return payload_copy(tp->d, src, off, dst, len);
+	if (tp->stage.key != key || off < tp->stage.off || off + len > tp->stage.off + tp->stage.len) {
+		uint64_t want = total - off < EMU_TP_STAGE_BYTES ? total - off : EMU_TP_STAGE_BYTES;
+
+		tp->stage.key = 0;
+		if (!tp->stage.buf)
+			tp->stage.buf = malloc(EMU_TP_STAGE_BYTES);
+		if (!tp->stage.buf || want < len || payload_copy(tp->d, src, off, tp->stage.buf, (size_t)want))
+			return payload_copy(tp->d, src, off, dst, len);
+		tp->stage.key = key;
+		tp->stage.off = off;
+		tp->stage.len = want;
+		tp->ctr.payload_read_aheads++;
+	}
+	memcpy(dst, tp->stage.buf + (off - tp->stage.off), len);
+	return 0;
 }

@@ -224,35 +224,6 @@ static uint32_t pkts_for(uint64_t len, uint32_t mtu)
 	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
 }
 
-/* The READ response bytes [off, off + chunk) of [va, va + len), into tp->scratch.  A
- * READ of more than one packet is read ahead in windows of EMU_TP_STAGE_BYTES, one DMA
- * read (one fault-safe copy on the emulated device) each, as the requester reads its
- * payload (sq_engine.c); a window that cannot be read whole is dropped and the packet
- * reads its own bytes, so a fault still stops the responses at the packet that meets
- * it.  *win, *win_len: the window held (offset, bytes; 0 bytes: none). */
-static int read_chunk(struct emu_tp *tp, struct emu_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, uint64_t off,
-		      size_t chunk, uint64_t *win, uint64_t *win_len)
-{
-	if (len > chunk && (off < *win || off + chunk > *win + *win_len)) {
-		uint64_t want = len - off < EMU_TP_STAGE_BYTES ? len - off : EMU_TP_STAGE_BYTES;
-
-		*win_len = 0;
-		if (!tp->rd_stage)
-			tp->rd_stage = malloc(EMU_TP_STAGE_BYTES);
-		if (tp->rd_stage &&
-		    !emu_rkey_access(tp->d, qp->pdn, rkey, EMU_MKEY_ACC_RR, va + off, tp->rd_stage, (size_t)want, false)) {
-			*win = off;
-			*win_len = want;
-			tp->ctr.payload_read_aheads++;
-		}
-	}
-	if (off >= *win && off + chunk <= *win + *win_len) {
-		memcpy(tp->scratch, tp->rd_stage + (off - *win), chunk);
-		return 0;
-	}
-	return emu_rkey_access(tp->d, qp->pdn, rkey, EMU_MKEY_ACC_RR, va + off, tp->scratch, chunk, false);
-}
-
 /* Send READ responses for [va, va+len) starting at psn (IBTA 9.7.5.1.3 replay uses the
  * same path with the saved resource). */
 static void read_responses(struct emu_tp *tp, struct emu_tq *tq, const struct emu_rres *r, uint32_t psn, uint64_t va,
@@ -262,7 +233,9 @@ static void read_responses(struct emu_tp *tp, struct emu_tq *tq, const struct em
 	uint32_t mtu = emu_qp_mtu_bytes(qp), n = pkts_for(len, mtu);
 	/* only FIRST, LAST and ONLY carry an AETH; one credit count serves them all */
 	uint8_t syndrome = ack_syndrome(tp, tq);
-	uint64_t win = 0, win_len = 0;   /* the read-ahead window: message offset, bytes */
+	/* a READ of several packets is read ahead as a request's payload is (sq_engine.c) */
+	struct emu_payload_src src = { .pdn = qp->pdn, .rkey = r->rkey, .va = va };
+	uint64_t key = ++tp->stage_keys;
 
 	for (uint32_t k = 0; k < n; k++) {
 		struct emu_roce_hdrs h;
@@ -273,7 +246,7 @@ static void read_responses(struct emu_tp *tp, struct emu_tq *tq, const struct em
 
 		if (!len)
 			chunk = 0;
-		if (chunk && read_chunk(tp, qp, r->rkey, va, len, (uint64_t)k * mtu, chunk, &win, &win_len)) {
+		if (chunk && emu_payload_read(tp, key, &src, len, (uint64_t)k * mtu, tp->scratch, chunk)) {
 			resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
 			return;
 		}

@@ -272,7 +272,7 @@ static void push_wqe(struct emu_tp *tp, struct emu_tq *tq, const uint8_t *b, siz
 	int synd;
 
 	memset(w, 0, sizeof(*w));
-	w->seq = ++tp->swqe_seq;
+	w->seq = ++tp->stage_keys;
 	w->idx = idx;
 	w->nbb = (uint16_t)nbb;
 	synd = wqe_decode(tp->d, tq->qp, b, nbytes, w);
@@ -340,36 +340,6 @@ static uint32_t ud_mtu(const struct emu_dev *d)
 }
 
 /* Send request packet k of WQE w. */
-/* The bytes [off, off + len) of a request's payload, into dst.  A message of more
- * than one packet is read ahead: up to EMU_TP_STAGE_BYTES of it in one DMA read, which
- * on the emulated device is one fault-safe copy (a system call) instead of one a
- * packet; later packets and resends of the same WQE copy from there.  The stage is
- * keyed by the WQE's fetch number, so no other WQE ever sees its bytes.  A read-ahead
- * that fails (memory gone somewhere in the window) is not kept: the packet's own bytes
- * are then read as before, so a fault is reported for the packet that meets it. */
-static int gather(struct emu_tp *tp, const struct emu_swqe *w, uint32_t pdn, uint64_t off, uint8_t *dst, size_t len)
-{
-	uint64_t want;
-
-	if (w->len <= len)
-		return emu_sgl_read(tp->d, pdn, w->sge, w->nsge, off, dst, len);
-	if (tp->stage.seq != w->seq || off < tp->stage.off || off + len > tp->stage.off + tp->stage.len) {
-		tp->stage.seq = 0;
-		if (!tp->stage.buf)
-			tp->stage.buf = malloc(EMU_TP_STAGE_BYTES);
-		want = w->len - off < EMU_TP_STAGE_BYTES ? w->len - off : EMU_TP_STAGE_BYTES;
-		if (!tp->stage.buf || want < len ||
-		    emu_sgl_read(tp->d, pdn, w->sge, w->nsge, off, tp->stage.buf, (size_t)want))
-			return emu_sgl_read(tp->d, pdn, w->sge, w->nsge, off, dst, len);
-		tp->stage.seq = w->seq;
-		tp->stage.off = off;
-		tp->stage.len = want;
-		tp->ctr.payload_read_aheads++;
-	}
-	memcpy(dst, tp->stage.buf + (off - tp->stage.off), len);
-	return 0;
-}
-
 static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w, uint32_t k)
 {
 	struct emu_qp *qp = tq->qp;
@@ -434,7 +404,9 @@ static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w
 		if (w->inl) {
 			memcpy(tp->scratch, w->inl_data + off, len);
 		} else {
-			rc = gather(tp, w, qp->pdn, off, tp->scratch, len);
+			struct emu_payload_src src = { .pdn = qp->pdn, .sge = w->sge, .nsge = w->nsge };
+
+			rc = emu_payload_read(tp, w->seq, &src, w->len, off, tp->scratch, len);
 			if (rc)
 				return rc;
 		}

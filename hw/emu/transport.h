@@ -129,7 +129,7 @@ struct emu_swqe {
 	uint64_t len;
 	uint8_t nsge;
 	bool inl;
-	uint64_t seq;                /* unique per fetched WQE: names it in the read-ahead stage */
+	uint64_t seq;                /* unique per fetched WQE: its key in the read-ahead stage */
 	struct emu_tp_sge sge[EMU_TP_MAX_SGE];
 	uint8_t *inl_data;
 	/* progress */
@@ -234,14 +234,13 @@ struct emu_tp {
 	uint64_t poll_seen;              /* last application poll (ns; atomic, no lock) */
 	int thr_deaf;                    /* 1: the device thread sleeps without watching the socket */
 	struct emu_roce_rx_batch rxb;    /* arrivals, for whoever receives under the device lock */
-	/* The payload of a multi-packet request, read ahead in one DMA read (sq_engine.c) */
-	uint64_t swqe_seq;               /* last emu_swqe.seq handed out */
+	/* A multi-packet payload read ahead in one DMA read (emu_payload_read) */
+	uint64_t stage_keys;             /* last key handed out: a WQE's seq, a READ's responses */
 	struct {
-		uint64_t seq;                /* the WQE whose bytes these are; 0: empty */
+		uint64_t key;                /* whose bytes these are; 0: empty */
 		uint64_t off, len;           /* message offset and length held */
 		uint8_t *buf;                /* EMU_TP_STAGE_BYTES, allocated on first use */
 	} stage;
-	uint8_t *rd_stage;               /* READ responses read ahead (rc_resp.c), the same size */
 };
 
 /* transport_core.c */
@@ -353,6 +352,24 @@ int emu_sgl_write(struct emu_dev *d, uint32_t pdn, const struct emu_tp_sge *s, u
 		  const void *buf, size_t len);
 int emu_rkey_access(struct emu_dev *d, uint32_t pdn, uint32_t rkey, unsigned access, uint64_t va, void *buf,
 		    size_t len, bool write);
+/* Where a payload's bytes come from: a local SGE list (sge != NULL), or a remote key's
+ * window from va (READ responses). */
+struct emu_payload_src {
+	uint32_t pdn;
+	const struct emu_tp_sge *sge;
+	unsigned nsge;
+	uint32_t rkey;
+	uint64_t va;
+};
+/* Bytes [off, off + len) of a payload of `total` bytes into dst.  One of several
+ * packets is read ahead: up to EMU_TP_STAGE_BYTES in one DMA read (one fault-safe copy
+ * on the emulated device instead of one a packet), kept under `key` (tp->stage_keys
+ * hands them out), so no other message ever sees its bytes; later packets and resends
+ * under the same key copy from there.  A window that cannot be read whole is dropped
+ * and the packet reads its own bytes, so a fault is reported for exactly the packet
+ * that meets it.  Returns as emu_sgl_read / emu_rkey_access. */
+int emu_payload_read(struct emu_tp *tp, uint64_t key, const struct emu_payload_src *src, uint64_t total, uint64_t off,
+		     void *dst, size_t len);
 /* Check a remote window without touching it. */
 int emu_rkey_check(struct emu_dev *d, uint32_t pdn, uint32_t rkey, unsigned access, uint64_t va, uint64_t len);
 int emu_sgl_check(struct emu_dev *d, uint32_t pdn, const struct emu_tp_sge *s, unsigned n, unsigned access);

@@ -158,7 +158,6 @@ static void tp_fini(struct emu_dev *d)
 		emu_roce_sock_fini(&tp->sock);
 	free(tp->ackq);
 	free(tp->stage.buf);
-	free(tp->rd_stage);
 	emu_roce_rx_batch_fini(&tp->rxb);
 	free(tp);
 	*emu_area_state(d, "transport") = NULL;
