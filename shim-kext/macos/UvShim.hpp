@@ -1,4 +1,4 @@
-/* uvshim kext: the IOKit side of shim-kext (design section 8).
+/* uvshim kext: the IOKit side of shim-kext (shim-kext/README.md; docs/hardware.md "macOS (kext shim)").
  *
  * org_uverbs_UvShim matches a ConnectX PCI function (Info.plist) and owns it.  It
  * offers the owner task exactly: BAR0 windows (only the UAR region combining), pinned
