@@ -300,15 +300,15 @@ int uv_dev_watch_eq(struct uv_dev *d, unsigned vector)
  * device, as libibverbs itself warns about a device it cannot use (rdma-core
  * libibverbs/init.c: "libibverbs: Warning: ..."); later ones only under UVERBS_LOG.
  * The list itself opens nothing: that would hold the port of every listed device. */
-static void uv_open_failed(struct uv_dev *d)
+static void uv_open_failed(struct uv_dev *d, const char *why)
 {
 	if (d->open_fail_said) {
-		uv_log(UV_LOG_ERROR, "%s: open %s: %s", d->ibdev.name, d->uri, mx5_open_error());
+		uv_log(UV_LOG_ERROR, "%s: open %s: %s", d->ibdev.name, d->uri, why);
 		return;
 	}
 	d->open_fail_said = true;
 	/* the driver's message names the URI and the cause ("... Address already in use") */
-	fprintf(stderr, "uverbs: Warning: %s cannot be used: %s\n", d->ibdev.name, mx5_open_error());
+	fprintf(stderr, "uverbs: Warning: %s cannot be used: %s\n", d->ibdev.name, why);
 }
 
 int uv_dev_up(struct uv_dev *d)
@@ -318,10 +318,16 @@ int uv_dev_up(struct uv_dev *d)
 	struct mx5_device *m;
 	int rc = mx5_device_open(d->uri, &m);
 	if (rc) {
-		uv_open_failed(d);
+		uv_open_failed(d, mx5_open_error());
 		return rc;
 	}
 	d->mx5 = m;
+	char why[256];
+	rc = uv_port_mtu_apply(d, why, sizeof(why));
+	if (rc) {
+		uv_open_failed(d, why);
+		goto fail;
+	}
 	rc = mx5_device_query(m, &d->info);
 	if (!rc)
 		rc = mx5_port_query(m, 1, &d->port);

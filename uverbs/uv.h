@@ -249,6 +249,8 @@ int uv_query_device_ex_op(struct ibv_context *c, const struct ibv_query_device_e
 /* The port's GID table at bring-up: 0 link-local, 1 the first IPv4 address, then the
  * rest (query.c gives the table). */
 int uv_program_gids(struct uv_dev *d);
+/* port_mtu.c: UVERBS_PORT_MTU at bring-up; 0, or a negative errno with the reason in why. */
+int uv_port_mtu_apply(struct uv_dev *d, char *why, size_t why_len);
 /* Verbs access flags (IBV_ACCESS_*) to the driver's (MX5_ACCESS_*) and back, for MRs
  * and QPs alike (mr.c holds the one table); flags with no driver bit are dropped. */
 unsigned uv_access_to_mx5(unsigned ibv_access);

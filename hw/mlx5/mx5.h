@@ -465,6 +465,9 @@ struct mx5_port_info {
 	uint8_t mac[6];            /* NIC vport permanent address */
 };
 int mx5_port_query(struct mx5_device *dev, uint8_t port, struct mx5_port_info *info);
+/* Set a port's MTU in netdev bytes (as `ip link set mtu`: 68..max_mtu less 22 bytes of
+ * Ethernet framing); active_mtu follows at the next mx5_port_query. */
+int mx5_port_set_mtu(struct mx5_device *dev, uint8_t port, unsigned netdev_mtu);
 /* What a device that is its own network (the emulator) tells of it through its shim
  * (shim_ops.port_addrs / neigh); hardware says nothing: 0 addresses, -ENOENT. */
 int mx5_port_addrs(struct mx5_device *dev, uint8_t port, uint8_t (*addrs)[16], unsigned max);

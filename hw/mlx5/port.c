@@ -9,25 +9,39 @@
 enum { MX5_REG_PMTU = 0x5003, MX5_REG_PTYS = 0x5004, MX5_REG_PAOS = 0x5006 };
 enum { MX5_ACCESS_REG_WRITE = 0, MX5_ACCESS_REG_READ = 1 };  /* access_register_in.op_mod */
 
-/* RoCE on the NIC vport (nic_vport_context.roce_en through field_select.roce_en): the
- * device drops RoCE traffic for a function that has not enabled it. */
-int mx5_vport_roce(struct mx5_device *dev, bool enable)
+/* One field of the NIC vport context through MODIFY_NIC_VPORT_CONTEXT, named in its
+ * field_select (PRM "MODIFY_NIC_VPORT_CONTEXT"): roce_en or mtu. */
+enum mx5_vport_field { MX5_VPORT_ROCE_EN, MX5_VPORT_MTU };
+
+static int mx5_vport_modify(struct mx5_device *dev, enum mx5_vport_field field, uint32_t value, const char *what)
 {
 	uint8_t *in = calloc(1, PRM_SIZE(modify_nic_vport_context_in));
 	uint8_t out[PRM_SIZE(modify_nic_vport_context_out)];
 	if (!in)
-		return mx5_fail(dev, -ENOMEM, "bring-up: MODIFY_NIC_VPORT_CONTEXT: out of memory");
+		return mx5_fail(dev, -ENOMEM, "%s: MODIFY_NIC_VPORT_CONTEXT: out of memory", what);
 	PRM_SET(modify_nic_vport_context_in, in, opcode, PRM_CMD_OP_MODIFY_NIC_VPORT_CONTEXT);
 	uint8_t *fs = PRM_ADDR(modify_nic_vport_context_in, in, field_select);
-	PRM_SET(modify_nic_vport_field_select, fs, roce_en, 1);
 	uint8_t *ctx = PRM_ADDR(modify_nic_vport_context_in, in, nic_vport_context);
-	PRM_SET(nic_vport_context, ctx, roce_en, enable ? 1 : 0);
+	if (field == MX5_VPORT_MTU) {
+		PRM_SET(modify_nic_vport_field_select, fs, mtu, 1);
+		PRM_SET(nic_vport_context, ctx, mtu, value);
+	} else {
+		PRM_SET(modify_nic_vport_field_select, fs, roce_en, 1);
+		PRM_SET(nic_vport_context, ctx, roce_en, value);
+	}
 	int rc = mx5_exec(dev, in, PRM_SIZE(modify_nic_vport_context_in), out, sizeof(out));
 	free(in);
-	if (rc)
-		return mx5_cmd_fail(dev, rc, enable ? "bring-up" : "teardown");
-	dev->roce_enabled = enable;
-	return 0;
+	return rc ? mx5_cmd_fail(dev, rc, what) : 0;
+}
+
+/* RoCE on the NIC vport (nic_vport_context.roce_en through field_select.roce_en): the
+ * device drops RoCE traffic for a function that has not enabled it. */
+int mx5_vport_roce(struct mx5_device *dev, bool enable)
+{
+	int rc = mx5_vport_modify(dev, MX5_VPORT_ROCE_EN, enable ? 1 : 0, enable ? "bring-up" : "teardown");
+	if (!rc)
+		dev->roce_enabled = enable;
+	return rc;
 }
 
 int mx5_access_reg(struct mx5_device *dev, uint16_t reg_id, int write, uint32_t arg,
@@ -113,6 +127,34 @@ static uint8_t mx5_mtu_to_ib(uint16_t bytes)
 	if (mtu >= 1024) return 3;
 	if (mtu >= 512) return 2;
 	return 1;
+}
+
+/* The port's MTU, set as Linux's mlx5e sets it for `ip link set mtu` (en_main.c
+ * mlx5e_set_mtu): PMTU.admin_mtu (core/port.c mlx5_set_port_mtu) and then the NIC vport
+ * context's mtu (core/vport.c mlx5_modify_nic_vport_mtu), both in frame bytes, the
+ * netdev MTU plus MX5_ETH_HARD_MTU.  The port reports the result as oper_mtu. */
+int mx5_port_set_mtu(struct mx5_device *dev, uint8_t port, unsigned netdev_mtu)
+{
+	if (!dev || port < 1 || port > MX5_MAX_PORTS)
+		return -EINVAL;
+	uint8_t pmtu[PRM_SIZE(pmtu_reg)];
+	int rc = mx5_reg_read(dev, MX5_REG_PMTU, port, pmtu, sizeof(pmtu));
+	if (rc)
+		return mx5_cmd_fail(dev, rc, "port MTU: PMTU");
+	unsigned max = (unsigned)PRM_GET(pmtu_reg, pmtu, max_mtu);
+	unsigned frame = netdev_mtu + MX5_ETH_HARD_MTU;
+	/* 68: the smallest IPv4 MTU (RFC 791), Linux's ETH_MIN_MTU */
+	if (netdev_mtu < 68 || frame > max)
+		return mx5_fail(dev, -EINVAL, "port MTU %u: the port takes 68..%u (PMTU max_mtu %u less %u bytes of "
+				"Ethernet header, VLAN tag and FCS)", netdev_mtu,
+				max > MX5_ETH_HARD_MTU ? max - MX5_ETH_HARD_MTU : 0, max, MX5_ETH_HARD_MTU);
+	memset(pmtu, 0, sizeof(pmtu));
+	PRM_SET(pmtu_reg, pmtu, local_port, port);
+	PRM_SET(pmtu_reg, pmtu, admin_mtu, frame);
+	if ((rc = mx5_access_reg(dev, MX5_REG_PMTU, 1, 0, pmtu, NULL, sizeof(pmtu))))
+		return mx5_cmd_fail(dev, rc, "port MTU: PMTU write");
+
+	return mx5_vport_modify(dev, MX5_VPORT_MTU, frame, "port MTU");
 }
 
 int mx5_port_query(struct mx5_device *dev, uint8_t port, struct mx5_port_info *info)

@@ -8,9 +8,11 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "firmware-cmd/cmdq.h"
 #include "firmware-cmd/names.h"
 #include "firmware-cmd/prm.h"
 #include "hw/emu/emu.h"
@@ -324,5 +326,40 @@ Test(bringup_values, path_mtu_leaves_room_for_the_roce_headers)
 	cr_assert_eq(active_mtu_at(dev, 4213), 4, "one byte short of 4096 + 96 + 22");
 	cr_assert_eq(active_mtu_at(dev, 4214), 5, "4096 + 96 + 22: 4096");
 	cr_assert_eq(active_mtu_at(dev, 9216), 5);
+	mx5_device_close(dev);
+}
+
+/* mx5_port_set_mtu takes the netdev MTU as Linux's mlx5e does (en_main.c mlx5e_set_mtu):
+ * PMTU.admin_mtu and the NIC vport context both get the frame, MTU + 22. */
+Test(bringup_values, port_mtu_is_written_as_a_frame_size)
+{
+	struct mx5_device *dev = open_inspect("emu:");
+	struct mx5_port_info pi;
+	cr_assert_eq(mx5_port_set_mtu(dev, 1, 9000), 0, "%s", mx5_device_error(dev));
+	cr_assert_eq(mx5_port_query(dev, 1, &pi), 0);
+	cr_assert_eq(pi.oper_mtu, 9022);
+	cr_assert_eq(pi.active_mtu, 5);
+	uint8_t in[PRM_SIZE(query_nic_vport_context_in)] = { 0 };
+	uint8_t *out = calloc(1, PRM_SIZE(query_nic_vport_context_out));
+	PRM_SET(query_nic_vport_context_in, in, opcode, PRM_CMD_OP_QUERY_NIC_VPORT_CONTEXT);
+	cr_assert_eq(cmdq_exec(mx5_device_cmdq(dev), in, sizeof(in), out, PRM_SIZE(query_nic_vport_context_out)), 0);
+	cr_assert_eq(PRM_GET(nic_vport_context, PRM_ADDR(query_nic_vport_context_out, out, nic_vport_context), mtu), 9022);
+	free(out);
+	cr_assert_eq(mx5_port_set_mtu(dev, 1, 1500), 0);
+	cr_assert_eq(mx5_port_query(dev, 1, &pi), 0);
+	cr_assert_eq(pi.oper_mtu, 1522);
+	cr_assert_eq(pi.active_mtu, 3);
+	mx5_device_close(dev);
+}
+
+Test(bringup_values, port_mtu_outside_the_port_range_is_refused_and_changes_nothing)
+{
+	struct mx5_device *dev = open_inspect("emu:");
+	struct mx5_port_info pi;
+	cr_assert_eq(mx5_port_set_mtu(dev, 1, 67), -EINVAL);
+	cr_assert_eq(mx5_port_set_mtu(dev, 1, 9216 - 22 + 1), -EINVAL, "above PMTU max_mtu less 22");
+	cr_assert_eq(mx5_port_set_mtu(dev, 2, 1500), -EINVAL, "one port");
+	cr_assert_eq(mx5_port_query(dev, 1, &pi), 0);
+	cr_assert_eq(pi.oper_mtu, 1522);
 	mx5_device_close(dev);
 }

@@ -201,3 +201,38 @@ Test(devlist, gid_of_a_long_address_is_whole)
 	cr_assert_eq(memcmp(g.raw, want, 16), 0, "GID ends %u.%u", g.raw[14], g.raw[15]);
 	cr_assert_eq(ibv_close_device(c), 0);
 }
+
+/* UVERBS_PORT_MTU sets the port MTU at bring-up, as `ip link set mtu` does on Linux:
+ * 9000 gives a 9022-byte PMTU frame and active_mtu 4096 (iboe_get_mtu). */
+Test(port_mtu, jumbo_port_mtu_gives_a_4096_active_mtu)
+{
+	setenv("UVERBS_PORT_MTU", "9000", 1);
+	ut_devices("emu:ip=127.0.69.7");
+	struct ibv_context *c = ut_open(0);
+	struct ibv_port_attr a;
+	cr_assert_eq(ibv_query_port(c, 1, &a), 0);
+	cr_assert_eq(a.active_mtu, IBV_MTU_4096, "active_mtu %d", a.active_mtu);
+	cr_assert_eq(ibv_close_device(c), 0);
+	unsetenv("UVERBS_PORT_MTU");
+	ut_devices("emu:ip=127.0.69.8");
+	c = ut_open(0);
+	cr_assert_eq(ibv_query_port(c, 1, &a), 0);
+	cr_assert_eq(a.active_mtu, IBV_MTU_1024, "without it the firmware's 1500-byte default: %d", a.active_mtu);
+	cr_assert_eq(ibv_close_device(c), 0);
+}
+
+/* A value the port cannot take fails the open with EINVAL, never a silent default. */
+Test(port_mtu, a_value_the_port_cannot_take_fails_the_open)
+{
+	const char *bad[] = { "abc", "9000x", "-1", "20", "65536", "9195" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("UVERBS_PORT_MTU", bad[i], 1);
+		ut_devices("emu:ip=127.0.69.9");
+		errno = 0;
+		struct ibv_context *c = ibv_open_device(ut_list[0]);
+		cr_assert_null(c, "UVERBS_PORT_MTU=%s opened", bad[i]);
+		cr_assert_eq(errno, EINVAL, "UVERBS_PORT_MTU=%s: errno %d", bad[i], errno);
+		ibv_free_device_list(ut_list);
+	}
+	unsetenv("UVERBS_PORT_MTU");
+}
