@@ -94,56 +94,48 @@ struct cmdq {
  * Named by purpose (conventions: "Errors and logging", "The data path"): the same
  * reasoning as rdma-core's udma_to_device_barrier / udma_from_device_barrier. */
 
+/* One barrier per architecture: the aarch64 instruction, or on other machines a C11
+ * fence of the given order.  On x86-64 stores are not reordered with stores nor loads
+ * with loads, so a compiler barrier suffices. */
+#if defined(__aarch64__)
+#define CMDQ_BARRIER(aarch64_insn, c11_order) __asm__ volatile(aarch64_insn ::: "memory")
+#elif defined(__x86_64__) || defined(__i386__)
+#define CMDQ_BARRIER(aarch64_insn, c11_order) __asm__ volatile("" ::: "memory")
+#else
+#define CMDQ_BARRIER(aarch64_insn, c11_order) atomic_thread_fence(c11_order)
+#endif
+
 /* Entry and mailboxes must be visible to the device before it sees ownership and the
- * doorbell: on x86-64 stores are not reordered with stores (compiler barrier suffices);
- * on aarch64 a dsb st orders normal-memory stores before the device-memory store. */
+ * doorbell: on aarch64 a dsb st orders normal-memory stores before the device-memory
+ * store. */
 static inline void cmdq_barrier_to_device(void)
 {
-#if defined(__aarch64__)
-	__asm__ volatile("dsb st" ::: "memory");
-#elif defined(__x86_64__) || defined(__i386__)
-	__asm__ volatile("" ::: "memory");
-#else
-	atomic_thread_fence(memory_order_seq_cst);
-#endif
+	CMDQ_BARRIER("dsb st", memory_order_seq_cst);
 }
 
 /* After ownership reads as "software", the rest of the entry and the output boxes the
  * device wrote must not be read from before that check. */
 static inline void cmdq_barrier_from_device(void)
 {
-#if defined(__aarch64__)
-	__asm__ volatile("dmb oshld" ::: "memory");
-#elif defined(__x86_64__) || defined(__i386__)
-	__asm__ volatile("" ::: "memory");
-#else
-	atomic_thread_fence(memory_order_acquire);
-#endif
+	CMDQ_BARRIER("dmb oshld", memory_order_acquire);
 }
 
 /* ---- errors ---- */
 
-static int cmdq_fail(struct cmdq *q, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int cmdq_fail(struct cmdq *q, int rc, const char *fmt, ...)
+/* Word the error into an error buffer (the queue's, or before there is a queue the
+ * device's) and return rc. */
+static int cmdq_errf(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int cmdq_errf(char *err, size_t len, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(q->err, sizeof(q->err), fmt, ap);
+	vsnprintf(err, len, fmt, ap);
 	va_end(ap);
 	return rc;
 }
-
-static int cmdq_dev_fail(struct shim_dev *dev, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int cmdq_dev_fail(struct shim_dev *dev, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(dev->err, sizeof(dev->err), fmt, ap);
-	va_end(ap);
-	return rc;
-}
+#define cmdq_fail(q, rc, ...) cmdq_errf((q)->err, sizeof((q)->err), (rc), __VA_ARGS__)
+#define cmdq_dev_fail(dev, rc, ...) cmdq_errf((dev)->err, sizeof((dev)->err), (rc), __VA_ARGS__)
 
 /* ---- initialization segment registers ----
  * Registers are read and written as whole big-endian dwords through hw/shim/mmio.h;
