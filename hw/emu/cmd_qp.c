@@ -346,12 +346,12 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, log_sra_max, qp->log_sra_max);
 	PRM_SET(qpc, qpc, retry_count, qp->retry_count);
 	PRM_SET(qpc, qpc, rnr_retry, qp->rnr_retry);
-	PRM_SET(qpc, qpc, cur_rnr_retry, qp->cur_rnr_retry);
-	PRM_SET(qpc, qpc, cur_retry_count, qp->cur_retry_count);
+	PRM_SET(qpc, qpc, cur_rnr_retry, qp->eng.cur_rnr_retry);
+	PRM_SET(qpc, qpc, cur_retry_count, qp->eng.cur_retry_count);
 	PRM_SET(qpc, qpc, next_send_psn, qp->next_send_psn);
 	PRM_SET(qpc, qpc, cqn_snd, qp->cqn_snd);
-	PRM_SET(qpc, qpc, last_acked_psn, qp->last_acked_psn);
-	PRM_SET(qpc, qpc, ssn, qp->ssn & 0xffffff);
+	PRM_SET(qpc, qpc, last_acked_psn, qp->eng.last_acked_psn);
+	PRM_SET(qpc, qpc, ssn, qp->eng.ssn & 0xffffff);
 	PRM_SET(qpc, qpc, log_rra_max, qp->log_rra_max);
 	PRM_SET(qpc, qpc, atomic_mode, qp->atomic_mode);
 	PRM_SET(qpc, qpc, rre, qp->rre);
@@ -365,9 +365,9 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, q_key, qp->q_key);
 	PRM_SET(qpc, qpc, rq_type, qp->rq_type);
 	PRM_SET(qpc, qpc, srqn_rmpn_xrqn, qp->srqn);
-	PRM_SET(qpc, qpc, rmsn, qp->rmsn & 0xffffff);
-	PRM_SET(qpc, qpc, hw_sq_wqebb_counter, qp->sq_pi & 0xffff);
-	PRM_SET(qpc, qpc, hw_rq_counter, qp->rq_pi);
+	PRM_SET(qpc, qpc, rmsn, qp->eng.rmsn & 0xffffff);
+	PRM_SET(qpc, qpc, hw_sq_wqebb_counter, qp->eng.sq_pi & 0xffff);
+	PRM_SET(qpc, qpc, hw_rq_counter, qp->eng.rq_pi);
 	emu_qbuf_store(&qp->buf, c->out, c->outlen, PRM_OFF(query_qp_out, qp_pas_or_qpc_ext_and_pas) / 8);
 	return 0;
 }
@@ -580,11 +580,11 @@ static int rtr2rts(struct tctx *t, struct emu_qp *n)
 		n->retry_count = (uint8_t)PRM_GET(qpc, qpc, retry_count);
 		n->rnr_retry = (uint8_t)PRM_GET(qpc, qpc, rnr_retry);
 		n->pri.ack_timeout = (uint8_t)PRM_GET(ads, ads, ack_timeout);
-		n->cur_retry_count = n->retry_count;
-		n->cur_rnr_retry = n->rnr_retry;
+		n->eng.cur_retry_count = n->retry_count;
+		n->eng.cur_rnr_retry = n->rnr_retry;
 	}
 	n->next_send_psn = (uint32_t)PRM_GET(qpc, qpc, next_send_psn);
-	n->last_acked_psn = (n->next_send_psn - 1) & 0xffffff;
+	n->eng.last_acked_psn = (n->next_send_psn - 1) & 0xffffff;
 	return 0;
 }
 
@@ -657,9 +657,9 @@ void emu_qp_srq_last_wqe(struct emu_dev *d, struct emu_qp *qp)
 {
 	uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
 
-	if (qp->rq_type != EMU_RQ_SRQ || qp->last_wqe_reached)
+	if (qp->rq_type != EMU_RQ_SRQ || qp->eng.last_wqe_reached)
 		return;
-	qp->last_wqe_reached = true;
+	qp->eng.last_wqe_reached = true;
 	PRM_SET(qp_events, data, type, 0);   /* a QP (not SRQ/RQ/SQ object) */
 	PRM_SET(qp_events, data, qpn_rqn_sqn, qp->qpn);
 	emu_eq_post_event(d, PRM_EVENT_SRQ_LAST_WQE, 0, data);

@@ -54,7 +54,7 @@ static void tq_reset_req(struct emu_tq *tq)
 
 	tq_release_inflight(tq);
 	tq->head = tq->cur = tq->tail = 0;
-	tq->sq_prod = qp->sq_pi;
+	tq->sq_prod = qp->eng.sq_pi;
 	tq->psn_next = tq->una = tq->rtx_mark = qp->next_send_psn & EMU_ROCE_PSN_MASK;
 	tq->timer_at = 0;
 	tq->rnr_at = 0;
@@ -123,7 +123,7 @@ struct emu_tq *emu_tq_get(struct emu_tp *tp, struct emu_qp *qp)
 		tq_reset_resp(tq);
 		tq->flushed = false;
 	} else {
-		if (tq->ctx_sq_psn != qp->next_send_psn || (qp->sq_pi == 0 && tq->sq_prod != 0 && tq->head == tq->tail))
+		if (tq->ctx_sq_psn != qp->next_send_psn || (qp->eng.sq_pi == 0 && tq->sq_prod != 0 && tq->head == tq->tail))
 			tq_reset_req(tq);
 		if (tq->ctx_rq_psn != qp->next_rcv_psn)
 			tq_reset_resp(tq);
