@@ -37,14 +37,9 @@ static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 		b[i] = page[off + i];
 	qpn = (uint32_t)PRM_GET(wqe_ctrl_seg, b, qpn);
 	idx = (uint32_t)PRM_GET(wqe_ctrl_seg, b, wqe_index);
-	qp = emu_obj_get(d, EMU_OBJ_QP, qpn);
-	if (!qp) {
-		emu_drverr(d, "send doorbell for QP 0x%x, which does not exist", qpn);
+	qp = emu_tp_doorbell_obj(d, "send doorbell", EMU_OBJ_QP, qpn, uar_index);
+	if (!qp)
 		return;
-	}
-	if (qp->uar != uar_index)
-		emu_drverr(d, "send doorbell for QP 0x%x through UAR %u, QP was created on UAR %u", qpn, uar_index,
-			   qp->uar);
 	if (qp->state == EMU_QP_RST || qp->state == EMU_QP_INIT || qp->state == EMU_QP_RTR) {
 		emu_drverr(d, "send doorbell for QP 0x%x in state %u (before RTS)", qpn, qp->state);
 		return;

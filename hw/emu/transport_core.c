@@ -84,6 +84,23 @@ static void tq_reset_resp(struct emu_tq *tq)
 	tq->ctx_rq_psn = qp->next_rcv_psn;
 }
 
+void *emu_tp_doorbell_obj(struct emu_dev *d, const char *db, enum emu_obj_type t, uint32_t id, uint32_t uar_index)
+{
+	void *obj = emu_obj_get(d, t, id);
+	const char *kind = t == EMU_OBJ_CQ ? "CQ" : "QP";
+	uint32_t uar;
+
+	if (!obj) {
+		emu_drverr(d, "%s for %s 0x%x, which does not exist", db, kind, id);
+		return NULL;
+	}
+	uar = t == EMU_OBJ_CQ ? ((struct emu_cq *)obj)->uar : ((struct emu_qp *)obj)->uar;
+	if (uar != uar_index)
+		emu_drverr(d, "%s for %s 0x%x through UAR %u, %s was created on UAR %u", db, kind, id, uar_index, kind,
+			   uar);
+	return obj;
+}
+
 /* The QP's transport state.  Requester and responder halves are made afresh when the
  * context says the QP was reset or re-connected: new context PSNs, or the hardware
  * counters (which only this engine advances) put back to zero by 2RST_QP. */
