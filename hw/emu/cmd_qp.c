@@ -151,12 +151,7 @@ static void path_load(const uint8_t *ads, struct emu_path *p)
 	p->udp_sport = (uint16_t)PRM_GET(ads, ads, udp_sport);
 	p->eth_prio = (uint8_t)PRM_GET(ads, ads, eth_prio);
 	p->sl = (uint8_t)PRM_GET(ads, ads, sl);
-	p->rmac[0] = (uint8_t)(hi >> 8);
-	p->rmac[1] = (uint8_t)hi;
-	p->rmac[2] = (uint8_t)(lo >> 24);
-	p->rmac[3] = (uint8_t)(lo >> 16);
-	p->rmac[4] = (uint8_t)(lo >> 8);
-	p->rmac[5] = (uint8_t)lo;
+	emu_mac_from_prm(p->rmac, hi, lo);
 }
 
 static void path_store(uint8_t *ads, const struct emu_path *p)
@@ -176,9 +171,8 @@ static void path_store(uint8_t *ads, const struct emu_path *p)
 	PRM_SET(ads, ads, eth_prio, p->eth_prio);
 	PRM_SET(ads, ads, sl, p->sl);
 	PRM_SET(ads, ads, vhca_port_num, p->vhca_port_num);
-	PRM_SET(ads, ads, rmac_47_32, ((uint32_t)p->rmac[0] << 8) | p->rmac[1]);
-	PRM_SET(ads, ads, rmac_31_0, ((uint32_t)p->rmac[2] << 24) | ((uint32_t)p->rmac[3] << 16) |
-					     ((uint32_t)p->rmac[4] << 8) | p->rmac[5]);
+	PRM_SET(ads, ads, rmac_47_32, emu_mac_47_32(p->rmac));
+	PRM_SET(ads, ads, rmac_31_0, emu_mac_31_0(p->rmac));
 }
 
 static bool all_zero(const uint8_t *p, size_t n)

@@ -155,6 +155,26 @@ void emu_obj_destroy_all(struct emu_dev *d);
  * (cmd_q_counter.c). */
 void emu_q_counter_out_of_buffer(struct emu_dev *d, uint8_t counter_set_id);
 
+/* ---- MAC addresses in commands ---- */
+/* The PRM carries a MAC as two fields, bits 47..32 and 31..0 (ads.rmac_47_32 and
+ * rmac_31_0, mac_address_layout.mac_addr_47_32 and mac_addr_31_0); mac[0] is the
+ * first byte on the wire. */
+static inline void emu_mac_from_prm(uint8_t mac[6], uint32_t hi, uint32_t lo)
+{
+	mac[0] = (uint8_t)(hi >> 8);
+	mac[1] = (uint8_t)hi;
+	for (unsigned i = 0; i < 4; i++)
+		mac[2 + i] = (uint8_t)(lo >> (24 - 8 * i));
+}
+static inline uint32_t emu_mac_47_32(const uint8_t mac[6])
+{
+	return ((uint32_t)mac[0] << 8) | mac[1];
+}
+static inline uint32_t emu_mac_31_0(const uint8_t mac[6])
+{
+	return ((uint32_t)mac[2] << 24) | ((uint32_t)mac[3] << 16) | ((uint32_t)mac[4] << 8) | mac[5];
+}
+
 /* ---- UAR pages (device.c) ---- */
 /* Offsets inside a UAR page: PRM_UAR_* (firmware-cmd/uar.def). */
 #define EMU_UAR_FIRST_INDEX 0x10    /* real ConnectX-4 firmware handed out 0x10.. (trace) */
