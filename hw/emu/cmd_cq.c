@@ -119,11 +119,7 @@ static int create_cq(struct emu_dev *d, struct emu_cmd *c)
 	return 0;
 }
 
-static int destroy_cq(struct emu_dev *d, struct emu_cmd *c)
-{
-	return emu_cmd_destroy_obj(d, c, EMU_OBJ_CQ, PRM_GET(destroy_cq_in, c->in, uid),
-				   (uint32_t)PRM_GET(destroy_cq_in, c->in, cqn), PRM_SYND_BAD_CQN);
-}
+EMU_CMD_DESTROY_HANDLER(cq, cqn, EMU_OBJ_CQ, PRM_SYND_BAD_CQN)
 
 static int query_cq(struct emu_dev *d, struct emu_cmd *c)
 {

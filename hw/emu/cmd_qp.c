@@ -302,11 +302,7 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	return 0;
 }
 
-static int destroy_qp(struct emu_dev *d, struct emu_cmd *c)
-{
-	return emu_cmd_destroy_obj(d, c, EMU_OBJ_QP, PRM_GET(destroy_qp_in, c->in, uid),
-				   (uint32_t)PRM_GET(destroy_qp_in, c->in, qpn), PRM_SYND_BAD_QPN);
-}
+EMU_CMD_DESTROY_HANDLER(qp, qpn, EMU_OBJ_QP, PRM_SYND_BAD_QPN)
 
 static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 {

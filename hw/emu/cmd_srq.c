@@ -76,11 +76,7 @@ static int create_srq(struct emu_dev *d, struct emu_cmd *c)
 	return 0;
 }
 
-static int destroy_srq(struct emu_dev *d, struct emu_cmd *c)
-{
-	return emu_cmd_destroy_obj(d, c, EMU_OBJ_SRQ, PRM_GET(destroy_srq_in, c->in, uid),
-				   (uint32_t)PRM_GET(destroy_srq_in, c->in, srqn), PRM_SYND_BAD_SRQN);
-}
+EMU_CMD_DESTROY_HANDLER(srq, srqn, EMU_OBJ_SRQ, PRM_SYND_BAD_SRQN)
 
 static int query_srq(struct emu_dev *d, struct emu_cmd *c)
 {

@@ -145,6 +145,15 @@ static inline int emu_cmd_destroy_obj(struct emu_dev *d, struct emu_cmd *c, enum
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
 	return emu_cmd_free_obj(d, c, t, id, bad_id_synd);
 }
+/* Defines `static int destroy_<obj>(d, c)`, the whole handler of DESTROY_<OBJ>: its
+ * input layout is destroy_<obj>_in, whose field `id_field` names the object (PRM
+ * destroy_cq_in.cqn, destroy_qp_in.qpn...); see emu_cmd_destroy_obj for the answers. */
+#define EMU_CMD_DESTROY_HANDLER(obj, id_field, type, bad_id_synd)                                      \
+	static int destroy_##obj(struct emu_dev *d, struct emu_cmd *c)                                  \
+	{                                                                                                \
+		return emu_cmd_destroy_obj(d, c, (type), PRM_GET(destroy_##obj##_in, c->in, uid),       \
+					   (uint32_t)PRM_GET(destroy_##obj##_in, c->in, id_field), (bad_id_synd)); \
+	}
 /* Call fn for each live object of a type (fn may not free). */
 void emu_obj_foreach(struct emu_dev *d, enum emu_obj_type t, void (*fn)(struct emu_dev *, void *, void *),
 		     void *arg);
