@@ -76,21 +76,24 @@ static const struct {
 	[T_2RST] = { "2RST", STATES_ALL, EMU_QP_RST, { 0, 0, 0 } },
 };
 
+/* What a QP holds while it lives: its PD, its UAR page, its CQs and its SRQ. */
+static void qp_holds(struct emu_dev *d, const struct emu_qp *qp, emu_obj_hold_fn op)
+{
+	emu_obj_hold(emu_obj_get(d, EMU_OBJ_PD, qp->pdn), op);
+	emu_obj_hold(emu_uar_obj(d, qp->uar), op);
+	if (qp->cqn_snd)
+		emu_obj_hold(emu_obj_get(d, EMU_OBJ_CQ, qp->cqn_snd), op);
+	if (qp->cqn_rcv)
+		emu_obj_hold(emu_obj_get(d, EMU_OBJ_CQ, qp->cqn_rcv), op);
+	if (qp->rq_type == EMU_RQ_SRQ)
+		emu_obj_hold(emu_obj_get(d, EMU_OBJ_SRQ, qp->srqn), op);
+}
+
 static void qp_dtor(struct emu_dev *d, void *obj)
 {
 	struct emu_qp *qp = obj;
 
-	void *uar = emu_uar_obj(d, qp->uar);
-
-	emu_obj_unref_id(d, EMU_OBJ_PD, qp->pdn);
-	if (uar)
-		emu_obj_unref(uar);
-	if (qp->cqn_snd)
-		emu_obj_unref_id(d, EMU_OBJ_CQ, qp->cqn_snd);
-	if (qp->cqn_rcv)
-		emu_obj_unref_id(d, EMU_OBJ_CQ, qp->cqn_rcv);
-	if (qp->rq_type == EMU_RQ_SRQ)
-		emu_obj_unref_id(d, EMU_OBJ_SRQ, qp->srqn);
+	qp_holds(d, qp, emu_obj_unref);
 	emu_qbuf_free(&qp->buf);
 }
 
@@ -290,14 +293,7 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	qp->counter_set_id = (uint8_t)PRM_GET(qpc, qpc, counter_set_id);
 	qp->pri.vhca_port_num = 1;
 	emu_qp_reset_engine(qp);
-	emu_obj_ref(emu_obj_get(d, EMU_OBJ_PD, qp->pdn));
-	emu_obj_ref(emu_uar_obj(d, qp->uar));
-	if (qp->cqn_snd)
-		emu_obj_ref(emu_obj_get(d, EMU_OBJ_CQ, qp->cqn_snd));
-	if (qp->cqn_rcv)
-		emu_obj_ref(emu_obj_get(d, EMU_OBJ_CQ, qp->cqn_rcv));
-	if (qp->rq_type == EMU_RQ_SRQ)
-		emu_obj_ref(emu_obj_get(d, EMU_OBJ_SRQ, qp->srqn));
+	qp_holds(d, qp, emu_obj_ref);
 	PRM_SET(create_qp_out, c->out, qpn, qpn);
 	return 0;
 }

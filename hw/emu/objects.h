@@ -272,6 +272,16 @@ void emu_qp_srq_last_wqe(struct emu_dev *d, struct emu_qp *qp);
 
 /* ---- helpers shared by the handlers (static: each handler file is self-contained) ---- */
 
+/* What a queue object holds while it lives (its PD, EQ, CQs, UAR page...) is listed once,
+ * in a function of its handler file that applies `op` to each: emu_obj_ref when the
+ * object is created, emu_obj_unref in its dtor.  One that is not found is skipped. */
+typedef void (*emu_obj_hold_fn)(void *obj);
+static inline void emu_obj_hold(void *obj, emu_obj_hold_fn op)
+{
+	if (obj)
+		op(obj);
+}
+
 /* Unreference object `id` of type t if it (still) exists: destructors use numbers. */
 static inline void emu_obj_unref_id(struct emu_dev *d, enum emu_obj_type t, uint32_t id)
 {
