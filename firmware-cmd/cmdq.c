@@ -163,6 +163,26 @@ static void cmdq_iseg_store(const struct shim_bar *bar, const uint8_t *img, unsi
 
 /* ---- creation ---- */
 
+/* DMA memory for the queue or its mailbox pool: `len` bytes asked for at `align`, whose
+ * IOVA must be a multiple of `need` (initial_seg.cmdq_phy_addr_31_12 and
+ * cmd_if_box.next_pointer_31_10 have no low bits).  On failure m->va is
+ * NULL, the error is worded in dev->err. */
+static int cmdq_dma_alloc(struct shim_dev *dev, size_t len, size_t align, size_t need, struct shim_dma *m,
+			  const char *what)
+{
+	int rc = shim_dma_alloc(dev, len, align, m);
+
+	if (rc < 0) {
+		m->va = NULL;
+		return cmdq_dev_fail(dev, rc, "cmdq: cannot allocate the %s memory (%zu bytes): %s", what, len,
+				     strerror(-rc));
+	}
+	if (m->iova & (need - 1))
+		return cmdq_dev_fail(dev, -EINVAL, "cmdq: %s IOVA 0x%llx is not %zu KiB aligned", what,
+				     (unsigned long long)m->iova, need / 1024);
+	return 0;
+}
+
 int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct cmdq_config *cfg,
 		struct cmdq **out)
 {
@@ -219,17 +239,9 @@ int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct c
 		goto fail;
 	}
 
-	rc = shim_dma_alloc(dev, CMDQ_QUEUE_BYTES, CMDQ_QUEUE_BYTES, &q->queue);
-	if (rc < 0) {
-		cmdq_dev_fail(dev, rc, "cmdq: cannot allocate the command queue page: %s", strerror(-rc));
-		q->queue.va = NULL;
+	rc = cmdq_dma_alloc(dev, CMDQ_QUEUE_BYTES, CMDQ_QUEUE_BYTES, CMDQ_QUEUE_BYTES, &q->queue, "queue");
+	if (rc < 0)
 		goto fail;
-	}
-	if (q->queue.iova & (CMDQ_QUEUE_BYTES - 1)) {
-		rc = cmdq_dev_fail(dev, -EINVAL, "cmdq: queue IOVA 0x%llx is not 4 KiB aligned",
-				   (unsigned long long)q->queue.iova);
-		goto fail;
-	}
 	memset(q->queue.va, 0, CMDQ_QUEUE_BYTES);
 
 	/* PRM "Command Queue": 2^log_cmdq_size entries.  Slot 0 carries every command;
@@ -247,18 +259,9 @@ int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct c
 	if (q->pool_boxes) {
 		size_t per_slot = 2 * q->pool_boxes * CMDQ_BOX_STRIDE;
 
-		rc = shim_dma_alloc(dev, q->nslots * per_slot, CMDQ_QUEUE_BYTES, &q->pool);
-		if (rc < 0) {
-			cmdq_dev_fail(dev, rc, "cmdq: cannot allocate %zu mailbox blocks: %s",
-				      q->nslots * 2 * q->pool_boxes, strerror(-rc));
-			q->pool.va = NULL;
+		rc = cmdq_dma_alloc(dev, q->nslots * per_slot, CMDQ_QUEUE_BYTES, CMDQ_BOX_STRIDE, &q->pool, "mailbox");
+		if (rc < 0)
 			goto fail;
-		}
-		if (q->pool.iova & (CMDQ_BOX_STRIDE - 1)) {
-			rc = cmdq_dev_fail(dev, -EINVAL, "cmdq: mailbox IOVA 0x%llx is not 1 KiB aligned",
-					   (unsigned long long)q->pool.iova);
-			goto fail;
-		}
 		for (unsigned i = 0; i < q->nslots; i++) {
 			q->slots[i].pool = q->pool;
 			q->slots[i].pool.va = (uint8_t *)q->pool.va + i * per_slot;
