@@ -94,56 +94,48 @@ struct cmdq {
  * Named by purpose (conventions: "Errors and logging", "The data path"): the same
  * reasoning as rdma-core's udma_to_device_barrier / udma_from_device_barrier. */
 
+/* One barrier per architecture: the aarch64 instruction, or on other machines a C11
+ * fence of the given order.  On x86-64 stores are not reordered with stores nor loads
+ * with loads, so a compiler barrier suffices. */
+#if defined(__aarch64__)
+#define CMDQ_BARRIER(aarch64_insn, c11_order) __asm__ volatile(aarch64_insn ::: "memory")
+#elif defined(__x86_64__) || defined(__i386__)
+#define CMDQ_BARRIER(aarch64_insn, c11_order) __asm__ volatile("" ::: "memory")
+#else
+#define CMDQ_BARRIER(aarch64_insn, c11_order) atomic_thread_fence(c11_order)
+#endif
+
 /* Entry and mailboxes must be visible to the device before it sees ownership and the
- * doorbell: on x86-64 stores are not reordered with stores (compiler barrier suffices);
- * on aarch64 a dsb st orders normal-memory stores before the device-memory store. */
+ * doorbell: on aarch64 a dsb st orders normal-memory stores before the device-memory
+ * store. */
 static inline void cmdq_barrier_to_device(void)
 {
-#if defined(__aarch64__)
-	__asm__ volatile("dsb st" ::: "memory");
-#elif defined(__x86_64__) || defined(__i386__)
-	__asm__ volatile("" ::: "memory");
-#else
-	atomic_thread_fence(memory_order_seq_cst);
-#endif
+	CMDQ_BARRIER("dsb st", memory_order_seq_cst);
 }
 
 /* After ownership reads as "software", the rest of the entry and the output boxes the
  * device wrote must not be read from before that check. */
 static inline void cmdq_barrier_from_device(void)
 {
-#if defined(__aarch64__)
-	__asm__ volatile("dmb oshld" ::: "memory");
-#elif defined(__x86_64__) || defined(__i386__)
-	__asm__ volatile("" ::: "memory");
-#else
-	atomic_thread_fence(memory_order_acquire);
-#endif
+	CMDQ_BARRIER("dmb oshld", memory_order_acquire);
 }
 
 /* ---- errors ---- */
 
-static int cmdq_fail(struct cmdq *q, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int cmdq_fail(struct cmdq *q, int rc, const char *fmt, ...)
+/* Word the error into an error buffer (the queue's, or before there is a queue the
+ * device's) and return rc. */
+static int cmdq_errf(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int cmdq_errf(char *err, size_t len, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(q->err, sizeof(q->err), fmt, ap);
+	vsnprintf(err, len, fmt, ap);
 	va_end(ap);
 	return rc;
 }
-
-static int cmdq_dev_fail(struct shim_dev *dev, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int cmdq_dev_fail(struct shim_dev *dev, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(dev->err, sizeof(dev->err), fmt, ap);
-	va_end(ap);
-	return rc;
-}
+#define cmdq_fail(q, rc, ...) cmdq_errf((q)->err, sizeof((q)->err), (rc), __VA_ARGS__)
+#define cmdq_dev_fail(dev, rc, ...) cmdq_errf((dev)->err, sizeof((dev)->err), (rc), __VA_ARGS__)
 
 /* ---- initialization segment registers ----
  * Registers are read and written as whole big-endian dwords through hw/shim/mmio.h;
@@ -170,6 +162,26 @@ static void cmdq_iseg_store(const struct shim_bar *bar, const uint8_t *img, unsi
 }
 
 /* ---- creation ---- */
+
+/* DMA memory for the queue or its mailbox pool: `len` bytes asked for at `align`, whose
+ * IOVA must be a multiple of `need` (initial_seg.cmdq_phy_addr_31_12 and
+ * cmd_if_box.next_pointer_31_10 have no low bits).  On failure m->va is
+ * NULL, the error is worded in dev->err. */
+static int cmdq_dma_alloc(struct shim_dev *dev, size_t len, size_t align, size_t need, struct shim_dma *m,
+			  const char *what)
+{
+	int rc = shim_dma_alloc(dev, len, align, m);
+
+	if (rc < 0) {
+		m->va = NULL;
+		return cmdq_dev_fail(dev, rc, "cmdq: cannot allocate the %s memory (%zu bytes): %s", what, len,
+				     strerror(-rc));
+	}
+	if (m->iova & (need - 1))
+		return cmdq_dev_fail(dev, -EINVAL, "cmdq: %s IOVA 0x%llx is not %zu KiB aligned", what,
+				     (unsigned long long)m->iova, need / 1024);
+	return 0;
+}
 
 int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct cmdq_config *cfg,
 		struct cmdq **out)
@@ -227,17 +239,9 @@ int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct c
 		goto fail;
 	}
 
-	rc = shim_dma_alloc(dev, CMDQ_QUEUE_BYTES, CMDQ_QUEUE_BYTES, &q->queue);
-	if (rc < 0) {
-		cmdq_dev_fail(dev, rc, "cmdq: cannot allocate the command queue page: %s", strerror(-rc));
-		q->queue.va = NULL;
+	rc = cmdq_dma_alloc(dev, CMDQ_QUEUE_BYTES, CMDQ_QUEUE_BYTES, CMDQ_QUEUE_BYTES, &q->queue, "queue");
+	if (rc < 0)
 		goto fail;
-	}
-	if (q->queue.iova & (CMDQ_QUEUE_BYTES - 1)) {
-		rc = cmdq_dev_fail(dev, -EINVAL, "cmdq: queue IOVA 0x%llx is not 4 KiB aligned",
-				   (unsigned long long)q->queue.iova);
-		goto fail;
-	}
 	memset(q->queue.va, 0, CMDQ_QUEUE_BYTES);
 
 	/* PRM "Command Queue": 2^log_cmdq_size entries.  Slot 0 carries every command;
@@ -255,18 +259,9 @@ int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct c
 	if (q->pool_boxes) {
 		size_t per_slot = 2 * q->pool_boxes * CMDQ_BOX_STRIDE;
 
-		rc = shim_dma_alloc(dev, q->nslots * per_slot, CMDQ_QUEUE_BYTES, &q->pool);
-		if (rc < 0) {
-			cmdq_dev_fail(dev, rc, "cmdq: cannot allocate %zu mailbox blocks: %s",
-				      q->nslots * 2 * q->pool_boxes, strerror(-rc));
-			q->pool.va = NULL;
+		rc = cmdq_dma_alloc(dev, q->nslots * per_slot, CMDQ_QUEUE_BYTES, CMDQ_BOX_STRIDE, &q->pool, "mailbox");
+		if (rc < 0)
 			goto fail;
-		}
-		if (q->pool.iova & (CMDQ_BOX_STRIDE - 1)) {
-			rc = cmdq_dev_fail(dev, -EINVAL, "cmdq: mailbox IOVA 0x%llx is not 1 KiB aligned",
-					   (unsigned long long)q->pool.iova);
-			goto fail;
-		}
 		for (unsigned i = 0; i < q->nslots; i++) {
 			q->slots[i].pool = q->pool;
 			q->slots[i].pool.va = (uint8_t *)q->pool.va + i * per_slot;

@@ -29,20 +29,40 @@ uint8_t *emu_cap(struct emu_dev *d, unsigned type, int cur)
 	return d->caps[type][cur ? 1 : 0];
 }
 
-static void odp_seed(uint8_t *odp)
-{
-	uint8_t *t = PRM_ADDR(odp_cap, odp, transport_page_fault_scheme_cap);
-	uint8_t *rc = PRM_ADDR(odp_scheme_cap, t, rc_odp_caps);
-	uint8_t *ud = PRM_ADDR(odp_scheme_cap, t, ud_odp_caps);
+/* The changes listed above, one row each: a field of one capability type's maximum
+ * (CX5_MAX), current (CX5_CUR) or both blocks, set to `value`.  A row whose type the
+ * seed lacks is skipped, except ODP, which is added here. */
+enum { CX5_MAX = 1, CX5_CUR = 2, CX5_BOTH = CX5_MAX | CX5_CUR };
 
-	PRM_SET(odp_per_transport_service_cap, rc, send, 1);
-	PRM_SET(odp_per_transport_service_cap, rc, receive, 1);
-	PRM_SET(odp_per_transport_service_cap, rc, write, 1);
-	PRM_SET(odp_per_transport_service_cap, rc, read, 1);
-	PRM_SET(odp_per_transport_service_cap, rc, atomic, 1);
-	PRM_SET(odp_per_transport_service_cap, rc, srq_receive, 1);
-	PRM_SET(odp_per_transport_service_cap, ud, send, 1);
-}
+struct cx5_change {
+	uint8_t type;     /* PRM_CAP_* */
+	uint8_t blocks;   /* CX5_MAX, CX5_CUR, CX5_BOTH */
+	uint16_t bit_off; /* the field, from the layout tables */
+	uint16_t width;
+	uint8_t value;
+};
+
+#define CX5_FIELD(layout, field) PRM_OFF(layout, field), PRM_WIDTH(layout, field)
+/* odp_cap.transport_page_fault_scheme_cap.<tr>_odp_caps, the bits from `first` to
+ * `last` (odp_per_transport_service_cap) */
+#define CX5_ODP(tr, first, last)                                                                  \
+	PRM_OFF(odp_cap, transport_page_fault_scheme_cap) + PRM_OFF(odp_scheme_cap, tr##_odp_caps) + \
+		PRM_OFF(odp_per_transport_service_cap, first),                                     \
+		PRM_OFF(odp_per_transport_service_cap, last) + 1 - PRM_OFF(odp_per_transport_service_cap, first)
+
+_Static_assert(PRM_OFF(odp_per_transport_service_cap, srq_receive) - PRM_OFF(odp_per_transport_service_cap, send) == 5,
+	       "send, receive, write, read, atomic, srq_receive are six adjacent bits");
+
+static const struct cx5_change cx5_changes[] = {
+	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, pg), 1 },
+	{ PRM_CAP_GENERAL_DEVICE, CX5_MAX, CX5_FIELD(cmd_hca_cap, uar_4k), 1 },
+	{ PRM_CAP_GENERAL_DEVICE, CX5_CUR, CX5_FIELD(cmd_hca_cap, num_of_uars_per_page), 1 },
+	/* RC: send, receive, write, read, atomic, srq_receive (six bits, all set) */
+	{ PRM_CAP_ODP, CX5_BOTH, CX5_ODP(rc, send, srq_receive), 0x3f },
+	{ PRM_CAP_ODP, CX5_BOTH, CX5_ODP(ud, send, send), 1 },
+	{ PRM_CAP_ATOMIC, CX5_BOTH, CX5_FIELD(atomic_caps, supported_atomic_req_8B_endianness_mode_1), 1 },
+	{ PRM_CAP_ATOMIC, CX5_MAX, CX5_FIELD(atomic_caps, atomic_req_8B_endianness_mode), 1 },
+};
 
 int emu_caps_init(struct emu_dev *d)
 {
@@ -60,19 +80,13 @@ int emu_caps_init(struct emu_dev *d)
 	}
 	if (!d->cap_present[PRM_CAP_GENERAL_DEVICE])
 		return -ENODATA;
-	for (int cur = 0; cur < 2; cur++) {
-		uint8_t *g = d->caps[PRM_CAP_GENERAL_DEVICE][cur];
-
-		PRM_SET(cmd_hca_cap, g, pg, 1);
-		odp_seed(d->caps[PRM_CAP_ODP][cur]);
-	}
-	PRM_SET(cmd_hca_cap, d->caps[PRM_CAP_GENERAL_DEVICE][0], uar_4k, 1);
-	PRM_SET(cmd_hca_cap, d->caps[PRM_CAP_GENERAL_DEVICE][1], num_of_uars_per_page, 1);
 	d->cap_present[PRM_CAP_ODP] = true;
-	if (d->cap_present[PRM_CAP_ATOMIC]) {
-		PRM_SET(atomic_caps, d->caps[PRM_CAP_ATOMIC][0], supported_atomic_req_8B_endianness_mode_1, 1);
-		PRM_SET(atomic_caps, d->caps[PRM_CAP_ATOMIC][1], supported_atomic_req_8B_endianness_mode_1, 1);
-		PRM_SET(atomic_caps, d->caps[PRM_CAP_ATOMIC][0], atomic_req_8B_endianness_mode, 1);
+	for (size_t i = 0; i < sizeof(cx5_changes) / sizeof(cx5_changes[0]); i++) {
+		const struct cx5_change *ch = &cx5_changes[i];
+
+		for (int cur = 0; cur < 2 && d->cap_present[ch->type]; cur++)
+			if (ch->blocks & (cur ? CX5_CUR : CX5_MAX))
+				prm_bits_set(d->caps[ch->type][cur], ch->bit_off, ch->width, ch->value);
 	}
 	/* cap= / capmax= from the URI: a later device's capability values. */
 	for (unsigned i = 0; i < d->cfg.ncap_override; i++) {

@@ -26,15 +26,18 @@ enum { CQ_MOD_PERIOD = 1u << 0, CQ_MOD_COUNT = 1u << 1, CQ_MOD_OVERRUN = 1u << 2
 enum { CQ_RESIZE_LOG_SIZE = 1u << 0, CQ_RESIZE_PG_OFFSET = 1u << 1, CQ_RESIZE_PG_SIZE = 1u << 2 };
 enum { CQ_OPMOD_MODIFY = 0, CQ_OPMOD_RESIZE = 1 };
 
+/* What a CQ holds while it lives: its EQ and its UAR page. */
+static void cq_holds(struct emu_dev *d, const struct emu_cq *cq, emu_obj_hold_fn op)
+{
+	emu_obj_hold(emu_obj_get(d, EMU_OBJ_EQ, cq->eqn), op);
+	emu_obj_hold(emu_uar_obj(d, cq->uar), op);
+}
+
 static void cq_dtor(struct emu_dev *d, void *obj)
 {
 	struct emu_cq *cq = obj;
 
-	void *uar = emu_uar_obj(d, cq->uar);
-
-	emu_obj_unref_id(d, EMU_OBJ_EQ, cq->eqn);
-	if (uar)
-		emu_obj_unref(uar);
+	cq_holds(d, cq, emu_obj_unref);
 	emu_qbuf_free(&cq->buf);
 }
 
@@ -113,17 +116,12 @@ static int create_cq(struct emu_dev *d, struct emu_cmd *c)
 	/* A new CQ is not armed: the driver arms it with a doorbell (Linux mlx5_cq_arm). */
 	cq->st = EMU_CQ_ST_FIRED;
 	cq->status = EMU_CQ_STATUS_OK;
-	emu_obj_ref(emu_obj_get(d, EMU_OBJ_EQ, cq->eqn));
-	emu_obj_ref(emu_uar_obj(d, cq->uar));
+	cq_holds(d, cq, emu_obj_ref);
 	PRM_SET(create_cq_out, c->out, cqn, cqn);
 	return 0;
 }
 
-static int destroy_cq(struct emu_dev *d, struct emu_cmd *c)
-{
-	return emu_cmd_destroy_obj(d, c, EMU_OBJ_CQ, PRM_GET(destroy_cq_in, c->in, uid),
-				   (uint32_t)PRM_GET(destroy_cq_in, c->in, cqn), PRM_SYND_BAD_CQN);
-}
+EMU_CMD_DESTROY_HANDLER(cq, cqn, EMU_OBJ_CQ, PRM_SYND_BAD_CQN)
 
 static int query_cq(struct emu_dev *d, struct emu_cmd *c)
 {

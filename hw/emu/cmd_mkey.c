@@ -233,12 +233,7 @@ fail:
 	return emu_cmd_fail(c, st, synd);
 }
 
-static int destroy_mkey(struct emu_dev *d, struct emu_cmd *c)
-{
-	uint32_t index = (uint32_t)PRM_GET(destroy_mkey_in, c->in, mkey_index);
-
-	return emu_cmd_destroy_obj(d, c, EMU_OBJ_MKEY, PRM_GET(destroy_mkey_in, c->in, uid), index, PRM_SYND_BAD_MKEY);
-}
+EMU_CMD_DESTROY_HANDLER(mkey, mkey_index, EMU_OBJ_MKEY, PRM_SYND_BAD_MKEY)
 
 static void put_mtt(uint8_t *e, uint64_t iova, uint8_t flags)
 {

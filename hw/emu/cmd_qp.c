@@ -76,21 +76,24 @@ static const struct {
 	[T_2RST] = { "2RST", STATES_ALL, EMU_QP_RST, { 0, 0, 0 } },
 };
 
+/* What a QP holds while it lives: its PD, its UAR page, its CQs and its SRQ. */
+static void qp_holds(struct emu_dev *d, const struct emu_qp *qp, emu_obj_hold_fn op)
+{
+	emu_obj_hold(emu_obj_get(d, EMU_OBJ_PD, qp->pdn), op);
+	emu_obj_hold(emu_uar_obj(d, qp->uar), op);
+	if (qp->cqn_snd)
+		emu_obj_hold(emu_obj_get(d, EMU_OBJ_CQ, qp->cqn_snd), op);
+	if (qp->cqn_rcv)
+		emu_obj_hold(emu_obj_get(d, EMU_OBJ_CQ, qp->cqn_rcv), op);
+	if (qp->rq_type == EMU_RQ_SRQ)
+		emu_obj_hold(emu_obj_get(d, EMU_OBJ_SRQ, qp->srqn), op);
+}
+
 static void qp_dtor(struct emu_dev *d, void *obj)
 {
 	struct emu_qp *qp = obj;
 
-	void *uar = emu_uar_obj(d, qp->uar);
-
-	emu_obj_unref_id(d, EMU_OBJ_PD, qp->pdn);
-	if (uar)
-		emu_obj_unref(uar);
-	if (qp->cqn_snd)
-		emu_obj_unref_id(d, EMU_OBJ_CQ, qp->cqn_snd);
-	if (qp->cqn_rcv)
-		emu_obj_unref_id(d, EMU_OBJ_CQ, qp->cqn_rcv);
-	if (qp->rq_type == EMU_RQ_SRQ)
-		emu_obj_unref_id(d, EMU_OBJ_SRQ, qp->srqn);
+	qp_holds(d, qp, emu_obj_unref);
 	emu_qbuf_free(&qp->buf);
 }
 
@@ -151,12 +154,7 @@ static void path_load(const uint8_t *ads, struct emu_path *p)
 	p->udp_sport = (uint16_t)PRM_GET(ads, ads, udp_sport);
 	p->eth_prio = (uint8_t)PRM_GET(ads, ads, eth_prio);
 	p->sl = (uint8_t)PRM_GET(ads, ads, sl);
-	p->rmac[0] = (uint8_t)(hi >> 8);
-	p->rmac[1] = (uint8_t)hi;
-	p->rmac[2] = (uint8_t)(lo >> 24);
-	p->rmac[3] = (uint8_t)(lo >> 16);
-	p->rmac[4] = (uint8_t)(lo >> 8);
-	p->rmac[5] = (uint8_t)lo;
+	emu_mac_from_prm(p->rmac, hi, lo);
 }
 
 static void path_store(uint8_t *ads, const struct emu_path *p)
@@ -176,9 +174,8 @@ static void path_store(uint8_t *ads, const struct emu_path *p)
 	PRM_SET(ads, ads, eth_prio, p->eth_prio);
 	PRM_SET(ads, ads, sl, p->sl);
 	PRM_SET(ads, ads, vhca_port_num, p->vhca_port_num);
-	PRM_SET(ads, ads, rmac_47_32, ((uint32_t)p->rmac[0] << 8) | p->rmac[1]);
-	PRM_SET(ads, ads, rmac_31_0, ((uint32_t)p->rmac[2] << 24) | ((uint32_t)p->rmac[3] << 16) |
-					     ((uint32_t)p->rmac[4] << 8) | p->rmac[5]);
+	PRM_SET(ads, ads, rmac_47_32, emu_mac_47_32(p->rmac));
+	PRM_SET(ads, ads, rmac_31_0, emu_mac_31_0(p->rmac));
 }
 
 static bool all_zero(const uint8_t *p, size_t n)
@@ -296,23 +293,12 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	qp->counter_set_id = (uint8_t)PRM_GET(qpc, qpc, counter_set_id);
 	qp->pri.vhca_port_num = 1;
 	emu_qp_reset_engine(qp);
-	emu_obj_ref(emu_obj_get(d, EMU_OBJ_PD, qp->pdn));
-	emu_obj_ref(emu_uar_obj(d, qp->uar));
-	if (qp->cqn_snd)
-		emu_obj_ref(emu_obj_get(d, EMU_OBJ_CQ, qp->cqn_snd));
-	if (qp->cqn_rcv)
-		emu_obj_ref(emu_obj_get(d, EMU_OBJ_CQ, qp->cqn_rcv));
-	if (qp->rq_type == EMU_RQ_SRQ)
-		emu_obj_ref(emu_obj_get(d, EMU_OBJ_SRQ, qp->srqn));
+	qp_holds(d, qp, emu_obj_ref);
 	PRM_SET(create_qp_out, c->out, qpn, qpn);
 	return 0;
 }
 
-static int destroy_qp(struct emu_dev *d, struct emu_cmd *c)
-{
-	return emu_cmd_destroy_obj(d, c, EMU_OBJ_QP, PRM_GET(destroy_qp_in, c->in, uid),
-				   (uint32_t)PRM_GET(destroy_qp_in, c->in, qpn), PRM_SYND_BAD_QPN);
-}
+EMU_CMD_DESTROY_HANDLER(qp, qpn, EMU_OBJ_QP, PRM_SYND_BAD_QPN)
 
 static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 {
@@ -346,12 +332,12 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, log_sra_max, qp->log_sra_max);
 	PRM_SET(qpc, qpc, retry_count, qp->retry_count);
 	PRM_SET(qpc, qpc, rnr_retry, qp->rnr_retry);
-	PRM_SET(qpc, qpc, cur_rnr_retry, qp->cur_rnr_retry);
-	PRM_SET(qpc, qpc, cur_retry_count, qp->cur_retry_count);
+	PRM_SET(qpc, qpc, cur_rnr_retry, qp->eng.cur_rnr_retry);
+	PRM_SET(qpc, qpc, cur_retry_count, qp->eng.cur_retry_count);
 	PRM_SET(qpc, qpc, next_send_psn, qp->next_send_psn);
 	PRM_SET(qpc, qpc, cqn_snd, qp->cqn_snd);
-	PRM_SET(qpc, qpc, last_acked_psn, qp->last_acked_psn);
-	PRM_SET(qpc, qpc, ssn, qp->ssn & 0xffffff);
+	PRM_SET(qpc, qpc, last_acked_psn, qp->eng.last_acked_psn);
+	PRM_SET(qpc, qpc, ssn, qp->eng.ssn & 0xffffff);
 	PRM_SET(qpc, qpc, log_rra_max, qp->log_rra_max);
 	PRM_SET(qpc, qpc, atomic_mode, qp->atomic_mode);
 	PRM_SET(qpc, qpc, rre, qp->rre);
@@ -365,9 +351,9 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, q_key, qp->q_key);
 	PRM_SET(qpc, qpc, rq_type, qp->rq_type);
 	PRM_SET(qpc, qpc, srqn_rmpn_xrqn, qp->srqn);
-	PRM_SET(qpc, qpc, rmsn, qp->rmsn & 0xffffff);
-	PRM_SET(qpc, qpc, hw_sq_wqebb_counter, qp->sq_pi & 0xffff);
-	PRM_SET(qpc, qpc, hw_rq_counter, qp->rq_pi);
+	PRM_SET(qpc, qpc, rmsn, qp->eng.rmsn & 0xffffff);
+	PRM_SET(qpc, qpc, hw_sq_wqebb_counter, qp->eng.sq_pi & 0xffff);
+	PRM_SET(qpc, qpc, hw_rq_counter, qp->eng.rq_pi);
 	emu_qbuf_store(&qp->buf, c->out, c->outlen, PRM_OFF(query_qp_out, qp_pas_or_qpc_ext_and_pas) / 8);
 	return 0;
 }
@@ -580,11 +566,11 @@ static int rtr2rts(struct tctx *t, struct emu_qp *n)
 		n->retry_count = (uint8_t)PRM_GET(qpc, qpc, retry_count);
 		n->rnr_retry = (uint8_t)PRM_GET(qpc, qpc, rnr_retry);
 		n->pri.ack_timeout = (uint8_t)PRM_GET(ads, ads, ack_timeout);
-		n->cur_retry_count = n->retry_count;
-		n->cur_rnr_retry = n->rnr_retry;
+		n->eng.cur_retry_count = n->retry_count;
+		n->eng.cur_rnr_retry = n->rnr_retry;
 	}
 	n->next_send_psn = (uint32_t)PRM_GET(qpc, qpc, next_send_psn);
-	n->last_acked_psn = (n->next_send_psn - 1) & 0xffffff;
+	n->eng.last_acked_psn = (n->next_send_psn - 1) & 0xffffff;
 	return 0;
 }
 
@@ -657,9 +643,9 @@ void emu_qp_srq_last_wqe(struct emu_dev *d, struct emu_qp *qp)
 {
 	uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
 
-	if (qp->rq_type != EMU_RQ_SRQ || qp->last_wqe_reached)
+	if (qp->rq_type != EMU_RQ_SRQ || qp->eng.last_wqe_reached)
 		return;
-	qp->last_wqe_reached = true;
+	qp->eng.last_wqe_reached = true;
 	PRM_SET(qp_events, data, type, 0);   /* a QP (not SRQ/RQ/SQ object) */
 	PRM_SET(qp_events, data, qpn_rqn_sqn, qp->qpn);
 	emu_eq_post_event(d, PRM_EVENT_SRQ_LAST_WQE, 0, data);

@@ -107,35 +107,31 @@ static int host_endianness(struct emu_dev *d, struct emu_cmd *c, bool write, con
 	return 0;
 }
 
+/* The registers, by register_id: the handler and the register's layout size. */
+static const struct {
+	uint16_t id;
+	uint16_t size;
+	int (*fn)(struct emu_dev *d, struct emu_cmd *c, bool write, const uint8_t *in, uint8_t *out);
+} regs[] = {
+	{ REG_PAOS, PRM_SIZE(paos_reg), paos },
+	{ REG_PMTU, PRM_SIZE(pmtu_reg), pmtu },
+	{ REG_PTYS, PRM_SIZE(ptys_reg), ptys },
+	{ REG_HOST_ENDIANNESS, PRM_SIZE(register_host_endianness), host_endianness },
+};
+
 static int access_reg(struct emu_dev *d, struct emu_cmd *c)
 {
 	uint64_t id = PRM_GET(access_register_in, c->in, register_id);
 	size_t in_off = PRM_OFF(access_register_in, register_data) / 8;
 	size_t out_off = PRM_OFF(access_register_out, register_data) / 8;
-	int (*fn)(struct emu_dev *, struct emu_cmd *, bool, const uint8_t *, uint8_t *);
-	size_t size;
+	size_t i = 0, size;
 	uint8_t reg_in[PRM_SIZE(ptys_reg)] = { 0 };
 
-	switch (id) {
-	case REG_PAOS:
-		fn = paos;
-		size = PRM_SIZE(paos_reg);
-		break;
-	case REG_PMTU:
-		fn = pmtu;
-		size = PRM_SIZE(pmtu_reg);
-		break;
-	case REG_PTYS:
-		fn = ptys;
-		size = PRM_SIZE(ptys_reg);
-		break;
-	case REG_HOST_ENDIANNESS:
-		fn = host_endianness;
-		size = PRM_SIZE(register_host_endianness);
-		break;
-	default:
+	while (i < sizeof(regs) / sizeof(regs[0]) && regs[i].id != id)
+		i++;
+	if (i == sizeof(regs) / sizeof(regs[0]))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_REGISTER_ID);
-	}
+	size = regs[i].size;
 	if (c->op_mod != REG_WRITE && c->op_mod != REG_READ)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_OP_MOD);
 	if (c->inlen < in_off + size)
@@ -143,7 +139,7 @@ static int access_reg(struct emu_dev *d, struct emu_cmd *c)
 	if (c->outlen < out_off + size)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_OUTP_LEN, PRM_SYND_OUTPUT_TOO_SHORT);
 	memcpy(reg_in, c->in + in_off, size);
-	return fn(d, c, c->op_mod == REG_WRITE, reg_in, c->out + out_off);
+	return regs[i].fn(d, c, c->op_mod == REG_WRITE, reg_in, c->out + out_off);
 }
 
 static const struct emu_cmd_desc cmds[] = {

@@ -15,13 +15,19 @@
 
 #include "hw/emu/objects.h"
 
+/* What an SRQ holds while it lives: its PD and its CQ. */
+static void srq_holds(struct emu_dev *d, const struct emu_srq *s, emu_obj_hold_fn op)
+{
+	emu_obj_hold(emu_obj_get(d, EMU_OBJ_PD, s->pdn), op);
+	if (s->cqn)
+		emu_obj_hold(emu_obj_get(d, EMU_OBJ_CQ, s->cqn), op);
+}
+
 static void srq_dtor(struct emu_dev *d, void *obj)
 {
 	struct emu_srq *s = obj;
 
-	emu_obj_unref_id(d, EMU_OBJ_PD, s->pdn);
-	if (s->cqn)
-		emu_obj_unref_id(d, EMU_OBJ_CQ, s->cqn);
+	srq_holds(d, s, emu_obj_unref);
 	emu_qbuf_free(&s->buf);
 }
 
@@ -69,18 +75,12 @@ static int create_srq(struct emu_dev *d, struct emu_cmd *c)
 	s->wq_signature = PRM_GET(srqc, srqc, wq_signature);
 	s->rlky = PRM_GET(srqc, srqc, rlky);
 	s->state = EMU_SRQ_STATE_GOOD;
-	emu_obj_ref(emu_obj_get(d, EMU_OBJ_PD, s->pdn));
-	if (s->cqn)
-		emu_obj_ref(emu_obj_get(d, EMU_OBJ_CQ, s->cqn));
+	srq_holds(d, s, emu_obj_ref);
 	PRM_SET(create_srq_out, c->out, srqn, srqn);
 	return 0;
 }
 
-static int destroy_srq(struct emu_dev *d, struct emu_cmd *c)
-{
-	return emu_cmd_destroy_obj(d, c, EMU_OBJ_SRQ, PRM_GET(destroy_srq_in, c->in, uid),
-				   (uint32_t)PRM_GET(destroy_srq_in, c->in, srqn), PRM_SYND_BAD_SRQN);
-}
+EMU_CMD_DESTROY_HANDLER(srq, srqn, EMU_OBJ_SRQ, PRM_SYND_BAD_SRQN)
 
 static int query_srq(struct emu_dev *d, struct emu_cmd *c)
 {

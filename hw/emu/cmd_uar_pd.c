@@ -11,11 +11,9 @@
 struct emu_uar {
 	uint32_t index;
 };
-struct emu_pd {
-	uint32_t pdn;
-};
-struct emu_td {
-	uint32_t tdn;
+/* A PD or a transport domain is only its number. */
+struct emu_numbered {
+	uint32_t n;
 };
 
 static int alloc_uar(struct emu_dev *d, struct emu_cmd *c)
@@ -51,16 +49,24 @@ static int dealloc_uar(struct emu_dev *d, struct emu_cmd *c)
 	return emu_cmd_free_obj(d, c, EMU_OBJ_UAR, emu_obj_id(u), PRM_SYND_BAD_UAR);
 }
 
+/* ALLOC_PD, ALLOC_TRANSPORT_DOMAIN: a new object of type t; its number goes to the
+ * output field at out_bit_off (alloc_pd_out.pd, alloc_transport_domain_out.transport_domain). */
+static int alloc_numbered(struct emu_dev *d, struct emu_cmd *c, enum emu_obj_type t, unsigned out_bit_off,
+			  unsigned out_width)
+{
+	uint32_t n;
+	struct emu_numbered *o = emu_obj_alloc(d, t, sizeof(*o), NULL, &n);
+
+	if (!o)
+		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
+	o->n = n;
+	prm_bits_set(c->out, out_bit_off, out_width, n);
+	return 0;
+}
+
 static int alloc_pd(struct emu_dev *d, struct emu_cmd *c)
 {
-	uint32_t pdn;
-	struct emu_pd *pd = emu_obj_alloc(d, EMU_OBJ_PD, sizeof(*pd), NULL, &pdn);
-
-	if (!pd)
-		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
-	pd->pdn = pdn;
-	PRM_SET(alloc_pd_out, c->out, pd, pdn);
-	return 0;
+	return alloc_numbered(d, c, EMU_OBJ_PD, PRM_OFF(alloc_pd_out, pd), PRM_WIDTH(alloc_pd_out, pd));
 }
 
 static int dealloc_pd(struct emu_dev *d, struct emu_cmd *c)
@@ -70,14 +76,8 @@ static int dealloc_pd(struct emu_dev *d, struct emu_cmd *c)
 
 static int alloc_td(struct emu_dev *d, struct emu_cmd *c)
 {
-	uint32_t tdn;
-	struct emu_td *td = emu_obj_alloc(d, EMU_OBJ_TD, sizeof(*td), NULL, &tdn);
-
-	if (!td)
-		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
-	td->tdn = tdn;
-	PRM_SET(alloc_transport_domain_out, c->out, transport_domain, tdn);
-	return 0;
+	return alloc_numbered(d, c, EMU_OBJ_TD, PRM_OFF(alloc_transport_domain_out, transport_domain),
+			      PRM_WIDTH(alloc_transport_domain_out, transport_domain));
 }
 
 static int dealloc_td(struct emu_dev *d, struct emu_cmd *c)

@@ -53,9 +53,8 @@ static int query_nic_vport_context(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(nic_vport_context, ctx, system_image_guid, guid);
 	PRM_SET(nic_vport_context, ctx, port_guid, guid);
 	PRM_SET(nic_vport_context, ctx, node_guid, guid);
-	PRM_SET(mac_address_layout, mac, mac_addr_47_32, ((uint32_t)d->mac[0] << 8) | d->mac[1]);
-	PRM_SET(mac_address_layout, mac, mac_addr_31_0,
-		((uint32_t)d->mac[2] << 24) | ((uint32_t)d->mac[3] << 16) | ((uint32_t)d->mac[4] << 8) | d->mac[5]);
+	PRM_SET(mac_address_layout, mac, mac_addr_47_32, emu_mac_47_32(d->mac));
+	PRM_SET(mac_address_layout, mac, mac_addr_31_0, emu_mac_31_0(d->mac));
 	return 0;
 }
 
@@ -83,12 +82,7 @@ static int modify_nic_vport_context(struct emu_dev *d, struct emu_cmd *c)
 		uint32_t hi = (uint32_t)PRM_GET(mac_address_layout, mac, mac_addr_47_32);
 		uint32_t lo = (uint32_t)PRM_GET(mac_address_layout, mac, mac_addr_31_0);
 
-		d->mac[0] = (uint8_t)(hi >> 8);
-		d->mac[1] = (uint8_t)hi;
-		d->mac[2] = (uint8_t)(lo >> 24);
-		d->mac[3] = (uint8_t)(lo >> 16);
-		d->mac[4] = (uint8_t)(lo >> 8);
-		d->mac[5] = (uint8_t)lo;
+		emu_mac_from_prm(d->mac, hi, lo);
 	}
 	/* Other selectable fields (promiscuity, loopback, change events, address lists)
 	 * are accepted and have no effect on a single-function emulated port. */

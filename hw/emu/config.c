@@ -91,34 +91,30 @@ struct emu_opt {
 	int (*parse)(struct emu_config *cfg, const struct emu_opt *opt, char *val);
 	const char *help;
 	size_t field;                /* offsetof(struct emu_config, the field) */
-	unsigned long lo, hi;        /* opt_uint: bounds */
-	const char *one, *zero;      /* opt_flag: the words for 1 and 0 */
+	unsigned long lo, hi;        /* EMU_OPT_UINT: bounds */
+	const char *one, *zero;      /* EMU_OPT_FLAG: the words for 1 and 0 */
 };
 
 /* ---- one parser per kind of option: (cfg, option, value) -> 0 or -errno ---- */
 
-/* One of two words, opt->one (1) or opt->zero (0), stored in the int field opt->field. */
-static int opt_flag(struct emu_config *cfg, const struct emu_opt *opt, char *val)
-{
-	unsigned flag;
-	int i;
-
-	if (parse_choice(val, opt->one, opt->zero, &flag) < 0)
-		return -EINVAL;
-	i = (int)flag;
-	memcpy((char *)cfg + opt->field, &i, sizeof(i));
-	return 0;
-}
-
-/* A number within [opt->lo, opt->hi], stored in the unsigned field opt->field. */
-static int opt_uint(struct emu_config *cfg, const struct emu_opt *opt, char *val)
+/* A plain number, stored in the field opt->field: a flag (EMU_OPT_FLAG) is one of two
+ * words, opt->one (1) or opt->zero (0), in an int field; any other (EMU_OPT_UINT) a
+ * number within [opt->lo, opt->hi] in an unsigned field.  Both are stored as an
+ * unsigned: a flag's 0 or 1 has the same bytes as an int (C11 6.2.6.2). */
+_Static_assert(sizeof(int) == sizeof(unsigned), "flag fields are int, number fields unsigned");
+static int opt_number(struct emu_config *cfg, const struct emu_opt *opt, char *val)
 {
 	unsigned long v;
 	unsigned u;
 
-	if (parse_range(val, opt->lo, opt->hi, &v) < 0)
-		return -EINVAL;
-	u = (unsigned)v;
+	if (opt->one) {
+		if (parse_choice(val, opt->one, opt->zero, &u) < 0)
+			return -EINVAL;
+	} else {
+		if (parse_range(val, opt->lo, opt->hi, &v) < 0)
+			return -EINVAL;
+		u = (unsigned)v;
+	}
 	memcpy((char *)cfg + opt->field, &u, sizeof(u));
 	return 0;
 }
@@ -341,8 +337,8 @@ static int opt_cap(struct emu_config *cfg, const struct emu_opt *opt, char *val)
 	return 0;
 }
 
-#define EMU_OPT_UINT(n, f, l, h, help) { n, opt_uint, help, offsetof(struct emu_config, f), l, h, NULL, NULL }
-#define EMU_OPT_FLAG(n, f, one, zero, help) { n, opt_flag, help, offsetof(struct emu_config, f), 0, 0, one, zero }
+#define EMU_OPT_UINT(n, f, l, h, help) { n, opt_number, help, offsetof(struct emu_config, f), l, h, NULL, NULL }
+#define EMU_OPT_FLAG(n, f, one, zero, help) { n, opt_number, help, offsetof(struct emu_config, f), 0, 0, one, zero }
 
 /* The options of the emu: URI. */
 static const struct emu_opt emu_opts[] = {

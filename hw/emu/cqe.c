@@ -144,14 +144,9 @@ static void cq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 	ci = (uint32_t)PRM_GET(cq_uar_db, db, ci);
 	cmd = (uint32_t)PRM_GET(cq_uar_db, db, cmd);
 	sn = (uint32_t)PRM_GET(cq_uar_db, db, arm_sn);
-	cq = emu_obj_get(d, EMU_OBJ_CQ, cqn);
-	if (!cq) {
-		emu_drverr(d, "CQ doorbell for CQ 0x%x, which does not exist", cqn);
+	cq = emu_tp_doorbell_obj(d, "CQ doorbell", EMU_OBJ_CQ, cqn, uar_index);
+	if (!cq)
 		return;
-	}
-	if (cq->uar != uar_index)
-		emu_drverr(d, "CQ doorbell for CQ 0x%x through UAR %u, CQ was created on UAR %u", cqn, uar_index,
-			   cq->uar);
 	if (cq->status != EMU_CQ_STATUS_OK)
 		return;
 	cq->arm_sn = sn;

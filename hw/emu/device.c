@@ -283,8 +283,23 @@ void emu_iommu_destroy(struct emu_dev *d);
 int emu_caps_init(struct emu_dev *d);
 void emu_objtab_init(struct emu_dev *d);
 
+/* What emu_create acquired, in reverse: the IOMMU model, the capability blocks, the
+ * address and its socket, BAR0, the lock, the device itself. */
+static void dev_free(struct emu_dev *d)
+{
+	emu_iommu_destroy(d);
+	free(d->caps);
+	if (d->udp_fd >= 0)
+		emu_net_release(d->ipv4, d->udp_fd);
+	if (d->bar)
+		munmap(d->bar, d->bar_len);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
 int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, size_t errlen)
 {
+	size_t host_page = cfg && cfg->host_page_size ? cfg->host_page_size : 4096;
 	struct emu_dev *d;
 	pthread_mutexattr_t ma;
 	int rc;
@@ -292,19 +307,17 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
+	if (host_page != 4096 && host_page != 16384) {
+		if (err)
+			snprintf(err, errlen, "emu: host page size %zu not supported (4k or 16k)", host_page);
+		return -EINVAL;
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	if (cfg)
 		d->cfg = *cfg;
-	if (!d->cfg.host_page_size)
-		d->cfg.host_page_size = 4096;
-	if (d->cfg.host_page_size != 4096 && d->cfg.host_page_size != 16384) {
-		if (err)
-			snprintf(err, errlen, "emu: host page size %zu not supported (4k or 16k)", d->cfg.host_page_size);
-		free(d);
-		return -EINVAL;
-	}
+	d->cfg.host_page_size = host_page;
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
 	/* The device thread may run SCHED_FIFO (rx_thread.c) and wait on this lock while a
@@ -387,14 +400,7 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 fail:
 	if (rc < 0 && err && !err[0])
 		snprintf(err, errlen, "emu: cannot create device: %s", strerror(-rc));
-	emu_iommu_destroy(d);
-	free(d->caps);
-	if (d->udp_fd >= 0)
-		emu_net_release(d->ipv4, d->udp_fd);
-	if (d->bar)
-		munmap(d->bar, d->bar_len);
-	pthread_mutex_destroy(&d->lock);
-	free(d);
+	dev_free(d);
 	return rc;
 }
 
@@ -412,14 +418,8 @@ void emu_destroy(struct emu_dev *d)
 	free(d->pages.iova);
 	for (unsigned t = 0; t < EMU_OBJ_NTYPES; t++)
 		free(d->obj[t].slots);
-	emu_iommu_destroy(d);
-	free(d->caps);
-	if (d->udp_fd >= 0)
-		emu_net_release(d->ipv4, d->udp_fd);
-	munmap(d->bar, d->bar_len);
 	pthread_mutex_unlock(&d->lock);
-	pthread_mutex_destroy(&d->lock);
-	free(d);
+	dev_free(d);
 }
 
 /* TEARDOWN_HCA and device destruction: every area lets go of its state, then every

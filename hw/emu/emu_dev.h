@@ -145,6 +145,15 @@ static inline int emu_cmd_destroy_obj(struct emu_dev *d, struct emu_cmd *c, enum
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
 	return emu_cmd_free_obj(d, c, t, id, bad_id_synd);
 }
+/* Defines `static int destroy_<obj>(d, c)`, the whole handler of DESTROY_<OBJ>: its
+ * input layout is destroy_<obj>_in, whose field `id_field` names the object (PRM
+ * destroy_cq_in.cqn, destroy_qp_in.qpn...); see emu_cmd_destroy_obj for the answers. */
+#define EMU_CMD_DESTROY_HANDLER(obj, id_field, type, bad_id_synd)                                      \
+	static int destroy_##obj(struct emu_dev *d, struct emu_cmd *c)                                  \
+	{                                                                                                \
+		return emu_cmd_destroy_obj(d, c, (type), PRM_GET(destroy_##obj##_in, c->in, uid),       \
+					   (uint32_t)PRM_GET(destroy_##obj##_in, c->in, id_field), (bad_id_synd)); \
+	}
 /* Call fn for each live object of a type (fn may not free). */
 void emu_obj_foreach(struct emu_dev *d, enum emu_obj_type t, void (*fn)(struct emu_dev *, void *, void *),
 		     void *arg);
@@ -154,6 +163,26 @@ void emu_obj_destroy_all(struct emu_dev *d);
  * counted as out_of_buffer in the QP's queue counter set, if it names one
  * (cmd_q_counter.c). */
 void emu_q_counter_out_of_buffer(struct emu_dev *d, uint8_t counter_set_id);
+
+/* ---- MAC addresses in commands ---- */
+/* The PRM carries a MAC as two fields, bits 47..32 and 31..0 (ads.rmac_47_32 and
+ * rmac_31_0, mac_address_layout.mac_addr_47_32 and mac_addr_31_0); mac[0] is the
+ * first byte on the wire. */
+static inline void emu_mac_from_prm(uint8_t mac[6], uint32_t hi, uint32_t lo)
+{
+	mac[0] = (uint8_t)(hi >> 8);
+	mac[1] = (uint8_t)hi;
+	for (unsigned i = 0; i < 4; i++)
+		mac[2 + i] = (uint8_t)(lo >> (24 - 8 * i));
+}
+static inline uint32_t emu_mac_47_32(const uint8_t mac[6])
+{
+	return ((uint32_t)mac[0] << 8) | mac[1];
+}
+static inline uint32_t emu_mac_31_0(const uint8_t mac[6])
+{
+	return ((uint32_t)mac[2] << 24) | ((uint32_t)mac[3] << 16) | ((uint32_t)mac[4] << 8) | mac[5];
+}
 
 /* ---- UAR pages (device.c) ---- */
 /* Offsets inside a UAR page: PRM_UAR_* (firmware-cmd/uar.def). */

@@ -246,27 +246,23 @@ struct emu_qp {
 	uint32_t next_rcv_psn;
 	struct emu_path pri;
 	bool alt_valid;         /* secondary path given (kept, not used: no APM) */
-	/* engine: run-time state the queue engines and RoCE keep */
-	uint32_t sq_pi;         /* send WQE basic blocks consumed (hw_sq_wqebb_counter) */
-	uint32_t rq_pi;         /* receive WQEs consumed (hw_rq_counter) */
-	uint32_t last_acked_psn;
-	uint32_t ssn;           /* send sequence number */
-	uint32_t rmsn;          /* responder message sequence number */
-	uint8_t cur_retry_count, cur_rnr_retry;
-	bool last_wqe_reached;  /* "Last WQE Reached" posted for this stay in the error state */
+	/* engine: run-time state the queue engines and RoCE keep; all of it starts at
+	 * zero on CREATE_QP and 2RST_QP (emu_qp_reset_engine) */
+	struct emu_qp_engine {
+		uint32_t sq_pi;         /* send WQE basic blocks consumed (hw_sq_wqebb_counter) */
+		uint32_t rq_pi;         /* receive WQEs consumed (hw_rq_counter) */
+		uint32_t last_acked_psn;
+		uint32_t ssn;           /* send sequence number */
+		uint32_t rmsn;          /* responder message sequence number */
+		uint8_t cur_retry_count, cur_rnr_retry;
+		bool last_wqe_reached;  /* "Last WQE Reached" posted for this stay in the error state */
+	} eng;
 };
 
 /* Reset what the queues and transport keep at run time (2RST_QP; CREATE_QP). */
 static inline void emu_qp_reset_engine(struct emu_qp *qp)
 {
-	qp->last_wqe_reached = false;
-	qp->sq_pi = 0;
-	qp->rq_pi = 0;
-	qp->last_acked_psn = 0;
-	qp->ssn = 0;
-	qp->rmsn = 0;
-	qp->cur_retry_count = 0;
-	qp->cur_rnr_retry = 0;
+	qp->eng = (struct emu_qp_engine){ 0 };
 }
 
 /* A QP on an SRQ entered the error state: IBTA's affiliated event "Last WQE Reached"
@@ -275,6 +271,16 @@ static inline void emu_qp_reset_engine(struct emu_qp *qp)
 void emu_qp_srq_last_wqe(struct emu_dev *d, struct emu_qp *qp);
 
 /* ---- helpers shared by the handlers (static: each handler file is self-contained) ---- */
+
+/* What a queue object holds while it lives (its PD, EQ, CQs, UAR page...) is listed once,
+ * in a function of its handler file that applies `op` to each: emu_obj_ref when the
+ * object is created, emu_obj_unref in its dtor.  One that is not found is skipped. */
+typedef void (*emu_obj_hold_fn)(void *obj);
+static inline void emu_obj_hold(void *obj, emu_obj_hold_fn op)
+{
+	if (obj)
+		op(obj);
+}
 
 /* Unreference object `id` of type t if it (still) exists: destructors use numbers. */
 static inline void emu_obj_unref_id(struct emu_dev *d, enum emu_obj_type t, uint32_t id)

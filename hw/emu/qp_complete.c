@@ -69,23 +69,23 @@ void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq)
 	tq->timer_at = 0;
 	tq->rnr_at = 0;
 	/* WQEs posted but not fetched yet are flushed from the ring */
-	while (qp->sq_pi != tq->sq_prod) {
+	while (qp->eng.sq_pi != tq->sq_prod) {
 		uint8_t b[64];
 		uint32_t nsq = 1u << qp->log_sq_size;
 		unsigned ds;
 		struct emu_cqe_info ci = { .opcode = PRM_CQE_REQ_ERR, .syndrome = PRM_CQE_SYND_WR_FLUSH_ERR, .qpn = qp->qpn,
-					   .wqe_counter = (uint16_t)qp->sq_pi };
+					   .wqe_counter = (uint16_t)qp->eng.sq_pi };
 
-		if (emu_dma_read(tp->d, emu_qbuf_iova(&qp->buf, qp->sq_offset + (uint64_t)(qp->sq_pi & (nsq - 1)) * 64u),
+		if (emu_dma_read(tp->d, emu_qbuf_iova(&qp->buf, qp->sq_offset + (uint64_t)(qp->eng.sq_pi & (nsq - 1)) * 64u),
 				 b, sizeof(b)))
 			break;
 		ds = (unsigned)PRM_GET(wqe_ctrl_seg, b, ds);
 		ci.s_wqe_opcode = (uint8_t)PRM_GET(wqe_ctrl_seg, b, opcode);
 		emu_cqe_post(tp, qp->cqn_snd, &ci);
 		tp->ctr.flushed++;
-		qp->sq_pi += ds ? (ds + 3) / 4 : 1;
+		qp->eng.sq_pi += ds ? (ds + 3) / 4 : 1;
 	}
-	tq->sq_prod = qp->sq_pi;
+	tq->sq_prod = qp->eng.sq_pi;
 	emu_rq_flush(tp, qp);
 	emu_qp_srq_last_wqe(tp->d, qp);   /* IBTA 11.6.3 "Last WQE Reached", once */
 	tq->flushed = true;

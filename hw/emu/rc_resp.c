@@ -421,6 +421,18 @@ static bool zero_length_ok(const struct emu_roce_pkt *p)
 	return p->h.reth.dlen == 0;
 }
 
+/* The RETH of a WRITE or READ against the memory it names, with the right `acc` asks
+ * for: false, the request answered with a remote access error NAK, when the R_Key does
+ * not cover it (as Linux drivers/infiniband/sw/rxe/rxe_resp.c check_rkey). */
+static bool reth_access_ok(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p, unsigned acc)
+{
+	if (zero_length_ok(p) ||
+	    !emu_rkey_check(tp->d, tq->qp->pdn, p->h.reth.rkey, acc, p->h.reth.va, p->h.reth.dlen))
+		return true;
+	resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
+	return false;
+}
+
 static void exec_write(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p)
 {
 	struct emu_qp *qp = tq->qp;
@@ -429,11 +441,8 @@ static void exec_write(struct emu_tp *tp, struct emu_tq *tq, const struct emu_ro
 	if (f & EMU_ROCE_F_FIRST) {
 		if (!qp_allows(tp, tq, qp->rwe))
 			return;
-		if (!zero_length_ok(p) &&
-		    emu_rkey_check(tp->d, qp->pdn, p->h.reth.rkey, EMU_MKEY_ACC_RW, p->h.reth.va, p->h.reth.dlen)) {
-			resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
+		if (!reth_access_ok(tp, tq, p, EMU_MKEY_ACC_RW))
 			return;
-		}
 		if (p->h.reth.dlen > (1ull << (qp->log_msg_max ? qp->log_msg_max : 31))) {
 			resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_REMOTE_INVAL_REQ_ERR, PRM_EVENT_WQ_INVAL_REQ_ERROR);
 			return;
@@ -473,11 +482,8 @@ static void exec_read(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roc
 
 	if (!qp_allows(tp, tq, qp->rre))
 		return;
-	if (!zero_length_ok(p) &&
-	    emu_rkey_check(tp->d, qp->pdn, p->h.reth.rkey, EMU_MKEY_ACC_RR, p->h.reth.va, p->h.reth.dlen)) {
-		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
+	if (!reth_access_ok(tp, tq, p, EMU_MKEY_ACC_RR))
 		return;
-	}
 	flush_one(tp, tq);
 	r = res_new(tq);
 	r->psn = p->h.bth.psn;

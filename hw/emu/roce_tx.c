@@ -7,15 +7,8 @@
 
 void emu_roce_ip_init(struct emu_roce_ip *ip, uint32_t saddr, uint32_t daddr, uint16_t sport, uint8_t tos)
 {
-	memset(ip, 0, sizeof(*ip));
-	ip->saddr = saddr;
-	ip->daddr = daddr;
-	ip->sport = sport;
-	ip->dport = EMU_ROCE_PORT;
-	ip->tos = tos;
-	ip->ttl = EMU_IPV4_TTL;
-	ip->id = 0;
-	ip->frag_off = EMU_IPV4_DF;
+	*ip = (struct emu_roce_ip){ .saddr = saddr, .daddr = daddr, .sport = sport, .dport = EMU_ROCE_PORT,
+				    .tos = tos, .ttl = EMU_IPV4_TTL, .id = 0, .frag_off = EMU_IPV4_DF };
 }
 
 /* RFC 1071 one's-complement sum, continued from `sum`. */

@@ -76,15 +76,15 @@ int emu_rq_peek(struct emu_dev *d, struct emu_qp *qp, struct emu_rwqe *w)
 		return -EAGAIN;
 	if (read_counter(d, qp->dbr, &ctr))
 		return -EIO;
-	if (ctr == (uint16_t)qp->rq_pi)
+	if (ctr == (uint16_t)qp->eng.rq_pi)
 		return -EAGAIN;
 	{
 		uint32_t stride = qp->rq_stride > sizeof(wqe) ? sizeof(wqe) : qp->rq_stride;
-		uint64_t off = (uint64_t)(qp->rq_pi & ((1u << qp->log_rq_size) - 1)) * qp->rq_stride;
+		uint64_t off = (uint64_t)(qp->eng.rq_pi & ((1u << qp->log_rq_size) - 1)) * qp->rq_stride;
 
 		if (emu_dma_read(d, emu_qbuf_iova(&qp->buf, off), wqe, stride))
 			return -EIO;
-		w->wqe_counter = qp->rq_pi & 0xffff;
+		w->wqe_counter = qp->eng.rq_pi & 0xffff;
 		return parse_segs(d, wqe, stride / 16, w);
 	}
 }
@@ -99,7 +99,7 @@ int emu_rq_credits(struct emu_dev *d, struct emu_qp *qp)
 		return -1;
 	/* a counter more than a ring ahead is the driver's error: never promise more
 	 * WQEs than the ring holds */
-	n = (uint16_t)(ctr - (uint16_t)qp->rq_pi);
+	n = (uint16_t)(ctr - (uint16_t)qp->eng.rq_pi);
 	return (int)(n > size ? size : n);
 }
 
@@ -127,7 +127,7 @@ void emu_rq_consume(struct emu_dev *d, struct emu_qp *qp)
 		}
 		return;
 	}
-	qp->rq_pi++;
+	qp->eng.rq_pi++;
 }
 
 void emu_rq_flush(struct emu_tp *tp, struct emu_qp *qp)
@@ -136,12 +136,12 @@ void emu_rq_flush(struct emu_tp *tp, struct emu_qp *qp)
 
 	if (qp->rq_type != EMU_RQ_REGULAR || !qp->rq_bytes || read_counter(tp->d, qp->dbr, &ctr))
 		return;
-	while ((uint16_t)qp->rq_pi != ctr) {
+	while ((uint16_t)qp->eng.rq_pi != ctr) {
 		struct emu_cqe_info ci = { .opcode = PRM_CQE_RESP_ERR, .syndrome = PRM_CQE_SYND_WR_FLUSH_ERR, .qpn = qp->qpn,
-					   .wqe_counter = (uint16_t)qp->rq_pi };
+					   .wqe_counter = (uint16_t)qp->eng.rq_pi };
 
 		emu_cqe_post(tp, qp->cqn_rcv, &ci);
 		tp->ctr.flushed++;
-		qp->rq_pi++;
+		qp->eng.rq_pi++;
 	}
 }

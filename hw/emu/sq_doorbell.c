@@ -37,14 +37,9 @@ static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 		b[i] = page[off + i];
 	qpn = (uint32_t)PRM_GET(wqe_ctrl_seg, b, qpn);
 	idx = (uint32_t)PRM_GET(wqe_ctrl_seg, b, wqe_index);
-	qp = emu_obj_get(d, EMU_OBJ_QP, qpn);
-	if (!qp) {
-		emu_drverr(d, "send doorbell for QP 0x%x, which does not exist", qpn);
+	qp = emu_tp_doorbell_obj(d, "send doorbell", EMU_OBJ_QP, qpn, uar_index);
+	if (!qp)
 		return;
-	}
-	if (qp->uar != uar_index)
-		emu_drverr(d, "send doorbell for QP 0x%x through UAR %u, QP was created on UAR %u", qpn, uar_index,
-			   qp->uar);
 	if (qp->state == EMU_QP_RST || qp->state == EMU_QP_INIT || qp->state == EMU_QP_RTR) {
 		emu_drverr(d, "send doorbell for QP 0x%x in state %u (before RTS)", qpn, qp->state);
 		return;
@@ -64,7 +59,7 @@ static void sq_doorbell(struct emu_tp *tp, struct emu_tq *tq, int op, uint32_t i
 	struct emu_dev *d = tp->d;
 	struct emu_qp *qp = tq->qp;
 
-	if (op == SHIM_MMIO_WC_WRITE && idx == (qp->sq_pi & 0xffff) && qp->sq_pi == tq->sq_prod &&
+	if (op == SHIM_MMIO_WC_WRITE && idx == (qp->eng.sq_pi & 0xffff) && qp->eng.sq_pi == tq->sq_prod &&
 	    tq->tail - tq->head < EMU_TP_SWQE_SLOTS && qp->state == EMU_QP_RTS) {
 		/* BlueFlame: the whole WQE came with the store. */
 		unsigned ds = (unsigned)PRM_GET(wqe_ctrl_seg, b, ds);
@@ -83,9 +78,9 @@ static void sq_doorbell(struct emu_tp *tp, struct emu_tq *tq, int op, uint32_t i
 		if (emu_dma_read(d, qp->dbr, rec, sizeof(rec)))
 			return;
 		tq->sq_prod += (uint16_t)((uint16_t)PRM_GET(qp_dbrec, rec, send_counter) - (uint16_t)tq->sq_prod);
-		if ((uint16_t)(idx - (uint16_t)qp->sq_pi) >= (uint16_t)(tq->sq_prod - qp->sq_pi))
+		if ((uint16_t)(idx - (uint16_t)qp->eng.sq_pi) >= (uint16_t)(tq->sq_prod - qp->eng.sq_pi))
 			emu_drverr(d, "send doorbell for QP 0x%x names WQE %u outside [%u, %u) of the record", qp->qpn, idx,
-				   qp->sq_pi & 0xffff, tq->sq_prod & 0xffff);
+				   qp->eng.sq_pi & 0xffff, tq->sq_prod & 0xffff);
 	}
 	emu_sq_run(tp, tq);
 	emu_resp_ack_on_doorbell(tp, tq);

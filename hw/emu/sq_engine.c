@@ -293,9 +293,9 @@ void emu_sq_take_bf(struct emu_tp *tp, struct emu_tq *tq, const uint8_t *b, size
 {
 	struct emu_qp *qp = tq->qp;
 
-	push_wqe(tp, tq, b, nbytes, qp->sq_pi, nbb);
-	qp->sq_pi += nbb;
-	tq->sq_prod = qp->sq_pi;
+	push_wqe(tp, tq, b, nbytes, qp->eng.sq_pi, nbb);
+	qp->eng.sq_pi += nbb;
+	tq->sq_prod = qp->eng.sq_pi;
 	tp->ctr.sq_bf_wqes++;
 	emu_sq_transmit(tp, tq);
 }
@@ -307,13 +307,13 @@ static void sq_fetch(struct emu_tp *tp, struct emu_tq *tq)
 	uint8_t b[EMU_TP_WQE_MAX_BYTES + 64];
 	unsigned nbb;
 
-	while (qp->sq_pi != tq->sq_prod && tq->tail - tq->head < EMU_TP_SWQE_SLOTS) {
-		if (wqe_fetch(tp->d, qp, qp->sq_pi, b, &nbb)) {
+	while (qp->eng.sq_pi != tq->sq_prod && tq->tail - tq->head < EMU_TP_SWQE_SLOTS) {
+		if (wqe_fetch(tp->d, qp, qp->eng.sq_pi, b, &nbb)) {
 			emu_qp_error(tp, tq, PRM_CQE_SYND_LOCAL_PROT_ERR);
 			return;
 		}
-		push_wqe(tp, tq, b, sizeof(b), qp->sq_pi, nbb);
-		qp->sq_pi += nbb;
+		push_wqe(tp, tq, b, sizeof(b), qp->eng.sq_pi, nbb);
+		qp->eng.sq_pi += nbb;
 	}
 }
 
@@ -565,7 +565,7 @@ void emu_sq_run(struct emu_tp *tp, struct emu_tq *tq)
 	sq_fetch(tp, tq);
 	emu_sq_transmit(tp, tq);
 	/* room freed by completions: fetch and send the rest */
-	if (qp->sq_pi != tq->sq_prod && tq->tail - tq->head < EMU_TP_SWQE_SLOTS) {
+	if (qp->eng.sq_pi != tq->sq_prod && tq->tail - tq->head < EMU_TP_SWQE_SLOTS) {
 		sq_fetch(tp, tq);
 		emu_sq_transmit(tp, tq);
 	}

@@ -246,6 +246,11 @@ struct emu_tp {
 /* transport_core.c */
 struct emu_tp *emu_tp_get(struct emu_dev *d);
 struct emu_tq *emu_tq_get(struct emu_tp *tp, struct emu_qp *qp);
+/* The CQ or QP (t: EMU_OBJ_CQ, EMU_OBJ_QP) number `id` a doorbell (named `db` in the log:
+ * "CQ doorbell", "send doorbell") rang for through UAR uar_index: NULL, logged as a
+ * driver error, when there is none.  One rung through another UAR than the object's is
+ * logged and still acted on. */
+void *emu_tp_doorbell_obj(struct emu_dev *d, const char *db, enum emu_obj_type t, uint32_t id, uint32_t uar_index);
 /* Free one QP's transport state (unlinked by the caller), or every QP's. */
 void emu_tq_free(struct emu_tq *tq);
 void emu_tq_drop_all(struct emu_tp *tp);

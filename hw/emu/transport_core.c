@@ -54,7 +54,7 @@ static void tq_reset_req(struct emu_tq *tq)
 
 	tq_release_inflight(tq);
 	tq->head = tq->cur = tq->tail = 0;
-	tq->sq_prod = qp->sq_pi;
+	tq->sq_prod = qp->eng.sq_pi;
 	tq->psn_next = tq->una = tq->rtx_mark = qp->next_send_psn & EMU_ROCE_PSN_MASK;
 	tq->timer_at = 0;
 	tq->rnr_at = 0;
@@ -82,6 +82,23 @@ static void tq_reset_resp(struct emu_tq *tq)
 	tq->res_next = 0;
 	tq->uc_drop = false;
 	tq->ctx_rq_psn = qp->next_rcv_psn;
+}
+
+void *emu_tp_doorbell_obj(struct emu_dev *d, const char *db, enum emu_obj_type t, uint32_t id, uint32_t uar_index)
+{
+	void *obj = emu_obj_get(d, t, id);
+	const char *kind = t == EMU_OBJ_CQ ? "CQ" : "QP";
+	uint32_t uar;
+
+	if (!obj) {
+		emu_drverr(d, "%s for %s 0x%x, which does not exist", db, kind, id);
+		return NULL;
+	}
+	uar = t == EMU_OBJ_CQ ? ((struct emu_cq *)obj)->uar : ((struct emu_qp *)obj)->uar;
+	if (uar != uar_index)
+		emu_drverr(d, "%s for %s 0x%x through UAR %u, %s was created on UAR %u", db, kind, id, uar_index, kind,
+			   uar);
+	return obj;
 }
 
 /* The QP's transport state.  Requester and responder halves are made afresh when the
@@ -123,7 +140,7 @@ struct emu_tq *emu_tq_get(struct emu_tp *tp, struct emu_qp *qp)
 		tq_reset_resp(tq);
 		tq->flushed = false;
 	} else {
-		if (tq->ctx_sq_psn != qp->next_send_psn || (qp->sq_pi == 0 && tq->sq_prod != 0 && tq->head == tq->tail))
+		if (tq->ctx_sq_psn != qp->next_send_psn || (qp->eng.sq_pi == 0 && tq->sq_prod != 0 && tq->head == tq->tail))
 			tq_reset_req(tq);
 		if (tq->ctx_rq_psn != qp->next_rcv_psn)
 			tq_reset_resp(tq);

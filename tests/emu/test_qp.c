@@ -586,8 +586,8 @@ Test(emu_qp, two_rst_resets_the_queues_and_the_qp_connects_again)
 	pthread_mutex_lock(&o.t.emu->lock);
 	struct emu_qp *qp = emu_obj_get(o.t.emu, EMU_OBJ_QP, qpn);
 	cr_assert_not_null(qp);
-	qp->sq_pi = 17;
-	qp->rq_pi = 5;
+	qp->eng.sq_pi = 17;
+	qp->eng.rq_pi = 5;
 	pthread_mutex_unlock(&o.t.emu->lock);
 	cr_assert_eq(PRM_GET(qpc, ot_query_qp(&o, qpn), hw_sq_wqebb_counter), 17);
 	et_expect(&o.t, ot_2state(&o, PRM_CMD_OP_2RST_QP, qpn), 0, 0);
