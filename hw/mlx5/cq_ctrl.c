@@ -98,25 +98,20 @@ err:
 	return rc;
 }
 
-static int mx5_cq_destroy_cmd(struct mx5_cq *cq)
+/* DESTROY_CQ, then the memory; forced (mx5_objects_destroy_all): the memory goes even
+ * when the device refuses. */
+static int mx5_cq_teardown(struct mx5_cq *cq, bool forced)
 {
-	struct mx5_device *dev = cq->dev;
-	if (dev->health != MX5_HEALTH_OK)
-		return 0;
-	uint8_t in[PRM_SIZE(destroy_cq_in)] = { 0 }, o[PRM_SIZE(destroy_cq_out)];
-	PRM_SET(destroy_cq_in, in, opcode, PRM_CMD_OP_DESTROY_CQ);
-	PRM_SET(destroy_cq_in, in, cqn, cq->cqn);
-	return mx5_exec(dev, in, sizeof(in), o, sizeof(o));
-}
-
-static void mx5_cq_release(struct mx5_cq *cq)
-{
+	int rc = mx5_destroy_cmd(cq->dev, PRM_CMD_OP_DESTROY_CQ, cq->cqn);
+	if (rc && !forced)
+		return rc;
 	mx5_cq_index_del(cq->dev, cq);
 	mx5_list_del(&cq->link);
 	mx5_qbuf_free(cq->dev, &cq->q);
 	mx5_wq_table_destroy(cq->wqs);
 	free(cq->wqs);
 	free(cq);
+	return 0;
 }
 
 int mx5_cq_destroy(struct mx5_cq *cq)
@@ -126,17 +121,12 @@ int mx5_cq_destroy(struct mx5_cq *cq)
 	if (cq->refs)
 		return mx5_fail(cq->dev, -EBUSY, "DESTROY_CQ: CQ 0x%x still used by %u queues",
 				cq->cqn, cq->refs);
-	int rc = mx5_cq_destroy_cmd(cq);
-	if (rc)
-		return rc;
-	mx5_cq_release(cq);
-	return 0;
+	return mx5_cq_teardown(cq, false);
 }
 
 void mx5_cq_destroy_forced(struct mx5_cq *cq)
 {
-	mx5_cq_destroy_cmd(cq);
-	mx5_cq_release(cq);
+	mx5_cq_teardown(cq, true);
 }
 
 uint32_t mx5_cq_num(const struct mx5_cq *cq) { return cq->cqn; }

@@ -100,6 +100,9 @@ static inline size_t mx5_qbuf_npas(const struct mx5_device *dev, const struct mx
 	return q->buf_bytes / dev->host_page;
 }
 
+/* DESTROY_CQ, DESTROY_QP or DESTROY_SRQ (opcode) of object number num (objects.c). */
+int mx5_destroy_cmd(struct mx5_device *dev, uint16_t opcode, uint32_t num);
+
 /* Per-type teardown used by objects.c. */
 void mx5_qp_destroy_forced(struct mx5_qp *qp);
 void mx5_srq_destroy_forced(struct mx5_srq *srq);

@@ -810,18 +810,13 @@ int mx5_qp_query(struct mx5_qp *qp, struct mx5_qp_attr *a, struct mx5_qp_init_at
 	return rc;
 }
 
-static int mx5_qp_destroy_cmd(struct mx5_qp *qp)
+/* DESTROY_QP, then the memory; forced (mx5_objects_destroy_all): the memory goes even
+ * when the device refuses. */
+static int mx5_qp_teardown(struct mx5_qp *qp, bool forced)
 {
-	if (qp->dev->health != MX5_HEALTH_OK)
-		return 0;
-	uint8_t in[PRM_SIZE(destroy_qp_in)] = { 0 }, o[PRM_SIZE(destroy_qp_out)];
-	PRM_SET(destroy_qp_in, in, opcode, PRM_CMD_OP_DESTROY_QP);
-	PRM_SET(destroy_qp_in, in, qpn, qp->qpn);
-	return mx5_exec(qp->dev, in, sizeof(in), o, sizeof(o));
-}
-
-static void mx5_qp_release(struct mx5_qp *qp)
-{
+	int rc = mx5_destroy_cmd(qp->dev, PRM_CMD_OP_DESTROY_QP, qp->qpn);
+	if (rc && !forced)
+		return rc;
 	mx5_qp_unlink_cqs(qp);
 	if (qp->bf_held)
 		mx5_uar_bf_put(qp->dev, &qp->bf);
@@ -837,23 +832,17 @@ static void mx5_qp_release(struct mx5_qp *qp)
 	free(qp->sq_wqe_next);
 	free(qp->rq_wrid);
 	free(qp);
+	return 0;
 }
 
 int mx5_qp_destroy(struct mx5_qp *qp)
 {
-	if (!qp)
-		return -EINVAL;
-	int rc = mx5_qp_destroy_cmd(qp);
-	if (rc)
-		return rc;
-	mx5_qp_release(qp);
-	return 0;
+	return qp ? mx5_qp_teardown(qp, false) : -EINVAL;
 }
 
 void mx5_qp_destroy_forced(struct mx5_qp *qp)
 {
-	mx5_qp_destroy_cmd(qp);
-	mx5_qp_release(qp);
+	mx5_qp_teardown(qp, true);
 }
 
 /* An async error EQE for this QP: the device moved it to an error state. */

@@ -99,18 +99,13 @@ err:
 	return rc;
 }
 
-static int mx5_srq_destroy_cmd(struct mx5_srq *s)
+/* DESTROY_SRQ, then the memory; forced (mx5_objects_destroy_all): the memory goes
+ * even when the device refuses. */
+static int mx5_srq_teardown(struct mx5_srq *s, bool forced)
 {
-	if (s->dev->health != MX5_HEALTH_OK)
-		return 0;
-	uint8_t in[PRM_SIZE(destroy_srq_in)] = { 0 }, o[PRM_SIZE(destroy_srq_out)];
-	PRM_SET(destroy_srq_in, in, opcode, PRM_CMD_OP_DESTROY_SRQ);
-	PRM_SET(destroy_srq_in, in, srqn, s->srqn);
-	return mx5_exec(s->dev, in, sizeof(in), o, sizeof(o));
-}
-
-static void mx5_srq_release(struct mx5_srq *s)
-{
+	int rc = mx5_destroy_cmd(s->dev, PRM_CMD_OP_DESTROY_SRQ, s->srqn);
+	if (rc && !forced)
+		return rc;
 	s->pd->refs--;
 	if (s->cq)
 		s->cq->refs--;
@@ -119,6 +114,7 @@ static void mx5_srq_release(struct mx5_srq *s)
 	free(s->ring.flush_free);
 	free(s->wrid);
 	free(s);
+	return 0;
 }
 
 int mx5_srq_destroy(struct mx5_srq *s)
@@ -128,17 +124,12 @@ int mx5_srq_destroy(struct mx5_srq *s)
 	if (s->refs)
 		return mx5_fail(s->dev, -EBUSY, "DESTROY_SRQ: SRQ 0x%x still used by %u QPs", s->srqn,
 				s->refs);
-	int rc = mx5_srq_destroy_cmd(s);
-	if (rc)
-		return rc;
-	mx5_srq_release(s);
-	return 0;
+	return mx5_srq_teardown(s, false);
 }
 
 void mx5_srq_destroy_forced(struct mx5_srq *s)
 {
-	mx5_srq_destroy_cmd(s);
-	mx5_srq_release(s);
+	mx5_srq_teardown(s, true);
 }
 
 /* ARM_RQ: raise SRQ_LIMIT when fewer than `limit` WQEs remain. */
