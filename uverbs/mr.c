@@ -237,17 +237,11 @@ static int uv_umr_qp(struct uv_dev *d)
 	a.ah.port_num = 1;
 	a.max_dest_rd_atomic = 1;
 	if (!rc)
-		rc = mx5_qp_modify(d->umr_qp, &a, MX5_QP_STATE | MX5_QP_AV | MX5_QP_PATH_MTU | MX5_QP_DEST_QPN |
-						   MX5_QP_RQ_PSN | MX5_QP_MAX_DEST_RD_ATOMIC | MX5_QP_MIN_RNR_TIMER);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = MX5_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
+		rc = mx5_qp_modify(d->umr_qp, &a, MX5_QP_RTR_RC);
+	a = (struct mx5_qp_attr){ .qp_state = MX5_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+				  .max_rd_atomic = 1 };
 	if (!rc)
-		rc = mx5_qp_modify(d->umr_qp, &a, MX5_QP_STATE | MX5_QP_SQ_PSN | MX5_QP_TIMEOUT | MX5_QP_RETRY_CNT |
-						   MX5_QP_RNR_RETRY | MX5_QP_MAX_QP_RD_ATOMIC);
+		rc = mx5_qp_modify(d->umr_qp, &a, MX5_QP_RTS_RC);
 	if (rc) {
 		uv_log(UV_LOG_INFO, "%s: no UMR QP (%s): ibv_rereg_mr re-registers", d->ibdev.name,
 		       mx5_device_error(d->mx5));

@@ -419,20 +419,10 @@ static unsigned mx5_required(enum mx5_qp_type t, enum mx5_qp_state from, enum mx
 	if (from == MX5_QPS_RESET && to == MX5_QPS_INIT)
 		return r | MX5_QP_PKEY_INDEX | MX5_QP_PORT |
 		       (t == MX5_QPT_UD ? MX5_QP_QKEY : MX5_QP_ACCESS_FLAGS);
-	if (from == MX5_QPS_INIT && to == MX5_QPS_RTR) {
-		if (t == MX5_QPT_UD)
-			return r;
-		r |= MX5_QP_AV | MX5_QP_PATH_MTU | MX5_QP_DEST_QPN | MX5_QP_RQ_PSN;
-		if (t == MX5_QPT_RC)
-			r |= MX5_QP_MAX_DEST_RD_ATOMIC | MX5_QP_MIN_RNR_TIMER;
-		return r;
-	}
-	if (from == MX5_QPS_RTR && to == MX5_QPS_RTS) {
-		r |= MX5_QP_SQ_PSN;
-		if (t == MX5_QPT_RC)
-			r |= MX5_QP_TIMEOUT | MX5_QP_RETRY_CNT | MX5_QP_RNR_RETRY | MX5_QP_MAX_QP_RD_ATOMIC;
-		return r;
-	}
+	if (from == MX5_QPS_INIT && to == MX5_QPS_RTR)
+		return t == MX5_QPT_RC ? MX5_QP_RTR_RC : t == MX5_QPT_UC ? MX5_QP_RTR_UC : r;
+	if (from == MX5_QPS_RTR && to == MX5_QPS_RTS)
+		return t == MX5_QPT_RC ? MX5_QP_RTS_RC : MX5_QP_RTS_UC;
 	return r;
 }
 
@@ -674,27 +664,36 @@ static size_t mx5_qp_build_cmd(struct mx5_qp *qp, uint16_t op, const struct mx5_
 	return PRM_SIZE(rst2init_qp_in);
 }
 
+/* The attributes a modify records as given, one row each: (mask bit, field). */
+#define MX5_QP_RECORDED(X) \
+	X(MX5_QP_ACCESS_FLAGS, qp_access_flags) \
+	X(MX5_QP_PKEY_INDEX, pkey_index) \
+	X(MX5_QP_PORT, port_num) \
+	X(MX5_QP_QKEY, qkey) \
+	X(MX5_QP_AV, ah) \
+	X(MX5_QP_PATH_MTU, path_mtu) \
+	X(MX5_QP_DEST_QPN, dest_qp_num) \
+	X(MX5_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic) \
+	X(MX5_QP_MAX_QP_RD_ATOMIC, max_rd_atomic) \
+	X(MX5_QP_MIN_RNR_TIMER, min_rnr_timer) \
+	X(MX5_QP_TIMEOUT, timeout) \
+	X(MX5_QP_RETRY_CNT, retry_cnt) \
+	X(MX5_QP_RNR_RETRY, rnr_retry)
+
 /* Step 5: remember what was programmed (query reports it). */
 static void mx5_qp_record(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask, enum mx5_qp_state to)
 {
 	qp->state = to;
 	struct mx5_qp_attr *s = &qp->attr;
 	s->qp_state = to;
-	if (mask & MX5_QP_ACCESS_FLAGS) s->qp_access_flags = a->qp_access_flags;
-	if (mask & MX5_QP_PKEY_INDEX) s->pkey_index = a->pkey_index;
-	if (mask & MX5_QP_PORT) s->port_num = a->port_num;
-	if (mask & MX5_QP_QKEY) s->qkey = a->qkey;
-	if (mask & MX5_QP_AV) s->ah = a->ah;
-	if (mask & MX5_QP_PATH_MTU) s->path_mtu = a->path_mtu;
-	if (mask & MX5_QP_DEST_QPN) s->dest_qp_num = a->dest_qp_num;
-	if (mask & MX5_QP_RQ_PSN) s->rq_psn = a->rq_psn & 0xffffff;
-	if (mask & MX5_QP_SQ_PSN) s->sq_psn = a->sq_psn & 0xffffff;
-	if (mask & MX5_QP_MAX_DEST_RD_ATOMIC) s->max_dest_rd_atomic = a->max_dest_rd_atomic;
-	if (mask & MX5_QP_MAX_QP_RD_ATOMIC) s->max_rd_atomic = a->max_rd_atomic;
-	if (mask & MX5_QP_MIN_RNR_TIMER) s->min_rnr_timer = a->min_rnr_timer;
-	if (mask & MX5_QP_TIMEOUT) s->timeout = a->timeout;
-	if (mask & MX5_QP_RETRY_CNT) s->retry_cnt = a->retry_cnt;
-	if (mask & MX5_QP_RNR_RETRY) s->rnr_retry = a->rnr_retry;
+#define MX5_KEEP(bit, field) if (mask & (bit)) s->field = a->field;
+	MX5_QP_RECORDED(MX5_KEEP)
+#undef MX5_KEEP
+	/* a PSN is 24 bits, as qpc.next_send_psn and next_rcv_psn hold it (layouts/qp.def) */
+	if (mask & MX5_QP_RQ_PSN)
+		s->rq_psn = a->rq_psn & 0xffffff;
+	if (mask & MX5_QP_SQ_PSN)
+		s->sq_psn = a->sq_psn & 0xffffff;
 }
 
 /* Step 6, after a move to RESET: the QP's completions not yet polled go, and the data
@@ -763,15 +762,9 @@ int mx5_qp_query(struct mx5_qp *qp, struct mx5_qp_attr *a, struct mx5_qp_init_at
 	struct mx5_device *dev = qp->dev;
 	*a = qp->attr;
 	a->cap = qp->cap;
-	if (init) {
-		memset(init, 0, sizeof(*init));
-		init->type = qp->type;
-		init->send_cq = qp->scq;
-		init->recv_cq = qp->rcq;
-		init->srq = qp->srq;
-		init->cap = qp->cap;
-		init->sq_sig_all = qp->sq_sig_all;
-	}
+	if (init)
+		*init = (struct mx5_qp_init_attr){ .type = qp->type, .send_cq = qp->scq, .recv_cq = qp->rcq,
+						   .srq = qp->srq, .cap = qp->cap, .sq_sig_all = qp->sq_sig_all };
 	if (qp->flushed) {
 		a->qp_state = MX5_QPS_ERR;
 		return 0;
