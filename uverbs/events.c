@@ -191,16 +191,12 @@ void uv_device_event(void *arg, const struct mx5_event *e)
 
 UV_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
-	if (!context || !event) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!context || !event)
+		return uv_minus1(EINVAL);
 	struct uv_event_node n;
 	int rc = uv_evq_pop(&uv_ctx(context)->async, &n);
-	if (rc) {
-		errno = -rc;
-		return -1;
-	}
+	if (rc)
+		return uv_minus1(-rc);
 	*event = n.ev;
 	return 0;
 }
@@ -241,20 +237,15 @@ UV_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 
 UV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 {
-	if (!context) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!context)
+		return uv_null(EINVAL);
 	struct uv_channel *ch = calloc(1, sizeof(*ch));
-	if (!ch) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!ch)
+		return uv_null(ENOMEM);
 	int rc = uv_evq_init(&ch->q);
 	if (rc) {
 		free(ch);
-		errno = -rc;
-		return NULL;
+		return uv_null(-rc);
 	}
 	ch->ch.context = context;
 	ch->ch.fd = ch->q.fd;
@@ -304,17 +295,13 @@ void uv_cq_comp_event(void *arg, struct mx5_cq *m)
 UV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 			       void **cq_context)
 {
-	if (!channel || !cq) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!channel || !cq)
+		return uv_minus1(EINVAL);
 	struct uv_channel *ch = uv_from(channel, struct uv_channel, ch);
 	struct uv_event_node n = { 0 };
 	int rc = uv_evq_pop(&ch->q, &n);
-	if (rc) {
-		errno = -rc;
-		return -1;
-	}
+	if (rc)
+		return uv_minus1(-rc);
 	*cq = n.cq;
 	if (cq_context)
 		*cq_context = n.cq->cq_context;

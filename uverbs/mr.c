@@ -9,16 +9,12 @@
 
 UV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
-	if (!context) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!context)
+		return uv_null(EINVAL);
 	struct uv_dev *d = uv_ctx_dev(context);
 	struct uv_pd *p = calloc(1, sizeof(*p));
-	if (!p) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!p)
+		return uv_null(ENOMEM);
 	pthread_mutex_lock(&d->lock);
 	int rc = mx5_pd_alloc(d->mx5, &p->m);
 	if (rc)
@@ -28,8 +24,7 @@ UV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	pthread_mutex_unlock(&d->lock);
 	if (rc) {
 		free(p);
-		errno = rc;
-		return NULL;
+		return uv_null(rc);
 	}
 	p->pd.context = context;
 	p->pd.handle = mx5_pd_num(p->m);
@@ -89,10 +84,8 @@ unsigned uv_access_from_mx5(unsigned mx5_access) { return uv_access_convert(mx5_
 static struct ibv_mr *uv_reg(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 			     unsigned access)
 {
-	if (!pd || !length) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!pd || !length)
+		return uv_null(EINVAL);
 	if (access & IBV_ACCESS_ON_DEMAND) {
 		uv_unsupported("on-demand paging (IBV_ACCESS_ON_DEMAND)");
 		return NULL;
@@ -100,14 +93,12 @@ static struct ibv_mr *uv_reg(struct ibv_pd *pd, void *addr, size_t length, uint6
 	if (access & ~(unsigned)UV_ACCESS_KNOWN) {
 		uv_log(UV_LOG_WARN, "ibv_reg_mr: access flags 0x%x not supported (EOPNOTSUPP)",
 		       access & ~(unsigned)UV_ACCESS_KNOWN);
-		errno = EOPNOTSUPP;
-		return NULL;
+		return uv_null(EOPNOTSUPP);
 	}
 	/* IBTA 10.6.3.1 / ibv_reg_mr(3): remote write or atomic needs local write */
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE)) {
-		errno = EINVAL;
-		return NULL;
+		return uv_null(EINVAL);
 	}
 	if (iova != (uint64_t)(uintptr_t)addr) {
 		uv_unsupported("memory region at an IOVA other than its address (ibv_reg_mr_iova)");
@@ -116,10 +107,8 @@ static struct ibv_mr *uv_reg(struct ibv_pd *pd, void *addr, size_t length, uint6
 	struct uv_pd *p = uv_from(pd, struct uv_pd, pd);
 	struct uv_dev *d = uv_ctx_dev(pd->context);
 	struct uv_mr *m = calloc(1, sizeof(*m));
-	if (!m) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!m)
+		return uv_null(ENOMEM);
 	pthread_mutex_lock(&d->lock);
 	int rc = mx5_mr_reg(p->m, addr, length, uv_access_to_mx5(access), &m->m);
 	if (rc)
@@ -127,8 +116,7 @@ static struct ibv_mr *uv_reg(struct ibv_pd *pd, void *addr, size_t length, uint6
 	pthread_mutex_unlock(&d->lock);
 	if (rc) {
 		free(m);
-		errno = rc;
-		return NULL;
+		return uv_null(rc);
 	}
 	struct mx5_mr_info info;
 	mx5_mr_query(m->m, &info);

@@ -28,15 +28,11 @@ static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct i
 	 * mlx5 (max_wr + 1 rounded up to a power of two) and rxe (rxe_srq_chk_init raises
 	 * it to RXE_MIN_SRQ_WR) give it; the granted size goes back in attr. */
 	uint32_t max_wr = attr->max_wr ? attr->max_wr : 1;
-	if (max_wr > d->info.max_srq_wr || attr->max_sge > d->info.max_srq_sge || attr->srq_limit > max_wr) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (max_wr > d->info.max_srq_wr || attr->max_sge > d->info.max_srq_sge || attr->srq_limit > max_wr)
+		return uv_null(EINVAL);
 	struct uv_srq *s = calloc(1, sizeof(*s));
-	if (!s) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!s)
+		return uv_null(ENOMEM);
 	struct mx5_srq_attr a = { .max_wr = max_wr, .max_sge = attr->max_sge ? attr->max_sge : 1,
 				  .srq_limit = attr->srq_limit };
 	pthread_mutex_lock(&d->lock);
@@ -45,8 +41,7 @@ static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct i
 		rc = uv_err(d, rc, "ibv_create_srq");
 		pthread_mutex_unlock(&d->lock);
 		free(s);
-		errno = rc;
-		return NULL;
+		return uv_null(rc);
 	}
 	mx5_srq_query(s->m, &a);
 	s->ring = mx5_srq_state(s->m);
@@ -72,27 +67,21 @@ static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct i
 
 UV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init)
 {
-	if (!pd || !init) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!pd || !init)
+		return uv_null(EINVAL);
 	return uv_srq_new(pd, init->srq_context, &init->attr);
 }
 
 struct ibv_srq *uv_create_srq_ex_op(struct ibv_context *c, struct ibv_srq_init_attr_ex *a)
 {
-	if (!c || !a) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!c || !a)
+		return uv_null(EINVAL);
 	if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type != IBV_SRQT_BASIC) {
 		uv_unsupported("XRC and tag-matching SRQs");
 		return NULL;
 	}
-	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a->pd || a->pd->context != c) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a->pd || a->pd->context != c)
+		return uv_null(EINVAL);
 	return uv_srq_new(a->pd, a->srq_context, &a->attr);
 }
 
@@ -170,22 +159,17 @@ static uint16_t uv_flow_label_sport(uint32_t fl)
 
 UV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
-	if (!pd || !attr) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!pd || !attr)
+		return uv_null(EINVAL);
 	struct uv_dev *d = uv_ctx_dev(pd->context);
 	/* RoCE: every packet has a GRH, an AH without one cannot address anybody */
 	if (!attr->is_global || attr->grh.sgid_index >= d->info.gid_table_len ||
 	    (attr->port_num && attr->port_num > d->info.num_ports)) {
-		errno = EINVAL;
-		return NULL;
+		return uv_null(EINVAL);
 	}
 	struct uv_ah *a = calloc(1, sizeof(*a));
-	if (!a) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!a)
+		return uv_null(ENOMEM);
 	struct mx5_av_attr av;
 	memset(&av, 0, sizeof(av));
 	memcpy(av.dgid, attr->grh.dgid.raw, 16);
@@ -201,8 +185,7 @@ UV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 	pthread_mutex_unlock(&d->lock);
 	if (rc) {
 		free(a);
-		errno = rc;
-		return NULL;
+		return uv_null(rc);
 	}
 	av.sgid_index = attr->grh.sgid_index;
 	av.hop_limit = attr->grh.hop_limit;
@@ -248,10 +231,8 @@ UV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
 	memset(ah_attr, 0, sizeof(*ah_attr));
 	ah_attr->sl = wc->sl;
 	ah_attr->port_num = port_num;
-	if (!(wc->wc_flags & IBV_WC_GRH) || !grh) {
-		errno = EINVAL;   /* RoCE needs the GRH to answer */
-		return -1;
-	}
+	if (!(wc->wc_flags & IBV_WC_GRH) || !grh)
+		return uv_minus1(EINVAL);   /* RoCE needs the GRH to answer */
 	uint8_t src[16], dst[16];
 	const uint8_t *raw = (const uint8_t *)grh;
 	static const uint8_t zero20[20];
@@ -281,8 +262,7 @@ UV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
 			return 0;
 		}
 	}
-	errno = ENOENT;
-	return -1;
+	return uv_minus1(ENOENT);
 }
 
 UV_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,

@@ -23,6 +23,7 @@
 #ifndef UVERBS_UVERBS_UV_H
 #define UVERBS_UVERBS_UV_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,6 +49,27 @@ enum uv_log_level { UV_LOG_NONE = 0, UV_LOG_ERROR, UV_LOG_WARN, UV_LOG_INFO, UV_
 void uv_log(enum uv_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Unsupported feature: log the reason, set errno = EOPNOTSUPP. */
 void uv_unsupported(const char *what);
+/* A verb this driver does not offer, written as one row: the function `name(params)`
+ * logs `what` through uv_unsupported and returns `fail`, which is NULL for a verb
+ * that returns an object and EOPNOTSUPP for one that returns an errno (its man page).
+ * Its parameters go unused: rows stand between UV_NOT_OFFERED_BEGIN and _END, which
+ * silence -Wunused-parameter for them alone. */
+#define UV_NOT_OFFERED(ret, name, params, what, fail) \
+	ret name params { uv_unsupported(what); return fail; }
+#define UV_NOT_OFFERED_BEGIN \
+	_Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wunused-parameter\"")
+#define UV_NOT_OFFERED_END _Pragma("GCC diagnostic pop")
+/* How a verb that returns a pointer (NULL) or a libc-style int (-1) fails: errno says why. */
+static inline void *uv_null(int err)
+{
+	errno = err;
+	return NULL;
+}
+static inline int uv_minus1(int err)
+{
+	errno = err;
+	return -1;
+}
 /* True (errno = ENOMEM) when environment variable `env`, one of rdma-core's
  * MLX_{CQ,QP,SRQ}_ALLOC_TYPE, asks for huge-page-only queue buffers (log.c). */
 bool uv_alloc_type_refused(const char *env);
