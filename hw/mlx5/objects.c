@@ -40,6 +40,28 @@ void mx5_qbuf_pas(const struct mx5_device *dev, const struct mx5_qbuf *q, uint8_
 	}
 }
 
+uint8_t *mx5_create_in(struct mx5_device *dev, uint16_t opcode, size_t fixed, const struct mx5_qbuf *q,
+		       size_t *inlen)
+{
+	*inlen = fixed + mx5_qbuf_npas(dev, q) * 8;
+	uint8_t *in = calloc(1, *inlen);
+	if (!in) {
+		mx5_fail(dev, -ENOMEM, "%s: out of memory", prm_opcode_name(opcode));
+		return NULL;
+	}
+	PRM_SET(cmd_in, in, opcode, opcode);
+	return in;
+}
+
+int mx5_create_exec(struct mx5_device *dev, const struct mx5_qbuf *q, uint8_t *in, uint8_t *pas, size_t inlen,
+		    void *out, size_t outlen)
+{
+	mx5_qbuf_pas(dev, q, pas);
+	int rc = mx5_exec(dev, in, inlen, out, outlen);
+	free(in);
+	return rc;
+}
+
 /* The three inputs are alike (PRM destroy_cq_in, destroy_qp_in, destroy_srq_in): the
  * cmd_in header, then the object's number; only the number's field name differs.
  * After a fatal error the device holds no objects any more (mx5_objects_flush), so

@@ -217,6 +217,19 @@ static void mx5_qp_unlink_cqs(struct mx5_qp *qp)
 	}
 }
 
+/* The memory of a QP and its BlueFlame register, whether CREATE_QP got as far as the
+ * device or not. */
+static void mx5_qp_free(struct mx5_qp *qp)
+{
+	if (qp->bf_held)
+		mx5_uar_bf_put(qp->dev, &qp->bf);
+	mx5_qbuf_free(qp->dev, &qp->q);
+	free(qp->sq_wrid);
+	free(qp->sq_wqe_next);
+	free(qp->rq_wrid);
+	free(qp);
+}
+
 int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx5_qp **out)
 {
 	if (!pd || !a || !out)
@@ -268,14 +281,13 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 		goto err;
 	}
 
-	size_t npas = mx5_qbuf_npas(dev, &qp->q);
-	size_t inlen = PRM_SIZE(create_qp_in) + npas * 8;
-	uint8_t *in = calloc(1, inlen), o[PRM_SIZE(create_qp_out)];
+	size_t inlen;
+	uint8_t *in = mx5_create_in(dev, PRM_CMD_OP_CREATE_QP, PRM_SIZE(create_qp_in), &qp->q, &inlen);
+	uint8_t o[PRM_SIZE(create_qp_out)];
 	if (!in) {
-		rc = mx5_fail(dev, -ENOMEM, "CREATE_QP: out of memory");
+		rc = -ENOMEM;
 		goto err;
 	}
-	PRM_SET(create_qp_in, in, opcode, PRM_CMD_OP_CREATE_QP);
 	uint8_t *c = PRM_ADDR(create_qp_in, in, qpc);
 	PRM_SET(qpc, c, st, a->type == MX5_QPT_RC ? MX5_QPC_ST_RC
 			    : a->type == MX5_QPT_UC ? MX5_QPC_ST_UC : MX5_QPC_ST_UD);
@@ -304,9 +316,7 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	PRM_SET(qpc, c, cqn_snd, qp->scq->cqn);
 	PRM_SET(qpc, c, cqn_rcv, qp->rcq->cqn);
 	PRM_SET(qpc, c, dbr_addr, qp->q.dbrec_iova);
-	mx5_qbuf_pas(dev, &qp->q, PRM_ADDR(create_qp_in, in, pas));
-	rc = mx5_exec(dev, in, inlen, o, sizeof(o));
-	free(in);
+	rc = mx5_create_exec(dev, &qp->q, in, PRM_ADDR(create_qp_in, in, pas), inlen, o, sizeof(o));
 	if (rc)
 		goto err;
 	qp->qpn = (uint32_t)PRM_GET(create_qp_out, o, qpn);
@@ -342,13 +352,7 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	*out = qp;
 	return 0;
 err:
-	if (qp->bf_held)
-		mx5_uar_bf_put(dev, &qp->bf);
-	mx5_qbuf_free(dev, &qp->q);
-	free(qp->sq_wrid);
-	free(qp->sq_wqe_next);
-	free(qp->rq_wrid);
-	free(qp);
+	mx5_qp_free(qp);
 	return rc;
 }
 
@@ -811,8 +815,6 @@ static int mx5_qp_teardown(struct mx5_qp *qp, bool forced)
 	if (rc && !forced)
 		return rc;
 	mx5_qp_unlink_cqs(qp);
-	if (qp->bf_held)
-		mx5_uar_bf_put(qp->dev, &qp->bf);
 	qp->pd->refs--;
 	qp->scq->refs--;
 	if (qp->rcq != qp->scq)
@@ -820,11 +822,7 @@ static int mx5_qp_teardown(struct mx5_qp *qp, bool forced)
 	if (qp->srq)
 		qp->srq->refs--;
 	mx5_list_del(&qp->link);
-	mx5_qbuf_free(qp->dev, &qp->q);
-	free(qp->sq_wrid);
-	free(qp->sq_wqe_next);
-	free(qp->rq_wrid);
-	free(qp);
+	mx5_qp_free(qp);
 	return 0;
 }
 
