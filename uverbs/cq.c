@@ -140,12 +140,8 @@ static struct uv_cq *uv_cq_new(struct ibv_context *c, uint32_t cqe, void *cq_con
 		if (rc)
 			mx5_cq_destroy(q->m);
 	}
-	if (rc) {
-		rc = uv_err(d, rc, "ibv_create_cq");
-		pthread_mutex_unlock(&d->lock);
-		free(q);
-		return uv_null(rc);
-	}
+	if (rc)
+		return uv_create_fail(d, rc, "ibv_create_cq", q);
 	q->ring = mx5_cq_state(q->m);
 	plat_spin_init(&q->ring->lock, single);
 	q->ctx = uv_ctx(c);
@@ -222,28 +218,18 @@ UV_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	if (!cq)
 		return EINVAL;
 	struct uv_cq *q = uv_cq_of(cq);
-	struct uv_dev *d = uv_ctx_dev(cq->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(cq->context);
 	int rc = mx5_cq_destroy(q->m);
-	if (rc) {
-		rc = uv_err(d, rc, "ibv_destroy_cq");   /* EBUSY while QPs use it */
-		pthread_mutex_unlock(&d->lock);
-		return rc;
-	}
-	for (struct uv_cq **pp = &q->ctx->cqs; *pp; pp = &(*pp)->next)
-		if (*pp == q) {
-			*pp = q->next;
-			break;
-		}
+	if (rc)
+		return uv_err_unlock(d, rc, "ibv_destroy_cq");   /* EBUSY while QPs use it */
+	UV_LIST_DEL(&q->ctx->cqs, q);
 	if (cq->channel)
 		cq->channel->refcnt--;
 	pthread_mutex_unlock(&d->lock);
 	/* no completion event can name it any more: drop the ones not yet read */
 	if (cq->channel)
 		uv_evq_drop(&uv_from(cq->channel, struct uv_channel, ch)->q, cq);
-	uv_evq_drop(&q->ctx->async, cq);
-	pthread_mutex_destroy(&cq->mutex);
-	pthread_cond_destroy(&cq->cond);
+	uv_obj_retire(q->ctx, cq, &cq->mutex, &cq->cond);
 	free(q);
 	return 0;
 }

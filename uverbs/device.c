@@ -45,6 +45,27 @@ int uv_err(struct uv_dev *d, int rc, const char *what)
 	return e;
 }
 
+int uv_err_unlock(struct uv_dev *d, int rc, const char *what)
+{
+	rc = uv_err(d, rc, what);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+void *uv_create_fail(struct uv_dev *d, int rc, const char *verb, void *obj)
+{
+	rc = uv_err_unlock(d, rc, verb);
+	free(obj);
+	return uv_null(rc);
+}
+
+void uv_obj_retire(struct uv_context *ctx, const void *obj, pthread_mutex_t *mutex, pthread_cond_t *cond)
+{
+	uv_evq_drop(&ctx->async, obj);
+	pthread_mutex_destroy(mutex);
+	pthread_cond_destroy(cond);
+}
+
 static bool uv_is_scheme(const char *tok)
 {
 	const char *c = strchr(tok, ':');
@@ -548,27 +569,22 @@ UV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	struct uv_dev *d = uv_dev_of(device);
 	if (!d)
 		return uv_null(ENODEV);
-	struct uv_context *c = calloc(1, sizeof(*c));
+	struct uv_context *c = uv_evq_alloc(sizeof(*c), offsetof(struct uv_context, async));
 	if (!c)
-		return uv_null(ENOMEM);
-	int rc = uv_evq_init(&c->async);
-	if (rc) {
-		free(c);
-		return uv_null(-rc);
-	}
+		return NULL;
 	/* The kernel's cmd_fd is the open /dev/infiniband/uverbsN.  We send no command
 	 * through it, but clients dup() it to share the context (ibv_import_device(3):
 	 * rdma-core's tests/test_shared_pd.py does os.dup(ctx.cmd_fd)), so it must be a
 	 * descriptor: /dev/null, which ibv_import_device() then refuses with EOPNOTSUPP. */
 	c->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (c->cmd_fd < 0) {
-		rc = errno;
+		int rc = errno;
 		uv_evq_fini(&c->async);
 		free(c);
 		return uv_null(rc);
 	}
 	pthread_mutex_lock(&d->lock);
-	rc = uv_dev_up(d);
+	int rc = uv_dev_up(d);
 	if (rc) {
 		pthread_mutex_unlock(&d->lock);
 		uv_evq_fini(&c->async);

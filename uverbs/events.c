@@ -22,6 +22,19 @@ int uv_evq_init(struct uv_evq *q)
 	return 0;
 }
 
+void *uv_evq_alloc(size_t size, size_t evq_off)
+{
+	char *p = calloc(1, size);
+	if (!p)
+		return uv_null(ENOMEM);
+	int rc = uv_evq_init((struct uv_evq *)(void *)(p + evq_off));
+	if (rc) {
+		free(p);
+		return uv_null(-rc);
+	}
+	return p;
+}
+
 void uv_evq_fini(struct uv_evq *q)
 {
 	struct uv_event_node *n = q->head;
@@ -239,19 +252,13 @@ UV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *c
 {
 	if (!context)
 		return uv_null(EINVAL);
-	struct uv_channel *ch = calloc(1, sizeof(*ch));
+	struct uv_channel *ch = uv_evq_alloc(sizeof(*ch), offsetof(struct uv_channel, q));
 	if (!ch)
-		return uv_null(ENOMEM);
-	int rc = uv_evq_init(&ch->q);
-	if (rc) {
-		free(ch);
-		return uv_null(-rc);
-	}
+		return NULL;
 	ch->ch.context = context;
 	ch->ch.fd = ch->q.fd;
 	ch->ch.refcnt = 0;
-	struct uv_dev *d = uv_ctx_dev(context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(context);
 	uv_ctx(context)->nchannels++;   /* ibv_close_device refuses while it exists */
 	pthread_mutex_unlock(&d->lock);
 	return &ch->ch;
@@ -262,8 +269,7 @@ UV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	if (!channel)
 		return EINVAL;
 	struct uv_channel *ch = uv_from(channel, struct uv_channel, ch);
-	struct uv_dev *d = uv_ctx_dev(channel->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(channel->context);
 	int busy = channel->refcnt;
 	if (!busy)
 		uv_ctx(channel->context)->nchannels--;

@@ -163,8 +163,7 @@ UV_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	if (!mr)
 		return EINVAL;
 	struct uv_mr *m = uv_from(mr, struct uv_mr, mr);
-	struct uv_dev *d = uv_ctx_dev(mr->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(mr->context);
 	int rc = mx5_mr_dereg(m->m);
 	if (rc)
 		rc = uv_err(d, rc, "ibv_dereg_mr");
@@ -243,8 +242,7 @@ static int uv_umr_qp(struct uv_dev *d)
  * keeps using the rkey it exchanged before.  0, or -errno to re-register instead. */
 static int uv_rereg_in_place(struct uv_mr *m, int flags, struct ibv_pd *npd, unsigned nacc)
 {
-	struct uv_dev *d = uv_ctx_dev(m->mr.context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(m->mr.context);
 	int rc = uv_umr_qp(d);
 	if (!rc)
 		rc = mx5_mr_umr_rereg(m->m, d->umr_qp, d->umr_cq, uv_from(npd, struct uv_pd, pd)->m,
@@ -290,8 +288,7 @@ UV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void
 	if (!n)
 		return IBV_REREG_MR_ERR_INPUT;
 	struct uv_mr *nm = uv_from(n, struct uv_mr, mr);
-	struct uv_dev *d = uv_ctx_dev(mr->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(mr->context);
 	int rc = mx5_mr_dereg(m->m);
 	pthread_mutex_unlock(&d->lock);
 	if (rc) {

@@ -190,12 +190,8 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 		else
 			mx5_qp_destroy(q->m);
 	}
-	if (rc) {
-		rc = uv_err(d, rc, "ibv_create_qp");
-		pthread_mutex_unlock(&d->lock);
-		free(q);
-		return uv_null(rc);
-	}
+	if (rc)
+		return uv_create_fail(d, rc, "ibv_create_qp", q);
 	q->sq = mx5_qp_sq_state(q->m);
 	q->rq = mx5_qp_rq_state(q->m);
 	/* UD WQEs copy the address vector from the AH at this offset (wqe.h) */
@@ -423,23 +419,13 @@ UV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	if (!qp)
 		return EINVAL;
 	struct uv_qp *q = uv_qp_of(qp);
-	struct uv_dev *d = uv_ctx_dev(qp->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(qp->context);
 	int rc = mx5_qp_destroy(q->m);
-	if (rc) {
-		rc = uv_err(d, rc, "ibv_destroy_qp");
-		pthread_mutex_unlock(&d->lock);
-		return rc;
-	}
-	for (struct uv_qp **pp = &q->ctx->qps; *pp; pp = &(*pp)->next)
-		if (*pp == q) {
-			*pp = q->next;
-			break;
-		}
+	if (rc)
+		return uv_err_unlock(d, rc, "ibv_destroy_qp");
+	UV_LIST_DEL(&q->ctx->qps, q);
 	pthread_mutex_unlock(&d->lock);
-	uv_evq_drop(&q->ctx->async, qp);
-	pthread_mutex_destroy(&qp->mutex);
-	pthread_cond_destroy(&qp->cond);
+	uv_obj_retire(q->ctx, qp, &qp->mutex, &qp->cond);
 	free(q->st.inl);
 	free(q);
 	return 0;

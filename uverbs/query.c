@@ -146,8 +146,7 @@ UV_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_at
 {
 	if (!context || !device_attr)
 		return EINVAL;
-	struct uv_dev *d = uv_ctx_dev(context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(context);
 	uv_device_attr(d, device_attr);
 	pthread_mutex_unlock(&d->lock);
 	return 0;
@@ -162,8 +161,7 @@ int uv_query_device_ex_op(struct ibv_context *c, const struct ibv_query_device_e
 		return EINVAL;
 	struct ibv_device_attr_ex x;
 	memset(&x, 0, sizeof(x));
-	struct uv_dev *d = uv_ctx_dev(c);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(c);
 	uv_device_attr(d, &x.orig_attr);
 	pthread_mutex_unlock(&d->lock);
 	/* no ODP, timestamps, TSO, RSS, pacing, TM or device memory: all zero */

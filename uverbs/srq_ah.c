@@ -37,12 +37,8 @@ static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct i
 				  .srq_limit = attr->srq_limit };
 	pthread_mutex_lock(&d->lock);
 	int rc = mx5_srq_create(uv_from(pd, struct uv_pd, pd)->m, NULL, &a, &s->m);
-	if (rc) {
-		rc = uv_err(d, rc, "ibv_create_srq");
-		pthread_mutex_unlock(&d->lock);
-		free(s);
-		return uv_null(rc);
-	}
+	if (rc)
+		return uv_create_fail(d, rc, "ibv_create_srq", s);
 	mx5_srq_query(s->m, &a);
 	s->ring = mx5_srq_state(s->m);
 	plat_spin_init(&s->ring->lock, uv_single_threaded(pd));
@@ -98,8 +94,7 @@ UV_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int
 		return mask ? EINVAL : 0;
 	if (attr->srq_limit > s->max_wr)
 		return EINVAL;
-	struct uv_dev *d = uv_ctx_dev(srq->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(srq->context);
 	int rc = mx5_srq_arm(s->m, attr->srq_limit);
 	if (rc)
 		rc = uv_err(d, rc, "ibv_modify_srq");
@@ -125,23 +120,13 @@ UV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 	if (!srq)
 		return EINVAL;
 	struct uv_srq *s = uv_from(srq, struct uv_srq, srq);
-	struct uv_dev *d = uv_ctx_dev(srq->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(srq->context);
 	int rc = mx5_srq_destroy(s->m);
-	if (rc) {
-		rc = uv_err(d, rc, "ibv_destroy_srq");
-		pthread_mutex_unlock(&d->lock);
-		return rc;
-	}
-	for (struct uv_srq **pp = &s->ctx->srqs; *pp; pp = &(*pp)->next)
-		if (*pp == s) {
-			*pp = s->next;
-			break;
-		}
+	if (rc)
+		return uv_err_unlock(d, rc, "ibv_destroy_srq");
+	UV_LIST_DEL(&s->ctx->srqs, s);
 	pthread_mutex_unlock(&d->lock);
-	uv_evq_drop(&s->ctx->async, srq);
-	pthread_mutex_destroy(&srq->mutex);
-	pthread_cond_destroy(&srq->cond);
+	uv_obj_retire(s->ctx, srq, &srq->mutex, &srq->cond);
 	free(s);
 	return 0;
 }
@@ -210,8 +195,7 @@ UV_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 {
 	if (!ah)
 		return EINVAL;
-	struct uv_dev *d = uv_ctx_dev(ah->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(ah->context);
 	uv_ctx(ah->context)->nahs--;
 	pthread_mutex_unlock(&d->lock);
 	free(uv_from(ah, struct uv_ah, ah));
@@ -279,8 +263,7 @@ UV_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ib
 {
 	if (!context || !attr || !eth_mac)
 		return EINVAL;
-	struct uv_dev *d = uv_ctx_dev(context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(context);
 	int rc = uv_resolve_dmac(d, attr->grh.dgid.raw, eth_mac);
 	pthread_mutex_unlock(&d->lock);
 	if (rc)
