@@ -124,18 +124,13 @@ static struct uv_cq *uv_cq_new(struct ibv_context *c, uint32_t cqe, void *cq_con
 	if (!cqe || cqe > d->info.max_cqe || (int)vector < 0 || vector >= d->info.num_comp_vectors) {
 		uv_log(UV_LOG_WARN, "ibv_create_cq: cqe %u (max %u), comp_vector %u (device has %u): EINVAL",
 		       cqe, d->info.max_cqe, vector, d->info.num_comp_vectors);
-		errno = EINVAL;
-		return NULL;
+		return uv_null(EINVAL);
 	}
-	if (channel && channel->context != c) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (channel && channel->context != c)
+		return uv_null(EINVAL);
 	struct uv_cq *q = calloc(1, sizeof(*q));
-	if (!q) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!q)
+		return uv_null(ENOMEM);
 	struct mx5_cq_attr a = { .cqe = cqe, .comp_vector = vector, .comp_fn = uv_cq_comp_event,
 				 .comp_ctx = q };
 	pthread_mutex_lock(&d->lock);
@@ -145,13 +140,8 @@ static struct uv_cq *uv_cq_new(struct ibv_context *c, uint32_t cqe, void *cq_con
 		if (rc)
 			mx5_cq_destroy(q->m);
 	}
-	if (rc) {
-		rc = uv_err(d, rc, "ibv_create_cq");
-		pthread_mutex_unlock(&d->lock);
-		free(q);
-		errno = rc;
-		return NULL;
-	}
+	if (rc)
+		return uv_create_fail(d, rc, "ibv_create_cq", q);
 	q->ring = mx5_cq_state(q->m);
 	plat_spin_init(&q->ring->lock, single);
 	q->ctx = uv_ctx(c);
@@ -189,10 +179,8 @@ static struct uv_cq *uv_cq_new(struct ibv_context *c, uint32_t cqe, void *cq_con
 UV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 				       struct ibv_comp_channel *channel, int comp_vector)
 {
-	if (!context || cqe <= 0 || comp_vector < 0) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!context || cqe <= 0 || comp_vector < 0)
+		return uv_null(EINVAL);
 	struct uv_cq *q = uv_cq_new(context, (uint32_t)cqe, cq_context, channel,
 				    (uint32_t)comp_vector, 0, uv_single_threaded(NULL));
 	return q ? (struct ibv_cq *)&q->cqx : NULL;
@@ -200,10 +188,8 @@ UV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, voi
 
 struct ibv_cq_ex *uv_create_cq_ex_op(struct ibv_context *c, struct ibv_cq_init_attr_ex *a)
 {
-	if (!c || !a) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!c || !a)
+		return uv_null(EINVAL);
 	if (a->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)) {
 		uv_unsupported("ibv_create_cq_ex: comp_mask bits");
 		return NULL;
@@ -214,14 +200,11 @@ struct ibv_cq_ex *uv_create_cq_ex_op(struct ibv_context *c, struct ibv_cq_init_a
 	}
 	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (a->flags & ~(uint32_t)(IBV_CREATE_CQ_ATTR_SINGLE_THREADED | IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN))) {
-		errno = EINVAL;
-		return NULL;
+		return uv_null(EINVAL);
 	}
 	struct ibv_pd *pd = (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ? a->parent_domain : NULL;
-	if (pd && (pd->context != c || !uv_from(pd, struct uv_pd, pd)->base)) {
-		errno = EINVAL;   /* ibv_create_cq_ex(3): parent_domain must be one */
-		return NULL;
-	}
+	if (pd && (pd->context != c || !uv_from(pd, struct uv_pd, pd)->base))
+		return uv_null(EINVAL);   /* ibv_create_cq_ex(3): parent_domain must be one */
 	bool single = uv_single_threaded(pd) ||
 		      ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 		       (a->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED));
@@ -235,28 +218,18 @@ UV_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	if (!cq)
 		return EINVAL;
 	struct uv_cq *q = uv_cq_of(cq);
-	struct uv_dev *d = uv_ctx_dev(cq->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(cq->context);
 	int rc = mx5_cq_destroy(q->m);
-	if (rc) {
-		rc = uv_err(d, rc, "ibv_destroy_cq");   /* EBUSY while QPs use it */
-		pthread_mutex_unlock(&d->lock);
-		return rc;
-	}
-	for (struct uv_cq **pp = &q->ctx->cqs; *pp; pp = &(*pp)->next)
-		if (*pp == q) {
-			*pp = q->next;
-			break;
-		}
+	if (rc)
+		return uv_err_unlock(d, rc, "ibv_destroy_cq");   /* EBUSY while QPs use it */
+	UV_LIST_DEL(&q->ctx->cqs, q);
 	if (cq->channel)
 		cq->channel->refcnt--;
 	pthread_mutex_unlock(&d->lock);
 	/* no completion event can name it any more: drop the ones not yet read */
 	if (cq->channel)
 		uv_evq_drop(&uv_from(cq->channel, struct uv_channel, ch)->q, cq);
-	uv_evq_drop(&q->ctx->async, cq);
-	pthread_mutex_destroy(&cq->mutex);
-	pthread_cond_destroy(&cq->cond);
+	uv_obj_retire(q->ctx, cq, &cq->mutex, &cq->cond);
 	free(q);
 	return 0;
 }

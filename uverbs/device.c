@@ -45,6 +45,27 @@ int uv_err(struct uv_dev *d, int rc, const char *what)
 	return e;
 }
 
+int uv_err_unlock(struct uv_dev *d, int rc, const char *what)
+{
+	rc = uv_err(d, rc, what);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+void *uv_create_fail(struct uv_dev *d, int rc, const char *verb, void *obj)
+{
+	rc = uv_err_unlock(d, rc, verb);
+	free(obj);
+	return uv_null(rc);
+}
+
+void uv_obj_retire(struct uv_context *ctx, const void *obj, pthread_mutex_t *mutex, pthread_cond_t *cond)
+{
+	uv_evq_drop(&ctx->async, obj);
+	pthread_mutex_destroy(mutex);
+	pthread_cond_destroy(cond);
+}
+
 static bool uv_is_scheme(const char *tok)
 {
 	const char *c = strchr(tok, ':');
@@ -400,104 +421,33 @@ void uv_dev_down_if_idle(struct uv_dev *d)
 
 /* Context operations this driver does not offer.  The inline helpers of verbs.h would
  * already answer EOPNOTSUPP for a NULL pointer; these say why (UVERBS_LOG). */
-static struct ibv_mw *uv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type t)
-{
-	(void)pd; (void)t;
-	uv_unsupported("memory windows (ibv_alloc_mw)");
-	return NULL;
-}
-static int uv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b)
-{
-	(void)qp; (void)mw; (void)b;
-	uv_unsupported("memory windows (ibv_bind_mw)");
-	return EOPNOTSUPP;
-}
+UV_NOT_OFFERED_BEGIN
+static UV_NOT_OFFERED(struct ibv_mw *, uv_alloc_mw, (struct ibv_pd *pd, enum ibv_mw_type t), "memory windows (ibv_alloc_mw)", NULL)
+static UV_NOT_OFFERED(int, uv_bind_mw, (struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b), "memory windows (ibv_bind_mw)", EOPNOTSUPP)
+static UV_NOT_OFFERED(struct ibv_dm *, uv_alloc_dm, (struct ibv_context *c, struct ibv_alloc_dm_attr *a), "device memory (ibv_alloc_dm)", NULL)
+static UV_NOT_OFFERED(struct ibv_flow *, uv_create_flow, (struct ibv_qp *qp, struct ibv_flow_attr *a), "flow steering (ibv_create_flow)", NULL)
+static UV_NOT_OFFERED(struct ibv_wq *, uv_create_wq, (struct ibv_context *c, struct ibv_wq_init_attr *a), "work queues (ibv_create_wq)", NULL)
+static UV_NOT_OFFERED(struct ibv_counters *, uv_create_counters, (struct ibv_context *c, struct ibv_counters_init_attr *a),
+		     "counters objects (ibv_create_counters)", NULL)
+static UV_NOT_OFFERED(struct ibv_xrcd *, uv_open_xrcd, (struct ibv_context *c, struct ibv_xrcd_init_attr *a), "XRC domains (ibv_open_xrcd)", NULL)
+static UV_NOT_OFFERED(struct ibv_qp *, uv_open_qp, (struct ibv_context *c, struct ibv_qp_open_attr *a), "shared XRC QPs (ibv_open_qp)", NULL)
+static UV_NOT_OFFERED(struct ibv_rwq_ind_table *, uv_create_rwq_ind_table, (struct ibv_context *c, struct ibv_rwq_ind_table_init_attr *a),
+		     "RSS indirection tables (ibv_create_rwq_ind_table)", NULL)
+static UV_NOT_OFFERED(int, uv_modify_cq, (struct ibv_cq *cq, struct ibv_modify_cq_attr *a), "CQ moderation (ibv_modify_cq)", EOPNOTSUPP)
+static UV_NOT_OFFERED(int, uv_advise_mr, (struct ibv_pd *pd, enum ibv_advise_mr_advice adv, uint32_t flags, struct ibv_sge *sg, uint32_t n),
+		     "on-demand paging (ibv_advise_mr)", EOPNOTSUPP)
+static UV_NOT_OFFERED(struct ibv_mr *, uv_alloc_null_mr, (struct ibv_pd *pd), "null MR (ibv_alloc_null_mr)", NULL)
+static UV_NOT_OFFERED(int, uv_query_rt_values, (struct ibv_context *c, struct ibv_values_ex *v), "device clock (ibv_query_rt_values_ex)", EOPNOTSUPP)
+static UV_NOT_OFFERED(int, uv_modify_qp_rate_limit, (struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *a),
+		     "packet pacing (ibv_modify_qp_rate_limit)", EOPNOTSUPP)
+static UV_NOT_OFFERED(struct ibv_flow_action *, uv_create_flow_action_esp, (struct ibv_context *c, struct ibv_flow_action_esp_attr *a),
+		     "IPsec flow actions (ibv_create_flow_action_esp)", NULL)
+UV_NOT_OFFERED_END
+/* Freeing is no error worth a warning: no memory window can exist to be freed. */
 static int uv_dealloc_mw(struct ibv_mw *mw)
 {
 	(void)mw;
 	return EOPNOTSUPP;
-}
-static struct ibv_dm *uv_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *a)
-{
-	(void)c; (void)a;
-	uv_unsupported("device memory (ibv_alloc_dm)");
-	return NULL;
-}
-static struct ibv_flow *uv_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *a)
-{
-	(void)qp; (void)a;
-	uv_unsupported("flow steering (ibv_create_flow)");
-	return NULL;
-}
-static struct ibv_wq *uv_create_wq(struct ibv_context *c, struct ibv_wq_init_attr *a)
-{
-	(void)c; (void)a;
-	uv_unsupported("work queues (ibv_create_wq)");
-	return NULL;
-}
-static struct ibv_counters *uv_create_counters(struct ibv_context *c,
-					       struct ibv_counters_init_attr *a)
-{
-	(void)c; (void)a;
-	uv_unsupported("counters objects (ibv_create_counters)");
-	return NULL;
-}
-static struct ibv_xrcd *uv_open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *a)
-{
-	(void)c; (void)a;
-	uv_unsupported("XRC domains (ibv_open_xrcd)");
-	return NULL;
-}
-static struct ibv_qp *uv_open_qp(struct ibv_context *c, struct ibv_qp_open_attr *a)
-{
-	(void)c; (void)a;
-	uv_unsupported("shared XRC QPs (ibv_open_qp)");
-	return NULL;
-}
-static struct ibv_rwq_ind_table *uv_create_rwq_ind_table(struct ibv_context *c,
-							 struct ibv_rwq_ind_table_init_attr *a)
-{
-	(void)c; (void)a;
-	uv_unsupported("RSS indirection tables (ibv_create_rwq_ind_table)");
-	return NULL;
-}
-static int uv_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *a)
-{
-	(void)cq; (void)a;
-	uv_unsupported("CQ moderation (ibv_modify_cq)");
-	return EOPNOTSUPP;
-}
-static int uv_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice adv, uint32_t flags,
-			struct ibv_sge *sg, uint32_t n)
-{
-	(void)pd; (void)adv; (void)flags; (void)sg; (void)n;
-	uv_unsupported("on-demand paging (ibv_advise_mr)");
-	return EOPNOTSUPP;
-}
-static struct ibv_mr *uv_alloc_null_mr(struct ibv_pd *pd)
-{
-	(void)pd;
-	uv_unsupported("null MR (ibv_alloc_null_mr)");
-	return NULL;
-}
-static int uv_query_rt_values(struct ibv_context *c, struct ibv_values_ex *v)
-{
-	(void)c; (void)v;
-	uv_unsupported("device clock (ibv_query_rt_values_ex)");
-	return EOPNOTSUPP;
-}
-static int uv_modify_qp_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *a)
-{
-	(void)qp; (void)a;
-	uv_unsupported("packet pacing (ibv_modify_qp_rate_limit)");
-	return EOPNOTSUPP;
-}
-static struct ibv_flow_action *uv_create_flow_action_esp(struct ibv_context *c,
-							 struct ibv_flow_action_esp_attr *a)
-{
-	(void)c; (void)a;
-	uv_unsupported("IPsec flow actions (ibv_create_flow_action_esp)");
-	return NULL;
 }
 static int uv_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad)
 {
@@ -564,10 +514,8 @@ UV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 	unsigned n;
 	struct uv_dev *d = uv_devices(&n);
 	struct ibv_device **l = calloc(n + 1, sizeof(*l));
-	if (!l) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!l)
+		return uv_null(ENOMEM);
 	for (unsigned i = 0; i < n; i++)
 		l[i] = &d[i].ibdev;
 	if (num_devices)
@@ -582,10 +530,8 @@ UV_EXPORT void ibv_free_device_list(struct ibv_device **list)
 
 UV_EXPORT const char *ibv_get_device_name(struct ibv_device *device)
 {
-	if (!device) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!device)
+		return uv_null(EINVAL);
 	return device->name;
 }
 
@@ -627,42 +573,30 @@ UV_EXPORT int ibv_get_device_index(struct ibv_device *device)
 UV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct uv_dev *d = uv_dev_of(device);
-	if (!d) {
-		errno = ENODEV;
+	if (!d)
+		return uv_null(ENODEV);
+	struct uv_context *c = uv_evq_alloc(sizeof(*c), offsetof(struct uv_context, async));
+	if (!c)
 		return NULL;
-	}
-	struct uv_context *c = calloc(1, sizeof(*c));
-	if (!c) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	int rc = uv_evq_init(&c->async);
-	if (rc) {
-		free(c);
-		errno = -rc;
-		return NULL;
-	}
 	/* The kernel's cmd_fd is the open /dev/infiniband/uverbsN.  We send no command
 	 * through it, but clients dup() it to share the context (ibv_import_device(3):
 	 * rdma-core's tests/test_shared_pd.py does os.dup(ctx.cmd_fd)), so it must be a
 	 * descriptor: /dev/null, which ibv_import_device() then refuses with EOPNOTSUPP. */
 	c->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (c->cmd_fd < 0) {
-		rc = errno;
+		int rc = errno;
 		uv_evq_fini(&c->async);
 		free(c);
-		errno = rc;
-		return NULL;
+		return uv_null(rc);
 	}
 	pthread_mutex_lock(&d->lock);
-	rc = uv_dev_up(d);
+	int rc = uv_dev_up(d);
 	if (rc) {
 		pthread_mutex_unlock(&d->lock);
 		uv_evq_fini(&c->async);
 		close(c->cmd_fd);
 		free(c);
-		errno = rc < 0 ? -rc : EIO;
-		return NULL;
+		return uv_null(rc < 0 ? -rc : EIO);
 	}
 	c->dev = d;
 	d->nctx++;

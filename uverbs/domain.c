@@ -32,19 +32,13 @@ bool uv_single_threaded(struct ibv_pd *pd)
 
 struct ibv_td *uv_alloc_td_op(struct ibv_context *c, struct ibv_td_init_attr *a)
 {
-	if (!c || !a) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (a->comp_mask) {
-		errno = EINVAL;   /* ibv_alloc_td(3): no comp_mask bit is defined */
-		return NULL;
-	}
+	if (!c || !a)
+		return uv_null(EINVAL);
+	if (a->comp_mask)
+		return uv_null(EINVAL);   /* ibv_alloc_td(3): no comp_mask bit is defined */
 	struct uv_td *t = calloc(1, sizeof(*t));
-	if (!t) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!t)
+		return uv_null(ENOMEM);
 	t->td.context = c;
 	return &t->td;
 }
@@ -68,24 +62,18 @@ int uv_dealloc_td_op(struct ibv_td *td)
 struct ibv_pd *uv_alloc_parent_domain_op(struct ibv_context *c,
 					 struct ibv_parent_domain_init_attr *a)
 {
-	if (!c || !a || !a->pd || a->pd->context != c || (a->td && a->td->context != c)) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!c || !a || !a->pd || a->pd->context != c || (a->td && a->td->context != c))
+		return uv_null(EINVAL);
 	if (a->comp_mask & ~(uint32_t)IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT) {
 		uv_unsupported("ibv_alloc_parent_domain: custom allocators");
 		return NULL;
 	}
 	struct uv_pd *base = uv_from(a->pd, struct uv_pd, pd);
-	if (base->base) {
-		errno = EINVAL;   /* a parent domain of a parent domain */
-		return NULL;
-	}
+	if (base->base)
+		return uv_null(EINVAL);   /* a parent domain of a parent domain */
 	struct uv_pd *p = calloc(1, sizeof(*p));
-	if (!p) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!p)
+		return uv_null(ENOMEM);
 	struct uv_dev *d = uv_ctx_dev(c);
 	p->pd.context = c;
 	p->pd.handle = a->pd->handle;

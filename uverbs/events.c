@@ -22,6 +22,19 @@ int uv_evq_init(struct uv_evq *q)
 	return 0;
 }
 
+void *uv_evq_alloc(size_t size, size_t evq_off)
+{
+	char *p = calloc(1, size);
+	if (!p)
+		return uv_null(ENOMEM);
+	int rc = uv_evq_init((struct uv_evq *)(void *)(p + evq_off));
+	if (rc) {
+		free(p);
+		return uv_null(-rc);
+	}
+	return p;
+}
+
 void uv_evq_fini(struct uv_evq *q)
 {
 	struct uv_event_node *n = q->head;
@@ -191,16 +204,12 @@ void uv_device_event(void *arg, const struct mx5_event *e)
 
 UV_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
-	if (!context || !event) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!context || !event)
+		return uv_minus1(EINVAL);
 	struct uv_event_node n;
 	int rc = uv_evq_pop(&uv_ctx(context)->async, &n);
-	if (rc) {
-		errno = -rc;
-		return -1;
-	}
+	if (rc)
+		return uv_minus1(-rc);
 	*event = n.ev;
 	return 0;
 }
@@ -241,26 +250,15 @@ UV_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 
 UV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 {
-	if (!context) {
-		errno = EINVAL;
+	if (!context)
+		return uv_null(EINVAL);
+	struct uv_channel *ch = uv_evq_alloc(sizeof(*ch), offsetof(struct uv_channel, q));
+	if (!ch)
 		return NULL;
-	}
-	struct uv_channel *ch = calloc(1, sizeof(*ch));
-	if (!ch) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	int rc = uv_evq_init(&ch->q);
-	if (rc) {
-		free(ch);
-		errno = -rc;
-		return NULL;
-	}
 	ch->ch.context = context;
 	ch->ch.fd = ch->q.fd;
 	ch->ch.refcnt = 0;
-	struct uv_dev *d = uv_ctx_dev(context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(context);
 	uv_ctx(context)->nchannels++;   /* ibv_close_device refuses while it exists */
 	pthread_mutex_unlock(&d->lock);
 	return &ch->ch;
@@ -271,8 +269,7 @@ UV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	if (!channel)
 		return EINVAL;
 	struct uv_channel *ch = uv_from(channel, struct uv_channel, ch);
-	struct uv_dev *d = uv_ctx_dev(channel->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(channel->context);
 	int busy = channel->refcnt;
 	if (!busy)
 		uv_ctx(channel->context)->nchannels--;
@@ -304,17 +301,13 @@ void uv_cq_comp_event(void *arg, struct mx5_cq *m)
 UV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 			       void **cq_context)
 {
-	if (!channel || !cq) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!channel || !cq)
+		return uv_minus1(EINVAL);
 	struct uv_channel *ch = uv_from(channel, struct uv_channel, ch);
 	struct uv_event_node n = { 0 };
 	int rc = uv_evq_pop(&ch->q, &n);
-	if (rc) {
-		errno = -rc;
-		return -1;
-	}
+	if (rc)
+		return uv_minus1(-rc);
 	*cq = n.cq;
 	if (cq_context)
 		*cq_context = n.cq->cq_context;

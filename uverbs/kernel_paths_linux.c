@@ -116,29 +116,29 @@ static void *uv_kp_next(void **slot, const char *name)
 	return f;
 }
 
-static void uv_kp_fill_stat(const struct uv_dev *d, struct stat *st)
+/* stat(2) of a device node this library stands for: true, and *st says what the
+ * kernel's character device would (uverbs major, the device's minor, mode 0666).
+ * Anything else: false, and libc answers. */
+static bool uv_kp_stat_node(const char *path, struct stat *st)
 {
+	struct uv_dev *d = uv_kp_node(path);
+	if (!d)
+		return false;
 	memset(st, 0, sizeof(*st));
 	st->st_mode = S_IFCHR | 0666;
 	st->st_nlink = 1;
 	st->st_rdev = makedev(UV_KP_UVERBS_MAJOR, UV_KP_UVERBS_BASE_MINOR + d->index);
 	st->st_blksize = 4096;
+	return true;
 }
 
 UV_EXPORT int stat(const char *path, struct stat *st)
 {
 	static void *next;
-	struct uv_dev *d = uv_kp_node(path);
-	if (d) {
-		uv_kp_fill_stat(d, st);
+	if (uv_kp_stat_node(path, st))
 		return 0;
-	}
 	int (*f)(const char *, struct stat *) = (int (*)(const char *, struct stat *))uv_kp_next(&next, "stat");
-	if (!f) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return f(path, st);
+	return f ? f(path, st) : uv_minus1(ENOSYS);
 }
 
 /* On LP64 Linux struct stat64 and struct stat are the same layout (glibc declares
@@ -147,40 +147,31 @@ UV_EXPORT int stat(const char *path, struct stat *st)
 UV_EXPORT int stat64(const char *path, struct stat64 *st)
 {
 	static void *next;
-	struct uv_dev *d = uv_kp_node(path);
-	if (d) {
-		struct stat s;
-		uv_kp_fill_stat(d, &s);
-		memset(st, 0, sizeof(*st));
-		st->st_mode = s.st_mode;
-		st->st_nlink = s.st_nlink;
-		st->st_rdev = s.st_rdev;
-		st->st_blksize = s.st_blksize;
-		return 0;
+	struct stat s;
+	if (!uv_kp_stat_node(path, &s)) {
+		int (*f)(const char *, struct stat64 *) =
+			(int (*)(const char *, struct stat64 *))uv_kp_next(&next, "stat64");
+		return f ? f(path, st) : uv_minus1(ENOSYS);
 	}
-	int (*f)(const char *, struct stat64 *) = (int (*)(const char *, struct stat64 *))uv_kp_next(&next, "stat64");
-	if (!f) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return f(path, st);
+	memset(st, 0, sizeof(*st));
+	st->st_mode = s.st_mode;
+	st->st_nlink = s.st_nlink;
+	st->st_rdev = s.st_rdev;
+	st->st_blksize = s.st_blksize;
+	return 0;
 }
 
 UV_EXPORT int access(const char *path, int mode)
 {
 	static void *next;
 	if (uv_kp_node(path)) {
-		if (mode & X_OK) {     /* mode 0666: read and write for all, no execute */
-			errno = EACCES;
-			return -1;
-		}
+		if (mode & X_OK)     /* mode 0666: read and write for all, no execute */
+			return uv_minus1(EACCES);
 		return 0;
 	}
 	int (*f)(const char *, int) = (int (*)(const char *, int))uv_kp_next(&next, "access");
-	if (!f) {
-		errno = ENOSYS;
-		return -1;
-	}
+	if (!f)
+		return uv_minus1(ENOSYS);
 	return f(path, mode);
 }
 
@@ -188,20 +179,14 @@ UV_EXPORT int access(const char *path, int mode)
  * errno set. */
 static int uv_kp_open_sysfs(struct uv_dev *d, const char *file, int flags)
 {
-	if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC))) {
-		errno = EACCES;
-		return -1;
-	}
-	if (flags & O_DIRECTORY) {
-		errno = ENOTDIR;
-		return -1;
-	}
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))
+		return uv_minus1(EACCES);
+	if (flags & O_DIRECTORY)
+		return uv_minus1(ENOTDIR);
 	char val[192];
 	int len = ibv_read_sysfs_file(d->ibdev.ibdev_path, file, val, sizeof(val) - 1);
-	if (len < 0) {
-		errno = ENOENT;
-		return -1;
-	}
+	if (len < 0)
+		return uv_minus1(ENOENT);
 	val[len++] = '\n';
 	int fd = memfd_create("uverbs-sysfs", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
 	if (fd < 0)
@@ -209,8 +194,7 @@ static int uv_kp_open_sysfs(struct uv_dev *d, const char *file, int flags)
 	if (pwrite(fd, val, (size_t)len, 0) != len) {
 		int e = errno ? errno : EIO;
 		close(fd);
-		errno = e;
-		return -1;
+		return uv_minus1(e);
 	}
 	return fd;
 }
@@ -222,10 +206,8 @@ static int uv_kp_open(void **next, const char *name, const char *path, int flags
 	if (d)
 		return uv_kp_open_sysfs(d, file, flags);
 	int (*f)(const char *, int, ...) = (int (*)(const char *, int, ...))uv_kp_next(next, name);
-	if (!f) {
-		errno = ENOSYS;
-		return -1;
-	}
+	if (!f)
+		return uv_minus1(ENOSYS);
 	return f(path, flags, mode);
 }
 
@@ -235,22 +217,16 @@ static mode_t uv_kp_mode(int flags, va_list ap)
 	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
-UV_EXPORT int open(const char *path, int flags, ...)
-{
-	static void *next;
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = uv_kp_mode(flags, ap);
-	va_end(ap);
-	return uv_kp_open(&next, "open", path, flags, mode);
-}
-
-UV_EXPORT int open64(const char *path, int flags, ...)
-{
-	static void *next;
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = uv_kp_mode(flags, ap);
-	va_end(ap);
-	return uv_kp_open(&next, "open64", path, flags, mode);
-}
+/* open and open64 differ only in the libc definition they hand other paths to. */
+#define UV_KP_OPEN_AS(name)                                          \
+	UV_EXPORT int name(const char *path, int flags, ...)         \
+	{                                                            \
+		static void *next;                                   \
+		va_list ap;                                          \
+		va_start(ap, flags);                                 \
+		mode_t mode = uv_kp_mode(flags, ap);                 \
+		va_end(ap);                                          \
+		return uv_kp_open(&next, #name, path, flags, mode);  \
+	}
+UV_KP_OPEN_AS(open)
+UV_KP_OPEN_AS(open64)

@@ -9,16 +9,12 @@
 
 UV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
-	if (!context) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!context)
+		return uv_null(EINVAL);
 	struct uv_dev *d = uv_ctx_dev(context);
 	struct uv_pd *p = calloc(1, sizeof(*p));
-	if (!p) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!p)
+		return uv_null(ENOMEM);
 	pthread_mutex_lock(&d->lock);
 	int rc = mx5_pd_alloc(d->mx5, &p->m);
 	if (rc)
@@ -28,8 +24,7 @@ UV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	pthread_mutex_unlock(&d->lock);
 	if (rc) {
 		free(p);
-		errno = rc;
-		return NULL;
+		return uv_null(rc);
 	}
 	p->pd.context = context;
 	p->pd.handle = mx5_pd_num(p->m);
@@ -89,10 +84,8 @@ unsigned uv_access_from_mx5(unsigned mx5_access) { return uv_access_convert(mx5_
 static struct ibv_mr *uv_reg(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 			     unsigned access)
 {
-	if (!pd || !length) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!pd || !length)
+		return uv_null(EINVAL);
 	if (access & IBV_ACCESS_ON_DEMAND) {
 		uv_unsupported("on-demand paging (IBV_ACCESS_ON_DEMAND)");
 		return NULL;
@@ -100,14 +93,12 @@ static struct ibv_mr *uv_reg(struct ibv_pd *pd, void *addr, size_t length, uint6
 	if (access & ~(unsigned)UV_ACCESS_KNOWN) {
 		uv_log(UV_LOG_WARN, "ibv_reg_mr: access flags 0x%x not supported (EOPNOTSUPP)",
 		       access & ~(unsigned)UV_ACCESS_KNOWN);
-		errno = EOPNOTSUPP;
-		return NULL;
+		return uv_null(EOPNOTSUPP);
 	}
 	/* IBTA 10.6.3.1 / ibv_reg_mr(3): remote write or atomic needs local write */
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE)) {
-		errno = EINVAL;
-		return NULL;
+		return uv_null(EINVAL);
 	}
 	if (iova != (uint64_t)(uintptr_t)addr) {
 		uv_unsupported("memory region at an IOVA other than its address (ibv_reg_mr_iova)");
@@ -116,10 +107,8 @@ static struct ibv_mr *uv_reg(struct ibv_pd *pd, void *addr, size_t length, uint6
 	struct uv_pd *p = uv_from(pd, struct uv_pd, pd);
 	struct uv_dev *d = uv_ctx_dev(pd->context);
 	struct uv_mr *m = calloc(1, sizeof(*m));
-	if (!m) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!m)
+		return uv_null(ENOMEM);
 	pthread_mutex_lock(&d->lock);
 	int rc = mx5_mr_reg(p->m, addr, length, uv_access_to_mx5(access), &m->m);
 	if (rc)
@@ -127,8 +116,7 @@ static struct ibv_mr *uv_reg(struct ibv_pd *pd, void *addr, size_t length, uint6
 	pthread_mutex_unlock(&d->lock);
 	if (rc) {
 		free(m);
-		errno = rc;
-		return NULL;
+		return uv_null(rc);
 	}
 	struct mx5_mr_info info;
 	mx5_mr_query(m->m, &info);
@@ -175,8 +163,7 @@ UV_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	if (!mr)
 		return EINVAL;
 	struct uv_mr *m = uv_from(mr, struct uv_mr, mr);
-	struct uv_dev *d = uv_ctx_dev(mr->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(mr->context);
 	int rc = mx5_mr_dereg(m->m);
 	if (rc)
 		rc = uv_err(d, rc, "ibv_dereg_mr");
@@ -237,17 +224,11 @@ static int uv_umr_qp(struct uv_dev *d)
 	a.ah.port_num = 1;
 	a.max_dest_rd_atomic = 1;
 	if (!rc)
-		rc = mx5_qp_modify(d->umr_qp, &a, MX5_QP_STATE | MX5_QP_AV | MX5_QP_PATH_MTU | MX5_QP_DEST_QPN |
-						   MX5_QP_RQ_PSN | MX5_QP_MAX_DEST_RD_ATOMIC | MX5_QP_MIN_RNR_TIMER);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = MX5_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
+		rc = mx5_qp_modify(d->umr_qp, &a, MX5_QP_RTR_RC);
+	a = (struct mx5_qp_attr){ .qp_state = MX5_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+				  .max_rd_atomic = 1 };
 	if (!rc)
-		rc = mx5_qp_modify(d->umr_qp, &a, MX5_QP_STATE | MX5_QP_SQ_PSN | MX5_QP_TIMEOUT | MX5_QP_RETRY_CNT |
-						   MX5_QP_RNR_RETRY | MX5_QP_MAX_QP_RD_ATOMIC);
+		rc = mx5_qp_modify(d->umr_qp, &a, MX5_QP_RTS_RC);
 	if (rc) {
 		uv_log(UV_LOG_INFO, "%s: no UMR QP (%s): ibv_rereg_mr re-registers", d->ibdev.name,
 		       mx5_device_error(d->mx5));
@@ -261,8 +242,7 @@ static int uv_umr_qp(struct uv_dev *d)
  * keeps using the rkey it exchanged before.  0, or -errno to re-register instead. */
 static int uv_rereg_in_place(struct uv_mr *m, int flags, struct ibv_pd *npd, unsigned nacc)
 {
-	struct uv_dev *d = uv_ctx_dev(m->mr.context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(m->mr.context);
 	int rc = uv_umr_qp(d);
 	if (!rc)
 		rc = mx5_mr_umr_rereg(m->m, d->umr_qp, d->umr_cq, uv_from(npd, struct uv_pd, pd)->m,
@@ -308,8 +288,7 @@ UV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void
 	if (!n)
 		return IBV_REREG_MR_ERR_INPUT;
 	struct uv_mr *nm = uv_from(n, struct uv_mr, mr);
-	struct uv_dev *d = uv_ctx_dev(mr->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(mr->context);
 	int rc = mx5_mr_dereg(m->m);
 	pthread_mutex_unlock(&d->lock);
 	if (rc) {

@@ -119,47 +119,42 @@ static void uv_cfg_neigh(struct uv_cfg_walk *w, const char *addr, const char *ma
 	}
 }
 
-/* UVERBS_GIDS: "[NAME=]ADDR[,ADDR...][;...]" */
-static void uv_env_gids(struct uv_cfg_walk *w)
+/* Each entry of environment variable `name`, entries separated by `sep`, to fn. */
+static void uv_env_each(struct uv_cfg_walk *w, const char *name, const char *sep,
+			void (*fn)(struct uv_cfg_walk *w, char *ent))
 {
-	const char *env = getenv("UVERBS_GIDS");
-	if (!env || !w->addrs)
-		return;
-	char *copy = strdup(env), *save = NULL;
+	const char *env = getenv(name);
+	char *copy = env ? strdup(env) : NULL, *save = NULL;
 	if (!copy)
 		return;
-	for (char *ent = strtok_r(copy, ";", &save); ent; ent = strtok_r(NULL, ";", &save)) {
-		char *eq = strchr(ent, '='), *list = ent, *dev = NULL, *s2 = NULL;
-		if (eq) {
-			*eq = 0;
-			dev = ent;
-			list = eq + 1;
-		}
-		for (char *a = strtok_r(list, ",", &s2); a; a = strtok_r(NULL, ",", &s2))
-			uv_cfg_addr(w, dev, a, "UVERBS_GIDS");
-	}
+	for (char *ent = strtok_r(copy, sep, &save); ent; ent = strtok_r(NULL, sep, &save))
+		fn(w, ent);
 	free(copy);
 }
 
-/* UVERBS_NEIGH: "ADDR=MAC[,ADDR=MAC...]" */
-static void uv_env_neigh(struct uv_cfg_walk *w)
+/* UVERBS_GIDS: "[NAME=]ADDR[,ADDR...][;...]", one ';' entry */
+static void uv_env_gids(struct uv_cfg_walk *w, char *ent)
 {
-	const char *env = getenv("UVERBS_NEIGH");
-	if (!env || !w->want)
-		return;
-	char *copy = strdup(env), *save = NULL;
-	if (!copy)
-		return;
-	for (char *ent = strtok_r(copy, ",", &save); ent; ent = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(ent, '=');
-		if (!eq) {
-			uv_log(UV_LOG_WARN, "UVERBS_NEIGH: '%s' is not ADDRESS=MAC: ignored", ent);
-			continue;
-		}
+	char *eq = strchr(ent, '='), *list = ent, *dev = NULL, *save = NULL;
+	if (eq) {
 		*eq = 0;
-		uv_cfg_neigh(w, ent, eq + 1, "UVERBS_NEIGH");
+		dev = ent;
+		list = eq + 1;
 	}
-	free(copy);
+	for (char *a = strtok_r(list, ",", &save); a; a = strtok_r(NULL, ",", &save))
+		uv_cfg_addr(w, dev, a, "UVERBS_GIDS");
+}
+
+/* UVERBS_NEIGH: "ADDR=MAC[,ADDR=MAC...]", one ',' entry */
+static void uv_env_neigh(struct uv_cfg_walk *w, char *ent)
+{
+	char *eq = strchr(ent, '=');
+	if (!eq) {
+		uv_log(UV_LOG_WARN, "UVERBS_NEIGH: '%s' is not ADDRESS=MAC: ignored", ent);
+		return;
+	}
+	*eq = 0;
+	uv_cfg_neigh(w, ent, eq + 1, "UVERBS_NEIGH");
 }
 
 static void uv_file(struct uv_cfg_walk *w)
@@ -203,7 +198,8 @@ static void uv_file(struct uv_cfg_walk *w)
 unsigned uv_netcfg_addrs(const char *ibdev, const char *bdf, uint8_t (*addrs)[16], unsigned max)
 {
 	struct uv_cfg_walk w = { .ibdev = ibdev ? ibdev : "", .bdf = bdf ? bdf : "", .addrs = addrs, .max = max };
-	uv_env_gids(&w);
+	if (w.addrs)
+		uv_env_each(&w, "UVERBS_GIDS", ";", uv_env_gids);
 	uv_file(&w);
 	return w.n;
 }
@@ -211,7 +207,8 @@ unsigned uv_netcfg_addrs(const char *ibdev, const char *bdf, uint8_t (*addrs)[16
 int uv_netcfg_neigh(const uint8_t addr[16], uint8_t mac[6])
 {
 	struct uv_cfg_walk w = { .want = addr, .mac = mac };
-	uv_env_neigh(&w);
+	if (w.want)
+		uv_env_each(&w, "UVERBS_NEIGH", ",", uv_env_neigh);
 	uv_file(&w);
 	return w.found ? 0 : -ENOENT;
 }

@@ -116,10 +116,8 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	if (uv_alloc_type_refused("MLX_QP_ALLOC_TYPE"))
 		return NULL;
 
-	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd)
+		return uv_null(EINVAL);
 	if (a->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
 				       IBV_QP_INIT_ATTR_CREATE_FLAGS)) {
 		uv_unsupported("ibv_create_qp_ex: XRC, TSO or RSS attributes");
@@ -157,8 +155,7 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	if (!a->send_cq || !a->recv_cq || a->pd->context != c ||
 	    a->send_cq->context != c || a->recv_cq->context != c ||
 	    (a->srq && a->srq->context != c)) {
-		errno = EINVAL;
-		return NULL;
+		return uv_null(EINVAL);
 	}
 	if (a->cap.max_send_sge > UV_WR_MAX_SGE || a->cap.max_send_sge > d->info.max_sge ||
 	    a->cap.max_recv_sge > d->info.max_sge || a->cap.max_inline_data > d->info.max_inline_data ||
@@ -167,14 +164,11 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 		       "sge %u/%u of %u, inline %u of %u): EINVAL", a->cap.max_send_wr,
 		       a->cap.max_recv_wr, d->info.max_qp_wr, a->cap.max_send_sge, a->cap.max_recv_sge,
 		       d->info.max_sge, a->cap.max_inline_data, d->info.max_inline_data);
-		errno = EINVAL;
-		return NULL;
+		return uv_null(EINVAL);
 	}
 	struct uv_qp *q = calloc(1, sizeof(*q));
-	if (!q) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!q)
+		return uv_null(ENOMEM);
 	struct mx5_qp_init_attr ia = {
 		.type = t,
 		.send_cq = ((struct uv_cq *)(void *)a->send_cq)->m,
@@ -196,13 +190,8 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 		else
 			mx5_qp_destroy(q->m);
 	}
-	if (rc) {
-		rc = uv_err(d, rc, "ibv_create_qp");
-		pthread_mutex_unlock(&d->lock);
-		free(q);
-		errno = rc;
-		return NULL;
-	}
+	if (rc)
+		return uv_create_fail(d, rc, "ibv_create_qp", q);
 	q->sq = mx5_qp_sq_state(q->m);
 	q->rq = mx5_qp_rq_state(q->m);
 	/* UD WQEs copy the address vector from the AH at this offset (wqe.h) */
@@ -222,8 +211,7 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	q->st.inl = malloc(q->max_inline ? q->max_inline : 1);
 	if (!q->st.inl) {
 		ibv_destroy_qp(&q->qpx.qp_base);
-		errno = ENOMEM;
-		return NULL;
+		return uv_null(ENOMEM);
 	}
 	struct ibv_qp *qp = &q->qpx.qp_base;
 	qp->context = c;
@@ -250,19 +238,15 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 
 struct ibv_qp *uv_create_qp_ex_op(struct ibv_context *c, struct ibv_qp_init_attr_ex *a)
 {
-	if (!c || !a) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!c || !a)
+		return uv_null(EINVAL);
 	return uv_qp_new(c, a);
 }
 
 UV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-	if (!pd || !attr) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!pd || !attr)
+		return uv_null(EINVAL);
 	struct ibv_qp_init_attr_ex x;
 	memset(&x, 0, sizeof(x));
 	x.qp_context = attr->qp_context;
@@ -282,10 +266,8 @@ UV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 
 UV_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
-	if (!qp) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!qp)
+		return uv_null(EINVAL);
 	return &uv_qp_of(qp)->qpx;
 }
 
@@ -437,23 +419,13 @@ UV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	if (!qp)
 		return EINVAL;
 	struct uv_qp *q = uv_qp_of(qp);
-	struct uv_dev *d = uv_ctx_dev(qp->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(qp->context);
 	int rc = mx5_qp_destroy(q->m);
-	if (rc) {
-		rc = uv_err(d, rc, "ibv_destroy_qp");
-		pthread_mutex_unlock(&d->lock);
-		return rc;
-	}
-	for (struct uv_qp **pp = &q->ctx->qps; *pp; pp = &(*pp)->next)
-		if (*pp == q) {
-			*pp = q->next;
-			break;
-		}
+	if (rc)
+		return uv_err_unlock(d, rc, "ibv_destroy_qp");
+	UV_LIST_DEL(&q->ctx->qps, q);
 	pthread_mutex_unlock(&d->lock);
-	uv_evq_drop(&q->ctx->async, qp);
-	pthread_mutex_destroy(&qp->mutex);
-	pthread_cond_destroy(&qp->cond);
+	uv_obj_retire(q->ctx, qp, &qp->mutex, &qp->cond);
 	free(q->st.inl);
 	free(q);
 	return 0;
@@ -461,19 +433,12 @@ UV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 
 /* ------------------------------------------------------------------ ECE, data-in-order */
 
-UV_EXPORT int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
-{
-	(void)qp; (void)ece;
-	uv_unsupported("enhanced connection establishment (ibv_query_ece)");
-	return EOPNOTSUPP;
-}
-
-UV_EXPORT int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
-{
-	(void)qp; (void)ece;
-	uv_unsupported("enhanced connection establishment (ibv_set_ece)");
-	return EOPNOTSUPP;
-}
+UV_NOT_OFFERED_BEGIN
+UV_EXPORT UV_NOT_OFFERED(int, ibv_query_ece, (struct ibv_qp *qp, struct ibv_ece *ece),
+			 "enhanced connection establishment (ibv_query_ece)", EOPNOTSUPP)
+UV_EXPORT UV_NOT_OFFERED(int, ibv_set_ece, (struct ibv_qp *qp, struct ibv_ece *ece),
+			 "enhanced connection establishment (ibv_set_ece)", EOPNOTSUPP)
+UV_NOT_OFFERED_END
 
 UV_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
 {
@@ -484,16 +449,9 @@ UV_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode o
 
 /* ------------------------------------------------------------------ multicast */
 
-UV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	(void)qp; (void)gid; (void)lid;
-	uv_unsupported("multicast (ibv_attach_mcast)");
-	return EOPNOTSUPP;
-}
-
-UV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	(void)qp; (void)gid; (void)lid;
-	uv_unsupported("multicast (ibv_detach_mcast)");
-	return EOPNOTSUPP;
-}
+UV_NOT_OFFERED_BEGIN
+UV_EXPORT UV_NOT_OFFERED(int, ibv_attach_mcast, (struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid),
+			 "multicast (ibv_attach_mcast)", EOPNOTSUPP)
+UV_EXPORT UV_NOT_OFFERED(int, ibv_detach_mcast, (struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid),
+			 "multicast (ibv_detach_mcast)", EOPNOTSUPP)
+UV_NOT_OFFERED_END

@@ -146,8 +146,7 @@ UV_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_at
 {
 	if (!context || !device_attr)
 		return EINVAL;
-	struct uv_dev *d = uv_ctx_dev(context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(context);
 	uv_device_attr(d, device_attr);
 	pthread_mutex_unlock(&d->lock);
 	return 0;
@@ -162,8 +161,7 @@ int uv_query_device_ex_op(struct ibv_context *c, const struct ibv_query_device_e
 		return EINVAL;
 	struct ibv_device_attr_ex x;
 	memset(&x, 0, sizeof(x));
-	struct uv_dev *d = uv_ctx_dev(c);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(c);
 	uv_device_attr(d, &x.orig_attr);
 	pthread_mutex_unlock(&d->lock);
 	/* no ODP, timestamps, TSO, RSS, pacing, TM or device memory: all zero */
@@ -383,10 +381,8 @@ UV_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
 	struct mx5_gid_entry e;
 	if (!context || !type)
 		return EINVAL;
-	if (uv_gid_get(context, port_num, index, &e) || !e.valid) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (uv_gid_get(context, port_num, index, &e) || !e.valid)
+		return uv_minus1(EINVAL);
 	*type = e.type == MX5_GID_ROCE_V1 ? UV_GID_TYPE_SYSFS_IB_ROCE_V1 : UV_GID_TYPE_SYSFS_ROCE_V2;
 	return 0;
 }
@@ -412,8 +408,7 @@ UV_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, 
 		return -1;
 	if ((be16toh(pkey) & 0x7fff) == (be16toh(p) & 0x7fff))
 		return 0;
-	errno = ENOENT;
-	return -1;
+	return uv_minus1(ENOENT);
 }
 
 /* ------------------------------------------------------------------ sysfs */
@@ -474,10 +469,8 @@ static int uv_sysfs_value(struct uv_dev *d, const char *file, char *out, size_t 
 
 UV_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
 {
-	if (!dir || !file || !buf || !size) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!dir || !file || !buf || !size)
+		return uv_minus1(EINVAL);
 	unsigned n;
 	struct uv_dev *devs = uv_devices(&n);
 	for (unsigned i = 0; i < n; i++) {
@@ -491,10 +484,8 @@ UV_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, 
 			rc = uv_sysfs_value(d, file, val, sizeof(val));
 		uv_dev_down_if_idle(d);
 		pthread_mutex_unlock(&d->lock);
-		if (rc) {
-			errno = ENOENT;
-			return -1;
-		}
+		if (rc)
+			return uv_minus1(ENOENT);
 		size_t l = strlen(val);
 		if (l >= size)
 			l = size - 1;
@@ -527,10 +518,8 @@ UV_EXPORT int ibv_read_ibdev_sysfs_file(char *buf, size_t size, struct ibv_devic
 {
 	char file[256];
 	va_list ap;
-	if (!dev) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!dev)
+		return uv_minus1(EINVAL);
 	va_start(ap, fmt);
 	vsnprintf(file, sizeof(file), fmt, ap);
 	va_end(ap);

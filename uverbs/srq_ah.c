@@ -28,26 +28,17 @@ static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct i
 	 * mlx5 (max_wr + 1 rounded up to a power of two) and rxe (rxe_srq_chk_init raises
 	 * it to RXE_MIN_SRQ_WR) give it; the granted size goes back in attr. */
 	uint32_t max_wr = attr->max_wr ? attr->max_wr : 1;
-	if (max_wr > d->info.max_srq_wr || attr->max_sge > d->info.max_srq_sge || attr->srq_limit > max_wr) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (max_wr > d->info.max_srq_wr || attr->max_sge > d->info.max_srq_sge || attr->srq_limit > max_wr)
+		return uv_null(EINVAL);
 	struct uv_srq *s = calloc(1, sizeof(*s));
-	if (!s) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!s)
+		return uv_null(ENOMEM);
 	struct mx5_srq_attr a = { .max_wr = max_wr, .max_sge = attr->max_sge ? attr->max_sge : 1,
 				  .srq_limit = attr->srq_limit };
 	pthread_mutex_lock(&d->lock);
 	int rc = mx5_srq_create(uv_from(pd, struct uv_pd, pd)->m, NULL, &a, &s->m);
-	if (rc) {
-		rc = uv_err(d, rc, "ibv_create_srq");
-		pthread_mutex_unlock(&d->lock);
-		free(s);
-		errno = rc;
-		return NULL;
-	}
+	if (rc)
+		return uv_create_fail(d, rc, "ibv_create_srq", s);
 	mx5_srq_query(s->m, &a);
 	s->ring = mx5_srq_state(s->m);
 	plat_spin_init(&s->ring->lock, uv_single_threaded(pd));
@@ -72,27 +63,21 @@ static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct i
 
 UV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init)
 {
-	if (!pd || !init) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!pd || !init)
+		return uv_null(EINVAL);
 	return uv_srq_new(pd, init->srq_context, &init->attr);
 }
 
 struct ibv_srq *uv_create_srq_ex_op(struct ibv_context *c, struct ibv_srq_init_attr_ex *a)
 {
-	if (!c || !a) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!c || !a)
+		return uv_null(EINVAL);
 	if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type != IBV_SRQT_BASIC) {
 		uv_unsupported("XRC and tag-matching SRQs");
 		return NULL;
 	}
-	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a->pd || a->pd->context != c) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a->pd || a->pd->context != c)
+		return uv_null(EINVAL);
 	return uv_srq_new(a->pd, a->srq_context, &a->attr);
 }
 
@@ -109,8 +94,7 @@ UV_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int
 		return mask ? EINVAL : 0;
 	if (attr->srq_limit > s->max_wr)
 		return EINVAL;
-	struct uv_dev *d = uv_ctx_dev(srq->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(srq->context);
 	int rc = mx5_srq_arm(s->m, attr->srq_limit);
 	if (rc)
 		rc = uv_err(d, rc, "ibv_modify_srq");
@@ -136,23 +120,13 @@ UV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 	if (!srq)
 		return EINVAL;
 	struct uv_srq *s = uv_from(srq, struct uv_srq, srq);
-	struct uv_dev *d = uv_ctx_dev(srq->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(srq->context);
 	int rc = mx5_srq_destroy(s->m);
-	if (rc) {
-		rc = uv_err(d, rc, "ibv_destroy_srq");
-		pthread_mutex_unlock(&d->lock);
-		return rc;
-	}
-	for (struct uv_srq **pp = &s->ctx->srqs; *pp; pp = &(*pp)->next)
-		if (*pp == s) {
-			*pp = s->next;
-			break;
-		}
+	if (rc)
+		return uv_err_unlock(d, rc, "ibv_destroy_srq");
+	UV_LIST_DEL(&s->ctx->srqs, s);
 	pthread_mutex_unlock(&d->lock);
-	uv_evq_drop(&s->ctx->async, srq);
-	pthread_mutex_destroy(&srq->mutex);
-	pthread_cond_destroy(&srq->cond);
+	uv_obj_retire(s->ctx, srq, &srq->mutex, &srq->cond);
 	free(s);
 	return 0;
 }
@@ -170,22 +144,17 @@ static uint16_t uv_flow_label_sport(uint32_t fl)
 
 UV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
-	if (!pd || !attr) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!pd || !attr)
+		return uv_null(EINVAL);
 	struct uv_dev *d = uv_ctx_dev(pd->context);
 	/* RoCE: every packet has a GRH, an AH without one cannot address anybody */
 	if (!attr->is_global || attr->grh.sgid_index >= d->info.gid_table_len ||
 	    (attr->port_num && attr->port_num > d->info.num_ports)) {
-		errno = EINVAL;
-		return NULL;
+		return uv_null(EINVAL);
 	}
 	struct uv_ah *a = calloc(1, sizeof(*a));
-	if (!a) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!a)
+		return uv_null(ENOMEM);
 	struct mx5_av_attr av;
 	memset(&av, 0, sizeof(av));
 	memcpy(av.dgid, attr->grh.dgid.raw, 16);
@@ -201,8 +170,7 @@ UV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 	pthread_mutex_unlock(&d->lock);
 	if (rc) {
 		free(a);
-		errno = rc;
-		return NULL;
+		return uv_null(rc);
 	}
 	av.sgid_index = attr->grh.sgid_index;
 	av.hop_limit = attr->grh.hop_limit;
@@ -227,8 +195,7 @@ UV_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 {
 	if (!ah)
 		return EINVAL;
-	struct uv_dev *d = uv_ctx_dev(ah->context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(ah->context);
 	uv_ctx(ah->context)->nahs--;
 	pthread_mutex_unlock(&d->lock);
 	free(uv_from(ah, struct uv_ah, ah));
@@ -248,10 +215,8 @@ UV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
 	memset(ah_attr, 0, sizeof(*ah_attr));
 	ah_attr->sl = wc->sl;
 	ah_attr->port_num = port_num;
-	if (!(wc->wc_flags & IBV_WC_GRH) || !grh) {
-		errno = EINVAL;   /* RoCE needs the GRH to answer */
-		return -1;
-	}
+	if (!(wc->wc_flags & IBV_WC_GRH) || !grh)
+		return uv_minus1(EINVAL);   /* RoCE needs the GRH to answer */
 	uint8_t src[16], dst[16];
 	const uint8_t *raw = (const uint8_t *)grh;
 	static const uint8_t zero20[20];
@@ -281,8 +246,7 @@ UV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
 			return 0;
 		}
 	}
-	errno = ENOENT;
-	return -1;
+	return uv_minus1(ENOENT);
 }
 
 UV_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
@@ -299,8 +263,7 @@ UV_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ib
 {
 	if (!context || !attr || !eth_mac)
 		return EINVAL;
-	struct uv_dev *d = uv_ctx_dev(context);
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(context);
 	int rc = uv_resolve_dmac(d, attr->grh.dgid.raw, eth_mac);
 	pthread_mutex_unlock(&d->lock);
 	if (rc)

@@ -6,98 +6,32 @@
 
 #include "uverbs/uv.h"
 
-UV_EXPORT const char *ibv_node_type_str(enum ibv_node_type node_type)
+/* Which function a name belongs to: one table holds them all (verbs_names.def). */
+enum uv_name_table { UV_NAMES_NODE_TYPE, UV_NAMES_PORT_STATE, UV_NAMES_EVENT_TYPE, UV_NAMES_WC_STATUS };
+
+static const struct {
+	enum uv_name_table table;
+	int value;
+	const char *text;
+} uv_names[] = {
+#define UV_NAME(table, value, text) { UV_NAMES_##table, value, text },
+#include "uverbs/verbs_names.def"
+#undef UV_NAME
+};
+
+/* The text of value in one table; "unknown" for a value it does not name. */
+static const char *uv_name_of(enum uv_name_table table, int value)
 {
-	static const char *const n[] = {
-		[IBV_NODE_CA] = "InfiniBand channel adapter",
-		[IBV_NODE_SWITCH] = "InfiniBand switch",
-		[IBV_NODE_ROUTER] = "InfiniBand router",
-		[IBV_NODE_RNIC] = "iWARP NIC",
-		[IBV_NODE_USNIC] = "usNIC",
-		[IBV_NODE_USNIC_UDP] = "usNIC UDP",
-		[IBV_NODE_UNSPECIFIED] = "unspecified",
-	};
-	if (node_type < IBV_NODE_CA || (size_t)node_type >= sizeof(n) / sizeof(n[0]) || !n[node_type])
-		return "unknown";
-	return n[node_type];
+	for (size_t i = 0; i < sizeof(uv_names) / sizeof(uv_names[0]); i++)
+		if (uv_names[i].table == table && uv_names[i].value == value)
+			return uv_names[i].text;
+	return "unknown";
 }
 
-UV_EXPORT const char *ibv_port_state_str(enum ibv_port_state port_state)
-{
-	static const char *const n[] = {
-		[IBV_PORT_NOP] = "no state change (NOP)",
-		[IBV_PORT_DOWN] = "down",
-		[IBV_PORT_INIT] = "init",
-		[IBV_PORT_ARMED] = "armed",
-		[IBV_PORT_ACTIVE] = "active",
-		[IBV_PORT_ACTIVE_DEFER] = "active defer",
-	};
-	if ((unsigned)port_state >= sizeof(n) / sizeof(n[0]))
-		return "unknown";
-	return n[port_state];
-}
-
-UV_EXPORT const char *ibv_event_type_str(enum ibv_event_type event)
-{
-	static const char *const n[] = {
-		[IBV_EVENT_CQ_ERR] = "CQ error",
-		[IBV_EVENT_QP_FATAL] = "local work queue catastrophic error",
-		[IBV_EVENT_QP_REQ_ERR] = "invalid request local work queue error",
-		[IBV_EVENT_QP_ACCESS_ERR] = "local access violation work queue error",
-		[IBV_EVENT_COMM_EST] = "communication established",
-		[IBV_EVENT_SQ_DRAINED] = "send queue drained",
-		[IBV_EVENT_PATH_MIG] = "path migrated",
-		[IBV_EVENT_PATH_MIG_ERR] = "path migration request error",
-		[IBV_EVENT_DEVICE_FATAL] = "local catastrophic error",
-		[IBV_EVENT_PORT_ACTIVE] = "port active",
-		[IBV_EVENT_PORT_ERR] = "port error",
-		[IBV_EVENT_LID_CHANGE] = "LID change",
-		[IBV_EVENT_PKEY_CHANGE] = "P_Key change",
-		[IBV_EVENT_SM_CHANGE] = "SM change",
-		[IBV_EVENT_SRQ_ERR] = "SRQ catastrophic error",
-		[IBV_EVENT_SRQ_LIMIT_REACHED] = "SRQ limit reached",
-		[IBV_EVENT_QP_LAST_WQE_REACHED] = "last WQE reached",
-		[IBV_EVENT_CLIENT_REREGISTER] = "client reregistration",
-		[IBV_EVENT_GID_CHANGE] = "GID table change",
-		[IBV_EVENT_WQ_FATAL] = "WQ fatal",
-	};
-	if ((unsigned)event >= sizeof(n) / sizeof(n[0]) || !n[event])
-		return "unknown";
-	return n[event];
-}
-
-UV_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status status)
-{
-	static const char *const n[] = {
-		[IBV_WC_SUCCESS] = "success",
-		[IBV_WC_LOC_LEN_ERR] = "local length error",
-		[IBV_WC_LOC_QP_OP_ERR] = "local QP operation error",
-		[IBV_WC_LOC_EEC_OP_ERR] = "local EE context operation error",
-		[IBV_WC_LOC_PROT_ERR] = "local protection error",
-		[IBV_WC_WR_FLUSH_ERR] = "Work Request Flushed Error",
-		[IBV_WC_MW_BIND_ERR] = "memory management operation error",
-		[IBV_WC_BAD_RESP_ERR] = "bad response error",
-		[IBV_WC_LOC_ACCESS_ERR] = "local access error",
-		[IBV_WC_REM_INV_REQ_ERR] = "remote invalid request error",
-		[IBV_WC_REM_ACCESS_ERR] = "remote access error",
-		[IBV_WC_REM_OP_ERR] = "remote operation error",
-		[IBV_WC_RETRY_EXC_ERR] = "transport retry counter exceeded",
-		[IBV_WC_RNR_RETRY_EXC_ERR] = "RNR retry counter exceeded",
-		[IBV_WC_LOC_RDD_VIOL_ERR] = "local RDD violation error",
-		[IBV_WC_REM_INV_RD_REQ_ERR] = "remote invalid RD request",
-		[IBV_WC_REM_ABORT_ERR] = "aborted error",
-		[IBV_WC_INV_EECN_ERR] = "invalid EE context number",
-		[IBV_WC_INV_EEC_STATE_ERR] = "invalid EE context state",
-		[IBV_WC_FATAL_ERR] = "fatal error",
-		[IBV_WC_RESP_TIMEOUT_ERR] = "response timeout error",
-		[IBV_WC_GENERAL_ERR] = "general error",
-		[IBV_WC_TM_ERR] = "TM error",
-		[IBV_WC_TM_RNDV_INCOMPLETE] = "TM software rendezvous",
-	};
-	if ((unsigned)status >= sizeof(n) / sizeof(n[0]) || !n[status])
-		return "unknown";
-	return n[status];
-}
+UV_EXPORT const char *ibv_node_type_str(enum ibv_node_type t) { return uv_name_of(UV_NAMES_NODE_TYPE, t); }
+UV_EXPORT const char *ibv_port_state_str(enum ibv_port_state s) { return uv_name_of(UV_NAMES_PORT_STATE, s); }
+UV_EXPORT const char *ibv_event_type_str(enum ibv_event_type e) { return uv_name_of(UV_NAMES_EVENT_TYPE, e); }
+UV_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status s) { return uv_name_of(UV_NAMES_WC_STATUS, s); }
 
 /* Static rate encodings (IBTA 9.7 / verbs.h enum ibv_rate) and their speeds. */
 static const struct { enum ibv_rate rate; int mult; int mbps; } uv_rates[] = {
@@ -147,45 +81,16 @@ UV_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
 
 /* ---- sharing objects between processes needs the kernel's object table ---- */
 
-UV_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
-{
-	(void)cmd_fd;
-	uv_unsupported("ibv_import_device");
-	return NULL;
-}
-
-UV_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
-{
-	(void)context; (void)pd_handle;
-	uv_unsupported("ibv_import_pd");
-	return NULL;
-}
-
-UV_EXPORT void ibv_unimport_pd(struct ibv_pd *pd)
-{
-	(void)pd;
-}
-
-UV_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
-{
-	(void)pd; (void)mr_handle;
-	uv_unsupported("ibv_import_mr");
-	return NULL;
-}
-
-UV_EXPORT void ibv_unimport_mr(struct ibv_mr *mr)
-{
-	(void)mr;
-}
-
-UV_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
-{
-	(void)context; (void)dm_handle;
-	uv_unsupported("ibv_import_dm");
-	return NULL;
-}
-
-UV_EXPORT void ibv_unimport_dm(struct ibv_dm *dm)
-{
-	(void)dm;
-}
+UV_NOT_OFFERED_BEGIN
+UV_EXPORT UV_NOT_OFFERED(struct ibv_context *, ibv_import_device, (int cmd_fd), "ibv_import_device", NULL)
+UV_EXPORT UV_NOT_OFFERED(struct ibv_pd *, ibv_import_pd, (struct ibv_context *context, uint32_t pd_handle),
+			 "ibv_import_pd", NULL)
+UV_EXPORT UV_NOT_OFFERED(struct ibv_mr *, ibv_import_mr, (struct ibv_pd *pd, uint32_t mr_handle),
+			 "ibv_import_mr", NULL)
+UV_EXPORT UV_NOT_OFFERED(struct ibv_dm *, ibv_import_dm, (struct ibv_context *context, uint32_t dm_handle),
+			 "ibv_import_dm", NULL)
+/* Nothing can have been imported, so there is nothing to let go. */
+UV_EXPORT void ibv_unimport_pd(struct ibv_pd *pd) {}
+UV_EXPORT void ibv_unimport_mr(struct ibv_mr *mr) {}
+UV_EXPORT void ibv_unimport_dm(struct ibv_dm *dm) {}
+UV_NOT_OFFERED_END

@@ -23,6 +23,7 @@
 #ifndef UVERBS_UVERBS_UV_H
 #define UVERBS_UVERBS_UV_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,6 +49,27 @@ enum uv_log_level { UV_LOG_NONE = 0, UV_LOG_ERROR, UV_LOG_WARN, UV_LOG_INFO, UV_
 void uv_log(enum uv_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Unsupported feature: log the reason, set errno = EOPNOTSUPP. */
 void uv_unsupported(const char *what);
+/* A verb this driver does not offer, written as one row: the function `name(params)`
+ * logs `what` through uv_unsupported and returns `fail`, which is NULL for a verb
+ * that returns an object and EOPNOTSUPP for one that returns an errno (its man page).
+ * Its parameters go unused: rows stand between UV_NOT_OFFERED_BEGIN and _END, which
+ * silence -Wunused-parameter for them alone. */
+#define UV_NOT_OFFERED(ret, name, params, what, fail) \
+	ret name params { uv_unsupported(what); return fail; }
+#define UV_NOT_OFFERED_BEGIN \
+	_Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wunused-parameter\"")
+#define UV_NOT_OFFERED_END _Pragma("GCC diagnostic pop")
+/* How a verb that returns a pointer (NULL) or a libc-style int (-1) fails: errno says why. */
+static inline void *uv_null(int err)
+{
+	errno = err;
+	return NULL;
+}
+static inline int uv_minus1(int err)
+{
+	errno = err;
+	return -1;
+}
 /* True (errno = ENOMEM) when environment variable `env`, one of rdma-core's
  * MLX_{CQ,QP,SRQ}_ALLOC_TYPE, asks for huge-page-only queue buffers (log.c). */
 bool uv_alloc_type_refused(const char *env);
@@ -116,6 +138,9 @@ struct uv_evq {
 	struct uv_event_node *head, *tail;
 };
 int uv_evq_init(struct uv_evq *q);
+/* calloc(size) of a structure whose uv_evq sits at evq_off, the queue set up; NULL with
+ * errno set when either fails. */
+void *uv_evq_alloc(size_t size, size_t evq_off);
 void uv_evq_fini(struct uv_evq *q);
 /* Queue a copy of n (allocated here); 0 or -errno. */
 int uv_evq_push(struct uv_evq *q, const struct uv_event_node *n);
@@ -226,6 +251,26 @@ static inline struct uv_context *uv_ctx(struct ibv_context *c)
 	return (struct uv_context *)(void *)((char *)c - offsetof(struct uv_context, vctx.context));
 }
 static inline struct uv_dev *uv_ctx_dev(struct ibv_context *c) { return uv_ctx(c)->dev; }
+/* The device of context c with its lock taken; the caller unlocks d->lock. */
+static inline struct uv_dev *uv_dev_lock(struct ibv_context *c)
+{
+	struct uv_dev *d = uv_ctx_dev(c);
+	pthread_mutex_lock(&d->lock);
+	return d;
+}
+/* Take obj off one of its context's lists (cqs, qps, srqs), chained through next. */
+#define UV_LIST_DEL(head, obj)                                                             \
+	do {                                                                               \
+		for (__typeof__(obj) *uv_pp_ = (head); *uv_pp_; uv_pp_ = &(*uv_pp_)->next) \
+			if (*uv_pp_ == (obj)) {                                            \
+				*uv_pp_ = (obj)->next;                                     \
+				break;                                                     \
+			}                                                                  \
+	} while (0)
+/* The last of ibv_destroy_{cq,qp,srq} after hw/mlx5 let the object go: no async event
+ * may name obj any more, and the mutex and condition variable libibverbs gives every
+ * object (verbs.h) go with it. */
+void uv_obj_retire(struct uv_context *ctx, const void *obj, pthread_mutex_t *mutex, pthread_cond_t *cond);
 #define uv_from(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 /* device.c */
@@ -239,6 +284,11 @@ void uv_dev_down_if_idle(struct uv_dev *d); /* under d->lock */
 int uv_dev_watch_eq(struct uv_dev *d, unsigned vector); /* under d->lock */
 /* errno from a negative mx5 return, with the device's message logged. */
 int uv_err(struct uv_dev *d, int rc, const char *what);
+/* uv_err, then d->lock released (the message is read while the lock still holds it). */
+int uv_err_unlock(struct uv_dev *d, int rc, const char *what);
+/* A create verb failed under d->lock: uv_err_unlock, free the half-made obj, NULL with
+ * errno set. */
+void *uv_create_fail(struct uv_dev *d, int rc, const char *verb, void *obj);
 
 /* query.c */
 int uv_port_attr(struct uv_dev *d, uint8_t port, struct ibv_port_attr *a);

@@ -11,6 +11,16 @@
 
 #define MX5_CQE_BYTES 64u  /* cqc.cqe_sz 0: 64-byte CQEs */
 
+/* The memory of a CQ, whether CREATE_CQ got as far as the device or not
+ * (mx5_wq_table_destroy takes a NULL table). */
+static void mx5_cq_free(struct mx5_cq *cq)
+{
+	mx5_qbuf_free(cq->dev, &cq->q);
+	mx5_wq_table_destroy(cq->wqs);
+	free(cq->wqs);
+	free(cq);
+}
+
 int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct mx5_cq **out)
 {
 	if (!dev || !attr || !out)
@@ -62,15 +72,13 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 		goto err;
 	}
 
-	size_t npas = mx5_qbuf_npas(dev, &cq->q);
-	size_t inlen = PRM_SIZE(create_cq_in) + npas * 8;
-	uint8_t *in = calloc(1, inlen);
+	size_t inlen;
+	uint8_t *in = mx5_create_in(dev, PRM_CMD_OP_CREATE_CQ, PRM_SIZE(create_cq_in), &cq->q, &inlen);
 	uint8_t o[PRM_SIZE(create_cq_out)];
 	if (!in) {
-		rc = mx5_fail(dev, -ENOMEM, "CREATE_CQ: out of memory");
+		rc = -ENOMEM;
 		goto err;
 	}
-	PRM_SET(create_cq_in, in, opcode, PRM_CMD_OP_CREATE_CQ);
 	uint8_t *c = PRM_ADDR(create_cq_in, in, cq_context);
 	PRM_SET(cqc, c, cqe_sz, 0);
 	PRM_SET(cqc, c, log_cq_size, log);
@@ -78,9 +86,7 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 	PRM_SET(cqc, c, c_eqn_or_apu_element, eq->eqn);
 	PRM_SET(cqc, c, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT);
 	PRM_SET(cqc, c, dbr_addr, cq->q.dbrec_iova);
-	mx5_qbuf_pas(dev, &cq->q, PRM_ADDR(create_cq_in, in, pas));
-	rc = mx5_exec(dev, in, inlen, o, sizeof(o));
-	free(in);
+	rc = mx5_create_exec(dev, &cq->q, in, PRM_ADDR(create_cq_in, in, pas), inlen, o, sizeof(o));
 	if (rc)
 		goto err;
 	cq->cqn = (uint32_t)PRM_GET(create_cq_out, o, cqn);
@@ -90,33 +96,21 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 	*out = cq;
 	return 0;
 err:
-	mx5_qbuf_free(dev, &cq->q);
-	if (cq->wqs)
-		mx5_wq_table_destroy(cq->wqs);
-	free(cq->wqs);
-	free(cq);
+	mx5_cq_free(cq);
 	return rc;
 }
 
-static int mx5_cq_destroy_cmd(struct mx5_cq *cq)
+/* DESTROY_CQ, then the memory; forced (mx5_objects_destroy_all): the memory goes even
+ * when the device refuses. */
+static int mx5_cq_teardown(struct mx5_cq *cq, bool forced)
 {
-	struct mx5_device *dev = cq->dev;
-	if (dev->health != MX5_HEALTH_OK)
-		return 0;
-	uint8_t in[PRM_SIZE(destroy_cq_in)] = { 0 }, o[PRM_SIZE(destroy_cq_out)];
-	PRM_SET(destroy_cq_in, in, opcode, PRM_CMD_OP_DESTROY_CQ);
-	PRM_SET(destroy_cq_in, in, cqn, cq->cqn);
-	return mx5_exec(dev, in, sizeof(in), o, sizeof(o));
-}
-
-static void mx5_cq_release(struct mx5_cq *cq)
-{
+	int rc = mx5_destroy_cmd(cq->dev, PRM_CMD_OP_DESTROY_CQ, cq->cqn);
+	if (rc && !forced)
+		return rc;
 	mx5_cq_index_del(cq->dev, cq);
 	mx5_list_del(&cq->link);
-	mx5_qbuf_free(cq->dev, &cq->q);
-	mx5_wq_table_destroy(cq->wqs);
-	free(cq->wqs);
-	free(cq);
+	mx5_cq_free(cq);
+	return 0;
 }
 
 int mx5_cq_destroy(struct mx5_cq *cq)
@@ -126,17 +120,12 @@ int mx5_cq_destroy(struct mx5_cq *cq)
 	if (cq->refs)
 		return mx5_fail(cq->dev, -EBUSY, "DESTROY_CQ: CQ 0x%x still used by %u queues",
 				cq->cqn, cq->refs);
-	int rc = mx5_cq_destroy_cmd(cq);
-	if (rc)
-		return rc;
-	mx5_cq_release(cq);
-	return 0;
+	return mx5_cq_teardown(cq, false);
 }
 
 void mx5_cq_destroy_forced(struct mx5_cq *cq)
 {
-	mx5_cq_destroy_cmd(cq);
-	mx5_cq_release(cq);
+	mx5_cq_teardown(cq, true);
 }
 
 uint32_t mx5_cq_num(const struct mx5_cq *cq) { return cq->cqn; }

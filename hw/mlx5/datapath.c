@@ -163,20 +163,10 @@ int mx5_cq_ring_init(struct mx5_cq_ring *cq, void *buf, uint32_t cqe_cnt, uint32
 {
 	if (!cq || !buf || !dbrec || !plat_is_pow2(cqe_cnt) || cqe_cnt > (1u << 24))
 		return -EINVAL;
-	cq->buf = buf;
-	cq->cqe_cnt = cqe_cnt;
-	cq->log_cqe_cnt = plat_ilog2_ceil(cqe_cnt);
-	cq->cons_index = 0;
-	cq->cqn = cqn & 0xffffff;
-	cq->arm_sn = 0;
-	cq->dbrec = dbrec;
-	cq->bar = bar;
-	cq->db_off = db_off;
-	cq->wqs = wqs;
-	cq->last_qpn = 0;
-	cq->last = NULL;
-	cq->flushing = 0;
-	cq->flush_qpn = 0;
+	/* consumer index, arm sequence, QPN cache and flush state start at zero */
+	*cq = (struct mx5_cq_ring){ .buf = buf, .cqe_cnt = cqe_cnt, .log_cqe_cnt = plat_ilog2_ceil(cqe_cnt),
+				    .cqn = cqn & 0xffffff, .dbrec = dbrec, .bar = bar, .db_off = db_off,
+				    .wqs = wqs };
 	plat_spin_init(&cq->lock, 0);   /* as the SRQ's: made once, locking until told */
 	/* Every entry starts invalid (opcode 0xf), owner 0: empty until the device writes. */
 	memset(buf, 0, (size_t)cqe_cnt * MX5_CQE_SIZE);

@@ -157,6 +157,22 @@ int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, si
 	return rc;
 }
 
+/* A command whose input is its opcode and zeroes (ENABLE_HCA, DISABLE_HCA, QUERY_ISSI,
+ * ALLOC_UAR, QUERY_VPORT_STATE of the own vport; TEARDOWN_HCA, whose profile 0 is the
+ * graceful close): inlen bytes, at most the 16 each of those is (PRM cmd_in header),
+ * the reply into out.  step names the phase in the device's message. */
+int mx5_exec_bare(struct mx5_device *dev, uint16_t opcode, size_t inlen, void *out, size_t outlen,
+		  const char *step)
+{
+	uint8_t in[16] = { 0 };
+
+	if (inlen < PRM_SIZE(cmd_in) || inlen > sizeof(in))
+		return -EINVAL;
+	PRM_SET(cmd_in, in, opcode, opcode);
+	int rc = mx5_exec(dev, in, inlen, out, outlen);
+	return rc ? mx5_cmd_fail(dev, rc, step) : 0;
+}
+
 int mx5_cmd(struct mx5_device *dev, const void *in, size_t inlen, void *out, size_t outlen)
 {
 	if (!dev || !in || !out || inlen < 8 || outlen < 8)

@@ -74,22 +74,6 @@ static int mx5_wait_initializing(struct mx5_device *dev, const char *when)
 	}
 }
 
-/* A command whose input is its opcode and zeroes (ENABLE_HCA, DISABLE_HCA, QUERY_ISSI;
- * TEARDOWN_HCA, whose profile 0 is the graceful close): inlen bytes, at most the 16 each
- * of those is (PRM cmd_in header), the reply into out.  step names the phase in the
- * device's message. */
-static int mx5_exec_bare(struct mx5_device *dev, uint16_t opcode, size_t inlen, void *out, size_t outlen,
-			 const char *step)
-{
-	uint8_t in[16] = { 0 };
-
-	if (inlen < PRM_SIZE(cmd_in) || inlen > sizeof(in))
-		return -EINVAL;
-	PRM_SET(cmd_in, in, opcode, opcode);
-	int rc = mx5_exec(dev, in, inlen, out, outlen);
-	return rc ? mx5_cmd_fail(dev, rc, step) : 0;
-}
-
 static int mx5_enable_hca(struct mx5_device *dev)
 {
 	uint8_t out[PRM_SIZE(enable_hca_out)];

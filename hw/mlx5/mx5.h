@@ -374,6 +374,17 @@ enum mx5_qp_attr_mask {
 	MX5_QP_DEST_QPN = 1u << 16,
 };
 
+/* What INIT->RTR and RTR->RTS must carry on a UC or RC QP (IBTA 11.2.4.2, the table
+ * in ibv_modify_qp(3)); mx5_qp_modify refuses a transition that lacks one.  A UD QP
+ * needs only the state, and the SQ PSN for RTS. */
+enum {
+	MX5_QP_RTR_UC = MX5_QP_STATE | MX5_QP_AV | MX5_QP_PATH_MTU | MX5_QP_DEST_QPN | MX5_QP_RQ_PSN,
+	MX5_QP_RTR_RC = MX5_QP_RTR_UC | MX5_QP_MAX_DEST_RD_ATOMIC | MX5_QP_MIN_RNR_TIMER,
+	MX5_QP_RTS_UC = MX5_QP_STATE | MX5_QP_SQ_PSN,
+	MX5_QP_RTS_RC = MX5_QP_RTS_UC | MX5_QP_TIMEOUT | MX5_QP_RETRY_CNT | MX5_QP_RNR_RETRY |
+			MX5_QP_MAX_QP_RD_ATOMIC,
+};
+
 /* RoCE v2 address vector (PRM "ads": primary_address_path). */
 struct mx5_ah_attr {
 	uint8_t sgid_index;

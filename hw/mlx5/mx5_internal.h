@@ -196,6 +196,10 @@ int mx5_cmd_fail(struct mx5_device *dev, int err, const char *what);
 
 /* Run a command built with PRM_SET; a zero-initialised out of outlen bytes. */
 int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, size_t outlen);
+/* A command whose input is only its opcode (device.c); a failure is reported as
+ * "step: <cmdq error>". */
+int mx5_exec_bare(struct mx5_device *dev, uint16_t opcode, size_t inlen, void *out, size_t outlen,
+		  const char *step);
 
 uint64_t mx5_now_ns(void);
 void mx5_sleep_us(unsigned us);

@@ -100,6 +100,19 @@ static inline size_t mx5_qbuf_npas(const struct mx5_device *dev, const struct mx
 	return q->buf_bytes / dev->host_page;
 }
 
+/* The input of CREATE_CQ, CREATE_QP or CREATE_SRQ (opcode): `fixed` bytes, the
+ * command's PRM_SIZE, then 8 bytes per host page of q for the open-ended pas array at
+ * its end; zeroed, opcode set, its length in *inlen.  NULL when out of memory, the
+ * device's message naming the command (objects.c). */
+uint8_t *mx5_create_in(struct mx5_device *dev, uint16_t opcode, size_t fixed, const struct mx5_qbuf *q,
+		       size_t *inlen);
+/* Run that input, its page list written at pas first, then free it: mx5_exec's answer. */
+int mx5_create_exec(struct mx5_device *dev, const struct mx5_qbuf *q, uint8_t *in, uint8_t *pas, size_t inlen,
+		    void *out, size_t outlen);
+
+/* DESTROY_CQ, DESTROY_QP or DESTROY_SRQ (opcode) of object number num (objects.c). */
+int mx5_destroy_cmd(struct mx5_device *dev, uint16_t opcode, uint32_t num);
+
 /* Per-type teardown used by objects.c. */
 void mx5_qp_destroy_forced(struct mx5_qp *qp);
 void mx5_srq_destroy_forced(struct mx5_srq *srq);

@@ -40,6 +40,51 @@ void mx5_qbuf_pas(const struct mx5_device *dev, const struct mx5_qbuf *q, uint8_
 	}
 }
 
+uint8_t *mx5_create_in(struct mx5_device *dev, uint16_t opcode, size_t fixed, const struct mx5_qbuf *q,
+		       size_t *inlen)
+{
+	*inlen = fixed + mx5_qbuf_npas(dev, q) * 8;
+	uint8_t *in = calloc(1, *inlen);
+	if (!in) {
+		mx5_fail(dev, -ENOMEM, "%s: out of memory", prm_opcode_name(opcode));
+		return NULL;
+	}
+	PRM_SET(cmd_in, in, opcode, opcode);
+	return in;
+}
+
+int mx5_create_exec(struct mx5_device *dev, const struct mx5_qbuf *q, uint8_t *in, uint8_t *pas, size_t inlen,
+		    void *out, size_t outlen)
+{
+	mx5_qbuf_pas(dev, q, pas);
+	int rc = mx5_exec(dev, in, inlen, out, outlen);
+	free(in);
+	return rc;
+}
+
+/* The three inputs are alike (PRM destroy_cq_in, destroy_qp_in, destroy_srq_in): the
+ * cmd_in header, then the object's number; only the number's field name differs.
+ * After a fatal error the device holds no objects any more (mx5_objects_flush), so
+ * there is nothing to send and the caller only frees memory. */
+_Static_assert(PRM_SIZE(destroy_cq_in) == PRM_SIZE(destroy_qp_in) &&
+	       PRM_SIZE(destroy_srq_in) == PRM_SIZE(destroy_qp_in) &&
+	       PRM_SIZE(destroy_cq_out) == PRM_SIZE(destroy_qp_out) &&
+	       PRM_SIZE(destroy_srq_out) == PRM_SIZE(destroy_qp_out), "DESTROY_* sizes differ");
+int mx5_destroy_cmd(struct mx5_device *dev, uint16_t opcode, uint32_t num)
+{
+	if (dev->health != MX5_HEALTH_OK)
+		return 0;
+	uint8_t in[PRM_SIZE(destroy_qp_in)] = { 0 }, o[PRM_SIZE(destroy_qp_out)];
+	switch (opcode) {
+	case PRM_CMD_OP_DESTROY_CQ: PRM_SET(destroy_cq_in, in, cqn, num); break;
+	case PRM_CMD_OP_DESTROY_QP: PRM_SET(destroy_qp_in, in, qpn, num); break;
+	case PRM_CMD_OP_DESTROY_SRQ: PRM_SET(destroy_srq_in, in, srqn, num); break;
+	default: return -EINVAL;
+	}
+	PRM_SET(cmd_in, in, opcode, opcode);
+	return mx5_exec(dev, in, sizeof(in), o, sizeof(o));
+}
+
 void mx5_objects_destroy_all(struct mx5_device *dev)
 {
 	while (!mx5_list_empty(&dev->qps))

@@ -162,11 +162,11 @@ int mx5_port_query(struct mx5_device *dev, uint8_t port, struct mx5_port_info *i
 	if (!dev || !info || port < 1 || port > MX5_MAX_PORTS)
 		return -EINVAL;
 	memset(info, 0, sizeof(*info));
-	uint8_t in[PRM_SIZE(query_vport_state_in)] = { 0 }, out[PRM_SIZE(query_vport_state_out)];
-	PRM_SET(query_vport_state_in, in, opcode, PRM_CMD_OP_QUERY_VPORT_STATE);
-	int rc = mx5_exec(dev, in, sizeof(in), out, sizeof(out));
+	uint8_t out[PRM_SIZE(query_vport_state_out)];
+	int rc = mx5_exec_bare(dev, PRM_CMD_OP_QUERY_VPORT_STATE, PRM_SIZE(query_vport_state_in), out,
+			       sizeof(out), "port");
 	if (rc)
-		return mx5_cmd_fail(dev, rc, "port");
+		return rc;
 	info->vport_state = (uint8_t)PRM_GET(query_vport_state_out, out, state);
 
 	uint8_t paos[PRM_SIZE(paos_reg)], pmtu[PRM_SIZE(pmtu_reg)], ptys[PRM_SIZE(ptys_reg)];

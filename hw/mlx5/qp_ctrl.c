@@ -217,6 +217,19 @@ static void mx5_qp_unlink_cqs(struct mx5_qp *qp)
 	}
 }
 
+/* The memory of a QP and its BlueFlame register, whether CREATE_QP got as far as the
+ * device or not. */
+static void mx5_qp_free(struct mx5_qp *qp)
+{
+	if (qp->bf_held)
+		mx5_uar_bf_put(qp->dev, &qp->bf);
+	mx5_qbuf_free(qp->dev, &qp->q);
+	free(qp->sq_wrid);
+	free(qp->sq_wqe_next);
+	free(qp->rq_wrid);
+	free(qp);
+}
+
 int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx5_qp **out)
 {
 	if (!pd || !a || !out)
@@ -268,14 +281,13 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 		goto err;
 	}
 
-	size_t npas = mx5_qbuf_npas(dev, &qp->q);
-	size_t inlen = PRM_SIZE(create_qp_in) + npas * 8;
-	uint8_t *in = calloc(1, inlen), o[PRM_SIZE(create_qp_out)];
+	size_t inlen;
+	uint8_t *in = mx5_create_in(dev, PRM_CMD_OP_CREATE_QP, PRM_SIZE(create_qp_in), &qp->q, &inlen);
+	uint8_t o[PRM_SIZE(create_qp_out)];
 	if (!in) {
-		rc = mx5_fail(dev, -ENOMEM, "CREATE_QP: out of memory");
+		rc = -ENOMEM;
 		goto err;
 	}
-	PRM_SET(create_qp_in, in, opcode, PRM_CMD_OP_CREATE_QP);
 	uint8_t *c = PRM_ADDR(create_qp_in, in, qpc);
 	PRM_SET(qpc, c, st, a->type == MX5_QPT_RC ? MX5_QPC_ST_RC
 			    : a->type == MX5_QPT_UC ? MX5_QPC_ST_UC : MX5_QPC_ST_UD);
@@ -304,9 +316,7 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	PRM_SET(qpc, c, cqn_snd, qp->scq->cqn);
 	PRM_SET(qpc, c, cqn_rcv, qp->rcq->cqn);
 	PRM_SET(qpc, c, dbr_addr, qp->q.dbrec_iova);
-	mx5_qbuf_pas(dev, &qp->q, PRM_ADDR(create_qp_in, in, pas));
-	rc = mx5_exec(dev, in, inlen, o, sizeof(o));
-	free(in);
+	rc = mx5_create_exec(dev, &qp->q, in, PRM_ADDR(create_qp_in, in, pas), inlen, o, sizeof(o));
 	if (rc)
 		goto err;
 	qp->qpn = (uint32_t)PRM_GET(create_qp_out, o, qpn);
@@ -342,13 +352,7 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	*out = qp;
 	return 0;
 err:
-	if (qp->bf_held)
-		mx5_uar_bf_put(dev, &qp->bf);
-	mx5_qbuf_free(dev, &qp->q);
-	free(qp->sq_wrid);
-	free(qp->sq_wqe_next);
-	free(qp->rq_wrid);
-	free(qp);
+	mx5_qp_free(qp);
 	return rc;
 }
 
@@ -419,20 +423,10 @@ static unsigned mx5_required(enum mx5_qp_type t, enum mx5_qp_state from, enum mx
 	if (from == MX5_QPS_RESET && to == MX5_QPS_INIT)
 		return r | MX5_QP_PKEY_INDEX | MX5_QP_PORT |
 		       (t == MX5_QPT_UD ? MX5_QP_QKEY : MX5_QP_ACCESS_FLAGS);
-	if (from == MX5_QPS_INIT && to == MX5_QPS_RTR) {
-		if (t == MX5_QPT_UD)
-			return r;
-		r |= MX5_QP_AV | MX5_QP_PATH_MTU | MX5_QP_DEST_QPN | MX5_QP_RQ_PSN;
-		if (t == MX5_QPT_RC)
-			r |= MX5_QP_MAX_DEST_RD_ATOMIC | MX5_QP_MIN_RNR_TIMER;
-		return r;
-	}
-	if (from == MX5_QPS_RTR && to == MX5_QPS_RTS) {
-		r |= MX5_QP_SQ_PSN;
-		if (t == MX5_QPT_RC)
-			r |= MX5_QP_TIMEOUT | MX5_QP_RETRY_CNT | MX5_QP_RNR_RETRY | MX5_QP_MAX_QP_RD_ATOMIC;
-		return r;
-	}
+	if (from == MX5_QPS_INIT && to == MX5_QPS_RTR)
+		return t == MX5_QPT_RC ? MX5_QP_RTR_RC : t == MX5_QPT_UC ? MX5_QP_RTR_UC : r;
+	if (from == MX5_QPS_RTR && to == MX5_QPS_RTS)
+		return t == MX5_QPT_RC ? MX5_QP_RTS_RC : MX5_QP_RTS_UC;
 	return r;
 }
 
@@ -674,27 +668,36 @@ static size_t mx5_qp_build_cmd(struct mx5_qp *qp, uint16_t op, const struct mx5_
 	return PRM_SIZE(rst2init_qp_in);
 }
 
+/* The attributes a modify records as given, one row each: (mask bit, field). */
+#define MX5_QP_RECORDED(X) \
+	X(MX5_QP_ACCESS_FLAGS, qp_access_flags) \
+	X(MX5_QP_PKEY_INDEX, pkey_index) \
+	X(MX5_QP_PORT, port_num) \
+	X(MX5_QP_QKEY, qkey) \
+	X(MX5_QP_AV, ah) \
+	X(MX5_QP_PATH_MTU, path_mtu) \
+	X(MX5_QP_DEST_QPN, dest_qp_num) \
+	X(MX5_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic) \
+	X(MX5_QP_MAX_QP_RD_ATOMIC, max_rd_atomic) \
+	X(MX5_QP_MIN_RNR_TIMER, min_rnr_timer) \
+	X(MX5_QP_TIMEOUT, timeout) \
+	X(MX5_QP_RETRY_CNT, retry_cnt) \
+	X(MX5_QP_RNR_RETRY, rnr_retry)
+
 /* Step 5: remember what was programmed (query reports it). */
 static void mx5_qp_record(struct mx5_qp *qp, const struct mx5_qp_attr *a, unsigned mask, enum mx5_qp_state to)
 {
 	qp->state = to;
 	struct mx5_qp_attr *s = &qp->attr;
 	s->qp_state = to;
-	if (mask & MX5_QP_ACCESS_FLAGS) s->qp_access_flags = a->qp_access_flags;
-	if (mask & MX5_QP_PKEY_INDEX) s->pkey_index = a->pkey_index;
-	if (mask & MX5_QP_PORT) s->port_num = a->port_num;
-	if (mask & MX5_QP_QKEY) s->qkey = a->qkey;
-	if (mask & MX5_QP_AV) s->ah = a->ah;
-	if (mask & MX5_QP_PATH_MTU) s->path_mtu = a->path_mtu;
-	if (mask & MX5_QP_DEST_QPN) s->dest_qp_num = a->dest_qp_num;
-	if (mask & MX5_QP_RQ_PSN) s->rq_psn = a->rq_psn & 0xffffff;
-	if (mask & MX5_QP_SQ_PSN) s->sq_psn = a->sq_psn & 0xffffff;
-	if (mask & MX5_QP_MAX_DEST_RD_ATOMIC) s->max_dest_rd_atomic = a->max_dest_rd_atomic;
-	if (mask & MX5_QP_MAX_QP_RD_ATOMIC) s->max_rd_atomic = a->max_rd_atomic;
-	if (mask & MX5_QP_MIN_RNR_TIMER) s->min_rnr_timer = a->min_rnr_timer;
-	if (mask & MX5_QP_TIMEOUT) s->timeout = a->timeout;
-	if (mask & MX5_QP_RETRY_CNT) s->retry_cnt = a->retry_cnt;
-	if (mask & MX5_QP_RNR_RETRY) s->rnr_retry = a->rnr_retry;
+#define MX5_KEEP(bit, field) if (mask & (bit)) s->field = a->field;
+	MX5_QP_RECORDED(MX5_KEEP)
+#undef MX5_KEEP
+	/* a PSN is 24 bits, as qpc.next_send_psn and next_rcv_psn hold it (layouts/qp.def) */
+	if (mask & MX5_QP_RQ_PSN)
+		s->rq_psn = a->rq_psn & 0xffffff;
+	if (mask & MX5_QP_SQ_PSN)
+		s->sq_psn = a->sq_psn & 0xffffff;
 }
 
 /* Step 6, after a move to RESET: the QP's completions not yet polled go, and the data
@@ -763,15 +766,9 @@ int mx5_qp_query(struct mx5_qp *qp, struct mx5_qp_attr *a, struct mx5_qp_init_at
 	struct mx5_device *dev = qp->dev;
 	*a = qp->attr;
 	a->cap = qp->cap;
-	if (init) {
-		memset(init, 0, sizeof(*init));
-		init->type = qp->type;
-		init->send_cq = qp->scq;
-		init->recv_cq = qp->rcq;
-		init->srq = qp->srq;
-		init->cap = qp->cap;
-		init->sq_sig_all = qp->sq_sig_all;
-	}
+	if (init)
+		*init = (struct mx5_qp_init_attr){ .type = qp->type, .send_cq = qp->scq, .recv_cq = qp->rcq,
+						   .srq = qp->srq, .cap = qp->cap, .sq_sig_all = qp->sq_sig_all };
 	if (qp->flushed) {
 		a->qp_state = MX5_QPS_ERR;
 		return 0;
@@ -810,21 +807,14 @@ int mx5_qp_query(struct mx5_qp *qp, struct mx5_qp_attr *a, struct mx5_qp_init_at
 	return rc;
 }
 
-static int mx5_qp_destroy_cmd(struct mx5_qp *qp)
+/* DESTROY_QP, then the memory; forced (mx5_objects_destroy_all): the memory goes even
+ * when the device refuses. */
+static int mx5_qp_teardown(struct mx5_qp *qp, bool forced)
 {
-	if (qp->dev->health != MX5_HEALTH_OK)
-		return 0;
-	uint8_t in[PRM_SIZE(destroy_qp_in)] = { 0 }, o[PRM_SIZE(destroy_qp_out)];
-	PRM_SET(destroy_qp_in, in, opcode, PRM_CMD_OP_DESTROY_QP);
-	PRM_SET(destroy_qp_in, in, qpn, qp->qpn);
-	return mx5_exec(qp->dev, in, sizeof(in), o, sizeof(o));
-}
-
-static void mx5_qp_release(struct mx5_qp *qp)
-{
+	int rc = mx5_destroy_cmd(qp->dev, PRM_CMD_OP_DESTROY_QP, qp->qpn);
+	if (rc && !forced)
+		return rc;
 	mx5_qp_unlink_cqs(qp);
-	if (qp->bf_held)
-		mx5_uar_bf_put(qp->dev, &qp->bf);
 	qp->pd->refs--;
 	qp->scq->refs--;
 	if (qp->rcq != qp->scq)
@@ -832,28 +822,18 @@ static void mx5_qp_release(struct mx5_qp *qp)
 	if (qp->srq)
 		qp->srq->refs--;
 	mx5_list_del(&qp->link);
-	mx5_qbuf_free(qp->dev, &qp->q);
-	free(qp->sq_wrid);
-	free(qp->sq_wqe_next);
-	free(qp->rq_wrid);
-	free(qp);
+	mx5_qp_free(qp);
+	return 0;
 }
 
 int mx5_qp_destroy(struct mx5_qp *qp)
 {
-	if (!qp)
-		return -EINVAL;
-	int rc = mx5_qp_destroy_cmd(qp);
-	if (rc)
-		return rc;
-	mx5_qp_release(qp);
-	return 0;
+	return qp ? mx5_qp_teardown(qp, false) : -EINVAL;
 }
 
 void mx5_qp_destroy_forced(struct mx5_qp *qp)
 {
-	mx5_qp_destroy_cmd(qp);
-	mx5_qp_release(qp);
+	mx5_qp_teardown(qp, true);
 }
 
 /* An async error EQE for this QP: the device moved it to an error state. */

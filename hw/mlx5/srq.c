@@ -6,6 +6,15 @@
 
 #include "hw/mlx5/mx5_objects.h"
 
+/* The memory of an SRQ, whether CREATE_SRQ got as far as the device or not. */
+static void mx5_srq_free(struct mx5_srq *s)
+{
+	mx5_qbuf_free(s->dev, &s->q);
+	free(s->ring.flush_free);
+	free(s->wrid);
+	free(s);
+}
+
 int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_attr *attr,
 		   struct mx5_srq **out)
 {
@@ -58,14 +67,13 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 		rc = mx5_fail(dev, -ENOMEM, "CREATE_SRQ: out of memory");
 		goto err;
 	}
-	size_t npas = mx5_qbuf_npas(dev, &s->q);
-	size_t inlen = PRM_SIZE(create_srq_in) + npas * 8;
-	uint8_t *in = calloc(1, inlen), o[PRM_SIZE(create_srq_out)];
+	size_t inlen;
+	uint8_t *in = mx5_create_in(dev, PRM_CMD_OP_CREATE_SRQ, PRM_SIZE(create_srq_in), &s->q, &inlen);
+	uint8_t o[PRM_SIZE(create_srq_out)];
 	if (!in) {
-		rc = mx5_fail(dev, -ENOMEM, "CREATE_SRQ: out of memory");
+		rc = -ENOMEM;
 		goto err;
 	}
-	PRM_SET(create_srq_in, in, opcode, PRM_CMD_OP_CREATE_SRQ);
 	uint8_t *c = PRM_ADDR(create_srq_in, in, srq_context_entry);
 	PRM_SET(srqc, c, log_srq_size, log);
 	/* log_rq_stride counts 16-byte units above 16 (Linux: wqe_shift - 4) */
@@ -76,9 +84,7 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 		PRM_SET(srqc, c, cqn, cq->cqn);
 	PRM_SET(srqc, c, lwm, attr->srq_limit);
 	PRM_SET(srqc, c, dbr_addr, s->q.dbrec_iova);
-	mx5_qbuf_pas(dev, &s->q, PRM_ADDR(create_srq_in, in, pas));
-	rc = mx5_exec(dev, in, inlen, o, sizeof(o));
-	free(in);
+	rc = mx5_create_exec(dev, &s->q, in, PRM_ADDR(create_srq_in, in, pas), inlen, o, sizeof(o));
 	if (rc)
 		goto err;
 	s->srqn = (uint32_t)PRM_GET(create_srq_out, o, srqn);
@@ -92,33 +98,23 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 	*out = s;
 	return 0;
 err:
-	mx5_qbuf_free(dev, &s->q);
-	free(s->ring.flush_free);
-	free(s->wrid);
-	free(s);
+	mx5_srq_free(s);
 	return rc;
 }
 
-static int mx5_srq_destroy_cmd(struct mx5_srq *s)
+/* DESTROY_SRQ, then the memory; forced (mx5_objects_destroy_all): the memory goes
+ * even when the device refuses. */
+static int mx5_srq_teardown(struct mx5_srq *s, bool forced)
 {
-	if (s->dev->health != MX5_HEALTH_OK)
-		return 0;
-	uint8_t in[PRM_SIZE(destroy_srq_in)] = { 0 }, o[PRM_SIZE(destroy_srq_out)];
-	PRM_SET(destroy_srq_in, in, opcode, PRM_CMD_OP_DESTROY_SRQ);
-	PRM_SET(destroy_srq_in, in, srqn, s->srqn);
-	return mx5_exec(s->dev, in, sizeof(in), o, sizeof(o));
-}
-
-static void mx5_srq_release(struct mx5_srq *s)
-{
+	int rc = mx5_destroy_cmd(s->dev, PRM_CMD_OP_DESTROY_SRQ, s->srqn);
+	if (rc && !forced)
+		return rc;
 	s->pd->refs--;
 	if (s->cq)
 		s->cq->refs--;
 	mx5_list_del(&s->link);
-	mx5_qbuf_free(s->dev, &s->q);
-	free(s->ring.flush_free);
-	free(s->wrid);
-	free(s);
+	mx5_srq_free(s);
+	return 0;
 }
 
 int mx5_srq_destroy(struct mx5_srq *s)
@@ -128,17 +124,12 @@ int mx5_srq_destroy(struct mx5_srq *s)
 	if (s->refs)
 		return mx5_fail(s->dev, -EBUSY, "DESTROY_SRQ: SRQ 0x%x still used by %u QPs", s->srqn,
 				s->refs);
-	int rc = mx5_srq_destroy_cmd(s);
-	if (rc)
-		return rc;
-	mx5_srq_release(s);
-	return 0;
+	return mx5_srq_teardown(s, false);
 }
 
 void mx5_srq_destroy_forced(struct mx5_srq *s)
 {
-	mx5_srq_destroy_cmd(s);
-	mx5_srq_release(s);
+	mx5_srq_teardown(s, true);
 }
 
 /* ARM_RQ: raise SRQ_LIMIT when fewer than `limit` WQEs remain. */

@@ -13,11 +13,10 @@
 
 static int mx5_uar_alloc_one(struct mx5_device *dev, struct mx5_uar *u)
 {
-	uint8_t in[PRM_SIZE(alloc_uar_in)] = { 0 }, out[PRM_SIZE(alloc_uar_out)];
-	PRM_SET(alloc_uar_in, in, opcode, PRM_CMD_OP_ALLOC_UAR);
-	int rc = mx5_exec(dev, in, sizeof(in), out, sizeof(out));
+	uint8_t out[PRM_SIZE(alloc_uar_out)];
+	int rc = mx5_exec_bare(dev, PRM_CMD_OP_ALLOC_UAR, PRM_SIZE(alloc_uar_in), out, sizeof(out), "bring-up");
 	if (rc)
-		return mx5_cmd_fail(dev, rc, "bring-up");
+		return rc;
 	u->index = (uint32_t)PRM_GET(alloc_uar_out, out, uar);
 	u->page_bytes = (size_t)MX5_FW_PAGE_SIZE << MX5_CAP_GEN(dev, log_uar_page_sz);
 	u->bar_off = (uint64_t)u->index * u->page_bytes;

@@ -91,9 +91,7 @@ static inline void loop_connect(struct mx5_qp *qp, uint32_t rqpn)
 	memcpy(a.ah.dmac, g.mac, 6);
 	a.ah.hop_limit = 64;
 	a.ah.port_num = 1;
-	cr_assert_eq(mx5_qp_modify(qp, &a, MX5_QP_STATE | MX5_QP_AV | MX5_QP_PATH_MTU |
-				   MX5_QP_DEST_QPN | MX5_QP_RQ_PSN | MX5_QP_MAX_DEST_RD_ATOMIC |
-				   MX5_QP_MIN_RNR_TIMER), 0, "RTR: %s", mx5_device_error(dev));
+	cr_assert_eq(mx5_qp_modify(qp, &a, MX5_QP_RTR_RC), 0, "RTR: %s", mx5_device_error(dev));
 	memset(&a, 0, sizeof(a));
 	a.qp_state = MX5_QPS_RTS;
 	a.sq_psn = 0x100;
@@ -101,9 +99,7 @@ static inline void loop_connect(struct mx5_qp *qp, uint32_t rqpn)
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;
-	cr_assert_eq(mx5_qp_modify(qp, &a, MX5_QP_STATE | MX5_QP_SQ_PSN | MX5_QP_TIMEOUT |
-				   MX5_QP_RETRY_CNT | MX5_QP_RNR_RETRY | MX5_QP_MAX_QP_RD_ATOMIC),
-		     0, "RTS: %s", mx5_device_error(dev));
+	cr_assert_eq(mx5_qp_modify(qp, &a, MX5_QP_RTS_RC), 0, "RTS: %s", mx5_device_error(dev));
 }
 
 static inline uint32_t loop_lkey(struct mx5_mr *mr)

@@ -331,8 +331,7 @@ Test(mlx5_objects, rc_qp_walks_rst_init_rtr_rts_err_rst)
 	memcpy(a.ah.dmac, g.mac, 6);
 	a.ah.hop_limit = 64;
 	a.ah.flow_label = 0x12345;
-	unsigned m = MX5_QP_STATE | MX5_QP_AV | MX5_QP_PATH_MTU | MX5_QP_DEST_QPN | MX5_QP_RQ_PSN |
-		     MX5_QP_MAX_DEST_RD_ATOMIC | MX5_QP_MIN_RNR_TIMER;
+	unsigned m = MX5_QP_RTR_RC;
 	cr_assert_eq(mx5_qp_modify(qp, &a, m), 0, "%s", mx5_device_error(dev));
 	a.qp_state = MX5_QPS_RTS;
 	a.sq_psn = 0x654321;
@@ -340,8 +339,7 @@ Test(mlx5_objects, rc_qp_walks_rst_init_rtr_rts_err_rst)
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;
-	m = MX5_QP_STATE | MX5_QP_SQ_PSN | MX5_QP_TIMEOUT | MX5_QP_RETRY_CNT | MX5_QP_RNR_RETRY |
-	    MX5_QP_MAX_QP_RD_ATOMIC;
+	m = MX5_QP_RTS_RC;
 	cr_assert_eq(mx5_qp_modify(qp, &a, m), 0, "%s", mx5_device_error(dev));
 	struct mx5_qp_attr q;
 	cr_assert_eq(mx5_qp_query(qp, &q, NULL), 0, "%s", mx5_device_error(dev));
