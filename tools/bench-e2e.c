@@ -849,13 +849,11 @@ int main(int argc, char **argv)
 		} else if (c == 'c') {
 			csv_path = optarg;
 		} else {
-			fprintf(stderr, "usage: uv_bench_e2e [--iters N] [--bw-iters N] [--warmup N] [--mtu 256..4096] "
-					"[--yield] [--csv FILE]\n");
-			return c == 'h' ? 0 : 2;
+			return bn_usage(c, "uv_bench_e2e [--iters N] [--bw-iters N] [--warmup N] [--mtu 256..4096] "
+					   "[--yield] [--csv FILE]");
 		}
 	}
-	if (optind < argc)
-		bn_die("unexpected argument '%s'", argv[optind]);
+	bn_no_operands(argc, argv);
 	for (mtu = 1; mtu <= 5 && (128u << mtu) != mtu_bytes; mtu++)
 		;
 	if (mtu > 5 || iters < 100 || bw_iters == 0)

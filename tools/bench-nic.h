@@ -1,5 +1,5 @@
 /* Set-up shared by the measuring programs (tools/bench-pcie.c, tools/bench-e2e.c,
- * tests/interop/wire_traffic.c): emulated ConnectX NICs opened through the real driver
+ * tools/bench-scale.c, tests/interop/wire_traffic.c): their command lines, emulated ConnectX NICs opened through the real driver
  * (hw/mlx5 over the "emu:" shim), an RC QP connected to a peer, MRs, and posting and
  * polling through the driver's data path (wqe.h / doorbell.h / poll.h) -- the same calls
  * libuverbs makes.  Programs, not library code: a failed step prints what failed (with
@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hw/emu/emu.h"
 #include "hw/emu/roce_wire.h"
@@ -61,6 +62,21 @@ __attribute__((format(printf, 1, 2), noreturn)) static void bn_die(const char *f
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(2);
+}
+
+/* The end of a program's option loop: for an unknown option or --help, the usage line
+ * on stderr and the status for main to return (0 for 'h', else 2). */
+static inline int bn_usage(int c, const char *usage)
+{
+	fprintf(stderr, "usage: %s\n", usage);
+	return c == 'h' ? 0 : 2;
+}
+
+/* After the options (getopt's optind): these programs take no operands. */
+static inline void bn_no_operands(int argc, char **argv)
+{
+	if (optind < argc)
+		bn_die("unexpected argument '%s'", argv[optind]);
 }
 
 static inline uint64_t bn_now_ns(void)
@@ -185,6 +201,24 @@ static inline struct mx5_mr *bn_mr(struct bn_nic *n, void *buf, size_t len, uint
 	if (rkey)
 		*rkey = i.rkey;
 	return mr;
+}
+
+/* One side of a run between two NICs (bench-pcie, wire_traffic): its NIC with a CQ of
+ * cqe entries, an RC QP of depth, and a zeroed buffer of len bytes registered with
+ * every access (lkey in *lkey).  *peer is what the other side connects to and
+ * addresses: this side's IP, QPN, send PSN psn, rkey and buffer.  Returns the buffer. */
+static inline uint8_t *bn_side_open(struct bn_nic *n, struct bn_qp *q, uint32_t cqe, uint32_t depth, size_t len,
+				    uint32_t psn, uint32_t *lkey, struct bn_peer *peer)
+{
+	uint8_t *buf;
+	uint32_t rkey;
+
+	bn_nic_open(n, "emu:", cqe);
+	bn_qp_create(q, n, depth);
+	buf = bn_alloc(len);
+	bn_mr(n, buf, len, lkey, &rkey);
+	*peer = (struct bn_peer){ .ip = n->ip, .qpn = q->qpn, .psn = psn, .rkey = rkey, .addr = (uintptr_t)buf };
+	return buf;
 }
 
 /* A send WR on one SGE: what bn_post and bn_post_atomic share before their remote part. */

@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 	struct bn_qp qa, qb;
 	struct bn_peer pa, pb;
 	uint8_t *abuf, *bbuf;
-	uint32_t alkey, blkey, brkey;
+	uint32_t alkey, blkey;
 
 	int c;
 
@@ -107,27 +107,17 @@ int main(int argc, char **argv)
 				bn_die("--mtu: '%s' is not 256..4096", optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: uv_bench_pcie [--iters N] [--mtu 256..4096]\n");
-			return c == 'h' ? 0 : 2;
+			return bn_usage(c, "uv_bench_pcie [--iters N] [--mtu 256..4096]");
 		}
 	}
-	if (optind < argc)
-		bn_die("unexpected argument '%s'", argv[optind]);
+	bn_no_operands(argc, argv);
 	for (mtu = 1; mtu <= 5 && (128u << mtu) != mtu_bytes; mtu++)
 		;
 	if (mtu > 5 || iters == 0)
 		bn_die("--mtu must be 256, 512, 1024, 2048 or 4096 and --iters > 0");
 
-	bn_nic_open(&A, "emu:", 256);
-	bn_nic_open(&B, "emu:", 256);
-	bn_qp_create(&qa, &A, 64);
-	bn_qp_create(&qb, &B, 64);
-	abuf = bn_alloc(BUF_LEN);
-	bbuf = bn_alloc(BUF_LEN);
-	bn_mr(&A, abuf, BUF_LEN, &alkey, NULL);
-	bn_mr(&B, bbuf, BUF_LEN, &blkey, &brkey);
-	pa = (struct bn_peer){ .ip = A.ip, .qpn = qa.qpn, .psn = 0x100 };
-	pb = (struct bn_peer){ .ip = B.ip, .qpn = qb.qpn, .psn = 0x200, .rkey = brkey, .addr = (uintptr_t)bbuf };
+	abuf = bn_side_open(&A, &qa, 256, 64, BUF_LEN, 0x100, &alkey, &pa);
+	bbuf = bn_side_open(&B, &qb, 256, 64, BUF_LEN, 0x200, &blkey, &pb);
 	bn_qp_connect(&qa, &pb, pa.psn, mtu);
 	bn_qp_connect(&qb, &pa, pb.psn, mtu);
 

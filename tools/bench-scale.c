@@ -286,12 +286,10 @@ int main(int argc, char **argv)
 				bn_die("--max-mr: '%s' is not a size up to 1T (k, m, g suffixes)", optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: uv_bench_scale [--max-qps N] [--max-depth N] [--max-mr BYTES[K|M|G]]\n");
-			return c == 'h' ? 0 : 2;
+			return bn_usage(c, "uv_bench_scale [--max-qps N] [--max-depth N] [--max-mr BYTES[K|M|G]]");
 		}
 	}
-	if (optind < argc)
-		bn_die("unexpected argument '%s'", argv[optind]);
+	bn_no_operands(argc, argv);
 	if (max_qps < 1 || max_depth < 1 || max_mr < 4096)
 		bn_die("--max-qps and --max-depth at least 1, --max-mr at least 4096");
 	printf("uverbs scale on the emulated ConnectX-5 Ex (%ld CPUs online; wall-clock times)\n\n",

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "hw/platform/local_msg_common.h"
 #include "hw/platform/sock.h"
 
 /* One lock per descriptor slot: the threads of this process that send on one socket
@@ -41,35 +42,19 @@ int plat_lmsg_send(int fd, const struct iovec *iov_in, int iovcnt, int pass_fd, 
 {
 	enum { MAXIOV = 8 };
 	struct iovec iov[MAXIOV];
-	size_t total = 0;
-	uint32_t len = 0;
-	if (iovcnt < 1 || iovcnt > MAXIOV || iov_in[0].iov_len < sizeof(len))
+	size_t total;
+	if (iovcnt > MAXIOV)
 		return -EMSGSIZE;
-	for (int i = 0; i < iovcnt; i++) {
+	int rc = plat_lmsg_frame_check(iov_in, iovcnt, &total);
+	if (rc)
+		return rc;
+	for (int i = 0; i < iovcnt; i++)
 		iov[i] = iov_in[i];
-		total += iov[i].iov_len;
-	}
-	memcpy(&len, iov[0].iov_base, sizeof(len));
-	if (len != total)
-		return -EMSGSIZE;
-	union {
-		struct cmsghdr c;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cm;
+	union plat_lmsg_cmsg cm;
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = iovcnt };
-	if (pass_fd >= 0) {
-		memset(&cm, 0, sizeof(cm));
-		m.msg_control = cm.buf;
-		m.msg_controllen = sizeof(cm.buf);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-	}
+	plat_lmsg_attach_fd(&m, &cm, pass_fd);
 	pthread_mutex_t *lk = &lmsg_lock[(unsigned)fd % LMSG_LOCKS];
 	pthread_mutex_lock(lk);
-	int rc = 0;
 	size_t sent = 0;
 	/* The first call may be told not to wait; once part of the message is out, the rest
 	 * must follow or the stream loses its framing: those calls wait. */
@@ -108,13 +93,10 @@ static int lmsg_read(int fd, char *buf, size_t len, int *got, int first_flags)
 	char sink[512];
 	int f = first_flags;
 	while (len) {
-		union {
-			struct cmsghdr c;
-			char b[CMSG_SPACE(sizeof(int))];
-		} cm;
+		union plat_lmsg_cmsg cm;
 		struct iovec iov = { buf ? (void *)buf : sink, buf ? len : (len < sizeof(sink) ? len : sizeof(sink)) };
-		struct msghdr r = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
-				    .msg_controllen = sizeof(cm.b) };
+		struct msghdr r = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf,
+				    .msg_controllen = sizeof(cm.buf) };
 		ssize_t n = recvmsg(fd, &r, f);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -122,16 +104,9 @@ static int lmsg_read(int fd, char *buf, size_t len, int *got, int first_flags)
 			return -errno;
 		if (n == 0)
 			return 0;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&r); c; c = CMSG_NXTHDR(&r, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-			    c->cmsg_len >= CMSG_LEN(sizeof(int))) {
-				int one;
-				memcpy(&one, CMSG_DATA(c), sizeof(int));
-				fcntl(one, F_SETFD, FD_CLOEXEC);
-				if (*got >= 0)
-					close(*got);
-				*got = one;
-			}
+		plat_lmsg_take_fds(&r, got);
+		if (*got >= 0)     /* macOS has no MSG_CMSG_CLOEXEC */
+			fcntl(*got, F_SETFD, FD_CLOEXEC);
 		if (buf)
 			buf += n;
 		len -= (size_t)n;

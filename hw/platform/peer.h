@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* pid and uid of the peer of a connected AF_UNIX socket; 0 or -errno. */
+/* pid and uid of the peer of a connected AF_UNIX socket (both required); 0 or -errno. */
 int plat_peer_cred(int fd, pid_t *pid, uid_t *uid);
 /* Let process `pid` read and write this process's memory (Yama's PR_SET_PTRACER on
  * Linux; nothing to do where no such restriction exists).  0 or -errno. */

@@ -12,10 +12,8 @@ int plat_peer_cred(int fd, pid_t *pid, uid_t *uid)
 	socklen_t l = sizeof(c);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &l) < 0)
 		return -errno;
-	if (pid)
-		*pid = c.pid;
-	if (uid)
-		*uid = c.uid;
+	*pid = c.pid;
+	*uid = c.uid;
 	return 0;
 }
 

@@ -8,18 +8,10 @@
 
 int plat_peer_cred(int fd, pid_t *pid, uid_t *uid)
 {
-	uid_t u;
 	gid_t g;
-	if (getpeereid(fd, &u, &g) < 0)
+	socklen_t l = sizeof(*pid);
+	if (getpeereid(fd, uid, &g) < 0 || getsockopt(fd, SOL_LOCAL, LOCAL_PEERPID, pid, &l) < 0)
 		return -errno;
-	pid_t p = 0;
-	socklen_t l = sizeof(p);
-	if (getsockopt(fd, SOL_LOCAL, LOCAL_PEERPID, &p, &l) < 0)
-		return -errno;
-	if (pid)
-		*pid = p;
-	if (uid)
-		*uid = u;
 	return 0;
 }
 

@@ -18,9 +18,10 @@ static int plat_sock_prepare(int fd, int type)
 	return 0;
 }
 
-int plat_socket(int domain, int type, int protocol)
+/* fd as socket() or accept() returned it, prepared: fd, or -errno (fd closed). */
+static int plat_sock_ready(int fd, int type)
 {
-	int fd = socket(domain, type, protocol), rc;
+	int rc;
 
 	if (fd < 0)
 		return -errno;
@@ -30,6 +31,11 @@ int plat_socket(int domain, int type, int protocol)
 		return rc;
 	}
 	return fd;
+}
+
+int plat_socket(int domain, int type, int protocol)
+{
+	return plat_sock_ready(socket(domain, type, protocol), type);
 }
 
 int plat_socketpair(int domain, int type, int protocol, int sv[2])
@@ -50,16 +56,7 @@ int plat_socketpair(int domain, int type, int protocol, int sv[2])
 
 int plat_accept(int lfd)
 {
-	int fd = accept(lfd, NULL, NULL), rc;
-
-	if (fd < 0)
-		return -errno;
-	rc = plat_sock_prepare(fd, SOCK_STREAM);
-	if (rc) {
-		close(fd);
-		return rc;
-	}
-	return fd;
+	return plat_sock_ready(accept(lfd, NULL, NULL), SOCK_STREAM);
 }
 
 ssize_t plat_send(int fd, const void *buf, size_t len, int flags)

@@ -50,8 +50,10 @@ int plat_mutex_timedlock(pthread_mutex_t *m, const struct timespec *deadline);
 struct plat_spinlock {
 #if defined(__APPLE__)
 	os_unfair_lock l;
+#define PLAT_SPIN_OP(op) os_unfair_lock_##op    /* PLAT_SPIN_OP(lock): os_unfair_lock_lock */
 #else
 	pthread_spinlock_t l;
+#define PLAT_SPIN_OP(op) pthread_spin_##op      /* PLAT_SPIN_OP(lock): pthread_spin_lock */
 #endif
 	int single;
 };
@@ -70,24 +72,14 @@ static inline int plat_spin_init(struct plat_spinlock *s, int single)
 
 static inline void plat_spin_lock(struct plat_spinlock *s)
 {
-	if (__builtin_expect(s->single, 0))
-		return;
-#if defined(__APPLE__)
-	os_unfair_lock_lock(&s->l);
-#else
-	pthread_spin_lock(&s->l);
-#endif
+	if (__builtin_expect(!s->single, 1))
+		PLAT_SPIN_OP(lock)(&s->l);
 }
 
 static inline void plat_spin_unlock(struct plat_spinlock *s)
 {
-	if (__builtin_expect(s->single, 0))
-		return;
-#if defined(__APPLE__)
-	os_unfair_lock_unlock(&s->l);
-#else
-	pthread_spin_unlock(&s->l);
-#endif
+	if (__builtin_expect(!s->single, 1))
+		PLAT_SPIN_OP(unlock)(&s->l);
 }
 
 #endif

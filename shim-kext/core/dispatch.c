@@ -25,22 +25,31 @@ static void zero_bytes(void *p, size_t n)
 
 static uint64_t round_up(uint64_t v, uint64_t page) { return (v + page - 1) & ~(page - 1); }
 
-static int do_hello(struct uvshim_dev *d, const struct uvshim_hello_req *r, struct uvshim_hello_rep *o)
+int uvshim_hello_answer(enum uvshim_hello *state, uint32_t page_size, const struct uvshim_hello_req *r,
+			struct uvshim_hello_rep *o)
 {
 	/* The reply always carries the kext's version, so a mismatched client can say
 	 * which side to update. */
 	o->abi_major = UVSHIM_ABI_MAJOR;
 	o->abi_minor = UVSHIM_ABI_MINOR;
 	if (r->abi_major != UVSHIM_ABI_MAJOR) {
-		d->hello = UVSHIM_HELLO_BAD_VERSION;
+		*state = UVSHIM_HELLO_BAD_VERSION;
 		return -UVSHIM_EVERSION;
 	}
-	o->page_size = d->info.page_size;
-	o->num_vectors = d->info.num_vectors;
+	o->page_size = page_size;
 	o->max_segs_per_reply = UVSHIM_MAX_SEGS_PER_REPLY;
+	*state = UVSHIM_HELLO_OK;
+	return 0;
+}
+
+static int do_hello(struct uvshim_dev *d, const struct uvshim_hello_req *r, struct uvshim_hello_rep *o)
+{
+	int rc = uvshim_hello_answer(&d->hello, d->info.page_size, r, o);
+	if (rc)
+		return rc;
+	o->num_vectors = d->info.num_vectors;
 	o->max_pins = d->pins.max_pins;
 	o->max_pinned_bytes = d->pins.max_bytes;
-	d->hello = UVSHIM_HELLO_OK;
 	return 0;
 }
 
@@ -51,15 +60,6 @@ static int do_map_bar(struct uvshim_dev *d, const struct uvshim_map_bar_req *r,
 	if (rc)
 		return rc;
 	return uvshim_window_declare(d->win, UVSHIM_MAX_WINDOWS, r, o);
-}
-
-static int do_unmap_bar(struct uvshim_dev *d, const struct uvshim_unmap_bar_req *r)
-{
-	uint32_t slot = r->memory_type & UVSHIM_MEMTYPE_INDEX_MASK;
-	if (slot >= UVSHIM_MAX_WINDOWS || !d->win[slot].used)
-		return -UVSHIM_ENOENT;
-	d->win[slot].used = false;
-	return 0;
 }
 
 static int fill_pin_rep(const struct uvshim_dev *d, uint64_t handle, uint32_t first,
@@ -193,12 +193,9 @@ static int do_reset(struct uvshim_dev *d)
 	return rc == 0 ? 0 : (rc < 0 ? rc : -UVSHIM_EIO);
 }
 
-int uvshim_dispatch(struct uvshim_dev *d, const void *owner, uint32_t selector,
-		    const void *in, size_t in_len, void *out, size_t out_len)
+int uvshim_call_begin(const struct uvshim_dev *d, uint32_t selector, const void *in, size_t in_len,
+		      void *out, size_t out_len, union uvshim_req *req, union uvshim_rep *rep)
 {
-	/* A guest's connection has its own, smaller set of calls (guest.c). */
-	if (owner != NULL && owner != d->owner && uvshim_is_guest(d, owner))
-		return uvshim_guest_dispatch(d, owner, selector, in, in_len, out, out_len);
 	int rc = uvshim_request_check(selector, in, in_len, out_len, d->info.page_size);
 	if (rc)
 		return rc;
@@ -208,44 +205,45 @@ int uvshim_dispatch(struct uvshim_dev *d, const void *owner, uint32_t selector,
 		zero_bytes(out, out_len);
 	if (d->gone)
 		return -UVSHIM_ENODEV;
+	zero_bytes(req, sizeof(*req));
+	copy_bytes(req, in, in_len);
+	zero_bytes(rep, out_len);
+	return 0;
+}
+
+/* The owner's calls: while it holds the device, and after its HELLO. */
+static int owner_admit(const struct uvshim_dev *d, const void *owner, uint32_t selector)
+{
 	if (d->state == UVSHIM_STATE_DYING || d->state == UVSHIM_STATE_RESETTING)
 		return -UVSHIM_EBUSY;
 	if (d->state != UVSHIM_STATE_OWNED || owner == NULL || owner != d->owner)
 		return -UVSHIM_EPERM;
 	if (selector != UVSHIM_SEL_HELLO && d->hello != UVSHIM_HELLO_OK)
-		return d->hello == UVSHIM_HELLO_NONE ? -UVSHIM_ENOHELLO : -UVSHIM_EVERSION;
+		return uvshim_hello_status(d->hello);
+	return 0;
+}
 
-	/* Requests are decoded from an aligned copy (the input may be unaligned), replies
-	 * built in an aligned local and copied out. */
-	union {
-		struct uvshim_hello_req hello;
-		struct uvshim_info_req info;
-		struct uvshim_map_bar_req map;
-		struct uvshim_unmap_bar_req unmap;
-		struct uvshim_pin_req pin;
-		struct uvshim_pin_segs_req segs;
-		struct uvshim_handle_req handle;
-		struct uvshim_dma_alloc_req dma;
-		struct uvshim_irq_req irq;
-		struct uvshim_reset_req reset;
-		struct uvshim_grant_req grant;
-		struct uvshim_pin_for_req pin_for;
-	} req;
-	union {
-		struct uvshim_hello_rep hello;
-		struct uvshim_info_rep info;
-		struct uvshim_map_bar_rep map;
-		struct uvshim_pin_rep pin;
-		struct uvshim_dma_alloc_rep dma;
-	} rep;
-	/* Only the reply member of this selector is used, and it is out_len bytes long. */
-	zero_bytes(&rep, out_len);
-	zero_bytes(&req, sizeof(req));
-	copy_bytes(&req, in, in_len);
+int uvshim_dispatch(struct uvshim_dev *d, const void *owner, uint32_t selector,
+		    const void *in, size_t in_len, void *out, size_t out_len)
+{
+	/* A guest's connection (guest.c) makes the first four calls below, on its own
+	 * handshake and windows; uvshim_guest_admit refuses the others. */
+	struct uvshim_guest *g = owner != NULL && owner != d->owner ? uvshim_guest_of(d, owner) : NULL;
+	union uvshim_req req;
+	union uvshim_rep rep;
+	int rc = uvshim_call_begin(d, selector, in, in_len, out, out_len, &req, &rep);
+	if (rc)
+		return rc;
+	rc = g ? uvshim_guest_admit(d, g, selector) : owner_admit(d, owner, selector);
+	if (rc)
+		return rc;
 
 	switch (selector) {
 	case UVSHIM_SEL_HELLO:
-		rc = do_hello(d, &req.hello, &rep.hello);
+		/* A guest pins nothing itself: its limits (and vectors) are the owner's
+		 * business, so its reply has only the common part. */
+		rc = g ? uvshim_hello_answer(&g->hello, d->info.page_size, &req.hello, &rep.hello)
+		       : do_hello(d, &req.hello, &rep.hello);
 		/* The version is worth returning even with EVERSION. */
 		copy_bytes(out, &rep, out_len);
 		return rc;
@@ -253,10 +251,11 @@ int uvshim_dispatch(struct uvshim_dev *d, const void *owner, uint32_t selector,
 		rep.info = d->info;
 		break;
 	case UVSHIM_SEL_MAP_BAR:
-		rc = do_map_bar(d, &req.map, &rep.map);
+		rc = g ? uvshim_guest_map_bar(d, g, &req.map, &rep.map) : do_map_bar(d, &req.map, &rep.map);
 		break;
 	case UVSHIM_SEL_UNMAP_BAR:
-		rc = do_unmap_bar(d, &req.unmap);
+		rc = g ? uvshim_window_forget(g->win, UVSHIM_MAX_GUEST_WINDOWS, req.unmap.memory_type)
+		       : uvshim_window_forget(d->win, UVSHIM_MAX_WINDOWS, req.unmap.memory_type);
 		break;
 	case UVSHIM_SEL_PIN:
 		rc = do_pin(d, &req.pin, &rep.pin);

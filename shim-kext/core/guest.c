@@ -34,14 +34,6 @@ static void zero_bytes(void *p, size_t n)
 		b[i] = 0;
 }
 
-static void copy_bytes(void *dst, const void *src, size_t n)
-{
-	unsigned char *d = (unsigned char *)dst;
-	const unsigned char *s = (const unsigned char *)src;
-	for (size_t i = 0; i < n; i++)
-		d[i] = s[i];
-}
-
 static struct uvshim_guest *find_guest(const struct uvshim_dev *d, const void *token)
 {
 	if (!token)
@@ -97,11 +89,9 @@ static void revoke_window(struct uvshim_dev *d, struct uvshim_guest *g, uint32_t
 int uvshim_guest_open(struct uvshim_dev *d, const struct uvshim_cred *cred, const void *guest,
 		      uint32_t pid)
 {
-	if (!cred || !guest || pid == 0)
+	if (!guest || pid == 0)
 		return -UVSHIM_EINVAL;
-	if (d->gone)
-		return -UVSHIM_ENODEV;
-	int rc = uvshim_cred_check(d, cred);
+	int rc = uvshim_open_check(d, cred);
 	if (rc)
 		return rc;
 	/* Without a way to take mappings back, consent could not be withdrawn. */
@@ -218,7 +208,7 @@ int uvshim_pin_for(struct uvshim_dev *d, const struct uvshim_pin_for_req *r, uin
 	return uvshim_pin_wire(d, g->token, r->va, r->length, r->flags, slot_out);
 }
 
-static int guest_map_bar(struct uvshim_dev *d, struct uvshim_guest *g, const struct uvshim_map_bar_req *r,
+int uvshim_guest_map_bar(struct uvshim_dev *d, struct uvshim_guest *g, const struct uvshim_map_bar_req *r,
 			 struct uvshim_map_bar_rep *o)
 {
 	int rc = uvshim_bar_window_check(&d->info, r->bar, r->cache, r->offset, r->length);
@@ -229,73 +219,22 @@ static int guest_map_bar(struct uvshim_dev *d, struct uvshim_guest *g, const str
 	return uvshim_window_declare(g->win, UVSHIM_MAX_GUEST_WINDOWS, r, o);
 }
 
-int uvshim_guest_dispatch(struct uvshim_dev *d, const void *guest, uint32_t selector,
-			  const void *in, size_t in_len, void *out, size_t out_len)
+struct uvshim_guest *uvshim_guest_of(const struct uvshim_dev *d, const void *token)
 {
-	int rc = uvshim_request_check(selector, in, in_len, out_len, d->info.page_size);
-	if (rc)
-		return rc;
-	if (out_len && !out)
-		return -UVSHIM_EINVAL;
-	if (out_len)
-		zero_bytes(out, out_len);
-	if (d->gone)
-		return -UVSHIM_ENODEV;
-	struct uvshim_guest *g = find_guest(d, guest);
-	if (!g || g->orphan || d->state != UVSHIM_STATE_OWNED)
+	return find_guest(d, token);
+}
+
+int uvshim_guest_admit(const struct uvshim_dev *d, const struct uvshim_guest *g, uint32_t selector)
+{
+	if (g->orphan || d->state != UVSHIM_STATE_OWNED)
 		return -UVSHIM_EPERM;
 	/* What a guest may ask: its handshake, the device's description, its windows. */
 	if (selector != UVSHIM_SEL_HELLO && selector != UVSHIM_SEL_DEVICE_INFO &&
 	    selector != UVSHIM_SEL_MAP_BAR && selector != UVSHIM_SEL_UNMAP_BAR)
 		return -UVSHIM_EPERM;
 	if (selector != UVSHIM_SEL_HELLO && g->hello != UVSHIM_HELLO_OK)
-		return g->hello == UVSHIM_HELLO_NONE ? -UVSHIM_ENOHELLO : -UVSHIM_EVERSION;
-
-	union {
-		struct uvshim_hello_req hello;
-		struct uvshim_map_bar_req map;
-		struct uvshim_unmap_bar_req unmap;
-	} req;
-	union {
-		struct uvshim_hello_rep hello;
-		struct uvshim_info_rep info;
-		struct uvshim_map_bar_rep map;
-	} rep;
-	zero_bytes(&req, sizeof(req));
-	zero_bytes(&rep, sizeof(rep));
-	copy_bytes(&req, in, in_len);
-	switch (selector) {
-	case UVSHIM_SEL_HELLO:
-		rep.hello.abi_major = UVSHIM_ABI_MAJOR;
-		rep.hello.abi_minor = UVSHIM_ABI_MINOR;
-		if (req.hello.abi_major != UVSHIM_ABI_MAJOR) {
-			g->hello = UVSHIM_HELLO_BAD_VERSION;
-			rc = -UVSHIM_EVERSION;
-		} else {
-			/* A guest pins nothing itself: its limits are the owner's business. */
-			rep.hello.page_size = d->info.page_size;
-			rep.hello.max_segs_per_reply = UVSHIM_MAX_SEGS_PER_REPLY;
-			g->hello = UVSHIM_HELLO_OK;
-		}
-		copy_bytes(out, &rep, out_len);
-		return rc;
-	case UVSHIM_SEL_DEVICE_INFO:
-		rep.info = d->info;
-		break;
-	case UVSHIM_SEL_MAP_BAR:
-		rc = guest_map_bar(d, g, &req.map, &rep.map);
-		break;
-	case UVSHIM_SEL_UNMAP_BAR: {
-		uint32_t w = req.unmap.memory_type & UVSHIM_MEMTYPE_INDEX_MASK;
-		if (w >= UVSHIM_MAX_GUEST_WINDOWS || !g->win[w].used)
-			return -UVSHIM_ENOENT;
-		g->win[w].used = false;
-		break;
-	}
-	}
-	if (rc == 0 && out_len)
-		copy_bytes(out, &rep, out_len);
-	return rc;
+		return uvshim_hello_status(g->hello);
+	return 0;
 }
 
 int uvshim_guest_memory_for_type(const struct uvshim_dev *d, const void *guest,
@@ -306,21 +245,17 @@ int uvshim_guest_memory_for_type(const struct uvshim_dev *d, const void *guest,
 	const struct uvshim_guest *g = find_guest(d, guest);
 	if (!g || g->orphan || d->state != UVSHIM_STATE_OWNED)
 		return -UVSHIM_EPERM;
-	if (g->hello != UVSHIM_HELLO_OK)
-		return g->hello == UVSHIM_HELLO_NONE ? -UVSHIM_ENOHELLO : -UVSHIM_EVERSION;
+	int rc = uvshim_hello_status(g->hello);
+	if (rc)
+		return rc;
 	zero_bytes(out, sizeof(*out));
-	uint32_t kind = memory_type >> UVSHIM_MEMTYPE_KIND_SHIFT;
-	uint32_t w = memory_type & UVSHIM_MEMTYPE_INDEX_MASK;
-	if (kind != UVSHIM_MEMTYPE_WINDOW)
+	if ((memory_type >> UVSHIM_MEMTYPE_KIND_SHIFT) != UVSHIM_MEMTYPE_WINDOW)
 		return -UVSHIM_EPERM;   /* driver DMA memory is the owner's */
-	if (w >= UVSHIM_MAX_GUEST_WINDOWS || !g->win[w].used)
-		return -UVSHIM_ENOENT;
+	rc = uvshim_window_memory(g->win, UVSHIM_MAX_GUEST_WINDOWS, memory_type, out);
 	/* Checked again here: a REVOKE may have come between MAP_BAR and the mapping. */
-	if (!window_granted(d, g->pid, g->win[w].offset, g->win[w].length))
-		return -UVSHIM_EPERM;
-	out->kind = kind;
-	out->cache = g->win[w].cache;
-	out->offset = g->win[w].offset;
-	out->length = g->win[w].length;
-	return 0;
+	if (rc == 0 && !window_granted(d, g->pid, out->offset, out->length)) {
+		zero_bytes(out, sizeof(*out));
+		rc = -UVSHIM_EPERM;
+	}
+	return rc;
 }

@@ -68,8 +68,12 @@ int uvshim_dev_init(struct uvshim_dev *d, const struct uvshim_info_rep *info,
 	return 0;
 }
 
-int uvshim_cred_check(const struct uvshim_dev *d, const struct uvshim_cred *cred)
+int uvshim_open_check(const struct uvshim_dev *d, const struct uvshim_cred *cred)
 {
+	if (!cred)
+		return -UVSHIM_EINVAL;
+	if (d->gone)
+		return -UVSHIM_ENODEV;
 	bool ok = cred->uid == 0;
 
 	if (!ok && d->cfg.group_set && cred->is_member)
@@ -79,12 +83,10 @@ int uvshim_cred_check(const struct uvshim_dev *d, const struct uvshim_cred *cred
 
 int uvshim_owner_open(struct uvshim_dev *d, const struct uvshim_cred *cred, const void *owner)
 {
-	if (!cred || !owner)
+	if (!owner)
 		return -UVSHIM_EINVAL;
-	if (d->gone)
-		return -UVSHIM_ENODEV;
 	/* Credentials first: someone who may not open learns nothing about the owner. */
-	int rc = uvshim_cred_check(d, cred);
+	int rc = uvshim_open_check(d, cred);
 	if (rc)
 		return rc;
 	if (d->quarantined)
@@ -187,20 +189,14 @@ int uvshim_memory_for_type(const struct uvshim_dev *d, const void *owner, uint32
 		return -UVSHIM_ENODEV;
 	if (d->state != UVSHIM_STATE_OWNED || owner != d->owner)
 		return -UVSHIM_EPERM;
-	if (d->hello != UVSHIM_HELLO_OK)
-		return d->hello == UVSHIM_HELLO_NONE ? -UVSHIM_ENOHELLO : -UVSHIM_EVERSION;
+	int rc = uvshim_hello_status(d->hello);
+	if (rc)
+		return rc;
 	uint32_t kind = memory_type >> UVSHIM_MEMTYPE_KIND_SHIFT;
 	uint32_t index = memory_type & UVSHIM_MEMTYPE_INDEX_MASK;
 	zero_bytes(out, sizeof(*out));
-	if (kind == UVSHIM_MEMTYPE_WINDOW) {
-		if (index >= UVSHIM_MAX_WINDOWS || !d->win[index].used)
-			return -UVSHIM_ENOENT;
-		out->kind = kind;
-		out->cache = d->win[index].cache;
-		out->offset = d->win[index].offset;
-		out->length = d->win[index].length;
-		return 0;
-	}
+	if (kind == UVSHIM_MEMTYPE_WINDOW)
+		return uvshim_window_memory(d->win, UVSHIM_MAX_WINDOWS, memory_type, out);
 	if (kind == UVSHIM_MEMTYPE_DMA) {
 		if (index >= d->pins.max_pins || d->pins.e[index].kind != UVSHIM_PIN_DMA)
 			return -UVSHIM_ENOENT;

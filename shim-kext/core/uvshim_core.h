@@ -52,6 +52,16 @@ enum uvshim_hello {
 	UVSHIM_HELLO_BAD_VERSION = 2,
 };
 
+/* What a call that needs the handshake answers in this HELLO state: 0 once HELLO
+ * succeeded, -UVSHIM_ENOHELLO before any, -UVSHIM_EVERSION after one of another major
+ * version.  The same rule for the owner and for each guest. */
+static inline int uvshim_hello_status(enum uvshim_hello h)
+{
+	if (h == UVSHIM_HELLO_OK)
+		return 0;
+	return h == UVSHIM_HELLO_NONE ? -UVSHIM_ENOHELLO : -UVSHIM_EVERSION;
+}
+
 /* Who is opening: the kext fills it from the task's kauth credential. */
 struct uvshim_cred {
 	uint32_t uid;
@@ -168,6 +178,16 @@ struct uvshim_window {
 int uvshim_window_declare(struct uvshim_window *win, uint32_t n, const struct uvshim_map_bar_req *r,
 			  struct uvshim_map_bar_rep *o);
 
+/* UNMAP_BAR: forget the window memory_type names in win[0..n).  0, or -UVSHIM_ENOENT
+ * when it names no declared window. */
+int uvshim_window_forget(struct uvshim_window *win, uint32_t n, uint32_t memory_type);
+
+/* clientMemoryForType of a window: the declared window memory_type names in win[0..n)
+ * into out (kind, cache, offset, length; nothing else is written).  0, or
+ * -UVSHIM_ENOENT. */
+int uvshim_window_memory(const struct uvshim_window *win, uint32_t n, uint32_t memory_type,
+			 struct uvshim_memory *out);
+
 /* Is [offset, offset+length) of BAR0 mappable with this cache mode on this device? */
 int uvshim_bar_window_check(const struct uvshim_info_rep *info, uint32_t bar, uint32_t cache,
 			    uint64_t offset, uint64_t length);
@@ -245,10 +265,11 @@ int uvshim_dev_init(struct uvshim_dev *d, const struct uvshim_info_rep *info,
 		    const struct uvshim_config *cfg, const struct uvshim_platform *plat,
 		    struct uvshim_pin_entry *pin_storage, uint32_t pin_capacity);
 
+/* What every open checks first, the owner's and a guest's alike: credentials given
+ * (-UVSHIM_EINVAL), the device still there (-UVSHIM_ENODEV), and the caller may open
+ * it at all: root, or a member of the configured group (-UVSHIM_EACCES).  0 if so. */
+int uvshim_open_check(const struct uvshim_dev *d, const struct uvshim_cred *cred);
 /* newUserClient: root or the configured group may own; one owner at a time. */
-/* May this caller open the device at all (root, or a member of the configured
- * group)?  The same rule for the owner and for a guest.  0 or -UVSHIM_EACCES. */
-int uvshim_cred_check(const struct uvshim_dev *d, const struct uvshim_cred *cred);
 int uvshim_owner_open(struct uvshim_dev *d, const struct uvshim_cred *cred, const void *owner);
 /* clientClose / clientDied / stop: interrupts off, bus mastering off, function reset,
  * every pin and DMA buffer released, in that order; then CLOSED.  If the function
@@ -269,9 +290,15 @@ bool uvshim_is_guest(const struct uvshim_dev *d, const void *token);
 /* Owner death, in DYING: revoke every guest window, forget every grant, orphan the
  * guests.  Called by uvshim_owner_release before bus mastering goes off. */
 void uvshim_guests_revoke_all(struct uvshim_dev *d);
-/* The guest side of uvshim_dispatch and uvshim_memory_for_type. */
-int uvshim_guest_dispatch(struct uvshim_dev *d, const void *guest, uint32_t selector,
-			  const void *in, size_t in_len, void *out, size_t out_len);
+/* The guest side of uvshim_dispatch: the open guest whose user client is token (or
+ * NULL); whether it may make this call now (0, -UVSHIM_EPERM for an orphan, without an
+ * owner or for a call that is not a guest's, or the HELLO status); its MAP_BAR, inside
+ * the pages granted to its pid. */
+struct uvshim_guest *uvshim_guest_of(const struct uvshim_dev *d, const void *token);
+int uvshim_guest_admit(const struct uvshim_dev *d, const struct uvshim_guest *g, uint32_t selector);
+int uvshim_guest_map_bar(struct uvshim_dev *d, struct uvshim_guest *g, const struct uvshim_map_bar_req *r,
+			 struct uvshim_map_bar_rep *o);
+/* The guest side of uvshim_memory_for_type. */
 int uvshim_guest_memory_for_type(const struct uvshim_dev *d, const void *guest,
 				 uint32_t memory_type, struct uvshim_memory *out);
 /* The owner's GRANT, REVOKE and PIN_FOR (requests already validated). */
@@ -293,6 +320,44 @@ int uvshim_request_check(uint32_t selector, const void *in, size_t in_len, size_
 			 uint64_t page_size);
 /* Sizes of a selector's request and reply (0 when it has none); -UVSHIM_ENOSYS. */
 int uvshim_request_sizes(uint32_t selector, size_t *in_len, size_t *out_len);
+
+/* A request of any selector, and a reply: requests are decoded from an aligned copy
+ * (the caller's input may be unaligned), replies built in an aligned local and copied
+ * out. */
+union uvshim_req {
+	struct uvshim_hello_req hello;
+	struct uvshim_info_req info;
+	struct uvshim_map_bar_req map;
+	struct uvshim_unmap_bar_req unmap;
+	struct uvshim_pin_req pin;
+	struct uvshim_pin_segs_req segs;
+	struct uvshim_handle_req handle;
+	struct uvshim_dma_alloc_req dma;
+	struct uvshim_irq_req irq;
+	struct uvshim_reset_req reset;
+	struct uvshim_grant_req grant;
+	struct uvshim_pin_for_req pin_for;
+};
+union uvshim_rep {
+	struct uvshim_hello_rep hello;
+	struct uvshim_info_rep info;
+	struct uvshim_map_bar_rep map;
+	struct uvshim_pin_rep pin;
+	struct uvshim_dma_alloc_rep dma;
+};
+
+/* The steps every user-client call starts with, the owner's and a guest's alike:
+ * uvshim_request_check, out present when the reply has bytes, out cleared, the device
+ * still there (-UVSHIM_ENODEV); then the request copied into *req (zeroed first) and
+ * the reply's out_len bytes of *rep zeroed (only this selector's member is used, and
+ * it is out_len bytes long).  0 when the call may go on. */
+int uvshim_call_begin(const struct uvshim_dev *d, uint32_t selector, const void *in, size_t in_len,
+		      void *out, size_t out_len, union uvshim_req *req, union uvshim_rep *rep);
+/* HELLO's common part: the kext's version in o whatever happens; on a matching major
+ * version the page size and reply paging too, and *state becomes OK (else BAD_VERSION
+ * and -UVSHIM_EVERSION). */
+int uvshim_hello_answer(enum uvshim_hello *state, uint32_t page_size, const struct uvshim_hello_req *r,
+			struct uvshim_hello_rep *o);
 
 /* One user-client call.  out is cleared before anything is written to it, so no
  * kernel bytes reach userspace. */

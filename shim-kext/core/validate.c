@@ -54,23 +54,25 @@ static bool page_aligned(uint64_t v, uint64_t page) { return (v & (page - 1)) ==
 			dst_[i_] = src_[i_];                                \
 	} while (0)
 
-static int check_hello(const void *in)
-{
-	COPY_IN(uvshim_hello_req, r, in);
-	/* The major version is a policy decision (EVERSION), taken in dispatch, so the
-	 * client gets the kext's version back in the reply even on a mismatch. */
-	if (r.flags != 0 || r.reserved != 0)
-		return -UVSHIM_EINVAL;
-	return 0;
-}
+/* The requests whose rule is one condition on their fields: the name of the check, the
+ * request struct, and the condition that refuses it (EINVAL), on the copy `r`. */
+#define FIELDS_CHECK(name, type, bad)                                       \
+	static int name(const void *in)                                     \
+	{                                                                   \
+		COPY_IN(type, r, in);                                       \
+		return (bad) ? -UVSHIM_EINVAL : 0;                          \
+	}
 
-static int check_info(const void *in)
-{
-	COPY_IN(uvshim_info_req, r, in);
-	if (r.flags != 0 || r.reserved != 0)
-		return -UVSHIM_EINVAL;
-	return 0;
-}
+/* HELLO: the major version is a policy decision (EVERSION), taken in dispatch, so the
+ * client gets the kext's version back in the reply even on a mismatch. */
+FIELDS_CHECK(check_hello, uvshim_hello_req, r.flags != 0 || r.reserved != 0)
+FIELDS_CHECK(check_info, uvshim_info_req, r.flags != 0 || r.reserved != 0)
+FIELDS_CHECK(check_pin_segs, uvshim_pin_segs_req, r.handle == 0 || r.reserved != 0)
+FIELDS_CHECK(check_handle, uvshim_handle_req, r.handle == 0)
+FIELDS_CHECK(check_reset, uvshim_reset_req, r.flags != 0 || r.reserved != 0)
+/* GRANT and REVOKE: a process (pid 0 is the kernel); the index is checked against
+ * the device's UAR region by the policy (guest.c). */
+FIELDS_CHECK(check_grant, uvshim_grant_req, r.pid == 0)
 
 static int check_map_bar(const void *in, uint64_t page)
 {
@@ -110,22 +112,6 @@ static int check_pin(const void *in, uint64_t page)
 	return 0;
 }
 
-static int check_pin_segs(const void *in)
-{
-	COPY_IN(uvshim_pin_segs_req, r, in);
-	if (r.handle == 0 || r.reserved != 0)
-		return -UVSHIM_EINVAL;
-	return 0;
-}
-
-static int check_handle(const void *in)
-{
-	COPY_IN(uvshim_handle_req, r, in);
-	if (r.handle == 0)
-		return -UVSHIM_EINVAL;
-	return 0;
-}
-
 static int check_dma_alloc(const void *in, uint64_t page)
 {
 	COPY_IN(uvshim_dma_alloc_req, r, in);
@@ -145,24 +131,6 @@ static int check_irq(const void *in, bool arm)
 	if (r.vector >= UVSHIM_MAX_VECTORS || r.flags != 0)
 		return -UVSHIM_EINVAL;
 	if (!arm && r.cookie != 0)
-		return -UVSHIM_EINVAL;
-	return 0;
-}
-
-static int check_reset(const void *in)
-{
-	COPY_IN(uvshim_reset_req, r, in);
-	if (r.flags != 0 || r.reserved != 0)
-		return -UVSHIM_EINVAL;
-	return 0;
-}
-
-/* GRANT and REVOKE: a process (pid 0 is the kernel); the index is checked against
- * the device's UAR region by the policy (guest.c). */
-static int check_grant(const void *in)
-{
-	COPY_IN(uvshim_grant_req, r, in);
-	if (r.pid == 0)
 		return -UVSHIM_EINVAL;
 	return 0;
 }

@@ -81,3 +81,27 @@ int uvshim_window_declare(struct uvshim_window *win, uint32_t n, const struct uv
 	o->length = r->length;
 	return 0;
 }
+
+int uvshim_window_forget(struct uvshim_window *win, uint32_t n, uint32_t memory_type)
+{
+	uint32_t slot = memory_type & UVSHIM_MEMTYPE_INDEX_MASK;
+
+	if (slot >= n || !win[slot].used)
+		return -UVSHIM_ENOENT;
+	win[slot].used = false;
+	return 0;
+}
+
+int uvshim_window_memory(const struct uvshim_window *win, uint32_t n, uint32_t memory_type,
+			 struct uvshim_memory *out)
+{
+	uint32_t slot = memory_type & UVSHIM_MEMTYPE_INDEX_MASK;
+
+	if (slot >= n || !win[slot].used)
+		return -UVSHIM_ENOENT;
+	out->kind = UVSHIM_MEMTYPE_WINDOW;
+	out->cache = win[slot].cache;
+	out->offset = win[slot].offset;
+	out->length = win[slot].length;
+	return 0;
+}

@@ -45,6 +45,18 @@ static bool isMember(const void *ctx, uint32_t gid)
 	return kauth_cred_ismember_gid(cred, (gid_t)gid, &member) == 0 && member;
 }
 
+/* The credential of the thread that is opening: ownerOpen and guestOpen run in it
+ * (IOServiceOpen -> newUserClient -> start). */
+static struct uvshim_cred openerCred()
+{
+	kauth_cred_t cred = kauth_cred_get();
+	struct uvshim_cred c = {};
+	c.uid = kauth_cred_getuid(cred);
+	c.is_member = isMember;
+	c.ctx = cred;
+	return c;
+}
+
 static uint32_t plistNumber(IOService *s, const char *key, uint32_t dflt)
 {
 	OSNumber *n = OSDynamicCast(OSNumber, s->getProperty(key));
@@ -129,9 +141,9 @@ bool org_uverbs_UvShim::start(IOService *provider)
 		struct uvshim_platform plat = {};
 		plat.ctx = this;
 		plat.pin = pPin;
-		plat.unpin = pUnpin;
+		plat.unpin = pRelease;
 		plat.dma_alloc = pDmaAlloc;
-		plat.dma_free = pDmaFree;
+		plat.dma_free = pRelease;
 		plat.bus_master = pBusMaster;
 		plat.reset_function = pResetFunction;
 		plat.irq_arm = pIrqArm;
@@ -193,13 +205,7 @@ void org_uverbs_UvShim::free()
 
 IOReturn org_uverbs_UvShim::ownerOpen(org_uverbs_UvShimUserClient *client)
 {
-	/* Runs in the opener's thread (IOServiceOpen -> newUserClient -> start), so the
-	 * current credential is the opener's. */
-	kauth_cred_t cred = kauth_cred_get();
-	struct uvshim_cred c = {};
-	c.uid = kauth_cred_getuid(cred);
-	c.is_member = isMember;
-	c.ctx = cred;
+	struct uvshim_cred c = openerCred();
 	IOLockLock(fLock);
 	int rc = fDevReady ? uvshim_owner_open(&fDev, &c, client) : -UVSHIM_ENODEV;
 	IOLockUnlock(fLock);
@@ -220,13 +226,8 @@ void org_uverbs_UvShim::ownerRelease(org_uverbs_UvShimUserClient *client)
 
 IOReturn org_uverbs_UvShim::guestOpen(org_uverbs_UvShimUserClient *client, uint32_t pid)
 {
-	/* As ownerOpen: in the opener's thread, with its credential.  The core admits a
-	 * guest only while an owner holds the device. */
-	kauth_cred_t cred = kauth_cred_get();
-	struct uvshim_cred c = {};
-	c.uid = kauth_cred_getuid(cred);
-	c.is_member = isMember;
-	c.ctx = cred;
+	/* The core admits a guest only while an owner holds the device. */
+	struct uvshim_cred c = openerCred();
 	IOLockLock(fLock);
 	int rc = fDevReady ? uvshim_guest_open(&fDev, &c, client, pid) : -UVSHIM_ENODEV;
 	IOLockUnlock(fLock);
@@ -347,6 +348,13 @@ void org_uverbs_UvShim::releaseMapping(UvShimMapping *m)
 	IOFree(m, sizeof(*m));
 }
 
+/* unpin and dma_free alike: a pin and a DMA buffer are both one UvShimMapping. */
+void org_uverbs_UvShim::pRelease(void *ctx, void *cookie)
+{
+	(void)ctx;
+	releaseMapping((UvShimMapping *)cookie);
+}
+
 int org_uverbs_UvShim::pPin(void *ctx, uint64_t va, uint64_t len, uint32_t flags,
 			     const struct uvshim_seg **seg, uint32_t *nseg, void **cookie)
 {
@@ -401,12 +409,6 @@ int org_uverbs_UvShim::pinInTask(task_t task, uint64_t va, uint64_t len, uint32_
 	return 0;
 }
 
-void org_uverbs_UvShim::pUnpin(void *ctx, void *cookie)
-{
-	(void)ctx;
-	releaseMapping((UvShimMapping *)cookie);
-}
-
 int org_uverbs_UvShim::pDmaAlloc(void *ctx, uint64_t len, uint64_t align, uint64_t *iova, void **cookie)
 {
 	org_uverbs_UvShim *self = (org_uverbs_UvShim *)ctx;
@@ -429,12 +431,6 @@ int org_uverbs_UvShim::pDmaAlloc(void *ctx, uint64_t len, uint64_t align, uint64
 	*iova = m->seg[0].iova;
 	*cookie = m;
 	return 0;
-}
-
-void org_uverbs_UvShim::pDmaFree(void *ctx, void *cookie)
-{
-	(void)ctx;
-	releaseMapping((UvShimMapping *)cookie);
 }
 
 /* ---- function control ----------------------------------------------------------------- */

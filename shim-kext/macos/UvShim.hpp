@@ -94,9 +94,8 @@ private:
 	/* struct uvshim_platform callbacks; ctx is this */
 	static int pPin(void *ctx, uint64_t va, uint64_t len, uint32_t flags,
 			const struct uvshim_seg **seg, uint32_t *nseg, void **cookie);
-	static void pUnpin(void *ctx, void *cookie);
 	static int pDmaAlloc(void *ctx, uint64_t len, uint64_t align, uint64_t *iova, void **cookie);
-	static void pDmaFree(void *ctx, void *cookie);
+	static void pRelease(void *ctx, void *cookie);   /* unpin and dma_free */
 	static int pBusMaster(void *ctx, bool enable);
 	static int pResetFunction(void *ctx);
 	static int pIrqArm(void *ctx, uint32_t vector, bool arm);

@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 	struct bn_peer pa, pb;
 	struct ibv_wc wc;
 	uint8_t *abuf, *bbuf;
-	uint32_t alkey, arkey, blkey, brkey;
+	uint32_t alkey, blkey;
 	uint64_t *remote;
 	char aip[32], bip[32];
 	FILE *f;
@@ -44,16 +44,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: interop_wire_traffic OUT.json\n");
 		return 2;
 	}
-	bn_nic_open(&A, "emu:", 64);
-	bn_nic_open(&B, "emu:", 64);
-	bn_qp_create(&qa, &A, 16);
-	bn_qp_create(&qb, &B, 16);
-	abuf = bn_alloc(BUF);
-	bbuf = bn_alloc(BUF);
-	bn_mr(&A, abuf, BUF, &alkey, &arkey);
-	bn_mr(&B, bbuf, BUF, &blkey, &brkey);
-	pa = (struct bn_peer){ .ip = A.ip, .qpn = qa.qpn, .psn = PSN_A, .rkey = arkey, .addr = (uintptr_t)abuf };
-	pb = (struct bn_peer){ .ip = B.ip, .qpn = qb.qpn, .psn = PSN_B, .rkey = brkey, .addr = (uintptr_t)bbuf };
+	abuf = bn_side_open(&A, &qa, 64, 16, BUF, PSN_A, &alkey, &pa);
+	bbuf = bn_side_open(&B, &qb, 64, 16, BUF, PSN_B, &blkey, &pb);
 	bn_qp_connect(&qa, &pb, PSN_A, 3);
 	bn_qp_connect(&qb, &pa, PSN_B, 3);
 
@@ -65,7 +57,7 @@ int main(int argc, char **argv)
 
 	/* 1. WRITE 4 KiB into B at offset 0 */
 	fill(abuf, 4096, 1);
-	if (bn_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, 4096, alkey, pb.addr, brkey, IBV_SEND_SIGNALED))
+	if (bn_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, 4096, alkey, pb.addr, pb.rkey, IBV_SEND_SIGNALED))
 		bn_die("post WRITE");
 	bn_wait_cqe(&A, &wc, 5000, "4 KiB WRITE");
 	if (memcmp(abuf, bbuf, 4096) != 0)
@@ -73,7 +65,7 @@ int main(int argc, char **argv)
 
 	/* 2. READ 4 KiB from B at offset 8192 into A at offset 8192 */
 	fill(bbuf + 8192, 4096, 2);
-	if (bn_post(&qa, IBV_WR_RDMA_READ, 2, abuf + 8192, 4096, alkey, pb.addr + 8192, brkey, IBV_SEND_SIGNALED))
+	if (bn_post(&qa, IBV_WR_RDMA_READ, 2, abuf + 8192, 4096, alkey, pb.addr + 8192, pb.rkey, IBV_SEND_SIGNALED))
 		bn_die("post READ");
 	bn_wait_cqe(&A, &wc, 5000, "4 KiB READ");
 	if (memcmp(abuf + 8192, bbuf + 8192, 4096) != 0)
@@ -92,7 +84,7 @@ int main(int argc, char **argv)
 	 * selects atomic_req_8B_endianness_mode 1), big-endian on the wire */
 	remote = (uint64_t *)(bbuf + 24576);
 	*remote = 1000;
-	if (bn_post_atomic(&qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 4, abuf + 24576, alkey, pb.addr + 24576, brkey, 5, 0))
+	if (bn_post_atomic(&qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 4, abuf + 24576, alkey, pb.addr + 24576, pb.rkey, 5, 0))
 		bn_die("post FETCH_ADD");
 	bn_wait_cqe(&A, &wc, 5000, "FETCH_ADD");
 	if (*(uint64_t *)(abuf + 24576) != 1000 || *remote != 1005)
@@ -108,7 +100,7 @@ int main(int argc, char **argv)
 		"{\"a_ip\": \"%s\", \"b_ip\": \"%s\", \"a_qpn\": %u, \"b_qpn\": %u, \"a_psn\": %u, \"b_psn\": %u,\n"
 		" \"mtu\": 1024, \"b_rkey\": %u, \"write_va\": %llu, \"read_va\": %llu, \"atomic_va\": %llu,\n"
 		" \"ops\": [\"WRITE 4096\", \"READ 4096\", \"SEND 64\", \"FETCH_ADD 8\"]}\n",
-		aip, bip, qa.qpn, qb.qpn, PSN_A, PSN_B, brkey, (unsigned long long)pb.addr,
+		aip, bip, qa.qpn, qb.qpn, PSN_A, PSN_B, pb.rkey, (unsigned long long)pb.addr,
 		(unsigned long long)(pb.addr + 8192), (unsigned long long)(pb.addr + 24576));
 	fclose(f);
 	printf("wire traffic %s <-> %s: 4 KiB WRITE, 4 KiB READ, SEND 64 B, FETCH_ADD at MTU 1024, data checked\n",

@@ -282,3 +282,23 @@ Test(guest, a_guest_closing_its_connection_loses_its_mappings)
 	cr_assert_eq(F->log[i].arg, w.memory_type);
 	cr_assert_eq(uvshim_is_guest(&F->dev, &F->guest_a), false);
 }
+
+Test(guest, a_guests_unmap_forgets_its_own_window_not_the_owners)
+{
+	/* Both hold a window in slot 0 of their own table: the same memory type number. */
+	struct uvshim_map_bar_req r = {.bar = 0, .cache = UVSHIM_CACHE_UNCACHED, .offset = 0, .length = PG};
+	struct uvshim_map_bar_rep ow, gw;
+	cr_assert_eq(fx_call(UVSHIM_SEL_MAP_BAR, &r, &ow), 0);
+	cr_assert_eq(grant(PID_A, 3), 0);
+	cr_assert_eq(fake_guest_open_hello(F, &F->guest_a, PID_A), 0);
+	cr_assert_eq(guest_map(&F->guest_a, 3, &gw), 0);
+	cr_assert_eq(gw.memory_type, ow.memory_type);
+
+	struct uvshim_unmap_bar_req u = {.memory_type = gw.memory_type};
+	cr_assert_eq(fake_call(F, &F->guest_a, UVSHIM_SEL_UNMAP_BAR, &u, NULL), 0);
+	struct uvshim_memory m;
+	cr_assert_eq(uvshim_memory_for_type(&F->dev, &F->guest_a, gw.memory_type, &m), -UVSHIM_ENOENT);
+	cr_assert_eq(uvshim_memory_for_type(&F->dev, &F->owner_a, ow.memory_type, &m), 0);
+	cr_assert_eq(m.offset, 0);
+	cr_assert_eq(fake_call(F, &F->guest_a, UVSHIM_SEL_UNMAP_BAR, &u, NULL), -UVSHIM_ENOENT);
+}

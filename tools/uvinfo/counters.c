@@ -89,10 +89,7 @@ int uvi_print_counters(FILE *f, struct jw *w, long only_pid)
 		fprintf(stderr, "uvinfo: UVERBS_RUN_DIR=off: processes publish no counters\n");
 		return 1;
 	}
-	if (w)
-		jw_arr(w, "processes");
-	else
-		fprintf(f, "counters published by running uverbs processes (%s):\n", dir);
+	uvi_list_open(f, w, "processes", "counters published by running uverbs processes (%s):\n", dir);
 	dp = opendir(dir);
 	while (dp && (e = readdir(dp))) {
 		size_t len = strlen(e->d_name), sl = strlen(UV_STATS_SUFFIX);

@@ -106,10 +106,7 @@ int uvi_print_devices(FILE *f, struct jw *w)
 		}
 		return 1;
 	}
-	if (w)
-		jw_arr(w, "devices");
-	else
-		fprintf(f, "uverbs devices (%d):\n", n);
+	uvi_list_open(f, w, "devices", "uverbs devices (%d):\n", n);
 	for (int i = 0; i < n; i++) {
 		char uri[256];
 		device_uri(i, uri, sizeof(uri));

@@ -327,6 +327,15 @@ static int flush_stdout(int rc)
 	return rc;
 }
 
+/* A repeatable option already given as often as its list holds: say so (1). */
+static int full(size_t n, size_t max, const char *what)
+{
+	if (n < max)
+		return 0;
+	fprintf(stderr, "uvinfo: too many %s\n", what);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .devices = 1, .pci = 1 };
@@ -348,17 +357,13 @@ int main(int argc, char **argv)
 		case 'P': o.pci = 0; break;
 		case 'A': o.method = optarg; break;
 		case 'O':
-			if (o.nparams == UVI_MAX_PARAMS) {
-				fprintf(stderr, "uvinfo: too many -O parameters\n");
+			if (full(o.nparams, UVI_MAX_PARAMS, "-O parameters"))
 				return 2;
-			}
 			o.params[o.nparams++] = optarg;
 			break;
 		case 'p':
-			if (o.npaths == UVI_MAX_PATHS) {
-				fprintf(stderr, "uvinfo: too many --path\n");
+			if (full(o.npaths, UVI_MAX_PATHS, "--path"))
 				return 2;
-			}
 			o.paths[o.npaths++] = optarg;
 			break;
 		case 'C': o.counters = 1; break;

@@ -10,9 +10,26 @@
 #ifndef UVERBS_TOOLS_UVINFO_UVINFO_H
 #define UVERBS_TOOLS_UVINFO_UVINFO_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "tools/common/jsonw.h"
+
+/* Open a list: the JSON array k when w is not NULL, else the heading people read above
+ * it (a printf format and its arguments). */
+__attribute__((format(printf, 4, 5))) static inline void uvi_list_open(FILE *f, struct jw *w, const char *k,
+									const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w) {
+		jw_arr(w, k);
+		return;
+	}
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+}
 
 /* Print every verbs device (human text, or members of the current JSON object when w is
  * not NULL).  Returns the number of devices that failed to open or query. */

@@ -32,13 +32,8 @@ static const char *model_name(uint32_t part)
 int up_ep_create(struct up_ep *ep, int index, unsigned nqps, int shared_cq, unsigned depth,
 		 unsigned rx_depth, size_t bufsize, unsigned gid_index, char *err, size_t errlen)
 {
-	memset(ep, 0, sizeof(*ep));
-	ep->nqps = nqps;
-	ep->shared_cq = shared_cq;
-	ep->depth = depth;
-	ep->rx_depth = rx_depth;
-	ep->bufsize = bufsize;
-	ep->gid_index = gid_index;
+	*ep = (struct up_ep){ .nqps = nqps, .shared_cq = shared_cq, .depth = depth, .rx_depth = rx_depth,
+			      .bufsize = bufsize, .gid_index = gid_index };
 
 	int n = 0;
 	struct ibv_device **list = ibv_get_device_list(&n);

@@ -327,54 +327,57 @@ static int close_out(FILE *f, const char *name)
 	return bad ? -1 : 0;
 }
 
+static void lat_rows(FILE *f, const struct up_result *r)
+{
+	for (uint64_t k = 0; k < r->nsamples; k++)
+		fprintf(f, "%s,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", up_op_name(r->op), r->size, k,
+			r->samples[k].total_ns, r->samples[k].post_ns, r->samples[k].poll_ns);
+}
+
+static void bw_row(FILE *f, const struct up_result *r)
+{
+	/* depth 1 or a failed test: no Gbit/s (an empty cell), as in the table */
+	char g[32] = "", m[32] = "";
+	if (!r->failed && r->depth != 1 && !isnan(r->gbit_s))
+		snprintf(g, sizeof(g), "%.4f", r->gbit_s);
+	if (!r->failed && !isnan(r->msg_s))
+		snprintf(m, sizeof(m), "%.1f", r->msg_s);
+	fprintf(f, "%s,%u,%u,%u,%" PRIu64 ",%" PRIu64 ",%.6f,%s,%s,%s\n", up_op_name(r->op), r->size,
+		r->qps, r->depth, r->messages, r->bytes, r->seconds, g, m, verdict(r));
+}
+
+/* One CSV file (nothing when name is NULL): csv_header saying what it holds, the
+ * column lines, then rows() of every result of that mode.  0 or -1 (said). */
+static int write_csv_of(const char *name, const struct opts *o, struct up_client *c, const char *what,
+			const char *columns, enum up_mode mode, void (*rows)(FILE *, const struct up_result *),
+			const struct up_result *res, int n)
+{
+	if (!name)
+		return 0;
+	FILE *f = fopen(name, "w");
+	if (!f) {
+		fprintf(stderr, "uvperf: %s: %s\n", name, strerror(errno));
+		return -1;
+	}
+	csv_header(f, o, c, what);
+	fputs(columns, f);
+	for (int i = 0; i < n; i++)
+		if (res[i].mode == mode)
+			rows(f, &res[i]);
+	return close_out(f, name);
+}
+
 static int write_csv(const struct opts *o, struct up_client *c, struct up_result *res, int n)
 {
-	if (o->csv) {
-		FILE *f = fopen(o->csv, "w");
-		if (!f) {
-			fprintf(stderr, "uvperf: %s: %s\n", o->csv, strerror(errno));
-			return -1;
-		}
-		csv_header(f, o, c, "latency samples");
-		fprintf(f, "# total_ns: from before ibv_post_send to the ibv_poll_cq that returned the completion\n"
-			   "# post_ns: the ibv_post_send call; poll_ns: polling until the completion\n");
-		fprintf(f, "op,size,iter,total_ns,post_ns,poll_ns\n");
-		for (int i = 0; i < n; i++) {
-			const struct up_result *r = &res[i];
-			if (r->mode != UP_LAT)
-				continue;
-			for (uint64_t k = 0; k < r->nsamples; k++)
-				fprintf(f, "%s,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", up_op_name(r->op), r->size, k,
-					r->samples[k].total_ns, r->samples[k].post_ns, r->samples[k].poll_ns);
-		}
-		if (close_out(f, o->csv))
-			return -1;
-	}
-	if (o->bw_csv) {
-		FILE *f = fopen(o->bw_csv, "w");
-		if (!f) {
-			fprintf(stderr, "uvperf: %s: %s\n", o->bw_csv, strerror(errno));
-			return -1;
-		}
-		csv_header(f, o, c, "bandwidth");
-		fprintf(f, "op,size,qps,depth,messages,bytes,seconds,gbit_s,msg_s,verified\n");
-		for (int i = 0; i < n; i++) {
-			const struct up_result *r = &res[i];
-			if (r->mode != UP_BW)
-				continue;
-			/* depth 1 or a failed test: no Gbit/s (an empty cell), as in the table */
-			char g[32] = "", m[32] = "";
-			if (!r->failed && r->depth != 1 && !isnan(r->gbit_s))
-				snprintf(g, sizeof(g), "%.4f", r->gbit_s);
-			if (!r->failed && !isnan(r->msg_s))
-				snprintf(m, sizeof(m), "%.1f", r->msg_s);
-			fprintf(f, "%s,%u,%u,%u,%" PRIu64 ",%" PRIu64 ",%.6f,%s,%s,%s\n", up_op_name(r->op), r->size,
-				r->qps, r->depth, r->messages, r->bytes, r->seconds, g, m, verdict(r));
-		}
-		if (close_out(f, o->bw_csv))
-			return -1;
-	}
-	return 0;
+	if (write_csv_of(o->csv, o, c, "latency samples",
+			 "# total_ns: from before ibv_post_send to the ibv_poll_cq that returned the completion\n"
+			 "# post_ns: the ibv_post_send call; poll_ns: polling until the completion\n"
+			 "op,size,iter,total_ns,post_ns,poll_ns\n",
+			 UP_LAT, lat_rows, res, n))
+		return -1;
+	return write_csv_of(o->bw_csv, o, c, "bandwidth",
+			    "op,size,qps,depth,messages,bytes,seconds,gbit_s,msg_s,verified\n",
+			    UP_BW, bw_row, res, n);
 }
 
 /* Output that did not reach stdout (a full disk, /dev/full) is an error, exit 2. */

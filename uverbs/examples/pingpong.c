@@ -29,10 +29,10 @@ struct side {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
-	struct ibv_mr *mr;
 	uint8_t *buf;             /* [0, size): send/recv; [size, 2 size): RDMA target */
+	struct ibv_mr *mr;        /* of buf */
 	uint64_t *word;           /* 8-byte atomic target */
-	struct ibv_mr *wmr;
+	struct ibv_mr *wmr;       /* of word */
 	union ibv_gid gid;
 	enum ibv_mtu mtu;
 };
@@ -126,29 +126,22 @@ static int connect_qp(struct side *s, const struct side *peer)
 	if ((errno = ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 					  IBV_QP_ACCESS_FLAGS)))
 		return fail("modify to INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = s->mtu;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = 0x1234;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = 0;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = s->mtu,
+		.dest_qp_num = peer->qp->qp_num,
+		.rq_psn = 0x1234,
+		.max_dest_rd_atomic = 1,
+		.min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .grh = { .dgid = peer->gid, .sgid_index = 0, .hop_limit = 1 },
+			     .port_num = 1 },
+	};
 	if ((errno = ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 					  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)))
 		return fail("modify to RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x1234;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 0x1234, .timeout = 14, .retry_cnt = 7,
+				  .rnr_retry = 7, .max_rd_atomic = 1 };
 	if ((errno = ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 					  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 					  IBV_QP_MAX_QP_RD_ATOMIC)))
