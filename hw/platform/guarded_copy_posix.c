@@ -32,6 +32,8 @@
 struct guard {
 	sigjmp_buf env;
 	uintptr_t lo, hi;   /* the application's range, widened to whole pages */
+	int have_mask;
+	sigset_t mask;      /* the thread's signal mask when it faulted (uc_sigmask) */
 };
 
 static GUARD_TLS struct guard *volatile guard_cur;
@@ -100,6 +102,10 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	int saved_errno = errno;
 
 	if (g && si && (uintptr_t)si->si_addr >= g->lo && (uintptr_t)si->si_addr < g->hi) {
+		if (uc) {
+			g->mask = ((ucontext_t *)uc)->uc_sigmask;
+			g->have_mask = 1;
+		}
 		guard_cur = NULL;
 		siglongjmp(g->env, 1);
 	}
@@ -167,6 +173,7 @@ bool plat_guarded_copy_owns_signals(void)
 static int guarded(void *dst, const void *src, size_t len, const void *app)
 {
 	struct guard g;
+	struct guard *volatile gp = &g;
 
 	if (!len)
 		return 0;
@@ -179,8 +186,17 @@ static int guarded(void *dst, const void *src, size_t len, const void *app)
 	g.lo = (uintptr_t)app & ~(guard_page - 1);
 	g.hi = (uintptr_t)app + len;
 	g.hi = g.hi < g.lo ? UINTPTR_MAX : g.hi;
-	if (sigsetjmp(g.env, 0))
-		return -EFAULT;  /* the handler cleared guard_cur */
+	g.have_mask = 0;
+	if (sigsetjmp(g.env, 0)) {
+		/* The handler cleared guard_cur.  Put back the mask the thread had when it
+		 * faulted: SA_NODEFER already left it so, but a runtime that interposes
+		 * sigaction (ThreadSanitizer's wrapper blocks signals around the handler it
+		 * calls) may not, and a blocked SIGSEGV at the next fault would kill the
+		 * process.  One system call, on the fault path only. */
+		if (gp->have_mask)
+			pthread_sigmask(SIG_SETMASK, &gp->mask, NULL);
+		return -EFAULT;
+	}
 	guard_cur = &g;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	memcpy(dst, src, len);
