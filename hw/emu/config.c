@@ -362,6 +362,7 @@ static const struct emu_opt emu_opts[] = {
 	{ "seed", opt_wire, "seed=N" },
 	{ "link", opt_wire, "link=up|down" },
 	EMU_OPT_FLAG("sched", sched_normal, "normal", "fifo", "sched=fifo|normal"),
+	EMU_OPT_FLAG("copy", copy_syscall, "syscall", "guarded", "copy=guarded|syscall"),
 	{ "cap", opt_cap, "cap|capmax=BLOCK.FIELD:VALUE" },
 	{ "capmax", opt_cap, NULL },
 };

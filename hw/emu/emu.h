@@ -72,6 +72,8 @@ struct emu_config {
 	                         * the data plane (hw/emu/transport.h), applied at create */
 	int sched_normal;       /* sched=normal: the device thread stays SCHED_OTHER instead of
 	                         * asking for SCHED_FIFO (hw/emu/rx_thread.c) */
+	int copy_syscall;       /* copy=syscall: application memory through system calls
+	                         * (hw/platform/vm.h) instead of guarded memcpy (hw/emu/iommu.c) */
 	/* cap=BLOCK.FIELD:VAL (maximum and current) / capmax=BLOCK.FIELD:VAL (maximum only):
 	 * capability values other than the ConnectX-4 trace's, to stand in for a later
 	 * device (BLOCK: general, roce, atomic, odp; FIELD: a row of its layout). */
@@ -87,7 +89,7 @@ struct emu_config {
 /* Parse "ip=127.0.0.9,page=16k,iova=scatter,fail=0x102:0x3[:SYND],hang=0x104,
  * fatal=SYND,port=down,init_ms=N,flr_ms=N,pages=N,icm=N,
  * pagehold=OP:N|-N|all[@SKIP],loss=R,reorder=R,dup=R,corrupt=R,seed=N,
- * link=up|down,sched=fifo|normal,cap=general.driver_version:1,capmax=roce.sw_r_roce_src_udp_port:1"
+ * link=up|down,sched=fifo|normal,copy=guarded|syscall,cap=general.driver_version:1,capmax=roce.sw_r_roce_src_udp_port:1"
  * into cfg (which the caller zeroes first).  The wire-fault keys are
  * checked here and applied by emu_create. */
 int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t errlen);

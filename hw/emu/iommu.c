@@ -18,18 +18,24 @@
  * after registering it.  A ConnectX behind an IOMMU keeps the pages pinned and never
  * notices; this model runs inside the application's process, where a plain memcpy
  * into such memory would kill the process with SIGSEGV in the device thread.  So the
- * device reaches application memory only through hw/platform/vm.h's copies, which
- * answer -EFAULT for a page that is gone or not writable (Linux process_vm_readv/
- * process_vm_writev on our own pid, macOS vm_read_overwrite/vm_write): the access
- * fails like a DMA fault, the engines complete the WQE with a protection or remote
- * access error, and the process lives.  That costs one system call per access to
- * application memory.  The driver's own memory (dma_alloc: queues, CQEs, EQEs,
+ * device reaches application memory only through copies that answer -EFAULT for a page
+ * that is gone or not writable: the access fails like a DMA fault, the engines complete
+ * the WQE with a protection or remote access error, and the process lives.  Two kinds:
+ *   guarded  (default) hw/platform/guarded_copy.h: a memcpy whose SIGSEGV/SIGBUS inside
+ *            the application's range jumps back out as -EFAULT; every other fault goes
+ *            on to the application's handler or the default action.  No system call.
+ *   syscall  (option copy=syscall, or UVERBS_EMU_COPY=syscall) hw/platform/vm.h: Linux
+ *            process_vm_readv/process_vm_writev on our own pid, macOS
+ *            vm_read_overwrite/vm_write, one system call (about 3 us) per access, and
+ *            no signal handler.
+ * The guarded copy re-claims the two signals at device open and at every registration
+ * of application memory (plat_guarded_copy_claim), in case the application installed
+ * its own handler since.  The driver's own memory (dma_alloc: queues, CQEs, EQEs,
  * doorbell records, mailboxes) is owned by the shim, which takes it out of this table
- * before freeing it, so it is copied with memcpy: the per-packet descriptor traffic
- * stays as cheap as before, and only payload pays the system call (figures in
- * docs/benchmarks.md).  A cached "still mapped" flag would not be safe: another
- * thread can unmap between the check and the copy, and the C library unmaps freed
- * memory without going through any function a library could interpose.
+ * before freeing it, so it is copied with plain memcpy.  Figures for both in
+ * docs/benchmarks.md.  A cached "still mapped" flag would not be safe: another thread
+ * can unmap between the check and the copy, and the C library unmaps freed memory
+ * without going through any function a library could interpose.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -37,6 +43,7 @@
 #include <string.h>
 
 #include "hw/emu/emu_dev.h"
+#include "hw/platform/guarded_copy.h"
 #include "hw/platform/peer.h"
 #include "hw/platform/vm.h"
 
@@ -58,7 +65,17 @@ struct emu_iommu {
 	uint64_t next_iova;
 	uint64_t next_id;
 	bool plain_copy;    /* the system refused the fault-safe copies: memcpy (warned once) */
+	bool syscall_copy;  /* copy=syscall: hw/platform/vm.h instead of guarded_copy.h */
 };
+
+/* copy=syscall in the device's options, or UVERBS_EMU_COPY=syscall in the environment
+ * (so that a tool opening "emu:" can be measured both ways from one build). */
+static bool want_syscall_copy(const struct emu_dev *d)
+{
+	const char *env = getenv("UVERBS_EMU_COPY");
+
+	return d->cfg.copy_syscall || (env && !strcmp(env, "syscall"));
+}
 
 int emu_iommu_create(struct emu_dev *d)
 {
@@ -68,6 +85,12 @@ int emu_iommu_create(struct emu_dev *d)
 		return -ENOMEM;
 	m->next_iova = EMU_IOVA_BASE;
 	m->next_id = 1;
+	m->syscall_copy = want_syscall_copy(d);
+	if (!m->syscall_copy && plat_guarded_copy_claim() < 0) {
+		emu_log(d, EMU_LOG_WARN, "cannot install the SIGSEGV/SIGBUS handler for guarded copies: "
+			"copying application memory with system calls");
+		m->syscall_copy = true;
+	}
 	d->iommu = m;
 	return 0;
 }
@@ -142,6 +165,8 @@ static int map_pid(struct emu_dev *d, pid_t pid, void *va, size_t len, unsigned 
 		return -EINVAL;
 	pthread_mutex_lock(&d->lock);
 	m = d->iommu;
+	if (app && !m->syscall_copy)
+		(void)plat_guarded_copy_claim();  /* the application may have taken SIGSEGV since */
 	page = d->cfg.host_page_size;
 	off = (uintptr_t)va % page;
 	npages = (size_t)((off + len + page - 1) / page);
@@ -268,7 +293,13 @@ static int app_copy(struct emu_dev *d, struct emu_iommu *m, uint8_t *host, uint8
 
 	if (m->plain_copy)
 		goto plain;
-	rc = write ? plat_vm_write(host, b, n) : plat_vm_read(b, host, n);
+	if (!m->syscall_copy) {
+		emu_dma_unseen_begin();
+		rc = write ? plat_guarded_write(host, b, n) : plat_guarded_read(b, host, n);
+		emu_dma_unseen_end();
+	} else {
+		rc = write ? plat_vm_write(host, b, n) : plat_vm_read(b, host, n);
+	}
 	if (rc == 0)
 		return 0;
 	if (rc != -ENOSYS) {

@@ -1,10 +1,12 @@
 /* The IOMMU model: IOVAs unlike VAs, page-by-page scattering of pins, and DMA to an
- * IOVA nobody pinned refused and reported, in both iova modes. */
+ * IOVA nobody pinned refused and reported, in both iova modes and both copy kinds. */
 #include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "hw/emu/emu_dev.h"
+#include "hw/platform/guarded_copy.h"
 #include "tests/emu/emu_test.h"
 
 Test(emu_iommu, dma_alloc_gives_a_contiguous_iova_unlike_the_va)
@@ -205,12 +207,57 @@ Test(emu_iommu, dma_to_app_memory_unmapped_behind_the_device_is_efault)
 {
 	app_memory_gone("emu:iova=offset", 0);
 	app_memory_gone("emu:iova=scatter", 0);
+	app_memory_gone("emu:iova=scatter,copy=syscall", 0);
 }
 
 Test(emu_iommu, dma_write_to_app_memory_made_read_only_behind_the_device_is_efault)
 {
 	app_memory_gone("emu:iova=offset", 1);
 	app_memory_gone("emu:iova=scatter", 1);
+	app_memory_gone("emu:iova=scatter,copy=syscall", 1);
+}
+
+static void exit_3(int sig)
+{
+	(void)sig;
+	_exit(3);
+}
+
+/* An application that installs its own SIGSEGV handler after the device opened: the
+ * next registration puts the device's handler back in front, so a DMA into memory
+ * unmapped behind the device is still an -EFAULT and not the application's handler. */
+Test(emu_iommu, registration_reclaims_sigsegv_from_a_handler_installed_after_open)
+{
+	struct et t;
+	struct shim_pin p;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *mem = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t b[64] = { 0 };
+
+	cr_assert_neq(mem, MAP_FAILED);
+	et_open(&t, "emu:");
+	cr_assert(plat_guarded_copy_owns_signals());
+	cr_assert_neq(signal(SIGSEGV, exit_3), SIG_ERR);
+	cr_assert_eq(shim_dma_pin(t.dev, mem, pg, &p), 0);
+	cr_assert(plat_guarded_copy_owns_signals());
+	cr_assert_eq(munmap(mem, pg), 0);
+	cr_assert_eq(emu_dma_write(t.emu, p.seg[0].iova, b, sizeof(b)), -EFAULT);
+	shim_dma_unpin(t.dev, &p);
+	et_close(&t);
+}
+
+Test(emu_iommu, copy_syscall_leaves_the_signal_handlers_alone)
+{
+	struct et t;
+	struct shim_pin p;
+	uint8_t mem[64], b[64] = { 0 };
+
+	et_open(&t, "emu:copy=syscall");
+	cr_assert_eq(shim_dma_pin(t.dev, mem, sizeof(mem), &p), 0);
+	cr_assert_eq(emu_dma_write(t.emu, p.seg[0].iova, b, sizeof(b)), 0);
+	cr_assert_not(plat_guarded_copy_owns_signals());
+	shim_dma_unpin(t.dev, &p);
+	et_close(&t);
 }
 
 Test(emu_iommu, pin_of_read_only_memory_is_marked_readonly)
