@@ -361,16 +361,7 @@ static int emu_shim_neigh(struct shim_dev *dev, const uint8_t addr[16], uint8_t 
 
 const struct shim_ops shim_emu_ops = {
 	.scheme = "emu",
-	.open = emu_shim_open,
-	.close = emu_shim_close,
+	SHIM_OPS_CORE(emu_shim),
 	.reset = emu_shim_reset,
-	.bar = emu_shim_bar,
-	.dma_alloc = emu_shim_dma_alloc,
-	.dma_free = emu_shim_dma_free,
-	.dma_pin = emu_shim_dma_pin,
-	.dma_unpin = emu_shim_dma_unpin,
-	.irq_fd = emu_shim_irq_fd,
-	.irq_count = emu_shim_irq_count,
-	.port_addrs = emu_shim_port_addrs,
-	.neigh = emu_shim_neigh,
+	SHIM_OPS_NETWORK(emu_shim),
 };

@@ -853,16 +853,8 @@ static void kext_close(struct shim_dev *d)
 
 const struct shim_ops shim_kext_ops = {
 	.scheme = "kext",
-	.open = kext_open,
-	.close = kext_close,
+	SHIM_OPS_CORE(kext),
 	.reset = kext_reset,
-	.bar = kext_bar,
-	.dma_alloc = kext_dma_alloc,
-	.dma_free = kext_dma_free,
-	.dma_pin = kext_dma_pin,
-	.dma_unpin = kext_dma_unpin,
-	.irq_fd = kext_irq_fd,
-	.irq_count = kext_irq_count,
 	.share_uar = kext_share_uar,
 	.pin_for = kext_pin_for,
 };

@@ -908,14 +908,6 @@ static void vfio_close(struct shim_dev *d)
 
 const struct shim_ops shim_vfio_ops = {
 	.scheme = "vfio",
-	.open = vfio_open,
-	.close = vfio_close,
+	SHIM_OPS_CORE(vfio),
 	.reset = vfio_reset,
-	.bar = vfio_bar,
-	.dma_alloc = vfio_dma_alloc,
-	.dma_free = vfio_dma_free,
-	.dma_pin = vfio_dma_pin,
-	.dma_unpin = vfio_dma_unpin,
-	.irq_fd = vfio_irq_fd,
-	.irq_count = vfio_irq_count,
 };
