@@ -103,16 +103,23 @@ void uvd_route_event(void *ctx, const struct mx5_event *e)
 
 /* ------------------------------------------------------------------ memory */
 
+void *uvd_grow(void *arr, size_t n, size_t *cap, size_t elem, size_t first)
+{
+	if (n < *cap)
+		return arr;
+	size_t ncap = *cap ? *cap * 2 : first;
+	void *grown = realloc(arr, ncap * elem);
+	if (grown)
+		*cap = ncap;
+	return grown;
+}
+
 struct uvd_mem *uvd_mem_new(struct uvd_client *c)
 {
-	if (c->nmem == c->capmem) {
-		size_t cap = c->capmem ? c->capmem * 2 : 32;
-		struct uvd_mem *m = realloc(c->mem, cap * sizeof(*m));
-		if (!m)
-			return NULL;
-		c->mem = m;
-		c->capmem = cap;
-	}
+	struct uvd_mem *mem = uvd_grow(c->mem, c->nmem, &c->capmem, sizeof(*mem), 32);
+	if (!mem)
+		return NULL;
+	c->mem = mem;
 	struct uvd_mem *m = &c->mem[c->nmem];
 	memset(m, 0, sizeof(*m));
 	m->id = ++c->next_id;
