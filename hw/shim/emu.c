@@ -360,8 +360,7 @@ static int emu_shim_neigh(struct shim_dev *dev, const uint8_t addr[16], uint8_t 
 }
 
 const struct shim_ops shim_emu_ops = {
-	.scheme = "emu",
-	SHIM_OPS_CORE(emu_shim),
+	SHIM_OPS_CORE("emu", emu_shim),
 	.reset = emu_shim_reset,
 	SHIM_OPS_NETWORK(emu_shim),
 };

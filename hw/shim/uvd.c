@@ -579,8 +579,7 @@ static int uvd_next_event(struct shim_dev *dev, struct shim_remote_event *ev)
 }
 
 const struct shim_ops shim_uvd_ops = {
-	.scheme = "uvd",
-	SHIM_OPS_CORE(uvd),
+	SHIM_OPS_CORE("uvd", uvd),
 	SHIM_OPS_NETWORK(uvd),
 	.cmd = uvd_cmd,
 	.comp_eqn = uvd_comp_eqn,

@@ -363,8 +363,7 @@ static void scripted_close(struct shim_dev *dev)
 }
 
 static const struct shim_ops scripted_ops = {
-	.scheme = "scripted",
-	SHIM_OPS_CORE(scripted),
+	SHIM_OPS_CORE("scripted", scripted),
 };
 
 static int scripted_open(const char *args, struct shim_dev **out)
