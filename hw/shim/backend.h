@@ -25,11 +25,13 @@ int shim_dev_new(struct shim_dev **out, size_t size, const struct shim_ops *ops,
 
 /* dma_free and dma_unpin of a back-end whose handle (a struct shim_dma or shim_pin of
  * size bytes) keeps its record in priv: a handle without one is left alone; else
- * release(dev, priv) runs under lock and the handle is cleared. */
+ * release(dev, priv) runs, under lock unless that is NULL, and the handle is cleared. */
 void shim_handle_release(struct shim_dev *dev, pthread_mutex_t *lock, void *handle, size_t size, void *priv,
 			 void (*release)(struct shim_dev *dev, void *priv));
 
-/* A circular doubly linked list whose head is a link of its own. */
+/* A circular doubly linked list whose head is a link of its own, in the form of Linux's
+ * include/linux/list.h (__list_add links a node between two neighbours).  A record
+ * leaves the list only to be freed, so shim_list_del leaves its links as they were. */
 struct shim_link {
 	struct shim_link *prev, *next;
 };
@@ -39,19 +41,20 @@ struct shim_link {
 static inline void shim_list_init(struct shim_link *head) { head->prev = head->next = head; }
 static inline bool shim_list_empty(const struct shim_link *head) { return head->next == head; }
 
-static inline void shim_list_add(struct shim_link *head, struct shim_link *n)
+static inline void shim_link_between(struct shim_link *n, struct shim_link *prev, struct shim_link *next)
 {
-	n->next = head->next;
-	n->prev = head;
-	head->next->prev = n;
-	head->next = n;
+	next->prev = n;
+	n->next = next;
+	n->prev = prev;
+	prev->next = n;
 }
+
+static inline void shim_list_add(struct shim_link *head, struct shim_link *n) { shim_link_between(n, head, head->next); }
 
 static inline void shim_list_del(struct shim_link *n)
 {
-	n->prev->next = n->next;
 	n->next->prev = n->prev;
-	n->prev = n->next = n;
+	n->prev->next = n->next;
 }
 
 #endif

@@ -153,8 +153,10 @@ void shim_handle_release(struct shim_dev *dev, pthread_mutex_t *lock, void *hand
 {
 	if (!handle || !priv)
 		return;
-	pthread_mutex_lock(lock);
+	if (lock)
+		pthread_mutex_lock(lock);
 	release(dev, priv);
-	pthread_mutex_unlock(lock);
+	if (lock)
+		pthread_mutex_unlock(lock);
 	memset(handle, 0, size);
 }

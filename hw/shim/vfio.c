@@ -542,23 +542,11 @@ int shim_vfio_open_at(const char *args, const char *sysfs_root, const char *dev_
 	v->dev.pci.vendor_id = sf.vendor_id;
 	v->dev.pci.device_id = sf.device_id;
 
-	rc = open_container(v, dev_root);
-	if (rc < 0)
-		return rc;
-	rc = check_memlock(v);
-	if (rc < 0)
-		return rc;
-	rc = open_group(v, dev_root);
-	if (rc < 0)
-		return rc;
-	rc = setup_iova(v);
-	if (rc < 0)
-		return rc;
-	rc = open_device(v);
-	if (rc < 0)
-		return rc;
-	rc = map_bar_locked(v, 0);
-	if (rc < 0)
+	/* The order of Linux's Documentation/driver-api/vfio.rst ("VFIO Usage Example"):
+	 * container, group, IOMMU, device; then BAR0 and the interrupts. */
+	if ((rc = open_container(v, dev_root)) < 0 || (rc = check_memlock(v)) < 0 ||
+	    (rc = open_group(v, dev_root)) < 0 || (rc = setup_iova(v)) < 0 ||
+	    (rc = open_device(v)) < 0 || (rc = map_bar_locked(v, 0)) < 0)
 		return rc;
 	return setup_irqs(v);
 }
