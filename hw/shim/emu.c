@@ -15,9 +15,10 @@
 #include "hw/emu/emu.h"
 #include "hw/platform/vm.h"
 #include "hw/shim/shim.h"
+#include "hw/shim/backend.h"
 
 struct emu_dma_rec {
-	struct emu_dma_rec *next, *prev;
+	struct shim_link link;  /* in emu_shim.recs */
 	void *mem;              /* dma_alloc: memory we own; pin: NULL */
 	uint64_t map_id;
 	struct shim_iova_seg *segs;
@@ -73,7 +74,7 @@ struct emu_shim {
 	struct shim_dev base;
 	struct emu_dev *emu;
 	struct shim_mmio_hook hook;
-	struct emu_dma_rec recs;   /* list head of live allocations and pins */
+	struct shim_link recs;     /* live allocations and pins (emu_dma_rec) */
 	pthread_mutex_t recs_lock; /* applications pin and allocate from many threads */
 };
 
@@ -104,18 +105,14 @@ static void hook_poll_assist(void *ctx)
 static void rec_link(struct emu_shim *s, struct emu_dma_rec *r)
 {
 	pthread_mutex_lock(&s->recs_lock);
-	r->next = s->recs.next;
-	r->prev = &s->recs;
-	s->recs.next->prev = r;
-	s->recs.next = r;
+	shim_list_add(&s->recs, &r->link);
 	pthread_mutex_unlock(&s->recs_lock);
 }
 
 static void rec_release(struct emu_shim *s, struct emu_dma_rec *r)
 {
 	pthread_mutex_lock(&s->recs_lock);
-	r->prev->next = r->next;
-	r->next->prev = r->prev;
+	shim_list_del(&r->link);
 	pthread_mutex_unlock(&s->recs_lock);
 	emu_iommu_unmap(s->emu, r->map_id);
 	if (r->locked)
@@ -131,8 +128,8 @@ static void emu_shim_close(struct shim_dev *dev)
 
 	if (!s)
 		return;
-	while (s->emu && s->recs.next != &s->recs)
-		rec_release(s, s->recs.next);
+	while (s->emu && !shim_list_empty(&s->recs))
+		rec_release(s, shim_container_of(s->recs.next, struct emu_dma_rec, link));
 	emu_destroy(s->emu);
 	pthread_mutex_destroy(&s->recs_lock);
 	free(s);
@@ -147,7 +144,7 @@ static int emu_shim_open(const char *args, struct shim_dev **out)
 	if (!s)
 		return -ENOMEM;
 	s->base.ops = &shim_emu_ops;
-	s->recs.next = s->recs.prev = &s->recs;
+	shim_list_init(&s->recs);
 	pthread_mutex_init(&s->recs_lock, NULL);
 	*out = &s->base;
 	memset(&cfg, 0, sizeof(cfg));
@@ -229,22 +226,21 @@ static int emu_shim_dma_alloc(struct shim_dev *dev, size_t len, size_t align, st
 		free(r);
 		return rc;
 	}
-	out->va = r->mem;
-	out->iova = segs[0].iova;
-	out->len = len;
-	out->priv = r;
+	*out = (struct shim_dma){ .va = r->mem, .iova = segs[0].iova, .len = len, .priv = r };
 	free(segs);
 	rec_link(s, r);
 	return 0;
 }
 
+/* rec_release takes the lock for the list itself: the unmapping runs outside it. */
+static void emu_release(struct shim_dev *dev, void *r)
+{
+	rec_release(to_emu(dev), r);
+}
+
 static void emu_shim_dma_free(struct shim_dev *dev, struct shim_dma *dma)
 {
-	if (!dma || !dma->priv)
-		return;
-	rec_release(to_emu(dev), dma->priv);
-	dma->priv = NULL;
-	dma->va = NULL;
+	shim_handle_release(dev, NULL, dma, sizeof(*dma), dma ? dma->priv : NULL, emu_release);
 }
 
 static int emu_shim_dma_pin(struct shim_dev *dev, void *va, size_t len, struct shim_pin *out)
@@ -299,24 +295,15 @@ static int emu_shim_dma_pin(struct shim_dev *dev, void *va, size_t len, struct s
 	for (uint32_t i = 0; i < nseg; i++)
 		r->segs[i] = (struct shim_iova_seg){ segs[i].iova, segs[i].len };
 	free(segs);
-	out->va = va;
-	out->len = len;
-	out->nseg = nseg;
-	out->seg = r->segs;
-	out->priv = r;
-	out->readonly = !(prot & PLAT_VM_WRITE);
+	*out = (struct shim_pin){ .va = va, .len = len, .nseg = nseg, .seg = r->segs, .priv = r,
+				  .readonly = !(prot & PLAT_VM_WRITE) };
 	rec_link(s, r);
 	return 0;
 }
 
 static void emu_shim_dma_unpin(struct shim_dev *dev, struct shim_pin *pin)
 {
-	if (!pin || !pin->priv)
-		return;
-	rec_release(to_emu(dev), pin->priv);
-	pin->priv = NULL;
-	pin->seg = NULL;
-	pin->nseg = 0;
+	shim_handle_release(dev, NULL, pin, sizeof(*pin), pin ? pin->priv : NULL, emu_release);
 }
 
 static int emu_shim_irq_fd(struct shim_dev *dev, unsigned vector)
@@ -360,17 +347,7 @@ static int emu_shim_neigh(struct shim_dev *dev, const uint8_t addr[16], uint8_t 
 }
 
 const struct shim_ops shim_emu_ops = {
-	.scheme = "emu",
-	.open = emu_shim_open,
-	.close = emu_shim_close,
+	SHIM_OPS_CORE("emu", emu_shim),
 	.reset = emu_shim_reset,
-	.bar = emu_shim_bar,
-	.dma_alloc = emu_shim_dma_alloc,
-	.dma_free = emu_shim_dma_free,
-	.dma_pin = emu_shim_dma_pin,
-	.dma_unpin = emu_shim_dma_unpin,
-	.irq_fd = emu_shim_irq_fd,
-	.irq_count = emu_shim_irq_count,
-	.port_addrs = emu_shim_port_addrs,
-	.neigh = emu_shim_neigh,
+	SHIM_OPS_NETWORK(emu_shim),
 };

@@ -41,12 +41,12 @@
 
 #include "hw/shim/kext_guest.h"
 #include "hw/shim/shim.h"
+#include "hw/shim/backend.h"
 #include "shim-kext/include/uvshim_abi.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +62,7 @@
 extern const struct shim_ops shim_kext_ops;
 
 struct kext_rec {                 /* one DMA buffer or pin the kext holds for us */
-	struct kext_rec *next, *prev;
+	struct shim_link link;        /* in kext_dev.recs */
 	uint64_t handle;
 	int is_dma;
 	uint32_t memory_type;         /* DMA: what IOConnectMapMemory64 mapped */
@@ -92,18 +92,10 @@ struct kext_dev {
 	unsigned nvec;
 	struct kext_vec *vec;
 	pthread_mutex_t lock;
-	struct kext_rec *recs;
+	struct shim_link recs;        /* every kext_rec */
 };
 
-static void kerr(struct kext_dev *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void kerr(struct kext_dev *k, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(k->dev.err, sizeof(k->dev.err), fmt, ap);
-	va_end(ap);
-}
+#define kerr(k, ...) shim_errf(&(k)->dev, __VA_ARGS__)
 
 static struct kext_dev *to_kext(struct shim_dev *d)
 {
@@ -404,21 +396,19 @@ static int kext_open(const char *args, struct shim_dev **out)
 {
 	struct uvshim_hello_req hreq = { .abi_major = UVSHIM_ABI_MAJOR, .abi_minor = UVSHIM_ABI_MINOR };
 	struct uvshim_info_req ireq = { 0, 0 };
+	struct shim_dev *d;
 	struct kext_dev *k;
 	IOOptionBits bf_mode = 0;
 	unsigned index;
 	kern_return_t kr;
-	int rc;
+	int rc = shim_dev_new(out, sizeof(*k), &shim_kext_ops, &d);
 
-	if (!out)
-		return -EINVAL;
-	*out = NULL;
-	k = calloc(1, sizeof(*k));
-	if (!k)
-		return -ENOMEM;
-	k->dev.ops = &shim_kext_ops;
+	if (rc < 0)
+		return rc;
+	k = to_kext(d);
 	k->dev.page_size = (size_t)getpagesize();
 	pthread_mutex_init(&k->lock, NULL);
+	shim_list_init(&k->recs);
 	*out = &k->dev;
 
 	if (parse_index(args, &index) < 0) {
@@ -491,30 +481,11 @@ static int kext_open(const char *args, struct shim_dev **out)
 
 /* ---- memory ---- */
 
-static void link_rec(struct kext_dev *k, struct kext_rec *r)
-{
-	r->prev = NULL;
-	r->next = k->recs;
-	if (k->recs)
-		k->recs->prev = r;
-	k->recs = r;
-}
-
-static void unlink_rec(struct kext_dev *k, struct kext_rec *r)
-{
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		k->recs = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-}
-
 static void release_rec(struct kext_dev *k, struct kext_rec *r)
 {
 	struct uvshim_handle_req h = { .handle = r->handle };
 
-	unlink_rec(k, r);
+	shim_list_del(&r->link);
 	if (r->is_dma) {
 		IOConnectUnmapMemory64(k->conn, r->memory_type, mach_task_self(), r->map_addr);
 		kcall(k, UVSHIM_SEL_DMA_FREE, "DMA_FREE", &h, sizeof(h), NULL, 0);
@@ -565,29 +536,21 @@ static int kext_dma_alloc(struct shim_dev *d, size_t len, size_t align, struct s
 		free(r);
 		return rc;
 	}
-	r->handle = rep.handle;
-	r->is_dma = 1;
-	r->memory_type = rep.memory_type;
-	r->map_addr = addr;
-	link_rec(k, r);
+	*r = (struct kext_rec){ .handle = rep.handle, .is_dma = 1, .memory_type = rep.memory_type, .map_addr = addr };
+	shim_list_add(&k->recs, &r->link);
 	pthread_mutex_unlock(&k->lock);
-	out->va = (void *)(uintptr_t)addr;
-	out->iova = rep.iova;
-	out->len = len;
-	out->priv = r;
+	*out = (struct shim_dma){ .va = (void *)(uintptr_t)addr, .iova = rep.iova, .len = len, .priv = r };
 	return 0;
+}
+
+static void kext_release(struct shim_dev *d, void *r)
+{
+	release_rec(to_kext(d), r);
 }
 
 static void kext_dma_free(struct shim_dev *d, struct shim_dma *dma)
 {
-	struct kext_dev *k = to_kext(d);
-
-	if (!dma || !dma->priv)
-		return;
-	pthread_mutex_lock(&k->lock);
-	release_rec(k, dma->priv);
-	pthread_mutex_unlock(&k->lock);
-	memset(dma, 0, sizeof(*dma));
+	shim_handle_release(d, &to_kext(d)->lock, dma, sizeof(*dma), dma ? dma->priv : NULL, kext_release);
 }
 
 /* PIN of our own pages (pid 0), or PIN_FOR of a guest's (ABI 1.1): the same reply. */
@@ -722,16 +685,12 @@ static int kext_pin_task(struct kext_dev *k, int32_t pid, void *va, size_t len, 
 		r->seg[0].len -= head;
 		r->seg[total - 1].len -= tail;
 	}
-	link_rec(k, r);
+	shim_list_add(&k->recs, &r->link);
 	pthread_mutex_unlock(&k->lock);
 	free(rep);
-	out->va = va;
-	out->len = len;
-	out->nseg = total;
-	out->seg = r->seg;
-	out->priv = r;
-	/* pinned by the read-only retry: the driver must not let the device write there */
-	out->readonly = !(req.flags & UVSHIM_PIN_DEVICE_WRITE);
+	/* readonly: pinned by the read-only retry, the driver must not let the device write there */
+	*out = (struct shim_pin){ .va = va, .len = len, .nseg = total, .seg = r->seg, .priv = r,
+				  .readonly = !(req.flags & UVSHIM_PIN_DEVICE_WRITE) };
 	return 0;
 
 fail_unpin:
@@ -752,14 +711,7 @@ fail:
 
 static void kext_dma_unpin(struct shim_dev *d, struct shim_pin *pin)
 {
-	struct kext_dev *k = to_kext(d);
-
-	if (!pin || !pin->priv)
-		return;
-	pthread_mutex_lock(&k->lock);
-	release_rec(k, pin->priv);
-	pthread_mutex_unlock(&k->lock);
-	memset(pin, 0, sizeof(*pin));
+	shim_handle_release(d, &to_kext(d)->lock, pin, sizeof(*pin), pin ? pin->priv : NULL, kext_release);
 }
 
 /* ---- BAR, interrupts, reset, close ---- */
@@ -838,8 +790,8 @@ static void kext_close(struct shim_dev *d)
 		/* The kext also releases all of this when the connection closes; doing it
 		 * here keeps the order explicit and the kext's tables empty. */
 		pthread_mutex_lock(&k->lock);
-		while (k->recs)
-			release_rec(k, k->recs);
+		while (!shim_list_empty(&k->recs))
+			release_rec(k, shim_container_of(k->recs.next, struct kext_rec, link));
 		pthread_mutex_unlock(&k->lock);
 		unmap_window(k, &k->wc_type, k->wc_addr);
 		unmap_window(k, &k->bar_type, k->bar_addr);
@@ -852,17 +804,8 @@ static void kext_close(struct shim_dev *d)
 }
 
 const struct shim_ops shim_kext_ops = {
-	.scheme = "kext",
-	.open = kext_open,
-	.close = kext_close,
+	SHIM_OPS_CORE("kext", kext),
 	.reset = kext_reset,
-	.bar = kext_bar,
-	.dma_alloc = kext_dma_alloc,
-	.dma_free = kext_dma_free,
-	.dma_pin = kext_dma_pin,
-	.dma_unpin = kext_dma_unpin,
-	.irq_fd = kext_irq_fd,
-	.irq_count = kext_irq_count,
 	.share_uar = kext_share_uar,
 	.pin_for = kext_pin_for,
 };

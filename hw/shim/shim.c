@@ -1,8 +1,11 @@
 /* Shim registry: picks the implementation for a device URI by its scheme. */
 #include "hw/shim/shim.h"
+#include "hw/shim/backend.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SHIM_MAX_IMPLS 8
@@ -82,24 +85,15 @@ int shim_open(const char *uri, struct shim_dev **out, char *err, size_t errlen)
 
 	if (err && errlen)
 		err[0] = '\0';
-	if (!uri || !out) {
-		if (err)
-			snprintf(err, errlen, "no device URI given");
-		return -EINVAL;
-	}
+	if (!uri || !out)
+		return shim_errbuf(err, errlen, -EINVAL, "no device URI given");
 	colon = strchr(uri, ':');
-	if (!colon) {
-		if (err)
-			snprintf(err, errlen, "device URI '%s' has no scheme (expected emu:, vfio:<BDF> or kext:<N>)", uri);
-		return -EINVAL;
-	}
+	if (!colon)
+		return shim_errbuf(err, errlen, -EINVAL, "device URI '%s' has no scheme (expected emu:, vfio:<BDF> or kext:<N>)", uri);
 	ops = shim_find(uri, (size_t)(colon - uri));
-	if (!ops) {
-		if (err)
-			snprintf(err, errlen, "unknown device scheme in '%s' (this build knows"
-				 SHIM_EMU_NAME SHIM_VFIO_NAME SHIM_KEXT_NAME ")", uri);
-		return -ENODEV;
-	}
+	if (!ops)
+		return shim_errbuf(err, errlen, -ENODEV, "unknown device scheme in '%s' (this build knows"
+			 SHIM_EMU_NAME SHIM_VFIO_NAME SHIM_KEXT_NAME ")", uri);
 	*out = NULL;
 	rc = ops->open(colon + 1, out);
 	if (rc < 0 && err) {
@@ -119,4 +113,50 @@ void shim_close(struct shim_dev *dev)
 {
 	if (dev)
 		dev->ops->close(dev);
+}
+
+int shim_errbuf(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+void shim_errf(struct shim_dev *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d->err, sizeof(d->err), fmt, ap);
+	va_end(ap);
+}
+
+int shim_dev_new(struct shim_dev **out, size_t size, const struct shim_ops *ops, struct shim_dev **dev)
+{
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	*dev = calloc(1, size);
+	if (!*dev)
+		return -ENOMEM;
+	(*dev)->ops = ops;
+	return 0;
+}
+
+void shim_handle_release(struct shim_dev *dev, pthread_mutex_t *lock, void *handle, size_t size, void *priv,
+			 void (*release)(struct shim_dev *dev, void *priv))
+{
+	if (!handle || !priv)
+		return;
+	if (lock)
+		pthread_mutex_lock(lock);
+	release(dev, priv);
+	if (lock)
+		pthread_mutex_unlock(lock);
+	memset(handle, 0, size);
 }

@@ -142,6 +142,18 @@ struct shim_ops {
 	int (*pin_for)(struct shim_dev *dev, int32_t pid, uint64_t va, size_t len, struct shim_pin *out);
 };
 
+/* Designated initializers for a shim's struct shim_ops from functions named
+ * <prefix>_open, <prefix>_close, ... : SHIM_OPS_CORE fills the scheme and the
+ * operations every shim has, SHIM_OPS_NETWORK the optional pair for a device that is
+ * its own network.  A table names any other optional operation itself:
+ *   const struct shim_ops shim_vfio_ops = { SHIM_OPS_CORE("vfio", vfio), .reset = vfio_reset }; */
+#define SHIM_OPS_CORE(scheme_, prefix) \
+	.scheme = scheme_, .open = prefix##_open, .close = prefix##_close, .bar = prefix##_bar, \
+	.dma_alloc = prefix##_dma_alloc, .dma_free = prefix##_dma_free, \
+	.dma_pin = prefix##_dma_pin, .dma_unpin = prefix##_dma_unpin, \
+	.irq_fd = prefix##_irq_fd, .irq_count = prefix##_irq_count
+#define SHIM_OPS_NETWORK(prefix) .port_addrs = prefix##_port_addrs, .neigh = prefix##_neigh
+
 /* Every shim's device starts with this header. */
 struct shim_dev {
 	const struct shim_ops *ops;

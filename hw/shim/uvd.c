@@ -36,13 +36,15 @@
 #include "hw/platform/peer.h"
 #include "hw/platform/thread.h"
 #include "hw/shim/shim.h"
+#include "hw/shim/backend.h"
 #include "hw/shim/uvd_proto.h"
 
 #define UVD_EVQ 1024u
 
 struct uvd_rec {
 	uint64_t id;
-	size_t maplen;               /* dma_alloc: bytes mapped here */
+	void *va;                    /* dma_alloc: our mapping of the daemon's memory, */
+	size_t maplen;               /* of this many bytes (0 for a pin) */
 	struct shim_iova_seg *segs;  /* dma_pin */
 };
 
@@ -397,26 +399,27 @@ static int uvd_dma_alloc(struct shim_dev *dev, size_t len, size_t align, struct 
 		free(rec);
 		return -ENOMEM;
 	}
-	rec->id = r.id;
-	rec->maplen = maplen;
-	out->va = va;
-	out->iova = r.iova;
-	out->len = len;
-	out->priv = rec;
+	*rec = (struct uvd_rec){ .id = r.id, .va = va, .maplen = maplen };
+	*out = (struct shim_dma){ .va = va, .iova = r.iova, .len = len, .priv = rec };
 	return 0;
+}
+
+/* dma_free and dma_unpin: the daemon frees the memory or unpins the pages, and we drop
+ * our view of them (a DMA buffer's mapping, a pin's segment list). */
+static void uvd_release(struct shim_dev *dev, void *priv)
+{
+	struct uvd_rec *rec = priv;
+	struct uvd_id id = { rec->id };
+	uvd_rpc(to_uvd(dev), rec->maplen ? UVD_OP_DMA_FREE : UVD_OP_UNPIN, &id, sizeof(id), NULL, 0, NULL);
+	if (rec->maplen)
+		munmap(rec->va, rec->maplen);
+	free(rec->segs);
+	free(rec);
 }
 
 static void uvd_dma_free(struct shim_dev *dev, struct shim_dma *dma)
 {
-	if (!dma || !dma->priv)
-		return;
-	struct uvd_rec *rec = dma->priv;
-	struct uvd_id id = { rec->id };
-	uvd_rpc(to_uvd(dev), UVD_OP_DMA_FREE, &id, sizeof(id), NULL, 0, NULL);
-	munmap(dma->va, rec->maplen);
-	free(rec);
-	dma->priv = NULL;
-	dma->va = NULL;
+	shim_handle_release(dev, NULL, dma, sizeof(*dma), dma ? dma->priv : NULL, uvd_release);
 }
 
 static int uvd_dma_pin(struct shim_dev *dev, void *va, size_t len, struct shim_pin *out)
@@ -460,27 +463,14 @@ static int uvd_dma_pin(struct shim_dev *dev, void *va, size_t len, struct shim_p
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc)
 		return rc;
-	out->va = va;
-	out->len = len;
-	out->nseg = r.nseg;
-	out->seg = rec->segs;
-	out->priv = rec;
-	out->readonly = (int)r.readonly;
+	*out = (struct shim_pin){ .va = va, .len = len, .nseg = r.nseg, .seg = rec->segs, .priv = rec,
+				  .readonly = (int)r.readonly };
 	return 0;
 }
 
 static void uvd_dma_unpin(struct shim_dev *dev, struct shim_pin *pin)
 {
-	if (!pin || !pin->priv)
-		return;
-	struct uvd_rec *rec = pin->priv;
-	struct uvd_id id = { rec->id };
-	uvd_rpc(to_uvd(dev), UVD_OP_UNPIN, &id, sizeof(id), NULL, 0, NULL);
-	free(rec->segs);
-	free(rec);
-	pin->priv = NULL;
-	pin->seg = NULL;
-	pin->nseg = 0;
+	shim_handle_release(dev, NULL, pin, sizeof(*pin), pin ? pin->priv : NULL, uvd_release);
 }
 
 static int uvd_irq_fd(struct shim_dev *dev, unsigned vector)
@@ -579,18 +569,8 @@ static int uvd_next_event(struct shim_dev *dev, struct shim_remote_event *ev)
 }
 
 const struct shim_ops shim_uvd_ops = {
-	.scheme = "uvd",
-	.open = uvd_open,
-	.close = uvd_close,
-	.bar = uvd_bar,
-	.dma_alloc = uvd_dma_alloc,
-	.dma_free = uvd_dma_free,
-	.dma_pin = uvd_dma_pin,
-	.dma_unpin = uvd_dma_unpin,
-	.irq_fd = uvd_irq_fd,
-	.irq_count = uvd_irq_count,
-	.port_addrs = uvd_port_addrs,
-	.neigh = uvd_neigh,
+	SHIM_OPS_CORE("uvd", uvd),
+	SHIM_OPS_NETWORK(uvd),
 	.cmd = uvd_cmd,
 	.comp_eqn = uvd_comp_eqn,
 	.next_event = uvd_next_event,

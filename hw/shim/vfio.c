@@ -20,6 +20,7 @@
  * What calls this: shim.c (shim_open with a "vfio:" URI). What it calls: the kernel only.
  */
 #include "hw/shim/shim.h"
+#include "hw/shim/backend.h"
 #include "hw/shim/vfio_dev.h"
 #include "hw/shim/vfio_info.h"
 #include "hw/shim/vfio_iova.h"
@@ -31,7 +32,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +46,7 @@
 
 /* One IOMMU mapping this process made. */
 struct vfio_map {
-	struct vfio_map *next, *prev;
+	struct shim_link link;       /* in vfio_dev.maps */
 	uint64_t iova;               /* granule aligned */
 	uint64_t len;                /* granule multiple */
 	void *va;                    /* start of the mapped user range */
@@ -74,7 +74,7 @@ struct vfio_dev {
 	struct shim_iova_space iova;
 	int iova_ready;
 	pthread_mutex_t lock;        /* maps, iova, bars: pins come from any thread */
-	struct vfio_map *maps;
+	struct shim_link maps;       /* every vfio_map */
 	uint64_t mapped_bytes;
 	unsigned nirq;
 	int *irqfd;
@@ -82,15 +82,7 @@ struct vfio_dev {
 	char sysfs_root[PATH_MAX / 2];
 };
 
-static void verr(struct vfio_dev *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void verr(struct vfio_dev *v, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(v->dev.err, sizeof(v->dev.err), fmt, ap);
-	va_end(ap);
-}
+#define verr(v, ...) shim_errf(&(v)->dev, __VA_ARGS__)
 
 static struct vfio_dev *to_vfio(struct shim_dev *d)
 {
@@ -520,19 +512,17 @@ int shim_vfio_open_at(const char *args, const char *sysfs_root, const char *dev_
 		      struct shim_dev **out)
 {
 	struct shim_vfio_sysfs sf;
+	struct shim_dev *d;
 	struct vfio_dev *v;
 	long pg;
-	int rc;
+	int rc = shim_dev_new(out, sizeof(*v), &shim_vfio_ops, &d);
 
-	if (!out)
-		return -EINVAL;
-	*out = NULL;
-	v = calloc(1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	v->dev.ops = &shim_vfio_ops;
+	if (rc < 0)
+		return rc;
+	v = to_vfio(d);
 	v->container = v->group = v->device = -1;
 	pthread_mutex_init(&v->lock, NULL);
+	shim_list_init(&v->maps);
 	shim_iova_init(&v->iova);
 	snprintf(v->sysfs_root, sizeof(v->sysfs_root), "%s", sysfs_root ? sysfs_root : "/sys");
 	if (!dev_root)
@@ -552,23 +542,11 @@ int shim_vfio_open_at(const char *args, const char *sysfs_root, const char *dev_
 	v->dev.pci.vendor_id = sf.vendor_id;
 	v->dev.pci.device_id = sf.device_id;
 
-	rc = open_container(v, dev_root);
-	if (rc < 0)
-		return rc;
-	rc = check_memlock(v);
-	if (rc < 0)
-		return rc;
-	rc = open_group(v, dev_root);
-	if (rc < 0)
-		return rc;
-	rc = setup_iova(v);
-	if (rc < 0)
-		return rc;
-	rc = open_device(v);
-	if (rc < 0)
-		return rc;
-	rc = map_bar_locked(v, 0);
-	if (rc < 0)
+	/* The order of Linux's Documentation/driver-api/vfio.rst ("VFIO Usage Example"):
+	 * container, group, IOMMU, device; then BAR0 and the interrupts. */
+	if ((rc = open_container(v, dev_root)) < 0 || (rc = check_memlock(v)) < 0 ||
+	    (rc = open_group(v, dev_root)) < 0 || (rc = setup_iova(v)) < 0 ||
+	    (rc = open_device(v)) < 0 || (rc = map_bar_locked(v, 0)) < 0)
 		return rc;
 	return setup_irqs(v);
 }
@@ -636,22 +614,13 @@ static void dma_unmap(struct vfio_dev *v, uint64_t iova, uint64_t len)
 
 static void link_map(struct vfio_dev *v, struct vfio_map *m)
 {
-	m->prev = NULL;
-	m->next = v->maps;
-	if (v->maps)
-		v->maps->prev = m;
-	v->maps = m;
+	shim_list_add(&v->maps, &m->link);
 	v->mapped_bytes += m->len;
 }
 
 static void unlink_map(struct vfio_dev *v, struct vfio_map *m)
 {
-	if (m->prev)
-		m->prev->next = m->next;
-	else
-		v->maps = m->next;
-	if (m->next)
-		m->next->prev = m->prev;
+	shim_list_del(&m->link);
 	v->mapped_bytes -= m->len;
 }
 
@@ -666,11 +635,43 @@ static void release_map(struct vfio_dev *v, struct vfio_map *m)
 	free(m);
 }
 
+/* What dma_alloc and dma_pin share: map [va, va+maplen) (whole granules) at a free
+ * IOVA aligned to align, and record it; `what` ends the message when the IOVA space
+ * is full.  0 with *mp and *ro (dma_map's read-only fallback), or -errno. */
+static int map_new(struct vfio_dev *v, void *va, uint64_t maplen, uint64_t align, const char *what,
+		   struct vfio_map **mp, int *ro)
+{
+	struct vfio_map *m = calloc(1, sizeof(*m));
+	uint64_t iova;
+	int rc;
+
+	if (!m)
+		return -ENOMEM;
+	pthread_mutex_lock(&v->lock);
+	rc = shim_iova_alloc(&v->iova, maplen, align, &iova);
+	if (rc < 0)
+		verr(v, "vfio: %s: no free IOVA range of %llu bytes %s", v->dev.pci.bdf,
+		     (unsigned long long)maplen, what);
+	else if ((rc = dma_map(v, va, maplen, iova, ro)) < 0)
+		shim_iova_free(&v->iova, iova, maplen);
+	if (rc == 0) {
+		*m = (struct vfio_map){ .iova = iova, .len = maplen, .va = va };
+		link_map(v, m);
+	}
+	pthread_mutex_unlock(&v->lock);
+	if (rc < 0)
+		free(m);
+	else
+		*mp = m;
+	return rc;
+}
+
 static int vfio_dma_alloc(struct shim_dev *d, size_t len, size_t align, struct shim_dma *out)
 {
 	struct vfio_dev *v = to_vfio(d);
 	struct vfio_map *m;
-	uint64_t maplen, ialign, iova;
+	uint64_t maplen, ialign;
+	char what[48];
 	int ro, rc;
 	void *va;
 
@@ -683,67 +684,40 @@ static int vfio_dma_alloc(struct shim_dev *d, size_t len, size_t align, struct s
 		return -ENODEV;
 	maplen = ((uint64_t)len + v->gran - 1) & ~(v->gran - 1);
 	ialign = align > v->gran ? align : v->gran;
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
 	va = mmap(NULL, (size_t)maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (va == MAP_FAILED) {
 		rc = -errno;
-		free(m);
 		verr(v, "vfio: dma_alloc of %zu bytes: %s", len, strerror(-rc));
 		return rc;
 	}
 	/* A child of fork() must not get copy-on-write copies of pages the device writes. */
 	madvise(va, (size_t)maplen, MADV_DONTFORK);
 
-	pthread_mutex_lock(&v->lock);
-	rc = shim_iova_alloc(&v->iova, maplen, ialign, &iova);
+	snprintf(what, sizeof(what), "aligned to 0x%llx", (unsigned long long)ialign);
+	rc = map_new(v, va, maplen, ialign, what, &m, &ro);
 	if (rc < 0) {
-		pthread_mutex_unlock(&v->lock);
 		munmap(va, (size_t)maplen);
-		free(m);
-		verr(v, "vfio: %s: no free IOVA range of %llu bytes aligned to 0x%llx", d->pci.bdf,
-		     (unsigned long long)maplen, (unsigned long long)ialign);
 		return rc;
 	}
-	rc = dma_map(v, va, maplen, iova, &ro);
-	if (rc < 0) {
-		shim_iova_free(&v->iova, iova, maplen);
-		pthread_mutex_unlock(&v->lock);
-		munmap(va, (size_t)maplen);
-		free(m);
-		return rc;
-	}
-	m->iova = iova;
-	m->len = maplen;
-	m->va = va;
-	m->owned = 1;
-	link_map(v, m);
-	pthread_mutex_unlock(&v->lock);
-
-	out->va = va;
-	out->iova = iova;
-	out->len = len;
-	out->priv = m;
+	m->owned = 1;  /* release_map munmaps the memory too */
+	*out = (struct shim_dma){ .va = va, .iova = m->iova, .len = len, .priv = m };
 	return 0;
+}
+
+static void vfio_release(struct shim_dev *d, void *m)
+{
+	release_map(to_vfio(d), m);
 }
 
 static void vfio_dma_free(struct shim_dev *d, struct shim_dma *dma)
 {
-	struct vfio_dev *v = to_vfio(d);
-
-	if (!dma || !dma->priv)
-		return;
-	pthread_mutex_lock(&v->lock);
-	release_map(v, dma->priv);
-	pthread_mutex_unlock(&v->lock);
-	memset(dma, 0, sizeof(*dma));
+	shim_handle_release(d, &to_vfio(d)->lock, dma, sizeof(*dma), dma ? dma->priv : NULL, vfio_release);
 }
 
 static int vfio_dma_pin(struct shim_dev *d, void *va, size_t len, struct shim_pin *out)
 {
 	struct vfio_dev *v = to_vfio(d);
-	uint64_t start, maplen, offset, iova;
+	uint64_t start, maplen, offset;
 	struct vfio_map *m;
 	int ro, rc;
 
@@ -755,54 +729,21 @@ static int vfio_dma_pin(struct shim_dev *d, void *va, size_t len, struct shim_pi
 		verr(v, "vfio: dma_pin: empty or wrapping range %p+%zu", va, len);
 		return -EINVAL;
 	}
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	pthread_mutex_lock(&v->lock);
-	rc = shim_iova_alloc(&v->iova, maplen, v->gran, &iova);
-	if (rc < 0) {
-		pthread_mutex_unlock(&v->lock);
-		free(m);
-		verr(v, "vfio: %s: no free IOVA range of %llu bytes to pin", d->pci.bdf,
-		     (unsigned long long)maplen);
+	rc = map_new(v, (void *)(uintptr_t)start, maplen, v->gran, "to pin", &m, &ro);
+	if (rc < 0)
 		return rc;
-	}
-	rc = dma_map(v, (void *)(uintptr_t)start, maplen, iova, &ro);
-	if (rc < 0) {
-		shim_iova_free(&v->iova, iova, maplen);
-		pthread_mutex_unlock(&v->lock);
-		free(m);
-		return rc;
-	}
-	m->iova = iova;
-	m->len = maplen;
-	m->va = (void *)(uintptr_t)start;
-	m->seg.iova = iova + offset;
-	m->seg.len = len;
-	link_map(v, m);
-	pthread_mutex_unlock(&v->lock);
+	m->seg = (struct shim_iova_seg){ m->iova + offset, len };
 
-	out->va = va;
-	out->len = len;
-	out->nseg = 1;  /* one MAP_DMA is one contiguous IOVA range */
-	out->seg = &m->seg;
-	out->priv = m;
-	/* mapped for reading only (dma_map's fallback for unwritable pages): the driver
-	 * must not let the device write there */
-	out->readonly = ro;
+	/* One MAP_DMA is one contiguous IOVA range (nseg 1).  Mapped for reading only
+	 * (dma_map's fallback for unwritable pages): the driver must not let the device
+	 * write there. */
+	*out = (struct shim_pin){ .va = va, .len = len, .nseg = 1, .seg = &m->seg, .priv = m, .readonly = ro };
 	return 0;
 }
 
 static void vfio_dma_unpin(struct shim_dev *d, struct shim_pin *pin)
 {
-	struct vfio_dev *v = to_vfio(d);
-
-	if (!pin || !pin->priv)
-		return;
-	pthread_mutex_lock(&v->lock);
-	release_map(v, pin->priv);
-	pthread_mutex_unlock(&v->lock);
-	memset(pin, 0, sizeof(*pin));
+	shim_handle_release(d, &to_vfio(d)->lock, pin, sizeof(*pin), pin ? pin->priv : NULL, vfio_release);
 }
 
 /* ---- BARs, interrupts, reset, close ---- */
@@ -889,8 +830,8 @@ static void vfio_close(struct shim_dev *d)
 	if (v->master_on)
 		cfg_set_master(v, 0);
 	pthread_mutex_lock(&v->lock);
-	while (v->maps)
-		release_map(v, v->maps);
+	while (!shim_list_empty(&v->maps))
+		release_map(v, shim_container_of(v->maps.next, struct vfio_map, link));
 	pthread_mutex_unlock(&v->lock);
 	for (unsigned i = 0; i < SHIM_MAX_BARS; i++)
 		if (v->bar[i].mapped)
@@ -907,15 +848,6 @@ static void vfio_close(struct shim_dev *d)
 }
 
 const struct shim_ops shim_vfio_ops = {
-	.scheme = "vfio",
-	.open = vfio_open,
-	.close = vfio_close,
+	SHIM_OPS_CORE("vfio", vfio),
 	.reset = vfio_reset,
-	.bar = vfio_bar,
-	.dma_alloc = vfio_dma_alloc,
-	.dma_free = vfio_dma_free,
-	.dma_pin = vfio_dma_pin,
-	.dma_unpin = vfio_dma_unpin,
-	.irq_fd = vfio_irq_fd,
-	.irq_count = vfio_irq_count,
 };

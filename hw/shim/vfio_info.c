@@ -39,12 +39,28 @@ int shim_vfio_cap_find(const void *buf, size_t buflen, size_t fixed_len, uint32_
 	return -ENOENT;
 }
 
+/* shim_vfio_cap_find for the decoders: a broken chain is reported as `what`'s and gives
+ * -EPROTO; otherwise 0, with *h the capability or NULL where there is none. */
+static int cap_find(const void *buf, size_t buflen, size_t fixed_len, uint32_t first_off, uint16_t id,
+		    size_t min_len, const struct vfio_info_cap_header **h, const char *what, char *err,
+		    size_t errlen)
+{
+	int rc = shim_vfio_cap_find(buf, buflen, fixed_len, first_off, id, min_len, h);
+
+	if (rc == -EPROTO) {
+		ERR("%s: malformed capability chain", what);
+		return rc;
+	}
+	if (rc != 0)
+		*h = NULL;
+	return 0;
+}
+
 int shim_vfio_decode_region(const void *buf, size_t buflen, uint64_t page_size,
 			    struct shim_vfio_region *out, char *err, size_t errlen)
 {
 	struct vfio_region_info ri;
 	const struct vfio_info_cap_header *h;
-	int rc;
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -80,21 +96,17 @@ int shim_vfio_decode_region(const void *buf, size_t buflen, uint64_t page_size,
 	}
 
 	if ((ri.flags & VFIO_REGION_INFO_FLAG_CAPS) && ri.cap_offset) {
-		rc = shim_vfio_cap_find(buf, buflen, sizeof(ri), ri.cap_offset,
-					VFIO_REGION_INFO_CAP_MSIX_MAPPABLE, 0, &h);
-		if (rc == -EPROTO) {
-			ERR("region %u: malformed capability chain", ri.index);
-			return rc;
-		}
-		out->msix_mappable = rc == 0;
-		rc = shim_vfio_cap_find(buf, buflen, sizeof(ri), ri.cap_offset,
-					VFIO_REGION_INFO_CAP_SPARSE_MMAP,
-					sizeof(struct vfio_region_info_cap_sparse_mmap), &h);
-		if (rc == -EPROTO) {
-			ERR("region %u: malformed capability chain", ri.index);
-			return rc;
-		}
-		if (rc == 0) {
+		char what[32];
+
+		snprintf(what, sizeof(what), "region %u", ri.index);
+		if (cap_find(buf, buflen, sizeof(ri), ri.cap_offset, VFIO_REGION_INFO_CAP_MSIX_MAPPABLE, 0, &h,
+			     what, err, errlen) < 0)
+			return -EPROTO;
+		out->msix_mappable = h != NULL;
+		if (cap_find(buf, buflen, sizeof(ri), ri.cap_offset, VFIO_REGION_INFO_CAP_SPARSE_MMAP,
+			     sizeof(struct vfio_region_info_cap_sparse_mmap), &h, what, err, errlen) < 0)
+			return -EPROTO;
+		if (h) {
 			const struct vfio_region_info_cap_sparse_mmap *sp = (const void *)h;
 			size_t room = buflen - (size_t)((const uint8_t *)h - (const uint8_t *)buf);
 
@@ -141,7 +153,6 @@ int shim_vfio_decode_iommu(const void *buf, size_t buflen, struct shim_vfio_iomm
 	struct vfio_iommu_type1_info ii;
 	size_t fixed = offsetof(struct vfio_iommu_type1_info, cap_offset) + sizeof(ii.cap_offset);
 	const struct vfio_info_cap_header *h;
-	int rc;
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -162,13 +173,10 @@ int shim_vfio_decode_iommu(const void *buf, size_t buflen, struct shim_vfio_iomm
 	if (!(ii.flags & VFIO_IOMMU_INFO_CAPS) || buflen < fixed || ii.cap_offset == 0)
 		return 0;
 
-	rc = shim_vfio_cap_find(buf, buflen, fixed, ii.cap_offset, VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE,
-				sizeof(struct vfio_iommu_type1_info_cap_iova_range), &h);
-	if (rc == -EPROTO) {
-		ERR("IOMMU info: malformed capability chain");
-		return rc;
-	}
-	if (rc == 0) {
+	if (cap_find(buf, buflen, fixed, ii.cap_offset, VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE,
+		     sizeof(struct vfio_iommu_type1_info_cap_iova_range), &h, "IOMMU info", err, errlen) < 0)
+		return -EPROTO;
+	if (h) {
 		const struct vfio_iommu_type1_info_cap_iova_range *cr = (const void *)h;
 		size_t room = buflen - (size_t)((const uint8_t *)h - (const uint8_t *)buf);
 
@@ -193,13 +201,10 @@ int shim_vfio_decode_iommu(const void *buf, size_t buflen, struct shim_vfio_iomm
 		out->have_ranges = 1;
 		out->nranges = cr->nr_iovas;
 	}
-	rc = shim_vfio_cap_find(buf, buflen, fixed, ii.cap_offset, VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL,
-				sizeof(struct vfio_iommu_type1_info_dma_avail), &h);
-	if (rc == -EPROTO) {
-		ERR("IOMMU info: malformed capability chain");
-		return rc;
-	}
-	if (rc == 0) {
+	if (cap_find(buf, buflen, fixed, ii.cap_offset, VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL,
+		     sizeof(struct vfio_iommu_type1_info_dma_avail), &h, "IOMMU info", err, errlen) < 0)
+		return -EPROTO;
+	if (h) {
 		out->have_dma_avail = 1;
 		out->dma_avail = ((const struct vfio_iommu_type1_info_dma_avail *)(const void *)h)->avail;
 	}

@@ -1,5 +1,6 @@
 /* Parsing of "vfio:" URIs; see vfio_uri.h for the accepted forms. */
 #include "hw/shim/vfio_uri.h"
+#include "hw/shim/backend.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -119,11 +120,8 @@ int shim_vfio_parse_uri(const char *args, struct shim_vfio_uri *out, char *err, 
 
 	if (err && errlen)
 		err[0] = '\0';
-	if (!args || !out) {
-		if (err)
-			snprintf(err, errlen, "vfio: no PCI address given (expected vfio:0000:03:00.0)");
-		return -EINVAL;
-	}
+	if (!args || !out)
+		return shim_errbuf(err, errlen, -EINVAL, "vfio: no PCI address given (expected vfio:0000:03:00.0)");
 	memset(out, 0, sizeof(*out));
 	out->iova_base = SHIM_VFIO_IOVA_BASE_DEFAULT;
 	out->msix = SHIM_VFIO_MSIX_DEFAULT;
@@ -131,12 +129,9 @@ int shim_vfio_parse_uri(const char *args, struct shim_vfio_uri *out, char *err, 
 
 	comma = strchr(args, ',');
 	bdflen = comma ? (size_t)(comma - args) : strlen(args);
-	if (shim_vfio_parse_bdf(args, bdflen, out->bdf) < 0) {
-		if (err)
-			snprintf(err, errlen, "vfio:%.*s: not a PCI address (expected domain:bus:device.function "
-				 "such as vfio:0000:03:00.0, or bus:device.function)", (int)(bdflen > 64 ? 64 : bdflen), args);
-		return -EINVAL;
-	}
+	if (shim_vfio_parse_bdf(args, bdflen, out->bdf) < 0)
+		return shim_errbuf(err, errlen, -EINVAL, "vfio:%.*s: not a PCI address (expected domain:bus:device.function "
+			 "such as vfio:0000:03:00.0, or bus:device.function)", (int)(bdflen > 64 ? 64 : bdflen), args);
 
 	for (p = comma; p; p = comma) {
 		const char *opt = p + 1, *eq, *val;
@@ -146,51 +141,36 @@ int shim_vfio_parse_uri(const char *args, struct shim_vfio_uri *out, char *err, 
 		comma = strchr(opt, ',');
 		optlen = comma ? (size_t)(comma - opt) : strlen(opt);
 		eq = memchr(opt, '=', optlen);
-		if (!eq) {
-			if (err)
-				snprintf(err, errlen, "vfio:%s: option '%.*s' needs a value (name=value)", out->bdf,
-					 (int)(optlen > 64 ? 64 : optlen), opt);
-			return -EINVAL;
-		}
+		if (!eq)
+			return shim_errbuf(err, errlen, -EINVAL, "vfio:%s: option '%.*s' needs a value (name=value)", out->bdf,
+				 (int)(optlen > 64 ? 64 : optlen), opt);
 		keylen = (size_t)(eq - opt);
 		val = eq + 1;
 		vallen = optlen - keylen - 1;
 		if (!((keylen == 9 && memcmp(opt, "iova_base", 9) == 0) ||
 		      (keylen == 8 && memcmp(opt, "iova_end", 8) == 0) ||
 		      (keylen == 4 && memcmp(opt, "msix", 4) == 0) ||
-		      (keylen == 7 && memcmp(opt, "memlock", 7) == 0))) {
-			if (err)
-				snprintf(err, errlen, "vfio:%s: unknown option '%.*s' (known: iova_base, iova_end, msix, memlock)",
-					 out->bdf, (int)(keylen > 32 ? 32 : keylen), opt);
-			return -EINVAL;
-		}
-		if (parse_u64(val, vallen, &v) < 0) {
-			if (err)
-				snprintf(err, errlen, "vfio:%s: option %.*s: '%.*s' is not a number", out->bdf,
-					 (int)(keylen > 32 ? 32 : keylen), opt, (int)(vallen > 32 ? 32 : vallen), val);
-			return -EINVAL;
-		}
+		      (keylen == 7 && memcmp(opt, "memlock", 7) == 0)))
+			return shim_errbuf(err, errlen, -EINVAL, "vfio:%s: unknown option '%.*s' (known: iova_base, iova_end, msix, memlock)",
+				 out->bdf, (int)(keylen > 32 ? 32 : keylen), opt);
+		if (parse_u64(val, vallen, &v) < 0)
+			return shim_errbuf(err, errlen, -EINVAL, "vfio:%s: option %.*s: '%.*s' is not a number", out->bdf,
+				 (int)(keylen > 32 ? 32 : keylen), opt, (int)(vallen > 32 ? 32 : vallen), val);
 		if (opt[0] == 'i' && keylen == 9) {
 			out->iova_base = v;
 		} else if (opt[0] == 'i') {
 			out->iova_end = v;
 		} else if (opt[0] == 'm' && keylen == 4) {
-			if (v > SHIM_VFIO_MSIX_MAX) {
-				if (err)
-					snprintf(err, errlen, "vfio:%s: msix=%llu exceeds the PCI limit of %u vectors",
-						 out->bdf, (unsigned long long)v, SHIM_VFIO_MSIX_MAX);
-				return -EINVAL;
-			}
+			if (v > SHIM_VFIO_MSIX_MAX)
+			return shim_errbuf(err, errlen, -EINVAL, "vfio:%s: msix=%llu exceeds the PCI limit of %u vectors",
+					 out->bdf, (unsigned long long)v, SHIM_VFIO_MSIX_MAX);
 			out->msix = (unsigned)v;
 		} else {
 			out->memlock_need = v;
 		}
 	}
-	if (out->iova_end && out->iova_end <= out->iova_base) {
-		if (err)
-			snprintf(err, errlen, "vfio:%s: iova_end 0x%llx is not above iova_base 0x%llx", out->bdf,
-				 (unsigned long long)out->iova_end, (unsigned long long)out->iova_base);
-		return -EINVAL;
-	}
+	if (out->iova_end && out->iova_end <= out->iova_base)
+		return shim_errbuf(err, errlen, -EINVAL, "vfio:%s: iova_end 0x%llx is not above iova_base 0x%llx", out->bdf,
+			 (unsigned long long)out->iova_end, (unsigned long long)out->iova_base);
 	return 0;
 }

@@ -331,13 +331,13 @@ static int scripted_bar(struct shim_dev *dev, unsigned index, struct shim_bar *o
 	return 0;
 }
 
-static int scripted_pin(struct shim_dev *dev, void *va, size_t len, struct shim_pin *out)
+static int scripted_dma_pin(struct shim_dev *dev, void *va, size_t len, struct shim_pin *out)
 {
 	(void)dev, (void)va, (void)len, (void)out;
 	return -EOPNOTSUPP;
 }
 
-static void scripted_unpin(struct shim_dev *dev, struct shim_pin *pin)
+static void scripted_dma_unpin(struct shim_dev *dev, struct shim_pin *pin)
 {
 	(void)dev, (void)pin;
 }
@@ -348,6 +348,13 @@ static int scripted_irq_fd(struct shim_dev *dev, unsigned vector)
 	return -EOPNOTSUPP;
 }
 
+/* No vectors (irq_fd refuses each): what shim_irq_count says for a shim without one. */
+static unsigned scripted_irq_count(struct shim_dev *dev)
+{
+	(void)dev;
+	return 0;
+}
+
 static int scripted_open(const char *args, struct shim_dev **out);
 
 static void scripted_close(struct shim_dev *dev)
@@ -356,15 +363,7 @@ static void scripted_close(struct shim_dev *dev)
 }
 
 static const struct shim_ops scripted_ops = {
-	.scheme = "scripted",
-	.open = scripted_open,
-	.close = scripted_close,
-	.bar = scripted_bar,
-	.dma_alloc = scripted_dma_alloc,
-	.dma_free = scripted_dma_free,
-	.dma_pin = scripted_pin,
-	.dma_unpin = scripted_unpin,
-	.irq_fd = scripted_irq_fd,
+	SHIM_OPS_CORE("scripted", scripted),
 };
 
 static int scripted_open(const char *args, struct shim_dev **out)

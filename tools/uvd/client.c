@@ -103,16 +103,23 @@ void uvd_route_event(void *ctx, const struct mx5_event *e)
 
 /* ------------------------------------------------------------------ memory */
 
+void *uvd_grow(void *arr, size_t n, size_t *cap, size_t elem, size_t first)
+{
+	if (n < *cap)
+		return arr;
+	size_t ncap = *cap ? *cap * 2 : first;
+	void *grown = realloc(arr, ncap * elem);
+	if (grown)
+		*cap = ncap;
+	return grown;
+}
+
 struct uvd_mem *uvd_mem_new(struct uvd_client *c)
 {
-	if (c->nmem == c->capmem) {
-		size_t cap = c->capmem ? c->capmem * 2 : 32;
-		struct uvd_mem *m = realloc(c->mem, cap * sizeof(*m));
-		if (!m)
-			return NULL;
-		c->mem = m;
-		c->capmem = cap;
-	}
+	struct uvd_mem *mem = uvd_grow(c->mem, c->nmem, &c->capmem, sizeof(*mem), 32);
+	if (!mem)
+		return NULL;
+	c->mem = mem;
 	struct uvd_mem *m = &c->mem[c->nmem];
 	memset(m, 0, sizeof(*m));
 	m->id = ++c->next_id;
@@ -188,6 +195,17 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 	return 0;
 }
 
+/* The emulated IOMMU's segment list as the shim reports one (a new array, NULL when
+ * out of memory); segs is freed either way. */
+static struct shim_iova_seg *uvd_segs_from_emu(struct emu_iova_seg *segs, uint32_t nseg)
+{
+	struct shim_iova_seg *out = calloc(nseg, sizeof(*out));
+	for (uint32_t i = 0; out && i < nseg; i++)
+		out[i] = (struct shim_iova_seg){ segs[i].iova, segs[i].len };
+	free(segs);
+	return out;
+}
+
 /* Registration of the client's own pages.  The emulated device reaches them with
  * process_vm_readv/writev; hardware would need the pages pinned for its IOMMU, which
  * only the kext can do for another task, and VFIO only for the container's owner:
@@ -238,15 +256,11 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 		snprintf(msg, msglen, "pin: %u segments, at most %u per region", nseg, UVD_MAX_SEGS);
 		return -E2BIG;
 	}
-	m->segs = calloc(nseg, sizeof(*m->segs));
+	m->segs = uvd_segs_from_emu(segs, nseg);
 	if (!m->segs) {
 		emu_iommu_unmap(emu, m->emu_map);
-		free(segs);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < nseg; i++)
-		m->segs[i] = (struct shim_iova_seg){ segs[i].iova, segs[i].len };
-	free(segs);
 	m->nseg = nseg;
 	c->nmem++;
 	*out = m;
@@ -472,6 +486,16 @@ static int uvd_ring_new(struct uvd_client *c, struct uvd_ring_rep *r, int *fd)
 	return 0;
 }
 
+/* A request's fixed-size payload: copied into q when it is exactly qlen bytes, else
+ * -EPROTO. */
+static int uvd_take(const uint8_t *p, size_t plen, void *q, size_t qlen)
+{
+	if (plen != qlen)
+		return -EPROTO;
+	memcpy(q, p, qlen);
+	return 0;
+}
+
 static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n)
 {
 	struct uvd_hdr h;
@@ -491,9 +515,8 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n)
 	case UVD_OP_READ: {
 		struct uvd_read q;
 		struct uvd_read_rep r = { 0 };
-		if (plen != sizeof(q))
+		if (uvd_take(p, plen, &q, sizeof(q)))
 			return -EPROTO;
-		memcpy(&q, p, sizeof(q));
 		/* the initialization segment only (firmware revision, health) */
 		if ((q.size != 4 && q.size != 8) || (q.off & (q.size - 1)) || q.off + q.size > PRM_SIZE(initial_seg))
 			return uvd_send(c->ctl, h.op, h.seq, -EPERM, &r, sizeof(r), NULL, 0, -1);
@@ -510,9 +533,8 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n)
 		struct uvd_dma_alloc q;
 		struct uvd_dma_rep r = { 0 };
 		int fd = -1;
-		if (plen != sizeof(q))
+		if (uvd_take(p, plen, &q, sizeof(q)))
 			return -EPROTO;
-		memcpy(&q, p, sizeof(q));
 		pthread_mutex_lock(&d->lock);
 		int rc = uvd_dma_alloc(c, &q, &r, &fd, msg, sizeof(msg));
 		pthread_mutex_unlock(&d->lock);
@@ -524,9 +546,8 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n)
 	case UVD_OP_DMA_FREE:
 	case UVD_OP_UNPIN: {
 		struct uvd_id q;
-		if (plen != sizeof(q))
+		if (uvd_take(p, plen, &q, sizeof(q)))
 			return -EPROTO;
-		memcpy(&q, p, sizeof(q));
 		pthread_mutex_lock(&d->lock);
 		int rc = uvd_mem_drop(c, q.id, h.op == UVD_OP_DMA_FREE);
 		pthread_mutex_unlock(&d->lock);
@@ -534,9 +555,8 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n)
 	}
 	case UVD_OP_PIN: {
 		struct uvd_pin q;
-		if (plen != sizeof(q))
+		if (uvd_take(p, plen, &q, sizeof(q)))
 			return -EPROTO;
-		memcpy(&q, p, sizeof(q));
 		struct uvd_mem *m = NULL;
 		pthread_mutex_lock(&d->lock);
 		int rc = uvd_pin(c, &q, &m, msg, sizeof(msg));
@@ -594,9 +614,8 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n)
 	case UVD_OP_NEIGH: {
 		struct uvd_neigh q;
 		struct uvd_neigh_rep r = { 0 };
-		if (plen != sizeof(q))
+		if (uvd_take(p, plen, &q, sizeof(q)))
 			return -EPROTO;
-		memcpy(&q, p, sizeof(q));
 		pthread_mutex_lock(&d->lock);
 		int rc = mx5_port_neigh(d->mx5, q.addr, r.mac);
 		pthread_mutex_unlock(&d->lock);

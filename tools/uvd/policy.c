@@ -34,14 +34,10 @@ bool uvd_owns(const struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 
 int uvd_obj_add(struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 {
-	if (c->nobj == c->capobj) {
-		size_t cap = c->capobj ? c->capobj * 2 : 64;
-		struct uvd_obj *o = realloc(c->objs, cap * sizeof(*o));
-		if (!o)
-			return -ENOMEM;
-		c->objs = o;
-		c->capobj = cap;
-	}
+	struct uvd_obj *o = uvd_grow(c->objs, c->nobj, &c->capobj, sizeof(*o), 64);
+	if (!o)
+		return -ENOMEM;
+	c->objs = o;
 	c->objs[c->nobj++] = (struct uvd_obj){ (uint8_t)t, num };
 	if (t == UVD_UAR && c->nuar < UVD_MAX_UARS)
 		c->uars[c->nuar++] = num;
@@ -113,6 +109,57 @@ static int uvd_check_pas(const struct uvd_client *c, const uint8_t *in, size_t i
 #define OWN(t, n, what) do { uint32_t n_ = (uint32_t)(n); if (!uvd_owns(c, (t), n_)) \
 			DENY("%s 0x%x is not this client's", (what), n_); } while (0)
 
+/* The commands that name one of the client's objects by number and make, use or end
+ * it, with where the number sits (off, width: bits in the input, in the output for
+ * UVD_MAKES) and how long the input must be to hold it.  uvd_policy_check lets a
+ * UVD_USES or UVD_ENDS command through only for the client's own object;
+ * uvd_policy_done records what a UVD_MAKES command created and forgets what a
+ * UVD_ENDS command ended. */
+enum uvd_role { UVD_MAKES, UVD_USES, UVD_ENDS };
+struct uvd_obj_cmd {
+	uint16_t op;
+	uint8_t type;             /* enum uvd_obj_type */
+	uint8_t role;             /* enum uvd_role */
+	uint32_t inlen;
+	uint32_t off, width;
+	const char *what;
+};
+#define UVD_OBJ_CMD(op, type, role, layout, field, what) \
+	{ PRM_CMD_OP_##op, type, role, PRM_SIZE(layout), PRM_OFF(layout, field), PRM_WIDTH(layout, field), what }
+static const struct uvd_obj_cmd uvd_obj_cmds[] = {
+	UVD_OBJ_CMD(ALLOC_UAR, UVD_UAR, UVD_MAKES, alloc_uar_out, uar, "UAR page"),
+	UVD_OBJ_CMD(DEALLOC_UAR, UVD_UAR, UVD_ENDS, dealloc_uar_in, uar, "UAR page"),
+	UVD_OBJ_CMD(ALLOC_PD, UVD_PD, UVD_MAKES, alloc_pd_out, pd, "PD"),
+	UVD_OBJ_CMD(DEALLOC_PD, UVD_PD, UVD_ENDS, dealloc_pd_in, pd, "PD"),
+	UVD_OBJ_CMD(ALLOC_Q_COUNTER, UVD_QCNT, UVD_MAKES, alloc_q_counter_out, counter_set_id, "counter set"),
+	UVD_OBJ_CMD(DEALLOC_Q_COUNTER, UVD_QCNT, UVD_ENDS, dealloc_q_counter_in, counter_set_id, "counter set"),
+	UVD_OBJ_CMD(QUERY_Q_COUNTER, UVD_QCNT, UVD_USES, query_q_counter_in, counter_set_id, "counter set"),
+	UVD_OBJ_CMD(CREATE_MKEY, UVD_MKEY, UVD_MAKES, create_mkey_out, mkey_index, "MKey"),
+	UVD_OBJ_CMD(DESTROY_MKEY, UVD_MKEY, UVD_ENDS, destroy_mkey_in, mkey_index, "MKey"),
+	UVD_OBJ_CMD(QUERY_MKEY, UVD_MKEY, UVD_USES, destroy_mkey_in, mkey_index, "MKey"),
+	UVD_OBJ_CMD(CREATE_CQ, UVD_CQ, UVD_MAKES, create_cq_out, cqn, "CQ"),
+	UVD_OBJ_CMD(DESTROY_CQ, UVD_CQ, UVD_ENDS, destroy_cq_in, cqn, "CQ"),
+	UVD_OBJ_CMD(QUERY_CQ, UVD_CQ, UVD_USES, destroy_cq_in, cqn, "CQ"),
+	UVD_OBJ_CMD(CREATE_QP, UVD_QP, UVD_MAKES, create_qp_out, qpn, "QP"),
+	UVD_OBJ_CMD(DESTROY_QP, UVD_QP, UVD_ENDS, destroy_qp_in, qpn, "QP"),
+	UVD_OBJ_CMD(QUERY_QP, UVD_QP, UVD_USES, destroy_qp_in, qpn, "QP"),
+	UVD_OBJ_CMD(2ERR_QP, UVD_QP, UVD_USES, destroy_qp_in, qpn, "QP"),
+	UVD_OBJ_CMD(2RST_QP, UVD_QP, UVD_USES, destroy_qp_in, qpn, "QP"),
+	UVD_OBJ_CMD(CREATE_SRQ, UVD_SRQ, UVD_MAKES, create_srq_out, srqn, "SRQ"),
+	UVD_OBJ_CMD(DESTROY_SRQ, UVD_SRQ, UVD_ENDS, destroy_srq_in, srqn, "SRQ"),
+	UVD_OBJ_CMD(QUERY_SRQ, UVD_SRQ, UVD_USES, destroy_srq_in, srqn, "SRQ"),
+};
+
+/* The row for opcode op that names its object in the input (UVD_USES, UVD_ENDS) or
+ * in the output (UVD_MAKES), or NULL. */
+static const struct uvd_obj_cmd *uvd_obj_cmd_find(uint16_t op, bool in_output)
+{
+	for (size_t i = 0; i < sizeof(uvd_obj_cmds) / sizeof(uvd_obj_cmds[0]); i++)
+		if (uvd_obj_cmds[i].op == op && (uvd_obj_cmds[i].role == UVD_MAKES) == in_output)
+			return &uvd_obj_cmds[i];
+	return NULL;
+}
+
 static int uvd_check_qpc(struct uvd_client *c, const uint8_t *qpc, bool create, char *msg, size_t msglen)
 {
 	uint32_t cs = (uint32_t)PRM_GET(qpc, qpc, counter_set_id);
@@ -144,6 +191,12 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 	uint16_t op_mod = (uint16_t)PRM_GET(create_qp_in, in, op_mod);
 	if (PRM_GET(create_qp_in, in, uid))
 		DENY("a non-zero uid is not offered");
+	const struct uvd_obj_cmd *oc = uvd_obj_cmd_find(op, false);
+	if (oc) {
+		NEED(oc->inlen);
+		OWN(oc->type, prm_bits_get(in, oc->off, oc->width), oc->what);
+		return 0;
+	}
 	switch (op) {
 	/* reading the function: harmless */
 	case PRM_CMD_OP_QUERY_HCA_CAP:
@@ -168,22 +221,6 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 		return 0;
 	case PRM_CMD_OP_ALLOC_PD:
 	case PRM_CMD_OP_ALLOC_Q_COUNTER:
-		return 0;
-	case PRM_CMD_OP_DEALLOC_UAR:
-		NEED(PRM_SIZE(dealloc_uar_in));
-		OWN(UVD_UAR, PRM_GET(dealloc_uar_in, in, uar), "UAR page");
-		return 0;
-	case PRM_CMD_OP_DEALLOC_PD:
-		NEED(PRM_SIZE(dealloc_pd_in));
-		OWN(UVD_PD, PRM_GET(dealloc_pd_in, in, pd), "PD");
-		return 0;
-	case PRM_CMD_OP_DEALLOC_Q_COUNTER:
-		NEED(PRM_SIZE(dealloc_q_counter_in));
-		OWN(UVD_QCNT, PRM_GET(dealloc_q_counter_in, in, counter_set_id), "counter set");
-		return 0;
-	case PRM_CMD_OP_QUERY_Q_COUNTER:
-		NEED(PRM_SIZE(query_q_counter_in));
-		OWN(UVD_QCNT, PRM_GET(query_q_counter_in, in, counter_set_id), "counter set");
 		return 0;
 	case PRM_CMD_OP_CREATE_MKEY: {
 		NEED(PRM_SIZE(create_mkey_in));
@@ -222,11 +259,6 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 		}
 		DENY("MKey access mode %u is not offered", mode);
 	}
-	case PRM_CMD_OP_DESTROY_MKEY:
-	case PRM_CMD_OP_QUERY_MKEY:
-		NEED(PRM_SIZE(destroy_mkey_in));
-		OWN(UVD_MKEY, PRM_GET(destroy_mkey_in, in, mkey_index), "MKey");
-		return 0;
 	case PRM_CMD_OP_CREATE_CQ: {
 		NEED(PRM_SIZE(create_cq_in));
 		const uint8_t *cqc = PRM_ADDR(create_cq_in, in, cq_context);
@@ -239,11 +271,6 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 		return uvd_check_pas(c, in, inlen, PRM_SIZE(create_cq_in),
 				     (unsigned)PRM_GET(cqc, cqc, log_page_size), msg, msglen);
 	}
-	case PRM_CMD_OP_DESTROY_CQ:
-	case PRM_CMD_OP_QUERY_CQ:
-		NEED(PRM_SIZE(destroy_cq_in));
-		OWN(UVD_CQ, PRM_GET(destroy_cq_in, in, cqn), "CQ");
-		return 0;
 	case PRM_CMD_OP_MODIFY_CQ:
 		NEED(PRM_SIZE(modify_cq_in));
 		OWN(UVD_CQ, PRM_GET(modify_cq_in, in, cqn), "CQ");
@@ -268,13 +295,6 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 		NEED(PRM_SIZE(rst2init_qp_in));
 		OWN(UVD_QP, PRM_GET(rst2init_qp_in, in, qpn), "QP");
 		return uvd_check_qpc(c, PRM_ADDR(rst2init_qp_in, in, qpc), false, msg, msglen);
-	case PRM_CMD_OP_2ERR_QP:
-	case PRM_CMD_OP_2RST_QP:
-	case PRM_CMD_OP_DESTROY_QP:
-	case PRM_CMD_OP_QUERY_QP:
-		NEED(PRM_SIZE(destroy_qp_in));
-		OWN(UVD_QP, PRM_GET(destroy_qp_in, in, qpn), "QP");
-		return 0;
 	case PRM_CMD_OP_CREATE_SRQ: {
 		NEED(PRM_SIZE(create_srq_in));
 		const uint8_t *srqc = PRM_ADDR(create_srq_in, in, srq_context_entry);
@@ -286,11 +306,6 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 		return uvd_check_pas(c, in, inlen, PRM_SIZE(create_srq_in),
 				     (unsigned)PRM_GET(srqc, srqc, log_page_size), msg, msglen);
 	}
-	case PRM_CMD_OP_DESTROY_SRQ:
-	case PRM_CMD_OP_QUERY_SRQ:
-		NEED(PRM_SIZE(destroy_srq_in));
-		OWN(UVD_SRQ, PRM_GET(destroy_srq_in, in, srqn), "SRQ");
-		return 0;
 	default:
 		DENY("opcode 0x%x belongs to the device daemon, not to its clients", op);
 	}
@@ -302,29 +317,10 @@ void uvd_policy_done(struct uvd_client *c, const uint8_t *in, size_t inlen, cons
 	(void)inlen;
 	if (outlen < 16)
 		return;
-	switch ((uint16_t)PRM_GET(create_qp_in, in, opcode)) {
-	case PRM_CMD_OP_ALLOC_UAR: uvd_obj_add(c, UVD_UAR, (uint32_t)PRM_GET(alloc_uar_out, out, uar)); break;
-	case PRM_CMD_OP_ALLOC_PD: uvd_obj_add(c, UVD_PD, (uint32_t)PRM_GET(alloc_pd_out, out, pd)); break;
-	case PRM_CMD_OP_ALLOC_Q_COUNTER:
-		uvd_obj_add(c, UVD_QCNT, (uint32_t)PRM_GET(alloc_q_counter_out, out, counter_set_id));
-		break;
-	case PRM_CMD_OP_CREATE_MKEY:
-		uvd_obj_add(c, UVD_MKEY, (uint32_t)PRM_GET(create_mkey_out, out, mkey_index));
-		break;
-	case PRM_CMD_OP_CREATE_CQ: uvd_obj_add(c, UVD_CQ, (uint32_t)PRM_GET(create_cq_out, out, cqn)); break;
-	case PRM_CMD_OP_CREATE_QP: uvd_obj_add(c, UVD_QP, (uint32_t)PRM_GET(create_qp_out, out, qpn)); break;
-	case PRM_CMD_OP_CREATE_SRQ: uvd_obj_add(c, UVD_SRQ, (uint32_t)PRM_GET(create_srq_out, out, srqn)); break;
-	case PRM_CMD_OP_DEALLOC_UAR: uvd_obj_del(c, UVD_UAR, (uint32_t)PRM_GET(dealloc_uar_in, in, uar)); break;
-	case PRM_CMD_OP_DEALLOC_PD: uvd_obj_del(c, UVD_PD, (uint32_t)PRM_GET(dealloc_pd_in, in, pd)); break;
-	case PRM_CMD_OP_DEALLOC_Q_COUNTER:
-		uvd_obj_del(c, UVD_QCNT, (uint32_t)PRM_GET(dealloc_q_counter_in, in, counter_set_id));
-		break;
-	case PRM_CMD_OP_DESTROY_MKEY:
-		uvd_obj_del(c, UVD_MKEY, (uint32_t)PRM_GET(destroy_mkey_in, in, mkey_index));
-		break;
-	case PRM_CMD_OP_DESTROY_CQ: uvd_obj_del(c, UVD_CQ, (uint32_t)PRM_GET(destroy_cq_in, in, cqn)); break;
-	case PRM_CMD_OP_DESTROY_QP: uvd_obj_del(c, UVD_QP, (uint32_t)PRM_GET(destroy_qp_in, in, qpn)); break;
-	case PRM_CMD_OP_DESTROY_SRQ: uvd_obj_del(c, UVD_SRQ, (uint32_t)PRM_GET(destroy_srq_in, in, srqn)); break;
-	default: break;
-	}
+	uint16_t op = (uint16_t)PRM_GET(create_qp_in, in, opcode);
+	const struct uvd_obj_cmd *made = uvd_obj_cmd_find(op, true), *named = uvd_obj_cmd_find(op, false);
+	if (made)
+		uvd_obj_add(c, made->type, (uint32_t)prm_bits_get(out, made->off, made->width));
+	else if (named && named->role == UVD_ENDS)
+		uvd_obj_del(c, named->type, (uint32_t)prm_bits_get(in, named->off, named->width));
 }

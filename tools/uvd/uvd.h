@@ -92,6 +92,10 @@ struct mx5_event;
 void uvd_route_event(void *ctx, const struct mx5_event *ev);
 void uvd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* client.c: room for one more entry in a growing array arr of n used entries of elem
+ * bytes out of *cap (first: the capacity of an empty one, doubled after): the array,
+ * perhaps moved, or NULL (out of memory, arr left as it was). */
+void *uvd_grow(void *arr, size_t n, size_t *cap, size_t elem, size_t first);
 /* client.c: a new entry of c->mem (not yet counted in nmem). */
 struct uvd_mem *uvd_mem_new(struct uvd_client *c);
 

@@ -1,0 +1,60 @@
+/* hw/shim/backend.h: what the shim back-ends (emu.c, vfio.c, kext.c, uvd.c) share beside
+ * the interface in shim.h: the device's error text, the start of open, and the list of
+ * DMA buffers and pins a back-end holds so that close can release what the driver
+ * left.  Private to hw/shim; callers of the shim see shim.h only. */
+#ifndef UVERBS_HW_SHIM_BACKEND_H
+#define UVERBS_HW_SHIM_BACKEND_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hw/shim/shim.h"
+
+/* Format the device's last error (shim_dev.err), printf style. */
+void shim_errf(struct shim_dev *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Write a message into a caller's buffer (err NULL: none) and return rc: the error
+ * path of the functions that report into (err, errlen) before any device exists. */
+int shim_errbuf(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* The start of every back-end's open: refuses a NULL out (-EINVAL), clears *out,
+ * allocates the device zeroed (size bytes, which begin with its struct shim_dev) with
+ * ops set, and gives it in *dev; 0 or -ENOMEM. */
+int shim_dev_new(struct shim_dev **out, size_t size, const struct shim_ops *ops, struct shim_dev **dev);
+
+/* dma_free and dma_unpin of a back-end whose handle (a struct shim_dma or shim_pin of
+ * size bytes) keeps its record in priv: a handle without one is left alone; else
+ * release(dev, priv) runs, under lock unless that is NULL, and the handle is cleared. */
+void shim_handle_release(struct shim_dev *dev, pthread_mutex_t *lock, void *handle, size_t size, void *priv,
+			 void (*release)(struct shim_dev *dev, void *priv));
+
+/* A circular doubly linked list whose head is a link of its own, in the form of Linux's
+ * include/linux/list.h (__list_add links a node between two neighbours).  A record
+ * leaves the list only to be freed, so shim_list_del leaves its links as they were. */
+struct shim_link {
+	struct shim_link *prev, *next;
+};
+
+#define shim_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+static inline void shim_list_init(struct shim_link *head) { head->prev = head->next = head; }
+static inline bool shim_list_empty(const struct shim_link *head) { return head->next == head; }
+
+static inline void shim_link_between(struct shim_link *n, struct shim_link *prev, struct shim_link *next)
+{
+	next->prev = n;
+	n->next = next;
+	n->prev = prev;
+	prev->next = n;
+}
+
+static inline void shim_list_add(struct shim_link *head, struct shim_link *n) { shim_link_between(n, head, head->next); }
+
+static inline void shim_list_del(struct shim_link *n)
+{
+	n->next->prev = n->prev;
+	n->prev->next = n->next;
+}
+
+#endif
