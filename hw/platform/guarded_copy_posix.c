@@ -5,7 +5,10 @@
  * while it runs, so siglongjmp out of it needs no saved signal mask, and the copy can
  * use sigsetjmp(env, 0), which is a few register stores instead of a sigprocmask(2)
  * system call per copy.  SA_ONSTACK: a thread that set up an alternate signal stack
- * (sigaltstack(2)) for stack overflows keeps it.
+ * (sigaltstack(2)) for stack overflows keeps it.  After the jump the copy puts back the
+ * signal mask the thread had at the fault (the handler's ucontext, uc_sigmask), which a
+ * runtime that wraps handlers may have changed; that system call is on the fault path
+ * only.
  *
  * The thread's current guard is a thread-local pointer with the initial-exec TLS model
  * where the object format has one (ELF): reading it in the handler is one load from the
