@@ -32,7 +32,8 @@ fuzz_build_emu() {
     echo 'const size_t emu_nareas = sizeof(emu_areas) / sizeof(emu_areas[0]);'
   } >"$areas"
   local srcs=("$src"/hw/emu/*.c "$areas" "$src"/hw/shim/shim.c "$src"/hw/shim/emu.c "$src"/hw/shim/vfio.c
-              "$src"/hw/shim/vfio_*.c "$src"/hw/platform/*_linux.c "$src"/hw/platform/*_posix.c "$@")
+              "$src"/hw/shim/vfio_*.c "$src"/hw/platform/*_linux.c
+              "$src"/hw/platform/*_common.c "$@")
   for f in "$src"/firmware-cmd/*.c; do
     [ "$(basename "$f")" = fwcmd_main.c ] || srcs+=("$f")
   done
