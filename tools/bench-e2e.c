@@ -75,6 +75,8 @@ struct cmd {
 struct reply {
 	int32_t status;
 	uint64_t n, bytes, t_first, t_last;
+	uint64_t app_cpu_ns, dev_cpu_ns;   /* the replying side's CPU time so far: its
+					    * application thread, its NIC's device thread */
 };
 
 struct side {
@@ -349,6 +351,19 @@ static void handoff_wait(struct handoff *h, uint32_t seq, const char *what)
 
 /* ---------------------------------------------------------------- the passive side */
 
+/* CPU time used so far by the calling (application) thread and by this side's NIC's
+ * device thread, in ns (0 where the system cannot tell). */
+static void cpu_now(struct side *s, uint64_t *app, uint64_t *dev)
+{
+	unsigned long long a = 0;
+	struct emu_tp_counters c;
+
+	(void)plat_thread_cpu_ns(pthread_self(), &a);
+	emu_tp_counters(s->nic.emu, &c);
+	*app = a;
+	*dev = c.device_thread_cpu_ns;
+}
+
 static void server(struct side *s)
 {
 	static uint8_t ubuf[65536];
@@ -362,6 +377,7 @@ static void server(struct side *s)
 		if (c.op == 'Q')
 			return;
 		memset(s->mem + RBUF_OFF, 0, SBUF_OFF - RBUF_OFF);
+		cpu_now(s, &r.app_cpu_ns, &r.dev_cpu_ns);
 		xwrite(s->ctl, &r, sizeof(r));   /* ready */
 		switch (c.op) {
 		case 'W':
@@ -429,11 +445,27 @@ static void server(struct side *s)
 		}
 		drain(s);
 		xread(s->ctl, &c, sizeof(c));    /* client finished */
+		cpu_now(s, &r.app_cpu_ns, &r.dev_cpu_ns);
 		xwrite(s->ctl, &r, sizeof(r));
 	}
 }
 
 /* ---------------------------------------------------------------- the measuring side */
+
+/* Where the CPU time of the last test went, ns: each side's application thread and
+ * its NIC's device thread, between start() and finish(), with the wall time. */
+struct cpu_use {
+	uint64_t wall, app, dev, peer_app, peer_dev;
+};
+static struct cpu_use cpu_at_start, cpu_last;
+
+static void cpu_mark(struct side *s, const struct reply *r, struct cpu_use *m)
+{
+	m->wall = bn_now_ns();
+	cpu_now(s, &m->app, &m->dev);
+	m->peer_app = r->app_cpu_ns;
+	m->peer_dev = r->dev_cpu_ns;
+}
 
 static void start(struct side *s, char op, uint32_t size, uint32_t iters)
 {
@@ -446,14 +478,31 @@ static void start(struct side *s, char op, uint32_t size, uint32_t iters)
 	memset(s->mem + RBUF_OFF, 0, SBUF_OFF - RBUF_OFF);
 	xwrite(s->ctl, &c, sizeof(c));
 	xread(s->ctl, &r, sizeof(r));
+	cpu_mark(s, &r, &cpu_at_start);
 }
 
 static void finish(struct side *s, struct reply *r)
 {
 	struct cmd c = { .op = '.' };
+	struct cpu_use e;
 
 	xwrite(s->ctl, &c, sizeof(c));
 	xread(s->ctl, r, sizeof(*r));
+	cpu_mark(s, r, &e);
+	cpu_last = (struct cpu_use){ e.wall - cpu_at_start.wall, e.app - cpu_at_start.app, e.dev - cpu_at_start.dev,
+				     e.peer_app - cpu_at_start.peer_app, e.peer_dev - cpu_at_start.peer_dev };
+}
+
+/* One line: where a test's CPU went, per unit (a 64 KiB message's worth of bytes), in us,
+ * and each thread's share of the wall time (100% = one CPU kept busy). */
+static void cpu_row(const char *what, const struct cpu_use *u, double units)
+{
+	const double us = 1000.0 * units;
+	const double w = u->wall ? (double)u->wall : 1.0;
+
+	printf("%-26s %7.2f  %5.1f | %5.2f %4.0f%% | %5.2f %4.0f%% | %5.2f %4.0f%% | %5.2f %4.0f%%\n", what, u->wall / us,
+	       100.0, u->app / us, 100.0 * u->app / w, u->dev / us, 100.0 * u->dev / w, u->peer_app / us,
+	       100.0 * u->peer_app / w, u->peer_dev / us, 100.0 * u->peer_dev / w);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -616,7 +665,7 @@ static struct lat udp_handoff(struct side *s, uint32_t size, uint32_t warm, uint
 
 /* WRITE bandwidth as ib_write_bw measures it: BW_DEPTH messages of BW_MSG in flight,
  * spread round-robin over BW_QPS QPs, all signalled; MB/s (10^6). */
-static double write_bw(struct side *s, uint32_t iters)
+static double write_bw(struct side *s, uint32_t iters, struct cpu_use *cpu)
 {
 	struct reply r;
 	uint64_t t0, done = 0, end, base = s->send_cqes;
@@ -637,12 +686,13 @@ static double write_bw(struct side *s, uint32_t iters)
 	}
 	t0 = bn_now_ns() - t0;
 	finish(s, &r);
+	*cpu = cpu_last;
 	return (double)iters * BW_MSG * 1000.0 / (double)t0;
 }
 
 /* UDP stream: `count` datagrams of `size` bytes as fast as send() goes; goodput at the
  * busy-polling receiver, MB/s; *loss the fraction that never arrived. */
-static double udp_stream(struct side *s, uint32_t size, uint32_t count, double *loss)
+static double udp_stream(struct side *s, uint32_t size, uint32_t count, double *loss, struct cpu_use *cpu)
 {
 	static uint8_t buf[65536];
 	struct reply r;
@@ -651,6 +701,7 @@ static double udp_stream(struct side *s, uint32_t size, uint32_t count, double *
 	for (uint32_t i = 0; i < count; i++)
 		udp_send(s->udp, buf, size);
 	finish(s, &r);
+	*cpu = cpu_last;
 	*loss = 1.0 - (double)r.n / (double)count;
 	if (r.n < 2 || r.t_last <= r.t_first)
 		return 0;
@@ -695,6 +746,7 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 	struct lat w[2], rd[2], sp[2], uh[2], ur[2], ub[2], uo[2];
 	int handoff_fifo = 0;
 	double bw, ubw, loss;
+	struct cpu_use bw_cpu, ubw_cpu;
 	static struct emu_tp_counters t0, t1, l0;
 	char a[32], b[32], la[64];
 	struct cmd q = { .op = 'Q' };
@@ -729,9 +781,9 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 		sp[k] = send_pingpong(s, sizes[k], warm, iters, ns);
 	}
 	emu_tp_counters(s->nic.emu, &t0);
-	bw = write_bw(s, bw_iters);
+	bw = write_bw(s, bw_iters, &bw_cpu);
 	emu_tp_counters(s->nic.emu, &t1);
-	ubw = udp_stream(s, mtu_bytes, bw_iters * (BW_MSG / mtu_bytes), &loss);
+	ubw = udp_stream(s, mtu_bytes, bw_iters * (BW_MSG / mtu_bytes), &loss, &ubw_cpu);
 	xwrite(s->ctl, &q, sizeof(q));
 
 	bn_ip_str(s->me.ip, a, sizeof(a));
@@ -771,10 +823,19 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 	printf("\n%-30s %6s %10s %10s %8s\n", "bandwidth (MB/s, 10^6)", "bytes", "RDMA", "UDP", "ratio");
 	printf("%-30s %6u %10.1f %10.1f %7.2fx   (UDP receiver lost %.1f%%)\n", "RDMA WRITE vs UDP stream", BW_MSG, bw,
 	       ubw, ubw > 0 ? bw / ubw : 0.0, loss * 100.0);
+	printf("\nwhere the CPU went, us per 64 KiB (and %% of the wall time; app = the application\n"
+	       "thread, dev = its NIC's device thread; the UDP stream's receiver busy-polls, so 100%%)\n");
+	printf("%-26s %7s  %5s | %11s | %11s | %11s | %11s\n", "", "wall", "", "sender app", "sender dev",
+	       "receiver app", "receiver dev");
+	cpu_row("RDMA WRITE bandwidth", &bw_cpu, bw_iters);
+	cpu_row("UDP stream", &ubw_cpu, (double)bw_iters);
 	printf("During the WRITE bandwidth run the sending NIC sent %llu packets (%llu retransmitted, %llu\n"
-	       "ACK timeouts) and received %llu (ACKs).\n",
+	       "ACK timeouts) in %llu system calls and received %llu (ACKs), %llu of them taken by CQ polls;\n"
+	       "its device thread was woken %llu times by an arrival.\n",
 	       (unsigned long long)(t1.tx_pkts - t0.tx_pkts), (unsigned long long)(t1.retransmits - t0.retransmits),
-	       (unsigned long long)(t1.timeouts - t0.timeouts), (unsigned long long)(t1.rx_pkts - t0.rx_pkts));
+	       (unsigned long long)(t1.timeouts - t0.timeouts), (unsigned long long)(t1.tx_calls - t0.tx_calls),
+	       (unsigned long long)(t1.rx_pkts - t0.rx_pkts), (unsigned long long)(t1.assist_pkts - t0.assist_pkts),
+	       (unsigned long long)(t1.device_thread_wakeups - t0.device_thread_wakeups));
 	printf("During the latency tests the measuring NIC's device thread was woken %llu times by an\n"
 	       "arrival; CQ polls took %llu packets off the wire themselves (%llu polls); %llu ACKs were\n"
 	       "held back, %llu of them sent after the next request by the posting thread.\n",

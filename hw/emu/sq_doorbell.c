@@ -47,6 +47,7 @@ static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 	tq = emu_tq_get(tp, qp);
 	if (!tq)
 		return;
+	emu_tp_app_posts(tp);
 	/* the WQEs' packets and the ACK held for the peer leave in one system call */
 	emu_roce_sock_cork(&tp->sock);
 	sq_doorbell(tp, tq, op, idx, b, n);

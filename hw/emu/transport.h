@@ -56,6 +56,7 @@ struct emu_tp_counters {
 	uint64_t acks_deferred;                /* ACKs held back for the next doorbell or their deadline */
 	uint64_t acks_on_doorbell;             /* ... sent by the posting thread after its request packets */
 	uint64_t device_thread_wakeups;        /* device thread returns from poll() with an arrival */
+	uint64_t device_thread_cpu_ns;         /* CPU time the device thread has used (plat_thread_cpu_ns) */
 	/* system calls of the wire (roce_sock.c batches them) */
 	uint64_t tx_calls;                     /* sends: one per run of queued packets */
 	uint64_t rx_calls;                     /* receives that took at least one packet */
@@ -260,6 +261,10 @@ void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at);
 /* A CQ was armed: the application is about to block for its event, so the device
  * thread goes back to watching the socket now (see EMU_POLL_GRACE_NS, rx_thread.c). */
 void emu_tp_app_sleeps(struct emu_tp *tp);
+/* A send doorbell: an application that polls and posts is busy with its CQ, so the
+ * grace of its last poll is renewed -- unless it armed a CQ since (it will block), or
+ * never polled. */
+void emu_tp_app_posts(struct emu_tp *tp);
 
 /* wire_faults.c: send a sealed packet through the fault model */
 int emu_tp_xmit(struct emu_tp *tp, const struct emu_roce_ip *ip, uint8_t *pkt, size_t len);

@@ -25,6 +25,13 @@ int plat_thread_set_realtime(int prio);
 /* Back to the ordinary time-sharing policy: 0 or -errno. */
 int plat_thread_set_normal(void);
 
+/* CPU time thread t has used so far (user and system), in nanoseconds, into *ns: 0 or
+ * -errno.  Linux: pthread_getcpuclockid(3) and clock_gettime on that clock (any thread
+ * of the process); macOS has no pthread_getcpuclockid: thread_info(THREAD_BASIC_INFO)
+ * of pthread_mach_thread_np(t) (mach/thread_info.h), microsecond resolution.  For
+ * benchmarks that say which thread a figure is spent in. */
+int plat_thread_cpu_ns(pthread_t t, unsigned long long *ns);
+
 /* pthread_mutex_timedlock (deadline on CLOCK_REALTIME), with its return convention:
  * 0, ETIMEDOUT or another error number.  macOS has no pthread_mutex_timedlock: there
  * it tries the lock, yielding and then sleeping 20 us between tries, until the

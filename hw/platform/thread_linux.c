@@ -1,6 +1,8 @@
 /* hw/platform/thread.h on Linux: pthread_setname_np and SCHED_FIFO (sched(7)). */
 #include <pthread.h>
+#include <errno.h>
 #include <sched.h>
+#include <time.h>
 
 #include "hw/platform/thread.h"
 
@@ -26,4 +28,18 @@ int plat_thread_set_normal(void)
 	struct sched_param sp = { .sched_priority = 0 };
 
 	return -pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+}
+
+int plat_thread_cpu_ns(pthread_t t, unsigned long long *ns)
+{
+	struct timespec ts;
+	clockid_t clk;
+	int rc = pthread_getcpuclockid(t, &clk);
+
+	if (rc)
+		return -rc;
+	if (clock_gettime(clk, &ts) < 0)
+		return -errno;
+	*ns = (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+	return 0;
 }

@@ -74,3 +74,18 @@ int plat_mutex_timedlock(pthread_mutex_t *m, const struct timespec *deadline)
 			nanosleep(&pause, NULL);
 	}
 }
+
+int plat_thread_cpu_ns(pthread_t t, unsigned long long *ns)
+{
+	thread_basic_info_data_t info;
+	mach_msg_type_number_t count = THREAD_BASIC_INFO_COUNT;
+	mach_port_t port = pthread_mach_thread_np(t);
+
+	if (port == MACH_PORT_NULL)
+		return -ESRCH;
+	if (thread_info(port, THREAD_BASIC_INFO, (thread_info_t)&info, &count) != KERN_SUCCESS)
+		return -ESRCH;
+	*ns = ((unsigned long long)info.user_time.seconds + (unsigned long long)info.system_time.seconds) * 1000000000ull +
+	      ((unsigned long long)info.user_time.microseconds + (unsigned long long)info.system_time.microseconds) * 1000ull;
+	return 0;
+}

@@ -113,3 +113,52 @@ Test(poll_assist, a_responder_that_only_receives_acknowledges_at_once)
 		cr_assert_eq(wc.wr_id, 400 + i);
 	}
 }
+
+/* A posts 40 signalled WRITEs, 0.5 ms apart, with no poll between them (ACKs
+ * arrive meanwhile); how many times A's device thread was woken by an arrival. */
+static unsigned long long post_without_polling(void)
+{
+	struct emu_tp_counters a0, a1;
+	struct ibv_wc wc;
+
+	emu_tp_counters(A.emu, &a0);
+	for (unsigned i = 0; i < 40; i++) {
+		cr_assert_eq(write8(&qa, abuf, bbuf, bmr, 500 + i), 0);
+		usleep(500);
+	}
+	emu_tp_counters(A.emu, &a1);
+	for (unsigned i = 0; i < 40; i++) {
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+		cr_assert_eq(wc.wr_id, 500 + i);
+	}
+	return (unsigned long long)(a1.device_thread_wakeups - a0.device_thread_wakeups);
+}
+
+/* An application that posts is busy with its CQ even when no poll of it finds the CQ
+ * empty (a bandwidth loop: every poll returns completions): its doorbells renew its
+ * last poll's grace, so the device thread does not wake for each ACK (rx_thread.c,
+ * emu_tp_app_posts).  20 ms of posting is ten graces; a loaded machine may stretch a
+ * 0.5 ms pause past one, hence "fewer than half", against about 40 without. */
+Test(poll_assist, posting_renews_the_grace_of_the_last_poll)
+{
+	struct ibv_wc wc;
+	unsigned long long woken;
+
+	cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 0);   /* A is a poller */
+	woken = post_without_polling();
+	cr_assert_lt(woken, 20, "A's device thread was woken %llu times by 40 ACKs while A posted", woken);
+}
+
+/* ... but not after the application armed its CQ: it is about to block for the event,
+ * and an arrival must not wait out a grace (emu_tp_app_sleeps). */
+Test(poll_assist, posting_after_arming_leaves_the_arrivals_to_the_device_thread)
+{
+	struct ibv_wc wc;
+	unsigned long long woken;
+
+	cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 0);
+	cr_assert_eq(mx5_cq_arm(A.cq, 0), 0);
+	woken = post_without_polling();
+	cr_assert_geq(woken, 20, "A armed its CQ, yet its device thread was woken only %llu times by 40 ACKs",
+		      woken);
+}
