@@ -69,6 +69,12 @@ Test(poll_assist, a_held_ack_leaves_behind_the_responders_next_request)
 	for (unsigned attempt = 0; attempt < 20 && !held; attempt++) {
 		uint64_t end = tp_now_ms() + 5000;
 
+		/* B posted lately (rc_resp.c ack_deadline holds ACKs only on a QP whose
+		 * application rang its doorbell within EMU_ACK_RECENT_DB_NS): an unsignalled
+		 * WRITE just before, so a test descheduled since B's last attempt still holds */
+		cr_assert_eq(tp_post(&qb, IBV_WR_RDMA_WRITE, 0, bbuf + 128, 8, 0, (uintptr_t)(abuf + 128), tp_rkey(amr),
+				     IBV_SEND_INLINE),
+			     0);
 		cr_assert_eq(mx5_poll_cq(B.cqr, 1, &wc), 0);   /* B is a poller now */
 		emu_tp_counters(B.emu, &b0);
 		cr_assert_eq(write8(&qa, abuf, bbuf, bmr, 100 + attempt), 0);
