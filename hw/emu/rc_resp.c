@@ -179,15 +179,17 @@ static void send_nak(struct emu_tp *tp, struct emu_tq *tq, unsigned code, uint32
 	emu_resp_send_ack(tp, tq, emu_aeth_syndrome(EMU_AETH_NAK, code), psn);
 }
 
-/* Class C/D responder errors (IBTA 9.9.3): NAK, the receive WQE in use completes in
- * error, the QP goes to error with its affiliated async event (PRM "Local Access
- * Violation Work Queue Error" / "Invalid Request Local Work Queue Error"). */
-static void resp_error(struct emu_tp *tp, struct emu_tq *tq, unsigned nak_code, uint8_t cqe_synd, uint8_t event)
+/* Class C/D responder errors (IBTA 9.9.3): NAK with the PSN of the request in error,
+ * the receive WQE in use completes in error, the QP goes to error with its affiliated
+ * async event (PRM "Local Access Violation Work Queue Error" / "Invalid Request Local
+ * Work Queue Error"). */
+static void resp_error_at(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn, unsigned nak_code, uint8_t cqe_synd,
+			  uint8_t event)
 {
 	struct emu_qp *qp = tq->qp;
 	uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
 
-	send_nak(tp, tq, nak_code, tq->epsn);
+	send_nak(tp, tq, nak_code, psn);
 	if (tq->rwqe_valid) {
 		struct emu_cqe_info ci = { .opcode = PRM_CQE_RESP_ERR, .syndrome = cqe_synd, .qpn = qp->qpn,
 					   .wqe_counter = (uint16_t)tq->rwqe.wqe_counter,
@@ -203,6 +205,12 @@ static void resp_error(struct emu_tp *tp, struct emu_tq *tq, unsigned nak_code, 
 	PRM_SET(qp_events, data, qpn_rqn_sqn, qp->qpn);
 	emu_eq_post_event(tp->d, event, 0, data);
 	emu_qp_flush(tp, tq);
+}
+
+/* The request in error is the one the responder expects: it has not moved past it. */
+static void resp_error(struct emu_tp *tp, struct emu_tq *tq, unsigned nak_code, uint8_t cqe_synd, uint8_t event)
+{
+	resp_error_at(tp, tq, tq->epsn, nak_code, cqe_synd, event);
 }
 
 /* The QP itself must be enabled for the operation (qpc rwe / rre / rae).  A QP that is
@@ -247,7 +255,12 @@ static void read_responses(struct emu_tp *tp, struct emu_tq *tq, const struct em
 		if (!len)
 			chunk = 0;
 		if (chunk && emu_payload_read(tp, key, &src, len, (uint64_t)k * mtu, tp->scratch, chunk)) {
-			resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
+			/* memory gone since the R_Key check: NAK the READ itself, at its own PSN (the
+			 * expected PSN is past all its responses by now, and a requester drops a
+			 * NAK beyond what it sent: it would time out and retry instead), as rxe's
+			 * responder NAKs a READ at the request's PSN */
+			resp_error_at(tp, tq, psn, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR,
+				      PRM_EVENT_WQ_ACCESS_ERROR);
 			return;
 		}
 		memset(&h, 0, sizeof(h));

@@ -230,6 +230,44 @@ Test(mr_protect, read_response_into_memory_unmapped_after_registration_is_a_loca
 	cr_assert_eq(ibv_dereg_mr(mr), 0);
 }
 
+/* A's READ of read_len bytes at `off` in B's MR whose memory B unmapped (from `gone`
+ * bytes on) after registering it: B's responder finds it while building the responses and NAKs the READ, so A
+ * completes with a remote access error at once, not a retry timeout (the NAK once
+ * carried a PSN past the READ's responses, which A dropped: IBV_WC_RETRY_EXC_ERR after
+ * about 2 s). */
+static void read_of_vanished_memory(size_t len, size_t gone, size_t off, uint32_t read_len)
+{
+	struct pair p;
+	struct ibv_wc wc;
+	uint8_t *mem = map(len);
+	double t0;
+
+	pair_up(&p);
+	struct ibv_mr *mr = ibv_reg_mr(p.b.pd, mem, len, RW_ACCESS);
+	cr_assert_not_null(mr);
+	cr_assert_eq(munmap(mem + gone, len - gone), 0);
+	t0 = ut_now_ms();
+	post(&p.a, IBV_WR_RDMA_READ, p.a.buf, p.a.mr->lkey, read_len, (uintptr_t)mem + off, mr->rkey);
+	ut_expect(p.a.cq, &wc, IBV_WC_REM_ACCESS_ERR);
+	cr_assert_eq(wc.wr_id, 7);
+	cr_assert_lt(ut_now_ms() - t0, 1000.0, "the READ's error took %.0f ms", ut_now_ms() - t0);
+	expect_qp_error(&p.b);
+	if (gone)
+		munmap(mem, gone);
+}
+
+Test(mr_protect, a_read_of_memory_unmapped_after_registration_is_a_remote_access_error)
+{
+	read_of_vanished_memory(2 * pg(), 0, 0, 2000);
+}
+
+Test(mr_protect, a_read_meeting_unmapped_memory_after_its_first_responses_is_a_remote_access_error)
+{
+	/* path MTU 1024 (the port's active MTU, ut_pair): the READ starts 2 KiB before the
+	 * end of the one page left, so two responses leave before the fault */
+	read_of_vanished_memory(2 * pg(), pg(), pg() - 2048, 3000);
+}
+
 Test(mr_protect, send_from_memory_unmapped_after_registration_is_a_local_protection_error)
 {
 	struct pair p;
