@@ -72,24 +72,17 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 		goto err;
 	}
 
-	size_t inlen;
-	uint8_t *in = mx5_create_in(dev, PRM_CMD_OP_CREATE_CQ, PRM_SIZE(create_cq_in), &cq->q, &inlen);
-	uint8_t o[PRM_SIZE(create_cq_out)];
-	if (!in) {
-		rc = -ENOMEM;
-		goto err;
-	}
-	uint8_t *c = PRM_ADDR(create_cq_in, in, cq_context);
-	PRM_SET(cqc, c, cqe_sz, 0);
-	PRM_SET(cqc, c, log_cq_size, log);
-	PRM_SET(cqc, c, uar_page, dev->uar.index);
-	PRM_SET(cqc, c, c_eqn_or_apu_element, eq->eqn);
-	PRM_SET(cqc, c, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT);
-	PRM_SET(cqc, c, dbr_addr, cq->q.dbrec_iova);
-	rc = mx5_create_exec(dev, &cq->q, in, PRM_ADDR(create_cq_in, in, pas), inlen, o, sizeof(o));
+	const struct mx5_ctx_field cqc[] = {
+		MX5_CTX(cqc, cqe_sz, 0),
+		MX5_CTX(cqc, log_cq_size, log),
+		MX5_CTX(cqc, uar_page, dev->uar.index),
+		MX5_CTX(cqc, c_eqn_or_apu_element, eq->eqn),
+		MX5_CTX(cqc, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT),
+		MX5_CTX(cqc, dbr_addr, cq->q.dbrec_iova),
+	};
+	rc = mx5_create_queue(dev, &mx5_create_cq_cmd, &cq->q, cqc, MX5_NFIELDS(cqc), &cq->cqn);
 	if (rc)
 		goto err;
-	cq->cqn = (uint32_t)PRM_GET(create_cq_out, o, cqn);
 	cq->ring.cqn = cq->cqn & 0xffffff;
 	mx5_list_add(&dev->cqs, &cq->link);
 	mx5_cq_index_add(dev, cq);

@@ -100,15 +100,34 @@ static inline size_t mx5_qbuf_npas(const struct mx5_device *dev, const struct mx
 	return q->buf_bytes / dev->host_page;
 }
 
-/* The input of CREATE_CQ, CREATE_QP or CREATE_SRQ (opcode): `fixed` bytes, the
- * command's PRM_SIZE, then 8 bytes per host page of q for the open-ended pas array at
- * its end; zeroed, opcode set, its length in *inlen.  NULL when out of memory, the
- * device's message naming the command (objects.c). */
-uint8_t *mx5_create_in(struct mx5_device *dev, uint16_t opcode, size_t fixed, const struct mx5_qbuf *q,
-		       size_t *inlen);
-/* Run that input, its page list written at pas first, then free it: mx5_exec's answer. */
-int mx5_create_exec(struct mx5_device *dev, const struct mx5_qbuf *q, uint8_t *in, uint8_t *pas, size_t inlen,
-		    void *out, size_t outlen);
+/* CREATE_CQ, CREATE_QP and CREATE_SRQ have one form (PRM create_cq_in, create_qp_in,
+ * create_srq_in; create_*_out): the cmd_in header, the queue's context, the open-ended
+ * pas array at the end (8 bytes per host page of the queue buffer); the answer holds
+ * the new object's number.  What differs is where those sit. */
+struct mx5_create_cmd {
+	uint16_t opcode;
+	uint32_t in_bytes;                /* PRM_SIZE of the input, pas array excluded */
+	uint32_t ctx_bit_off;             /* the context (cqc, qpc, srqc) in the input */
+	uint32_t pas_bit_off;             /* the pas array in the input */
+	uint32_t num_bit_off, num_width;  /* cqn, qpn or srqn in the output */
+};
+extern const struct mx5_create_cmd mx5_create_cq_cmd, mx5_create_qp_cmd, mx5_create_srq_cmd;
+
+/* One context field and the value CREATE_* writes there; MX5_CTX names the field by its
+ * layout table row (firmware-cmd/layouts), as PRM_SET would. */
+struct mx5_ctx_field {
+	uint32_t bit_off, width;
+	uint64_t value;
+};
+#define MX5_CTX(layout, field, v) { PRM_OFF(layout, field), PRM_WIDTH(layout, field), (v) }
+#define MX5_NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Send cmd for queue buffer q: a zeroed input with its opcode, the nctx fields of ctx
+ * set in its context, q's page list in its pas array.  The object's number in *num.
+ * 0 or mx5_exec's answer; out of memory is -ENOMEM with the device's message naming
+ * the command (objects.c). */
+int mx5_create_queue(struct mx5_device *dev, const struct mx5_create_cmd *cmd, const struct mx5_qbuf *q,
+		     const struct mx5_ctx_field *ctx, size_t nctx, uint32_t *num);
 
 /* DESTROY_CQ, DESTROY_QP or DESTROY_SRQ (opcode) of object number num (objects.c). */
 int mx5_destroy_cmd(struct mx5_device *dev, uint16_t opcode, uint32_t num);

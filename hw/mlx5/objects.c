@@ -40,25 +40,36 @@ void mx5_qbuf_pas(const struct mx5_device *dev, const struct mx5_qbuf *q, uint8_
 	}
 }
 
-uint8_t *mx5_create_in(struct mx5_device *dev, uint16_t opcode, size_t fixed, const struct mx5_qbuf *q,
-		       size_t *inlen)
-{
-	*inlen = fixed + mx5_qbuf_npas(dev, q) * 8;
-	uint8_t *in = calloc(1, *inlen);
-	if (!in) {
-		mx5_fail(dev, -ENOMEM, "%s: out of memory", prm_opcode_name(opcode));
-		return NULL;
-	}
-	PRM_SET(cmd_in, in, opcode, opcode);
-	return in;
-}
+/* The command opcode, its input and output layouts, the context's and the number's names. */
+#define MX5_CREATE_CMD(op, in, ctx, out, num)                                                   \
+	{ PRM_CMD_OP_##op, PRM_SIZE(in), PRM_OFF(in, ctx), PRM_OFF(in, pas), PRM_OFF(out, num), \
+	  PRM_WIDTH(out, num) }
+const struct mx5_create_cmd mx5_create_cq_cmd =
+	MX5_CREATE_CMD(CREATE_CQ, create_cq_in, cq_context, create_cq_out, cqn);
+const struct mx5_create_cmd mx5_create_qp_cmd =
+	MX5_CREATE_CMD(CREATE_QP, create_qp_in, qpc, create_qp_out, qpn);
+const struct mx5_create_cmd mx5_create_srq_cmd =
+	MX5_CREATE_CMD(CREATE_SRQ, create_srq_in, srq_context_entry, create_srq_out, srqn);
 
-int mx5_create_exec(struct mx5_device *dev, const struct mx5_qbuf *q, uint8_t *in, uint8_t *pas, size_t inlen,
-		    void *out, size_t outlen)
+/* All three answers have the same size (create_cq_out, create_qp_out, create_srq_out). */
+_Static_assert(PRM_SIZE(create_cq_out) == PRM_SIZE(create_qp_out) &&
+	       PRM_SIZE(create_srq_out) == PRM_SIZE(create_qp_out), "CREATE_* answer sizes differ");
+int mx5_create_queue(struct mx5_device *dev, const struct mx5_create_cmd *cmd, const struct mx5_qbuf *q,
+		     const struct mx5_ctx_field *ctx, size_t nctx, uint32_t *num)
 {
-	mx5_qbuf_pas(dev, q, pas);
-	int rc = mx5_exec(dev, in, inlen, out, outlen);
+	size_t inlen = cmd->in_bytes + mx5_qbuf_npas(dev, q) * 8;
+	uint8_t *in = calloc(1, inlen), out[PRM_SIZE(create_qp_out)];
+	if (!in)
+		return mx5_fail(dev, -ENOMEM, "%s: out of memory", prm_opcode_name(cmd->opcode));
+	PRM_SET(cmd_in, in, opcode, cmd->opcode);
+	uint8_t *c = in + cmd->ctx_bit_off / 8;
+	for (size_t i = 0; i < nctx; i++)
+		prm_bits_set(c, ctx[i].bit_off, ctx[i].width, ctx[i].value);
+	mx5_qbuf_pas(dev, q, in + cmd->pas_bit_off / 8);
+	int rc = mx5_exec(dev, in, inlen, out, sizeof(out));
 	free(in);
+	if (!rc)
+		*num = (uint32_t)prm_bits_get(out, cmd->num_bit_off, cmd->num_width);
 	return rc;
 }
 
