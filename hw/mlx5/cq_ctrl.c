@@ -21,6 +21,13 @@ static void mx5_cq_free(struct mx5_cq *cq)
 	free(cq);
 }
 
+void mx5_cq_release(struct mx5_cq *cq)
+{
+	mx5_cq_index_del(cq->dev, cq);
+	mx5_list_del(&cq->link);
+	mx5_cq_free(cq);
+}
+
 int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct mx5_cq **out)
 {
 	if (!dev || !attr || !out)
@@ -91,34 +98,6 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 err:
 	mx5_cq_free(cq);
 	return rc;
-}
-
-/* DESTROY_CQ, then the memory; forced (mx5_objects_destroy_all): the memory goes even
- * when the device refuses. */
-static int mx5_cq_teardown(struct mx5_cq *cq, bool forced)
-{
-	int rc = mx5_destroy_cmd(cq->dev, PRM_CMD_OP_DESTROY_CQ, cq->cqn);
-	if (rc && !forced)
-		return rc;
-	mx5_cq_index_del(cq->dev, cq);
-	mx5_list_del(&cq->link);
-	mx5_cq_free(cq);
-	return 0;
-}
-
-int mx5_cq_destroy(struct mx5_cq *cq)
-{
-	if (!cq)
-		return -EINVAL;
-	if (cq->refs)
-		return mx5_fail(cq->dev, -EBUSY, "DESTROY_CQ: CQ 0x%x still used by %u queues",
-				cq->cqn, cq->refs);
-	return mx5_cq_teardown(cq, false);
-}
-
-void mx5_cq_destroy_forced(struct mx5_cq *cq)
-{
-	mx5_cq_teardown(cq, true);
 }
 
 uint32_t mx5_cq_num(const struct mx5_cq *cq) { return cq->cqn; }

@@ -129,13 +129,13 @@ struct mx5_ctx_field {
 int mx5_create_queue(struct mx5_device *dev, const struct mx5_create_cmd *cmd, const struct mx5_qbuf *q,
 		     const struct mx5_ctx_field *ctx, size_t nctx, uint32_t *num);
 
-/* DESTROY_CQ, DESTROY_QP or DESTROY_SRQ (opcode) of object number num (objects.c). */
-int mx5_destroy_cmd(struct mx5_device *dev, uint16_t opcode, uint32_t num);
-
+/* What a queue holds on the host besides the device's copy (its place on the device's
+ * list, the counts of what it uses, its memory): given back after its DESTROY_* by
+ * objects.c, which destroys CQs, QPs and SRQs. */
+void mx5_cq_release(struct mx5_cq *cq);
+void mx5_qp_release(struct mx5_qp *qp);
+void mx5_srq_release(struct mx5_srq *srq);
 /* Per-type teardown used by objects.c. */
-void mx5_qp_destroy_forced(struct mx5_qp *qp);
-void mx5_srq_destroy_forced(struct mx5_srq *srq);
-void mx5_cq_destroy_forced(struct mx5_cq *cq);
 void mx5_mr_destroy_forced(struct mx5_mr *mr);
 
 /* cq_index.c: CQ number -> CQ for completion events. */

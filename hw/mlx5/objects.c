@@ -73,37 +73,96 @@ int mx5_create_queue(struct mx5_device *dev, const struct mx5_create_cmd *cmd, c
 	return rc;
 }
 
+/* A CQ, QP or SRQ, for the destroy they share (mx5_queue_destroy). */
+struct mx5_queue {
+	enum { MX5_QUEUE_CQ, MX5_QUEUE_QP, MX5_QUEUE_SRQ } kind;
+	union {
+		struct mx5_cq *cq;
+		struct mx5_qp *qp;
+		struct mx5_srq *srq;
+	};
+};
+
 /* The three inputs are alike (PRM destroy_cq_in, destroy_qp_in, destroy_srq_in): the
- * cmd_in header, then the object's number; only the number's field name differs.
- * After a fatal error the device holds no objects any more (mx5_objects_flush), so
- * there is nothing to send and the caller only frees memory. */
+ * cmd_in header, then the object's number; only the number's field name differs. */
 _Static_assert(PRM_SIZE(destroy_cq_in) == PRM_SIZE(destroy_qp_in) &&
 	       PRM_SIZE(destroy_srq_in) == PRM_SIZE(destroy_qp_in) &&
 	       PRM_SIZE(destroy_cq_out) == PRM_SIZE(destroy_qp_out) &&
 	       PRM_SIZE(destroy_srq_out) == PRM_SIZE(destroy_qp_out), "DESTROY_* sizes differ");
-int mx5_destroy_cmd(struct mx5_device *dev, uint16_t opcode, uint32_t num)
+
+/* DESTROY_CQ, DESTROY_QP or DESTROY_SRQ, then what the queue holds on the host
+ * (mx5_cq_release, ...).  A CQ or SRQ that queues still use is refused (EBUSY).  Forced
+ * (mx5_objects_destroy_all): the host side goes even when the device refuses.  After a
+ * fatal error the device holds no objects any more (mx5_objects_flush), so there is no
+ * command to send, only memory to free. */
+static int mx5_queue_destroy(struct mx5_queue q, bool forced)
 {
-	if (dev->health != MX5_HEALTH_OK)
-		return 0;
+	static const struct {
+		uint16_t opcode;
+		const char *name, *users;
+	} kinds[] = {
+		[MX5_QUEUE_CQ] = { PRM_CMD_OP_DESTROY_CQ, "CQ", "queues" },
+		[MX5_QUEUE_QP] = { PRM_CMD_OP_DESTROY_QP, "QP", "" },
+		[MX5_QUEUE_SRQ] = { PRM_CMD_OP_DESTROY_SRQ, "SRQ", "QPs" },
+	};
 	uint8_t in[PRM_SIZE(destroy_qp_in)] = { 0 }, o[PRM_SIZE(destroy_qp_out)];
-	switch (opcode) {
-	case PRM_CMD_OP_DESTROY_CQ: PRM_SET(destroy_cq_in, in, cqn, num); break;
-	case PRM_CMD_OP_DESTROY_QP: PRM_SET(destroy_qp_in, in, qpn, num); break;
-	case PRM_CMD_OP_DESTROY_SRQ: PRM_SET(destroy_srq_in, in, srqn, num); break;
-	default: return -EINVAL;
+	struct mx5_device *dev = NULL;
+	uint32_t num = 0, users = 0;
+	switch (q.kind) {
+	case MX5_QUEUE_CQ: dev = q.cq->dev, num = q.cq->cqn, users = q.cq->refs; break;
+	case MX5_QUEUE_QP: dev = q.qp->dev, num = q.qp->qpn; break;
+	case MX5_QUEUE_SRQ: dev = q.srq->dev, num = q.srq->srqn, users = q.srq->refs; break;
 	}
-	PRM_SET(cmd_in, in, opcode, opcode);
-	return mx5_exec(dev, in, sizeof(in), o, sizeof(o));
+	if (users && !forced)
+		return mx5_fail(dev, -EBUSY, "%s: %s 0x%x still used by %u %s",
+				prm_opcode_name(kinds[q.kind].opcode), kinds[q.kind].name, num, users,
+				kinds[q.kind].users);
+	int rc = 0;
+	if (dev->health == MX5_HEALTH_OK) {
+		switch (q.kind) {
+		case MX5_QUEUE_CQ: PRM_SET(destroy_cq_in, in, cqn, num); break;
+		case MX5_QUEUE_QP: PRM_SET(destroy_qp_in, in, qpn, num); break;
+		case MX5_QUEUE_SRQ: PRM_SET(destroy_srq_in, in, srqn, num); break;
+		}
+		PRM_SET(cmd_in, in, opcode, kinds[q.kind].opcode);
+		rc = mx5_exec(dev, in, sizeof(in), o, sizeof(o));
+	}
+	if (rc && !forced)
+		return rc;
+	switch (q.kind) {
+	case MX5_QUEUE_CQ: mx5_cq_release(q.cq); break;
+	case MX5_QUEUE_QP: mx5_qp_release(q.qp); break;
+	case MX5_QUEUE_SRQ: mx5_srq_release(q.srq); break;
+	}
+	return 0;
+}
+
+int mx5_cq_destroy(struct mx5_cq *cq)
+{
+	return cq ? mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_CQ, .cq = cq }, false) : -EINVAL;
+}
+
+int mx5_qp_destroy(struct mx5_qp *qp)
+{
+	return qp ? mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_QP, .qp = qp }, false) : -EINVAL;
+}
+
+int mx5_srq_destroy(struct mx5_srq *srq)
+{
+	return srq ? mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_SRQ, .srq = srq }, false) : -EINVAL;
 }
 
 void mx5_objects_destroy_all(struct mx5_device *dev)
 {
 	while (!mx5_list_empty(&dev->qps))
-		mx5_qp_destroy_forced(mx5_container_of(dev->qps.next, struct mx5_qp, link));
+		mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_QP,
+			.qp = mx5_container_of(dev->qps.next, struct mx5_qp, link) }, true);
 	while (!mx5_list_empty(&dev->srqs))
-		mx5_srq_destroy_forced(mx5_container_of(dev->srqs.next, struct mx5_srq, link));
+		mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_SRQ,
+			.srq = mx5_container_of(dev->srqs.next, struct mx5_srq, link) }, true);
 	while (!mx5_list_empty(&dev->cqs))
-		mx5_cq_destroy_forced(mx5_container_of(dev->cqs.next, struct mx5_cq, link));
+		mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_CQ,
+			.cq = mx5_container_of(dev->cqs.next, struct mx5_cq, link) }, true);
 	while (!mx5_list_empty(&dev->mrs))
 		mx5_mr_destroy_forced(mx5_container_of(dev->mrs.next, struct mx5_mr, link));
 	while (!mx5_list_empty(&dev->pds)) {

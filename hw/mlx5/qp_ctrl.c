@@ -231,6 +231,19 @@ static void mx5_qp_free(struct mx5_qp *qp)
 	free(qp);
 }
 
+void mx5_qp_release(struct mx5_qp *qp)
+{
+	mx5_qp_unlink_cqs(qp);
+	qp->pd->refs--;
+	qp->scq->refs--;
+	if (qp->rcq != qp->scq)
+		qp->rcq->refs--;
+	if (qp->srq)
+		qp->srq->refs--;
+	mx5_list_del(&qp->link);
+	mx5_qp_free(qp);
+}
+
 int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx5_qp **out)
 {
 	if (!pd || !a || !out)
@@ -797,35 +810,6 @@ int mx5_qp_query(struct mx5_qp *qp, struct mx5_qp_attr *a, struct mx5_qp_init_at
 	}
 	free(o);
 	return rc;
-}
-
-/* DESTROY_QP, then the memory; forced (mx5_objects_destroy_all): the memory goes even
- * when the device refuses. */
-static int mx5_qp_teardown(struct mx5_qp *qp, bool forced)
-{
-	int rc = mx5_destroy_cmd(qp->dev, PRM_CMD_OP_DESTROY_QP, qp->qpn);
-	if (rc && !forced)
-		return rc;
-	mx5_qp_unlink_cqs(qp);
-	qp->pd->refs--;
-	qp->scq->refs--;
-	if (qp->rcq != qp->scq)
-		qp->rcq->refs--;
-	if (qp->srq)
-		qp->srq->refs--;
-	mx5_list_del(&qp->link);
-	mx5_qp_free(qp);
-	return 0;
-}
-
-int mx5_qp_destroy(struct mx5_qp *qp)
-{
-	return qp ? mx5_qp_teardown(qp, false) : -EINVAL;
-}
-
-void mx5_qp_destroy_forced(struct mx5_qp *qp)
-{
-	mx5_qp_teardown(qp, true);
 }
 
 /* An async error EQE for this QP: the device moved it to an error state. */

@@ -15,6 +15,15 @@ static void mx5_srq_free(struct mx5_srq *s)
 	free(s);
 }
 
+void mx5_srq_release(struct mx5_srq *s)
+{
+	s->pd->refs--;
+	if (s->cq)
+		s->cq->refs--;
+	mx5_list_del(&s->link);
+	mx5_srq_free(s);
+}
+
 int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_attr *attr,
 		   struct mx5_srq **out)
 {
@@ -92,36 +101,6 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 err:
 	mx5_srq_free(s);
 	return rc;
-}
-
-/* DESTROY_SRQ, then the memory; forced (mx5_objects_destroy_all): the memory goes
- * even when the device refuses. */
-static int mx5_srq_teardown(struct mx5_srq *s, bool forced)
-{
-	int rc = mx5_destroy_cmd(s->dev, PRM_CMD_OP_DESTROY_SRQ, s->srqn);
-	if (rc && !forced)
-		return rc;
-	s->pd->refs--;
-	if (s->cq)
-		s->cq->refs--;
-	mx5_list_del(&s->link);
-	mx5_srq_free(s);
-	return 0;
-}
-
-int mx5_srq_destroy(struct mx5_srq *s)
-{
-	if (!s)
-		return -EINVAL;
-	if (s->refs)
-		return mx5_fail(s->dev, -EBUSY, "DESTROY_SRQ: SRQ 0x%x still used by %u QPs", s->srqn,
-				s->refs);
-	return mx5_srq_teardown(s, false);
-}
-
-void mx5_srq_destroy_forced(struct mx5_srq *s)
-{
-	mx5_srq_teardown(s, true);
 }
 
 /* ARM_RQ: raise SRQ_LIMIT when fewer than `limit` WQEs remain. */
