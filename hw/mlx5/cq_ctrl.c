@@ -1,5 +1,6 @@
-/* Completion queues: creation and destruction (PRM CREATE_CQ 0x400, DESTROY_CQ 0x401,
- * cqc), completion-event dispatch, arming.  Polling is the data path's (poll.h). */
+/* Completion queues: creation (PRM CREATE_CQ 0x400, cqc) and what DESTROY_CQ 0x401 gives
+ * back on the host (the command itself: objects.c), completion-event dispatch, arming.
+ * Polling is the data path's (poll.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,6 @@
 /* The driver's object structures (PD, MKey, CQ, QP, SRQ), shared by the files that
- * create them (pd.c, mr.c, cq_ctrl.c, qp_ctrl.c, srq.c) and teardown (objects.c).
+ * create them (pd.c, mr.c, cq_ctrl.c, qp_ctrl.c, srq.c) and objects.c (the CREATE and
+ * DESTROY commands of the queues, teardown).
  * Queue state the data path reads is embedded (cq.h, sq.h), filled at creation. */
 #ifndef UVERBS_HW_MLX5_MX5_OBJECTS_H
 #define UVERBS_HW_MLX5_MX5_OBJECTS_H

@@ -1,6 +1,7 @@
-/* What teardown and the health watch do to every object: destroy in dependency order
- * (QPs, SRQs, CQs, MKeys, PDs: an object before what it refers to), or mark every
- * queue flushed when the device died, and the shared queue-buffer allocation. */
+/* What the queue objects share: the queue-buffer allocation, the CREATE_CQ/QP/SRQ
+ * command, the one destroy of CQs, QPs and SRQs.  What teardown and the health watch do
+ * to every object: destroy in dependency order (QPs, SRQs, CQs, MKeys, PDs: an object
+ * before what it refers to), or mark every queue flushed when the device died. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
-/* Queue pairs: creation with SQ/RQ sizing, state transitions, query and destruction
- * (PRM CREATE_QP 0x500 ... 2RST_QP 0x50a, qpc, ads).  The rings' runtime state is the
- * data path's (sq.h): filled here, posted to there.
+/* Queue pairs: creation with SQ/RQ sizing, state transitions, query (PRM CREATE_QP
+ * 0x500 ... 2RST_QP 0x50a, qpc, ads; DESTROY_QP is objects.c's).  The rings' runtime
+ * state is the data path's (sq.h): filled here, posted to there.
  *
  * Sizing follows the PRM's WQE rules as Linux's and rdma-core's mlx5 do: a send WQE is a
  * control segment plus the transport's segments (RC: remote address + atomic, UC: remote

@@ -1,5 +1,5 @@
-/* Shared receive queues (PRM CREATE_SRQ 0x700, DESTROY_SRQ 0x701, ARM_RQ 0x703, srqc).
- * The WQE ring and its free list are the data path's (sq.h mx5_srq_ring). */
+/* Shared receive queues (PRM CREATE_SRQ 0x700, ARM_RQ 0x703, srqc; DESTROY_SRQ 0x701 is
+ * objects.c's).  The WQE ring and its free list are the data path's (sq.h mx5_srq_ring). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
