@@ -218,18 +218,12 @@ UV_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	if (!cq)
 		return EINVAL;
 	struct uv_cq *q = uv_cq_of(cq);
-	struct uv_dev *d = uv_dev_lock(cq->context);
-	int rc = mx5_cq_destroy(q->m);
+	int rc = uv_queue_destroy((struct uv_queue){ UV_QUEUE_CQ, .cq = q }, UV_HANDLE(cq));
 	if (rc)
-		return uv_err_unlock(d, rc, "ibv_destroy_cq");   /* EBUSY while QPs use it */
-	UV_LIST_DEL(&q->ctx->cqs, q);
-	if (cq->channel)
-		cq->channel->refcnt--;
-	pthread_mutex_unlock(&d->lock);
+		return rc;   /* EBUSY while QPs use it */
 	/* no completion event can name it any more: drop the ones not yet read */
 	if (cq->channel)
 		uv_evq_drop(&uv_from(cq->channel, struct uv_channel, ch)->q, cq);
-	uv_obj_retire(q->ctx, cq, &cq->mutex, &cq->cond);
 	free(q);
 	return 0;
 }

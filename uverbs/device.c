@@ -59,11 +59,37 @@ void *uv_create_fail(struct uv_dev *d, int rc, const char *verb, void *obj)
 	return uv_null(rc);
 }
 
-void uv_obj_retire(struct uv_context *ctx, const void *obj, pthread_mutex_t *mutex, pthread_cond_t *cond)
+int uv_queue_destroy(struct uv_queue q, struct uv_handle h)
 {
-	uv_evq_drop(&ctx->async, obj);
-	pthread_mutex_destroy(mutex);
-	pthread_cond_destroy(cond);
+	static const char *const verb[] = {
+		[UV_QUEUE_CQ] = "ibv_destroy_cq",
+		[UV_QUEUE_QP] = "ibv_destroy_qp",
+		[UV_QUEUE_SRQ] = "ibv_destroy_srq",
+	};
+	struct uv_context *ctx = uv_ctx(h.context);
+	struct uv_dev *d = uv_dev_lock(h.context);
+	int rc = -EINVAL;
+	switch (q.kind) {
+	case UV_QUEUE_CQ: rc = mx5_cq_destroy(q.cq->m); break;
+	case UV_QUEUE_QP: rc = mx5_qp_destroy(q.qp->m); break;
+	case UV_QUEUE_SRQ: rc = mx5_srq_destroy(q.srq->m); break;
+	}
+	if (rc)
+		return uv_err_unlock(d, rc, verb[q.kind]);
+	switch (q.kind) {
+	case UV_QUEUE_CQ:
+		UV_LIST_DEL(&ctx->cqs, q.cq);
+		if (q.cq->cqx.channel)
+			q.cq->cqx.channel->refcnt--;   /* ibv_destroy_comp_channel counts it */
+		break;
+	case UV_QUEUE_QP: UV_LIST_DEL(&ctx->qps, q.qp); break;
+	case UV_QUEUE_SRQ: UV_LIST_DEL(&ctx->srqs, q.srq); break;
+	}
+	pthread_mutex_unlock(&d->lock);
+	uv_evq_drop(&ctx->async, h.obj);
+	pthread_mutex_destroy(h.mutex);
+	pthread_cond_destroy(h.cond);
+	return 0;
 }
 
 static bool uv_is_scheme(const char *tok)

@@ -36,12 +36,11 @@ UV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	if (!pd)
 		return EINVAL;
 	struct uv_pd *p = uv_from(pd, struct uv_pd, pd);
-	struct uv_dev *d = uv_ctx_dev(pd->context);
 	bool handled;
 	int rc = uv_pd_dealloc_domain(p, &handled);   /* parent domains (domain.c) */
 	if (handled)
 		return rc;
-	pthread_mutex_lock(&d->lock);
+	struct uv_dev *d = uv_dev_lock(pd->context);
 	rc = mx5_pd_free(p->m);
 	if (rc)
 		rc = uv_err(d, rc, "ibv_dealloc_pd");  /* EBUSY while MRs/QPs/SRQs use it */

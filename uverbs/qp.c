@@ -419,16 +419,12 @@ UV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	if (!qp)
 		return EINVAL;
 	struct uv_qp *q = uv_qp_of(qp);
-	struct uv_dev *d = uv_dev_lock(qp->context);
-	int rc = mx5_qp_destroy(q->m);
-	if (rc)
-		return uv_err_unlock(d, rc, "ibv_destroy_qp");
-	UV_LIST_DEL(&q->ctx->qps, q);
-	pthread_mutex_unlock(&d->lock);
-	uv_obj_retire(q->ctx, qp, &qp->mutex, &qp->cond);
-	free(q->st.inl);
-	free(q);
-	return 0;
+	int rc = uv_queue_destroy((struct uv_queue){ UV_QUEUE_QP, .qp = q }, UV_HANDLE(qp));
+	if (!rc) {
+		free(q->st.inl);
+		free(q);
+	}
+	return rc;
 }
 
 /* ------------------------------------------------------------------ ECE, data-in-order */

@@ -120,15 +120,10 @@ UV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 	if (!srq)
 		return EINVAL;
 	struct uv_srq *s = uv_from(srq, struct uv_srq, srq);
-	struct uv_dev *d = uv_dev_lock(srq->context);
-	int rc = mx5_srq_destroy(s->m);
-	if (rc)
-		return uv_err_unlock(d, rc, "ibv_destroy_srq");
-	UV_LIST_DEL(&s->ctx->srqs, s);
-	pthread_mutex_unlock(&d->lock);
-	uv_obj_retire(s->ctx, srq, &srq->mutex, &srq->cond);
-	free(s);
-	return 0;
+	int rc = uv_queue_destroy((struct uv_queue){ UV_QUEUE_SRQ, .srq = s }, UV_HANDLE(srq));
+	if (!rc)
+		free(s);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ AH */

@@ -267,10 +267,30 @@ static inline struct uv_dev *uv_dev_lock(struct ibv_context *c)
 				break;                                                     \
 			}                                                                  \
 	} while (0)
-/* The last of ibv_destroy_{cq,qp,srq} after hw/mlx5 let the object go: no async event
- * may name obj any more, and the mutex and condition variable libibverbs gives every
- * object (verbs.h) go with it. */
-void uv_obj_retire(struct uv_context *ctx, const void *obj, pthread_mutex_t *mutex, pthread_cond_t *cond);
+/* The queues a context keeps on its lists (cqs, qps, srqs), for the destroy they share. */
+struct uv_queue {
+	enum { UV_QUEUE_CQ, UV_QUEUE_QP, UV_QUEUE_SRQ } kind;
+	union {
+		struct uv_cq *cq;
+		struct uv_qp *qp;
+		struct uv_srq *srq;
+	};
+};
+/* What every verbs object has (verbs.h: ibv_cq, ibv_qp, ibv_srq): its context, and the
+ * mutex and condition variable libibverbs gives it. */
+struct uv_handle {
+	const void *obj;
+	struct ibv_context *context;
+	pthread_mutex_t *mutex;
+	pthread_cond_t *cond;
+};
+#define UV_HANDLE(h) ((struct uv_handle){ (h), (h)->context, &(h)->mutex, &(h)->cond })
+/* ibv_destroy_cq(3), ibv_destroy_qp(3) and ibv_destroy_srq(3): under the device lock
+ * hw/mlx5 destroys the queue (it refuses, EBUSY, while another object uses it) and the
+ * context forgets it; then no async event may name it and h's mutex and condition
+ * variable go.  0, or an errno with the device's message logged; after 0 the caller
+ * frees the queue's memory (device.c). */
+int uv_queue_destroy(struct uv_queue q, struct uv_handle h);
 #define uv_from(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 /* device.c */

@@ -213,15 +213,16 @@ static int run_pages(struct ctx *c)
 		}
 	}
 	out_obj_end(&c->out);
-	out_obj_begin(&c->out, "driver", "held by the device (given by this driver)");
-	out_u64(&c->out, "pages_held", st.given);
-	out_u64(&c->out, "boot_pages", st.boot);
-	out_u64(&c->out, "init_pages", st.init);
-	out_u64(&c->out, "regular_pages", st.regular);
-	out_u64(&c->out, "page_requests", st.requests);
-	out_u64(&c->out, "pages_reclaimed", st.reclaimed);
-	out_u64(&c->out, "host_bytes", st.host_bytes);
-	out_obj_end(&c->out);
+	const struct fw_num held[] = {
+		{ .key = "pages_held", .v = st.given },
+		{ .key = "boot_pages", .v = st.boot },
+		{ .key = "init_pages", .v = st.init },
+		{ .key = "regular_pages", .v = st.regular },
+		{ .key = "page_requests", .v = st.requests },
+		{ .key = "pages_reclaimed", .v = st.reclaimed },
+		{ .key = "host_bytes", .v = st.host_bytes },
+	};
+	out_nums(&c->out, "driver", "held by the device (given by this driver)", held, FW_NNUMS(held));
 	out_end(&c->out);
 	return EXIT_OK;
 }
@@ -265,16 +266,17 @@ static int run_health(struct ctx *c)
 	out_hex(&c->out, "fw_rev_dword", h.fw_rev);
 	out_u64(&c->out, "health_counter", h.health_counter);
 	out_hex(&c->out, "health_syndrome", h.health_syndrome);
-	out_obj_begin(&c->out, "health_buffer", "health_buffer");
-	out_hex(&c->out, "assert_existptr", h.assert_existptr);
-	out_hex(&c->out, "assert_callra", h.assert_callra);
-	out_hex(&c->out, "fw_version", h.fw_version);
-	out_hex(&c->out, "hw_id", h.hw_id);
-	out_u64(&c->out, "irisc_index", h.irisc_index);
-	out_u64(&c->out, "severity", h.severity);
-	out_hex(&c->out, "synd", h.synd);
-	out_hex(&c->out, "ext_synd", h.ext_synd);
-	out_obj_end(&c->out);
+	const struct fw_num buffer[] = {
+		{ .key = "assert_existptr", .v = h.assert_existptr, .base = FW_HEX },
+		{ .key = "assert_callra", .v = h.assert_callra, .base = FW_HEX },
+		{ .key = "fw_version", .v = h.fw_version, .base = FW_HEX },
+		{ .key = "hw_id", .v = h.hw_id, .base = FW_HEX },
+		{ .key = "irisc_index", .v = h.irisc_index },
+		{ .key = "severity", .v = h.severity },
+		{ .key = "synd", .v = h.synd, .base = FW_HEX },
+		{ .key = "ext_synd", .v = h.ext_synd, .base = FW_HEX },
+	};
+	out_nums(&c->out, "health_buffer", "health_buffer", buffer, FW_NNUMS(buffer));
 	out_end(&c->out);
 	if (s != MX5_HEALTH_OK)
 		fprintf(stderr, "fwcmd: %s\n", mx5_device_error(c->dev));

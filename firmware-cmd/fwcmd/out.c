@@ -100,6 +100,18 @@ void out_hex(struct fw_out *o, const char *key, uint64_t v)
 	out_str(o, key, buf);
 }
 
+void out_nums(struct fw_out *o, const char *key, const char *title, const struct fw_num *nums, size_t n)
+{
+	out_obj_begin(o, key, title);
+	for (size_t i = 0; i < n; i++) {
+		if (nums[i].base == FW_HEX)
+			out_hex(o, nums[i].key, nums[i].v);
+		else
+			out_u64(o, nums[i].key, nums[i].v);
+	}
+	out_obj_end(o);
+}
+
 void out_bytes(struct fw_out *o, const char *key, const uint8_t *p, size_t n)
 {
 	char buf[2 * 256 + 1];

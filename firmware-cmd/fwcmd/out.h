@@ -24,6 +24,17 @@ void out_u64(struct fw_out *o, const char *key, uint64_t v);
 void out_hex(struct fw_out *o, const char *key, uint64_t v);
 void out_bytes(struct fw_out *o, const char *key, const uint8_t *p, size_t n);
 
+/* A named number of a driver result (mx5_page_stats, mx5_health, ...): decimal (base left
+ * out), or hex where it is a register image. */
+struct fw_num {
+	const char *key;
+	uint64_t v;
+	enum { FW_DEC, FW_HEX } base;
+};
+/* Object `key` (titled `title` in the table) holding the n numbers of nums. */
+void out_nums(struct fw_out *o, const char *key, const char *title, const struct fw_num *nums, size_t n);
+#define FW_NNUMS(a) (sizeof(a) / sizeof((a)[0]))
+
 /* Every field of structure `type` at p (sub-structures nested); with `p2` non-NULL
  * two columns (max and current capabilities). */
 int out_struct(struct fw_out *o, const char *type, const void *p);

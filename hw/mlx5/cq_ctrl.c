@@ -1,5 +1,6 @@
-/* Completion queues: creation and destruction (PRM CREATE_CQ 0x400, DESTROY_CQ 0x401,
- * cqc), completion-event dispatch, arming.  Polling is the data path's (poll.h). */
+/* Completion queues: creation (PRM CREATE_CQ 0x400, cqc) and what DESTROY_CQ 0x401 gives
+ * back on the host (the command itself: objects.c), completion-event dispatch, arming.
+ * Polling is the data path's (poll.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,13 @@ static void mx5_cq_free(struct mx5_cq *cq)
 	mx5_wq_table_destroy(cq->wqs);
 	free(cq->wqs);
 	free(cq);
+}
+
+void mx5_cq_release(struct mx5_cq *cq)
+{
+	mx5_cq_index_del(cq->dev, cq);
+	mx5_list_del(&cq->link);
+	mx5_cq_free(cq);
 }
 
 int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct mx5_cq **out)
@@ -72,24 +80,17 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 		goto err;
 	}
 
-	size_t inlen;
-	uint8_t *in = mx5_create_in(dev, PRM_CMD_OP_CREATE_CQ, PRM_SIZE(create_cq_in), &cq->q, &inlen);
-	uint8_t o[PRM_SIZE(create_cq_out)];
-	if (!in) {
-		rc = -ENOMEM;
-		goto err;
-	}
-	uint8_t *c = PRM_ADDR(create_cq_in, in, cq_context);
-	PRM_SET(cqc, c, cqe_sz, 0);
-	PRM_SET(cqc, c, log_cq_size, log);
-	PRM_SET(cqc, c, uar_page, dev->uar.index);
-	PRM_SET(cqc, c, c_eqn_or_apu_element, eq->eqn);
-	PRM_SET(cqc, c, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT);
-	PRM_SET(cqc, c, dbr_addr, cq->q.dbrec_iova);
-	rc = mx5_create_exec(dev, &cq->q, in, PRM_ADDR(create_cq_in, in, pas), inlen, o, sizeof(o));
+	const struct mx5_ctx_field cqc[] = {
+		MX5_CTX(cqc, cqe_sz, 0),
+		MX5_CTX(cqc, log_cq_size, log),
+		MX5_CTX(cqc, uar_page, dev->uar.index),
+		MX5_CTX(cqc, c_eqn_or_apu_element, eq->eqn),
+		MX5_CTX(cqc, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT),
+		MX5_CTX(cqc, dbr_addr, cq->q.dbrec_iova),
+	};
+	rc = mx5_create_queue(dev, &mx5_create_cq_cmd, &cq->q, cqc, MX5_NFIELDS(cqc), &cq->cqn);
 	if (rc)
 		goto err;
-	cq->cqn = (uint32_t)PRM_GET(create_cq_out, o, cqn);
 	cq->ring.cqn = cq->cqn & 0xffffff;
 	mx5_list_add(&dev->cqs, &cq->link);
 	mx5_cq_index_add(dev, cq);
@@ -98,34 +99,6 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 err:
 	mx5_cq_free(cq);
 	return rc;
-}
-
-/* DESTROY_CQ, then the memory; forced (mx5_objects_destroy_all): the memory goes even
- * when the device refuses. */
-static int mx5_cq_teardown(struct mx5_cq *cq, bool forced)
-{
-	int rc = mx5_destroy_cmd(cq->dev, PRM_CMD_OP_DESTROY_CQ, cq->cqn);
-	if (rc && !forced)
-		return rc;
-	mx5_cq_index_del(cq->dev, cq);
-	mx5_list_del(&cq->link);
-	mx5_cq_free(cq);
-	return 0;
-}
-
-int mx5_cq_destroy(struct mx5_cq *cq)
-{
-	if (!cq)
-		return -EINVAL;
-	if (cq->refs)
-		return mx5_fail(cq->dev, -EBUSY, "DESTROY_CQ: CQ 0x%x still used by %u queues",
-				cq->cqn, cq->refs);
-	return mx5_cq_teardown(cq, false);
-}
-
-void mx5_cq_destroy_forced(struct mx5_cq *cq)
-{
-	mx5_cq_teardown(cq, true);
 }
 
 uint32_t mx5_cq_num(const struct mx5_cq *cq) { return cq->cqn; }

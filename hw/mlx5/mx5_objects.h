@@ -1,5 +1,6 @@
 /* The driver's object structures (PD, MKey, CQ, QP, SRQ), shared by the files that
- * create them (pd.c, mr.c, cq_ctrl.c, qp_ctrl.c, srq.c) and teardown (objects.c).
+ * create them (pd.c, mr.c, cq_ctrl.c, qp_ctrl.c, srq.c) and objects.c (the CREATE and
+ * DESTROY commands of the queues, teardown).
  * Queue state the data path reads is embedded (cq.h, sq.h), filled at creation. */
 #ifndef UVERBS_HW_MLX5_MX5_OBJECTS_H
 #define UVERBS_HW_MLX5_MX5_OBJECTS_H
@@ -100,23 +101,42 @@ static inline size_t mx5_qbuf_npas(const struct mx5_device *dev, const struct mx
 	return q->buf_bytes / dev->host_page;
 }
 
-/* The input of CREATE_CQ, CREATE_QP or CREATE_SRQ (opcode): `fixed` bytes, the
- * command's PRM_SIZE, then 8 bytes per host page of q for the open-ended pas array at
- * its end; zeroed, opcode set, its length in *inlen.  NULL when out of memory, the
- * device's message naming the command (objects.c). */
-uint8_t *mx5_create_in(struct mx5_device *dev, uint16_t opcode, size_t fixed, const struct mx5_qbuf *q,
-		       size_t *inlen);
-/* Run that input, its page list written at pas first, then free it: mx5_exec's answer. */
-int mx5_create_exec(struct mx5_device *dev, const struct mx5_qbuf *q, uint8_t *in, uint8_t *pas, size_t inlen,
-		    void *out, size_t outlen);
+/* CREATE_CQ, CREATE_QP and CREATE_SRQ have one form (PRM create_cq_in, create_qp_in,
+ * create_srq_in; create_*_out): the cmd_in header, the queue's context, the open-ended
+ * pas array at the end (8 bytes per host page of the queue buffer); the answer holds
+ * the new object's number.  What differs is where those sit. */
+struct mx5_create_cmd {
+	uint16_t opcode;
+	uint32_t in_bytes;                /* PRM_SIZE of the input, pas array excluded */
+	uint32_t ctx_bit_off;             /* the context (cqc, qpc, srqc) in the input */
+	uint32_t pas_bit_off;             /* the pas array in the input */
+	uint32_t num_bit_off, num_width;  /* cqn, qpn or srqn in the output */
+};
+extern const struct mx5_create_cmd mx5_create_cq_cmd, mx5_create_qp_cmd, mx5_create_srq_cmd;
 
-/* DESTROY_CQ, DESTROY_QP or DESTROY_SRQ (opcode) of object number num (objects.c). */
-int mx5_destroy_cmd(struct mx5_device *dev, uint16_t opcode, uint32_t num);
+/* One context field and the value CREATE_* writes there; MX5_CTX names the field by its
+ * layout table row (firmware-cmd/layouts), as PRM_SET would. */
+struct mx5_ctx_field {
+	uint32_t bit_off, width;
+	uint64_t value;
+};
+#define MX5_CTX(layout, field, v) { PRM_OFF(layout, field), PRM_WIDTH(layout, field), (v) }
+#define MX5_NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Send cmd for queue buffer q: a zeroed input with its opcode, the nctx fields of ctx
+ * set in its context, q's page list in its pas array.  The object's number in *num.
+ * 0 or mx5_exec's answer; out of memory is -ENOMEM with the device's message naming
+ * the command (objects.c). */
+int mx5_create_queue(struct mx5_device *dev, const struct mx5_create_cmd *cmd, const struct mx5_qbuf *q,
+		     const struct mx5_ctx_field *ctx, size_t nctx, uint32_t *num);
+
+/* What a queue holds on the host besides the device's copy (its place on the device's
+ * list, the counts of what it uses, its memory): given back after its DESTROY_* by
+ * objects.c, which destroys CQs, QPs and SRQs. */
+void mx5_cq_release(struct mx5_cq *cq);
+void mx5_qp_release(struct mx5_qp *qp);
+void mx5_srq_release(struct mx5_srq *srq);
 /* Per-type teardown used by objects.c. */
-void mx5_qp_destroy_forced(struct mx5_qp *qp);
-void mx5_srq_destroy_forced(struct mx5_srq *srq);
-void mx5_cq_destroy_forced(struct mx5_cq *cq);
 void mx5_mr_destroy_forced(struct mx5_mr *mr);
 
 /* cq_index.c: CQ number -> CQ for completion events. */

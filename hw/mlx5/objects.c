@@ -1,6 +1,7 @@
-/* What teardown and the health watch do to every object: destroy in dependency order
- * (QPs, SRQs, CQs, MKeys, PDs: an object before what it refers to), or mark every
- * queue flushed when the device died, and the shared queue-buffer allocation. */
+/* What the queue objects share: the queue-buffer allocation, the CREATE_CQ/QP/SRQ
+ * command, the one destroy of CQs, QPs and SRQs.  What teardown and the health watch do
+ * to every object: destroy in dependency order (QPs, SRQs, CQs, MKeys, PDs: an object
+ * before what it refers to), or mark every queue flushed when the device died. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,59 +41,129 @@ void mx5_qbuf_pas(const struct mx5_device *dev, const struct mx5_qbuf *q, uint8_
 	}
 }
 
-uint8_t *mx5_create_in(struct mx5_device *dev, uint16_t opcode, size_t fixed, const struct mx5_qbuf *q,
-		       size_t *inlen)
-{
-	*inlen = fixed + mx5_qbuf_npas(dev, q) * 8;
-	uint8_t *in = calloc(1, *inlen);
-	if (!in) {
-		mx5_fail(dev, -ENOMEM, "%s: out of memory", prm_opcode_name(opcode));
-		return NULL;
-	}
-	PRM_SET(cmd_in, in, opcode, opcode);
-	return in;
-}
+/* The command opcode, its input and output layouts, the context's and the number's names. */
+#define MX5_CREATE_CMD(op, in, ctx, out, num)                                                   \
+	{ PRM_CMD_OP_##op, PRM_SIZE(in), PRM_OFF(in, ctx), PRM_OFF(in, pas), PRM_OFF(out, num), \
+	  PRM_WIDTH(out, num) }
+const struct mx5_create_cmd mx5_create_cq_cmd =
+	MX5_CREATE_CMD(CREATE_CQ, create_cq_in, cq_context, create_cq_out, cqn);
+const struct mx5_create_cmd mx5_create_qp_cmd =
+	MX5_CREATE_CMD(CREATE_QP, create_qp_in, qpc, create_qp_out, qpn);
+const struct mx5_create_cmd mx5_create_srq_cmd =
+	MX5_CREATE_CMD(CREATE_SRQ, create_srq_in, srq_context_entry, create_srq_out, srqn);
 
-int mx5_create_exec(struct mx5_device *dev, const struct mx5_qbuf *q, uint8_t *in, uint8_t *pas, size_t inlen,
-		    void *out, size_t outlen)
+/* All three answers have the same size (create_cq_out, create_qp_out, create_srq_out). */
+_Static_assert(PRM_SIZE(create_cq_out) == PRM_SIZE(create_qp_out) &&
+	       PRM_SIZE(create_srq_out) == PRM_SIZE(create_qp_out), "CREATE_* answer sizes differ");
+int mx5_create_queue(struct mx5_device *dev, const struct mx5_create_cmd *cmd, const struct mx5_qbuf *q,
+		     const struct mx5_ctx_field *ctx, size_t nctx, uint32_t *num)
 {
-	mx5_qbuf_pas(dev, q, pas);
-	int rc = mx5_exec(dev, in, inlen, out, outlen);
+	size_t inlen = cmd->in_bytes + mx5_qbuf_npas(dev, q) * 8;
+	uint8_t *in = calloc(1, inlen), out[PRM_SIZE(create_qp_out)];
+	if (!in)
+		return mx5_fail(dev, -ENOMEM, "%s: out of memory", prm_opcode_name(cmd->opcode));
+	PRM_SET(cmd_in, in, opcode, cmd->opcode);
+	uint8_t *c = in + cmd->ctx_bit_off / 8;
+	for (size_t i = 0; i < nctx; i++)
+		prm_bits_set(c, ctx[i].bit_off, ctx[i].width, ctx[i].value);
+	mx5_qbuf_pas(dev, q, in + cmd->pas_bit_off / 8);
+	int rc = mx5_exec(dev, in, inlen, out, sizeof(out));
 	free(in);
+	if (!rc)
+		*num = (uint32_t)prm_bits_get(out, cmd->num_bit_off, cmd->num_width);
 	return rc;
 }
 
+/* A CQ, QP or SRQ, for the destroy they share (mx5_queue_destroy). */
+struct mx5_queue {
+	enum { MX5_QUEUE_CQ, MX5_QUEUE_QP, MX5_QUEUE_SRQ } kind;
+	union {
+		struct mx5_cq *cq;
+		struct mx5_qp *qp;
+		struct mx5_srq *srq;
+	};
+};
+
 /* The three inputs are alike (PRM destroy_cq_in, destroy_qp_in, destroy_srq_in): the
- * cmd_in header, then the object's number; only the number's field name differs.
- * After a fatal error the device holds no objects any more (mx5_objects_flush), so
- * there is nothing to send and the caller only frees memory. */
+ * cmd_in header, then the object's number; only the number's field name differs. */
 _Static_assert(PRM_SIZE(destroy_cq_in) == PRM_SIZE(destroy_qp_in) &&
 	       PRM_SIZE(destroy_srq_in) == PRM_SIZE(destroy_qp_in) &&
 	       PRM_SIZE(destroy_cq_out) == PRM_SIZE(destroy_qp_out) &&
 	       PRM_SIZE(destroy_srq_out) == PRM_SIZE(destroy_qp_out), "DESTROY_* sizes differ");
-int mx5_destroy_cmd(struct mx5_device *dev, uint16_t opcode, uint32_t num)
+
+/* DESTROY_CQ, DESTROY_QP or DESTROY_SRQ, then what the queue holds on the host
+ * (mx5_cq_release, ...).  A CQ or SRQ that queues still use is refused (EBUSY).  Forced
+ * (mx5_objects_destroy_all): the host side goes even when the device refuses.  After a
+ * fatal error the device holds no objects any more (mx5_objects_flush), so there is no
+ * command to send, only memory to free. */
+static int mx5_queue_destroy(struct mx5_queue q, bool forced)
 {
-	if (dev->health != MX5_HEALTH_OK)
-		return 0;
+	static const struct {
+		uint16_t opcode;
+		const char *name, *users;
+	} kinds[] = {
+		[MX5_QUEUE_CQ] = { PRM_CMD_OP_DESTROY_CQ, "CQ", "queues" },
+		[MX5_QUEUE_QP] = { PRM_CMD_OP_DESTROY_QP, "QP", "" },
+		[MX5_QUEUE_SRQ] = { PRM_CMD_OP_DESTROY_SRQ, "SRQ", "QPs" },
+	};
 	uint8_t in[PRM_SIZE(destroy_qp_in)] = { 0 }, o[PRM_SIZE(destroy_qp_out)];
-	switch (opcode) {
-	case PRM_CMD_OP_DESTROY_CQ: PRM_SET(destroy_cq_in, in, cqn, num); break;
-	case PRM_CMD_OP_DESTROY_QP: PRM_SET(destroy_qp_in, in, qpn, num); break;
-	case PRM_CMD_OP_DESTROY_SRQ: PRM_SET(destroy_srq_in, in, srqn, num); break;
-	default: return -EINVAL;
+	struct mx5_device *dev = NULL;
+	uint32_t num = 0, users = 0;
+	switch (q.kind) {
+	case MX5_QUEUE_CQ: dev = q.cq->dev, num = q.cq->cqn, users = q.cq->refs; break;
+	case MX5_QUEUE_QP: dev = q.qp->dev, num = q.qp->qpn; break;
+	case MX5_QUEUE_SRQ: dev = q.srq->dev, num = q.srq->srqn, users = q.srq->refs; break;
 	}
-	PRM_SET(cmd_in, in, opcode, opcode);
-	return mx5_exec(dev, in, sizeof(in), o, sizeof(o));
+	if (users && !forced)
+		return mx5_fail(dev, -EBUSY, "%s: %s 0x%x still used by %u %s",
+				prm_opcode_name(kinds[q.kind].opcode), kinds[q.kind].name, num, users,
+				kinds[q.kind].users);
+	int rc = 0;
+	if (dev->health == MX5_HEALTH_OK) {
+		switch (q.kind) {
+		case MX5_QUEUE_CQ: PRM_SET(destroy_cq_in, in, cqn, num); break;
+		case MX5_QUEUE_QP: PRM_SET(destroy_qp_in, in, qpn, num); break;
+		case MX5_QUEUE_SRQ: PRM_SET(destroy_srq_in, in, srqn, num); break;
+		}
+		PRM_SET(cmd_in, in, opcode, kinds[q.kind].opcode);
+		rc = mx5_exec(dev, in, sizeof(in), o, sizeof(o));
+	}
+	if (rc && !forced)
+		return rc;
+	switch (q.kind) {
+	case MX5_QUEUE_CQ: mx5_cq_release(q.cq); break;
+	case MX5_QUEUE_QP: mx5_qp_release(q.qp); break;
+	case MX5_QUEUE_SRQ: mx5_srq_release(q.srq); break;
+	}
+	return 0;
+}
+
+int mx5_cq_destroy(struct mx5_cq *cq)
+{
+	return cq ? mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_CQ, .cq = cq }, false) : -EINVAL;
+}
+
+int mx5_qp_destroy(struct mx5_qp *qp)
+{
+	return qp ? mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_QP, .qp = qp }, false) : -EINVAL;
+}
+
+int mx5_srq_destroy(struct mx5_srq *srq)
+{
+	return srq ? mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_SRQ, .srq = srq }, false) : -EINVAL;
 }
 
 void mx5_objects_destroy_all(struct mx5_device *dev)
 {
 	while (!mx5_list_empty(&dev->qps))
-		mx5_qp_destroy_forced(mx5_container_of(dev->qps.next, struct mx5_qp, link));
+		mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_QP,
+			.qp = mx5_container_of(dev->qps.next, struct mx5_qp, link) }, true);
 	while (!mx5_list_empty(&dev->srqs))
-		mx5_srq_destroy_forced(mx5_container_of(dev->srqs.next, struct mx5_srq, link));
+		mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_SRQ,
+			.srq = mx5_container_of(dev->srqs.next, struct mx5_srq, link) }, true);
 	while (!mx5_list_empty(&dev->cqs))
-		mx5_cq_destroy_forced(mx5_container_of(dev->cqs.next, struct mx5_cq, link));
+		mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_CQ,
+			.cq = mx5_container_of(dev->cqs.next, struct mx5_cq, link) }, true);
 	while (!mx5_list_empty(&dev->mrs))
 		mx5_mr_destroy_forced(mx5_container_of(dev->mrs.next, struct mx5_mr, link));
 	while (!mx5_list_empty(&dev->pds)) {

@@ -1,6 +1,6 @@
-/* Queue pairs: creation with SQ/RQ sizing, state transitions, query and destruction
- * (PRM CREATE_QP 0x500 ... 2RST_QP 0x50a, qpc, ads).  The rings' runtime state is the
- * data path's (sq.h): filled here, posted to there.
+/* Queue pairs: creation with SQ/RQ sizing, state transitions, query (PRM CREATE_QP
+ * 0x500 ... 2RST_QP 0x50a, qpc, ads; DESTROY_QP is objects.c's).  The rings' runtime
+ * state is the data path's (sq.h): filled here, posted to there.
  *
  * Sizing follows the PRM's WQE rules as Linux's and rdma-core's mlx5 do: a send WQE is a
  * control segment plus the transport's segments (RC: remote address + atomic, UC: remote
@@ -23,6 +23,7 @@ enum { MX5_QPC_RST = 0, MX5_QPC_INIT = 1, MX5_QPC_RTR = 2, MX5_QPC_RTS = 3,
 #define MX5_QPC_PM_MIGRATED 0x3
 /* qpc.rq_type: regular, SRQ, zero-length (Linux MLX5_NON_ZERO_RQ / SRQ_RQ / ZERO_LEN_RQ). */
 enum { MX5_RQ_REGULAR = 0, MX5_RQ_SRQ = 1, MX5_RQ_ZERO = 3 };
+
 /* opt_param_mask bits (PRM "Optional Parameter Mask"; Linux MLX5_QP_OPTPAR_*). */
 enum {
 	MX5_OPT_RRE = 1u << 1, MX5_OPT_RAE = 1u << 2, MX5_OPT_RWE = 1u << 3,
@@ -230,6 +231,19 @@ static void mx5_qp_free(struct mx5_qp *qp)
 	free(qp);
 }
 
+void mx5_qp_release(struct mx5_qp *qp)
+{
+	mx5_qp_unlink_cqs(qp);
+	qp->pd->refs--;
+	qp->scq->refs--;
+	if (qp->rcq != qp->scq)
+		qp->rcq->refs--;
+	if (qp->srq)
+		qp->srq->refs--;
+	mx5_list_del(&qp->link);
+	mx5_qp_free(qp);
+}
+
 int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx5_qp **out)
 {
 	if (!pd || !a || !out)
@@ -281,45 +295,36 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 		goto err;
 	}
 
-	size_t inlen;
-	uint8_t *in = mx5_create_in(dev, PRM_CMD_OP_CREATE_QP, PRM_SIZE(create_qp_in), &qp->q, &inlen);
-	uint8_t o[PRM_SIZE(create_qp_out)];
-	if (!in) {
-		rc = -ENOMEM;
-		goto err;
-	}
-	uint8_t *c = PRM_ADDR(create_qp_in, in, qpc);
-	PRM_SET(qpc, c, st, a->type == MX5_QPT_RC ? MX5_QPC_ST_RC
-			    : a->type == MX5_QPT_UC ? MX5_QPC_ST_UC : MX5_QPC_ST_UD);
-	PRM_SET(qpc, c, pm_state, MX5_QPC_PM_MIGRATED);
-	PRM_SET(qpc, c, pd, pd->pdn);
 	/* the QP's doorbells and BlueFlame writes come through the UAR of its register */
 	mx5_uar_bf_get(dev, &qp->bf);
 	qp->bf_held = true;
-	PRM_SET(qpc, c, uar_page, qp->bf.uar_index);
-	PRM_SET(qpc, c, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT);
-	PRM_SET(qpc, c, log_msg_max, MX5_CAP_GEN(dev, log_max_msg));
-	/* Timestamp format the device's caps call for (init.c mx5_qp_default_ts, after
-	 * Linux mlx5_get_qp_default_ts). */
-	PRM_SET(qpc, c, ts_format, mx5_qp_default_ts(dev));
-	PRM_SET(qpc, c, log_sq_size, plat_ilog2_ceil(qp->sq_wqe_cnt));
-	if (qp->srq) {
-		PRM_SET(qpc, c, rq_type, MX5_RQ_SRQ);
-		PRM_SET(qpc, c, srqn_rmpn_xrqn, qp->srq->srqn);
-	} else if (!qp->rq_wqe_cnt) {
-		PRM_SET(qpc, c, rq_type, MX5_RQ_ZERO);
-	} else {
-		PRM_SET(qpc, c, rq_type, MX5_RQ_REGULAR);
-		PRM_SET(qpc, c, log_rq_size, plat_ilog2_ceil(qp->rq_wqe_cnt));
-		PRM_SET(qpc, c, log_rq_stride, plat_ilog2_ceil(qp->rq_stride) - 4);
-	}
-	PRM_SET(qpc, c, cqn_snd, qp->scq->cqn);
-	PRM_SET(qpc, c, cqn_rcv, qp->rcq->cqn);
-	PRM_SET(qpc, c, dbr_addr, qp->q.dbrec_iova);
-	rc = mx5_create_exec(dev, &qp->q, in, PRM_ADDR(create_qp_in, in, pas), inlen, o, sizeof(o));
+	unsigned rq_type = qp->srq ? MX5_RQ_SRQ : qp->rq_wqe_cnt ? MX5_RQ_REGULAR : MX5_RQ_ZERO;
+	bool own_rq = rq_type == MX5_RQ_REGULAR;
+	/* A field that does not apply (the SRQ number without an SRQ, the RQ's size and
+	 * stride without a regular RQ) is left 0, as the zeroed input has it. */
+	const struct mx5_ctx_field qpc[] = {
+		MX5_CTX(qpc, st, a->type == MX5_QPT_RC ? MX5_QPC_ST_RC
+				 : a->type == MX5_QPT_UC ? MX5_QPC_ST_UC : MX5_QPC_ST_UD),
+		MX5_CTX(qpc, pm_state, MX5_QPC_PM_MIGRATED),
+		MX5_CTX(qpc, pd, pd->pdn),
+		MX5_CTX(qpc, uar_page, qp->bf.uar_index),
+		MX5_CTX(qpc, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT),
+		MX5_CTX(qpc, log_msg_max, MX5_CAP_GEN(dev, log_max_msg)),
+		/* Timestamp format the device's caps call for (init.c mx5_qp_default_ts,
+		 * after Linux mlx5_get_qp_default_ts). */
+		MX5_CTX(qpc, ts_format, mx5_qp_default_ts(dev)),
+		MX5_CTX(qpc, log_sq_size, plat_ilog2_ceil(qp->sq_wqe_cnt)),
+		MX5_CTX(qpc, rq_type, rq_type),
+		MX5_CTX(qpc, srqn_rmpn_xrqn, qp->srq ? qp->srq->srqn : 0),
+		MX5_CTX(qpc, log_rq_size, own_rq ? plat_ilog2_ceil(qp->rq_wqe_cnt) : 0),
+		MX5_CTX(qpc, log_rq_stride, own_rq ? plat_ilog2_ceil(qp->rq_stride) - 4 : 0),
+		MX5_CTX(qpc, cqn_snd, qp->scq->cqn),
+		MX5_CTX(qpc, cqn_rcv, qp->rcq->cqn),
+		MX5_CTX(qpc, dbr_addr, qp->q.dbrec_iova),
+	};
+	rc = mx5_create_queue(dev, &mx5_create_qp_cmd, &qp->q, qpc, MX5_NFIELDS(qpc), &qp->qpn);
 	if (rc)
 		goto err;
-	qp->qpn = (uint32_t)PRM_GET(create_qp_out, o, qpn);
 	qp->state = MX5_QPS_RESET;
 	rc = mx5_qp_rings_init(qp);
 	if (!rc) {
@@ -805,35 +810,6 @@ int mx5_qp_query(struct mx5_qp *qp, struct mx5_qp_attr *a, struct mx5_qp_init_at
 	}
 	free(o);
 	return rc;
-}
-
-/* DESTROY_QP, then the memory; forced (mx5_objects_destroy_all): the memory goes even
- * when the device refuses. */
-static int mx5_qp_teardown(struct mx5_qp *qp, bool forced)
-{
-	int rc = mx5_destroy_cmd(qp->dev, PRM_CMD_OP_DESTROY_QP, qp->qpn);
-	if (rc && !forced)
-		return rc;
-	mx5_qp_unlink_cqs(qp);
-	qp->pd->refs--;
-	qp->scq->refs--;
-	if (qp->rcq != qp->scq)
-		qp->rcq->refs--;
-	if (qp->srq)
-		qp->srq->refs--;
-	mx5_list_del(&qp->link);
-	mx5_qp_free(qp);
-	return 0;
-}
-
-int mx5_qp_destroy(struct mx5_qp *qp)
-{
-	return qp ? mx5_qp_teardown(qp, false) : -EINVAL;
-}
-
-void mx5_qp_destroy_forced(struct mx5_qp *qp)
-{
-	mx5_qp_teardown(qp, true);
 }
 
 /* An async error EQE for this QP: the device moved it to an error state. */

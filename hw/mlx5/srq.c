@@ -1,5 +1,5 @@
-/* Shared receive queues (PRM CREATE_SRQ 0x700, DESTROY_SRQ 0x701, ARM_RQ 0x703, srqc).
- * The WQE ring and its free list are the data path's (sq.h mx5_srq_ring). */
+/* Shared receive queues (PRM CREATE_SRQ 0x700, ARM_RQ 0x703, srqc; DESTROY_SRQ 0x701 is
+ * objects.c's).  The WQE ring and its free list are the data path's (sq.h mx5_srq_ring). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +13,15 @@ static void mx5_srq_free(struct mx5_srq *s)
 	free(s->ring.flush_free);
 	free(s->wrid);
 	free(s);
+}
+
+void mx5_srq_release(struct mx5_srq *s)
+{
+	s->pd->refs--;
+	if (s->cq)
+		s->cq->refs--;
+	mx5_list_del(&s->link);
+	mx5_srq_free(s);
 }
 
 int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_attr *attr,
@@ -67,27 +76,19 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 		rc = mx5_fail(dev, -ENOMEM, "CREATE_SRQ: out of memory");
 		goto err;
 	}
-	size_t inlen;
-	uint8_t *in = mx5_create_in(dev, PRM_CMD_OP_CREATE_SRQ, PRM_SIZE(create_srq_in), &s->q, &inlen);
-	uint8_t o[PRM_SIZE(create_srq_out)];
-	if (!in) {
-		rc = -ENOMEM;
-		goto err;
-	}
-	uint8_t *c = PRM_ADDR(create_srq_in, in, srq_context_entry);
-	PRM_SET(srqc, c, log_srq_size, log);
-	/* log_rq_stride counts 16-byte units above 16 (Linux: wqe_shift - 4) */
-	PRM_SET(srqc, c, log_rq_stride, plat_ilog2_ceil(stride) - 4);
-	PRM_SET(srqc, c, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT);
-	PRM_SET(srqc, c, pd, pd->pdn);
-	if (cq)
-		PRM_SET(srqc, c, cqn, cq->cqn);
-	PRM_SET(srqc, c, lwm, attr->srq_limit);
-	PRM_SET(srqc, c, dbr_addr, s->q.dbrec_iova);
-	rc = mx5_create_exec(dev, &s->q, in, PRM_ADDR(create_srq_in, in, pas), inlen, o, sizeof(o));
+	const struct mx5_ctx_field srqc[] = {
+		MX5_CTX(srqc, log_srq_size, log),
+		/* log_rq_stride counts 16-byte units above 16 (Linux: wqe_shift - 4) */
+		MX5_CTX(srqc, log_rq_stride, plat_ilog2_ceil(stride) - 4),
+		MX5_CTX(srqc, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT),
+		MX5_CTX(srqc, pd, pd->pdn),
+		MX5_CTX(srqc, cqn, cq ? cq->cqn : 0),   /* left 0 when none is given */
+		MX5_CTX(srqc, lwm, attr->srq_limit),
+		MX5_CTX(srqc, dbr_addr, s->q.dbrec_iova),
+	};
+	rc = mx5_create_queue(dev, &mx5_create_srq_cmd, &s->q, srqc, MX5_NFIELDS(srqc), &s->srqn);
 	if (rc)
 		goto err;
-	s->srqn = (uint32_t)PRM_GET(create_srq_out, o, srqn);
 	s->attr.max_wr = cnt - 1;
 	s->attr.max_sge = s->ring.max_sge;
 	s->attr.srq_limit = attr->srq_limit;
@@ -100,36 +101,6 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 err:
 	mx5_srq_free(s);
 	return rc;
-}
-
-/* DESTROY_SRQ, then the memory; forced (mx5_objects_destroy_all): the memory goes
- * even when the device refuses. */
-static int mx5_srq_teardown(struct mx5_srq *s, bool forced)
-{
-	int rc = mx5_destroy_cmd(s->dev, PRM_CMD_OP_DESTROY_SRQ, s->srqn);
-	if (rc && !forced)
-		return rc;
-	s->pd->refs--;
-	if (s->cq)
-		s->cq->refs--;
-	mx5_list_del(&s->link);
-	mx5_srq_free(s);
-	return 0;
-}
-
-int mx5_srq_destroy(struct mx5_srq *s)
-{
-	if (!s)
-		return -EINVAL;
-	if (s->refs)
-		return mx5_fail(s->dev, -EBUSY, "DESTROY_SRQ: SRQ 0x%x still used by %u QPs", s->srqn,
-				s->refs);
-	return mx5_srq_teardown(s, false);
-}
-
-void mx5_srq_destroy_forced(struct mx5_srq *s)
-{
-	mx5_srq_teardown(s, true);
 }
 
 /* ARM_RQ: raise SRQ_LIMIT when fewer than `limit` WQEs remain. */

@@ -372,3 +372,63 @@ Test(mlx5_objects, close_destroys_what_the_caller_left)
 		cr_assert_eq(ctr.objects_live[t], 0, "%s left", emu_obj_type_name(t));
 	cr_assert_eq(ctr.pages_held, 0);
 }
+
+/* A PD, a CQ, an SRQ on them and an RC QP that receives through the SRQ. */
+struct srq_user {
+	struct mx5_pd *pd;
+	struct mx5_cq *cq;
+	struct mx5_srq *srq;
+	struct mx5_qp *qp;
+};
+
+static void make_srq_user(struct srq_user *u)
+{
+	struct mx5_cq_attr ca = { .cqe = 16 };
+	struct mx5_srq_attr sa = { .max_wr = 4, .max_sge = 1 };
+	cr_assert_eq(mx5_pd_alloc(dev, &u->pd), 0);
+	cr_assert_eq(mx5_cq_create(dev, &ca, &u->cq), 0, "%s", mx5_device_error(dev));
+	cr_assert_eq(mx5_srq_create(u->pd, u->cq, &sa, &u->srq), 0, "%s", mx5_device_error(dev));
+	struct mx5_qp_init_attr qa = { .type = MX5_QPT_RC, .send_cq = u->cq, .recv_cq = u->cq,
+				       .srq = u->srq, .cap = { .max_send_wr = 1, .max_send_sge = 1 } };
+	cr_assert_eq(mx5_qp_create(u->pd, &qa, &u->qp), 0, "%s", mx5_device_error(dev));
+}
+
+/* A destroy refused with EBUSY and the message fmt gives for the object's number; the
+ * device still holds the object. */
+__attribute__((format(printf, 3, 0)))
+static void assert_refused_busy(int rc, enum emu_obj_type t, const char *fmt, unsigned num)
+{
+	char want[96];
+	snprintf(want, sizeof(want), fmt, num);
+	cr_assert_eq(rc, -EBUSY);
+	cr_assert_str_eq(mx5_device_error(dev), want);
+	cr_assert_eq(live(t), 1, "the device keeps the %s", emu_obj_type_name(t));
+}
+
+Test(mlx5_objects, cq_still_used_by_queues_is_refused_naming_its_users)
+{
+	struct srq_user u;
+	make_srq_user(&u);
+	/* the QP (its send and receive CQ, counted once) and the SRQ */
+	assert_refused_busy(mx5_cq_destroy(u.cq), EMU_OBJ_CQ, "DESTROY_CQ: CQ 0x%x still used by 2 queues",
+			    mx5_cq_num(u.cq));
+}
+
+Test(mlx5_objects, srq_still_used_by_a_qp_is_refused_naming_its_users)
+{
+	struct srq_user u;
+	make_srq_user(&u);
+	assert_refused_busy(mx5_srq_destroy(u.srq), EMU_OBJ_SRQ, "DESTROY_SRQ: SRQ 0x%x still used by 1 QPs",
+			    mx5_srq_num(u.srq));
+}
+
+Test(mlx5_objects, close_destroys_queues_still_in_use)
+{
+	struct srq_user u;
+	make_srq_user(&u);
+	cr_assert_eq(mx5_device_shutdown(dev), 0, "%s", mx5_device_error(dev));
+	emu_counters(emu, &ctr);
+	for (int t = 0; t < EMU_OBJ_NTYPES; t++)
+		cr_assert_eq(ctr.objects_live[t], 0, "%s left", emu_obj_type_name(t));
+	cr_assert_eq(ctr.pages_held, 0);
+}

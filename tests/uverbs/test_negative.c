@@ -236,6 +236,20 @@ Test(negative, objects_in_use_are_busy)
 	cr_assert_eq(ibv_destroy_comp_channel(ch), 0);
 }
 
+Test(negative, srq_in_use_is_busy)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	cr_assert_not_null(srq, "%s", strerror(errno));
+	struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 1, .max_send_sge = 1 } };
+	struct ibv_qp *qp = ibv_create_qp(pd, &qa);
+	cr_assert_not_null(qp, "%s", strerror(errno));
+	cr_assert_eq(ibv_destroy_srq(srq), EBUSY);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_srq(srq), 0);
+}
+
 /* ---- unsupported features: EOPNOTSUPP ---- */
 
 Test(negative, odp_iova_and_dmabuf_registration_are_eopnotsupp)

@@ -232,12 +232,13 @@ void up_ep_destroy(struct up_ep *ep)
 	for (unsigned q = 0; q < UP_MAX_QPS; q++)
 		if (ep->cq[q])
 			ibv_destroy_cq(ep->cq[q]);
-	if (ep->mr)
-		ibv_dereg_mr(ep->mr);
+	/* The buffer goes once no MR maps it: while the registration holds, the device may
+	 * still write there (ibv_dereg_mr(3)); a failed deregistration leaks it instead. */
+	if (!ep->mr || !ibv_dereg_mr(ep->mr))
+		free(ep->buf);
 	if (ep->pd)
 		ibv_dealloc_pd(ep->pd);
 	if (ep->ctx)
 		ibv_close_device(ep->ctx);
-	free(ep->buf);
 	memset(ep, 0, sizeof(*ep));
 }
