@@ -34,6 +34,7 @@
 #include "hw/mlx5/mx5.h"
 #include "hw/mlx5/sq.h"
 #include "hw/mlx5/cq.h"
+#include "hw/platform/list.h"
 
 /* The exported libibverbs API; everything else in libuverbs.so stays hidden
  * (-fvisibility=hidden and the version script uverbs.map). */
@@ -271,7 +272,7 @@ static inline struct uv_dev *uv_dev_lock(struct ibv_context *c)
  * may name obj any more, and the mutex and condition variable libibverbs gives every
  * object (verbs.h) go with it. */
 void uv_obj_retire(struct uv_context *ctx, const void *obj, pthread_mutex_t *mutex, pthread_cond_t *cond);
-#define uv_from(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define uv_from(ptr, type, member) plat_container_of(ptr, type, member)
 
 /* device.c */
 struct uv_dev *uv_devices(unsigned *n);

@@ -91,7 +91,7 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 		goto err;
 	cq->cqn = (uint32_t)PRM_GET(create_cq_out, o, cqn);
 	cq->ring.cqn = cq->cqn & 0xffffff;
-	mx5_list_add(&dev->cqs, &cq->link);
+	plat_list_add(&dev->cqs, &cq->link);
 	mx5_cq_index_add(dev, cq);
 	*out = cq;
 	return 0;
@@ -108,7 +108,7 @@ static int mx5_cq_teardown(struct mx5_cq *cq, bool forced)
 	if (rc && !forced)
 		return rc;
 	mx5_cq_index_del(cq->dev, cq);
-	mx5_list_del(&cq->link);
+	plat_list_del(&cq->link);
 	mx5_cq_free(cq);
 	return 0;
 }

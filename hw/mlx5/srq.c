@@ -94,7 +94,7 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 	pd->refs++;
 	if (cq)
 		cq->refs++;
-	mx5_list_add(&dev->srqs, &s->link);
+	plat_list_add(&dev->srqs, &s->link);
 	*out = s;
 	return 0;
 err:
@@ -112,7 +112,7 @@ static int mx5_srq_teardown(struct mx5_srq *s, bool forced)
 	s->pd->refs--;
 	if (s->cq)
 		s->cq->refs--;
-	mx5_list_del(&s->link);
+	plat_list_del(&s->link);
 	mx5_srq_free(s);
 	return 0;
 }
