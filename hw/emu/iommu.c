@@ -66,6 +66,7 @@ struct emu_iommu {
 	uint64_t next_id;
 	bool plain_copy;    /* the system refused the fault-safe copies: memcpy (warned once) */
 	bool syscall_copy;  /* copy=syscall: hw/platform/vm.h instead of guarded_copy.h */
+	bool remote;        /* another process's memory was mapped (plat_peer_copy, a system call) */
 };
 
 int emu_iommu_create(struct emu_dev *d)
@@ -171,6 +172,8 @@ static int map_pid(struct emu_dev *d, pid_t pid, void *va, size_t len, unsigned 
 	}
 	id = m->next_id++;
 	first_new = m->n;
+	if (pid)
+		m->remote = true;
 	if (contiguous) {
 		uint64_t base = round_up(m->next_iova, EMU_IOVA_ALIGN);
 
@@ -241,6 +244,13 @@ static struct emu_map_ent *find(struct emu_iommu *m, uint64_t iova)
 			return e;
 	}
 	return NULL;
+}
+
+bool emu_iommu_reads_syscall(struct emu_dev *d)
+{
+	const struct emu_iommu *m = d->iommu;
+
+	return m && !m->plain_copy && (m->syscall_copy || m->remote);
 }
 
 int emu_iova_mapped(struct emu_dev *d, uint64_t iova, size_t len)
