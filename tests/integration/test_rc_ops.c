@@ -259,30 +259,42 @@ Test(rc_ops, zero_length_write_and_read_with_rkey_0_succeed)
 	run_write(IBV_WR_RDMA_WRITE, 100, 99);
 }
 
-/* One signalled WRITE of len bytes (len / 1024 packets at MTU 1024) from A to B on NICs
- * opened with uri: the payload arrives, and A's DMA reads and read-ahead windows for it. */
+/* A's counters around one WRITE. */
+struct write_ctrs {
+	struct emu_counters c0, c1;
+	struct emu_tp_counters t0, t1;
+};
+
+/* One signalled WRITE of len bytes from abuf to bbuf, completing with st. */
+static void write_counted(uint32_t len, enum ibv_wc_status st, struct write_ctrs *k)
+{
+	struct ibv_wc wc;
+
+	emu_counters(A.emu, &k->c0);
+	emu_tp_counters(A.emu, &k->t0);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, len, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, st, 10000);
+	emu_counters(A.emu, &k->c1);
+	emu_tp_counters(A.emu, &k->t1);
+}
+
+/* A WRITE of len bytes (len / 1024 packets at MTU 1024) from A to B on NICs opened with
+ * uri: the payload arrives, and A's DMA reads and read-ahead windows for it. */
 struct write_reads {
 	uint64_t dma_reads, dma_read_bytes, windows;
 };
 
 static struct write_reads multi_packet_write(const char *uri, uint32_t len, uint32_t seed)
 {
-	struct emu_counters before, after;
-	struct emu_tp_counters t0, t1;
-	struct ibv_wc wc;
+	struct write_ctrs k;
 
 	setup_uri(3, uri);
 	tp_fill(abuf, len, seed);
-	emu_counters(A.emu, &before);
-	emu_tp_counters(A.emu, &t0);
-	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, len, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
-			     IBV_SEND_SIGNALED), 0);
-	tp_expect(&A, &wc, IBV_WC_SUCCESS, 10000);
-	emu_counters(A.emu, &after);
-	emu_tp_counters(A.emu, &t1);
+	write_counted(len, IBV_WC_SUCCESS, &k);
 	cr_assert_eq(memcmp(abuf, bbuf, len), 0);
-	return (struct write_reads){ after.dma_reads - before.dma_reads, after.dma_read_bytes - before.dma_read_bytes,
-				     t1.payload_read_aheads - t0.payload_read_aheads };
+	return (struct write_reads){ k.c1.dma_reads - k.c0.dma_reads, k.c1.dma_read_bytes - k.c0.dma_read_bytes,
+				     k.t1.payload_read_aheads - k.t0.payload_read_aheads };
 }
 
 /* With copy=syscall a request of several packets is read ahead (sq_engine.c, gather;
@@ -339,27 +351,19 @@ Test(rc_ops, read_ahead_bytes_never_serve_a_later_wqe)
  * outcome whether the requester reads windows (copy=syscall) or packet by packet. */
 static void write_meets_a_gone_page(const char *uri)
 {
-	struct emu_counters before, after;
-	struct emu_tp_counters t0, t1;
-	struct ibv_wc wc;
+	struct write_ctrs k;
 	uint32_t len = 256u << 10, gone = 160u << 10;   /* inside the third 64 KiB window */
 
 	setup_uri(3, uri);
 	tp_fill(abuf, len, 94);
 	memset(bbuf, 0xee, len);
 	cr_assert_eq(mprotect(abuf + gone, 4096, PROT_NONE), 0);
-	emu_counters(A.emu, &before);
-	emu_tp_counters(A.emu, &t0);
-	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, len, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
-			     IBV_SEND_SIGNALED), 0);
-	tp_expect(&A, &wc, IBV_WC_LOC_PROT_ERR, 10000);
-	emu_counters(A.emu, &after);
-	emu_tp_counters(A.emu, &t1);
-	cr_assert_geq(after.dma_host_faults - before.dma_host_faults, 1);
-	uint64_t sent = t1.tx_by_opcode[EMU_ROCE_RC_WRITE_FIRST] - t0.tx_by_opcode[EMU_ROCE_RC_WRITE_FIRST] +
-			t1.tx_by_opcode[EMU_ROCE_RC_WRITE_MIDDLE] - t0.tx_by_opcode[EMU_ROCE_RC_WRITE_MIDDLE];
+	write_counted(len, IBV_WC_LOC_PROT_ERR, &k);
+	cr_assert_geq(k.c1.dma_host_faults - k.c0.dma_host_faults, 1);
+	uint64_t sent = k.t1.tx_by_opcode[EMU_ROCE_RC_WRITE_FIRST] - k.t0.tx_by_opcode[EMU_ROCE_RC_WRITE_FIRST] +
+			k.t1.tx_by_opcode[EMU_ROCE_RC_WRITE_MIDDLE] - k.t0.tx_by_opcode[EMU_ROCE_RC_WRITE_MIDDLE];
 	cr_assert_geq(sent, gone / 1024, "%llu packets sent before the gone page's", (unsigned long long)sent);
-	cr_assert_eq(t1.tx_by_opcode[EMU_ROCE_RC_WRITE_LAST] - t0.tx_by_opcode[EMU_ROCE_RC_WRITE_LAST], 0);
+	cr_assert_eq(k.t1.tx_by_opcode[EMU_ROCE_RC_WRITE_LAST] - k.t0.tx_by_opcode[EMU_ROCE_RC_WRITE_LAST], 0);
 	/* the last of them may still be on their way to B */
 	uint64_t end = tp_now_ms() + 2000;
 	while (memcmp(bbuf, abuf, gone) && tp_now_ms() < end)

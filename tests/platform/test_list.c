@@ -22,6 +22,16 @@ static int ids(struct plat_list *head, int *out, int max)
 	return n;
 }
 
+/* head with r[2], r[1], r[0] on it: each added in front. */
+static void three(struct plat_list *head, struct rec *r)
+{
+	plat_list_init(head);
+	for (int i = 0; i < 3; i++) {
+		r[i].id = i + 1;
+		plat_list_add(head, &r[i].link);
+	}
+}
+
 Test(list, a_new_head_is_empty_and_for_each_visits_nothing)
 {
 	struct plat_list head;
@@ -35,12 +45,10 @@ Test(list, a_new_head_is_empty_and_for_each_visits_nothing)
 Test(list, add_puts_the_node_first_and_for_each_walks_first_to_last)
 {
 	struct plat_list head;
-	struct rec r[3] = { { .id = 1 }, { .id = 2 }, { .id = 3 } };
+	struct rec r[3];
 	int got[4];
 
-	plat_list_init(&head);
-	for (int i = 0; i < 3; i++)
-		plat_list_add(&head, &r[i].link);
+	three(&head, r);
 	cr_assert_not(plat_list_empty(&head));
 	cr_assert_eq(ids(&head, got, 4), 3);
 	cr_assert(got[0] == 3 && got[1] == 2 && got[2] == 1, "order %d %d %d", got[0], got[1], got[2]);
@@ -50,12 +58,10 @@ Test(list, add_puts_the_node_first_and_for_each_walks_first_to_last)
 Test(list, del_unlinks_the_node_and_relinks_it_to_itself)
 {
 	struct plat_list head;
-	struct rec r[3] = { { .id = 1 }, { .id = 2 }, { .id = 3 } };
+	struct rec r[3];
 	int got[4];
 
-	plat_list_init(&head);
-	for (int i = 0; i < 3; i++)
-		plat_list_add(&head, &r[i].link);
+	three(&head, r);
 	plat_list_del(&r[1].link);
 	cr_assert_eq(r[1].link.next, &r[1].link);
 	cr_assert_eq(r[1].link.prev, &r[1].link);
