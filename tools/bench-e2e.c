@@ -4,7 +4,11 @@
  * Prints figures; asserts nothing (timing on a shared machine is not a test).
  *
  *   uv_bench_e2e [--iters N] [--bw-iters N] [--mtu 1024|4096] [--warmup N] [--yield]
- *                [--csv FILE]
+ *                [--copy guarded|syscall] [--csv FILE]
+ *
+ * --copy syscall opens both NICs as "emu:copy=syscall" (hw/emu/README.md): the device
+ * copies registered memory with process_vm_readv/writev instead of the default guarded
+ * memcpy, so one build measures both.
  *
  * --csv writes the raw samples of the gate's latency pairs -- RDMA WRITE ping-pong and
  * the UDP ping-pong it is held against, half round trips, both sizes -- as a uvperf
@@ -875,7 +879,7 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 int main(int argc, char **argv)
 {
 	unsigned iters = 5000, warm = 200, bw_iters = 2000, mtu_bytes = 4096;
-	const char *csv_path = NULL;
+	const char *csv_path = NULL, *uri = "emu:";
 	uint8_t mtu;
 	int sv[2], c, status = 0;
 	pid_t pid;
@@ -890,6 +894,7 @@ int main(int argc, char **argv)
 					      { "mtu", required_argument, 0, 'm' },
 					      { "yield", no_argument, 0, 'y' },
 					      { "csv", required_argument, 0, 'c' },
+					      { "copy", required_argument, 0, 'k' },
 					      { "help", no_argument, 0, 'h' },
 					      { 0, 0, 0, 0 } };
 	/* The numbers, by option letter: decimal or 0x hex, min..max (tools/common/parse.h). */
@@ -897,7 +902,7 @@ int main(int argc, char **argv)
 		{ 'n', "--iters", &iters, 100, 100000000 }, { 'b', "--bw-iters", &bw_iters, 1, 100000000 },
 		{ 'w', "--warmup", &warm, 0, 100000000 },   { 'm', "--mtu", &mtu_bytes, 256, 4096 },
 	};
-	while ((c = getopt_long(argc, argv, "n:b:w:m:yc:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:b:w:m:yc:k:h", opts, NULL)) != -1) {
 		size_t k = 0;
 
 		while (k < sizeof(nums) / sizeof(nums[0]) && nums[k].c != c)
@@ -909,9 +914,15 @@ int main(int argc, char **argv)
 			spin_yield = 1;
 		} else if (c == 'c') {
 			csv_path = optarg;
+		} else if (c == 'k' && !strcmp(optarg, "guarded")) {
+			uri = "emu:";
+		} else if (c == 'k' && !strcmp(optarg, "syscall")) {
+			uri = "emu:copy=syscall";
+		} else if (c == 'k') {
+			bn_die("--copy: '%s' is not guarded or syscall", optarg);
 		} else {
 			return bn_usage(c, "uv_bench_e2e [--iters N] [--bw-iters N] [--warmup N] [--mtu 256..4096] "
-					   "[--yield] [--csv FILE]");
+					   "[--yield] [--copy guarded|syscall] [--csv FILE]");
 		}
 	}
 	bn_no_operands(argc, argv);
@@ -925,9 +936,9 @@ int main(int argc, char **argv)
 		if (!csv_out)
 			bn_die("--csv %s: %s", csv_path, strerror(errno));
 		fprintf(csv_out, "# uv_bench_e2e latency samples: RDMA WRITE ping-pong and the UDP ping-pong it is held "
-				 "against, same run\n# device: emulated ConnectX (emu:)\n# mtu: %u\n# samples: %u per test\n"
+				 "against, same run\n# device: emulated ConnectX (%s)\n# mtu: %u\n# samples: %u per test\n"
 				 "# processes: 2\n# warmup: %u\n# total_ns: half the round trip, as ib_write_lat reports it\n"
-				 "op,size,iter,total_ns\n", mtu_bytes, iters, warm);
+				 "op,size,iter,total_ns\n", uri, mtu_bytes, iters, warm);
 	}
 	if (plat_socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
 		bn_die("socketpair: %s", strerror(errno));
@@ -942,7 +953,7 @@ int main(int argc, char **argv)
 	close(pid == 0 ? sv[0] : sv[1]);
 	if (pid == 0)
 		bn_prog = "uv_bench_e2e (passive side)";   /* exits when the side channel closes */
-	bn_nic_open(&s.nic, "emu:", 1024);
+	bn_nic_open(&s.nic, uri, 1024);
 	for (unsigned q = 0; q < BW_QPS; q++)
 		bn_qp_create(&s.qps[q], &s.nic, 64);
 	s.mem = bn_alloc(REGION);

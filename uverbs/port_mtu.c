@@ -7,11 +7,12 @@
  * every RC QP is limited to a 1024-byte path MTU unless the user says otherwise here:
  * UVERBS_PORT_MTU=9000 gives active_mtu 4096, as jumbo frames do on Linux.  The value
  * is the netdev MTU in bytes (what `ip link` takes), for every device the process
- * opens; a device the process does not own (uvd:) keeps its daemon's. */
+ * opens; a device the process does not own keeps its daemon's: one hw/mlx5 attached to
+ * (mx5_attach, because its shim runs commands in a device daemon, tools/uvd) rather
+ * than brought up, whatever its URI says (mx5_device_is_remote). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "uverbs/uv.h"
 
@@ -27,7 +28,7 @@ int uv_port_mtu_apply(struct uv_dev *d, char *why, size_t why_len)
 		snprintf(why, why_len, "UVERBS_PORT_MTU=%s: expected the port's MTU in bytes, such as 9000", s);
 		return -EINVAL;
 	}
-	if (!strncmp(d->uri, "uvd:", 4)) {
+	if (mx5_device_is_remote(d->mx5)) {
 		uv_log(UV_LOG_WARN, "%s: UVERBS_PORT_MTU=%s ignored: the daemon behind %s owns the port",
 		       d->ibdev.name, s, d->uri);
 		return 0;

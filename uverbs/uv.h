@@ -34,6 +34,7 @@
 #include "hw/mlx5/mx5.h"
 #include "hw/mlx5/sq.h"
 #include "hw/mlx5/cq.h"
+#include "hw/platform/list.h"
 
 /* The exported libibverbs API; everything else in libuverbs.so stays hidden
  * (-fvisibility=hidden and the version script uverbs.map). */
@@ -291,7 +292,7 @@ struct uv_handle {
  * variable go.  0, or an errno with the device's message logged; after 0 the caller
  * frees the queue's memory (device.c). */
 int uv_queue_destroy(struct uv_queue q, struct uv_handle h);
-#define uv_from(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define uv_from(ptr, type, member) plat_container_of(ptr, type, member)
 
 /* device.c */
 struct uv_dev *uv_devices(unsigned *n);

@@ -393,8 +393,8 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 		}
 	if (d->cfg.fatal_synd)
 		emu_fault_fatal(d, d->cfg.fatal_synd);
-	emu_log(d, EMU_LOG_INFO, "ConnectX-5 Ex emulated, host pages %zu, iova %s", d->cfg.host_page_size,
-		d->cfg.iova_mode == EMU_IOVA_SCATTER ? "scatter" : "offset");
+	emu_log(d, EMU_LOG_INFO, "ConnectX-5 Ex emulated, host pages %zu, iova %s, copy %s", d->cfg.host_page_size,
+		d->cfg.iova_mode == EMU_IOVA_SCATTER ? "scatter" : "offset", d->cfg.copy_syscall ? "syscall" : "guarded");
 	*out = d;
 	return 0;
 fail:

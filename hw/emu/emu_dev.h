@@ -222,6 +222,11 @@ uint32_t emu_uar_index_of(const struct emu_dev *d, uint32_t obj_id);
  * DMA stops where it faults. */
 int emu_dma_read(struct emu_dev *d, uint64_t iova, void *buf, size_t len);
 int emu_dma_write(struct emu_dev *d, uint64_t iova, const void *buf, size_t len);
+/* True when reading application memory costs a system call: copy=syscall (or the
+ * guarded copy was refused at open), or another process's memory was mapped
+ * (emu_iommu_map_remote: a device daemon's clients).  Only then is it worth reading a
+ * multi-packet payload ahead in one copy (emu_payload_read).  Call under d->lock. */
+bool emu_iommu_reads_syscall(struct emu_dev *d);
 /* 1 if [iova, iova+len) is entirely mapped (no access, no counter). */
 int emu_iova_mapped(struct emu_dev *d, uint64_t iova, size_t len);
 

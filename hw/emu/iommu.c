@@ -24,7 +24,7 @@
  *   guarded  (default) hw/platform/guarded_copy.h: a memcpy whose SIGSEGV/SIGBUS inside
  *            the application's range jumps back out as -EFAULT; every other fault goes
  *            on to the application's handler or the default action.  No system call.
- *   syscall  (option copy=syscall, or UVERBS_EMU_COPY=syscall) hw/platform/vm.h: Linux
+ *   syscall  (option copy=syscall) hw/platform/vm.h: Linux
  *            process_vm_readv/process_vm_writev on our own pid, macOS
  *            vm_read_overwrite/vm_write, one system call (about 3 us) per access, and
  *            no signal handler.
@@ -66,16 +66,8 @@ struct emu_iommu {
 	uint64_t next_id;
 	bool plain_copy;    /* the system refused the fault-safe copies: memcpy (warned once) */
 	bool syscall_copy;  /* copy=syscall: hw/platform/vm.h instead of guarded_copy.h */
+	bool remote;        /* another process's memory was mapped (plat_peer_copy, a system call) */
 };
-
-/* copy=syscall in the device's options, or UVERBS_EMU_COPY=syscall in the environment
- * (so that a tool opening "emu:" can be measured both ways from one build). */
-static bool want_syscall_copy(const struct emu_dev *d)
-{
-	const char *env = getenv("UVERBS_EMU_COPY");
-
-	return d->cfg.copy_syscall || (env && !strcmp(env, "syscall"));
-}
 
 int emu_iommu_create(struct emu_dev *d)
 {
@@ -85,7 +77,7 @@ int emu_iommu_create(struct emu_dev *d)
 		return -ENOMEM;
 	m->next_iova = EMU_IOVA_BASE;
 	m->next_id = 1;
-	m->syscall_copy = want_syscall_copy(d);
+	m->syscall_copy = d->cfg.copy_syscall != 0;
 	if (!m->syscall_copy && plat_guarded_copy_claim() < 0) {
 		emu_log(d, EMU_LOG_WARN, "cannot install the SIGSEGV/SIGBUS handler for guarded copies: "
 			"copying application memory with system calls");
@@ -180,6 +172,8 @@ static int map_pid(struct emu_dev *d, pid_t pid, void *va, size_t len, unsigned 
 	}
 	id = m->next_id++;
 	first_new = m->n;
+	if (pid)
+		m->remote = true;
 	if (contiguous) {
 		uint64_t base = round_up(m->next_iova, EMU_IOVA_ALIGN);
 
@@ -250,6 +244,13 @@ static struct emu_map_ent *find(struct emu_iommu *m, uint64_t iova)
 			return e;
 	}
 	return NULL;
+}
+
+bool emu_iommu_reads_syscall(struct emu_dev *d)
+{
+	const struct emu_iommu *m = d->iommu;
+
+	return m && !m->plain_copy && (m->syscall_copy || m->remote);
 }
 
 int emu_iova_mapped(struct emu_dev *d, uint64_t iova, size_t len)

@@ -137,18 +137,37 @@ static int payload_copy(struct emu_dev *d, const struct emu_payload_src *src, ui
 	return emu_rkey_access(d, src->pdn, src->rkey, EMU_MKEY_ACC_RR, src->va + off, dst, len, false);
 }
 
+/* The window's buffer, allocated once: at the transport's setup when the IOMMU copies
+ * with system calls from the start (emu_tp_stage_init), else the first time a remote
+ * mapping makes it worth having.  A failed allocation is not retried packet by packet. */
+static uint8_t *stage_buf(struct emu_tp *tp)
+{
+	if (!tp->stage.buf && !tp->stage.nomem) {
+		tp->stage.buf = malloc(EMU_TP_STAGE_BYTES);
+		tp->stage.nomem = !tp->stage.buf;
+	}
+	return tp->stage.buf;
+}
+
+void emu_tp_stage_init(struct emu_tp *tp)
+{
+	if (emu_iommu_reads_syscall(tp->d))
+		(void)stage_buf(tp);
+}
+
 int emu_payload_read(struct emu_tp *tp, uint64_t key, const struct emu_payload_src *src, uint64_t total, uint64_t off,
 		     void *dst, size_t len)
 {
-	if (total <= len)
+	/* The guarded copy costs no more for a packet than for a window: the window would
+	 * only copy every byte twice.  Only a system call a read is worth amortising. */
+	if (total <= len || !emu_iommu_reads_syscall(tp->d))
 		return payload_copy(tp->d, src, off, dst, len);
 	if (tp->stage.key != key || off < tp->stage.off || off + len > tp->stage.off + tp->stage.len) {
 		uint64_t want = total - off < EMU_TP_STAGE_BYTES ? total - off : EMU_TP_STAGE_BYTES;
+		uint8_t *buf = stage_buf(tp);
 
 		tp->stage.key = 0;
-		if (!tp->stage.buf)
-			tp->stage.buf = malloc(EMU_TP_STAGE_BYTES);
-		if (!tp->stage.buf || want < len || payload_copy(tp->d, src, off, tp->stage.buf, (size_t)want))
+		if (!buf || want < len || payload_copy(tp->d, src, off, buf, (size_t)want))
 			return payload_copy(tp->d, src, off, dst, len);
 		tp->stage.key = key;
 		tp->stage.off = off;

@@ -61,10 +61,12 @@ struct emu_tp_counters {
 	uint64_t tx_calls;                     /* sends: one per run of queued packets */
 	uint64_t rx_calls;                     /* receives that took at least one packet */
 	uint64_t payload_read_aheads;          /* multi-packet payload windows read in one DMA read
-	                                        * (requests, and READ responses) */
+	                                        * (requests, and READ responses; only when a read
+	                                        * costs a system call: emu_payload_read) */
 };
 
-/* A request's payload is read ahead this much at a time (one DMA read). */
+/* A request's payload is read ahead this much at a time (one DMA read) when reading
+ * application memory costs a system call (emu_payload_read). */
 #define EMU_TP_STAGE_BYTES (64u * 1024)
 
 /* Name of each device's thread (15 characters at most, the kernel's limit). */
@@ -240,7 +242,8 @@ struct emu_tp {
 	struct {
 		uint64_t key;                /* whose bytes these are; 0: empty */
 		uint64_t off, len;           /* message offset and length held */
-		uint8_t *buf;                /* EMU_TP_STAGE_BYTES, allocated on first use */
+		uint8_t *buf;                /* EMU_TP_STAGE_BYTES (mr_check.c, stage_buf) */
+		bool nomem;                  /* its allocation failed: read packet by packet */
 	} stage;
 };
 
@@ -371,15 +374,20 @@ struct emu_payload_src {
 	uint32_t rkey;
 	uint64_t va;
 };
-/* Bytes [off, off + len) of a payload of `total` bytes into dst.  One of several
- * packets is read ahead: up to EMU_TP_STAGE_BYTES in one DMA read (one fault-safe copy
- * on the emulated device instead of one a packet), kept under `key` (tp->stage_keys
- * hands them out), so no other message ever sees its bytes; later packets and resends
- * under the same key copy from there.  A window that cannot be read whole is dropped
+/* Bytes [off, off + len) of a payload of `total` bytes into dst.  When reading
+ * application memory costs a system call (emu_iommu_reads_syscall: copy=syscall, or a
+ * device daemon's clients' memory), one of several packets is read ahead: up to
+ * EMU_TP_STAGE_BYTES in one DMA read (one system call instead of one a packet), kept
+ * under `key` (tp->stage_keys hands them out), so no other message ever sees its bytes;
+ * later packets and resends under the same key copy from there.  Otherwise (the
+ * guarded copy) every packet reads its own bytes straight into dst.  A window that cannot be read whole is dropped
  * and the packet reads its own bytes, so a fault is reported for exactly the packet
  * that meets it.  Returns as emu_sgl_read / emu_rkey_access. */
 int emu_payload_read(struct emu_tp *tp, uint64_t key, const struct emu_payload_src *src, uint64_t total, uint64_t off,
 		     void *dst, size_t len);
+/* Allocate the read-ahead window at the transport's setup if the IOMMU already copies
+ * with system calls, so the data path never allocates it (a failure leaves it off). */
+void emu_tp_stage_init(struct emu_tp *tp);
 /* Check a remote window without touching it. */
 int emu_rkey_check(struct emu_dev *d, uint32_t pdn, uint32_t rkey, unsigned access, uint64_t va, uint64_t len);
 int emu_sgl_check(struct emu_dev *d, uint32_t pdn, const struct emu_tp_sge *s, unsigned n, unsigned access);

@@ -74,6 +74,7 @@ static int tp_init(struct emu_dev *d)
 		return -ENOMEM;
 	}
 	tp->flt.rng = 0x9e3779b97f4a7c15ull ^ d->ipv4;
+	emu_tp_stage_init(tp);
 	*slot = tp;
 	if (d->cfg.wire_faults[0]) {
 		struct emu_wire_faults wf = { 0 };

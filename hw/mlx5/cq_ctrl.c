@@ -25,7 +25,7 @@ static void mx5_cq_free(struct mx5_cq *cq)
 void mx5_cq_release(struct mx5_cq *cq)
 {
 	mx5_cq_index_del(cq->dev, cq);
-	mx5_list_del(&cq->link);
+	plat_list_del(&cq->link);
 	mx5_cq_free(cq);
 }
 
@@ -92,7 +92,7 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 	if (rc)
 		goto err;
 	cq->ring.cqn = cq->cqn & 0xffffff;
-	mx5_list_add(&dev->cqs, &cq->link);
+	plat_list_add(&dev->cqs, &cq->link);
 	mx5_cq_index_add(dev, cq);
 	*out = cq;
 	return 0;

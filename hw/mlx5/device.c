@@ -235,11 +235,11 @@ int mx5_device_open_attr(const char *uri, const struct mx5_open_attr *attr,
 	/* Linux health.c: poll every MLX5_HEALTH_POLL_INTERVAL (2 s), MAX_MISSES 3. */
 	dev->health_poll_ms = 2000;
 	dev->health_max_misses = 3;
-	mx5_list_init(&dev->pds);
-	mx5_list_init(&dev->mrs);
-	mx5_list_init(&dev->cqs);
-	mx5_list_init(&dev->qps);
-	mx5_list_init(&dev->srqs);
+	plat_list_init(&dev->pds);
+	plat_list_init(&dev->mrs);
+	plat_list_init(&dev->cqs);
+	plat_list_init(&dev->qps);
+	plat_list_init(&dev->srqs);
 
 	char serr[SHIM_ERR_LEN] = "";
 	int rc = shim_open(uri, &dev->shim, serr, sizeof(serr));

@@ -310,7 +310,7 @@ int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struc
 	mr->info.indirect = nparts > 1;
 	mr->info.nparts = nparts;
 	pd->refs++;
-	mx5_list_add(&dev->mrs, &mr->link);
+	plat_list_add(&dev->mrs, &mr->link);
 	*out = mr;
 	return 0;
 err:
@@ -332,7 +332,7 @@ static void mx5_mr_release(struct mx5_mr *mr)
 	if (mr->pinned)
 		shim_dma_unpin(dev->shim, &mr->pin);
 	mr->pd->refs--;
-	mx5_list_del(&mr->link);
+	plat_list_del(&mr->link);
 	free(mr->parts);
 	free(mr);
 }

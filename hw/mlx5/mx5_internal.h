@@ -14,6 +14,7 @@
 #include "firmware-cmd/prm.h"
 #include "hw/mlx5/mx5.h"
 #include "hw/platform/bits.h"
+#include "hw/platform/list.h"
 #include "hw/shim/mmio.h"
 #include "hw/shim/shim.h"
 
@@ -29,30 +30,6 @@
 #define MX5_MAX_COMP_EQS 64
 #define MX5_MAX_PORTS 2
 #define MX5_GID_MAX 256
-
-/* A doubly-linked list node; objects hang on their device so teardown finds them. */
-struct mx5_list {
-	struct mx5_list *prev, *next;
-};
-
-static inline void mx5_list_init(struct mx5_list *l) { l->prev = l->next = l; }
-static inline void mx5_list_add(struct mx5_list *head, struct mx5_list *n)
-{
-	n->next = head->next;
-	n->prev = head;
-	head->next->prev = n;
-	head->next = n;
-}
-static inline void mx5_list_del(struct mx5_list *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	n->prev = n->next = n;
-}
-static inline bool mx5_list_empty(const struct mx5_list *h) { return h->next == h; }
-
-#define mx5_container_of(ptr, type, member) \
-	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 /* One host allocation carved into firmware pages (host page >= 4 KiB). */
 struct mx5_page_chunk {
@@ -154,7 +131,7 @@ struct mx5_device {
 	 * events go through the shim (init.c mx5_attach) */
 	bool remote;
 
-	struct mx5_list pds, mrs, cqs, qps, srqs;
+	struct plat_list pds, mrs, cqs, qps, srqs;   /* objects, so teardown finds them */
 	struct {
 		struct mx5_cq **buckets;
 		uint32_t nbuckets, n;

@@ -11,7 +11,7 @@
 
 struct mx5_pd {
 	struct mx5_device *dev;
-	struct mx5_list link;
+	struct plat_list link;
 	uint32_t pdn;
 	uint32_t refs;          /* MKeys, QPs and SRQs on this PD */
 };
@@ -19,7 +19,7 @@ struct mx5_pd {
 struct mx5_mr {
 	struct mx5_device *dev;
 	struct mx5_pd *pd;
-	struct mx5_list link;
+	struct plat_list link;
 	struct shim_pin pin;
 	bool pinned;
 	uint32_t *parts;        /* direct MKey indexes (more than one: under an indirect one) */
@@ -39,7 +39,7 @@ struct mx5_qbuf {
 
 struct mx5_cq {
 	struct mx5_device *dev;
-	struct mx5_list link;
+	struct plat_list link;
 	struct mx5_cq *index_next;     /* chain in dev->cq_index (cq_index.c) */
 	struct mx5_eq *eq;
 	struct mx5_qbuf q;
@@ -57,7 +57,7 @@ struct mx5_srq {
 	struct mx5_device *dev;
 	struct mx5_pd *pd;
 	struct mx5_cq *cq;
-	struct mx5_list link;
+	struct plat_list link;
 	struct mx5_qbuf q;
 	struct mx5_srq_ring ring;      /* datapath state (sq.h) */
 	uint64_t *wrid;
@@ -70,7 +70,7 @@ struct mx5_srq {
 struct mx5_qp {
 	struct mx5_device *dev;
 	struct mx5_pd *pd;
-	struct mx5_list link;
+	struct plat_list link;
 	enum mx5_qp_type type;
 	enum mx5_qp_state state;
 	struct mx5_cq *scq, *rcq;

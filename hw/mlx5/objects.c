@@ -155,23 +155,23 @@ int mx5_srq_destroy(struct mx5_srq *srq)
 
 void mx5_objects_destroy_all(struct mx5_device *dev)
 {
-	while (!mx5_list_empty(&dev->qps))
+	while (!plat_list_empty(&dev->qps))
 		mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_QP,
-			.qp = mx5_container_of(dev->qps.next, struct mx5_qp, link) }, true);
-	while (!mx5_list_empty(&dev->srqs))
+			.qp = plat_container_of(dev->qps.next, struct mx5_qp, link) }, true);
+	while (!plat_list_empty(&dev->srqs))
 		mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_SRQ,
-			.srq = mx5_container_of(dev->srqs.next, struct mx5_srq, link) }, true);
-	while (!mx5_list_empty(&dev->cqs))
+			.srq = plat_container_of(dev->srqs.next, struct mx5_srq, link) }, true);
+	while (!plat_list_empty(&dev->cqs))
 		mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_CQ,
-			.cq = mx5_container_of(dev->cqs.next, struct mx5_cq, link) }, true);
-	while (!mx5_list_empty(&dev->mrs))
-		mx5_mr_destroy_forced(mx5_container_of(dev->mrs.next, struct mx5_mr, link));
-	while (!mx5_list_empty(&dev->pds)) {
-		struct mx5_pd *pd = mx5_container_of(dev->pds.next, struct mx5_pd, link);
+			.cq = plat_container_of(dev->cqs.next, struct mx5_cq, link) }, true);
+	while (!plat_list_empty(&dev->mrs))
+		mx5_mr_destroy_forced(plat_container_of(dev->mrs.next, struct mx5_mr, link));
+	while (!plat_list_empty(&dev->pds)) {
+		struct mx5_pd *pd = plat_container_of(dev->pds.next, struct mx5_pd, link);
 		pd->refs = 0;
 		if (mx5_pd_free(pd)) {
 			/* the device refused: forget it anyway, the HCA teardown frees it */
-			mx5_list_del(&pd->link);
+			plat_list_del(&pd->link);
 			free(pd);
 		}
 	}
@@ -179,19 +179,21 @@ void mx5_objects_destroy_all(struct mx5_device *dev)
 
 void mx5_objects_flush(struct mx5_device *dev)
 {
-	for (struct mx5_list *l = dev->qps.next; l != &dev->qps; l = l->next) {
-		struct mx5_qp *qp = mx5_container_of(l, struct mx5_qp, link);
+	struct plat_list *l;
+
+	plat_list_for_each(l, &dev->qps) {
+		struct mx5_qp *qp = plat_container_of(l, struct mx5_qp, link);
 		qp->flushed = true;
 		qp->state = MX5_QPS_ERR;
 	}
-	for (struct mx5_list *l = dev->srqs.next; l != &dev->srqs; l = l->next)
-		mx5_container_of(l, struct mx5_srq, link)->flushed = true;
+	plat_list_for_each(l, &dev->srqs)
+		plat_container_of(l, struct mx5_srq, link)->flushed = true;
 	/* Polling each CQ now returns the CQEs already written, then a WR_FLUSH_ERR
 	 * completion for every outstanding WQE (poll.h mx5_cq_flush_one).  The device will
 	 * raise no completion event again, so wake whoever waits on one (Linux mlx5_ib does
 	 * the same on an internal error), and let them poll the flush. */
-	for (struct mx5_list *l = dev->cqs.next; l != &dev->cqs; l = l->next) {
-		struct mx5_cq *cq = mx5_container_of(l, struct mx5_cq, link);
+	plat_list_for_each(l, &dev->cqs) {
+		struct mx5_cq *cq = plat_container_of(l, struct mx5_cq, link);
 		cq->flushed = true;
 		mx5_cq_ring_start_flush(&cq->ring);
 		if (cq->comp_fn)

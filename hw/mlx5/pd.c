@@ -22,7 +22,7 @@ int mx5_pd_alloc(struct mx5_device *dev, struct mx5_pd **out)
 	}
 	pd->dev = dev;
 	pd->pdn = (uint32_t)PRM_GET(alloc_pd_out, o, pd);
-	mx5_list_add(&dev->pds, &pd->link);
+	plat_list_add(&dev->pds, &pd->link);
 	*out = pd;
 	return 0;
 }
@@ -44,7 +44,7 @@ int mx5_pd_free(struct mx5_pd *pd)
 		if (rc && rc != -ENODEV)
 			return rc;
 	}
-	mx5_list_del(&pd->link);
+	plat_list_del(&pd->link);
 	free(pd);
 	return 0;
 }

@@ -240,7 +240,7 @@ void mx5_qp_release(struct mx5_qp *qp)
 		qp->rcq->refs--;
 	if (qp->srq)
 		qp->srq->refs--;
-	mx5_list_del(&qp->link);
+	plat_list_del(&qp->link);
 	mx5_qp_free(qp);
 }
 
@@ -353,7 +353,7 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	if (qp->srq)
 		qp->srq->refs++;
 	qp->attr.qp_state = MX5_QPS_RESET;
-	mx5_list_add(&dev->qps, &qp->link);
+	plat_list_add(&dev->qps, &qp->link);
 	*out = qp;
 	return 0;
 err:
@@ -818,8 +818,9 @@ void mx5_qp_async_event(struct mx5_device *dev, uint32_t qpn, enum mx5_event_typ
 	if (type != MX5_EVENT_QP_FATAL && type != MX5_EVENT_QP_REQ_ERROR &&
 	    type != MX5_EVENT_QP_ACCESS_ERROR)
 		return;
-	for (struct mx5_list *l = dev->qps.next; l != &dev->qps; l = l->next) {
-		struct mx5_qp *qp = mx5_container_of(l, struct mx5_qp, link);
+	struct plat_list *l;
+	plat_list_for_each(l, &dev->qps) {
+		struct mx5_qp *qp = plat_container_of(l, struct mx5_qp, link);
 		if (qp->qpn == qpn) {
 			qp->state = MX5_QPS_ERR;
 			return;

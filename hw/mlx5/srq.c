@@ -20,7 +20,7 @@ void mx5_srq_release(struct mx5_srq *s)
 	s->pd->refs--;
 	if (s->cq)
 		s->cq->refs--;
-	mx5_list_del(&s->link);
+	plat_list_del(&s->link);
 	mx5_srq_free(s);
 }
 
@@ -95,7 +95,7 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 	pd->refs++;
 	if (cq)
 		cq->refs++;
-	mx5_list_add(&dev->srqs, &s->link);
+	plat_list_add(&dev->srqs, &s->link);
 	*out = s;
 	return 0;
 err:

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "hw/platform/list.h"
 #include "hw/shim/shim.h"
 
 /* Format the device's last error (shim_dev.err), printf style. */
@@ -28,33 +29,5 @@ int shim_dev_new(struct shim_dev **out, size_t size, const struct shim_ops *ops,
  * release(dev, priv) runs, under lock unless that is NULL, and the handle is cleared. */
 void shim_handle_release(struct shim_dev *dev, pthread_mutex_t *lock, void *handle, size_t size, void *priv,
 			 void (*release)(struct shim_dev *dev, void *priv));
-
-/* A circular doubly linked list whose head is a link of its own, in the form of Linux's
- * include/linux/list.h (__list_add links a node between two neighbours).  A record
- * leaves the list only to be freed, so shim_list_del leaves its links as they were. */
-struct shim_link {
-	struct shim_link *prev, *next;
-};
-
-#define shim_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
-
-static inline void shim_list_init(struct shim_link *head) { head->prev = head->next = head; }
-static inline bool shim_list_empty(const struct shim_link *head) { return head->next == head; }
-
-static inline void shim_link_between(struct shim_link *n, struct shim_link *prev, struct shim_link *next)
-{
-	next->prev = n;
-	n->next = next;
-	n->prev = prev;
-	prev->next = n;
-}
-
-static inline void shim_list_add(struct shim_link *head, struct shim_link *n) { shim_link_between(n, head, head->next); }
-
-static inline void shim_list_del(struct shim_link *n)
-{
-	n->next->prev = n->prev;
-	n->prev->next = n->next;
-}
 
 #endif

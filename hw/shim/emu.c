@@ -18,7 +18,7 @@
 #include "hw/shim/backend.h"
 
 struct emu_dma_rec {
-	struct shim_link link;  /* in emu_shim.recs */
+	struct plat_list link;  /* in emu_shim.recs */
 	void *mem;              /* dma_alloc: memory we own; pin: NULL */
 	uint64_t map_id;
 	struct shim_iova_seg *segs;
@@ -74,7 +74,7 @@ struct emu_shim {
 	struct shim_dev base;
 	struct emu_dev *emu;
 	struct shim_mmio_hook hook;
-	struct shim_link recs;     /* live allocations and pins (emu_dma_rec) */
+	struct plat_list recs;     /* live allocations and pins (emu_dma_rec) */
 	pthread_mutex_t recs_lock; /* applications pin and allocate from many threads */
 };
 
@@ -105,14 +105,14 @@ static void hook_poll_assist(void *ctx)
 static void rec_link(struct emu_shim *s, struct emu_dma_rec *r)
 {
 	pthread_mutex_lock(&s->recs_lock);
-	shim_list_add(&s->recs, &r->link);
+	plat_list_add(&s->recs, &r->link);
 	pthread_mutex_unlock(&s->recs_lock);
 }
 
 static void rec_release(struct emu_shim *s, struct emu_dma_rec *r)
 {
 	pthread_mutex_lock(&s->recs_lock);
-	shim_list_del(&r->link);
+	plat_list_del(&r->link);
 	pthread_mutex_unlock(&s->recs_lock);
 	emu_iommu_unmap(s->emu, r->map_id);
 	if (r->locked)
@@ -128,8 +128,8 @@ static void emu_shim_close(struct shim_dev *dev)
 
 	if (!s)
 		return;
-	while (s->emu && !shim_list_empty(&s->recs))
-		rec_release(s, shim_container_of(s->recs.next, struct emu_dma_rec, link));
+	while (s->emu && !plat_list_empty(&s->recs))
+		rec_release(s, plat_container_of(s->recs.next, struct emu_dma_rec, link));
 	emu_destroy(s->emu);
 	pthread_mutex_destroy(&s->recs_lock);
 	free(s);
@@ -144,7 +144,7 @@ static int emu_shim_open(const char *args, struct shim_dev **out)
 	if (!s)
 		return -ENOMEM;
 	s->base.ops = &shim_emu_ops;
-	shim_list_init(&s->recs);
+	plat_list_init(&s->recs);
 	pthread_mutex_init(&s->recs_lock, NULL);
 	*out = &s->base;
 	memset(&cfg, 0, sizeof(cfg));

@@ -62,7 +62,7 @@
 extern const struct shim_ops shim_kext_ops;
 
 struct kext_rec {                 /* one DMA buffer or pin the kext holds for us */
-	struct shim_link link;        /* in kext_dev.recs */
+	struct plat_list link;        /* in kext_dev.recs */
 	uint64_t handle;
 	int is_dma;
 	uint32_t memory_type;         /* DMA: what IOConnectMapMemory64 mapped */
@@ -92,7 +92,7 @@ struct kext_dev {
 	unsigned nvec;
 	struct kext_vec *vec;
 	pthread_mutex_t lock;
-	struct shim_link recs;        /* every kext_rec */
+	struct plat_list recs;        /* every kext_rec */
 };
 
 #define kerr(k, ...) shim_errf(&(k)->dev, __VA_ARGS__)
@@ -408,7 +408,7 @@ static int kext_open(const char *args, struct shim_dev **out)
 	k = to_kext(d);
 	k->dev.page_size = (size_t)getpagesize();
 	pthread_mutex_init(&k->lock, NULL);
-	shim_list_init(&k->recs);
+	plat_list_init(&k->recs);
 	*out = &k->dev;
 
 	if (parse_index(args, &index) < 0) {
@@ -485,7 +485,7 @@ static void release_rec(struct kext_dev *k, struct kext_rec *r)
 {
 	struct uvshim_handle_req h = { .handle = r->handle };
 
-	shim_list_del(&r->link);
+	plat_list_del(&r->link);
 	if (r->is_dma) {
 		IOConnectUnmapMemory64(k->conn, r->memory_type, mach_task_self(), r->map_addr);
 		kcall(k, UVSHIM_SEL_DMA_FREE, "DMA_FREE", &h, sizeof(h), NULL, 0);
@@ -537,7 +537,7 @@ static int kext_dma_alloc(struct shim_dev *d, size_t len, size_t align, struct s
 		return rc;
 	}
 	*r = (struct kext_rec){ .handle = rep.handle, .is_dma = 1, .memory_type = rep.memory_type, .map_addr = addr };
-	shim_list_add(&k->recs, &r->link);
+	plat_list_add(&k->recs, &r->link);
 	pthread_mutex_unlock(&k->lock);
 	*out = (struct shim_dma){ .va = (void *)(uintptr_t)addr, .iova = rep.iova, .len = len, .priv = r };
 	return 0;
@@ -685,7 +685,7 @@ static int kext_pin_task(struct kext_dev *k, int32_t pid, void *va, size_t len, 
 		r->seg[0].len -= head;
 		r->seg[total - 1].len -= tail;
 	}
-	shim_list_add(&k->recs, &r->link);
+	plat_list_add(&k->recs, &r->link);
 	pthread_mutex_unlock(&k->lock);
 	free(rep);
 	/* readonly: pinned by the read-only retry, the driver must not let the device write there */
@@ -790,8 +790,8 @@ static void kext_close(struct shim_dev *d)
 		/* The kext also releases all of this when the connection closes; doing it
 		 * here keeps the order explicit and the kext's tables empty. */
 		pthread_mutex_lock(&k->lock);
-		while (!shim_list_empty(&k->recs))
-			release_rec(k, shim_container_of(k->recs.next, struct kext_rec, link));
+		while (!plat_list_empty(&k->recs))
+			release_rec(k, plat_container_of(k->recs.next, struct kext_rec, link));
 		pthread_mutex_unlock(&k->lock);
 		unmap_window(k, &k->wc_type, k->wc_addr);
 		unmap_window(k, &k->bar_type, k->bar_addr);

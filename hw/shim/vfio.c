@@ -46,7 +46,7 @@
 
 /* One IOMMU mapping this process made. */
 struct vfio_map {
-	struct shim_link link;       /* in vfio_dev.maps */
+	struct plat_list link;       /* in vfio_dev.maps */
 	uint64_t iova;               /* granule aligned */
 	uint64_t len;                /* granule multiple */
 	void *va;                    /* start of the mapped user range */
@@ -74,7 +74,7 @@ struct vfio_dev {
 	struct shim_iova_space iova;
 	int iova_ready;
 	pthread_mutex_t lock;        /* maps, iova, bars: pins come from any thread */
-	struct shim_link maps;       /* every vfio_map */
+	struct plat_list maps;       /* every vfio_map */
 	uint64_t mapped_bytes;
 	unsigned nirq;
 	int *irqfd;
@@ -522,7 +522,7 @@ int shim_vfio_open_at(const char *args, const char *sysfs_root, const char *dev_
 	v = to_vfio(d);
 	v->container = v->group = v->device = -1;
 	pthread_mutex_init(&v->lock, NULL);
-	shim_list_init(&v->maps);
+	plat_list_init(&v->maps);
 	shim_iova_init(&v->iova);
 	snprintf(v->sysfs_root, sizeof(v->sysfs_root), "%s", sysfs_root ? sysfs_root : "/sys");
 	if (!dev_root)
@@ -614,13 +614,13 @@ static void dma_unmap(struct vfio_dev *v, uint64_t iova, uint64_t len)
 
 static void link_map(struct vfio_dev *v, struct vfio_map *m)
 {
-	shim_list_add(&v->maps, &m->link);
+	plat_list_add(&v->maps, &m->link);
 	v->mapped_bytes += m->len;
 }
 
 static void unlink_map(struct vfio_dev *v, struct vfio_map *m)
 {
-	shim_list_del(&m->link);
+	plat_list_del(&m->link);
 	v->mapped_bytes -= m->len;
 }
 
@@ -830,8 +830,8 @@ static void vfio_close(struct shim_dev *d)
 	if (v->master_on)
 		cfg_set_master(v, 0);
 	pthread_mutex_lock(&v->lock);
-	while (!shim_list_empty(&v->maps))
-		release_map(v, shim_container_of(v->maps.next, struct vfio_map, link));
+	while (!plat_list_empty(&v->maps))
+		release_map(v, plat_container_of(v->maps.next, struct vfio_map, link));
 	pthread_mutex_unlock(&v->lock);
 	for (unsigned i = 0; i < SHIM_MAX_BARS; i++)
 		if (v->bar[i].mapped)

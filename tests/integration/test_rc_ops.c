@@ -14,13 +14,19 @@ static struct mx5_mr *amr, *bmr;
 
 static const struct tp_fixture fx = { &A, &B, &qa, &qb, &abuf, &bbuf, &amr, &bmr, BIG + 64 };
 
-static void setup_mtu(uint8_t mtu)
+/* Both NICs opened with uri ("emu:" or "emu:copy=syscall"). */
+static void setup_uri(uint8_t mtu, const char *uri)
 {
 	struct tp_conn c = { .mtu = mtu, .sq_psn = 0xfffff0, .rq_psn = 0x100, .timeout = 14, .retry_cnt = 7,
 			     .rnr_retry = 7, .min_rnr_timer = 1 };
-	tp_fixture_open(&fx, "emu:", "emu:", 4096, MX5_QPT_RC, 64,
+	tp_fixture_open(&fx, uri, uri, 4096, MX5_QPT_RC, 64,
 			MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_READ | MX5_ACCESS_REMOTE_ATOMIC,
 			&c);
+}
+
+static void setup_mtu(uint8_t mtu)
+{
+	setup_uri(mtu, "emu:");
 }
 
 static void teardown(void)
@@ -253,40 +259,81 @@ Test(rc_ops, zero_length_write_and_read_with_rkey_0_succeed)
 	run_write(IBV_WR_RDMA_WRITE, 100, 99);
 }
 
-/* A request of several packets is read ahead (sq_engine.c, gather): its payload in
- * windows of EMU_TP_STAGE_BYTES, one DMA read each, not one read a packet. */
-Test(rc_ops, a_multi_packet_write_reads_its_payload_once_per_window)
-{
-	struct emu_counters before, after;
+/* A's counters around one WRITE. */
+struct write_ctrs {
+	struct emu_counters c0, c1;
 	struct emu_tp_counters t0, t1;
-	struct ibv_wc wc;
-	uint32_t len = 256u << 10;   /* 256 packets at MTU 1024, four windows */
+};
 
-	setup_mtu(3);
-	tp_fill(abuf, len, 91);
-	emu_counters(A.emu, &before);
-	emu_tp_counters(A.emu, &t0);
+/* One signalled WRITE of len bytes from abuf to bbuf, completing with st. */
+static void write_counted(uint32_t len, enum ibv_wc_status st, struct write_ctrs *k)
+{
+	struct ibv_wc wc;
+
+	emu_counters(A.emu, &k->c0);
+	emu_tp_counters(A.emu, &k->t0);
 	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, len, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
 			     IBV_SEND_SIGNALED), 0);
-	tp_expect(&A, &wc, IBV_WC_SUCCESS, 10000);
-	emu_counters(A.emu, &after);
-	emu_tp_counters(A.emu, &t1);
+	tp_expect(&A, &wc, st, 10000);
+	emu_counters(A.emu, &k->c1);
+	emu_tp_counters(A.emu, &k->t1);
+}
+
+/* A WRITE of len bytes (len / 1024 packets at MTU 1024) from A to B on NICs opened with
+ * uri: the payload arrives, and A's DMA reads and read-ahead windows for it. */
+struct write_reads {
+	uint64_t dma_reads, dma_read_bytes, windows;
+};
+
+static struct write_reads multi_packet_write(const char *uri, uint32_t len, uint32_t seed)
+{
+	struct write_ctrs k;
+
+	setup_uri(3, uri);
+	tp_fill(abuf, len, seed);
+	write_counted(len, IBV_WC_SUCCESS, &k);
 	cr_assert_eq(memcmp(abuf, bbuf, len), 0);
-	cr_expect_eq(t1.payload_read_aheads - t0.payload_read_aheads, len / EMU_TP_STAGE_BYTES);
-	cr_expect_leq(after.dma_reads - before.dma_reads, len / EMU_TP_STAGE_BYTES + 1,
-		      "%llu DMA reads for %u packets", (unsigned long long)(after.dma_reads - before.dma_reads),
+	return (struct write_reads){ k.c1.dma_reads - k.c0.dma_reads, k.c1.dma_read_bytes - k.c0.dma_read_bytes,
+				     k.t1.payload_read_aheads - k.t0.payload_read_aheads };
+}
+
+/* With copy=syscall a request of several packets is read ahead (sq_engine.c, gather;
+ * mr_check.c, emu_payload_read): its payload in windows of EMU_TP_STAGE_BYTES, one DMA
+ * read (one process_vm_readv) each, not one read a packet. */
+Test(rc_ops, a_multi_packet_write_with_copy_syscall_reads_its_payload_once_per_window)
+{
+	uint32_t len = 256u << 10;   /* four windows */
+	struct write_reads r = multi_packet_write("emu:copy=syscall", len, 91);
+
+	cr_expect_eq(r.windows, len / EMU_TP_STAGE_BYTES);
+	cr_expect_leq(r.dma_reads, len / EMU_TP_STAGE_BYTES + 1, "%llu DMA reads for %u packets",
+		      (unsigned long long)r.dma_reads, len / 1024);
+	cr_expect_eq(r.dma_read_bytes, len);
+}
+
+/* Under the guarded copy (the default) a window would only copy every byte twice: each
+ * packet reads its own bytes straight from the application's memory. */
+Test(rc_ops, a_multi_packet_write_under_the_guarded_copy_reads_each_packet_from_memory)
+{
+	uint32_t len = 256u << 10;
+	struct write_reads r = multi_packet_write("emu:", len, 93);
+
+	cr_expect_eq(r.windows, 0, "%llu windows read ahead", (unsigned long long)r.windows);
+	cr_expect_geq(r.dma_reads, len / 1024, "%llu DMA reads for %u packets", (unsigned long long)r.dma_reads,
 		      len / 1024);
-	cr_expect_eq(after.dma_read_bytes - before.dma_read_bytes, len);
+	cr_expect_eq(r.dma_read_bytes, len);
 }
 
 /* The read-ahead belongs to its WQE: a later WQE from the same buffer, whose bytes the
  * application changed after the first one completed, sends the new bytes. */
 Test(rc_ops, read_ahead_bytes_never_serve_a_later_wqe)
 {
+	struct emu_tp_counters t0, t1;
 	struct ibv_wc wc;
 	uint32_t len = 16u << 10;
 
-	setup_mtu(3);
+	setup_uri(3, "emu:copy=syscall");
+	emu_tp_counters(A.emu, &t0);
 	for (uint32_t round = 0; round < 3; round++) {
 		tp_fill(abuf, len, 300 + round);
 		cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, round, abuf, len, tp_lkey(amr), (uintptr_t)bbuf,
@@ -294,17 +341,57 @@ Test(rc_ops, read_ahead_bytes_never_serve_a_later_wqe)
 		tp_expect(&A, &wc, IBV_WC_SUCCESS, 10000);
 		cr_assert_eq(memcmp(abuf, bbuf, len), 0, "round %u delivered an earlier WQE's bytes", round);
 	}
+	emu_tp_counters(A.emu, &t1);
+	cr_assert_eq(t1.payload_read_aheads - t0.payload_read_aheads, 3, "the window was not used");
 }
 
-/* The responder reads a multi-packet READ's bytes ahead the same way (rc_resp.c). */
-Test(rc_ops, a_multi_packet_read_is_answered_from_one_dma_read_per_window)
+/* A WRITE whose requester meets a page of its own payload gone (PROT_NONE) in the middle
+ * of a read-ahead window: the packets before it go out and land, and the WQE completes
+ * with a local protection error (sq_engine.c) at the packet that meets it.  Same
+ * outcome whether the requester reads windows (copy=syscall) or packet by packet. */
+static void write_meets_a_gone_page(const char *uri)
+{
+	struct write_ctrs k;
+	uint32_t len = 256u << 10, gone = 160u << 10;   /* inside the third 64 KiB window */
+
+	setup_uri(3, uri);
+	tp_fill(abuf, len, 94);
+	memset(bbuf, 0xee, len);
+	cr_assert_eq(mprotect(abuf + gone, 4096, PROT_NONE), 0);
+	write_counted(len, IBV_WC_LOC_PROT_ERR, &k);
+	cr_assert_geq(k.c1.dma_host_faults - k.c0.dma_host_faults, 1);
+	uint64_t sent = k.t1.tx_by_opcode[EMU_ROCE_RC_WRITE_FIRST] - k.t0.tx_by_opcode[EMU_ROCE_RC_WRITE_FIRST] +
+			k.t1.tx_by_opcode[EMU_ROCE_RC_WRITE_MIDDLE] - k.t0.tx_by_opcode[EMU_ROCE_RC_WRITE_MIDDLE];
+	cr_assert_geq(sent, gone / 1024, "%llu packets sent before the gone page's", (unsigned long long)sent);
+	cr_assert_eq(k.t1.tx_by_opcode[EMU_ROCE_RC_WRITE_LAST] - k.t0.tx_by_opcode[EMU_ROCE_RC_WRITE_LAST], 0);
+	/* the last of them may still be on their way to B */
+	uint64_t end = tp_now_ms() + 2000;
+	while (memcmp(bbuf, abuf, gone) && tp_now_ms() < end)
+		usleep(1000);
+	cr_assert_eq(memcmp(bbuf, abuf, gone), 0, "the packets before the gone page did not all land");
+	cr_assert_eq(mprotect(abuf + gone, 4096, PROT_READ | PROT_WRITE), 0);
+}
+
+Test(rc_ops, a_write_meeting_a_gone_page_mid_window_fails_there_with_copy_syscall)
+{
+	write_meets_a_gone_page("emu:copy=syscall");
+}
+
+Test(rc_ops, a_write_meeting_a_gone_page_fails_there_under_the_guarded_copy)
+{
+	write_meets_a_gone_page("emu:");
+}
+
+/* With copy=syscall the responder reads a multi-packet READ's bytes ahead the same way
+ * (rc_resp.c). */
+Test(rc_ops, a_multi_packet_read_with_copy_syscall_is_answered_from_one_dma_read_per_window)
 {
 	struct emu_counters before, after;
 	struct emu_tp_counters t0, t1;
 	struct ibv_wc wc;
 	uint32_t len = 256u << 10;
 
-	setup_mtu(3);
+	setup_uri(3, "emu:copy=syscall");
 	tp_fill(bbuf, len, 92);
 	memset(abuf, 0, len);
 	emu_counters(B.emu, &before);

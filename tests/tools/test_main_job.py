@@ -36,3 +36,26 @@ def test_main_job_measures_bandwidth_with_many_messages_in_flight_on_several_qps
     for op in ("WRITE", "UDP"):
         for size in ("8", "4096"):
             assert sum(1 for r in rows if r[0] == op and r[1] == size) == 100, (op, size)
+
+
+def test_main_job_copy_takes_guarded_or_syscall_and_refuses_anything_else():
+    env = env_with(None, MAIN_JOB_COPY="memcpy")
+    p = subprocess.run([os.path.join(SRC, "tools", "main-job"), os.path.abspath(BUILD)], capture_output=True,
+                       text=True, timeout=500, env=env)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "MAIN_JOB_COPY must be guarded or syscall" in p.stderr, p.stderr
+
+
+def test_bench_e2e_copy_syscall_opens_both_nics_with_copy_syscall(tmp_path):
+    csv = tmp_path / "e2e.csv"
+    p = subprocess.run([os.path.join(BUILD, "tools", "uv_bench_e2e"), "--copy", "syscall", "--iters", "100",
+                        "--warmup", "0", "--bw-iters", "1", "--csv", str(csv)], capture_output=True, text=True,
+                       timeout=300, env=env_with(None, UVERBS_LOG="info"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    # each emulated NIC says at its open how it copies registered memory (hw/emu/device.c)
+    assert len(re.findall(r"ConnectX-5 Ex emulated, .*, copy syscall$", p.stderr, re.M)) == 2, p.stderr
+    assert "copy guarded" not in p.stderr, p.stderr
+    assert "# device: emulated ConnectX (emu:copy=syscall)\n" in csv.read_text()
+    bad = subprocess.run([os.path.join(BUILD, "tools", "uv_bench_e2e"), "--copy", "memcpy"], capture_output=True,
+                         text=True, timeout=60, env=env_with(None))
+    assert bad.returncode != 0 and "--copy: 'memcpy' is not guarded or syscall" in bad.stderr, bad.stderr

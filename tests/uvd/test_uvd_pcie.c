@@ -10,18 +10,10 @@
  * bring-up work (its health check reads the initialization segment once a second)
  * may land in a window, so an MMIO read is counted against the post only if every
  * one of three windows of the same operation saw one. */
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "hw/shim/uvd_proto.h"
-#include "tests/uverbs/uv_test.h"
+#include "tests/uvd/uvd_daemon.h"
 
-static pid_t daemon_pid = -1;
-static char sock_path[108];
+static struct uvd_daemon dmn = { .pid = -1 };
 static int raw = -1, raw_evs = -1;
 static uint32_t raw_seq;
 static struct ibv_context *ca, *cb;
@@ -59,34 +51,12 @@ static void counters(struct uvd_counters_rep *out)
 
 static void setup(void)
 {
-	const char *bin = getenv("UVD_BIN");
-	cr_assert(bin && *bin, "UVD_BIN not set: build tools/uvd");
-	snprintf(sock_path, sizeof(sock_path), "/tmp/uvd-pcie-%d.sock", (int)getpid());
-	daemon_pid = fork();
-	cr_assert_geq(daemon_pid, 0);
-	if (daemon_pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		dup2(null, 1);
-		execl(bin, bin, "-d", "emu:ip=127.68.1.1", "-s", sock_path, (char *)NULL);
-		_exit(127);
-	}
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	memcpy(a.sun_path, sock_path, strlen(sock_path));
-	double end = ut_now_ms() + 20000;
-	for (;;) {
-		raw = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-		if (connect(raw, (struct sockaddr *)&a, sizeof(a)) == 0)
-			break;
-		close(raw);
-		raw = -1;
-		cr_assert_lt(ut_now_ms(), end, "uvd did not come up at %s", sock_path);
-		usleep(50000);
-	}
+	raw = uvd_daemon_start(&dmn, "pcie", "127.68.1.1");
 	struct uvd_hello hq = { .version = UVD_VERSION };
 	struct uvd_hello_rep hr;
 	cr_assert_eq(raw_rpc(UVD_OP_HELLO, &hq, sizeof(hq), &hr, sizeof(hr), &raw_evs), 0, "HELLO");
 	char uris[300];
-	snprintf(uris, sizeof(uris), "uvd:%s,uvd:%s", sock_path, sock_path);
+	snprintf(uris, sizeof(uris), "uvd:%s,uvd:%s", dmn.sock, dmn.sock);
 	ut_devices(uris);
 	ca = ut_open(0);
 	cb = ut_open(1);
@@ -97,11 +67,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	unlink(sock_path);
+	uvd_daemon_stop(&dmn);
 }
 
 TestSuite(uvd_pcie, .init = setup, .fini = teardown, .timeout = 120);
