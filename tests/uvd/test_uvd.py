@@ -8,7 +8,8 @@ others go on; clients and daemons are killed during traffic, several times, and
 nobody hangs: peers get errors, a restarted daemon serves again.
 
 The daemon is $UVD_BIN and the library $UVERBS_LIB (set by CMake).  Addresses:
-127.67.<b>.x, one b per test; TCP ports 26700 + x.
+127.<net>.<b>.x, one b per test, net from $UVERBS_TEST_NET (67, or 81 for the later
+groups: umr); TCP ports 26700 + x.
 """
 import array
 import mmap
@@ -238,6 +239,48 @@ def test_hostile_client_cannot_name_another_clients_objects(daemon):
     for opcode in (0x501, 0x507, 0x401, 0x202, 0x803, 0x50b):
         rc, _, msg = b.cmd(_op(opcode, 0x100))
         assert rc == -EPERM, (hex(opcode), rc, msg)
+
+
+def _mkey_in(pd, umr_en):
+    """CREATE_MKEY (create_mkey_in, 272 bytes; mkc at byte 16): an MTT MKey of no
+    bytes on pd, 4 KiB pages, mkc.umr_en (bit 0x10) as asked."""
+    mk = bytearray(272)
+    struct.pack_into(">H", mk, 0, 0x200)
+    mkc = 16
+    mk[mkc + 2] = (0x80 if umr_en else 0) | 0x04 | 0x01   # umr_en, lr, access_mode_1_0 = MTT
+    mk[mkc + 4:mkc + 7] = b"\xff\xff\xff"                 # mkc.qpn, bit 0x20: no QP
+    mk[mkc + 13:mkc + 16] = pd.to_bytes(3, "big")       # mkc.pd, bit 0x68
+    mk[mkc + 59] = 12                                   # mkc.log_page_size, bit 0x1da
+    return bytes(mk)
+
+
+def test_umr_client_mkey_with_umr_en_is_refused(daemon):
+    """UMR changes the MKey a WQE names, which the daemon never sees: a client's MKey
+    must not take UMR (mkc.umr_en), or another client could change its rights or PD."""
+    base, _ = _next()
+    d = daemon(base + "1")
+    a = Raw(d.sock)
+    pd = _alloc_pd(a)
+    rc, _, msg = a.cmd(_mkey_in(pd, False))
+    assert rc == 0, (rc, msg)
+    rc, _, msg = a.cmd(_mkey_in(pd, True))
+    assert rc == -EPERM and "mkc.umr_en" in msg, (rc, msg)
+    assert "refused: mkc.umr_en" in d.text(), d.text()
+    assert a.alive()
+
+
+def test_umr_client_qp_with_fast_registration_is_refused(daemon):
+    """qpc.fre (bit 0x394 of the qpc at byte 24 of create_qp_in) lets a QP post UMR."""
+    base, _ = _next()
+    d = daemon(base + "1")
+    a = Raw(d.sock)
+    qp = bytearray(272)
+    struct.pack_into(">H", qp, 0, 0x500)
+    qp[24 + 0x394 // 8] |= 0x80 >> (0x394 % 8)
+    rc, _, msg = a.cmd(bytes(qp))
+    assert rc == -EPERM and "qpc.fre" in msg, (rc, msg)
+    assert "refused: qpc.fre" in d.text(), d.text()
+    assert a.alive()
 
 
 def test_hostile_client_cannot_send_the_daemons_commands(daemon):
