@@ -9,7 +9,7 @@ nobody hangs: peers get errors, a restarted daemon serves again.
 
 The daemon is $UVD_BIN and the library $UVERBS_LIB (set by CMake).  Addresses:
 127.<net>.<b>.x, one b per test, net from $UVERBS_TEST_NET (67, or 81 for the later
-groups: umr); TCP ports 26700 + x.
+groups: umr, uarpage); TCP ports 26700 + x.
 """
 import array
 import mmap
@@ -39,11 +39,11 @@ def _next():
 
 
 class Daemon:
-    def __init__(self, ip, sock):
+    def __init__(self, ip, sock, args=()):
         assert UVD and os.path.isfile(UVD), "UVD_BIN not set or missing: build tools/uvd"
         self.sock, self.ip = sock, ip
         self.log = tempfile.NamedTemporaryFile(prefix="uvd-", suffix=".log", delete=False)
-        self.p = subprocess.Popen([UVD, "-d", "emu:ip=%s" % ip, "-s", sock, "-v"],
+        self.p = subprocess.Popen([UVD, "-d", "emu:ip=%s" % ip, "-s", sock, "-v"] + list(args),
                                   stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -67,10 +67,10 @@ class Daemon:
 def daemon():
     made = []
 
-    def make(ip, sock=None):
+    def make(ip, sock=None, args=()):
         if sock is None:
             sock = tempfile.mktemp(prefix="uvd-", suffix=".sock", dir="/tmp")
-        d = Daemon(ip, sock)
+        d = Daemon(ip, sock, args)
         made.append(d)
         return d
     yield make
@@ -281,6 +281,49 @@ def test_umr_client_qp_with_fast_registration_is_refused(daemon):
     assert rc == -EPERM and "qpc.fre" in msg, (rc, msg)
     assert "refused: qpc.fre" in d.text(), d.text()
     assert a.alive()
+
+
+def _alloc_uar(c):
+    rc, out, msg = c.cmd(_op(0x802))
+    assert rc == 0, msg
+    return int.from_bytes(out[9:12], "big")
+
+
+def test_uarpage_two_clients_never_share_a_16k_host_page(daemon):
+    """Told that clients map 16 KiB host pages (-P), the daemon of a device with 4 KiB
+    UAR pages gives each client whole groups of four: two clients asking in turn never
+    get UAR pages of one host page, so a kext could grant each its own."""
+    base, _ = _next()
+    d = daemon(base + "1", args=["-P", "16384"])
+    a, b = Raw(d.sock), Raw(d.sock)
+    got = {a: [], b: []}
+    for _ in range(6):
+        for c in (a, b):
+            got[c].append(_alloc_uar(c))
+    pa, pb = {u // 4 for u in got[a]}, {u // 4 for u in got[b]}
+    assert not pa & pb, (got[a], got[b])
+    assert len(set(got[a])) == 6 and len(set(got[b])) == 6, (got[a], got[b])
+    # freed pages come back to the same client, never to the other
+    rc, _, msg = a.cmd(_op(0x803, got[a][0]))
+    assert rc == 0, msg
+    u = _alloc_uar(b)
+    assert u // 4 not in pa, (u, got[a])
+    assert a.alive() and b.alive()
+
+
+def test_uarpage_two_processes_with_16k_host_pages(daemon):
+    base, port = _next()
+    d = daemon(base + "1", args=["-P", "16384"])
+    rs, so, rc, co = _pingpong("uvd:" + d.sock, "uvd:" + d.sock, port, ["-n", "100"])
+    assert rs == 0 and rc == 0, so + co + d.text()
+    assert "100 iters in" in so and "100 iters in" in co
+
+
+def test_uarpage_host_page_smaller_than_the_page_is_refused(daemon):
+    base, _ = _next()
+    p = subprocess.run([UVD, "-d", "emu:ip=%s1" % base, "-s", "/tmp/uvd-never.sock", "-P", "2048"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    assert p.returncode == 2 and "-P 2048" in p.stdout, p.stdout
 
 
 def test_hostile_client_cannot_send_the_daemons_commands(daemon):

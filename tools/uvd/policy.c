@@ -41,8 +41,6 @@ int uvd_obj_add(struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 	c->objs[c->nobj++] = (struct uvd_obj){ (uint8_t)t, num };
 	if (t == UVD_UAR && c->nuar < UVD_MAX_UARS)
 		c->uars[c->nuar++] = num;
-	if (t == UVD_UAR)
-		uvd_share_uar(c, num, true);
 	return 0;
 }
 
@@ -57,7 +55,6 @@ void uvd_obj_del(struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 		for (unsigned i = 0; i < c->nuar; i++)
 			if (c->uars[i] == num) {
 				c->uars[i] = c->uars[--c->nuar];
-				uvd_share_uar(c, num, false);
 				break;
 			}
 }
