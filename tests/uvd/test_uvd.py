@@ -134,6 +134,7 @@ class Raw:
         assert rc == 0 and len(fds) == 1, rc
         self.evs = socket.socket(fileno=fds[0])
         self.comp_eqn = struct.unpack_from("=I", body, 16)[0]
+        self.kext_fn = struct.unpack_from("=I", body, 28)[0]
         self.ring = None
 
     # the doorbell ring (uvd_proto.h struct uvd_ring): prod at 0, cons at 64, awake at
@@ -317,6 +318,18 @@ def test_uarpage_two_processes_with_16k_host_pages(daemon):
     rs, so, rc, co = _pingpong("uvd:" + d.sock, "uvd:" + d.sock, port, ["-n", "100"])
     assert rs == 0 and rc == 0, so + co + d.text()
     assert "100 iters in" in so and "100 iters in" in co
+
+
+def test_uarpage_daemon_of_an_emulated_device_grants_no_page(daemon):
+    """HELLO's kext_fn and ALLOC_UAR's granted_uar (uvd_proto.h) stay 0 unless the
+    device is the kext: the client then keeps every store on its doorbell ring."""
+    base, _ = _next()
+    d = daemon(base + "1")
+    b = Raw(d.sock)
+    assert b.kext_fn == 0
+    rc, body, _ = b.rpc(2, struct.pack("=II", 16, 16) + _op(0x802))
+    assert rc == 0
+    assert struct.unpack_from("=I", body, 12)[0] == 0, "granted_uar"
 
 
 def test_uarpage_host_page_smaller_than_the_page_is_refused(daemon):

@@ -381,9 +381,13 @@ static void uvd_do_cmd(struct uvd_client *c, const struct uvd_hdr *h, const uint
 			snprintf(r.msg, sizeof(r.msg), "ALLOC_UAR: output of %u bytes", q.outlen);
 			rc = -EINVAL;
 		} else if (op == PRM_CMD_OP_ALLOC_UAR) {
-			rc = uvd_uar_alloc(c, &u, r.msg, sizeof(r.msg));
+			bool granted = false;
+			rc = uvd_uar_alloc(c, &u, &granted, r.msg, sizeof(r.msg));
 			if (rc == 0)
 				PRM_SET(alloc_uar_out, out, uar, u);
+			/* the client may map it itself (hw/shim/uvd_guest.h) */
+			if (rc == 0 && granted)
+				r.granted_uar = u + 1u;
 		} else {
 			rc = uvd_uar_dealloc(c, (uint32_t)PRM_GET(dealloc_uar_in, in, uar));
 		}
@@ -672,6 +676,7 @@ static int uvd_hello(struct uvd_client *c, const uint8_t *b, size_t n)
 	r.comp_eqn = c->srv->comp_eqn;
 	r.daemon_pid = (int32_t)getpid();
 	r.uar_page_bytes = (uint32_t)c->srv->uar_page_bytes;
+	r.kext_fn = c->srv->kext_fn;
 	r.pci = c->srv->shim->pci;
 	rc = uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, sp[1]);
 	close(sp[1]);

@@ -151,6 +151,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	uvd_uar_pool_init(&srv.uar_pool, srv.uar_per_group);
+	srv.kext_fn = uvd_share_kext_fn(srv.shim, uri);
 	mx5_device_set_event_handler(d->mx5, uvd_route_event, &srv);
 	mx5_device_set_comp_route(d->mx5, uvd_route_comp, &srv);
 	pthread_mutex_unlock(&d->lock);

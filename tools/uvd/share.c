@@ -6,6 +6,7 @@
  * registration is decided in client.c (docs/architecture.md, "Several processes"). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/uvd/uvd.h"
@@ -32,6 +33,17 @@ int uvd_share_uar(struct uvd_client *c, uint32_t uar, bool grant)
 		uvd_log("client %u: %s UAR page 0x%x (BAR0 0x%llx) for pid %d: %s", c->id,
 			grant ? "granting" : "revoking", uar, (unsigned long long)off, (int)c->pid, shim->err);
 	return rc;
+}
+
+uint32_t uvd_share_kext_fn(const struct shim_dev *shim, const char *uri)
+{
+	if (!shim->ops->share_uar || strncmp(uri, "kext:", 5) != 0)
+		return 0;
+	char *end;
+	unsigned long n = uri[5] ? strtoul(uri + 5, &end, 10) : 0;
+	if (uri[5] && (*end || uri[5] < '0' || uri[5] > '9' || n > 255))
+		return 0;
+	return (uint32_t)n + 1u;
 }
 
 int uvd_pin_for(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg, size_t msglen)

@@ -49,9 +49,10 @@ static void uvd_uar_group_free(struct uvd_client *c, uint32_t first)
 		uvd_fw_dealloc_uar(srv, first + k);
 }
 
-int uvd_uar_alloc(struct uvd_client *c, uint32_t *uar, char *msg, size_t msglen)
+int uvd_uar_alloc(struct uvd_client *c, uint32_t *uar, bool *granted, char *msg, size_t msglen)
 {
 	struct uvd_server *srv = c->srv;
+	*granted = false;
 	if (uvd_uar_set_get(&c->uar_set, uar) == 0)
 		return 0;
 	uint32_t first;
@@ -81,8 +82,12 @@ int uvd_uar_alloc(struct uvd_client *c, uint32_t *uar, char *msg, size_t msglen)
 			uvd_fw_dealloc_uar(srv, first + k);
 		return rc;
 	}
-	uvd_share_uar(c, first, true);
-	return uvd_uar_set_get(&c->uar_set, uar);
+	/* granted now: the client maps the page once, for this and the group's other
+	 * UAR pages (hw/shim/uvd_guest.h) */
+	bool shared = uvd_share_uar(c, first, true) == 0;
+	rc = uvd_uar_set_get(&c->uar_set, uar);
+	*granted = rc == 0 && shared;
+	return rc;
 }
 
 int uvd_uar_dealloc(struct uvd_client *c, uint32_t uar)

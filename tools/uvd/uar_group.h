@@ -24,7 +24,6 @@
 struct uvd_uar_grp {
 	uint32_t first;     /* the group's first UAR index: a multiple of the group size */
 	uint64_t mask;      /* pool: indices the daemon holds; client: indices in use */
-	uint32_t granted;   /* client: its host page is granted to the client's process */
 };
 
 /* UAR indices the daemon took from the firmware and gave to no client. */

@@ -81,6 +81,7 @@ struct uvd_server {
 	size_t uar_page_bytes;
 	size_t host_page;         /* clients map UAR pages in host pages of this size (-P) */
 	unsigned uar_per_group;   /* UAR pages per host page */
+	uint32_t kext_fn;         /* 1 + N for kext:N, whose guests map granted pages; else 0 */
 	struct uvd_uar_pool uar_pool;  /* under dev->lock: UAR pages no client holds (uar.c) */
 	char path[108];
 	int lfd;
@@ -111,11 +112,15 @@ struct uvd_mem *uvd_mem_new(struct uvd_client *c);
  * the host page holding UAR page uar to the client's process (0, or -errno: no such
  * shim, or refused), and wire a client's memory in its own task. */
 int uvd_share_uar(struct uvd_client *c, uint32_t uar, bool grant);
+/* The HELLO reply's kext_fn for the daemon's device uri: 1 + N for "kext:N" ("kext:"
+ * is kext:0) on a shim that grants UAR pages, else 0. */
+uint32_t uvd_share_kext_fn(const struct shim_dev *shim, const char *uri);
 int uvd_pin_for(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg, size_t msglen);
 
-/* uar.c: a client's ALLOC_UAR (an index of a host page only it holds) and DEALLOC_UAR
+/* uar.c: a client's ALLOC_UAR (an index of a host page only it holds; *granted: this
+ * call granted that host page to its process) and DEALLOC_UAR
  * (0 or -ENOENT), and the release of all its UAR pages when it goes (device lock held). */
-int uvd_uar_alloc(struct uvd_client *c, uint32_t *uar, char *msg, size_t msglen);
+int uvd_uar_alloc(struct uvd_client *c, uint32_t *uar, bool *granted, char *msg, size_t msglen);
 int uvd_uar_dealloc(struct uvd_client *c, uint32_t uar);
 void uvd_uar_release_all(struct uvd_client *c);
 
