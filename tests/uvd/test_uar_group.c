@@ -124,3 +124,22 @@ Test(uar_group, two_clients_in_turn_never_share_a_host_page)
 	uvd_uar_set_fini(&c[1]);
 	uvd_uar_pool_fini(&p);
 }
+
+Test(uar_group, emptied_set_and_pool_answer_calls_without_a_group)
+{
+	struct uvd_uar_pool p;
+	struct uvd_uar_set s;
+	uint32_t u, first;
+	uvd_uar_pool_init(&p, 4);
+	uvd_uar_set_init(&s, 4);
+	cr_assert_eq(uvd_uar_set_add(&s, 4), 0);
+	cr_assert_eq(uvd_uar_pool_add(&p, 9), 0);
+	uvd_uar_set_fini(&s);
+	uvd_uar_pool_fini(&p);
+	cr_assert_eq(uvd_uar_set_get(&s, &u), -ENOENT);
+	cr_assert_eq(uvd_uar_set_put(&s, 5, &first), -ENOENT);
+	cr_assert_eq(uvd_uar_pool_take(&p, &first), -ENOENT);
+	cr_assert_eq(uvd_uar_pool_count(&p), 0);
+	cr_assert_eq(uvd_uar_pool_add(&p, 9), 0, "usable again");
+	uvd_uar_pool_fini(&p);
+}

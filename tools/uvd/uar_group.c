@@ -66,7 +66,7 @@ void uvd_uar_pool_init(struct uvd_uar_pool *p, unsigned per_group)
 void uvd_uar_pool_fini(struct uvd_uar_pool *p)
 {
 	free(p->g);
-	memset(p, 0, sizeof(*p));
+	uvd_uar_pool_init(p, p->per_group);   /* empty, and still safe to use */
 }
 
 int uvd_uar_pool_add(struct uvd_uar_pool *p, uint32_t uar)
@@ -113,7 +113,7 @@ void uvd_uar_set_init(struct uvd_uar_set *s, unsigned per_group)
 void uvd_uar_set_fini(struct uvd_uar_set *s)
 {
 	free(s->g);
-	memset(s, 0, sizeof(*s));
+	uvd_uar_set_init(s, s->per_group);    /* empty, and still safe to use */
 }
 
 int uvd_uar_set_add(struct uvd_uar_set *s, uint32_t first)
