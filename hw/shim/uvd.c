@@ -250,7 +250,9 @@ static void uvd_hook(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned siz
 	if (__builtin_expect(ng != 0, 0)) {
 		const struct uvd_guest_page *g = uvd_guest_find(s->guest, ng, off, size);
 		if (g) {
-			uvd_guest_store(g, off, s->bar + off, size, op == SHIM_MMIO_WC_WRITE);
+			/* one window for the page, write-combining when BlueFlame is on
+			 * (shim_kext_guest_open): a plain doorbell is flushed out too */
+			uvd_guest_store(g, off, s->bar + off, size, 1);
 			return;
 		}
 	}
