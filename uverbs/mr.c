@@ -242,7 +242,8 @@ static int uv_umr_qp(struct uv_dev *d)
 static int uv_rereg_in_place(struct uv_mr *m, int flags, struct ibv_pd *npd, unsigned nacc)
 {
 	struct uv_dev *d = uv_dev_lock(m->mr.context);
-	int rc = uv_umr_qp(d);
+	/* through a device daemon no MKey takes UMR (tools/uvd/policy.c): no UMR QP */
+	int rc = mx5_device_is_remote(d->mx5) ? -EOPNOTSUPP : uv_umr_qp(d);
 	if (!rc)
 		rc = mx5_mr_umr_rereg(m->m, d->umr_qp, d->umr_cq, uv_from(npd, struct uv_pd, pd)->m,
 				      uv_access_to_mx5(nacc), (flags & IBV_REREG_MR_CHANGE_PD) != 0,

@@ -165,7 +165,8 @@ static int mx5_mkey_mtt(struct mx5_mr *mr, struct mx5_seg_cursor *cur, uint64_t 
 	PRM_SET(mkc, mkc, mkey_7_0, variant);
 	PRM_SET(mkc, mkc, pd, mr->pd->pdn);
 	/* a region in one MKey can later change rights or PD in place by UMR, keys kept
-	 * (mx5_mr_umr_rereg; Linux mlx5_ib creates user MKeys with umr_en for this) */
+	 * (mx5_mr_umr_rereg; Linux mlx5_ib creates user MKeys with umr_en for this).
+	 * Not through a device daemon: it refuses umr_en (tools/uvd/policy.c). */
 	PRM_SET(mkc, mkc, umr_en, umr_en ? 1 : 0);
 	PRM_SET(mkc, mkc, start_addr, start);
 	PRM_SET(mkc, mkc, len, len);
@@ -264,7 +265,8 @@ int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struc
 	for (uint32_t i = 0; i < nparts; i++) {
 		struct mx5_mr_part p = mx5_mr_part(i, limit, npages, va, len, base, page);
 		rc = mx5_mkey_mtt(mr, &cur, base, shift, p.first, p.n, p.start, p.len, variant,
-				  nparts > 1 ? (access | MX5_ACCESS_LOCAL_WRITE) : access, nparts == 1, &mr->parts[i]);
+				  nparts > 1 ? (access | MX5_ACCESS_LOCAL_WRITE) : access, nparts == 1 && !dev->remote,
+				  &mr->parts[i]);
 		if (rc)
 			goto err;
 		mr->nparts++;

@@ -38,6 +38,9 @@ int mx5_mr_umr_rereg(struct mx5_mr *mr, struct mx5_qp *qp, struct mx5_cq *cq, st
 	if (mr->nparts != 1)
 		return mx5_fail(dev, -EOPNOTSUPP, "UMR: MR of %u MKeys (indirect) is re-registered instead",
 				mr->nparts);
+	/* a daemon's client has no MKey created with umr_en (tools/uvd/policy.c, mr.c) */
+	if (dev->remote)
+		return mx5_fail(dev, -EOPNOTSUPP, "UMR: MKeys through a device daemon take no UMR; re-registered instead");
 	if (change_pd && pd->dev != dev)
 		return mx5_fail(dev, -EINVAL, "UMR: PD of another device");
 	if ((access & (MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_ATOMIC)) && !(access & MX5_ACCESS_LOCAL_WRITE))

@@ -13,7 +13,10 @@
  *    is copied by the BAR hook into this process's doorbell ring, memory shared with
  *    the daemon alone (uvd_proto.h struct uvd_ring, its ordering rules); no system call,
  *    unless the daemon's thread announced it sleeps: then one KICK on the event socket.
- *    The daemon checks the page is ours and performs the store.  Reads of the
+ *    The daemon checks the page is ours and performs the store.  When the daemon's
+ *    device is the kext and it granted us a UAR page's host page, we map that page as
+ *    the kext's guest and the hook copies the store there instead: no daemon at all
+ *    (uvd_guest.h; any failure keeps the ring, logged once).  Reads of the
  *    initialization segment (health, firmware revision) ask the daemon, and read
  *    all-ones once the daemon is gone, as a removed device does;
  *  - events the daemon routes here are queued for next_event and signal the one
@@ -22,6 +25,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,14 +36,18 @@
 #include <unistd.h>
 
 #include "hw/platform/local_msg.h"
+#include "hw/platform/log_level.h"
 #include "hw/platform/notify.h"
 #include "hw/platform/peer.h"
 #include "hw/platform/thread.h"
 #include "hw/shim/shim.h"
 #include "hw/shim/backend.h"
+#include "hw/shim/kext_guest.h"
+#include "hw/shim/uvd_guest.h"
 #include "hw/shim/uvd_proto.h"
 
 #define UVD_EVQ 1024u
+#define UVD_GUEST_MAX 16u     /* host pages of UAR pages mapped as the kext's guest */
 
 struct uvd_rec {
 	uint64_t id;
@@ -63,6 +71,13 @@ struct uvd_shim {
 	uint32_t prod;               /* under ring_lock: our copy of ring->prod */
 	uint32_t cons_seen;          /* under ring_lock: ring->cons as last loaded */
 	uint32_t comp_eqn;
+	uint32_t kext_fn;            /* HELLO: 1 + the daemon's kext function, or 0 */
+	uint32_t uar_page_bytes;
+	/* UAR host pages we map ourselves (uvd_guest.h): entries are only added (under
+	 * ctl_lock), published by nguest (release), read by the hook (acquire) */
+	struct uvd_guest_page guest[UVD_GUEST_MAX];
+	unsigned nguest;
+	bool guest_logged;           /* why stores stay on the ring: said once */
 	pid_t daemon;
 	int irq;                     /* notification every irq_fd returns */
 	pthread_t reader;
@@ -229,9 +244,77 @@ static void uvd_hook(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned siz
 			memcpy(s->bar + off, &r.val, size);
 		return;
 	}
-	if (s->gone || !s->ring)
+	if (s->gone)
+		return;
+	unsigned ng = __atomic_load_n(&s->nguest, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(ng != 0, 0)) {
+		const struct uvd_guest_page *g = uvd_guest_find(s->guest, ng, off, size);
+		if (g) {
+			/* one window for the page, write-combining when BlueFlame is on
+			 * (shim_kext_guest_open): a plain doorbell is flushed out too */
+			uvd_guest_store(g, off, s->bar + off, size, 1);
+			return;
+		}
+	}
+	if (!s->ring)
 		return;
 	uvd_ring_store(s, op, off, size);
+}
+
+/* ---- UAR pages we map ourselves, as the kext's guest (uvd_guest.h) */
+
+static int uvd_kext_open(void *ctx, unsigned fn, uint64_t bar_off, void **handle, volatile void **va, size_t *len,
+			 char *err, size_t errlen)
+{
+	struct shim_kext_guest *g = NULL;
+	(void)ctx;
+	int rc = shim_kext_guest_open(fn, bar_off, &g, va, len, err, errlen);
+	*handle = g;
+	return rc;
+}
+
+static void uvd_kext_close(void *ctx, void *handle)
+{
+	(void)ctx;
+	shim_kext_guest_close(handle);
+}
+
+__attribute__((format(printf, 1, 2))) static void uvd_info(const char *fmt, ...)
+{
+	if (plat_log_level_env() < PLAT_LOG_INFO)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	plat_log_vprint("uvd", PLAT_LOG_INFO, fmt, ap);
+	va_end(ap);
+}
+
+/* The daemon granted us, with an ALLOC_UAR, the host page of UAR page granted_uar - 1:
+ * map it if we can (the page then serves the other UAR pages the daemon gives us in
+ * it too), else say once why stores stay on the ring. */
+static void uvd_guest_add(struct uvd_shim *s, uint32_t granted_uar)
+{
+	static const struct uvd_guest_opener kext = { uvd_kext_open, uvd_kext_close, NULL };
+	uint32_t uar = granted_uar - 1u;
+	struct uvd_guest_page g;
+	char why[256];
+	pthread_mutex_lock(&s->ctl_lock);
+	unsigned n = s->nguest;
+	int mapped = 0;
+	if (n >= UVD_GUEST_MAX)
+		snprintf(why, sizeof(why), "UAR page 0x%x: %u host pages mapped already", uar, n);
+	else
+		mapped = uvd_guest_choose(s->kext_fn, granted_uar, uar, s->uar_page_bytes, &kext, &g, why, sizeof(why));
+	if (mapped) {
+		s->guest[n] = g;
+		__atomic_store_n(&s->nguest, n + 1, __ATOMIC_RELEASE);
+	}
+	bool say = !mapped && !s->guest_logged;
+	if (say)
+		s->guest_logged = true;
+	pthread_mutex_unlock(&s->ctl_lock);
+	if (say)
+		uvd_info("%s; stores go through the daemon", why);
 }
 
 static void uvd_close(struct shim_dev *dev)
@@ -253,6 +336,8 @@ static void uvd_close(struct shim_dev *dev)
 		munmap(s->bar, s->bar_len);
 	if (s->ring)
 		munmap(s->ring, s->ring_len);
+	for (unsigned i = 0; i < s->nguest; i++)
+		shim_kext_guest_close(s->guest[i].handle);
 	plat_notify_close(s->irq);
 	free(s->buf);
 	pthread_mutex_destroy(&s->ctl_lock);
@@ -314,6 +399,8 @@ static int uvd_open(const char *args, struct shim_dev **out)
 	s->base.page_size = hr.page_size;
 	s->base.pci = hr.pci;
 	s->comp_eqn = hr.comp_eqn;
+	s->kext_fn = hr.kext_fn;
+	s->uar_page_bytes = hr.uar_page_bytes ? hr.uar_page_bytes : hr.page_size;
 	s->daemon = hr.daemon_pid;
 	s->bar_len = hr.bar_len;
 	/* The emulated device lives in the daemon and reaches our registered memory
@@ -513,6 +600,7 @@ static int uvd_cmd(struct shim_dev *dev, const void *in, size_t inlen, void *out
 		   uint8_t *status, uint32_t *syndrome, char *msg, size_t msglen)
 {
 	struct uvd_shim *s = to_uvd(dev);
+	uint32_t granted_uar = 0;
 	struct uvd_cmd q = { .inlen = (uint32_t)inlen, .outlen = (uint32_t)outlen };
 	struct uvd_cmd_rep r;
 	size_t got = 0;
@@ -536,6 +624,7 @@ static int uvd_cmd(struct shim_dev *dev, const void *in, size_t inlen, void *out
 				rc = -EPROTO;
 			else
 				memcpy(out, s->buf + sizeof(struct uvd_hdr) + sizeof(r), outlen);
+			granted_uar = r.granted_uar;
 		}
 	} else if (rc == 0) {
 		rc = -EPROTO;
@@ -543,6 +632,8 @@ static int uvd_cmd(struct shim_dev *dev, const void *in, size_t inlen, void *out
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc == -ENODEV && msglen && !msg[0])
 		snprintf(msg, msglen, "the device daemon is gone");
+	if (rc == 0 && granted_uar && s->kext_fn)
+		uvd_guest_add(s, granted_uar);
 	return rc;
 }
 

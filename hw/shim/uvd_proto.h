@@ -67,7 +67,11 @@ struct uvd_hello_rep {
 	uint32_t comp_eqn;
 	int32_t daemon_pid;
 	uint32_t uar_page_bytes;
-	uint32_t pad;
+	/* 1 + N when the daemon's device is kext:N, whose guests may map UAR host pages
+	 * granted to them (hw/shim/uvd_guest.h); 0 for any other device.  Was padding:
+	 * a daemon that predates it sends 0, a client that predates it ignores it, so
+	 * the version stays 2. */
+	uint32_t kext_fn;
 	struct shim_pci_info pci;
 };
 
@@ -80,7 +84,11 @@ struct uvd_cmd_rep {
 	uint8_t pad[3];
 	uint32_t syndrome;
 	uint32_t outlen;
-	uint32_t pad2;
+	/* ALLOC_UAR: 1 + the UAR index when, with this ALLOC_UAR, the daemon granted
+	 * its host page to the client's process (tools/uvd/share.c, uar.c); else 0.
+	 * Later UAR pages of the same host page come with 0: the client's mapping of
+	 * the page covers them.  Was padding, as kext_fn. */
+	uint32_t granted_uar;
 	char msg[UVD_MSG_LEN];
 	/* outlen bytes of command output follow */
 };

@@ -8,7 +8,8 @@ others go on; clients and daemons are killed during traffic, several times, and
 nobody hangs: peers get errors, a restarted daemon serves again.
 
 The daemon is $UVD_BIN and the library $UVERBS_LIB (set by CMake).  Addresses:
-127.67.<b>.x, one b per test; TCP ports 26700 + x.
+127.<net>.<b>.x, one b per test, net from $UVERBS_TEST_NET (67, or 81 for the later
+groups: umr, uarpage); TCP ports 26700 + x.
 """
 import array
 import mmap
@@ -38,11 +39,11 @@ def _next():
 
 
 class Daemon:
-    def __init__(self, ip, sock):
+    def __init__(self, ip, sock, args=()):
         assert UVD and os.path.isfile(UVD), "UVD_BIN not set or missing: build tools/uvd"
         self.sock, self.ip = sock, ip
         self.log = tempfile.NamedTemporaryFile(prefix="uvd-", suffix=".log", delete=False)
-        self.p = subprocess.Popen([UVD, "-d", "emu:ip=%s" % ip, "-s", sock, "-v"],
+        self.p = subprocess.Popen([UVD, "-d", "emu:ip=%s" % ip, "-s", sock, "-v"] + list(args),
                                   stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -66,10 +67,10 @@ class Daemon:
 def daemon():
     made = []
 
-    def make(ip, sock=None):
+    def make(ip, sock=None, args=()):
         if sock is None:
             sock = tempfile.mktemp(prefix="uvd-", suffix=".sock", dir="/tmp")
-        d = Daemon(ip, sock)
+        d = Daemon(ip, sock, args)
         made.append(d)
         return d
     yield make
@@ -133,6 +134,7 @@ class Raw:
         assert rc == 0 and len(fds) == 1, rc
         self.evs = socket.socket(fileno=fds[0])
         self.comp_eqn = struct.unpack_from("=I", body, 16)[0]
+        self.kext_fn = struct.unpack_from("=I", body, 28)[0]
         self.ring = None
 
     # the doorbell ring (uvd_proto.h struct uvd_ring): prod at 0, cons at 64, awake at
@@ -238,6 +240,103 @@ def test_hostile_client_cannot_name_another_clients_objects(daemon):
     for opcode in (0x501, 0x507, 0x401, 0x202, 0x803, 0x50b):
         rc, _, msg = b.cmd(_op(opcode, 0x100))
         assert rc == -EPERM, (hex(opcode), rc, msg)
+
+
+def _mkey_in(pd, umr_en):
+    """CREATE_MKEY (create_mkey_in, 272 bytes; mkc at byte 16): an MTT MKey of no
+    bytes on pd, 4 KiB pages, mkc.umr_en (bit 0x10) as asked."""
+    mk = bytearray(272)
+    struct.pack_into(">H", mk, 0, 0x200)
+    mkc = 16
+    mk[mkc + 2] = (0x80 if umr_en else 0) | 0x04 | 0x01   # umr_en, lr, access_mode_1_0 = MTT
+    mk[mkc + 4:mkc + 7] = b"\xff\xff\xff"                 # mkc.qpn, bit 0x20: no QP
+    mk[mkc + 13:mkc + 16] = pd.to_bytes(3, "big")       # mkc.pd, bit 0x68
+    mk[mkc + 59] = 12                                   # mkc.log_page_size, bit 0x1da
+    return bytes(mk)
+
+
+def test_umr_client_mkey_with_umr_en_is_refused(daemon):
+    """UMR changes the MKey a WQE names, which the daemon never sees: a client's MKey
+    must not take UMR (mkc.umr_en), or another client could change its rights or PD."""
+    base, _ = _next()
+    d = daemon(base + "1")
+    a = Raw(d.sock)
+    pd = _alloc_pd(a)
+    rc, _, msg = a.cmd(_mkey_in(pd, False))
+    assert rc == 0, (rc, msg)
+    rc, _, msg = a.cmd(_mkey_in(pd, True))
+    assert rc == -EPERM and "mkc.umr_en" in msg, (rc, msg)
+    assert "refused: mkc.umr_en" in d.text(), d.text()
+    assert a.alive()
+
+
+def test_umr_client_qp_with_fast_registration_is_refused(daemon):
+    """qpc.fre (bit 0x394 of the qpc at byte 24 of create_qp_in) lets a QP post UMR."""
+    base, _ = _next()
+    d = daemon(base + "1")
+    a = Raw(d.sock)
+    qp = bytearray(272)
+    struct.pack_into(">H", qp, 0, 0x500)
+    qp[24 + 0x394 // 8] |= 0x80 >> (0x394 % 8)
+    rc, _, msg = a.cmd(bytes(qp))
+    assert rc == -EPERM and "qpc.fre" in msg, (rc, msg)
+    assert "refused: qpc.fre" in d.text(), d.text()
+    assert a.alive()
+
+
+def _alloc_uar(c):
+    rc, out, msg = c.cmd(_op(0x802))
+    assert rc == 0, msg
+    return int.from_bytes(out[9:12], "big")
+
+
+def test_uarpage_two_clients_never_share_a_16k_host_page(daemon):
+    """Told that clients map 16 KiB host pages (-P), the daemon of a device with 4 KiB
+    UAR pages gives each client whole groups of four: two clients asking in turn never
+    get UAR pages of one host page, so a kext could grant each its own."""
+    base, _ = _next()
+    d = daemon(base + "1", args=["-P", "16384"])
+    a, b = Raw(d.sock), Raw(d.sock)
+    got = {a: [], b: []}
+    for _ in range(6):
+        for c in (a, b):
+            got[c].append(_alloc_uar(c))
+    pa, pb = {u // 4 for u in got[a]}, {u // 4 for u in got[b]}
+    assert not pa & pb, (got[a], got[b])
+    assert len(set(got[a])) == 6 and len(set(got[b])) == 6, (got[a], got[b])
+    # freed pages come back to the same client, never to the other
+    rc, _, msg = a.cmd(_op(0x803, got[a][0]))
+    assert rc == 0, msg
+    u = _alloc_uar(b)
+    assert u // 4 not in pa, (u, got[a])
+    assert a.alive() and b.alive()
+
+
+def test_uarpage_two_processes_with_16k_host_pages(daemon):
+    base, port = _next()
+    d = daemon(base + "1", args=["-P", "16384"])
+    rs, so, rc, co = _pingpong("uvd:" + d.sock, "uvd:" + d.sock, port, ["-n", "100"])
+    assert rs == 0 and rc == 0, so + co + d.text()
+    assert "100 iters in" in so and "100 iters in" in co
+
+
+def test_uarpage_daemon_of_an_emulated_device_grants_no_page(daemon):
+    """HELLO's kext_fn and ALLOC_UAR's granted_uar (uvd_proto.h) stay 0 unless the
+    device is the kext: the client then keeps every store on its doorbell ring."""
+    base, _ = _next()
+    d = daemon(base + "1")
+    b = Raw(d.sock)
+    assert b.kext_fn == 0
+    rc, body, _ = b.rpc(2, struct.pack("=II", 16, 16) + _op(0x802))
+    assert rc == 0
+    assert struct.unpack_from("=I", body, 12)[0] == 0, "granted_uar"
+
+
+def test_uarpage_host_page_smaller_than_the_page_is_refused(daemon):
+    base, _ = _next()
+    p = subprocess.run([UVD, "-d", "emu:ip=%s1" % base, "-s", "/tmp/uvd-never.sock", "-P", "2048"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    assert p.returncode == 2 and "-P 2048" in p.stdout, p.stdout
 
 
 def test_hostile_client_cannot_send_the_daemons_commands(daemon):

@@ -296,11 +296,7 @@ void uvd_policy_destroy_all(struct uvd_client *c)
 		{ UVD_PD, PRM_CMD_OP_DEALLOC_PD },     { UVD_QCNT, PRM_CMD_OP_DEALLOC_Q_COUNTER },
 		{ UVD_UAR, PRM_CMD_OP_DEALLOC_UAR },
 	};
-	/* Its UAR pages are no longer its process's to map (a pid may be reused). */
-	while (c->nuar) {
-		uint32_t u = c->uars[--c->nuar];
-		uvd_share_uar(c, u, false);
-	}
+	c->nuar = 0;
 	unsigned n = 0;
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
 		for (size_t i = 0; i < c->nobj;) {
@@ -308,11 +304,15 @@ void uvd_policy_destroy_all(struct uvd_client *c)
 				i++;
 				continue;
 			}
-			uvd_destroy_cmd(c, order[k].op, c->objs[i].num);
+			/* UAR pages go back by whole host pages, below */
+			if (order[k].t != UVD_UAR)
+				uvd_destroy_cmd(c, order[k].op, c->objs[i].num);
 			c->objs[i] = c->objs[--c->nobj];
 			n++;
 		}
-	c->nuar = 0;
+	/* Its UAR host pages are no longer its process's to map (a pid may be reused),
+	 * and go back to the firmware. */
+	uvd_uar_release_all(c);
 	while (c->nmem) {
 		uvd_mem_release(c, &c->mem[c->nmem - 1]);
 		c->nmem--;
@@ -371,8 +371,30 @@ static void uvd_do_cmd(struct uvd_client *c, const struct uvd_hdr *h, const uint
 	bool gid;
 	pthread_mutex_lock(&d->lock);
 	rc = uvd_policy_check(c, in, q.inlen, r.msg, sizeof(r.msg), &gid);
+	uint16_t op = (uint16_t)PRM_GET(alloc_uar_in, in, opcode);
 	if (rc == 0 && gid) {
 		rc = uvd_gid_same(c, in, q.inlen, r.msg, sizeof(r.msg));
+	} else if (rc == 0 && (op == PRM_CMD_OP_ALLOC_UAR || op == PRM_CMD_OP_DEALLOC_UAR)) {
+		/* answered from the client's host pages of UAR pages (uar.c) */
+		uint32_t u = 0;
+		if (op == PRM_CMD_OP_ALLOC_UAR && q.outlen < PRM_SIZE(alloc_uar_out)) {
+			snprintf(r.msg, sizeof(r.msg), "ALLOC_UAR: output of %u bytes", q.outlen);
+			rc = -EINVAL;
+		} else if (op == PRM_CMD_OP_ALLOC_UAR) {
+			bool granted = false;
+			rc = uvd_uar_alloc(c, &u, &granted, r.msg, sizeof(r.msg));
+			if (rc == 0)
+				PRM_SET(alloc_uar_out, out, uar, u);
+			/* the client may map it itself (hw/shim/uvd_guest.h) */
+			if (rc == 0 && granted)
+				r.granted_uar = u + 1u;
+		} else {
+			rc = uvd_uar_dealloc(c, (uint32_t)PRM_GET(dealloc_uar_in, in, uar));
+		}
+		if (rc == 0)
+			uvd_policy_done(c, in, q.inlen, out, q.outlen);
+		else if (c->srv->verbose)
+			uvd_log("client %u: %s", c->id, r.msg[0] ? r.msg : strerror(-rc));
 	} else if (rc == 0) {
 		rc = mx5_cmd(d->mx5, in, q.inlen, out, q.outlen);
 		r.status = mx5_cmd_status(d->mx5);
@@ -654,6 +676,7 @@ static int uvd_hello(struct uvd_client *c, const uint8_t *b, size_t n)
 	r.comp_eqn = c->srv->comp_eqn;
 	r.daemon_pid = (int32_t)getpid();
 	r.uar_page_bytes = (uint32_t)c->srv->uar_page_bytes;
+	r.kext_fn = c->srv->kext_fn;
 	r.pci = c->srv->shim->pci;
 	rc = uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, sp[1]);
 	close(sp[1]);
@@ -803,6 +826,7 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 	c->evs = -1;
 	c->pid = pid;
 	c->uid = uid;
+	uvd_uar_set_init(&c->uar_set, srv->uar_per_group);
 	pthread_mutex_lock(&srv->dev->lock);
 	c->id = ++srv->next_client;
 	c->next = srv->clients;

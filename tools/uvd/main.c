@@ -5,13 +5,16 @@
  * poll their own queues in memory shared with the device (docs/architecture.md,
  * "Several processes: uvd").
  *
- *   uvd [-d URI] [-s SOCKET] [-p USEC] [-v]
+ *   uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-v]
  *     -d  the device (default "emu:"); any shim URI
  *     -s  socket path (default $UVERBS_RUN_DIR/uvd.sock, UVERBS_RUN_DIR defaulting
  *         to /tmp/uverbs-<uid>)
  *     -p  how long a client's thread keeps looking at its doorbell ring after a store
  *         before it sleeps (default 20 us with more than two CPUs, else 0; never on
  *         one CPU)
+ *     -P  the host page clients map UAR pages in (default: the shim's page size).
+ *         Each client gets UAR pages in whole host pages of this size (uar.c); a
+ *         larger one lets a 4 KiB-page host be tested as a 16 KiB-page one
  *     -v  log clients, refusals and cleanups on stderr
  */
 #include <errno.h>
@@ -78,15 +81,17 @@ int main(int argc, char **argv)
 	 * round trip a quarter slower and 60 us a third (docs/architecture.md, "Several
 	 * processes: uvd"). */
 	unsigned long spin_us = ncpu > 2 ? 20 : 0;
+	unsigned long host_page = 0;
 	int opt;
-	while ((opt = getopt(argc, argv, "d:s:p:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:p:P:vh")) != -1) {
 		switch (opt) {
 		case 'd': uri = optarg; break;
 		case 's': snprintf(srv.path, sizeof(srv.path), "%s", optarg); break;
 		case 'p': spin_us = strtoul(optarg, NULL, 10); break;
+		case 'P': host_page = strtoul(optarg, NULL, 0); break;
 		case 'v': srv.verbose++; break;
 		default:
-			fprintf(stderr, "usage: uvd [-d URI] [-s SOCKET] [-p USEC] [-v]\n");
+			fprintf(stderr, "usage: uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-v]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -137,6 +142,16 @@ int main(int argc, char **argv)
 	shim_bar(srv.shim, 0, &srv.bar0);
 	/* bring-up sets log_uar_page_sz so that one UAR page is one host page (init.c) */
 	srv.uar_page_bytes = srv.shim->page_size;
+	srv.host_page = host_page ? host_page : srv.shim->page_size;
+	if (srv.host_page < srv.shim->page_size ||
+	    uvd_uar_group_size(srv.host_page, srv.uar_page_bytes, &srv.uar_per_group)) {
+		pthread_mutex_unlock(&d->lock);
+		fprintf(stderr, "uvd: -P %lu: a power of two from the page size %zu to %u UAR pages of %zu bytes\n",
+			host_page, srv.shim->page_size, UVD_UAR_GROUP_MAX, srv.uar_page_bytes);
+		return 2;
+	}
+	uvd_uar_pool_init(&srv.uar_pool, srv.uar_per_group);
+	srv.kext_fn = uvd_share_kext_fn(srv.shim, uri);
 	mx5_device_set_event_handler(d->mx5, uvd_route_event, &srv);
 	mx5_device_set_comp_route(d->mx5, uvd_route_comp, &srv);
 	pthread_mutex_unlock(&d->lock);

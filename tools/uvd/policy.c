@@ -41,8 +41,6 @@ int uvd_obj_add(struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 	c->objs[c->nobj++] = (struct uvd_obj){ (uint8_t)t, num };
 	if (t == UVD_UAR && c->nuar < UVD_MAX_UARS)
 		c->uars[c->nuar++] = num;
-	if (t == UVD_UAR)
-		uvd_share_uar(c, num, true);
 	return 0;
 }
 
@@ -57,7 +55,6 @@ void uvd_obj_del(struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 		for (unsigned i = 0; i < c->nuar; i++)
 			if (c->uars[i] == num) {
 				c->uars[i] = c->uars[--c->nuar];
-				uvd_share_uar(c, num, false);
 				break;
 			}
 }
@@ -162,6 +159,12 @@ static const struct uvd_obj_cmd *uvd_obj_cmd_find(uint16_t op, bool in_output)
 
 static int uvd_check_qpc(struct uvd_client *c, const uint8_t *qpc, bool create, char *msg, size_t msglen)
 {
+	/* qpc.fre (PRM "QP Context": fast registration enabled) lets a QP post UMR and
+	 * fast-registration WQEs, which change MKeys the device does not check against
+	 * this client (Linux sets it for kernel QPs only, drivers/infiniband/hw/mlx5/qp.c
+	 * create_kernel_qp). */
+	if (PRM_GET(qpc, qpc, fre))
+		DENY("qpc.fre (UMR and fast registration) is not offered to clients of the daemon");
 	uint32_t cs = (uint32_t)PRM_GET(qpc, qpc, counter_set_id);
 	if (cs && !uvd_owns(c, UVD_QCNT, cs))
 		DENY("counter set %u is not this client's", cs);
@@ -226,6 +229,13 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 		NEED(PRM_SIZE(create_mkey_in));
 		const uint8_t *mkc = PRM_ADDR(create_mkey_in, in, memory_key_mkey_entry);
 		OWN(UVD_PD, PRM_GET(mkc, mkc, pd), "PD");
+		/* An MKey with mkc.umr_en (PRM "MKey Context") can be changed by a UMR WQE
+		 * that names it, from any QP the device lets post UMR.  The daemon never sees
+		 * data-path WQEs, so it could not keep another client from changing this
+		 * one's rights or PD: no client MKey takes UMR (ibv_rereg_mr re-registers,
+		 * uverbs/mr.c). */
+		if (PRM_GET(mkc, mkc, umr_en))
+			DENY("mkc.umr_en (changes by UMR) is not offered to clients of the daemon");
 		unsigned mode = (unsigned)PRM_GET(mkc, mkc, access_mode_1_0) |
 				(unsigned)PRM_GET(mkc, mkc, access_mode_4_2) << 2;
 		size_t fixed = PRM_SIZE(create_mkey_in);

@@ -6,34 +6,44 @@
  * registration is decided in client.c (docs/architecture.md, "Several processes"). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/uvd/uvd.h"
 
-/* The host page holding UAR page `uar` (BAR0 offset uar * uar_page_bytes, PRM "UAR"). */
+/* The host page holding UAR page `uar` (BAR0 offset uar * uar_page_bytes, PRM "UAR").
+ * uar.c gives a client whole host pages of UAR pages, so no other client's UAR page
+ * lies in it: one grant per group, made when the group is given and revoked when it
+ * goes back to the firmware or the client dies. */
 static uint64_t uvd_uar_host_off(const struct uvd_client *c, uint32_t uar)
 {
-	uint64_t page = c->srv->shim->page_size;
+	uint64_t page = c->srv->host_page;
 	return ((uint64_t)uar * c->srv->uar_page_bytes) & ~(page - 1);
 }
 
-void uvd_share_uar(struct uvd_client *c, uint32_t uar, bool grant)
+int uvd_share_uar(struct uvd_client *c, uint32_t uar, bool grant)
 {
 	struct shim_dev *shim = c->srv->shim;
 	if (!shim->ops->share_uar)
-		return;
+		return -EOPNOTSUPP;
 	uint64_t off = uvd_uar_host_off(c, uar);
-	/* One grant per host page: keep it while another of this client's UAR pages
-	 * (already removed from c->uars when revoking) lies in it. */
-	for (unsigned i = 0; i < c->nuar; i++)
-		if (c->uars[i] != uar && uvd_uar_host_off(c, c->uars[i]) == off)
-			return;
 	int rc = shim->ops->share_uar(shim, (int32_t)c->pid, off, grant ? 1 : 0);
-	/* A refused grant (the page holds another client's UAR too, EBUSY) leaves the
-	 * client on stores through the daemon, which still work. */
+	/* A refused grant leaves the client on stores through the daemon, which still work. */
 	if (rc && c->srv->verbose)
 		uvd_log("client %u: %s UAR page 0x%x (BAR0 0x%llx) for pid %d: %s", c->id,
 			grant ? "granting" : "revoking", uar, (unsigned long long)off, (int)c->pid, shim->err);
+	return rc;
+}
+
+uint32_t uvd_share_kext_fn(const struct shim_dev *shim, const char *uri)
+{
+	if (!shim->ops->share_uar || strncmp(uri, "kext:", 5) != 0)
+		return 0;
+	char *end;
+	unsigned long n = uri[5] ? strtoul(uri + 5, &end, 10) : 0;
+	if (uri[5] && (*end || uri[5] < '0' || uri[5] > '9' || n > 255))
+		return 0;
+	return (uint32_t)n + 1u;
 }
 
 int uvd_pin_for(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg, size_t msglen)

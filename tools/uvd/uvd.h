@@ -3,6 +3,8 @@
  * main.c    options, bring-up through libuverbs' device code, the listening socket
  * client.c  one thread per client: requests, UAR stores, death and cleanup
  * policy.c  which commands a client may send, and the objects each one names
+ * uar.c     a client's UAR pages, in whole host pages (uar_group.c: the arithmetic)
+ * share.c   on the kext: grants of UAR host pages, pins in a client's task
  */
 #ifndef UVERBS_TOOLS_UVD_UVD_H
 #define UVERBS_TOOLS_UVD_UVD_H
@@ -15,6 +17,7 @@
 
 #include "hw/shim/shim.h"
 #include "hw/shim/uvd_proto.h"
+#include "tools/uvd/uar_group.h"
 
 struct uv_dev;
 
@@ -61,6 +64,8 @@ struct uvd_client {
 	 * thread only, so a doorbell takes no lock */
 	uint32_t uars[UVD_MAX_UARS];
 	unsigned nuar;
+	/* under srv->dev->lock: the host pages of UAR pages it holds (uar.c) */
+	struct uvd_uar_set uar_set;
 	/* its doorbell ring (hw/shim/uvd_proto.h), the client's own thread only */
 	struct uvd_ring *ring;
 	size_t ring_len;
@@ -74,6 +79,10 @@ struct uvd_server {
 	struct shim_bar bar0;
 	uint32_t comp_eqn;
 	size_t uar_page_bytes;
+	size_t host_page;         /* clients map UAR pages in host pages of this size (-P) */
+	unsigned uar_per_group;   /* UAR pages per host page */
+	uint32_t kext_fn;         /* 1 + N for kext:N, whose guests map granted pages; else 0 */
+	struct uvd_uar_pool uar_pool;  /* under dev->lock: UAR pages no client holds (uar.c) */
 	char path[108];
 	int lfd;
 	ino_t ino;                /* of the socket file we bound */
@@ -100,9 +109,20 @@ void *uvd_grow(void *arr, size_t n, size_t *cap, size_t elem, size_t first);
 struct uvd_mem *uvd_mem_new(struct uvd_client *c);
 
 /* share.c: on a shim that shares its function by consent (the kext): grant or revoke
- * the host page of a client's UAR page, and wire a client's memory in its own task. */
-void uvd_share_uar(struct uvd_client *c, uint32_t uar, bool grant);
+ * the host page holding UAR page uar to the client's process (0, or -errno: no such
+ * shim, or refused), and wire a client's memory in its own task. */
+int uvd_share_uar(struct uvd_client *c, uint32_t uar, bool grant);
+/* The HELLO reply's kext_fn for the daemon's device uri: 1 + N for "kext:N" ("kext:"
+ * is kext:0) on a shim that grants UAR pages, else 0. */
+uint32_t uvd_share_kext_fn(const struct shim_dev *shim, const char *uri);
 int uvd_pin_for(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg, size_t msglen);
+
+/* uar.c: a client's ALLOC_UAR (an index of a host page only it holds; *granted: this
+ * call granted that host page to its process) and DEALLOC_UAR
+ * (0 or -ENOENT), and the release of all its UAR pages when it goes (device lock held). */
+int uvd_uar_alloc(struct uvd_client *c, uint32_t *uar, bool *granted, char *msg, size_t msglen);
+int uvd_uar_dealloc(struct uvd_client *c, uint32_t uar);
+void uvd_uar_release_all(struct uvd_client *c);
 
 /* policy.c: every command a client sends passes here first (device lock held).
  * Returns 0 to run it, or -EPERM/-EINVAL with the reason in msg.  *gid_noop is set
