@@ -238,6 +238,12 @@ int emu_eq_post_event(struct emu_dev *d, uint8_t type, uint8_t sub_type, const v
 int emu_eq_post_comp(struct emu_dev *d, uint32_t eqn, uint32_t cqn);
 void emu_irq_raise(struct emu_dev *d, unsigned vector);
 
+/* ---- one value of device state for the public API (device.c) ---- */
+/* Copy the `size` bytes of *field, a member of *d, to out under the device lock: the
+ * questions tests and tools ask from outside (emu_hca_state, emu_removed,
+ * emu_drverr_count, emu_pages_held). */
+void emu_read_locked(struct emu_dev *d, void *out, const void *field, size_t size);
+
 /* ---- logging and driver errors (log.c) ---- */
 enum emu_log_level { EMU_LOG_ERROR = 1, EMU_LOG_WARN, EMU_LOG_INFO, EMU_LOG_DEBUG };
 void emu_log(struct emu_dev *d, enum emu_log_level lvl, const char *fmt, ...)
