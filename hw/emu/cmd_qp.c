@@ -77,8 +77,10 @@ static const struct {
 };
 
 /* What a QP holds while it lives: its PD, its UAR page, its CQs and its SRQ. */
-static void qp_holds(struct emu_dev *d, const struct emu_qp *qp, emu_obj_hold_fn op)
+static void qp_holds(struct emu_dev *d, const void *obj, emu_obj_hold_fn op)
 {
+	const struct emu_qp *qp = obj;
+
 	emu_obj_hold(emu_obj_get(d, EMU_OBJ_PD, qp->pdn), op);
 	emu_obj_hold(emu_uar_obj(d, qp->uar), op);
 	if (qp->cqn_snd)
@@ -89,13 +91,7 @@ static void qp_holds(struct emu_dev *d, const struct emu_qp *qp, emu_obj_hold_fn
 		emu_obj_hold(emu_obj_get(d, EMU_OBJ_SRQ, qp->srqn), op);
 }
 
-static void qp_dtor(struct emu_dev *d, void *obj)
-{
-	struct emu_qp *qp = obj;
-
-	qp_holds(d, qp, emu_obj_unref);
-	emu_qbuf_free(&qp->buf);
-}
+EMU_QUEUE_KIND(qp, qpn, EMU_OBJ_QP);
 
 /* ---- device limits ---- */
 
@@ -193,8 +189,8 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	const uint8_t *qpc = PRM_ADDR(create_qp_in, c->in, qpc);
 	const uint8_t *g = emu_gen_caps(d);
 	unsigned log_max = g ? (unsigned)PRM_GET(cmd_hca_cap, g, log_max_qp_sz) : 15;
-	struct emu_qp tmp = { 0 }, *qp;
-	uint32_t synd = 0, qpn;
+	struct emu_qp tmp = { .state = EMU_QP_RST, .pri.vhca_port_num = 1 };
+	uint32_t synd = 0;
 	int st;
 
 	if (PRM_GET(create_qp_in, c->in, uid))
@@ -273,29 +269,18 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	}
 
 	tmp.dbr = PRM_GET(qpc, qpc, dbr_addr);
-	st = emu_dbr_check(d, "CREATE_QP", tmp.dbr, &synd);
-	if (st)
-		return emu_cmd_fail(c, st, synd);
 	tmp.sq_offset = tmp.rq_bytes;
-	st = emu_qbuf_load(d, c, PRM_OFF(create_qp_in, pas) / 8, "CREATE_QP", (unsigned)PRM_GET(qpc, qpc, log_page_size),
-			   (unsigned)PRM_GET(qpc, qpc, page_offset), tmp.rq_bytes + tmp.sq_bytes, &tmp.buf, &synd);
+	st = emu_queue_mem_load(d, c, "CREATE_QP", tmp.dbr, PRM_OFF(create_qp_in, pas) / 8,
+				(unsigned)PRM_GET(qpc, qpc, log_page_size), (unsigned)PRM_GET(qpc, qpc, page_offset),
+				tmp.rq_bytes + tmp.sq_bytes, &tmp.buf, &synd);
 	if (st)
 		return emu_cmd_fail(c, st, synd);
-
-	qp = emu_obj_adopt(d, EMU_OBJ_QP, &tmp, sizeof(tmp), &tmp.buf, qp_dtor, &qpn);
-	if (!qp)
-		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
-	qp->qpn = qpn;
-	qp->state = EMU_QP_RST;
-	qp->user_index = (uint32_t)PRM_GET(qpc, qpc, user_index);
-	qp->wq_signature = PRM_GET(qpc, qpc, wq_signature);
-	qp->rlky = PRM_GET(qpc, qpc, rlky);
-	qp->counter_set_id = (uint8_t)PRM_GET(qpc, qpc, counter_set_id);
-	qp->pri.vhca_port_num = 1;
-	emu_qp_reset_engine(qp);
-	qp_holds(d, qp, emu_obj_ref);
-	PRM_SET(create_qp_out, c->out, qpn, qpn);
-	return 0;
+	tmp.user_index = (uint32_t)PRM_GET(qpc, qpc, user_index);
+	tmp.wq_signature = PRM_GET(qpc, qpc, wq_signature);
+	tmp.rlky = PRM_GET(qpc, qpc, rlky);
+	tmp.counter_set_id = (uint8_t)PRM_GET(qpc, qpc, counter_set_id);
+	emu_qp_reset_engine(&tmp);
+	return emu_queue_adopt(d, c, &qp_kind, &tmp, &tmp.buf);
 }
 
 EMU_CMD_DESTROY_HANDLER(qp, qpn, EMU_OBJ_QP, PRM_SYND_BAD_QPN)
@@ -325,7 +310,6 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, counter_set_id, qp->counter_set_id);
 	PRM_SET(qpc, qpc, uar_page, qp->uar);
 	PRM_SET(qpc, qpc, user_index, qp->user_index);
-	PRM_SET(qpc, qpc, log_page_size, qp->buf.log_page - 12u);
 	PRM_SET(qpc, qpc, remote_qpn, qp->remote_qpn);
 	path_store(PRM_ADDR(qpc, qpc, primary_address_path), &qp->pri);
 	PRM_SET(qpc, qpc, log_ack_req_freq, qp->log_ack_req_freq);
@@ -343,18 +327,16 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, rre, qp->rre);
 	PRM_SET(qpc, qpc, rwe, qp->rwe);
 	PRM_SET(qpc, qpc, rae, qp->rae);
-	PRM_SET(qpc, qpc, page_offset, qp->buf.offset / ((1ull << qp->buf.log_page) / 64));
 	PRM_SET(qpc, qpc, min_rnr_nak, qp->min_rnr_nak);
 	PRM_SET(qpc, qpc, next_rcv_psn, qp->next_rcv_psn);
 	PRM_SET(qpc, qpc, cqn_rcv, qp->cqn_rcv);
-	PRM_SET(qpc, qpc, dbr_addr, qp->dbr);
 	PRM_SET(qpc, qpc, q_key, qp->q_key);
 	PRM_SET(qpc, qpc, rq_type, qp->rq_type);
 	PRM_SET(qpc, qpc, srqn_rmpn_xrqn, qp->srqn);
 	PRM_SET(qpc, qpc, rmsn, qp->eng.rmsn & 0xffffff);
 	PRM_SET(qpc, qpc, hw_sq_wqebb_counter, qp->eng.sq_pi & 0xffff);
 	PRM_SET(qpc, qpc, hw_rq_counter, qp->eng.rq_pi);
-	emu_qbuf_store(&qp->buf, c->out, c->outlen, PRM_OFF(query_qp_out, qp_pas_or_qpc_ext_and_pas) / 8);
+	EMU_QUEUE_MEM_ANSWER(qpc, qpc, qp, c, PRM_OFF(query_qp_out, qp_pas_or_qpc_ext_and_pas) / 8);
 	return 0;
 }
 
