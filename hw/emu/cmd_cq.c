@@ -208,9 +208,7 @@ static int modify_cq(struct emu_dev *d, struct emu_cmd *c)
 }
 
 static const struct emu_cmd_desc cmds[] = {
-	EMU_CMD(CREATE_CQ, EMU_CMDF_INIT, create_cq_in, create_cq_out, create_cq),
-	EMU_CMD(DESTROY_CQ, EMU_CMDF_INIT, destroy_cq_in, destroy_cq_out, destroy_cq),
-	EMU_CMD(QUERY_CQ, EMU_CMDF_INIT, query_cq_in, query_cq_out, query_cq),
+	EMU_CMDS_OBJ(CQ, cq),
 	EMU_CMD(MODIFY_CQ, EMU_CMDF_INIT, modify_cq_in, modify_cq_out, modify_cq),
 };
 

@@ -142,9 +142,7 @@ static int eq_area_init(struct emu_dev *d)
 }
 
 static const struct emu_cmd_desc cmds[] = {
-	EMU_CMD(CREATE_EQ, EMU_CMDF_INIT, create_eq_in, create_eq_out, create_eq),
-	EMU_CMD(DESTROY_EQ, EMU_CMDF_INIT, destroy_eq_in, destroy_eq_out, destroy_eq),
-	EMU_CMD(QUERY_EQ, EMU_CMDF_INIT, query_eq_in, query_eq_out, query_eq),
+	EMU_CMDS_OBJ(EQ, eq),
 };
 
 const struct emu_cmd_area emu_area_eq = {

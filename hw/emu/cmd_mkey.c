@@ -435,9 +435,7 @@ int emu_mkey_umr(struct emu_dev *d, uint32_t key, uint64_t mask, const uint8_t *
 }
 
 static const struct emu_cmd_desc cmds[] = {
-	EMU_CMD(CREATE_MKEY, EMU_CMDF_INIT, create_mkey_in, create_mkey_out, create_mkey),
-	EMU_CMD(QUERY_MKEY, EMU_CMDF_INIT, query_mkey_in, query_mkey_out, query_mkey),
-	EMU_CMD(DESTROY_MKEY, EMU_CMDF_INIT, destroy_mkey_in, destroy_mkey_out, destroy_mkey),
+	EMU_CMDS_OBJ(MKEY, mkey),
 };
 
 const struct emu_cmd_area emu_area_mkey = { .name = "mkey", .cmds = cmds, .ncmds = EMU_NCMDS(cmds) };

@@ -664,9 +664,7 @@ static int qp_2rst(struct emu_dev *d, struct emu_cmd *c)
 }
 
 static const struct emu_cmd_desc cmds[] = {
-	EMU_CMD(CREATE_QP, EMU_CMDF_INIT, create_qp_in, create_qp_out, create_qp),
-	EMU_CMD(DESTROY_QP, EMU_CMDF_INIT, destroy_qp_in, destroy_qp_out, destroy_qp),
-	EMU_CMD(QUERY_QP, EMU_CMDF_INIT, query_qp_in, query_qp_out, query_qp),
+	EMU_CMDS_OBJ(QP, qp),
 	EMU_CMD(RST2INIT_QP, EMU_CMDF_INIT, rst2init_qp_in, rst2init_qp_out, rst2init_qp),
 	EMU_CMD(INIT2INIT_QP, EMU_CMDF_INIT, rst2init_qp_in, rst2init_qp_out, init2init_qp),
 	EMU_CMD(INIT2RTR_QP, EMU_CMDF_INIT, init2rtr_qp_in, init2rtr_qp_out, init2rtr_qp),

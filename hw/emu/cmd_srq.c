@@ -92,9 +92,7 @@ static int query_srq(struct emu_dev *d, struct emu_cmd *c)
 }
 
 static const struct emu_cmd_desc cmds[] = {
-	EMU_CMD(CREATE_SRQ, EMU_CMDF_INIT, create_srq_in, create_srq_out, create_srq),
-	EMU_CMD(DESTROY_SRQ, EMU_CMDF_INIT, destroy_srq_in, destroy_srq_out, destroy_srq),
-	EMU_CMD(QUERY_SRQ, EMU_CMDF_INIT, query_srq_in, query_srq_out, query_srq),
+	EMU_CMDS_OBJ(SRQ, srq),
 };
 
 const struct emu_cmd_area emu_area_srq = { .name = "srq", .cmds = cmds, .ncmds = EMU_NCMDS(cmds) };

@@ -68,6 +68,16 @@ struct emu_cmd_desc {
 /* Explicit minimum lengths, for commands whose later fields are optional (firmware
  * accepts the shorter input older drivers send, e.g. INIT_HCA's 16 bytes). */
 #define EMU_CMD_LEN(op, flags, in_bytes, out_bytes, fn) { PRM_CMD_OP_##op, (flags), (in_bytes), (out_bytes), (fn) }
+/* The rows of an object's life, after INIT_HCA, each command's layouts <cmd>_<obj>_in/_out
+ * and handler <cmd>_<obj>: EMU_CMDS_OBJ(CQ, cq) is CREATE_CQ, DESTROY_CQ and QUERY_CQ;
+ * EMU_CMDS_ALLOC(PD, pd) is ALLOC_PD and DEALLOC_PD. */
+#define EMU_CMDS_OBJ(OBJ, obj)                                                                        \
+	EMU_CMD(CREATE_##OBJ, EMU_CMDF_INIT, create_##obj##_in, create_##obj##_out, create_##obj),      \
+	EMU_CMD(DESTROY_##OBJ, EMU_CMDF_INIT, destroy_##obj##_in, destroy_##obj##_out, destroy_##obj), \
+	EMU_CMD(QUERY_##OBJ, EMU_CMDF_INIT, query_##obj##_in, query_##obj##_out, query_##obj)
+#define EMU_CMDS_ALLOC(OBJ, obj)                                                                      \
+	EMU_CMD(ALLOC_##OBJ, EMU_CMDF_INIT, alloc_##obj##_in, alloc_##obj##_out, alloc_##obj),          \
+	EMU_CMD(DEALLOC_##OBJ, EMU_CMDF_INIT, dealloc_##obj##_in, dealloc_##obj##_out, dealloc_##obj)
 /* The framework hands handlers buffers of at least this many zeroed bytes, whatever
  * the lengths: a handler may read any field of its fixed-size layouts. */
 #define EMU_CMD_MIN_BUF 8192u
