@@ -129,12 +129,14 @@ static int query_cq(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(cqc, cqc, cq_period, cq->cq_period);
 	PRM_SET(cqc, cqc, cq_max_count, cq->cq_max_count);
 	PRM_SET(cqc, cqc, c_eqn_or_apu_element, cq->eqn);
-	PRM_SET(cqc, cqc, last_notified_index, cq->last_notified & 0xffffff);
-	PRM_SET(cqc, cqc, last_solicit_index, cq->last_solicit & 0xffffff);
+	/* indexes and counters run free: PRM_SET stores the low 24 bits the fields hold
+	 * (firmware-cmd/prm.h: no other file masks a PRM field) */
+	PRM_SET(cqc, cqc, last_notified_index, cq->last_notified);
+	PRM_SET(cqc, cqc, last_solicit_index, cq->last_solicit);
 	/* the consumer counter is what the driver last wrote to the doorbell record */
 	if (emu_iova_mapped(d, cq->dbr, 4) && emu_dma_read(d, cq->dbr, dbr, 4) == 0)
-		PRM_SET(cqc, cqc, consumer_counter, prm_load_be32(dbr, 0) & 0xffffff);
-	PRM_SET(cqc, cqc, producer_counter, cq->pi & 0xffffff);
+		PRM_SET(cqc, cqc, consumer_counter, prm_load_be32(dbr, 0));
+	PRM_SET(cqc, cqc, producer_counter, cq->pi);
 	EMU_QUEUE_MEM_ANSWER(cqc, cqc, cq, c, PRM_OFF(query_cq_out, pas) / 8);
 	return 0;
 }

@@ -113,8 +113,10 @@ static int query_eq(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(eqc, eqc, uar_page, eq->uar);
 	PRM_SET(eqc, eqc, intr, eq->intr);
 	PRM_SET(eqc, eqc, log_page_size, eq->log_page_size);
-	PRM_SET(eqc, eqc, consumer_counter, eq->cons & 0xffffff);
-	PRM_SET(eqc, eqc, producer_counter, eq->prod & 0xffffff);
+	/* the counters run free: PRM_SET stores the low 24 bits the fields hold
+	 * (firmware-cmd/prm.h: no other file masks a PRM field) */
+	PRM_SET(eqc, eqc, consumer_counter, eq->cons);
+	PRM_SET(eqc, eqc, producer_counter, eq->prod);
 	PRM_SET(query_eq_out, c->out, event_bitmask, eq->mask[0]);
 	for (size_t i = 0; i < eq->npas && pas_off + (i + 1) * 8 <= c->outlen; i++)
 		prm_bits_set64(c->out + pas_off, (unsigned)(i * 64), eq->pas[i]);

@@ -294,6 +294,8 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_RESERVED_NOT_ZERO);
 	if (!qp)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_QPN);
+	/* ssn, rmsn and the engines' counters run free: PRM_SET stores the low bits each
+	 * field holds (firmware-cmd/prm.h: no other file masks a PRM field) */
 	PRM_SET(qpc, qpc, state, qp->state);
 	PRM_SET(qpc, qpc, lag_tx_port_affinity, qp->lag_tx_port_affinity);
 	PRM_SET(qpc, qpc, st, qp->st);
@@ -321,7 +323,7 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, next_send_psn, qp->next_send_psn);
 	PRM_SET(qpc, qpc, cqn_snd, qp->cqn_snd);
 	PRM_SET(qpc, qpc, last_acked_psn, qp->eng.last_acked_psn);
-	PRM_SET(qpc, qpc, ssn, qp->eng.ssn & 0xffffff);
+	PRM_SET(qpc, qpc, ssn, qp->eng.ssn);
 	PRM_SET(qpc, qpc, log_rra_max, qp->log_rra_max);
 	PRM_SET(qpc, qpc, atomic_mode, qp->atomic_mode);
 	PRM_SET(qpc, qpc, rre, qp->rre);
@@ -333,8 +335,8 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, q_key, qp->q_key);
 	PRM_SET(qpc, qpc, rq_type, qp->rq_type);
 	PRM_SET(qpc, qpc, srqn_rmpn_xrqn, qp->srqn);
-	PRM_SET(qpc, qpc, rmsn, qp->eng.rmsn & 0xffffff);
-	PRM_SET(qpc, qpc, hw_sq_wqebb_counter, qp->eng.sq_pi & 0xffff);
+	PRM_SET(qpc, qpc, rmsn, qp->eng.rmsn);
+	PRM_SET(qpc, qpc, hw_sq_wqebb_counter, qp->eng.sq_pi);
 	PRM_SET(qpc, qpc, hw_rq_counter, qp->eng.rq_pi);
 	EMU_QUEUE_MEM_ANSWER(qpc, qpc, qp, c, PRM_OFF(query_qp_out, qp_pas_or_qpc_ext_and_pas) / 8);
 	return 0;
