@@ -109,15 +109,13 @@ static int create_cq(struct emu_dev *d, struct emu_cmd *c)
 }
 
 EMU_CMD_DESTROY_HANDLER(cq, cqn, EMU_OBJ_CQ, PRM_SYND_BAD_CQN)
+EMU_CMD_QUERY_HANDLER(cq, cqn, EMU_OBJ_CQ, PRM_SYND_BAD_CQN)
 
-static int query_cq(struct emu_dev *d, struct emu_cmd *c)
+static int answer_cq(struct emu_dev *d, struct emu_cmd *c, const struct emu_cq *cq)
 {
-	const struct emu_cq *cq = emu_obj_get(d, EMU_OBJ_CQ, (uint32_t)PRM_GET(query_cq_in, c->in, cqn));
 	uint8_t *cqc = PRM_ADDR(query_cq_out, c->out, cq_context);
 	uint8_t dbr[EMU_DBR_BYTES] = { 0 };
 
-	if (!cq)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_CQN);
 	PRM_SET(cqc, cqc, status, cq->status);
 	PRM_SET(cqc, cqc, cqe_sz, cq->cqe_bytes == 128 ? 1 : 0);
 	PRM_SET(cqc, cqc, cc, cq->cc);

@@ -98,14 +98,14 @@ static int destroy_eq(struct emu_dev *d, struct emu_cmd *c)
 	return emu_cmd_free_obj(d, c, EMU_OBJ_EQ, (uint32_t)PRM_GET(destroy_eq_in, c->in, eq_number), PRM_SYND_BAD_EQN);
 }
 
-static int query_eq(struct emu_dev *d, struct emu_cmd *c)
+EMU_CMD_QUERY_HANDLER(eq, eq_number, EMU_OBJ_EQ, PRM_SYND_BAD_EQN)
+
+static int answer_eq(struct emu_dev *d, struct emu_cmd *c, const struct emu_eq *eq)
 {
-	struct emu_eq *eq = emu_obj_get(d, EMU_OBJ_EQ, (uint32_t)PRM_GET(query_eq_in, c->in, eq_number));
 	uint8_t *eqc = PRM_ADDR(query_eq_out, c->out, eq_context_entry);
 	size_t pas_off = PRM_OFF(query_eq_out, pas) / 8;
 
-	if (!eq)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_EQN);
+	(void)d;
 	PRM_SET(eqc, eqc, status, eq->status);
 	PRM_SET(eqc, eqc, oi, eq->oi);
 	PRM_SET(eqc, eqc, st, eq->st);

@@ -285,6 +285,30 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 
 EMU_CMD_DESTROY_HANDLER(qp, qpn, EMU_OBJ_QP, PRM_SYND_BAD_QPN)
 
+/* What the transitions (RST2INIT_QP ... RTS2RTS_QP) set, the connection, as QUERY_QP
+ * answers it (in qpc order). */
+static void qpc_store_connection(uint8_t *qpc, const struct emu_qp *qp)
+{
+	PRM_SET(qpc, qpc, state, qp->state);
+	PRM_SET(qpc, qpc, lag_tx_port_affinity, qp->lag_tx_port_affinity);
+	PRM_SET(qpc, qpc, mtu, qp->mtu);
+	PRM_SET(qpc, qpc, remote_qpn, qp->remote_qpn);
+	path_store(PRM_ADDR(qpc, qpc, primary_address_path), &qp->pri);
+	PRM_SET(qpc, qpc, log_ack_req_freq, qp->log_ack_req_freq);
+	PRM_SET(qpc, qpc, log_sra_max, qp->log_sra_max);
+	PRM_SET(qpc, qpc, retry_count, qp->retry_count);
+	PRM_SET(qpc, qpc, rnr_retry, qp->rnr_retry);
+	PRM_SET(qpc, qpc, next_send_psn, qp->next_send_psn);
+	PRM_SET(qpc, qpc, log_rra_max, qp->log_rra_max);
+	PRM_SET(qpc, qpc, atomic_mode, qp->atomic_mode);
+	PRM_SET(qpc, qpc, rre, qp->rre);
+	PRM_SET(qpc, qpc, rwe, qp->rwe);
+	PRM_SET(qpc, qpc, rae, qp->rae);
+	PRM_SET(qpc, qpc, min_rnr_nak, qp->min_rnr_nak);
+	PRM_SET(qpc, qpc, next_rcv_psn, qp->next_rcv_psn);
+	PRM_SET(qpc, qpc, q_key, qp->q_key);
+}
+
 static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 {
 	const struct emu_qp *qp = emu_obj_get(d, EMU_OBJ_QP, (uint32_t)PRM_GET(query_qp_in, c->in, qpn));
@@ -294,15 +318,13 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_RESERVED_NOT_ZERO);
 	if (!qp)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_QPN);
+	qpc_store_connection(qpc, qp);
 	/* ssn, rmsn and the engines' counters run free: PRM_SET stores the low bits each
 	 * field holds (firmware-cmd/prm.h: no other file masks a PRM field) */
-	PRM_SET(qpc, qpc, state, qp->state);
-	PRM_SET(qpc, qpc, lag_tx_port_affinity, qp->lag_tx_port_affinity);
 	PRM_SET(qpc, qpc, st, qp->st);
 	PRM_SET(qpc, qpc, pm_state, qp->pm_state);
 	PRM_SET(qpc, qpc, wq_signature, qp->wq_signature);
 	PRM_SET(qpc, qpc, pd, qp->pdn);
-	PRM_SET(qpc, qpc, mtu, qp->mtu);
 	PRM_SET(qpc, qpc, log_msg_max, qp->log_msg_max);
 	PRM_SET(qpc, qpc, log_rq_size, qp->log_rq_size);
 	PRM_SET(qpc, qpc, log_rq_stride, qp->rq_stride ? plat_ilog2_ceil(qp->rq_stride) - 4 : 0);
@@ -312,27 +334,12 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, counter_set_id, qp->counter_set_id);
 	PRM_SET(qpc, qpc, uar_page, qp->uar);
 	PRM_SET(qpc, qpc, user_index, qp->user_index);
-	PRM_SET(qpc, qpc, remote_qpn, qp->remote_qpn);
-	path_store(PRM_ADDR(qpc, qpc, primary_address_path), &qp->pri);
-	PRM_SET(qpc, qpc, log_ack_req_freq, qp->log_ack_req_freq);
-	PRM_SET(qpc, qpc, log_sra_max, qp->log_sra_max);
-	PRM_SET(qpc, qpc, retry_count, qp->retry_count);
-	PRM_SET(qpc, qpc, rnr_retry, qp->rnr_retry);
 	PRM_SET(qpc, qpc, cur_rnr_retry, qp->eng.cur_rnr_retry);
 	PRM_SET(qpc, qpc, cur_retry_count, qp->eng.cur_retry_count);
-	PRM_SET(qpc, qpc, next_send_psn, qp->next_send_psn);
 	PRM_SET(qpc, qpc, cqn_snd, qp->cqn_snd);
 	PRM_SET(qpc, qpc, last_acked_psn, qp->eng.last_acked_psn);
 	PRM_SET(qpc, qpc, ssn, qp->eng.ssn);
-	PRM_SET(qpc, qpc, log_rra_max, qp->log_rra_max);
-	PRM_SET(qpc, qpc, atomic_mode, qp->atomic_mode);
-	PRM_SET(qpc, qpc, rre, qp->rre);
-	PRM_SET(qpc, qpc, rwe, qp->rwe);
-	PRM_SET(qpc, qpc, rae, qp->rae);
-	PRM_SET(qpc, qpc, min_rnr_nak, qp->min_rnr_nak);
-	PRM_SET(qpc, qpc, next_rcv_psn, qp->next_rcv_psn);
 	PRM_SET(qpc, qpc, cqn_rcv, qp->cqn_rcv);
-	PRM_SET(qpc, qpc, q_key, qp->q_key);
 	PRM_SET(qpc, qpc, rq_type, qp->rq_type);
 	PRM_SET(qpc, qpc, srqn_rmpn_xrqn, qp->srqn);
 	PRM_SET(qpc, qpc, rmsn, qp->eng.rmsn);

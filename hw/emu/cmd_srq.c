@@ -67,15 +67,14 @@ static int create_srq(struct emu_dev *d, struct emu_cmd *c)
 }
 
 EMU_CMD_DESTROY_HANDLER(srq, srqn, EMU_OBJ_SRQ, PRM_SYND_BAD_SRQN)
+EMU_CMD_QUERY_HANDLER(srq, srqn, EMU_OBJ_SRQ, PRM_SYND_BAD_SRQN)
 
-static int query_srq(struct emu_dev *d, struct emu_cmd *c)
+static int answer_srq(struct emu_dev *d, struct emu_cmd *c, const struct emu_srq *s)
 {
-	const struct emu_srq *s = emu_obj_get(d, EMU_OBJ_SRQ, (uint32_t)PRM_GET(query_srq_in, c->in, srqn));
 	uint8_t *srqc = PRM_ADDR(query_srq_out, c->out, srq_context_entry);
 	unsigned log_stride = 0;
 
-	if (!s)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
+	(void)d;
 	while ((16u << log_stride) < s->stride)
 		log_stride++;
 	PRM_SET(srqc, srqc, state, s->state);

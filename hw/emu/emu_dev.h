@@ -164,6 +164,19 @@ static inline int emu_cmd_destroy_obj(struct emu_dev *d, struct emu_cmd *c, enum
 		return emu_cmd_destroy_obj(d, c, (type), PRM_GET(destroy_##obj##_in, c->in, uid),       \
 					   (uint32_t)PRM_GET(destroy_##obj##_in, c->in, id_field), (bad_id_synd)); \
 	}
+/* Defines `static int query_<obj>(d, c)`, the handler of QUERY_<OBJ>: the object that
+ * query_<obj>_in.<id_field> names (PRM query_cq_in.cqn ...) goes to the file's
+ * `static int answer_<obj>(d, c, const struct emu_<obj> *)`, which writes the answer;
+ * an unknown number is PRM_CMD_STAT_BAD_RES with the object's own syndrome, as for
+ * DESTROY. */
+#define EMU_CMD_QUERY_HANDLER(obj, id_field, type, bad_id_synd)                                        \
+	static int answer_##obj(struct emu_dev *d, struct emu_cmd *c, const struct emu_##obj *o);      \
+	static int query_##obj(struct emu_dev *d, struct emu_cmd *c)                                    \
+	{                                                                                                \
+		const void *o = emu_obj_get(d, (type), (uint32_t)PRM_GET(query_##obj##_in, c->in, id_field)); \
+                                                                                                         \
+		return o ? answer_##obj(d, c, o) : emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, (bad_id_synd));  \
+	}
 /* Call fn for each live object of a type (fn may not free). */
 void emu_obj_foreach(struct emu_dev *d, enum emu_obj_type t, void (*fn)(struct emu_dev *, void *, void *),
 		     void *arg);
