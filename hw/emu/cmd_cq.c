@@ -27,19 +27,15 @@ enum { CQ_RESIZE_LOG_SIZE = 1u << 0, CQ_RESIZE_PG_OFFSET = 1u << 1, CQ_RESIZE_PG
 enum { CQ_OPMOD_MODIFY = 0, CQ_OPMOD_RESIZE = 1 };
 
 /* What a CQ holds while it lives: its EQ and its UAR page. */
-static void cq_holds(struct emu_dev *d, const struct emu_cq *cq, emu_obj_hold_fn op)
+static void cq_holds(struct emu_dev *d, const void *obj, emu_obj_hold_fn op)
 {
+	const struct emu_cq *cq = obj;
+
 	emu_obj_hold(emu_obj_get(d, EMU_OBJ_EQ, cq->eqn), op);
 	emu_obj_hold(emu_uar_obj(d, cq->uar), op);
 }
 
-static void cq_dtor(struct emu_dev *d, void *obj)
-{
-	struct emu_cq *cq = obj;
-
-	cq_holds(d, cq, emu_obj_unref);
-	emu_qbuf_free(&cq->buf);
-}
+EMU_QUEUE_KIND(cq, cqn, EMU_OBJ_CQ);
 
 /* cqc.cq_period_mode: 0 the moderation timer starts at an EQE, 1 at a CQE (Linux enum
  * mlx5_cq_period_mode: MLX5_CQ_PERIOD_MODE_START_FROM_EQE/CQE; no other value), the
@@ -71,8 +67,9 @@ static int cq_buffer(struct emu_dev *d, struct emu_cmd *c, const char *what, con
 static int create_cq(struct emu_dev *d, struct emu_cmd *c)
 {
 	const uint8_t *cqc = PRM_ADDR(create_cq_in, c->in, cq_context);
-	struct emu_cq tmp = { 0 }, *cq;
-	uint32_t synd = 0, cqn;
+	/* A new CQ is not armed: the driver arms it with a doorbell (Linux mlx5_cq_arm). */
+	struct emu_cq tmp = { .st = EMU_CQ_ST_FIRED, .status = EMU_CQ_STATUS_OK };
+	uint32_t synd = 0;
 	unsigned cqe_sz = (unsigned)PRM_GET(cqc, cqc, cqe_sz);
 	int st;
 
@@ -88,6 +85,12 @@ static int create_cq(struct emu_dev *d, struct emu_cmd *c)
 	st = cq_period_mode_check(d, (unsigned)PRM_GET(cqc, cqc, cq_period_mode));
 	if (st)
 		return emu_cmd_fail(c, st, PRM_SYND_BAD_CQ_PERIOD_MODE);
+	tmp.cq_period_mode = (uint8_t)PRM_GET(cqc, cqc, cq_period_mode);
+	tmp.cq_period = (uint16_t)PRM_GET(cqc, cqc, cq_period);
+	tmp.cq_max_count = (uint16_t)PRM_GET(cqc, cqc, cq_max_count);
+	tmp.oi = PRM_GET(cqc, cqc, oi);
+	tmp.cc = PRM_GET(cqc, cqc, cc);
+	tmp.log_size = (uint8_t)PRM_GET(cqc, cqc, log_cq_size);
 	tmp.cqe_bytes = (uint16_t)(64u << cqe_sz);
 	tmp.uar = (uint32_t)PRM_GET(cqc, cqc, uar_page);
 	/* uar_page is a UAR index (uar_4k: of a 4 KiB UAR inside an allocated page) */
@@ -98,60 +101,41 @@ static int create_cq(struct emu_dev *d, struct emu_cmd *c)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_EQN);
 	tmp.dbr = PRM_GET(cqc, cqc, dbr_addr);
 	st = emu_dbr_check(d, "CREATE_CQ", tmp.dbr, &synd);
+	if (!st)
+		st = cq_buffer(d, c, "CREATE_CQ", cqc, PRM_OFF(create_cq_in, pas) / 8, tmp.cqe_bytes, &tmp.buf, &synd);
 	if (st)
 		return emu_cmd_fail(c, st, synd);
-	st = cq_buffer(d, c, "CREATE_CQ", cqc, PRM_OFF(create_cq_in, pas) / 8, tmp.cqe_bytes, &tmp.buf, &synd);
-	if (st)
-		return emu_cmd_fail(c, st, synd);
-	cq = emu_obj_adopt(d, EMU_OBJ_CQ, &tmp, sizeof(tmp), &tmp.buf, cq_dtor, &cqn);
-	if (!cq)
-		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
-	cq->cqn = cqn;
-	cq->log_size = (uint8_t)PRM_GET(cqc, cqc, log_cq_size);
-	cq->oi = PRM_GET(cqc, cqc, oi);
-	cq->cc = PRM_GET(cqc, cqc, cc);
-	cq->cq_period_mode = (uint8_t)PRM_GET(cqc, cqc, cq_period_mode);
-	cq->cq_period = (uint16_t)PRM_GET(cqc, cqc, cq_period);
-	cq->cq_max_count = (uint16_t)PRM_GET(cqc, cqc, cq_max_count);
-	/* A new CQ is not armed: the driver arms it with a doorbell (Linux mlx5_cq_arm). */
-	cq->st = EMU_CQ_ST_FIRED;
-	cq->status = EMU_CQ_STATUS_OK;
-	cq_holds(d, cq, emu_obj_ref);
-	PRM_SET(create_cq_out, c->out, cqn, cqn);
-	return 0;
+	return emu_queue_adopt(d, c, &cq_kind, &tmp, &tmp.buf);
 }
 
 EMU_CMD_DESTROY_HANDLER(cq, cqn, EMU_OBJ_CQ, PRM_SYND_BAD_CQN)
+EMU_CMD_QUERY_HANDLER(cq, cqn, EMU_OBJ_CQ, PRM_SYND_BAD_CQN)
 
-static int query_cq(struct emu_dev *d, struct emu_cmd *c)
+static int answer_cq(struct emu_dev *d, struct emu_cmd *c, const struct emu_cq *cq)
 {
-	const struct emu_cq *cq = emu_obj_get(d, EMU_OBJ_CQ, (uint32_t)PRM_GET(query_cq_in, c->in, cqn));
 	uint8_t *cqc = PRM_ADDR(query_cq_out, c->out, cq_context);
 	uint8_t dbr[EMU_DBR_BYTES] = { 0 };
 
-	if (!cq)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_CQN);
 	PRM_SET(cqc, cqc, status, cq->status);
 	PRM_SET(cqc, cqc, cqe_sz, cq->cqe_bytes == 128 ? 1 : 0);
 	PRM_SET(cqc, cqc, cc, cq->cc);
 	PRM_SET(cqc, cqc, oi, cq->oi);
 	PRM_SET(cqc, cqc, cq_period_mode, cq->cq_period_mode);
 	PRM_SET(cqc, cqc, st, cq->st);
-	PRM_SET(cqc, cqc, page_offset, cq->buf.offset / ((1ull << cq->buf.log_page) / 64));
 	PRM_SET(cqc, cqc, log_cq_size, cq->log_size);
 	PRM_SET(cqc, cqc, uar_page, cq->uar);
 	PRM_SET(cqc, cqc, cq_period, cq->cq_period);
 	PRM_SET(cqc, cqc, cq_max_count, cq->cq_max_count);
 	PRM_SET(cqc, cqc, c_eqn_or_apu_element, cq->eqn);
-	PRM_SET(cqc, cqc, log_page_size, cq->buf.log_page - 12u);
-	PRM_SET(cqc, cqc, last_notified_index, cq->last_notified & 0xffffff);
-	PRM_SET(cqc, cqc, last_solicit_index, cq->last_solicit & 0xffffff);
+	/* indexes and counters run free: PRM_SET stores the low 24 bits the fields hold
+	 * (firmware-cmd/prm.h: no other file masks a PRM field) */
+	PRM_SET(cqc, cqc, last_notified_index, cq->last_notified);
+	PRM_SET(cqc, cqc, last_solicit_index, cq->last_solicit);
 	/* the consumer counter is what the driver last wrote to the doorbell record */
 	if (emu_iova_mapped(d, cq->dbr, 4) && emu_dma_read(d, cq->dbr, dbr, 4) == 0)
-		PRM_SET(cqc, cqc, consumer_counter, prm_load_be32(dbr, 0) & 0xffffff);
-	PRM_SET(cqc, cqc, producer_counter, cq->pi & 0xffffff);
-	PRM_SET(cqc, cqc, dbr_addr, cq->dbr);
-	emu_qbuf_store(&cq->buf, c->out, c->outlen, PRM_OFF(query_cq_out, pas) / 8);
+		PRM_SET(cqc, cqc, consumer_counter, prm_load_be32(dbr, 0));
+	PRM_SET(cqc, cqc, producer_counter, cq->pi);
+	EMU_QUEUE_MEM_ANSWER(cqc, cqc, cq, c, PRM_OFF(query_cq_out, pas) / 8);
 	return 0;
 }
 
@@ -224,9 +208,7 @@ static int modify_cq(struct emu_dev *d, struct emu_cmd *c)
 }
 
 static const struct emu_cmd_desc cmds[] = {
-	EMU_CMD(CREATE_CQ, EMU_CMDF_INIT, create_cq_in, create_cq_out, create_cq),
-	EMU_CMD(DESTROY_CQ, EMU_CMDF_INIT, destroy_cq_in, destroy_cq_out, destroy_cq),
-	EMU_CMD(QUERY_CQ, EMU_CMDF_INIT, query_cq_in, query_cq_out, query_cq),
+	EMU_CMDS_OBJ(CQ, cq),
 	EMU_CMD(MODIFY_CQ, EMU_CMDF_INIT, modify_cq_in, modify_cq_out, modify_cq),
 };
 

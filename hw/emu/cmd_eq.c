@@ -98,14 +98,14 @@ static int destroy_eq(struct emu_dev *d, struct emu_cmd *c)
 	return emu_cmd_free_obj(d, c, EMU_OBJ_EQ, (uint32_t)PRM_GET(destroy_eq_in, c->in, eq_number), PRM_SYND_BAD_EQN);
 }
 
-static int query_eq(struct emu_dev *d, struct emu_cmd *c)
+EMU_CMD_QUERY_HANDLER(eq, eq_number, EMU_OBJ_EQ, PRM_SYND_BAD_EQN)
+
+static int answer_eq(struct emu_dev *d, struct emu_cmd *c, const struct emu_eq *eq)
 {
-	struct emu_eq *eq = emu_obj_get(d, EMU_OBJ_EQ, (uint32_t)PRM_GET(query_eq_in, c->in, eq_number));
 	uint8_t *eqc = PRM_ADDR(query_eq_out, c->out, eq_context_entry);
 	size_t pas_off = PRM_OFF(query_eq_out, pas) / 8;
 
-	if (!eq)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_EQN);
+	(void)d;
 	PRM_SET(eqc, eqc, status, eq->status);
 	PRM_SET(eqc, eqc, oi, eq->oi);
 	PRM_SET(eqc, eqc, st, eq->st);
@@ -113,8 +113,10 @@ static int query_eq(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(eqc, eqc, uar_page, eq->uar);
 	PRM_SET(eqc, eqc, intr, eq->intr);
 	PRM_SET(eqc, eqc, log_page_size, eq->log_page_size);
-	PRM_SET(eqc, eqc, consumer_counter, eq->cons & 0xffffff);
-	PRM_SET(eqc, eqc, producer_counter, eq->prod & 0xffffff);
+	/* the counters run free: PRM_SET stores the low 24 bits the fields hold
+	 * (firmware-cmd/prm.h: no other file masks a PRM field) */
+	PRM_SET(eqc, eqc, consumer_counter, eq->cons);
+	PRM_SET(eqc, eqc, producer_counter, eq->prod);
 	PRM_SET(query_eq_out, c->out, event_bitmask, eq->mask[0]);
 	for (size_t i = 0; i < eq->npas && pas_off + (i + 1) * 8 <= c->outlen; i++)
 		prm_bits_set64(c->out + pas_off, (unsigned)(i * 64), eq->pas[i]);
@@ -142,9 +144,7 @@ static int eq_area_init(struct emu_dev *d)
 }
 
 static const struct emu_cmd_desc cmds[] = {
-	EMU_CMD(CREATE_EQ, EMU_CMDF_INIT, create_eq_in, create_eq_out, create_eq),
-	EMU_CMD(DESTROY_EQ, EMU_CMDF_INIT, destroy_eq_in, destroy_eq_out, destroy_eq),
-	EMU_CMD(QUERY_EQ, EMU_CMDF_INIT, query_eq_in, query_eq_out, query_eq),
+	EMU_CMDS_OBJ(EQ, eq),
 };
 
 const struct emu_cmd_area emu_area_eq = {

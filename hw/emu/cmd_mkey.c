@@ -250,15 +250,15 @@ static void put_klm(uint8_t *e, const struct emu_klm *k)
 	PRM_SET(klm, e, address, k->addr);
 }
 
-static int query_mkey(struct emu_dev *d, struct emu_cmd *c)
+EMU_CMD_QUERY_HANDLER(mkey, mkey_index, EMU_OBJ_MKEY, PRM_SYND_BAD_MKEY)
+
+static int answer_mkey(struct emu_dev *d, struct emu_cmd *c, const struct emu_mkey *mk)
 {
-	const struct emu_mkey *mk = emu_obj_get(d, EMU_OBJ_MKEY, (uint32_t)PRM_GET(query_mkey_in, c->in, mkey_index));
 	uint8_t *mkc = PRM_ADDR(query_mkey_out, c->out, memory_key_mkey_entry);
 	uint8_t *t01 = PRM_ADDR(query_mkey_out, c->out, bsf0_klm0_pas_mtt0_1);
 	uint8_t *t23 = PRM_ADDR(query_mkey_out, c->out, bsf1_klm1_pas_mtt2_3);
 
-	if (!mk)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_MKEY);
+	(void)d;
 	PRM_SET(mkc, mkc, free, mk->free);
 	PRM_SET(mkc, mkc, access_mode_4_2, mk->mode >> 2);
 	PRM_SET(mkc, mkc, access_mode_1_0, mk->mode & 3);
@@ -435,9 +435,7 @@ int emu_mkey_umr(struct emu_dev *d, uint32_t key, uint64_t mask, const uint8_t *
 }
 
 static const struct emu_cmd_desc cmds[] = {
-	EMU_CMD(CREATE_MKEY, EMU_CMDF_INIT, create_mkey_in, create_mkey_out, create_mkey),
-	EMU_CMD(QUERY_MKEY, EMU_CMDF_INIT, query_mkey_in, query_mkey_out, query_mkey),
-	EMU_CMD(DESTROY_MKEY, EMU_CMDF_INIT, destroy_mkey_in, destroy_mkey_out, destroy_mkey),
+	EMU_CMDS_OBJ(MKEY, mkey),
 };
 
 const struct emu_cmd_area emu_area_mkey = { .name = "mkey", .cmds = cmds, .ncmds = EMU_NCMDS(cmds) };

@@ -77,8 +77,10 @@ static const struct {
 };
 
 /* What a QP holds while it lives: its PD, its UAR page, its CQs and its SRQ. */
-static void qp_holds(struct emu_dev *d, const struct emu_qp *qp, emu_obj_hold_fn op)
+static void qp_holds(struct emu_dev *d, const void *obj, emu_obj_hold_fn op)
 {
+	const struct emu_qp *qp = obj;
+
 	emu_obj_hold(emu_obj_get(d, EMU_OBJ_PD, qp->pdn), op);
 	emu_obj_hold(emu_uar_obj(d, qp->uar), op);
 	if (qp->cqn_snd)
@@ -89,13 +91,7 @@ static void qp_holds(struct emu_dev *d, const struct emu_qp *qp, emu_obj_hold_fn
 		emu_obj_hold(emu_obj_get(d, EMU_OBJ_SRQ, qp->srqn), op);
 }
 
-static void qp_dtor(struct emu_dev *d, void *obj)
-{
-	struct emu_qp *qp = obj;
-
-	qp_holds(d, qp, emu_obj_unref);
-	emu_qbuf_free(&qp->buf);
-}
+EMU_QUEUE_KIND(qp, qpn, EMU_OBJ_QP);
 
 /* ---- device limits ---- */
 
@@ -193,8 +189,8 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	const uint8_t *qpc = PRM_ADDR(create_qp_in, c->in, qpc);
 	const uint8_t *g = emu_gen_caps(d);
 	unsigned log_max = g ? (unsigned)PRM_GET(cmd_hca_cap, g, log_max_qp_sz) : 15;
-	struct emu_qp tmp = { 0 }, *qp;
-	uint32_t synd = 0, qpn;
+	struct emu_qp tmp = { .state = EMU_QP_RST, .pri.vhca_port_num = 1 };
+	uint32_t synd = 0;
 	int st;
 
 	if (PRM_GET(create_qp_in, c->in, uid))
@@ -273,32 +269,45 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	}
 
 	tmp.dbr = PRM_GET(qpc, qpc, dbr_addr);
-	st = emu_dbr_check(d, "CREATE_QP", tmp.dbr, &synd);
-	if (st)
-		return emu_cmd_fail(c, st, synd);
 	tmp.sq_offset = tmp.rq_bytes;
-	st = emu_qbuf_load(d, c, PRM_OFF(create_qp_in, pas) / 8, "CREATE_QP", (unsigned)PRM_GET(qpc, qpc, log_page_size),
-			   (unsigned)PRM_GET(qpc, qpc, page_offset), tmp.rq_bytes + tmp.sq_bytes, &tmp.buf, &synd);
+	st = emu_queue_mem_load(d, c, "CREATE_QP", tmp.dbr, PRM_OFF(create_qp_in, pas) / 8,
+				(unsigned)PRM_GET(qpc, qpc, log_page_size), (unsigned)PRM_GET(qpc, qpc, page_offset),
+				tmp.rq_bytes + tmp.sq_bytes, &tmp.buf, &synd);
 	if (st)
 		return emu_cmd_fail(c, st, synd);
-
-	qp = emu_obj_adopt(d, EMU_OBJ_QP, &tmp, sizeof(tmp), &tmp.buf, qp_dtor, &qpn);
-	if (!qp)
-		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
-	qp->qpn = qpn;
-	qp->state = EMU_QP_RST;
-	qp->user_index = (uint32_t)PRM_GET(qpc, qpc, user_index);
-	qp->wq_signature = PRM_GET(qpc, qpc, wq_signature);
-	qp->rlky = PRM_GET(qpc, qpc, rlky);
-	qp->counter_set_id = (uint8_t)PRM_GET(qpc, qpc, counter_set_id);
-	qp->pri.vhca_port_num = 1;
-	emu_qp_reset_engine(qp);
-	qp_holds(d, qp, emu_obj_ref);
-	PRM_SET(create_qp_out, c->out, qpn, qpn);
-	return 0;
+	tmp.user_index = (uint32_t)PRM_GET(qpc, qpc, user_index);
+	tmp.wq_signature = PRM_GET(qpc, qpc, wq_signature);
+	tmp.rlky = PRM_GET(qpc, qpc, rlky);
+	tmp.counter_set_id = (uint8_t)PRM_GET(qpc, qpc, counter_set_id);
+	emu_qp_reset_engine(&tmp);
+	return emu_queue_adopt(d, c, &qp_kind, &tmp, &tmp.buf);
 }
 
 EMU_CMD_DESTROY_HANDLER(qp, qpn, EMU_OBJ_QP, PRM_SYND_BAD_QPN)
+
+/* What the transitions (RST2INIT_QP ... RTS2RTS_QP) set, the connection, as QUERY_QP
+ * answers it (in qpc order). */
+static void qpc_store_connection(uint8_t *qpc, const struct emu_qp *qp)
+{
+	PRM_SET(qpc, qpc, state, qp->state);
+	PRM_SET(qpc, qpc, lag_tx_port_affinity, qp->lag_tx_port_affinity);
+	PRM_SET(qpc, qpc, mtu, qp->mtu);
+	PRM_SET(qpc, qpc, remote_qpn, qp->remote_qpn);
+	path_store(PRM_ADDR(qpc, qpc, primary_address_path), &qp->pri);
+	PRM_SET(qpc, qpc, log_ack_req_freq, qp->log_ack_req_freq);
+	PRM_SET(qpc, qpc, log_sra_max, qp->log_sra_max);
+	PRM_SET(qpc, qpc, retry_count, qp->retry_count);
+	PRM_SET(qpc, qpc, rnr_retry, qp->rnr_retry);
+	PRM_SET(qpc, qpc, next_send_psn, qp->next_send_psn);
+	PRM_SET(qpc, qpc, log_rra_max, qp->log_rra_max);
+	PRM_SET(qpc, qpc, atomic_mode, qp->atomic_mode);
+	PRM_SET(qpc, qpc, rre, qp->rre);
+	PRM_SET(qpc, qpc, rwe, qp->rwe);
+	PRM_SET(qpc, qpc, rae, qp->rae);
+	PRM_SET(qpc, qpc, min_rnr_nak, qp->min_rnr_nak);
+	PRM_SET(qpc, qpc, next_rcv_psn, qp->next_rcv_psn);
+	PRM_SET(qpc, qpc, q_key, qp->q_key);
+}
 
 static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 {
@@ -309,13 +318,13 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_RESERVED_NOT_ZERO);
 	if (!qp)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_QPN);
-	PRM_SET(qpc, qpc, state, qp->state);
-	PRM_SET(qpc, qpc, lag_tx_port_affinity, qp->lag_tx_port_affinity);
+	qpc_store_connection(qpc, qp);
+	/* ssn, rmsn and the engines' counters run free: PRM_SET stores the low bits each
+	 * field holds (firmware-cmd/prm.h: no other file masks a PRM field) */
 	PRM_SET(qpc, qpc, st, qp->st);
 	PRM_SET(qpc, qpc, pm_state, qp->pm_state);
 	PRM_SET(qpc, qpc, wq_signature, qp->wq_signature);
 	PRM_SET(qpc, qpc, pd, qp->pdn);
-	PRM_SET(qpc, qpc, mtu, qp->mtu);
 	PRM_SET(qpc, qpc, log_msg_max, qp->log_msg_max);
 	PRM_SET(qpc, qpc, log_rq_size, qp->log_rq_size);
 	PRM_SET(qpc, qpc, log_rq_stride, qp->rq_stride ? plat_ilog2_ceil(qp->rq_stride) - 4 : 0);
@@ -325,36 +334,18 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, counter_set_id, qp->counter_set_id);
 	PRM_SET(qpc, qpc, uar_page, qp->uar);
 	PRM_SET(qpc, qpc, user_index, qp->user_index);
-	PRM_SET(qpc, qpc, log_page_size, qp->buf.log_page - 12u);
-	PRM_SET(qpc, qpc, remote_qpn, qp->remote_qpn);
-	path_store(PRM_ADDR(qpc, qpc, primary_address_path), &qp->pri);
-	PRM_SET(qpc, qpc, log_ack_req_freq, qp->log_ack_req_freq);
-	PRM_SET(qpc, qpc, log_sra_max, qp->log_sra_max);
-	PRM_SET(qpc, qpc, retry_count, qp->retry_count);
-	PRM_SET(qpc, qpc, rnr_retry, qp->rnr_retry);
 	PRM_SET(qpc, qpc, cur_rnr_retry, qp->eng.cur_rnr_retry);
 	PRM_SET(qpc, qpc, cur_retry_count, qp->eng.cur_retry_count);
-	PRM_SET(qpc, qpc, next_send_psn, qp->next_send_psn);
 	PRM_SET(qpc, qpc, cqn_snd, qp->cqn_snd);
 	PRM_SET(qpc, qpc, last_acked_psn, qp->eng.last_acked_psn);
-	PRM_SET(qpc, qpc, ssn, qp->eng.ssn & 0xffffff);
-	PRM_SET(qpc, qpc, log_rra_max, qp->log_rra_max);
-	PRM_SET(qpc, qpc, atomic_mode, qp->atomic_mode);
-	PRM_SET(qpc, qpc, rre, qp->rre);
-	PRM_SET(qpc, qpc, rwe, qp->rwe);
-	PRM_SET(qpc, qpc, rae, qp->rae);
-	PRM_SET(qpc, qpc, page_offset, qp->buf.offset / ((1ull << qp->buf.log_page) / 64));
-	PRM_SET(qpc, qpc, min_rnr_nak, qp->min_rnr_nak);
-	PRM_SET(qpc, qpc, next_rcv_psn, qp->next_rcv_psn);
+	PRM_SET(qpc, qpc, ssn, qp->eng.ssn);
 	PRM_SET(qpc, qpc, cqn_rcv, qp->cqn_rcv);
-	PRM_SET(qpc, qpc, dbr_addr, qp->dbr);
-	PRM_SET(qpc, qpc, q_key, qp->q_key);
 	PRM_SET(qpc, qpc, rq_type, qp->rq_type);
 	PRM_SET(qpc, qpc, srqn_rmpn_xrqn, qp->srqn);
-	PRM_SET(qpc, qpc, rmsn, qp->eng.rmsn & 0xffffff);
-	PRM_SET(qpc, qpc, hw_sq_wqebb_counter, qp->eng.sq_pi & 0xffff);
+	PRM_SET(qpc, qpc, rmsn, qp->eng.rmsn);
+	PRM_SET(qpc, qpc, hw_sq_wqebb_counter, qp->eng.sq_pi);
 	PRM_SET(qpc, qpc, hw_rq_counter, qp->eng.rq_pi);
-	emu_qbuf_store(&qp->buf, c->out, c->outlen, PRM_OFF(query_qp_out, qp_pas_or_qpc_ext_and_pas) / 8);
+	EMU_QUEUE_MEM_ANSWER(qpc, qpc, qp, c, PRM_OFF(query_qp_out, qp_pas_or_qpc_ext_and_pas) / 8);
 	return 0;
 }
 
@@ -682,9 +673,7 @@ static int qp_2rst(struct emu_dev *d, struct emu_cmd *c)
 }
 
 static const struct emu_cmd_desc cmds[] = {
-	EMU_CMD(CREATE_QP, EMU_CMDF_INIT, create_qp_in, create_qp_out, create_qp),
-	EMU_CMD(DESTROY_QP, EMU_CMDF_INIT, destroy_qp_in, destroy_qp_out, destroy_qp),
-	EMU_CMD(QUERY_QP, EMU_CMDF_INIT, query_qp_in, query_qp_out, query_qp),
+	EMU_CMDS_OBJ(QP, qp),
 	EMU_CMD(RST2INIT_QP, EMU_CMDF_INIT, rst2init_qp_in, rst2init_qp_out, rst2init_qp),
 	EMU_CMD(INIT2INIT_QP, EMU_CMDF_INIT, rst2init_qp_in, rst2init_qp_out, init2init_qp),
 	EMU_CMD(INIT2RTR_QP, EMU_CMDF_INIT, init2rtr_qp_in, init2rtr_qp_out, init2rtr_qp),

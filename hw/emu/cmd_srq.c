@@ -16,27 +16,23 @@
 #include "hw/emu/objects.h"
 
 /* What an SRQ holds while it lives: its PD and its CQ. */
-static void srq_holds(struct emu_dev *d, const struct emu_srq *s, emu_obj_hold_fn op)
+static void srq_holds(struct emu_dev *d, const void *obj, emu_obj_hold_fn op)
 {
+	const struct emu_srq *s = obj;
+
 	emu_obj_hold(emu_obj_get(d, EMU_OBJ_PD, s->pdn), op);
 	if (s->cqn)
 		emu_obj_hold(emu_obj_get(d, EMU_OBJ_CQ, s->cqn), op);
 }
 
-static void srq_dtor(struct emu_dev *d, void *obj)
-{
-	struct emu_srq *s = obj;
-
-	srq_holds(d, s, emu_obj_unref);
-	emu_qbuf_free(&s->buf);
-}
+EMU_QUEUE_KIND(srq, srqn, EMU_OBJ_SRQ);
 
 static int create_srq(struct emu_dev *d, struct emu_cmd *c)
 {
 	const uint8_t *srqc = PRM_ADDR(create_srq_in, c->in, srq_context_entry);
 	const uint8_t *g = emu_gen_caps(d);
-	struct emu_srq tmp = { 0 }, *s;
-	uint32_t synd = 0, srqn;
+	struct emu_srq tmp = { .state = EMU_SRQ_STATE_GOOD };
+	uint32_t synd = 0;
 	int st;
 
 	if (PRM_GET(create_srq_in, c->in, uid))
@@ -60,36 +56,25 @@ static int create_srq(struct emu_dev *d, struct emu_cmd *c)
 	if (tmp.cqn && !emu_obj_get(d, EMU_OBJ_CQ, tmp.cqn))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_CQN);
 	tmp.dbr = PRM_GET(srqc, srqc, dbr_addr);
-	st = emu_dbr_check(d, "CREATE_SRQ", tmp.dbr, &synd);
+	st = emu_queue_mem_load(d, c, "CREATE_SRQ", tmp.dbr, PRM_OFF(create_srq_in, pas) / 8,
+				(unsigned)PRM_GET(srqc, srqc, log_page_size), (unsigned)PRM_GET(srqc, srqc, page_offset),
+				(uint64_t)tmp.stride << tmp.log_size, &tmp.buf, &synd);
 	if (st)
 		return emu_cmd_fail(c, st, synd);
-	st = emu_qbuf_load(d, c, PRM_OFF(create_srq_in, pas) / 8, "CREATE_SRQ",
-			   (unsigned)PRM_GET(srqc, srqc, log_page_size), (unsigned)PRM_GET(srqc, srqc, page_offset),
-			   (uint64_t)tmp.stride << tmp.log_size, &tmp.buf, &synd);
-	if (st)
-		return emu_cmd_fail(c, st, synd);
-	s = emu_obj_adopt(d, EMU_OBJ_SRQ, &tmp, sizeof(tmp), &tmp.buf, srq_dtor, &srqn);
-	if (!s)
-		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
-	s->srqn = srqn;
-	s->wq_signature = PRM_GET(srqc, srqc, wq_signature);
-	s->rlky = PRM_GET(srqc, srqc, rlky);
-	s->state = EMU_SRQ_STATE_GOOD;
-	srq_holds(d, s, emu_obj_ref);
-	PRM_SET(create_srq_out, c->out, srqn, srqn);
-	return 0;
+	tmp.wq_signature = PRM_GET(srqc, srqc, wq_signature);
+	tmp.rlky = PRM_GET(srqc, srqc, rlky);
+	return emu_queue_adopt(d, c, &srq_kind, &tmp, &tmp.buf);
 }
 
 EMU_CMD_DESTROY_HANDLER(srq, srqn, EMU_OBJ_SRQ, PRM_SYND_BAD_SRQN)
+EMU_CMD_QUERY_HANDLER(srq, srqn, EMU_OBJ_SRQ, PRM_SYND_BAD_SRQN)
 
-static int query_srq(struct emu_dev *d, struct emu_cmd *c)
+static int answer_srq(struct emu_dev *d, struct emu_cmd *c, const struct emu_srq *s)
 {
-	const struct emu_srq *s = emu_obj_get(d, EMU_OBJ_SRQ, (uint32_t)PRM_GET(query_srq_in, c->in, srqn));
 	uint8_t *srqc = PRM_ADDR(query_srq_out, c->out, srq_context_entry);
 	unsigned log_stride = 0;
 
-	if (!s)
-		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
+	(void)d;
 	while ((16u << log_stride) < s->stride)
 		log_stride++;
 	PRM_SET(srqc, srqc, state, s->state);
@@ -97,21 +82,16 @@ static int query_srq(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(srqc, srqc, wq_signature, s->wq_signature);
 	PRM_SET(srqc, srqc, rlky, s->rlky);
 	PRM_SET(srqc, srqc, log_rq_stride, log_stride);
-	PRM_SET(srqc, srqc, page_offset, s->buf.offset / ((1ull << s->buf.log_page) / 64));
 	PRM_SET(srqc, srqc, cqn, s->cqn);
-	PRM_SET(srqc, srqc, log_page_size, s->buf.log_page - 12u);
 	PRM_SET(srqc, srqc, pd, s->pdn);
 	PRM_SET(srqc, srqc, lwm, s->lwm);
 	PRM_SET(srqc, srqc, wqe_cnt, s->wqe_cnt);
-	PRM_SET(srqc, srqc, dbr_addr, s->dbr);
-	emu_qbuf_store(&s->buf, c->out, c->outlen, PRM_OFF(query_srq_out, pas) / 8);
+	EMU_QUEUE_MEM_ANSWER(srqc, srqc, s, c, PRM_OFF(query_srq_out, pas) / 8);
 	return 0;
 }
 
 static const struct emu_cmd_desc cmds[] = {
-	EMU_CMD(CREATE_SRQ, EMU_CMDF_INIT, create_srq_in, create_srq_out, create_srq),
-	EMU_CMD(DESTROY_SRQ, EMU_CMDF_INIT, destroy_srq_in, destroy_srq_out, destroy_srq),
-	EMU_CMD(QUERY_SRQ, EMU_CMDF_INIT, query_srq_in, query_srq_out, query_srq),
+	EMU_CMDS_OBJ(SRQ, srq),
 };
 
 const struct emu_cmd_area emu_area_srq = { .name = "srq", .cmds = cmds, .ncmds = EMU_NCMDS(cmds) };

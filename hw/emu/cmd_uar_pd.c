@@ -74,13 +74,13 @@ static int dealloc_pd(struct emu_dev *d, struct emu_cmd *c)
 	return emu_cmd_free_obj(d, c, EMU_OBJ_PD, (uint32_t)PRM_GET(dealloc_pd_in, c->in, pd), PRM_SYND_BAD_PD);
 }
 
-static int alloc_td(struct emu_dev *d, struct emu_cmd *c)
+static int alloc_transport_domain(struct emu_dev *d, struct emu_cmd *c)
 {
 	return alloc_numbered(d, c, EMU_OBJ_TD, PRM_OFF(alloc_transport_domain_out, transport_domain),
 			      PRM_WIDTH(alloc_transport_domain_out, transport_domain));
 }
 
-static int dealloc_td(struct emu_dev *d, struct emu_cmd *c)
+static int dealloc_transport_domain(struct emu_dev *d, struct emu_cmd *c)
 {
 	return emu_cmd_free_obj(d, c, EMU_OBJ_TD, (uint32_t)PRM_GET(dealloc_transport_domain_in, c->in, transport_domain),
 				PRM_SYND_BAD_TD);
@@ -98,14 +98,9 @@ static int query_special_contexts(struct emu_dev *d, struct emu_cmd *c)
 }
 
 static const struct emu_cmd_desc cmds[] = {
-	EMU_CMD(ALLOC_UAR, EMU_CMDF_INIT, alloc_uar_in, alloc_uar_out, alloc_uar),
-	EMU_CMD(DEALLOC_UAR, EMU_CMDF_INIT, dealloc_uar_in, dealloc_uar_out, dealloc_uar),
-	EMU_CMD(ALLOC_PD, EMU_CMDF_INIT, alloc_pd_in, alloc_pd_out, alloc_pd),
-	EMU_CMD(DEALLOC_PD, EMU_CMDF_INIT, dealloc_pd_in, dealloc_pd_out, dealloc_pd),
-	EMU_CMD(ALLOC_TRANSPORT_DOMAIN, EMU_CMDF_INIT, alloc_transport_domain_in, alloc_transport_domain_out,
-		alloc_td),
-	EMU_CMD(DEALLOC_TRANSPORT_DOMAIN, EMU_CMDF_INIT, dealloc_transport_domain_in, dealloc_transport_domain_out,
-		dealloc_td),
+	EMU_CMDS_ALLOC(UAR, uar),
+	EMU_CMDS_ALLOC(PD, pd),
+	EMU_CMDS_ALLOC(TRANSPORT_DOMAIN, transport_domain),
 	EMU_CMD(QUERY_SPECIAL_CONTEXTS, EMU_CMDF_INIT, query_special_contexts_in, query_special_contexts_out,
 		query_special_contexts),
 };

@@ -486,12 +486,17 @@ size_t emu_host_page_size(const struct emu_dev *d)
 	return d->cfg.host_page_size;
 }
 
+void emu_read_locked(struct emu_dev *d, void *out, const void *field, size_t size)
+{
+	pthread_mutex_lock(&d->lock);
+	memcpy(out, field, size);
+	pthread_mutex_unlock(&d->lock);
+}
+
 int emu_hca_state(struct emu_dev *d)
 {
-	int s;
+	enum emu_hca_state s;
 
-	pthread_mutex_lock(&d->lock);
-	s = (int)d->hca;
-	pthread_mutex_unlock(&d->lock);
-	return s;
+	emu_read_locked(d, &s, &d->hca, sizeof(s));
+	return (int)s;
 }

@@ -68,6 +68,16 @@ struct emu_cmd_desc {
 /* Explicit minimum lengths, for commands whose later fields are optional (firmware
  * accepts the shorter input older drivers send, e.g. INIT_HCA's 16 bytes). */
 #define EMU_CMD_LEN(op, flags, in_bytes, out_bytes, fn) { PRM_CMD_OP_##op, (flags), (in_bytes), (out_bytes), (fn) }
+/* The rows of an object's life, after INIT_HCA, each command's layouts <cmd>_<obj>_in/_out
+ * and handler <cmd>_<obj>: EMU_CMDS_OBJ(CQ, cq) is CREATE_CQ, DESTROY_CQ and QUERY_CQ;
+ * EMU_CMDS_ALLOC(PD, pd) is ALLOC_PD and DEALLOC_PD. */
+#define EMU_CMDS_OBJ(OBJ, obj)                                                                        \
+	EMU_CMD(CREATE_##OBJ, EMU_CMDF_INIT, create_##obj##_in, create_##obj##_out, create_##obj),      \
+	EMU_CMD(DESTROY_##OBJ, EMU_CMDF_INIT, destroy_##obj##_in, destroy_##obj##_out, destroy_##obj), \
+	EMU_CMD(QUERY_##OBJ, EMU_CMDF_INIT, query_##obj##_in, query_##obj##_out, query_##obj)
+#define EMU_CMDS_ALLOC(OBJ, obj)                                                                      \
+	EMU_CMD(ALLOC_##OBJ, EMU_CMDF_INIT, alloc_##obj##_in, alloc_##obj##_out, alloc_##obj),          \
+	EMU_CMD(DEALLOC_##OBJ, EMU_CMDF_INIT, dealloc_##obj##_in, dealloc_##obj##_out, dealloc_##obj)
 /* The framework hands handlers buffers of at least this many zeroed bytes, whatever
  * the lengths: a handler may read any field of its fixed-size layouts. */
 #define EMU_CMD_MIN_BUF 8192u
@@ -153,6 +163,19 @@ static inline int emu_cmd_destroy_obj(struct emu_dev *d, struct emu_cmd *c, enum
 	{                                                                                                \
 		return emu_cmd_destroy_obj(d, c, (type), PRM_GET(destroy_##obj##_in, c->in, uid),       \
 					   (uint32_t)PRM_GET(destroy_##obj##_in, c->in, id_field), (bad_id_synd)); \
+	}
+/* Defines `static int query_<obj>(d, c)`, the handler of QUERY_<OBJ>: the object that
+ * query_<obj>_in.<id_field> names (PRM query_cq_in.cqn ...) goes to the file's
+ * `static int answer_<obj>(d, c, const struct emu_<obj> *)`, which writes the answer;
+ * an unknown number is PRM_CMD_STAT_BAD_RES with the object's own syndrome, as for
+ * DESTROY. */
+#define EMU_CMD_QUERY_HANDLER(obj, id_field, type, bad_id_synd)                                        \
+	static int answer_##obj(struct emu_dev *d, struct emu_cmd *c, const struct emu_##obj *o);      \
+	static int query_##obj(struct emu_dev *d, struct emu_cmd *c)                                    \
+	{                                                                                                \
+		const void *o = emu_obj_get(d, (type), (uint32_t)PRM_GET(query_##obj##_in, c->in, id_field)); \
+                                                                                                         \
+		return o ? answer_##obj(d, c, o) : emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, (bad_id_synd));  \
 	}
 /* Call fn for each live object of a type (fn may not free). */
 void emu_obj_foreach(struct emu_dev *d, enum emu_obj_type t, void (*fn)(struct emu_dev *, void *, void *),
@@ -242,6 +265,12 @@ int emu_eq_post_event(struct emu_dev *d, uint8_t type, uint8_t sub_type, const v
 /* Completion event for a CQ on its EQ (PRM_EVENT_COMP, cqn in event data). */
 int emu_eq_post_comp(struct emu_dev *d, uint32_t eqn, uint32_t cqn);
 void emu_irq_raise(struct emu_dev *d, unsigned vector);
+
+/* ---- one value of device state for the public API (device.c) ---- */
+/* Copy the `size` bytes of *field, a member of *d, to out under the device lock: the
+ * questions tests and tools ask from outside (emu_hca_state, emu_removed,
+ * emu_drverr_count, emu_pages_held). */
+void emu_read_locked(struct emu_dev *d, void *out, const void *field, size_t size);
 
 /* ---- logging and driver errors (log.c) ---- */
 enum emu_log_level { EMU_LOG_ERROR = 1, EMU_LOG_WARN, EMU_LOG_INFO, EMU_LOG_DEBUG };

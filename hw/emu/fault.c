@@ -171,10 +171,8 @@ void emu_surprise_remove(struct emu_dev *d)
 
 int emu_removed(struct emu_dev *d)
 {
-	int r;
+	bool r;
 
-	pthread_mutex_lock(&d->lock);
-	r = d->removed;
-	pthread_mutex_unlock(&d->lock);
+	emu_read_locked(d, &r, &d->removed, sizeof(r));
 	return r;
 }

@@ -52,9 +52,7 @@ uint64_t emu_drverr_count(struct emu_dev *d)
 {
 	uint64_t n;
 
-	pthread_mutex_lock(&d->lock);
-	n = d->ndrverr;
-	pthread_mutex_unlock(&d->lock);
+	emu_read_locked(d, &n, &d->ndrverr, sizeof(n));
 	return n;
 }
 

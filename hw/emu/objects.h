@@ -17,11 +17,15 @@
 #define UVERBS_HW_EMU_OBJECTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hw/emu/emu_dev.h"
+
+/* emu_obj_ref or emu_obj_unref: what a queue object's holds function applies (below). */
+typedef void (*emu_obj_hold_fn)(void *obj);
 
 /* ---- queue buffers described by a page list (cqc/qpc/srqc pas) ---- */
 
@@ -50,21 +54,57 @@ static inline void emu_qbuf_free(struct emu_qbuf *b)
 	b->npas = 0;
 }
 
-/* CREATE_CQ/QP/SRQ: the queue object built and checked in `tmp` (size bytes, owning the
- * buffer `buf` inside it) becomes object *id of type t.  NULL when the table is full,
- * with the buffer freed; the handler answers PRM_CMD_STAT_LIM_ERR /
- * PRM_SYND_LIMIT_EXCEEDED, as for emu_obj_alloc. */
-static inline void *emu_obj_adopt(struct emu_dev *d, enum emu_obj_type t, const void *tmp, size_t size,
-				  struct emu_qbuf *buf, emu_obj_dtor dtor, uint32_t *id)
+/* What CREATE_CQ, CREATE_QP and CREATE_SRQ do alike once the object is checked and
+ * filled in: one row per kind of queue object (cmd_cq.c, cmd_qp.c, cmd_srq.c). */
+struct emu_queue_kind {
+	enum emu_obj_type type;
+	size_t size;                 /* sizeof(struct emu_cq), ... */
+	size_t num_off;              /* offsetof its own number: emu_cq.cqn, emu_qp.qpn, emu_srq.srqn */
+	emu_obj_dtor dtor;
+	/* What it holds while it lives (its PD, EQ, CQs, UAR page...): applies op to each,
+	 * emu_obj_ref when it is created, emu_obj_unref in its dtor. */
+	void (*holds)(struct emu_dev *d, const void *obj, emu_obj_hold_fn op);
+	/* The output field its number goes to (PRM_OFF/PRM_WIDTH of create_cq_out.cqn ...). */
+	unsigned out_num_off, out_num_width;
+};
+
+/* Defines, for the queue object struct emu_<obj> numbered by its field `num` and
+ * holding what <obj>_holds lists: <obj>_dtor (drops those references, frees the page
+ * list `buf`) and <obj>_kind, whose number emu_queue_adopt answers in
+ * create_<obj>_out.<num>.  E.g. EMU_QUEUE_KIND(cq, cqn, EMU_OBJ_CQ). */
+#define EMU_QUEUE_KIND(obj, num, obj_type)                                                             \
+	static void obj##_dtor(struct emu_dev *d, void *o)                                              \
+	{                                                                                               \
+		obj##_holds(d, o, emu_obj_unref);                                                       \
+		emu_qbuf_free(&((struct emu_##obj *)o)->buf);                                           \
+	}                                                                                               \
+	static const struct emu_queue_kind obj##_kind = {                                               \
+		.type = (obj_type), .size = sizeof(struct emu_##obj),                                   \
+		.num_off = offsetof(struct emu_##obj, num), .dtor = obj##_dtor, .holds = obj##_holds,   \
+		.out_num_off = PRM_OFF(create_##obj##_out, num),                                        \
+		.out_num_width = PRM_WIDTH(create_##obj##_out, num),                                    \
+	}
+
+/* The last step of CREATE_CQ/QP/SRQ: the object built and checked in `tmp` (owning the
+ * page list `buf` inside it) becomes a live object of kind k, gets its number (also in
+ * the command's output) and takes its references.  0, or, when the table is full, the
+ * status emu_obj_alloc's callers answer (PRM_CMD_STAT_LIM_ERR / PRM_SYND_LIMIT_EXCEEDED)
+ * with the page list freed. */
+static inline int emu_queue_adopt(struct emu_dev *d, struct emu_cmd *c, const struct emu_queue_kind *k,
+				  const void *tmp, struct emu_qbuf *buf)
 {
-	void *obj = emu_obj_alloc(d, t, size, dtor, id);
+	uint32_t num;
+	void *obj = emu_obj_alloc(d, k->type, k->size, k->dtor, &num);
 
 	if (!obj) {
 		emu_qbuf_free(buf);
-		return NULL;
+		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
 	}
-	memcpy(obj, tmp, size);
-	return obj;
+	memcpy(obj, tmp, k->size);
+	memcpy((uint8_t *)obj + k->num_off, &num, sizeof(num));
+	k->holds(d, obj, emu_obj_ref);
+	prm_bits_set(c->out, k->out_num_off, k->out_num_width, num);
+	return 0;
 }
 
 /* Doorbell records (PRM: dbr_addr 8-byte aligned).  CQ: [0] consumer counter,
@@ -275,7 +315,6 @@ void emu_qp_srq_last_wqe(struct emu_dev *d, struct emu_qp *qp);
 /* What a queue object holds while it lives (its PD, EQ, CQs, UAR page...) is listed once,
  * in a function of its handler file that applies `op` to each: emu_obj_ref when the
  * object is created, emu_obj_unref in its dtor.  One that is not found is skipped. */
-typedef void (*emu_obj_hold_fn)(void *obj);
 static inline void emu_obj_hold(void *obj, emu_obj_hold_fn op)
 {
 	if (obj)
@@ -367,6 +406,17 @@ static inline int emu_dbr_check(struct emu_dev *d, const char *what, uint64_t db
 	return 0;
 }
 
+/* A new queue's memory (CREATE_QP, CREATE_SRQ): its doorbell record at dbr, then its
+ * page list (emu_qbuf_load's arguments).  0 or a firmware status (syndrome in *synd). */
+static inline int emu_queue_mem_load(struct emu_dev *d, const struct emu_cmd *c, const char *what, uint64_t dbr,
+				     size_t pas_off, unsigned log_page_size_4k, unsigned page_offset, uint64_t len,
+				     struct emu_qbuf *b, uint32_t *synd)
+{
+	int st = emu_dbr_check(d, what, dbr, synd);
+
+	return st ? st : emu_qbuf_load(d, c, pas_off, what, log_page_size_4k, page_offset, len, b, synd);
+}
+
 /* Write a queue's page list into a command output at byte off, as many entries as
  * fit in outlen. */
 static inline void emu_qbuf_store(const struct emu_qbuf *b, uint8_t *out, size_t outlen, size_t off)
@@ -374,5 +424,17 @@ static inline void emu_qbuf_store(const struct emu_qbuf *b, uint8_t *out, size_t
 	for (uint32_t i = 0; i < b->npas && off + (i + 1) * 8 <= outlen; i++)
 		prm_bits_set64(out + off, i * 64, b->pas[i]);
 }
+
+/* QUERY_CQ/QP/SRQ: the queue's memory as CREATE gave it.  cqc, qpc and srqc name these
+ * fields alike: page_offset (in units of page / 64), log_page_size (pages of 4 KiB <<
+ * it) and dbr_addr; the page list goes into the output at byte pas_off.  `q` is the
+ * emu_cq/emu_qp/emu_srq, `c` the command. */
+#define EMU_QUEUE_MEM_ANSWER(ctx_layout, ctx, q, c, pas_off)                                           \
+	do {                                                                                            \
+		PRM_SET(ctx_layout, ctx, page_offset, (q)->buf.offset / ((1ull << (q)->buf.log_page) / 64)); \
+		PRM_SET(ctx_layout, ctx, log_page_size, (q)->buf.log_page - 12u);                       \
+		PRM_SET(ctx_layout, ctx, dbr_addr, (q)->dbr);                                           \
+		emu_qbuf_store(&(q)->buf, (c)->out, (c)->outlen, (pas_off));                            \
+	} while (0)
 
 #endif

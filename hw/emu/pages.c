@@ -90,11 +90,9 @@ size_t emu_pages_release(struct emu_dev *d, uint64_t *out, size_t n)
 
 uint64_t emu_pages_held(struct emu_dev *d)
 {
-	uint64_t n;
+	size_t n;
 
-	pthread_mutex_lock(&d->lock);
-	n = d->pages.n;
-	pthread_mutex_unlock(&d->lock);
+	emu_read_locked(d, &n, &d->pages.n, sizeof(n));
 	return n;
 }
 
