@@ -93,6 +93,24 @@ __attribute__((target("pclmul,sse2"))) static inline __m128i fold(__m128i x, __m
 			     next);
 }
 
+/* The reflected CRC-32 fold constants for 16 bytes (x^(128+32) / x^(128-32) mod P). */
+#define K_16 _mm_set_epi64x(0x0ccaa009ell, 0x1751997d0ll)
+
+/* The end both folding paths share: fold the remaining 16-byte blocks of p into lane
+ * x0, then run the table over the lane and the last len < 16 bytes. */
+__attribute__((target("pclmul,sse2"))) static uint32_t crc32_lane_tail(__m128i x0, const uint8_t *p, size_t len)
+{
+	uint8_t lane[16];
+
+	while (len >= 16) {
+		x0 = fold(x0, K_16, _mm_loadu_si128((const __m128i *)p));
+		p += 16;
+		len -= 16;
+	}
+	_mm_storeu_si128((__m128i *)lane, x0);
+	return crc32_sliced(crc32_sliced(0, lane, sizeof(lane)), p, len);
+}
+
 /* len >= 64.  Folds the buffer down to one 16-byte lane whose CRC from register 0 is
  * the buffer's CRC from register crc (crc was added into the first four bytes), then
  * runs the table over that lane and the tail shorter than 16 bytes. */
@@ -101,10 +119,8 @@ __attribute__((target("pclmul,sse2"))) static uint32_t crc32_clmul(uint32_t crc,
 	/* Reflected CRC-32 fold constants (x^(4*128+32) / x^(4*128-32) mod P for 64 bytes,
 	 * x^(128+32) / x^(128-32) mod P for 16), bit-reflected, 33 bits each. */
 	const __m128i k_64 = _mm_set_epi64x(0x1c6e41596ll, 0x154442bd4ll);
-	const __m128i k_16 = _mm_set_epi64x(0x0ccaa009ell, 0x1751997d0ll);
 	__m128i x0 = _mm_loadu_si128((const __m128i *)p), x1 = _mm_loadu_si128((const __m128i *)(p + 16));
 	__m128i x2 = _mm_loadu_si128((const __m128i *)(p + 32)), x3 = _mm_loadu_si128((const __m128i *)(p + 48));
-	uint8_t lane[16];
 
 	x0 = _mm_xor_si128(x0, _mm_cvtsi32_si128((int)crc));
 	p += 64;
@@ -117,14 +133,7 @@ __attribute__((target("pclmul,sse2"))) static uint32_t crc32_clmul(uint32_t crc,
 		p += 64;
 		len -= 64;
 	}
-	x0 = fold(fold(fold(x0, k_16, x1), k_16, x2), k_16, x3);
-	while (len >= 16) {
-		x0 = fold(x0, k_16, _mm_loadu_si128((const __m128i *)p));
-		p += 16;
-		len -= 16;
-	}
-	_mm_storeu_si128((__m128i *)lane, x0);
-	return crc32_sliced(crc32_sliced(0, lane, sizeof(lane)), p, len);
+	return crc32_lane_tail(fold(fold(fold(x0, K_16, x1), K_16, x2), K_16, x3), p, len);
 }
 
 static bool have_vclmul;
@@ -145,12 +154,8 @@ __attribute__((target(VCLMUL_TARGET))) static uint32_t crc32_vclmul(uint32_t crc
 {
 	const __m512i k_256 = _mm512_broadcast_i32x4(_mm_set_epi64x(0x1322d1430ll, 0x11542778all));
 	const __m512i k_64 = _mm512_broadcast_i32x4(_mm_set_epi64x(0x1c6e41596ll, 0x154442bd4ll));
-	const __m128i k_16 = _mm_set_epi64x(0x0ccaa009ell, 0x1751997d0ll);
 	__m512i z0 = _mm512_loadu_si512(p), z1 = _mm512_loadu_si512(p + 64);
 	__m512i z2 = _mm512_loadu_si512(p + 128), z3 = _mm512_loadu_si512(p + 192);
-	__m128i x0;
-	uint8_t lane[16];
-
 	z0 = _mm512_xor_si512(z0, _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)crc)));
 	p += 256;
 	len -= 256;
@@ -168,16 +173,10 @@ __attribute__((target(VCLMUL_TARGET))) static uint32_t crc32_vclmul(uint32_t crc
 		p += 64;
 		len -= 64;
 	}
-	x0 = fold(fold(fold(_mm512_extracti32x4_epi32(z0, 0), k_16, _mm512_extracti32x4_epi32(z0, 1)), k_16,
-		       _mm512_extracti32x4_epi32(z0, 2)),
-		  k_16, _mm512_extracti32x4_epi32(z0, 3));
-	while (len >= 16) {
-		x0 = fold(x0, k_16, _mm_loadu_si128((const __m128i *)p));
-		p += 16;
-		len -= 16;
-	}
-	_mm_storeu_si128((__m128i *)lane, x0);
-	return crc32_sliced(crc32_sliced(0, lane, sizeof(lane)), p, len);
+	return crc32_lane_tail(fold(fold(fold(_mm512_extracti32x4_epi32(z0, 0), K_16, _mm512_extracti32x4_epi32(z0, 1)),
+					 K_16, _mm512_extracti32x4_epi32(z0, 2)),
+				    K_16, _mm512_extracti32x4_epi32(z0, 3)),
+			       p, len);
 }
 #endif
 

@@ -263,22 +263,6 @@ static void uvd_hook(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned siz
 
 /* ---- UAR pages we map ourselves, as the kext's guest (uvd_guest.h) */
 
-static int uvd_kext_open(void *ctx, unsigned fn, uint64_t bar_off, void **handle, volatile void **va, size_t *len,
-			 char *err, size_t errlen)
-{
-	struct shim_kext_guest *g = NULL;
-	(void)ctx;
-	int rc = shim_kext_guest_open(fn, bar_off, &g, va, len, err, errlen);
-	*handle = g;
-	return rc;
-}
-
-static void uvd_kext_close(void *ctx, void *handle)
-{
-	(void)ctx;
-	shim_kext_guest_close(handle);
-}
-
 __attribute__((format(printf, 1, 2))) static void uvd_info(const char *fmt, ...)
 {
 	if (plat_log_level_env() < PLAT_LOG_INFO)
@@ -294,7 +278,6 @@ __attribute__((format(printf, 1, 2))) static void uvd_info(const char *fmt, ...)
  * it too), else say once why stores stay on the ring. */
 static void uvd_guest_add(struct uvd_shim *s, uint32_t granted_uar)
 {
-	static const struct uvd_guest_opener kext = { uvd_kext_open, uvd_kext_close, NULL };
 	uint32_t uar = granted_uar - 1u;
 	struct uvd_guest_page g;
 	char why[256];
@@ -304,7 +287,8 @@ static void uvd_guest_add(struct uvd_shim *s, uint32_t granted_uar)
 	if (n >= UVD_GUEST_MAX)
 		snprintf(why, sizeof(why), "UAR page 0x%x: %u host pages mapped already", uar, n);
 	else
-		mapped = uvd_guest_choose(s->kext_fn, granted_uar, uar, s->uar_page_bytes, &kext, &g, why, sizeof(why));
+		mapped = uvd_guest_choose(s->kext_fn, granted_uar, uar, s->uar_page_bytes, &uvd_guest_kext_opener, &g, why,
+					  sizeof(why));
 	if (mapped) {
 		s->guest[n] = g;
 		__atomic_store_n(&s->nguest, n + 1, __ATOMIC_RELEASE);

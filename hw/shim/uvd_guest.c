@@ -5,6 +5,27 @@
 
 #include "hw/shim/uvd_guest.h"
 
+#include "hw/shim/kext_guest.h"
+
+static int kext_open(void *ctx, unsigned fn, uint64_t bar_off, void **handle, volatile void **va, size_t *len,
+		     char *err, size_t errlen)
+{
+	struct shim_kext_guest *g = NULL;
+	int rc = shim_kext_guest_open(fn, bar_off, &g, va, len, err, errlen);
+
+	(void)ctx;
+	*handle = g;
+	return rc;
+}
+
+static void kext_close(void *ctx, void *handle)
+{
+	(void)ctx;
+	shim_kext_guest_close(handle);
+}
+
+const struct uvd_guest_opener uvd_guest_kext_opener = { kext_open, kext_close, NULL };
+
 int uvd_guest_choose(uint32_t kext_fn, uint32_t granted_uar, uint32_t uar, uint64_t uar_page_bytes,
 		     const struct uvd_guest_opener *op, struct uvd_guest_page *out, char *why, size_t whylen)
 {

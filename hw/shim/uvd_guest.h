@@ -34,6 +34,10 @@ struct uvd_guest_opener {
 	void *ctx;
 };
 
+/* The opener a client uses: hw/shim/kext_guest.h's shim_kext_guest_open/close (on
+ * Linux and in builds without kext.c, kext_guest_none.c: -EOPNOTSUPP). */
+extern const struct uvd_guest_opener uvd_guest_kext_opener;
+
 /* Where the stores into UAR page `uar` (BAR0 offset uar * uar_page_bytes) go:
  *  kext_fn      the HELLO reply's field: 1 + the daemon's kext function, 0 for another
  *               device (or a daemon that predates it);

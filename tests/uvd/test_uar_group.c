@@ -31,9 +31,9 @@ Test(uar_group, size_refuses_pages_that_are_not_powers_of_two_or_too_many_uars)
 
 Test(uar_group, pool_gives_no_group_until_it_holds_every_index_of_one)
 {
-	struct uvd_uar_pool p;
+	struct uvd_uar_groups p;
 	uint32_t first = 0;
-	uvd_uar_pool_init(&p, 4);
+	uvd_uar_groups_init(&p, 4);
 	/* the daemon's own UAR page is index 1: the firmware gives 2, 3, 4, ... */
 	for (uint32_t u = 2; u < 8; u++) {
 		cr_assert_eq(uvd_uar_pool_add(&p, u), 0);
@@ -42,28 +42,28 @@ Test(uar_group, pool_gives_no_group_until_it_holds_every_index_of_one)
 	cr_assert_eq(first, 4, "the group of 4..7, not one with the daemon's index 1");
 	cr_assert_eq(uvd_uar_pool_count(&p), 2, "2 and 3 stay in the pool");
 	cr_assert_eq(uvd_uar_pool_add(&p, 3), -EEXIST);
-	uvd_uar_pool_fini(&p);
+	uvd_uar_groups_fini(&p);
 }
 
 Test(uar_group, pool_completes_a_group_from_indices_in_any_order)
 {
-	struct uvd_uar_pool p;
+	struct uvd_uar_groups p;
 	uint32_t first = 0;
-	uvd_uar_pool_init(&p, 4);
+	uvd_uar_groups_init(&p, 4);
 	static const uint32_t order[] = { 13, 8, 15, 10, 9, 14, 11 };
 	for (unsigned i = 0; i < 7; i++)
 		cr_assert_eq(uvd_uar_pool_add(&p, order[i]), 0);
 	cr_assert_eq(uvd_uar_pool_take(&p, &first), 0);
 	cr_assert_eq(first, 8);
 	cr_assert_eq(uvd_uar_pool_take(&p, &first), -ENOENT, "12..15 lacks 12");
-	uvd_uar_pool_fini(&p);
+	uvd_uar_groups_fini(&p);
 }
 
 Test(uar_group, client_uses_its_group_before_it_needs_another)
 {
-	struct uvd_uar_set s;
+	struct uvd_uar_groups s;
 	uint32_t u;
-	uvd_uar_set_init(&s, 4);
+	uvd_uar_groups_init(&s, 4);
 	cr_assert_eq(uvd_uar_set_get(&s, &u), -ENOENT, "no group yet");
 	cr_assert_eq(uvd_uar_set_add(&s, 8), 0);
 	for (uint32_t want = 8; want < 12; want++) {
@@ -73,14 +73,14 @@ Test(uar_group, client_uses_its_group_before_it_needs_another)
 	cr_assert_eq(uvd_uar_set_get(&s, &u), -ENOENT, "the group is used up");
 	cr_assert_eq(uvd_uar_set_add(&s, 9), -EINVAL, "not a group's first index");
 	cr_assert_eq(uvd_uar_set_add(&s, 8), -EEXIST);
-	uvd_uar_set_fini(&s);
+	uvd_uar_groups_fini(&s);
 }
 
 Test(uar_group, group_is_freed_when_the_client_uses_none_of_it)
 {
-	struct uvd_uar_set s;
+	struct uvd_uar_groups s;
 	uint32_t a, b, first = 0;
-	uvd_uar_set_init(&s, 4);
+	uvd_uar_groups_init(&s, 4);
 	cr_assert_eq(uvd_uar_set_add(&s, 4), 0);
 	cr_assert_eq(uvd_uar_set_get(&s, &a), 0);
 	cr_assert_eq(uvd_uar_set_get(&s, &b), 0);
@@ -91,22 +91,22 @@ Test(uar_group, group_is_freed_when_the_client_uses_none_of_it)
 	cr_assert_eq(first, 4);
 	cr_assert_null(uvd_uar_set_group(&s, 4), "the group left the client");
 	cr_assert_eq(uvd_uar_set_put(&s, 100, &first), -ENOENT, "never the client's");
-	uvd_uar_set_fini(&s);
+	uvd_uar_groups_fini(&s);
 }
 
 /* Two clients taking UAR pages in turn, as the daemon serves them: their indices never
  * share a host page (of 16 KiB here, with 4 KiB UAR pages). */
 Test(uar_group, two_clients_in_turn_never_share_a_host_page)
 {
-	struct uvd_uar_pool p;
-	struct uvd_uar_set c[2];
+	struct uvd_uar_groups p;
+	struct uvd_uar_groups c[2];
 	uint32_t next_fw = 1, got[2][10];
 	unsigned n[2] = { 0, 0 };
-	uvd_uar_pool_init(&p, 4);
-	uvd_uar_set_init(&c[0], 4);
-	uvd_uar_set_init(&c[1], 4);
+	uvd_uar_groups_init(&p, 4);
+	uvd_uar_groups_init(&c[0], 4);
+	uvd_uar_groups_init(&c[1], 4);
 	for (unsigned turn = 0; turn < 20; turn++) {
-		struct uvd_uar_set *s = &c[turn & 1];
+		struct uvd_uar_groups *s = &c[turn & 1];
 		uint32_t u, first;
 		if (uvd_uar_set_get(s, &u) != 0) {
 			while (uvd_uar_pool_take(&p, &first) != 0)
@@ -120,26 +120,26 @@ Test(uar_group, two_clients_in_turn_never_share_a_host_page)
 		for (unsigned j = 0; j < 10; j++)
 			cr_assert_neq(got[0][i] / 4, got[1][j] / 4, "UAR 0x%x and 0x%x share host page %u", got[0][i],
 				      got[1][j], got[0][i] / 4);
-	uvd_uar_set_fini(&c[0]);
-	uvd_uar_set_fini(&c[1]);
-	uvd_uar_pool_fini(&p);
+	uvd_uar_groups_fini(&c[0]);
+	uvd_uar_groups_fini(&c[1]);
+	uvd_uar_groups_fini(&p);
 }
 
 Test(uar_group, emptied_set_and_pool_answer_calls_without_a_group)
 {
-	struct uvd_uar_pool p;
-	struct uvd_uar_set s;
+	struct uvd_uar_groups p;
+	struct uvd_uar_groups s;
 	uint32_t u, first;
-	uvd_uar_pool_init(&p, 4);
-	uvd_uar_set_init(&s, 4);
+	uvd_uar_groups_init(&p, 4);
+	uvd_uar_groups_init(&s, 4);
 	cr_assert_eq(uvd_uar_set_add(&s, 4), 0);
 	cr_assert_eq(uvd_uar_pool_add(&p, 9), 0);
-	uvd_uar_set_fini(&s);
-	uvd_uar_pool_fini(&p);
+	uvd_uar_groups_fini(&s);
+	uvd_uar_groups_fini(&p);
 	cr_assert_eq(uvd_uar_set_get(&s, &u), -ENOENT);
 	cr_assert_eq(uvd_uar_set_put(&s, 5, &first), -ENOENT);
 	cr_assert_eq(uvd_uar_pool_take(&p, &first), -ENOENT);
 	cr_assert_eq(uvd_uar_pool_count(&p), 0);
 	cr_assert_eq(uvd_uar_pool_add(&p, 9), 0, "usable again");
-	uvd_uar_pool_fini(&p);
+	uvd_uar_groups_fini(&p);
 }

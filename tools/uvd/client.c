@@ -826,7 +826,7 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 	c->evs = -1;
 	c->pid = pid;
 	c->uid = uid;
-	uvd_uar_set_init(&c->uar_set, srv->uar_per_group);
+	uvd_uar_groups_init(&c->uar_set, srv->uar_per_group);
 	pthread_mutex_lock(&srv->dev->lock);
 	c->id = ++srv->next_client;
 	c->next = srv->clients;

@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 			host_page, srv.shim->page_size, UVD_UAR_GROUP_MAX, srv.uar_page_bytes);
 		return 2;
 	}
-	uvd_uar_pool_init(&srv.uar_pool, srv.uar_per_group);
+	uvd_uar_groups_init(&srv.uar_pool, srv.uar_per_group);
 	srv.kext_fn = uvd_share_kext_fn(srv.shim, uri);
 	mx5_device_set_event_handler(d->mx5, uvd_route_event, &srv);
 	mx5_device_set_comp_route(d->mx5, uvd_route_comp, &srv);

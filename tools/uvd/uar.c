@@ -103,5 +103,5 @@ void uvd_uar_release_all(struct uvd_client *c)
 {
 	while (c->uar_set.n)
 		uvd_uar_group_free(c, c->uar_set.g[--c->uar_set.n].first);
-	uvd_uar_set_fini(&c->uar_set);
+	uvd_uar_groups_fini(&c->uar_set);
 }

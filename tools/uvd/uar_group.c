@@ -57,19 +57,19 @@ static void uvd_grp_del(struct uvd_uar_grp *arr, size_t *n, struct uvd_uar_grp *
 	*e = arr[--*n];
 }
 
-void uvd_uar_pool_init(struct uvd_uar_pool *p, unsigned per_group)
+void uvd_uar_groups_init(struct uvd_uar_groups *p, unsigned per_group)
 {
 	memset(p, 0, sizeof(*p));
 	p->per_group = per_group ? per_group : 1;
 }
 
-void uvd_uar_pool_fini(struct uvd_uar_pool *p)
+void uvd_uar_groups_fini(struct uvd_uar_groups *p)
 {
 	free(p->g);
-	uvd_uar_pool_init(p, p->per_group);   /* empty, and still safe to use */
+	uvd_uar_groups_init(p, p->per_group);   /* empty, and still safe to use */
 }
 
-int uvd_uar_pool_add(struct uvd_uar_pool *p, uint32_t uar)
+int uvd_uar_pool_add(struct uvd_uar_groups *p, uint32_t uar)
 {
 	struct uvd_uar_grp *e = uvd_grp_find(p->g, p->n, p->per_group, uar);
 	uint64_t bit = 1ull << (uar % p->per_group);
@@ -85,7 +85,7 @@ int uvd_uar_pool_add(struct uvd_uar_pool *p, uint32_t uar)
 	return 0;
 }
 
-int uvd_uar_pool_take(struct uvd_uar_pool *p, uint32_t *first)
+int uvd_uar_pool_take(struct uvd_uar_groups *p, uint32_t *first)
 {
 	for (size_t i = 0; i < p->n; i++)
 		if (p->g[i].mask == uvd_full(p->per_group)) {
@@ -96,7 +96,7 @@ int uvd_uar_pool_take(struct uvd_uar_pool *p, uint32_t *first)
 	return -ENOENT;
 }
 
-size_t uvd_uar_pool_count(const struct uvd_uar_pool *p)
+size_t uvd_uar_pool_count(const struct uvd_uar_groups *p)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < p->n; i++)
@@ -104,19 +104,7 @@ size_t uvd_uar_pool_count(const struct uvd_uar_pool *p)
 	return k;
 }
 
-void uvd_uar_set_init(struct uvd_uar_set *s, unsigned per_group)
-{
-	memset(s, 0, sizeof(*s));
-	s->per_group = per_group ? per_group : 1;
-}
-
-void uvd_uar_set_fini(struct uvd_uar_set *s)
-{
-	free(s->g);
-	uvd_uar_set_init(s, s->per_group);    /* empty, and still safe to use */
-}
-
-int uvd_uar_set_add(struct uvd_uar_set *s, uint32_t first)
+int uvd_uar_set_add(struct uvd_uar_groups *s, uint32_t first)
 {
 	if (first % s->per_group)
 		return -EINVAL;
@@ -129,7 +117,7 @@ int uvd_uar_set_add(struct uvd_uar_set *s, uint32_t first)
 	return 0;
 }
 
-int uvd_uar_set_get(struct uvd_uar_set *s, uint32_t *uar)
+int uvd_uar_set_get(struct uvd_uar_groups *s, uint32_t *uar)
 {
 	uint64_t full = uvd_full(s->per_group);
 	struct uvd_uar_grp *best = NULL;
@@ -151,7 +139,7 @@ int uvd_uar_set_get(struct uvd_uar_set *s, uint32_t *uar)
 	return 0;
 }
 
-int uvd_uar_set_put(struct uvd_uar_set *s, uint32_t uar, uint32_t *first)
+int uvd_uar_set_put(struct uvd_uar_groups *s, uint32_t uar, uint32_t *first)
 {
 	struct uvd_uar_grp *e = uvd_grp_find(s->g, s->n, s->per_group, uar);
 	uint64_t bit = 1ull << (uar % s->per_group);
@@ -165,7 +153,7 @@ int uvd_uar_set_put(struct uvd_uar_set *s, uint32_t uar, uint32_t *first)
 	return 1;
 }
 
-struct uvd_uar_grp *uvd_uar_set_group(const struct uvd_uar_set *s, uint32_t uar)
+struct uvd_uar_grp *uvd_uar_set_group(const struct uvd_uar_groups *s, uint32_t uar)
 {
 	return uvd_grp_find(s->g, s->n, s->per_group, uar);
 }

@@ -26,15 +26,9 @@ struct uvd_uar_grp {
 	uint64_t mask;      /* pool: indices the daemon holds; client: indices in use */
 };
 
-/* UAR indices the daemon took from the firmware and gave to no client. */
-struct uvd_uar_pool {
-	unsigned per_group;
-	struct uvd_uar_grp *g;
-	size_t n, cap;
-};
-
-/* One client's groups. */
-struct uvd_uar_set {
+/* Groups of per_group UAR indices: the daemon's pool (indices it took from the firmware
+ * and gave to no client: uvd_uar_pool_*) or one client's set (uvd_uar_set_*). */
+struct uvd_uar_groups {
 	unsigned per_group;
 	struct uvd_uar_grp *g;
 	size_t n, cap;
@@ -45,28 +39,28 @@ struct uvd_uar_set {
  * UVD_UAR_GROUP_MAX UAR pages in one host page. */
 int uvd_uar_group_size(uint64_t host_page, uint64_t uar_page, unsigned *out);
 
-void uvd_uar_pool_init(struct uvd_uar_pool *p, unsigned per_group);
-void uvd_uar_pool_fini(struct uvd_uar_pool *p);
+/* Empty, for groups of per_group (0: 1); fini frees and leaves it empty and usable. */
+void uvd_uar_groups_init(struct uvd_uar_groups *p, unsigned per_group);
+void uvd_uar_groups_fini(struct uvd_uar_groups *p);
+
 /* A UAR index the firmware just gave the daemon.  0, -EEXIST (already held), -ENOMEM. */
-int uvd_uar_pool_add(struct uvd_uar_pool *p, uint32_t uar);
+int uvd_uar_pool_add(struct uvd_uar_groups *p, uint32_t uar);
 /* Take a whole group out of the pool (the daemon holds every index in it): its first
  * index in *first.  0, or -ENOENT when no group is whole. */
-int uvd_uar_pool_take(struct uvd_uar_pool *p, uint32_t *first);
+int uvd_uar_pool_take(struct uvd_uar_groups *p, uint32_t *first);
 /* Indices the pool holds (tests, logs). */
-size_t uvd_uar_pool_count(const struct uvd_uar_pool *p);
+size_t uvd_uar_pool_count(const struct uvd_uar_groups *p);
 
-void uvd_uar_set_init(struct uvd_uar_set *s, unsigned per_group);
-void uvd_uar_set_fini(struct uvd_uar_set *s);
 /* A whole group given to the client, none of it in use.  0, -EINVAL (not a group's
  * first index), -EEXIST, -ENOMEM. */
-int uvd_uar_set_add(struct uvd_uar_set *s, uint32_t first);
+int uvd_uar_set_add(struct uvd_uar_groups *s, uint32_t first);
 /* One index of the client's groups not in use, now in use (the lowest).  0 or -ENOENT. */
-int uvd_uar_set_get(struct uvd_uar_set *s, uint32_t *uar);
+int uvd_uar_set_get(struct uvd_uar_groups *s, uint32_t *uar);
 /* The client no longer uses uar.  1 when its group is now wholly unused: the group is
  * removed from the set and its first index is in *first (the caller frees the group);
  * 0 when the group still has indices in use; -ENOENT when uar is not in use by it. */
-int uvd_uar_set_put(struct uvd_uar_set *s, uint32_t uar, uint32_t *first);
+int uvd_uar_set_put(struct uvd_uar_groups *s, uint32_t uar, uint32_t *first);
 /* The client's group holding uar (in use or spare), or NULL. */
-struct uvd_uar_grp *uvd_uar_set_group(const struct uvd_uar_set *s, uint32_t uar);
+struct uvd_uar_grp *uvd_uar_set_group(const struct uvd_uar_groups *s, uint32_t uar);
 
 #endif

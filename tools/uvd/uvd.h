@@ -65,7 +65,7 @@ struct uvd_client {
 	uint32_t uars[UVD_MAX_UARS];
 	unsigned nuar;
 	/* under srv->dev->lock: the host pages of UAR pages it holds (uar.c) */
-	struct uvd_uar_set uar_set;
+	struct uvd_uar_groups uar_set;
 	/* its doorbell ring (hw/shim/uvd_proto.h), the client's own thread only */
 	struct uvd_ring *ring;
 	size_t ring_len;
@@ -82,7 +82,7 @@ struct uvd_server {
 	size_t host_page;         /* clients map UAR pages in host pages of this size (-P) */
 	unsigned uar_per_group;   /* UAR pages per host page */
 	uint32_t kext_fn;         /* 1 + N for kext:N, whose guests map granted pages; else 0 */
-	struct uvd_uar_pool uar_pool;  /* under dev->lock: UAR pages no client holds (uar.c) */
+	struct uvd_uar_groups uar_pool;  /* under dev->lock: UAR pages no client holds (uar.c) */
 	char path[108];
 	int lfd;
 	ino_t ino;                /* of the socket file we bound */
