@@ -60,7 +60,7 @@ void emu_resp_send_ack(struct emu_tp *tp, struct emu_tq *tq, uint8_t syndrome, u
  * coalesce ACKs as long as the requester hears within its local ACK timeout; a quarter
  * of this QP's own timeout (4.096 us x 2^ack_timeout, the same order as its peer's on
  * every fabric we know), at most 2 ms, stands in for the peer's.  Only on a QP whose
- * application rang its doorbell within the last millisecond (a ping-pong: it will post
+ * application rang its doorbell lately (EMU_ACK_RECENT_DB_NS; a ping-pong: it will post
  * again soon, and its next request carries the ACK out), and only for short messages:
  * a stream needs its ACKs to open the window.  A responder that only receives -- a
  * server polling its receive CQ, reposting receives, which ring no doorbell -- never
@@ -68,7 +68,14 @@ void emu_resp_send_ack(struct emu_tp *tp, struct emu_tq *tq, uint8_t syndrome, u
  * every SEND the whole 2 ms: uvperf's SEND latency was 2.1 ms).  A QP with a short
  * timeout (under about 1 ms, as the retry tests use) is not deferred at all. */
 #define EMU_ACK_DEFER_MAX_NS 2000000ull
-#define EMU_ACK_RECENT_DB_NS 1000000ull
+/* "Within the last millisecond" was too short: a round trip slowed past it by one
+ * hiccup sent its ACK at once, the requester's CQ then completed before the data,
+ * and the requester was spinning on memory, not polling, when the data came -- which
+ * then waited out the device thread's whole poll grace (EMU_POLL_GRACE_NS), and that
+ * round trip was slow again: runs of 45 consecutive 2 ms round trips in
+ * tools/bench-e2e's WRITE ping-pong (docs/benchmarks.md).  Longer than the grace, a
+ * round trip slowed by the grace still finds its ACK held. */
+#define EMU_ACK_RECENT_DB_NS (EMU_POLL_GRACE_NS + 1000000ull)
 
 static uint64_t ack_deadline(struct emu_tq *tq, uint32_t psn)
 {

@@ -25,16 +25,8 @@
 
 #define EMU_RX_BATCH 64
 #define EMU_RX_IDLE_NS 10000000ull   /* wake at least every 10 ms to look at timers */
-/* An application poll this recent keeps the device thread off the socket: the poller
- * takes the arrivals itself (emu_poll_assist), and a thread blocked on the socket would
- * only be woken -- about 45 us of virtual interrupt on the CI machine class, preempting
- * the poller -- to find the packet gone.  Arming a CQ (the application is about to
- * block) ends it at once (cqe.c).  Long on purpose: the thread wakes once per grace
- * while the application polls, and each wake-up preempts it; measured with chrt'd
- * applications on 2 CPUs, 200 us gave a WRITE ping-pong median of 50-56 us, 2 ms gave
- * 12 us.  The price: an application that stops polling without arming (it spins on
- * memory) waits up to this long for its next arrival. */
-#define EMU_POLL_GRACE_NS 2000000ull
+/* EMU_POLL_GRACE_NS (transport.h): how long after an application's poll the device
+ * thread keeps off the socket. */
 /* After an arrival with no application polling, the device thread keeps looking at the
  * socket (non-blocking) this long before it blocks again: the next request of a
  * ping-pong whose responder is passive (ib_read_lat's server) then needs no wake-up. */
