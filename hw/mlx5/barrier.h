@@ -30,6 +30,8 @@
 #ifndef UVERBS_HW_MLX5_BARRIER_H
 #define UVERBS_HW_MLX5_BARRIER_H
 
+#include "hw/platform/wc_flush.h"
+
 #define mx5_compiler_barrier() __asm__ __volatile__("" ::: "memory")
 
 #if defined(__x86_64__)
@@ -41,10 +43,10 @@
 #define mx5_wmb_before_doorbell() mx5_compiler_barrier()
 /* Before a BlueFlame burst to the WC mapping: the doorbell record and the WQE must be
  * visible before any part of the burst can reach the device. */
-#define mx5_wc_start() __asm__ __volatile__("sfence" ::: "memory")
+#define mx5_wc_start() plat_wc_flush()
 /* After a BlueFlame burst: drain the WC buffer now (latency) and never combine two
  * bursts into one (the halves alternate, but a WQE must arrive whole). */
-#define mx5_wc_flush() __asm__ __volatile__("sfence" ::: "memory")
+#define mx5_wc_flush() plat_wc_flush()
 /* After seeing a CQE owned by software: read its other fields only now. */
 #define mx5_rmb_after_owner() mx5_compiler_barrier()
 /* Before telling the device (CQ doorbell record) that CQEs were consumed: every read of
@@ -58,8 +60,8 @@
 /* Normal (WB) store then Device store: dmb oshst orders them as the device sees them
  * (Linux __iowmb() before writel()). */
 #define mx5_wmb_before_doorbell() __asm__ __volatile__("dmb oshst" ::: "memory")
-#define mx5_wc_start() __asm__ __volatile__("dsb st" ::: "memory")
-#define mx5_wc_flush() __asm__ __volatile__("dsb st" ::: "memory")
+#define mx5_wc_start() plat_wc_flush()
+#define mx5_wc_flush() plat_wc_flush()
 #define mx5_rmb_after_owner() __asm__ __volatile__("dmb oshld" ::: "memory")
 /* dmb oshld orders earlier loads before later loads AND stores: the CQE reads complete
  * before the consumer index store can be observed. */

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "hw/platform/wc_flush.h"
+
 /* A host page of the device's UAR region that this process maps itself. */
 struct uvd_guest_page {
 	uint64_t bar_off;            /* BAR0 offset of the page */
@@ -60,21 +62,6 @@ static inline struct uvd_guest_page *uvd_guest_find(struct uvd_guest_page *pages
 	return NULL;
 }
 
-/* Drain write-combining stores to the device: the instruction hw/mlx5/barrier.h's
- * mx5_wc_flush uses, for the same reason (rdma-core mmio_flush_writes); the shim
- * cannot include the driver's header.  The driver flushed its own burst into the BAR
- * proxy before the hook ran; this one pushes the copy into the mapped page out. */
-static inline void uvd_guest_wc_flush(void)
-{
-#if defined(__x86_64__)
-	__asm__ __volatile__("sfence" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("dsb st" ::: "memory");
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
 /* The store the driver just made at src (its BAR proxy) into the mapped page, in 8-byte
  * stores where alignment allows, as a doorbell or a BlueFlame copy makes them.  The
  * driver's barrier before its own store already ordered the queue memory before it. */
@@ -92,7 +79,7 @@ static inline void uvd_guest_store(const struct uvd_guest_page *g, uint64_t off,
 		}
 	}
 	if (wc)
-		uvd_guest_wc_flush();
+		plat_wc_flush();   /* push the copy into the mapped page out */
 }
 
 #endif
