@@ -34,6 +34,18 @@ int plat_vm_query(const void *addr, size_t len, unsigned *prot);
 int plat_vm_read(void *dst, const void *src, size_t len);
 int plat_vm_write(void *dst, const void *src, size_t len);
 
+/* The file behind [addr, addr + len) when one MAP_SHARED mapping of a regular file (a
+ * memfd, a POSIX shared-memory object, a tmpfs file) covers the whole range: a new
+ * close-on-exec descriptor of that file in *fd and the offset of addr in it in
+ * *file_off, so another process can map the same pages.  The descriptor comes from one
+ * the process holds open.  -ENOENT when no single shared file mapping covers the range
+ * (private or anonymous memory), -EBADF when one does but the process holds no
+ * descriptor of its file, -EOPNOTSUPP where the system cannot say (macOS: no /proc;
+ * a Mach region names no descriptor).
+ * Linux: /proc/self/maps' offset, device and inode columns (proc(5)), matched by
+ * fstat(2) against the descriptors of /proc/self/fd. */
+int plat_vm_shared_file(const void *addr, size_t len, int *fd, uint64_t *file_off);
+
 /* How many bytes this process may pin (RLIMIT_MEMLOCK's soft limit); UINT64_MAX when
  * unlimited: an infinite limit, or on Linux the CAP_IPC_LOCK capability, which
  * vfio_iommu_type1 (drivers/vfio/vfio_iommu_type1.c, vfio_lock_acct) lets pin past the

@@ -5,7 +5,13 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -93,6 +99,85 @@ int plat_vm_query(const void *addr, size_t len, unsigned *prot)
 out:
 	close(fd);
 	return rc;
+}
+
+/* One whole line of /proc/self/maps: "start-end perms offset major:minor inode path"
+ * (proc(5)).  true when it is a shared mapping of a file that covers [at, end). */
+static bool shared_file_line(const char *line, uint64_t at, uint64_t end, uint64_t *off, dev_t *dev,
+			     ino_t *ino)
+{
+	uint64_t s, e, o, inode;
+	unsigned maj, mn;
+	char perms[8];
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64, &s, &e, perms, &o, &maj, &mn,
+		   &inode) != 7)
+		return false;
+	if (s > at || e < end || strlen(perms) < 4 || perms[3] != 's' || !inode)
+		return false;
+	*off = o + (at - s);
+	*dev = makedev(maj, mn);
+	*ino = (ino_t)inode;
+	return true;
+}
+
+/* A descriptor this process holds of the file (dev, ino), duplicated. */
+static int fd_of_file(dev_t dev, ino_t ino)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *de;
+	int found = -EBADF;
+
+	if (!dir)
+		return -errno;
+	while (found < 0 && (de = readdir(dir)) != NULL) {
+		char *endp;
+		long n = strtol(de->d_name, &endp, 10);
+		struct stat st;
+
+		if (*endp || endp == de->d_name || n < 0 || n == dirfd(dir) || fstat((int)n, &st) != 0)
+			continue;
+		if (S_ISREG(st.st_mode) && st.st_dev == dev && st.st_ino == ino) {
+			found = fcntl((int)n, F_DUPFD_CLOEXEC, 0);
+			if (found < 0)
+				found = -errno;
+		}
+	}
+	closedir(dir);
+	return found;
+}
+
+int plat_vm_shared_file(const void *addr, size_t len, int *fd_out, uint64_t *file_off)
+{
+	uint64_t at = (uint64_t)(uintptr_t)addr, end = at + len, off = 0;
+	dev_t dev = 0;
+	ino_t ino = 0;
+	bool found = false;
+	char line[512];
+	FILE *f;
+
+	if (!len || end < at || !fd_out || !file_off)
+		return -EINVAL;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -errno;
+	while (!found && fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+
+		found = shared_file_line(line, at, end, &off, &dev, &ino);
+		/* a path longer than the buffer: skip the rest of its line */
+		while (n && line[n - 1] != '\n' && fgets(line, sizeof(line), f))
+			n = strlen(line);
+	}
+	fclose(f);
+	if (!found)
+		return -ENOENT;
+	int fd = fd_of_file(dev, ino);
+	if (fd < 0)
+		return fd;
+	*fd_out = fd;
+	*file_off = off;
+	return 0;
 }
 
 /* Our pid, for the copies: getpid(2) is a system call of its own (glibc stopped

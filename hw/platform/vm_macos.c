@@ -115,3 +115,17 @@ uint64_t plat_vm_lock_limit(void)
 		return UINT64_MAX;
 	return (uint64_t)rl.rlim_cur;
 }
+
+/* A Mach region (mach_vm_region_recurse) says whether memory is shared and, through
+ * proc_regionfilename, the path of a vnode behind it, but not which descriptor maps
+ * it, and a POSIX shared-memory object has no path at all: no way to hand the same
+ * pages to a daemon from an address alone.  The kext pins a client's own memory
+ * instead (docs/architecture.md, "Several processes: uvd"). */
+int plat_vm_shared_file(const void *addr, size_t len, int *fd, uint64_t *file_off)
+{
+	(void)addr;
+	(void)len;
+	(void)fd;
+	(void)file_off;
+	return -EOPNOTSUPP;
+}
