@@ -40,6 +40,7 @@
 #include "hw/platform/notify.h"
 #include "hw/platform/peer.h"
 #include "hw/platform/thread.h"
+#include "hw/platform/vm.h"
 #include "hw/shim/shim.h"
 #include "hw/shim/backend.h"
 #include "hw/shim/kext_guest.h"
@@ -72,6 +73,7 @@ struct uvd_shim {
 	uint32_t cons_seen;          /* under ring_lock: ring->cons as last loaded */
 	uint32_t comp_eqn;
 	uint32_t kext_fn;            /* HELLO: 1 + the daemon's kext function, or 0 */
+	uint32_t features;           /* HELLO: UVD_FEAT_* the daemon serves */
 	uint32_t uar_page_bytes;
 	/* UAR host pages we map ourselves (uvd_guest.h): entries are only added (under
 	 * ctl_lock), published by nguest (release), read by the hook (acquire) */
@@ -105,8 +107,10 @@ static void uvd_mark_gone(struct uvd_shim *s)
 }
 
 /* One request and its reply.  The reply lands in s->buf; *fd receives a passed fd. */
-static int uvd_rpc_locked(struct uvd_shim *s, uint16_t op, const void *req, size_t reqlen,
-			  const void *tail, size_t taillen, size_t *replen, int *fd)
+__attribute__((format(printf, 1, 2))) static void uvd_info(const char *fmt, ...);
+
+static int uvd_rpc_locked_fd(struct uvd_shim *s, uint16_t op, const void *req, size_t reqlen,
+			     const void *tail, size_t taillen, int pass_fd, size_t *replen, int *fd)
 {
 	if (s->gone)
 		return -ENODEV;
@@ -114,7 +118,7 @@ static int uvd_rpc_locked(struct uvd_shim *s, uint16_t op, const void *req, size
 	if (h.len > UVD_MAX_MSG)
 		return -E2BIG;
 	struct iovec iov[3] = { { &h, sizeof(h) }, { (void *)req, reqlen }, { (void *)tail, taillen } };
-	if (plat_lmsg_send(s->ctl, iov, 3, -1, 0) < 0) {
+	if (plat_lmsg_send(s->ctl, iov, 3, pass_fd, 0) < 0) {
 		uvd_mark_gone(s);
 		return -ENODEV;
 	}
@@ -139,6 +143,12 @@ static int uvd_rpc_locked(struct uvd_shim *s, uint16_t op, const void *req, size
 		close(got_fd);
 	*replen = (size_t)n - sizeof(*rh);
 	return rh->rc;
+}
+
+static int uvd_rpc_locked(struct uvd_shim *s, uint16_t op, const void *req, size_t reqlen,
+			  const void *tail, size_t taillen, size_t *replen, int *fd)
+{
+	return uvd_rpc_locked_fd(s, op, req, reqlen, tail, taillen, -1, replen, fd);
 }
 
 static int uvd_rpc(struct uvd_shim *s, uint16_t op, const void *req, size_t reqlen, void *rep,
@@ -384,6 +394,7 @@ static int uvd_open(const char *args, struct shim_dev **out)
 	s->base.pci = hr.pci;
 	s->comp_eqn = hr.comp_eqn;
 	s->kext_fn = hr.kext_fn;
+	s->features = hr.features;
 	s->uar_page_bytes = hr.uar_page_bytes ? hr.uar_page_bytes : hr.page_size;
 	s->daemon = hr.daemon_pid;
 	s->bar_len = hr.bar_len;
@@ -493,15 +504,42 @@ static void uvd_dma_free(struct shim_dev *dev, struct shim_dma *dma)
 	shim_handle_release(dev, NULL, dma, sizeof(*dma), dma ? dma->priv : NULL, uvd_release);
 }
 
+/* Registration: the daemon pins [va, va + len) for the device.  Memory in a shared
+ * mapping of a file we hold open goes as that file (PIN_SHARED): the daemon maps the same
+ * pages and the device reaches them as the daemon's own memory, on any shim.  Other
+ * memory goes as an address (PIN): the emulator reaches it in our address space, the
+ * kext wires it in our task, and a daemon that can do neither says so. */
+static int uvd_pin_request(struct uvd_shim *s, void *va, size_t len, size_t *got, bool *shared)
+{
+	int fd = -1;
+	uint64_t file_off = 0;
+	int rc = -ENOENT;
+
+	if (s->features & UVD_FEAT_PIN_SHARED)
+		rc = plat_vm_shared_file(va, len, &fd, &file_off);
+	*shared = rc == 0;
+	if (rc == 0) {
+		struct uvd_pin_shared q = { .va = (uint64_t)(uintptr_t)va, .len = len, .file_off = file_off };
+		rc = uvd_rpc_locked_fd(s, UVD_OP_PIN_SHARED, &q, sizeof(q), NULL, 0, fd, got, NULL);
+		close(fd);
+		return rc;
+	}
+	if (rc == -EBADF)
+		uvd_info("registered memory at %p lies in a shared mapping of a file this process no "
+			 "longer holds open: registered by address instead", va);
+	struct uvd_pin q = { .va = (uint64_t)(uintptr_t)va, .len = len };
+	return uvd_rpc_locked(s, UVD_OP_PIN, &q, sizeof(q), NULL, 0, got, NULL);
+}
+
 static int uvd_dma_pin(struct shim_dev *dev, void *va, size_t len, struct shim_pin *out)
 {
 	struct uvd_shim *s = to_uvd(dev);
 	if (!out || !va || !len)
 		return -EINVAL;
-	struct uvd_pin q = { .va = (uint64_t)(uintptr_t)va, .len = len };
 	size_t got = 0;
+	bool shared = false;
 	pthread_mutex_lock(&s->ctl_lock);
-	int rc = uvd_rpc_locked(s, UVD_OP_PIN, &q, sizeof(q), NULL, 0, &got, NULL);
+	int rc = uvd_pin_request(s, va, len, &got, &shared);
 	struct uvd_pin_rep r;
 	struct uvd_rec *rec = NULL;
 	if (rc == 0 && got < sizeof(r))
@@ -534,6 +572,7 @@ static int uvd_dma_pin(struct shim_dev *dev, void *va, size_t len, struct shim_p
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc)
 		return rc;
+	uvd_info("%zu bytes at %p registered %s", len, va, shared ? "as the shared file behind them" : "by address");
 	*out = (struct shim_pin){ .va = va, .len = len, .nseg = r.nseg, .seg = rec->segs, .priv = rec,
 				  .readonly = (int)r.readonly };
 	return 0;

@@ -43,6 +43,8 @@ enum uvd_op {
 	UVD_OP_NEIGH = 9,      /* uvd_neigh -> uvd_neigh_rep */
 	UVD_OP_RING = 10,      /* -> uvd_ring_rep + a memfd holding struct uvd_ring (once) */
 	UVD_OP_COUNTERS = 11,  /* -> uvd_counters_rep: the emulated device's PCIe counters */
+	UVD_OP_PIN_SHARED = 12, /* uvd_pin_shared + the file's descriptor -> uvd_pin_rep + segments
+				  * (only to a daemon whose HELLO reply offers UVD_FEAT_PIN_SHARED) */
 	/* 16 was the UAR store message of version 1 */
 	UVD_OP_EVENT = 17,     /* event socket, daemon -> client: struct shim_remote_event */
 	UVD_OP_KICK = 18,      /* event socket, client -> daemon: header only, "look at the ring" */
@@ -73,7 +75,11 @@ struct uvd_hello_rep {
 	 * the version stays 2. */
 	uint32_t kext_fn;
 	struct shim_pci_info pci;
+	/* UVD_FEAT_* the daemon serves.  Was tail padding (the struct's size is unchanged),
+	 * so a daemon that predates it sends 0 and the client keeps to the old requests. */
+	uint32_t features;
 };
+#define UVD_FEAT_PIN_SHARED 1u   /* PIN_SHARED: registration of memory in a shared file */
 
 struct uvd_cmd {
 	uint32_t inlen, outlen;
@@ -115,6 +121,15 @@ struct uvd_id {
 
 struct uvd_pin {
 	uint64_t va, len;
+};
+/* Registration of client memory that lies in a MAP_SHARED mapping of a file (a memfd,
+ * a POSIX shared-memory object, a tmpfs file): the descriptor travels with the request
+ * (SCM_RIGHTS) and the daemon maps the same pages itself, so the device reaches them
+ * as the daemon's own memory (any shim) instead of through another process's address
+ * space (the emulator only).  va is the client's address of byte 0, file_off its offset
+ * in the file. */
+struct uvd_pin_shared {
+	uint64_t va, len, file_off;
 };
 struct uvd_pin_rep {
 	uint64_t id;
@@ -223,6 +238,9 @@ static inline void uvd_ring_fence_wake_check(void)
 }
 
 _Static_assert(sizeof(struct uvd_hdr) == 16, "uvd_hdr layout");
+/* features took tail padding: the reply's size must not change (older peers). */
+_Static_assert(sizeof(struct uvd_hello_rep) == 80 && offsetof(struct uvd_hello_rep, features) == 76,
+	       "uvd_hello_rep layout");
 _Static_assert(sizeof(struct uvd_cmd_rep) == 16 + UVD_MSG_LEN, "uvd_cmd_rep layout");
 _Static_assert(sizeof(struct uvd_ring_rec) == 16 + UVD_MAX_STORE, "uvd_ring_rec layout");
 _Static_assert(sizeof(struct uvd_ring) == 128 + UVD_RING_SLOTS * sizeof(struct uvd_ring_rec), "uvd_ring layout");

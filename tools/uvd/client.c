@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -129,7 +130,7 @@ struct uvd_mem *uvd_mem_new(struct uvd_client *c)
 static void uvd_mem_release(struct uvd_client *c, struct uvd_mem *m)
 {
 	struct shim_dev *shim = c->srv->shim;
-	if (m->is_dma) {
+	if (m->is_dma || m->shared) {
 		shim_dma_unpin(shim, &m->pin);
 		munmap(m->va, m->maplen);
 	} else if (m->pinned_for) {
@@ -206,6 +207,77 @@ static struct shim_iova_seg *uvd_segs_from_emu(struct emu_iova_seg *segs, uint32
 	return out;
 }
 
+/* Registration of memory the client shares: the file behind its mapping came with the
+ * request.  We map the same pages and pin our mapping with our own shim, as queue
+ * memory is, so any shim reaches them (VFIO maps them through our container; the
+ * emulator copies to and from them in this process).  A regular file only; the
+ * descriptor's own access mode decides whether we may map it writable, so the client
+ * gains nothing it did not have.  A client that truncates the file under us makes the
+ * emulator's copies fault (hw/platform/guarded_copy.h: a DMA error, not a crash); a
+ * real device keeps the pages it pinned. */
+static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, int fd, struct uvd_mem **out,
+			  char *msg, size_t msglen)
+{
+	struct shim_dev *shim = c->srv->shim;
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct stat st;
+	if (fd < 0) {
+		snprintf(msg, msglen, "shared registration: no descriptor came with the request");
+		return -EBADF;
+	}
+	if (!q->len || q->len > (1ull << 40) || q->file_off + q->len < q->file_off) {
+		snprintf(msg, msglen, "shared registration: bad range");
+		return -EINVAL;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(msg, msglen, "shared registration: the descriptor is not a regular file (a memfd or "
+			 "shared-memory object)");
+		return -EINVAL;
+	}
+	if ((uint64_t)st.st_size < q->file_off + q->len) {
+		snprintf(msg, msglen, "shared registration: bytes %llu..%llu lie past the file's end (%llu)",
+			 (unsigned long long)q->file_off, (unsigned long long)(q->file_off + q->len),
+			 (unsigned long long)st.st_size);
+		return -EINVAL;
+	}
+	uint64_t off0 = q->file_off / pg * pg, delta = q->file_off - off0;
+	size_t maplen = (size_t)((delta + q->len + pg - 1) / pg * pg);
+	uint8_t *va = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off0);
+	if (va == MAP_FAILED) {
+		int e = errno;
+		snprintf(msg, msglen, "shared registration: cannot map the client's file%s: %s",
+			 e == EACCES ? " (its descriptor is not open for writing)" : "", strerror(e));
+		return -e;
+	}
+	struct uvd_mem *m = uvd_mem_new(c);
+	if (!m) {
+		munmap(va, maplen);
+		return -ENOMEM;
+	}
+	int rc = shim_dma_pin(shim, va + delta, (size_t)q->len, &m->pin);
+	if (rc == 0 && m->pin.nseg > UVD_MAX_SEGS) {
+		shim_dma_unpin(shim, &m->pin);
+		snprintf(msg, msglen, "shared registration: %u segments, at most %u per region", m->pin.nseg,
+			 UVD_MAX_SEGS);
+		rc = -E2BIG;
+	} else if (rc) {
+		snprintf(msg, msglen, "shared registration: the device cannot pin it: %.*s", 120,
+			 shim->err[0] ? shim->err : strerror(-rc));
+	}
+	if (rc) {
+		munmap(va, maplen);
+		return rc;
+	}
+	m->shared = true;
+	m->va = va;
+	m->maplen = maplen;
+	m->segs = m->pin.seg;
+	m->nseg = m->pin.nseg;
+	c->nmem++;
+	*out = m;
+	return 0;
+}
+
 /* Registration of the client's own pages.  The emulated device reaches them with
  * process_vm_readv/writev; hardware would need the pages pinned for its IOMMU, which
  * only the kext can do for another task, and VFIO only for the container's owner:
@@ -216,9 +288,10 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 	if (c->srv->shim->ops->pin_for)
 		return uvd_pin_for(c, q, out, msg, msglen);   /* the kext wires it in the client's task */
 	struct emu_dev *emu = emu_device_from_shim(c->srv->shim);
-	if (!emu) {
-		snprintf(msg, msglen, "memory registration across processes is offered on the emulated "
-			 "device only (this daemon runs %s)", c->srv->shim->ops->scheme);
+	if (!emu || c->srv->shared_only) {
+		snprintf(msg, msglen, "this daemon (%s%s) registers only memory its clients share: put the buffer "
+			 "in a MAP_SHARED mapping of a memfd (memfd_create(2)) or shared-memory object and keep "
+			 "its descriptor open", c->srv->shim->ops->scheme, emu ? ", -S" : "");
 		return -EOPNOTSUPP;
 	}
 	if (!q->len || q->va + q->len < q->va || q->len > (1ull << 40)) {
@@ -518,7 +591,7 @@ static int uvd_take(const uint8_t *p, size_t plen, void *q, size_t qlen)
 	return 0;
 }
 
-static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n)
+static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 {
 	struct uvd_hdr h;
 	if (n < sizeof(h))
@@ -575,18 +648,22 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n)
 		pthread_mutex_unlock(&d->lock);
 		return uvd_send(c->ctl, h.op, h.seq, rc, NULL, 0, NULL, 0, -1);
 	}
-	case UVD_OP_PIN: {
+	case UVD_OP_PIN:
+	case UVD_OP_PIN_SHARED: {
 		struct uvd_pin q;
-		if (uvd_take(p, plen, &q, sizeof(q)))
+		struct uvd_pin_shared qs;
+		if (h.op == UVD_OP_PIN ? uvd_take(p, plen, &q, sizeof(q)) : uvd_take(p, plen, &qs, sizeof(qs)))
 			return -EPROTO;
 		struct uvd_mem *m = NULL;
 		pthread_mutex_lock(&d->lock);
-		int rc = uvd_pin(c, &q, &m, msg, sizeof(msg));
+		int rc = h.op == UVD_OP_PIN ? uvd_pin(c, &q, &m, msg, sizeof(msg))
+					    : uvd_pin_shared(c, &qs, fd, &m, msg, sizeof(msg));
 		struct uvd_pin_rep r = { 0 };
 		int src;
 		if (rc == 0) {
 			r.id = m->id;
 			r.nseg = m->nseg;
+			r.readonly = m->shared ? (uint32_t)m->pin.readonly : 0;
 			src = uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), m->segs, m->nseg * sizeof(*m->segs), -1);
 		} else {
 			if (c->srv->verbose)
@@ -677,6 +754,7 @@ static int uvd_hello(struct uvd_client *c, const uint8_t *b, size_t n)
 	r.daemon_pid = (int32_t)getpid();
 	r.uar_page_bytes = (uint32_t)c->srv->uar_page_bytes;
 	r.kext_fn = c->srv->kext_fn;
+	r.features = UVD_FEAT_PIN_SHARED;
 	r.pci = c->srv->shim->pci;
 	rc = uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, sp[1]);
 	close(sp[1]);
@@ -771,10 +849,16 @@ static void *uvd_client_thread(void *arg)
 			break;
 		}
 		if (p[0].revents & POLLIN) {
-			n = plat_lmsg_recv(c->ctl, buf, UVD_MAX_MSG, NULL, 0);
-			if (n <= 0 || (size_t)n > UVD_MAX_MSG)
+			int rfd = -1;   /* a descriptor travels only with PIN_SHARED; closed after any request */
+			n = plat_lmsg_recv(c->ctl, buf, UVD_MAX_MSG, &rfd, 0);
+			if (n <= 0 || (size_t)n > UVD_MAX_MSG) {
+				if (rfd >= 0)
+					close(rfd);
 				break;
-			int rc = uvd_request(c, buf, (size_t)n);
+			}
+			int rc = uvd_request(c, buf, (size_t)n, rfd);
+			if (rfd >= 0)
+				close(rfd);
 			if (rc) {
 				if (srv->verbose)
 					uvd_log("client %u: protocol error (%s): disconnected", c->id, strerror(-rc));

@@ -5,7 +5,7 @@
  * poll their own queues in memory shared with the device (docs/architecture.md,
  * "Several processes: uvd").
  *
- *   uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-v]
+ *   uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-S] [-v]
  *     -d  the device (default "emu:"); any shim URI
  *     -s  socket path (default $UVERBS_RUN_DIR/uvd.sock, UVERBS_RUN_DIR defaulting
  *         to /tmp/uverbs-<uid>)
@@ -15,6 +15,10 @@
  *     -P  the host page clients map UAR pages in (default: the shim's page size).
  *         Each client gets UAR pages in whole host pages of this size (uar.c); a
  *         larger one lets a 4 KiB-page host be tested as a 16 KiB-page one
+ *     -S  register only memory a client shares (a MAP_SHARED mapping of a memfd or
+ *         shared-memory object whose descriptor it holds), never its private memory by
+ *         address: what a daemon over VFIO does anyway, here for the emulator too (its
+ *         clients then need not let the daemon into their address space)
  *     -v  log clients, refusals and cleanups on stderr
  */
 #include <errno.h>
@@ -83,15 +87,16 @@ int main(int argc, char **argv)
 	unsigned long spin_us = ncpu > 2 ? 20 : 0;
 	unsigned long host_page = 0;
 	int opt;
-	while ((opt = getopt(argc, argv, "d:s:p:P:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:p:P:Svh")) != -1) {
 		switch (opt) {
 		case 'd': uri = optarg; break;
 		case 's': snprintf(srv.path, sizeof(srv.path), "%s", optarg); break;
 		case 'p': spin_us = strtoul(optarg, NULL, 10); break;
 		case 'P': host_page = strtoul(optarg, NULL, 0); break;
+		case 'S': srv.shared_only = true; break;
 		case 'v': srv.verbose++; break;
 		default:
-			fprintf(stderr, "usage: uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-v]\n");
+			fprintf(stderr, "usage: uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-S] [-v]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}

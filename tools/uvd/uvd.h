@@ -41,6 +41,7 @@ struct uvd_mem {
 	struct shim_pin pin;      /* is_dma: of our mapping; else of the client's pages */
 	uint64_t emu_map;         /* pin through the emulator's remote map (emu_iommu_map_remote) */
 	bool pinned_for;          /* pin of the client's task by the kext (share.c) */
+	bool shared;              /* PIN_SHARED: our mapping (va, maplen) of the client's file, pinned */
 	struct shim_iova_seg *segs;
 	uint32_t nseg;
 };
@@ -90,6 +91,7 @@ struct uvd_server {
 	struct uvd_client *clients;   /* under dev->lock */
 	unsigned verbose;
 	uint64_t spin_ns;         /* a client thread spins this long after a store (0: 1 CPU) */
+	bool shared_only;         /* -S: register only memory clients share (PIN_SHARED) */
 };
 
 /* client.c */
