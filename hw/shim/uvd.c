@@ -398,9 +398,9 @@ static int uvd_open(const char *args, struct shim_dev **out)
 	s->uar_page_bytes = hr.uar_page_bytes ? hr.uar_page_bytes : hr.page_size;
 	s->daemon = hr.daemon_pid;
 	s->bar_len = hr.bar_len;
-	/* The emulated device lives in the daemon and reaches our registered memory
-	 * with process_vm_readv/writev: let it. */
-	rc = plat_allow_peer_access(s->daemon);
+	/* The emulated device lives in the daemon and reaches memory we register by
+	 * address with process_vm_readv/writev: let it, unless it takes only shared files. */
+	rc = (s->features & UVD_FEAT_SHARED_ONLY) ? 0 : plat_allow_peer_access(s->daemon);
 	if (rc) {
 		snprintf(s->base.err, sizeof(s->base.err), "uvd: cannot let the daemon (pid %d) reach our memory: %s",
 			 (int)s->daemon, strerror(-rc));

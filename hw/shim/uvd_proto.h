@@ -80,6 +80,8 @@ struct uvd_hello_rep {
 	uint32_t features;
 };
 #define UVD_FEAT_PIN_SHARED 1u   /* PIN_SHARED: registration of memory in a shared file */
+#define UVD_FEAT_SHARED_ONLY 2u  /* no registration by address (uvd -S, VFIO): the daemon never
+				  * reaches into a client's address space */
 
 struct uvd_cmd {
 	uint32_t inlen, outlen;

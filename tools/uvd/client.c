@@ -755,6 +755,8 @@ static int uvd_hello(struct uvd_client *c, const uint8_t *b, size_t n)
 	r.uar_page_bytes = (uint32_t)c->srv->uar_page_bytes;
 	r.kext_fn = c->srv->kext_fn;
 	r.features = UVD_FEAT_PIN_SHARED;
+	if (c->srv->shared_only || (!c->srv->shim->ops->pin_for && !emu_device_from_shim(c->srv->shim)))
+		r.features |= UVD_FEAT_SHARED_ONLY;
 	r.pci = c->srv->shim->pci;
 	rc = uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, sp[1]);
 	close(sp[1]);
