@@ -5,7 +5,11 @@
 #include <criterion/criterion.h>
 #include <linux/capability.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -68,4 +72,60 @@ Test(vm_pid, copies_in_a_fork_child_reach_the_childs_own_memory)
 	cr_assert_eq(waitpid(c, &st, 0), c);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child wrote its own copy");
 	cr_assert_eq(cell[0], 1, "the parent's memory is untouched");
+}
+
+/* plat_vm_shared_file: the descriptor it answers is the same file (dev, inode) and the
+ * offset that of the range's first byte, for a mapping at a non-zero file offset. */
+Test(vm_shared_file, a_memfd_mapping_names_its_file_and_the_offset_of_the_range)
+{
+	int fd = memfd_create("vm-shared-file", MFD_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 4 * 4096), 0);
+	uint8_t *p = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 2 * 4096);
+	cr_assert_neq(p, MAP_FAILED);
+	int got = -1;
+	uint64_t off = 0;
+	cr_assert_eq(plat_vm_shared_file(p + 100, 5000, &got, &off), 0);
+	cr_assert_eq(off, 2 * 4096 + 100);
+	struct stat a, b;
+	cr_assert_eq(fstat(fd, &a), 0);
+	cr_assert_eq(fstat(got, &b), 0);
+	cr_assert(a.st_dev == b.st_dev && a.st_ino == b.st_ino, "another file");
+	cr_assert_neq(got, fd, "a new descriptor, not the caller's own");
+	cr_assert(fcntl(got, F_GETFD) & FD_CLOEXEC);
+	close(got);
+	munmap(p, 2 * 4096);
+	close(fd);
+}
+
+Test(vm_shared_file, private_memory_and_a_range_past_the_mapping_are_not_a_shared_file)
+{
+	static uint8_t heap[8192];
+	int fd = memfd_create("vm-shared-file", MFD_CLOEXEC), got = -1;
+	uint64_t off;
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 4096), 0);
+	uint8_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	cr_assert_neq(p, MAP_FAILED);
+	cr_assert_eq(plat_vm_shared_file(heap, sizeof(heap), &got, &off), -ENOENT);
+	cr_assert_eq(plat_vm_shared_file(p, 4097, &got, &off), -ENOENT, "the range runs past the mapping");
+	uint8_t *q = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	cr_assert_neq(q, MAP_FAILED);
+	cr_assert_eq(plat_vm_shared_file(q, 4096, &got, &off), -ENOENT, "a private mapping of the file");
+	munmap(q, 4096);
+	munmap(p, 4096);
+	close(fd);
+}
+
+Test(vm_shared_file, a_shared_mapping_whose_descriptor_was_closed_has_none_to_give)
+{
+	int fd = memfd_create("vm-shared-file", MFD_CLOEXEC), got = -1;
+	uint64_t off;
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 4096), 0);
+	uint8_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	cr_assert_neq(p, MAP_FAILED);
+	close(fd);
+	cr_assert_eq(plat_vm_shared_file(p, 4096, &got, &off), -EBADF);
+	munmap(p, 4096);
 }

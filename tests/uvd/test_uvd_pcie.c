@@ -21,27 +21,7 @@ static struct ut_ep A, B;
 
 static int raw_rpc(uint16_t op, const void *req, size_t reqlen, void *rep, size_t replen, int *fd)
 {
-	uint8_t msg[512];
-	struct uvd_hdr h = { .len = (uint32_t)(sizeof(h) + reqlen), .op = op, .seq = ++raw_seq };
-	memcpy(msg, &h, sizeof(h));
-	if (reqlen)
-		memcpy(msg + sizeof(h), req, reqlen);
-	cr_assert_eq(send(raw, msg, h.len, 0), (ssize_t)h.len);
-	union {
-		struct cmsghdr c;
-		char b[CMSG_SPACE(sizeof(int))];
-	} cm;
-	struct iovec iov = { msg, sizeof(msg) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
-	ssize_t n = recvmsg(raw, &m, 0);
-	cr_assert_geq(n, (ssize_t)(sizeof(h) + replen), "reply of %zd bytes to op %u", n, op);
-	memcpy(&h, msg, sizeof(h));
-	cr_assert_eq(h.op, op);
-	memcpy(rep, msg + sizeof(h), replen);
-	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-	if (fd && c && c->cmsg_type == SCM_RIGHTS)
-		memcpy(fd, CMSG_DATA(c), sizeof(int));
-	return h.rc;
+	return uvd_raw_rpc(raw, &raw_seq, op, req, reqlen, -1, rep, replen, fd);
 }
 
 static void counters(struct uvd_counters_rep *out)

@@ -11,11 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hw/shim/uvd_proto.h"
 #include "tests/uverbs/uv_test.h"
 
 struct uvd_daemon {
 	pid_t pid;
 	char sock[108];
+	const char *opt;   /* one more option for the daemon ("-S"), or NULL */
 };
 
 /* Start it (the daemon's environment without UVERBS_PORT_MTU: its port keeps the
@@ -33,7 +35,7 @@ static inline int uvd_daemon_start(struct uvd_daemon *d, const char *name, const
 		int null = open("/dev/null", O_WRONLY);
 		dup2(null, 1);
 		unsetenv("UVERBS_PORT_MTU");
-		execl(bin, bin, "-d", dev, "-s", d->sock, (char *)NULL);
+		execl(bin, bin, "-d", dev, "-s", d->sock, d->opt, (char *)NULL);
 		_exit(127);
 	}
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -47,6 +49,48 @@ static inline int uvd_daemon_start(struct uvd_daemon *d, const char *name, const
 		cr_assert_lt(ut_now_ms(), end, "uvd did not come up at %s", d->sock);
 		usleep(50000);
 	}
+}
+
+/* One request on a raw connection `sock` (hw/shim/uvd_proto.h), pass_fd >= 0 travelling
+ * with it; the reply's rc, its first replen bytes in rep (the reply must hold that
+ * many), and a descriptor that came with it in *fd_out (when not NULL). */
+static inline int uvd_raw_rpc(int sock, uint32_t *seq, uint16_t op, const void *req, size_t reqlen, int pass_fd,
+			      void *rep, size_t replen, int *fd_out)
+{
+	uint8_t msg[512];
+	struct uvd_hdr h = { .len = (uint32_t)(sizeof(h) + reqlen), .op = op, .seq = ++*seq };
+	union {
+		struct cmsghdr c;
+		char b[CMSG_SPACE(sizeof(int))];
+	} cm;
+	memset(&cm, 0, sizeof(cm));
+	memcpy(msg, &h, sizeof(h));
+	if (reqlen)
+		memcpy(msg + sizeof(h), req, reqlen);
+	struct iovec iov = { msg, h.len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (pass_fd >= 0) {
+		m.msg_control = cm.b;
+		m.msg_controllen = sizeof(cm.b);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+	}
+	cr_assert_eq(sendmsg(sock, &m, 0), (ssize_t)h.len);
+	iov = (struct iovec){ msg, sizeof(msg) };
+	m = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
+	ssize_t n = recvmsg(sock, &m, 0);
+	cr_assert_geq(n, (ssize_t)(sizeof(h) + replen), "reply of %zd bytes to op %u", n, op);
+	memcpy(&h, msg, sizeof(h));
+	cr_assert_eq(h.op, op);
+	if (replen)
+		memcpy(rep, msg + sizeof(h), replen);
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	if (fd_out && c && c->cmsg_type == SCM_RIGHTS)
+		memcpy(fd_out, CMSG_DATA(c), sizeof(int));
+	return h.rc;
 }
 
 static inline void uvd_daemon_stop(struct uvd_daemon *d)

@@ -80,16 +80,16 @@ static inline void ut_expect(struct ibv_cq *cq, struct ibv_wc *wc, enum ibv_wc_s
 		     ibv_wc_status_str(st));
 }
 
-static inline void ut_ep_init(struct ut_ep *e, struct ibv_context *ctx, enum ibv_qp_type t, size_t len,
-			      struct ibv_cq *cq)
+/* An endpoint on the caller's buffer of len bytes (zeroed here, never freed here). */
+static inline void ut_ep_init_buf(struct ut_ep *e, struct ibv_context *ctx, enum ibv_qp_type t, uint8_t *buf,
+				  size_t len, struct ibv_cq *cq)
 {
 	memset(e, 0, sizeof(*e));
 	e->ctx = ctx;
 	e->pd = ibv_alloc_pd(ctx);
 	cr_assert_not_null(e->pd);
 	e->len = len;
-	e->buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
-	cr_assert_not_null(e->buf);
+	e->buf = buf;
 	memset(e->buf, 0, len);
 	e->mr = ibv_reg_mr(e->pd, e->buf, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
@@ -107,6 +107,15 @@ static inline void ut_ep_init(struct ut_ep *e, struct ibv_context *ctx, enum ibv
 	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
 	e->mtu = pa.active_mtu;
 	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &e->gid), 0);
+}
+
+static inline void ut_ep_init(struct ut_ep *e, struct ibv_context *ctx, enum ibv_qp_type t, size_t len,
+			      struct ibv_cq *cq)
+{
+	uint8_t *buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+
+	cr_assert_not_null(buf);
+	ut_ep_init_buf(e, ctx, t, buf, len, cq);
 }
 
 static inline void ut_to_init(struct ut_ep *e)
