@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "hw/platform/random.h"
+#include "hw/platform/shm.h"
 
 struct ibv_cq *up_ep_cq(struct up_ep *ep, unsigned q)
 {
@@ -29,11 +31,49 @@ static const char *model_name(uint32_t part)
 	}
 }
 
+static bool ep_shared_memory;
+
+void up_ep_use_shared_memory(bool on)
+{
+	ep_shared_memory = on;
+}
+
+/* The buffer: page-aligned heap memory, or with --memfd a shared mapping of a
+ * shared-memory object whose descriptor the endpoint holds. */
+static int ep_buffer_alloc(struct up_ep *ep, size_t alloc)
+{
+	if (!ep_shared_memory)
+		return posix_memalign((void **)&ep->buf, (size_t)sysconf(_SC_PAGESIZE), alloc) ? -ENOMEM : 0;
+	int fd = plat_shm_create("uvperf-buffer", alloc);
+	if (fd < 0)
+		return fd;
+	void *va = mmap(NULL, alloc, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (va == MAP_FAILED) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
+	ep->buf = va;
+	ep->bufmap = alloc;
+	ep->buf_fd = fd;
+	return 0;
+}
+
+static void ep_buffer_free(struct up_ep *ep)
+{
+	if (!ep->bufmap) {
+		free(ep->buf);
+		return;
+	}
+	munmap(ep->buf, ep->bufmap);
+	close(ep->buf_fd);
+}
+
 int up_ep_create(struct up_ep *ep, int index, unsigned nqps, int shared_cq, unsigned depth,
 		 unsigned rx_depth, size_t bufsize, unsigned gid_index, char *err, size_t errlen)
 {
 	*ep = (struct up_ep){ .nqps = nqps, .shared_cq = shared_cq, .depth = depth, .rx_depth = rx_depth,
-			      .bufsize = bufsize, .gid_index = gid_index };
+			      .bufsize = bufsize, .gid_index = gid_index, .buf_fd = -1 };
 
 	int n = 0;
 	struct ibv_device **list = ibv_get_device_list(&n);
@@ -103,9 +143,11 @@ int up_ep_create(struct up_ep *ep, int index, unsigned nqps, int shared_cq, unsi
 	ep->buflen = (size_t)nqps * bufsize;
 	long pg = sysconf(_SC_PAGESIZE);
 	size_t alloc = (ep->buflen + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
-	if (posix_memalign((void **)&ep->buf, (size_t)pg, alloc)) {
-		snprintf(err, errlen, "cannot allocate %zu bytes", alloc);
-		return -ENOMEM;
+	int arc = ep_buffer_alloc(ep, alloc);
+	if (arc) {
+		snprintf(err, errlen, "cannot allocate %zu bytes%s: %s", alloc, ep_shared_memory ? " of shared memory" : "",
+			 strerror(-arc));
+		return arc;
 	}
 	memset(ep->buf, 0, alloc);
 	ep->mr = ibv_reg_mr(ep->pd, ep->buf, ep->buflen,
@@ -235,7 +277,7 @@ void up_ep_destroy(struct up_ep *ep)
 	/* The buffer goes once no MR maps it: while the registration holds, the device may
 	 * still write there (ibv_dereg_mr(3)); a failed deregistration leaks it instead. */
 	if (!ep->mr || !ibv_dereg_mr(ep->mr))
-		free(ep->buf);
+		ep_buffer_free(ep);
 	if (ep->pd)
 		ibv_dealloc_pd(ep->pd);
 	if (ep->ctx)

@@ -82,6 +82,8 @@ static void usage(FILE *f)
 "  --bw-csv FILE            bandwidth results per size\n"
 "  --json                   results as JSON on stdout instead of the table\n"
 "  --timeout MS             longest wait for a completion (default 10000)\n"
+"  --memfd                  buffers in shared memory (a memfd) instead of the heap: what a\n"
+"                           device daemon that registers only shared memory needs (uvd -S)\n"
 "  --gid-index N            source GID index (default 0)\n"
 "server: --addr A to listen on (default 127.0.0.1), --sessions N clients one after another\n"
 "  (default 1), --idle-timeout S: drop a client that sends nothing for S s (default 30)\n"
@@ -612,7 +614,7 @@ int main(int argc, char **argv)
 	int role_set = 0;
 	enum { O_SERVER = 256, O_CLIENT, O_LOOPBACK, O_PORT, O_ADDR, O_DEVICE, O_MODE, O_OP, O_SIZE, O_SIZES,
 	       O_SWEEP, O_ITERS, O_WARMUP, O_DEPTH, O_QPS, O_PERQPCQ, O_SHAREDCQ, O_DURATION, O_BYTES,
-	       O_VERIFY, O_CSV, O_BWCSV, O_JSON, O_QUIET, O_TIMEOUT, O_GID, O_SESSIONS, O_SEED, O_CORRUPT, O_IDLE, O_BADRKEY };
+	       O_VERIFY, O_CSV, O_BWCSV, O_JSON, O_QUIET, O_TIMEOUT, O_GID, O_SESSIONS, O_SEED, O_CORRUPT, O_IDLE, O_BADRKEY, O_MEMFD };
 	static const struct option lo[] = {
 		{ "server", no_argument, NULL, O_SERVER }, { "client", required_argument, NULL, O_CLIENT },
 		{ "loopback", no_argument, NULL, O_LOOPBACK }, { "port", required_argument, NULL, O_PORT },
@@ -635,6 +637,7 @@ int main(int argc, char **argv)
 		/* Hidden: use a wrong rkey, so every RDMA op ends in a completion error (tests
 		 * prove that such a run is reported as FAILED). */
 		{ "test-bad-rkey", no_argument, NULL, O_BADRKEY },
+		{ "memfd", no_argument, NULL, O_MEMFD },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -692,6 +695,7 @@ int main(int argc, char **argv)
 		case O_CORRUPT: bad = uvt_parse_u64(optarg, INT64_MAX, &v); o.corrupt = (int64_t)v; break;
 		case O_IDLE: bad = uvt_parse_unsigned(optarg, 1, 86400, &o.idle_s); break;
 		case O_BADRKEY: o.test_rkey_xor = 0xff; break;
+		case O_MEMFD: up_ep_use_shared_memory(true); break;
 		case 'h': usage(stdout); return flush_stdout(0);
 		default: usage(stderr); return 2;
 		}

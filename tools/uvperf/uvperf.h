@@ -21,6 +21,7 @@
 #define UVERBS_TOOLS_UVPERF_UVPERF_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
@@ -124,6 +125,8 @@ struct up_ep {
 	struct ibv_mr *mr;
 	uint8_t *buf;
 	size_t buflen;              /* nqps * bufsize */
+	size_t bufmap;              /* --memfd: bytes of buf's shared mapping, else 0 */
+	int buf_fd;                 /* --memfd: the shared-memory descriptor behind buf, held open */
 	size_t bufsize;
 	unsigned nqps;
 	struct ibv_cq *cq[UP_MAX_QPS];     /* send (and receive) CQs; cq[0] when shared */
@@ -142,6 +145,10 @@ struct up_ep {
 
 /* Open device `index` of the verbs device list and create nqps RC QPs with their CQs,
  * one registered buffer of nqps*bufsize bytes (remote read, write and atomic). */
+/* --memfd: every endpoint made after this call takes its buffer from a shared-memory
+ * descriptor it keeps open (hw/platform/shm.h), not the heap: the memory a device
+ * daemon that reaches only shared memory registers (uvd -S, uvd over VFIO). */
+void up_ep_use_shared_memory(bool on);
 int up_ep_create(struct up_ep *ep, int index, unsigned nqps, int shared_cq, unsigned depth,
 		 unsigned rx_depth, size_t bufsize, unsigned gid_index, char *err, size_t errlen);
 /* RESET -> INIT -> RTR -> RTS against the peer's QPs. */
