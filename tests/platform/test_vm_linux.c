@@ -98,15 +98,23 @@ Test(vm_shared_file, a_memfd_mapping_names_its_file_and_the_offset_of_the_range)
 	close(fd);
 }
 
+/* One page of a fresh memfd, mapped shared; its descriptor in *fd. */
+static uint8_t *memfd_page(int *fd)
+{
+	*fd = memfd_create("vm-shared-file", MFD_CLOEXEC);
+	cr_assert_geq(*fd, 0);
+	cr_assert_eq(ftruncate(*fd, 4096), 0);
+	uint8_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	cr_assert_neq(p, MAP_FAILED);
+	return p;
+}
+
 Test(vm_shared_file, private_memory_and_a_range_past_the_mapping_are_not_a_shared_file)
 {
 	static uint8_t heap[8192];
-	int fd = memfd_create("vm-shared-file", MFD_CLOEXEC), got = -1;
+	int fd, got = -1;
 	uint64_t off;
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(ftruncate(fd, 4096), 0);
-	uint8_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	cr_assert_neq(p, MAP_FAILED);
+	uint8_t *p = memfd_page(&fd);
 	cr_assert_eq(plat_vm_shared_file(heap, sizeof(heap), &got, &off), -ENOENT);
 	cr_assert_eq(plat_vm_shared_file(p, 4097, &got, &off), -ENOENT, "the range runs past the mapping");
 	uint8_t *q = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
@@ -119,12 +127,9 @@ Test(vm_shared_file, private_memory_and_a_range_past_the_mapping_are_not_a_share
 
 Test(vm_shared_file, a_shared_mapping_whose_descriptor_was_closed_has_none_to_give)
 {
-	int fd = memfd_create("vm-shared-file", MFD_CLOEXEC), got = -1;
+	int fd, got = -1;
 	uint64_t off;
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(ftruncate(fd, 4096), 0);
-	uint8_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	cr_assert_neq(p, MAP_FAILED);
+	uint8_t *p = memfd_page(&fd);
 	close(fd);
 	cr_assert_eq(plat_vm_shared_file(p, 4096, &got, &off), -EBADF);
 	munmap(p, 4096);

@@ -152,6 +152,23 @@ static int uvd_mem_drop(struct uvd_client *c, uint64_t id, bool dma)
 	return -ENOENT;
 }
 
+/* The end of a registration of our mapping [va, va + maplen) of a shared file: after a
+ * failure (rc) the mapping goes; else m, fresh from uvd_mem_new and pinned, keeps it
+ * (its release unmaps it) and is counted, the device's segments being the pin's. */
+static int uvd_mem_settle(struct uvd_client *c, struct uvd_mem *m, void *va, size_t maplen, int rc)
+{
+	if (rc) {
+		munmap(va, maplen);
+		return rc;
+	}
+	m->va = va;
+	m->maplen = maplen;
+	m->segs = m->pin.seg;
+	m->nseg = m->pin.nseg;
+	c->nmem++;
+	return 0;
+}
+
 /* Queue memory: a memfd mapped here and pinned with our own shim, so the same pages
  * are reachable by the device (through our pin) and by the client (its mapping). */
 static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, struct uvd_dma_rep *r, int *fd,
@@ -182,16 +199,10 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 			 m->pin.nseg);
 		rc = -EOPNOTSUPP;
 	}
-	if (rc) {
-		munmap(va, maplen);
-		return rc;
-	}
 	m->is_dma = true;
-	m->va = va;
-	m->maplen = maplen;
-	m->segs = m->pin.seg;
-	m->nseg = 1;
-	c->nmem++;
+	rc = uvd_mem_settle(c, m, va, maplen, rc);
+	if (rc)
+		return rc;
 	*r = (struct uvd_dma_rep){ .id = m->id, .iova = m->pin.seg[0].iova, .len = q->len };
 	return 0;
 }
@@ -264,18 +275,11 @@ static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, 
 		snprintf(msg, msglen, "shared registration: the device cannot pin it: %.*s", 120,
 			 shim->err[0] ? shim->err : strerror(-rc));
 	}
-	if (rc) {
-		munmap(va, maplen);
-		return rc;
-	}
 	m->shared = true;
-	m->va = va;
-	m->maplen = maplen;
-	m->segs = m->pin.seg;
-	m->nseg = m->pin.nseg;
-	c->nmem++;
-	*out = m;
-	return 0;
+	rc = uvd_mem_settle(c, m, va, maplen, rc);
+	if (rc == 0)
+		*out = m;
+	return rc;
 }
 
 /* Registration of the client's own pages.  The emulated device reaches them with
