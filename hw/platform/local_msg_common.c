@@ -36,13 +36,19 @@ void plat_lmsg_attach_fd(struct msghdr *m, union plat_lmsg_cmsg *cm, int pass_fd
 
 void plat_lmsg_take_fds(struct msghdr *r, int *got)
 {
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(r); c; c = CMSG_NXTHDR(r, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+	/* One SCM_RIGHTS message may carry several descriptors, all installed in this
+	 * process (unix(7)): every one but the last is closed, or a peer that sends two
+	 * leaks one here per message. */
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(r); c; c = CMSG_NXTHDR(r, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len < CMSG_LEN(0))
+			continue;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
 			int one;
-			memcpy(&one, CMSG_DATA(c), sizeof(int));
+			memcpy(&one, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
 			if (*got >= 0)
 				close(*got);
 			*got = one;
 		}
+	}
 }

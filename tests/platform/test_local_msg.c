@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "hw/platform/local_msg.h"
@@ -156,6 +157,54 @@ Test(local_msg, concurrent_senders_never_interleave)
 	for (int i = 0; i < SENDERS; i++)
 		pthread_join(t[i], NULL);
 	free(buf);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* Descriptors of this process now open, counted among the first 1024. */
+static int open_fds(void)
+{
+	int n = 0;
+	for (int fd = 0; fd < 1024; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+/* A peer may put several descriptors in one message: one reaches the caller, and the
+ * others are closed, not left open in the receiver. */
+Test(local_msg, extra_descriptors_in_one_message_are_closed)
+{
+	int sv[2];
+	pair(sv);
+	int a = open("/dev/null", O_RDONLY | O_CLOEXEC), b = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	cr_assert(a >= 0 && b >= 0);
+	struct msg h = { .len = sizeof(h), .tag = 9 };
+	union {
+		struct cmsghdr c;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} cm;
+	memset(&cm, 0, sizeof(cm));
+	struct iovec iov = { &h, sizeof(h) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	int two[2] = { a, b };
+	memcpy(CMSG_DATA(c), two, sizeof(two));
+	int before = open_fds();
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(sendmsg(sv[0], &m, 0), (ssize_t)sizeof(h));
+	for (int i = 0; i < 5; i++) {
+		uint8_t buf[64];
+		int got = -1;
+		cr_assert_eq(plat_lmsg_recv(sv[1], buf, sizeof(buf), &got, 0), (ssize_t)sizeof(h));
+		cr_assert_geq(got, 0, "no descriptor reached the caller");
+		close(got);
+	}
+	cr_assert_eq(open_fds(), before, "%d descriptors left open by 5 messages of two", open_fds() - before);
+	close(a);
+	close(b);
 	close(sv[0]);
 	close(sv[1]);
 }
