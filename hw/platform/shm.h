@@ -19,4 +19,13 @@
  * name is a label for debugging (Linux shows it in /proc/PID/maps).  fd or -errno. */
 int plat_shm_create(const char *name, size_t len);
 
+/* Whether fd is a file in memory, one another process may map and pin for a device:
+ * 0 and *granule, the alignment a mapping's file offset needs (the page, or a
+ * hugetlbfs file's huge page); -EINVAL for any other file (a disk or network file
+ * could stall the mapper's page faults); -EOPNOTSUPP where the system cannot tell.
+ * Linux: fstatfs(2) f_type TMPFS_MAGIC (memfd_create(2), /dev/shm, tmpfs) or
+ * HUGETLBFS_MAGIC, whose f_bsize is the huge page (linux/magic.h).
+ * macOS: -EOPNOTSUPP; fstat cannot tell a shared-memory object from a file. */
+int plat_shm_memory_granule(int fd, size_t *granule);
+
 #endif

@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/types.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 int plat_shm_create(const char *name, size_t len)
@@ -20,4 +22,22 @@ int plat_shm_create(const char *name, size_t len)
 		return rc;
 	}
 	return fd;
+}
+
+int plat_shm_memory_granule(int fd, size_t *granule)
+{
+	struct statfs fs;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (fstatfs(fd, &fs) != 0)
+		return -errno;
+	if (fs.f_type == TMPFS_MAGIC) {
+		*granule = (size_t)page;
+		return 0;
+	}
+	if (fs.f_type == HUGETLBFS_MAGIC && fs.f_bsize >= page && !(fs.f_bsize & (fs.f_bsize - 1))) {
+		*granule = (size_t)fs.f_bsize;
+		return 0;
+	}
+	return -EINVAL;
 }

@@ -39,3 +39,10 @@ int plat_shm_create(const char *name, size_t len)
 	}
 	return -EEXIST;
 }
+
+int plat_shm_memory_granule(int fd, size_t *granule)
+{
+	(void)fd;
+	(void)granule;
+	return -EOPNOTSUPP;
+}

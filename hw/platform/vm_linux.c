@@ -121,7 +121,18 @@ static bool shared_file_line(const char *line, uint64_t at, uint64_t end, uint64
 	return true;
 }
 
-/* A descriptor this process holds of the file (dev, ino), duplicated. */
+/* Whether descriptor n is open on the file (dev, ino). */
+static bool fd_is_file(int n, dev_t dev, ino_t ino)
+{
+	struct stat st;
+
+	return fstat(n, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == dev && st.st_ino == ino;
+}
+
+/* A descriptor this process holds of the file (dev, ino), duplicated: one open for
+ * reading and writing if there is one (the mapper may then write), else any.  The
+ * duplicate is checked again, because another thread may have closed and reused the
+ * number between the look and the dup. */
 static int fd_of_file(dev_t dev, ino_t ino)
 {
 	DIR *dir = opendir("/proc/self/fd");
@@ -130,18 +141,27 @@ static int fd_of_file(dev_t dev, ino_t ino)
 
 	if (!dir)
 		return -errno;
-	while (found < 0 && (de = readdir(dir)) != NULL) {
+	while ((de = readdir(dir)) != NULL) {
 		char *endp;
 		long n = strtol(de->d_name, &endp, 10);
-		struct stat st;
 
-		if (*endp || endp == de->d_name || n < 0 || n == dirfd(dir) || fstat((int)n, &st) != 0)
+		if (*endp || endp == de->d_name || n < 0 || n == dirfd(dir) || !fd_is_file((int)n, dev, ino))
 			continue;
-		if (S_ISREG(st.st_mode) && st.st_dev == dev && st.st_ino == ino) {
-			found = fcntl((int)n, F_DUPFD_CLOEXEC, 0);
-			if (found < 0)
-				found = -errno;
+		int mode = fcntl((int)n, F_GETFL);
+		bool rw = mode >= 0 && (mode & O_ACCMODE) == O_RDWR;
+		if (found >= 0 && !rw)
+			continue;
+		int dup = fcntl((int)n, F_DUPFD_CLOEXEC, 0);
+		if (dup < 0 || !fd_is_file(dup, dev, ino)) {
+			if (dup >= 0)
+				close(dup);
+			continue;
 		}
+		if (found >= 0)
+			close(found);
+		found = dup;
+		if (rw)
+			break;
 	}
 	closedir(dir);
 	return found;

@@ -505,10 +505,12 @@ static void uvd_dma_free(struct shim_dev *dev, struct shim_dma *dma)
 }
 
 /* Registration: the daemon pins [va, va + len) for the device.  Memory in a shared
- * mapping of a file we hold open goes as that file (PIN_SHARED): the daemon maps the same
- * pages and the device reaches them as the daemon's own memory, on any shim.  Other
- * memory goes as an address (PIN): the emulator reaches it in our address space, the
- * kext wires it in our task, and a daemon that can do neither says so. */
+ * mapping of a file we hold open goes as that file first (PIN_SHARED): the daemon maps
+ * the same pages and the device reaches them as the daemon's own memory, on any shim.
+ * Other memory, or a file the daemon would not take (not in memory, its locked-memory
+ * limit), goes as an address (PIN): the emulator reaches it in our address space, the
+ * kext wires it in our task, and a daemon that can do neither says so.  The daemon's
+ * reason for the last refusal ends in s->buf. */
 static int uvd_pin_request(struct uvd_shim *s, void *va, size_t len, size_t *got, bool *shared)
 {
 	int fd = -1;
@@ -522,11 +524,15 @@ static int uvd_pin_request(struct uvd_shim *s, void *va, size_t len, size_t *got
 		struct uvd_pin_shared q = { .va = (uint64_t)(uintptr_t)va, .len = len, .file_off = file_off };
 		rc = uvd_rpc_locked_fd(s, UVD_OP_PIN_SHARED, &q, sizeof(q), NULL, 0, fd, got, NULL);
 		close(fd);
-		return rc;
+		if (rc == 0 || rc == -ENODEV || rc == -EPROTO || (s->features & UVD_FEAT_SHARED_ONLY))
+			return rc;
+		uvd_info("the daemon did not take the shared file behind %p (%s): registered by address instead",
+			 va, strerror(-rc));
+		*shared = false;
+	} else if (rc == -EBADF) {
+		uvd_info("registered memory at %p lies in a shared mapping whose file this process holds no "
+			 "descriptor of: registered by address instead", va);
 	}
-	if (rc == -EBADF)
-		uvd_info("registered memory at %p lies in a shared mapping of a file this process no "
-			 "longer holds open: registered by address instead", va);
 	struct uvd_pin q = { .va = (uint64_t)(uintptr_t)va, .len = len };
 	return uvd_rpc_locked(s, UVD_OP_PIN, &q, sizeof(q), NULL, 0, got, NULL);
 }
@@ -540,8 +546,9 @@ static int uvd_dma_pin(struct shim_dev *dev, void *va, size_t len, struct shim_p
 	bool shared = false;
 	pthread_mutex_lock(&s->ctl_lock);
 	int rc = uvd_pin_request(s, va, len, &got, &shared);
-	struct uvd_pin_rep r;
+	struct uvd_pin_rep r = { 0 };
 	struct uvd_rec *rec = NULL;
+	bool held = rc == 0 && got >= sizeof(r);   /* the daemon holds a pin we must give back */
 	if (rc == 0 && got < sizeof(r))
 		rc = -EPROTO;
 	if (rc == 0) {
@@ -568,6 +575,12 @@ static int uvd_dma_pin(struct shim_dev *dev, void *va, size_t len, struct shim_p
 		memcpy(why, s->buf + sizeof(struct uvd_hdr), n);
 		why[n] = '\0';
 		snprintf(dev->err, sizeof(dev->err), "uvd: %s", why[0] ? why : strerror(-rc));
+	}
+	if (rc && held) {
+		/* a reply we cannot use: the daemon's pin goes back now, not at our exit */
+		struct uvd_id id = { r.id };
+		size_t ignored;
+		uvd_rpc_locked(s, UVD_OP_UNPIN, &id, sizeof(id), NULL, 0, &ignored, NULL);
 	}
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc)

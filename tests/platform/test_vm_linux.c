@@ -4,6 +4,7 @@
  * a fork child. */
 #include <criterion/criterion.h>
 #include <linux/capability.h>
+#include <stdio.h>
 #include <string.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -132,5 +133,28 @@ Test(vm_shared_file, a_shared_mapping_whose_descriptor_was_closed_has_none_to_gi
 	uint8_t *p = memfd_page(&fd);
 	close(fd);
 	cr_assert_eq(plat_vm_shared_file(p, 4096, &got, &off), -EBADF);
+	munmap(p, 4096);
+}
+
+/* Of two descriptors of the file, the one open for writing is handed over even when
+ * a read-only one has the lower number: the mapper could not write through the other. */
+Test(vm_shared_file, a_descriptor_open_for_writing_is_preferred)
+{
+	int fd;
+	uint8_t *p = memfd_page(&fd);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int ro = open(path, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(ro, 0);
+	int rw = fcntl(fd, F_DUPFD_CLOEXEC, ro + 1);
+	cr_assert_gt(rw, ro);
+	close(fd);   /* now the read-only one comes first */
+	int got = -1;
+	uint64_t off;
+	cr_assert_eq(plat_vm_shared_file(p, 4096, &got, &off), 0);
+	cr_assert_eq(fcntl(got, F_GETFL) & O_ACCMODE, O_RDWR, "the read-only descriptor was handed over");
+	close(got);
+	close(ro);
+	close(rw);
 	munmap(p, 4096);
 }

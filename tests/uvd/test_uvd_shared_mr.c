@@ -9,6 +9,7 @@
  * clients of it, connected by an RC QP pair whose buffers are memfd mappings; a third
  * connection speaks the protocol itself to send the daemon bad descriptors. */
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "tests/uvd/uvd_daemon.h"
 
@@ -183,17 +184,113 @@ Test(uvd_shared_mr, the_daemon_refuses_a_range_past_the_files_end)
 	close(fd);
 }
 
-Test(uvd_shared_mr, the_daemon_refuses_a_read_only_descriptor)
+/* A read-only descriptor is mapped read-only: the registration says so, and the
+ * library then refuses write access to it while a READ of it works. */
+Test(uvd_shared_mr, a_read_only_descriptor_registers_read_only_memory)
 {
 	int fd;
-	uint8_t *p = shared_buffer(8192, &fd);
+	uint8_t *rw = shared_buffer(8192, &fd);
 	char path[64];
 
+	fill_pattern(rw, 8192, 3);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	int ro = open(path, O_RDONLY | O_CLOEXEC);
 	cr_assert_geq(ro, 0);
-	cr_assert_eq(raw_pin_shared(4096, 0, ro), -EACCES);
-	close(ro);
+	munmap(rw, 8192);
+	close(fd);   /* only the read-only descriptor is left */
+	uint8_t *p = mmap(NULL, 8192, PROT_READ, MAP_SHARED, ro, 0);
+	cr_assert_neq(p, MAP_FAILED);
+	errno = 0;
+	cr_assert_null(ibv_reg_mr(B.pd, p, 8192, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
+		       "write access granted to read-only memory");
+	struct ibv_mr *m = ibv_reg_mr(B.pd, p, 8192, IBV_ACCESS_REMOTE_READ);
+	cr_assert_not_null(m, "ibv_reg_mr(REMOTE_READ) of read-only shared memory: %s", strerror(errno));
+	struct ibv_sge sg = { .addr = (uintptr_t)A.buf, .length = 8192, .lkey = A.mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 8, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+	struct ibv_wc wc;
+	wr.wr.rdma.remote_addr = (uintptr_t)p;
+	wr.wr.rdma.rkey = m->rkey;
+	cr_assert_eq(ibv_post_send(A.qp, &wr, &bad), 0);
+	cr_assert_eq(ut_poll(A.cq, &wc, 5000), 1, "no completion");
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_assert_eq(memcmp(A.buf, p, 8192), 0, "the READ brought other bytes");
+	cr_assert_eq(ibv_dereg_mr(m), 0);
 	munmap(p, 8192);
+	close(ro);
+}
+
+/* Truncated under the daemon's mapping: a WRITE into it fails at the responder (the
+ * emulator's copy faults), and the daemon goes on serving. */
+Test(uvd_shared_mr, a_file_truncated_after_registration_fails_the_write_and_the_daemon_lives)
+{
+	int fd;
+	uint8_t *p = shared_buffer(8192, &fd);
+	struct ibv_mr *m = ibv_reg_mr(B.pd, p, 8192, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+
+	cr_assert_not_null(m, "%s", strerror(errno));
+	cr_assert_eq(ftruncate(fd, 0), 0);
+	fill_pattern(A.buf, 64, 4);
+	enum ibv_wc_status st = write_from_a(0, 64, (uintptr_t)p, m->rkey);
+	cr_assert_eq(st, IBV_WC_REM_ACCESS_ERR, "%s", ibv_wc_status_str(st));
+	cr_assert_eq(kill(dmn.pid, 0), 0, "the daemon died");
+	/* the daemon still answers: a new registration through it */
+	int fd2;
+	uint8_t *q = shared_buffer(4096, &fd2);
+	struct ibv_mr *m2 = ibv_reg_mr(A.pd, q, 4096, IBV_ACCESS_LOCAL_WRITE);
+	cr_assert_not_null(m2, "after the fault: %s", strerror(errno));
+	ibv_dereg_mr(m2);
+	ibv_dereg_mr(m);
+}
+
+/* A regular file that is not in memory (sysfs here, whose files have a size; a disk or
+ * network file alike) could stall the daemon's page faults: refused. */
+Test(uvd_shared_mr, the_daemon_refuses_a_file_that_is_not_in_memory)
+{
+	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fstat(fd, &st), 0);
+	cr_assert(S_ISREG(st.st_mode) && st.st_size > 0, "sysfs' cpu/online is not a regular file with a size here");
+	cr_assert_eq(raw_pin_shared(1, 0, fd), -EINVAL);
+	close(fd);
+}
+
+/* Only PIN_SHARED carries a descriptor: the daemon hangs up on a client that sends
+ * one with any other request (it would stay open in the daemon otherwise). */
+Test(uvd_shared_mr, a_descriptor_with_another_request_ends_the_connection)
+{
+	int fd;
+	uint8_t *p = shared_buffer(4096, &fd);
+	struct uvd_counters_rep r;
+
+	cr_assert_eq(uvd_raw_rpc(raw, &raw_seq, UVD_OP_COUNTERS, NULL, 0, fd, &r, sizeof(r), NULL), -ECONNRESET);
+	munmap(p, 4096);
+	close(fd);
+}
+
+/* Each shared registration is a mapping of the daemon's: a client may hold 4096. */
+Test(uvd_shared_mr, a_client_holds_at_most_4096_shared_registrations, .timeout = 300)
+{
+	int fd;
+	uint8_t *p = shared_buffer(4096, &fd);
+	struct uvd_pin_shared q = { .va = (uintptr_t)p, .len = 4096, .file_off = 0 };
+	struct uvd_pin_rep r;
+	uint64_t first = 0;
+
+	for (unsigned i = 0; i < 4096; i++) {
+		int rc = uvd_raw_rpc(raw, &raw_seq, UVD_OP_PIN_SHARED, &q, sizeof(q), fd, &r, sizeof(r), NULL);
+		cr_assert_eq(rc, 0, "registration %u: %d", i, rc);
+		if (!i)
+			first = r.id;
+	}
+	char why[UVD_MSG_LEN];
+	cr_assert_eq(uvd_raw_rpc(raw, &raw_seq, UVD_OP_PIN_SHARED, &q, sizeof(q), fd, why, 0, NULL), -ENOSPC);
+	struct uvd_id id = { first };
+	cr_assert_eq(uvd_raw_rpc(raw, &raw_seq, UVD_OP_UNPIN, &id, sizeof(id), -1, NULL, 0, NULL), 0);
+	cr_assert_eq(uvd_raw_rpc(raw, &raw_seq, UVD_OP_PIN_SHARED, &q, sizeof(q), fd, &r, sizeof(r), NULL), 0,
+		     "a freed one is not given back");
+	munmap(p, 4096);
 	close(fd);
 }

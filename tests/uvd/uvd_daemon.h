@@ -53,7 +53,8 @@ static inline int uvd_daemon_start(struct uvd_daemon *d, const char *name, const
 
 /* One request on a raw connection `sock` (hw/shim/uvd_proto.h), pass_fd >= 0 travelling
  * with it; the reply's rc, its first replen bytes in rep (the reply must hold that
- * many), and a descriptor that came with it in *fd_out (when not NULL). */
+ * many), and a descriptor that came with it in *fd_out (when not NULL).  -ECONNRESET
+ * when the daemon closed the connection instead of answering. */
 static inline int uvd_raw_rpc(int sock, uint32_t *seq, uint16_t op, const void *req, size_t reqlen, int pass_fd,
 			      void *rep, size_t replen, int *fd_out)
 {
@@ -82,6 +83,8 @@ static inline int uvd_raw_rpc(int sock, uint32_t *seq, uint16_t op, const void *
 	iov = (struct iovec){ msg, sizeof(msg) };
 	m = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
 	ssize_t n = recvmsg(sock, &m, 0);
+	if (n == 0)
+		return -ECONNRESET;   /* the daemon hung up on us */
 	cr_assert_geq(n, (ssize_t)(sizeof(h) + replen), "reply of %zd bytes to op %u", n, op);
 	memcpy(&h, msg, sizeof(h));
 	cr_assert_eq(h.op, op);

@@ -130,6 +130,10 @@ struct uvd_mem *uvd_mem_new(struct uvd_client *c)
 static void uvd_mem_release(struct uvd_client *c, struct uvd_mem *m)
 {
 	struct shim_dev *shim = c->srv->shim;
+	if (m->shared) {
+		c->nshared--;
+		c->srv->nshared--;
+	}
 	if (m->is_dma || m->shared) {
 		shim_dma_unpin(shim, &m->pin);
 		munmap(m->va, m->maplen);
@@ -221,16 +225,23 @@ static struct shim_iova_seg *uvd_segs_from_emu(struct emu_iova_seg *segs, uint32
 /* Registration of memory the client shares: the file behind its mapping came with the
  * request.  We map the same pages and pin our mapping with our own shim, as queue
  * memory is, so any shim reaches them (VFIO maps them through our container; the
- * emulator copies to and from them in this process).  A regular file only; the
- * descriptor's own access mode decides whether we may map it writable, so the client
- * gains nothing it did not have.  A client that truncates the file under us makes the
- * emulator's copies fault (hw/platform/guarded_copy.h: a DMA error, not a crash); a
- * real device keeps the pages it pinned. */
+ * emulator copies to and from them in this process).  Only a file in memory (tmpfs,
+ * memfd, hugetlbfs: a disk or network file could stall our page faults under the device
+ * lock), and mapped with the descriptor's own rights: read-only for an O_RDONLY
+ * descriptor or a write-sealed memfd, which the pin then reports, so the client gains
+ * nothing it did not have.  A client that truncates the file under us makes the
+ * emulator's copies fault (hw/platform/guarded_copy.h: a DMA error, not a crash); a real
+ * device keeps the pages it pinned.  Each mapping is one of the daemon's
+ * (vm.max_map_count, 65530 by default): a client may hold UVD_SHARED_PER_CLIENT, all
+ * clients UVD_SHARED_ALL, so that one cannot lock the others out. */
+#define UVD_SHARED_PER_CLIENT 4096u
+#define UVD_SHARED_ALL 32768u
+
 static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, int fd, struct uvd_mem **out,
 			  char *msg, size_t msglen)
 {
 	struct shim_dev *shim = c->srv->shim;
-	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	size_t granule = 0;
 	struct stat st;
 	if (fd < 0) {
 		snprintf(msg, msglen, "shared registration: no descriptor came with the request");
@@ -240,10 +251,16 @@ static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, 
 		snprintf(msg, msglen, "shared registration: bad range");
 		return -EINVAL;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		snprintf(msg, msglen, "shared registration: the descriptor is not a regular file (a memfd or "
-			 "shared-memory object)");
-		return -EINVAL;
+	if (c->nshared >= UVD_SHARED_PER_CLIENT || c->srv->nshared >= UVD_SHARED_ALL) {
+		snprintf(msg, msglen, "shared registration: %u regions held (at most %u per client, %u in all)",
+			 c->nshared, UVD_SHARED_PER_CLIENT, UVD_SHARED_ALL);
+		return -ENOSPC;
+	}
+	int rc = fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ? -EINVAL : plat_shm_memory_granule(fd, &granule);
+	if (rc) {
+		snprintf(msg, msglen, "shared registration: the descriptor is not a file in memory (a memfd, "
+			 "shared-memory object or tmpfs file)%s", rc == -EOPNOTSUPP ? ": not told on this system" : "");
+		return rc;
 	}
 	if ((uint64_t)st.st_size < q->file_off + q->len) {
 		snprintf(msg, msglen, "shared registration: bytes %llu..%llu lie past the file's end (%llu)",
@@ -251,13 +268,18 @@ static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, 
 			 (unsigned long long)st.st_size);
 		return -EINVAL;
 	}
-	uint64_t off0 = q->file_off / pg * pg, delta = q->file_off - off0;
-	size_t maplen = (size_t)((delta + q->len + pg - 1) / pg * pg);
-	uint8_t *va = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off0);
+	uint64_t off0 = q->file_off / granule * granule, delta = q->file_off - off0;
+	size_t maplen = (size_t)((delta + q->len + granule - 1) / granule * granule);
+	int mode = fcntl(fd, F_GETFL);
+	int prot = mode >= 0 && (mode & O_ACCMODE) == O_RDWR ? PROT_READ | PROT_WRITE : PROT_READ;
+	uint8_t *va = mmap(NULL, maplen, prot, MAP_SHARED, fd, (off_t)off0);
+	if (va == MAP_FAILED && errno == EPERM && prot != PROT_READ) {
+		prot = PROT_READ;   /* a memfd sealed against writing (F_SEAL_WRITE) */
+		va = mmap(NULL, maplen, prot, MAP_SHARED, fd, (off_t)off0);
+	}
 	if (va == MAP_FAILED) {
 		int e = errno;
-		snprintf(msg, msglen, "shared registration: cannot map the client's file%s: %s",
-			 e == EACCES ? " (its descriptor is not open for writing)" : "", strerror(e));
+		snprintf(msg, msglen, "shared registration: cannot map the client's file: %s", strerror(e));
 		return -e;
 	}
 	struct uvd_mem *m = uvd_mem_new(c);
@@ -265,20 +287,25 @@ static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, 
 		munmap(va, maplen);
 		return -ENOMEM;
 	}
-	int rc = shim_dma_pin(shim, va + delta, (size_t)q->len, &m->pin);
+	rc = shim_dma_pin(shim, va + delta, (size_t)q->len, &m->pin);
 	if (rc == 0 && m->pin.nseg > UVD_MAX_SEGS) {
 		shim_dma_unpin(shim, &m->pin);
 		snprintf(msg, msglen, "shared registration: %u segments, at most %u per region", m->pin.nseg,
 			 UVD_MAX_SEGS);
 		rc = -E2BIG;
 	} else if (rc) {
-		snprintf(msg, msglen, "shared registration: the device cannot pin it: %.*s", 120,
+		snprintf(msg, msglen, "shared registration: the device cannot pin it%s: %.*s",
+			 rc == -ENOMEM ? " (the daemon's ulimit -l bounds it)" : "", 60,
 			 shim->err[0] ? shim->err : strerror(-rc));
 	}
 	m->shared = true;
 	rc = uvd_mem_settle(c, m, va, maplen, rc);
-	if (rc == 0)
+	if (rc == 0) {
+		m->pin.readonly |= prot == PROT_READ;
+		c->nshared++;
+		c->srv->nshared++;
 		*out = m;
+	}
 	return rc;
 }
 
@@ -289,9 +316,9 @@ static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, 
 static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg,
 		   size_t msglen)
 {
-	if (c->srv->shim->ops->pin_for)
-		return uvd_pin_for(c, q, out, msg, msglen);   /* the kext wires it in the client's task */
 	struct emu_dev *emu = emu_device_from_shim(c->srv->shim);
+	if (c->srv->shim->ops->pin_for && !c->srv->shared_only)
+		return uvd_pin_for(c, q, out, msg, msglen);   /* the kext wires it in the client's task */
 	if (!emu || c->srv->shared_only) {
 		snprintf(msg, msglen, "this daemon (%s%s) registers only memory its clients share: put the buffer "
 			 "in a MAP_SHARED mapping of a memfd (memfd_create(2)) or shared-memory object and keep "
@@ -860,6 +887,15 @@ static void *uvd_client_thread(void *arg)
 			if (n <= 0 || (size_t)n > UVD_MAX_MSG) {
 				if (rfd >= 0)
 					close(rfd);
+				break;
+			}
+			struct uvd_hdr rh = { 0 };
+			memcpy(&rh, buf, (size_t)n < sizeof(rh) ? (size_t)n : sizeof(rh));
+			if (rfd >= 0 && ((size_t)n < sizeof(rh) || rh.op != UVD_OP_PIN_SHARED)) {
+				close(rfd);   /* only PIN_SHARED carries one */
+				if (srv->verbose)
+					uvd_log("client %u: a descriptor came with a request that takes none: disconnected",
+						c->id);
 				break;
 			}
 			int rc = uvd_request(c, buf, (size_t)n, rfd);

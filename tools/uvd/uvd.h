@@ -59,6 +59,7 @@ struct uvd_client {
 	size_t nobj, capobj;
 	struct uvd_mem *mem;
 	size_t nmem, capmem;
+	unsigned nshared;         /* of mem: PIN_SHARED mappings (a limit per client) */
 	uint64_t next_id;
 	bool dead;
 	/* its UAR pages again, for the store path: written and read by the client's own
@@ -92,6 +93,7 @@ struct uvd_server {
 	unsigned verbose;
 	uint64_t spin_ns;         /* a client thread spins this long after a store (0: 1 CPU) */
 	bool shared_only;         /* -S: register only memory clients share (PIN_SHARED) */
+	unsigned nshared;         /* under dev->lock: PIN_SHARED mappings of all clients */
 };
 
 /* client.c */
