@@ -74,18 +74,8 @@ TestSuite(uvd_rereg, .init = setup, .fini = teardown, .timeout = 120);
 /* RDMA WRITE of 64 bytes of `fill` from A into addr/rkey; the completion status. */
 static enum ibv_wc_status write_to(void *addr, uint32_t rkey, uint64_t wr_id, uint8_t fill)
 {
-	struct ibv_sge sg = { .addr = (uintptr_t)A.buf, .length = 64, .lkey = A.mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
-	struct ibv_wc wc;
-
 	memset(A.buf, fill, 64);
-	wr.wr.rdma.remote_addr = (uintptr_t)addr;
-	wr.wr.rdma.rkey = rkey;
-	cr_assert_eq(ibv_post_send(A.qp, &wr, &bad), 0);
-	cr_assert_eq(ut_poll(A.cq, &wc, 5000), 1, "no completion");
-	cr_assert_eq(wc.wr_id, wr_id);
-	return wc.status;
+	return ut_write(&A, 64, addr, rkey, wr_id);
 }
 
 Test(uvd_rereg, access_change_through_the_daemon_reregisters_and_grants_the_new_right)
