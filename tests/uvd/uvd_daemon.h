@@ -1,6 +1,8 @@
 /* The device daemon for a criterion test program of tests/uvd: $UVD_BIN started on an
  * emulated device at `ip`, listening at a socket of this process's own, and the
- * connection that proved it up (the caller keeps it or closes it). */
+ * connection that proved it up (the caller keeps it or closes it).  On Linux the daemon
+ * also dies with the test process, so a failed assertion in the suite's setup (which
+ * skips the teardown) leaves no daemon behind. */
 #ifndef UVERBS_TESTS_UVD_UVD_DAEMON_H
 #define UVERBS_TESTS_UVD_UVD_DAEMON_H
 
@@ -10,6 +12,9 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 #include "tests/uverbs/uv_test.h"
 
@@ -30,6 +35,11 @@ static inline int uvd_daemon_start(struct uvd_daemon *d, const char *name, const
 	d->pid = fork();
 	cr_assert_geq(d->pid, 0);
 	if (d->pid == 0) {
+#if defined(__linux__)
+		/* prctl(2) PR_SET_PDEATHSIG: SIGKILL when this test process goes; elsewhere
+		 * (macOS has no such call) uvd_daemon_stop in the teardown is the only stop. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
 		int null = open("/dev/null", O_WRONLY);
 		dup2(null, 1);
 		unsetenv("UVERBS_PORT_MTU");
