@@ -5,6 +5,8 @@
  * responder's next doorbell on that QP and leaves after its request.
  *
  * Two emulated NICs in this process (127.66.x.x), an RC QP pair through the driver. */
+#include <stddef.h>
+
 #include "tests/integration/tp_pair.h"
 
 static struct tp_nic A, B;
@@ -89,6 +91,23 @@ static void held_ack_attempt(unsigned db_age_us, uint64_t a_id, uint64_t b_id, s
 	cr_assert_eq(wc.wr_id, b_id);
 }
 
+/* Up to `tries` held-ACK attempts, A's WRITEs numbered from id and B's from id + 100:
+ * whether one of them moved B's counter `field` (its offset in struct emu_tp_counters). */
+static bool held_in_an_attempt(unsigned tries, unsigned db_age_us, uint64_t id, size_t field)
+{
+	for (unsigned attempt = 0; attempt < tries; attempt++) {
+		struct emu_tp_counters b0, b1;
+		uint64_t before, after;
+
+		held_ack_attempt(db_age_us, id + attempt, id + 100 + attempt, &b0, &b1);
+		memcpy(&before, (const char *)&b0 + field, sizeof(before));
+		memcpy(&after, (const char *)&b1 + field, sizeof(after));
+		if (after > before)
+			return true;
+	}
+	return false;
+}
+
 /* B polls (empty) while A's WRITE arrives: B's poll places it and holds the ACK; B's own
  * WRITE on the same QP then carries it out.  A loaded machine may deschedule the test
  * between polls long enough for B's device thread to take the packet (its ACK then
@@ -97,14 +116,8 @@ static void held_ack_attempt(unsigned db_age_us, uint64_t a_id, uint64_t b_id, s
  * descheduled since the attempt before. */
 Test(poll_assist, a_held_ack_leaves_behind_the_responders_next_request)
 {
-	struct emu_tp_counters b0, b1;
-	bool held = false;
-
-	for (unsigned attempt = 0; attempt < 20 && !held; attempt++) {
-		held_ack_attempt(0, 100 + attempt, 200 + attempt, &b0, &b1);
-		held = b1.acks_on_doorbell > b0.acks_on_doorbell;
-	}
-	cr_assert(held, "B's poll placed A's WRITE 20 times and never held its ACK for B's next doorbell");
+	cr_assert(held_in_an_attempt(20, 0, 100, offsetof(struct emu_tp_counters, acks_on_doorbell)),
+		  "B's poll placed A's WRITE 20 times and never held its ACK for B's next doorbell");
 }
 
 /* B's doorbell 1.5 ms before A's WRITE arrives still counts as "posted lately": an ACK
@@ -116,14 +129,8 @@ Test(poll_assist, a_held_ack_leaves_behind_the_responders_next_request)
  * is the behaviour (with 1 ms none can). */
 Test(poll_assist, an_ack_is_held_when_the_last_doorbell_is_older_than_a_millisecond)
 {
-	struct emu_tp_counters b0, b1;
-	bool held = false;
-
-	for (unsigned attempt = 0; attempt < 10 && !held; attempt++) {
-		held_ack_attempt(1500, 600 + attempt, 700 + attempt, &b0, &b1);
-		held = b1.acks_deferred > b0.acks_deferred;
-	}
-	cr_assert(held, "B rang its doorbell 1.5 ms before each of 10 WRITEs from A and never held the ACK");
+	cr_assert(held_in_an_attempt(10, 1500, 600, offsetof(struct emu_tp_counters, acks_deferred)),
+		  "B rang its doorbell 1.5 ms before each of 10 WRITEs from A and never held the ACK");
 }
 
 /* A responder that only receives -- it polls its receive CQ and reposts receives, which
