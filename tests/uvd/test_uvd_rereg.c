@@ -10,21 +10,13 @@
 #include "tests/uvd/uvd_daemon.h"
 
 static struct uvd_daemon dmn = { .pid = -1 };
-static struct ibv_context *ca, *cb;
 static struct ut_ep A, B;
 static uint8_t target[8192] __attribute__((aligned(4096)));
 
 static void setup(void)
 {
 	close(uvd_daemon_start(&dmn, "rereg", "127.81.1.1"));
-	char uris[300];
-	snprintf(uris, sizeof(uris), "uvd:%s,uvd:%s", dmn.sock, dmn.sock);
-	ut_devices(uris);
-	ca = ut_open(0);
-	cb = ut_open(1);
-	ut_ep_init(&A, ca, IBV_QPT_RC, 8192, NULL);
-	ut_ep_init(&B, cb, IBV_QPT_RC, 8192, NULL);
-	ut_pair(&A, &B);
+	uvd_daemon_rc_pair(&dmn, &A, &B, 8192);
 }
 
 static void teardown(void)

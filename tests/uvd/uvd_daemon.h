@@ -59,6 +59,19 @@ static inline int uvd_daemon_start(struct uvd_daemon *d, const char *name, const
 	}
 }
 
+/* Two verbs contexts of this process as two clients of the daemon (uvd:<socket> twice),
+ * an RC endpoint with a len-byte buffer on each, connected to each other. */
+static inline void uvd_daemon_rc_pair(const struct uvd_daemon *d, struct ut_ep *a, struct ut_ep *b, size_t len)
+{
+	char uris[2 * sizeof(d->sock) + 16];
+
+	snprintf(uris, sizeof(uris), "uvd:%s,uvd:%s", d->sock, d->sock);
+	ut_devices(uris);
+	ut_ep_init(a, ut_open(0), IBV_QPT_RC, len, NULL);
+	ut_ep_init(b, ut_open(1), IBV_QPT_RC, len, NULL);
+	ut_pair(a, b);
+}
+
 static inline void uvd_daemon_stop(struct uvd_daemon *d)
 {
 	if (d->pid > 0) {
