@@ -97,17 +97,30 @@ static struct ibv_pd *new_parent(struct ibv_pd **base)
 	return par;
 }
 
-/* ibv_dealloc_pd of par while an object made on it lives: EBUSY, as rdma-core's mlx5
- * (providers/mlx5/verbs.c, mlx5_free_pd of a parent domain) refuses; par then still
- * makes objects (an SRQ here). */
-static void expect_parent_busy(struct ibv_pd *par)
+/* An SRQ made on pd. */
+static struct ibv_srq *srq_on(struct ibv_pd *pd)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq *s = ibv_create_srq(pd, &sa);
 
+	cr_assert_not_null(s, "ibv_create_srq on a parent domain: %s", strerror(errno));
+	return s;
+}
+
+/* ibv_dealloc_pd of par while an object made on it lives: EBUSY, as rdma-core's mlx5
+ * refuses (providers/mlx5/verbs.c mlx5_dealloc_parent_domain); par then still makes
+ * objects (an SRQ here). */
+static void expect_parent_busy(struct ibv_pd *par)
+{
 	cr_assert_eq(ibv_dealloc_pd(par), EBUSY, "a parent domain in use was freed");
-	struct ibv_srq *s = ibv_create_srq(par, &sa);
-	cr_assert_not_null(s, "ibv_create_srq on the refused parent domain: %s", strerror(errno));
-	cr_assert_eq(ibv_destroy_srq(s), 0);
+	cr_assert_eq(ibv_destroy_srq(srq_on(par)), 0);
+}
+
+/* Once nothing uses them, the parent domain and then its PD go. */
+static void free_parent_and_pd(struct ibv_pd *par, struct ibv_pd *pd)
+{
+	cr_assert_eq(ibv_dealloc_pd(par), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
 }
 
 Test(domains, dealloc_of_a_parent_domain_a_qp_uses_is_refused_until_the_qp_goes)
@@ -123,9 +136,8 @@ Test(domains, dealloc_of_a_parent_domain_a_qp_uses_is_refused_until_the_qp_goes)
 
 	expect_parent_busy(par);
 	cr_assert_eq(ibv_destroy_qp(qp), 0);
-	cr_assert_eq(ibv_dealloc_pd(par), 0);
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	free_parent_and_pd(par, pd);
 }
 
 Test(domains, dealloc_of_a_parent_domain_a_cq_uses_is_refused_until_the_cq_goes)
@@ -137,19 +149,15 @@ Test(domains, dealloc_of_a_parent_domain_a_cq_uses_is_refused_until_the_cq_goes)
 
 	expect_parent_busy(par);
 	cr_assert_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
-	cr_assert_eq(ibv_dealloc_pd(par), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	free_parent_and_pd(par, pd);
 }
 
 Test(domains, dealloc_of_a_parent_domain_an_srq_uses_is_refused_until_the_srq_goes)
 {
 	struct ibv_pd *pd, *par = new_parent(&pd);
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
-	struct ibv_srq *srq = ibv_create_srq(par, &sa);
-	cr_assert_not_null(srq, "ibv_create_srq on a parent domain: %s", strerror(errno));
+	struct ibv_srq *srq = srq_on(par);
 
 	expect_parent_busy(par);
 	cr_assert_eq(ibv_destroy_srq(srq), 0);
-	cr_assert_eq(ibv_dealloc_pd(par), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	free_parent_and_pd(par, pd);
 }
