@@ -114,7 +114,7 @@ static uint32_t uv_read_slid(struct ibv_cq_ex *cq) { return uv_cqx_of(cq)->cur.s
 static uint8_t uv_read_sl(struct ibv_cq_ex *cq) { return uv_cqx_of(cq)->cur.sl; }
 static uint8_t uv_read_dlid_path_bits(struct ibv_cq_ex *cq) { return uv_cqx_of(cq)->cur.dlid_path_bits; }
 
-static struct uv_cq *uv_cq_new(struct ibv_context *c, uint32_t cqe, void *cq_context,
+static struct uv_cq *uv_cq_new(struct ibv_context *c, struct ibv_pd *parent, uint32_t cqe, void *cq_context,
 			       struct ibv_comp_channel *channel, uint32_t vector, uint64_t wc_flags,
 			       bool single)
 {
@@ -147,6 +147,7 @@ static struct uv_cq *uv_cq_new(struct ibv_context *c, uint32_t cqe, void *cq_con
 	q->ctx = uv_ctx(c);
 	q->next = q->ctx->cqs;
 	q->ctx->cqs = q;
+	q->parent = uv_parent_hold(parent);
 	if (channel)
 		channel->refcnt++;
 	pthread_mutex_unlock(&d->lock);
@@ -181,7 +182,7 @@ UV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, voi
 {
 	if (!context || cqe <= 0 || comp_vector < 0)
 		return uv_null(EINVAL);
-	struct uv_cq *q = uv_cq_new(context, (uint32_t)cqe, cq_context, channel,
+	struct uv_cq *q = uv_cq_new(context, NULL, (uint32_t)cqe, cq_context, channel,
 				    (uint32_t)comp_vector, 0, uv_single_threaded(NULL));
 	return q ? (struct ibv_cq *)&q->cqx : NULL;
 }
@@ -208,7 +209,7 @@ struct ibv_cq_ex *uv_create_cq_ex_op(struct ibv_context *c, struct ibv_cq_init_a
 	bool single = uv_single_threaded(pd) ||
 		      ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 		       (a->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED));
-	struct uv_cq *q = uv_cq_new(c, a->cqe, a->cq_context, a->channel, a->comp_vector, a->wc_flags,
+	struct uv_cq *q = uv_cq_new(c, pd, a->cqe, a->cq_context, a->channel, a->comp_vector, a->wc_flags,
 				    single);
 	return q ? &q->cqx : NULL;
 }

@@ -81,9 +81,16 @@ int uv_queue_destroy(struct uv_queue q, struct uv_handle h)
 		UV_LIST_DEL(&ctx->cqs, q.cq);
 		if (q.cq->cqx.channel)
 			q.cq->cqx.channel->refcnt--;   /* ibv_destroy_comp_channel counts it */
+		uv_parent_put(q.cq->parent);
 		break;
-	case UV_QUEUE_QP: UV_LIST_DEL(&ctx->qps, q.qp); break;
-	case UV_QUEUE_SRQ: UV_LIST_DEL(&ctx->srqs, q.srq); break;
+	case UV_QUEUE_QP:
+		UV_LIST_DEL(&ctx->qps, q.qp);
+		uv_parent_put(q.qp->parent);
+		break;
+	case UV_QUEUE_SRQ:
+		UV_LIST_DEL(&ctx->srqs, q.srq);
+		uv_parent_put(q.srq->parent);
+		break;
 	}
 	pthread_mutex_unlock(&d->lock);
 	uv_evq_drop(&ctx->async, h.obj);

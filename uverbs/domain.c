@@ -90,6 +90,29 @@ struct ibv_pd *uv_alloc_parent_domain_op(struct ibv_context *c,
 	return &p->pd;
 }
 
+/* rdma-core's mlx5 refuses to free a parent domain while a QP or CQ made on it lives
+ * (providers/mlx5/verbs.c: mlx5_dealloc_parent_domain returns EBUSY while mpd.refcount
+ * is above the 1 it was made with; mlx5_create_qp and create_cq take a reference,
+ * mlx5_destroy_qp and mlx5_destroy_cq drop it).  An SRQ counts here too, which rdma-core
+ * does not do: its ibv_srq.pd names the parent domain just as an ibv_qp.pd does, and a
+ * freed one would leave that pointer dangling.  MRs hold only the base PD, as in
+ * rdma-core, where the registration names the base PD's handle. */
+struct uv_pd *uv_parent_hold(struct ibv_pd *pd)
+{
+	struct uv_pd *p = pd ? uv_from(pd, struct uv_pd, pd) : NULL;
+
+	if (!p || !p->base)
+		return NULL;
+	p->users++;
+	return p;
+}
+
+void uv_parent_put(struct uv_pd *parent)
+{
+	if (parent)
+		parent->users--;
+}
+
 int uv_pd_dealloc_domain(struct uv_pd *p, bool *handled)
 {
 	struct uv_dev *d = uv_ctx_dev(p->pd.context);
@@ -98,18 +121,22 @@ int uv_pd_dealloc_domain(struct uv_pd *p, bool *handled)
 	*handled = false;
 	pthread_mutex_lock(&d->lock);
 	if (p->base) {
-		/* objects made on the parent domain hold the base PD in hw/mlx5, so freeing
-		 * the base stays refused (EBUSY) while they live */
-		p->base->parents--;
-		if (p->td)
-			p->td->users--;
 		*handled = true;
+		if (p->users) {
+			rc = EBUSY;   /* a QP, CQ or SRQ made on it lives: it stays as it is */
+		} else {
+			/* objects made on the parent domain hold the base PD in hw/mlx5, so
+			 * freeing the base stays refused (EBUSY) while they live */
+			p->base->parents--;
+			if (p->td)
+				p->td->users--;
+		}
 	} else if (p->parents) {
 		rc = EBUSY;
 		*handled = true;
 	}
 	pthread_mutex_unlock(&d->lock);
-	if (p->base)
+	if (p->base && !rc)
 		free(p);
 	return rc;
 }

@@ -205,7 +205,8 @@ static int uv_umr_qp(struct uv_dev *d)
 		rc = mx5_cq_create(d->mx5, &ca, &d->umr_cq);
 	struct mx5_qp_init_attr ia = { .type = MX5_QPT_RC, .send_cq = d->umr_cq, .recv_cq = d->umr_cq,
 				       .cap = { .max_send_wr = 4, .max_recv_wr = 1, .max_send_sge = 1,
-						.max_recv_sge = 1 } };
+						.max_recv_sge = 1 },
+				       .fre = 1 };   /* UMR needs qpc.fre (hw/mlx5/qp_ctrl.c) */
 	if (!rc)
 		rc = mx5_qp_create(d->umr_pd, &ia, &d->umr_qp);
 	struct mx5_qp_attr a = { .qp_state = MX5_QPS_INIT, .port_num = 1 };

@@ -206,6 +206,7 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	q->ctx = uv_ctx(c);
 	q->next = q->ctx->qps;
 	q->ctx->qps = q;
+	q->parent = uv_parent_hold(a->pd);
 	pthread_mutex_unlock(&d->lock);
 
 	q->st.inl = malloc(q->max_inline ? q->max_inline : 1);

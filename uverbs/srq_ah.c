@@ -45,6 +45,7 @@ static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct i
 	s->ctx = uv_ctx(pd->context);
 	s->next = s->ctx->srqs;
 	s->ctx->srqs = s;
+	s->parent = uv_parent_hold(pd);
 	pthread_mutex_unlock(&d->lock);
 	s->max_wr = a.max_wr;
 	s->max_sge = a.max_sge;

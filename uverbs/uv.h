@@ -180,6 +180,7 @@ struct uv_pd {
 	struct uv_td *td;             /* parent domain: its thread domain, or NULL */
 	void *pd_context;             /* parent domain: IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT */
 	unsigned parents;             /* parent domains standing for this PD (under dev->lock) */
+	unsigned users;               /* parent domain: QPs, CQs and SRQs made on it (dev->lock) */
 };
 
 struct uv_mr {
@@ -199,6 +200,7 @@ struct uv_cq {
 	struct mx5_cq_ring *ring;
 	struct uv_context *ctx;
 	struct uv_cq *next;
+	struct uv_pd *parent;         /* the parent domain it was made on, or NULL */
 	uint64_t wc_flags;            /* ibv_create_cq_attr_ex.wc_flags asked for */
 	struct ibv_wc cur;            /* the completion start_poll/next_poll read */
 	bool polling;
@@ -210,6 +212,7 @@ struct uv_srq {
 	struct mx5_srq_ring *ring;
 	struct uv_context *ctx;
 	struct uv_srq *next;
+	struct uv_pd *parent;         /* the parent domain it was made on, or NULL */
 	uint32_t max_wr, max_sge, limit;
 };
 
@@ -241,6 +244,7 @@ struct uv_qp {
 	struct mx5_rq *rq;
 	struct uv_context *ctx;
 	struct uv_qp *next;
+	struct uv_pd *parent;         /* the parent domain it was made on, or NULL */
 	struct mx5_qp_cap cap;
 	uint32_t max_inline;
 	struct uv_wr_stage st;
@@ -359,9 +363,15 @@ int uv_post_srq_recv_op(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_
 struct ibv_td *uv_alloc_td_op(struct ibv_context *c, struct ibv_td_init_attr *a);
 int uv_dealloc_td_op(struct ibv_td *td);
 struct ibv_pd *uv_alloc_parent_domain_op(struct ibv_context *c, struct ibv_parent_domain_init_attr *a);
-/* ibv_dealloc_pd of a parent domain (freed here: *handled = true), or of a PD parent
- * domains still stand for (EBUSY); 0 with *handled = false for an ordinary PD. */
+/* ibv_dealloc_pd of a parent domain (freed here: *handled = true; EBUSY while a QP, CQ
+ * or SRQ made on it lives), or of a PD parent domains still stand for (EBUSY); 0 with
+ * *handled = false for an ordinary PD. */
 int uv_pd_dealloc_domain(struct uv_pd *p, bool *handled);
+/* A QP, CQ or SRQ is made on pd (NULL: none given), under dev->lock: a parent domain
+ * counts it and is returned (the queue keeps it for uv_parent_put); else NULL. */
+struct uv_pd *uv_parent_hold(struct ibv_pd *pd);
+/* That queue is destroyed (under dev->lock); parent may be NULL. */
+void uv_parent_put(struct uv_pd *parent);
 /* True when queues made on `pd` (NULL: none given) may skip their locks:
  * UVERBS_SINGLE_THREADED=1, or pd is a parent domain with a thread domain. */
 bool uv_single_threaded(struct ibv_pd *pd);

@@ -278,6 +278,7 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	tmp.user_index = (uint32_t)PRM_GET(qpc, qpc, user_index);
 	tmp.wq_signature = PRM_GET(qpc, qpc, wq_signature);
 	tmp.rlky = PRM_GET(qpc, qpc, rlky);
+	tmp.fre = PRM_GET(qpc, qpc, fre);
 	tmp.counter_set_id = (uint8_t)PRM_GET(qpc, qpc, counter_set_id);
 	emu_qp_reset_engine(&tmp);
 	return emu_queue_adopt(d, c, &qp_kind, &tmp, &tmp.buf);
@@ -331,6 +332,7 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, no_sq, qp->no_sq);
 	PRM_SET(qpc, qpc, log_sq_size, qp->log_sq_size);
 	PRM_SET(qpc, qpc, rlky, qp->rlky);
+	PRM_SET(qpc, qpc, fre, qp->fre);
 	PRM_SET(qpc, qpc, counter_set_id, qp->counter_set_id);
 	PRM_SET(qpc, qpc, uar_page, qp->uar);
 	PRM_SET(qpc, qpc, user_index, qp->user_index);

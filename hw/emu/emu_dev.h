@@ -382,9 +382,8 @@ struct emu_dev {
 
 	struct emu_counters ctr;
 
-	/* driver-error ring */
+	/* driver-error ring: ctr.driver_errors is how many were ever logged */
 	char drverr[EMU_DRVERR_RING][EMU_DRVERR_LEN];
-	uint64_t ndrverr;
 };
 
 /* Port (cmd_reg.c / fault.c): operational = link up (fault knob) and PAOS admin up.

@@ -38,13 +38,12 @@ void emu_log(struct emu_dev *d, enum emu_log_level lvl, const char *fmt, ...)
 void emu_drverr(struct emu_dev *d, const char *fmt, ...)
 {
 	va_list ap;
-	char *slot = d->drverr[d->ndrverr % EMU_DRVERR_RING];
+	char *slot = d->drverr[d->ctr.driver_errors % EMU_DRVERR_RING];
 
 	va_start(ap, fmt);
 	vsnprintf(slot, EMU_DRVERR_LEN, fmt, ap);
 	va_end(ap);
-	d->ndrverr++;
-	d->ctr.driver_errors++;
+	d->ctr.driver_errors++;   /* the ring's count too: the newest is at (count - 1) */
 	emu_log(d, EMU_LOG_WARN, "driver error: %s", slot);
 }
 
@@ -52,7 +51,7 @@ uint64_t emu_drverr_count(struct emu_dev *d)
 {
 	uint64_t n;
 
-	emu_read_locked(d, &n, &d->ndrverr, sizeof(n));
+	emu_read_locked(d, &n, &d->ctr.driver_errors, sizeof(n));
 	return n;
 }
 
@@ -63,10 +62,10 @@ int emu_drverr_get(struct emu_dev *d, unsigned i, char *buf, size_t len)
 	if (!buf || !len)
 		return -EINVAL;
 	pthread_mutex_lock(&d->lock);
-	if (i >= EMU_DRVERR_RING || i >= d->ndrverr)
+	if (i >= EMU_DRVERR_RING || i >= d->ctr.driver_errors)
 		rc = -ENOENT;
 	else
-		snprintf(buf, len, "%s", d->drverr[(d->ndrverr - 1 - i) % EMU_DRVERR_RING]);
+		snprintf(buf, len, "%s", d->drverr[(d->ctr.driver_errors - 1 - i) % EMU_DRVERR_RING]);
 	pthread_mutex_unlock(&d->lock);
 	return rc;
 }
@@ -76,8 +75,8 @@ int emu_drverr_find(struct emu_dev *d, const char *needle)
 	int found = 0;
 
 	pthread_mutex_lock(&d->lock);
-	for (uint64_t i = 0; i < d->ndrverr && i < EMU_DRVERR_RING && !found; i++)
-		found = strstr(d->drverr[(d->ndrverr - 1 - i) % EMU_DRVERR_RING], needle) != NULL;
+	for (uint64_t i = 0; i < d->ctr.driver_errors && i < EMU_DRVERR_RING && !found; i++)
+		found = strstr(d->drverr[(d->ctr.driver_errors - 1 - i) % EMU_DRVERR_RING], needle) != NULL;
 	pthread_mutex_unlock(&d->lock);
 	return found;
 }

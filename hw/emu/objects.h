@@ -269,6 +269,7 @@ struct emu_qp {
 	uint32_t cqn_snd, cqn_rcv;
 	uint32_t srqn;          /* rq_type SRQ */
 	bool wq_signature, rlky;
+	bool fre;               /* qpc.fre: UMR WQEs allowed (sq_engine.c) */
 	/* transport attributes, as the transitions set them */
 	uint8_t mtu;            /* qpc.mtu: 1..5 = 256..4096 bytes */
 	uint8_t log_msg_max;

@@ -132,6 +132,18 @@ static int wqe_decode(struct emu_dev *d, struct emu_qp *qp, const uint8_t *b, si
 			   qp->qpn, w->opcode);
 		return PRM_CQE_SYND_LOCAL_QP_OP_ERR;
 	}
+	if (w->opcode == PRM_WQE_OP_UMR && !qp->fre) {
+		/* UMR is for QPs created with qpc.fre (PRM "QP Context": fast registration
+		 * enable), which Linux sets on its kernel QPs only, the UMR QP among them
+		 * (drivers/infiniband/hw/mlx5/qp.c create_kernel_qp).  No public source
+		 * names the syndrome a ConnectX gives a UMR on another QP: this is the local
+		 * QP operation error (0x02, PRM "Completion Queue Entry" syndrome table;
+		 * firmware-cmd/cqe_syndromes.def), as for the other WQEs this QP cannot
+		 * execute above. */
+		emu_drverr(d, "UMR WQE %u of QP 0x%x: the QP was created without qpc.fre (fast registration enable)",
+			   w->idx & 0xffff, qp->qpn);
+		return PRM_CQE_SYND_LOCAL_QP_OP_ERR;
+	}
 	if (w->opcode == PRM_WQE_OP_UMR) {
 		/* ctrl, UMR ctrl segment, mkey context segment (PRM "UMR WQE"); no
 		 * translation entries: only rights and PD are changed here */

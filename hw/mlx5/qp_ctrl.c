@@ -321,6 +321,11 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 		MX5_CTX(qpc, cqn_snd, qp->scq->cqn),
 		MX5_CTX(qpc, cqn_rcv, qp->rcq->cqn),
 		MX5_CTX(qpc, dbr_addr, qp->q.dbrec_iova),
+		/* fast registration enable (PRM "QP Context"): a device completes a UMR
+		 * WQE in error on a QP created without it; Linux sets it on its kernel
+		 * QPs, the UMR QP among them (drivers/infiniband/hw/mlx5/qp.c
+		 * create_kernel_qp) */
+		MX5_CTX(qpc, fre, a->fre ? 1 : 0),
 	};
 	rc = mx5_create_queue(dev, &mx5_create_qp_cmd, &qp->q, qpc, MX5_NFIELDS(qpc), &qp->qpn);
 	if (rc)

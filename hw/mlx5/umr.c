@@ -4,7 +4,8 @@
  * PD for ibv_rereg_mr by posting such a WQE on a QP kept for it (drivers/infiniband/
  * hw/mlx5/umr.c mlx5r_umr_rereg_pd_access), so the keys stay, which applications
  * count on (rdma-core tests/test_mr.py test_mr_rereg_access).  Here the caller owns
- * that QP: an RC QP in RTS on the MR's device, whose send CQ carries nothing else.
+ * that QP: an RC QP in RTS on the MR's device, created with qpc.fre (a device completes
+ * UMR on any other QP in error), whose send CQ carries nothing else.
  * Control plane only: one WQE, its completion waited for (bounded). */
 #include <errno.h>
 #include <sched.h>

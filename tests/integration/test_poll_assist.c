@@ -5,6 +5,8 @@
  * responder's next doorbell on that QP and leaves after its request.
  *
  * Two emulated NICs in this process (127.66.x.x), an RC QP pair through the driver. */
+#include <stddef.h>
+
 #include "tests/integration/tp_pair.h"
 
 static struct tp_nic A, B;
@@ -56,43 +58,66 @@ Test(poll_assist, an_empty_poll_takes_the_arrivals_in_the_polling_thread)
 		     (unsigned long long)(a1.device_thread_wakeups - a0.device_thread_wakeups));
 }
 
+/* One attempt at a held ACK.  B posts an unsignalled WRITE (rc_resp.c ack_deadline holds
+ * ACKs only on a QP whose application rang its doorbell within EMU_ACK_RECENT_DB_NS),
+ * waits db_age_us and polls its empty CQ, so it is a poller; A's WRITE (a_id) arrives
+ * while B polls, then B posts its own WRITE (b_id) on the same QP.  Both WRITEs complete,
+ * whichever way the ACK went.  B's counters before A's WRITE and after B's doorbell. */
+static void held_ack_attempt(unsigned db_age_us, uint64_t a_id, uint64_t b_id, struct emu_tp_counters *before,
+			     struct emu_tp_counters *after)
+{
+	uint64_t end = tp_now_ms() + 5000;
+	struct emu_tp_counters r;
+	struct ibv_wc wc;
+
+	cr_assert_eq(tp_post(&qb, IBV_WR_RDMA_WRITE, 0, bbuf + 128, 8, 0, (uintptr_t)(abuf + 128), tp_rkey(amr),
+			     IBV_SEND_INLINE),
+		     0);
+	if (db_age_us)
+		usleep(db_age_us);
+	cr_assert_eq(mx5_poll_cq(B.cqr, 1, &wc), 0);   /* B is a poller now */
+	emu_tp_counters(B.emu, before);
+	cr_assert_eq(write8(&qa, abuf, bbuf, bmr, a_id), 0);
+	do {
+		cr_assert_eq(mx5_poll_cq(B.cqr, 1, &wc), 0, "B got a completion it did not ask for");
+		emu_tp_counters(B.emu, &r);
+		cr_assert(tp_now_ms() < end, "A's WRITE never reached B");
+	} while (r.rx_pkts == before->rx_pkts);
+	cr_assert_eq(write8(&qb, bbuf + 64, abuf + 64, amr, b_id), 0);
+	emu_tp_counters(B.emu, after);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(wc.wr_id, a_id);
+	tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(wc.wr_id, b_id);
+}
+
+/* Up to `tries` held-ACK attempts, A's WRITEs numbered from id and B's from id + 100:
+ * whether one of them moved B's counter `field` (its offset in struct emu_tp_counters). */
+static bool held_in_an_attempt(unsigned tries, unsigned db_age_us, uint64_t id, size_t field)
+{
+	for (unsigned attempt = 0; attempt < tries; attempt++) {
+		struct emu_tp_counters b0, b1;
+		uint64_t before, after;
+
+		held_ack_attempt(db_age_us, id + attempt, id + 100 + attempt, &b0, &b1);
+		memcpy(&before, (const char *)&b0 + field, sizeof(before));
+		memcpy(&after, (const char *)&b1 + field, sizeof(after));
+		if (after > before)
+			return true;
+	}
+	return false;
+}
+
 /* B polls (empty) while A's WRITE arrives: B's poll places it and holds the ACK; B's own
  * WRITE on the same QP then carries it out.  A loaded machine may deschedule the test
  * between polls long enough for B's device thread to take the packet (its ACK then
- * leaves at once), so a few attempts are allowed; one that holds is the behaviour. */
+ * leaves at once), so a few attempts are allowed; one that holds is the behaviour.  The
+ * unsignalled WRITE of each attempt keeps B's doorbell recent even when the test was
+ * descheduled since the attempt before. */
 Test(poll_assist, a_held_ack_leaves_behind_the_responders_next_request)
 {
-	struct emu_tp_counters b0, b1, r;
-	struct ibv_wc wc;
-	bool held = false;
-
-	for (unsigned attempt = 0; attempt < 20 && !held; attempt++) {
-		uint64_t end = tp_now_ms() + 5000;
-
-		/* B posted lately (rc_resp.c ack_deadline holds ACKs only on a QP whose
-		 * application rang its doorbell within EMU_ACK_RECENT_DB_NS): an unsignalled
-		 * WRITE just before, so a test descheduled since B's last attempt still holds */
-		cr_assert_eq(tp_post(&qb, IBV_WR_RDMA_WRITE, 0, bbuf + 128, 8, 0, (uintptr_t)(abuf + 128), tp_rkey(amr),
-				     IBV_SEND_INLINE),
-			     0);
-		cr_assert_eq(mx5_poll_cq(B.cqr, 1, &wc), 0);   /* B is a poller now */
-		emu_tp_counters(B.emu, &b0);
-		cr_assert_eq(write8(&qa, abuf, bbuf, bmr, 100 + attempt), 0);
-		do {
-			cr_assert_eq(mx5_poll_cq(B.cqr, 1, &wc), 0, "B got a completion it did not ask for");
-			emu_tp_counters(B.emu, &r);
-			cr_assert(tp_now_ms() < end, "A's WRITE never reached B");
-		} while (r.rx_pkts == b0.rx_pkts);
-		cr_assert_eq(write8(&qb, bbuf + 64, abuf + 64, amr, 200 + attempt), 0);
-		emu_tp_counters(B.emu, &b1);
-		held = b1.acks_on_doorbell > b0.acks_on_doorbell;
-		/* both WRITEs complete, whichever way the ACK went */
-		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
-		cr_assert_eq(wc.wr_id, 100 + attempt);
-		tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
-		cr_assert_eq(wc.wr_id, 200 + attempt);
-	}
-	cr_assert(held, "B's poll placed A's WRITE 20 times and never held its ACK for B's next doorbell");
+	cr_assert(held_in_an_attempt(20, 0, 100, offsetof(struct emu_tp_counters, acks_on_doorbell)),
+		  "B's poll placed A's WRITE 20 times and never held its ACK for B's next doorbell");
 }
 
 /* B's doorbell 1.5 ms before A's WRITE arrives still counts as "posted lately": an ACK
@@ -104,34 +129,8 @@ Test(poll_assist, a_held_ack_leaves_behind_the_responders_next_request)
  * is the behaviour (with 1 ms none can). */
 Test(poll_assist, an_ack_is_held_when_the_last_doorbell_is_older_than_a_millisecond)
 {
-	struct emu_tp_counters b0, b1, r;
-	struct ibv_wc wc;
-	bool held = false;
-
-	for (unsigned attempt = 0; attempt < 10 && !held; attempt++) {
-		uint64_t end = tp_now_ms() + 5000;
-
-		cr_assert_eq(tp_post(&qb, IBV_WR_RDMA_WRITE, 0, bbuf + 128, 8, 0, (uintptr_t)(abuf + 128), tp_rkey(amr),
-				     IBV_SEND_INLINE),
-			     0);
-		usleep(1500);
-		cr_assert_eq(mx5_poll_cq(B.cqr, 1, &wc), 0);   /* B is a poller now */
-		emu_tp_counters(B.emu, &b0);
-		cr_assert_eq(write8(&qa, abuf, bbuf, bmr, 600 + attempt), 0);
-		do {
-			cr_assert_eq(mx5_poll_cq(B.cqr, 1, &wc), 0, "B got a completion it did not ask for");
-			emu_tp_counters(B.emu, &r);
-			cr_assert(tp_now_ms() < end, "A's WRITE never reached B");
-		} while (r.rx_pkts == b0.rx_pkts);
-		emu_tp_counters(B.emu, &b1);
-		held = b1.acks_deferred > b0.acks_deferred;
-		cr_assert_eq(write8(&qb, bbuf + 64, abuf + 64, amr, 700 + attempt), 0);
-		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
-		cr_assert_eq(wc.wr_id, 600 + attempt);
-		tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
-		cr_assert_eq(wc.wr_id, 700 + attempt);
-	}
-	cr_assert(held, "B rang its doorbell 1.5 ms before each of 10 WRITEs from A and never held the ACK");
+	cr_assert(held_in_an_attempt(10, 1500, 600, offsetof(struct emu_tp_counters, acks_deferred)),
+		  "B rang its doorbell 1.5 ms before each of 10 WRITEs from A and never held the ACK");
 }
 
 /* A responder that only receives -- it polls its receive CQ and reposts receives, which

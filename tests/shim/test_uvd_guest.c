@@ -56,6 +56,19 @@ static void reset(void)
 
 TestSuite(uvd_guest, .init = reset);
 
+/* uvd_guest_choose for UAR 0x13 of 4 KiB pages keeps the doorbell ring, after `opens`
+ * calls of the fake opener in all, and says `reason` in its why. */
+static void expect_ring(unsigned kext_fn, uint32_t granted_uar, const struct uvd_guest_opener *op, unsigned opens,
+			const char *reason)
+{
+	struct uvd_guest_page g;
+	char why[256] = "";
+	cr_assert_eq(uvd_guest_choose(kext_fn, granted_uar, 0x13, UARPG, op, &g, why, sizeof(why)), 0,
+		     "kext_fn %u, granted_uar 0x%x chose the page", kext_fn, granted_uar);
+	cr_assert_eq(fake.opens, opens);
+	cr_assert(strstr(why, reason), "%s", why);
+}
+
 Test(uvd_guest, granted_page_of_a_kext_daemon_is_mapped)
 {
 	struct uvd_guest_page g;
@@ -73,32 +86,19 @@ Test(uvd_guest, granted_page_of_a_kext_daemon_is_mapped)
 
 Test(uvd_guest, daemon_of_another_device_keeps_the_ring_and_opens_nothing)
 {
-	struct uvd_guest_page g;
-	char why[256] = "";
-	cr_assert_eq(uvd_guest_choose(0, 0x14, 0x13, UARPG, &opener, &g, why, sizeof(why)), 0);
-	cr_assert_eq(fake.opens, 0);
-	cr_assert(strstr(why, "not the kext"), "%s", why);
+	expect_ring(0, 0x14, &opener, 0, "not the kext");
 }
 
 Test(uvd_guest, page_not_granted_keeps_the_ring_and_opens_nothing)
 {
-	struct uvd_guest_page g;
-	char why[256] = "";
-	cr_assert_eq(uvd_guest_choose(1, 0, 0x13, UARPG, &opener, &g, why, sizeof(why)), 0);
-	cr_assert_eq(uvd_guest_choose(1, 0x13, 0x13, UARPG, &opener, &g, why, sizeof(why)), 0,
-		     "granted_uar names UAR 0x12, not 0x13");
-	cr_assert_eq(fake.opens, 0);
-	cr_assert(strstr(why, "not granted"), "%s", why);
+	expect_ring(1, 0, &opener, 0, "not granted");
+	expect_ring(1, 0x13, &opener, 0, "not granted");   /* granted_uar names UAR 0x12, not 0x13 */
 }
 
 Test(uvd_guest, failed_open_keeps_the_ring_and_says_why)
 {
-	struct uvd_guest_page g;
-	char why[256] = "";
 	fake.rc = -EPERM;
-	cr_assert_eq(uvd_guest_choose(1, 0x14, 0x13, UARPG, &opener, &g, why, sizeof(why)), 0);
-	cr_assert_eq(fake.opens, 1);
-	cr_assert(strstr(why, "no owner"), "%s", why);
+	expect_ring(1, 0x14, &opener, 1, "no owner");
 }
 
 Test(uvd_guest, mapping_that_does_not_hold_the_uar_page_is_closed_and_keeps_the_ring)
@@ -116,10 +116,7 @@ Test(uvd_guest, mapping_that_does_not_hold_the_uar_page_is_closed_and_keeps_the_
 /* What a Linux build links: hw/shim/kext_guest_none.c, no kext. */
 Test(uvd_guest, build_without_the_kext_shim_keeps_the_ring)
 {
-	struct uvd_guest_page g;
-	char why[256] = "";
-	cr_assert_eq(uvd_guest_choose(1, 0x14, 0x13, UARPG, &uvd_guest_kext_opener, &g, why, sizeof(why)), 0);
-	cr_assert(strstr(why, "no kext shim"), "%s", why);
+	expect_ring(1, 0x14, &uvd_guest_kext_opener, 0, "no kext shim");
 }
 
 Test(uvd_guest, store_lands_at_its_offset_in_the_newest_mapping_of_its_host_page)

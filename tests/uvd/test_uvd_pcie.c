@@ -16,7 +16,6 @@
 static struct uvd_daemon dmn = { .pid = -1 };
 static int raw = -1, raw_evs = -1;
 static uint32_t raw_seq;
-static struct ibv_context *ca, *cb;
 static struct ut_ep A, B;
 
 static int raw_rpc(uint16_t op, const void *req, size_t reqlen, void *rep, size_t replen, int *fd)
@@ -35,14 +34,7 @@ static void setup(void)
 	struct uvd_hello hq = { .version = UVD_VERSION };
 	struct uvd_hello_rep hr;
 	cr_assert_eq(raw_rpc(UVD_OP_HELLO, &hq, sizeof(hq), &hr, sizeof(hr), &raw_evs), 0, "HELLO");
-	char uris[300];
-	snprintf(uris, sizeof(uris), "uvd:%s,uvd:%s", dmn.sock, dmn.sock);
-	ut_devices(uris);
-	ca = ut_open(0);
-	cb = ut_open(1);
-	ut_ep_init(&A, ca, IBV_QPT_RC, 65536, NULL);
-	ut_ep_init(&B, cb, IBV_QPT_RC, 65536, NULL);
-	ut_pair(&A, &B);
+	uvd_daemon_rc_pair(&dmn, &A, &B, 65536);
 }
 
 static void teardown(void)

@@ -4,69 +4,24 @@
  * the device enforces the new rights under the new keys (ibv_rereg_mr(3) allows new
  * keys).  Without that fallback, registration through the daemon fails outright.
  *
- * The daemon is $UVD_BIN, started here on 127.81.1.1.  Two verbs contexts of this
+ * The daemon is $UVD_BIN on 127.81.1.1 (tests/uvd/uvd_daemon.h).  Two verbs contexts of this
  * process are two clients of it, connected by an RC QP pair; the requester writes
  * into a region of the responder's and the bytes are compared. */
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "tests/uvd/uvd_daemon.h"
 
-#include "tests/uverbs/uv_test.h"
-
-static pid_t daemon_pid = -1;
-static char sock_path[108];
-static struct ibv_context *ca, *cb;
+static struct uvd_daemon dmn = { .pid = -1 };
 static struct ut_ep A, B;
 static uint8_t target[8192] __attribute__((aligned(4096)));
 
 static void setup(void)
 {
-	const char *bin = getenv("UVD_BIN");
-	cr_assert(bin && *bin, "UVD_BIN not set: build tools/uvd");
-	snprintf(sock_path, sizeof(sock_path), "/tmp/uvd-rereg-%d.sock", (int)getpid());
-	daemon_pid = fork();
-	cr_assert_geq(daemon_pid, 0);
-	if (daemon_pid == 0) {
-		/* gone with this test process even when a failed assertion skips teardown */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		int null = open("/dev/null", O_WRONLY);
-		dup2(null, 1);
-		execl(bin, bin, "-d", "emu:ip=127.81.1.1", "-s", sock_path, (char *)NULL);
-		_exit(127);
-	}
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	memcpy(a.sun_path, sock_path, strlen(sock_path));
-	double end = ut_now_ms() + 20000;
-	for (;;) {
-		int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-		int up = connect(s, (struct sockaddr *)&a, sizeof(a)) == 0;
-		close(s);
-		if (up)
-			break;
-		cr_assert_lt(ut_now_ms(), end, "uvd did not come up at %s", sock_path);
-		usleep(50000);
-	}
-	char uris[300];
-	snprintf(uris, sizeof(uris), "uvd:%s,uvd:%s", sock_path, sock_path);
-	ut_devices(uris);
-	ca = ut_open(0);
-	cb = ut_open(1);
-	ut_ep_init(&A, ca, IBV_QPT_RC, 8192, NULL);
-	ut_ep_init(&B, cb, IBV_QPT_RC, 8192, NULL);
-	ut_pair(&A, &B);
+	close(uvd_daemon_start(&dmn, "rereg", "127.81.1.1"));
+	uvd_daemon_rc_pair(&dmn, &A, &B, 8192);
 }
 
 static void teardown(void)
 {
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	unlink(sock_path);
+	uvd_daemon_stop(&dmn);
 }
 
 TestSuite(uvd_rereg, .init = setup, .fini = teardown, .timeout = 120);
@@ -74,18 +29,8 @@ TestSuite(uvd_rereg, .init = setup, .fini = teardown, .timeout = 120);
 /* RDMA WRITE of 64 bytes of `fill` from A into addr/rkey; the completion status. */
 static enum ibv_wc_status write_to(void *addr, uint32_t rkey, uint64_t wr_id, uint8_t fill)
 {
-	struct ibv_sge sg = { .addr = (uintptr_t)A.buf, .length = 64, .lkey = A.mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
-	struct ibv_wc wc;
-
 	memset(A.buf, fill, 64);
-	wr.wr.rdma.remote_addr = (uintptr_t)addr;
-	wr.wr.rdma.rkey = rkey;
-	cr_assert_eq(ibv_post_send(A.qp, &wr, &bad), 0);
-	cr_assert_eq(ut_poll(A.cq, &wc, 5000), 1, "no completion");
-	cr_assert_eq(wc.wr_id, wr_id);
-	return wc.status;
+	return ut_write(&A, 64, addr, rkey, wr_id);
 }
 
 Test(uvd_rereg, access_change_through_the_daemon_reregisters_and_grants_the_new_right)

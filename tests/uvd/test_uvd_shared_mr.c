@@ -18,7 +18,6 @@
 static struct uvd_daemon dmn = { .pid = -1, .opt = "-S" };
 static int raw = -1, raw_evs = -1;
 static uint32_t raw_seq;
-static struct ibv_context *ca, *cb;
 static struct ut_ep A, B;
 
 /* len bytes of a fresh memfd, mapped shared; the descriptor in *fd, left open. */
@@ -41,14 +40,7 @@ static void setup(void)
 	struct uvd_hello_rep hr;
 	cr_assert_eq(uvd_raw_rpc(raw, &raw_seq, UVD_OP_HELLO, &hq, sizeof(hq), -1, &hr, sizeof(hr), &raw_evs), 0);
 	cr_assert(hr.features & UVD_FEAT_PIN_SHARED, "the daemon does not offer PIN_SHARED");
-	char uris[300];
-	snprintf(uris, sizeof(uris), "uvd:%s,uvd:%s", dmn.sock, dmn.sock);
-	ut_devices(uris);
-	ca = ut_open(0);
-	cb = ut_open(1);
-	ut_ep_init_buf(&A, ca, IBV_QPT_RC, shared_buffer(SHM_BYTES, &fa), SHM_BYTES, NULL);
-	ut_ep_init_buf(&B, cb, IBV_QPT_RC, shared_buffer(SHM_BYTES, &fb), SHM_BYTES, NULL);
-	ut_pair(&A, &B);
+	uvd_daemon_rc_pair_on(&dmn, &A, &B, shared_buffer(SHM_BYTES, &fa), shared_buffer(SHM_BYTES, &fb), SHM_BYTES);
 }
 
 static void teardown(void)
@@ -57,21 +49,6 @@ static void teardown(void)
 }
 
 TestSuite(uvd_shared_mr, .init = setup, .fini = teardown, .timeout = 120);
-
-/* RDMA WRITE of len bytes from A's buffer at src_off to (addr, rkey); its status. */
-static enum ibv_wc_status write_from_a(size_t src_off, uint32_t len, uint64_t addr, uint32_t rkey)
-{
-	struct ibv_sge sg = { .addr = (uintptr_t)(A.buf + src_off), .length = len, .lkey = A.mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
-	struct ibv_wc wc;
-
-	wr.wr.rdma.remote_addr = addr;
-	wr.wr.rdma.rkey = rkey;
-	cr_assert_eq(ibv_post_send(A.qp, &wr, &bad), 0);
-	cr_assert_eq(ut_poll(A.cq, &wc, 5000), 1, "no completion");
-	return wc.status;
-}
 
 static void fill_pattern(uint8_t *p, size_t len, uint32_t seed)
 {
@@ -84,7 +61,7 @@ static void fill_pattern(uint8_t *p, size_t len, uint32_t seed)
 Test(uvd_shared_mr, a_write_between_two_shared_buffers_lands_in_the_responders_file)
 {
 	fill_pattern(A.buf, 16384, 1);
-	enum ibv_wc_status st = write_from_a(0, 16384, (uintptr_t)(B.buf + 4096), B.mr->rkey);
+	enum ibv_wc_status st = ut_write(&A, 16384, B.buf + 4096, B.mr->rkey, 7);
 	cr_assert_eq(st, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(st));
 	cr_assert_eq(memcmp(B.buf + 4096, A.buf, 16384), 0, "the bytes differ");
 	for (size_t i = 0; i < 4096; i++)
@@ -104,7 +81,7 @@ Test(uvd_shared_mr, a_region_at_an_offset_of_the_file_is_the_bytes_at_that_offse
 	struct ibv_mr *m = ibv_reg_mr(B.pd, view + 100, 3000, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	cr_assert_not_null(m, "ibv_reg_mr of a shared view: %s", strerror(errno));
 	fill_pattern(A.buf, 3000, 2);
-	enum ibv_wc_status st = write_from_a(0, 3000, (uintptr_t)(view + 100), m->rkey);
+	enum ibv_wc_status st = ut_write(&A, 3000, view + 100, m->rkey, 7);
 	cr_assert_eq(st, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(st));
 	/* the file's bytes 8192+100.., seen through the other mapping */
 	cr_assert_eq(memcmp(whole + 2 * 4096 + 100, A.buf, 3000), 0, "the bytes are not at the file's offset");
@@ -231,7 +208,7 @@ Test(uvd_shared_mr, a_file_truncated_after_registration_fails_the_write_and_the_
 	cr_assert_not_null(m, "%s", strerror(errno));
 	cr_assert_eq(ftruncate(fd, 0), 0);
 	fill_pattern(A.buf, 64, 4);
-	enum ibv_wc_status st = write_from_a(0, 64, (uintptr_t)p, m->rkey);
+	enum ibv_wc_status st = ut_write(&A, 64, p, m->rkey, 7);
 	cr_assert_eq(st, IBV_WC_REM_ACCESS_ERR, "%s", ibv_wc_status_str(st));
 	cr_assert_eq(kill(dmn.pid, 0), 0, "the daemon died");
 	/* the daemon still answers: a new registration through it */

@@ -1,6 +1,8 @@
 /* The device daemon for a criterion test program of tests/uvd: $UVD_BIN started on an
  * emulated device at `ip`, listening at a socket of this process's own, and the
- * connection that proved it up (the caller keeps it or closes it). */
+ * connection that proved it up (the caller keeps it or closes it).  On Linux the daemon
+ * also dies with the test process, so a failed assertion in the suite's setup (which
+ * skips the teardown) leaves no daemon behind. */
 #ifndef UVERBS_TESTS_UVD_UVD_DAEMON_H
 #define UVERBS_TESTS_UVD_UVD_DAEMON_H
 
@@ -10,6 +12,9 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 #include "hw/shim/uvd_proto.h"
 #include "tests/uverbs/uv_test.h"
@@ -32,6 +37,11 @@ static inline int uvd_daemon_start(struct uvd_daemon *d, const char *name, const
 	d->pid = fork();
 	cr_assert_geq(d->pid, 0);
 	if (d->pid == 0) {
+#if defined(__linux__)
+		/* prctl(2) PR_SET_PDEATHSIG: SIGKILL when this test process goes; elsewhere
+		 * (macOS has no such call) uvd_daemon_stop in the teardown is the only stop. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
 		int null = open("/dev/null", O_WRONLY);
 		dup2(null, 1);
 		unsetenv("UVERBS_PORT_MTU");
@@ -94,6 +104,32 @@ static inline int uvd_raw_rpc(int sock, uint32_t *seq, uint16_t op, const void *
 	if (fd_out && c && c->cmsg_type == SCM_RIGHTS)
 		memcpy(fd_out, CMSG_DATA(c), sizeof(int));
 	return h.rc;
+}
+
+/* Two verbs contexts of this process as two clients of the daemon (uvd:<socket> twice),
+ * an RC endpoint with a len-byte buffer on each, connected to each other: the callers'
+ * buffers abuf and bbuf, or, when they are NULL, buffers of its own on the heap. */
+static inline void uvd_daemon_rc_pair_on(const struct uvd_daemon *d, struct ut_ep *a, struct ut_ep *b,
+					 uint8_t *abuf, uint8_t *bbuf, size_t len)
+{
+	char uris[2 * sizeof(d->sock) + 16];
+
+	snprintf(uris, sizeof(uris), "uvd:%s,uvd:%s", d->sock, d->sock);
+	ut_devices(uris);
+	if (abuf)
+		ut_ep_init_buf(a, ut_open(0), IBV_QPT_RC, abuf, len, NULL);
+	else
+		ut_ep_init(a, ut_open(0), IBV_QPT_RC, len, NULL);
+	if (bbuf)
+		ut_ep_init_buf(b, ut_open(1), IBV_QPT_RC, bbuf, len, NULL);
+	else
+		ut_ep_init(b, ut_open(1), IBV_QPT_RC, len, NULL);
+	ut_pair(a, b);
+}
+
+static inline void uvd_daemon_rc_pair(const struct uvd_daemon *d, struct ut_ep *a, struct ut_ep *b, size_t len)
+{
+	uvd_daemon_rc_pair_on(d, a, b, NULL, NULL, len);
 }
 
 static inline void uvd_daemon_stop(struct uvd_daemon *d)

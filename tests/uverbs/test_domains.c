@@ -85,3 +85,79 @@ Test(domains, parent_domain_with_custom_allocators_is_refused)
 	cr_assert_null(ibv_alloc_parent_domain(ca, &pa));
 	cr_assert_eq(errno, EOPNOTSUPP);
 }
+
+/* A parent domain on a new PD of ca, and that PD. */
+static struct ibv_pd *new_parent(struct ibv_pd **base)
+{
+	*base = ibv_alloc_pd(ca);
+	cr_assert_not_null(*base);
+	struct ibv_parent_domain_init_attr pa = { .pd = *base };
+	struct ibv_pd *par = ibv_alloc_parent_domain(ca, &pa);
+	cr_assert_not_null(par, "ibv_alloc_parent_domain: %s", strerror(errno));
+	return par;
+}
+
+/* An SRQ made on pd. */
+static struct ibv_srq *srq_on(struct ibv_pd *pd)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq *s = ibv_create_srq(pd, &sa);
+
+	cr_assert_not_null(s, "ibv_create_srq on a parent domain: %s", strerror(errno));
+	return s;
+}
+
+/* ibv_dealloc_pd of par while an object made on it lives: EBUSY, as rdma-core's mlx5
+ * refuses (providers/mlx5/verbs.c mlx5_dealloc_parent_domain); par then still makes
+ * objects (an SRQ here). */
+static void expect_parent_busy(struct ibv_pd *par)
+{
+	cr_assert_eq(ibv_dealloc_pd(par), EBUSY, "a parent domain in use was freed");
+	cr_assert_eq(ibv_destroy_srq(srq_on(par)), 0);
+}
+
+/* Once nothing uses them, the parent domain and then its PD go. */
+static void free_parent_and_pd(struct ibv_pd *par, struct ibv_pd *pd)
+{
+	cr_assert_eq(ibv_dealloc_pd(par), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+}
+
+Test(domains, dealloc_of_a_parent_domain_a_qp_uses_is_refused_until_the_qp_goes)
+{
+	struct ibv_pd *pd, *par = new_parent(&pd);
+	struct ibv_cq *cq = ibv_create_cq(ca, 8, NULL, NULL, 0);
+	cr_assert_not_null(cq);
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+						.max_recv_sge = 1 } };
+	struct ibv_qp *qp = ibv_create_qp(par, &ia);
+	cr_assert_not_null(qp, "ibv_create_qp on a parent domain: %s", strerror(errno));
+
+	expect_parent_busy(par);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	free_parent_and_pd(par, pd);
+}
+
+Test(domains, dealloc_of_a_parent_domain_a_cq_uses_is_refused_until_the_cq_goes)
+{
+	struct ibv_pd *pd, *par = new_parent(&pd);
+	struct ibv_cq_init_attr_ex ca_ex = { .cqe = 8, .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD, .parent_domain = par };
+	struct ibv_cq_ex *cqx = ibv_create_cq_ex(ca, &ca_ex);
+	cr_assert_not_null(cqx, "ibv_create_cq_ex on a parent domain: %s", strerror(errno));
+
+	expect_parent_busy(par);
+	cr_assert_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
+	free_parent_and_pd(par, pd);
+}
+
+Test(domains, dealloc_of_a_parent_domain_an_srq_uses_is_refused_until_the_srq_goes)
+{
+	struct ibv_pd *pd, *par = new_parent(&pd);
+	struct ibv_srq *srq = srq_on(par);
+
+	expect_parent_busy(par);
+	cr_assert_eq(ibv_destroy_srq(srq), 0);
+	free_parent_and_pd(par, pd);
+}

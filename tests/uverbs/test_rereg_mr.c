@@ -20,22 +20,6 @@ static void setup(void)
 
 TestSuite(rereg_mr, .init = setup, .timeout = 60);
 
-/* RDMA WRITE of 64 bytes from the endpoint's buffer to addr/rkey; the completion status. */
-static enum ibv_wc_status write_to(void *addr, uint32_t rkey, uint64_t wr_id)
-{
-	struct ibv_sge sg = { .addr = (uintptr_t)e.buf, .length = 64, .lkey = e.mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
-	struct ibv_wc wc;
-
-	wr.wr.rdma.remote_addr = (uintptr_t)addr;
-	wr.wr.rdma.rkey = rkey;
-	cr_assert_eq(ibv_post_send(e.qp, &wr, &bad), 0);
-	cr_assert_eq(ut_poll(e.cq, &wc, 5000), 1, "no completion");
-	cr_assert_eq(wc.wr_id, wr_id);
-	return wc.status;
-}
-
 Test(rereg_mr, access_change_keeps_both_keys_and_grants_the_new_right)
 {
 	struct ibv_mr *m = ibv_reg_mr(r.pd, target, sizeof(target), IBV_ACCESS_LOCAL_WRITE);
@@ -49,7 +33,7 @@ Test(rereg_mr, access_change_keeps_both_keys_and_grants_the_new_right)
 	cr_assert_eq(m->lkey, lkey, "lkey 0x%x became 0x%x", lkey, m->lkey);
 	cr_assert_eq(m->rkey, rkey, "rkey 0x%x became 0x%x", rkey, m->rkey);
 	memset(e.buf, 0x5c, 64);
-	cr_assert_eq(write_to(target, rkey, 1), IBV_WC_SUCCESS, "WRITE through the kept rkey");
+	cr_assert_eq(ut_write(&e, 64, target, rkey, 1), IBV_WC_SUCCESS, "WRITE through the kept rkey");
 	cr_assert_eq(target[0], 0x5c);
 	cr_assert_eq(target[63], 0x5c);
 	cr_assert_eq(ibv_dereg_mr(m), 0);
@@ -64,7 +48,7 @@ Test(rereg_mr, access_change_that_drops_remote_write_is_enforced_on_the_same_rke
 	rkey = m->rkey;
 	cr_assert_eq(ibv_rereg_mr(m, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_LOCAL_WRITE), 0);
 	cr_assert_eq(m->rkey, rkey);
-	{ enum ibv_wc_status st = write_to(target, rkey, 2); cr_assert_eq(st, IBV_WC_REM_ACCESS_ERR, "a WRITE the MR no longer allows: %s", ibv_wc_status_str(st)); }
+	{ enum ibv_wc_status st = ut_write(&e, 64, target, rkey, 2); cr_assert_eq(st, IBV_WC_REM_ACCESS_ERR, "a WRITE the MR no longer allows: %s", ibv_wc_status_str(st)); }
 }
 
 Test(rereg_mr, pd_change_keeps_the_keys_and_moves_the_region_to_the_new_pd)
@@ -79,7 +63,7 @@ Test(rereg_mr, pd_change_keeps_the_keys_and_moves_the_region_to_the_new_pd)
 	lkey = m->lkey;
 	rkey = m->rkey;
 	/* on pd2 the responder's QP (PD r.pd) may not use it */
-	cr_assert_eq(write_to(target, rkey, 3), IBV_WC_REM_ACCESS_ERR, "a WRITE across PDs");
+	cr_assert_eq(ut_write(&e, 64, target, rkey, 3), IBV_WC_REM_ACCESS_ERR, "a WRITE across PDs");
 	/* both QPs are in error now: back through RESET and connected again */
 	{
 		struct ibv_qp_attr rst = { .qp_state = IBV_QPS_RESET };
@@ -93,7 +77,7 @@ Test(rereg_mr, pd_change_keeps_the_keys_and_moves_the_region_to_the_new_pd)
 	cr_assert_eq(m->rkey, rkey);
 	cr_assert_eq(m->pd, r.pd);
 	memset(e.buf, 0x3a, 64);
-	cr_assert_eq(write_to(target, rkey, 4), IBV_WC_SUCCESS, "a WRITE in the MR's new PD");
+	cr_assert_eq(ut_write(&e, 64, target, rkey, 4), IBV_WC_SUCCESS, "a WRITE in the MR's new PD");
 	cr_assert_eq(target[10], 0x3a);
 	cr_assert_eq(ibv_dealloc_pd(pd2), 0, "pd2 no longer holds the MR");
 	cr_assert_eq(ibv_dereg_mr(m), 0);
@@ -108,6 +92,6 @@ Test(rereg_mr, translation_change_is_a_new_registration_at_the_new_address)
 	cr_assert_eq(ibv_rereg_mr(m, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, other, sizeof(other), 0), 0);
 	cr_assert_eq(m->addr, (void *)other);
 	memset(e.buf, 0x77, 64);
-	cr_assert_eq(write_to(other, m->rkey, 5), IBV_WC_SUCCESS);
+	cr_assert_eq(ut_write(&e, 64, other, m->rkey, 5), IBV_WC_SUCCESS);
 	cr_assert_eq(other[0], 0x77);
 }

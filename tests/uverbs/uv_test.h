@@ -173,6 +173,23 @@ static inline void ut_pair(struct ut_ep *a, struct ut_ep *b)
 	ut_connect(b, a->qp->qp_num, &a->gid);
 }
 
+/* A signalled RDMA WRITE of the first len bytes of e's buffer to addr/rkey: the status of
+ * its completion, which must come within 5 s and carry wr_id. */
+static inline enum ibv_wc_status ut_write(struct ut_ep *e, uint32_t len, void *addr, uint32_t rkey, uint64_t wr_id)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)e->buf, .length = len, .lkey = e->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+	struct ibv_wc wc;
+
+	wr.wr.rdma.remote_addr = (uintptr_t)addr;
+	wr.wr.rdma.rkey = rkey;
+	cr_assert_eq(ibv_post_send(e->qp, &wr, &bad), 0);
+	cr_assert_eq(ut_poll(e->cq, &wc, 5000), 1, "no completion within 5 s");
+	cr_assert_eq(wc.wr_id, wr_id);
+	return wc.status;
+}
+
 static inline void ut_post_recv(struct ut_ep *e, uint64_t wr_id, uint8_t *addr, uint32_t len)
 {
 	struct ibv_sge sg = { .addr = (uintptr_t)addr, .length = len, .lkey = e->mr->lkey };
