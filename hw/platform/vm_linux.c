@@ -1,18 +1,18 @@
 /* hw/platform/vm.h on Linux. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/capability.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <string.h>
-#include <dirent.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -49,63 +49,82 @@ static bool parse_line(const char *s, uint64_t *start, uint64_t *end, unsigned *
 	return true;
 }
 
-/* The maps are sorted by address (proc(5)); walk them with the range's cursor `at`:
- * each line either lies below it, covers it (the cursor moves to the line's end), or
- * starts above it (a hole: -EFAULT). */
-int plat_vm_query(const void *addr, size_t len, unsigned *prot)
+/* Call fn with each line of /proc/self/maps (proc(5)) until it returns true; a line
+ * longer than the buffer reaches fn cut (only its start matters: the path comes
+ * last).  0, or -errno when the file cannot be read. */
+static int maps_walk(bool (*fn)(const char *line, void *arg), void *arg)
 {
-	uint64_t at = (uint64_t)(uintptr_t)addr, end = at + len;
-	unsigned rights = PLAT_VM_READ | PLAT_VM_WRITE;
-	char buf[4096], line[128];
-	size_t ll = 0;
-	int fd, rc = -EFAULT;
+	char line[512];
+	bool done = false;
+	FILE *f = fopen("/proc/self/maps", "re");
 
-	if (!len || end < at || !prot)
-		return -EINVAL;
-	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!f)
 		return -errno;
-	while (at < end) {
-		ssize_t n = read(fd, buf, sizeof(buf));
+	while (!done && fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		for (ssize_t i = 0; i < n && at < end; i++) {
-			uint64_t s, e;
-			unsigned p;
-
-			if (buf[i] != '\n') {
-				/* only the start of a line matters; the path may be long */
-				if (ll + 1 < sizeof(line))
-					line[ll++] = buf[i];
-				continue;
-			}
-			line[ll] = '\0';
-			ll = 0;
-			if (!parse_line(line, &s, &e, &p) || e <= at)
-				continue;
-			if (s > at)
-				goto out;  /* a hole before the next mapping */
-			rights &= p;
-			at = e;
-		}
+		done = fn(line, arg);
+		while (n && line[n - 1] != '\n' && fgets(line, sizeof(line), f))
+			n = strlen(line);   /* the rest of a long line */
 	}
-	if (at >= end) {
-		*prot = rights;
-		rc = 0;
-	}
-out:
-	close(fd);
-	return rc;
+	fclose(f);
+	return 0;
 }
 
-/* One whole line of /proc/self/maps: "start-end perms offset major:minor inode path"
- * (proc(5)).  true when it is a shared mapping of a file that covers [at, end). */
-static bool shared_file_line(const char *line, uint64_t at, uint64_t end, uint64_t *off, dev_t *dev,
-			     ino_t *ino)
+/* plat_vm_query's walk: the maps are sorted by address, so each line either lies
+ * below the cursor `at`, covers it (the cursor moves to the line's end), or starts
+ * above it (a hole: -EFAULT). */
+struct vm_query_walk {
+	uint64_t at, end;
+	unsigned rights;
+	int rc;
+};
+
+static bool vm_query_line(const char *line, void *arg)
 {
+	struct vm_query_walk *w = arg;
+	uint64_t s, e;
+	unsigned p;
+
+	if (!parse_line(line, &s, &e, &p) || e <= w->at)
+		return false;
+	if (s > w->at)
+		return true;   /* a hole before the next mapping: rc stays -EFAULT */
+	w->rights &= p;
+	w->at = e;
+	if (w->at >= w->end)
+		w->rc = 0;
+	return w->at >= w->end;
+}
+
+int plat_vm_query(const void *addr, size_t len, unsigned *prot)
+{
+	struct vm_query_walk w = { .at = (uint64_t)(uintptr_t)addr, .rights = PLAT_VM_READ | PLAT_VM_WRITE,
+				   .rc = -EFAULT };
+
+	w.end = w.at + len;
+	if (!len || w.end < w.at || !prot)
+		return -EINVAL;
+	int rc = maps_walk(vm_query_line, &w);
+	if (rc)
+		return rc;
+	if (w.rc == 0)
+		*prot = w.rights;
+	return w.rc;
+}
+
+/* plat_vm_shared_file's walk: the one line that is a shared mapping of a file covering
+ * [at, end), "start-end perms offset major:minor inode path" (proc(5)). */
+struct vm_file_walk {
+	uint64_t at, end, off;
+	dev_t dev;
+	ino_t ino;
+	bool found;
+};
+
+static bool shared_file_line(const char *line, void *arg)
+{
+	struct vm_file_walk *w = arg;
 	uint64_t s, e, o, inode;
 	unsigned maj, mn;
 	char perms[8];
@@ -113,11 +132,12 @@ static bool shared_file_line(const char *line, uint64_t at, uint64_t end, uint64
 	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64, &s, &e, perms, &o, &maj, &mn,
 		   &inode) != 7)
 		return false;
-	if (s > at || e < end || strlen(perms) < 4 || perms[3] != 's' || !inode)
+	if (s > w->at || e < w->end || strlen(perms) < 4 || perms[3] != 's' || !inode)
 		return false;
-	*off = o + (at - s);
-	*dev = makedev(maj, mn);
-	*ino = (ino_t)inode;
+	w->off = o + (w->at - s);
+	w->dev = makedev(maj, mn);
+	w->ino = (ino_t)inode;
+	w->found = true;
 	return true;
 }
 
@@ -169,34 +189,21 @@ static int fd_of_file(dev_t dev, ino_t ino)
 
 int plat_vm_shared_file(const void *addr, size_t len, int *fd_out, uint64_t *file_off)
 {
-	uint64_t at = (uint64_t)(uintptr_t)addr, end = at + len, off = 0;
-	dev_t dev = 0;
-	ino_t ino = 0;
-	bool found = false;
-	char line[512];
-	FILE *f;
+	struct vm_file_walk w = { .at = (uint64_t)(uintptr_t)addr };
 
-	if (!len || end < at || !fd_out || !file_off)
+	w.end = w.at + len;
+	if (!len || w.end < w.at || !fd_out || !file_off)
 		return -EINVAL;
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return -errno;
-	while (!found && fgets(line, sizeof(line), f)) {
-		size_t n = strlen(line);
-
-		found = shared_file_line(line, at, end, &off, &dev, &ino);
-		/* a path longer than the buffer: skip the rest of its line */
-		while (n && line[n - 1] != '\n' && fgets(line, sizeof(line), f))
-			n = strlen(line);
-	}
-	fclose(f);
-	if (!found)
+	int rc = maps_walk(shared_file_line, &w);
+	if (rc)
+		return rc;
+	if (!w.found)
 		return -ENOENT;
-	int fd = fd_of_file(dev, ino);
+	int fd = fd_of_file(w.dev, w.ino);
 	if (fd < 0)
 		return fd;
 	*fd_out = fd;
-	*file_off = off;
+	*file_off = w.off;
 	return 0;
 }
 
