@@ -317,14 +317,15 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 		   size_t msglen)
 {
 	struct emu_dev *emu = emu_device_from_shim(c->srv->shim);
-	if (c->srv->shim->ops->pin_for && !c->srv->shared_only)
-		return uvd_pin_for(c, q, out, msg, msglen);   /* the kext wires it in the client's task */
-	if (!emu || c->srv->shared_only) {
+	if (c->srv->shared_only) {
 		snprintf(msg, msglen, "this daemon (%s%s) registers only memory its clients share: put the buffer "
 			 "in a MAP_SHARED mapping of a memfd (memfd_create(2)) or shared-memory object and keep "
-			 "its descriptor open", c->srv->shim->ops->scheme, emu ? ", -S" : "");
+			 "its descriptor open", c->srv->shim->ops->scheme,
+			 emu || c->srv->shim->ops->pin_for ? ", -S" : "");
 		return -EOPNOTSUPP;
 	}
+	if (c->srv->shim->ops->pin_for)
+		return uvd_pin_for(c, q, out, msg, msglen);   /* the kext wires it in the client's task */
 	if (!q->len || q->va + q->len < q->va || q->len > (1ull << 40)) {
 		snprintf(msg, msglen, "pin: bad range");
 		return -EINVAL;
@@ -785,9 +786,7 @@ static int uvd_hello(struct uvd_client *c, const uint8_t *b, size_t n)
 	r.daemon_pid = (int32_t)getpid();
 	r.uar_page_bytes = (uint32_t)c->srv->uar_page_bytes;
 	r.kext_fn = c->srv->kext_fn;
-	r.features = UVD_FEAT_PIN_SHARED;
-	if (c->srv->shared_only || (!c->srv->shim->ops->pin_for && !emu_device_from_shim(c->srv->shim)))
-		r.features |= UVD_FEAT_SHARED_ONLY;
+	r.features = UVD_FEAT_PIN_SHARED | (c->srv->shared_only ? UVD_FEAT_SHARED_ONLY : 0);
 	r.pci = c->srv->shim->pci;
 	rc = uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, sp[1]);
 	close(sp[1]);

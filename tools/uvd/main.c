@@ -32,6 +32,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "hw/emu/emu.h"
 #include "hw/mlx5/mx5.h"
 #include "hw/platform/local_msg.h"
 #include "hw/platform/sock.h"
@@ -157,6 +158,10 @@ int main(int argc, char **argv)
 	}
 	uvd_uar_groups_init(&srv.uar_pool, srv.uar_per_group);
 	srv.kext_fn = uvd_share_kext_fn(srv.shim, uri);
+	/* A shim that can neither copy into another process (the emulator) nor pin for it
+	 * (the kext) registers only what clients share, -S or not (VFIO). */
+	if (!srv.shim->ops->pin_for && !emu_device_from_shim(srv.shim))
+		srv.shared_only = true;
 	mx5_device_set_event_handler(d->mx5, uvd_route_event, &srv);
 	mx5_device_set_comp_route(d->mx5, uvd_route_comp, &srv);
 	pthread_mutex_unlock(&d->lock);

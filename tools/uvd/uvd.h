@@ -92,7 +92,8 @@ struct uvd_server {
 	struct uvd_client *clients;   /* under dev->lock */
 	unsigned verbose;
 	uint64_t spin_ns;         /* a client thread spins this long after a store (0: 1 CPU) */
-	bool shared_only;         /* -S: register only memory clients share (PIN_SHARED) */
+	bool shared_only;         /* register only memory clients share (PIN_SHARED): -S, or a shim
+				   * that reaches client memory neither by copy nor by pin (VFIO) */
 	unsigned nshared;         /* under dev->lock: PIN_SHARED mappings of all clients */
 };
 
