@@ -97,7 +97,7 @@ static int create_cq(struct emu_dev *d, struct emu_cmd *c)
 	if (!emu_uar_obj(d, tmp.uar))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_UAR);
 	tmp.eqn = (uint32_t)PRM_GET(cqc, cqc, c_eqn_or_apu_element);
-	if (!emu_obj_get(d, EMU_OBJ_EQ, tmp.eqn))
+	if (!emu_obj_get(d, EMU_OBJ_EQ, tmp.eqn) && !d->sink)   /* an engine's events: to its sink */
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_EQN);
 	tmp.dbr = PRM_GET(cqc, cqc, dbr_addr);
 	st = emu_dbr_check(d, "CREATE_CQ", tmp.dbr, &synd);
@@ -162,7 +162,7 @@ static int modify_cq(struct emu_dev *d, struct emu_cmd *c)
 			return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_CQ_FEATURE);
 		if ((m & CQ_MOD_OVERRUN) && g && !PRM_GET(cmd_hca_cap, g, cq_oi))
 			return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_CQ_FEATURE);
-		if ((m & CQ_MOD_EQN) && !emu_obj_get(d, EMU_OBJ_EQ, eqn))
+		if ((m & CQ_MOD_EQN) && !emu_obj_get(d, EMU_OBJ_EQ, eqn) && !d->sink)
 			return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_EQN);
 		if (m & CQ_MOD_PERIOD)
 			cq->cq_period = (uint16_t)PRM_GET(cqc, cqc, cq_period);
@@ -173,7 +173,7 @@ static int modify_cq(struct emu_dev *d, struct emu_cmd *c)
 		if (m & CQ_MOD_PERIOD_MODE)
 			cq->cq_period_mode = (uint8_t)PRM_GET(cqc, cqc, cq_period_mode);
 		if ((m & CQ_MOD_EQN) && eqn != cq->eqn) {
-			emu_obj_ref(emu_obj_get(d, EMU_OBJ_EQ, eqn));
+			emu_obj_hold(emu_obj_get(d, EMU_OBJ_EQ, eqn), emu_obj_ref);
 			emu_obj_unref_id(d, EMU_OBJ_EQ, cq->eqn);
 			cq->eqn = eqn;
 		}

@@ -636,7 +636,8 @@ void emu_qp_srq_last_wqe(struct emu_dev *d, struct emu_qp *qp)
 {
 	uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
 
-	if (qp->rq_type != EMU_RQ_SRQ || qp->eng.last_wqe_reached)
+	/* a daemon's device whose clients run the data plane: their engines say it */
+	if (qp->rq_type != EMU_RQ_SRQ || qp->eng.last_wqe_reached || d->dataplane_off)
 		return;
 	qp->eng.last_wqe_reached = true;
 	PRM_SET(qp_events, data, type, 0);   /* a QP (not SRQ/RQ/SQ object) */

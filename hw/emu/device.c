@@ -347,9 +347,15 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 		rc = -ENOMEM;
 		goto fail;
 	}
-	rc = emu_net_claim(d->cfg.ipv4, &d->ipv4, &d->udp_fd, err, errlen);
-	if (rc < 0)
-		goto fail;
+	if (d->cfg.udp_fd > 0) {
+		/* a client engine: the daemon bound this socket on the address it chose */
+		d->udp_fd = d->cfg.udp_fd;
+		d->ipv4 = d->cfg.ipv4;
+	} else {
+		rc = emu_net_claim(d->cfg.ipv4, &d->ipv4, &d->udp_fd, err, errlen);
+		if (rc < 0)
+			goto fail;
+	}
 	snprintf(d->name, sizeof(d->name), "emu:%u.%u.%u.%u", d->ipv4 >> 24, (d->ipv4 >> 16) & 0xff,
 		 (d->ipv4 >> 8) & 0xff, d->ipv4 & 0xff);
 	rc = emu_iommu_create(d);
@@ -391,6 +397,13 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 				goto fail;
 			}
 		}
+	if (d->cfg.engine) {
+		/* no command queue: the daemon's device brought the function up, and
+		 * objects arrive through emu_engine_cmd */
+		d->hca = EMU_HCA_INITIALIZED;
+		d->issi = 1;
+		d->ready_at_ns = d->t0_ns;
+	}
 	if (d->cfg.fatal_synd)
 		emu_fault_fatal(d, d->cfg.fatal_synd);
 	emu_log(d, EMU_LOG_INFO, "ConnectX-5 Ex emulated, host pages %zu, iova %s, copy %s", d->cfg.host_page_size,

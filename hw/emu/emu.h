@@ -77,6 +77,12 @@ struct emu_config {
 	/* cap=BLOCK.FIELD:VAL (maximum and current) / capmax=BLOCK.FIELD:VAL (maximum only):
 	 * capability values other than the ConnectX-4 trace's, to stand in for a later
 	 * device (BLOCK: general, roce, atomic, odp; FIELD: a row of its layout). */
+	/* A device daemon's client engine (hw/emu/engine.c): udp_fd > 0 is a socket the
+	 * daemon already bound to ipv4:4791 for this client, taken over instead of claiming
+	 * an address; engine makes the device initialized at once, with no command
+	 * queue: objects come from emu_engine_cmd, as the daemon created them. */
+	int udp_fd;
+	int engine;
 	unsigned ncap_override;
 	struct emu_cap_override {
 		uint8_t type;           /* QUERY_HCA_CAP type */
@@ -146,6 +152,41 @@ int emu_iommu_map(struct emu_dev *d, void *va, size_t len, unsigned flags, struc
 int emu_iommu_map_remote(struct emu_dev *d, pid_t pid, uint64_t rva, size_t len, struct emu_iova_seg **segs,
 			 uint32_t *nseg, uint64_t *map_id);
 int emu_iommu_unmap(struct emu_dev *d, uint64_t map_id);
+
+/* Map [va, va+len) at IOVAs another IOMMU chose: nseg segments, in VA order, whose
+ * lengths add up to len (a device daemon's client engine mirrors the daemon's
+ * mappings of its own memory, so the IOVAs in its commands and WQEs reach it here).
+ * -EEXIST when a segment overlaps a live mapping. */
+int emu_iommu_map_at(struct emu_dev *d, void *va, size_t len, unsigned flags, const struct emu_iova_seg *segs,
+		     uint32_t nseg, uint64_t *map_id);
+
+/* ---- a device daemon's client engine (hw/emu/engine.c) ----
+ * Several processes share one emulated NIC through tools/uvd: the daemon's device
+ * owns every number (QPN, CQN, MKey...) and checks each command; a client that runs
+ * the data plane itself keeps an engine, an emulated device of its own that holds the
+ * same objects under the same numbers and moves its packets on its own address. */
+/* Apply a command the daemon's device ran with success (its output `ref_out`) to the
+ * engine: a CREATE or ALLOC takes the number the daemon gave, QUERY_HCA_CAP's answer
+ * becomes the engine's capabilities, a command with no data-plane effect is skipped.
+ * local_out (outlen bytes, may be NULL) receives the engine's own answer.  Returns 1
+ * when the engine ran it (*status its firmware status), 0 when skipped, or -errno. */
+int emu_engine_cmd(struct emu_dev *d, const void *in, size_t inlen, const void *ref_out, void *local_out,
+		   size_t outlen, uint8_t *status);
+/* Whether the engine's own answer replaces the daemon's: queries of state the data
+ * plane changes (QP state, queue counters), which only the engine knows. */
+int emu_engine_answers(uint16_t opcode);
+/* Events of the engine go to fn instead of an EQ: type and sub_type as in an EQE, data
+ * its 28 bytes of event_data.  Called with the device lock held: fn must not call
+ * back into the device. */
+typedef void (*emu_event_sink_fn)(void *arg, uint8_t type, uint8_t sub_type, const uint8_t *data);
+void emu_set_event_sink(struct emu_dev *d, emu_event_sink_fn fn, void *arg);
+/* The number an event's data names (CQN, QPN/SRQN, port) and its syndrome; 1 for a
+ * completion event (num: its CQ), 0 for an async one. */
+int emu_event_object(uint8_t type, const uint8_t *data, uint32_t *num, uint8_t *syndrome);
+/* A daemon's device whose clients run the data plane in their engines: commands keep
+ * working, but the device never acts on their queues (no flush at 2ERR, no receive
+ * timers), which their engines do. */
+void emu_dataplane_off(struct emu_dev *d);
 
 /* ---- interrupts ---- */
 int emu_irq_fd(struct emu_dev *d, unsigned vector);   /* eventfd, created on first call */
@@ -222,7 +263,8 @@ int emu_pages_request(struct emu_dev *d, int32_t npages);
 int emu_hca_state(struct emu_dev *d);        /* enum emu_hca_state */
 uint64_t emu_pages_held(struct emu_dev *d);
 
-/* The emulated device behind an "emu:" shim device, or NULL for any other shim. */
+/* The emulated device behind an "emu:" shim device, the engine of a "uvd:" client of
+ * a daemon of engines (uvd on an emulated device without -R), or NULL for any other shim. */
 struct emu_dev *emu_device_from_shim(struct shim_dev *s);
 
 #endif

@@ -118,6 +118,10 @@ struct emu_objtab {
 	uint32_t nslots;
 	uint32_t hint;
 	struct emu_obj_hdr **slots;
+	/* the next emu_obj_alloc takes number force_id or fails (a client engine takes
+	 * the daemon's numbers, engine.c); cleared by that allocation */
+	bool force;
+	uint32_t force_id;
 };
 
 /* Allocate object number and zeroed storage of `size` bytes.  NULL when the table is
@@ -375,6 +379,12 @@ struct emu_dev {
 
 	/* IOMMU */
 	void *iommu;
+
+	/* a device daemon's client engine (engine.c): events to sink instead of an EQ */
+	emu_event_sink_fn sink;
+	void *sink_arg;
+	/* a daemon's device whose clients run the data plane (emu_dataplane_off) */
+	bool dataplane_off;
 
 	/* faults */
 	struct emu_fail_rule fail[EMU_MAX_FAIL_RULES];

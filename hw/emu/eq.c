@@ -62,6 +62,19 @@ int emu_irq_fd(struct emu_dev *d, unsigned vector)
 	return fd;
 }
 
+/* A client engine has no EQ: its events go to the sink (engine.c), in the order
+ * they happen, as EQEs would. */
+static int eq_to_sink(struct emu_dev *d, uint8_t type, uint8_t sub_type, const void *data)
+{
+	uint8_t zero[EMU_EQE_DATA_BYTES] = { 0 };
+
+	if (d->removed)
+		return -EIO;
+	d->ctr.eqes++;
+	d->sink(d->sink_arg, type, sub_type, data ? data : zero);
+	return 0;
+}
+
 int emu_eq_post(struct emu_dev *d, uint32_t eqn, uint8_t type, uint8_t sub_type, const void *data)
 {
 	struct emu_eq *eq = emu_obj_get(d, EMU_OBJ_EQ, eqn);
@@ -69,6 +82,8 @@ int emu_eq_post(struct emu_dev *d, uint32_t eqn, uint8_t type, uint8_t sub_type,
 	uint32_t size, idx;
 	uint64_t off, pgsz, iova;
 
+	if (d->sink)
+		return eq_to_sink(d, type, sub_type, data);
 	if (!eq)
 		return -ENOENT;
 	if (d->removed)
@@ -134,6 +149,9 @@ static void find_wanting(struct emu_dev *d, void *obj, void *arg)
 int emu_eq_post_event(struct emu_dev *d, uint8_t type, uint8_t sub_type, const void *data)
 {
 	struct want_arg w = { type, NULL };
+
+	if (d->sink)
+		return eq_to_sink(d, type, sub_type, data);
 
 	emu_obj_foreach(d, EMU_OBJ_EQ, find_wanting, &w);
 	if (!w.eq)

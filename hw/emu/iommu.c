@@ -209,6 +209,47 @@ out:
 	return rc;
 }
 
+int emu_iommu_map_at(struct emu_dev *d, void *va, size_t len, unsigned flags, const struct emu_iova_seg *segs,
+		     uint32_t nseg, uint64_t *map_id)
+{
+	struct emu_iommu *m;
+	uint64_t total = 0, id;
+	uint8_t *p = va;
+	int rc = 0;
+
+	if (!d || !va || !len || !segs || !nseg || !map_id)
+		return -EINVAL;
+	for (uint32_t i = 0; i < nseg; i++) {
+		if (!segs[i].len || segs[i].iova + segs[i].len < segs[i].iova)
+			return -EINVAL;
+		total += segs[i].len;
+	}
+	if (total != len)
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	m = d->iommu;
+	if ((flags & EMU_IOMMU_APP) && !m->syscall_copy)
+		(void)plat_guarded_copy_claim();
+	for (uint32_t i = 0; i < nseg && !rc; i++)
+		for (size_t k = 0; k < m->n; k++)
+			if (segs[i].iova < m->e[k].iova + m->e[k].len && m->e[k].iova < segs[i].iova + segs[i].len)
+				rc = -EEXIST;
+	if (!rc)
+		rc = reserve(m, nseg);
+	if (!rc) {
+		id = m->next_id++;
+		for (uint32_t i = 0; i < nseg; i++) {
+			m->e[m->n++] = (struct emu_map_ent){ segs[i].iova, segs[i].len, p, id, 0, (flags & EMU_IOMMU_APP) != 0 };
+			p += segs[i].len;
+		}
+		/* IOVAs come in any order here: the whole table is sorted again */
+		qsort(m->e, m->n, sizeof(*m->e), ent_cmp);
+		*map_id = id;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
 int emu_iommu_unmap(struct emu_dev *d, uint64_t map_id)
 {
 	struct emu_iommu *m;

@@ -54,6 +54,28 @@ void emu_objtab_init(struct emu_dev *d)
 	}
 }
 
+/* Room for at least `want` slots (doubling from 16, at most tab->max). */
+static int objtab_grow(struct emu_objtab *tab, uint32_t want)
+{
+	uint32_t n = tab->nslots ? tab->nslots : 16;
+	struct emu_obj_hdr **s;
+
+	while (n < want)
+		n *= 2;
+	if (n > tab->max)
+		n = tab->max;
+	if (n < want)
+		return -ENOSPC;
+	s = realloc(tab->slots, n * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	for (uint32_t i = tab->nslots; i < n; i++)
+		s[i] = NULL;
+	tab->slots = s;
+	tab->nslots = n;
+	return 0;
+}
+
 void *emu_obj_alloc(struct emu_dev *d, enum emu_obj_type t, size_t size, emu_obj_dtor dtor, uint32_t *id)
 {
 	struct emu_objtab *tab;
@@ -63,28 +85,27 @@ void *emu_obj_alloc(struct emu_dev *d, enum emu_obj_type t, size_t size, emu_obj
 	if ((unsigned)t >= EMU_OBJ_NTYPES)
 		return NULL;
 	tab = &d->obj[t];
-	for (slot = 0; slot < tab->nslots; slot++)
-		if (!tab->slots[(tab->hint + slot) % tab->nslots])
-			break;
-	if (slot < tab->nslots) {
-		slot = (tab->hint + slot) % tab->nslots;
+	if (tab->force) {
+		/* the number another device gave (engine.c): that slot, or nothing */
+		tab->force = false;
+		if (tab->force_id < tab->base || tab->force_id - tab->base >= tab->max)
+			return NULL;
+		slot = tab->force_id - tab->base;
+		if (slot >= tab->nslots && objtab_grow(tab, slot + 1) < 0)
+			return NULL;
+		if (tab->slots[slot])
+			return NULL;
 	} else {
-		uint32_t n;
-		struct emu_obj_hdr **s;
-
-		if (tab->nslots >= tab->max)
-			return NULL;
-		n = tab->nslots ? tab->nslots * 2 : 16;
-		if (n > tab->max)
-			n = tab->max;
-		s = realloc(tab->slots, n * sizeof(*s));
-		if (!s)
-			return NULL;
-		for (uint32_t i = tab->nslots; i < n; i++)
-			s[i] = NULL;
-		slot = tab->nslots;
-		tab->slots = s;
-		tab->nslots = n;
+		for (slot = 0; slot < tab->nslots; slot++)
+			if (!tab->slots[(tab->hint + slot) % tab->nslots])
+				break;
+		if (slot < tab->nslots) {
+			slot = (tab->hint + slot) % tab->nslots;
+		} else {
+			/* full: grow, the new slot is the first one past the old end */
+			if (tab->nslots >= tab->max || objtab_grow(tab, tab->nslots + 1) < 0)
+				return NULL;
+		}
 	}
 	h = calloc(1, sizeof(*h) + size);
 	if (!h)

@@ -23,7 +23,8 @@ void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct 
 	enum emu_roce_transport tr;
 
 	tp->ctr.rx_pkts++;
-	if (tp->flt.link_down) {
+	/* a pulled device (emu_surprise_remove) answers nothing, as its link is gone */
+	if (tp->flt.link_down || d->removed) {
 		tp->ctr.link_down_drops++;
 		return;
 	}

@@ -39,6 +39,8 @@ static void tp_obj_gone(struct emu_dev *d, enum emu_obj_type type, void *obj)
  * still be in flight behind the new ones. */
 static void tp_qp_reset(struct emu_dev *d, void *qp)
 {
+	if (d->dataplane_off)
+		return;   /* the client's engine resets its own (emu_dataplane_off) */
 	tp_obj_gone(d, EMU_OBJ_QP, qp);
 }
 
@@ -50,8 +52,11 @@ static void tp_qp_reset(struct emu_dev *d, void *qp)
 static void tp_qp_error(struct emu_dev *d, void *obj)
 {
 	struct emu_tp *tp = emu_tp_get(d);
-	struct emu_tq *tq = tp ? emu_tq_get(tp, obj) : NULL;
+	struct emu_tq *tq;
 
+	if (d->dataplane_off)
+		return;   /* the client's engine flushes its own queues (emu_dataplane_off) */
+	tq = tp ? emu_tq_get(tp, obj) : NULL;
 	if (tq)
 		emu_qp_flush(tp, tq);
 }
