@@ -181,6 +181,35 @@ void mx5_device_set_comp_route(struct mx5_device *dev, void (*fn)(void *ctx, uin
 	dev->comp_route_ctx = ctx;
 }
 
+static void mx5_async_eqe(struct mx5_device *dev, uint8_t *e, bool from_cmd_wait);
+
+/* An event of the process's own engine (a device daemon's client, hw/shim/uvd.c): the
+ * EQE it stands for, decoded as the async EQ's entries are.  Command and page events
+ * belong to the daemon's EQ and never come this way. */
+static void mx5_remote_eqe(struct mx5_device *dev, const struct shim_remote_event *ev)
+{
+	uint8_t e[MX5_EQE_SIZE] = { 0 };
+	uint8_t *data = PRM_ADDR(eqe, e, event_data);
+
+	if (ev->type == PRM_EVENT_CMD || ev->type == PRM_EVENT_PAGE_REQUEST || ev->type > 0xff)
+		return;
+	PRM_SET(eqe, e, event_type, ev->type);
+	PRM_SET(eqe, e, event_sub_type, ev->eqe_type);
+	switch (ev->type) {
+	case PRM_EVENT_CQ_ERROR:
+		PRM_SET(cq_error, data, cqn, ev->num);
+		PRM_SET(cq_error, data, syndrome, ev->syndrome);
+		break;
+	case PRM_EVENT_PORT_CHANGE:
+		PRM_SET(port_state_change_event, data, port_num, ev->num);
+		break;
+	default:
+		PRM_SET(qp_events, data, qpn_rqn_sqn, ev->num);
+		break;
+	}
+	mx5_async_eqe(dev, e, false);
+}
+
 int mx5_remote_events(struct mx5_device *dev)
 {
 	int fd = shim_irq_fd(dev->shim, 0), n = 0;
@@ -200,6 +229,10 @@ int mx5_remote_events(struct mx5_device *dev)
 		n++;
 		if (ev.kind == SHIM_REMOTE_COMP) {
 			mx5_cq_dispatch_comp(dev, ev.num);
+			continue;
+		}
+		if (ev.kind == SHIM_REMOTE_EQE) {
+			mx5_remote_eqe(dev, &ev);
 			continue;
 		}
 		if (ev.kind != SHIM_REMOTE_ASYNC)

@@ -19,6 +19,15 @@ void shim_errf(struct shim_dev *d, const char *fmt, ...) __attribute__((format(p
  * path of the functions that report into (err, errlen) before any device exists. */
 int shim_errbuf(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Registration of this process's own pages by a shim whose device reaches them
+ * itself (emu.c, uvd.c with an engine): VFIO and the kext pin with get_user_pages /
+ * IODMACommand, which refuse memory the process has not mapped (EFAULT) and pin pages
+ * that are not writable only for reading, so these shims look at the process's own
+ * map (hw/platform/vm.h) the same way.  0 with *readonly set (the driver then refuses
+ * a writable registration of it with EFAULT, as Linux's ib_umem_get does), or -errno
+ * with the reason in dev->err; `who` starts the message ("emu", "uvd"). */
+int shim_pin_check(struct shim_dev *dev, const char *who, void *va, size_t len, int *readonly);
+
 /* The start of every back-end's open: refuses a NULL out (-EINVAL), clears *out,
  * allocates the device zeroed (size bytes, which begin with its struct shim_dev) with
  * ops set, and gives it in *dev; 0 or -ENOMEM. */

@@ -87,8 +87,11 @@ static struct emu_shim *to_emu(struct shim_dev *d)
 
 struct emu_dev *emu_device_from_shim(struct shim_dev *s)
 {
-	if (!s || s->ops != &shim_emu_ops)
-		return NULL;
+	return s && s->ops->emulated ? s->ops->emulated(s) : NULL;
+}
+
+static struct emu_dev *emu_shim_emulated(struct shim_dev *s)
+{
 	return to_emu(s)->emu;
 }
 
@@ -253,23 +256,10 @@ static int emu_shim_dma_pin(struct shim_dev *dev, void *va, size_t len, struct s
 
 	if (!out || !va || !len)
 		return -EINVAL;
-	/* VFIO and the kext pin with get_user_pages / IODMACommand, which refuse memory
-	 * the process has not mapped (EFAULT), and pin pages that are not writable only
-	 * for reading: so does the emulated shim, from the process's own map
-	 * (hw/platform/vm.h), and the driver then refuses a writable registration of
-	 * read-only memory with EFAULT, as Linux's ib_umem_get does. */
-	unsigned prot = 0;
-	rc = plat_vm_query(va, len, &prot);
-	if (rc == -EFAULT || (rc == 0 && !(prot & PLAT_VM_READ))) {
-		snprintf(dev->err, sizeof(dev->err), "emu: %zu bytes at %p are %s in this process", len, va,
-			 rc ? "not mapped" : "not accessible (PROT_NONE)");
-		return -EFAULT;
-	}
-	if (rc < 0) {
-		snprintf(dev->err, sizeof(dev->err), rc == -EINVAL ? "emu: %zu bytes at %p wrap around"
-			 : "emu: cannot read the memory map for %zu bytes at %p", len, va);
+	int readonly = 0;
+	rc = shim_pin_check(dev, "emu", va, len, &readonly);
+	if (rc)
 		return rc;
-	}
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -296,7 +286,7 @@ static int emu_shim_dma_pin(struct shim_dev *dev, void *va, size_t len, struct s
 		r->segs[i] = (struct shim_iova_seg){ segs[i].iova, segs[i].len };
 	free(segs);
 	*out = (struct shim_pin){ .va = va, .len = len, .nseg = nseg, .seg = r->segs, .priv = r,
-				  .readonly = !(prot & PLAT_VM_WRITE) };
+				  .readonly = readonly };
 	rec_link(s, r);
 	return 0;
 }
@@ -350,4 +340,5 @@ const struct shim_ops shim_emu_ops = {
 	SHIM_OPS_CORE("emu", emu_shim),
 	.reset = emu_shim_reset,
 	SHIM_OPS_NETWORK(emu_shim),
+	.emulated = emu_shim_emulated,
 };

@@ -1,6 +1,7 @@
 /* Shim registry: picks the implementation for a device URI by its scheme. */
 #include "hw/shim/shim.h"
 #include "hw/shim/backend.h"
+#include "hw/platform/vm.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -159,4 +160,23 @@ void shim_handle_release(struct shim_dev *dev, pthread_mutex_t *lock, void *hand
 	if (lock)
 		pthread_mutex_unlock(lock);
 	memset(handle, 0, size);
+}
+
+int shim_pin_check(struct shim_dev *dev, const char *who, void *va, size_t len, int *readonly)
+{
+	unsigned prot = 0;
+	int rc = plat_vm_query(va, len, &prot);
+
+	if (rc == -EFAULT || (rc == 0 && !(prot & PLAT_VM_READ))) {
+		shim_errf(dev, "%s: %zu bytes at %p are %s in this process", who, len, va,
+			  rc ? "not mapped" : "not accessible (PROT_NONE)");
+		return -EFAULT;
+	}
+	if (rc < 0) {
+		shim_errf(dev, rc == -EINVAL ? "%s: %zu bytes at %p wrap around"
+			  : "%s: cannot read the memory map for %zu bytes at %p", who, len, va);
+		return rc;
+	}
+	*readonly = !(prot & PLAT_VM_WRITE);
+	return 0;
 }

@@ -92,6 +92,9 @@ struct shim_pin {
 enum shim_remote_kind {
 	SHIM_REMOTE_COMP = 1,   /* completion event on CQ `num` */
 	SHIM_REMOTE_ASYNC = 2,  /* async event: `type` is an enum mx5_event_type (hw/mlx5/mx5.h) */
+	SHIM_REMOTE_EQE = 3,    /* an EQE of the process's own engine (hw/emu/engine.c): `type`
+				 * the PRM event type, eqe_type its sub type, `num` the object
+				 * its data names, syndrome a CQ error's */
 };
 struct shim_remote_event {
 	uint32_t kind;
@@ -99,6 +102,8 @@ struct shim_remote_event {
 	uint32_t num;           /* CQN, QPN, SRQN or port, by type */
 	uint8_t eqe_type, syndrome;
 };
+
+struct emu_dev;
 
 struct shim_ops {
 	const char *scheme;          /* "emu", "vfio", "kext", or a test's own */
@@ -140,6 +145,10 @@ struct shim_ops {
 	 * device, as dma_pin does for our own memory; undone by dma_unpin. */
 	int (*share_uar)(struct shim_dev *dev, int32_t pid, uint64_t bar_off, int grant);
 	int (*pin_for)(struct shim_dev *dev, int32_t pid, uint64_t va, size_t len, struct shim_pin *out);
+	/* Optional: the emulated device (hw/emu) behind this one, for tests and tools that
+	 * read its counters (emu_device_from_shim): the "emu:" shim's own, or the engine
+	 * of a device daemon's client that runs the data plane itself; NULL elsewhere. */
+	struct emu_dev *(*emulated)(struct shim_dev *dev);
 };
 
 /* Designated initializers for a shim's struct shim_ops from functions named

@@ -20,7 +20,12 @@
  *    initialization segment (health, firmware revision) ask the daemon, and read
  *    all-ones once the daemon is gone, as a removed device does;
  *  - events the daemon routes here are queued for next_event and signal the one
- *    interrupt fd every vector shares.
+ *    interrupt fd every vector shares;
+ *  - with a daemon of engines (uvd on an emulated device without -R, UVD_FEAT_ENGINE) the emulated NIC's data plane
+ *    runs here, in an engine (hw/emu/engine.c) on the socket the daemon bound for us:
+ *    every command the daemon ran is applied to it, our memory is mapped into it at
+ *    the daemon's IOVAs, stores go to its BAR hook and CQ polls take its arrivals,
+ *    as in one process.  Its events join the daemon's in next_event.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -44,6 +49,7 @@
 #include "hw/shim/shim.h"
 #include "hw/shim/backend.h"
 #include "hw/shim/kext_guest.h"
+#include "hw/shim/uvd_engine.h"
 #include "hw/shim/uvd_guest.h"
 #include "hw/shim/uvd_proto.h"
 
@@ -55,6 +61,7 @@ struct uvd_rec {
 	void *va;                    /* dma_alloc: our mapping of the daemon's memory, */
 	size_t maplen;               /* of this many bytes (0 for a pin) */
 	struct shim_iova_seg *segs;  /* dma_pin */
+	uint64_t eng_map;            /* the engine's mapping of this memory (0: none) */
 };
 
 struct uvd_shim {
@@ -66,7 +73,9 @@ struct uvd_shim {
 	uint8_t *bar;
 	size_t bar_len;
 	struct shim_mmio_hook hook;
-	struct uvd_ring *ring;       /* shared with the daemon (RING) */
+	struct emu_dev *eng;         /* engines (UVD_FEAT_ENGINE): our engine of the NIC's data plane, or NULL */
+	struct uvd_engine_sink sink; /* where its events go: evq */
+	struct uvd_ring *ring;       /* shared with the daemon (RING); NULL with an engine */
 	size_t ring_len;
 	struct plat_spinlock ring_lock; /* one producer at a time: any thread may ring */
 	uint32_t prod;               /* under ring_lock: our copy of ring->prod */
@@ -97,10 +106,20 @@ static struct uvd_shim *to_uvd(struct shim_dev *d)
 	return (struct uvd_shim *)d;
 }
 
+/* shim_ops.emulated: our engine, when we run one */
+static struct emu_dev *uvd_emulated(struct shim_dev *dev)
+{
+	return to_uvd(dev)->eng;
+}
+
 static void uvd_mark_gone(struct uvd_shim *s)
 {
 	if (!s->gone) {
 		s->gone = 1;
+		/* our engine stops too: no packet of ours moves, no DMA into our memory,
+		 * as when the device is pulled */
+		if (s->eng)
+			uvd_engine_remove(s->eng);
 		if (s->irq >= 0)
 			plat_notify_signal(s->irq);
 	}
@@ -167,6 +186,8 @@ static int uvd_rpc(struct uvd_shim *s, uint16_t op, const void *req, size_t reql
 	return rc;
 }
 
+static void uvd_evq_put(struct uvd_shim *s, const struct shim_remote_event *ev);
+
 static void *uvd_reader(void *arg)
 {
 	struct uvd_shim *s = arg;
@@ -181,14 +202,9 @@ static void *uvd_reader(void *arg)
 		memcpy(&h, b, sizeof(h));
 		if (h.op != UVD_OP_EVENT || h.len != (uint32_t)n)
 			continue;
-		pthread_mutex_lock(&s->evq_lock);
-		if (s->evq_n < UVD_EVQ) {
-			memcpy(&s->evq[(s->evq_head + s->evq_n) % UVD_EVQ], b + sizeof(h),
-			       sizeof(struct shim_remote_event));
-			s->evq_n++;
-		}
-		pthread_mutex_unlock(&s->evq_lock);
-		plat_notify_signal(s->irq);
+		struct shim_remote_event ev;
+		memcpy(&ev, b + sizeof(h), sizeof(ev));
+		uvd_evq_put(s, &ev);
 	}
 	uvd_mark_gone(s);
 	return NULL;
@@ -256,6 +272,11 @@ static void uvd_hook(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned siz
 	}
 	if (s->gone)
 		return;
+	if (s->eng) {
+		/* the store is in the engine's BAR already (it is our BAR0) */
+		uvd_engine_store(s->eng, op, off, size);
+		return;
+	}
 	unsigned ng = __atomic_load_n(&s->nguest, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(ng != 0, 0)) {
 		const struct uvd_guest_page *g = uvd_guest_find(s->guest, ng, off, size);
@@ -269,6 +290,60 @@ static void uvd_hook(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned siz
 	if (!s->ring)
 		return;
 	uvd_ring_store(s, op, off, size);
+}
+
+/* A CQ poll found nothing: the engine takes arrivals off its socket in this thread. */
+static void uvd_poll_assist(void *ctx)
+{
+	struct uvd_shim *s = ctx;
+
+	if (!s->gone)
+		uvd_engine_poll(s->eng);
+}
+
+/* An event of the engine (under its lock): queued beside the daemon's. */
+static void uvd_evq_put(struct uvd_shim *s, const struct shim_remote_event *ev)
+{
+	pthread_mutex_lock(&s->evq_lock);
+	if (s->evq_n < UVD_EVQ) {
+		s->evq[(s->evq_head + s->evq_n) % UVD_EVQ] = *ev;
+		s->evq_n++;
+	}
+	pthread_mutex_unlock(&s->evq_lock);
+	plat_notify_signal(s->irq);
+}
+
+static void uvd_engine_event(void *arg, const struct shim_remote_event *ev)
+{
+	uvd_evq_put(arg, ev);
+}
+
+/* Engines: the socket the daemon bound for us, and an engine on it. */
+static int uvd_engine_open(struct uvd_shim *s)
+{
+	struct uvd_engine_rep r;
+	int fd = -1;
+	int rc = uvd_rpc(s, UVD_OP_ENGINE, NULL, 0, &r, sizeof(r), &fd);
+
+	if (rc || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(s->base.err, sizeof(s->base.err), "uvd: no engine socket from the daemon: %s",
+			 strerror(rc ? -rc : EPROTO));
+		return rc ? rc : -EPROTO;
+	}
+	s->sink = (struct uvd_engine_sink){ uvd_engine_event, s };
+	rc = uvd_engine_create(r.ipv4, fd, s->base.page_size, &s->sink, &s->eng, s->base.err, sizeof(s->base.err));
+	if (rc)
+		return rc;
+	size_t len;
+	s->bar = uvd_engine_bar(s->eng, &len);
+	if (s->bar_len > len)
+		s->bar_len = len;
+	s->hook.poll_assist = uvd_poll_assist;
+	uvd_info("engine at %u.%u.%u.%u: this process runs the emulated NIC's data plane", r.ipv4 >> 24,
+		 (r.ipv4 >> 16) & 0xff, (r.ipv4 >> 8) & 0xff, r.ipv4 & 0xff);
+	return 0;
 }
 
 /* ---- UAR pages we map ourselves, as the kext's guest (uvd_guest.h) */
@@ -326,7 +401,9 @@ static void uvd_close(struct shim_dev *dev)
 		close(s->ctl);
 	if (s->evs >= 0)
 		close(s->evs);
-	if (s->bar)
+	if (s->eng)
+		uvd_engine_destroy(s->eng);   /* its BAR is our BAR0 */
+	else if (s->bar)
 		munmap(s->bar, s->bar_len);
 	if (s->ring)
 		munmap(s->ring, s->ring_len);
@@ -399,12 +476,21 @@ static int uvd_open(const char *args, struct shim_dev **out)
 	s->daemon = hr.daemon_pid;
 	s->bar_len = hr.bar_len;
 	/* The emulated device lives in the daemon and reaches memory we register by
-	 * address with process_vm_readv/writev: let it, unless it takes only shared files. */
-	rc = (s->features & UVD_FEAT_SHARED_ONLY) ? 0 : plat_allow_peer_access(s->daemon);
+	 * address with process_vm_readv/writev: let it, unless it takes only shared files
+	 * or our own engine reaches our memory. */
+	rc = (s->features & (UVD_FEAT_SHARED_ONLY | UVD_FEAT_ENGINE)) ? 0 : plat_allow_peer_access(s->daemon);
 	if (rc) {
 		snprintf(s->base.err, sizeof(s->base.err), "uvd: cannot let the daemon (pid %d) reach our memory: %s",
 			 (int)s->daemon, strerror(-rc));
 		return rc;
+	}
+	s->hook.access = uvd_hook;
+	s->hook.ctx = s;
+	if (s->features & UVD_FEAT_ENGINE) {
+		rc = uvd_engine_open(s);
+		if (rc)
+			return rc;
+		goto reader;
 	}
 	s->bar = mmap(NULL, s->bar_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (s->bar == MAP_FAILED) {
@@ -433,8 +519,7 @@ static int uvd_open(const char *args, struct shim_dev **out)
 	rc = plat_spin_init(&s->ring_lock, 0);
 	if (rc)
 		return rc;
-	s->hook.access = uvd_hook;
-	s->hook.ctx = s;
+reader:
 	rc = -pthread_create(&s->reader, NULL, uvd_reader, s);
 	if (rc)
 		return rc;
@@ -455,6 +540,8 @@ static int uvd_bar(struct shim_dev *dev, unsigned index, struct shim_bar *out)
 	out->hook = &s->hook;
 	return 0;
 }
+
+static void uvd_release(struct shim_dev *dev, void *priv);
 
 static int uvd_dma_alloc(struct shim_dev *dev, size_t len, size_t align, struct shim_dma *out)
 {
@@ -482,6 +569,18 @@ static int uvd_dma_alloc(struct shim_dev *dev, size_t len, size_t align, struct 
 		return -ENOMEM;
 	}
 	*rec = (struct uvd_rec){ .id = r.id, .va = va, .maplen = maplen };
+	if (s->eng) {
+		/* queues, doorbell records: the engine reaches them at the daemon's IOVA */
+		struct shim_iova_seg seg = { r.iova, len };
+		rc = uvd_engine_map(s->eng, va, len, false, &seg, 1, &rec->eng_map);
+		if (rc) {
+			snprintf(dev->err, sizeof(dev->err), "uvd: engine: DMA memory at IOVA 0x%llx: %s",
+				 (unsigned long long)r.iova, strerror(-rc));
+			rec->eng_map = 0;
+			uvd_release(dev, rec);
+			return rc;
+		}
+	}
 	*out = (struct shim_dma){ .va = va, .iova = r.iova, .len = len, .priv = rec };
 	return 0;
 }
@@ -492,7 +591,11 @@ static void uvd_release(struct shim_dev *dev, void *priv)
 {
 	struct uvd_rec *rec = priv;
 	struct uvd_id id = { rec->id };
-	uvd_rpc(to_uvd(dev), rec->maplen ? UVD_OP_DMA_FREE : UVD_OP_UNPIN, &id, sizeof(id), NULL, 0, NULL);
+	struct uvd_shim *s = to_uvd(dev);
+	/* the engine lets go first: it never reaches memory the daemon gave back */
+	if (rec->eng_map)
+		uvd_engine_unmap(s->eng, rec->eng_map);
+	uvd_rpc(s, rec->maplen ? UVD_OP_DMA_FREE : UVD_OP_UNPIN, &id, sizeof(id), NULL, 0, NULL);
 	if (rec->maplen)
 		munmap(rec->va, rec->maplen);
 	free(rec->segs);
@@ -544,6 +647,13 @@ static int uvd_dma_pin(struct shim_dev *dev, void *va, size_t len, struct shim_p
 		return -EINVAL;
 	size_t got = 0;
 	bool shared = false;
+	int engine_ro = 0;
+	/* our engine reaches the pages, not the daemon: they must be ours now */
+	if (s->eng) {
+		int rc = shim_pin_check(dev, "uvd", va, len, &engine_ro);
+		if (rc)
+			return rc;
+	}
 	pthread_mutex_lock(&s->ctl_lock);
 	int rc = uvd_pin_request(s, va, len, &got, &shared);
 	struct uvd_pin_rep r = { 0 };
@@ -583,11 +693,21 @@ static int uvd_dma_pin(struct shim_dev *dev, void *va, size_t len, struct shim_p
 		uvd_rpc_locked(s, UVD_OP_UNPIN, &id, sizeof(id), NULL, 0, &ignored, NULL);
 	}
 	pthread_mutex_unlock(&s->ctl_lock);
+	if (rc == 0 && s->eng) {
+		/* registered memory: the engine reaches it at the IOVAs the daemon chose */
+		rc = uvd_engine_map(s->eng, va, len, true, rec->segs, r.nseg, &rec->eng_map);
+		if (rc) {
+			snprintf(dev->err, sizeof(dev->err), "uvd: engine: registration at %p: %s", va, strerror(-rc));
+			rec->eng_map = 0;
+			uvd_release(dev, rec);
+			return rc;
+		}
+	}
 	if (rc)
 		return rc;
 	uvd_info("%zu bytes at %p registered %s", len, va, shared ? "as the shared file behind them" : "by address");
 	*out = (struct shim_pin){ .va = va, .len = len, .nseg = r.nseg, .seg = rec->segs, .priv = rec,
-				  .readonly = (int)r.readonly };
+				  .readonly = (int)r.readonly || engine_ro };
 	return 0;
 }
 
@@ -610,6 +730,18 @@ static unsigned uvd_irq_count(struct shim_dev *dev)
 
 static int uvd_port_addrs(struct shim_dev *dev, unsigned port, uint8_t (*addrs)[16], unsigned max)
 {
+	struct uvd_shim *s = to_uvd(dev);
+	if (s->eng) {
+		/* our engine's own address, IPv4-mapped (RFC 4291 2.5.5.2), as emu: gives it */
+		uint32_t a = uvd_engine_ipv4(s->eng);
+		if (port != 1 || !max)
+			return 0;
+		memset(addrs[0], 0, 16);
+		addrs[0][10] = addrs[0][11] = 0xff;
+		for (int i = 0; i < 4; i++)
+			addrs[0][12 + i] = (uint8_t)(a >> (24 - 8 * i));
+		return 1;
+	}
 	struct uvd_addrs_rep r;
 	if (port != 1 || uvd_rpc(to_uvd(dev), UVD_OP_PORT_ADDRS, NULL, 0, &r, sizeof(r), NULL))
 		return 0;
@@ -665,6 +797,8 @@ static int uvd_cmd(struct shim_dev *dev, const void *in, size_t inlen, void *out
 	} else if (rc == 0) {
 		rc = -EPROTO;
 	}
+	if (rc == 0 && *status == 0 && s->eng)
+		rc = uvd_engine_apply(s->eng, in, inlen, out, outlen, msg, msglen);   /* in the daemon's order */
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc == -ENODEV && msglen && !msg[0])
 		snprintf(msg, msglen, "the device daemon is gone");
@@ -701,4 +835,5 @@ const struct shim_ops shim_uvd_ops = {
 	.cmd = uvd_cmd,
 	.comp_eqn = uvd_comp_eqn,
 	.next_event = uvd_next_event,
+	.emulated = uvd_emulated,
 };

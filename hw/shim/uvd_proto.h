@@ -45,6 +45,8 @@ enum uvd_op {
 	UVD_OP_COUNTERS = 11,  /* -> uvd_counters_rep: the emulated device's PCIe counters */
 	UVD_OP_PIN_SHARED = 12, /* uvd_pin_shared + the file's descriptor -> uvd_pin_rep + segments
 				  * (only to a daemon whose HELLO reply offers UVD_FEAT_PIN_SHARED) */
+	UVD_OP_ENGINE = 13,    /* -> uvd_engine_rep + a UDP socket bound for the client's engine
+				* (only to a daemon whose HELLO reply offers UVD_FEAT_ENGINE) */
 	/* 16 was the UAR store message of version 1 */
 	UVD_OP_EVENT = 17,     /* event socket, daemon -> client: struct shim_remote_event */
 	UVD_OP_KICK = 18,      /* event socket, client -> daemon: header only, "look at the ring" */
@@ -82,6 +84,9 @@ struct uvd_hello_rep {
 #define UVD_FEAT_PIN_SHARED 1u   /* PIN_SHARED: registration of memory in a shared file */
 #define UVD_FEAT_SHARED_ONLY 2u  /* no registration by address (uvd -S, VFIO): the daemon never
 				  * reaches into a client's address space */
+#define UVD_FEAT_ENGINE 4u       /* engines (an emulated device, no uvd -R): the client runs the emulated NIC's data plane in an
+				  * engine of its own (hw/emu/engine.c) on the socket ENGINE hands
+				  * over; no doorbell ring (RING is refused) */
 
 struct uvd_cmd {
 	uint32_t inlen, outlen;
@@ -138,6 +143,13 @@ struct uvd_pin_rep {
 	uint32_t nseg;
 	uint32_t readonly;
 	/* nseg struct shim_iova_seg follow */
+};
+
+/* ENGINE: the address (host order) the socket that comes with the reply is bound to,
+ * on port 4791; the client's engine, and so its GID, has that address. */
+struct uvd_engine_rep {
+	uint32_t ipv4;
+	uint32_t pad;
 };
 
 struct uvd_addrs_rep {
