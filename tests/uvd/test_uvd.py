@@ -1,7 +1,8 @@
 """uvd, the device daemon (tools/uvd), and its clients.
 
 Two processes share one emulated NIC through one daemon, and through two daemons,
-with Debian's ibv_rc_pingpong checking the data (-c); a hostile client speaking the
+with Debian's ibv_rc_pingpong checking the data (-c), each client running the data
+plane in its own engine (the default) or the daemon running it (-R); a hostile client speaking the
 protocol itself (hw/shim/uvd_proto.h) is refused every object it does not own, every
 opcode reserved to the daemon, every bad length, and is cut off on garbage while
 others go on; clients and daemons are killed during traffic, several times, and
@@ -111,12 +112,45 @@ def test_rc_pingpong_two_clients_one_daemon(daemon):
     assert d.text().count("client ") >= 2
 
 
+def _gid(out):
+    """The local GID ibv_rc_pingpong printed."""
+    line = [l for l in out.splitlines() if "local address" in l][0]
+    return line.split("GID ")[1].strip()
+
+
 def test_rc_pingpong_two_daemons(daemon):
+    """Each client runs the NIC's data plane in its own engine, on an address its daemon
+    bound next to the device's (.128 up); the kernel's bind keeps two daemons of one /24
+    from handing out the same one."""
     base, port = _next()
     d1, d2 = daemon(base + "1"), daemon(base + "2")
     rs, so, rc, co = _pingpong("uvd:" + d1.sock, "uvd:" + d2.sock, port, ["-n", "200"])
     assert rs == 0 and rc == 0, so + co
-    assert "GID ::ffff:%s1" % base in so and "GID ::ffff:%s2" % base in co
+    gs, gc = _gid(so), _gid(co)
+    assert gs != gc and gs.startswith("::ffff:" + base) and gc.startswith("::ffff:" + base), (gs, gc)
+    assert int(gs.rsplit(".", 1)[1]) >= 128 and int(gc.rsplit(".", 1)[1]) >= 128, (gs, gc)
+    assert "engine at %s" % gs[len("::ffff:"):] in d1.text(), d1.text()
+    assert "engine at %s" % gc[len("::ffff:"):] in d2.text(), d2.text()
+
+
+def test_rc_pingpong_two_daemons_that_run_the_data_plane(daemon):
+    """uvd -R: the daemon performs its clients' doorbells (their rings) and moves their
+    packets, as a daemon of real hardware does; the clients answer on its address."""
+    base, port = _next()
+    d1, d2 = daemon(base + "1", args=["-R"]), daemon(base + "2", args=["-R"])
+    rs, so, rc, co = _pingpong("uvd:" + d1.sock, "uvd:" + d2.sock, port, ["-n", "200"])
+    assert rs == 0 and rc == 0, so + co
+    assert _gid(so) == "::ffff:%s1" % base and _gid(co) == "::ffff:%s2" % base, (so, co)
+
+
+def test_rc_pingpong_events_two_clients_one_daemon(daemon):
+    """Completion events (-e: ibv_req_notify_cq, ibv_get_cq_event) of clients whose
+    engines raise them, routed to the process's own event queue."""
+    base, port = _next()
+    d = daemon(base + "1")
+    rs, so, rc, co = _pingpong("uvd:" + d.sock, "uvd:" + d.sock, port, ["-n", "200", "-e"])
+    assert rs == 0 and rc == 0, so + co + d.text()
+    assert "200 iters in" in so and "200 iters in" in co
 
 
 # ---------------------------------------------------------------- a hostile client
@@ -352,7 +386,7 @@ def test_hostile_client_cannot_send_the_daemons_commands(daemon):
 
 def test_hostile_client_bad_lengths_are_refused(daemon):
     base, _ = _next()
-    d = daemon(base + "1")
+    d = daemon(base + "1", args=["-R"])   # the daemon reaches client memory: it checks pins
     b = Raw(d.sock)
     # inlen that disagrees with the message
     rc, _, _ = b.rpc(2, struct.pack("=II", 64, 16) + bytes(16))
@@ -376,9 +410,33 @@ def test_hostile_client_bad_lengths_are_refused(daemon):
     assert b.alive()
 
 
-def test_hostile_client_store_outside_its_uar_is_dropped(daemon):
+def test_hostile_client_of_engines_gets_no_ring_and_one_engine(daemon):
+    """A daemon of engines never performs a client's stores nor reaches its memory: no
+    doorbell ring, one engine socket per client, and a registration by address gets
+    IOVAs only (the client's own engine checks its pages, shim_pin_check)."""
     base, _ = _next()
     d = daemon(base + "1")
+    b = Raw(d.sock)
+    rc, _, fds = b.rpc(10, b"")
+    assert rc == -95 and not fds, rc        # RING: EOPNOTSUPP
+    rc, body, fds = b.rpc(13, b"")          # ENGINE
+    assert rc == 0 and len(fds) == 1, rc
+    ip = struct.unpack_from("=I", body)[0]
+    bound = socket.socket(fileno=fds[0])
+    assert bound.type == socket.SOCK_DGRAM
+    assert bound.getsockname() == ("127.%d.%d.%d" % ((ip >> 16) & 255, (ip >> 8) & 255, ip & 255), 4791)
+    assert (ip & 255) >= 128 and "%d.%d.%d." % (ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255) == base
+    bound.close()
+    rc, _, fds = b.rpc(13, b"")
+    assert rc == -16 and not fds, rc        # a second ENGINE: EBUSY
+    rc, body, _ = b.rpc(6, struct.pack("=QQ", 0x10000, 4096))
+    assert rc == 0, rc                      # PIN of memory the raw client has not mapped: IOVAs
+    assert b.alive() and d.p.poll() is None
+
+
+def test_hostile_client_store_outside_its_uar_is_dropped(daemon):
+    base, _ = _next()
+    d = daemon(base + "1", args=["-R"])   # the daemon runs the data plane: doorbell rings
     b = Raw(d.sock)
     # 8 bytes into the init segment's command doorbell, and into UAR page 5
     for off in (0x18, 5 * 4096 + 0x800):
@@ -390,7 +448,7 @@ def test_hostile_client_store_outside_its_uar_is_dropped(daemon):
 
 def test_hostile_client_garbage_records_in_its_ring_are_dropped(daemon):
     base, _ = _next()
-    d = daemon(base + "1")
+    d = daemon(base + "1", args=["-R"])   # the daemon runs the data plane: doorbell rings
     a, b = Raw(d.sock), Raw(d.sock)
     # a UAR page of a's: b's records naming it must not reach the device
     rc, out, msg = a.cmd(_op(0x802))
@@ -427,7 +485,7 @@ def test_hostile_client_cannot_shrink_memory_the_daemon_maps(daemon):
     """The ring and queue memory are sealed memfds: truncating them under the daemon's
     mapping (SIGBUS in the daemon) is refused."""
     base, _ = _next()
-    d = daemon(base + "1")
+    d = daemon(base + "1", args=["-R"])   # the daemon runs the data plane: doorbell rings
     a, b = Raw(d.sock), Raw(d.sock)
     b.map_ring()
     rc, _, fds = b.rpc(4, struct.pack("=QQ", 8192, 4096))
@@ -443,7 +501,7 @@ def test_hostile_client_cannot_shrink_memory_the_daemon_maps(daemon):
 
 def test_hostile_client_ring_index_out_of_range_cuts_it_off_not_others(daemon):
     base, _ = _next()
-    d = daemon(base + "1")
+    d = daemon(base + "1", args=["-R"])   # the daemon runs the data plane: doorbell rings
     a, b = Raw(d.sock), Raw(d.sock)
     r = b.map_ring()
     struct.pack_into("=I", r, 0, 100000)     # 100000 records ahead of what the daemon took
@@ -457,7 +515,7 @@ def test_hostile_client_ring_index_out_of_range_cuts_it_off_not_others(daemon):
 def test_hostile_client_has_no_mapping_of_another_clients_ring(daemon):
     """Each client maps its own doorbell ring and no other; the daemon maps both."""
     base, port = _next()
-    d = daemon(base + "1")
+    d = daemon(base + "1", args=["-R"])   # the daemon runs the data plane: doorbell rings
     s, c = _bw_pair("uvd:" + d.sock, port, "2000000")
     try:
         def rings(pid):
@@ -513,7 +571,9 @@ def test_client_objects_destroyed_when_it_disconnects(daemon):
 
 # ---------------------------------------------------------------- death during traffic
 
-def _bw_pair(uri, port, iters="100000"):
+def _bw_pair(uri, port, iters="1000000"):
+    """ib_write_bw of 4 KiB messages: long enough to be killed 2 s in (a client's engine
+    moves 100,000 in about 1 s on the 2-CPU VM)."""
     args = ["ib_write_bw", "-d", "uverbs0", "-x", "1", "-p", str(port), "-n", iters, "-s", "4096"]
     s = subprocess.Popen(args, env=_env(uri), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(1.0)

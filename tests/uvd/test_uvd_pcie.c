@@ -1,9 +1,11 @@
-/* PCIe transactions of a uvd client's data path, counted by the emulated ConnectX that
- * lives in the daemon (tools/uvd; docs/architecture.md "Several processes: uvd"): a
- * single-WQE post is one BlueFlame write and no MMIO read, as in one process
- * (tests/mlx5/test_pcie_counters.c asserts the same there).
+/* PCIe transactions of a uvd client's data path when the daemon runs the data plane
+ * (uvd -R, as a daemon of real hardware does with its BAR), counted by the emulated
+ * ConnectX that lives in the daemon (tools/uvd; docs/architecture.md "Several
+ * processes: uvd"): a single-WQE post is one BlueFlame write and no MMIO read, as in
+ * one process (tests/mlx5/test_pcie_counters.c asserts the same there, and
+ * test_uvd_engine.c for a client that runs the data plane in its own engine).
  *
- * The daemon is $UVD_BIN, started here on 127.68.1.1.  Two verbs contexts of this
+ * The daemon is $UVD_BIN -R, started here on 127.68.1.1.  Two verbs contexts of this
  * process are two clients of it (uvd:<socket> twice), connected by an RC QP pair; a
  * third connection speaks the protocol itself (hw/shim/uvd_proto.h) to read the
  * device's counters before each post and after its completion.  The daemon's own
@@ -13,7 +15,7 @@
 #include "hw/shim/uvd_proto.h"
 #include "tests/uvd/uvd_daemon.h"
 
-static struct uvd_daemon dmn = { .pid = -1 };
+static struct uvd_daemon dmn = { .pid = -1, .opt = "-R" };
 static int raw = -1, raw_evs = -1;
 static uint32_t raw_seq;
 static struct ut_ep A, B;

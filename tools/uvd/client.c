@@ -330,9 +330,11 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 		snprintf(msg, msglen, "pin: bad range");
 		return -EINVAL;
 	}
-	/* Every page must be mapped in the client now, as get_user_pages would demand. */
+	/* Every page must be mapped in the client now, as get_user_pages would demand.
+	 * With engines (no -R) the client's engine reaches its pages, never this daemon, and
+	 * the client checked them (shim_pin_check): only IOVAs are handed out here. */
 	uint64_t pg = c->srv->shim->page_size;
-	for (uint64_t a = q->va; a < q->va + q->len; a = (a / pg + 1) * pg) {
+	for (uint64_t a = q->va; !c->srv->engines && a < q->va + q->len; a = (a / pg + 1) * pg) {
 		uint8_t b;
 		int rc = plat_peer_copy(c->pid, a, &b, 1, 0);
 		if (rc == -EOPNOTSUPP) {
@@ -478,7 +480,8 @@ static void uvd_do_cmd(struct uvd_client *c, const struct uvd_hdr *h, const uint
 	rc = uvd_policy_check(c, in, q.inlen, r.msg, sizeof(r.msg), &gid);
 	uint16_t op = (uint16_t)PRM_GET(alloc_uar_in, in, opcode);
 	if (rc == 0 && gid) {
-		rc = uvd_gid_same(c, in, q.inlen, r.msg, sizeof(r.msg));
+		/* an engine's client programs its own address, into its engine alone */
+		rc = uvd_engine_gid_own(c, q.inlen) ? 0 : uvd_gid_same(c, in, q.inlen, r.msg, sizeof(r.msg));
 	} else if (rc == 0 && (op == PRM_CMD_OP_ALLOC_UAR || op == PRM_CMD_OP_DEALLOC_UAR)) {
 		/* answered from the client's host pages of UAR pages (uar.c) */
 		uint32_t u = 0;
@@ -710,7 +713,27 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 		int fd = -1;
 		if (plen != 0)
 			return -EPROTO;
-		int rc = uvd_ring_new(c, &r, &fd);
+		/* engines: the device's data plane is off here; a client without an engine
+		 * would post into nothing */
+		int rc = c->srv->engines ? -EOPNOTSUPP : uvd_ring_new(c, &r, &fd);
+		if (rc == -EOPNOTSUPP && c->srv->verbose)
+			uvd_log("client %u: asked for a doorbell ring from a daemon of engines (start it with -R for rings)", c->id);
+		int src = uvd_send(c->ctl, h.op, h.seq, rc, &r, sizeof(r), NULL, 0, rc ? -1 : fd);
+		if (fd >= 0)
+			close(fd);
+		return src;
+	}
+	case UVD_OP_ENGINE: {
+		struct uvd_engine_rep r = { 0 };
+		int fd = -1;
+		if (plen != 0)
+			return -EPROTO;
+		pthread_mutex_lock(&d->lock);
+		int rc = uvd_engine_new(c, &r, &fd, msg, sizeof(msg));
+		pthread_mutex_unlock(&d->lock);
+		if (c->srv->verbose)
+			uvd_log("client %u: engine at %u.%u.%u.%u%s%s", c->id, r.ipv4 >> 24, (r.ipv4 >> 16) & 0xff,
+				(r.ipv4 >> 8) & 0xff, r.ipv4 & 0xff, rc ? ": " : "", rc ? msg : "");
 		int src = uvd_send(c->ctl, h.op, h.seq, rc, &r, sizeof(r), NULL, 0, rc ? -1 : fd);
 		if (fd >= 0)
 			close(fd);
@@ -786,7 +809,8 @@ static int uvd_hello(struct uvd_client *c, const uint8_t *b, size_t n)
 	r.daemon_pid = (int32_t)getpid();
 	r.uar_page_bytes = (uint32_t)c->srv->uar_page_bytes;
 	r.kext_fn = c->srv->kext_fn;
-	r.features = UVD_FEAT_PIN_SHARED | (c->srv->shared_only ? UVD_FEAT_SHARED_ONLY : 0);
+	r.features = UVD_FEAT_PIN_SHARED | (c->srv->shared_only ? UVD_FEAT_SHARED_ONLY : 0) |
+		     (c->srv->engines ? UVD_FEAT_ENGINE : 0);
 	r.pci = c->srv->shim->pci;
 	rc = uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, sp[1]);
 	close(sp[1]);

@@ -5,7 +5,7 @@
  * poll their own queues in memory shared with the device (docs/architecture.md,
  * "Several processes: uvd").
  *
- *   uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-S] [-v]
+ *   uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-S] [-R] [-v]
  *     -d  the device (default "emu:"); any shim URI
  *     -s  socket path (default $UVERBS_RUN_DIR/uvd.sock, UVERBS_RUN_DIR defaulting
  *         to /tmp/uverbs-<uid>)
@@ -19,6 +19,12 @@
  *         shared-memory object whose descriptor it holds), never its private memory by
  *         address: what a daemon over VFIO does anyway, here for the emulator too (its
  *         clients then need not let the daemon into their address space)
+ *     -R  (emulated device) run the device's data plane here, for every client: their
+ *         doorbells come through a ring each and this daemon's threads move their
+ *         packets, as a daemon of real hardware does with its BAR.  Without -R each
+ *         client runs the data plane in an engine of its own, on an address the daemon
+ *         binds for it next to the device's (engine.c), and its doorbells and packets
+ *         take no daemon thread, as in one process
  *     -v  log clients, refusals and cleanups on stderr
  */
 #include <errno.h>
@@ -87,17 +93,19 @@ int main(int argc, char **argv)
 	 * processes: uvd"). */
 	unsigned long spin_us = ncpu > 2 ? 20 : 0;
 	unsigned long host_page = 0;
+	bool ring = false;
 	int opt;
-	while ((opt = getopt(argc, argv, "d:s:p:P:Svh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:p:P:SRvh")) != -1) {
 		switch (opt) {
 		case 'd': uri = optarg; break;
 		case 's': snprintf(srv.path, sizeof(srv.path), "%s", optarg); break;
 		case 'p': spin_us = strtoul(optarg, NULL, 10); break;
 		case 'P': host_page = strtoul(optarg, NULL, 0); break;
 		case 'S': srv.shared_only = true; break;
+		case 'R': ring = true; break;
 		case 'v': srv.verbose++; break;
 		default:
-			fprintf(stderr, "usage: uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-S] [-v]\n");
+			fprintf(stderr, "usage: uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-S] [-R] [-v]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -162,6 +170,12 @@ int main(int argc, char **argv)
 	 * (the kext) registers only what clients share, -S or not (VFIO). */
 	if (!srv.shim->ops->pin_for && !emu_device_from_shim(srv.shim))
 		srv.shared_only = true;
+	/* An emulated device's data plane runs in each client's engine unless -R: a
+	 * device daemon of hardware performs its clients' doorbells into the real BAR */
+	struct emu_dev *emu = emu_device_from_shim(srv.shim);
+	srv.engines = emu && !ring;
+	if (srv.engines)
+		emu_dataplane_off(emu);
 	mx5_device_set_event_handler(d->mx5, uvd_route_event, &srv);
 	mx5_device_set_comp_route(d->mx5, uvd_route_comp, &srv);
 	pthread_mutex_unlock(&d->lock);

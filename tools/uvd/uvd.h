@@ -5,6 +5,7 @@
  * policy.c  which commands a client may send, and the objects each one names
  * uar.c     a client's UAR pages, in whole host pages (uar_group.c: the arithmetic)
  * share.c   on the kext: grants of UAR host pages, pins in a client's task
+ * engine.c  engines (no -R): each client's own address and socket for the engine it runs
  */
 #ifndef UVERBS_TOOLS_UVD_UVD_H
 #define UVERBS_TOOLS_UVD_UVD_H
@@ -73,6 +74,7 @@ struct uvd_client {
 	size_t ring_len;
 	uint32_t ring_cons;       /* records taken: ours, never read back from the ring */
 	uint64_t ring_dropped;    /* records refused (outside its UAR pages, bad size or kind) */
+	uint32_t engine_ipv4;     /* engines: the address of its engine's socket (host order), or 0 */
 };
 
 struct uvd_server {
@@ -95,6 +97,7 @@ struct uvd_server {
 	bool shared_only;         /* register only memory clients share (PIN_SHARED): -S, or a shim
 				   * that reaches client memory neither by copy nor by pin (VFIO) */
 	unsigned nshared;         /* under dev->lock: PIN_SHARED mappings of all clients */
+	bool engines;             /* no -R on an emulated device: clients run the data plane in their own engines (engine.c) */
 };
 
 /* client.c */
@@ -121,6 +124,11 @@ int uvd_share_uar(struct uvd_client *c, uint32_t uar, bool grant);
  * is kext:0) on a shim that grants UAR pages, else 0. */
 uint32_t uvd_share_kext_fn(const struct shim_dev *shim, const char *uri);
 int uvd_pin_for(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg, size_t msglen);
+
+/* engine.c: bind the socket of a client's engine on an address of its own (engines); and
+ * whether a SET_ROCE_ADDRESS names that address. */
+int uvd_engine_new(struct uvd_client *c, struct uvd_engine_rep *r, int *fd, char *msg, size_t msglen);
+bool uvd_engine_gid_own(const struct uvd_client *c, size_t inlen);
 
 /* uar.c: a client's ALLOC_UAR (an index of a host page only it holds; *granted: this
  * call granted that host page to its process) and DEALLOC_UAR

@@ -1,0 +1,169 @@
+/* Clients of a daemon of engines (uvd on an emulated device, without -R; docs/
+ * architecture.md "Several processes: uvd"): each client runs the NIC's data plane in
+ * its own engine (hw/emu/engine.c), on an address the daemon bound for it, so a post
+ * costs what it costs in one process and no daemon thread moves a packet.
+ *
+ * The daemon is $UVD_BIN, started here on 127.86.1.1.  Two hw/mlx5 devices of this
+ * process are two clients of it ("uvd:<socket>" twice), connected by an RC QP pair
+ * through the driver (tests/integration/tp_pair.h); a third NIC is a plain emulated
+ * one in this process (127.86.1.50), a peer outside the daemon.  A raw connection reads
+ * the daemon's own device counters (COUNTERS). */
+#include "tests/integration/tp_pair.h"
+#include "tests/uvd/uvd_daemon.h"
+
+static struct uvd_daemon dmn = { .pid = -1 };
+static int raw = -1, raw_evs = -1;
+static uint32_t raw_seq;
+static struct tp_nic A, B;
+static struct tp_ep qa, qb;
+static uint8_t *abuf, *bbuf;
+static struct mx5_mr *amr, *bmr;
+static char uri[160];
+
+#define BUF (64u << 10)
+#define DAEMON_IP 0x7f560101u   /* 127.86.1.1 */
+
+static const struct tp_conn conn = { .mtu = 3, .sq_psn = 0x10, .rq_psn = 0x20, .timeout = 14, .retry_cnt = 2,
+				     .rnr_retry = 7, .min_rnr_timer = 1 };
+
+static void daemon_counters(struct uvd_counters_rep *out)
+{
+	cr_assert_eq(uvd_raw_rpc(raw, &raw_seq, UVD_OP_COUNTERS, NULL, 0, -1, out, sizeof(*out), NULL), 0, "COUNTERS");
+}
+
+static void setup(void)
+{
+	struct uvd_hello hq = { .version = UVD_VERSION };
+	struct uvd_hello_rep hr;
+	const unsigned access = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_READ;
+
+	raw = uvd_daemon_start(&dmn, "engine", "127.86.1.1");
+	cr_assert_eq(uvd_raw_rpc(raw, &raw_seq, UVD_OP_HELLO, &hq, sizeof(hq), -1, &hr, sizeof(hr), &raw_evs), 0);
+	cr_assert(hr.features & UVD_FEAT_ENGINE, "a daemon of an emulated device offers engines");
+	snprintf(uri, sizeof(uri), "uvd:%s", dmn.sock);
+	tp_nic_open(&A, uri, 256);
+	tp_nic_open(&B, uri, 256);
+	tp_qp_create(&qa, &A, MX5_QPT_RC, 64, NULL);
+	tp_qp_create(&qb, &B, MX5_QPT_RC, 64, NULL);
+	tp_connect(&qa, &qb, &conn);
+	abuf = tp_alloc(BUF);
+	bbuf = tp_alloc(BUF);
+	amr = tp_mr(&A, abuf, BUF, access);
+	bmr = tp_mr(&B, bbuf, BUF, access);
+}
+
+static void teardown(void)
+{
+	tp_nic_close(&A);
+	tp_nic_close(&B);
+	uvd_daemon_stop(&dmn);
+}
+
+TestSuite(uvd_engine, .init = setup, .fini = teardown, .timeout = 120);
+
+Test(uvd_engine, each_client_answers_on_an_address_of_its_own)
+{
+	cr_assert_neq(A.ip, B.ip);
+	for (unsigned i = 0; i < 2; i++) {
+		uint32_t ip = i ? B.ip : A.ip;
+		cr_assert_eq(ip >> 8, DAEMON_IP >> 8, "0x%08x: in the device's /24", ip);
+		cr_assert_geq(ip & 0xff, 128, "0x%08x: from .128 up, apart from the device's own", ip);
+	}
+}
+
+/* The post of one WR, in the engine's counters: what one process's own device counts
+ * (tests/mlx5/test_pcie_counters.c); and the daemon's device counts no data-path work. */
+Test(uvd_engine, post_is_one_blueflame_write_and_the_daemon_moves_nothing)
+{
+	struct uvd_counters_rep d0, d1;
+	struct emu_counters pb, pa;
+	struct ibv_wc wc;
+	uint64_t id = 0;
+
+	daemon_counters(&d0);
+	for (unsigned k = 0; k < 2; k++)
+		for (unsigned i = 0; i < 32; i++) {
+			uint32_t len = k ? 4096 : 8;
+
+			tp_fill(abuf, len, (uint32_t)++id);
+			emu_counters(A.emu, &pb);
+			cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, id, abuf, len, tp_lkey(amr), (uintptr_t)bbuf + 4096,
+					     tp_rkey(bmr), IBV_SEND_SIGNALED | (k ? 0 : IBV_SEND_INLINE)), 0);
+			emu_counters(A.emu, &pa);
+			snprintf(tp_what, sizeof(tp_what), "%u-byte WRITE #%u", len, i);
+			tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+			cr_assert_eq(wc.wr_id, id);
+			cr_assert_eq(memcmp(bbuf + 4096, abuf, len), 0, "%s: data differ", tp_what);
+			cr_assert_eq(pa.bf_writes - pb.bf_writes, 1, "%s: %llu BlueFlame writes", tp_what,
+				     (unsigned long long)(pa.bf_writes - pb.bf_writes));
+			cr_assert_eq(pa.send_doorbells - pb.send_doorbells, 0, "%s: 64-bit send doorbells", tp_what);
+			cr_assert_eq(pa.mmio_reads - pb.mmio_reads, 0, "%s: %llu MMIO reads", tp_what,
+				     (unsigned long long)(pa.mmio_reads - pb.mmio_reads));
+		}
+	daemon_counters(&d1);
+	cr_assert_eq(d1.bf_writes, d0.bf_writes, "the daemon's device took %llu BlueFlame writes",
+		     (unsigned long long)(d1.bf_writes - d0.bf_writes));
+	cr_assert_eq(d1.send_doorbells, d0.send_doorbells);
+	cr_assert_eq(d1.cq_doorbells, d0.cq_doorbells);
+}
+
+/* The engine reaches the client's pages, so the client checks them, as get_user_pages
+ * would: memory it has not mapped is refused (EFAULT), read-only memory is registered
+ * for reading only. */
+Test(uvd_engine, memory_the_client_has_not_mapped_is_refused)
+{
+	struct mx5_mr *mr = NULL;
+	uint8_t *p = tp_alloc(8192);
+
+	cr_assert_eq(munmap(p, 8192), 0);
+	cr_assert_eq(mx5_mr_reg(A.pd, p, 8192, MX5_ACCESS_LOCAL_WRITE, &mr), -EFAULT, "%s", mx5_device_error(A.dev));
+	p = mmap(NULL, 8192, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(p, MAP_FAILED);
+	cr_assert_eq(mx5_mr_reg(A.pd, p, 8192, MX5_ACCESS_LOCAL_WRITE, &mr), -EFAULT, "writable registration of "
+		     "read-only memory");
+	cr_assert_eq(mx5_mr_reg(A.pd, p, 8192, 0, &mr), 0, "%s", mx5_device_error(A.dev));
+	mx5_mr_dereg(mr);
+	munmap(p, 8192);
+}
+
+/* A peer outside the daemon (one process's own emulated NIC) and the client's engine
+ * speak RoCE to each other; once the daemon is killed the engine stops as a pulled
+ * device does: the peer's WRITE into the client's memory no longer lands (the peer's
+ * retries run out) and the client's device reports the loss. */
+Test(uvd_engine, daemon_death_stops_the_engine)
+{
+	static struct tp_nic C;
+	struct tp_ep qc, qa2;
+	struct ibv_wc wc;
+	uint8_t *cbuf = tp_alloc(BUF);
+	struct mx5_mr *cmr;
+
+	tp_nic_open(&C, "emu:ip=127.86.1.50", 64);
+	cmr = tp_mr(&C, cbuf, BUF, MX5_ACCESS_LOCAL_WRITE);
+	tp_qp_create(&qc, &C, MX5_QPT_RC, 16, NULL);
+	tp_qp_create(&qa2, &A, MX5_QPT_RC, 16, NULL);
+	tp_connect(&qc, &qa2, &conn);
+	memset(cbuf, 0x5a, 4096);
+	memset(abuf, 0, 4096);
+	snprintf(tp_what, sizeof(tp_what), "WRITE into the engine's client");
+	cr_assert_eq(tp_post(&qc, IBV_WR_RDMA_WRITE, 1, cbuf, 4096, tp_lkey(cmr), (uintptr_t)abuf, tp_rkey(amr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&C, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(abuf[4095], 0x5a);
+
+	kill(dmn.pid, SIGKILL);
+	waitpid(dmn.pid, NULL, 0);
+	dmn.pid = -1;
+	uint64_t end = tp_now_ms() + 5000;
+	while (!emu_removed(A.emu) && tp_now_ms() < end)
+		usleep(10000);
+	cr_assert(emu_removed(A.emu), "the engine still runs 5 s after its daemon died");
+	memset(cbuf, 0xa5, 4096);
+	snprintf(tp_what, sizeof(tp_what), "WRITE into the client of a dead daemon");
+	cr_assert_eq(tp_post(&qc, IBV_WR_RDMA_WRITE, 2, cbuf, 4096, tp_lkey(cmr), (uintptr_t)abuf, tp_rkey(amr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&C, &wc, IBV_WC_RETRY_EXC_ERR, 10000);
+	cr_assert_eq(abuf[0], 0x5a, "a WRITE landed in the memory of a client whose daemon is gone");
+	cr_assert_eq(abuf[4095], 0x5a);
+	tp_nic_close(&C);
+}
