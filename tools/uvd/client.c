@@ -450,6 +450,17 @@ static int uvd_gid_same(struct uvd_client *c, const uint8_t *in, size_t inlen, c
 	return 0;
 }
 
+/* A reply that hands over a descriptor we made for it (DMA_ALLOC's memfd, RING's,
+ * ENGINE's socket) when rc is 0; ours is closed either way. */
+static int uvd_reply_fd(struct uvd_client *c, const struct uvd_hdr *h, int rc, const void *rep, size_t replen,
+			int fd)
+{
+	int src = uvd_send(c->ctl, h->op, h->seq, rc, rep, replen, NULL, 0, rc ? -1 : fd);
+	if (fd >= 0)
+		close(fd);
+	return src;
+}
+
 static void uvd_do_cmd(struct uvd_client *c, const struct uvd_hdr *h, const uint8_t *p, size_t plen)
 {
 	struct uvd_cmd q;
@@ -668,10 +679,7 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 		pthread_mutex_lock(&d->lock);
 		int rc = uvd_dma_alloc(c, &q, &r, &fd, msg, sizeof(msg));
 		pthread_mutex_unlock(&d->lock);
-		int src = uvd_send(c->ctl, h.op, h.seq, rc, &r, sizeof(r), NULL, 0, rc ? -1 : fd);
-		if (fd >= 0)
-			close(fd);
-		return src;
+		return uvd_reply_fd(c, &h, rc, &r, sizeof(r), fd);
 	}
 	case UVD_OP_DMA_FREE:
 	case UVD_OP_UNPIN: {
@@ -718,10 +726,7 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 		int rc = c->srv->engines ? -EOPNOTSUPP : uvd_ring_new(c, &r, &fd);
 		if (rc == -EOPNOTSUPP && c->srv->verbose)
 			uvd_log("client %u: asked for a doorbell ring from a daemon of engines (start it with -R for rings)", c->id);
-		int src = uvd_send(c->ctl, h.op, h.seq, rc, &r, sizeof(r), NULL, 0, rc ? -1 : fd);
-		if (fd >= 0)
-			close(fd);
-		return src;
+		return uvd_reply_fd(c, &h, rc, &r, sizeof(r), fd);
 	}
 	case UVD_OP_ENGINE: {
 		struct uvd_engine_rep r = { 0 };
@@ -734,10 +739,7 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 		if (c->srv->verbose)
 			uvd_log("client %u: engine at %u.%u.%u.%u%s%s", c->id, r.ipv4 >> 24, (r.ipv4 >> 16) & 0xff,
 				(r.ipv4 >> 8) & 0xff, r.ipv4 & 0xff, rc ? ": " : "", rc ? msg : "");
-		int src = uvd_send(c->ctl, h.op, h.seq, rc, &r, sizeof(r), NULL, 0, rc ? -1 : fd);
-		if (fd >= 0)
-			close(fd);
-		return src;
+		return uvd_reply_fd(c, &h, rc, &r, sizeof(r), fd);
 	}
 	case UVD_OP_COUNTERS: {
 		struct uvd_counters_rep r = { 0 };
