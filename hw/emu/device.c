@@ -154,6 +154,11 @@ uint32_t emu_uar_index_of(const struct emu_dev *d, uint32_t obj_id)
 	return obj_id << uar_index_shift(d);
 }
 
+uint32_t emu_uar_obj_of(const struct emu_dev *d, uint32_t uar_index)
+{
+	return uar_index >> uar_index_shift(d);
+}
+
 void *emu_uar_obj(struct emu_dev *d, uint32_t uar_index)
 {
 	return emu_obj_get(d, EMU_OBJ_UAR, uar_index >> uar_index_shift(d));

@@ -151,6 +151,13 @@ int emu_iommu_map(struct emu_dev *d, void *va, size_t len, unsigned flags, struc
  * (the client unmapped it or died) is a DMA fault.  Pins only: the iova mode applies. */
 int emu_iommu_map_remote(struct emu_dev *d, pid_t pid, uint64_t rva, size_t len, struct emu_iova_seg **segs,
 			 uint32_t *nseg, uint64_t *map_id);
+/* IOVAs for [rva, rva+len) of a client that runs the data plane in its own engine
+ * (engine.c): one contiguous range with the offset of rva in its host page, and no
+ * memory behind it, so any access by this device is a DMA fault.  The daemon's policy
+ * and its commands' checks see it mapped; the client's engine maps the same IOVAs to
+ * the client's own pages (emu_iommu_map_at). */
+int emu_iommu_reserve(struct emu_dev *d, uint64_t rva, size_t len, struct emu_iova_seg **segs, uint32_t *nseg,
+		      uint64_t *map_id);
 int emu_iommu_unmap(struct emu_dev *d, uint64_t map_id);
 
 /* Map [va, va+len) at IOVAs another IOMMU chose: nseg segments, in VA order, whose
@@ -172,6 +179,12 @@ int emu_iommu_map_at(struct emu_dev *d, void *va, size_t len, unsigned flags, co
  * when the engine ran it (*status its firmware status), 0 when skipped, or -errno. */
 int emu_engine_cmd(struct emu_dev *d, const void *in, size_t inlen, const void *ref_out, void *local_out,
 		   size_t outlen, uint8_t *status);
+/* A CREATE or ALLOC the engine refused although the daemon ran it: the DESTROY or
+ * DEALLOC (16 bytes, written to undo) that gives the daemon's object back, or 0 for
+ * any other command. */
+size_t emu_engine_undo(const void *in, const void *ref_out, void *undo, size_t undolen);
+/* The opcodes an engine runs (up to max into out; how many there are). */
+size_t emu_engine_opcodes(uint16_t *out, size_t max);
 /* Whether the engine's own answer replaces the daemon's: queries of state the data
  * plane changes (QP state, queue counters), which only the engine knows. */
 int emu_engine_answers(uint16_t opcode);
@@ -184,8 +197,9 @@ void emu_set_event_sink(struct emu_dev *d, emu_event_sink_fn fn, void *arg);
  * completion event (num: its CQ), 0 for an async one. */
 int emu_event_object(uint8_t type, const uint8_t *data, uint32_t *num, uint8_t *syndrome);
 /* A daemon's device whose clients run the data plane in their engines: commands keep
- * working, but the device never acts on their queues (no flush at 2ERR, no receive
- * timers), which their engines do. */
+ * working, but the device never acts on their queues, which their engines do: it
+ * takes no packet off its socket, flushes nothing at 2ERR and raises no SRQ last-WQE
+ * event.  (It gets no doorbell either: the daemon gives such clients no ring.) */
 void emu_dataplane_off(struct emu_dev *d);
 
 /* ---- interrupts ---- */

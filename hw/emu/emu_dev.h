@@ -240,6 +240,8 @@ bool emu_uar_valid(struct emu_dev *d, uint32_t uar_index);
  * not emu_obj_get(EMU_OBJ_UAR, index), so uar_4k numbering works. */
 void *emu_uar_obj(struct emu_dev *d, uint32_t uar_index);
 uint32_t emu_uar_index_of(const struct emu_dev *d, uint32_t obj_id);
+/* The other way: the UAR object's number for a driver's index (uar_4k numbering). */
+uint32_t emu_uar_obj_of(const struct emu_dev *d, uint32_t uar_index);
 
 /* ---- DMA through the IOMMU (iommu.c) ---- */
 /* Copy between device-visible memory and buf.  Any byte outside a live mapping: nothing

@@ -20,37 +20,76 @@
 #include "hw/emu/emu_dev.h"
 
 /* Commands that create an object: the number the daemon gave is the engine's too
- * (objtab.c force_id). */
+ * (objtab.c force_id); and the command that destroys it, which the daemon gets when
+ * the engine refuses the creation (emu_engine_undo). */
 static const struct engine_num {
 	uint16_t opcode;
 	enum emu_obj_type type;
-	unsigned off, width;
+	unsigned off, width;           /* the number in the output */
+	uint16_t undo;                 /* its DESTROY / DEALLOC */
+	unsigned undo_off, undo_width; /* the number in that one's input */
 } engine_nums[] = {
-#define NUM(op, t, layout, field) { PRM_CMD_OP_##op, EMU_OBJ_##t, PRM_OFF(layout, field), PRM_WIDTH(layout, field) }
-	NUM(CREATE_CQ, CQ, create_cq_out, cqn),
-	NUM(CREATE_QP, QP, create_qp_out, qpn),
-	NUM(CREATE_SRQ, SRQ, create_srq_out, srqn),
-	NUM(CREATE_MKEY, MKEY, create_mkey_out, mkey_index),
-	NUM(ALLOC_PD, PD, alloc_pd_out, pd),
-	NUM(ALLOC_TRANSPORT_DOMAIN, TD, alloc_transport_domain_out, transport_domain),
-	NUM(ALLOC_UAR, UAR, alloc_uar_out, uar),
-	NUM(ALLOC_Q_COUNTER, Q_COUNTER, alloc_q_counter_out, counter_set_id),
+#define NUM(op, t, layout, field, undo, ulayout, ufield)                                                   \
+	{ PRM_CMD_OP_##op, EMU_OBJ_##t, PRM_OFF(layout, field), PRM_WIDTH(layout, field), PRM_CMD_OP_##undo, \
+	  PRM_OFF(ulayout, ufield), PRM_WIDTH(ulayout, ufield) }
+	NUM(CREATE_CQ, CQ, create_cq_out, cqn, DESTROY_CQ, destroy_cq_in, cqn),
+	NUM(CREATE_QP, QP, create_qp_out, qpn, DESTROY_QP, destroy_qp_in, qpn),
+	NUM(CREATE_SRQ, SRQ, create_srq_out, srqn, DESTROY_SRQ, destroy_srq_in, srqn),
+	NUM(CREATE_MKEY, MKEY, create_mkey_out, mkey_index, DESTROY_MKEY, destroy_mkey_in, mkey_index),
+	NUM(ALLOC_PD, PD, alloc_pd_out, pd, DEALLOC_PD, dealloc_pd_in, pd),
+	NUM(ALLOC_UAR, UAR, alloc_uar_out, uar, DEALLOC_UAR, dealloc_uar_in, uar),
+	NUM(ALLOC_Q_COUNTER, Q_COUNTER, alloc_q_counter_out, counter_set_id, DEALLOC_Q_COUNTER, dealloc_q_counter_in,
+	    counter_set_id),
 #undef NUM
 };
 
 /* Every other command the engine runs: the rest of the objects' lives, and the RoCE
- * address table (the client's own address, programmed by its driver). */
+ * address table (the client's own address, programmed by its driver).  Only what a
+ * daemon lets a client send and the emulator has a handler for (tests/emu/
+ * test_engine.c checks the handlers). */
 static const uint16_t engine_runs[] = {
 	PRM_CMD_OP_DESTROY_CQ, PRM_CMD_OP_QUERY_CQ, PRM_CMD_OP_MODIFY_CQ,
 	PRM_CMD_OP_DESTROY_QP, PRM_CMD_OP_QUERY_QP, PRM_CMD_OP_RST2INIT_QP, PRM_CMD_OP_INIT2INIT_QP,
-	PRM_CMD_OP_INIT2RTR_QP, PRM_CMD_OP_RTR2RTS_QP, PRM_CMD_OP_RTS2RTS_QP, PRM_CMD_OP_SQERR2RTS_QP,
-	PRM_CMD_OP_2ERR_QP, PRM_CMD_OP_2RST_QP, PRM_CMD_OP_SQD_RTS_QP,
-	PRM_CMD_OP_DESTROY_SRQ, PRM_CMD_OP_QUERY_SRQ, PRM_CMD_OP_ARM_RQ,
+	PRM_CMD_OP_INIT2RTR_QP, PRM_CMD_OP_RTR2RTS_QP, PRM_CMD_OP_RTS2RTS_QP, PRM_CMD_OP_2ERR_QP, PRM_CMD_OP_2RST_QP,
+	PRM_CMD_OP_DESTROY_SRQ, PRM_CMD_OP_QUERY_SRQ,
 	PRM_CMD_OP_DESTROY_MKEY, PRM_CMD_OP_QUERY_MKEY,
-	PRM_CMD_OP_DEALLOC_PD, PRM_CMD_OP_DEALLOC_TRANSPORT_DOMAIN, PRM_CMD_OP_DEALLOC_UAR,
+	PRM_CMD_OP_DEALLOC_PD, PRM_CMD_OP_DEALLOC_UAR,
 	PRM_CMD_OP_DEALLOC_Q_COUNTER, PRM_CMD_OP_QUERY_Q_COUNTER,
 	PRM_CMD_OP_SET_ROCE_ADDRESS, PRM_CMD_OP_QUERY_ROCE_ADDRESS, PRM_CMD_OP_QUERY_NIC_VPORT_CONTEXT,
 };
+
+size_t emu_engine_opcodes(uint16_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(engine_nums) / sizeof(engine_nums[0]); i++)
+		if (n < max)
+			out[n++] = engine_nums[i].opcode;
+	for (size_t i = 0; i < sizeof(engine_runs) / sizeof(engine_runs[0]); i++)
+		if (n < max)
+			out[n++] = engine_runs[i];
+	return n;
+}
+
+static const struct engine_num *engine_num_of(uint16_t opcode)
+{
+	for (size_t i = 0; i < sizeof(engine_nums) / sizeof(engine_nums[0]); i++)
+		if (engine_nums[i].opcode == opcode)
+			return &engine_nums[i];
+	return NULL;
+}
+
+size_t emu_engine_undo(const void *in, const void *ref_out, void *undo, size_t undolen)
+{
+	const struct engine_num *num = engine_num_of((uint16_t)PRM_GET(cmd_in, (const uint8_t *)in, opcode));
+
+	if (!num || undolen < 16)
+		return 0;
+	memset(undo, 0, 16);
+	PRM_SET(cmd_in, (uint8_t *)undo, opcode, num->undo);
+	prm_bits_set(undo, num->undo_off, num->undo_width, prm_bits_get(ref_out, num->off, num->width));
+	return 16;
+}
 
 int emu_engine_answers(uint16_t opcode)
 {
@@ -111,9 +150,7 @@ int emu_engine_cmd(struct emu_dev *d, const void *in, size_t inlen, const void *
 	c.op_mod = (uint16_t)PRM_GET(query_hca_cap_in, (const uint8_t *)in, op_mod);
 	if (!d->cfg.engine)
 		return -EINVAL;
-	for (size_t i = 0; i < sizeof(engine_nums) / sizeof(engine_nums[0]); i++)
-		if (engine_nums[i].opcode == c.opcode)
-			num = &engine_nums[i];
+	num = engine_num_of(c.opcode);
 	pthread_mutex_lock(&d->lock);
 	rc = engine_learn(d, c.opcode, c.op_mod, ref_out, outlen);
 	pthread_mutex_unlock(&d->lock);
@@ -137,10 +174,20 @@ int emu_engine_cmd(struct emu_dev *d, const void *in, size_t inlen, const void *
 	c.outlen = outlen;
 	pthread_mutex_lock(&d->lock);
 	if (num) {
+		uint32_t n = (uint32_t)prm_bits_get(ref_out, num->off, num->width);
+
 		d->obj[num->type].force = true;
-		d->obj[num->type].force_id = (uint32_t)prm_bits_get(ref_out, num->off, num->width);
+		/* a UAR's number is its index in the driver's units (uar_4k) */
+		d->obj[num->type].force_id = num->type == EMU_OBJ_UAR ? emu_uar_obj_of(d, n) : n;
 	}
-	rc = desc->fn(d, &c);
+	/* fault rules (emu_fault_fail) refuse here too, so tests can make an engine
+	 * refuse what its daemon did; a hang is a refusal (nothing waits on an engine) */
+	uint8_t fst = 0;
+	uint32_t fsynd = 0;
+	if (emu_fault_check(d, c.opcode, &fst, &fsynd))
+		rc = emu_cmd_fail(&c, fst ? fst : PRM_CMD_STAT_INT_ERR, fsynd);
+	else
+		rc = desc->fn(d, &c);
 	if (num)
 		d->obj[num->type].force = false;
 	if (rc)

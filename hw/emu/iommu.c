@@ -55,7 +55,8 @@ struct emu_map_ent {
 	uint64_t len;
 	uint8_t *va;
 	uint64_t map_id;
-	pid_t pid;      /* 0: va is ours; else va is in process pid (a device daemon's client) */
+	pid_t pid;      /* 0: va is ours; > 0: va is in process pid (a device daemon's client);
+			 * EMU_PID_NONE: a reservation, no memory (emu_iommu_reserve) */
 	bool app;           /* application memory: reached through hw/platform/vm.h */
 };
 
@@ -142,6 +143,17 @@ int emu_iommu_map_remote(struct emu_dev *d, pid_t pid, uint64_t rva, size_t len,
 	return map_pid(d, pid, (void *)(uintptr_t)rva, len, 0, segs, nseg, map_id);
 }
 
+/* A reservation has no memory behind it: pid EMU_PID_NONE, any access faults. */
+#define EMU_PID_NONE ((pid_t)-1)
+
+int emu_iommu_reserve(struct emu_dev *d, uint64_t rva, size_t len, struct emu_iova_seg **segs, uint32_t *nseg,
+		      uint64_t *map_id)
+{
+	/* one contiguous range whatever the mode: nothing is reached through it, and a
+	 * long registration costs one entry, not one per page */
+	return map_pid(d, EMU_PID_NONE, (void *)(uintptr_t)rva, len, EMU_IOMMU_CONTIGUOUS, segs, nseg, map_id);
+}
+
 static int map_pid(struct emu_dev *d, pid_t pid, void *va, size_t len, unsigned flags,
 		   struct emu_iova_seg **segs, uint32_t *nseg, uint64_t *map_id)
 {
@@ -172,7 +184,7 @@ static int map_pid(struct emu_dev *d, pid_t pid, void *va, size_t len, unsigned 
 	}
 	id = m->next_id++;
 	first_new = m->n;
-	if (pid)
+	if (pid > 0)
 		m->remote = true;
 	if (contiguous) {
 		uint64_t base = round_up(m->next_iova, EMU_IOVA_ALIGN);
@@ -381,7 +393,12 @@ static int access(struct emu_dev *d, uint64_t iova, void *buf, size_t len, int w
 		uint64_t in = iova - e->iova;
 		size_t n = e->len - in < len ? (size_t)(e->len - in) : len;
 
-		if (e->pid) {
+		if (e->pid == EMU_PID_NONE) {
+			d->ctr.dma_faults++;
+			emu_drverr(d, "DMA %s of %zu bytes at IOVA 0x%llx: reserved for a client's engine, no memory here",
+				   write ? "write" : "read", n, (unsigned long long)iova);
+			return -EFAULT;
+		} else if (e->pid) {
 			int rc = plat_peer_copy(e->pid, (uint64_t)(uintptr_t)(e->va + in), b, n, write);
 			if (rc) {
 				d->ctr.dma_faults++;

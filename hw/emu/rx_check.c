@@ -23,8 +23,10 @@ void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct 
 	enum emu_roce_transport tr;
 
 	tp->ctr.rx_pkts++;
-	/* a pulled device (emu_surprise_remove) answers nothing, as its link is gone */
-	if (tp->flt.link_down || d->removed) {
+	/* a pulled device (emu_surprise_remove) answers nothing, as its link is gone; a
+	 * daemon's device whose clients run engines (emu_dataplane_off) takes nothing
+	 * either: their QPs live here too, but only their engines may act on them */
+	if (tp->flt.link_down || d->removed || d->dataplane_off) {
 		tp->ctr.link_down_drops++;
 		return;
 	}

@@ -87,10 +87,10 @@ static struct emu_shim *to_emu(struct shim_dev *d)
 
 struct emu_dev *emu_device_from_shim(struct shim_dev *s)
 {
-	return s && s->ops->emulated ? s->ops->emulated(s) : NULL;
+	return s && s->ops->emulated ? (struct emu_dev *)s->ops->emulated(s) : NULL;
 }
 
-static struct emu_dev *emu_shim_emulated(struct shim_dev *s)
+static void *emu_shim_emulated(struct shim_dev *s)
 {
 	return to_emu(s)->emu;
 }

@@ -103,8 +103,6 @@ struct shim_remote_event {
 	uint8_t eqe_type, syndrome;
 };
 
-struct emu_dev;
-
 struct shim_ops {
 	const char *scheme;          /* "emu", "vfio", "kext", or a test's own */
 	int (*open)(const char *args, struct shim_dev **out);
@@ -145,10 +143,11 @@ struct shim_ops {
 	 * device, as dma_pin does for our own memory; undone by dma_unpin. */
 	int (*share_uar)(struct shim_dev *dev, int32_t pid, uint64_t bar_off, int grant);
 	int (*pin_for)(struct shim_dev *dev, int32_t pid, uint64_t va, size_t len, struct shim_pin *out);
-	/* Optional: the emulated device (hw/emu) behind this one, for tests and tools that
-	 * read its counters (emu_device_from_shim): the "emu:" shim's own, or the engine
-	 * of a device daemon's client that runs the data plane itself; NULL elsewhere. */
-	struct emu_dev *(*emulated)(struct shim_dev *dev);
+	/* Optional: the emulated device (a struct emu_dev of hw/emu, opaque here) behind
+	 * this one, for tests and tools that read its counters (emu_device_from_shim): the
+	 * "emu:" shim's own, or the engine of a device daemon's client that runs the data
+	 * plane itself; NULL elsewhere. */
+	void *(*emulated)(struct shim_dev *dev);
 };
 
 /* Designated initializers for a shim's struct shim_ops from functions named

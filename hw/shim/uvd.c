@@ -107,7 +107,7 @@ static struct uvd_shim *to_uvd(struct shim_dev *d)
 }
 
 /* shim_ops.emulated: our engine, when we run one */
-static struct emu_dev *uvd_emulated(struct shim_dev *dev)
+static void *uvd_emulated(struct shim_dev *dev)
 {
 	return to_uvd(dev)->eng;
 }
@@ -262,6 +262,8 @@ static void uvd_hook(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned siz
 	if (off + size > s->bar_len || size > UVD_MAX_STORE || !size)
 		return;
 	if (op == SHIM_MMIO_READ) {
+		/* the answer lands in our BAR0; with an engine that is the engine's BAR, whose
+		 * initialization segment nothing in the engine uses (it has no command queue) */
 		struct uvd_read q = { .off = off, .size = size };
 		struct uvd_read_rep r;
 		if (size > 8 || uvd_rpc(s, UVD_OP_READ, &q, sizeof(q), &r, sizeof(r), NULL))
@@ -620,7 +622,9 @@ static int uvd_pin_request(struct uvd_shim *s, void *va, size_t len, size_t *got
 	uint64_t file_off = 0;
 	int rc = -ENOENT;
 
-	if (s->features & UVD_FEAT_PIN_SHARED)
+	/* with an engine the daemon's device reaches none of our memory: by address is
+	 * IOVAs only, and the file would only be one more mapping of it in the daemon */
+	if ((s->features & UVD_FEAT_PIN_SHARED) && !s->eng)
 		rc = plat_vm_shared_file(va, len, &fd, &file_off);
 	*shared = rc == 0;
 	if (rc == 0) {
@@ -797,8 +801,17 @@ static int uvd_cmd(struct shim_dev *dev, const void *in, size_t inlen, void *out
 	} else if (rc == 0) {
 		rc = -EPROTO;
 	}
-	if (rc == 0 && *status == 0 && s->eng)
+	if (rc == 0 && *status == 0 && s->eng) {
 		rc = uvd_engine_apply(s->eng, in, inlen, out, outlen, msg, msglen);   /* in the daemon's order */
+		uint8_t undo[16];
+		size_t ulen = rc ? uvd_engine_undo(in, out, undo, sizeof(undo)) : 0;
+		if (ulen) {
+			/* the object cannot run here: the daemon's goes back now, not at our exit */
+			struct uvd_cmd uq = { .inlen = (uint32_t)ulen, .outlen = 16 };
+			size_t ignored;
+			uvd_rpc_locked(s, UVD_OP_CMD, &uq, sizeof(uq), undo, ulen, &ignored, NULL);
+		}
+	}
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc == -ENODEV && msglen && !msg[0])
 		snprintf(msg, msglen, "the device daemon is gone");

@@ -94,6 +94,11 @@ int uvd_engine_apply(struct emu_dev *e, const void *in, size_t inlen, void *out,
 	return 0;
 }
 
+size_t uvd_engine_undo(const void *in, const void *out, void *undo, size_t undolen)
+{
+	return emu_engine_undo(in, out, undo, undolen);
+}
+
 void uvd_engine_remove(struct emu_dev *e)
 {
 	emu_surprise_remove(e);

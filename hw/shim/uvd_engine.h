@@ -39,6 +39,9 @@ void uvd_engine_unmap(struct emu_dev *e, uint64_t map_id);
  * engine knows gets its answer in out.  -EIO, with msg, when the engine refuses it. */
 int uvd_engine_apply(struct emu_dev *e, const void *in, size_t inlen, void *out, size_t outlen, char *msg,
 		     size_t msglen);
+/* A CREATE or ALLOC the engine refused: the 16-byte DESTROY or DEALLOC that gives the
+ * daemon's object back (written to undo), or 0. */
+size_t uvd_engine_undo(const void *in, const void *out, void *undo, size_t undolen);
 /* The daemon is gone: the engine stops as a pulled device (no packet, no DMA). */
 void uvd_engine_remove(struct emu_dev *e);
 /* Its address, host order. */

@@ -24,7 +24,10 @@
 
 #include "hw/shim/shim.h"
 
-#define UVD_VERSION 2u
+/* 3: ENGINE and UVD_FEAT_ENGINE.  A daemon without engines (-R, or a device that is
+ * not emulated) still serves version 2 clients, which know only the doorbell ring. */
+#define UVD_VERSION 3u
+#define UVD_VERSION_RING_ONLY 2u
 #define UVD_MAX_MSG (256u * 1024u)
 #define UVD_MSG_LEN 192u           /* error text in a reply */
 #define UVD_MAX_SEGS 4096u         /* IOVA segments in one PIN reply */
@@ -172,6 +175,9 @@ struct uvd_counters_rep {
 	uint64_t mmio_reads, mmio_writes;
 	uint64_t uar_doorbells, send_doorbells, cq_doorbells, bf_writes;
 	uint64_t dma_reads, dma_writes;
+	/* version 3: RoCE packets the device took off its socket, and its objects alive
+	 * (every kind); a version 2 reader takes the fields above */
+	uint64_t rx_packets, objects_live;
 };
 
 /* ---- The doorbell ring: one per client, single producer (the client, under its own

@@ -192,3 +192,31 @@ Test(emu_engine, events_go_to_the_sink)
 	pthread_mutex_unlock(&e->lock);
 	emu_destroy(e);
 }
+
+Test(emu_engine, every_command_it_runs_has_a_handler)
+{
+	uint16_t ops[64];
+	size_t n = emu_engine_opcodes(ops, 64);
+
+	cr_assert_gt(n, 10);
+	cr_assert_lt(n, 64);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_not_null(emu_cmd_find(ops[i]), "opcode 0x%x (%s) has no handler", ops[i], prm_opcode_name(ops[i]));
+}
+
+Test(emu_engine, a_refused_creation_names_its_undo)
+{
+	uint8_t in[16] = { 0 }, out[16] = { 0 }, undo[16];
+
+	PRM_SET(cmd_in, in, opcode, PRM_CMD_OP_CREATE_QP);
+	PRM_SET(create_qp_out, out, qpn, 0x1234);
+	cr_assert_eq(emu_engine_undo(in, out, undo, sizeof(undo)), 16);
+	cr_assert_eq(PRM_GET(cmd_in, undo, opcode), PRM_CMD_OP_DESTROY_QP);
+	cr_assert_eq(PRM_GET(destroy_qp_in, undo, qpn), 0x1234);
+	PRM_SET(cmd_in, in, opcode, PRM_CMD_OP_ALLOC_Q_COUNTER);
+	PRM_SET(alloc_q_counter_out, out, counter_set_id, 9);
+	cr_assert_eq(emu_engine_undo(in, out, undo, sizeof(undo)), 16);
+	cr_assert_eq(PRM_GET(dealloc_q_counter_in, undo, counter_set_id), 9);
+	PRM_SET(cmd_in, in, opcode, PRM_CMD_OP_RTR2RTS_QP);
+	cr_assert_eq(emu_engine_undo(in, out, undo, sizeof(undo)), 0, "not a creation");
+}

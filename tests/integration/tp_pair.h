@@ -103,6 +103,7 @@ struct tp_conn {
 	uint32_t sq_psn, rq_psn;
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	uint8_t rd_atomic;
+	uint8_t sgid_index;           /* the source GID's index in this NIC's table (0: the default) */
 	uint32_t qkey;
 	bool no_responder_resources;  /* max_dest_rd_atomic 0 (READs and atomics refused) */
 	unsigned access;              /* RC/UC qp_access_flags; 0: all the service allows */
@@ -137,7 +138,7 @@ static inline void tp_qp_connect_to(struct tp_ep *e, uint32_t rip, uint32_t rqpn
 		a.path_mtu = c->mtu;
 		a.dest_qp_num = rqpn;
 		a.rq_psn = c->rq_psn;
-		a.ah.sgid_index = 0;
+		a.ah.sgid_index = c->sgid_index;
 		a.ah.dgid[10] = 0xff;
 		a.ah.dgid[11] = 0xff;
 		a.ah.dgid[12] = (uint8_t)(rip >> 24);

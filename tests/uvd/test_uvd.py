@@ -158,13 +158,17 @@ def test_rc_pingpong_events_two_clients_one_daemon(daemon):
 class Raw:
     """A client speaking the protocol by hand (hw/shim/uvd_proto.h)."""
     HDR = struct.Struct("=IHHiI")
+    VERSION = 3           # UVD_VERSION; 2 (UVD_VERSION_RING_ONLY) knows only the ring
 
-    def __init__(self, path):
+    def __init__(self, path, version=VERSION):
         self.s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.s.connect(path)
         self.s.settimeout(10)
         self.seq = 0
-        rc, body, fds = self.rpc(1, struct.pack("=II", 2, 0))
+        rc, body, fds = self.rpc(1, struct.pack("=II", version, 0))
+        self.hello_rc = rc
+        if rc == -93:     # EPROTONOSUPPORT: the caller looks at hello_rc
+            return
         assert rc == 0 and len(fds) == 1, rc
         self.evs = socket.socket(fileno=fds[0])
         self.comp_eqn = struct.unpack_from("=I", body, 16)[0]
@@ -384,9 +388,10 @@ def test_hostile_client_cannot_send_the_daemons_commands(daemon):
     assert b.alive()
 
 
-def test_hostile_client_bad_lengths_are_refused(daemon):
+@pytest.mark.parametrize("ring", [False, True], ids=["engines", "ring"])
+def test_hostile_client_bad_lengths_are_refused(daemon, ring):
     base, _ = _next()
-    d = daemon(base + "1", args=["-R"])   # the daemon reaches client memory: it checks pins
+    d = daemon(base + "1", args=["-R"] if ring else [])
     b = Raw(d.sock)
     # inlen that disagrees with the message
     rc, _, _ = b.rpc(2, struct.pack("=II", 64, 16) + bytes(16))
@@ -401,9 +406,14 @@ def test_hostile_client_bad_lengths_are_refused(daemon):
     for n in (0, 1 << 40):
         rc, _, _ = b.rpc(4, struct.pack("=QQ", n, 4096))
         assert rc == -EINVAL
-    # registering memory we do not have
+    # registering memory we do not have: the daemon that reaches client memory (-R)
+    # checks it; with engines the client's own shim does (shim_pin_check), and the
+    # daemon hands out IOVAs with nothing behind them (test_uvd_engine.c)
     rc, _, _ = b.rpc(6, struct.pack("=QQ", 0x10000, 4096))
-    assert rc == -EFAULT
+    assert rc == (-EFAULT if ring else 0), rc
+    # a registration of more than 1 TiB, in either mode
+    rc, _, _ = b.rpc(6, struct.pack("=QQ", 0x10000, (1 << 40) + 4096))
+    assert rc == -EINVAL, rc
     # freeing memory that is not ours
     rc, _, _ = b.rpc(5, struct.pack("=Q", 12345))
     assert rc == -ENOENT
@@ -432,6 +442,32 @@ def test_hostile_client_of_engines_gets_no_ring_and_one_engine(daemon):
     rc, body, _ = b.rpc(6, struct.pack("=QQ", 0x10000, 4096))
     assert rc == 0, rc                      # PIN of memory the raw client has not mapped: IOVAs
     assert b.alive() and d.p.poll() is None
+    # one process holds at most 16 engines (one per open), not every address of the /24
+    more = []
+    for i in range(16):
+        r = Raw(d.sock)
+        rc, _, fds = r.rpc(13, b"")
+        for fd in fds:
+            os.close(fd)
+        more.append(r)
+        if i < 15:
+            assert rc == 0, (i, rc)
+        else:
+            assert rc == -28, rc            # the 17th of this process: ENOSPC
+    assert "holds 16 engines already" in d.text(), d.text()
+
+
+def test_hostile_client_of_an_older_protocol_is_served_only_by_a_daemon_of_rings(daemon):
+    """A client of version 2 knows only the doorbell ring: a daemon of engines refuses
+    it at HELLO, saying why, and a daemon that runs the data plane (-R) serves it."""
+    base, _ = _next()
+    d = daemon(base + "1")
+    assert Raw(d.sock, version=2).hello_rc == -93
+    assert "protocol version 2 refused" in d.text() and "-R" in d.text(), d.text()
+    r = daemon(base + "2", args=["-R"])
+    old = Raw(r.sock, version=2)
+    assert old.hello_rc == 0 and old.alive()
+    old.map_ring()
 
 
 def test_hostile_client_store_outside_its_uar_is_dropped(daemon):

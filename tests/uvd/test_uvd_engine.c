@@ -8,6 +8,7 @@
  * through the driver (tests/integration/tp_pair.h); a third NIC is a plain emulated
  * one in this process (127.86.1.50), a peer outside the daemon.  A raw connection reads
  * the daemon's own device counters (COUNTERS). */
+#include "firmware-cmd/names.h"
 #include "tests/integration/tp_pair.h"
 #include "tests/uvd/uvd_daemon.h"
 
@@ -126,6 +127,131 @@ Test(uvd_engine, memory_the_client_has_not_mapped_is_refused)
 	munmap(p, 8192);
 }
 
+static struct mx5_event seen[16];
+static unsigned nseen;
+
+static void on_event(void *ctx, const struct mx5_event *ev)
+{
+	(void)ctx;
+	if (nseen < 16)
+		seen[nseen++] = *ev;
+}
+
+/* Poll dev's events until one of `type` was seen (within ms); its index, or -1. */
+static int wait_event(struct mx5_device *dev, enum mx5_event_type type, unsigned ms)
+{
+	uint64_t end = tp_now_ms() + ms;
+
+	do {
+		mx5_device_poll_events(dev);
+		for (unsigned i = 0; i < nseen; i++)
+			if (seen[i].type == type)
+				return (int)i;
+		usleep(5000);
+	} while (tp_now_ms() < end);
+	return -1;
+}
+
+/* The daemon's device holds a copy of every client QP, under the same number, but
+ * takes no packet: a WRITE sent to the daemon's address naming a client's QP and rkey,
+ * from the very peer that QP is connected to and with the PSN it expects next (any
+ * local process could send one), lands nowhere, and the sender's retries run out. */
+Test(uvd_engine, a_packet_to_the_daemons_address_reaches_no_client)
+{
+	static struct tp_nic C;
+	struct tp_ep qc, qa2, forged;
+	struct uvd_counters_rep d0, d1;
+	struct ibv_wc wc;
+	uint8_t *cbuf = tp_alloc(BUF);
+	struct mx5_mr *cmr;
+
+	tp_nic_open(&C, "emu:ip=127.86.1.51", 64);
+	cmr = tp_mr(&C, cbuf, BUF, MX5_ACCESS_LOCAL_WRITE);
+	tp_qp_create(&qc, &C, MX5_QPT_RC, 16, NULL);
+	tp_qp_create(&qa2, &A, MX5_QPT_RC, 16, NULL);
+	/* qa2's peer is C, and its source GID is index 1, where uverbs puts a port's IPv4
+	 * address (uv_program_gids): in the daemon's own table that entry is the device's
+	 * address, so its copy of qa2 would take a packet sent there */
+	struct mx5_gid_entry g;
+	uint8_t mac[6];
+	emu_roce_mac_from_ipv4(A.ip, mac);
+	mx5_gid_entry_ipv4(&g, A.ip, mac);
+	cr_assert_eq(mx5_gid_set(A.dev, 1, 1, &g), 0, "%s", mx5_device_error(A.dev));
+	struct tp_conn ca = conn, cq = conn;
+	ca.sgid_index = 1;
+	ca.sq_psn = conn.rq_psn;
+	ca.rq_psn = conn.sq_psn;
+	tp_qp_connect_to(&qc, A.ip, qa2.qpn, &cq);
+	tp_qp_connect_to(&qa2, C.ip, qc.qpn, &ca);
+	tp_qp_create(&forged, &C, MX5_QPT_RC, 16, NULL);
+	struct tp_conn fc = conn;                /* qa2's responder expects conn.sq_psn next */
+	tp_qp_connect_to(&forged, DAEMON_IP, qa2.qpn, &fc);
+	memset(cbuf, 0x77, 4096);
+	memset(abuf, 0, 4096);
+	daemon_counters(&d0);
+	snprintf(tp_what, sizeof(tp_what), "WRITE to the daemon's address naming a client's QP");
+	cr_assert_eq(tp_post(&forged, IBV_WR_RDMA_WRITE, 1, cbuf, 4096, tp_lkey(cmr), (uintptr_t)abuf, tp_rkey(amr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&C, &wc, IBV_WC_RETRY_EXC_ERR, 10000);
+	daemon_counters(&d1);
+	cr_assert_eq(abuf[0], 0, "the daemon's device wrote into a client's memory");
+	cr_assert_eq(abuf[4095], 0);
+	cr_assert_eq(d1.dma_writes, d0.dma_writes, "the daemon's device made %llu DMA writes",
+		     (unsigned long long)(d1.dma_writes - d0.dma_writes));
+	cr_assert_gt(d1.rx_packets, d0.rx_packets, "the packets did reach the daemon's socket");
+	/* the client's own QP with that peer still works: the engine has it */
+	snprintf(tp_what, sizeof(tp_what), "WRITE from C into the client through its engine");
+	cr_assert_eq(tp_post(&qc, IBV_WR_RDMA_WRITE, 2, cbuf, 4096, tp_lkey(cmr), (uintptr_t)abuf, tp_rkey(amr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&C, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(abuf[4095], 0x77);
+	tp_nic_close(&C);
+}
+
+/* An error the responder's engine sees (a WRITE with a wrong rkey) raises its async
+ * event in the client (SHIM_REMOTE_EQE, decoded by hw/mlx5), and the requester's QP
+ * that the data plane moved to ERR is ERR in a query, which its engine answers (the
+ * daemon's copy never left RTS). */
+Test(uvd_engine, an_engines_errors_reach_the_client_as_events_and_queries)
+{
+	struct ibv_wc wc;
+	struct mx5_qp_attr at;
+	struct mx5_qp_init_attr ia;
+
+	mx5_device_set_event_handler(B.dev, on_event, NULL);
+	snprintf(tp_what, sizeof(tp_what), "WRITE with a wrong rkey");
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 7, abuf, 64, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr) ^ 0x100,
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_REM_ACCESS_ERR, 5000);
+	int i = wait_event(B.dev, MX5_EVENT_QP_ACCESS_ERROR, 5000);
+	cr_assert_geq(i, 0, "no access-error event reached the responder's client (%u events)", nseen);
+	cr_assert_eq(seen[i].num, qb.qpn);
+	memset(&at, 0, sizeof(at));
+	cr_assert_eq(mx5_qp_query(qa.qp, &at, &ia), 0, "%s", mx5_device_error(A.dev));
+	cr_assert_eq(at.qp_state, MX5_QPS_ERR, "requester QP state %d after a failed WRITE", at.qp_state);
+}
+
+/* An object the daemon created but the client's engine refused cannot run: the
+ * client gives the daemon's back at once (emu_engine_undo), not at its exit. */
+Test(uvd_engine, a_creation_the_engine_refuses_is_undone_in_the_daemon)
+{
+	struct uvd_counters_rep d0, d1;
+	struct mx5_cq_attr ca = { .cqe = 64 };
+	struct mx5_cq *cq = NULL;
+
+	daemon_counters(&d0);
+	cr_assert_eq(emu_fault_fail(A.emu, PRM_CMD_OP_CREATE_CQ, PRM_CMD_STAT_BAD_PARAM, 0, 0), 0);
+	cr_assert_neq(mx5_cq_create(A.dev, &ca, &cq), 0, "the engine refused CREATE_CQ");
+	daemon_counters(&d1);
+	cr_assert_eq(d1.objects_live, d0.objects_live, "the daemon holds %lld more objects",
+		     (long long)(d1.objects_live - d0.objects_live));
+	emu_fault_clear(A.emu);
+	cr_assert_eq(mx5_cq_create(A.dev, &ca, &cq), 0, "%s", mx5_device_error(A.dev));
+	daemon_counters(&d1);
+	cr_assert_eq(d1.objects_live, d0.objects_live + 1);
+	mx5_cq_destroy(cq);
+}
+
 /* A peer outside the daemon (one process's own emulated NIC) and the client's engine
  * speak RoCE to each other; once the daemon is killed the engine stops as a pulled
  * device does: the peer's WRITE into the client's memory no longer lands (the peer's
@@ -151,6 +277,7 @@ Test(uvd_engine, daemon_death_stops_the_engine)
 	tp_expect(&C, &wc, IBV_WC_SUCCESS, 5000);
 	cr_assert_eq(abuf[4095], 0x5a);
 
+	mx5_device_set_event_handler(A.dev, on_event, NULL);
 	kill(dmn.pid, SIGKILL);
 	waitpid(dmn.pid, NULL, 0);
 	dmn.pid = -1;
@@ -158,6 +285,7 @@ Test(uvd_engine, daemon_death_stops_the_engine)
 	while (!emu_removed(A.emu) && tp_now_ms() < end)
 		usleep(10000);
 	cr_assert(emu_removed(A.emu), "the engine still runs 5 s after its daemon died");
+	cr_assert_geq(wait_event(A.dev, MX5_EVENT_DEVICE_FATAL, 5000), 0, "the client's device reported no loss");
 	memset(cbuf, 0xa5, 4096);
 	snprintf(tp_what, sizeof(tp_what), "WRITE into the client of a dead daemon");
 	cr_assert_eq(tp_post(&qc, IBV_WR_RDMA_WRITE, 2, cbuf, 4096, tp_lkey(cmr), (uintptr_t)abuf, tp_rkey(amr),

@@ -5,7 +5,7 @@
  * registration a daemon over VFIO can serve; `uvd -S` makes the emulated one serve only
  * that too, so these tests see the shared path or nothing.
  *
- * The daemon is $UVD_BIN -S on 127.92.1.1.  Two verbs contexts of this process are two
+ * The daemon is $UVD_BIN -S -R on 127.92.1.1.  Two verbs contexts of this process are two
  * clients of it, connected by an RC QP pair whose buffers are memfd mappings; a third
  * connection speaks the protocol itself to send the daemon bad descriptors. */
 #include <sys/mman.h>
@@ -15,7 +15,10 @@
 
 #define SHM_BYTES (64 * 1024)
 
-static struct uvd_daemon dmn = { .pid = -1, .opt = "-S" };
+/* -R too: a daemon of engines never registers a client's memory into its own device
+ * (its clients' engines reach their pages), so only a daemon that runs the data plane
+ * sees the shared path, as one over VFIO does */
+static struct uvd_daemon dmn = { .pid = -1, .opt = "-SR" };
 static int raw = -1, raw_evs = -1;
 static uint32_t raw_seq;
 static struct ut_ep A, B;

@@ -22,6 +22,7 @@
 #include "firmware-cmd/names.h"
 #include "firmware-cmd/prm.h"
 #include "hw/emu/emu.h"
+#include "hw/emu/transport.h"
 #include "hw/mlx5/mx5.h"
 #include "hw/platform/local_msg.h"
 #include "hw/platform/peer.h"
@@ -317,7 +318,11 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 		   size_t msglen)
 {
 	struct emu_dev *emu = emu_device_from_shim(c->srv->shim);
-	if (c->srv->shared_only) {
+	/* Engines (no -R): the client's engine reaches its pages, never this daemon, and
+	 * the client checked them (shim_pin_check); the device here gets IOVAs with no
+	 * memory behind them (emu_iommu_reserve), so -S has nothing to refuse. */
+	bool reserve = c->srv->engines;
+	if (c->srv->shared_only && !reserve) {
 		snprintf(msg, msglen, "this daemon (%s%s) registers only memory its clients share: put the buffer "
 			 "in a MAP_SHARED mapping of a memfd (memfd_create(2)) or shared-memory object and keep "
 			 "its descriptor open", c->srv->shim->ops->scheme,
@@ -330,11 +335,9 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 		snprintf(msg, msglen, "pin: bad range");
 		return -EINVAL;
 	}
-	/* Every page must be mapped in the client now, as get_user_pages would demand.
-	 * With engines (no -R) the client's engine reaches its pages, never this daemon, and
-	 * the client checked them (shim_pin_check): only IOVAs are handed out here. */
+	/* Every page must be mapped in the client now, as get_user_pages would demand. */
 	uint64_t pg = c->srv->shim->page_size;
-	for (uint64_t a = q->va; !c->srv->engines && a < q->va + q->len; a = (a / pg + 1) * pg) {
+	for (uint64_t a = q->va; !reserve && a < q->va + q->len; a = (a / pg + 1) * pg) {
 		uint8_t b;
 		int rc = plat_peer_copy(c->pid, a, &b, 1, 0);
 		if (rc == -EOPNOTSUPP) {
@@ -354,7 +357,8 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 		return -ENOMEM;
 	struct emu_iova_seg *segs = NULL;
 	uint32_t nseg = 0;
-	int rc = emu_iommu_map_remote(emu, c->pid, q->va, q->len, &segs, &nseg, &m->emu_map);
+	int rc = reserve ? emu_iommu_reserve(emu, q->va, q->len, &segs, &nseg, &m->emu_map)
+			 : emu_iommu_map_remote(emu, c->pid, q->va, q->len, &segs, &nseg, &m->emu_map);
 	if (rc)
 		return rc;
 	if (nseg > UVD_MAX_SEGS) {
@@ -752,10 +756,15 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 		if (!e)
 			return uvd_send(c->ctl, h.op, h.seq, -ENOMEM, &r, sizeof(r), NULL, 0, -1);
 		emu_counters(emu, e);
+		struct emu_tp_counters tc;
+		emu_tp_counters(emu, &tc);
 		r = (struct uvd_counters_rep){ .mmio_reads = e->mmio_reads, .mmio_writes = e->mmio_writes,
 					       .uar_doorbells = e->uar_doorbells, .send_doorbells = e->send_doorbells,
 					       .cq_doorbells = e->cq_doorbells, .bf_writes = e->bf_writes,
-					       .dma_reads = e->dma_reads, .dma_writes = e->dma_writes };
+					       .dma_reads = e->dma_reads, .dma_writes = e->dma_writes,
+					       .rx_packets = tc.rx_pkts };
+		for (int t = 0; t < EMU_OBJ_NTYPES; t++)
+			r.objects_live += e->objects_live[t];
 		free(e);
 		return uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, -1);
 	}
@@ -793,10 +802,17 @@ static int uvd_hello(struct uvd_client *c, const uint8_t *b, size_t n)
 	if (h.op != UVD_OP_HELLO || h.len != n)
 		return -EPROTO;
 	struct uvd_hello_rep r = { .version = UVD_VERSION };
-	if (q.version != UVD_VERSION) {
+	/* a client that knows only the ring cannot run an engine: served only without them */
+	bool ring_only = q.version == UVD_VERSION_RING_ONLY && !c->srv->engines;
+	if (q.version != UVD_VERSION && !ring_only) {
+		if (c->srv->verbose)
+			uvd_log("client %u: protocol version %u refused (this daemon speaks %u%s)", c->id, q.version,
+				UVD_VERSION, c->srv->engines ? "; its clients run engines: update the client, or start "
+				"the daemon with -R" : "");
 		uvd_send(c->ctl, h.op, h.seq, -EPROTONOSUPPORT, &r, sizeof(r), NULL, 0, -1);
 		return -EPROTO;
 	}
+	r.version = q.version;
 	int sp[2];
 	int rc = plat_lmsg_socketpair(sp);
 	if (rc)

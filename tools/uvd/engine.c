@@ -9,7 +9,8 @@
  * first one nobody has bound on port 4791: the kernel's bind is the arbiter between
  * daemons and any other emulated device on the machine, as for emulated devices
  * themselves (hw/emu/netaddr.c).  A client's address is free again when its socket
- * closes, at its exit at the latest.
+ * closes, at its exit at the latest.  One process holds at most 16 (one per open of
+ * the device), so that it cannot take the addresses of all others.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,6 +27,7 @@
 
 #define UVD_ENGINE_FIRST 128u
 #define UVD_ENGINE_LAST 254u
+#define UVD_ENGINES_PER_PROCESS 16u
 
 int uvd_engine_new(struct uvd_client *c, struct uvd_engine_rep *r, int *fd, char *msg, size_t msglen)
 {
@@ -40,6 +42,16 @@ int uvd_engine_new(struct uvd_client *c, struct uvd_engine_rep *r, int *fd, char
 	if (c->engine_ipv4) {
 		snprintf(msg, msglen, "an engine was handed over already");
 		return -EBUSY;
+	}
+	/* a process may open the device several times (one connection each), but not take
+	 * every address of the /24 from the other clients (device lock held: the list) */
+	unsigned mine = 0;
+	for (const struct uvd_client *o = c->srv->clients; o; o = o->next)
+		mine += o != c && !o->dead && o->pid == c->pid && o->engine_ipv4;
+	if (mine >= UVD_ENGINES_PER_PROCESS) {
+		snprintf(msg, msglen, "process %d holds %u engines already, the most one process may", (int)c->pid,
+			 mine);
+		return -ENOSPC;
 	}
 	uint32_t dev = emu_ipv4(emu);
 	for (uint32_t last = UVD_ENGINE_FIRST; last <= UVD_ENGINE_LAST; last++) {

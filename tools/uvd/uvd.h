@@ -125,8 +125,9 @@ int uvd_share_uar(struct uvd_client *c, uint32_t uar, bool grant);
 uint32_t uvd_share_kext_fn(const struct shim_dev *shim, const char *uri);
 int uvd_pin_for(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg, size_t msglen);
 
-/* engine.c: bind the socket of a client's engine on an address of its own (engines); and
- * whether a SET_ROCE_ADDRESS names that address. */
+/* engine.c: bind the socket of a client's engine on an address of its own (engines;
+ * device lock held); and whether the client's SET_ROCE_ADDRESS goes to its engine
+ * alone (any entry: its engine sends from its own address whatever the table says). */
 int uvd_engine_new(struct uvd_client *c, struct uvd_engine_rep *r, int *fd, char *msg, size_t msglen);
 bool uvd_engine_gid_own(const struct uvd_client *c, size_t inlen);
 
