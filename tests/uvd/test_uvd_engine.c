@@ -152,23 +152,38 @@ static int wait_event(struct mx5_device *dev, enum mx5_event_type type, unsigned
 	return -1;
 }
 
+/* A peer outside the daemon: one process's own emulated NIC at `uri`, a buffer of BUF
+ * bytes registered there, an RC QP on it (qc) and one on client A (qa2), not yet
+ * connected. */
+struct outside {
+	struct tp_nic nic;
+	uint8_t *buf;
+	struct mx5_mr *mr;
+	struct tp_ep qc, qa2;
+};
+
+static void outside_open(struct outside *o, const char *uri)
+{
+	tp_nic_open(&o->nic, uri, 64);
+	o->buf = tp_alloc(BUF);
+	o->mr = tp_mr(&o->nic, o->buf, BUF, MX5_ACCESS_LOCAL_WRITE);
+	tp_qp_create(&o->qc, &o->nic, MX5_QPT_RC, 16, NULL);
+	tp_qp_create(&o->qa2, &A, MX5_QPT_RC, 16, NULL);
+}
+
 /* The daemon's device holds a copy of every client QP, under the same number, but
  * takes no packet: a WRITE sent to the daemon's address naming a client's QP and rkey,
  * from the very peer that QP is connected to and with the PSN it expects next (any
  * local process could send one), lands nowhere, and the sender's retries run out. */
 Test(uvd_engine, a_packet_to_the_daemons_address_reaches_no_client)
 {
-	static struct tp_nic C;
-	struct tp_ep qc, qa2, forged;
+	static struct outside o;
+	struct tp_nic *C = &o.nic;
+	struct tp_ep forged;
 	struct uvd_counters_rep d0, d1;
 	struct ibv_wc wc;
-	uint8_t *cbuf = tp_alloc(BUF);
-	struct mx5_mr *cmr;
 
-	tp_nic_open(&C, "emu:ip=127.86.1.51", 64);
-	cmr = tp_mr(&C, cbuf, BUF, MX5_ACCESS_LOCAL_WRITE);
-	tp_qp_create(&qc, &C, MX5_QPT_RC, 16, NULL);
-	tp_qp_create(&qa2, &A, MX5_QPT_RC, 16, NULL);
+	outside_open(&o, "emu:ip=127.86.1.51");
 	/* qa2's peer is C, and its source GID is index 1, where uverbs puts a port's IPv4
 	 * address (uv_program_gids): in the daemon's own table that entry is the device's
 	 * address, so its copy of qa2 would take a packet sent there */
@@ -181,18 +196,18 @@ Test(uvd_engine, a_packet_to_the_daemons_address_reaches_no_client)
 	ca.sgid_index = 1;
 	ca.sq_psn = conn.rq_psn;
 	ca.rq_psn = conn.sq_psn;
-	tp_qp_connect_to(&qc, A.ip, qa2.qpn, &cq);
-	tp_qp_connect_to(&qa2, C.ip, qc.qpn, &ca);
-	tp_qp_create(&forged, &C, MX5_QPT_RC, 16, NULL);
+	tp_qp_connect_to(&o.qc, A.ip, o.qa2.qpn, &cq);
+	tp_qp_connect_to(&o.qa2, C->ip, o.qc.qpn, &ca);
+	tp_qp_create(&forged, C, MX5_QPT_RC, 16, NULL);
 	struct tp_conn fc = conn;                /* qa2's responder expects conn.sq_psn next */
-	tp_qp_connect_to(&forged, DAEMON_IP, qa2.qpn, &fc);
-	memset(cbuf, 0x77, 4096);
+	tp_qp_connect_to(&forged, DAEMON_IP, o.qa2.qpn, &fc);
+	memset(o.buf, 0x77, 4096);
 	memset(abuf, 0, 4096);
 	daemon_counters(&d0);
 	snprintf(tp_what, sizeof(tp_what), "WRITE to the daemon's address naming a client's QP");
-	cr_assert_eq(tp_post(&forged, IBV_WR_RDMA_WRITE, 1, cbuf, 4096, tp_lkey(cmr), (uintptr_t)abuf, tp_rkey(amr),
+	cr_assert_eq(tp_post(&forged, IBV_WR_RDMA_WRITE, 1, o.buf, 4096, tp_lkey(o.mr), (uintptr_t)abuf, tp_rkey(amr),
 			     IBV_SEND_SIGNALED), 0);
-	tp_expect(&C, &wc, IBV_WC_RETRY_EXC_ERR, 10000);
+	tp_expect(C, &wc, IBV_WC_RETRY_EXC_ERR, 10000);
 	daemon_counters(&d1);
 	cr_assert_eq(abuf[0], 0, "the daemon's device wrote into a client's memory");
 	cr_assert_eq(abuf[4095], 0);
@@ -201,11 +216,11 @@ Test(uvd_engine, a_packet_to_the_daemons_address_reaches_no_client)
 	cr_assert_gt(d1.rx_packets, d0.rx_packets, "the packets did reach the daemon's socket");
 	/* the client's own QP with that peer still works: the engine has it */
 	snprintf(tp_what, sizeof(tp_what), "WRITE from C into the client through its engine");
-	cr_assert_eq(tp_post(&qc, IBV_WR_RDMA_WRITE, 2, cbuf, 4096, tp_lkey(cmr), (uintptr_t)abuf, tp_rkey(amr),
+	cr_assert_eq(tp_post(&o.qc, IBV_WR_RDMA_WRITE, 2, o.buf, 4096, tp_lkey(o.mr), (uintptr_t)abuf, tp_rkey(amr),
 			     IBV_SEND_SIGNALED), 0);
-	tp_expect(&C, &wc, IBV_WC_SUCCESS, 5000);
+	tp_expect(C, &wc, IBV_WC_SUCCESS, 5000);
 	cr_assert_eq(abuf[4095], 0x77);
-	tp_nic_close(&C);
+	tp_nic_close(C);
 }
 
 /* An error the responder's engine sees (a WRITE with a wrong rkey) raises its async
@@ -258,23 +273,18 @@ Test(uvd_engine, a_creation_the_engine_refuses_is_undone_in_the_daemon)
  * retries run out) and the client's device reports the loss. */
 Test(uvd_engine, daemon_death_stops_the_engine)
 {
-	static struct tp_nic C;
-	struct tp_ep qc, qa2;
+	static struct outside o;
+	struct tp_nic *C = &o.nic;
 	struct ibv_wc wc;
-	uint8_t *cbuf = tp_alloc(BUF);
-	struct mx5_mr *cmr;
 
-	tp_nic_open(&C, "emu:ip=127.86.1.50", 64);
-	cmr = tp_mr(&C, cbuf, BUF, MX5_ACCESS_LOCAL_WRITE);
-	tp_qp_create(&qc, &C, MX5_QPT_RC, 16, NULL);
-	tp_qp_create(&qa2, &A, MX5_QPT_RC, 16, NULL);
-	tp_connect(&qc, &qa2, &conn);
-	memset(cbuf, 0x5a, 4096);
+	outside_open(&o, "emu:ip=127.86.1.50");
+	tp_connect(&o.qc, &o.qa2, &conn);
+	memset(o.buf, 0x5a, 4096);
 	memset(abuf, 0, 4096);
 	snprintf(tp_what, sizeof(tp_what), "WRITE into the engine's client");
-	cr_assert_eq(tp_post(&qc, IBV_WR_RDMA_WRITE, 1, cbuf, 4096, tp_lkey(cmr), (uintptr_t)abuf, tp_rkey(amr),
+	cr_assert_eq(tp_post(&o.qc, IBV_WR_RDMA_WRITE, 1, o.buf, 4096, tp_lkey(o.mr), (uintptr_t)abuf, tp_rkey(amr),
 			     IBV_SEND_SIGNALED), 0);
-	tp_expect(&C, &wc, IBV_WC_SUCCESS, 5000);
+	tp_expect(C, &wc, IBV_WC_SUCCESS, 5000);
 	cr_assert_eq(abuf[4095], 0x5a);
 
 	mx5_device_set_event_handler(A.dev, on_event, NULL);
@@ -286,12 +296,12 @@ Test(uvd_engine, daemon_death_stops_the_engine)
 		usleep(10000);
 	cr_assert(emu_removed(A.emu), "the engine still runs 5 s after its daemon died");
 	cr_assert_geq(wait_event(A.dev, MX5_EVENT_DEVICE_FATAL, 5000), 0, "the client's device reported no loss");
-	memset(cbuf, 0xa5, 4096);
+	memset(o.buf, 0xa5, 4096);
 	snprintf(tp_what, sizeof(tp_what), "WRITE into the client of a dead daemon");
-	cr_assert_eq(tp_post(&qc, IBV_WR_RDMA_WRITE, 2, cbuf, 4096, tp_lkey(cmr), (uintptr_t)abuf, tp_rkey(amr),
+	cr_assert_eq(tp_post(&o.qc, IBV_WR_RDMA_WRITE, 2, o.buf, 4096, tp_lkey(o.mr), (uintptr_t)abuf, tp_rkey(amr),
 			     IBV_SEND_SIGNALED), 0);
-	tp_expect(&C, &wc, IBV_WC_RETRY_EXC_ERR, 10000);
+	tp_expect(C, &wc, IBV_WC_RETRY_EXC_ERR, 10000);
 	cr_assert_eq(abuf[0], 0x5a, "a WRITE landed in the memory of a client whose daemon is gone");
 	cr_assert_eq(abuf[4095], 0x5a);
-	tp_nic_close(&C);
+	tp_nic_close(C);
 }
