@@ -151,7 +151,7 @@ static int chain_fetch(struct emu_dev *d, uint64_t first, size_t n, uint8_t toke
 
 /* ---- dispatch ---- */
 
-static int dispatch(struct emu_dev *d, struct emu_cmd *c, int *hang)
+int emu_cmd_dispatch(struct emu_dev *d, struct emu_cmd *c, int *hang)
 {
 	const struct emu_cmd_desc *desc = emu_cmd_find(c->opcode);
 	uint8_t st;
@@ -308,7 +308,7 @@ static void process_entry(struct emu_dev *d, unsigned slot)
 		/* the driver answered the page request with "allocation failed" */
 		status = emu_cmd_fail(&c, PRM_CMD_STAT_NO_RES, PRM_SYND_NO_RESOURCES);
 	} else {
-		status = dispatch(d, &c, &hang);
+		status = emu_cmd_dispatch(d, &c, &hang);
 	}
 	if (hang) {
 		emu_log(d, EMU_LOG_INFO, "fault: command 0x%x left pending (hang)", c.opcode);

@@ -426,6 +426,11 @@ void emu_hold_reset(struct emu_dev *d);
 /* The command processor (cmd.c): process the entries whose bits are set. */
 void emu_cmd_doorbell(struct emu_dev *d, uint32_t vector);
 const struct emu_cmd_desc *emu_cmd_find(uint16_t opcode);
+/* One command through the checks every command meets (fault rules, lengths, HCA state,
+ * emu_cmd_check) and its handler: 0 or the firmware status; *hang set when a fault rule
+ * says the command never completes.  The command processor and a client engine
+ * (engine.c) both run commands this way. */
+int emu_cmd_dispatch(struct emu_dev *d, struct emu_cmd *c, int *hang);
 /* cmd_check.c: uid, op_mod and reserved fields of an input, before its handler runs
  * (0 or the failing status, syndrome set in c). */
 int emu_cmd_check(struct emu_dev *d, struct emu_cmd *c);

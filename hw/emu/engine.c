@@ -137,8 +137,8 @@ int emu_engine_cmd(struct emu_dev *d, const void *in, size_t inlen, const void *
 		   size_t outlen, uint8_t *status)
 {
 	const struct engine_num *num = NULL;
-	const struct emu_cmd_desc *desc;
 	struct emu_cmd c;
+	int hang = 0;
 	uint8_t *ibuf, *obuf;
 	int rc;
 
@@ -146,8 +146,8 @@ int emu_engine_cmd(struct emu_dev *d, const void *in, size_t inlen, const void *
 	if (!d || !in || inlen < 8 || !ref_out || outlen < 16)
 		return -EINVAL;
 	memset(&c, 0, sizeof(c));
-	c.opcode = (uint16_t)PRM_GET(query_hca_cap_in, (const uint8_t *)in, opcode);
-	c.op_mod = (uint16_t)PRM_GET(query_hca_cap_in, (const uint8_t *)in, op_mod);
+	c.opcode = (uint16_t)PRM_GET(cmd_in, (const uint8_t *)in, opcode);
+	c.op_mod = (uint16_t)PRM_GET(cmd_in, (const uint8_t *)in, op_mod);
 	if (!d->cfg.engine)
 		return -EINVAL;
 	num = engine_num_of(c.opcode);
@@ -156,8 +156,7 @@ int emu_engine_cmd(struct emu_dev *d, const void *in, size_t inlen, const void *
 	pthread_mutex_unlock(&d->lock);
 	if (rc || (!num && !engine_runs_op(c.opcode)))
 		return 0;
-	desc = emu_cmd_find(c.opcode);
-	if (!desc)
+	if (!emu_cmd_find(c.opcode))
 		return 0;
 	/* handlers may read any field of their fixed layouts (EMU_CMD_MIN_BUF) */
 	ibuf = calloc(1, inlen > EMU_CMD_MIN_BUF ? inlen : EMU_CMD_MIN_BUF);
@@ -180,14 +179,11 @@ int emu_engine_cmd(struct emu_dev *d, const void *in, size_t inlen, const void *
 		/* a UAR's number is its index in the driver's units (uar_4k) */
 		d->obj[num->type].force_id = num->type == EMU_OBJ_UAR ? emu_uar_obj_of(d, n) : n;
 	}
-	/* fault rules (emu_fault_fail) refuse here too, so tests can make an engine
-	 * refuse what its daemon did; a hang is a refusal (nothing waits on an engine) */
-	uint8_t fst = 0;
-	uint32_t fsynd = 0;
-	if (emu_fault_check(d, c.opcode, &fst, &fsynd))
-		rc = emu_cmd_fail(&c, fst ? fst : PRM_CMD_STAT_INT_ERR, fsynd);
-	else
-		rc = desc->fn(d, &c);
+	/* the checks and fault rules every command meets (so tests can make an engine
+	 * refuse what its daemon did); a hang is a refusal: nothing waits on an engine */
+	rc = emu_cmd_dispatch(d, &c, &hang);
+	if (hang)
+		rc = emu_cmd_fail(&c, PRM_CMD_STAT_INT_ERR, 0);
 	if (num)
 		d->obj[num->type].force = false;
 	if (rc)

@@ -39,8 +39,6 @@ static void tp_obj_gone(struct emu_dev *d, enum emu_obj_type type, void *obj)
  * still be in flight behind the new ones. */
 static void tp_qp_reset(struct emu_dev *d, void *qp)
 {
-	if (d->dataplane_off)
-		return;   /* the client's engine resets its own (emu_dataplane_off) */
 	tp_obj_gone(d, EMU_OBJ_QP, qp);
 }
 
