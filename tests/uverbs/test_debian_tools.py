@@ -63,7 +63,24 @@ def _env(lib, ip):
 
 
 
+# perftest measures its CPU's clock against gettimeofday before it reports, and gives
+# up ("Correlation coefficient r^2: ... < 0.9", then "Can't produce a report") when the
+# samples scatter, as they do on a loaded 2-CPU machine (perftest's get_clock.c,
+# sample_get_cpu_mhz).  That failure is the tool's calibration, not the device's:
+# such a pair runs once more, and only for that.
+PERFTEST_CLOCK_FAILED = "Can't produce a report"
+
+
 def run_pair(lib, tool, args, server_args=None, timeout=TIMEOUT):
+    """run_pair_once, again once if perftest's own clock calibration failed."""
+    res = run_pair_once(lib, tool, args, server_args, timeout)
+    if res[1][0] != 0 and PERFTEST_CLOCK_FAILED in res[1][1] and "r^2" in res[1][1]:
+        print("%s: perftest's clock calibration failed (r^2 < 0.9), running again" % tool)
+        res = run_pair_once(lib, tool, args, server_args, timeout)
+    return res
+
+
+def run_pair_once(lib, tool, args, server_args=None, timeout=TIMEOUT):
     """Run `tool` as server and client; return (server, client) CompletedProcess-like
     tuples (rc, stdout then stderr).  The two are read from separate pipes: perftest's
     stdout to a pipe is block-buffered, so with one pipe a line of stderr could land in
