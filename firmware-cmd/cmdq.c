@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The command-queue engine (docs/architecture.md, "The command interface"): PRM "Command Interface".
  *
  * One command at a time goes through slot 0 of the command queue, serialised by a

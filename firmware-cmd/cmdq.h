@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The command-queue engine (docs/architecture.md, "The command interface"): how commands reach the firmware.
  *
  * The engine owns the command queue page (PRM "Command Queue": 2^log_cmdq_size entries

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Mailbox chain layout helpers shared by the engine, the emulator and the trace tests.
  *
  * PRM "Command Interface" / "Command Queue Entry": a command's input (and output) is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The PRM's data-plane and device constants, one copy for the driver (hw/mlx5) and the
  * emulator (hw/emu): send WQE opcodes, CQE opcodes, error CQE syndromes, event types,
  * UAR page offsets and capability types.  The values live as rows in the .def files

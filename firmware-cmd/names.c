@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Name tables for opcodes, statuses and syndromes (see names.h). */
 #include "firmware-cmd/names.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Names for what the firmware command interface returns: opcodes, command statuses,
  * delivery statuses and (our emulated device's) syndromes.  Used by the command engine's
  * error messages, by fwcmd, by the emulator and by trace decoders.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* PRM layouts as data, and the one place that turns a field into bits.
  *
  * Every structure the driver or the emulator touches (command entries, mailboxes,

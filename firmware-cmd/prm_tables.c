@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Descriptors of every PRM layout table, for tools that print a whole structure
  * (fwcmd caps), the emulator's dumps and the oracle.  Built from the same rows as the
  * accessors (firmware-cmd/layouts/all.def), so a field cannot be described twice.

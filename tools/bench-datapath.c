@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uv_bench_datapath: software cost of the data path (docs/benchmarks.md), printed, never
  * asserted.  Everything runs over plain memory: SQ/CQ rings, doorbell records and a
  * "BAR" buffer without a hook, so what is measured is the driver's own work (WQE build,

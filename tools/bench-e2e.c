@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uv_bench_e2e: end-to-end latency and bandwidth between two emulated ConnectX NICs in
  * two processes (docs/benchmarks.md), each figure beside the raw loopback UDP
  * figure measured in the same run between the same two addresses, reported as ratios.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Set-up shared by the measuring programs (tools/bench-pcie.c, tools/bench-e2e.c,
  * tools/bench-scale.c, tests/interop/wire_traffic.c): their command lines, emulated ConnectX NICs opened through the real driver
  * (hw/mlx5 over the "emu:" shim), an RC QP connected to a peer, MRs, and posting and

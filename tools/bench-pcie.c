@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uv_bench_pcie: PCIe transactions per data-path operation (docs/benchmarks.md),
  * read from the emulated ConnectX's counters.  Prints figures; the correctness
  * half of them (no MMIO read on the data path, one BlueFlame write per single-WQE post)

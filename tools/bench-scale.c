@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uv_bench_scale: how the driver scales on the emulated ConnectX (docs/benchmarks.md):
  * 1 to 1,024 QPs, queue depth 1 to 32K, MR 4 KiB to 1 GiB (time, memory, MTT
  * entries).  Prints figures; asserts nothing (timing on a shared machine is not a

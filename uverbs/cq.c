@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Completion queues: ibv_create_cq / ibv_create_cq_ex (the extended polling interface
  * start_poll/next_poll/end_poll and read_*), ibv_poll_cq and ibv_req_notify_cq through
  * the data-path headers (hw/mlx5 poll.h, doorbell.h) under the CQ's lock: no syscall.

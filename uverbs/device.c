@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Devices: the list from UVERBS_DEVICES, bring-up on first open, contexts laid out as
  * <infiniband/verbs.h> expects, and the per-device service thread that takes the EQ
  * interrupts (async: page requests, port and QP events; completion: CQ events).

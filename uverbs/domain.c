@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Thread domains, parent domains and the other single-thread hints (ibv_alloc_td(3),
  * ibv_alloc_parent_domain(3)).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Completion channels and async events: real file descriptors (eventfd in semaphore
  * mode) fed from the device's EQ interrupts by the service thread (device.c).  An
  * application may poll()/epoll the fd, or set it non-blocking, exactly as with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The kernel's files for our devices, answered from the library (Linux only).
  *
  * Some verbs clients do not stop at ibv_get_device_list: they also look at the files

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* UVERBS_LOG=error|warn|info|debug: one line per message on stderr, nothing otherwise
  * (library code never prints unasked; conventions "Errors and logging"). */
 #include <errno.h>

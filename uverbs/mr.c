@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Protection domains and memory regions (PRM ALLOC_PD, CREATE_MKEY through hw/mlx5).
  * The keys translate virtual addresses (iova = addr), which is what mx5_mr_reg makes;
  * a region at another IOVA, on-demand paging and dma-buf regions are not offered. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Addresses and neighbours the user configures.
  *
  * On Linux the kernel owns both: roce_gid_mgmt.c adds a GID for every IP address of the

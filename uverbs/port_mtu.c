@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* UVERBS_PORT_MTU: the port MTU a process sets when it brings a device up.
  *
  * On Linux the port MTU follows the netdev (`ip link set dev ethN mtu 9000`, which mlx5e

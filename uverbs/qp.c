@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Queue pairs (RC, UC, UD): create, modify (RST->INIT->RTR->RTS, ->ERR, ->RST), query,
  * destroy, and ibv_post_send / ibv_post_recv through hw/mlx5's data path (wqe.h,
  * doorbell.h).  Errors follow ibv_post_send(3): the errno is returned and *bad_wr names

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The ibv_wr_* post API of struct ibv_qp_ex (what perftest uses for Mellanox part ids
  * and ibv_rc_pingpong -N).  Between ibv_wr_start and ibv_wr_complete, each opcode call
  * opens a WR; its setters (address, SGEs, inline data) fill it, and it is written into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Device, port, GID and P_Key queries, and the sysfs attributes tools read.
  *
  * Every figure comes from the device, through the driver (hw/mlx5/mx5.h): limits,

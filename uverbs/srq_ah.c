@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Shared receive queues (PRM CREATE_SRQ through hw/mlx5) and address handles (the
  * 48-byte RoCE v2 address vector UD sends copy into their WQEs). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Publishing each open device's queue counters for uvinfo (stats.h), and one debug log
  * line a second when messages were dropped for want of a posted receive.  Runs on the
  * device's service thread under the device lock: one QUERY_Q_COUNTER a second, nothing

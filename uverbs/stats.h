@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Live counters of the devices a process has open, published for uvinfo.
  *
  * Each open device's service thread (device.c) refreshes, about once a second, a small

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The libibverbs helpers that carry no device state: *_str names (texts as
  * ibv_*_str(3) and the IBTA define them), rate conversions, and the import verbs this
  * driver cannot offer (they need a kernel object to share). */

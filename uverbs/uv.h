@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uverbs: the libibverbs API over hw/mlx5, in the application's process (docs/architecture.md,
  * "The verbs layer").  Internal header shared by the files of libuverbs.so.
  *

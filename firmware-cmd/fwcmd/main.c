@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* fwcmd: query and decode a ConnectX through its firmware command interface
  * (docs/tools.md, "fwcmd").  Runs on any shim URI; the device is brought up by the driver
  * (hw/mlx5) and every command goes through its command queue.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* fwcmd output helpers (out.h). */
 #include <inttypes.h>
 #include <stdio.h>

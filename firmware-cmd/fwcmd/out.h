@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* fwcmd output: a readable table by default, JSON with --json.  Every structure is
  * printed from its layout descriptors (prm_struct_find), so a field added to the
  * layout tables appears here without a hand-written list. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Capability blocks of the emulated device (PRM QUERY_HCA_CAP / SET_HCA_CAP), seeded
  * from what a real ConnectX-4 answered (caps_seed.c, generated from the trace) and
  * turned into a ConnectX-5 Ex.  Changed from the ConnectX-4 trace, and why:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Capability seeds for the emulated ConnectX (see caps_seed.h).
  *
  * Source: Snabb (snabbco/snabb, src/apps/mellanox/trace-mlx5_core.txt.gz,

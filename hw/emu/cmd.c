@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The command processor (PRM "Command Interface"): triggered by a store to
  * command_doorbell_vector, it fetches each rung entry and its mailbox chains by DMA,
  * checks them as the device's command interface does (delivery status), decodes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* QUERY_HCA_CAP (0x100) and SET_HCA_CAP (0x109), PRM "HCA Capabilities".
  *
  * op_mod = capability type << 1 | (1: current, 0: maximum).  SET_HCA_CAP takes a whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Checks every command input meets before its handler runs (PRM "Command Interface",
  * command input header, and the PRM's rule that reserved fields must be zero):
  *

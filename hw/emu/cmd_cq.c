@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Completion queues: CREATE_CQ (0x400), DESTROY_CQ (0x401), QUERY_CQ (0x402),
  * MODIFY_CQ (0x403), PRM "Completion Queue" / cqc.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* CREATE_EQ (0x301), DESTROY_EQ (0x302), QUERY_EQ (0x303): PRM "Event Queues".
  *
  * CREATE_EQ checks what firmware checks: the UAR exists (0x5 BAD_UAR), the size is

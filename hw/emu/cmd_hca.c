@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* HCA life cycle (PRM "HCA Initialization"): ENABLE_HCA, DISABLE_HCA, QUERY_ISSI,
  * SET_ISSI, INIT_HCA, TEARDOWN_HCA, QUERY_ADAPTER, SET_DRIVER_VERSION.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Memory keys: CREATE_MKEY (0x200), QUERY_MKEY (0x201), DESTROY_MKEY (0x202), PRM
  * "Memory Key" / mkc, and the translation the data path uses (emu_mkey_translate).
  *

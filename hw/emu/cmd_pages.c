@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* QUERY_PAGES (0x107) and MANAGE_PAGES (0x108), PRM "Firmware Pages".
  *
  * The device wants boot pages (op_mod 1) before INIT_HCA can start, init pages

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Queue counter sets (PRM "Q Counters": ALLOC_Q_COUNTER 0x771, DEALLOC_Q_COUNTER 0x772,
  * QUERY_Q_COUNTER 0x773).  A QP names its set in qpc.counter_set_id (cmd_qp.c keeps it);
  * the transport engines count into it through emu_q_counter_out_of_buffer().  Set 0 is

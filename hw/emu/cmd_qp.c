@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Queue pairs: CREATE_QP (0x500), DESTROY_QP (0x501), QUERY_QP (0x50b) and the PRM
  * state machine: RST2INIT (0x502), INIT2INIT (0x50e), INIT2RTR (0x503), RTR2RTS (0x504),
  * RTS2RTS (0x505), 2ERR (0x507), 2RST (0x50a).  PRM "Queue Pair" / qpc / ads.

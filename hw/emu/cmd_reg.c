@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* ACCESS_REG (0x805), PRM "Access Registers": PAOS (port admin/oper status), PMTU
  * (port MTU), PTYS (port type and speed: 100GBASE-CR4, a ConnectX-5 Ex port),
  * HOST_ENDIANNESS.  op_mod 0 writes, 1 reads.  Register ids as Linux's

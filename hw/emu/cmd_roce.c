@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The RoCE address (GID) table (PRM "RoCE Address Table"): SET_ROCE_ADDRESS (0x761),
  * QUERY_ROCE_ADDRESS (0x760), and QUERY_HCA_VPORT_GID (0x764) reading the same table.
  *

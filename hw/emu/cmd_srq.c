@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Shared receive queues: CREATE_SRQ (0x700), DESTROY_SRQ (0x701), QUERY_SRQ (0x702),
  * PRM "Shared Receive Queue" / srqc.
  *

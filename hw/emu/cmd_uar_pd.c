@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Small allocations every later object refers to (PRM "Command Reference"):
  * ALLOC_UAR/DEALLOC_UAR (the doorbell page: index × UAR page size into BAR0),
  * ALLOC_PD/DEALLOC_PD, ALLOC_TRANSPORT_DOMAIN/DEALLOC_TRANSPORT_DOMAIN, and

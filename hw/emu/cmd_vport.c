@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* NIC vport (PRM "NIC Vport Context"): QUERY/MODIFY_NIC_VPORT_CONTEXT (0x754/0x755)
  * and QUERY_VPORT_STATE (0x750).  Only our own vport (other_vport 0, vport 0) exists.
  * The permanent MAC is derived from the RoCE address (hw/emu/netaddr.h):

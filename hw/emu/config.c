@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Option string of the "emu:" URI: ip=127.0.0.N, page=4k|16k, iova=offset|scatter,
  * fail=OPCODE:STATUS[:SYNDROME][@SKIP], hang=OPCODE, fatal=SYNDROME, port=down,
  * init_ms=N, pages=N (PAGE_REQUEST traffic on its own after INIT_HCA), icm=N (every

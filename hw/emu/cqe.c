@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* CQEs (PRM "Completion Queue", "CQE Format"): written by DMA with the owner bit of
  * their lap, the op_own byte last so that software never sees a half-written entry;
  * CQ arming through the UAR CQ doorbell (arm sequence number, solicited-only), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The emulated device's registers: BAR0 as plain memory laid out as a ConnectX
  * (PRM "Initialization Segment" at offset 0, UAR pages above it), the MMIO hook that
  * gives the registers their behaviour, and the device's life cycle.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/emu: the emulated ConnectX-5 Ex (15b3:1019) — public API.
  *
  * Who calls this:

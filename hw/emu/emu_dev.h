@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The inside of the emulated ConnectX, for the files that implement it: command
  * handlers (cmd_*.c), queue engines, the IOMMU, EQs.  Read hw/emu/README.md first.
  *

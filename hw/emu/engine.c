@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A device daemon's client engine (emu.h, "a device daemon's client engine";
  * docs/architecture.md, "Several processes: uvd").
  *

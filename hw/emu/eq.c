@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The EQ engine: EQEs written by DMA with the owner bit, interrupts through the
  * vector's eventfd when the EQ is armed, re-arming through the UAR EQ doorbell, and
  * overrun detection (PRM "Event Queues", "EQ Doorbell").

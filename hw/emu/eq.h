@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Event queues inside the device (PRM "Event Queues"): the object CREATE_EQ makes
  * (cmd_eq.c) and the engine that writes EQEs into it (eq.c). */
 #ifndef UVERBS_HW_EMU_EQ_H

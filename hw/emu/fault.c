@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Fault injection (hw/emu/README.md; URI options in hw/emu/config.c): fail or hang chosen
  * commands, a fatal health syndrome, the link going down and up, surprise removal. */
 #include <errno.h>

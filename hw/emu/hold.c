@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Commands held for pages: firmware that needs more ICM to execute a command asks the
  * driver for pages with a PAGE_REQUEST event and completes the command only once it
  * has them (PRM "Firmware Pages", "Page Request Event").  A driver that serves page

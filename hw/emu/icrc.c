@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* CRC-32 (reflected polynomial 0xEDB88320, zlib's) and the RoCE v2 ICRC masking of
  * Annex A17.3.3.  The CRC runs over every byte of every packet twice (sender and
  * receiver), so it is the wire layer's hot loop:

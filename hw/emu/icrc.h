@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The RoCE v2 invariant CRC (IBTA vol 1 Annex A17.3.3 "ICRC"): CRC-32 (the Ethernet
  * polynomial, as zlib computes it) over a pseudo packet made of 8 bytes of 0xFF standing
  * for the LRH, the IP header, the UDP header, the BTH and everything after it up to the

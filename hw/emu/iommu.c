@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The IOMMU model (docs/architecture.md, "The emulated ConnectX"): the device reaches host memory only through
  * IOVAs the shim mapped (dma_alloc, dma_pin).  A table of {iova, len, va} entries,
  * sorted by IOVA; anything outside is a DMA fault — counted, logged as a driver error,

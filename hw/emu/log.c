@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Logging (UVERBS_LOG=error|warn|info|debug, stderr, nothing otherwise), the
  * "driver error" ring (docs/architecture.md, "The emulated ConnectX": what a driver must never do, reported loudly
  * like a hardware model's guest-error trace) and the counters snapshot. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Memory keys on the data path (PRM "Memory Key"; IBTA 10.6 memory protection): every
  * local (lkey) and remote (rkey) access is checked for the key's existence, PD, access
  * rights and bounds by emu_mkey_translate (cmd_mkey.c), which turns the virtual range

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Loopback RoCE addresses: one per emulated device, process-wide registry plus the
  * kernel's own arbitration (bind without SO_REUSEADDR fails if another process holds
  * addr:4791), so devices in several processes never share an address. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RoCE addresses of the emulated devices (docs/architecture.md, "RoCE addressing"): each device owns a
  * loopback address 127.0.0.N and a UDP socket bound to it on port 4791. */
 #ifndef UVERBS_HW_EMU_NETADDR_H

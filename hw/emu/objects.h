@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The emulated ConnectX's memory and queue objects: MKeys, CQs, QPs and SRQs (PRM
  * "Memory Key", "Completion Queue", "Queue Pair", "Shared Receive Queue").
  *

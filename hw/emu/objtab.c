@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Firmware object tables: numbers, lookup, "in use" references, destroy-all.
  *
  * Each object type has a table of slots; an object's number is base + slot.  Storage

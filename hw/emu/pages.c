@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Firmware pages the driver gave the device (MANAGE_PAGES): a sorted set of 4 KiB
  * IOVAs.  The device never touches them here, but holds them as firmware does, so the
  * accounting (given, taken, held) is exact and teardown can prove every page back. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Completions of a QP's send work, and its error state (PRM "Completion Queue Entry";
  * IBTA 10.3.1 Error state, C10-26): WQEs leave the send ring in order, a signalled one
  * with a CQE (emu_req_retire); a failed WQE completes with its syndrome and moves the

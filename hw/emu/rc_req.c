@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RC requester (IBTA 9.7.5.2 "requester: receiving responses", 9.7.6 "timers"; rxe's
  * rxe_comp.c describes the same rules): ACKs complete WQEs in order (a signalled one
  * writes a CQE, an unsignalled one is retired silently and accounted by the next CQE's

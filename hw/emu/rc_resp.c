@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RC responder (IBTA 9.7.5.1 "responder: receiving requests", 9.7.4.1 validation;
  * rxe_resp.c walks the same checks).  For each request in PSN order: the expected PSN
  * executes; a duplicate (behind) SEND/WRITE is acknowledged again, a duplicate READ or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RoCE v2 transport headers: the opcode table (IBTA vol 1 9.2 "valid packet header
  * combinations" per opcode), header (de)serialisation, AETH encodings, UDP source
  * port entropy.  See roce_hdr.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RoCE v2 transport headers as the IBTA defines them (vol 1, ch. 9 "Transport layer",
  * Annex A17 "RoCEv2"): layouts, the opcode table, pad counts, PSN arithmetic, AETH
  * syndromes, P_Key matching.  Pure functions over bytes; no device state.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Parsing and validating RoCE v2 packets (roce_wire.h): what the wire layer can judge
  * without a QP.  The transport engines judge the rest (QPN, state, P_Key, PSN ...)
  * and count their drops in the same enum emu_roce_drop. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The port's UDP sockets (roce_wire.h).  Why several: the ICRC covers the UDP source
  * port, and RoCE v2 puts flow entropy there (A17.5.1.1; mlx5 derives it from the flow
  * label), so a packet must leave from exactly the port its ICRC was computed for.  A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Building RoCE v2 packets: headers, payload, pad, ICRC (roce_wire.h); the IPv4/UDP
  * envelope the kernel puts around them; Ethernet frames for pcap files. */
 #include "hw/emu/roce_wire.h"

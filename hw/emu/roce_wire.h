@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RoCE v2 packets on the wire: build (roce_tx.c), parse and validate (roce_rx.c), and
  * move them through the port's UDP socket (roce_sock.c).  docs/architecture.md, "RoCE v2 on the wire and the transport engines".
  *

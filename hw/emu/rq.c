@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Receive queues (PRM "Receive WQE Format", "SRQ WQE"): a QP's own receive queue is a
  * ring of rq_stride-byte WQEs consumed in order up to the doorbell record's receive
  * counter; an SRQ is a linked list whose next WQE is named by the consumed one's

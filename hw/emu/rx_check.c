@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The receive pipeline's first stage (docs/architecture.md, "Receive checks"): every
  * arriving packet is checked before any transport sees it (IBTA 9.6 "packet header
  * validation", A17.4): length, ICRC, TVer, opcode and headers (emu_roce_parse); then an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The receive pipeline's two drivers (docs/architecture.md, "The emulated ConnectX").  An application thread that
  * polls an empty CQ takes the arrivals itself (emu_poll_assist, through the shim's
  * poll-assist hook): non-blocking, so a message costs no thread wake-up.  The device

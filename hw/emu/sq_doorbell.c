@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The send doorbell (PRM "Doorbell Record", "BlueFlame"): a store at UAR offset 0x800
  * and up, in the posting thread.  Doorbell (one 8-byte store of the last WQE's first 8
  * bytes): the QPN comes from the stored ctrl bytes, the producer counter from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Send queue engine (PRM "Send WQE Format", "BlueFlame", "Doorbell Record"): runs in
  * the posting thread, inside its doorbell or BlueFlame store (docs/architecture.md, "The
  * emulated ConnectX"; the store's entry is sq_doorbell.c), and in the device thread when

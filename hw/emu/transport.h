@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The emulated ConnectX's data plane: queue engines and the RC/UC/UD transports over
  * RoCE v2 (docs/architecture.md, "RoCE v2 on the wire and the transport engines").
  *

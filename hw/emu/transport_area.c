@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The transport area (hw/emu/transport.h): the data plane's life cycle, on top of
  * everything it starts.  Init makes the device's data-plane state, registers the send
  * and CQ doorbell hooks and starts the device thread; teardown sends the ACKs still held

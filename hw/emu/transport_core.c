@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The transport core (hw/emu/transport.h): the device's data-plane state and each QP's
  * transport state (made on first use, made afresh when the context says the QP was
  * reset or reconnected), the device thread's wake-up bookkeeping, counters and the test

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* UC and UD receive (IBTA 9.8 unreliable connected, 9.8.? UD; A17 RoCE v2).
  *
  * UC has no acknowledgements: a PSN gap or an out-of-sequence opcode drops the message

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Wire faults on demand (hw/emu/README.md): what leaves an emulated
  * port can be lost, held back and sent after the next packet (reordering), sent twice,
  * or corrupted (one bit flipped after the ICRC, so the receiver drops it as a bad ICRC),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Memory barriers of the data path, named by purpose (conventions: "The data path").
  *
  * Two observers matter: the CPU that builds WQEs and reads CQEs in cacheable (write-back)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The function's queue counter set (PRM "Q Counters": ALLOC_Q_COUNTER 0x771,
  * DEALLOC_Q_COUNTER 0x772, QUERY_Q_COUNTER 0x773).
  *

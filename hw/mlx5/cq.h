@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Completion-queue state of the data path (poll.h, doorbell.h), as plain memory.
  *
  * The control plane (CQ creation in hw/mlx5) allocates the CQE ring (64-byte CQEs) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Completion queues: creation (PRM CREATE_CQ 0x400, cqc) and what DESTROY_CQ 0x401 gives
  * back on the host (the command itself: objects.c), completion-event dispatch, arming.
  * Polling is the data path's (poll.h). */

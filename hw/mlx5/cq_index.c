@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* CQ number -> CQ, for completion events (EQE comp_event.cq_number names the CQ): a
  * chained hash table that doubles with the number of CQs, so an event costs the same
  * with one CQ or thousands.  Capacity is reserved before CREATE_CQ, so adding the new

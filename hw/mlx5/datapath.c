@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Out-of-line set-up of the data-path state (sq.h, cq.h) and names for diagnostics.
  * Everything here runs at object creation, never per WQE or per CQE. */
 #include <errno.h>

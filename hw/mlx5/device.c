@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Device open/close over any shim URI, per-device error messages, command execution,
  * and the capability view.  Bring-up itself is in init.c. */
 #include <errno.h>

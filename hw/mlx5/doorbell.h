@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Doorbells: the one place where the data path tells the device about new work or
  * consumed completions (PRM "Doorbell Record", "UAR Page", "BlueFlame").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Event queues (PRM "Event Queue"; CREATE_EQ 0x301, DESTROY_EQ 0x302, eqc, eqe).
  *
  * One async EQ on vector 0 takes command completions, page requests, port changes and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The RoCE GID table (PRM SET_ROCE_ADDRESS 0x761, roce_addr_layout).  Each entry binds
  * a GID (IPv6, or IPv4-mapped ::ffff:a.b.c.d) to a source MAC and a RoCE version; the
  * QP address path selects one by index (ads.src_addr_index).  The driver keeps its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Health watch (PRM "Health Buffer" and initialization segment health_counter /
  * nic_interface; the sensors and the miss count are Linux's,
  * drivers/net/ethernet/mellanox/mlx5/core/health.c check_fatal_sensors and poll_health,

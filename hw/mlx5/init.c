@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Bring-up and teardown of one function, in the order real drivers use (Linux mlx5_core's mlx5_function_setup/mlx5_load and rdma-core's
  * mlx5_vfio.c agree, and so does the ConnectX-4 trace in shared/fixtures):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Memory registration (PRM CREATE_MKEY 0x200, DESTROY_MKEY 0x202, mkc, mtt, klm).
  *
  * The application's memory is pinned through the shim, which returns IOVA segments (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/mlx5: the ConnectX (mlx5) driver's public interface (docs/architecture.md, "What each layer owns").
  *
  * What it owns: bring-up and teardown of one PCI function over any shim URI, the

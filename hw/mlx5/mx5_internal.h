@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/mlx5 internals shared by the control-plane files (device.c, init.c, pages.c,
  * health.c, eq.c, uar.c, pd.c, mr.c, cq_ctrl.c, qp_ctrl.c, srq.c, gid.c, port.c).
  * Not for uverbs or tools: they use mx5.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The driver's object structures (PD, MKey, CQ, QP, SRQ), shared by the files that
  * create them (pd.c, mr.c, cq_ctrl.c, qp_ctrl.c, srq.c) and objects.c (the CREATE and
  * DESTROY commands of the queues, teardown).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* What the queue objects share: the queue-buffer allocation, the CREATE_CQ/QP/SRQ
  * command, the one destroy of CQs, QPs and SRQs.  What teardown and the health watch do
  * to every object: destroy in dependency order (QPs, SRQs, CQs, MKeys, PDs: an object

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Firmware pages (PRM "Firmware Pages"; QUERY_PAGES 0x107, MANAGE_PAGES 0x108,
  * PAGE_REQUEST event 0xb).
  *

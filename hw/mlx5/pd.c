@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Protection domains (PRM ALLOC_PD 0x800 / DEALLOC_PD 0x801).  Every MKey, QP and SRQ
  * names its PD; the device checks that a WQE's keys and its QP share one. */
 #include <errno.h>

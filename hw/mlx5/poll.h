@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Completion polling (PRM "Completion Queue", "CQE Format"; docs/architecture.md, "The data path").
  *
  * A CQE belongs to software when its opcode is not 0xf (invalid: the ring starts

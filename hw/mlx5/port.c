@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Port state and MTU: the NIC vport (QUERY/MODIFY_NIC_VPORT_CONTEXT, QUERY_VPORT_STATE)
  * and the port registers through ACCESS_REG (PAOS 0x5006, PMTU 0x5003, PTYS 0x5004). */
 #include <errno.h>

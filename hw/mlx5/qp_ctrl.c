@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Queue pairs: creation with SQ/RQ sizing, state transitions, query (PRM CREATE_QP
  * 0x500 ... 2RST_QP 0x50a, qpc, ads; DESTROY_QP is objects.c's).  The rings' runtime
  * state is the data path's (sq.h): filled here, posted to there.

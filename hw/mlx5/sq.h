@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Work-queue state of the data path: the send queue, the receive queue and the shared
  * receive queue, as plain memory (docs/architecture.md, "The data path").
  *

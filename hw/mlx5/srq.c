@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Shared receive queues (PRM CREATE_SRQ 0x700, ARM_RQ 0x703, srqc; DESTROY_SRQ 0x701 is
  * objects.c's).  The WQE ring and its free list are the data path's (sq.h mx5_srq_ring). */
 #include <errno.h>

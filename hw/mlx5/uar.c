@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The driver's UAR page (PRM "UAR Page"; ALLOC_UAR 0x802, DEALLOC_UAR 0x803).
  *
  * A UAR page is 2^log_uar_page_sz 4 KiB units of BAR0 (we set it to the host page size

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* MKey changes in place by UMR (PRM "UMR WQE": ctrl segment with opcode UMR and the
  * MKey in its immediate, UMR control segment, mkey context segment).  There is no
  * command that modifies an MKey: Linux mlx5_ib changes a user MR's access rights and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Send and receive WQE builders (PRM "Send WQE Format", "Receive WQE Format"; docs/architecture.md,
  * "The data path").  Hot path: static inline, no allocation, no syscalls, no MMIO.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Power-of-two arithmetic every layer needs for ring and page sizes (no platform
  * difference: one copy here, below hw/mlx5, hw/emu and uverbs). */
 #ifndef UVERBS_HW_PLATFORM_BITS_H

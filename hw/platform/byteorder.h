@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Byte order conversions under glibc's <endian.h> names (htobe32, be64toh, ...), on
  * every platform: glibc and musl provide <endian.h>; Apple's libc has none and names
  * the same operations OSSwapHostToBigInt32 and friends in <libkern/OSByteOrder.h>. */

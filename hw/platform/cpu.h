@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Facts about the host CPU that the device must be told, one function per fact, each
  * with where it comes from (a header only: the answer is a compile-time or one sysconf
  * fact, so there is no _linux.c/_macos.c pair).  Callers take these as defaults and let a parameter

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Copies to and from the process's own memory that fail with -EFAULT instead of killing
  * the process when a page of the application's range is unmapped, or not writable: a
  * memcpy under a SIGSEGV/SIGBUS handler that, for a fault inside the application's range

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/guarded_copy.h on Linux and macOS: POSIX sigaction(2), sigsetjmp(3) and
  * siglongjmp(3) only.
  *

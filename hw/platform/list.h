@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A circular doubly linked list whose head is a link of its own, in the form of Linux's
  * include/linux/list.h (__list_add links a node between two neighbours, list_del
  * unlinks it): the one list of hw/shim's records and hw/mlx5's objects.  No platform

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Whole messages between two processes of this machine over an AF_UNIX socket, with a
  * file descriptor passed along (SCM_RIGHTS, unix(7) / unix(4)): what the device daemon
  * (tools/uvd) and its clients (hw/shim/uvd.c, hw/shim/uvd_proto.h) speak.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The part of hw/platform/local_msg.h that both systems' implementations share
  * (local_msg_common.h); compiled on Linux and on macOS. */
 #include "hw/platform/local_msg_common.h"

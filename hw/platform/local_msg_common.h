@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* What local_msg_linux.c and local_msg_macos.c share: the length-word rule of a message
  * and the SCM_RIGHTS control message that carries one descriptor (unix(7) / unix(4),
  * cmsg(3)).  Not for other callers: hw/platform/local_msg.h is the interface. */

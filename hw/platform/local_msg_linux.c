@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/local_msg.h on Linux: AF_UNIX SOCK_SEQPACKET keeps each message whole. */
 #include "hw/platform/local_msg.h"
 

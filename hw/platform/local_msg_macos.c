@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/local_msg.h on macOS: AF_UNIX SOCK_STREAM, framed by each message's
  * length word.  POSIX alone, so tests/platform runs it on Linux too. */
 #include "hw/platform/local_msg.h"

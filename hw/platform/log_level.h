@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* UVERBS_LOG=error|warn|info|debug, read the same way by every layer's logger
  * (hw/mlx5/device.c mx5_log, hw/emu/log.c emu_log, uverbs/log.c uv_log), and the one
  * line format they print.  No platform difference: one copy here, below all three. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A pollable notification: a file descriptor that is readable while its count is not
  * zero, as Linux's eventfd(2).  Linux uses an eventfd; macOS has none and uses a pipe
  * (one byte per count), the eventfd semantics kept by notify_macos.c.

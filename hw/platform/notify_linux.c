@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/notify.h on Linux: eventfd(2), whose counter is the count. */
 #include <errno.h>
 #include <sys/eventfd.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/notify.h on macOS: a pipe per notification, one byte per count.  macOS
  * has no eventfd; a pipe's read end is what poll(), kqueue and an application's event
  * loop all accept, which a kqueue EVFILT_USER fd would not give a verbs application

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The process at the other end of a local (AF_UNIX) socket, and letting a named process
  * reach this one's memory: what a device daemon (tools/uvd) and its clients
  * (hw/shim/uvd.c) need from the system.

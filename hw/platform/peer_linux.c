@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/peer.h on Linux: SO_PEERCRED, PR_SET_PTRACER, process_vm_readv/writev. */
 #include "hw/platform/peer.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/peer.h on macOS: getpeereid(3) and LOCAL_PEERPID; no cross-task copies. */
 #include "hw/platform/peer.h"
 

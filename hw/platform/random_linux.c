@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/random.h on Linux. */
 #include <errno.h>
 #include <sys/random.h>

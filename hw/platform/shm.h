@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Memory that two processes map: a file descriptor for an anonymous shared-memory
  * object, which a daemon passes to a client (SCM_RIGHTS) so both map the same pages
  * (tools/uvd's queue memory).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/shm.h on Linux: memfd_create(2). */
 #include "hw/platform/shm.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/shm.h on macOS: shm_open(3) of a random name, unlinked at once.  POSIX
  * alone, so tests/platform runs it on Linux too. */
 #include "hw/platform/shm.h"

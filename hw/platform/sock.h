@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Socket calls whose spelling differs between Linux and macOS.
  *
  * Close-on-exec: Linux takes SOCK_CLOEXEC in the type (socket, socketpair, accept4);

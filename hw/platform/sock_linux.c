@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/sock.h on Linux. */
 #include <errno.h>
 #include <netinet/in.h>

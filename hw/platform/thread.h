@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Thread naming and real-time scheduling of the calling thread.
  *
  * Name: Linux pthread_setname_np(thread, name), at most 15 characters (seen in top -H,

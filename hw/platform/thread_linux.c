@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/thread.h on Linux: pthread_setname_np and SCHED_FIFO (sched(7)). */
 #include <pthread.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/thread.h on macOS: pthread_setname_np(name) and the Mach thread
  * policies (mach/thread_policy.h).  THREAD_TIME_CONSTRAINT_POLICY: within
  * `constraint` of becoming runnable the thread gets up to `computation` of CPU, every

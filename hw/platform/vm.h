@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The process's own address space, as a device sees it: is a range mapped with the
  * rights a registration asks for, copies to and from application memory that fail with
  * -EFAULT instead of a signal when the memory has gone, and the locked-memory budget.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/vm.h on macOS: Mach VM calls on our own task (xnu osfmk/mach/vm_map.defs).
  * In a 64-bit process vm_address_t is 64 bits wide, so the vm_* routines of
  * <mach/vm_map.h> are the mach_vm_* ones of <mach/mach_vm.h> under their older names;

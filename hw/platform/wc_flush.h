@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Drain write-combining stores to a device (rdma-core util/udma_barrier.h
  * mmio_flush_writes; Linux wmb() after a WC copy): the one instruction both a driver's
  * BlueFlame burst (hw/mlx5/barrier.h mx5_wc_start / mx5_wc_flush) and a uvd client's

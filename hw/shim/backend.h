@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/shim/backend.h: what the shim back-ends (emu.c, vfio.c, kext.c, uvd.c) share beside
  * the interface in shim.h: the device's error text, the start of open, and the list of
  * DMA buffers and pins a back-end holds so that close can release what the driver

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The emulated shim: "emu:[opts]" opens an emulated ConnectX-5 Ex (hw/emu) inside
  * this process and gives the driver what any shim gives (hw/shim/shim.h): its BAR
  * (plain memory with the device's MMIO hook), DMA memory and pins mapped through the

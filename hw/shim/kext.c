@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/shim/kext.c: the macOS shim, the userspace client of the uvshim kext
  * (shim-kext/include/uvshim_abi.h is the whole contract; docs/hardware.md, "macOS (kext shim)").
  *

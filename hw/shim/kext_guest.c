@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/shim/kext_guest.h: which kext page a BAR0 offset of the UAR region is. */
 #include "hw/shim/kext_guest.h"
 

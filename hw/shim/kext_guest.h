@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Sharing a kext-owned function with other processes (shim-kext/include/uvshim_abi.h,
  * ABI 1.1, "Guests"): what a device daemon (tools/uvd) and its clients need beyond the
  * shim interface.

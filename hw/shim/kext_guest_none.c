@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* shim_kext_guest_open where hw/shim/kext.c is not built (Linux; macOS without IOKit,
  * the zig check build): there is no kext to be a guest of.  A device daemon's client
  * then keeps its stores on the doorbell ring (hw/shim/uvd_guest.h). */

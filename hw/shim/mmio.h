@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Register access to a mapped BAR: the only place the driver loads or stores device
  * registers.  Every ConnectX register is big-endian (PRM "initialization segment",
  * "UAR page"), so byte order is converted here and nowhere else for MMIO.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Shim registry: picks the implementation for a device URI by its scheme. */
 #include "hw/shim/shim.h"
 #include "hw/shim/backend.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/shim: what any platform gives the driver, and nothing more (docs/architecture.md, "The shim interface and its MMIO hook").
  *
  * Three implementations sit behind this interface, chosen by the URI scheme:

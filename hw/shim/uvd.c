@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The device daemon's client shim: "uvd:<socket path>" ("uvd:" alone: the daemon in
  * $UVERBS_RUN_DIR, default /tmp/uverbs-<uid>).  tools/uvd owns the function's control
  * path; this process keeps its own data path (docs/architecture.md, "Several

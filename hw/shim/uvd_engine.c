@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The engine of a device daemon's client (uvd_engine.h): hw/emu's client engine
  * (hw/emu/engine.c) behind the few calls hw/shim/uvd.c makes.  Like emu.c, the one
  * file of hw/shim that drives the emulator (docs/architecture.md, "Layer rules"). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The engine of a device daemon's client (private to hw/shim): what hw/shim/uvd.c needs
  * of the emulated NIC's data plane when the daemon's clients run it themselves
  * (UVD_FEAT_ENGINE; hw/emu/engine.c, docs/architecture.md "Several processes: uvd").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/shim/uvd_guest.h: does a daemon's client store into a UAR page it maps itself? */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A device daemon's client that maps its own UAR pages (hw/shim/uvd.c).
  *
  * When the daemon's device is the kext and the daemon granted this process the host

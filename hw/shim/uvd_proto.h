@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The device daemon's protocol (tools/uvd is the server, hw/shim/uvd.c the client).
  *
  * Two AF_UNIX connections of whole messages per client (hw/platform/local_msg.h:

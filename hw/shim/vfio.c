@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/shim/vfio.c: the Linux shim. A ConnectX function bound to vfio-pci is driven from
  * this process: VFIO maps its BARs, pins memory at IOVAs we choose, and forwards MSI-X
  * interrupts to eventfds (Linux Documentation/driver-api/vfio.rst, include/uapi/linux/vfio.h).

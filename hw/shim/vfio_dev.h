@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/shim/vfio_dev: the VFIO shim's entry points beyond struct shim_ops, for tests.
  * shim_vfio_ops.open is shim_vfio_open_at(args, "/sys", "/dev", out); tests point the
  * two roots at fake trees to reach each failure without a device.

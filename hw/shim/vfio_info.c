@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Decoding of VFIO INFO replies; the rules are in vfio_info.h. */
 #include "hw/shim/vfio_info.h"
 #include "hw/shim/vfio_uri.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/shim/vfio_info: decoding of the replies of VFIO's *_INFO ioctls, as pure functions
  * over the bytes the kernel returned, so that they are tested against constructed and
  * captured replies without a device (tests/shim/test_vfio_info.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* First-fit IOVA allocator; the rules are in vfio_iova.h. */
 #include "hw/shim/vfio_iova.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/shim/vfio_iova: the IOVA space a VFIO container hands to the device.
  *
  * VFIO leaves the choice of device addresses to userspace (VFIO_IOMMU_MAP_DMA takes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* PCI configuration space decoding; offsets and sources are in vfio_pcicfg.h. */
 #include "hw/shim/vfio_pcicfg.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/shim/vfio_pcicfg: what the shim reads from a function's PCI configuration space,
  * decoded from a byte array (the bytes pread from the VFIO config region, or built by a
  * test). Offsets and encodings are those of the PCI Local Bus spec 3.0 (type 0 header)

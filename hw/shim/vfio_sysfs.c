@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* sysfs checks and the locked-memory check before opening VFIO; see vfio_sysfs.h. */
 #include "hw/shim/vfio_sysfs.h"
 #include "hw/shim/vfio_pcicfg.h"

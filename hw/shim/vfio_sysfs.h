@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/shim/vfio_sysfs: what sysfs says about a PCI function before VFIO is touched, so
  * that each way of not being ready gets its own message and remedy (not found, not a
  * ConnectX, IOMMU off, bound to another driver, group shared with a device still in use),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Parsing of "vfio:" URIs; see vfio_uri.h for the accepted forms. */
 #include "hw/shim/vfio_uri.h"
 #include "hw/shim/backend.h"

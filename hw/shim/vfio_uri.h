@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/shim/vfio_uri: the argument part of a "vfio:" device URI, parsed without touching
  * the system so that it can be tested anywhere.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* One user-client call: validation (validate.c), then state and policy, then the
  * platform.  The kext's externalMethod is a copy-in, this call, a copy-out.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Guests: the owner shares its function with client processes, by consent.
  *
  * A device daemon (tools/uvd) owns the function; each of its clients runs its own data

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The device and its owner: attach-time checks and the owner state machine.
  *
  *   CLOSED --open (root or group)--> OWNED --close/death--> DYING --> RESETTING --> CLOSED

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The pin table: every range of memory the device may reach through the IOMMU on
  * behalf of one owner, user pins and driver DMA buffers alike.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* shim-kext/core: every decision the kext makes, in portable C (docs/hardware.md, "macOS (kext shim)").
  *
  * The IOKit glue (shim-kext/macos) owns the hardware: it maps BARs, drives IODMACommand,

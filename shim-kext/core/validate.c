@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Request validation: sizes, flags, reserved fields and alignment of every request,
  * before any state is looked at.  Anything a client sends is checked here first, so
  * the policy code after it can rely on well-formed values (flags known, reserved

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* BAR windows: which part of BAR0 the owner may map, and with which cache mode.
  *
  * A ConnectX function exposes one memory BAR (BAR0): the initialization segment at its

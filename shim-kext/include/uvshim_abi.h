@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvshim ABI: the user-client interface between the macOS kext (shim-kext/macos) and
  * its userspace client (hw/shim/kext.c).  docs/hardware.md, "macOS (kext shim)".
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvshim kext: the provider side (see UvShim.hpp).  Thin by design: each function
  * either hands a decision to shim-kext/core or carries one out with IOKit. */
 #include "UvShim.hpp"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvshim kext: the IOKit side of shim-kext (shim-kext/README.md; docs/hardware.md "macOS (kext shim)").
  *
  * org_uverbs_UvShim matches a ConnectX PCI function (Info.plist) and owns it.  It

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvshim kext: the user client.  Copy in, ask the provider (which asks the core), copy
  * out.  One instance per IOServiceOpen; it is the owner (or guest) token the core
  * compares. */

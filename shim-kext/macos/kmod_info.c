@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The kext's kmod_info record (what Xcode generates for a kext target).  _start and
  * _stop come from libkmodc++, which runs the C++ constructors of the IOKit classes. */
 #include <mach/mach_types.h>

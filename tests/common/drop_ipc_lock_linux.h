@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Tests of the locked-memory budget: root has CAP_IPC_LOCK, which lifts RLIMIT_MEMLOCK
  * (capabilities(7); drivers/vfio/vfio_iommu_type1.c vfio_lock_acct), so take it out of
  * the effective set and run as an unprivileged process would.  Criterion runs each test

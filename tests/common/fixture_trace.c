@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Reader for Linux mlx5_core command traces: see fixture_trace.h for the format and
  * what is checked.  Field decoding goes through firmware-cmd/prm.h only; the payload is
  * rebuilt with the command engine's cmdq_join(). */

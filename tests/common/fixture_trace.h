@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Reader for a Linux mlx5_core command trace (tests only).
  *
  * The fixture ../shared/fixtures/mlx5_core-connectx4-bringup-trace.txt.gz (see that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Sourced by the fuzz runners built over the emulated device (tests/fuzz/run-fuzz-roce.sh,
 # run-fuzz-cmd.sh): compile the userspace layers from source with Debian's clang, with
 # libFuzzer's coverage and ASan+UBSan, and link one harness.  The layers are those of

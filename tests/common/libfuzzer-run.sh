@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Sourced by the fuzz runners (tests/shim-kext/run-fuzz.sh, tests/fuzz/run-fuzz-roce.sh):
 # run a libFuzzer binary for a fixed number of inputs and judge the run the same way
 # for both.  Fails (exit 1) on a non-zero exit, any sanitizer or libFuzzer error report

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Classic pcap: a 24-byte global header (magic 0xa1b2c3d4 for µs, 0xa1b23c4d for ns,
  * version 2.4, snaplen, link type) then records of a 16-byte header (seconds,
  * fraction, captured length, original length) and the captured bytes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A tiny pcap (libpcap classic format) reader and writer for tests: the RoCE fixture
  * capture, pcaps of packets our TX code builds for tshark/scapy, loopback captures.
  * Reads both byte orders and the microsecond and nanosecond variants; writes

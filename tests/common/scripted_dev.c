@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Scripted device for the command-queue tests (see scripted_dev.h).  This is the
  * device side of PRM "Command Interface", written independently of firmware-cmd/cmdq.c:
  * it reads the queue address from the init segment, the entry from the queue page and

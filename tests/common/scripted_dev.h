@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A byte-level scripted device for tests: a shim_dev whose BAR 0 is plain memory holding
  * an initialization segment, whose DMA memory has IOVAs deliberately unlike its VAs
  * (through a translation table, as an IOMMU would), and whose doorbell write runs a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* criterion's Test / TestSuite / cr_assert* for a test program built without criterion.
  *
  * Why: under ThreadSanitizer a criterion program dies before its first test

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """The emulated ConnectX's call order (hw/emu/layers.txt, drawn in docs/architecture.md,
 "The data plane's call order") against the calls the compiler left in the objects.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Helpers for the tests of the emulator's memory and queue objects (test_mkey.c,
  * test_cq.c, test_qp.c, test_srq.c): a device brought up as mlx5_core does, with a
  * UAR, a PD and an EQ, and command inputs with valid defaults that a test then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A raw command-interface driver for the emulator's tests (header only): it writes the
  * 64-byte cmd_queue_entry and the mailbox blocks into memory the shim mapped, rings
  * command_doorbell_vector itself, and leaves the completed entry and output mailboxes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Helpers for the emulator's tests (header only; tests/emu/test_*.c include it).
  * Each test opens an "emu:" device through the shim, programs the command queue with
  * the real engine (firmware-cmd/cmdq), and talks to the device as a driver would. */

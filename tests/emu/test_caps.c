@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* QUERY_HCA_CAP / SET_HCA_CAP: seeded values, the ConnectX-5 Ex changes, and the
  * settable-field rules. */
 #include "tests/emu/emu_test.h"

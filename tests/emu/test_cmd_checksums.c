@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Command-interface signatures on the emulated device, both modes of
  * cmd_hca_cap.cmdif_checksum (PRM "HCA Capabilities": 0 disabled, 3 enabled).
  *

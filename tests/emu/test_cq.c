@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The emulated device's completion queues through the real command engine: CREATE_CQ,
  * QUERY_CQ, MODIFY_CQ, DESTROY_CQ and every rule of cmd_cq.c, one per test. */
 #include "tests/emu/emu_obj_test.h"

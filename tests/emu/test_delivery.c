@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Delivery checks of the command interface (PRM "Command Queue Entry" status), driven
  * by a tiny raw command writer instead of the engine, so each error can be provoked:
  * bad token, misaligned or unmapped mailbox, wrong block number, a chain that loops,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The emulated device's registers and the life cycle through the real command engine:
  * init segment, bring-up and teardown, counters balancing to zero. */
 #include "tests/emu/emu_test.h"

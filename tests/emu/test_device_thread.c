@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The device thread's scheduling (hw/emu/rx_thread.c): SCHED_FIFO when this process may
  * have it, SCHED_OTHER without the privilege, and SCHED_OTHER on purpose with
  * emu:sched=normal.  The counters say which policy the thread got. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Device-side oracle: every command of the real ConnectX-4 bring-up
  * (../shared/fixtures/mlx5_core-connectx4-bringup-trace.txt.gz, firmware 14.12.1220) is
  * posted to the emulated device the way mlx5_core posted it, at the level of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A device daemon's client engine (hw/emu/engine.c): an emulated device created with
  * cfg.engine takes the objects another device (the daemon's, here an "emu:" brought up
  * through the command queue) created, under the same numbers; learns the function's

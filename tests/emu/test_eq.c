@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* EQs: create/query/destroy, EQEs with the owner bit, arming through the UAR
  * doorbell, interrupts on the vector's eventfd, overrun, and the checks CREATE_EQ
  * makes (UAR, size, vector, pinned buffer). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Fault injection: failed and hung commands (URI and API), a fatal health syndrome,
  * surprise removal, reset; and pages/objects balancing to zero after a bring-up that
  * failed halfway. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* HCA life cycle, ISSI, QUERY_ADAPTER and the command framework's generic answers
  * (unknown opcode, lengths, state), each with its documented status and syndrome. */
 #include "tests/emu/emu_test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Commands held for pages (hw/emu/hold.c): the device keeps a command's entry owned,
  * raises PAGE_REQUEST, and completes the command only after MANAGE_PAGES on another
  * slot of the queue moved the pages (PRM "Page Request Event").  The test plays the

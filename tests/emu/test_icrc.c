@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The RoCE v2 ICRC (hw/emu/icrc.h): the CRC-32 itself, two real packets from the
  * hardware capture, and which header fields are covered or masked (Annex A17.3.3). */
 #include <criterion/criterion.h>

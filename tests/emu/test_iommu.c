@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The IOMMU model: IOVAs unlike VAs, page-by-page scattering of pins, and DMA to an
  * IOVA nobody pinned refused and reported, in both iova modes and both copy kinds. */
 #include <pthread.h>

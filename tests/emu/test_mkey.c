@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The emulated device's memory keys through the real command engine: CREATE_MKEY,
  * QUERY_MKEY, DESTROY_MKEY over memory pinned through the shim (offset and scattered
  * IOVAs), MTT and KLM (indirect) translation, and every rule of cmd_mkey.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Several emulated devices: one process, distinct RoCE addresses; an address another
  * process holds (a bound UDP socket on :4791) is skipped. */
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* UAR, PD, transport domain, special contexts: allocate, use, free; unknown numbers. */
 #include "tests/emu/emu_test.h"
 

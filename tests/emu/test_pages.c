@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Firmware pages: QUERY_PAGES counts, MANAGE_PAGES give/take with the page list
  * checked, PAGE_REQUEST events, everything reclaimed at teardown. */
 #include "tests/emu/emu_test.h"

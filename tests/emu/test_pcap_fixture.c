@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Real wire: shared/fixtures/roce-v2-hardware-capture.pcap (RC traffic between two
  * hardware RoCE NICs, 123 frames, 105 RoCE v2).  Our parser must accept every RoCE
  * packet, our ICRC must reproduce every one the NICs computed (over the real IPv4

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The port: NIC vport context (MAC from the RoCE address, roce_en, mtu), vport state,
  * the RoCE address table, ACCESS_REG PAOS/PMTU/PTYS/HOST_ENDIANNESS, PORT_CHANGE. */
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The emulated device's queue pairs through the real command engine: CREATE_QP,
  * QUERY_QP, DESTROY_QP and the PRM state machine (allowed transitions, opt_param_mask
  * per transition, required attributes), one rule per test. */

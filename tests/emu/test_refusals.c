@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The emulated ConnectX refuses what firmware refuses: each test sends one bad input
  * through the real command engine, asserts the status and syndrome, and that no object
  * was created (objects_live unchanged).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Firmware never crashes on what a driver sends: every registered opcode gets random
  * inputs (fixed seed, random lengths and op_mods) through the real engine; the device
  * must answer each one, and a reset afterwards must leave no object or page behind. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RoCE v2 header layer (hw/emu/roce_hdr.h): the opcode table against the IBTA's
  * header combinations, byte layouts, PSN arithmetic, AETH encodings, P_Key rules,
  * UDP source port entropy. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The port's UDP sockets (hw/emu/roce_sock.c) on real loopback: packets leave from the
  * flow's source port, arrive with an envelope the receiver can rebuild exactly (so
  * their ICRC verifies), and a taken source port falls back to 4791 with a fresh ICRC. */

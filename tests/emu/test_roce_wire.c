@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RoCE v2 packets (hw/emu/roce_wire.h): what we build parses back to the same headers
  * and payload; every wire-level drop reason is reached by a packet made to hit it;
  * frames carry the IPv4/UDP header the kernel sends; the UD GRH area. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The emulated device's shared receive queues through the real command engine:
  * CREATE_SRQ, QUERY_SRQ, DESTROY_SRQ and every rule of cmd_srq.c, one per test. */
 #include "tests/emu/emu_obj_test.h"

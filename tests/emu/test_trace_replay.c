@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Replay of the real ConnectX-4 bring-up (../shared/fixtures/README.md): every command INPUT of
  * ../shared/fixtures/mlx5_core-connectx4-bringup-trace.txt.gz goes through the real
  * command engine (firmware-cmd/cmdq) to the emulated device, in mlx5_core's order.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* UMR WQEs (PRM "UMR WQE") through the emulated device's send doorbell, driven by raw
  * commands and a hand-built WQE: a UMR is executed only on a QP created with qpc.fre
  * (PRM "QP Context": fast registration enable; Linux sets it on its kernel QPs, the UMR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Shared set-up for the command-queue tests: a scripted device (tests/common) and a
  * command queue on it, plus the byte patterns payload tests compare. */
 #ifndef UVERBS_TESTS_FIRMWARE_CMD_CMDQ_TESTLIB_H

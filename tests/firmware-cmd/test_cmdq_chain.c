@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Mailbox chain helpers: cmdq_split spreads a payload over the inline bytes and the
  * cmd_if_box data areas exactly as the PRM chains them, cmdq_join undoes it, and
  * cmdq_xor8 is the plain XOR the signatures are built from. */

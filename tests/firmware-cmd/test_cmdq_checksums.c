@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Completion signatures as real firmware leaves them.  With checksums off (PRM
  * cmd_hca_cap.cmdif_checksum 0, what Linux main.c handle_hca_cap and rdma-core
  * mlx5_vfio.c set, and what hw/mlx5/init.c sets) the ConnectX-4 in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* cmdq_create against the scripted device: PRM "Initialization Segment" handling. */
 #include <errno.h>
 

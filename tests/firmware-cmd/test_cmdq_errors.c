@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* What the engine does when the device or the firmware says no: delivery statuses,
  * tokens, signatures, timeouts, firmware statuses and syndromes, bad arguments.
  * Each error is an errno plus the exact message docs/architecture.md ("The command interface") gives. */

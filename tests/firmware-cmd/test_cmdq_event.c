@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Completion by event (PRM "Command Completion": once an EQ exists the device reports a
  * finished command with a CMD completion EQE).  The scripted device answers but keeps
  * ownership; the test's wait callback plays the EQ: it releases the entry and forwards

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The second command slot (cmdq_exec_nested): a command issued from inside the wait for
  * a slot 0 command, as MANAGE_PAGES answering a PAGE_REQUEST must be when firmware
  * holds the slot 0 command until it gets pages (rdma-core providers/mlx5/mlx5_vfio.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Payloads through the command queue, checked byte by byte on the device side: the
  * scripted device joins the input from the entry and the mailbox chain by itself and
  * answers with a pattern the engine must join back exactly (PRM "Command Mailbox"). */

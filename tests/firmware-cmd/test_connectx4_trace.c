@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Real firmware, decoded by our tables (../shared/fixtures/README.md): the Linux mlx5_core driver
  * bringing up a ConnectX-4 (firmware 14.12.1220), every command's entry and mailboxes
  * logged (../shared/fixtures/mlx5_core-connectx4-bringup-trace.txt.gz).  Each command

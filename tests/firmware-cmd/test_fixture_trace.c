@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The mlx5_core trace reader (tests/common/fixture_trace.c) on synthetic logs: it must
  * pair dumps, skip noise, rebuild payloads through the mailbox chain, flag a chain the
  * log cut short, and refuse dumps whose boxes contradict their entry. */

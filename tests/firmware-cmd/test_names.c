@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Opcode, status and syndrome names: the values the PRM (and Linux's mlx5_ifc.h /
  * cmd.c) define, the strings the command engine's messages are built from. */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The PRM accessor machinery (firmware-cmd/prm.h) and the descriptor tables
  * (prm_tables.c): bit placement at dword edges, neighbours untouched, 64-bit order,
  * byte arrays and sub-structures, and lookups.  The bit-for-bit agreement of every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libFuzzer target: the emulated ConnectX's command processor (hw/emu/cmd.c and every
  * cmd_<area>.c handler).  Whatever one command carries, the emulator never crashes,
  * never trips ASan/UBSan and never leaks; it answers with a status.

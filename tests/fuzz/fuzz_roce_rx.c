@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libFuzzer target: the emulated ConnectX's RoCE v2 receive path (hw/emu/rx_check.c, roce_hdr.c):
  * hostile packets never crash the emulator, and nothing is ever written outside a
  * registered memory window.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Build the command-processor fuzzer (fuzz_cmd.c over the emulator, the shim and the
 # command engine, compiled from source here) with Debian's clang, write its seed corpus
 # (the ConnectX-4 trace's command inputs and valid object commands) into the work dir,

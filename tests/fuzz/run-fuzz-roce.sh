@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Build the RoCE v2 receive-path fuzzer (fuzz_roce_rx.c over the emulator, the shim, the
 # driver and the command engine, compiled from source here) with Debian's clang and run
 # it for a fixed number of inputs.  Fails (never skips) when clang or the libFuzzer

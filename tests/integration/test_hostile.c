@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Hostile packets against an emulated NIC's RC QP, forged with the wire layer's builder
  * and sent from the connected peer's own address and socket (so only the property under
  * test is wrong): wrong rkey, out of bounds, no remote-write right, another PD's MR,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """cmake --install, as a new user would use it: the installed tree has what docs/abi.md
 and uverbs(7) promise, the example builds against it from outside the source tree with
 pkg-config and with CMake's find_package(uverbs), and runs on two emulated NICs; every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The emulated device's receive path driven by the application's CQ polls
  * (docs/architecture.md, "The receive path is driven by the poll", "ACKs leave the
  * critical path"): an empty mx5_poll_cq runs the shim's poll-assist hook, which takes

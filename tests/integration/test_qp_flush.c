@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Moving a QP to the error state flushes its work (IBTA 10.3.1 "Error" state, C10-26:
  * outstanding and later-posted WQEs complete with WR_FLUSH_ERR), and the standard drain
  * works: move to ERR, post a marker receive (and a marker send), wait for the marker's

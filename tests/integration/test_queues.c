@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Queue engines seen through the driver: SRQ receives consumed in order across two QPs,
  * completion events only for armed CQs (and only for solicited CQEs when armed so),
  * CQ overrun -> CQ error event, and the owner bit across several laps of the ring. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RC error paths between two emulated NICs: RNR NAKs then success once a receive is
  * posted, rnr_retry exhausted, the peer gone (RETRY_EXC_ERR after the configured
  * timeout on that QP only), remote access errors, and what follows an error (QP in

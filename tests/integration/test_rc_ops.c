@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Every RC opcode between two emulated NICs in one process, through the driver on both
  * ends, at sizes 0, 1, MTU-1, MTU, MTU+1, 64 KiB and 1 MiB, path MTU 1024 and 4096;
  * data checked with xxHash, completions checked for opcode, length and immediate. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Two emulated NICs in two processes (fork before either device exists), talking RoCE v2
  * over loopback UDP exactly as in one process.  A socketpair is the side channel for
  * QPN, PSN, rkey and address, and for the target's verdict on every SEND it received.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* UC and UD between two emulated NICs: UC SEND/WRITE/WRITE_IMM data at every size,
  * UC messages with a lost packet dropped whole (never delivered partly); UD SEND with
  * the 40-byte GRH area holding the IPv4 header in its last 20 bytes, Q_Key mismatch

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RC over a faulty wire: loss, reordering and duplication at 1% and 5% on both NICs'
  * transmit sides; a mix of SEND, WRITE, READ and FETCH_ADD, up to 16 in flight, must
  * all complete successfully with exact data (xxHash per operation) and an exact final

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Test support for the data-plane integration tests: emulated NICs opened through the
  * driver (hw/mlx5), connected QPs, posting and polling through the driver's data path
  * (wqe.h / doorbell.h / poll.h).  Static functions: each test program includes it once.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Packets built by our RoCE v2 TX code (hw/emu/roce_tx.c), for tools we did not write to
  * judge: tshark's infiniband dissector and scapy's scapy.contrib.roce ICRC.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """A live capture of RC traffic between two emulated NICs, judged
 by tools we did not write.
 

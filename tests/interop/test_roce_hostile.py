@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Packets crafted with scapy (not with our TX code) and sent over loopback to an
 emulated port's socket, judged by our parser (interop_roce_packets listen): a valid
 scapy-made RC SEND is accepted with scapy's ICRC, and each hostile variant is dropped

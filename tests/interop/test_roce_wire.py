@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """RoCE v2 packets built by our TX code (hw/emu/roce_tx.c), judged by tools we did
 not write: tshark's infiniband dissector must decode every one with the fields we
 meant and no malformed/expert error, and scapy.contrib.roce must compute the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* interop_wire_traffic: a short, known run of RC traffic between two emulated NICs, for
  * tests/interop/test_live_capture.py to capture on lo and judge with tshark and scapy.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Every #include in the tree against the layer table of docs/architecture.md ("Layer
 rules"): a file may include headers of its own layer and of the layers its row lists,
 and a row may list only layers below it.  The table is read from the document at each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Shared by the mlx5dv oracle tests: a send queue over plain memory (the "BAR" is a
  * buffer with no hook unless a test installs one), and reading a WQE back out of the
  * ring across its end. */

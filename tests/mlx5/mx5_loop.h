@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Test support for tests/mlx5: one emulated NIC opened through the driver, with its own
  * RoCE v2 address in GID 0, and RC QPs connected to QPs of the same NIC (loopback over
  * its UDP socket) or to a QPN nobody has.  Static functions: include once per test.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Driver bring-up and teardown against the emulated ConnectX (docs/architecture.md, "Bring-up, teardown, pages, health"): the
  * order, the page supply, the health watch, and errors that name the step and the
  * firmware's answer.  Every check reads the device's own counters. */

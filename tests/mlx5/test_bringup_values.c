@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Bring-up values chosen as Linux mlx5_core / rdma-core choose them, checked against the
  * emulated ConnectX (whose capabilities are the ConnectX-4 trace's unless a cap= /
  * capmax= URI option stands in for a later device): the QP count asked for and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Oracle: CQE decoding (hw/mlx5/poll.h) against CQEs built field by field in rdma-core's
  * struct mlx5_cqe64 / struct mlx5_err_cqe (installed <infiniband/mlx5dv.h>), expected
  * results following libmlx5's cq.c semantics, owner-bit wraparound over several laps,

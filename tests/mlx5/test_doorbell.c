@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Doorbells (hw/mlx5/doorbell.h): the doorbell record, BlueFlame for one WQE that fits
  * (whole WQE through the write-combining mapping, halves alternating, one burst
  * reported), the 64-bit doorbell otherwise, receive doorbells and the invalid-lkey

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Device fatal and surprise removal flush every queue (docs/architecture.md, "Bring-up, teardown, pages, health": "on a
  * fatal syndrome, fail every queue with flush errors"; IBTA 10.3.1: outstanding work
  * requests of a queue in the error state complete with "flushed in error").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Memory registration judged by the device: the emulated ConnectX reaches the
  * registered memory only through the MKey's translation (MTT entries, KLM entries over
  * direct MKeys) and its IOMMU, so data that arrives intact proves the translation.

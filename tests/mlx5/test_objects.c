@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Driver objects against the emulated ConnectX: boundary sizes (depth 1 and the caps'
  * maximum), requests the driver must refuse before asking the firmware (with a
  * message naming the limit or the missing attribute), and firmware errors by name. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Page requests in the middle of a command (PRM "Page Request Event"): firmware that
  * needs pages for a command raises PAGE_REQUEST and completes the command only once
  * it got them.  The emulator holds such commands (hw/emu/hold.c: icm=N, pagehold=);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* PCIe transactions of the data path, counted by the emulated ConnectX (docs/architecture.md,
  * "The data path"; docs/benchmarks.md): these are correctness properties of post_send and
  * poll_cq, not speed figures -- an MMIO read stalls the CPU for a full PCIe round trip

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* QP transitions as the device stores them: every check reads the QP context back with
  * a raw QUERY_QP (decoded here with the qpc/ads layouts), not the driver's own copy.
  *

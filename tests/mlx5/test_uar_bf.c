@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* BlueFlame registers (PRM "UAR Page", "BlueFlame"): the data path bursts a WQE into
  * its QP's register without a lock, so no two QPs may share one -- two threads posting
  * to two QPs would otherwise interleave their bursts in one buffer.  The driver gives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Oracle: our data-path layouts (firmware-cmd/layouts/wqe.def) and WQE builders
  * (hw/mlx5/wqe.h) against rdma-core's installed <infiniband/mlx5dv.h>, an independent
  * encoder: its segment structs, mlx5dv_set_ctrl_seg, mlx5dv_set_data_seg,

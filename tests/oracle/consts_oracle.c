@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* PRM constants oracle: every row of the constant tables next to opcodes.def
  * (firmware-cmd/wqe_opcodes.def, cqe_opcodes.def, cqe_syndromes.def, event_types.def,
  * uar.def, cap_types.def) against the value an independent header gives it:

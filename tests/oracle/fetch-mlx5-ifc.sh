@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Print the include directory of Linux's mlx5 headers, fetching Debian's newest
 # linux-headers-*-common package into a cache the first time (apt-get download +
 # dpkg -x; nothing is committed).  Usage: fetch-mlx5-ifc.sh <cache dir>

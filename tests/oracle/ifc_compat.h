@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Lets Linux's include/linux/mlx5/mlx5_ifc.h compile in userspace beside rdma-core's
  * installed <infiniband/mlx5dv.h> (whose DEVX_SET/DEVX_GET macros are the independent
  * encoder).  Only the kernel spellings mlx5_ifc.h needs are supplied here. */

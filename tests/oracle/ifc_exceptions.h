@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Declared differences between our PRM tables and Linux's mlx5_ifc.h.
  *
  * The oracle (ifc_oracle.c) checks every row of firmware-cmd/layouts/all.def against

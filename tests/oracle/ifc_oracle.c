@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* mlx5_ifc.h oracle: every row of our PRM tables against Linux's mlx5_ifc.h, encoded
  * independently by rdma-core's DEVX_SET/DEVX_GET (docs/architecture.md, "PRM layouts as data, and the oracles").
  *

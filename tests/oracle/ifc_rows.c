@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Generates the rows of ifc_rows.h from firmware-cmd/layouts/all.def by X-macros:
  * our offsets/widths from the rows, the header's from mlx5_ifc.h by the same names,
  * and DEVX_SET/DEVX_GET encoders per integer field.  A structure or field the header

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The rows of our PRM tables paired with Linux's mlx5_ifc.h (ifc_rows.c): for each
  * structure and field, our offset/width and the header's, and for every verified
  * integer field a DEVX_SET/DEVX_GET encoder next to ours.  ifc_oracle.c checks them

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Real-firmware oracle (../shared/fixtures/README.md): decode every command of the ConnectX-4
 # bring-up trace with our PRM getters and with DEVX_GET over Linux's mlx5_ifc.h, on the
 # same bytes, and check the emulator's capability seed against the trace.

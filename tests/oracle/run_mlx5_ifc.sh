@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # mlx5_ifc.h oracle (docs/architecture.md, "PRM layouts as data, and the oracles"): fetch Linux's mlx5_ifc.h, compile
 # ifc_rows.c + ifc_oracle.c (generated from our PRM tables by X-macros) against it and rdma-core's
 # DEVX_SET/DEVX_GET, and run it.  It prints

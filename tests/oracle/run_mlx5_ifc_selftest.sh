@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Proves the mlx5_ifc oracle can fail: on a scratch copy of firmware-cmd/ and
 # tests/oracle/, plant (1) a field one bit off, (2) a field mlx5_ifc.h does not have,
 # (3) the same field declared in ifc_exceptions.h, and check that run_mlx5_ifc.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # PRM constants oracle: build tests/oracle/consts_oracle.c against rdma-core's installed
 # <infiniband/mlx5dv.h>, Linux's mlx5_ifc.h, and the enumerators of Linux's
 # include/linux/mlx5/device.h and doorbell.h (copied into linux_consts.h here: those

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Proves the PRM constants oracle can fail: on a scratch copy of firmware-cmd/ and
 # tests/oracle/, plant (1) a wrong value (SEND as 0x0b, SEND_IMM's), (2) a row whose
 # name no oracle header has, and check that run_prm_consts.sh reports (1) as one

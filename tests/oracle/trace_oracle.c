@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Three sources agree on real firmware data: the ConnectX-4 bring-up trace (bytes the
  * firmware actually wrote and read), our PRM tables (firmware-cmd/prm.h getters) and
  * Linux's mlx5_ifc.h read through rdma-core's DEVX_GET/DEVX_GET64 (docs/architecture.md, "PRM layouts as data, and the oracles").

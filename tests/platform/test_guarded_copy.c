@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/guarded_copy.h: a fault inside the application's range of a guarded copy
  * is -EFAULT and the process lives; every other SIGSEGV/SIGBUS reaches the handler the
  * application had installed, or kills the process as before; many threads at once. */

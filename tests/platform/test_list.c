@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/list.h: the circular list hw/shim's records and hw/mlx5's objects hang on
  * (add in front, del relinks the node to itself, for_each first to last, container_of
  * back to the record). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/local_msg.h: whole messages between processes whichever socket carries
  * them (SOCK_SEQPACKET on Linux, SOCK_STREAM framed by the length word on macOS): each
  * arrives whole and in order, a too-large one answers its real length and leaves the

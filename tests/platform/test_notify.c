@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/notify.h: the eventfd(2) semantics every implementation must keep (a
  * counter read whole, or one at a time in semaphore mode; a readable fd while the count
  * is not zero; EAGAIN when empty and non-blocking). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/shm.h: one object two mappings share, zeroed, sized, close-on-exec. */
 #include <criterion/criterion.h>
 #include <fcntl.h>

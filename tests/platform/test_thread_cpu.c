@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/thread.h plat_thread_cpu_ns: the CPU time of another thread of the
  * process, which tools/bench-e2e reads for the emulated NIC's device thread. */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/vm.h: the process's map as a pinning kernel sees it (mapped or not,
  * writable or not), copies into and out of memory that fail with -EFAULT where a plain
  * memcpy would raise SIGSEGV.  The locked-memory limit and the pid the copies name: test_vm_linux.c. */

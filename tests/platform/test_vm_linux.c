@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/platform/vm.h on Linux: the locked-memory budget is RLIMIT_MEMLOCK, and
  * CAP_IPC_LOCK lifts it, as vfio_iommu_type1 treats them (drivers/vfio/
  * vfio_iommu_type1.c, vfio_lock_acct); the copies name the caller's own pid, also in

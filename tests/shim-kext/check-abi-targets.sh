@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Compile the kext ABI header and the portable core for every target they serve, with
 # only the compiler's freestanding headers (the kernel has no libc), as C11 and as
 # C++17 (the IOKit glue is C++).  A layout difference between targets trips the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libFuzzer target: the kext's request decoder and the policy behind it.
  *
  * An input is a program of operations on one fake device (support/fake_platform.c):

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Seed corpus for fuzz_request.c, written into the fuzz work dir at test time.
 
 Each seed is a small program in the fuzzer's input language: one config byte, then

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Build the request-decoder fuzzer with Debian's clang and run it for a fixed number of
 # inputs.  Fails (never skips) when clang or the libFuzzer runtime is missing, on any
 # crash, sanitizer report or leak, and when the run did not reach the requested count.

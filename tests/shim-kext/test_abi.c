@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The ABI header's contract as seen by code: sizes per selector, IOReturn encoding,
  * memory types, status names. */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* BAR windows: uvshim_bar_window_check, MAP_BAR / UNMAP_BAR and clientMemoryForType. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* DMA_ALLOC and DMA_FREE: driver memory (queues, mailboxes, firmware pages). */
 #include "tests/shim-kext/support/fixture.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Guests: the owner's consent.  GRANT lets a process map exactly the UAR pages it was
  * given; PIN_FOR wires a guest task's memory on the owner's account; REVOKE and the
  * owner's death take the mappings back before the function is reset. */

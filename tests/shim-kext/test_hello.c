@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* HELLO (version handshake) and DEVICE_INFO. */
 #include <string.h>
 

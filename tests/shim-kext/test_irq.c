@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* IRQ_ARM / IRQ_DISARM and the interrupt bookkeeping behind the async notifications. */
 #include "tests/shim-kext/support/fixture.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The owner state machine: closed -> owned -> dying -> resetting -> closed, one owner,
  * root or the configured group, and what owner death does, in which order. */
 #include "tests/shim-kext/support/fixture.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* PIN, PIN_SEGS and UNPIN through dispatch, against the fake platform. */
 #include <string.h>
 

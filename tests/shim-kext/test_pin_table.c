@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The pin table on its own: limits, reservation, handles, release. */
 #include <stdlib.h>
 

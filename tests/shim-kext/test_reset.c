@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RESET: function level reset on the owner's request. */
 #include "tests/shim-kext/support/fixture.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Request validation: every field of every request, every size, before any state.
  * uvshim_request_check is called directly here (16 KiB pages unless said); the
  * dispatch tests show the same answers reach the client. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/shim/kext_guest.h: the host page of the UAR region a device UAR page lies in, as
  * the owner names it in GRANT and the guest maps it (16 KiB pages on Apple Silicon:
  * four 4 KiB UAR pages per host page). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* hw/shim/uvd_guest.c: a device daemon's client stores into a UAR page it maps itself
  * only when the daemon's device is the kext, the daemon granted that page's host page
  * with the ALLOC_UAR, and opening the kext as a guest mapped it; every other outcome

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """tools/vfio-bind against a fake sysfs tree with a fake kernel.
 
 The control files the tool writes (a driver's unbind and bind files, bus/pci/drivers_probe)

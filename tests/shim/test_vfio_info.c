@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Decoding of VFIO INFO replies (hw/shim/vfio_info.c) against replies built here the way
  * the kernel lays them out (include/uapi/linux/vfio.h): region info with and without
  * the sparse-mmap and MSI-X-mappable capabilities, type1 IOMMU info with IOVA ranges

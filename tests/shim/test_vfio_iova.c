@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The VFIO shim's IOVA allocator (hw/shim/vfio_iova.c): first fit with alignment,
  * coalescing free, refusal of double and foreign frees, and a long random run checked
  * against a model for overlap. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The whole VFIO shim (hw/shim/vfio.c) against a scripted VFIO kernel: this test
  * program defines ioctl(), so the shim's VFIO ioctls land in a model of the kernel's
  * behaviour (include/uapi/linux/vfio.h) while everything else is real: the device fd

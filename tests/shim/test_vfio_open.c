@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Opening "vfio:" devices without a device: through shim_open on this machine (a BDF
  * that does not exist, malformed URIs), and through shim_vfio_open_at with fake sysfs
  * and /dev trees to reach the steps after sysfs. Every failure must come back as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* PCI configuration space decoding (hw/shim/vfio_pcicfg.c) over config space bytes built
  * here the way a ConnectX-5 presents them (capabilities: power management at 0x40, VPD
  * at 0x48, PCI Express at 0x60, MSI-X at 0x9c), plus broken lists. */

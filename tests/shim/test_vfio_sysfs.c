@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The checks the VFIO shim makes in sysfs before touching VFIO (hw/shim/vfio_sysfs.c),
  * against fake sysfs trees built in a temporary directory: each way of not being ready
  * gets its errno and a message naming the device and the remedy. Also the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* "vfio:" URI parsing (hw/shim/vfio_uri.c): accepted spellings, options, and the
  * errors a mistyped address or option gets. */
 #include <criterion/criterion.h>

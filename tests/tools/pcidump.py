@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Config-space dumps in `lspci -xxxx` format, built here so uvinfo's PCIe path reader can
 be tested without the hardware: libpci's dump access method (lspci -A dump -O
 dump.name=FILE, or lspci -F FILE) reads them exactly as it reads a saved dump.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """fwcmd on the emulated ConnectX: output, exit status, and the capability values
 decoded independently here (from the emulator's seed bytes -- a real ConnectX-4's
 answers -- and the layout rows) rather than by the C accessors fwcmd uses."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """hwcheck end to end on two emulated NICs in two processes: the JSON report carries the
 build identity, device, firmware, PCIe section, and every step passed with verified
 transfers both ways round and the requested latency samples."""

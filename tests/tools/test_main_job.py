@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """The quick start's main job (tools/main-job) on two emulated NICs: latency one message
 at a time, and bandwidth measured as ib_write_bw does -- 64 KiB messages, 64 in flight on
 each of 4 QPs -- with the depth and QPs printed next to every figure."""

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The tools' number parser (tools/common/parse.h): what a user types either becomes the
  * number meant or is refused, never wrapped or truncated. */
 #include <criterion/criterion.h>

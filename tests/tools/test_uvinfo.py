@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """uvinfo's PCIe path reader on config-space dumps built here (tests/tools/pcidump.py), read
 through libpci's dump access method, and on this machine's own functions.  lspci decodes
 the same dumps as the independent oracle for speeds, widths, MPS and MRRS."""

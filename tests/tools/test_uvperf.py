@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """uvperf on the emulated ConnectX: latency and bandwidth in one process (--loopback, two
 devices) and in two processes (TCP side channel), with --verify passing, a deliberately
 corrupted byte failing with its offset named, and raw CSVs holding the requested samples."""

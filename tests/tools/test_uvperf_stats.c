@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvperf's latency summary (tools/uvperf/stats.c): samples are 64-bit nanoseconds, so a
  * round trip past 2^32 ns (4.29 s) is reported as it was, not clamped. */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """uvplot draws PNGs from uvperf's own CSV and JSON output on the emulated device; titles
 carry what the CSV header says (device, build, MTU, sizes, sample counts).  The figures are
 left in the build directory (tools-figures/) for docs/tools.md."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Shared helpers of the tool tests: where the built tools are, and running uvperf as a
 client/server pair on emulated NICs with every process bounded in time and killed."""
 import contextlib

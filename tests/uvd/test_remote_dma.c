@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The emulated device reaching another process's memory (emu_iommu_map_remote,
  * hw/emu/iommu.c): what the device daemon uses for its clients' registered memory.
  * A forked child holds the memory; the device reads what the child wrote after the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* tools/uvd/uar_group.c: the daemon gives clients UAR pages in whole host pages, so
  * that one client's grant of a host page (the kext's GRANT) never covers another
  * client's UAR page.  Host page and UAR page sizes are parameters: 16 KiB host pages

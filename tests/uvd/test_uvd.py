@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """uvd, the device daemon (tools/uvd), and its clients.
 
 Two processes share one emulated NIC through one daemon, and through two daemons,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Clients of a daemon of engines (uvd on an emulated device, without -R; docs/
  * architecture.md "Several processes: uvd"): each client runs the NIC's data plane in
  * its own engine (hw/emu/engine.c), on an address the daemon bound for it, so a post

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* PCIe transactions of a uvd client's data path when the daemon runs the data plane
  * (uvd -R, as a daemon of real hardware does with its BAR), counted by the emulated
  * ConnectX that lives in the daemon (tools/uvd; docs/architecture.md "Several

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* UVERBS_PORT_MTU and a device this process does not own (uverbs/port_mtu.c): a client
  * of the device daemon (tools/uvd) is attached to a port the daemon brought up, so the
  * variable leaves that port alone: the open succeeds and the port keeps the daemon's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* ibv_rereg_mr through the device daemon.  The daemon refuses every client MKey that
  * UMR could change (mkc.umr_en, tools/uvd/policy.c), so the library re-registers
  * instead of changing the MKey in place: the call succeeds, the keys may change, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Registration of memory a client shares, through the device daemon (tools/uvd;
  * docs/architecture.md "Several processes: uvd"): a buffer in a MAP_SHARED mapping of a
  * memfd whose descriptor the process holds goes to the daemon as that file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The device daemon for a criterion test program of tests/uvd: $UVD_BIN started on an
  * emulated device at `ip`, listening at a socket of this process's own, and the
  * connection that proved it up (the caller keeps it or closes it).  On Linux the daemon

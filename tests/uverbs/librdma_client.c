@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* An application written for Apple's RDMA, as MLX's JACCL is: it reaches the verbs only
  * through dlopen() of the library's name and dlsym() of the entry points JACCL looks up
  * (ibv_get_device_list ... ibv_dereg_mr), and posts and polls through verbs.h's inline

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A two-rank MPI check for test_ucx_mpi.py: a ping-pong and an all-reduce whose data
  * is verified byte for byte.  Not built by CMake (it needs Open MPI's mpicc, which the
  * library does not): the test compiles it into the build tree when it runs.

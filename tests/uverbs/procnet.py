@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Helpers the preloaded-client tests share (test_debian_tools.py, test_ucx_mpi.py)."""
 
 

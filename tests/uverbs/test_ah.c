@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The address vector ibv_create_ah builds for RoCE, decoded with the wqe_datagram_seg
  * layout: on Ethernet the service level goes in bits 3:1 of stat_rate_sl, the static
  * rate in 7:4, and bit 0 stays reserved (rdma-core providers/mlx5/verbs.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* ibv_close_device with objects still open returns 0, as rdma-core's does (perftest's
  * ib_send_bw closes with one left and fails otherwise), and frees nothing under them:
  * the objects stay valid and their later use and destroy are safe (ASan would report a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The verbs data path between two emulated NICs in one process: ibv_post_send /
  * ibv_poll_cq, the ibv_wr_* API, the extended CQ, completion channels and async events
  * as file descriptors, UD with address handles made from a completion, SRQs, and a

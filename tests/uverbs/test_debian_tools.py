@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Debian's unmodified verbs tools over libuverbs.so preloaded (docs/architecture.md, "The verbs layer").
 
 ibv_devinfo, ibv_rc_pingpong and perftest's ib_*_lat / ib_*_bw run as shipped by

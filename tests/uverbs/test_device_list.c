@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A listed device that cannot be opened says why, once, on stderr, without UVERBS_LOG:
  * here its RoCE address is taken (another owner of 127.0.73.2's RoCE port), so
  * ibv_get_device_guid cannot read the GUID; it returns 0 with errno EADDRINUSE and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Thread domains and parent domains (ibv_alloc_td(3), ibv_alloc_parent_domain(3)): the
  * single-thread hint a QP or CQ made on a parent domain with a thread domain carries.
  * The objects work as on the plain PD, and the domains cannot be freed under what uses

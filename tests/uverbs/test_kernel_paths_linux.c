@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The kernel's files for our devices (uverbs/kernel_paths_linux.c), seen by a program
  * linked with libuverbs.so: its stat, access and open come first in the lookup order,
  * as they do under LD_PRELOAD.  The device node and the GID-type file are what UCX

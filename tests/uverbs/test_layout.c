@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Object layout: applications' inline functions (verbs.h) call through our objects, so
  * they must sit exactly where verbs.h looks: struct verbs_context with the extended
  * ABI marker and sz, the context ops, the extension ops reachable through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Lengths are checked where they enter: ibv_post_send, ibv_post_recv and the ibv_wr_*
  * API refuse an SGE or a message longer than the port's max_msg_sz with EINVAL and
  * *bad_wr, before any WQE is built.  Bit 31 of a data segment's byte_count is the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """libfabric's verbs provider (Debian's libfabric1 / libfabric-bin) over libuverbs.so.
 
 libfabric's verbs provider links libibverbs and librdmacm; with LD_PRELOAD=<libuverbs.so>

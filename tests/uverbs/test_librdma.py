@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Apps written for Apple's RDMA over uverbs: the librdma name, Apple's delivery, and
 the out_of_buffer counter a user can read from a live process.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RLIMIT_MEMLOCK on emu: as under VFIO (drivers/vfio/vfio_iommu_type1.c: every pinned
  * page counts in the process's locked memory, ENOMEM past the limit unless the process
  * has CAP_IPC_LOCK), so a program that registers more than its limit fails on emu:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Registration that cannot be turned into a crash, and keys that are not guessable.
  *
  * ibv_reg_mr refuses what a pinning kernel refuses (Linux ib_umem_get: EFAULT for

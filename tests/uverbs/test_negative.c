@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Bad input and unsupported features (docs/architecture.md, "The verbs layer"): bad arguments fail as the verbs
  * man pages say (NULL or errno, post_send returning the errno with *bad_wr on the first
  * WR not posted), features the driver lacks fail with EOPNOTSUPP and one line under

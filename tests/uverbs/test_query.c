@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* What the verbs report is what the device says: limits from its capability blocks,
  * identity from its PCI function and QUERY_ADAPTER, port state/MTU from its registers,
  * the RoCE v2 GIDs from its MAC and address.  The reference is a second emulated device opened

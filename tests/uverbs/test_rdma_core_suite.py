@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """rdma-core's own test suite (tests/run_tests.py, pyverbs) as a client of libuverbs.so.
 
 Debian's python3-pyverbs ships rdma-core's tests/ directory as documentation

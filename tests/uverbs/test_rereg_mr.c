@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* ibv_rereg_mr without a new translation keeps the keys, as a real mlx5 does (Linux
  * mlx5_ib changes access and PD in place with a UMR WQE; rdma-core's
  * tests/test_mr.py test_mr_rereg_access keeps using the rkey it exchanged before), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* RoCE addressing through the verbs: the GID table (link-local at 0, the port's IPv4
  * address at 1, then the user's addresses from UVERBS_GIDS / UVERBS_CONFIG), the
  * destination MAC of a peer (static neighbour table, link-local EUI-64, the emulated

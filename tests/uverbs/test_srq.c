@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* ibv_create_srq sizes: max_wr is a minimum the provider rounds up, as rdma-core's
  * mlx5 (providers/mlx5/verbs.c create_srq: max_wr + 1 rounded up to a power of two)
  * and rxe (rxe_srq.c rxe_srq_chk_init raises it to RXE_MIN_SRQ_WR) do, 0 included. */

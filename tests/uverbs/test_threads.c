@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The verbs data path shared between threads, as applications (UCX, MPI) share it:
  * several pollers on one CQ, several posters on one QP, posters and pollers together
  * on both sides of an RC connection between two emulated NICs.  Every work request

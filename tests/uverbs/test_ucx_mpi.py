@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """UCX and Open MPI, as Debian ships them, over libuverbs.so preloaded.
 
 Debian's ucx-utils 1.13.1 (ucx_info, ucx_perftest) and openmpi-bin 4.1.4 (mpirun with

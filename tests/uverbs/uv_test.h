@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Shared helpers of the tests/uverbs criterion programs: open emulated NICs through the
  * verbs API (UVERBS_DEVICES, set before the first ibv_get_device_list of the test's
  * process), build an RC/UC/UD endpoint, connect two, wait for completions. */

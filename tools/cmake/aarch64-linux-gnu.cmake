@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Cross toolchain for aarch64 Linux (Debian's gcc-aarch64-linux-gnu): checks that every
 # library builds for the 64-bit ARM target the product runs on (Apple Silicon).
 set(CMAKE_SYSTEM_NAME Linux)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Cross toolchain for macOS on Apple Silicon (aarch64-macos), from Linux, with zig 0.11's
 # `zig cc`: clang plus Apple's libc headers and libSystem stubs, so the userspace parts
 # compile against macOS's own headers and link as Mach-O.  tools/install-deps puts zig

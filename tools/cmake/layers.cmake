@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Include directories by layer (docs/architecture.md, "Layer rules").
 #
 # Sources include headers by their path from the source root ("hw/mlx5/mx5.h"), but the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # cmake -DMAP=uverbs.map -DOUT=uverbs.exports -P map-to-exports.cmake
 # A GNU ld version script's global patterns as an ld64 -exported_symbols_list: Mach-O
 # symbol names carry a leading underscore, and ld64 takes the same * wildcards

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* tools/common/jsonw.h: a small streaming JSON writer for the tools' --json output
  * (uvinfo, uvperf).  Commas and nesting are tracked here so the callers only say what
  * they write; strings are escaped per RFC 8259 section 7. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Strict number parsing for the command-line tools (uvperf, uvinfo, fwcmd, the
  * benchmarks): one place, so every tool refuses the same bad input the same way.
  *

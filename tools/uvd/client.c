@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvd: one thread per client.  It answers the client's requests on the control
  * socket, performs the stores the client makes into its own UAR pages (taken from the
  * client's doorbell ring, hw/shim/uvd_proto.h),

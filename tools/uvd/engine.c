@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Engines (uvd without -R, on the emulated device): each client runs the emulated NIC's data plane in its own engine
  * (hw/emu/engine.c).  The daemon keeps the control path and every number; for each
  * client it binds a UDP socket on an address of its own, next to the device's, and

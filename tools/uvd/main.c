@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvd: the device daemon.  It opens one device through any shim, brings it up with
  * libuverbs' own device code (GID table, service thread for page requests and events,
  * counters published for uvinfo), and serves its control path to client processes on

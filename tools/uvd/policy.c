@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Which commands a client of the daemon may send, and whose objects they name.
  *
  * A client runs hw/mlx5's own object code; its commands come here whole.  Each is let

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The daemon's side of a function shared by the owner's consent (the kext, ABI 1.1;
  * hw/shim/kext_guest.h): each client's UAR pages are granted to its process, which may
  * then map them itself, and its registered memory is wired by the kext in its own task

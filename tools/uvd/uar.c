@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvd: a client's ALLOC_UAR and DEALLOC_UAR, answered from whole host pages of UAR
  * pages (tools/uvd/uar_group.h).  The daemon takes UAR pages from the firmware until it
  * holds every UAR page of one host page, gives that group to the client, and answers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvd: UAR pages grouped by host page (tools/uvd/uar_group.h). */
 #include <errno.h>
 #include <stdlib.h>

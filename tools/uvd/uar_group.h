@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvd: UAR pages handed to clients in whole host pages.
  *
  * A process maps device memory in host pages, and a shim that lets a client map its

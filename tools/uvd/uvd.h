@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvd, the device daemon: internal interface between its files.
  *
  * main.c    options, bring-up through libuverbs' device code, the listening socket

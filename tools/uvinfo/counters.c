@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvinfo --counters: the queue counters that running uverbs processes publish
  * (uverbs/stats.h), so an application that hangs can be looked at while it hangs:
  * out_of_buffer counts the messages dropped (UC, UD) or RNR-NAKed (RC) because no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvinfo: every device uverbs can open, the ConnectX PCI functions of this machine and
  * the PCIe path from the root port to each (see uvinfo.h). */
 #include <errno.h>

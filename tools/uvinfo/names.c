@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* tools/uvinfo: ConnectX model names by PCI device id (uvinfo.h). */
 #include "tools/uvinfo/uvinfo.h"
 

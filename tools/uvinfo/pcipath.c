@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* tools/uvinfo: the PCIe path (see pcipath.h).  The scan that fills the list is the
  * platform's: pcipath_libpci.c (Linux), pcipath_iokit.c (macOS). */
 #include "tools/uvinfo/pcipath.h"

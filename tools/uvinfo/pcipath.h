@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* tools/uvinfo: the PCI side of uvinfo -- every function libpci sees, the bridge
  * topology between them, and the PCIe path from a root port down to a NIC with each
  * hop judged against what the NIC could use.

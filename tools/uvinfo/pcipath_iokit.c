@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* tools/uvinfo on macOS: the PCI scan from the IORegistry (pcipath.h).  Userspace on
  * macOS cannot read configuration space; IOPCIFamily publishes what uvinfo needs as
  * properties of each IOPCIDevice (IOPCIFamily IOPCIFamilyDefinitions.h and

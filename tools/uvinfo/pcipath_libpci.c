@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* tools/uvinfo on Linux: the PCI scan through libpci (pcipath.h); the macOS scan is
  * pcipath_iokit.c. */
 #include "tools/uvinfo/pcipath.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* tools/uvinfo: devices, ports, GIDs and the PCIe path (docs/tools.md, "uvinfo").
  *
  * Two sources, reported side by side:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvperf: the TCP side channel (uvperf.h).  Messages are a 4-byte type, a 4-byte length
  * and the payload, in host order: both ends are the same program on machines of one
  * byte order (the hwcheck peers are x86-64 and arm64, both little-endian). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvperf: one side's verbs objects -- device, PD, one MR over all QPs' slots, CQs and RC
  * QPs -- and the RESET -> INIT -> RTR -> RTS walk (uvperf.h).  Standard verbs only. */
 #include "tools/uvperf/uvperf.h"

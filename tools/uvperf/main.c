@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvperf: RDMA latency and bandwidth over libuverbs (see uvperf.h for what is measured).
  *
  *   uvperf --server [--port P] [--device URI]              one side, waits for a client

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvperf: the client's tests and the server's side of them (run.h, uvperf.h).
  *
  * A test runs in rounds.  A round is up to `slots` messages per QP (the messages that fit

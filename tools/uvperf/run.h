@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvperf: the client's test runner and the server's session loop (run.c). */
 #ifndef UVERBS_TOOLS_UVPERF_RUN_H
 #define UVERBS_TOOLS_UVPERF_RUN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvperf: summaries of latency samples (uvperf.h).  Percentiles by nearest rank: the
  * p-th percentile is the smallest sample with at least p% of the samples at or below
  * it, so p99 of 1,000 samples is the 990th smallest -- an observed value, never an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvperf: RDMA latency and bandwidth on libuverbs, through the standard ibv_* API only
  * (docs/tools.md, "uvperf").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uvperf: the payload pattern and its XXH3 check (uvperf.h). */
 #include "tools/uvperf/uvperf.h"
 

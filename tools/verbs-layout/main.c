@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* verbs-layout: the size, alignment and field offsets of every <infiniband/verbs.h>
  * structure libuverbs reads or writes, one line each, and a digest of them all.
  *

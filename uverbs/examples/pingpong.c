@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uverbs example: RDMA between two emulated ConnectX NICs in one process, through the
  * standard verbs API, linked directly against libuverbs (no preload, no libibverbs).
  * Built from an installed uverbs:  cc pingpong.c $(pkg-config --cflags --libs uverbs)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* uverbs.h: what libuverbs offers beyond the libibverbs API.
  *
  * Applications compile against the standard verbs API, <infiniband/verbs.h> (Debian's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Linked into libuverbs only: the library answers to its own name, so a UC queue pair
  * behaves as the IBTA specifies unless UVERBS_DELIVERY=apple asks otherwise (qp.c). */
 #include "uverbs/uv.h"

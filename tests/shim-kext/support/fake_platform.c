@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The fake platform behind shim-kext/core in tests and the fuzzer (see the header). */
 #include "tests/shim-kext/support/fake_platform.h"
 

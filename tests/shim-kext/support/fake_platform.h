@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A fake platform for shim-kext/core: what the IOKit glue would do, recorded.
  *
  * It hands out IOVAs unlike the VAs (from 0x10_0000_0000 up), can fragment a pin into

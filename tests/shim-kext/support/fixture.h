@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Criterion fixtures for the kext core tests: a fake device with 16 KiB pages (Apple
  * Silicon), 64 pin slots, opened by root (owner_a) with HELLO done. */
 #ifndef UVSHIM_TEST_FIXTURE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Link-time stand-in for CoreFoundation.framework: see IOKit.c beside this file. */
 void CFStringCreateWithCString(void) {}
 void CFStringGetCString(void) {}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Link-time stand-in for IOKit.framework, for the macOS build on Linux only (zig 0.11
  * has no IOKit stubs and rejects -undefined dynamic_lookup for executables).  Built as
  * a dylib whose install name is IOKit's, so what links against it records

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Stand-in for the Linux UAPI <linux/types.h>, for the macOS build only: rdma-core's
  * <infiniband/verbs.h> (and the rdma/ headers it includes) take their fixed-width and
  * endian-annotated types from it, and Apple's libc has no linux/ headers.  The types
