@@ -7,9 +7,12 @@
  * "Several processes: uvd").
  *
  *   uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-S] [-R] [-v]
+ *       [-c N] [-C N] [-o N] [-q N] [-m BYTES] [-M BYTES] [-i SECONDS]
  *     -d  the device (default "emu:"); any shim URI
  *     -s  socket path (default $UVERBS_RUN_DIR/uvd.sock, UVERBS_RUN_DIR defaulting
- *         to /tmp/uverbs-<uid>)
+ *         to /tmp/uverbs-<uid>, which must be ours and mode 0700: uverbs/run_dir.c).
+ *         At most 107 bytes (sockaddr_un.sun_path); an existing file there is
+ *         replaced only when it is a socket of ours that nobody accepts on
  *     -p  how long a client's thread keeps looking at its doorbell ring after a store
  *         before it sleeps (default 20 us with more than two CPUs, else 0; never on
  *         one CPU)
@@ -27,6 +30,19 @@
  *         binds for it next to the device's (engine.c), and its doorbells and packets
  *         take no daemon thread, as in one process
  *     -v  log clients, refusals and cleanups on stderr
+ *   Limits (struct uvd_limits; past one a request fails with EDQUOT, or the connection
+ *   is closed, and the message names the flag):
+ *     -c  connections at once, all clients (default 128)
+ *     -C  connections at once from one process (default 32)
+ *     -o  objects of each kind (PD, MKey, CQ, QP, SRQ) per client (default 4096; and
+ *         4 x this many memory regions)
+ *     -q  counter sets per client (default 4; the device has a few hundred in all)
+ *     -m  bytes pinned in this daemon per client: queue memory and shared registrations
+ *         (default 1 GiB, or a quarter of the daemon's RLIMIT_MEMLOCK when that is lower
+ *         and the daemon is not root)
+ *     -M  bytes of a client's own memory registered per client (default 256 GiB)
+ *     -i  a connection that sent no HELLO, or holds nothing and sent nothing, is closed
+ *         after this many seconds (default 30)
  */
 #include <errno.h>
 #include <poll.h>
@@ -34,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -42,6 +59,7 @@
 #include "hw/emu/emu.h"
 #include "hw/mlx5/mx5.h"
 #include "hw/platform/local_msg.h"
+#include "hw/platform/run_dir.h"
 #include "hw/platform/sock.h"
 #include "tools/uvd/uvd.h"
 #include "uverbs/uv.h"
@@ -54,23 +72,41 @@ static void uvd_on_signal(int sig)
 	uvd_stop = 1;
 }
 
+/* The socket file a dead daemon left at path: replaced only when it is provably one --
+ * a socket (lstat: not a link to one), owned by us, that nobody accepts on.  Anything
+ * else at the path is left alone and the start refused (-EEXIST), so `uvd -s FILE`
+ * never deletes a file of ours or another user's. */
+static int uvd_clear_stale(const char *path, const struct sockaddr_un *a)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+		return -EEXIST;
+	int fd = plat_lmsg_socket();
+	if (fd < 0)
+		return fd;
+	int rc = connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0 ? -EADDRINUSE : 0;
+	close(fd);
+	if (rc)
+		return rc;
+	return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+}
+
 static int uvd_listen(struct uvd_server *srv)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	if (strlen(srv->path) >= sizeof(a.sun_path))
 		return -ENAMETOOLONG;
 	memcpy(a.sun_path, srv->path, strlen(srv->path));
+	int rc = uvd_clear_stale(srv->path, &a);
+	if (rc)
+		return rc;
 	int fd = plat_lmsg_socket();
 	if (fd < 0)
 		return fd;
-	/* A socket file left by a daemon that died: nobody answers on it. */
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
-		close(fd);
-		return -EADDRINUSE;
-	}
-	unlink(srv->path);
 	mode_t old = umask(077);
-	int rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
 	umask(old);
 	if (rc < 0 || listen(fd, 64) < 0) {
 		rc = -errno;
@@ -83,10 +119,34 @@ static int uvd_listen(struct uvd_server *srv)
 	return 0;
 }
 
+/* -m's default: 1 GiB, or a quarter of RLIMIT_MEMLOCK when that is lower and we are not
+ * root (whose pins the limit does not bound, CAP_IPC_LOCK). */
+static uint64_t uvd_default_locked(void)
+{
+	uint64_t def = 1ull << 30;
+	struct rlimit rl;
+	if (geteuid() != 0 && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 4 < def)
+		def = rl.rlim_cur / 4;
+	return def;
+}
+
+/* A number option: its value, or false for garbage. */
+static bool uvd_num(const char *s, unsigned long long *v)
+{
+	char *end;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return !errno && end != s && !*end;
+}
+
 int main(int argc, char **argv)
 {
 	const char *uri = "emu:";
-	struct uvd_server srv = { .lfd = -1 };
+	struct uvd_server srv = { .lfd = -1,
+				  .lim = { .conns = 128, .conns_per_pid = 32, .objs = 4096, .qcnt = 4,
+					   .locked = uvd_default_locked(), .pinned = 256ull << 30, .idle_s = 30 } };
+	unsigned long long v;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	/* On two CPUs a real-time spinner takes the CPU the device thread or the peer needs:
 	 * measured with tools/bench-uvd under chrt, 20 us of spin made the median 4 KiB WRITE
@@ -96,35 +156,64 @@ int main(int argc, char **argv)
 	unsigned long host_page = 0;
 	bool ring = false;
 	int opt;
-	while ((opt = getopt(argc, argv, "d:s:p:P:SRvh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:p:P:SRvc:C:o:q:m:M:i:h")) != -1) {
 		switch (opt) {
 		case 'd': uri = optarg; break;
-		case 's': snprintf(srv.path, sizeof(srv.path), "%s", optarg); break;
+		case 's':
+			if (strlen(optarg) >= sizeof(srv.path)) {
+				fprintf(stderr, "uvd: -s %s: a socket path is at most %zu bytes (sockaddr_un)\n", optarg,
+					sizeof(srv.path) - 1);
+				return 2;
+			}
+			snprintf(srv.path, sizeof(srv.path), "%s", optarg);
+			break;
+		case 'c': case 'C': case 'o': case 'q': case 'm': case 'M': case 'i':
+			if (!uvd_num(optarg, &v) || v == 0 || ((opt != 'm' && opt != 'M') && v > 1000000)) {
+				fprintf(stderr, "uvd: -%c %s: a positive number%s\n", opt, optarg,
+					opt == 'm' || opt == 'M' ? " of bytes" : " up to 1000000");
+				return 2;
+			}
+			if (opt == 'c') srv.lim.conns = (unsigned)v;
+			if (opt == 'C') srv.lim.conns_per_pid = (unsigned)v;
+			if (opt == 'o') srv.lim.objs = (unsigned)v;
+			if (opt == 'q') srv.lim.qcnt = (unsigned)v;
+			if (opt == 'm') srv.lim.locked = v;
+			if (opt == 'M') srv.lim.pinned = v;
+			if (opt == 'i') srv.lim.idle_s = (unsigned)v;
+			break;
 		case 'p': spin_us = strtoul(optarg, NULL, 10); break;
 		case 'P': host_page = strtoul(optarg, NULL, 0); break;
 		case 'S': srv.shared_only = true; break;
 		case 'R': ring = true; break;
 		case 'v': srv.verbose++; break;
 		default:
-			fprintf(stderr, "usage: uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-S] [-R] [-v]\n");
+			fprintf(stderr, "usage: uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-S] [-R] [-v]\n"
+					"           [-c CONNS] [-C CONNS_PER_PROCESS] [-o OBJECTS_PER_KIND] [-q COUNTER_SETS]\n"
+					"           [-m LOCKED_BYTES] [-M PINNED_BYTES] [-i IDLE_SECONDS]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
+	srv.lim.mems = srv.lim.objs * 4u;
 	/* A spinning real-time thread on the only CPU would starve the client it waits for
 	 * (the emulator's rx_spin keeps the same rule). */
 	if (ncpu > 1 && spin_us <= 1000000)
 		srv.spin_ns = (uint64_t)spin_us * 1000u;
 	if (!srv.path[0]) {
-		const char *dir = getenv("UVERBS_RUN_DIR");
-		char def[96];
-		snprintf(def, sizeof(def), "/tmp/uverbs-%u", (unsigned)getuid());
-		if (!dir || !*dir)
-			dir = def;
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-			fprintf(stderr, "uvd: %s: %s\n", dir, strerror(errno));
+		/* the run dir must be ours and 0700 (hw/platform/run_dir.h): a socket in a
+		 * directory another user made could be replaced under us */
+		char dir[160], why[300];
+		int drc = plat_run_dir(dir, sizeof(dir));
+		if (drc == -ENOENT)
+			drc = snprintf(dir, sizeof(dir), "/tmp/uverbs-%u", (unsigned)getuid()) < 0 ? -EINVAL : 0;
+		if (drc || plat_run_dir_check(dir, true, why, sizeof(why))) {
+			fprintf(stderr, "uvd: %s\n", drc ? "run directory path too long" : why);
 			return 1;
 		}
-		snprintf(srv.path, sizeof(srv.path), "%s/%s", dir, UVD_SOCK_NAME);
+		if (snprintf(srv.path, sizeof(srv.path), "%s/%s", dir, UVD_SOCK_NAME) >= (int)sizeof(srv.path)) {
+			fprintf(stderr, "uvd: %s/%s: a socket path is at most %zu bytes\n", dir, UVD_SOCK_NAME,
+				sizeof(srv.path) - 1);
+			return 2;
+		}
 	}
 	if (!strncmp(uri, "uvd:", 4)) {
 		fprintf(stderr, "uvd: %s is a daemon's socket: give the device itself (emu:, vfio:, kext:)\n", uri);
@@ -184,7 +273,9 @@ int main(int argc, char **argv)
 	rc = uvd_listen(&srv);
 	if (rc) {
 		fprintf(stderr, "uvd: %s: %s%s\n", srv.path, strerror(-rc),
-			rc == -EADDRINUSE ? " (another uvd serves there)" : "");
+			rc == -EADDRINUSE ? " (another uvd serves there)"
+			: rc == -EEXIST ? " (not a socket of ours that nobody serves: left alone; remove it or "
+					  "choose another -s)" : "");
 		return 1;
 	}
 	struct sigaction sa = { .sa_handler = uvd_on_signal };
@@ -199,8 +290,16 @@ int main(int argc, char **argv)
 		if (r <= 0)
 			continue;
 		int fd = plat_accept(srv.lfd);
-		if (fd >= 0)
+		if (fd >= 0) {
 			uvd_client_start(&srv, fd);
+		} else if (fd == -EMFILE || fd == -ENFILE || fd == -ENOBUFS || fd == -ENOMEM) {
+			/* the connection stays queued and the socket readable: wait, never spin */
+			static bool said;
+			if (!said)
+				uvd_log("accept: %s: new connections wait (see -c)", strerror(-fd));
+			said = true;
+			poll(NULL, 0, 100);
+		}
 	}
 	/* Clients see their connection close: a fatal event and errors from then on. */
 	/* only our own socket file: a newer daemon may have taken the path meanwhile */
