@@ -388,12 +388,12 @@ static void recv_complete(struct emu_tp *tp, struct emu_tq *tq, uint8_t opcode, 
 	tq->rwqe_valid = false;
 }
 
-/* SEND with invalidate: an MKey created for UMR (invalidatable) becomes free. */
+/* SEND with invalidate: an MKey that allows it (emu_mkey_remote_inval_ok) becomes free. */
 static void invalidate(struct emu_tp *tp, struct emu_tq *tq, uint32_t rkey)
 {
 	struct emu_mkey *mk = emu_obj_get(tp->d, EMU_OBJ_MKEY, rkey >> 8);
 
-	if (mk && mk->variant == (rkey & 0xff) && mk->umr_en && mk->pdn == tq->qp->pdn)
+	if (mk && mk->variant == (rkey & 0xff) && emu_mkey_remote_inval_ok(mk) && mk->pdn == tq->qp->pdn)
 		mk->free = true;
 }
 
