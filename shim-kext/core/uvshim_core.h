@@ -299,6 +299,9 @@ struct uvshim_guest *uvshim_guest_of(const struct uvshim_dev *d, const void *tok
 int uvshim_guest_admit(const struct uvshim_dev *d, const struct uvshim_guest *g, uint32_t selector);
 int uvshim_guest_map_bar(struct uvshim_dev *d, struct uvshim_guest *g, const struct uvshim_map_bar_req *r,
 			 struct uvshim_map_bar_rep *o);
+/* A guest's UNMAP_BAR: its window's mapping revoked now (platform revoke), then forgotten.
+ * 0, or -UVSHIM_ENOENT for no such window of this guest. */
+int uvshim_guest_unmap_bar(struct uvshim_dev *d, struct uvshim_guest *g, uint32_t memory_type);
 /* The guest side of uvshim_memory_for_type. */
 int uvshim_guest_memory_for_type(const struct uvshim_dev *d, const void *guest,
 				 uint32_t memory_type, struct uvshim_memory *out);
