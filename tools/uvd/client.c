@@ -259,12 +259,32 @@ static struct shim_iova_seg *uvd_segs_from_emu(struct emu_iova_seg *segs, uint32
 #define UVD_SHARED_PER_CLIENT 4096u
 #define UVD_SHARED_ALL 32768u
 
+/* A slot among the daemon's PIN_SHARED mappings (take, or give back), under the device
+ * lock: the count of all clients is shared. */
+static int uvd_shared_reserve(struct uvd_client *c, bool take, char *msg, size_t msglen)
+{
+	struct uvd_server *srv = c->srv;
+	int rc = 0;
+	pthread_mutex_lock(&srv->dev->lock);
+	if (!take) {
+		srv->nshared--;
+	} else if (c->nshared >= UVD_SHARED_PER_CLIENT || srv->nshared >= UVD_SHARED_ALL) {
+		snprintf(msg, msglen, "shared registration: %u regions held (at most %u per client, %u in all)",
+			 c->nshared, UVD_SHARED_PER_CLIENT, UVD_SHARED_ALL);
+		rc = -ENOSPC;
+	} else {
+		srv->nshared++;
+	}
+	pthread_mutex_unlock(&srv->dev->lock);
+	return rc;
+}
+
+static int uvd_pin_shared_map(struct uvd_client *c, const struct uvd_pin_shared *q, int fd, struct uvd_mem **out,
+			      char *msg, size_t msglen);
+
 static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, int fd, struct uvd_mem **out,
 			  char *msg, size_t msglen)
 {
-	struct shim_dev *shim = c->srv->shim;
-	size_t granule = 0;
-	struct stat st;
 	if (fd < 0) {
 		snprintf(msg, msglen, "shared registration: no descriptor came with the request");
 		return -EBADF;
@@ -273,11 +293,23 @@ static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, 
 		snprintf(msg, msglen, "shared registration: bad range");
 		return -EINVAL;
 	}
-	if (c->nshared >= UVD_SHARED_PER_CLIENT || c->srv->nshared >= UVD_SHARED_ALL) {
-		snprintf(msg, msglen, "shared registration: %u regions held (at most %u per client, %u in all)",
-			 c->nshared, UVD_SHARED_PER_CLIENT, UVD_SHARED_ALL);
-		return -ENOSPC;
-	}
+	int rc = uvd_shared_reserve(c, true, msg, msglen);
+	if (rc)
+		return rc;
+	rc = uvd_pin_shared_map(c, q, fd, out, msg, msglen);
+	if (rc)
+		uvd_shared_reserve(c, false, NULL, 0);
+	return rc;
+}
+
+/* uvd_pin_shared's work, without the device lock: mapping and pinning a large file
+ * takes long, and c->mem is this client's thread's alone. */
+static int uvd_pin_shared_map(struct uvd_client *c, const struct uvd_pin_shared *q, int fd, struct uvd_mem **out,
+			      char *msg, size_t msglen)
+{
+	struct shim_dev *shim = c->srv->shim;
+	size_t granule = 0;
+	struct stat st;
 	int rc = fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ? -EINVAL : plat_shm_memory_granule(fd, &granule);
 	if (rc) {
 		snprintf(msg, msglen, "shared registration: the descriptor is not a file in memory (a memfd, "
@@ -329,8 +361,7 @@ static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, 
 		m->pin.readonly |= prot == PROT_READ;
 		m->quota_bytes = maplen;
 		c->locked += maplen;
-		c->nshared++;
-		c->srv->nshared++;
+		c->nshared++;   /* srv->nshared: counted by uvd_shared_reserve */
 		*out = m;
 	}
 	return rc;
@@ -758,9 +789,7 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 		if (h.op == UVD_OP_PIN) {
 			rc = uvd_pin(c, &q, &m, msg, sizeof(msg));   /* takes the device lock where it must */
 		} else {
-			pthread_mutex_lock(&d->lock);
-			rc = uvd_pin_shared(c, &qs, fd, &m, msg, sizeof(msg));
-			pthread_mutex_unlock(&d->lock);
+			rc = uvd_pin_shared(c, &qs, fd, &m, msg, sizeof(msg));   /* the same */
 		}
 		/* The reply goes out with no lock held: a client that never reads its socket
 		 * blocks only its own thread.  m stays valid: only this thread changes
