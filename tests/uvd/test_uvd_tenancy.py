@@ -337,6 +337,8 @@ def test_tenancy_socket_path_that_is_not_a_stale_socket_is_left_alone():
 
 def test_tenancy_socket_path_over_107_bytes_is_refused():
     path = "/tmp/" + "x" * 120
+    if os.path.lexists(path[:107]):
+        os.unlink(path[:107])   # left by an older uvd, which cut the path
     r = subprocess.run([UVD, "-d", "emu:ip=127.97.3.2", "-s", path], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=30)
     assert r.returncode == 2 and "at most 107 bytes" in r.stdout, r.stdout
