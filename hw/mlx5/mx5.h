@@ -62,6 +62,19 @@ struct mx5_open_attr {
 	/* Host cache line in bytes (decides cmd_hca_cap.cache_line_128byte); 0: the
 	 * platform's (hw/platform/cpu.h plat_host_cache_line). */
 	unsigned cache_line;
+	unsigned bf_policy;          /* enum mx5_bf_policy; 0: MX5_BF_PREFER */
+};
+
+/* Which single-WQE posts go through BlueFlame (doorbell.h mx5_sq_doorbell), as
+ * rdma-core 44's libmlx5 decides (providers/mlx5/qp.c post_send_db: nreq == 1, a
+ * BlueFlame register, (inl || ctx->prefer_bf), size > 1 16-byte unit and within half
+ * the register; mlx5.c get_always_bf / get_shut_up_bf read the two knobs below). */
+enum mx5_bf_policy {
+	MX5_BF_PREFER = 0,       /* every single WQE that fits (MLX5_POST_SEND_PREFER_BF unset
+				  * or not "0": rdma-core's default) */
+	MX5_BF_INLINE_ONLY = 1,  /* only WQEs carrying inline data (MLX5_POST_SEND_PREFER_BF=0) */
+	MX5_BF_OFF = 2,          /* never: 64-bit doorbells only (MLX5_SHUT_UP_BF set and not
+				  * "0", or the write-combining test failed) */
 };
 
 /* Linux main.c FW_PRE_INIT_TIMEOUT_MILI and rdma-core mlx5_vfio.h use 120 s: ConnectX
