@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,9 +64,13 @@
 #define CQN 0x000077u
 #define BF_REG_SIZE 512u   /* resp.bf_reg_size: 1 << log_bf_reg_size (9) */
 #define QP_BFREG 1u        /* bfreg_index given to the QP: UAR page 0, register 1 */
+#define AV_GRH_BIT 0x40u   /* grh_gid_fl bit 30, in the AV's byte 28 (excused, see run_ud) */
+static unsigned n_excused;
 
 static int kfd = -1;       /* the "uverbs" descriptor (a /dev/zero open) */
-static uint32_t qp_uidx;   /* the user index the provider chose at CREATE_QP */
+static uint32_t qp_uidx;   /* the user index the provider chose at the first CREATE_QP */
+static uint32_t ud_uidx;   /* ... and at the second (the UD QP) */
+static unsigned nqps;      /* QPs created: QPN QPN + n, bfreg_index QP_BFREG + n */
 static unsigned kcmds;     /* commands answered */
 static char kerr[256];
 
@@ -200,6 +205,8 @@ static ssize_t kcmd(const uint8_t *buf, size_t len)
 		r.m.max_srq_recv_wr = 1u << 15;
 		r.m.num_ports = 1;
 		r.m.cqe_version = rq.max_cqe_version ? 1 : 0;
+		/* the kernel resolves a RoCE AH's MAC (mlx5_create_ah asks by CREATE_AH) */
+		r.m.cmds_supp_uhw = MLX5_USER_CMDS_SUPP_UHW_CREATE_AH;
 		r.m.response_length = sizeof(r.m);
 		kresp(resp, &r, sizeof(r), room);
 		return (ssize_t)len;
@@ -260,19 +267,37 @@ static ssize_t kcmd(const uint8_t *buf, size_t len)
 
 		memcpy(&c, body, sizeof(c));
 		memcpy(&m, body + sizeof(c), dl < sizeof(m) ? dl : sizeof(m));
-		qp_uidx = m.uidx;
+		if (nqps == 0)
+			qp_uidx = m.uidx;
+		else
+			ud_uidx = m.uidx;
 		memset(&r, 0, sizeof(r));
-		r.c.qp_handle = 3;
-		r.c.qpn = QPN;
+		r.c.qp_handle = 3 + nqps;
+		r.c.qpn = QPN + nqps;
 		r.c.max_send_wr = c.max_send_wr;
 		r.c.max_recv_wr = c.max_recv_wr;
 		r.c.max_send_sge = c.max_send_sge;
 		r.c.max_recv_sge = c.max_recv_sge;
 		r.c.max_inline_data = c.max_inline_data;
-		r.m.bfreg_index = QP_BFREG;
+		r.m.bfreg_index = QP_BFREG + nqps;   /* each QP its own register */
+		nqps++;
 		kresp(resp, &r, sizeof(r), room);
 		return (ssize_t)len;
 	}
+	case IB_USER_VERBS_CMD_CREATE_AH: {
+		struct {
+			struct ib_uverbs_create_ah_resp c;
+			struct mlx5_ib_create_ah_resp m;
+		} r;
+		memset(&r, 0, sizeof(r));
+		r.c.ah_handle = 9;
+		r.m.response_length = sizeof(r.m);
+		memcpy(r.m.dmac, "\x02\x00\x5e\x10\x20\x42", 6);   /* the kernel resolves it */
+		kresp(resp, &r, sizeof(r), room);
+		return (ssize_t)len;
+	}
+	case IB_USER_VERBS_CMD_DESTROY_AH:
+		return (ssize_t)len;
 	case IB_USER_VERBS_CMD_MODIFY_QP:
 	case IB_USER_VERBS_CMD_DEALLOC_PD:
 		return (ssize_t)len;
@@ -335,6 +360,9 @@ static int make_sysfs(void)
 	/* ConnectX-5 (15b3:1017): libmlx5's match table (mlx5.c hca_table) */
 	rc |= put("class/infiniband/mlx5_0/device/modalias",
 		  "pci:v000015B3d00001017sv000015B3sd00000008bc02sc00i00\n");
+	/* GID 0 is RoCE v2 (cmd_device.c query_sysfs_gid_entry reads these) */
+	rc |= put("class/infiniband/mlx5_0/ports/1/gids/0", "0000:0000:0000:0000:0000:ffff:7f00:0001\n");
+	rc |= put("class/infiniband/mlx5_0/ports/1/gid_attrs/types/0", "RoCE v2\n");
 	setenv("SYSFS_PATH", sysroot, 1);
 	return rc;
 }
@@ -365,6 +393,11 @@ struct theirs {
 	struct mlx5dv_qp dq;
 	struct mlx5dv_cq dc;
 	uint8_t *bf;            /* their BlueFlame register (both halves) */
+	struct ibv_qp *ud;
+	struct mlx5dv_qp du;
+	uint8_t *udbf;
+	struct ibv_ah *ah;
+	struct mlx5dv_ah dah;
 	uint32_t cq_ci;         /* CQEs the "device" wrote into their CQ */
 };
 
@@ -382,6 +415,14 @@ struct ours {
 	struct mx5_wq_table *tab;
 	struct mx5_wq_ref ref;
 	struct mx5_cq_ring cq;
+	/* the UD QP: send queue only */
+	uint8_t *ubuf;
+	uint64_t *uwrid;
+	uint32_t *unext;
+	uint8_t udbrec[8] __attribute__((aligned(8)));
+	struct mx5_sq ud;
+	struct mx5_wq_ref uref;
+	struct { struct ibv_ah ibv; uint32_t pad; uint8_t av[MX5_AV_SIZE]; } ah;
 };
 
 static struct theirs T;
@@ -460,6 +501,63 @@ static int setup_theirs(void)
 		return -1;
 	}
 	T.bf = T.dq.bf.reg;
+
+	/* A UD QP and a RoCE v2 address handle (mlx5_create_ah builds the AV). */
+	struct ibv_qp_init_attr ua = {
+		.send_cq = T.cq, .recv_cq = T.cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 1, .max_send_sge = 2, .max_recv_sge = 1,
+			 .max_inline_data = 64 },
+	};
+	T.ud = ibv_create_qp(T.pd, &ua);
+	if (!T.ud) {
+		fprintf(stderr, "rdmacore_dp: ibv_create_qp (UD): %s %s\n", strerror(errno), kerr);
+		return -1;
+	}
+	qa = (struct ibv_qp_attr){ .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111 };
+	rc = ibv_modify_qp(T.ud, &qa, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_QKEY | IBV_QP_PKEY_INDEX);
+	qa.qp_state = IBV_QPS_RTR;
+	rc |= ibv_modify_qp(T.ud, &qa, IBV_QP_STATE);
+	qa.qp_state = IBV_QPS_RTS;
+	rc |= ibv_modify_qp(T.ud, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	struct ibv_ah_attr aha = {
+		.is_global = 1, .port_num = 1, .sl = 3,
+		.grh = { .sgid_index = 0, .hop_limit = 64, .traffic_class = 0x28, .flow_label = 0x1abcd },
+	};
+	memcpy(aha.grh.dgid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff\x7f\x00\x00\x02", 16);
+	T.ah = rc ? NULL : ibv_create_ah(T.pd, &aha);
+	if (!T.ah) {
+		fprintf(stderr, "rdmacore_dp: UD QP / ibv_create_ah: %s %s\n", strerror(errno), kerr);
+		return -1;
+	}
+	struct mlx5dv_obj u = { .qp = { .in = T.ud, .out = &T.du }, .ah = { .in = T.ah, .out = &T.dah } };
+	if (mlx5dv_init_obj(&u, MLX5DV_OBJ_QP | MLX5DV_OBJ_AH)) {
+		fprintf(stderr, "rdmacore_dp: mlx5dv_init_obj (UD) failed\n");
+		return -1;
+	}
+	T.udbf = T.du.bf.reg;
+	/* our AV from the same attributes (mx5_av_build); the UDP source port is
+	 * rdma-core's choice (mlx5_ah_set_udp_sport, from the flow label), read from its AV */
+	struct mx5_av_attr av = {
+		.sgid_index = 0, .hop_limit = 64, .tclass = 0x28, .flow_label = 0x1abcd,
+		.stat_rate_sl = 3 << 1,   /* Ethernet: sl in bits 3:1, rate 0 (PRM wqe address vector) */
+	};
+	memcpy(av.dgid, aha.grh.dgid.raw, 16);
+	memcpy(av.dmac, "\x02\x00\x5e\x10\x20\x42", 6);
+	uint16_t sport;
+	memcpy(&sport, (const uint8_t *)T.dah.av + 14, 2);   /* struct mlx5_wqe_av rlid */
+	av.udp_sport = be16toh(sport);
+	mx5_av_build(O.ah.av, &av);
+	/* dqp_dct (bytes 8..11) is written per WQE by both (remote QPN and the extended-AV
+	 * bit, qp.c set_datagram_seg); the WQE comparison checks it.  The rest must agree. */
+	uint8_t ta[MX5_AV_SIZE], oa[MX5_AV_SIZE];
+	memcpy(ta, T.dah.av, MX5_AV_SIZE);
+	memcpy(oa, O.ah.av, MX5_AV_SIZE);
+	memset(ta + 8, 0, 4);
+	memset(oa + 8, 0, 4);
+	ta[28] &= (uint8_t)~AV_GRH_BIT;   /* excused: see run_ud */
+	oa[28] &= (uint8_t)~AV_GRH_BIT;
+	if (memcmp(ta, oa, MX5_AV_SIZE))
+		mismatch("address vector (mlx5_create_ah vs mx5_av_build)", 0, ta, oa, MX5_AV_SIZE);
 	return 0;
 }
 
@@ -506,6 +604,28 @@ static int setup_ours(void)
 	O.ref.sq = &O.sq;
 	O.ref.rq = &O.rq;
 	if (mx5_wq_table_set(O.tab, T.qp->qp_num, &O.ref))
+		return -1;
+
+	uint32_t ubbs = T.du.sq.wqe_cnt;
+	O.ubuf = page_alloc((size_t)ubbs * 64);
+	O.uwrid = calloc(ubbs, sizeof(uint64_t));
+	O.unext = calloc(ubbs, sizeof(uint32_t));
+	if (!O.ubuf || !O.uwrid || !O.unext)
+		return -1;
+	memset(O.ubuf, 0, (size_t)ubbs * 64);
+	struct mx5_sq_attr ua = {
+		.buf = O.ubuf, .wqe_cnt = ubbs, .qpn = T.ud->qp_num, .max_inline = 64, .max_sge = 2,
+		.qp_type = IBV_QPT_UD, .av_offset = (uint32_t)offsetof(__typeof__(O.ah), av),
+		.wrid = O.uwrid, .wqe_next = O.unext, .dbrec = O.udbrec, .bar = &O.bar,
+		.bf_off = (uint32_t)((uintptr_t)T.udbf & 4095), .bf_size = T.du.bf.size,
+	};
+	rc = mx5_sq_init(&O.ud, &ua);
+	if (rc) {
+		fprintf(stderr, "rdmacore_dp: mx5_sq_init (UD): %d (ring %u BBs)\n", rc, ubbs);
+		return -1;
+	}
+	O.uref.sq = &O.ud;
+	if (mx5_wq_table_set(O.tab, T.ud->qp_num, &O.uref))
 		return -1;
 	/* both CQs start as rdma-core initialised its own (verbs.c create_cq: every entry
 	 * MLX5_CQE_INVALID, owner bit 0) */
@@ -612,14 +732,20 @@ static void put_be32(uint8_t *p, uint32_t v) { v = htobe32(v); memcpy(p, &v, 4);
 static void put_be16(uint8_t *p, uint16_t v) { v = htobe16(v); memcpy(p, &v, 2); }
 
 /* A requester CQE for the WQE at basic block `idx` (PRM "Completion Queue Entry"). */
-static void req_cqe(uint8_t c[64], uint8_t wqe_opcode, uint16_t idx, uint32_t byte_cnt)
+static void req_cqe_for(uint8_t c[64], uint32_t uidx, uint32_t qpn, uint8_t wqe_opcode, uint16_t idx,
+			uint32_t byte_cnt)
 {
 	memset(c, 0, 64);
-	put_be32(c + 32, qp_uidx);                       /* srqn_uidx (CQE version 1) */
+	put_be32(c + 32, uidx);                          /* srqn_uidx (CQE version 1) */
 	put_be32(c + 44, byte_cnt);
-	put_be32(c + 56, (uint32_t)wqe_opcode << 24 | T.qp->qp_num);
+	put_be32(c + 56, (uint32_t)wqe_opcode << 24 | qpn);
 	put_be16(c + 60, idx);
 	c[63] = MLX5_CQE_REQ << 4;
+}
+
+static void req_cqe(uint8_t c[64], uint8_t wqe_opcode, uint16_t idx, uint32_t byte_cnt)
+{
+	req_cqe_for(c, qp_uidx, T.qp->qp_num, wqe_opcode, idx, byte_cnt);
 }
 
 /* ------------------------------------------------------------ the work requests */
@@ -829,6 +955,75 @@ static void run_errors(void)
 	}
 }
 
+/* Excused difference: the AV's grh bit (grh_gid_fl bit 30).  rdma-core leaves it 0 on
+ * RoCE ("reserved for RoCE and shouldn't be set", verbs.c mlx5_create_ah); Linux
+ * mlx5_ib sets it for every AH with a GRH, RoCE included (ah.c create_ib_ah), and so do
+ * we (datapath.c mx5_av_build).  Firmware-proven drivers do both, so neither is wrong. */
+
+static void mask_grh(uint8_t *wqe_ring, uint32_t at, uint32_t cnt, uint8_t *bf)
+{
+	wqe_ring[(size_t)(at & (cnt - 1)) * 64 + 16 + 28] &= (uint8_t)~AV_GRH_BIT;
+	bf[16 + 28] &= (uint8_t)~AV_GRH_BIT;
+	bf[BF_REG_SIZE / 2 + 16 + 28] &= (uint8_t)~AV_GRH_BIT;
+}
+
+/* UD sends: datagram segment (AV, qkey, remote QPN), inline and gathered, the ring
+ * wrapping; the same WR with each library's own AH. */
+static void run_ud(void)
+{
+	size_t bytes = (size_t)T.du.sq.wqe_cnt * 64;
+	uint8_t *obf = O.uar + ((uintptr_t)T.udbf & 4095);
+
+	memset(T.udbf, 0, BF_REG_SIZE / 2 * 2);
+	for (unsigned k = 0; k < 4 * T.du.sq.wqe_cnt && !kerr[0]; k++) {
+		struct ibv_send_wr w, *bt = NULL, *bo = NULL;
+		struct ibv_sge sg[2];
+		unsigned n = k % 3;
+
+		memset(&w, 0, sizeof(w));
+		w.wr_id = 0x8000 + k;
+		w.opcode = (k & 1) ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
+		w.imm_data = htobe32(0x1d000000u + k);
+		w.send_flags = (k % 4 == 3) ? IBV_SEND_SIGNALED | IBV_SEND_SOLICITED : IBV_SEND_SIGNALED;
+		for (unsigned i = 0; i < n; i++)
+			sg[i] = (struct ibv_sge){ (uintptr_t)payload + 32 * i, 7 + 11 * i + (k % 9), 0x3000 + i };
+		if (k % 5 == 4 && n)
+			w.send_flags |= IBV_SEND_INLINE;
+		w.sg_list = sg;
+		w.num_sge = (int)n;
+		w.wr.ud.remote_qpn = 0x1200 + k;
+		w.wr.ud.remote_qkey = 0x11111111u ^ k;
+		uint32_t at = O.ud.cur_post;
+		w.wr.ud.ah = T.ah;
+		int rt = ibv_post_send(T.ud, &w, &bt);
+		w.wr.ud.ah = &O.ah.ibv;
+		int ro = -mx5_post_send(&O.ud, &w, &bo);
+		n_wr++;
+		if (rt != ro) {
+			if (n_bad++ < 12)
+				fprintf(stderr, "rdmacore_dp: MISMATCH UD post %u: rdma-core %d, ours %d\n", k, rt, ro);
+			return;
+		}
+		mask_grh(T.du.sq.buf, at, T.du.sq.wqe_cnt, T.udbf);
+		mask_grh(O.ubuf, at, T.du.sq.wqe_cnt, obf);
+		n_excused++;
+		if (memcmp(T.du.sq.buf, O.ubuf, bytes))
+			mismatch("UD send ring", k, T.du.sq.buf, O.ubuf, bytes);
+		if (memcmp((uint8_t *)T.du.dbrec + 4, O.udbrec + 4, 4))
+			mismatch("UD doorbell record", k, (const uint8_t *)T.du.dbrec + 4, O.udbrec + 4, 4);
+		if (memcmp(T.udbf, obf, BF_REG_SIZE))
+			mismatch("UD BlueFlame register / doorbell", k, T.udbf, obf, BF_REG_SIZE);
+		memset(T.du.sq.buf, 0, bytes);
+		memset(O.ubuf, 0, bytes);
+		memset(T.udbf, 0, BF_REG_SIZE);
+		memset(obf, 0, BF_REG_SIZE);
+		uint8_t c[64];
+		req_cqe_for(c, ud_uidx, T.ud->qp_num, (k & 1) ? MLX5_OPCODE_SEND_IMM : MLX5_OPCODE_SEND,
+			    (uint16_t)at, 0);
+		feed_cqe("UD requester", c);
+	}
+}
+
 int main(void)
 {
 	const char *ci = getenv("CI");
@@ -858,13 +1053,19 @@ int main(void)
 	unsigned sends = run_sends();
 	run_recvs();
 	run_errors();
+	run_ud();
 	if (kerr[0]) {
 		fprintf(stderr, "rdmacore_dp: %s\n", kerr);
 		n_bad++;
 	}
+	if (n_excused)
+		printf("rdmacore_dp: excused in %u UD WQEs and the AV: the address vector's grh bit on "
+		       "RoCE (rdma-core leaves it 0, Linux mlx5_ib ah.c and we set it)\n", n_excused);
 	printf("rdma-core differential: %u work requests, %u CQEs compared, %u mismatches "
 	       "(rdma-core 44 libmlx5 through %u uverbs commands; send ring %u BBs, %u posts, "
 	       "producer counter %u)\n", n_wr, n_cqe, n_bad, kcmds, T.dq.sq.wqe_cnt, sends, O.sq.cur_post);
+	ibv_destroy_ah(T.ah);
+	ibv_destroy_qp(T.ud);
 	ibv_destroy_qp(T.qp);
 	ibv_destroy_cq(T.cq);
 	ibv_dealloc_pd(T.pd);
@@ -878,5 +1079,8 @@ int main(void)
 	free(O.snext);
 	free(O.rwrid);
 	free(O.cqbuf);
+	free(O.ubuf);
+	free(O.uwrid);
+	free(O.unext);
 	return n_bad ? 1 : 0;
 }
