@@ -57,6 +57,9 @@ static const char usage[] =
 "    reg paos|pmtu|ptys         ACCESS_REG read of a port register (port 1)\n"
 "    raw OPCODE [HEX...]        run any command: OPCODE, then the input dwords that\n"
 "                               follow the opcode dword (op_mod first), in hex\n"
+"    wctest                     write-combining self-test (Linux wc.c's method): 255\n"
+"                               NOPs through BlueFlame; result supported, not_supported\n"
+"                               (set MLX5_SHUT_UP_BF=1) or no_blueflame\n"
 "\n"
 "EXIT STATUS\n"
 "    0  success\n"
@@ -314,6 +317,25 @@ static int run_vport(struct ctx *c)
 	return EXIT_OK;
 }
 
+/* Write-combining self-test (hw/mlx5/wc.c).  Exit 0 whatever the verdict: the JSON's
+ * "result" is the answer; 1/2 only when the test could not run. */
+static int run_wctest(struct ctx *c)
+{
+	static const char *names[] = { "supported", "not_supported", "no_blueflame" };
+	struct mx5_wc_result r;
+	int rc = mx5_wc_test(c->dev, &r);
+	if (rc)
+		return cmd_error(c, rc);
+	out_begin(&c->out);
+	out_str(&c->out, "device", c->uri);
+	out_str(&c->out, "result", names[r.state]);
+	out_u64(&c->out, "nops", r.nops);
+	out_u64(&c->out, "first_cqe_wqe_counter", r.first_wqe);
+	out_u64(&c->out, "ms", r.ms);
+	out_end(&c->out);
+	return EXIT_OK;
+}
+
 static int run_gids(struct ctx *c)
 {
 	unsigned n = mx5_gid_table_len(c->dev);
@@ -521,7 +543,7 @@ int main(int argc, char **argv)
 	}
 	const char *cmd = argv[i++];
 	static const char *known[] = { "adapter", "caps", "pages", "health", "vport", "gids",
-				       "reg", "raw", "bringup" };
+				       "reg", "raw", "bringup", "wctest" };
 	size_t k;
 	for (k = 0; k < sizeof(known) / sizeof(known[0]); k++)
 		if (!strcmp(cmd, known[k]))
@@ -549,6 +571,9 @@ int main(int argc, char **argv)
 	/* bringup reports the whole bring-up, async EQ included; close undoes it */
 	if (!strcmp(cmd, "bringup"))
 		oa.flags = 0;
+	/* wctest posts on a QP of its own: the whole bring-up (UAR, EQs) */
+	if (!strcmp(cmd, "wctest"))
+		oa.flags = 0;
 	int rc = mx5_device_open_attr(c.uri, &oa, &c.dev);
 	if (rc)
 		return report_failure(mx5_open_error(), rc, mx5_open_status(), mx5_open_syndrome());
@@ -569,6 +594,8 @@ int main(int argc, char **argv)
 		ret = run_gids(&c);
 	else if (!strcmp(cmd, "reg"))
 		ret = run_reg(&c, i < argc ? argv[i] : NULL);
+	else if (!strcmp(cmd, "wctest"))
+		ret = run_wctest(&c);
 	else
 		ret = run_raw(&c, argc - i, argv + i);
 	mx5_device_close(c.dev);

@@ -75,6 +75,10 @@ struct emu_config {
 	                         * asking for SCHED_FIFO (hw/emu/rx_thread.c) */
 	int copy_syscall;       /* copy=syscall: application memory through system calls
 	                         * (hw/platform/vm.h) instead of guarded memcpy (hw/emu/iommu.c) */
+	int bf_torn;            /* bf=torn: every BlueFlame burst arrives split, as through a
+	                         * path that does not combine writes; the device ignores it
+	                         * and reads the WQE from the ring (hw/emu/sq_doorbell.c), so
+	                         * the write-combining test (hw/mlx5/wc.c) fails */
 	/* cap=BLOCK.FIELD:VAL (maximum and current) / capmax=BLOCK.FIELD:VAL (maximum only):
 	 * capability values other than the ConnectX-4 trace's, to stand in for a later
 	 * device (BLOCK: general, roce, atomic, odp; FIELD: a row of its layout). */

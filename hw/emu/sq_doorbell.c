@@ -61,7 +61,10 @@ static void sq_doorbell(struct emu_tp *tp, struct emu_tq *tq, int op, uint32_t i
 	struct emu_dev *d = tp->d;
 	struct emu_qp *qp = tq->qp;
 
-	if (op == SHIM_MMIO_WC_WRITE && idx == (qp->eng.sq_pi & 0xffff) && qp->eng.sq_pi == tq->sq_prod &&
+	/* bf=torn: the burst came in pieces; like a device that got a partial BlueFlame
+	 * write, ignore its bytes and take the WQE from the ring (Linux wc.c relies on it) */
+	if (op == SHIM_MMIO_WC_WRITE && !d->cfg.bf_torn && idx == (qp->eng.sq_pi & 0xffff) &&
+	    qp->eng.sq_pi == tq->sq_prod &&
 	    tq->tail - tq->head < EMU_TP_SWQE_SLOTS && qp->state == EMU_QP_RTS) {
 		/* BlueFlame: the whole WQE came with the store. */
 		unsigned ds = (unsigned)PRM_GET(wqe_ctrl_seg, b, ds);

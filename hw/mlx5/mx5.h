@@ -307,6 +307,24 @@ void mx5_device_set_uar_limit(struct mx5_device *dev, unsigned extra_uars);
 /* Limit one direct MKey may translate, in MTT entries (testing the KLM path). */
 void mx5_device_set_mkey_mtt_limit(struct mx5_device *dev, uint64_t entries);
 
+/* Write-combining self-test (wc.c, Linux wc.c's method): 255 NOPs through BlueFlame,
+ * CQ_UPDATE only in the BlueFlame copies and the last ring copy; the first CQE tells
+ * whether the device took the bursts.  Creates and destroys a PD, CQ and UD QP. */
+enum mx5_wc_state {
+	MX5_WC_SUPPORTED = 0,     /* the bursts arrived whole */
+	MX5_WC_NOT_SUPPORTED = 1, /* the device read the ring: BlueFlame should be off */
+	MX5_WC_NO_BLUEFLAME = 2,  /* nothing to test: no bf capability, no write-combining
+				   * mapping (VFIO), BlueFlame off by policy, or no register */
+};
+struct mx5_wc_result {
+	enum mx5_wc_state state;
+	unsigned nops;            /* NOPs posted (255) */
+	uint32_t first_wqe;       /* wqe_counter of the first CQE */
+	unsigned ms;              /* time to the first CQE */
+};
+/* 0 with *res filled, or a negative errno (the device error says why). */
+int mx5_wc_test(struct mx5_device *dev, struct mx5_wc_result *res);
+
 /* ------------------------------------------------------------------ CQ */
 
 struct mx5_cq_attr {

@@ -27,9 +27,10 @@ def test_emulated_run_writes_a_complete_passing_report(tmp_path):
     assert isinstance(rep["pcie"], list)            # no ConnectX on this machine: an empty path list
     names = [s["step"] for s in rep["steps"]]
     assert names == ["bring-up (fwcmd adapter)", "capabilities (fwcmd caps general)", "health (fwcmd health)",
-                     "ports and GIDs (uvinfo)", "loopback verified (one process)", "two-process verified, A -> B",
+                     "ports and GIDs (uvinfo)", "write combining (fwcmd wctest)", "loopback verified (one process)", "two-process verified, A -> B",
                      "two-process verified, B -> A", "latency 300 samples"]
     assert all(s["ok"] for s in rep["steps"])
+    assert rep["blueflame"] == "on"                 # the emulator takes whole bursts
     port = rep["device"]["verbs"]["ports"][0]
     assert port["state"] == "ACTIVE" and any(g["type"] == "RoCE v2" for g in port["gids"])
     for key in ("loopback_verified", "two_process_verified", "two_process_verified_reverse"):
