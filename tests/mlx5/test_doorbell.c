@@ -184,7 +184,8 @@ Test(doorbell, inline_only_policy_blueflames_inline_wqes_alone)
 	struct ibv_send_wr wr;
 	struct ibv_sge sge;
 
-	F.sq.bf_inline_only = 1;
+	F.sq.bf_inline_only = 1;   /* as mx5_sq_init sets it for MX5_BF_INLINE_ONLY */
+	F.sq.bf_max = 0;
 	cr_assert_eq(mx5_post_send(&F.sq, wr_write(&wr, &sge, 64, 0, 1), NULL), 0);
 	cr_assert_eq(nrec, 1);
 	cr_assert_eq(recs[0].op, SHIM_MMIO_WRITE, "gather WQE: doorbell");
