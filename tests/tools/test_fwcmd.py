@@ -252,3 +252,16 @@ def test_output_that_cannot_be_written_exits_2():
         p = subprocess.run([FWCMD, "--device", "emu:ip=127.63.3.3", "adapter"], stdout=full,
                            stderr=subprocess.PIPE, text=True, timeout=120, env=e)
     assert p.returncode == 2 and "cannot write the output" in p.stderr
+
+
+def test_wctest_passes_whole_bursts_and_fails_torn_ones():
+    # Linux wc.c's verdict: the first CQE names an early NOP when the BlueFlame copies
+    # (CQ_UPDATE set) were taken, the last one (254) when the device read the ring
+    rc, out, err = run("--device", "emu:", "--json", "wctest")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["result"] == "supported" and doc["nops"] == 255 and doc["first_cqe_wqe_counter"] < 254
+    rc, out, err = run("--device", "emu:bf=torn", "--json", "wctest")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["result"] == "not_supported" and doc["first_cqe_wqe_counter"] == 254
