@@ -45,6 +45,32 @@ def test_emulated_run_writes_a_complete_passing_report(tmp_path):
     assert len(rows) == 6 * 300 and meta["processes"] == "2"
 
 
+def test_torn_blueflame_turns_blueflame_off_for_the_rest_of_the_run(tmp_path):
+    # fwcmd wctest sees a device that tears BlueFlame bursts (emu: bf=torn, through a
+    # wrapper hwcheck takes as its fwcmd); hwcheck must then run its traffic with
+    # MLX5_SHUT_UP_BF=1 (doorbells only), and every transfer must still verify
+    fwcmd = os.environ.get("FWCMD", os.path.join(BUILD, "firmware-cmd", "fwcmd", "fwcmd"))
+    wrap = tmp_path / "fwcmd-torn"
+    wrap.write_text('#!/bin/sh\n'
+                    'case " $* " in *" wctest "*) exec "%s" --device "$2,bf=torn" "$3" wctest;; esac\n'
+                    'exec "%s" "$@"\n' % (fwcmd, fwcmd))
+    wrap.chmod(0o755)
+    out = str(tmp_path / "report.json")
+    env = dict(os.environ, FWCMD=str(wrap))
+    env.pop("MLX5_SHUT_UP_BF", None)
+    p = subprocess.run(["/usr/bin/python3", HWCHECK, "--build", BUILD, "--emulated", "--iters", "20",
+                        "--warmup", "5", "--verify-iters", "20", "--out", out],
+                       capture_output=True, text=True, timeout=800, env=env)
+    assert p.returncode == 0, p.stderr
+    with open(out) as fh:
+        rep = json.load(fh)
+    wc = [s for s in rep["steps"] if s["step"] == "write combining (fwcmd wctest)"][0]
+    assert wc["ok"] and wc["data"]["result"] == "not_supported", wc
+    assert wc["data"]["first_cqe_wqe_counter"] == 254
+    assert rep["blueflame"].startswith("off: write combining failed"), rep["blueflame"]
+    assert rep["ok"] is True and all(s["ok"] for s in rep["steps"])
+
+
 def test_hardware_mode_needs_device_and_peer(tmp_path):
     p = subprocess.run(["/usr/bin/python3", HWCHECK, "--build", BUILD, "--out", str(tmp_path / "r.json")],
                        capture_output=True, text=True, timeout=60)
