@@ -892,7 +892,11 @@ static void run_recvs(void)
 		compare_queues(100000 + r);
 		uint8_t c[64] = { 0 };
 		unsigned kd = r % (sizeof(kinds) / sizeof(kinds[0]));
-		put_be32(c + 28, kinds[kd].flags | 0x12345);     /* flags_rqpn: g bit, remote QPN */
+		/* struct mlx5_cqe64: ml_path 17, slid 22, flags_rqpn 24 (g 29:28, sl 27:24,
+		 * remote QPN 23:0) */
+		c[17] = (uint8_t)(r & 0x7f);
+		put_be16(c + 22, (uint16_t)(0x100 + r));
+		put_be32(c + 24, kinds[kd].flags | (r & 0xfu) << 24 | (0x12345u + r));
 		put_be32(c + 32, qp_uidx);
 		put_be32(c + 36, 0xfeed0000u + r);                 /* imm_inval_pkey */
 		put_be32(c + 44, 17 + r);                          /* byte_cnt */
