@@ -79,3 +79,38 @@ Test(wc, nothing_to_test_when_blueflame_is_off_by_policy)
 	cr_assert_eq(r.state, MX5_WC_NO_BLUEFLAME);
 	mx5_device_close(d);
 }
+
+/* The policy reaches each QP's send queue (mx5.h enum mx5_bf_policy): off gives QPs no
+ * register of their own (doorbells only), inline-only keeps the register for inline
+ * WQEs, prefer (the default) for every WQE that fits. */
+Test(wc, the_blueflame_policy_reaches_every_send_queue)
+{
+	static const unsigned pol[] = { MX5_BF_PREFER, MX5_BF_INLINE_ONLY, MX5_BF_OFF };
+	for (unsigned i = 0; i < 3; i++) {
+		struct mx5_open_attr oa = { .bf_policy = pol[i] };
+		struct mx5_device *d;
+		cr_assert_eq(mx5_device_open_attr("emu:", &oa, &d), 0, "%s", mx5_open_error());
+		struct mx5_pd *p;
+		struct mx5_cq *cq;
+		struct mx5_qp *qp;
+		cr_assert_eq(mx5_pd_alloc(d, &p), 0);
+		cr_assert_eq(mx5_cq_create(d, &(struct mx5_cq_attr){ .cqe = 16 }, &cq), 0);
+		cr_assert_eq(mx5_qp_create(p, &(struct mx5_qp_init_attr){ .type = MX5_QPT_RC, .send_cq = cq,
+				.recv_cq = cq, .cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+							.max_recv_sge = 1, .max_inline_data = 64 } }, &qp),
+			     0, "%s", mx5_device_error(d));
+		const struct mx5_sq *sq = mx5_qp_sq_state(qp);
+		if (pol[i] == MX5_BF_OFF) {
+			cr_assert_eq(sq->bf_size, 0, "off: no BlueFlame register");
+			cr_assert_eq(sq->bf_max, 0);
+		} else {
+			cr_assert_gt(sq->bf_size, 0);
+			cr_assert_eq(sq->bf_inline_only, pol[i] == MX5_BF_INLINE_ONLY);
+			cr_assert_eq(sq->bf_max, pol[i] == MX5_BF_INLINE_ONLY ? 0 : sq->bf_size);
+		}
+		mx5_qp_destroy(qp);
+		mx5_cq_destroy(cq);
+		mx5_pd_free(p);
+		mx5_device_close(d);
+	}
+}
