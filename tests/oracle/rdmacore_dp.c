@@ -70,6 +70,8 @@ static unsigned n_excused;
 static int kfd = -1;       /* the "uverbs" descriptor (a /dev/zero open) */
 static uint32_t qp_uidx;   /* the user index the provider chose at the first CREATE_QP */
 static uint32_t ud_uidx;   /* ... and at the second (the UD QP) */
+static uint32_t srq_qp_uidx; /* ... and at the third (an RC QP on the SRQ) */
+#define SRQN 0x000051u
 static unsigned nqps;      /* QPs created: QPN QPN + n, bfreg_index QP_BFREG + n */
 static unsigned kcmds;     /* commands answered */
 static char kerr[256];
@@ -269,8 +271,10 @@ static ssize_t kcmd(const uint8_t *buf, size_t len)
 		memcpy(&m, body + sizeof(c), dl < sizeof(m) ? dl : sizeof(m));
 		if (nqps == 0)
 			qp_uidx = m.uidx;
-		else
+		else if (nqps == 1)
 			ud_uidx = m.uidx;
+		else
+			srq_qp_uidx = m.uidx;
 		memset(&r, 0, sizeof(r));
 		r.c.qp_handle = 3 + nqps;
 		r.c.qpn = QPN + nqps;
@@ -298,6 +302,27 @@ static ssize_t kcmd(const uint8_t *buf, size_t len)
 	}
 	case IB_USER_VERBS_CMD_DESTROY_AH:
 		return (ssize_t)len;
+	case IB_USER_VERBS_CMD_CREATE_SRQ: {
+		struct ib_uverbs_create_srq c;
+		struct {
+			struct ib_uverbs_create_srq_resp c;
+			struct mlx5_ib_create_srq_resp m;
+		} r;
+		memcpy(&c, body, sizeof(c));
+		memset(&r, 0, sizeof(r));
+		r.c.srq_handle = 11;
+		r.c.max_wr = c.max_wr;
+		r.c.max_sge = c.max_sge;
+		r.c.srqn = SRQN;
+		r.m.srqn = SRQN;
+		kresp(resp, &r, sizeof(r), room);
+		return (ssize_t)len;
+	}
+	case IB_USER_VERBS_CMD_DESTROY_SRQ: {
+		struct ib_uverbs_destroy_srq_resp r = { 0 };
+		kresp(resp, &r, sizeof(r), room);
+		return (ssize_t)len;
+	}
 	case IB_USER_VERBS_CMD_MODIFY_QP:
 	case IB_USER_VERBS_CMD_DEALLOC_PD:
 		return (ssize_t)len;
@@ -398,6 +423,10 @@ struct theirs {
 	uint8_t *udbf;
 	struct ibv_ah *ah;
 	struct mlx5dv_ah dah;
+	struct ibv_srq *srq;
+	struct ibv_qp *sqp;      /* an RC QP whose receives come from srq */
+	struct mlx5dv_srq dsrq;
+	uint32_t srq_cnt;
 	uint32_t cq_ci;         /* CQEs the "device" wrote into their CQ */
 };
 
@@ -423,6 +452,12 @@ struct ours {
 	struct mx5_sq ud;
 	struct mx5_wq_ref uref;
 	struct { struct ibv_ah ibv; uint32_t pad; uint8_t av[MX5_AV_SIZE]; } ah;
+	/* the SRQ */
+	uint8_t *srqbuf;
+	uint64_t *srqwrid;
+	uint8_t srqdb[8] __attribute__((aligned(8)));
+	struct mx5_srq_ring srq;
+	struct mx5_wq_ref sref;
 };
 
 static struct theirs T;
@@ -558,6 +593,21 @@ static int setup_theirs(void)
 	oa[28] &= (uint8_t)~AV_GRH_BIT;
 	if (memcmp(ta, oa, MX5_AV_SIZE))
 		mismatch("address vector (mlx5_create_ah vs mx5_av_build)", 0, ta, oa, MX5_AV_SIZE);
+
+	/* An SRQ and an RC QP that takes its receives from it. */
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 15, .max_sge = MAX_SGE } };
+	T.srq = ibv_create_srq(T.pd, &sa);
+	struct ibv_qp_init_attr qa3 = {
+		.send_cq = T.cq, .recv_cq = T.cq, .srq = T.srq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_send_sge = 1 },
+	};
+	T.sqp = T.srq ? ibv_create_qp(T.pd, &qa3) : NULL;
+	struct mlx5dv_obj so = { .srq = { .in = T.srq, .out = &T.dsrq } };
+	if (!T.sqp || mlx5dv_init_obj(&so, MLX5DV_OBJ_SRQ)) {
+		fprintf(stderr, "rdmacore_dp: SRQ / its QP: %s %s\n", strerror(errno), kerr);
+		return -1;
+	}
+	T.srq_cnt = T.dsrq.tail + 1;   /* verbs.c mlx5_create_srq: tail = max - 1 at creation */
 	return 0;
 }
 
@@ -626,6 +676,21 @@ static int setup_ours(void)
 	}
 	O.uref.sq = &O.ud;
 	if (mx5_wq_table_set(O.tab, T.ud->qp_num, &O.uref))
+		return -1;
+
+	O.srqbuf = page_alloc((size_t)T.srq_cnt * T.dsrq.stride);
+	O.srqwrid = calloc(T.srq_cnt, sizeof(uint64_t));
+	if (!O.srqbuf || !O.srqwrid)
+		return -1;
+	rc = mx5_srq_ring_init(&O.srq, O.srqbuf, T.srq_cnt, MAX_SGE, O.srqwrid, O.srqdb);
+	if (rc || (1u << O.srq.wqe_shift) != T.dsrq.stride) {
+		fprintf(stderr, "rdmacore_dp: mx5_srq_ring_init: %d, stride %u vs rdma-core's %u\n", rc,
+			1u << O.srq.wqe_shift, T.dsrq.stride);
+		return -1;
+	}
+	O.sref.srq = &O.srq;
+	O.sref.sq = &O.sq;   /* never posted to: its requester side is not exercised */
+	if (mx5_wq_table_set(O.tab, T.sqp->qp_num, &O.sref))
 		return -1;
 	/* both CQs start as rdma-core initialised its own (verbs.c create_cq: every entry
 	 * MLX5_CQE_INVALID, owner bit 0) */
@@ -1028,6 +1093,65 @@ static void run_ud(void)
 	}
 }
 
+/* SRQ receives: the free list as both libraries keep it (next_wqe_index links, the
+ * tail WQE left free), WQEs completed out of order so the list is reordered, the
+ * doorbell record's counter; responder CQEs naming the SRQ WQE by wqe_counter. */
+static void run_srq(void)
+{
+	size_t bytes = (size_t)T.srq_cnt * T.dsrq.stride;
+
+	if (memcmp(T.dsrq.buf, O.srqbuf, bytes))
+		mismatch("SRQ ring as created", 0, T.dsrq.buf, O.srqbuf, bytes);
+	for (unsigned round = 0; round < 6 && !kerr[0]; round++) {
+		uint16_t idx[16];
+		unsigned n = 4 + round % 3 * 4;   /* 4, 8 or 12 of the 15 */
+
+		for (unsigned k = 0; k < n; k++) {
+			struct ibv_recv_wr w, *bt = NULL, *bo = NULL;
+			struct ibv_sge sg[MAX_SGE];
+			unsigned ns = (round + k) % (MAX_SGE + 1);
+
+			for (unsigned i = 0; i < ns; i++)
+				sg[i] = (struct ibv_sge){ (uintptr_t)payload + 64 * i, 33 + i + k, 0x4000 + i };
+			memset(&w, 0, sizeof(w));
+			w.wr_id = 0xa000 + round * 100 + k;
+			w.sg_list = sg;
+			w.num_sge = (int)ns;
+			idx[k] = (uint16_t)O.srq.head;
+			int rt = ibv_post_srq_recv(T.srq, &w, &bt);
+			int ro = -mx5_post_srq_recv(&O.srq, &w, &bo);
+			n_wr++;
+			if (rt != ro) {
+				if (n_bad++ < 12)
+					fprintf(stderr, "rdmacore_dp: MISMATCH post_srq_recv %u/%u: rdma-core %d, ours %d\n",
+						round, k, rt, ro);
+				return;
+			}
+			if (memcmp(T.dsrq.buf, O.srqbuf, bytes))
+				mismatch("SRQ ring", 400000 + round * 100 + k, T.dsrq.buf, O.srqbuf, bytes);
+			if (memcmp(T.dsrq.dbrec, O.srqdb, 4))
+				mismatch("SRQ doorbell record", 400000 + round * 100 + k,
+					 (const uint8_t *)T.dsrq.dbrec, O.srqdb, 4);
+		}
+		/* the device completes them in an order of its own: every other one first */
+		for (unsigned pass = 0; pass < 2; pass++)
+			for (unsigned k = pass; k < n; k += 2) {
+				uint8_t c[64] = { 0 };
+				put_be32(c + 24, 0x777u + k);              /* flags_rqpn: remote QPN */
+				put_be32(c + 32, srq_qp_uidx);
+				put_be32(c + 44, 40 + k);
+				put_be32(c + 56, T.sqp->qp_num);
+				put_be16(c + 60, idx[k]);
+				c[63] = (uint8_t)((k % 3 == 2 ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND) << 4);
+				feed_cqe("SRQ responder", c);
+			}
+		/* what the pollers gave back to the free list (mlx5_free_srq_wqe: the freed
+		 * WQE becomes the tail) must be the same list */
+		if (memcmp(T.dsrq.buf, O.srqbuf, bytes))
+			mismatch("SRQ ring after completions", 400000 + round * 100 + 99, T.dsrq.buf, O.srqbuf, bytes);
+	}
+}
+
 int main(void)
 {
 	const char *ci = getenv("CI");
@@ -1058,6 +1182,7 @@ int main(void)
 	run_recvs();
 	run_errors();
 	run_ud();
+	run_srq();
 	if (kerr[0]) {
 		fprintf(stderr, "rdmacore_dp: %s\n", kerr);
 		n_bad++;
@@ -1068,6 +1193,8 @@ int main(void)
 	printf("rdma-core differential: %u work requests, %u CQEs compared, %u mismatches "
 	       "(rdma-core 44 libmlx5 through %u uverbs commands; send ring %u BBs, %u posts, "
 	       "producer counter %u)\n", n_wr, n_cqe, n_bad, kcmds, T.dq.sq.wqe_cnt, sends, O.sq.cur_post);
+	ibv_destroy_qp(T.sqp);
+	ibv_destroy_srq(T.srq);
 	ibv_destroy_ah(T.ah);
 	ibv_destroy_qp(T.ud);
 	ibv_destroy_qp(T.qp);
@@ -1083,6 +1210,8 @@ int main(void)
 	free(O.snext);
 	free(O.rwrid);
 	free(O.cqbuf);
+	free(O.srqbuf);
+	free(O.srqwrid);
 	free(O.ubuf);
 	free(O.uwrid);
 	free(O.unext);
