@@ -371,14 +371,8 @@ def test_permission_denied_on_the_server(tmp_path, servers):
     f = tmp_path / "f"
     f.write_bytes(b"x" * 1000)
     os.chmod(f, 0o644)
-    preexec = None
-    if os.geteuid() == 0:
-        # root writes anywhere: run the server as nobody
-        def preexec():
-            os.setgroups([])
-            os.setgid(65534)
-            os.setuid(65534)
-    srv = Server(root, 10, preexec=preexec)
+    # root writes anywhere: the server runs as nobody then
+    srv = Server(root, 10, preexec=as_nobody if os.geteuid() == 0 else None)
     servers.append(srv)
     # small queues: an unprivileged process may lock only RLIMIT_MEMLOCK (8 MiB by default)
     small = ("--qps", "1", "--depth", "2", "--chunk", "64k")
@@ -389,18 +383,29 @@ def test_permission_denied_on_the_server(tmp_path, servers):
     assert rc == 1 and "Permission denied" in err, err
 
 
+def as_nobody():
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)
+
+
 def test_unreadable_source_is_named(tmp_path, servers):
-    if os.geteuid() == 0:
-        pytest.skip("root reads any file: the client-side permission error cannot be made here")
+    top = tempfile.mkdtemp(prefix="uvcp-perm-", dir="/tmp")
+    request_cleanup(servers, top)
+    os.chmod(top, 0o755)
     root = tmp_path / "root"
     root.mkdir()
-    f = tmp_path / "f"
+    f = Path(top) / "f"
     f.write_bytes(b"x")
     os.chmod(f, 0)
     srv = Server(root, 11)
     servers.append(srv)
-    rc, out, err = client(srv, 11, str(f), "127.0.0.1:f")
-    assert rc == 1 and "cannot open" in err and "Permission denied" in err
+    # root reads any file: the client runs as nobody then
+    p = subprocess.run([UVCP, "--port", str(srv.port), "--qps", "1", "--depth", "2", "--chunk", "64k", str(f),
+                        "127.0.0.1:f"], capture_output=True, text=True, timeout=T, env=env_with(emu(11, 2)),
+                       preexec_fn=as_nobody if os.geteuid() == 0 else None)
+    assert p.returncode == 1 and "cannot open" in p.stderr and "Permission denied" in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
 
 
 # ------------------------------------------------------------------ the system's libibverbs
