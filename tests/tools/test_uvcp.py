@@ -422,7 +422,7 @@ def test_builds_against_debians_libibverbs_and_runs_over_the_preloaded_library(t
     exe = tmp_path / "uvcp-libibverbs"
     cmd = ["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Wno-missing-field-initializers", "-Werror",
            "-DXXH_INLINE_ALL=1", "-DUVCP_VERSION=\"test\"", "-DUVCP_BUILD=\"pkg-config libibverbs\"",
-           *srcs, "-o", str(exe), *pc.stdout.split()]
+           "-pthread", *srcs, "-o", str(exe), *pc.stdout.split()]
     b = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert b.returncode == 0, b.stderr
     # linked against Debian's libibverbs.so.1, not ours

@@ -336,9 +336,9 @@ int uc_ep_poll(struct uc_ep *ep, struct ibv_wc *wc, int max)
 	return got;
 }
 
-int uc_ep_wait(struct uc_ep *ep, int chan_fd, int timeout_ms)
+int uc_ep_wait(struct uc_ep *ep, int chan_fd, int wake_fd, int timeout_ms)
 {
-	struct pollfd pf[UC_MAX_DEVS + 1];
+	struct pollfd pf[UC_MAX_DEVS + 2];
 	/* Arm every CQ and return at once, so that the caller looks once more before
 	 * sleeping: a completion that came before the arming raises no event
 	 * (ibv_req_notify_cq(3)). */
@@ -356,6 +356,7 @@ int uc_ep_wait(struct uc_ep *ep, int chan_fd, int timeout_ms)
 	unsigned n = 0;
 	for (unsigned i = 0; i < ep->ndev; i++)
 		pf[n++] = (struct pollfd){ .fd = ep->dev[i].ch->fd, .events = POLLIN };
+	pf[n++] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };   /* a negative fd is ignored */
 	pf[n++] = (struct pollfd){ .fd = chan_fd, .events = POLLIN };
 	int r = poll(pf, n, timeout_ms);
 	if (r < 0)

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -71,6 +72,7 @@ struct cl {
 	const char *cur;
 	char err[UC_ERR_MAX + UC_PATH_MAX];
 	char server_devs[256];
+	struct reader *rd;
 };
 
 static int fail(struct cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -125,44 +127,123 @@ static void draw(struct cl *c, int final)
 
 /* ------------------------------------------------------------------ the data pump */
 
-static int handle_wc(struct cl *c, struct ibv_wc *wc, int fd);
+/* The reader thread: it fills free slots with the file's next chunks (pread, XXH3,
+ * header) while this thread posts the filled ones and takes the acknowledgements, so
+ * that reading and hashing overlap with the transfer (on the emulated NIC the posting
+ * thread sends the packets itself).  Slots pass between the two under the mutex: free
+ * (freeq) -> filled (readyq) -> posted (slot_busy) -> free. */
+#define UC_NSLOTS (UC_MAX_QPS * UC_MAX_DEPTH)
 
-/* Wait for completions until `until_free` slots are free (0: all), the side channel
- * says something (an error), or nothing has moved for the timeout. */
-static int pump(struct cl *c, int fd, unsigned want_free)
+struct reader {
+	pthread_t t;
+	int started, stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int wake[2];                   /* the reader writes a byte when a slot is filled */
+	/* the current file */
+	int job, fd;
+	uint64_t size, chunk, next, end, *hash;
+	uint32_t seq;
+	int err;
+	unsigned freeq[UC_NSLOTS], nfree;
+	unsigned readyq[UC_NSLOTS], rhead, rcount;
+};
+
+static void *reader_main(void *arg)
 {
-	double idle = uc_now();
-	unsigned total = c->ep.nqps * c->ep.depth;
-	while (total - c->nbusy < want_free || (!want_free && c->nbusy)) {
-		struct ibv_wc wc[64];
-		int n = uc_ep_poll(&c->ep, wc, 64);
-		if (n < 0)
-			return fail(c, "polling the CQ failed");
-		for (int i = 0; i < n; i++)
-			if (handle_wc(c, &wc[i], fd))
-				return -1;
-		if (n) {
-			idle = uc_now();
-			continue;
+	struct cl *c = arg;
+	struct reader *r = c->rd;
+	unsigned depth = c->ep.depth;
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		while (!r->stop && !(r->job && r->nfree && r->next < r->end))
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (r->stop)
+			break;
+		unsigned id = r->freeq[--r->nfree];
+		uint64_t i = r->next++;
+		int fd = r->fd;
+		uint64_t chunk = r->chunk, off = i * chunk;
+		uint32_t len = (uint32_t)(r->size - off < chunk ? r->size - off : chunk), seq = r->seq;
+		uint64_t *hash = r->hash;
+		pthread_mutex_unlock(&r->mu);
+
+		unsigned q = id / depth, sl = id % depth;
+		uint8_t *b = uc_slot(&c->ep, q, sl);
+		ssize_t k = pread(fd, b + UC_HDR, len, (off_t)off);
+		int e = k == (ssize_t)len ? 0 : k < 0 ? errno : EIO;
+		if (!e) {
+			struct uc_chunk_hdr h = { .magic = UC_MAGIC, .seq = seq, .index = i, .len = len,
+						  .hash = XXH3_64bits(b + UC_HDR, len) };
+			memcpy(b, &h, sizeof(h));
+			hash[i] = h.hash;
+			c->slot_index[q][sl] = i;
+			c->slot_len[q][sl] = len;
 		}
-		int w = uc_ep_wait(&c->ep, c->ch.fd, 500);
-		if (w < 0)
-			return fail(c, "waiting for completions: %s", strerror(-w));
-		if (w == 1) {
-			/* the server speaks only to say something went wrong, or it is gone */
-			char tmp[8];
-			int k = uc_chan_expect(&c->ch, UC_M_BYE, tmp, sizeof(tmp), c->err, sizeof(c->err));
-			if (k == -EREMOTEIO)
-				return -1;
-			return fail(c, "the server closed the connection mid-copy (peer gone)");
+
+		pthread_mutex_lock(&r->mu);
+		if (e) {
+			r->err = e;
+			r->job = 0;
+		} else {
+			r->readyq[(r->rhead + r->rcount) % UC_NSLOTS] = id;
+			r->rcount++;
 		}
-		if (uc_now() - idle > c->o->timeout_s)
-			return fail(c, "no progress for %u s: the server stopped answering (peer gone?)", c->o->timeout_s);
+		ssize_t w = write(r->wake[1], "", 1);
+		(void)w;                   /* a full pipe already says "look" */
 	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+static int reader_start(struct cl *c)
+{
+	static struct reader r;
+	memset(&r, 0, sizeof(r));
+	c->rd = &r;
+	if (pipe(r.wake))
+		return fail(c, "pipe: %s", strerror(errno));
+	for (int i = 0; i < 2; i++)
+		fcntl(r.wake[i], F_SETFL, fcntl(r.wake[i], F_GETFL) | O_NONBLOCK);
+	pthread_mutex_init(&r.mu, NULL);
+	pthread_cond_init(&r.cv, NULL);
+	if (pthread_create(&r.t, NULL, reader_main, c))
+		return fail(c, "cannot start the reader thread");
+	r.started = 1;
 	return 0;
 }
 
-static int handle_wc(struct cl *c, struct ibv_wc *wc, int fd)
+static void reader_stop(struct cl *c)
+{
+	struct reader *r = c->rd;
+	if (!r)
+		return;
+	if (r->started) {
+		pthread_mutex_lock(&r->mu);
+		r->stop = 1;
+		pthread_cond_signal(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		pthread_join(r->t, NULL);
+	}
+	close(r->wake[0]);
+	close(r->wake[1]);
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
+	c->rd = NULL;
+}
+
+static void slot_free(struct cl *c, unsigned q, unsigned s)
+{
+	struct reader *r = c->rd;
+	c->slot_busy[q][s] = 0;
+	c->nbusy--;
+	pthread_mutex_lock(&r->mu);
+	r->freeq[r->nfree++] = q * c->ep.depth + s;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+static int handle_wc(struct cl *c, struct ibv_wc *wc)
 {
 	unsigned q = (unsigned)(wc->wr_id >> 16);
 	if (wc->status != IBV_WC_SUCCESS)
@@ -192,29 +273,10 @@ static int handle_wc(struct cl *c, struct ibv_wc *wc, int fd)
 	}
 	if (verdict != UC_ACK_OK)
 		return fail(c, "the server refused chunk %" PRIu64, c->slot_index[q][s]);
-	(void)fd;
-	c->slot_busy[q][s] = 0;
-	c->nbusy--;
 	c->done_bytes += c->slot_len[q][s];
+	slot_free(c, q, s);
 	draw(c, 0);
 	return 0;
-}
-
-static int find_free(struct cl *c, unsigned *q, unsigned *s)
-{
-	/* round robin over QPs, so that the stripes share the load */
-	static unsigned next;
-	for (unsigned k = 0; k < c->ep.nqps; k++) {
-		unsigned qq = (next + k) % c->ep.nqps;
-		for (unsigned ss = 0; ss < c->ep.depth; ss++)
-			if (!c->slot_busy[qq][ss]) {
-				*q = qq;
-				*s = ss;
-				next = qq + 1;
-				return 0;
-			}
-	}
-	return -1;
 }
 
 static void pace(struct cl *c)
@@ -225,6 +287,65 @@ static void pace(struct cl *c)
 	double el = uc_now() - c->t0;
 	if (should > el)
 		usleep((useconds_t)((should - el) * 1e6));
+}
+
+/* Post what the reader filled, take completions, until every chunk from `first` on is
+ * posted and acknowledged; the side channel speaks only to say the server failed. */
+static int transfer(struct cl *c, const char *src, uint64_t first, uint64_t nchunks)
+{
+	struct reader *r = c->rd;
+	double idle = uc_now();
+	uint64_t posted = first;
+	while (posted < nchunks || c->nbusy) {
+		unsigned ids[UC_NSLOTS], n = 0;
+		pthread_mutex_lock(&r->mu);
+		int err = r->err;
+		while (r->rcount) {
+			ids[n++] = r->readyq[r->rhead];
+			r->rhead = (r->rhead + 1) % UC_NSLOTS;
+			r->rcount--;
+		}
+		pthread_mutex_unlock(&r->mu);
+		if (err)
+			return fail(c, "reading '%.200s': %s", src, err == EIO ? "the file shrank while copying" : strerror(err));
+		for (unsigned k = 0; k < n; k++) {
+			unsigned q = ids[k] / c->ep.depth, s = ids[k] % c->ep.depth;
+			pace(c);
+			if (uc_ep_write(&c->ep, q, s, c->slot_len[q][s]))
+				return fail(c, "cannot post an RDMA write: %s", strerror(errno));
+			c->slot_busy[q][s] = 1;
+			c->nbusy++;
+			c->sent_bytes += c->slot_len[q][s];
+			posted++;
+		}
+		struct ibv_wc wc[64];
+		int got = uc_ep_poll(&c->ep, wc, 64);
+		if (got < 0)
+			return fail(c, "polling the CQ failed");
+		for (int i = 0; i < got; i++)
+			if (handle_wc(c, &wc[i]))
+				return -1;
+		if (n || got) {
+			idle = uc_now();
+			continue;
+		}
+		int w = uc_ep_wait(&c->ep, c->ch.fd, r->wake[0], 500);
+		char sink[64];
+		while (read(r->wake[0], sink, sizeof(sink)) > 0)
+			;
+		if (w < 0)
+			return fail(c, "waiting for completions: %s", strerror(-w));
+		if (w == 1) {
+			char tmp[8];
+			int k = uc_chan_expect(&c->ch, UC_M_BYE, tmp, sizeof(tmp), c->err, sizeof(c->err));
+			if (k == -EREMOTEIO)
+				return -1;
+			return fail(c, "the server closed the connection mid-copy (peer gone)");
+		}
+		if (uc_now() - idle > c->o->timeout_s)
+			return fail(c, "no progress for %u s: the server stopped answering (peer gone?)", c->o->timeout_s);
+	}
+	return 0;
 }
 
 static int send_file(struct cl *c, const char *src, const char *dst, const struct stat *st)
@@ -267,62 +388,58 @@ static int send_file(struct cl *c, const char *src, const char *dst, const struc
 		return fail(c, "the server would resume '%.200s' past its end", dst);
 	}
 	uint64_t *hash = calloc(nchunks ? nchunks : 1, sizeof(uint64_t));
-	if (!hash) {
+	uint8_t *b = ack.resume_chunks ? malloc(chunk) : NULL;
+	if (!hash || (ack.resume_chunks && !b)) {
+		free(hash);
 		close(fd);
 		return fail(c, "out of memory");
 	}
 	/* The digest covers the whole file: the prefix the server already holds is read and
 	 * hashed here too, and a server whose prefix differs fails the comparison. */
-	uint64_t resumed = ack.resume_chunks;
 	int ret = 0;
-	for (uint64_t i = 0; i < nchunks && !ret; i++) {
+	for (uint64_t i = 0; i < ack.resume_chunks && !ret; i++) {
 		uint64_t off = i * chunk;
 		uint32_t len = (uint32_t)(m.size - off < chunk ? m.size - off : chunk);
-		unsigned q, s;
-		if (i < resumed) {
-			/* a free slot is scratch space to read into */
-			if (pump(c, fd, 1) || find_free(c, &q, &s)) {
-				ret = -1;
-				break;
-			}
-			uint8_t *b = uc_slot(&c->ep, q, s) + UC_HDR;
-			if (pread(fd, b, len, (off_t)off) != (ssize_t)len) {
-				ret = fail(c, "reading '%.200s': %s", src, strerror(errno ? errno : EIO));
-				break;
-			}
+		if (pread(fd, b, len, (off_t)off) != (ssize_t)len)
+			ret = fail(c, "reading '%.200s': %s", src, strerror(errno ? errno : EIO));
+		else
 			hash[i] = XXH3_64bits(b, len);
-			c->done_bytes += len;
-			c->resumed_bytes += len;
-			continue;
-		}
-		if (pump(c, fd, 1) || find_free(c, &q, &s)) {
-			ret = -1;
-			break;
-		}
-		uint8_t *b = uc_slot(&c->ep, q, s);
-		ssize_t k = pread(fd, b + UC_HDR, len, (off_t)off);
-		if (k != (ssize_t)len) {
-			ret = fail(c, "reading '%.200s': %s", src, k < 0 ? strerror(errno) : "the file shrank while copying");
-			break;
-		}
-		struct uc_chunk_hdr h = { .magic = UC_MAGIC, .seq = m.seq, .index = i, .len = len,
-					  .hash = XXH3_64bits(b + UC_HDR, len) };
-		hash[i] = h.hash;
-		memcpy(b, &h, sizeof(h));
-		pace(c);
-		if (uc_ep_write(&c->ep, q, s, len)) {
-			ret = fail(c, "cannot post an RDMA write: %s", strerror(errno));
-			break;
-		}
-		c->slot_busy[q][s] = 1;
-		c->slot_index[q][s] = i;
-		c->slot_len[q][s] = len;
-		c->nbusy++;
-		c->sent_bytes += len;
+		c->done_bytes += len;
+		c->resumed_bytes += len;
+	}
+	free(b);
+	if (!ret && ack.resume_chunks < nchunks) {
+		struct reader *r = c->rd;
+		pthread_mutex_lock(&r->mu);
+		r->fd = fd;
+		r->size = m.size;
+		r->chunk = chunk;
+		r->seq = m.seq;
+		r->hash = hash;
+		r->next = ack.resume_chunks;
+		r->end = nchunks;
+		r->err = 0;
+		r->rhead = r->rcount = 0;
+		r->nfree = 0;
+		for (unsigned q = 0; q < c->ep.nqps; q++)
+			for (unsigned s = 0; s < c->ep.depth; s++)
+				r->freeq[r->nfree++] = q * c->ep.depth + s;
+		r->job = 1;
+		pthread_cond_signal(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		ret = transfer(c, src, ack.resume_chunks, nchunks);
+		/* the reader leaves this file: after an error it may still be reading a
+		 * chunk, so wait until it is idle before the descriptor goes */
+		pthread_mutex_lock(&r->mu);
+		r->job = 0;
+		r->end = r->next;
+		pthread_mutex_unlock(&r->mu);
+	}
+	if (ret) {
+		/* the thread is stopped (and joined) before the hashes and descriptor go */
+		reader_stop(c);
 	}
 	close(fd);
-	if (!ret)
-		ret = pump(c, -1, 0);
 	if (!ret) {
 		struct uc_file_end e = { .nchunks = nchunks, .digest = XXH3_64bits(hash, (size_t)nchunks * sizeof(uint64_t)) };
 		struct uc_status st;
@@ -537,6 +654,10 @@ static int client(struct opts *o, char **srcs, int nsrc, const char *host, const
 		goto out;
 	}
 
+	if (reader_start(&c)) {
+		ret = -1;
+		goto out;
+	}
 	/* Where each source goes, as cp(1) decides: into DEST when it is a directory (or
 	 * several sources are given, or DEST ends in '/'), else to DEST itself. */
 	char d[UC_PATH_MAX];
@@ -578,7 +699,8 @@ static int client(struct opts *o, char **srcs, int nsrc, const char *host, const
 	}
 	if (!ret)
 		uc_chan_send(&c.ch, UC_M_BYE, NULL, 0);
-out:;
+out:
+	reader_stop(&c);
 	double el = c.t0 ? uc_now() - c.t0 : 0;
 	if (o->progress && c.t0)
 		draw(&c, 1);

@@ -493,7 +493,7 @@ static int session(struct sv *s, unsigned timeout_s, const char *const *devs, un
 			idle_since = uc_now();
 			continue;
 		}
-		int w = uc_ep_wait(&s->ep, s->ch.fd, 1000);
+		int w = uc_ep_wait(&s->ep, s->ch.fd, -1, 1000);
 		if (w < 0) {
 			snprintf(s->err, sizeof(s->err), "waiting for completions: %s", strerror(-w));
 			return w;

@@ -198,9 +198,9 @@ int uc_ep_write(struct uc_ep *ep, unsigned q, unsigned s, uint32_t len);
 int uc_ep_ack(struct uc_ep *ep, unsigned q, unsigned s, unsigned verdict);
 /* Poll every CQ once into wc (at most max); the entry's QP index is in wr_id >> 16. */
 int uc_ep_poll(struct uc_ep *ep, struct ibv_wc *wc, int max);
-/* Sleep until a completion, the side channel is readable, or timeout_ms; 1: the side
- * channel is readable, 0 otherwise, negative errno. */
-int uc_ep_wait(struct uc_ep *ep, int chan_fd, int timeout_ms);
+/* Sleep until a completion, the side channel or wake_fd (-1: none) is readable, or
+ * timeout_ms; 1: the side channel is readable, 0 otherwise, negative errno. */
+int uc_ep_wait(struct uc_ep *ep, int chan_fd, int wake_fd, int timeout_ms);
 static inline uint64_t uc_wr_id(unsigned q, unsigned s) { return ((uint64_t)q << 16) | s; }
 
 /* ------------------------------------------------------------------ server paths */
