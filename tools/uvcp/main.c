@@ -73,6 +73,7 @@ struct cl {
 	char err[UC_ERR_MAX + UC_PATH_MAX];
 	char server_devs[256];
 	struct reader *rd;
+	unsigned pending_done;         /* FILE_ENDs sent whose FILE_DONE is not read yet */
 };
 
 static int fail(struct cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -348,6 +349,26 @@ static int transfer(struct cl *c, const char *src, uint64_t first, uint64_t nchu
 	return 0;
 }
 
+/* The server answers FILE_END with FILE_DONE once the file is verified and renamed.
+ * The client does not wait for it before the next file's FILE (one round trip less a
+ * file, which is what a tree of small files costs): the answers are read here, in
+ * order, before any other reply is expected, and before the session ends. */
+static int collect_done(struct cl *c)
+{
+	while (c->pending_done) {
+		struct uc_status st;
+		if (uc_chan_expect(&c->ch, UC_M_FILE_DONE, &st, sizeof(st), c->err, sizeof(c->err)) < 0)
+			return -1;
+		c->pending_done--;
+		if (st.status) {
+			st.err[sizeof(st.err) - 1] = 0;
+			return fail(c, "server: %s", st.err);
+		}
+		c->files++;
+	}
+	return 0;
+}
+
 static int send_file(struct cl *c, const char *src, const char *dst, const struct stat *st)
 {
 	int fd = open(src, O_RDONLY | O_CLOEXEC);
@@ -372,7 +393,9 @@ static int send_file(struct cl *c, const char *src, const char *dst, const struc
 		close(fd);
 		return fail(c, "side channel: %s", uc_chan_why(rc));
 	}
-	rc = uc_chan_expect(&c->ch, UC_M_FILE_ACK, &ack, sizeof(ack), c->err, sizeof(c->err));
+	rc = collect_done(c);
+	if (!rc)
+		rc = uc_chan_expect(&c->ch, UC_M_FILE_ACK, &ack, sizeof(ack), c->err, sizeof(c->err));
 	if (rc < 0) {
 		close(fd);
 		return -1;
@@ -442,20 +465,13 @@ static int send_file(struct cl *c, const char *src, const char *dst, const struc
 	close(fd);
 	if (!ret) {
 		struct uc_file_end e = { .nchunks = nchunks, .digest = XXH3_64bits(hash, (size_t)nchunks * sizeof(uint64_t)) };
-		struct uc_status st;
 		rc = uc_chan_send(&c->ch, UC_M_FILE_END, &e, sizeof(e));
 		if (rc)
 			ret = fail(c, "side channel: %s", uc_chan_why(rc));
-		else if (uc_chan_expect(&c->ch, UC_M_FILE_DONE, &st, sizeof(st), c->err, sizeof(c->err)) < 0)
-			ret = -1;
-		else if (st.status) {
-			st.err[sizeof(st.err) - 1] = 0;
-			ret = fail(c, "server: %s", st.err);
-		}
+		else
+			c->pending_done++;
 	}
 	free(hash);
-	if (!ret)
-		c->files++;
 	return ret;
 }
 
@@ -471,7 +487,7 @@ static int remote_mkdir(struct cl *c, const char *dst, mode_t mode)
 	int rc = uc_chan_send(&c->ch, UC_M_MKDIR, &m, sizeof(m));
 	if (rc)
 		return fail(c, "side channel: %s", uc_chan_why(rc));
-	if (uc_chan_expect(&c->ch, UC_M_MKDIR_ACK, &st, sizeof(st), c->err, sizeof(c->err)) < 0)
+	if (collect_done(c) || uc_chan_expect(&c->ch, UC_M_MKDIR_ACK, &st, sizeof(st), c->err, sizeof(c->err)) < 0)
 		return -1;
 	if (st.status) {
 		st.err[sizeof(st.err) - 1] = 0;
@@ -579,7 +595,7 @@ static int stat_remote(struct cl *c, const char *path, unsigned *kind)
 	if (rc)
 		return fail(c, "side channel: %s", uc_chan_why(rc));
 	struct uc_status st;
-	if (uc_chan_expect(&c->ch, UC_M_STAT_ACK, &st, sizeof(st), c->err, sizeof(c->err)) < 0)
+	if (collect_done(c) || uc_chan_expect(&c->ch, UC_M_STAT_ACK, &st, sizeof(st), c->err, sizeof(c->err)) < 0)
 		return -1;
 	if (st.status) {
 		st.err[sizeof(st.err) - 1] = 0;
@@ -697,6 +713,8 @@ static int client(struct opts *o, char **srcs, int nsrc, const char *host, const
 			snprintf(t, sizeof(t), "%s", d);
 		ret = copy_tree(&c, srcs[i], t, 1);
 	}
+	if (!ret)
+		ret = collect_done(&c);
 	if (!ret)
 		uc_chan_send(&c.ch, UC_M_BYE, NULL, 0);
 out:
