@@ -311,6 +311,21 @@ static int transfer(struct cl *c, const char *src, uint64_t first, uint64_t nchu
 			return fail(c, "reading '%.200s': %s", src, err == EIO ? "the file shrank while copying" : strerror(err));
 		for (unsigned k = 0; k < n; k++) {
 			unsigned q = ids[k] / c->ep.depth, s = ids[k] % c->ep.depth;
+			/* send credits: a QP's send queue holds 2 x depth WRs, and only the send
+			 * CQ gives room back (one slot's WRITE plus a resend at most, so this
+			 * waits only if completions are late) */
+			double t0 = uc_now();
+			while (c->ep.qp[q].sq_out >= 2 * c->ep.depth) {
+				struct ibv_wc w[16];
+				int g = uc_ep_poll(&c->ep, w, 16);
+				if (g < 0)
+					return fail(c, "polling the CQ failed");
+				for (int i = 0; i < g; i++)
+					if (handle_wc(c, &w[i]))
+						return -1;
+				if (uc_now() - t0 > c->o->timeout_s)
+					return fail(c, "no send completion for %u s (peer gone?)", c->o->timeout_s);
+			}
 			pace(c);
 			if (uc_ep_write(&c->ep, q, s, c->slot_len[q][s]))
 				return fail(c, "cannot post an RDMA write: %s", strerror(errno));
@@ -378,7 +393,11 @@ static int send_file(struct cl *c, const char *src, const char *dst, const struc
 	static struct uc_file m;
 	memset(&m, 0, sizeof(m));
 	m.size = (uint64_t)st->st_size;
+#ifdef __APPLE__
+	m.mtime_ns = (int64_t)st->st_mtimespec.tv_sec * 1000000000 + st->st_mtimespec.tv_nsec;
+#else
 	m.mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+#endif
 	m.mode = st->st_mode & 07777;
 	m.chunk = c->o->chunk;
 	m.seq = ++c->seq;
