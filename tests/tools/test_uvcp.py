@@ -96,6 +96,15 @@ def same_tree(a, b):
         assert open(os.path.join(a, f), "rb").read() == open(os.path.join(b, f), "rb").read(), f
 
 
+def same_meta(a, b):
+    """Mode bits and mtime (to the second) travel with every file, packed or not."""
+    for d, _, fs in os.walk(a):
+        for f in fs:
+            x = os.stat(os.path.join(d, f))
+            y = os.stat(os.path.join(b, os.path.relpath(os.path.join(d, f), a)))
+            assert (x.st_mode & 0o7777, int(x.st_mtime)) == (y.st_mode & 0o7777, int(y.st_mtime)), f
+
+
 def no_temporaries(root):
     return [f for _, _, fs in os.walk(root) for f in fs if f.endswith((".uvcp-part", ".uvcp-state"))]
 
@@ -149,14 +158,26 @@ def test_copy_file_and_tree_verified(tmp_path, servers):
     assert rc == 0, err
     doc = json.loads(out)
     assert doc["status"] == "ok" and doc["files"] == 42 and doc["dirs"] == 7
+    # the tree's files smaller than a chunk travelled packed, the others on their own
+    small = sum(1 for d, _, fs in os.walk(tree) for f in fs if os.path.getsize(os.path.join(d, f)) < 65536)
+    assert small > 5 and doc["packed_files"] == small
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(src) for f in fs)
     assert doc["bytes"] == doc["sent_bytes"] == total and doc["resumed_bytes"] == 0
     assert (root / "big.bin").read_bytes() == (src / "big.bin").read_bytes()
     same_tree(tree, root / "tree")
     assert (root / "tree" / "empty_dir").is_dir()
+    same_meta(tree, root / "tree")
     assert not no_temporaries(root)
     # the mode and mtime travel with the file
     assert int(os.stat(root / "big.bin").st_mtime) == int(os.stat(src / "big.bin").st_mtime)
+    # the same tree file by file, over the first copy
+    rc, out, err = client(srv, 2, "--json", "--no-pack", "--chunk", "64k", str(tree), "127.0.0.1:")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["files"] == 41 and doc["packed_files"] == 0
+    same_tree(tree, root / "tree")
+    same_meta(tree, root / "tree")
+    assert not no_temporaries(root) and not [f for f in os.listdir(root) if f.startswith(".uvcp-pack")]
     # a second copy over the first replaces it, to a named file in a new directory
     rc, out, err = client(srv, 2, "--no-progress", str(src / "big.bin"), "127.0.0.1:new/dir/renamed")
     assert rc == 0, err

@@ -129,7 +129,7 @@ int uc_chan_expect(struct uc_chan *c, uint32_t type, void *p, size_t max, char *
 			if ((unsigned char)text[i] < 0x20 || (unsigned char)text[i] > 0x7e)
 				text[i] = '?';
 		snprintf(err, errlen, "%s", text);
-		return -EREMOTEIO;
+		return -UC_EPEER;
 	}
 	if (hdr[0] != type || hdr[1] > max) {
 		rc = discard(c, hdr[1]);

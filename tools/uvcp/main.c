@@ -43,7 +43,7 @@ double uc_now(void)
 }
 
 struct opts {
-	int serve, once, json, progress, quiet;
+	int serve, once, json, progress, quiet, no_pack;
 	const char *root, *addr;
 	int port;
 	const char *devs[UC_MAX_DEVS];
@@ -51,6 +51,13 @@ struct opts {
 	int gid;
 	unsigned qps, depth, chunk, timeout_s;
 	uint64_t bwlimit;
+};
+
+struct pk_entry {                  /* a small file waiting in the pack */
+	char *src, *dst;
+	uint64_t size, off;
+	int64_t mtime_ns;
+	uint32_t mode;
 };
 
 struct cl {
@@ -74,6 +81,10 @@ struct cl {
 	char server_devs[256];
 	struct reader *rd;
 	unsigned pending_done;         /* FILE_ENDs sent whose FILE_DONE is not read yet */
+	uint64_t pending_files;        /* files those FILE_DONEs will confirm */
+	struct pk_entry *pack;
+	unsigned npack;
+	uint64_t pack_bytes, packed;
 };
 
 static int fail(struct cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -142,13 +153,47 @@ struct reader {
 	pthread_cond_t cv;
 	int wake[2];                   /* the reader writes a byte when a slot is filled */
 	/* the current file */
-	int job, fd;
+	int job, fd;                   /* fd < 0: the chunks come from the pack's files */
+	const struct pk_entry *pk;
+	unsigned npk;
 	uint64_t size, chunk, next, end, *hash;
 	uint32_t seq;
 	int err;
 	unsigned freeq[UC_NSLOTS], nfree;
 	unsigned readyq[UC_NSLOTS], rhead, rcount;
 };
+
+/* Bytes [off, off + len) of a pack: the files' contents end to end. */
+static int pack_fill(const struct pk_entry *pk, unsigned n, uint8_t *dst, uint64_t off, uint32_t len)
+{
+	unsigned lo = 0, hi = n;
+	while (lo + 1 < hi) {         /* the last entry starting at or before off */
+		unsigned mid = (lo + hi) / 2;
+		if (pk[mid].off <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	for (unsigned i = lo; i < n && len; i++) {
+		const struct pk_entry *e = &pk[i];
+		if (off >= e->off + e->size)
+			continue;
+		uint64_t in = off - e->off;
+		size_t k = (size_t)(e->size - in < len ? e->size - in : len);
+		int fd = open(e->src, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return errno;
+		ssize_t r = pread(fd, dst, k, (off_t)in);
+		int er = errno;
+		close(fd);
+		if (r != (ssize_t)k)
+			return r < 0 ? er : EIO;
+		dst += k;
+		off += k;
+		len -= (uint32_t)k;
+	}
+	return len ? EIO : 0;
+}
 
 static void *reader_main(void *arg)
 {
@@ -164,6 +209,8 @@ static void *reader_main(void *arg)
 		unsigned id = r->freeq[--r->nfree];
 		uint64_t i = r->next++;
 		int fd = r->fd;
+		const struct pk_entry *pk = r->pk;
+		unsigned npk = r->npk;
 		uint64_t chunk = r->chunk, off = i * chunk;
 		uint32_t len = (uint32_t)(r->size - off < chunk ? r->size - off : chunk), seq = r->seq;
 		uint64_t *hash = r->hash;
@@ -171,8 +218,13 @@ static void *reader_main(void *arg)
 
 		unsigned q = id / depth, sl = id % depth;
 		uint8_t *b = uc_slot(&c->ep, q, sl);
-		ssize_t k = pread(fd, b + UC_HDR, len, (off_t)off);
-		int e = k == (ssize_t)len ? 0 : k < 0 ? errno : EIO;
+		int e;
+		if (fd >= 0) {
+			ssize_t k = pread(fd, b + UC_HDR, len, (off_t)off);
+			e = k == (ssize_t)len ? 0 : k < 0 ? errno : EIO;
+		} else {
+			e = pack_fill(pk, npk, b + UC_HDR, off, len);
+		}
 		if (!e) {
 			struct uc_chunk_hdr h = { .magic = UC_MAGIC, .seq = seq, .index = i, .len = len,
 						  .hash = XXH3_64bits(b + UC_HDR, len) };
@@ -354,7 +406,7 @@ static int transfer(struct cl *c, const char *src, uint64_t first, uint64_t nchu
 		if (w == 1) {
 			char tmp[8];
 			int k = uc_chan_expect(&c->ch, UC_M_BYE, tmp, sizeof(tmp), c->err, sizeof(c->err));
-			if (k == -EREMOTEIO)
+			if (k == -UC_EPEER)
 				return -1;
 			return fail(c, "the server closed the connection mid-copy (peer gone)");
 		}
@@ -379,10 +431,13 @@ static int collect_done(struct cl *c)
 			st.err[sizeof(st.err) - 1] = 0;
 			return fail(c, "server: %s", st.err);
 		}
-		c->files++;
 	}
+	c->files += c->pending_files;
+	c->pending_files = 0;
 	return 0;
 }
+
+static int send_stream(struct cl *c, const char *src, int fd, struct uc_file *mp, unsigned nfiles);
 
 static int send_file(struct cl *c, const char *src, const char *dst, const struct stat *st)
 {
@@ -399,41 +454,55 @@ static int send_file(struct cl *c, const char *src, const char *dst, const struc
 	m.mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 #endif
 	m.mode = st->st_mode & 07777;
-	m.chunk = c->o->chunk;
-	m.seq = ++c->seq;
 	if (strlen(dst) >= sizeof(m.path)) {
 		close(fd);
 		return fail(c, "destination name too long: '%.200s'", dst);
 	}
 	snprintf(m.path, sizeof(m.path), "%s", dst);
+	return send_stream(c, src, fd, &m, 1);
+}
+
+/* One FILE: a file (fd) or a pack (fd < 0, c->pack), from FILE to FILE_END; fd is
+ * closed here. */
+static int send_stream(struct cl *c, const char *src, int fd, struct uc_file *mp, unsigned nfiles)
+{
+#define m (*mp)
+	const char *dst = m.path;
+	m.chunk = c->o->chunk;
+	m.seq = ++c->seq;
 	struct uc_file_ack ack;
 	int rc = uc_chan_send(&c->ch, UC_M_FILE, &m, sizeof(m));
 	if (rc) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return fail(c, "side channel: %s", uc_chan_why(rc));
 	}
 	rc = collect_done(c);
 	if (!rc)
 		rc = uc_chan_expect(&c->ch, UC_M_FILE_ACK, &ack, sizeof(ack), c->err, sizeof(c->err));
 	if (rc < 0) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	if (ack.status) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		ack.err[sizeof(ack.err) - 1] = 0;
 		return fail(c, "server: %s", ack.err);
 	}
 	uint64_t chunk = c->o->chunk, nchunks = (m.size + chunk - 1) / chunk;
-	if (ack.resume_chunks > nchunks) {
-		close(fd);
+	if (ack.resume_chunks > nchunks || (fd < 0 && ack.resume_chunks)) {
+		if (fd >= 0)
+			close(fd);
 		return fail(c, "the server would resume '%.200s' past its end", dst);
 	}
 	uint64_t *hash = calloc(nchunks ? nchunks : 1, sizeof(uint64_t));
 	uint8_t *b = ack.resume_chunks ? malloc(chunk) : NULL;
 	if (!hash || (ack.resume_chunks && !b)) {
 		free(hash);
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return fail(c, "out of memory");
 	}
 	/* The digest covers the whole file: the prefix the server already holds is read and
@@ -454,6 +523,8 @@ static int send_file(struct cl *c, const char *src, const char *dst, const struc
 		struct reader *r = c->rd;
 		pthread_mutex_lock(&r->mu);
 		r->fd = fd;
+		r->pk = c->pack;
+		r->npk = c->npack;
 		r->size = m.size;
 		r->chunk = chunk;
 		r->seq = m.seq;
@@ -481,17 +552,103 @@ static int send_file(struct cl *c, const char *src, const char *dst, const struc
 		/* the thread is stopped (and joined) before the hashes and descriptor go */
 		reader_stop(c);
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (!ret) {
 		struct uc_file_end e = { .nchunks = nchunks, .digest = XXH3_64bits(hash, (size_t)nchunks * sizeof(uint64_t)) };
 		rc = uc_chan_send(&c->ch, UC_M_FILE_END, &e, sizeof(e));
 		if (rc)
 			ret = fail(c, "side channel: %s", uc_chan_why(rc));
-		else
+		else {
 			c->pending_done++;
+			c->pending_files += nfiles;
+		}
 	}
 	free(hash);
 	return ret;
+#undef m
+}
+
+/* Send the small files gathered so far as one pack (uvcp.h, UC_F_PACK). */
+static int flush_pack(struct cl *c)
+{
+	if (!c->npack)
+		return 0;
+	size_t len = 4;
+	for (unsigned i = 0; i < c->npack; i++)
+		len += sizeof(struct uc_pack_entry) + strlen(c->pack[i].dst);
+	uint8_t *msg = malloc(len);
+	if (!msg)
+		return fail(c, "out of memory");
+	uint32_t count = c->npack;
+	memcpy(msg, &count, 4);
+	size_t at = 4;
+	for (unsigned i = 0; i < c->npack; i++) {
+		struct pk_entry *e = &c->pack[i];
+		struct uc_pack_entry pe = { .size = e->size, .mtime_ns = e->mtime_ns, .mode = e->mode,
+					    .pathlen = (uint32_t)strlen(e->dst) };
+		memcpy(msg + at, &pe, sizeof(pe));
+		at += sizeof(pe);
+		memcpy(msg + at, e->dst, pe.pathlen);
+		at += pe.pathlen;
+	}
+	int rc = uc_chan_send(&c->ch, UC_M_PACK, msg, len);
+	free(msg);
+	int ret;
+	if (rc) {
+		ret = fail(c, "side channel: %s", uc_chan_why(rc));
+	} else {
+		static struct uc_file m;
+		memset(&m, 0, sizeof(m));
+		m.size = c->pack_bytes;
+		m.flags = UC_F_PACK;
+		c->cur = c->pack[c->npack - 1].src;
+		ret = send_stream(c, c->pack[0].src, -1, &m, c->npack);
+		if (!ret)
+			c->packed += c->npack;
+	}
+	for (unsigned i = 0; i < c->npack; i++) {
+		free(c->pack[i].src);
+		free(c->pack[i].dst);
+	}
+	c->npack = 0;
+	c->pack_bytes = 0;
+	return ret;
+}
+
+/* A small file inside a tree joins the pack; it is sent when the pack is full, before
+ * a large file, and at the end. */
+static int pack_add(struct cl *c, const char *src, const char *dst, const struct stat *st)
+{
+	if (strlen(dst) >= UC_PATH_MAX)
+		return fail(c, "destination name too long: '%.200s'", dst);
+	if (c->npack == UC_PACK_MAX_FILES || c->pack_bytes + (uint64_t)st->st_size > UC_PACK_MAX_BYTES)
+		if (flush_pack(c))
+			return -1;
+	if (!c->pack) {
+		c->pack = calloc(UC_PACK_MAX_FILES, sizeof(*c->pack));
+		if (!c->pack)
+			return fail(c, "out of memory");
+	}
+	struct pk_entry *e = &c->pack[c->npack];
+	e->src = strdup(src);
+	e->dst = strdup(dst);
+	if (!e->src || !e->dst) {
+		free(e->src);
+		free(e->dst);
+		return fail(c, "out of memory");
+	}
+	e->size = (uint64_t)st->st_size;
+	e->off = c->pack_bytes;
+#ifdef __APPLE__
+	e->mtime_ns = (int64_t)st->st_mtimespec.tv_sec * 1000000000 + st->st_mtimespec.tv_nsec;
+#else
+	e->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+#endif
+	e->mode = st->st_mode & 07777;
+	c->npack++;
+	c->pack_bytes += e->size;
+	return 0;
 }
 
 static int remote_mkdir(struct cl *c, const char *dst, mode_t mode)
@@ -551,8 +708,11 @@ static int copy_tree(struct cl *c, const char *src, const char *dst, int top)
 	/* a symlink named on the command line is followed; one inside a tree is skipped */
 	if ((top ? stat(src, &st) : lstat(src, &st)))
 		return fail(c, "cannot read '%.200s': %s", src, strerror(errno));
-	if (S_ISREG(st.st_mode))
-		return send_file(c, src, dst, &st);
+	if (S_ISREG(st.st_mode)) {
+		if (!top && !c->o->no_pack && (uint64_t)st.st_size < c->o->chunk)
+			return pack_add(c, src, dst, &st);
+		return flush_pack(c) ? -1 : send_file(c, src, dst, &st);
+	}
 	if (!S_ISDIR(st.st_mode)) {
 		c->skipped++;
 		return 0;
@@ -733,11 +893,18 @@ static int client(struct opts *o, char **srcs, int nsrc, const char *host, const
 		ret = copy_tree(&c, srcs[i], t, 1);
 	}
 	if (!ret)
+		ret = flush_pack(&c);
+	if (!ret)
 		ret = collect_done(&c);
 	if (!ret)
 		uc_chan_send(&c.ch, UC_M_BYE, NULL, 0);
 out:
 	reader_stop(&c);
+	for (unsigned i = 0; i < c.npack; i++) {
+		free(c.pack[i].src);
+		free(c.pack[i].dst);
+	}
+	free(c.pack);
 	double el = c.t0 ? uc_now() - c.t0 : 0;
 	if (o->progress && c.t0)
 		draw(&c, 1);
@@ -747,9 +914,9 @@ out:
 	if (o->json) {
 		printf("{\"status\":\"%s\",\"files\":%" PRIu64 ",\"dirs\":%" PRIu64 ",\"skipped\":%" PRIu64
 		       ",\"bytes\":%" PRIu64 ",\"sent_bytes\":%" PRIu64 ",\"resumed_bytes\":%" PRIu64
-		       ",\"seconds\":%.3f,\"rate_MBps\":%.1f,\"qps\":%u,\"depth\":%u,\"chunk\":%u,\"resends\":%u,"
+		       ",\"packed_files\":%" PRIu64 ",\"seconds\":%.3f,\"rate_MBps\":%.1f,\"qps\":%u,\"depth\":%u,\"chunk\":%u,\"resends\":%u,"
 		       "\"devices\":\"%s\",\"server_devices\":\"%s\"",
-		       ret ? "error" : "ok", c.files, c.dirs, c.skipped, c.done_bytes, c.sent_bytes, c.resumed_bytes, el,
+		       ret ? "error" : "ok", c.files, c.dirs, c.skipped, c.done_bytes, c.sent_bytes, c.resumed_bytes, c.packed, el,
 		       rate / 1e6, o->qps, o->depth, o->chunk, c.resends, names, c.server_devs);
 		if (ret) {
 			printf(",\"error\":\"");
@@ -802,6 +969,8 @@ static void usage(FILE *f)
 "  -D, --depth N         chunks in flight per QP (default 8, max %d)\n"
 "  -c, --chunk SIZE      chunk size, k/m suffix (default 1m, 4k..64m)\n"
 "      --bwlimit RATE    at most RATE bytes/s (k/m/g suffix)\n"
+"      --no-pack         send every file of a tree on its own (default: files smaller\n"
+"                        than a chunk travel packed, many to a transfer)\n"
 "      --json            one JSON object on stdout\n"
 "      --no-progress     no progress bar even on a terminal\n"
 "  -Q, --quiet           no summary line\n"
@@ -854,7 +1023,7 @@ int main(int argc, char **argv)
 	signal(SIGXFSZ, SIG_IGN);  /* a file size limit is an EFBIG error, not a death */
 	struct opts o = { .port = UC_DEFAULT_PORT, .gid = -1, .qps = 4, .depth = 8, .chunk = 1u << 20,
 			  .timeout_s = 30, .addr = "0.0.0.0" };
-	enum { O_SERVE = 256, O_ADDR, O_ONCE, O_JSON, O_NOPROG, O_BW, O_VERSION };
+	enum { O_SERVE = 256, O_ADDR, O_ONCE, O_JSON, O_NOPROG, O_BW, O_VERSION, O_NOPACK };
 	static const struct option lo[] = {
 		{ "port", required_argument, NULL, 'p' }, { "device", required_argument, NULL, 'd' },
 		{ "gid-index", required_argument, NULL, 'g' }, { "timeout", required_argument, NULL, 't' },
@@ -864,7 +1033,8 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'Q' }, { "serve", no_argument, NULL, O_SERVE },
 		{ "root", required_argument, NULL, 'r' }, { "addr", required_argument, NULL, O_ADDR },
 		{ "once", no_argument, NULL, O_ONCE }, { "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, O_VERSION }, { NULL, 0, NULL, 0 },
+		{ "version", no_argument, NULL, O_VERSION }, { "no-pack", no_argument, NULL, O_NOPACK },
+		{ NULL, 0, NULL, 0 },
 	};
 	int opt, noprog = 0;
 	uint64_t v;
@@ -913,6 +1083,7 @@ int main(int argc, char **argv)
 			break;
 		case O_JSON: o.json = 1; break;
 		case O_NOPROG: noprog = 1; break;
+		case O_NOPACK: o.no_pack = 1; break;
 		case 'Q': o.quiet = 1; break;
 		case O_SERVE: o.serve = 1; break;
 		case 'r': o.root = optarg; break;

@@ -41,7 +41,7 @@ struct uc_state_rec {              /* the .uvcp-state file */
 };
 
 struct sv_file {
-	int active;
+	int active, pack;
 	uint32_t seq;
 	int dirfd, fd, sfd;
 	char leaf[NAME_MAX + 1], tmp[NAME_MAX + 1], st[NAME_MAX + 1];
@@ -63,6 +63,17 @@ struct sv {
 	unsigned npend[UC_MAX_QPS];
 	char err[UC_ERR_MAX + 64];
 	int bye;
+	/* the pack the next FILE carries (UC_M_PACK) */
+	struct sv_pack {
+		uint64_t size, off;
+		int64_t mtime_ns;
+		uint32_t mode;
+		char *path;
+	} *pack;
+	unsigned npack;
+	uint64_t pack_bytes;
+	char *packbuf;                 /* the message itself; the paths point into it */
+	uint8_t *msg;                  /* UC_MSG_MAX bytes for any message */
 };
 
 static void file_close(struct sv_file *f)
@@ -92,6 +103,8 @@ static const char *io_why(int e)
 
 static int state_write(struct sv_file *f)
 {
+	if (f->sfd < 0)
+		return 0;              /* a pack: never resumed */
 	f->rec.verified = f->contiguous;
 	ssize_t k = pwrite(f->sfd, &f->rec, sizeof(f->rec), 0);
 	return k == (ssize_t)sizeof(f->rec) ? 0 : (k < 0 ? -errno : -EIO);
@@ -126,6 +139,186 @@ static void file_ack_err(struct sv *s, int e, const char *fmt, const char *a, co
 	uc_chan_send(&s->ch, UC_M_FILE_ACK, &ack, sizeof(ack));
 }
 
+static void file_ack_err(struct sv *s, int e, const char *fmt, const char *a, const char *b);
+
+/* UC_M_PACK: a count, then per file an entry and its path.  Checked whole before any of
+ * it is used; the paths themselves are checked when the pack is split. */
+static int on_pack_msg(struct sv *s, uint8_t *b, size_t n)
+{
+	free(s->pack);
+	free(s->packbuf);
+	s->pack = NULL;
+	s->npack = 0;
+	s->pack_bytes = 0;
+	s->packbuf = malloc(n + 1);
+	uint32_t count;
+	if (!s->packbuf || n < 4)
+		goto bad;
+	memcpy(s->packbuf, b, n);
+	memcpy(&count, b, 4);
+	if (!count || count > UC_PACK_MAX_FILES)
+		goto bad;
+	s->pack = calloc(count, sizeof(*s->pack));
+	if (!s->pack)
+		goto bad;
+	size_t at = 4;
+	for (uint32_t i = 0; i < count; i++) {
+		struct uc_pack_entry e;
+		if (n - at < sizeof(e))
+			goto bad;
+		memcpy(&e, s->packbuf + at, sizeof(e));
+		at += sizeof(e);
+		if (!e.pathlen || e.pathlen >= UC_PATH_MAX || n - at < e.pathlen || e.size > UC_PACK_MAX_BYTES)
+			goto bad;
+		/* the path, NUL-terminated in a copy of its own */
+		char *p = malloc(e.pathlen + 1);
+		if (!p)
+			goto bad;
+		memcpy(p, s->packbuf + at, e.pathlen);
+		p[e.pathlen] = 0;
+		at += e.pathlen;
+		if (memchr(p, 0, e.pathlen)) {
+			free(p);
+			goto bad;
+		}
+		s->pack[i] = (struct sv_pack){ .size = e.size, .off = s->pack_bytes, .mtime_ns = e.mtime_ns,
+					       .mode = e.mode, .path = p };
+		s->npack = i + 1;
+		s->pack_bytes += e.size;
+	}
+	if (at != n || s->pack_bytes > UC_PACK_MAX_BYTES)
+		goto bad;
+	return 0;
+bad:
+	snprintf(s->err, sizeof(s->err), "client sent a malformed pack list (%zu bytes)", n);
+	uc_chan_error(&s->ch, "server: %s", s->err);
+	return -EPROTO;
+}
+
+static void pack_free(struct sv *s)
+{
+	for (unsigned i = 0; i < s->npack; i++)
+		free(s->pack[i].path);
+	free(s->pack);
+	free(s->packbuf);
+	s->pack = NULL;
+	s->packbuf = NULL;
+	s->npack = 0;
+	s->pack_bytes = 0;
+}
+
+static int on_pack_file(struct sv *s, struct uc_file *m)
+{
+	struct sv_file *f = &s->f;
+	if (!s->npack || m->size != s->pack_bytes) {
+		snprintf(s->err, sizeof(s->err), "a pack of %llu bytes does not match its list of %u files",
+			 (unsigned long long)m->size, s->npack);
+		uc_chan_error(&s->ch, "server: %s", s->err);
+		return -EPROTO;
+	}
+	f->dirfd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	snprintf(f->leaf, sizeof(f->leaf), ".uvcp-pack.%d", (int)getpid());
+	snprintf(f->tmp, sizeof(f->tmp), "%s", f->leaf);
+	snprintf(f->path, sizeof(f->path), "(a pack of %u files)", s->npack);
+	f->fd = f->dirfd < 0 ? -1 : openat(f->dirfd, f->tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	f->sfd = -1;
+	f->nchunks = (m->size + s->chunk - 1) / s->chunk;
+	f->hash = calloc(f->nchunks ? f->nchunks : 1, sizeof(uint64_t));
+	f->done = calloc(f->nchunks ? f->nchunks : 1, 1);
+	if (f->fd < 0 || !f->hash || !f->done) {
+		int e = f->fd < 0 ? errno : ENOMEM;
+		file_ack_err(s, e, "cannot create the pack file on the server: %s%s", strerror(e), "");
+		file_close(f);
+		return 0;
+	}
+	f->rec = (struct uc_state_rec){ .size = m->size, .chunk = s->chunk };
+	f->seq = m->seq;
+	f->pack = 1;
+	f->resume = f->contiguous = f->received = 0;
+	f->active = 1;
+	struct uc_file_ack ack = { .status = 0, .resume_chunks = 0 };
+	return uc_chan_send(&s->ch, UC_M_FILE_ACK, &ack, sizeof(ack));
+}
+
+/* The pack arrived whole and its digest matched: each file from it through its own
+ * temporary and rename, as a single FILE would go. */
+static int pack_split(struct sv *s, struct uc_status *st)
+{
+	struct sv_file *f = &s->f;
+	uint8_t *b = malloc(1u << 20);
+	if (!b) {
+		st->status = ENOMEM;
+		snprintf(st->err, sizeof(st->err), "out of memory");
+		return -1;
+	}
+	int ret = 0;
+	for (unsigned i = 0; i < s->npack && !ret; i++) {
+		struct sv_pack *e = &s->pack[i];
+		char err[UC_ERR_MAX], leaf[NAME_MAX + 1], tmp[NAME_MAX + 1];
+		int dfd;
+		int rc = uc_path_open_parent(s->root, e->path, 1, &dfd, leaf, sizeof(leaf), err, sizeof(err));
+		if (rc) {
+			st->status = (uint32_t)-rc;
+			snprintf(st->err, sizeof(st->err), "%s", err);
+			ret = -1;
+			break;
+		}
+		struct stat ls;
+		if (!leaf[0] || strlen(leaf) > NAME_MAX - 16 || (!fstatat(dfd, leaf, &ls, 0) && S_ISDIR(ls.st_mode))) {
+			st->status = EISDIR;
+			snprintf(st->err, sizeof(st->err), "'%.200s' is a directory on the server, or not a file name", e->path);
+			close(dfd);
+			ret = -1;
+			break;
+		}
+		snprintf(tmp, sizeof(tmp), ".%s.uvcp-part", leaf);
+		int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			st->status = (uint32_t)errno;
+			snprintf(st->err, sizeof(st->err), "cannot create '%.200s' on the server: %s", e->path, strerror(errno));
+			close(dfd);
+			ret = -1;
+			break;
+		}
+		for (uint64_t done = 0; done < e->size && !ret;) {
+			size_t k = (size_t)(e->size - done < (1u << 20) ? e->size - done : (1u << 20));
+			ssize_t r = pread(f->fd, b, k, (off_t)(e->off + done));
+			ssize_t w = r == (ssize_t)k ? write(fd, b, k) : -1;
+			if (w != (ssize_t)k) {
+				int er = r != (ssize_t)k ? (r < 0 ? errno : EIO) : (w < 0 ? errno : ENOSPC);
+				st->status = (uint32_t)er;
+				snprintf(st->err, sizeof(st->err), "writing '%.200s': %s%s", e->path, strerror(er), io_why(er));
+				ret = -1;
+			}
+			done += k;
+		}
+		if (!ret) {
+			fchmod(fd, e->mode & 07777);
+			struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+						  { .tv_sec = e->mtime_ns / 1000000000, .tv_nsec = e->mtime_ns % 1000000000 } };
+			futimens(fd, ts);
+			if (renameat(dfd, tmp, dfd, leaf)) {
+				st->status = (uint32_t)errno;
+				snprintf(st->err, sizeof(st->err), "cannot rename to '%.200s': %s", e->path, strerror(errno));
+				ret = -1;
+			}
+		}
+		if (ret) {
+			unlinkat(dfd, tmp, 0);
+		} else {
+			/* the temporary of an interrupted copy of a bigger file of that name was
+			 * this one (now renamed); its state goes too */
+			char stname[NAME_MAX + 1];
+			snprintf(stname, sizeof(stname), ".%s.uvcp-state", leaf);
+			unlinkat(dfd, stname, 0);
+		}
+		close(fd);
+		close(dfd);
+	}
+	free(b);
+	return ret;
+}
+
 static int on_file(struct sv *s, struct uc_file *m)
 {
 	struct sv_file *f = &s->f;
@@ -137,6 +330,8 @@ static int on_file(struct sv *s, struct uc_file *m)
 		file_ack_err(s, EPROTO, "the chunk size differs from the session's%s%s", "", "");
 		return -EPROTO;
 	}
+	if (m->flags & UC_F_PACK)
+		return on_pack_file(s, m);
 	int dfd;
 	int rc = uc_path_open_parent(s->root, m->path, 1, &dfd, f->leaf, sizeof(f->leaf), err, sizeof(err));
 	if (rc) {
@@ -228,6 +423,9 @@ static int on_file_end(struct sv *s, const struct uc_file_end *e)
 		st.status = EIO;
 		snprintf(st.err, sizeof(st.err), "'%.200s': %llu of %llu chunks arrived", f->path,
 			 (unsigned long long)f->contiguous, (unsigned long long)f->nchunks);
+	} else if (digest == e->digest && f->pack) {
+		pack_split(s, &st);
+		unlinkat(f->dirfd, f->tmp, 0);
 	} else if (digest != e->digest) {
 		st.status = EIO;
 		snprintf(st.err, sizeof(st.err), "'%.200s': file digest mismatch (client %016llx, server %016llx); the partial copy was removed",
@@ -246,6 +444,10 @@ static int on_file_end(struct sv *s, const struct uc_file_end *e)
 		} else {
 			unlinkat(f->dirfd, f->st, 0);
 		}
+	}
+	if (f->pack) {
+		unlinkat(f->dirfd, f->tmp, 0);   /* a pack never stays: it is not resumed */
+		pack_free(s);
 	}
 	file_close(f);
 	return uc_chan_send(&s->ch, UC_M_FILE_DONE, &st, sizeof(st));
@@ -358,14 +560,22 @@ static int on_chunk(struct sv *s, unsigned q, unsigned slot)
 
 static int on_msg(struct sv *s)
 {
-	static union {
+	union msg {
 		struct uc_file file;
 		struct uc_file_end end;
 		struct uc_mkdir mk;
 		char path[UC_PATH_MAX];
-	} m;
+	};
+	if (!s->msg)
+		s->msg = malloc(UC_MSG_MAX > sizeof(union msg) ? UC_MSG_MAX : sizeof(union msg));
+	if (!s->msg) {
+		snprintf(s->err, sizeof(s->err), "out of memory");
+		return -ENOMEM;
+	}
+	union msg *mp = (union msg *)s->msg;
+#define m (*mp)
 	uint32_t t;
-	int n = uc_chan_recv(&s->ch, &t, &m, sizeof(m));
+	int n = uc_chan_recv(&s->ch, &t, s->msg, UC_MSG_MAX);
 	if (n < 0) {
 		snprintf(s->err, sizeof(s->err), "client: %s", uc_chan_why(n));
 		return n;
@@ -386,6 +596,8 @@ static int on_msg(struct sv *s)
 		if ((size_t)n != sizeof(m.mk))
 			break;
 		return on_mkdir(s, &m.mk);
+	case UC_M_PACK:
+		return on_pack_msg(s, s->msg, (size_t)n);
 	case UC_M_BYE:
 		s->bye = 1;
 		return 0;
@@ -397,6 +609,7 @@ static int on_msg(struct sv *s)
 	}
 	snprintf(s->err, sizeof(s->err), "client sent an unexpected message %u of %d bytes", t, n);
 	return -EPROTO;
+#undef m
 }
 
 static int session(struct sv *s, unsigned timeout_s, const char *const *devs, unsigned ndev, int gid)
@@ -559,8 +772,13 @@ int uc_serve(const char *root, const char *addr, int port, const char *const *de
 		else
 			fprintf(stderr, "uvcp: session from %s done in %.1f s\n", who, uc_now() - t0);
 		fflush(stderr);
-		if (s.f.active)
+		if (s.f.active) {
+			if (s.f.pack)
+				unlinkat(s.f.dirfd, s.f.tmp, 0);
 			file_close(&s.f);
+		}
+		pack_free(&s);
+		free(s.msg);
 		uc_ep_close(&s.ep);
 		close(fd);
 		if (once) {

@@ -47,7 +47,11 @@
 #define UC_MIN_CHUNK (4u << 10)
 #define UC_MAX_CHUNK (64u << 20)
 #define UC_PATH_MAX 4096
+#define UC_MSG_MAX (UC_PACK_MAX_FILES * (24 + UC_PATH_MAX) + 8)
 #define UC_ERR_MAX 512
+/* uc_chan_expect's "the peer sent an error message" (Linux's EREMOTEIO, which macOS
+ * lacks): past every errno value */
+#define UC_EPEER 0x10000
 
 /* ------------------------------------------------------------------ side channel */
 
@@ -56,6 +60,7 @@ enum uc_msg {
 	UC_M_STAT, UC_M_STAT_ACK, UC_M_MKDIR, UC_M_MKDIR_ACK,
 	UC_M_FILE, UC_M_FILE_ACK, UC_M_FILE_END, UC_M_FILE_DONE,
 	UC_M_BYE, UC_M_ERROR,
+	UC_M_PACK,                     /* the entries of the pack the next FILE carries */
 };
 
 #define UC_MAGIC 0x75766370u       /* "uvcp" */
@@ -96,8 +101,23 @@ struct uc_file {
 	uint32_t mode;
 	uint32_t chunk;
 	uint32_t seq;                  /* file number in this session, checked in every slot */
-	uint32_t pad;
+	uint32_t flags;                /* UC_F_PACK: the small files UC_M_PACK listed, end to end */
 	char path[UC_PATH_MAX];        /* relative to the server's root, NUL-terminated */
+};
+
+/* Small files travel packed: one FILE (UC_F_PACK, no name, never resumed) carries many
+ * files end to end through the same chunks and digest, and the server splits it into
+ * the files UC_M_PACK listed, each through its own temporary and rename.  A tree of
+ * small files then costs a few round trips per pack instead of per file. */
+#define UC_F_PACK 1u
+#define UC_PACK_MAX_FILES 1024
+#define UC_PACK_MAX_BYTES (64u << 20)
+
+struct uc_pack_entry {             /* UC_M_PACK is a count (uint32) and these, each */
+	uint64_t size;                 /* followed by pathlen bytes of path (no NUL) */
+	int64_t mtime_ns;
+	uint32_t mode;
+	uint32_t pathlen;
 };
 
 struct uc_file_ack {
@@ -138,7 +158,7 @@ struct uc_chan {
 
 int uc_chan_send(struct uc_chan *c, uint32_t type, const void *p, size_t len);
 /* Receive exactly one message of `type` of at most `max` bytes; UC_M_ERROR from the
- * peer becomes "server: TEXT"/"client: TEXT" in err (-EREMOTEIO).  Returns the length. */
+ * peer becomes "server: TEXT"/"client: TEXT" in err (-UC_EPEER).  Returns the length. */
 int uc_chan_expect(struct uc_chan *c, uint32_t type, void *p, size_t max, char *err, size_t errlen);
 /* Receive any message; returns its length and type. */
 int uc_chan_recv(struct uc_chan *c, uint32_t *type, void *p, size_t max);
