@@ -292,6 +292,34 @@ def test_resume_with_a_damaged_prefix_fails_the_digest_and_starts_over(tmp_path,
     assert (root / "f").read_bytes() == (tmp_path / "f").read_bytes()
 
 
+def test_server_frozen_mid_copy_is_a_bounded_error(tmp_path, servers):
+    """A server that stops (SIGSTOP: its side channel stays open, its NIC goes silent)
+    must not hang the client: RC retries run out, or --timeout passes."""
+    root = tmp_path / "root"
+    root.mkdir()
+    rand_file(tmp_path / "f", 8 * 1024 * 1024, 13)
+    srv = Server(root, 13)
+    servers.append(srv)
+    c = subprocess.Popen([UVCP, "--port", str(srv.port), "--timeout", "3", "--chunk", "64k", "--bwlimit", "2m",
+                          str(tmp_path / "f"), "127.0.0.1:f"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env_with(emu(13, 2)))
+    try:
+        wait_verified(root / ".f.uvcp-state")
+        srv.proc.send_signal(signal.SIGSTOP)
+        t0 = time.time()
+        out, err = c.communicate(timeout=60)
+        elapsed = time.time() - t0
+    finally:
+        if c.poll() is None:
+            c.kill()
+            c.wait()
+        srv.proc.send_signal(signal.SIGCONT)
+    assert c.returncode == 1, err
+    assert "retry counter exceeded" in err or "no progress" in err, err
+    assert elapsed < 20, elapsed
+    assert not (root / "f").exists()
+
+
 def test_client_killed_mid_copy_server_serves_the_next(tmp_path, servers):
     root = tmp_path / "root"
     root.mkdir()
