@@ -13,6 +13,7 @@
 #include "uvcp.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -736,6 +737,15 @@ int uc_serve(const char *root, const char *addr, int port, const char *const *de
 	if (stat(real, &st) || !S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "uvcp: --root %s: not a directory\n", root);
 		return 1;
+	}
+	/* A pack is never resumed: one a killed server left in the root goes now. */
+	DIR *dir = opendir(real);
+	if (dir) {
+		struct dirent *de;
+		while ((de = readdir(dir)))
+			if (!strncmp(de->d_name, ".uvcp-pack.", 11))
+				unlinkat(dirfd(dir), de->d_name, 0);
+		closedir(dir);
 	}
 	int lfd = uc_chan_listen(addr, port, err, sizeof(err));
 	if (lfd < 0) {
