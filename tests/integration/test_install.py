@@ -21,7 +21,7 @@ SRC = os.environ["UVERBS_SOURCE_DIR"]
 BUILD = os.environ["UVERBS_BUILD_DIR"]
 NET = os.environ.get("UVERBS_TEST_NET", "64")
 EXAMPLE = os.path.join(SRC, "uverbs", "examples", "pingpong.c")
-TOOLS = ["fwcmd", "uvperf", "uvinfo", "uvplot", "hwcheck"]
+TOOLS = ["fwcmd", "uvperf", "uvinfo", "uvplot", "hwcheck", "uvcp"]
 PAGES = ["man1/%s.1" % t for t in TOOLS] + ["man7/uverbs.7"]
 
 
