@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/* The Mac path on Linux: hw/shim/kext.c and the kext's core (shim-kext/core) through the
+ * IOKit stand-in (shim-kext/standin), whose IOPCIDevice is the emulated ConnectX with
+ * its PCI rules (hw/emu/pci.c).  A "kext:" open must leave the function able to run a
+ * command (bus mastering on: review 2026-12-05 finding 1) and start clean whatever a
+ * previous driver left (FLR); the stand-in must answer as strictly as IOKit and the
+ * kext do (selectors, argument counts, inband sizes, mapping types). */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <IOKit/IOKitLib.h>
+
+#include "firmware-cmd/cmdq.h"
+#include "firmware-cmd/names.h"
+#include "firmware-cmd/prm.h"
+#include "hw/emu/emu.h"
+#include "hw/shim/mmio.h"
+#include "hw/shim/shim.h"
+#include "shim-kext/include/uvshim_abi.h"
+#include "shim-kext/standin/standin.h"
+
+static void wait_ready(struct shim_bar *bar)
+{
+	unsigned off = PRM_OFF(initial_seg, initializing) / 32 * 4;
+	uint8_t img[PRM_OFF(initial_seg, initializing) / 8 + 4];
+	struct timespec ts = { 0, 200000 };
+
+	for (int i = 0; i < 20000; i++) {
+		prm_store_be32(img, off * 8, shim_mmio_read32(bar, off));
+		if (!PRM_GET(initial_seg, img, initializing))
+			return;
+		nanosleep(&ts, NULL);
+	}
+	cr_assert_fail("device stayed initializing");
+}
+
+/* ENABLE_HCA with a short timeout: on a function without bus mastering the entry is
+ * never fetched and this times out, as on a card. */
+static int enable_hca(struct shim_dev *dev, char *why, size_t whylen)
+{
+	struct shim_bar bar;
+	struct cmdq *q;
+	struct cmdq_config cfg = { .timeout_ms = 500, .use_signatures = 1 };
+	uint8_t in[16] = { 0 }, out[16];
+	int rc;
+
+	cr_assert_eq(shim_bar(dev, 0, &bar), 0);
+	wait_ready(&bar);
+	cr_assert_eq(cmdq_create(dev, &bar, &cfg, &q), 0, "%s", dev->err);
+	wait_ready(&bar);
+	PRM_SET(cmd_in, in, opcode, PRM_CMD_OP_ENABLE_HCA);
+	rc = cmdq_exec(q, in, sizeof(in), out, sizeof(out));
+	snprintf(why, whylen, "%s", rc ? cmdq_error(q) : "");
+	cmdq_destroy(q);
+	return rc;
+}
+
+static struct shim_dev *open_kext(void)
+{
+	struct shim_dev *dev = NULL;
+	char err[256];
+
+	cr_assert_eq(shim_open("kext:0", &dev, err, sizeof(err)), 0, "kext:0: %s", err);
+	return dev;
+}
+
+Test(kext_standin, open_leaves_the_function_able_to_run_a_command)
+{
+	struct shim_dev *dev = open_kext();
+	struct emu_dev *e = emu_device_from_shim(dev);
+	struct emu_counters c;
+	char why[256];
+
+	cr_assert_not_null(e, "the stand-in's function is the emulated ConnectX");
+	cr_assert_eq(enable_hca(dev, why, sizeof(why)), 0, "ENABLE_HCA over kext: %s", why);
+	emu_counters(e, &c);
+	cr_assert_eq(c.dma_blocked, 0, "no DMA refused for bus mastering");
+	cr_assert_eq(emu_hca_state(e), 1);
+	shim_close(dev);
+}
+
+/* A previous driver (Apple's, a crashed owner) left the function enabled with its
+ * command queue programmed: the open resets it (FLR) before the first command. */
+Test(kext_standin, open_resets_what_a_previous_driver_left)
+{
+	io_iterator_t it;
+	io_service_t svc;
+	struct emu_dev *e;
+	struct emu_counters c;
+	struct shim_dev *dev;
+	char why[256];
+
+	/* Hold the service, as the kext stays attached between owners. */
+	cr_assert_eq(IOServiceGetMatchingServices(MACH_PORT_NULL, IOServiceMatching(UVSHIM_SERVICE_CLASS), &it), 0);
+	svc = IOIteratorNext(it);
+	IOObjectRelease(it);
+	cr_assert_neq(svc, IO_OBJECT_NULL);
+	e = uvshim_standin_emu(0);
+	cr_assert_not_null(e);
+	/* The other driver: bus mastering on, a command queue programmed. */
+	cr_assert_eq(emu_pci_host_enable(e), 0);
+	volatile uint8_t *bar = emu_bar_base(e);
+	unsigned lo = PRM_OFF(initial_seg, cmdq_phy_addr_31_12) / 32 * 4;
+	bar[lo] = 0x12;
+	bar[lo + 1] = 0x34;
+	emu_mmio_access(e, 1, lo, 4);
+
+	dev = open_kext();
+	emu_counters(e, &c);
+	cr_assert_geq(c.flrs, 1, "the open reset the function");
+	cr_assert_eq(enable_hca(dev, why, sizeof(why)), 0, "ENABLE_HCA after the reset: %s", why);
+	shim_close(dev);
+	/* The owner's release resets it again and leaves bus mastering off. */
+	uint8_t cmd[2];
+	cr_assert_eq(emu_pci_cfg_read(e, 4, cmd, 2), 0);
+	cr_assert_eq(cmd[0] & 0x4, 0, "bus mastering off between owners");
+	IOObjectRelease(svc);
+}
+
+/* ---- the stand-in is as strict as IOKit and the kext ---- */
+
+struct conn {
+	io_service_t svc;
+	io_connect_t c;
+};
+
+static void conn_open(struct conn *k)
+{
+	io_iterator_t it;
+	struct uvshim_hello_req h = { .abi_major = UVSHIM_ABI_MAJOR, .abi_minor = UVSHIM_ABI_MINOR };
+	struct uvshim_hello_rep r;
+	size_t n = sizeof(r);
+
+	cr_assert_eq(IOServiceGetMatchingServices(MACH_PORT_NULL, IOServiceMatching(UVSHIM_SERVICE_CLASS), &it), 0);
+	k->svc = IOIteratorNext(it);
+	IOObjectRelease(it);
+	cr_assert_eq(IOServiceOpen(k->svc, mach_task_self(), UVSHIM_CLIENT_TYPE, &k->c), KERN_SUCCESS);
+	cr_assert_eq(IOConnectCallStructMethod(k->c, UVSHIM_SEL_HELLO, &h, sizeof(h), &r, &n), KERN_SUCCESS);
+}
+
+static void conn_close(struct conn *k)
+{
+	IOServiceClose(k->c);
+	IOObjectRelease(k->svc);
+}
+
+Test(kext_standin, unknown_class_matches_nothing_and_wrong_client_type_is_refused)
+{
+	io_iterator_t it;
+	io_connect_t c;
+	struct conn k;
+
+	cr_assert_eq(IOServiceGetMatchingServices(MACH_PORT_NULL, IOServiceMatching("AppleEthernetMLX5"), &it), 0);
+	cr_assert_eq(IOIteratorNext(it), IO_OBJECT_NULL);
+	IOObjectRelease(it);
+	conn_open(&k);
+	/* A second owner: the user client's start fails, and IOService::newUserClient
+	 * answers kIOReturnUnsupported whatever the reason. */
+	cr_assert_eq(IOServiceOpen(k.svc, mach_task_self(), UVSHIM_CLIENT_TYPE, &c), kIOReturnUnsupported);
+	cr_assert_eq(IOServiceOpen(k.svc, mach_task_self(), 0x1234, &c), kIOReturnBadArgument);
+	conn_close(&k);
+}
+
+Test(kext_standin, selectors_counts_and_sizes_are_checked)
+{
+	struct conn k;
+	struct uvshim_info_req ireq = { 0, 0 };
+	struct uvshim_info_rep irep;
+	size_t n = sizeof(irep);
+	uint64_t scalar = 1, many[17] = { 0 };
+	uint8_t big[5000] = { 0 };
+
+	conn_open(&k);
+	cr_assert_eq(IOConnectCallStructMethod(k.c, UVSHIM_SEL_DEVICE_INFO, &ireq, sizeof(ireq), &irep, &n), 0);
+	cr_assert_eq(irep.vendor_id, 0x15b3);
+	n = sizeof(irep);
+	cr_assert_eq(IOConnectCallStructMethod(k.c, UVSHIM_SEL_COUNT, &ireq, sizeof(ireq), &irep, &n),
+		     (IOReturn)UVSHIM_IORETURN(UVSHIM_ENOSYS), "unknown selector");
+	n = sizeof(irep) - 1;
+	cr_assert_eq(IOConnectCallStructMethod(k.c, UVSHIM_SEL_DEVICE_INFO, &ireq, sizeof(ireq), &irep, &n),
+		     (IOReturn)UVSHIM_IORETURN(UVSHIM_EBADSIZE), "short reply buffer");
+	n = sizeof(irep);
+	cr_assert_eq(IOConnectCallMethod(k.c, UVSHIM_SEL_DEVICE_INFO, &scalar, 1, &ireq, sizeof(ireq), NULL, NULL,
+					 &irep, &n),
+		     (IOReturn)UVSHIM_IORETURN(UVSHIM_EBADSIZE), "a scalar input");
+	n = sizeof(irep);
+	cr_assert_eq(IOConnectCallMethod(k.c, UVSHIM_SEL_DEVICE_INFO, NULL, 0, big, sizeof(big), NULL, NULL, &irep, &n),
+		     (IOReturn)UVSHIM_IORETURN(UVSHIM_EBADSIZE), "an out-of-line structure");
+	cr_assert_eq(IOConnectCallScalarMethod(k.c, UVSHIM_SEL_DEVICE_INFO, many, 17, NULL, NULL), -307,
+		     "more scalars than the message holds");
+	{
+		struct uvshim_irq_req r = { .vector = 0 };
+		uint64_t ref[kOSAsyncRef64Count] = { 0 };
+		cr_assert_eq(IOConnectCallAsyncStructMethod(k.c, UVSHIM_SEL_IRQ_DISARM, 0x1003, ref, kOSAsyncRef64Count, &r,
+							    sizeof(r), NULL, NULL),
+			     (IOReturn)UVSHIM_IORETURN(UVSHIM_EINVAL), "async call of a synchronous selector");
+		cr_assert_eq(IOConnectCallStructMethod(k.c, UVSHIM_SEL_IRQ_ARM, &r, sizeof(r), NULL, NULL),
+			     (IOReturn)UVSHIM_IORETURN(UVSHIM_EINVAL), "IRQ_ARM without a notification port");
+	}
+	conn_close(&k);
+}
+
+Test(kext_standin, a_window_maps_only_with_its_cache_mode)
+{
+	struct conn k;
+	struct uvshim_map_bar_req req = { .bar = 0, .cache = UVSHIM_CACHE_UNCACHED, .offset = 0, .length = 0x10000 };
+	struct uvshim_map_bar_rep rep;
+	size_t n = sizeof(rep);
+	mach_vm_address_t a = 0;
+	mach_vm_size_t sz = 0;
+
+	conn_open(&k);
+	cr_assert_eq(IOConnectCallStructMethod(k.c, UVSHIM_SEL_MAP_BAR, &req, sizeof(req), &rep, &n), 0);
+	cr_assert_eq(IOConnectMapMemory64(k.c, rep.memory_type, mach_task_self(), &a, &sz,
+					  kIOMapAnywhere | kIOMapWriteCombineCache),
+		     kIOReturnBadArgument, "the init segment mapped write-combining");
+	cr_assert_eq(IOConnectMapMemory64(k.c, rep.memory_type, mach_task_self(), &a, &sz,
+					  kIOMapAnywhere | kIOMapDefaultCache),
+		     kIOReturnBadArgument, "the init segment mapped cached");
+	cr_assert_eq(IOConnectMapMemory64(k.c, rep.memory_type + 1, mach_task_self(), &a, &sz,
+					  kIOMapAnywhere | kIOMapInhibitCache),
+		     kIOReturnBadArgument, "a memory type nobody declared");
+	cr_assert_eq(IOConnectMapMemory64(k.c, rep.memory_type, mach_task_self(), &a, &sz,
+					  kIOMapAnywhere | kIOMapInhibitCache),
+		     KERN_SUCCESS);
+	cr_assert_eq(sz, 0x10000);
+	conn_close(&k);
+}
+
+/* ---- the driver over kext: ---- */
+
+#include "hw/mlx5/mx5.h"
+
+/* The whole bring-up (pages, EQs on MSI-X vectors the kext armed, command completions
+ * by interrupt) and teardown, twice: the second owner starts from what the first left. */
+Test(kext_standin, driver_brings_the_function_up_and_down_twice)
+{
+	for (int i = 0; i < 2; i++) {
+		struct mx5_device *dev = NULL;
+		int rc = mx5_device_open("kext:0", &dev);
+
+		cr_assert_eq(rc, 0, "open kext:0 (%d): %d: %s", i, rc, mx5_open_error());
+		struct emu_dev *e = emu_device_from_shim(mx5_device_shim(dev));
+		struct emu_counters c;
+		cr_assert_not_null(e);
+		emu_counters(e, &c);
+		cr_assert_gt(c.interrupts, 0, "events arrived by MSI-X");
+		cr_assert_eq(c.msix_blocked + c.dma_blocked, 0);
+		cr_assert_gt(c.objects_live[EMU_OBJ_EQ], 0);
+		cr_assert_eq(mx5_device_shutdown(dev), 0, "%s", mx5_device_error(dev));
+		emu_counters(e, &c);
+		cr_assert_eq(c.pages_held, 0);
+		cr_assert_eq(c.driver_errors, 0, "no driver error");
+		mx5_device_close(dev);
+	}
+}
