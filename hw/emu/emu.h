@@ -227,6 +227,10 @@ int emu_pci_cfg_write(struct emu_dev *d, unsigned off, const void *buf, size_t l
 int emu_pci_host_enable(struct emu_dev *d);
 /* The host routes vector and clears its mask in the MSI-X table (through BAR0). */
 int emu_pci_host_unmask(struct emu_dev *d, unsigned vector);
+/* The slot's power (a Mac's sleep and wake): off, the function answers all-ones and does
+ * no DMA, as a removed one; on again, it is as after power-on (state and config space
+ * reset). */
+int emu_pci_power(struct emu_dev *d, int on);
 
 /* ---- counters (hw/emu/counters.c) ---- */
 enum emu_obj_type {

@@ -29,6 +29,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "hw/emu/emu_dev.h"
 #include "hw/shim/shim.h"
@@ -359,5 +360,30 @@ int emu_pci_host_unmask(struct emu_dev *d, unsigned vector)
 	put32(ctl, 0);
 	pthread_mutex_unlock(&d->lock);
 	emu_mmio_access(d, SHIM_MMIO_WRITE, EMU_MSIX_TABLE_OFF + vector * 16u + 12u, 4);
+	return 0;
+}
+
+/* ---- power ---- */
+
+int emu_pci_power(struct emu_dev *d, int on)
+{
+	if (!d)
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	if (!on) {
+		/* The slot's power is off (the Mac sleeps): the function answers nothing,
+		 * every read is all-ones, no DMA (device.c and iommu.c treat it as gone). */
+		d->removed = true;
+		emu_log(d, EMU_LOG_INFO, "power off");
+	} else if (d->removed) {
+		/* Power back: a function as after power-on, config space included. */
+		madvise(d->bar, d->bar_len, MADV_DONTNEED);   /* BAR memory reads zero again */
+		d->removed = false;
+		emu_reset_locked(d);
+		cfg_reset(pci(d));
+		pci(d)->bar_painted = false;
+		emu_log(d, EMU_LOG_INFO, "power on");
+	}
+	pthread_mutex_unlock(&d->lock);
 	return 0;
 }

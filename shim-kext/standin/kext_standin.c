@@ -6,7 +6,7 @@
  * order, each step naming the method it stands for:
  *   start            (UvShim::start) memory space on, bus mastering off, MSI-X
  *                    configured (IOPCIDevice::configureInterrupts), vectors masked
- *   newUserClient    (IOService::newUserClient + UvShimUserClient::initWithTask/start)
+ *   newUserClient    (UvShim::newUserClient + UvShimUserClient::initWithTask/start)
  *   externalMethod   (UvShimUserClient::externalMethod, UvShim::call)
  *   clientMemoryForType + createMappingInTask (UvShim::memoryForType, UvShimWindow)
  *   platform calls   (UvShim::pPin ... pIrqArm): pins and buffers through the device's
@@ -359,6 +359,18 @@ static void *irq_main(void *arg)
 
 /* ---- attach and detach (UvShim::start / stop) ---- */
 
+/* UvShim::start: memory space on; bus mastering off until an owner programmed the
+ * device; MSI-X configured with as many vectors as asked, each masked until armed.
+ * Also what IOPCIFamily restores after a wake. */
+static void pci_setup(struct standin_kext *k)
+{
+	cfg_write16(k, PCI_COMMAND, (uint16_t)(cfg_read16(k, PCI_COMMAND) | PCI_CMD_MEMORY));
+	bus_lead(k, false);
+	cfg_write16(k, MSIX_CTRL, (uint16_t)((cfg_read16(k, MSIX_CTRL) | 0x8000u) & ~0x4000u));
+	for (unsigned v = 0; v < k->nvec; v++)
+		vector_mask(k, v, !k->armed[v]);
+}
+
 static void kext_free(struct standin_kext *k)
 {
 	if (k->irq_thread) {
@@ -403,18 +415,13 @@ static struct standin_kext *kext_start(unsigned index, const struct standin_cfg 
 	if (emu_config_parse(sc->emu_opts, &ec, err, sizeof(err)) < 0 || emu_create(&ec, &k->emu, err, sizeof(err)) < 0 ||
 	    pipe(k->wake) < 0)
 		goto fail;
-	/* UvShim::start: memory space on; bus mastering off until an owner programmed the
-	 * device; MSI-X configured with as many vectors as asked, each masked until armed. */
-	cfg_write16(k, PCI_COMMAND, (uint16_t)(cfg_read16(k, PCI_COMMAND) | PCI_CMD_MEMORY));
-	bus_lead(k, false);
-	cfg_write16(k, MSIX_CTRL, (uint16_t)((cfg_read16(k, MSIX_CTRL) | 0x8000u) & ~0x4000u));
 	k->nvec = sc->vectors < EMU_NUM_VECTORS ? sc->vectors : EMU_NUM_VECTORS;
 	for (unsigned v = 0; v < k->nvec; v++) {
 		k->irq_fd[v] = emu_irq_fd(k->emu, v);
 		if (k->irq_fd[v] < 0)
 			goto fail;
-		vector_mask(k, v, true);
 	}
+	pci_setup(k);
 	/* UvShim::readDeviceInfo */
 	memset(&info, 0, sizeof(info));
 	info.vendor_id = cfg_read16(k, 0x00);
@@ -534,9 +541,9 @@ IOReturn standin_client_open(struct standin_kext *k, uint32_t type, struct stand
 	pthread_mutex_unlock(&k->lock);
 	if (rc) {
 		free(c);
-		/* UvShimUserClient::start fails: IOService::newUserClient answers
-		 * kIOReturnUnsupported whatever the reason (xnu IOService.cpp). */
-		return kIOReturnUnsupported;
+		/* UvShimUserClient::start refused: UvShim::newUserClient answers the core's
+		 * reason (IOService's own would answer kIOReturnUnsupported for any). */
+		return to_ioreturn(rc);
 	}
 	c->owner = true;
 	pthread_mutex_lock(&g_kext_lock);
@@ -645,4 +652,50 @@ struct emu_dev *uvshim_standin_emu(unsigned index)
 		e = g_kext[index]->emu;
 	pthread_mutex_unlock(&g_kext_lock);
 	return e;
+}
+
+/* ---- power (UvShim's power handling; the policy is shim-kext/core/power.c) ---- */
+
+int uvshim_standin_power(unsigned index, enum uvshim_standin_power event)
+{
+	struct standin_kext *k = standin_kext_get(index);
+	uint64_t ref[UVSHIM_MAX_VECTORS][kOSAsyncRef64Count], args[UVSHIM_MAX_VECTORS][UVSHIM_IRQ_NARGS];
+	uint64_t notify = 0;
+	int rc = 0;
+
+	if (!k)
+		return -UVSHIM_ENODEV;
+	pthread_mutex_lock(&k->lock);
+	switch (event) {
+	case UVSHIM_STANDIN_CAN_SLEEP:        /* kIOMessageCanSystemSleep */
+		rc = uvshim_power_may_sleep(&k->dev);
+		break;
+	case UVSHIM_STANDIN_SLEEP:            /* setPowerState(off) */
+		notify = uvshim_power_down(&k->dev);
+		emu_pci_power(k->emu, 0);
+		for (unsigned v = 0; v < k->nvec; v++) {
+			uint64_t total = 0, cookie = 0;
+			if (!(notify >> v & 1) || uvshim_irq_fire(&k->dev, v, &total, &cookie) != 1) {
+				notify &= ~(1ull << v);
+				continue;
+			}
+			memcpy(ref[v], k->irq_ref[v], sizeof(ref[v]));
+			args[v][UVSHIM_IRQ_ARG_VECTOR] = v;
+			args[v][UVSHIM_IRQ_ARG_COUNT] = total;
+			args[v][UVSHIM_IRQ_ARG_COOKIE] = cookie;
+		}
+		break;
+	case UVSHIM_STANDIN_WAKE:             /* setPowerState(on) */
+		emu_pci_power(k->emu, 1);
+		pci_setup(k);
+		uvshim_power_up(&k->dev);
+		break;
+	}
+	pthread_mutex_unlock(&k->lock);
+	/* The owner is told outside the lock, as sendAsyncResult64 is sent. */
+	for (unsigned v = 0; v < k->nvec; v++)
+		if (notify >> v & 1)
+			standin_port_send((mach_port_t)ref[v][kIOAsyncReservedIndex], ref[v], args[v], UVSHIM_IRQ_NARGS);
+	standin_kext_put(k);
+	return rc;
 }

@@ -29,9 +29,10 @@ unsigned standin_kext_count(void);
 struct standin_kext *standin_kext_get(unsigned index);
 void standin_kext_put(struct standin_kext *k);
 
-/* IOServiceOpen: newUserClient -> initWithTask -> attach -> start, with IOService's own
- * answers (initWithTask refused: kIOReturnBadArgument, start refused:
- * kIOReturnUnsupported, xnu IOService::newUserClient) unless the kext overrides them. */
+/* IOServiceOpen: UvShim::newUserClient -> initWithTask -> attach -> start: a type
+ * initWithTask refuses is kIOReturnBadArgument (as xnu's IOService::newUserClient), a
+ * start the core refused is the core's status (UvShim overrides IOService's
+ * kIOReturnUnsupported there). */
 IOReturn standin_client_open(struct standin_kext *k, uint32_t type, struct standin_client **out);
 /* IOServiceClose: clientClose (or clientDied: the same teardown). */
 void standin_client_close(struct standin_client *c);
@@ -72,5 +73,11 @@ void standin_port_send(mach_port_t port, const uint64_t *ref, const uint64_t *ar
 struct emu_dev *uvshim_standin_emu_of(io_connect_t connect);
 /* The emulated function behind matched function `index` while it is attached. */
 struct emu_dev *uvshim_standin_emu(unsigned index);
+
+/* Power of function `index` (UvShim's power handling, shim-kext/core/power.c): may the
+ * system sleep now (0 or the core's -UVSHIM_EBUSY), it sleeps anyway (the slot loses
+ * power; the owner is told through its vectors), it wakes. */
+enum uvshim_standin_power { UVSHIM_STANDIN_CAN_SLEEP, UVSHIM_STANDIN_SLEEP, UVSHIM_STANDIN_WAKE };
+int uvshim_standin_power(unsigned index, enum uvshim_standin_power event);
 
 #endif

@@ -157,9 +157,9 @@ Test(kext_standin, unknown_class_matches_nothing_and_wrong_client_type_is_refuse
 	cr_assert_eq(IOIteratorNext(it), IO_OBJECT_NULL);
 	IOObjectRelease(it);
 	conn_open(&k);
-	/* A second owner: the user client's start fails, and IOService::newUserClient
-	 * answers kIOReturnUnsupported whatever the reason. */
-	cr_assert_eq(IOServiceOpen(k.svc, mach_task_self(), UVSHIM_CLIENT_TYPE, &c), kIOReturnUnsupported);
+	/* A second owner: the core's EBUSY (UvShim::newUserClient passes it on). */
+	cr_assert_eq(IOServiceOpen(k.svc, mach_task_self(), UVSHIM_CLIENT_TYPE, &c),
+		     (IOReturn)UVSHIM_IORETURN(UVSHIM_EBUSY));
 	cr_assert_eq(IOServiceOpen(k.svc, mach_task_self(), 0x1234, &c), kIOReturnBadArgument);
 	conn_close(&k);
 }
@@ -256,4 +256,38 @@ Test(kext_standin, driver_brings_the_function_up_and_down_twice)
 		cr_assert_eq(c.driver_errors, 0, "no driver error");
 		mx5_device_close(dev);
 	}
+}
+
+/* Sleep with an owner (review 2026-12-05 finding 4): idle sleep is refused; a forced
+ * sleep tells the owner, whose next command fails at once with the device gone (not a
+ * 60 s timeout) and who recovers by reopening after the wake. */
+Test(kext_standin, sleep_is_refused_or_tells_the_owner_who_reopens_after_wake, .timeout = 60)
+{
+	io_iterator_t it;
+	io_service_t svc;
+	struct mx5_device *dev = NULL;
+	struct timespec t0, t1;
+	uint8_t in[16] = { 0 }, out[16];
+	int rc;
+
+	cr_assert_eq(IOServiceGetMatchingServices(MACH_PORT_NULL, IOServiceMatching(UVSHIM_SERVICE_CLASS), &it), 0);
+	svc = IOIteratorNext(it);
+	IOObjectRelease(it);
+	cr_assert_eq(uvshim_standin_power(0, UVSHIM_STANDIN_CAN_SLEEP), 0, "no owner: sleep allowed");
+	cr_assert_eq(mx5_device_open("kext:0", &dev), 0, "%s", mx5_open_error());
+	cr_assert_eq(uvshim_standin_power(0, UVSHIM_STANDIN_CAN_SLEEP), -UVSHIM_EBUSY, "idle sleep refused");
+	cr_assert_eq(uvshim_standin_power(0, UVSHIM_STANDIN_SLEEP), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	PRM_SET(cmd_in, in, opcode, PRM_CMD_OP_QUERY_ISSI);
+	rc = mx5_cmd(dev, in, sizeof(in), out, sizeof(out));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_assert_neq(rc, 0, "a command on an unpowered function");
+	cr_assert_lt(t1.tv_sec - t0.tv_sec, 5, "failed at once (%s), no timeout", mx5_device_error(dev));
+	cr_assert(mx5_device_is_fatal(dev), "the driver raised the fatal state");
+	mx5_device_close(dev);
+	cr_assert_eq(uvshim_standin_power(0, UVSHIM_STANDIN_WAKE), 0);
+	cr_assert_eq(mx5_device_open("kext:0", &dev), 0, "reopened after wake: %s", mx5_open_error());
+	cr_assert_eq(mx5_device_shutdown(dev), 0, "%s", mx5_device_error(dev));
+	mx5_device_close(dev);
+	IOObjectRelease(svc);
 }
