@@ -16,9 +16,10 @@
  *   interrupts       (UvShim::interruptOccurred): a thread takes the function's MSI-X
  *                    messages (the emulator's eventfds) and sends one async result
  *                    per interrupt to the owner's notification port.
- * Configuration, UVERBS_KEXT_STANDIN="functions=N,vectors=N,gid=N,uid=N,<emu options>":
- * how many functions the kext matched (1), MSI-X vectors it asks for (Info.plist
- * UvShimMSIXVectors, 16), the owner group (Info.plist UvShimGroupID; default the
+ * Configuration, UVERBS_KEXT_STANDIN="functions=N,vectors=N,pinned_mb=N,gid=N,uid=N,<emu
+ * options>": how many functions the kext matched (1), MSI-X vectors it asks for
+ * (Info.plist UvShimMSIXVectors, 16), wired memory per owner (UvShimMaxPinnedMB), the
+ * owner group (Info.plist UvShimGroupID; default the
  * process's own group, standing for an admin user), the uid the kext sees (this
  * process's), and hw/emu options for every function (emu_config_parse).
  */
@@ -43,6 +44,7 @@
 
 struct standin_cfg {
 	unsigned functions, vectors;
+	uint32_t pinned_mb;           /* Info.plist UvShimMaxPinnedMB, 0: the default */
 	uint32_t gid, uid;
 	char emu_opts[256];
 };
@@ -107,6 +109,8 @@ static int config(struct standin_cfg *c)
 			c->functions = (unsigned)v;
 		else if (sscanf(t, "vectors=%lu", &v) == 1 && v >= 1 && v <= UVSHIM_MAX_VECTORS)
 			c->vectors = (unsigned)v;
+		else if (sscanf(t, "pinned_mb=%lu", &v) == 1 && v >= 1 && v <= (1ul << 20))
+			c->pinned_mb = (uint32_t)v;
 		else if (sscanf(t, "gid=%lu", &v) == 1)
 			c->gid = (uint32_t)v;
 		else if (sscanf(t, "uid=%lu", &v) == 1)
@@ -445,6 +449,7 @@ static struct standin_kext *kext_start(unsigned index, const struct standin_cfg 
 	cfg.group_set = true;
 	cfg.group_id = sc->gid;
 	cfg.max_pins = UVSHIM_DEFAULT_MAX_PINS;
+	cfg.max_pinned_bytes = (uint64_t)sc->pinned_mb << 20;
 	k->gid = sc->gid;
 	k->uid = sc->uid;
 	k->pins = calloc(cfg.max_pins, sizeof(*k->pins));

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -290,4 +291,26 @@ Test(kext_standin, sleep_is_refused_or_tells_the_owner_who_reopens_after_wake, .
 	cr_assert_eq(mx5_device_shutdown(dev), 0, "%s", mx5_device_error(dev));
 	mx5_device_close(dev);
 	IOObjectRelease(svc);
+}
+
+/* The firmware asks for 12,874 pages at bring-up (the ConnectX-4 trace's figures; a peer
+ * driver with a fixed 8,192-page pool could not bring such a card up): the driver sets
+ * no cap below what QUERY_PAGES asks, and when the host cannot pin them the open fails
+ * with a message that names the numbers. */
+Test(kext_standin, a_page_request_the_host_cannot_pin_names_the_pages)
+{
+	struct mx5_device *dev = NULL;
+	int rc;
+
+	setenv("UVERBS_KEXT_STANDIN", "pinned_mb=16", 1);
+	rc = mx5_device_open("kext:0", &dev);
+	cr_assert_neq(rc, 0, "16 MiB of wired memory cannot hold 50 MiB of firmware pages");
+	cr_assert_not_null(strstr(mx5_open_error(), "of 12874"), "%s", mx5_open_error());
+	cr_assert_not_null(strstr(mx5_open_error(), "51 MiB"), "%s", mx5_open_error());
+	unsetenv("UVERBS_KEXT_STANDIN");
+	cr_assert_eq(mx5_device_open("kext:0", &dev), 0, "%s", mx5_open_error());
+	struct mx5_page_stats st;
+	mx5_device_page_stats(dev, &st);
+	cr_assert_geq(st.given, 12874, "every page the firmware asked for");
+	mx5_device_close(dev);
 }
