@@ -825,10 +825,21 @@ static void *kext_emulated(struct shim_dev *d)
 	return kext_plat_emulated((uint32_t)to_kext(d)->conn);
 }
 
+static int kext_port_addrs(struct shim_dev *d, unsigned port, uint8_t (*addrs)[16], unsigned max)
+{
+	return kext_plat_port_addrs((uint32_t)to_kext(d)->conn, port, addrs, max);
+}
+
+static int kext_neigh(struct shim_dev *d, const uint8_t addr[16], uint8_t mac[6])
+{
+	return kext_plat_neigh((uint32_t)to_kext(d)->conn, addr, mac);
+}
+
 const struct shim_ops shim_kext_ops = {
 	SHIM_OPS_CORE("kext", kext),
 	.reset = kext_reset,
 	.emulated = kext_emulated,
+	SHIM_OPS_NETWORK(kext),
 	.share_uar = kext_share_uar,
 	.pin_for = kext_pin_for,
 };

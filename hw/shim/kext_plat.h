@@ -16,5 +16,10 @@
 int kext_plat_bar_hook(uint32_t conn, struct shim_mmio_hook *hook);
 /* The emulated device behind it (struct emu_dev, for tests and counters), or NULL. */
 void *kext_plat_emulated(uint32_t conn);
+/* shim_ops port_addrs and neigh (shim.h): a function that is its own network (the
+ * stand-in's emulated port on 127.0.0.0/8) says its address and its neighbours' MACs;
+ * on a Mac the user configures both (uverbs/netcfg.c): 0 addresses, -ENOENT. */
+int kext_plat_port_addrs(uint32_t conn, unsigned port, uint8_t (*addrs)[16], unsigned max);
+int kext_plat_neigh(uint32_t conn, const uint8_t addr[16], uint8_t mac[6]);
 
 #endif

@@ -14,3 +14,20 @@ void *kext_plat_emulated(uint32_t conn)
 	(void)conn;
 	return 0;
 }
+
+int kext_plat_port_addrs(uint32_t conn, unsigned port, uint8_t (*addrs)[16], unsigned max)
+{
+	(void)conn;
+	(void)port;
+	(void)addrs;
+	(void)max;
+	return 0;
+}
+
+int kext_plat_neigh(uint32_t conn, const uint8_t addr[16], uint8_t mac[6])
+{
+	(void)conn;
+	(void)addr;
+	(void)mac;
+	return -2; /* -ENOENT */
+}
