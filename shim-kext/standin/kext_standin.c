@@ -74,11 +74,13 @@ struct standin_kext {
 	pthread_t irq_thread;
 	int wake[2];
 	bool stop;
+	struct standin_client *clients;     /* open user clients, under g_kext_lock */
 };
 
 struct standin_client {             /* UvShimUserClient */
 	struct standin_kext *k;
 	bool owner, guest;
+	struct standin_client *next;    /* the function's open clients (k->clients) */
 };
 
 static pthread_mutex_t g_kext_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -553,22 +555,60 @@ IOReturn standin_client_open(struct standin_kext *k, uint32_t type, struct stand
 	c->owner = true;
 	pthread_mutex_lock(&g_kext_lock);
 	k->refs++;
+	c->next = k->clients;
+	k->clients = c;
 	pthread_mutex_unlock(&g_kext_lock);
 	*out = c;
 	return kIOReturnSuccess;
+}
+
+/* UvShimUserClient::clientDied: the owner's task is gone; the kext tears down as for a
+ * close (interrupts off, bus mastering off, FLR, pins released), and the dead task's
+ * connection answers nothing more (kIOReturnNotOpen here). */
+static void client_died(struct standin_client *c)
+{
+	struct standin_kext *k = c->k;
+
+	if (c->owner) {
+		pthread_mutex_lock(&k->lock);
+		uvshim_owner_release(&k->dev, c);
+		pthread_mutex_unlock(&k->lock);
+		c->owner = false;
+	}
+}
+
+int uvshim_standin_owner_died(unsigned index)
+{
+	struct standin_kext *k = standin_kext_get(index);
+	struct standin_client *owner = NULL;
+
+	if (!k)
+		return -UVSHIM_ENODEV;
+	pthread_mutex_lock(&g_kext_lock);
+	for (struct standin_client *c = k->clients; c; c = c->next)
+		if (c->owner)
+			owner = c;
+	pthread_mutex_unlock(&g_kext_lock);
+	if (owner)
+		client_died(owner);
+	standin_kext_put(k);
+	return owner ? 0 : -UVSHIM_ENOENT;
 }
 
 void standin_client_close(struct standin_client *c)
 {
 	struct standin_kext *k = c->k;
 
-	if (c->owner) {
-		/* UvShim::ownerRelease: interrupts off, bus mastering off, FLR, every pin
-		 * and buffer unmapped (core: uvshim_owner_release). */
-		pthread_mutex_lock(&k->lock);
-		uvshim_owner_release(&k->dev, c);
-		pthread_mutex_unlock(&k->lock);
-	}
+	/* UvShim::ownerRelease: interrupts off, bus mastering off, FLR, every pin and buffer
+	 * unmapped (core: uvshim_owner_release). */
+	client_died(c);
+	pthread_mutex_lock(&g_kext_lock);
+	for (struct standin_client **p = &k->clients; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	pthread_mutex_unlock(&g_kext_lock);
 	free(c);
 	standin_kext_put(k);
 }

@@ -74,6 +74,11 @@ struct emu_dev *uvshim_standin_emu_of(io_connect_t connect);
 /* The emulated function behind matched function `index` while it is attached. */
 struct emu_dev *uvshim_standin_emu(unsigned index);
 
+/* The owner's task died (UvShimUserClient::clientDied): the kext tears the function down
+ * as for a close, and the dead owner's connection answers nothing more.  0, or
+ * -UVSHIM_ENOENT when there is no owner. */
+int uvshim_standin_owner_died(unsigned index);
+
 /* Power of function `index` (UvShim's power handling, shim-kext/core/power.c): may the
  * system sleep now (0 or the core's -UVSHIM_EBUSY), it sleeps anyway (the slot loses
  * power; the owner is told through its vectors), it wakes. */

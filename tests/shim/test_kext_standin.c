@@ -314,3 +314,45 @@ Test(kext_standin, a_page_request_the_host_cannot_pin_names_the_pages)
 	cr_assert_geq(st.given, 12874, "every page the firmware asked for");
 	mx5_device_close(dev);
 }
+
+/* Owner death (clientDied) while the owner had the function enabled, buffers and pins
+ * mapped and vectors armed: the kext turns interrupts and bus mastering off, resets
+ * the function and only then unwires the pages; the next owner opens at once and
+ * brings the function up from scratch.  (The dead owner is a bare kext: shim that
+ * makes no call after its death, as a dead process makes none.) */
+Test(kext_standin, owner_death_resets_the_function_and_the_next_owner_opens, .timeout = 60)
+{
+	io_iterator_t it;
+	io_service_t svc;
+	struct shim_dev *dead;
+	struct shim_dma buf;
+	struct shim_pin pin;
+	struct mx5_device *next = NULL;
+	struct emu_counters c0, c;
+	uint8_t cmd[2];
+	char why[256];
+	void *mem = aligned_alloc(65536, 65536);
+
+	cr_assert_eq(IOServiceGetMatchingServices(MACH_PORT_NULL, IOServiceMatching(UVSHIM_SERVICE_CLASS), &it), 0);
+	svc = IOIteratorNext(it);
+	IOObjectRelease(it);
+	dead = open_kext();
+	cr_assert_eq(enable_hca(dead, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(shim_dma_alloc(dead, 65536, 4096, &buf), 0, "%s", dead->err);
+	cr_assert_eq(shim_dma_pin(dead, mem, 65536, &pin), 0, "%s", dead->err);
+	struct emu_dev *e = uvshim_standin_emu(0);
+	emu_counters(e, &c0);
+	cr_assert_eq(emu_hca_state(e), 1);
+	cr_assert_eq(uvshim_standin_owner_died(0), 0);
+	emu_counters(e, &c);
+	cr_assert_eq(c.flrs, c0.flrs + 1, "the function was reset");
+	cr_assert_eq(emu_hca_state(e), 0, "the dead owner's HCA is gone");
+	cr_assert_eq(emu_pci_cfg_read(e, 4, cmd, 2), 0);
+	cr_assert_eq(cmd[0] & 0x4, 0, "bus mastering off until the next owner");
+	cr_assert_eq(mx5_device_open("kext:0", &next), 0, "the next owner: %s", mx5_open_error());
+	cr_assert_eq(mx5_device_shutdown(next), 0, "%s", mx5_device_error(next));
+	mx5_device_close(next);
+	shim_close(dead);   /* the dead connection answers nothing; nothing crashes */
+	free(mem);
+	IOObjectRelease(svc);
+}
