@@ -356,3 +356,20 @@ Test(kext_standin, owner_death_resets_the_function_and_the_next_owner_opens, .ti
 	free(mem);
 	IOObjectRelease(svc);
 }
+
+/* kext.c's messages for a refused open reach the user now that UvShim::newUserClient
+ * passes the core's reason on (IOService's own answer would be kIOReturnUnsupported). */
+Test(kext_standin, a_refused_open_says_busy_or_not_allowed)
+{
+	struct shim_dev *a = open_kext(), *b = NULL;
+	char err[256];
+
+	cr_assert_eq(shim_open("kext:0", &b, err, sizeof(err)), -EBUSY, "%s", err);
+	cr_assert_not_null(strstr(err, "owned by another process"), "%s", err);
+	shim_close(a);
+	/* a user outside the kext's owner group (Info.plist UvShimGroupID) */
+	setenv("UVERBS_KEXT_STANDIN", "uid=501,gid=54321", 1);
+	cr_assert_eq(shim_open("kext:0", &b, err, sizeof(err)), -EACCES, "%s", err);
+	cr_assert_not_null(strstr(err, "not allowed"), "%s", err);
+	unsetenv("UVERBS_KEXT_STANDIN");
+}
