@@ -77,7 +77,8 @@ struct emu_shim {
 	struct shim_mmio_hook hook;
 	struct plat_list recs;     /* live allocations and pins (emu_dma_rec) */
 	uint64_t vec_routed;       /* vectors whose fd the driver took: unmasked in the table */
-	pthread_mutex_t recs_lock; /* applications pin and allocate from many threads */
+	pthread_mutex_t recs_lock; /* applications pin and allocate from many threads; also
+				    * guards vec_routed */
 };
 
 extern const struct shim_ops shim_emu_ops;
@@ -200,9 +201,11 @@ static int emu_shim_reset(struct shim_dev *dev)
 
 	if (rc == 0)
 		rc = emu_pci_host_enable(s->emu);
+	pthread_mutex_lock(&s->recs_lock);
 	for (unsigned v = 0; rc == 0 && v < EMU_NUM_VECTORS; v++)
 		if (s->vec_routed >> v & 1)
 			rc = emu_pci_host_unmask(s->emu, v);
+	pthread_mutex_unlock(&s->recs_lock);
 	return rc;
 }
 
@@ -324,12 +327,18 @@ static int emu_shim_irq_fd(struct shim_dev *dev, unsigned vector)
 	struct emu_shim *s = to_emu(dev);
 	int fd = emu_irq_fd(s->emu, vector);
 
-	if (fd >= 0 && !(s->vec_routed >> vector & 1)) {
-		int rc = emu_pci_host_unmask(s->emu, vector);
+	if (fd >= 0) {
+		int rc = 0;
 
+		pthread_mutex_lock(&s->recs_lock);   /* EQs may be made from several threads */
+		if (!(s->vec_routed >> vector & 1)) {
+			rc = emu_pci_host_unmask(s->emu, vector);
+			if (rc == 0)
+				s->vec_routed |= 1ull << vector;
+		}
+		pthread_mutex_unlock(&s->recs_lock);
 		if (rc < 0)
 			return rc;
-		s->vec_routed |= 1ull << vector;
 	}
 	return fd;
 }
