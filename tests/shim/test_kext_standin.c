@@ -373,3 +373,42 @@ Test(kext_standin, a_refused_open_says_busy_or_not_allowed)
 	cr_assert_not_null(strstr(err, "not allowed"), "%s", err);
 	unsetenv("UVERBS_KEXT_STANDIN");
 }
+
+/* What a peer Mac driver saw after AppleEthernetMLX5 had the card (review 2026-12-05
+ * finding 2): the command interface left in the "disabled" NIC-interface mode and a
+ * command queue programmed.  The kext starts (bus mastering off); our open resets the
+ * function, so the driver's health check finds the interface enabled and brings the
+ * function up. */
+Test(kext_standin, open_starts_clean_after_apples_driver_left_the_interface_disabled, .timeout = 60)
+{
+	io_iterator_t it;
+	io_service_t svc;
+	struct mx5_device *dev = NULL;
+	uint8_t cmd[2];
+
+	cr_assert_eq(IOServiceGetMatchingServices(MACH_PORT_NULL, IOServiceMatching(UVSHIM_SERVICE_CLASS), &it), 0);
+	svc = IOIteratorNext(it);
+	IOObjectRelease(it);
+	struct emu_dev *e = uvshim_standin_emu(0);
+	volatile uint8_t *bar = emu_bar_base(e);
+	unsigned dw = PRM_OFF(initial_seg, cmdq_phy_addr_31_12) / 32 * 4;
+	uint8_t img[PRM_SIZE(initial_seg)];
+
+	/* Apple's driver: function enabled, a queue at 0x7f000, nic_interface 1
+	 * (disabled, Linux MLX5_NIC_IFC_DISABLED) in the same dword. */
+	cr_assert_eq(emu_pci_host_enable(e), 0);
+	memset(img, 0, sizeof(img));
+	PRM_SET(initial_seg, img, cmdq_phy_addr_31_12, 0x7f);
+	PRM_SET(initial_seg, img, nic_interface, 1);
+	memcpy((void *)(bar + dw), img + dw, 4);
+	emu_mmio_access(e, 1, dw, 4);
+	/* then it unloaded, and the uvshim kext started: bus mastering off */
+	cr_assert_eq(emu_pci_cfg_read(e, 4, cmd, 2), 0);
+	cmd[0] &= (uint8_t)~0x4;
+	cr_assert_eq(emu_pci_cfg_write(e, 4, cmd, 2), 0);
+
+	cr_assert_eq(mx5_device_open("kext:0", &dev), 0, "after Apple's driver: %s", mx5_open_error());
+	cr_assert_eq(mx5_device_shutdown(dev), 0, "%s", mx5_device_error(dev));
+	mx5_device_close(dev);
+	IOObjectRelease(svc);
+}
