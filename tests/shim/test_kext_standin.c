@@ -262,6 +262,15 @@ Test(kext_standin, driver_brings_the_function_up_and_down_twice)
 /* Sleep with an owner (review 2026-12-05 finding 4): idle sleep is refused; a forced
  * sleep tells the owner, whose next command fails at once with the device gone (not a
  * 60 s timeout) and who recovers by reopening after the wake. */
+static int fatal_events;
+
+static void on_event(void *ctx, const struct mx5_event *ev)
+{
+	(void)ctx;
+	if (ev->type == MX5_EVENT_DEVICE_FATAL)
+		fatal_events++;
+}
+
 Test(kext_standin, sleep_is_refused_or_tells_the_owner_who_reopens_after_wake, .timeout = 60)
 {
 	io_iterator_t it;
@@ -276,6 +285,7 @@ Test(kext_standin, sleep_is_refused_or_tells_the_owner_who_reopens_after_wake, .
 	IOObjectRelease(it);
 	cr_assert_eq(uvshim_standin_power(0, UVSHIM_STANDIN_CAN_SLEEP), 0, "no owner: sleep allowed");
 	cr_assert_eq(mx5_device_open("kext:0", &dev), 0, "%s", mx5_open_error());
+	mx5_device_set_event_handler(dev, on_event, NULL);
 	cr_assert_eq(uvshim_standin_power(0, UVSHIM_STANDIN_CAN_SLEEP), -UVSHIM_EBUSY, "idle sleep refused");
 	cr_assert_eq(uvshim_standin_power(0, UVSHIM_STANDIN_SLEEP), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -285,6 +295,7 @@ Test(kext_standin, sleep_is_refused_or_tells_the_owner_who_reopens_after_wake, .
 	cr_assert_neq(rc, 0, "a command on an unpowered function");
 	cr_assert_lt(t1.tv_sec - t0.tv_sec, 5, "failed at once (%s), no timeout", mx5_device_error(dev));
 	cr_assert(mx5_device_is_fatal(dev), "the driver raised the fatal state");
+	cr_assert_eq(fatal_events, 1, "one device-fatal event (IBV_EVENT_DEVICE_FATAL to verbs)");
 	mx5_device_close(dev);
 	cr_assert_eq(uvshim_standin_power(0, UVSHIM_STANDIN_WAKE), 0);
 	cr_assert_eq(mx5_device_open("kext:0", &dev), 0, "reopened after wake: %s", mx5_open_error());
