@@ -123,3 +123,35 @@ def test_bad_arguments_are_refused_without_a_traceback(args, tmp_path):
     p = subprocess.run(["/usr/bin/python3", HWCHECK, "--build", BUILD, "--emulated", "--out",
                         str(tmp_path / "r.json"), *args], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "Traceback" not in p.stderr and p.stderr
+
+
+def _hwcheck_module():
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("hwcheck_mod", HWCHECK)
+    spec = importlib.util.spec_from_loader("hwcheck_mod", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def test_owner_check_names_the_driver_that_holds_the_function():
+    """Step 0 on hardware: kext: needs the uvshim kext to own the function (macOS ships
+    its own ConnectX driver, AppleEthernetMLX5), vfio: needs vfio-pci; otherwise the
+    step fails with uvinfo's sentence saying what to do."""
+    m = _hwcheck_module()
+    apple = {"pci": [{"bdf": "0000:09:00.0", "vendor_id": 0x15b3, "driver": "AppleEthernetMLX5",
+                      "kext_ready": False,
+                      "kext_status": "owned by AppleEthernetMLX5, an Ethernet driver (Apple's ConnectX driver)"}]}
+    ok, why = m.owner_check(apple, "kext:0")
+    assert not ok and "AppleEthernetMLX5" in why
+    ours = {"pci": [{"bdf": "0000:09:00.0", "vendor_id": 0x15b3, "driver": "org_uverbs_UvShim",
+                     "kext_ready": True, "kext_status": "ready"}]}
+    assert m.owner_check(ours, "kext:0")[0]
+    linux = {"pci": [{"bdf": "0000:03:00.0", "vendor_id": 0x15b3, "driver": "mlx5_core", "vfio_ready": False,
+                      "vfio_status": "vfio: 0000:03:00.0 is bound to mlx5_core, not vfio-pci: run tools/vfio-bind"}]}
+    ok, why = m.owner_check(linux, "vfio:0000:03:00.0")
+    assert not ok and "mlx5_core" in why and "vfio-bind" in why
+    linux["pci"][0].update(driver="vfio-pci", vfio_ready=True, vfio_status="ready")
+    assert m.owner_check(linux, "vfio:03:00.0")[0]
+    assert not m.owner_check({"pci": []}, "kext:0")[0]

@@ -58,7 +58,13 @@ def _tool(name):
 def _env(lib, ip):
     env = dict(os.environ)
     env["LD_PRELOAD"] = lib
-    env["UVERBS_DEVICES"] = "emu:ip=%s" % ip
+    if os.environ.get("UVERBS_TEST_SHIM") == "kext":
+        # The Mac path: each process a simulated Mac whose kext (shim-kext/standin)
+        # matched one emulated ConnectX on this address.
+        env["UVERBS_DEVICES"] = "kext:0"
+        env["UVERBS_KEXT_STANDIN"] = "ip=%s" % ip
+    else:
+        env["UVERBS_DEVICES"] = "emu:ip=%s" % ip
     env.pop("UVERBS_LOG", None)
     return env
 

@@ -39,7 +39,8 @@ static void usage(FILE *f)
 		"       uvinfo --counters [--pid PID] [--json]\n"
 		"  lists the devices uverbs opens (UVERBS_DEVICES, or the default emulated ConnectX)\n"
 		"  with ports, MTU, speed, GIDs and firmware, then every ConnectX PCI function\n"
-		"  (vendor 15b3) with its driver, IOMMU group, VFIO readiness and PCIe path.\n"
+		"  (vendor 15b3) with its driver, IOMMU group, VFIO readiness and PCIe path (on macOS:\n"
+		"  the driver IOKit attached, and whether kext: can open it).\n"
 		"  -A METHOD       libpci access method, as lspci -A (e.g. dump)\n"
 		"  -O NAME=VALUE   libpci parameter, as lspci -O (e.g. dump.name=FILE)\n"
 		"  --path BDF      also show the PCIe path of this function (any vendor)\n"
@@ -294,6 +295,13 @@ static int run_pci(const struct opts *o, struct jw *w)
 					jw_null(w, "iommu_group");
 				jw_bool(w, "vfio_ready", sv.ready);
 				jw_str(w, "vfio_status", sv.status);
+			} else if (l.drivers_known) {
+				/* macOS: who owns it, for kext: (Apple's driver or ours) */
+				char st[400];
+				int ok = uvi_kext_owner_status(f, st, sizeof(st));
+				jw_str(w, "driver", f->driver[0] ? f->driver : NULL);
+				jw_bool(w, "kext_ready", ok);
+				jw_str(w, "kext_status", st);
 			} else {
 				jw_null(w, "driver");
 				jw_null(w, "iommu_group");
@@ -309,6 +317,11 @@ static int run_pci(const struct opts *o, struct jw *w)
 				       sv.driver[0] ? sv.driver : "(none)",
 				       sv.group >= 0 ? (snprintf(err, sizeof(err), "%d", sv.group), err) : "(none)",
 				       sv.status);
+			else if (l.drivers_known && f->vendor_id == SHIM_PCI_VENDOR_MELLANOX) {
+				char st[400];
+				uvi_kext_owner_status(f, st, sizeof(st));
+				printf("    driver %s  kext: %s\n", f->driver[0] ? f->driver : "(none)", st);
+			}
 			print_path_text(&l, idx[k]);
 		}
 	}
