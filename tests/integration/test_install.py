@@ -21,7 +21,7 @@ SRC = os.environ["UVERBS_SOURCE_DIR"]
 BUILD = os.environ["UVERBS_BUILD_DIR"]
 NET = os.environ.get("UVERBS_TEST_NET", "64")
 EXAMPLE = os.path.join(SRC, "uverbs", "examples", "pingpong.c")
-TOOLS = ["fwcmd", "uvperf", "uvinfo", "uvplot", "hwcheck"]
+TOOLS = ["fwcmd", "uvperf", "uvinfo", "uvplot", "hwcheck", "uvd", "vfio-bind"]
 PAGES = ["man1/%s.1" % t for t in TOOLS] + ["man7/uverbs.7"]
 
 
@@ -113,6 +113,13 @@ def test_tools_are_installed_and_run(prefix):
     assert [(d["uri"], d["model"]) for d in devs] == [("emu:ip=127.%s.9.2" % NET, "ConnectX-5 Ex")], devs
     r = run([os.path.join(prefix, "bin", "hwcheck"), "--help"], env=env)
     assert "--emulated" in r.stdout
+    # the installed scripts carry the version and build the install step filled in
+    # (tools/common/cli.h), not the source tree's
+    for t in TOOLS:
+        r = run([os.path.join(prefix, "bin", t), "--version"], env=env)
+        first, build = r.stdout.splitlines()
+        assert re.fullmatch(r"%s \(uverbs\) [0-9]+\.[0-9]+\.[0-9]+" % re.escape(t), first), r.stdout
+        assert build.startswith("build: ") and "@" not in build and "source tree" not in build, r.stdout
 
 
 def test_uverbs_h_compiles_alone(prefix, tmp_path):
