@@ -247,18 +247,19 @@ UV_KP_OPEN_AS(open64)
  *    opal_common_verbs_check_basics()): stat() of "<ibv_get_sysfs_path()>/class/
  *    infiniband" must give a directory, or the BTL gives up before its first verbs
  *    call, without a word;
- *  - libibumad (ibstat) and hwloc list the class directory (scandir(), opendir()) and
- *    read files below each entry.
+ *  - libibumad (ibstat: libibumad/umad.c, umad_get_cas_names(), get_ca(), get_port())
+ *    lists the class directory and a device's ports/ and ports/1/pkeys/ with scandir()
+ *    and opendir(), then reads the files below (query.c answers them).
  *
  * Answered: stat/stat64 of /sys/class/infiniband, of each device's directory, its
- * ports/ and ports/<n>/ (a directory, mode 0755), and opendir/readdir/closedir and
- * scandir of the class directory (our devices), a device's directory (its files and
- * ports) and ports/ (port 1).  The class directory is ours only while the machine has
+ * ports/, ports/1/ and ports/1/pkeys/ (a directory, mode 0755), and
+ * opendir/readdir/closedir and scandir of each: our devices, a device's files and
+ * ports/, port 1, the port's files, and its P_Key entries.  The class directory is ours only while the machine has
  * none of its own (no kernel RDMA device): a machine that has one keeps its listing, and
  * our devices' own directories are still answered.  Not answered: lstat, openat,
  * fstatat, fdopendir, getdents, which these programs do not use on these paths (hwloc
  * reads the class through its own fsroot descriptor, openat: it does not see ours). */
-enum uv_kp_dir { UV_KP_NONE, UV_KP_CLASS, UV_KP_DEV, UV_KP_PORTS, UV_KP_PORT };
+enum uv_kp_dir { UV_KP_NONE, UV_KP_CLASS, UV_KP_DEV, UV_KP_PORTS, UV_KP_PORT, UV_KP_PKEYS };
 
 /* libc's stat for a path of ours: does the machine have this directory itself? */
 static int uv_kp_libc_stat(const char *path, struct stat *st);
@@ -298,6 +299,8 @@ static enum uv_kp_dir uv_kp_dir_of(const char *path, struct uv_dev **dev)
 			return UV_KP_PORTS;
 		if (!strcmp(p + dl, "/ports/1"))   /* one port per ConnectX function */
 			return UV_KP_PORT;
+		if (!strcmp(p + dl, "/ports/1/pkeys"))
+			return UV_KP_PKEYS;
 	}
 	return UV_KP_NONE;
 }
@@ -357,14 +360,23 @@ static void uv_kp_fill(struct uv_kp_listing *l, enum uv_kp_dir kind, struct uv_d
 		uv_kp_add(l, "ports", DT_DIR);
 	} else if (kind == UV_KP_PORTS) {
 		uv_kp_add(l, "1", DT_DIR);
-	} else {
-		static const char *const files[] = { "link_layer", "phys_state", "state" };
+	} else if (kind == UV_KP_PORT) {
+		/* the port files query.c answers */
+		static const char *const files[] = { "cap_mask", "lid", "lid_mask_count", "link_layer", "phys_state",
+						     "rate", "sm_lid", "sm_sl", "state" };
 		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 			uv_kp_add(l, files[i], DT_REG);
 		uv_kp_add(l, "gids", DT_DIR);
 		uv_kp_add(l, "gid_attrs", DT_DIR);
+		uv_kp_add(l, "pkeys", DT_DIR);
+	} else {
+		/* one file per P_Key table entry (ibv_query_pkey's table), the first 32 */
+		for (uint32_t i = 0; i < d->info.pkey_table_len && i < 32; i++) {
+			char n[12];
+			snprintf(n, sizeof(n), "%u", i);
+			uv_kp_add(l, n, DT_REG);
+		}
 	}
-	(void)d;
 }
 
 static struct uv_kp_listing *uv_kp_listing_of(void *dirp)
