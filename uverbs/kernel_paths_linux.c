@@ -321,6 +321,10 @@ static bool uv_kp_stat_dir(const char *path, struct stat *st)
  * given to the application are these, told apart from libc's by a registry, so that
  * readdir and closedir of every other directory go to libc untouched. */
 struct uv_kp_listing {
+	/* first, -1: glibc's dirfd() reads the descriptor at the start of its DIR
+	 * (dirent/dirstream.h, struct __dirstream), so dirfd() of ours says "none" rather
+	 * than a stranger's descriptor.  telldir/seekdir/rewinddir are not answered. */
+	int fd;
 	unsigned magic;
 	size_t n, next;
 	struct dirent ent;
@@ -399,6 +403,7 @@ static DIR *uv_kp_opendir(const char *path)
 	struct uv_kp_listing *l = calloc(1, sizeof(*l));
 	if (!l)
 		return NULL;
+	l->fd = -1;
 	l->magic = UV_KP_LISTING_MAGIC;
 	uv_kp_fill(l, kind, d);
 	pthread_mutex_lock(&uv_kp_dirs_lock);

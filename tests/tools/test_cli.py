@@ -4,12 +4,14 @@
 and a build line, exit 0; a bad option is a usage error on stderr with exit 2 and nothing
 on stdout; the man page names every long option --help names.
 
-The tool list is explicit.  A tool that is not built fails its tests (never a skip), and
-a man page in docs/man without an entry here fails test_every_man_page_has_a_tool_here.
+The tool list is explicit.  A tool that is not built fails its tests (never a skip); a
+man page in docs/man, or a program cmake --install puts in bin/, without an entry here
+fails test_every_man_page_has_a_tool_here or test_every_installed_program_is_checked.
 """
 import os
 import re
 import subprocess
+import tempfile
 
 import pytest
 
@@ -94,3 +96,12 @@ def test_every_man_page_has_a_tool_here():
     pages = {f[:-2] for f in os.listdir(os.path.join(SRC, "docs", "man")) if f.endswith(".1")}
     assert pages == set(TOOLS), "man pages without a tool here: %s; tools without a man page: %s" % (
         sorted(pages - set(TOOLS)), sorted(set(TOOLS) - pages))
+
+
+def test_every_installed_program_is_checked():
+    with tempfile.TemporaryDirectory(prefix="uverbs-cli-") as prefix:
+        p = subprocess.run(["cmake", "--install", BUILD, "--prefix", prefix], capture_output=True, text=True,
+                           timeout=300)
+        assert p.returncode == 0, p.stdout + p.stderr
+        installed = set(os.listdir(os.path.join(prefix, "bin")))
+    assert installed <= set(TOOLS), "installed but not checked here: %s" % sorted(installed - set(TOOLS))

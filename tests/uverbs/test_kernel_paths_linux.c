@@ -185,6 +185,10 @@ Test(kernel_paths, class_directory_is_a_directory_listing_our_devices)
 	snprintf(want, sizeof(want), ".:%d ..:%d %s:%d %s:%d", DT_DIR, DT_DIR, ut_list[0]->name, DT_LNK,
 		 ut_list[1]->name, DT_LNK);
 	cr_assert_str_eq(got, want);
+	DIR *d = opendir("/sys/class/infiniband");
+	cr_assert_not_null(d);
+	cr_assert_eq(dirfd(d), -1, "dirfd of a listing that has no descriptor");
+	cr_assert_eq(closedir(d), 0);
 	struct dirent **v;
 	int n = scandir("/sys/class/infiniband", &v, NULL, alphasort);
 	cr_assert_eq(n, 4);
