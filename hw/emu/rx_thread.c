@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* The receive pipeline's two drivers (docs/architecture.md, "The emulated ConnectX").  An application thread that
- * polls an empty CQ takes the arrivals itself (emu_poll_assist, through the shim's
- * poll-assist hook): non-blocking, so a message costs no thread wake-up.  The device
- * thread does the rest: it blocks in poll() on the port's UDP socket for arrivals --
- * only while no application of the process has polled within EMU_POLL_GRACE_NS -- and
- * wakes for the nearest timer (ACK timeout, RNR wait, held packet, deferred ACK) or
- * when a posting thread arms an earlier one (eventfd).  It never transmits new work:
- * that is the posting thread's, inside its doorbell.  Each packet goes to rx_check.c
- * (checks and dispatch); the timers to the requester, the ACK queue and the fault
- * model. */
+/* The receive pipeline's two drivers (docs/architecture.md, "Progress: the device
+ * thread never leaves the wire").  The device thread is the NIC: it always blocks in
+ * poll() on the port's UDP socket and on its wake notification, takes every arrival
+ * it is woken for, and wakes for the nearest timer (ACK timeout, RNR wait, held
+ * packet).  So a request to a peer that spins on memory, blocks on a completion
+ * channel or is busy elsewhere is served, and its ACK sent, without that peer calling
+ * the library.  An application thread that polls an empty CQ may take the arrivals
+ * first (emu_poll_assist, through the shim's poll-assist hook, on one empty poll in
+ * EMU_ASSIST_EVERY): non-blocking, it gets a packet the device thread has not yet been
+ * scheduled for, which is most of them while an application polls.  Neither waits for
+ * the other.  The device thread never transmits new work: that is the posting
+ * thread's, inside its doorbell.  Each packet goes to rx_check.c (checks and
+ * dispatch); the timers to the requester and the fault model. */
 #define EMU_TP_INTERNAL
 #include "hw/emu/transport.h"
 
@@ -26,8 +29,6 @@
 
 #define EMU_RX_BATCH 64
 #define EMU_RX_IDLE_NS 10000000ull   /* wake at least every 10 ms to look at timers */
-/* EMU_POLL_GRACE_NS (transport.h): how long after an application's poll the device
- * thread keeps off the socket. */
 /* After an arrival with no application polling, the device thread keeps looking at the
  * socket (non-blocking) this long before it blocks again: the next request of a
  * ping-pong whose responder is passive (ib_read_lat's server) then needs no wake-up. */
@@ -68,17 +69,11 @@ static unsigned rx_pass(struct emu_tp *tp, uint64_t now)
 	unsigned n;
 
 	emu_roce_sock_cork(&tp->sock);
+	(void)now;
 	n = rx_batch(tp);
-	emu_resp_flush_acks(tp, now ? now : emu_now_ns(), NULL);
+	emu_resp_flush_acks(tp);   /* ACKs leave with the pass (rc_resp.c queue_ack) */
 	emu_roce_sock_uncork(&tp->sock);
 	return n;
-}
-
-static bool app_polling(struct emu_tp *tp, uint64_t now)
-{
-	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
-
-	return seen && (int64_t)(now - seen) < (int64_t)EMU_POLL_GRACE_NS;
 }
 
 /* Busy-poll the socket for EMU_RX_SPIN_NS after the last arrival, the lock taken only
@@ -114,6 +109,11 @@ static void rx_spin(struct emu_tp *tp)
 	}
 }
 
+/* An empty CQ poll.  One in EMU_ASSIST_EVERY looks at the wire (one recvmmsg, about
+ * 300 ns here even when nothing is there); the others return at once, so an empty
+ * ibv_poll_cq costs tens of nanoseconds, not a system call.  The count is per device
+ * and not atomic: racing pollers only shift which poll looks.  Nothing waits on this:
+ * the device thread takes whatever the skipped polls leave. */
 void emu_poll_assist(struct emu_dev *d)
 {
 	struct emu_tp *tp = d ? d->tp : NULL;
@@ -121,6 +121,10 @@ void emu_poll_assist(struct emu_dev *d)
 	unsigned n;
 
 	if (!tp || !tp->sock_ok || !tp->rxb.slots)
+		return;
+	n = __atomic_load_n(&tp->assist_skip, __ATOMIC_RELAXED) + 1;
+	__atomic_store_n(&tp->assist_skip, n, __ATOMIC_RELAXED);
+	if (n % EMU_ASSIST_EVERY)
 		return;
 	now = emu_now_ns();
 	__atomic_store_n(&tp->poll_seen, now, __ATOMIC_RELAXED);
@@ -222,7 +226,6 @@ static void *rx_main(void *arg)
 	for (;;) {
 		uint64_t now, a[2];
 		struct pollfd pfd[2];
-		bool deaf;
 		int n;
 
 		if (!lock_or_stop(tp))
@@ -232,20 +235,16 @@ static void *rx_main(void *arg)
 		a[1] = now + EMU_RX_IDLE_NS;
 		emu_tp_foreach_tq(tp, timers_one, a);
 		emu_tp_faults_timer(tp, now, &a[1]);
-		emu_resp_flush_acks(tp, now, &a[1]);
-		deaf = app_polling(tp, now);
-		if (deaf && a[1] > __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED) + EMU_POLL_GRACE_NS)
-			a[1] = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED) + EMU_POLL_GRACE_NS;
-		__atomic_store_n(&tp->thr_deaf, deaf, __ATOMIC_RELAXED);
+		emu_resp_flush_acks(tp);
 		tp->wake_at = a[1];
 		pthread_mutex_unlock(&d->lock);
 
-		/* While an application polls, only timers and the wake notification. */
+		/* Always the socket: whatever the application does, an arrival wakes the NIC. */
 		pfd[0].fd = tp->wake_fd;
 		pfd[0].events = POLLIN;
 		pfd[1].fd = tp->sock.fd;
 		pfd[1].events = POLLIN;
-		n = plat_poll_ns(pfd, deaf ? 1 : 2, a[1] > now ? a[1] - now : 0);
+		n = plat_poll_ns(pfd, 2, a[1] > now ? a[1] - now : 0);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n <= 0)
@@ -255,13 +254,14 @@ static void *rx_main(void *arg)
 				/* nothing to drain */
 			}
 		}
-		if (deaf || !(pfd[1].revents & POLLIN))
+		if (!(pfd[1].revents & POLLIN))
 			continue;
 		if (!lock_or_stop(tp))
 			break;
 		tp->wake_at = 0;
 		tp->ctr.device_thread_wakeups++;
-		(void)rx_pass(tp, 0);
+		if (!rx_pass(tp, 0))
+			tp->ctr.device_thread_idle_wakeups++;   /* an application's poll took it first */
 		pthread_mutex_unlock(&d->lock);
 		rx_spin(tp);
 	}

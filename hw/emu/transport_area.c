@@ -118,7 +118,7 @@ static void tp_teardown(struct emu_dev *d)
 	struct emu_tp *tp = emu_tp_get(d);
 
 	if (tp) {
-		emu_resp_flush_acks(tp, UINT64_MAX, NULL);   /* held ACKs leave before their QPs */
+		emu_resp_flush_acks(tp);   /* pending ACKs leave before their QPs */
 		emu_tq_drop_all(tp);
 	}
 }

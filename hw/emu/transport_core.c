@@ -178,21 +178,10 @@ void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at)
 void emu_tp_app_sleeps(struct emu_tp *tp)
 {
 	__atomic_store_n(&tp->poll_seen, 0, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&tp->thr_deaf, __ATOMIC_RELAXED) && tp->wake_fd >= 0) {
-		__atomic_store_n(&tp->thr_deaf, 0, __ATOMIC_RELAXED);
-		if (plat_notify_signal(tp->wake_fd) < 0) {
-			/* the counter is saturated: the thread wakes anyway */
-		}
-	}
 }
 
-/* A bandwidth run posts far more often than it finds its CQ empty (64 messages in
- * flight: each poll returns completions, each completion is followed by a post), so
- * without this the grace ran out between empty polls, and the device thread -- woken
- * by each ACK, real-time on the CPU the peer's device thread needs -- did the ACK and
- * window work the posting thread's next empty poll does in one batch.  Measured with
- * tools/bench-e2e on 2 CPUs: device thread wake-ups 2,450-3,381 -> 304-350 per 10,000
- * messages, its CPU 40 -> 10-13 us per 64 KiB message (docs/benchmarks.md).  A
+/* A bandwidth loop posts far more often than it finds its CQ empty: its doorbells keep
+ * it "not passive", so its device thread does not busy-poll (rx_spin) beside it.  A
  * compare-and-swap, so a CQ armed meanwhile (poll_seen 0) stays armed. */
 void emu_tp_app_posts(struct emu_tp *tp)
 {
