@@ -19,7 +19,8 @@
  *
  * Each line printed is "name value [value...]" (microseconds, MB/s, ns), read by
  * tools/bench-apps.  Both ranks are processes of their own, each with its own emulated
- * NIC (UVERBS_DEVICES=emu:ip=127.0.73.1x, set before the device list is read).  Linked
+ * NIC (UVERBS_DEVICES=emu:ip=127.92.N.1x, N from BENCH_APPS_NET (73), set before the
+ * device list is read).  Linked
  * as uv_bench_apps (libuverbs) and uv_bench_apps_librdma (the librdma name: Apple's UC
  * delivery semantics, as JACCL gets them).  Every wait is bounded. */
 #include <errno.h>
@@ -146,7 +147,7 @@ static uint32_t rank_ip(int r)
 	const char *b = getenv("BENCH_APPS_NET");   /* third octet, so runs do not collide */
 	unsigned net = b ? (unsigned)atoi(b) & 255 : 73;
 
-	return (127u << 24) | (net << 8) | (10u + (unsigned)r);
+	return (127u << 24) | (92u << 16) | (net << 8) | (10u + (unsigned)r);
 }
 
 /* ------------------------------------------------------------ UDP floor */
