@@ -842,11 +842,14 @@ static void client(struct side *s, uint32_t iters, uint32_t warm, uint32_t bw_it
 	       (unsigned long long)(t1.device_thread_wakeups - t0.device_thread_wakeups));
 	printf("During the latency tests the measuring NIC's device thread was woken %llu times by an\n"
 	       "arrival (%llu of them found it taken already by a CQ poll); CQ polls took %llu packets off\n"
-	       "the wire themselves (%llu polls looked); %llu ACKs sent.\n",
+	       "the wire themselves (%llu polls looked); %llu ACKs sent.  It slept off the socket %llu\n"
+	       "times while the application polled; polls and doorbells pushed that sleep %llu times.\n",
 	       (unsigned long long)(t0.device_thread_wakeups - l0.device_thread_wakeups),
 	       (unsigned long long)(t0.device_thread_idle_wakeups - l0.device_thread_idle_wakeups),
 	       (unsigned long long)(t0.assist_pkts - l0.assist_pkts), (unsigned long long)(t0.assist_polls - l0.assist_polls),
-	       (unsigned long long)(t0.acks_sent - l0.acks_sent));
+	       (unsigned long long)(t0.acks_sent - l0.acks_sent),
+	       (unsigned long long)(t0.device_thread_off_socket - l0.device_thread_off_socket),
+	       (unsigned long long)(t0.hold_rearms - l0.hold_rearms));
 	/* The gate: one line per figure, its baseline from this run, the ratio and the
 	 * target (docs/benchmarks.md).  Read, never asserted: timing on a shared machine. */
 	printf("\n%-34s %9s %9s  %-22s %8s %8s\n", "gate (one line per figure)", "value", "baseline", "(baseline is)",

@@ -23,6 +23,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/timerfd.h>
+#endif
 
 #include "hw/platform/notify.h"
 #include "hw/platform/thread.h"
@@ -74,6 +77,32 @@ static unsigned rx_pass(struct emu_tp *tp, uint64_t now)
 	emu_resp_flush_acks(tp);   /* ACKs leave with the pass (rc_resp.c queue_ack) */
 	emu_roce_sock_uncork(&tp->sock);
 	return n;
+}
+
+/* An application polled this device within EMU_POLL_NOW_NS, and again since the hold
+ * timer last found it stopped: it takes the arrivals itself, so the device thread may
+ * sleep off the socket, with the hold timer armed EMU_POLL_HOLD_NS ahead, which the
+ * application's next polls and doorbells push further (emu_tp_hold).  When the timer
+ * fires the application has stopped (it spins on memory, computes, waits elsewhere):
+ * the thread goes back to the socket and stays there until the application polls
+ * again.  Woken on every arrival instead, the thread's wake-ups (each preempts an
+ * application on 2 CPUs) cost ib_send_lat 46 us a half round trip against 33 us with
+ * the hold, under chrt at load 14 (docs/benchmarks.md, 2026-12-06).  No hold timer
+ * (not Linux): never off the socket. */
+static bool app_polling_now(struct emu_tp *tp, uint64_t now)
+{
+	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
+
+	if (tp->hold_fd < 0 || !seen || (int64_t)(now - seen) >= (int64_t)EMU_POLL_NOW_NS ||
+	    (int64_t)(seen - tp->hold_expired) <= 0)
+		return false;
+	__atomic_store_n(&tp->thr_off, 1, __ATOMIC_RELAXED);
+	if (!emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS)) {
+		__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
+		return false;
+	}
+	tp->ctr.device_thread_off_socket++;
+	return true;
 }
 
 /* Busy-poll the socket for EMU_RX_SPIN_NS after the last arrival, the lock taken only
@@ -128,6 +157,7 @@ void emu_poll_assist(struct emu_dev *d)
 		return;
 	now = emu_now_ns();
 	__atomic_store_n(&tp->poll_seen, now, __ATOMIC_RELAXED);
+	emu_tp_hold(tp, now);
 	if (pthread_mutex_trylock(&d->lock) != 0)
 		return;   /* the device thread or a doorbell is at work: poll again */
 	tp->ctr.assist_polls++;
@@ -226,6 +256,7 @@ static void *rx_main(void *arg)
 	for (;;) {
 		uint64_t now, a[2];
 		struct pollfd pfd[2];
+		bool off;
 		int n;
 
 		if (!lock_or_stop(tp))
@@ -236,15 +267,18 @@ static void *rx_main(void *arg)
 		emu_tp_foreach_tq(tp, timers_one, a);
 		emu_tp_faults_timer(tp, now, &a[1]);
 		emu_resp_flush_acks(tp);
+		off = app_polling_now(tp, now);
 		tp->wake_at = a[1];
 		pthread_mutex_unlock(&d->lock);
 
-		/* Always the socket: whatever the application does, an arrival wakes the NIC. */
+		/* The socket, unless an application polls this very moment: then the hold
+		 * timer instead, which its polls keep pushing ahead (EMU_POLL_HOLD_NS). */
 		pfd[0].fd = tp->wake_fd;
 		pfd[0].events = POLLIN;
-		pfd[1].fd = tp->sock.fd;
+		pfd[1].fd = off ? tp->hold_fd : tp->sock.fd;
 		pfd[1].events = POLLIN;
 		n = plat_poll_ns(pfd, 2, a[1] > now ? a[1] - now : 0);
+		__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n <= 0)
@@ -253,6 +287,13 @@ static void *rx_main(void *arg)
 			if (plat_notify_read(tp->wake_fd, NULL) < 0) {
 				/* nothing to drain */
 			}
+		}
+		if (off) {
+			uint64_t expirations;
+
+			if (read(tp->hold_fd, &expirations, sizeof(expirations)) == (ssize_t)sizeof(expirations))
+				tp->hold_expired = emu_now_ns();   /* it stopped: off again only once it polls again */
+			continue;
 		}
 		if (!(pfd[1].revents & POLLIN))
 			continue;
@@ -275,11 +316,19 @@ int emu_rx_start(struct emu_tp *tp)
 	tp->wake_fd = plat_notify_open(0, PLAT_NOTIFY_NONBLOCK);
 	if (tp->wake_fd < 0)
 		return tp->wake_fd;
+#ifdef __linux__
+	tp->hold_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);   /* -1: never off the socket */
+#else
+	tp->hold_fd = -1;
+#endif
 	tp->stop = 0;
 	rc = pthread_create(&tp->thr, NULL, rx_main, tp);
 	if (rc) {
 		plat_notify_close(tp->wake_fd);
 		tp->wake_fd = -1;
+		if (tp->hold_fd >= 0)
+			close(tp->hold_fd);
+		tp->hold_fd = -1;
 		return -rc;
 	}
 	tp->thr_running = true;
@@ -298,4 +347,7 @@ void emu_rx_stop(struct emu_tp *tp)
 	tp->thr_running = false;
 	plat_notify_close(tp->wake_fd);
 	tp->wake_fd = -1;
+	if (tp->hold_fd >= 0)
+		close(tp->hold_fd);
+	tp->hold_fd = -1;
 }

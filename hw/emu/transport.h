@@ -57,6 +57,8 @@ struct emu_tp_counters {
 	uint64_t assist_pkts;                  /* packets those polls received and handled */
 	uint64_t device_thread_wakeups;        /* device thread returns from poll() with an arrival */
 	uint64_t device_thread_idle_wakeups;   /* ... and finds it taken already by a CQ poll */
+	uint64_t device_thread_off_socket;     /* sleeps off the socket while an application polls */
+	uint64_t hold_rearms;                  /* pushes of that sleep's deadline (timerfd_settime) */
 	uint64_t device_thread_cpu_ns;         /* CPU time the device thread has used (plat_thread_cpu_ns) */
 	/* system calls of the wire (roce_sock.c batches them) */
 	uint64_t tx_calls;                     /* sends: one per run of queued packets */
@@ -73,6 +75,20 @@ struct emu_tp_counters {
 /* One empty CQ poll in this many runs the poll assist (emu_poll_assist, rx_thread.c):
  * a recvmmsg costs about 300 ns, and an empty ibv_poll_cq should cost a few tens. */
 #define EMU_ASSIST_EVERY 8u
+
+/* While an application polls, the device thread may sleep off the socket (its
+ * arrivals are the polls'), but only until EMU_POLL_HOLD_NS after the last poll or
+ * post: each poll assist and doorbell pushes that deadline forward (a timerfd, re-armed
+ * when less than half of it is left), so a thread off the socket is never woken while
+ * the application polls, and is back on the socket at most this long after the
+ * application stops (to spin on memory, compute, or sleep without arming a CQ).  An
+ * arrival then waits at most this long.  Linux only (timerfd); elsewhere the thread
+ * never leaves the socket.  rx_thread.c, docs/architecture.md "Progress". */
+#define EMU_POLL_HOLD_NS 30000ull
+/* The device thread leaves the socket only when the application polled this recently:
+ * long, because the thread decides right after its own work, during which it may have
+ * kept the application off its CPU (tens of microseconds on 2 virtual CPUs). */
+#define EMU_POLL_NOW_NS 1000000ull
 
 /* Name of each device's thread (15 characters at most, the kernel's limit). */
 #define EMU_DEVICE_THREAD_NAME "uverbs-emu-dev"
@@ -238,8 +254,12 @@ struct emu_tp {
 	uint64_t wake_at;                /* when the thread plans to wake (0: not sleeping) */
 	/* receive path: application polls (emu_poll_assist) beside the device thread */
 	uint64_t poll_seen;              /* last application poll or post (ns; atomic, no lock;
-					  * 0: it armed a CQ) -- only rx_spin reads it */
+					  * 0: it armed a CQ) */
 	unsigned assist_skip;            /* empty polls counted (emu_poll_assist) */
+	int hold_fd;                     /* timerfd ending a sleep off the socket (-1: none) */
+	int thr_off;                     /* 1: the device thread sleeps off the socket (atomic) */
+	uint64_t hold_until;             /* when that timer fires (ns, CLOCK_MONOTONIC; atomic) */
+	uint64_t hold_expired;           /* when it last fired: the application had stopped */
 	struct emu_roce_rx_batch rxb;    /* arrivals, for whoever receives under the device lock */
 	/* A multi-packet payload read ahead in one DMA read (emu_payload_read) */
 	uint64_t stage_keys;             /* last key handed out: a WQE's seq, a READ's responses */
@@ -265,12 +285,19 @@ void emu_tq_drop_all(struct emu_tp *tp);
 void emu_swqe_release(struct emu_swqe *w);
 void emu_tp_foreach_tq(struct emu_tp *tp, void (*fn)(struct emu_tp *, struct emu_tq *, void *), void *arg);
 void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at);
-/* A CQ was armed: the application is about to block for its event; to rx_spin it is
- * passive from now on. */
+/* A CQ was armed: the application is about to block for its event: the device thread
+ * goes back to the socket now, and to rx_spin the application is passive. */
 void emu_tp_app_sleeps(struct emu_tp *tp);
 /* A send doorbell: an application that polls and posts is busy, not passive (rx_spin),
- * unless it armed a CQ since or never polled. */
+ * unless it armed a CQ since or never polled; it pushes the deadline of a sleep off
+ * the socket (EMU_POLL_HOLD_NS). */
 void emu_tp_app_posts(struct emu_tp *tp);
+/* An application is active now (a poll assist, a doorbell): push the device thread's
+ * sleep off the socket EMU_POLL_HOLD_NS ahead, if it sleeps so and less than half of it
+ * is left (one timerfd_settime). */
+void emu_tp_hold(struct emu_tp *tp, uint64_t now);
+/* Arm the hold timer to fire at `at` (ns, CLOCK_MONOTONIC); false without one. */
+bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at);
 
 /* wire_faults.c: send a sealed packet through the fault model */
 int emu_tp_xmit(struct emu_tp *tp, const struct emu_roce_ip *ip, uint8_t *pkt, size_t len);

@@ -73,6 +73,7 @@ static int tp_init(struct emu_dev *d)
 		return -ENOMEM;
 	tp->d = d;
 	tp->wake_fd = -1;
+	tp->hold_fd = -1;
 	if (emu_roce_rx_batch_init(&tp->rxb)) {
 		free(tp);
 		return -ENOMEM;

@@ -13,7 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/timerfd.h>
+#endif
 
 #include "hw/platform/notify.h"
 #include "hw/platform/thread.h"
@@ -178,6 +182,12 @@ void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at)
 void emu_tp_app_sleeps(struct emu_tp *tp)
 {
 	__atomic_store_n(&tp->poll_seen, 0, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && tp->wake_fd >= 0) {
+		__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
+		if (plat_notify_signal(tp->wake_fd) < 0) {
+			/* the counter is saturated: the thread wakes anyway */
+		}
+	}
 }
 
 /* A bandwidth loop posts far more often than it finds its CQ empty: its doorbells keep
@@ -187,9 +197,13 @@ void emu_tp_app_posts(struct emu_tp *tp)
 {
 	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
 
-	if (seen)
-		(void)__atomic_compare_exchange_n(&tp->poll_seen, &seen, emu_now_ns(), false, __ATOMIC_RELAXED,
+	if (seen) {
+		uint64_t now = emu_now_ns();
+
+		(void)__atomic_compare_exchange_n(&tp->poll_seen, &seen, now, false, __ATOMIC_RELAXED,
 						  __ATOMIC_RELAXED);
+		emu_tp_hold(tp, now);
+	}
 }
 
 /* Every QP's transport state goes (HCA teardown, device close). */
@@ -245,4 +259,31 @@ int emu_tp_inject(struct emu_dev *d, uint32_t daddr, uint16_t sport, const void 
 	if (sendto(fd, pkt, len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		rc = -errno;
 	return rc;
+}
+
+bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at)
+{
+#ifdef __linux__
+	struct itimerspec its = { .it_value = { .tv_sec = (time_t)(at / 1000000000u),
+						.tv_nsec = (long)(at % 1000000000u) } };
+
+	if (tp->hold_fd < 0)
+		return false;
+	__atomic_store_n(&tp->hold_until, at, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&tp->ctr.hold_rearms, 1, __ATOMIC_RELAXED);   /* from a poll: not under the lock */
+	return timerfd_settime(tp->hold_fd, TFD_TIMER_ABSTIME, &its, NULL) == 0;
+#else
+	(void)tp;
+	(void)at;
+	return false;
+#endif
+}
+
+void emu_tp_hold(struct emu_tp *tp, uint64_t now)
+{
+	if (!__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
+		return;
+	if ((int64_t)(__atomic_load_n(&tp->hold_until, __ATOMIC_RELAXED) - now) >= (int64_t)(EMU_POLL_HOLD_NS / 2))
+		return;
+	(void)emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS);
 }
