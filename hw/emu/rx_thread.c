@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* The receive pipeline's two drivers (docs/architecture.md, "Progress: the device
- * thread never leaves the wire").  The device thread is the NIC: it always blocks in
- * poll() on the port's UDP socket and on its wake notification, takes every arrival
- * it is woken for, and wakes for the nearest timer (ACK timeout, RNR wait, held
- * packet).  So a request to a peer that spins on memory, blocks on a completion
- * channel or is busy elsewhere is served, and its ACK sent, without that peer calling
- * the library.  An application thread that polls an empty CQ may take the arrivals
- * first (emu_poll_assist, through the shim's poll-assist hook, on one empty poll in
- * EMU_ASSIST_EVERY): non-blocking, it gets a packet the device thread has not yet been
- * scheduled for, which is most of them while an application polls.  Neither waits for
- * the other.  The device thread never transmits new work: that is the posting
- * thread's, inside its doorbell.  Each packet goes to rx_check.c (checks and
- * dispatch); the timers to the requester and the fault model. */
+/* The receive pipeline's two drivers (docs/architecture.md, "Progress whatever the
+ * application does").  The device thread is the NIC: it blocks in poll() on the port's
+ * UDP socket and its wake notification, takes every arrival it is woken for, and wakes
+ * for the nearest timer (ACK timeout, RNR wait, held packet).  An application thread
+ * that polls an empty CQ takes the arrivals first (emu_poll_assist, through the shim's
+ * poll-assist hook, on one empty poll in EMU_ASSIST_EVERY), non-blocking; while it
+ * polls, the device thread sleeps off the socket behind a deadline the polls push
+ * (app_polling_now, emu_tp_hold), so it is never woken for nothing, and it is back on
+ * the socket within EMU_POLL_HOLD_NS of the application stopping.  So a request to a
+ * peer that spins on memory, blocks on a completion channel or is busy elsewhere is
+ * served, and its ACK sent, without that peer calling the library.  The device thread
+ * never transmits new work: that is the posting thread's, inside its doorbell.  Each
+ * packet goes to rx_check.c (checks and dispatch); the timers to the requester and the
+ * fault model. */
 #define EMU_TP_INTERNAL
 #include "hw/emu/transport.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Progress of the emulated device whatever the application does (docs/architecture.md,
- * "Progress: the device thread never leaves the wire"): an empty mx5_poll_cq may take
+ * "Progress whatever the application does"): an empty mx5_poll_cq may take
  * the arrivals in the polling thread (the shim's poll-assist hook), but nothing waits
  * for it -- the device thread serves a peer that spins on memory or never calls the
  * library, and a responder's ACK leaves in the receive pass that placed the request.
