@@ -73,8 +73,12 @@ struct emu_tp_counters {
 #define EMU_TP_STAGE_BYTES (64u * 1024)
 
 /* One empty CQ poll in this many runs the poll assist (emu_poll_assist, rx_thread.c):
- * a recvmmsg costs about 300 ns, and an empty ibv_poll_cq should cost a few tens. */
-#define EMU_ASSIST_EVERY 8u
+ * its recvmmsg costs 0.3 us on an idle machine and 3-4 us on this 2-CPU one under load,
+ * and an empty ibv_poll_cq should cost a few tens of nanoseconds (issue 32: <= 100 ns).
+ * Measured, mean of 10^6 empty polls at load 15: every 8th 500 ns, every 32nd 105-130,
+ * every 64th see docs/benchmarks.md.  An arrival then waits at most 64 polls (about
+ * 1.5 us) for a poller. */
+#define EMU_ASSIST_EVERY 64u
 
 /* While an application polls, the device thread may sleep off the socket (its
  * arrivals are the polls'), but only until EMU_POLL_HOLD_NS after the last poll or
