@@ -88,7 +88,7 @@ struct emu_tp_counters {
  * application stops (to spin on memory, compute, or sleep without arming a CQ).  An
  * arrival then waits at most this long.  Linux only (timerfd); elsewhere the thread
  * never leaves the socket.  rx_thread.c, docs/architecture.md "Progress". */
-#define EMU_POLL_HOLD_NS 30000ull
+#define EMU_POLL_HOLD_NS 50000ull   /* 30, 50, 100 us measured: docs/benchmarks.md 2026-12-06 */
 /* The device thread leaves the socket only when the application polled this recently:
  * long, because the thread decides right after its own work, during which it may have
  * kept the application off its CPU (tens of microseconds on 2 virtual CPUs). */
