@@ -87,8 +87,8 @@ static unsigned rx_pass(struct emu_tp *tp, uint64_t now)
  * fires the application has stopped (it spins on memory, computes, waits elsewhere):
  * the thread goes back to the socket and stays there until the application polls
  * again.  Woken on every arrival instead, the thread's wake-ups (each preempts an
- * application on 2 CPUs) cost ib_send_lat 46 us a half round trip against 33 us with
- * the hold, under chrt at load 14 (docs/benchmarks.md, 2026-12-06).  No hold timer
+ * application on 2 CPUs) cost ib_send_lat 46 us a half round trip against 13 us with
+ * the hold, under chrt at load 14-15 (docs/benchmarks.md, 2026-12-06).  No hold timer
  * (not Linux): never off the socket. */
 static bool app_polling_now(struct emu_tp *tp, uint64_t now)
 {
