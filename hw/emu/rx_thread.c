@@ -346,6 +346,7 @@ void emu_rx_stop(struct emu_tp *tp)
 	}
 	pthread_join(tp->thr, NULL);
 	tp->thr_running = false;
+	__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);   /* no poll pushes a closed timer */
 	plat_notify_close(tp->wake_fd);
 	tp->wake_fd = -1;
 	if (tp->hold_fd >= 0)

@@ -248,3 +248,33 @@ Test(poll_assist, a_peer_that_stopped_calling_the_library_serves_writes_and_read
 		cr_assert_eq(memcmp(abuf, abuf + 4096, 4096), 0, "READ %u brought back other bytes than the WRITE", i);
 	}
 }
+
+/* While an application polls, its device thread sleeps off the socket (the polls take
+ * the arrivals) behind a deadline the polls push: A polls without a pause while B
+ * writes to it 40 times; A's thread went off the socket at least once, and every WRITE
+ * completed.  (How few wake-ups that leaves is a figure, not a test: docs/benchmarks.md.) */
+Test(poll_assist, a_polling_application_keeps_its_device_thread_off_the_socket)
+{
+#ifdef __linux__
+	struct emu_tp_counters a0, a1;
+	struct ibv_wc wc;
+
+	emu_tp_counters(A.emu, &a0);
+	for (unsigned i = 0; i < 40; i++) {
+		uint64_t end = tp_now_ms() + 5000;
+
+		cr_assert_eq(write8(&qb, bbuf, abuf, amr, 700 + i), 0);
+		for (uint64_t until = tp_now_ms() + 1; tp_now_ms() < until;)
+			cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 0);   /* A polls: nothing of its own */
+		while (mx5_poll_cq(B.cqr, 1, &wc) == 0)
+			cr_assert(tp_now_ms() < end, "B's WRITE %u did not complete", i);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	}
+	emu_tp_counters(A.emu, &a1);
+	cr_assert_gt(a1.device_thread_off_socket, a0.device_thread_off_socket,
+		     "A polled for 40 ms and its device thread never left the socket (woken %llu times)",
+		     (unsigned long long)(a1.device_thread_wakeups - a0.device_thread_wakeups));
+#else
+	cr_skip_test("the hold off the socket needs a timerfd (Linux)");
+#endif
+}
