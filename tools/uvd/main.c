@@ -45,6 +45,7 @@
  *         after this many seconds (default 30)
  */
 #include <errno.h>
+#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -61,8 +62,44 @@
 #include "hw/platform/local_msg.h"
 #include "hw/platform/run_dir.h"
 #include "hw/platform/sock.h"
+#include "tools/common/cli.h"
+#include "tools/common/parse.h"
 #include "tools/uvd/uvd.h"
 #include "uverbs/uv.h"
+
+static const char uvd_usage[] =
+"usage: uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-S] [-R] [-v]\n"
+"           [-c N] [-C N] [-o N] [-q N] [-m BYTES] [-M BYTES] [-i SECONDS]\n"
+"       uvd --help | --version\n"
+"  the device daemon: opens one device and serves its control path to client processes\n"
+"  (UVERBS_DEVICES=uvd:SOCKET), which keep their own data path.\n"
+"  -d, --device URI       the device (default emu:); any shim URI but uvd:\n"
+"  -s, --socket PATH      the socket (default $UVERBS_RUN_DIR/uvd.sock, UVERBS_RUN_DIR\n"
+"                         defaulting to /tmp/uverbs-<uid>)\n"
+"  -p, --spin-us USEC     how long a client's thread watches its doorbell ring after a\n"
+"                         store before it sleeps (default 20 with more than two CPUs,\n"
+"                         else 0; never on one CPU)\n"
+"  -P, --host-page BYTES  the host page clients map UAR pages in (default the shim's\n"
+"                         page size; a power of two, k suffix allowed)\n"
+"  -S, --shared-only      register only memory a client shares (a memfd it holds)\n"
+"  -R, --ring             (emulated device) run the data plane in the daemon, doorbells\n"
+"                         through a ring per client, as with real hardware\n"
+"  -v, --verbose          log clients, refusals and cleanups on stderr\n"
+"  limits (past one: EDQUOT, or the connection closed; docs/tools.md \"uvd\"):\n"
+"  -c, --connections N    connections at once, all clients (default 128)\n"
+"  -C, --connections-per-process N  from one process (default 32)\n"
+"  -o, --objects N        PDs, MKeys, CQs, QPs, SRQs per client, each kind (default 4096)\n"
+"  -q, --counter-sets N   counter sets per client (default 4)\n"
+"  -m, --locked-bytes B   bytes pinned in the daemon per client (default 1 GiB, or a\n"
+"                         quarter of RLIMIT_MEMLOCK when lower and not root)\n"
+"  -M, --pinned-bytes B   bytes of a client's own memory registered per client\n"
+"                         (default 256 GiB)\n"
+"  -i, --idle-seconds S   close a connection with no HELLO, or holding nothing and\n"
+"                         silent, after S seconds (default 30)\n"
+"  -h, --help             this text;  --version  the version and the build\n"
+"exit: 0 stopped by SIGTERM/SIGINT; 1 a runtime error (no device, bring-up failed, the\n"
+"      socket is taken, the run directory is not ours and 0700), one line on stderr;\n"
+"      2 a usage error\n";
 
 static volatile sig_atomic_t uvd_stop;
 
@@ -131,22 +168,12 @@ static uint64_t uvd_default_locked(void)
 	return def;
 }
 
-/* A number option: its value, or false for garbage. */
-static bool uvd_num(const char *s, unsigned long long *v)
-{
-	char *end;
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return !errno && end != s && !*end;
-}
-
 int main(int argc, char **argv)
 {
 	const char *uri = "emu:";
 	struct uvd_server srv = { .lfd = -1,
 				  .lim = { .conns = 128, .conns_per_pid = 32, .objs = 4096, .qcnt = 4,
 					   .locked = uvd_default_locked(), .pinned = 256ull << 30, .idle_s = 30 } };
-	unsigned long long v;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	/* On two CPUs a real-time spinner takes the CPU the device thread or the peer needs:
 	 * measured with tools/bench-uvd under chrt, 20 us of spin made the median 4 KiB WRITE
@@ -155,44 +182,59 @@ int main(int argc, char **argv)
 	unsigned long spin_us = ncpu > 2 ? 20 : 0;
 	unsigned long host_page = 0;
 	bool ring = false;
+	static const struct option lo[] = {
+		{ "device", required_argument, NULL, 'd' }, { "socket", required_argument, NULL, 's' },
+		{ "spin-us", required_argument, NULL, 'p' }, { "host-page", required_argument, NULL, 'P' },
+		{ "shared-only", no_argument, NULL, 'S' }, { "ring", no_argument, NULL, 'R' },
+		{ "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "connections", required_argument, NULL, 'c' }, { "connections-per-process", required_argument, NULL, 'C' },
+		{ "objects", required_argument, NULL, 'o' }, { "counter-sets", required_argument, NULL, 'q' },
+		{ "locked-bytes", required_argument, NULL, 'm' }, { "pinned-bytes", required_argument, NULL, 'M' },
+		{ "idle-seconds", required_argument, NULL, 'i' }, { NULL, 0, NULL, 0 },
+	};
 	int opt;
-	while ((opt = getopt(argc, argv, "d:s:p:P:SRvc:C:o:q:m:M:i:h")) != -1) {
+	uint64_t v;
+	opterr = 0;    /* errors as one line each (tools/common/cli.h) */
+	while ((opt = getopt_long(argc, argv, ":d:s:p:P:SRvhc:C:o:q:m:M:i:", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'd': uri = optarg; break;
 		case 's':
-			if (strlen(optarg) >= sizeof(srv.path)) {
-				fprintf(stderr, "uvd: -s %s: a socket path is at most %zu bytes (sockaddr_un)\n", optarg,
-					sizeof(srv.path) - 1);
-				return 2;
-			}
+			if (strlen(optarg) >= sizeof(srv.path))
+				return uvt_usage_error("uvd", "--socket: path longer than %zu bytes", sizeof(srv.path) - 1);
 			snprintf(srv.path, sizeof(srv.path), "%s", optarg);
 			break;
-		case 'c': case 'C': case 'o': case 'q': case 'm': case 'M': case 'i':
-			if (!uvd_num(optarg, &v) || v == 0 || ((opt != 'm' && opt != 'M') && v > 1000000)) {
-				fprintf(stderr, "uvd: -%c %s: a positive number%s\n", opt, optarg,
-					opt == 'm' || opt == 'M' ? " of bytes" : " up to 1000000");
-				return 2;
-			}
-			if (opt == 'c') srv.lim.conns = (unsigned)v;
-			if (opt == 'C') srv.lim.conns_per_pid = (unsigned)v;
-			if (opt == 'o') srv.lim.objs = (unsigned)v;
-			if (opt == 'q') srv.lim.qcnt = (unsigned)v;
-			if (opt == 'm') srv.lim.locked = v;
-			if (opt == 'M') srv.lim.pinned = v;
-			if (opt == 'i') srv.lim.idle_s = (unsigned)v;
+		case 'p':
+			if (uvt_parse_u64(optarg, 1000000000, &v))
+				return uvt_usage_error("uvd", "--spin-us: '%s' is not a number of microseconds", optarg);
+			spin_us = (unsigned long)v;
 			break;
-		case 'p': spin_us = strtoul(optarg, NULL, 10); break;
-		case 'P': host_page = strtoul(optarg, NULL, 0); break;
+		case 'P':
+			if (uvt_parse_size(optarg, 1u << 30, &v) || !v)
+				return uvt_usage_error("uvd", "--host-page: '%s' is not a size in bytes", optarg);
+			host_page = (unsigned long)v;
+			break;
+		case 'c': case 'C': case 'o': case 'q': case 'i':
+			if (uvt_parse_u64(optarg, 1000000, &v) || !v)
+				return uvt_usage_error("uvd", "-%c: '%s' is not a number from 1 to 1000000", opt, optarg);
+			*(opt == 'c' ? &srv.lim.conns : opt == 'C' ? &srv.lim.conns_per_pid : opt == 'o' ? &srv.lim.objs
+			  : opt == 'q' ? &srv.lim.qcnt : &srv.lim.idle_s) = (unsigned)v;
+			break;
+		case 'm': case 'M':
+			if (uvt_parse_size(optarg, UINT64_MAX, &v) || !v)
+				return uvt_usage_error("uvd", "-%c: '%s' is not a size in bytes", opt, optarg);
+			*(opt == 'm' ? &srv.lim.locked : &srv.lim.pinned) = v;
+			break;
 		case 'S': srv.shared_only = true; break;
 		case 'R': ring = true; break;
 		case 'v': srv.verbose++; break;
-		default:
-			fprintf(stderr, "usage: uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-S] [-R] [-v]\n"
-					"           [-c CONNS] [-C CONNS_PER_PROCESS] [-o OBJECTS_PER_KIND] [-q COUNTER_SETS]\n"
-					"           [-m LOCKED_BYTES] [-M PINNED_BYTES] [-i IDLE_SECONDS]\n");
-			return opt == 'h' ? 0 : 2;
+		case 'h': return uvt_help("uvd", uvd_usage);
+		case 'V': return uvt_version("uvd");
+		default: return uvt_getopt_error("uvd", opt, argv);
 		}
 	}
+	if (optind < argc)
+		return uvt_usage_error("uvd", "unexpected argument '%s'", argv[optind]);
 	srv.lim.mems = srv.lim.objs * 4u;
 	/* A spinning real-time thread on the only CPU would starve the client it waits for
 	 * (the emulator's rx_spin keeps the same rule). */
@@ -216,8 +258,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!strncmp(uri, "uvd:", 4)) {
-		fprintf(stderr, "uvd: %s is a daemon's socket: give the device itself (emu:, vfio:, kext:)\n", uri);
-		return 2;
+		return uvt_usage_error("uvd", "%s is a daemon's socket: give the device itself (emu:, vfio:, kext:)", uri);
 	}
 	/* The device list of libuverbs is built from UVERBS_DEVICES: exactly ours. */
 	setenv("UVERBS_DEVICES", uri, 1);
@@ -250,9 +291,8 @@ int main(int argc, char **argv)
 	if (srv.host_page < srv.shim->page_size ||
 	    uvd_uar_group_size(srv.host_page, srv.uar_page_bytes, &srv.uar_per_group)) {
 		pthread_mutex_unlock(&d->lock);
-		fprintf(stderr, "uvd: -P %lu: a power of two from the page size %zu to %u UAR pages of %zu bytes\n",
-			host_page, srv.shim->page_size, UVD_UAR_GROUP_MAX, srv.uar_page_bytes);
-		return 2;
+		return uvt_usage_error("uvd", "-P %lu: a power of two from the page size %zu to %u UAR pages of %zu bytes",
+				       host_page, srv.shim->page_size, UVD_UAR_GROUP_MAX, srv.uar_page_bytes);
 	}
 	uvd_uar_groups_init(&srv.uar_pool, srv.uar_per_group);
 	srv.kext_fn = uvd_share_kext_fn(srv.shim, uri);
