@@ -163,13 +163,20 @@ bool org_uverbs_UvShim::start(IOService *provider)
 	}
 	/* Power (shim-kext/core/power.c): join the power plane under the PCI device with
 	 * two states, off and on (IOService.h PMinit, joinPMtree, registerPowerDriver), and
-	 * hear the system's sleep: idle sleep is refused while an owner holds the function
-	 * (RootDomain.h registerPrioritySleepWakeInterest). */
+	 * ask for "on" at once: a driver whose desired state is never raised may be sent
+	 * setPowerState(0) by the first power change after boot, which would mark the
+	 * device gone before anyone opened it (IOService.h changePowerStateTo).
+	 * The system's sleep is heard through the root domain's general interest
+	 * (RootDomain.h registerSleepWakeInterest; xnu IOPMrootDomain.cpp registers it for
+	 * gIOGeneralInterest), whose clients are asked kIOMessageCanSystemSleep and may
+	 * veto idle sleep; the priority interest (registerPrioritySleepWakeInterest) is only
+	 * told later (kIOMessageSystemWillSleep), when sleep can no longer be refused. */
 	PMinit();
 	provider->joinPMtree(this);
 	fPMJoined = true;
 	registerPowerDriver(this, sPowerStates, 2);
-	fSleepNotifier = registerPrioritySleepWakeInterest(&org_uverbs_UvShim::systemPower, this, NULL);
+	changePowerStateTo(1);
+	fSleepNotifier = registerSleepWakeInterest(&org_uverbs_UvShim::systemPower, this, NULL);
 	registerService(); /* lets IOServiceOpen find us */
 	return true;
 fail:
