@@ -14,6 +14,7 @@
 #ifndef UVERBS_HW_EMU_EMU_H
 #define UVERBS_HW_EMU_EMU_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -91,6 +92,12 @@ struct emu_config {
 	 * thread that rang a doorbell, with the device lock held: it must not call back. */
 	int (*dma)(void *arg, uint64_t iova, void *buf, size_t len, int write);
 	void *dma_arg;
+	/* A host that starts the device's thread itself (hw/qemu: qemu_thread_create, so it
+	 * is named and blocks the signals QEMU's main loop takes): 0 and the running thread
+	 * in *out, which the device joins with pthread_join at destroy, or a negative
+	 * errno.  NULL: pthread_create. */
+	int (*thread_start)(void *arg, pthread_t *out, void *(*fn)(void *), void *fn_arg);
+	void *thread_arg;
 	/* > 0: every command run and its answer is written here, as Linux's dump_command
 	 * does (cmd.c log_command); the fd stays the caller's. */
 	int cmd_log_fd;

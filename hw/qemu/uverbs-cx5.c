@@ -25,14 +25,16 @@
  *    the driver wrote the WQE and its doorbell record to memory first (PRM
  *    "BlueFlame");
  *  - FLR and device reset: emu_reset.
- * The library runs its own threads inside QEMU (rx, timers), at SCHED_OTHER
- * (sched=normal is always passed): they touch guest memory only through cfg.dma, which
- * needs no BQL (address_space_rw takes RCU itself), and never call into QEMU otherwise.
+ * The library's device thread is a QEMU thread (cfg.thread_start: qemu_thread_create,
+ * named uverbs-cx5-rx), at SCHED_OTHER (sched=normal is always passed): it touches
+ * guest memory only through cfg.dma, which needs no BQL (address_space_rw takes RCU
+ * itself), and never calls into QEMU otherwise.
  */
 #include "qemu/osdep.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "qemu/timer.h"
+#include "qemu/thread.h"
 #include "qemu/bswap.h"
 #include "qapi/error.h"
 #include "hw/pci/pci.h"
@@ -74,6 +76,7 @@ struct UverbsCx5State {
     uint64_t bf_off;
     unsigned bf_len, bf_want;
     QEMUTimer *bf_timer;
+    QemuThread rx_thread;             /* the library's device thread (cx5_thread_start) */
 };
 
 static int cx5_dma(void *arg, uint64_t iova, void *buf, size_t len, int write)
@@ -82,6 +85,18 @@ static int cx5_dma(void *arg, uint64_t iova, void *buf, size_t len, int write)
     MemTxResult r = write ? pci_dma_write(pdev, iova, buf, len) : pci_dma_read(pdev, iova, buf, len);
 
     return r == MEMTX_OK ? 0 : -EFAULT;
+}
+
+/* The device's thread as a QEMU thread: named, with the signals QEMU's main loop takes
+ * blocked (qemu_thread_create); joined by the library with pthread_join at destroy,
+ * which is what qemu_thread_join does. */
+static int cx5_thread_start(void *arg, pthread_t *out, void *(*fn)(void *), void *fn_arg)
+{
+    UverbsCx5State *s = arg;
+
+    qemu_thread_create(&s->rx_thread, "uverbs-cx5-rx", fn, fn_arg, QEMU_THREAD_JOINABLE);
+    *out = s->rx_thread.thread;
+    return 0;
 }
 
 /* ---- BlueFlame gathering ---- */
@@ -259,6 +274,8 @@ static void cx5_realize(PCIDevice *pdev, Error **errp)
     }
     cfg.dma = cx5_dma;
     cfg.dma_arg = pdev;
+    cfg.thread_start = cx5_thread_start;
+    cfg.thread_arg = s;
     if (emu_create(&cfg, &s->emu, err, sizeof(err))) {
         error_setg(errp, "uverbs-cx5: %s", err);
         return;

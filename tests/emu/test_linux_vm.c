@@ -272,3 +272,35 @@ Test(emu_linux_vm, command_log_is_in_dump_command_form)
 	cr_assert(strstr(buf, "dump command ENABLE_HCA(0x104) op_mod 0x0 OUTPUT len 16 status 0x0 syndrome 0x0\n"),
 		  "%s", buf);
 }
+
+/* ---- the device thread started by the host (emu_config.thread_start: QEMU's
+ * qemu_thread_create in hw/qemu) ---- */
+
+static unsigned started;
+
+static int host_thread_start(void *arg, pthread_t *out, void *(*fn)(void *), void *fn_arg)
+{
+	started++;
+	if (arg)
+		return -EAGAIN;   /* a host that cannot start one */
+	return -pthread_create(out, NULL, fn, fn_arg);
+}
+
+Test(emu_linux_vm, the_device_thread_is_started_by_the_host_when_it_asks)
+{
+	struct emu_config cfg = { 0 };
+	struct emu_dev *d = NULL;
+	char err[128];
+
+	started = 0;
+	cfg.thread_start = host_thread_start;
+	cr_assert_eq(emu_create(&cfg, &d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(started, 1u);
+	emu_destroy(d);   /* joins it */
+
+	cfg.thread_arg = &cfg;
+	d = NULL;
+	cr_assert_lt(emu_create(&cfg, &d, err, sizeof(err)), 0, "a thread the host refuses fails the create");
+	cr_assert_null(d);
+	cr_assert_eq(started, 2u);
+}
