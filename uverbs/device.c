@@ -366,12 +366,29 @@ static void uv_open_failed(struct uv_dev *d, const char *why)
 	fprintf(stderr, "uverbs: Warning: %s cannot be used: %s\n", d->ibdev.name, why);
 }
 
+/* BlueFlame policy from rdma-core's own knobs, read as libmlx5 reads them
+ * (providers/mlx5/mlx5.c get_shut_up_bf, get_always_bf): MLX5_SHUT_UP_BF set and not
+ * "0" turns BlueFlame off; MLX5_POST_SEND_PREFER_BF="0" keeps it for inline WQEs only;
+ * unset, BlueFlame serves every single WQE that fits (rdma-core's default). */
+static unsigned uv_bf_policy(void)
+{
+	const char *off = getenv("MLX5_SHUT_UP_BF");
+	const char *prefer = getenv("MLX5_POST_SEND_PREFER_BF");
+
+	if (off && strcmp(off, "0") != 0)
+		return MX5_BF_OFF;
+	if (prefer && strcmp(prefer, "0") == 0)
+		return MX5_BF_INLINE_ONLY;
+	return MX5_BF_PREFER;
+}
+
 int uv_dev_up(struct uv_dev *d)
 {
 	if (d->mx5)
 		return 0;
 	struct mx5_device *m;
-	int rc = mx5_device_open(d->uri, &m);
+	struct mx5_open_attr oa = { .bf_policy = uv_bf_policy() };
+	int rc = mx5_device_open_attr(d->uri, &oa, &m);
 	if (rc) {
 		uv_open_failed(d, mx5_open_error());
 		return rc;

@@ -29,6 +29,7 @@
  *     -v  log clients, refusals and cleanups on stderr
  */
 #include <errno.h>
+#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,8 +44,31 @@
 #include "hw/mlx5/mx5.h"
 #include "hw/platform/local_msg.h"
 #include "hw/platform/sock.h"
+#include "tools/common/cli.h"
+#include "tools/common/parse.h"
 #include "tools/uvd/uvd.h"
 #include "uverbs/uv.h"
+
+static const char uvd_usage[] =
+"usage: uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-S] [-R] [-v]\n"
+"       uvd --help | --version\n"
+"  the device daemon: opens one device and serves its control path to client processes\n"
+"  (UVERBS_DEVICES=uvd:SOCKET), which keep their own data path.\n"
+"  -d, --device URI       the device (default emu:); any shim URI but uvd:\n"
+"  -s, --socket PATH      the socket (default $UVERBS_RUN_DIR/uvd.sock, UVERBS_RUN_DIR\n"
+"                         defaulting to /tmp/uverbs-<uid>)\n"
+"  -p, --spin-us USEC     how long a client's thread watches its doorbell ring after a\n"
+"                         store before it sleeps (default 20 with more than two CPUs,\n"
+"                         else 0; never on one CPU)\n"
+"  -P, --host-page BYTES  the host page clients map UAR pages in (default the shim's\n"
+"                         page size; a power of two, k suffix allowed)\n"
+"  -S, --shared-only      register only memory a client shares (a memfd it holds)\n"
+"  -R, --ring             (emulated device) run the data plane in the daemon, doorbells\n"
+"                         through a ring per client, as with real hardware\n"
+"  -v, --verbose          log clients, refusals and cleanups on stderr\n"
+"  -h, --help             this text;  --version  the version and the build\n"
+"exit: 0 stopped by SIGTERM/SIGINT; 1 a runtime error (no device, bring-up failed, the\n"
+"      socket is taken), one line on stderr; 2 a usage error\n";
 
 static volatile sig_atomic_t uvd_stop;
 
@@ -95,21 +119,44 @@ int main(int argc, char **argv)
 	unsigned long spin_us = ncpu > 2 ? 20 : 0;
 	unsigned long host_page = 0;
 	bool ring = false;
+	static const struct option lo[] = {
+		{ "device", required_argument, NULL, 'd' }, { "socket", required_argument, NULL, 's' },
+		{ "spin-us", required_argument, NULL, 'p' }, { "host-page", required_argument, NULL, 'P' },
+		{ "shared-only", no_argument, NULL, 'S' }, { "ring", no_argument, NULL, 'R' },
+		{ "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
+	};
 	int opt;
-	while ((opt = getopt(argc, argv, "d:s:p:P:SRvh")) != -1) {
+	uint64_t v;
+	opterr = 0;    /* errors as one line each (tools/common/cli.h) */
+	while ((opt = getopt_long(argc, argv, ":d:s:p:P:SRvh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'd': uri = optarg; break;
-		case 's': snprintf(srv.path, sizeof(srv.path), "%s", optarg); break;
-		case 'p': spin_us = strtoul(optarg, NULL, 10); break;
-		case 'P': host_page = strtoul(optarg, NULL, 0); break;
+		case 's':
+			if (strlen(optarg) >= sizeof(srv.path))
+				return uvt_usage_error("uvd", "--socket: path longer than %zu bytes", sizeof(srv.path) - 1);
+			snprintf(srv.path, sizeof(srv.path), "%s", optarg);
+			break;
+		case 'p':
+			if (uvt_parse_u64(optarg, 1000000000, &v))
+				return uvt_usage_error("uvd", "--spin-us: '%s' is not a number of microseconds", optarg);
+			spin_us = (unsigned long)v;
+			break;
+		case 'P':
+			if (uvt_parse_size(optarg, 1u << 30, &v) || !v)
+				return uvt_usage_error("uvd", "--host-page: '%s' is not a size in bytes", optarg);
+			host_page = (unsigned long)v;
+			break;
 		case 'S': srv.shared_only = true; break;
 		case 'R': ring = true; break;
 		case 'v': srv.verbose++; break;
-		default:
-			fprintf(stderr, "usage: uvd [-d URI] [-s SOCKET] [-p USEC] [-P BYTES] [-S] [-R] [-v]\n");
-			return opt == 'h' ? 0 : 2;
+		case 'h': return uvt_help("uvd", uvd_usage);
+		case 'V': return uvt_version("uvd");
+		default: return uvt_getopt_error("uvd", opt, argv);
 		}
 	}
+	if (optind < argc)
+		return uvt_usage_error("uvd", "unexpected argument '%s'", argv[optind]);
 	/* A spinning real-time thread on the only CPU would starve the client it waits for
 	 * (the emulator's rx_spin keeps the same rule). */
 	if (ncpu > 1 && spin_us <= 1000000)
@@ -127,8 +174,7 @@ int main(int argc, char **argv)
 		snprintf(srv.path, sizeof(srv.path), "%s/%s", dir, UVD_SOCK_NAME);
 	}
 	if (!strncmp(uri, "uvd:", 4)) {
-		fprintf(stderr, "uvd: %s is a daemon's socket: give the device itself (emu:, vfio:, kext:)\n", uri);
-		return 2;
+		return uvt_usage_error("uvd", "%s is a daemon's socket: give the device itself (emu:, vfio:, kext:)", uri);
 	}
 	/* The device list of libuverbs is built from UVERBS_DEVICES: exactly ours. */
 	setenv("UVERBS_DEVICES", uri, 1);
@@ -161,9 +207,8 @@ int main(int argc, char **argv)
 	if (srv.host_page < srv.shim->page_size ||
 	    uvd_uar_group_size(srv.host_page, srv.uar_page_bytes, &srv.uar_per_group)) {
 		pthread_mutex_unlock(&d->lock);
-		fprintf(stderr, "uvd: -P %lu: a power of two from the page size %zu to %u UAR pages of %zu bytes\n",
-			host_page, srv.shim->page_size, UVD_UAR_GROUP_MAX, srv.uar_page_bytes);
-		return 2;
+		return uvt_usage_error("uvd", "-P %lu: a power of two from the page size %zu to %u UAR pages of %zu bytes",
+				       host_page, srv.shim->page_size, UVD_UAR_GROUP_MAX, srv.uar_page_bytes);
 	}
 	uvd_uar_groups_init(&srv.uar_pool, srv.uar_per_group);
 	srv.kext_fn = uvd_share_kext_fn(srv.shim, uri);
