@@ -229,6 +229,20 @@ static void cx5_irq(void *opaque)
 
 /* ---- life cycle ---- */
 
+/* The library models a PCI function too (hw/emu/pci.c: memory space and bus master
+ * enable, MSI-X enable and masks, all off after reset).  Here QEMU's PCI core is the
+ * function the guest sees and enforces those rules itself (no MMIO without memory
+ * space, pci_dma_* fail without bus mastering, msix_notify honours the guest's masks),
+ * so the library's own copy is opened once, as a host's PCI core would, and again
+ * after every reset, which puts it back to power-on. */
+static void cx5_host_enable(UverbsCx5State *s)
+{
+    emu_pci_host_enable(s->emu);
+    for (unsigned v = 0; v < EMU_NUM_VECTORS; v++) {
+        emu_pci_host_unmask(s->emu, v);
+    }
+}
+
 static void cx5_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val, int len)
 {
     pci_default_write_config(pdev, addr, val, len);
@@ -244,6 +258,7 @@ static void cx5_reset(DeviceState *dev)
     s->bf_absorb = false;
     if (s->emu) {
         emu_reset(s->emu);
+        cx5_host_enable(s);
     }
 }
 
@@ -280,6 +295,7 @@ static void cx5_realize(PCIDevice *pdev, Error **errp)
         error_setg(errp, "uverbs-cx5: %s", err);
         return;
     }
+    cx5_host_enable(s);
     s->bar = (uint8_t *)emu_bar_base(s->emu);
     s->bar_len = emu_bar_len(s->emu);
 

@@ -186,6 +186,8 @@ static struct emu_dev *host_device(struct host *h, int log_fd)
 	cfg.dma_arg = h;
 	cfg.cmd_log_fd = log_fd;
 	cr_assert_eq(emu_create(&cfg, &d, err, sizeof(err)), 0, "%s", err);
+	/* the host's PCI core enables the function (memory space, bus mastering) */
+	cr_assert_eq(emu_pci_host_enable(d), 0);
 	for (int i = 0; i < 2000 && initializing(d); i++)
 		usleep(1000);
 	bar_store32(d, PRM_OFF(initial_seg, cmdq_phy_addr_63_32) / 8, (uint32_t)(HOST_BASE >> 32));
