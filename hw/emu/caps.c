@@ -13,6 +13,21 @@
  *    8-byte atomics in host order, the mode Linux mlx5_core selects (handle_hca_cap_atomic)
  *    and the one libibverbs' IBV_ATOMIC_HCA promises.  cur stays 0 (big-endian, the
  *    reset value) until a driver sets it.
+ *  - general vport_group_manager, eswitch_manager, nic_flow_table = 0 (max and cur):
+ *    this device has no e-switch, vports to manage or NIC flow tables (no
+ *    CREATE_FLOW_TABLE, no ESWITCH_FLOW_TABLE capability block), and Linux's mlx5_core
+ *    goes for all three when they are set (tools/vm: its probe failed on each);
+ *  - general device_frequency_khz = 1000000: the internal timer and CQE timestamps
+ *    count nanoseconds here (device.c iseg_refresh), and Linux's clock (lib/clock.c)
+ *    turns ticks into time with this rate; the trace's 0 left it without one.
+ *  - general xrc = 0 (max and cur): no XRC SRQs or XRC QPs here (CREATE_XRC_SRQ,
+ *    XRC transport); with it set Linux's mlx5_ib creates an XRC SRQ at every probe
+ *    (main.c create_dev_resources) and failed there (tools/vm).  ALLOC_XRCD itself is
+ *    implemented, as firmware has it whatever the transports;
+ *  - ethernet offloads (type 1) tunnel_lro_gre, tunnel_lro_vxlan, tunnel_stateless_gre,
+ *    tunnel_stateless_vxlan = 0: no tunnel offloads here, and with stateless VXLAN set
+ *    Linux's mlx5_core registers the IANA VXLAN port with ADD_VXLAN_UDP_DPORT, which
+ *    this device does not implement (lib/vxlan.c mlx5_vxlan_create).
  * Everything else is the ConnectX-4's answer as recorded, so decoding our outputs with
  * the same accessors gives the trace's values.
  */
@@ -40,7 +55,7 @@ struct cx5_change {
 	uint8_t blocks;   /* CX5_MAX, CX5_CUR, CX5_BOTH */
 	uint16_t bit_off; /* the field, from the layout tables */
 	uint16_t width;
-	uint8_t value;
+	uint32_t value;
 };
 
 #define CX5_FIELD(layout, field) PRM_OFF(layout, field), PRM_WIDTH(layout, field)
@@ -54,11 +69,23 @@ struct cx5_change {
 _Static_assert(PRM_OFF(odp_per_transport_service_cap, srq_receive) - PRM_OFF(odp_per_transport_service_cap, send) == 5,
 	       "send, receive, write, read, atomic, srq_receive are six adjacent bits");
 
+/* QUERY_HCA_CAP type 1, per_protocol_networking_offload_caps (no layout table here: the
+ * driver does not read it): bits 0x1c-0x1f of its first dword are tunnel_lro_gre,
+ * tunnel_lro_vxlan, tunnel_stateless_gre, tunnel_stateless_vxlan (Linux mlx5_ifc.h). */
+#define CX5_CAP_ETHERNET_OFFLOADS 1
+#define CX5_ETH_TUNNEL_BITS 0x1c, 4
+
 static const struct cx5_change cx5_changes[] = {
 	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, pg), 1 },
 	{ PRM_CAP_GENERAL_DEVICE, CX5_MAX, CX5_FIELD(cmd_hca_cap, uar_4k), 1 },
 	{ PRM_CAP_GENERAL_DEVICE, CX5_CUR, CX5_FIELD(cmd_hca_cap, num_of_uars_per_page), 1 },
 	/* RC: send, receive, write, read, atomic, srq_receive (six bits, all set) */
+	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, vport_group_manager), 0 },
+	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, eswitch_manager), 0 },
+	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, nic_flow_table), 0 },
+	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, device_frequency_khz), 1000000 },
+	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, xrc), 0 },
+	{ CX5_CAP_ETHERNET_OFFLOADS, CX5_BOTH, CX5_ETH_TUNNEL_BITS, 0 },
 	{ PRM_CAP_ODP, CX5_BOTH, CX5_ODP(rc, send, srq_receive), 0x3f },
 	{ PRM_CAP_ODP, CX5_BOTH, CX5_ODP(ud, send, send), 1 },
 	{ PRM_CAP_ATOMIC, CX5_BOTH, CX5_FIELD(atomic_caps, supported_atomic_req_8B_endianness_mode_1), 1 },

@@ -30,6 +30,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,7 +234,54 @@ static void complete_entry(struct emu_dev *d, uint64_t eiova, const uint8_t *pos
 
 static void run_held(struct emu_dev *d);
 
-static void process_entry(struct emu_dev *d, unsigned slot)
+/* cfg.cmd_log_fd: one command as Linux's mlx5_core dump_command writes it (cmd.c:
+ * "dump command NAME(0xOP) INPUT|OUTPUT", then 16 bytes a line as big-endian words at
+ * their offset), with the lengths and the answer's status on the header line.  Lines
+ * past the last nonzero one are left out, so a recorded stream stays small. */
+static void log_buf(int fd, const char *name, uint16_t opcode, uint16_t op_mod, const char *dir, const uint8_t *b,
+		    size_t len, int status, uint32_t syndrome)
+{
+	char line[96];
+	size_t last = 0;
+
+	for (size_t i = 0; i < len; i++)
+		if (b[i])
+			last = i + 1;
+	if (status < 0)
+		dprintf(fd, "dump command %s(0x%x) op_mod 0x%x %s len %zu\n", name, opcode, op_mod, dir, len);
+	else
+		dprintf(fd, "dump command %s(0x%x) op_mod 0x%x %s len %zu status 0x%x syndrome 0x%x\n", name, opcode,
+			op_mod, dir, len, status, syndrome);
+	for (size_t off = 0; off < last; off += 16) {
+		int n = snprintf(line, sizeof(line), "%03zx:", off);
+
+		for (size_t w = off; w < off + 16 && w < len; w += 4) {
+			uint32_t v = 0;
+
+			for (size_t k = 0; k < 4; k++)
+				v = v << 8 | (w + k < len ? b[w + k] : 0);
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " %08x", v);
+		}
+		dprintf(fd, "%s\n", line);
+	}
+}
+
+static void log_command(struct emu_dev *d, const struct emu_cmd *c, int status)
+{
+	const char *name = prm_opcode_name(c->opcode);
+
+	log_buf(d->cfg.cmd_log_fd, name, c->opcode, c->op_mod, "INPUT", c->in, c->inlen, -1, 0);
+	log_buf(d->cfg.cmd_log_fd, name, c->opcode, c->op_mod, "OUTPUT", c->out, c->outlen, status,
+		status ? c->syndrome : 0);
+}
+
+/* cmd_events: an EQ listened for command completions when the doorbell was rung.  A
+ * command finished in polling mode gets no EQE, even the CREATE_EQ that makes the EQ
+ * asking for them: Linux creates its async EQ (CMD bit set) with polled commands and
+ * only then switches to events (eq.c create_async_eqs, mlx5_cmd_use_events); an EQE for
+ * that CREATE_EQ finds no command waiting ("Command completion arrived after timeout"
+ * and a refcount underflow in cmd.c mlx5_cmd_comp_handler). */
+static void process_entry(struct emu_dev *d, unsigned slot, bool cmd_events)
 {
 	uint64_t eiova = d->cmdq_iova + ((uint64_t)slot << d->log_cmdq_stride);
 	uint8_t ent[PRM_SIZE(cmd_queue_entry)], posted[PRM_SIZE(cmd_queue_entry)];
@@ -329,6 +377,8 @@ static void process_entry(struct emu_dev *d, unsigned slot)
 	} else {
 		emu_log(d, EMU_LOG_DEBUG, "%s op_mod 0x%x: ok", prm_opcode_name(c.opcode), c.op_mod);
 	}
+	if (d->cfg.cmd_log_fd > 0)
+		log_command(d, &c, status);
 
 	/* Output: 16 inline bytes in the entry, the rest into the output chain. */
 	cmdq_split(outbuf, outlen, PRM_ADDR(cmd_queue_entry, ent, command_output_inline_data), out_chain.img,
@@ -347,7 +397,7 @@ static void process_entry(struct emu_dev *d, unsigned slot)
 	}
 done:
 	complete_entry(d, eiova, posted, ent, c.opcode, deliv, checksums);
-	{
+	if (cmd_events) {
 		uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };
 
 		PRM_SET(cmd_inter_comp_event, data, command_completion_vector, 1u << slot);
@@ -374,7 +424,7 @@ static void run_held(struct emu_dev *d)
 	for (unsigned i = 0; i < 32; i++)
 		if (ready & (1u << i)) {
 			d->held_resuming |= 1u << i;
-			process_entry(d, i);
+			process_entry(d, i, emu_eq_listens(d, PRM_EVENT_CMD));
 			d->held_resuming &= ~(1u << i);
 		}
 	d->held_fail = false;
@@ -383,6 +433,7 @@ static void run_held(struct emu_dev *d)
 void emu_cmd_doorbell(struct emu_dev *d, uint32_t vector)
 {
 	unsigned n = 1u << d->log_cmdq_size;
+	bool cmd_events;
 
 	if (!d->cmdq_programmed) {
 		emu_drverr(d, "command doorbell 0x%x before the command queue address was written", vector);
@@ -398,6 +449,7 @@ void emu_cmd_doorbell(struct emu_dev *d, uint32_t vector)
 		emu_drverr(d, "command doorbell 0x%x rings entries beyond the %u-entry queue", vector, n);
 		vector &= (1u << n) - 1;
 	}
+	cmd_events = emu_eq_listens(d, PRM_EVENT_CMD);
 	for (unsigned i = 0; i < n && i < 32; i++) {
 		if (!(vector & (1u << i)))
 			continue;
@@ -405,6 +457,6 @@ void emu_cmd_doorbell(struct emu_dev *d, uint32_t vector)
 			emu_drverr(d, "command doorbell for entry %u, which the device holds until it gets pages", i);
 			continue;
 		}
-		process_entry(d, i);
+		process_entry(d, i, cmd_events);
 	}
 }

@@ -141,10 +141,16 @@ static int create_mkey(struct emu_dev *d, struct emu_cmd *c)
 	if (PRM_GET(create_mkey_in, c->in, uid))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
 	/* user memory objects (umem) belong to DEVX contexts, which we do not offer */
-	if (PRM_GET(create_mkey_in, c->in, mkey_umem_valid) || PRM_GET(create_mkey_in, c->in, pg_access))
+	if (PRM_GET(create_mkey_in, c->in, mkey_umem_valid))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_RESERVED_NOT_ZERO);
+	/* pg_access: each MTT entry's rd_en/wr_en gate the access to its page (mlx5_ifc.h
+	 * mtt; rdma-core's mlx5_vfio reg_mr sets it with both enables on every entry, found
+	 * in the VM, tools/vm).  Only MTT entries carry the bits. */
+	tmp.pg_access = PRM_GET(create_mkey_in, c->in, pg_access) != 0;
 	tmp.mode = (uint8_t)((PRM_GET(mkc, mkc, access_mode_4_2) << 2) | PRM_GET(mkc, mkc, access_mode_1_0));
 	if (tmp.mode != EMU_MKEY_PA && tmp.mode != EMU_MKEY_MTT && tmp.mode != EMU_MKEY_KLM)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_ACCESS_MODE);
+	if (tmp.pg_access && tmp.mode != EMU_MKEY_MTT)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_ACCESS_MODE);
 	tmp.qpn = (uint32_t)PRM_GET(mkc, mkc, qpn);
 	if (tmp.qpn != EMU_MKEY_QPN_NONE)
@@ -303,7 +309,7 @@ static int add_seg(struct emu_iova_seg *segs, unsigned max, unsigned *n, uint64_
 	return 0;
 }
 
-static int translate(struct emu_dev *d, const struct emu_mkey *mk, uint64_t va, uint64_t len,
+static int translate(struct emu_dev *d, const struct emu_mkey *mk, uint64_t va, uint64_t len, unsigned access,
 		     struct emu_iova_seg *segs, unsigned max, unsigned *n, unsigned depth)
 {
 	if (mk->free)
@@ -326,6 +332,13 @@ static int translate(struct emu_dev *d, const struct emu_mkey *mk, uint64_t va, 
 
 			if (idx >= mk->nmtt)
 				return -ERANGE;
+			/* pg_access: reads need the page's rd_en (bit 0), writes and atomics
+			 * its wr_en (bit 1) */
+			if (mk->pg_access &&
+			    (((access & (EMU_MKEY_ACC_LR | EMU_MKEY_ACC_RR)) && !(mk->mtt_flags[idx] & 1)) ||
+			     ((access & (EMU_MKEY_ACC_LW | EMU_MKEY_ACC_RW | EMU_MKEY_ACC_ATOMIC)) &&
+			      !(mk->mtt_flags[idx] & 2))))
+				return -EACCES;
 			rc = add_seg(segs, max, n, mk->mtt[idx] + in, chunk);
 			if (rc)
 				return rc;
@@ -353,7 +366,7 @@ static int translate(struct emu_dev *d, const struct emu_mkey *mk, uint64_t va, 
 			t = emu_obj_get(d, EMU_OBJ_MKEY, k->mkey >> 8);
 			if (!t || t->variant != (k->mkey & 0xff))
 				return -ENOENT;
-			rc = translate(d, t, k->addr + pos, chunk, segs, max, n, depth + 1);
+			rc = translate(d, t, k->addr + pos, chunk, access, segs, max, n, depth + 1);
 			if (rc)
 				return rc;
 			pos = 0;
@@ -381,7 +394,7 @@ int emu_mkey_translate(struct emu_dev *d, uint32_t key, uint32_t pdn, unsigned a
 	    ((access & EMU_MKEY_ACC_RR) && !mk->rr) || ((access & EMU_MKEY_ACC_RW) && !mk->rw) ||
 	    ((access & EMU_MKEY_ACC_ATOMIC) && !mk->a))
 		return -EACCES;
-	rc = translate(d, mk, va, len, segs, max_segs, &n, 0);
+	rc = translate(d, mk, va, len, access, segs, max_segs, &n, 0);
 	return rc ? rc : (int)n;
 }
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Small allocations every later object refers to (PRM "Command Reference"):
  * ALLOC_UAR/DEALLOC_UAR (the doorbell page: index × UAR page size into BAR0),
- * ALLOC_PD/DEALLOC_PD, ALLOC_TRANSPORT_DOMAIN/DEALLOC_TRANSPORT_DOMAIN, and
+ * ALLOC_PD/DEALLOC_PD, ALLOC_TRANSPORT_DOMAIN/DEALLOC_TRANSPORT_DOMAIN,
+ * ALLOC_XRCD/DEALLOC_XRCD (an XRC domain: a number XRC SRQs and QPs name; Linux's
+ * mlx5_ib allocates two when the xrc capability is set, main.c create_dev_resources), and
  * QUERY_SPECIAL_CONTEXTS (the reserved memory keys).  A UAR an EQ uses, or a PD an
  * MKey/QP uses, is "in use" and cannot be freed (status 0x9). */
 #include <errno.h>
@@ -87,6 +89,16 @@ static int dealloc_transport_domain(struct emu_dev *d, struct emu_cmd *c)
 				PRM_SYND_BAD_TD);
 }
 
+static int alloc_xrcd(struct emu_dev *d, struct emu_cmd *c)
+{
+	return alloc_numbered(d, c, EMU_OBJ_XRCD, PRM_OFF(alloc_xrcd_out, xrcd), PRM_WIDTH(alloc_xrcd_out, xrcd));
+}
+
+static int dealloc_xrcd(struct emu_dev *d, struct emu_cmd *c)
+{
+	return emu_cmd_free_obj(d, c, EMU_OBJ_XRCD, (uint32_t)PRM_GET(dealloc_xrcd_in, c->in, xrcd), PRM_SYND_BAD_XRCD);
+}
+
 static int query_special_contexts(struct emu_dev *d, struct emu_cmd *c)
 {
 	(void)d;
@@ -102,6 +114,7 @@ static const struct emu_cmd_desc cmds[] = {
 	EMU_CMDS_ALLOC(UAR, uar),
 	EMU_CMDS_ALLOC(PD, pd),
 	EMU_CMDS_ALLOC(TRANSPORT_DOMAIN, transport_domain),
+	EMU_CMDS_ALLOC(XRCD, xrcd),
 	EMU_CMD(QUERY_SPECIAL_CONTEXTS, EMU_CMDF_INIT, query_special_contexts_in, query_special_contexts_out,
 		query_special_contexts),
 };

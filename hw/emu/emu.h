@@ -14,6 +14,7 @@
 #ifndef UVERBS_HW_EMU_EMU_H
 #define UVERBS_HW_EMU_EMU_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -88,6 +89,22 @@ struct emu_config {
 	 * queue: objects come from emu_engine_cmd, as the daemon created them. */
 	int udp_fd;
 	int engine;
+	/* A host that moves the device's DMA itself (hw/qemu: QEMU's pci_dma_read/write,
+	 * so bus-master enable and the guest's IOMMU apply): with dma set, every DMA of the
+	 * device is one call, 0 or -EFAULT (nothing moved), and the IOMMU model below
+	 * (emu_iommu_map...) holds nothing.  Called from the device's threads and from the
+	 * thread that rang a doorbell, with the device lock held: it must not call back. */
+	int (*dma)(void *arg, uint64_t iova, void *buf, size_t len, int write);
+	void *dma_arg;
+	/* A host that starts the device's thread itself (hw/qemu: qemu_thread_create, so it
+	 * is named and blocks the signals QEMU's main loop takes): 0 and the running thread
+	 * in *out, which the device joins with pthread_join at destroy, or a negative
+	 * errno.  NULL: pthread_create. */
+	int (*thread_start)(void *arg, pthread_t *out, void *(*fn)(void *), void *fn_arg);
+	void *thread_arg;
+	/* > 0: every command run and its answer is written here, as Linux's dump_command
+	 * does (cmd.c log_command); the fd stays the caller's. */
+	int cmd_log_fd;
 	unsigned ncap_override;
 	struct emu_cap_override {
 		uint8_t type;           /* QUERY_HCA_CAP type */

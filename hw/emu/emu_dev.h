@@ -269,6 +269,8 @@ int emu_eq_post(struct emu_dev *d, uint32_t eqn, uint8_t type, uint8_t sub_type,
 /* Post to the EQ whose event bitmask asked for this event type (async events, CMD and
  * PAGE_REQUEST).  -ENOENT if none asked. */
 int emu_eq_post_event(struct emu_dev *d, uint8_t type, uint8_t sub_type, const void *data);
+/* Whether some EQ asked for events of this type (event_bitmask). */
+bool emu_eq_listens(struct emu_dev *d, uint8_t type);
 /* Completion event for a CQ on its EQ (PRM_EVENT_COMP, cqn in event data). */
 int emu_eq_post_comp(struct emu_dev *d, uint32_t eqn, uint32_t cqn);
 void emu_irq_raise(struct emu_dev *d, unsigned vector);

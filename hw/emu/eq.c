@@ -166,6 +166,16 @@ int emu_eq_post_event(struct emu_dev *d, uint8_t type, uint8_t sub_type, const v
 	return emu_eq_post(d, w.eq->eqn, type, sub_type, data);
 }
 
+bool emu_eq_listens(struct emu_dev *d, uint8_t type)
+{
+	struct want_arg w = { type, NULL };
+
+	if (d->sink)
+		return true;
+	emu_obj_foreach(d, EMU_OBJ_EQ, find_wanting, &w);
+	return w.eq != NULL;
+}
+
 int emu_eq_post_comp(struct emu_dev *d, uint32_t eqn, uint32_t cqn)
 {
 	uint8_t data[EMU_EQE_DATA_BYTES] = { 0 };

@@ -16,6 +16,7 @@
  *    independent (about twice the speed of slicing by 8 on x86). */
 #include "hw/emu/icrc.h"
 
+#include <errno.h>
 #include <string.h>
 
 #if defined(__ARM_FEATURE_CRC32)
@@ -231,3 +232,58 @@ uint32_t emu_icrc_ipv4(const uint8_t ip[EMU_IPV4_HDR_LEN], const uint8_t udp[EMU
 	crc = emu_crc32(0, ps, 8 + EMU_IPV4_HDR_LEN + EMU_UDP_HDR_LEN + bth);
 	return ib_len > bth ? emu_crc32(crc, ib + bth, ib_len - bth) : crc;
 }
+
+/* The ICRC of a packet whose IPv4 identification is unknown (a UDP socket does not show
+ * it).  IBTA Annex A17 (RoCE v2) masks TOS, TTL and the checksums in the ICRC but not the
+ * identification, and a foreign sender picks one: Linux's rxe sends through
+ * iptunnel_xmit, which draws it (__ip_select_ident); the emulator's own ports send 0.
+ * The CRC is affine in the message, so icrc(id) = icrc(0) ^ XOR of g[i] over the id's
+ * set bits, g[i] = icrc(1 << i) ^ icrc(0): solving for id over GF(2) takes 17 ICRCs
+ * and no search.  Returns 0 with *id set when some id gives `want`, -EBADMSG when none
+ * does.  It accepts a corrupted packet with probability 2^-16 instead of 2^-32. */
+int emu_icrc_ipv4_solve_id(const uint8_t ip[EMU_IPV4_HDR_LEN], const uint8_t udp[EMU_UDP_HDR_LEN],
+			   const uint8_t *ib, size_t ib_len, uint32_t want, uint16_t *id)
+{
+	uint8_t h[EMU_IPV4_HDR_LEN];
+	uint32_t base, d, vec[16], comb[16];
+	unsigned n = 0;
+	uint32_t dcomb = 0;
+
+	memcpy(h, ip, sizeof(h));
+	h[4] = h[5] = 0;
+	base = emu_icrc_ipv4(h, udp, ib, ib_len);
+	for (unsigned i = 0; i < 16; i++) {
+		uint32_t v, c = 1u << i;
+
+		h[4] = (uint8_t)(c >> 8);
+		h[5] = (uint8_t)c;
+		v = emu_icrc_ipv4(h, udp, ib, ib_len) ^ base;
+		/* reduce against the basis so far (each row has a distinct top bit) */
+		for (unsigned k = 0; k < n; k++)
+			if (v & (1u << (31 - (unsigned)__builtin_clz(vec[k])))) {
+				v ^= vec[k];
+				c ^= comb[k];
+			}
+		if (v) {
+			/* keep rows reduced by the new one too, so one pass reduces d */
+			for (unsigned k = 0; k < n; k++)
+				if (vec[k] & (1u << (31 - (unsigned)__builtin_clz(v)))) {
+					vec[k] ^= v;
+					comb[k] ^= c;
+				}
+			vec[n] = v;
+			comb[n++] = c;
+		}
+	}
+	d = base ^ want;
+	for (unsigned k = 0; k < n; k++)
+		if (d & (1u << (31 - (unsigned)__builtin_clz(vec[k])))) {
+			d ^= vec[k];
+			dcomb ^= comb[k];
+		}
+	if (d)
+		return -EBADMSG;
+	*id = (uint16_t)dcomb;
+	return 0;
+}
+

@@ -31,6 +31,11 @@ uint32_t emu_crc32(uint32_t crc, const void *buf, size_t len);
 uint32_t emu_icrc_ipv4(const uint8_t ip[EMU_IPV4_HDR_LEN], const uint8_t udp[EMU_UDP_HDR_LEN],
 		       const uint8_t *ib, size_t ib_len);
 
+/* As emu_icrc_ipv4 with the IPv4 identification unknown (ip's is ignored): 0 and *id
+ * when some identification makes the ICRC `want`, -EBADMSG when none does (icrc.c). */
+int emu_icrc_ipv4_solve_id(const uint8_t ip[EMU_IPV4_HDR_LEN], const uint8_t udp[EMU_UDP_HDR_LEN],
+			   const uint8_t *ib, size_t ib_len, uint32_t want, uint16_t *id);
+
 static inline void emu_icrc_put(uint8_t *p, uint32_t icrc)
 {
 	p[0] = (uint8_t)icrc;

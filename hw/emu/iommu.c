@@ -311,6 +311,10 @@ int emu_iova_mapped(struct emu_dev *d, uint64_t iova, size_t len)
 {
 	struct emu_iommu *m = d->iommu;
 
+	/* The host's IOMMU decides at the access itself (cfg.dma): a fault shows there. */
+	if (d->cfg.dma)
+		return 1;
+
 	while (len) {
 		struct emu_map_ent *e = find(m, iova);
 		uint64_t avail;
@@ -383,6 +387,15 @@ static int access(struct emu_dev *d, uint64_t iova, void *buf, size_t len, int w
 		return -EIO; /* the link is gone: no DMA in either direction */
 	if (!len)
 		return 0;
+	if (d->cfg.dma) {
+		/* The host moves it (emu.h, cfg.dma): a refusal is the same DMA fault. */
+		if (iova + len >= iova && d->cfg.dma(d->cfg.dma_arg, iova, buf, len, write) == 0)
+			return 0;
+		d->ctr.dma_faults++;
+		emu_drverr(d, "DMA %s of %zu bytes at IOVA 0x%llx refused by the host", write ? "write" : "read", len,
+			   (unsigned long long)iova);
+		return -EFAULT;
+	}
 	if (iova + len < iova || !emu_iova_mapped(d, iova, len)) {
 		d->ctr.dma_faults++;
 		emu_drverr(d, "DMA %s of %zu bytes at unmapped IOVA 0x%llx", write ? "write" : "read", len,

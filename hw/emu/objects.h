@@ -148,6 +148,7 @@ struct emu_mkey {
 	/* MTT mode: one IOVA per page of [start & ~(page-1), start + len), in order. */
 	uint64_t *mtt;
 	uint8_t *mtt_flags;     /* per entry: bit 0 rd_en, bit 1 wr_en (PRM "MTT") */
+	bool pg_access;         /* create_mkey_in.pg_access: those bits gate each page's access */
 	uint32_t nmtt;
 	/* KLM mode: the regions in order; each entry holds a reference on the MKey it
 	 * names (dropped by the destructor). */

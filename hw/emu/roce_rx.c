@@ -40,8 +40,12 @@ static int drop(struct emu_roce_pkt *p, enum emu_roce_drop why)
 }
 
 /* The checks shared by the socket path (synthesised headers) and the frame path (the
- * real header bytes): iphdr is the 20-byte IPv4 header followed by the UDP header. */
-static int parse_common(const uint8_t *iphdr, const uint8_t *buf, size_t len, struct emu_roce_pkt *p)
+ * real header bytes): iphdr is the 20-byte IPv4 header followed by the UDP header.
+ * id_unknown: the socket path, whose header has identification 0 as the emulator's own
+ * ports send it; a sender outside the emulated segment (127/8) picks its own, which the
+ * socket hides, so its ICRC is checked for some identification (icrc.c). */
+static int parse_common(const uint8_t *iphdr, const uint8_t *buf, size_t len, struct emu_roce_pkt *p,
+			bool id_unknown)
 {
 	const struct emu_roce_opinfo *o;
 	size_t body;
@@ -53,8 +57,13 @@ static int parse_common(const uint8_t *iphdr, const uint8_t *buf, size_t len, st
 	if (len < EMU_ROCE_BTH_LEN + EMU_ROCE_ICRC_LEN)
 		return drop(p, EMU_ROCE_DROP_SHORT);
 	p->icrc = emu_icrc_get(buf + len - EMU_ROCE_ICRC_LEN);
-	if (emu_icrc_ipv4(iphdr, iphdr + EMU_IPV4_HDR_LEN, buf, len - EMU_ROCE_ICRC_LEN) != p->icrc)
-		return drop(p, EMU_ROCE_DROP_ICRC);
+	if (emu_icrc_ipv4(iphdr, iphdr + EMU_IPV4_HDR_LEN, buf, len - EMU_ROCE_ICRC_LEN) != p->icrc) {
+		uint16_t id;
+
+		if (!id_unknown || iphdr[12] == 127 ||
+		    emu_icrc_ipv4_solve_id(iphdr, iphdr + EMU_IPV4_HDR_LEN, buf, len - EMU_ROCE_ICRC_LEN, p->icrc, &id))
+			return drop(p, EMU_ROCE_DROP_ICRC);
+	}
 	rc = emu_roce_hdrs_read(buf, len - EMU_ROCE_ICRC_LEN, &p->h);
 	/* IBTA 9.6: a transport header version other than 0 is silently dropped */
 	if (p->h.bth.tver != 0)
@@ -84,7 +93,7 @@ int emu_roce_parse(const uint8_t *buf, size_t len, const struct emu_roce_ip *ip,
 	if (!p || !ip || (!buf && len))
 		return -EINVAL;
 	emu_roce_ipv4_udp_write(hdr, ip, NULL, len > EMU_ROCE_MAX_PKT ? EMU_ROCE_MAX_PKT : len);
-	return parse_common(hdr, buf, len, p);
+	return parse_common(hdr, buf, len, p, true);
 }
 
 int emu_roce_parse_ipv4(const uint8_t *ipkt, size_t len, struct emu_roce_pkt *p, struct emu_roce_ip *env)
@@ -120,7 +129,7 @@ int emu_roce_parse_ipv4(const uint8_t *ipkt, size_t len, struct emu_roce_pkt *p,
 		env->id = emu_be16_get(ipkt + 4);
 		env->frag_off = emu_be16_get(ipkt + 6);
 	}
-	return parse_common(ipkt, u + EMU_UDP_HDR_LEN, ulen - EMU_UDP_HDR_LEN, p);
+	return parse_common(ipkt, u + EMU_UDP_HDR_LEN, ulen - EMU_UDP_HDR_LEN, p, false);
 }
 
 int emu_roce_parse_frame(const uint8_t *frame, size_t len, struct emu_roce_pkt *p, struct emu_roce_ip *env)

@@ -323,7 +323,11 @@ int emu_rx_start(struct emu_tp *tp)
 	tp->hold_fd = -1;
 #endif
 	tp->stop = 0;
-	rc = pthread_create(&tp->thr, NULL, rx_main, tp);
+	/* the host's own threads where it asks for them (emu.h cfg.thread_start) */
+	if (tp->d->cfg.thread_start)
+		rc = -tp->d->cfg.thread_start(tp->d->cfg.thread_arg, &tp->thr, rx_main, tp);
+	else
+		rc = pthread_create(&tp->thr, NULL, rx_main, tp);
 	if (rc) {
 		plat_notify_close(tp->wake_fd);
 		tp->wake_fd = -1;

@@ -22,9 +22,13 @@ int shim_vfio_cap_find(const void *buf, size_t buflen, size_t fixed_len, uint32_
 	while (off != 0) {
 		const struct vfio_info_cap_header *h;
 
-		/* The kernel places capabilities after the fixed part, 8-byte aligned
-		 * (vfio_info_cap_add), each after the one before. */
-		if (off < fixed_len || off <= prev || (off & 7) != 0 ||
+		/* The kernel places capabilities after the fixed part, each after the one
+		 * before (vfio_info_cap_add), 4-byte aligned at least: before Linux 6.7 it
+		 * did not pad them to 8 bytes, and type1's IOMMU info on Debian 12's 6.1
+		 * puts the IOVA-range capability at offset 68, after the 12-byte DMA-avail
+		 * one (found in the VM, tools/vm).  Readers copy the fields out (memcpy), so
+		 * a 4-byte aligned capability is read without a misaligned access. */
+		if (off < fixed_len || off <= prev || (off & 3) != 0 ||
 		    off > buflen || buflen - off < sizeof(*h))
 			return -EPROTO;
 		h = (const struct vfio_info_cap_header *)(b + off);
@@ -178,36 +182,42 @@ int shim_vfio_decode_iommu(const void *buf, size_t buflen, struct shim_vfio_iomm
 		     sizeof(struct vfio_iommu_type1_info_cap_iova_range), &h, "IOMMU info", err, errlen) < 0)
 		return -EPROTO;
 	if (h) {
-		const struct vfio_iommu_type1_info_cap_iova_range *cr = (const void *)h;
-		size_t room = buflen - (size_t)((const uint8_t *)h - (const uint8_t *)buf);
+		/* copied out field by field: the capability may be only 4-byte aligned */
+		const uint8_t *cb = (const uint8_t *)h;
+		size_t room = buflen - (size_t)(cb - (const uint8_t *)buf);
+		size_t ranges_off = offsetof(struct vfio_iommu_type1_info_cap_iova_range, iova_ranges);
+		uint32_t nr;
 
-		if (cr->nr_iovas > (room - sizeof(*cr)) / sizeof(cr->iova_ranges[0])) {
-			ERR("IOMMU info: IOVA range capability claims %u ranges, reply holds fewer", cr->nr_iovas);
+		memcpy(&nr, cb + offsetof(struct vfio_iommu_type1_info_cap_iova_range, nr_iovas), sizeof(nr));
+		if (nr > (room - ranges_off) / sizeof(struct vfio_iova_range)) {
+			ERR("IOMMU info: IOVA range capability claims %u ranges, reply holds fewer", nr);
 			return -EPROTO;
 		}
-		if (cr->nr_iovas > SHIM_VFIO_MAX_IOVA_RANGES) {
-			ERR("IOMMU info: %u IOVA ranges, more than the %d this shim keeps", cr->nr_iovas,
-			    SHIM_VFIO_MAX_IOVA_RANGES);
+		if (nr > SHIM_VFIO_MAX_IOVA_RANGES) {
+			ERR("IOMMU info: %u IOVA ranges, more than the %d this shim keeps", nr, SHIM_VFIO_MAX_IOVA_RANGES);
 			return -E2BIG;
 		}
-		for (uint32_t i = 0; i < cr->nr_iovas; i++) {
-			if (cr->iova_ranges[i].start > cr->iova_ranges[i].end) {
+		for (uint32_t i = 0; i < nr; i++) {
+			struct vfio_iova_range r;
+
+			memcpy(&r, cb + ranges_off + i * sizeof(r), sizeof(r));
+			if (r.start > r.end) {
 				ERR("IOMMU info: IOVA range %u has start 0x%llx above end 0x%llx", i,
-				    (unsigned long long)cr->iova_ranges[i].start,
-				    (unsigned long long)cr->iova_ranges[i].end);
+				    (unsigned long long)r.start, (unsigned long long)r.end);
 				return -EPROTO;
 			}
-			out->range[i] = cr->iova_ranges[i];
+			out->range[i] = r;
 		}
 		out->have_ranges = 1;
-		out->nranges = cr->nr_iovas;
+		out->nranges = nr;
 	}
 	if (cap_find(buf, buflen, fixed, ii.cap_offset, VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL,
 		     sizeof(struct vfio_iommu_type1_info_dma_avail), &h, "IOMMU info", err, errlen) < 0)
 		return -EPROTO;
 	if (h) {
 		out->have_dma_avail = 1;
-		out->dma_avail = ((const struct vfio_iommu_type1_info_dma_avail *)(const void *)h)->avail;
+		memcpy(&out->dma_avail, (const uint8_t *)h + offsetof(struct vfio_iommu_type1_info_dma_avail, avail),
+		       sizeof(out->dma_avail));
 	}
 	return 0;
 }

@@ -37,6 +37,7 @@
 
 #include "tests/common/fixture_trace.h"
 #include "tests/emu/emu_raw.h"
+#include "tests/emu/trace_caps.h"
 
 /* The one table of output fields excused from the comparison. */
 static struct excuse {
@@ -59,6 +60,13 @@ static struct excuse {
 	{ PRM_CMD_OP_QUERY_ISSI, "query_issi_out", "supported_issi_dw0",
 	  "capability: interface versions; the ConnectX-4 reports ISSI 1 only (0x2), the emulator 0 and 1 (0x3)" },
 	{ PRM_CMD_OP_CREATE_EQ, "create_eq_out", "eq_number", "object number: the device picks it" },
+	{ PRM_CMD_OP_QUERY_HCA_CAP, "cmd_hca_cap", "vport_group_manager",
+	  "capability: no vports to manage here; Linux went for them (hw/emu/caps.c, tests/emu/trace_caps.h)" },
+	{ PRM_CMD_OP_QUERY_HCA_CAP, "cmd_hca_cap", "eswitch_manager", "capability: no e-switch here (hw/emu/caps.c)" },
+	{ PRM_CMD_OP_QUERY_HCA_CAP, "cmd_hca_cap", "nic_flow_table", "capability: no NIC flow tables here (hw/emu/caps.c)" },
+	{ PRM_CMD_OP_QUERY_HCA_CAP, "cmd_hca_cap", "xrc", "capability: no XRC SRQs or QPs here (hw/emu/caps.c)" },
+	{ PRM_CMD_OP_QUERY_HCA_CAP, "cmd_hca_cap", "device_frequency_khz",
+	  "capability: the internal timer counts nanoseconds (hw/emu/caps.c)" },
 };
 #define NEXCUSED (sizeof(excused) / sizeof(excused[0]))
 
@@ -264,6 +272,7 @@ static uint8_t *input_bytes(struct oracle *o, const struct fixture_trace_cmd *c)
 	uint8_t *in = calloc(1, inlen + 16);
 
 	memcpy(in, c->in.data, c->in.len);
+	trace_caps_input(in, c->opcode, c->op_mod);
 	if (c->opcode == PRM_CMD_OP_MANAGE_PAGES && c->op_mod == 1) {
 		size_t n = PRM_GET(manage_pages_in, in, input_num_entries);
 		struct shim_dma *m = &o->pages[o->npage_allocs++];
@@ -339,6 +348,8 @@ static unsigned run_one(struct oracle *o, const struct fixture_trace_cmd *c, uns
 					   k + 1 < oc.n ? er_box_iova(&oc, k + 1) : ~0ull);
 		if (oc.n > c->out.nboxes)
 			*unseen_boxes += (unsigned)(oc.n - c->out.nboxes);
+		if (c->out.len >= outlen)
+			trace_caps_output(out, c->out.data, c->opcode, c->op_mod);
 		bad += compare_output(c, out, outlen);
 		if (c->opcode == PRM_CMD_OP_ALLOC_UAR && o->nuar < MAX_UARS) {
 			o->uar_real[o->nuar] = (uint32_t)PRM_GET(alloc_uar_out, c->out.data, uar);

@@ -604,3 +604,37 @@ Test(emu_mkey, mkeys_balance_to_zero_after_destroy)
 	cr_assert_eq(c1.objects_created[EMU_OBJ_MKEY] - c0.objects_created[EMU_OBJ_MKEY], 4);
 	close_mr(&o, &m);
 }
+
+/* pg_access (rdma-core's mlx5_vfio sets it on every MKey, found in the VM, tools/vm):
+ * each MTT entry's rd_en/wr_en gate its page; without pg_access they are ignored. */
+Test(emu_mkey, pg_access_gates_each_page_by_its_rd_en_and_wr_en)
+{
+	struct ot o;
+	struct omr m;
+	struct emu_iova_seg segs[8];
+	size_t inlen;
+	uint8_t *in;
+	uint32_t idx, key;
+	uint64_t va;
+
+	ot_up(&o, "emu:");
+	pin(&o, &m, o.page, 0);
+	va = (uint64_t)(uintptr_t)m.va;
+	in = mtt_in(&o, &m, &inlen);
+	PRM_SET(create_mkey_in, in, pg_access, 1);
+	PRM_SET(mtt, mtt_entry(in, 0), wr_en, 0);   /* read-only page */
+	et_expect(&o.t, create(&o, in, &inlen), 0, 0);
+	idx = (uint32_t)PRM_GET(create_mkey_out, o.t.out, mkey_index);
+	key = idx << 8 | 0x5a;
+	cr_assert_eq(translate(&o, key, EMU_MKEY_ACC_RR, va, 64, segs, 8), 1, "rd_en: a read is allowed");
+	cr_assert_eq(translate(&o, key, EMU_MKEY_ACC_RW, va, 64, segs, 8), -EACCES, "wr_en clear: no write");
+	et_expect(&o.t, ot_destroy(&o, PRM_CMD_OP_DESTROY_MKEY, idx), 0, 0);
+
+	in = mtt_in(&o, &m, &inlen);
+	PRM_SET(mtt, mtt_entry(in, 0), wr_en, 0);   /* no pg_access: the bits do not gate */
+	et_expect(&o.t, create(&o, in, &inlen), 0, 0);
+	idx = (uint32_t)PRM_GET(create_mkey_out, o.t.out, mkey_index);
+	cr_assert_eq(translate(&o, idx << 8 | 0x5a, EMU_MKEY_ACC_RW, va, 64, segs, 8), 1);
+	et_expect(&o.t, ot_destroy(&o, PRM_CMD_OP_DESTROY_MKEY, idx), 0, 0);
+	close_mr(&o, &m);
+}

@@ -412,3 +412,32 @@ Test(roce_wire, mac_is_locally_administered_and_carries_the_address)
 	emu_roce_mac_from_ipv4(A_IP, mac);
 	cr_expect_arr_eq(mac, want, 6);
 }
+
+/* A sender outside the emulated segment (Linux rxe on a veth, in the VM) picks its own
+ * IPv4 identification, which the receiving UDP socket does not show: the ICRC is
+ * checked for some identification.  The emulator's own ports (127/8) send 0 and stay
+ * checked exactly. */
+Test(roce_wire, foreign_senders_identification_is_not_needed_to_check_its_icrc)
+{
+	uint8_t buf[64];
+	struct emu_roce_ip sent, seen;
+	struct emu_roce_hdrs h;
+	int n;
+
+	hdrs(&h, EMU_ROCE_RC_SEND_ONLY);
+	emu_roce_ip_init(&sent, 0x0a000001u, 0x0a000002u, 0xc123, 0);   /* 10.0.0.1 -> .2 */
+	sent.id = 0x4321;
+	n = emu_roce_build(buf, sizeof(buf), &sent, &h, "abcdefgh", 8);
+	seen = sent;
+	seen.id = 0;                                                    /* what recvfrom gives */
+	cr_expect_eq(parse_drop(buf, n, &seen), EMU_ROCE_DROP_NONE);
+	buf[14] ^= 0x01;                                                /* and corruption still shows */
+	cr_expect_eq(parse_drop(buf, n, &seen), EMU_ROCE_DROP_ICRC);
+
+	emu_roce_ip_init(&sent, A_IP, B_IP, 0xc123, 0);
+	sent.id = 0x4321;
+	n = emu_roce_build(buf, sizeof(buf), &sent, &h, "abcdefgh", 8);
+	seen = sent;
+	seen.id = 0;
+	cr_expect_eq(parse_drop(buf, n, &seen), EMU_ROCE_DROP_ICRC, "an emulated port's identification is 0");
+}

@@ -29,7 +29,8 @@ static struct vfio_region_info *region_reply(uint64_t size, uint32_t flags)
 	return ri;
 }
 
-/* Append a capability at off (kernel: 8-byte aligned, after the last one). */
+/* Append a capability at off (kernel: after the last one; 8-byte aligned since Linux 6.7,
+ * only 4-byte aligned before). */
 static struct vfio_info_cap_header *cap_at(size_t off, uint16_t id, size_t len, uint32_t *prev_next)
 {
 	struct vfio_info_cap_header *h = (void *)((uint8_t *)buf + off);
@@ -249,7 +250,7 @@ Test(vfio_info, chain_into_fixed_part_past_end_or_unaligned_is_eproto)
 	memset(buf, 0, sizeof(buf));
 	cr_assert_eq(shim_vfio_cap_find(buf, 64, 32, 16, 1, 0, &h), -EPROTO);  /* inside fixed part */
 	cr_assert_eq(shim_vfio_cap_find(buf, 64, 32, 60, 1, 0, &h), -EPROTO);  /* header past end */
-	cr_assert_eq(shim_vfio_cap_find(buf, 64, 32, 36, 1, 0, &h), -EPROTO);  /* not 8-aligned */
+	cr_assert_eq(shim_vfio_cap_find(buf, 64, 32, 34, 1, 0, &h), -EPROTO);  /* not 4-aligned */
 	((struct vfio_info_cap_header *)((uint8_t *)buf + 32))->id = 1;
 	cr_assert_eq(shim_vfio_cap_find(buf, 64, 32, 32, 1, 40, &h), -EPROTO); /* body past end */
 	cr_assert_eq(shim_vfio_cap_find(buf, 64, 32, 32, 1, 32, &h), 0);
@@ -436,3 +437,40 @@ Test(vfio_info, irq_set_with_no_vectors_disables_the_index)
 	cr_assert_eq(set.flags, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER);
 	cr_assert_eq(set.count, 0);
 }
+
+/* Linux 6.1 (Debian 12), found in the VM (tools/vm): type1 adds the migration (32
+ * bytes), DMA-available (12 bytes) and IOVA-range capabilities in that order, unpadded,
+ * so the IOVA ranges start at a 4-byte aligned offset (68). */
+Test(vfio_info, linux_6_1_iommu_info_with_unpadded_capabilities_decodes)
+{
+	struct vfio_iommu_type1_info *ii = (void *)buf;
+	struct vfio_iova_range r = { 0x0, 0xfedfffff };
+	uint8_t *b = (uint8_t *)buf;
+	struct shim_vfio_iommu m;
+	uint32_t v;
+	uint16_t id;
+
+	memset(buf, 0, sizeof(buf));
+	ii->flags = VFIO_IOMMU_INFO_PGSIZES | VFIO_IOMMU_INFO_CAPS;
+	ii->iova_pgsizes = 0x40201000;
+	ii->cap_offset = 24;
+	/* migration at 24, next 56 */
+	id = VFIO_IOMMU_TYPE1_INFO_CAP_MIGRATION, memcpy(b + 24, &id, 2);
+	v = 56, memcpy(b + 28, &v, 4);
+	/* DMA avail at 56 (12 bytes), next 68 */
+	id = VFIO_IOMMU_TYPE1_INFO_DMA_AVAIL, memcpy(b + 56, &id, 2);
+	v = 68, memcpy(b + 60, &v, 4);
+	v = 65535, memcpy(b + 64, &v, 4);
+	/* IOVA range at 68: header, nr_iovas, reserved, then the ranges at 84 */
+	id = VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE, memcpy(b + 68, &id, 2);
+	v = 1, memcpy(b + 76, &v, 4);
+	memcpy(b + 84, &r, sizeof(r));
+	ii->argsz = 84 + sizeof(r);
+	cr_assert_eq(shim_vfio_decode_iommu(buf, ii->argsz, &m, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(m.have_ranges, 1);
+	cr_assert_eq(m.nranges, 1);
+	cr_assert_eq(m.range[0].end, 0xfedfffffu);
+	cr_assert_eq(m.have_dma_avail, 1);
+	cr_assert_eq(m.dma_avail, 65535u);
+}
+

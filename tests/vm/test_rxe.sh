@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# Linux's software RoCE (rdma_rxe) as a peer of uverbs: in a QEMU guest (tools/vm) a
+# veth pair joins rxe0 on veth0 (10.0.0.1, the root namespace) and an emu: device in a
+# network namespace the test creates (veth1, 10.0.0.2); nothing leaves the guest.
+# Debian's ibv_rc_pingpong and ibv_ud_pingpong (rxe through rdma-core's librxe, uverbs
+# through LD_PRELOAD=libuverbs) and perftest's ib_write_bw and ib_read_lat run in both
+# directions, then RC ping-pongs again with `tc netem` loss on veth0.  Prints
+# `rxe interop: M of N runs ok`.  Exit 77 only when QEMU cannot be built here.
+set -uo pipefail
+SRC=${1:?source dir}
+out=$("$SRC/tools/vm" build 2>&1); rc=$?
+echo "$out"
+if [ $rc = 2 ]; then
+  [ "${CI:-}" = true ] && { echo "vm_rxe: QEMU cannot be built, and CI=true"; exit 1; }
+  echo "vm_rxe: skipped: QEMU cannot be built here"; exit 77
+fi
+[ $rc = 0 ] || { echo "vm_rxe: tools/vm build failed"; exit 1; }
+C=$("$SRC/tools/vm" path)
+P=/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
+for f in /usr/sbin/ip /usr/bin/rdma /usr/sbin/tc /usr/bin/ibv_rc_pingpong /usr/bin/ibv_ud_pingpong \
+         /usr/bin/ib_write_bw /usr/bin/ib_read_lat "$P" /etc/libibverbs.d/rxe.driver; do
+  [ -e "$f" ] || { echo "vm_rxe: $f missing (tools/install-deps: iproute2, ibverbs-utils, perftest, ibverbs-providers)"; exit 1; }
+done
+
+guest=$(mktemp); trap 'rm -f "$guest"' EXIT
+cat >"$guest" <<'GUEST'
+B=/job/bin
+modprobe crc32_generic; modprobe rdma_rxe; modprobe veth; modprobe sch_netem
+mkdir -p /run/netns
+$B/ip netns add emu
+$B/ip link add veth0 type veth peer name veth1
+$B/ip link set veth1 netns emu
+$B/ip addr add 10.0.0.1/24 dev veth0; $B/ip link set veth0 up
+$B/ip netns exec emu $B/ip addr add 10.0.0.2/24 dev veth1
+$B/ip netns exec emu $B/ip link set veth1 up
+$B/ip netns exec emu $B/ip link set lo up
+$B/rdma link add rxe0 type rxe netdev veth0 || echo "rdma link add failed"
+MAC0=$(cat /sys/class/net/veth0/address)
+ok=0; n=0
+# uv CMD...: the command as a uverbs application in the namespace (GID 1 = 10.0.0.2)
+uv() { $B/ip netns exec emu /bin/env LD_PRELOAD=/job/lib/libuverbs.so.1 UVERBS_DEVICES=emu:ip=10.0.0.2 \
+         UVERBS_NEIGH="10.0.0.1=$MAC0" UVERBS_LOG=warn "$@"; }
+# wait until the server side listens on the out-of-band port (18515, 0x4853): the
+# uverbs side brings its emulated device up first, which takes seconds under TCG
+listening() { if [ "$1" = rxe ]; then grep -q ':4853 00000000:0000 0A' /proc/net/tcp
+  else $B/ip netns exec emu grep -q ':4853 00000000:0000 0A' /proc/net/tcp; fi; }
+# pair NAME SERVER_SIDE CLIENT_SIDE ARGS: server on one side, client on the other
+pair() {
+  name=$1 sside=$2 cside=$3; shift 3
+  cmd=$1; shift
+  if [ "$sside" = rxe ]; then sdev="-d rxe0"; saddr=10.0.0.1; else sdev="-d uverbs0"; saddr=10.0.0.2; fi
+  if [ "$cside" = rxe ]; then cdev="-d rxe0"; else cdev="-d uverbs0"; fi
+  n=$((n + 1))
+  if [ "$sside" = rxe ]; then timeout 60 $cmd $sdev "$@" >/tmp/s.log 2>&1 &
+  else uv timeout 60 $cmd $sdev "$@" >/tmp/s.log 2>&1 & fi
+  sp=$!
+  i=0; while ! listening $sside && [ $i -lt 300 ] && kill -0 $sp 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+  if [ "$cside" = rxe ]; then timeout 60 $cmd $cdev "$@" $saddr >/tmp/c.log 2>&1; crc=$?
+  else uv timeout 60 $cmd $cdev "$@" $saddr >/tmp/c.log 2>&1; crc=$?; fi
+  wait $sp; src=$?
+  if [ $crc = 0 ] && [ $src = 0 ]; then ok=$((ok + 1)); echo "run $name ($sside server, $cside client): ok"
+  else echo "run $name ($sside server, $cside client): FAILED (server $src, client $crc)"; sed 's/^/  server: /' /tmp/s.log; sed 's/^/  client: /' /tmp/c.log; fi
+  grep -hE 'iters in|bytes in|^ *[0-9]+ +[0-9]+ ' /tmp/s.log /tmp/c.log | sed 's/^/  /' | head -4
+}
+for s in rxe uv; do
+  c=rxe; [ $s = rxe ] && c=uv
+  pair rc_pingpong $s $c ibv_rc_pingpong -g 1 -n 200 -s 4096
+  pair ud_pingpong $s $c ibv_ud_pingpong -g 1 -n 200 -s 1024
+  pair ib_write_bw $s $c ib_write_bw -x 1 -s 65536 -n 200 -F
+  # -o 16: perftest takes max_rd_atomic from the peer's outstanding reads, and rxe
+  # offers 128 where a ConnectX (and uverbs) allows 16; uverbs refuses more, as
+  # Linux's mlx5_ib does (a perftest quirk between unequal peers, documented here)
+  pair ib_read_lat $s $c ib_read_lat -x 1 -s 64 -n 200 -F -o 16
+done
+$B/tc qdisc add dev veth0 root netem loss 2% || echo "netem failed"
+for s in rxe uv; do
+  c=rxe; [ $s = rxe ] && c=uv
+  pair rc_pingpong_loss2 $s $c ibv_rc_pingpong -g 1 -n 200 -s 4096
+done
+echo "rxe interop: $ok of $n runs ok"
+dmesg | grep -E 'WARNING:|Call Trace'
+true
+GUEST
+t0=$SECONDS
+res=$("$SRC/tools/vm" run -t 600 -n \
+  -b /usr/sbin/ip -b /usr/bin/rdma -b /usr/sbin/tc -b /usr/bin/ibv_rc_pingpong -b /usr/bin/ibv_ud_pingpong \
+  -b /usr/bin/ib_write_bw -b /usr/bin/ib_read_lat \
+  -a "$C/emu-build/uverbs/libuverbs.so.1:/job/lib/libuverbs.so.1" -a "$P:$P" \
+  -a /etc/libibverbs.d/rxe.driver:/etc/libibverbs.d/rxe.driver "$guest"); rc=$?
+echo "$res"
+echo "vm_rxe: guest run $((SECONDS - t0)) s, exit $rc"
+[ $rc = 0 ] || { echo "vm_rxe: the guest did not finish (exit $rc)"; exit 1; }
+line=$(grep '^rxe interop:' <<<"$res")
+[ -n "$line" ] || { echo "vm_rxe: no result line"; exit 1; }
+if grep -E 'WARNING:|Call Trace' <<<"$res"; then echo "vm_rxe: kernel warnings"; exit 1; fi
+read -r _ _ ok _ n _ <<<"$line"
+[ "$ok" = "$n" ] && exit 0
+exit 1
