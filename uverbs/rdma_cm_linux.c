@@ -810,6 +810,8 @@ static int bind_addr(struct rcm_id *id, const struct sockaddr_in *a)
 		return -EAFNOSUPPORT;
 	uint32_t ip = ntohl(a->sin_addr.s_addr);
 	struct rcm_agent *ag = NULL;
+	/* a wildcard listener needs every device's GSI QP up to hear its REQs */
+	agents_probe();
 	if (ip) {
 		ag = agent_by_ip(ip);
 		if (!ag || ag->ip != ip)

@@ -219,3 +219,27 @@ def test_cm_mads_on_the_wire_decode_in_tshark(lib):
             assert r[5] == "", "tshark found a malformed MAD: %s" % r
         req = [r for r in rows if int(r[3], 16) == 0x10][0]
         assert int(req[4], 16) == port, "REQ's service ID does not name port %d: %s" % (port, req)
+
+
+def test_ucmatose_four_connections_with_data(lib):
+    # rdmacm-utils' cmatose (ucmatose): 4 RC connections between the two processes at
+    # once, 10 sends each way on each, then disconnection; "return status 0" on both
+    sip, cip, port = _alloc()
+    srv = _spawn(lib, sip, [_tool("ucmatose"), "-b", sip, "-p", str(port), "-c", "4", "-C", "10"])
+    try:
+        time.sleep(0.5)
+        deadline = time.time() + 20
+        while True:
+            cli = subprocess.run([_tool("ucmatose"), "-s", sip, "-p", str(port), "-c", "4", "-C", "10"],
+                                 env=_env(lib, cip), capture_output=True, text=True, timeout=TIMEOUT)
+            if cli.returncode == 0 or "REJECTED" not in cli.stdout + cli.stderr or time.time() > deadline:
+                break
+            time.sleep(0.2)
+        sout, serr = srv.communicate(timeout=TIMEOUT)
+        cout = cli.stdout + cli.stderr
+        assert cli.returncode == 0 and srv.returncode == 0, "client rc %s, server rc %s\n%s\n%s" % (
+            cli.returncode, srv.returncode, cout, sout + serr)
+        assert "data transfers complete" in cout and "return status 0" in cout, cout
+        assert "data transfers complete" in sout and "disconnected" in sout, sout
+    finally:
+        _kill(srv)
