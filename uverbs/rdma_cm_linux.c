@@ -137,7 +137,7 @@ static struct rcm_id rcm_ids[RCM_MAX_IDS];
 static struct rcm_agent rcm_agents[RCM_MAX_AGENTS];
 static unsigned rcm_nagents;
 static bool rcm_agents_probed;
-static uint32_t rcm_next_comm = 0x1000;
+static uint32_t rcm_next_comm;   /* 0: not drawn yet (agents_probe) */
 static uint16_t rcm_next_port = 40000;
 
 /* Counters a test reads (uv_rcm_stats, exported for tests through the uverbs_test
@@ -231,6 +231,7 @@ static void ip_gid(uint32_t ip, uint8_t g[16])
 }
 
 static void *agent_thread(void *arg);
+static uint32_t rcm_rand(void);
 
 static int post_recv(struct rcm_agent *a, unsigned slot)
 {
@@ -307,6 +308,7 @@ static void agents_probe(void)
 	if (rcm_agents_probed)
 		return;
 	rcm_agents_probed = true;
+	rcm_next_comm = rcm_rand() | 1;
 	int n = 0;
 	struct ibv_device **l = ibv_get_device_list(&n);
 	for (int i = 0; l && i < n && rcm_nagents < RCM_MAX_AGENTS; i++) {
@@ -422,9 +424,32 @@ static struct rcm_id *id_new(struct rcm_chan *ch)
 	return NULL;
 }
 
+/* The CM's own random numbers (starting PSNs, IBTA 9.7.1; the first local comm ID), from
+ * a private xorshift64 seeded by the clock and the pid: the application's random()
+ * sequence is left alone, and two processes on one address (a test's server run twice)
+ * do not reuse each other's comm IDs. */
+static uint64_t rcm_rand_state;
+static uint32_t rcm_rand(void)
+{
+	if (!rcm_rand_state)
+		rcm_rand_state = (now_ns() ^ ((uint64_t)getpid() << 32)) | 1;
+	rcm_rand_state ^= rcm_rand_state << 13;
+	rcm_rand_state ^= rcm_rand_state >> 7;
+	rcm_rand_state ^= rcm_rand_state << 17;
+	return (uint32_t)(rcm_rand_state >> 16);
+}
+
+/* a local comm ID, never 0 (0 is "none" in a REJ's remote comm ID) */
+static uint32_t new_comm(void)
+{
+	if (!rcm_next_comm)
+		rcm_next_comm = 1;
+	return rcm_next_comm++;
+}
+
 static uint32_t rnd24(void)
 {
-	return (uint32_t)random() & 0xffffff;
+	return rcm_rand() & 0xffffff;
 }
 
 static void conn_param_from(struct rdma_ucm_conn_param *p, const struct uv_cm_msg *m, size_t pd_off)
@@ -540,6 +565,9 @@ static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 		}
 	}
 	if (!l) {
+		uv_log(UV_LOG_INFO, "rdma_cm: REQ for service ID 0x%016llx from %u.%u.%u.%u: no listener, REJ",
+		       (unsigned long long)m->service_id, peer_ip >> 24, (peer_ip >> 16) & 0xff,
+		       (peer_ip >> 8) & 0xff, peer_ip & 0xff);
 		reject_unmatched(a, peer_ip, m, UV_CM_REJ_INVALID_SERVICE_ID);
 		return;
 	}
@@ -557,7 +585,7 @@ static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 	id->dst.sin_addr.s_addr = htonl(sip);
 	id->dst.sin_port = htons(h.src_port);
 	id->rcomm = m->local_comm_id;
-	id->lcomm = rcm_next_comm++;
+	id->lcomm = new_comm();
 	id->rqpn = m->qpn;
 	id->rpsn = m->psn;
 	id->lpsn = rnd24();
@@ -879,7 +907,7 @@ static int cmd_connect(struct rcm_id *id, const struct rdma_ucm_connect *c)
 	if (p->private_data_len > UV_CM_REQ_PD - UV_CMA_HDR_LEN)
 		return -EINVAL;
 	id->lqpn = p->qp_num;
-	id->lcomm = rcm_next_comm++;
+	id->lcomm = new_comm();
 	id->lpsn = rnd24();
 	id->rr = p->responder_resources;
 	id->idepth = p->initiator_depth;
@@ -1194,6 +1222,8 @@ UV_EXPORT ssize_t write(int fd, const void *buf, size_t count)
 	pthread_mutex_lock(&rcm_lock);
 	int rc = rcm_cmd(ch, fd, h.cmd, cmdbuf, inl);
 	pthread_mutex_unlock(&rcm_lock);
+	if (rc)
+		uv_log(UV_LOG_INFO, "rdma_cm: command %u: %s", h.cmd, strerror(-rc));
 	if (rc)
 		return uv_minus1(-rc);
 	return (ssize_t)count;

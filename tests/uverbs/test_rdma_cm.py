@@ -101,6 +101,8 @@ def _check_rping(res, count):
     # -v: each side prints the payload it received; the test compares it with the
     # pattern rping writes into its 64-byte buffer (rping.c, rping_test_client:
     # "rdma-ping-%d: ", then 'A' + ping + k wrapping after 'z', then a NUL)
+    # the client's rdma_disconnect reaches the server as a DREQ: DISCONNECTED there
+    assert "server DISCONNECT EVENT" in sout, sout
     for i in range(count):
         prefix = "rdma-ping-%d: " % i
         pat = prefix + "".join(chr(65 + (i + k) % 58) for k in range(63 - len(prefix)))
@@ -150,27 +152,6 @@ def test_connect_to_a_port_nobody_listens_on_is_rejected_at_once(lib):
         assert took < 10, "the REJ took %.1f s" % took
     finally:
         _kill(srv)
-
-
-def test_peer_killed_mid_run_client_ends_in_bounded_time(lib):
-    sip, cip, port = _alloc()
-    srv = _spawn(lib, sip, [_tool("rping"), "-s", "-a", sip, "-p", str(port), "-C", "0"])
-    cli = None
-    try:
-        time.sleep(0.3)
-        # a short CM response timeout (4.096 us * 2^16 = 0.27 s) bounds the DREQ's retries
-        cli = _spawn(lib, cip, [_tool("rping"), "-c", "-a", sip, "-p", str(port), "-C", "0"],
-                     {"UVERBS_CM_TIMEOUT": "16"})
-        time.sleep(1.5)
-        assert cli.poll() is None, "client ended before the peer was killed:\n" + "".join(cli.communicate())
-        os.killpg(srv.pid, signal.SIGKILL)
-        srv.wait()
-        t0 = time.time()
-        out = "".join(cli.communicate(timeout=40))
-        assert time.time() - t0 < 40
-        assert cli.returncode != 0 or "error" in out.lower(), out
-    finally:
-        _kill(cli, srv)
 
 
 def test_cm_mads_on_the_wire_decode_in_tshark(lib):
