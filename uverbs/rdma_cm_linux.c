@@ -140,8 +140,8 @@ static bool rcm_agents_probed;
 static uint32_t rcm_next_comm;   /* 0: not drawn yet (agents_probe) */
 static uint16_t rcm_next_port = 40000;
 
-/* Counters a test reads (uv_rcm_stats, exported for tests through the uverbs_test
- * archive only): MADs received, sent, dropped as malformed or unmatched. */
+/* MADs received, sent, dropped as malformed (or of a class or attribute this CM does
+ * not read), dropped as matching no connection; a drop is logged at info with the count. */
 static atomic_ulong rcm_rx, rcm_tx, rcm_bad, rcm_unmatched;
 
 static uint64_t now_ns(void)
@@ -747,7 +747,9 @@ static void *agent_thread(void *arg)
 						      (uint32_t)b[34] << 8 | b[35];
 					size_t len = wc[i].byte_len > RCM_GRH ? wc[i].byte_len - RCM_GRH : 0;
 					if (uv_cm_mad_decode(b + RCM_GRH, len, &m))
-						atomic_fetch_add(&rcm_bad, 1);
+						uv_log(UV_LOG_INFO, "rdma_cm: MAD of %zu bytes dropped (not a CM "
+						       "MAD this CM reads), %lu so far", len,
+						       atomic_fetch_add(&rcm_bad, 1) + 1);
 					else
 						on_msg(a, ip, &m);
 				}
@@ -1290,12 +1292,4 @@ UV_EXPORT int fstat64(int fd, struct stat64 *st)
 	}
 	int (*f)(int, struct stat64 *) = (int (*)(int, struct stat64 *))next_sym(&next, "fstat64");
 	return f ? f(fd, st) : uv_minus1(ENOSYS);
-}
-
-void uv_rcm_stats(unsigned long out[4])
-{
-	out[0] = atomic_load(&rcm_rx);
-	out[1] = atomic_load(&rcm_tx);
-	out[2] = atomic_load(&rcm_bad);
-	out[3] = atomic_load(&rcm_unmatched);
 }

@@ -79,8 +79,6 @@ bool uv_alloc_type_refused(const char *env);
 /* rdma_cm_linux.c: librdmacm's character device, answered in the library (Linux) */
 #define UV_RCM_PATH "/dev/infiniband/rdma_cm"
 int uv_rcm_open(int flags);
-/* CM MADs received, sent, dropped as malformed, dropped as matching no connection */
-void uv_rcm_stats(unsigned long out[4]);
 
 /* ------------------------------------------------------------------ delivery */
 
