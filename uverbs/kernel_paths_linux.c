@@ -211,6 +211,8 @@ static int uv_kp_open(void **next, const char *name, const char *path, int flags
 	struct uv_dev *d = uv_kp_sysfs(path, &file);
 	if (d)
 		return uv_kp_open_sysfs(d, file, flags);
+	if (path && !strcmp(path, UV_RCM_PATH))
+		return uv_rcm_open(flags);   /* librdmacm's event channel: rdma_cm.c */
 	int (*f)(const char *, int, ...) = (int (*)(const char *, int, ...))uv_kp_next(next, name);
 	if (!f)
 		return uv_minus1(ENOSYS);

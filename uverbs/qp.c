@@ -128,8 +128,15 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	 * its own multicast sends.  Linux's mlx5 accepts it on any QP type when the device
 	 * has block_lb_mc (drivers/infiniband/hw/mlx5/qp.c, process_create_flags); here no QP
 	 * ever receives multicast (ibv_attach_mcast is refused), so the promise holds. */
+	/* IBV_QP_CREATE_SOURCE_QPN with source_qpn 1 on a UD QP: the GSI QP, which sends
+	 * and receives as QPN 1 (IBTA 13.5.1); the in-library CM (rdma_cm.c) is its user.
+	 * Other source QPNs (Linux's IPoIB offload) are not offered. */
+	bool gsi = (a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+		   (a->create_flags & IBV_QP_CREATE_SOURCE_QPN) && a->source_qpn == 1 &&
+		   a->qp_type == IBV_QPT_UD;
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
-	    (a->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)) {
+	    (a->create_flags & ~(uint32_t)(IBV_QP_CREATE_BLOCK_SELF_MCAST_LB |
+					   (gsi ? IBV_QP_CREATE_SOURCE_QPN : 0)))) {
 		uv_unsupported("ibv_create_qp_ex: create_flags");
 		return NULL;
 	}
@@ -179,6 +186,7 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 			 .max_send_sge = a->cap.max_send_sge ? a->cap.max_send_sge : 1,
 			 .max_recv_sge = a->cap.max_recv_sge, .max_inline_data = a->cap.max_inline_data },
 		.sq_sig_all = a->sq_sig_all,
+		.gsi = gsi,
 	};
 	pthread_mutex_lock(&d->lock);
 	int rc = mx5_qp_create(uv_from(a->pd, struct uv_pd, pd)->m, &ia, &q->m);

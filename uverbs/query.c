@@ -518,6 +518,12 @@ UV_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, 
 {
 	if (!dir || !file || !buf || !size)
 		return uv_minus1(EINVAL);
+	/* librdmacm's ABI check (cma.c, check_abi_version_sysfs): rdma_cm.c answers the
+	 * rdma_cm device's commands at RDMA_USER_CM_ABI_VERSION 4 */
+	if (!strcmp(dir, "/sys") && !strcmp(file, "class/misc/rdma_cm/abi_version")) {
+		snprintf(buf, size, "4");
+		return (int)strlen(buf);
+	}
 	unsigned n;
 	struct uv_dev *devs = uv_devices(&n);
 	for (unsigned i = 0; i < n; i++) {

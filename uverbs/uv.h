@@ -76,6 +76,10 @@ static inline int uv_minus1(int err)
  * MLX_{CQ,QP,SRQ}_ALLOC_TYPE, asks for huge-page-only queue buffers (log.c). */
 bool uv_alloc_type_refused(const char *env);
 
+/* rdma_cm_linux.c: librdmacm's character device, answered in the library (Linux) */
+#define UV_RCM_PATH "/dev/infiniband/rdma_cm"
+int uv_rcm_open(int flags);
+
 /* ------------------------------------------------------------------ delivery */
 
 /* True in the copy of the library built as Apple's librdma (uverbs/name/). */

@@ -200,6 +200,12 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	    PRM_GET(create_qp_in, c->in, qpc_ext) || PRM_GET(create_qp_in, c->in, input_qpn))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_RESERVED_NOT_ZERO);
 	tmp.st = (uint8_t)PRM_GET(qpc, qpc, st);
+	/* The GSI QP (IBTA 13.5: QP1 carries the general services' MADs, the CM's among
+	 * them): a UD QP in every other respect, as Linux mlx5_ib (gsi.c) drives it. */
+	if (tmp.st == EMU_QP_ST_QP1) {
+		tmp.st = EMU_QP_ST_UD;
+		tmp.gsi = true;
+	}
 	if (tmp.st != EMU_QP_ST_RC && tmp.st != EMU_QP_ST_UC && tmp.st != EMU_QP_ST_UD)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_QP_TYPE);
 	if (g && ((tmp.st == EMU_QP_ST_RC && !PRM_GET(cmd_hca_cap, g, rc)) ||
@@ -282,7 +288,10 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	tmp.fre = PRM_GET(qpc, qpc, fre);
 	tmp.counter_set_id = (uint8_t)PRM_GET(qpc, qpc, counter_set_id);
 	emu_qp_reset_engine(&tmp);
-	return emu_queue_adopt(d, c, &qp_kind, &tmp, &tmp.buf);
+	int rc = emu_queue_adopt(d, c, &qp_kind, &tmp, &tmp.buf);
+	if (!rc && tmp.gsi)
+		d->gsi_qpn = (uint32_t)PRM_GET(create_qp_out, c->out, qpn);
+	return rc;
 }
 
 EMU_CMD_DESTROY_HANDLER(qp, qpn, EMU_OBJ_QP, PRM_SYND_BAD_QPN)

@@ -355,6 +355,7 @@ struct emu_dev {
 	int udp_fd;
 	void *tp;                       /* the data plane (struct emu_tp, transport.h), for the poll path */
 	uint32_t ipv4;
+	uint32_t gsi_qpn;               /* the QP created as QP1 (cmd_qp.c), 0 if none */
 
 	/* initialization segment state */
 	uint64_t t0_ns;

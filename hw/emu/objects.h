@@ -232,6 +232,8 @@ enum emu_qp_state {
 };
 /* qpc.st */
 enum { EMU_QP_ST_RC = 0x0, EMU_QP_ST_UC = 0x1, EMU_QP_ST_UD = 0x2 };
+/* qpc.st QP1 (Linux mlx5_ifc.h MLX5_QP_ST_QP1): the GSI QP, kept as UD with `gsi` set */
+#define EMU_QP_ST_QP1 0x8
 /* qpc.rq_type (Linux MLX5_NON_ZERO_RQ, MLX5_SRQ_RQ, MLX5_ZERO_LEN_RQ) */
 enum { EMU_RQ_REGULAR = 0x0, EMU_RQ_SRQ = 0x1, EMU_RQ_ZERO = 0x3 };
 /* qpc.pm_state */
@@ -279,6 +281,7 @@ struct emu_qp {
 	uint32_t srqn;          /* rq_type SRQ */
 	bool wq_signature, rlky;
 	bool fre;               /* qpc.fre: UMR WQEs allowed (sq_engine.c) */
+	bool gsi;               /* created as QP1: receives packets for QPN 1, sends as QPN 1 */
 	/* transport attributes, as the transitions set them */
 	uint8_t mtu;            /* qpc.mtu: 1..5 = 256..4096 bytes */
 	uint8_t log_msg_max;

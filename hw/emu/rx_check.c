@@ -39,8 +39,9 @@ void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct 
 	tr = emu_roce_op_transport(p.h.bth.opcode);
 	if (tr == EMU_ROCE_TR_CNP)
 		return;   /* congestion notification: no rate limiter to feed */
-	qp = emu_obj_get(d, EMU_OBJ_QP, p.h.bth.dqpn);
-	if (!qp) {
+	qp = emu_obj_get(d, EMU_OBJ_QP, p.h.bth.dqpn == 1 ? d->gsi_qpn : p.h.bth.dqpn);
+	/* QPN 1 names the GSI QP whatever number it was created with (IBTA 13.5.1) */
+	if (!qp || (p.h.bth.dqpn == 1 && !qp->gsi)) {
 		tp->ctr.drops[EMU_ROCE_DROP_QPN]++;
 		return;
 	}

@@ -413,7 +413,7 @@ static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w
 	if (tr == EMU_ROCE_TR_UD) {
 		/* IBTA 10.2.5: a Q_Key with the high bit set means "use the QP's own". */
 		h.deth.qkey = (w->qkey & 0x80000000u) ? qp->q_key : w->qkey;
-		h.deth.sqpn = qp->qpn;
+		h.deth.sqpn = qp->gsi ? 1 : qp->qpn;
 	}
 	if (w->len > off)
 		len = w->len - off < mtu ? (size_t)(w->len - off) : mtu;

@@ -384,6 +384,7 @@ struct mx5_qp_init_attr {
 	struct mx5_qp_cap cap;        /* in: requested; out (mx5_qp_query): granted */
 	int sq_sig_all;
 	int fre;                      /* qpc.fre: the QP may post UMR WQEs (hw/mlx5/umr.c) */
+	int gsi;                      /* UD created as QP1, the GSI QP (qpc.st QP1; Linux mlx5_ib gsi.c) */
 };
 
 /* Attribute mask (which fields of mx5_qp_attr a modify carries). */

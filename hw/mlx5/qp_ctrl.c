@@ -16,7 +16,7 @@
 #include "hw/mlx5/mx5_objects.h"
 
 /* qpc.st (PRM "QP Context": service type). */
-enum { MX5_QPC_ST_RC = 0x0, MX5_QPC_ST_UC = 0x1, MX5_QPC_ST_UD = 0x2 };
+enum { MX5_QPC_ST_RC = 0x0, MX5_QPC_ST_UC = 0x1, MX5_QPC_ST_UD = 0x2, MX5_QPC_ST_QP1 = 0x8 };
 /* qpc.state */
 enum { MX5_QPC_RST = 0, MX5_QPC_INIT = 1, MX5_QPC_RTR = 2, MX5_QPC_RTS = 3,
        MX5_QPC_SQER = 4, MX5_QPC_SQD = 5, MX5_QPC_ERR = 6 };
@@ -306,7 +306,8 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	 * stride without a regular RQ) is left 0, as the zeroed input has it. */
 	const struct mx5_ctx_field qpc[] = {
 		MX5_CTX(qpc, st, a->type == MX5_QPT_RC ? MX5_QPC_ST_RC
-				 : a->type == MX5_QPT_UC ? MX5_QPC_ST_UC : MX5_QPC_ST_UD),
+				 : a->type == MX5_QPT_UC ? MX5_QPC_ST_UC
+				 : a->gsi ? MX5_QPC_ST_QP1 : MX5_QPC_ST_UD),
 		MX5_CTX(qpc, pm_state, MX5_QPC_PM_MIGRATED),
 		MX5_CTX(qpc, pd, pd->pdn),
 		MX5_CTX(qpc, uar_page, qp->bf.uar_index),

@@ -1,0 +1,226 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""Debian's unmodified librdmacm programs over libuverbs.so preloaded (docs/architecture.md,
+"The connection manager").
+
+rdmacm-utils' rping runs as shipped, server and client in two processes, each with its own
+emulated ConnectX on its own loopback address (UVERBS_DEVICES=emu:ip=...), so that the
+connection is set up by IBTA CM MADs (REQ, REP, RTU, DREQ, DREP) on the GSI QP of each
+emulated NIC, on the RoCE v2 wire (UDP 4791), and the RDMA traffic that follows uses the
+QP attributes the CM gave.  Every process is bounded in time and killed at the end; each
+test asserts on exit status and on the data the tool verified (-v prints each ping's
+payload as the peer received it), or on the decoded MADs.
+
+The library comes from $UVERBS_LIB (the regular build: an AddressSanitizer library cannot
+be preloaded into uninstrumented binaries).  A missing library or tool is a failure.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+LIB = os.environ.get("UVERBS_LIB", "")
+TIMEOUT = 60
+
+_next = {"net": int(os.environ.get("UVERBS_TEST_NET", 10 + os.getpid() % 80)),
+         "b": 9 + (os.getpid() % 9) * 10, "port": 17400 + (os.getpid() % 400) * 10}
+
+
+def _alloc():
+    _next["b"] = _next["b"] + 1 if _next["b"] < 99 else 10
+    _next["port"] += 1
+    base = "127.%d.%d." % (_next["net"], _next["b"])
+    return base + "10", base + "11", _next["port"]
+
+
+@pytest.fixture(scope="session")
+def lib():
+    assert LIB, "UVERBS_LIB is not set (the CMake test entry sets it)"
+    assert os.path.isfile(LIB), "libuverbs.so not found at %s: build the regular tree first" % LIB
+    return LIB
+
+
+def _tool(name):
+    path = shutil.which(name)
+    assert path, "%s is not installed (Debian package rdmacm-utils; tools/install-deps)" % name
+    return path
+
+
+def _env(lib, ip, extra=None):
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = lib
+    env["UVERBS_DEVICES"] = "emu:ip=%s" % ip
+    env.pop("UVERBS_LOG", None)
+    env.update(extra or {})
+    return env
+
+
+def _spawn(lib, ip, args, extra=None):
+    return subprocess.Popen(args, env=_env(lib, ip, extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def _kill(*procs):
+    for p in procs:
+        if p is not None and p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+def _rping_client(lib, cip, sip, port, count, extra=None):
+    """rping -c until the server's listener is up (a REQ that finds no listener is
+    rejected at once: IBTA REJ reason 8, invalid service ID), at most 20 s."""
+    deadline = time.time() + 20
+    while True:
+        cli = subprocess.run([_tool("rping"), "-c", "-a", sip, "-p", str(port), "-v", "-C", str(count)],
+                             env=_env(lib, cip, extra), capture_output=True, text=True, timeout=TIMEOUT)
+        if cli.returncode == 0 or "REJECTED" not in cli.stdout + cli.stderr or time.time() > deadline:
+            return cli
+        time.sleep(0.2)
+
+
+def _rping_pair(lib, count=5):
+    sip, cip, port = _alloc()
+    srv = _spawn(lib, sip, [_tool("rping"), "-s", "-a", sip, "-p", str(port), "-v", "-C", str(count)])
+    try:
+        time.sleep(0.3)
+        cli = _rping_client(lib, cip, sip, port, count)
+        sout, serr = srv.communicate(timeout=TIMEOUT)
+        return (srv.returncode, sout + serr), (cli.returncode, cli.stdout + cli.stderr)
+    finally:
+        _kill(srv)
+
+
+def _check_rping(res, count):
+    (src, sout), (crc, cout) = res
+    assert crc == 0 and src == 0, "rping failed: client rc %s, server rc %s\n--- client\n%s\n--- server\n%s" % (
+        crc, src, cout, sout)
+    # -v: each side prints the payload it received; the test compares it with the
+    # pattern rping writes into its 64-byte buffer (rping.c, rping_test_client:
+    # "rdma-ping-%d: ", then 'A' + ping + k wrapping after 'z', then a NUL)
+    # the client's rdma_disconnect reaches the server as a DREQ: DISCONNECTED there
+    assert "server DISCONNECT EVENT" in sout, sout
+    for i in range(count):
+        prefix = "rdma-ping-%d: " % i
+        pat = prefix + "".join(chr(65 + (i + k) % 58) for k in range(63 - len(prefix)))
+        assert ("ping data: " + pat) in cout, "client did not see ping %d intact:\n%s" % (i, cout)
+        assert ("server ping data: " + pat) in sout, "server did not see ping %d intact:\n%s" % (i, sout)
+
+
+def test_rping_verify_mode_connects_and_moves_data(lib):
+    _check_rping(_rping_pair(lib, 5), 5)
+
+
+def test_rping_verify_mode_other_way(lib):
+    # the same pair with the roles swapped: server on the higher address this time
+    sip, cip, port = _alloc()
+    sip, cip = cip, sip
+    srv = _spawn(lib, sip, [_tool("rping"), "-s", "-a", sip, "-p", str(port), "-v", "-C", "3"])
+    try:
+        time.sleep(0.3)
+        cli = _rping_client(lib, cip, sip, port, 3)
+        sout, serr = srv.communicate(timeout=TIMEOUT)
+        _check_rping(((srv.returncode, sout + serr), (cli.returncode, cli.stdout + cli.stderr)), 3)
+    finally:
+        _kill(srv)
+
+
+def test_rping_several_connections_one_after_another(lib):
+    # rping's server takes one connection per run; a fresh server per connection, each
+    # on the same two NICs' addresses in turn, checks that IDs, ports and comm IDs are
+    # not left behind
+    for _ in range(3):
+        _check_rping(_rping_pair(lib, 2), 2)
+
+
+def test_connect_to_a_port_nobody_listens_on_is_rejected_at_once(lib):
+    sip, cip, port = _alloc()
+    srv = _spawn(lib, sip, [_tool("rping"), "-s", "-a", sip, "-p", str(port), "-C", "1"])
+    try:
+        time.sleep(0.5)
+        t0 = time.time()
+        cli = subprocess.run([_tool("rping"), "-c", "-a", sip, "-p", str(port + 1), "-C", "1"],
+                             env=_env(lib, cip), capture_output=True, text=True, timeout=TIMEOUT)
+        took = time.time() - t0
+        out = cli.stdout + cli.stderr
+        assert cli.returncode != 0, out
+        # IBTA table 109: reason 8, invalid service ID (librdmacm reports it as the status)
+        assert "RDMA_CM_EVENT_REJECTED" in out and "error 8" in out, out
+        assert took < 10, "the REJ took %.1f s" % took
+    finally:
+        _kill(srv)
+
+
+def test_cm_mads_on_the_wire_decode_in_tshark(lib):
+    tshark = shutil.which("tshark")
+    assert tshark, "tshark is not installed (tools/install-deps)"
+    with tempfile.TemporaryDirectory() as d:
+        pcap = os.path.join(d, "cm.pcap")
+        sip, cip, port = _alloc()
+        cap = subprocess.Popen([tshark, "-i", "lo", "-f", "udp port 4791 and host %s" % sip, "-w", pcap],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            deadline = time.time() + 20
+            seen = b""
+            while b"Capturing on" not in seen:
+                assert cap.poll() is None, "tshark could not capture on lo (root needed): %r" % seen
+                assert time.time() < deadline, "tshark did not start"
+                seen += os.read(cap.stderr.fileno(), 4096)
+            time.sleep(0.3)
+            srv = _spawn(lib, sip, [_tool("rping"), "-s", "-a", sip, "-p", str(port), "-v", "-C", "1"])
+            try:
+                time.sleep(0.3)
+                cli = _rping_client(lib, cip, sip, port, 1)
+                srv.communicate(timeout=TIMEOUT)
+                assert cli.returncode == 0 and srv.returncode == 0, cli.stdout + cli.stderr
+            finally:
+                _kill(srv)
+            time.sleep(0.5)
+        finally:
+            cap.send_signal(signal.SIGINT)
+            cap.wait(timeout=15)
+        out = subprocess.run([tshark, "-r", pcap, "-d", "udp.port==4791,infiniband", "-Y", "infiniband.mad",
+                              "-T", "fields", "-E", "separator=,", "-e", "ip.src", "-e", "infiniband.bth.destqp",
+                              "-e", "infiniband.deth.q_key", "-e", "infiniband.mad.attributeid",
+                              "-e", "infiniband.cm.req.serviceid.dport", "-e", "_ws.malformed"],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        rows = [r.split(",") for r in out.stdout.splitlines() if r and not r.startswith("Running")]
+        attrs = [(r[0], int(r[3], 16)) for r in rows]
+        # IBTA 12.9: REQ and RTU from the client, REP from the server, then the
+        # disconnection (the client's DREQ and the server's DREP)
+        want = [(cip, 0x10), (sip, 0x13), (cip, 0x14), (cip, 0x15), (sip, 0x16)]
+        assert [a for a in attrs if a in want] == want, out.stdout
+        for r in rows:
+            assert int(r[1], 16) == 1, "CM MAD not to QP1: %s" % r
+            assert int(r[2], 16) == 0x80010000, "CM MAD without the GSI Q_Key: %s" % r
+            assert r[5] == "", "tshark found a malformed MAD: %s" % r
+        req = [r for r in rows if int(r[3], 16) == 0x10][0]
+        assert int(req[4], 16) == port, "REQ's service ID does not name port %d: %s" % (port, req)
+
+
+def test_ucmatose_four_connections_with_data(lib):
+    # rdmacm-utils' cmatose (ucmatose): 4 RC connections between the two processes at
+    # once, 10 sends each way on each, then disconnection; "return status 0" on both
+    sip, cip, port = _alloc()
+    srv = _spawn(lib, sip, [_tool("ucmatose"), "-b", sip, "-p", str(port), "-c", "4", "-C", "10"])
+    try:
+        time.sleep(0.5)
+        deadline = time.time() + 20
+        while True:
+            cli = subprocess.run([_tool("ucmatose"), "-s", sip, "-p", str(port), "-c", "4", "-C", "10"],
+                                 env=_env(lib, cip), capture_output=True, text=True, timeout=TIMEOUT)
+            if cli.returncode == 0 or "REJECTED" not in cli.stdout + cli.stderr or time.time() > deadline:
+                break
+            time.sleep(0.2)
+        sout, serr = srv.communicate(timeout=TIMEOUT)
+        cout = cli.stdout + cli.stderr
+        assert cli.returncode == 0 and srv.returncode == 0, "client rc %s, server rc %s\n%s\n%s" % (
+            cli.returncode, srv.returncode, cout, sout + serr)
+        assert "data transfers complete" in cout and "return status 0" in cout, cout
+        assert "data transfers complete" in sout and "disconnected" in sout, sout
+    finally:
+        _kill(srv)

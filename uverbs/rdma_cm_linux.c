@@ -1,0 +1,1295 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/* The RDMA connection manager for our devices, in the library (Linux only).
+ *
+ * Debian's librdmacm (rdma-core 44) is used unchanged: this file answers the kernel
+ * interface it is written against, the rdma_cm character device
+ * (/usr/include/rdma/rdma_user_cm.h, ABI 4; Linux drivers/infiniband/core/ucma.c), in
+ * the process, the way kernel_paths_linux.c answers UCX's file checks.  What librdmacm
+ * does with it (rdma-core v44.0 librdmacm/cma.c and util/open_cdev.c):
+ *  - ucma_init: asks RDMA netlink for the "rdma_cm" chardev (fails: the kernel has no
+ *    RDMA device of ours), then reads /sys/class/misc/rdma_cm/abi_version through
+ *    ibv_read_sysfs_file (query.c answers "4");
+ *  - rdma_create_event_channel: open("/dev/infiniband/rdma_cm", O_RDWR | O_CLOEXEC),
+ *    then fstat() must give a character device.  The fd is a real eventfd (semaphore
+ *    mode), readable while the channel holds an event, so poll() works on it;
+ *  - every command is write(fd, rdma_ucm_cmd_hdr + command) with a pointer to the
+ *    response inside; it is answered before write() returns.  GET_EVENT blocks unless
+ *    the fd was made non-blocking (fcntl O_NONBLOCK);
+ *  - close() of the fd destroys its IDs, as ucma_close does.
+ * So this file defines open's hook (uv_rcm_open, called from kernel_paths_linux.c),
+ * write, close, fstat and fstat64; for any fd that is not one of ours they cost one
+ * load and compare before libc's.
+ *
+ * The CM itself (IBTA chapter 12) runs per device on the GSI QP, a UD QP created with
+ * IBV_QP_CREATE_SOURCE_QPN 1 (qp.c; the emulator and the PRM's qpc.st QP1 make it send
+ * and receive as QPN 1), so its MADs are real RoCE v2 packets on UDP 4791 (BTH dest QP
+ * 1, DETH Q_Key 0x80010000, IBTA A17).  Offered: port spaces TCP (RC), the REQ / REP /
+ * RTU / REJ / DREQ / DREP exchange with retransmission after the CM response timeout
+ * (up to the REQ's Max CM Retries), MRA received (the timer waits longer), IPv4
+ * addresses of the devices' IPv4-mapped GIDs.  Not yet offered (EOPNOTSUPP / EINVAL
+ * to librdmacm): UDP/IB port spaces and SIDR, multicast, AF_IB, LAP/APR, options other
+ * than TOS and REUSEADDR (accepted and ignored).
+ */
+#undef _FORTIFY_SOURCE
+#include <dlfcn.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/rdma_user_cm.h>
+
+#include "uverbs/rdma_cm_mad.h"
+#include "uverbs/uv.h"
+
+#define RCM_MAX_FD 4096
+#define RCM_MAX_IDS 1024
+#define RCM_MAX_AGENTS 8
+#define RCM_NRECV 64
+#define RCM_NSEND 64
+#define RCM_GRH 40
+#define RCM_AHS 16
+/* Linux cma.c: CMA_CM_RESPONSE_TIMEOUT 20 (4.096 us * 2^20 = 4.3 s), CMA_MAX_CM_RETRIES
+ * 15.  UVERBS_CM_TIMEOUT (exponent) shortens it for tests of the timeout path. */
+#define RCM_RESPONSE_TIMEOUT 20
+#define RCM_MAX_CM_RETRIES 15
+/* enum rdma_cm_event_type, the values ucma reports (Linux include/rdma/rdma_cm.h;
+ * librdmacm's rdma_cma.h repeats them) */
+enum { RCM_EV_ADDR_RESOLVED = 0, RCM_EV_ROUTE_RESOLVED = 2, RCM_EV_CONNECT_REQUEST = 4,
+       RCM_EV_CONNECT_RESPONSE = 5, RCM_EV_CONNECT_ERROR = 6, RCM_EV_UNREACHABLE = 7,
+       RCM_EV_REJECTED = 8, RCM_EV_ESTABLISHED = 9, RCM_EV_DISCONNECTED = 10 };
+
+enum rcm_state { ST_IDLE, ST_ADDR, ST_ROUTE, ST_LISTEN, ST_REQ_SENT, ST_REQ_RCVD, ST_REP_SENT, ST_REP_RCVD,
+		 ST_ESTABLISHED, ST_DREQ_SENT, ST_DREQ_RCVD, ST_CLOSED };
+
+struct rcm_evt {
+	struct rcm_evt *next;
+	uint32_t owner;          /* the ID it is counted on: the listener for a CONNECT_REQUEST */
+	struct rdma_ucm_event_resp r;
+};
+
+struct rcm_chan {
+	int fd;
+	pthread_cond_t cond;
+	struct rcm_evt *head, *tail;
+	unsigned waiting;
+};
+
+struct rcm_agent {
+	struct ibv_device *dev;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;            /* RCM_NRECV receive slots (GRH + MAD), then send slots */
+	unsigned send_next;
+	uint32_t ip;             /* host order */
+	uint8_t gid[16];
+	int gid_index;
+	uint64_t guid;           /* network order, as ibv_get_device_guid */
+	uint8_t mtu;             /* IBTA enum */
+	struct { uint32_t ip; struct ibv_ah *ah; } ahs[RCM_AHS];
+	pthread_t thread;
+	bool thread_up;
+};
+
+struct rcm_id {
+	bool used;
+	uint32_t handle;
+	uint64_t uid;
+	struct rcm_chan *ch;
+	uint16_t ps;
+	uint8_t qp_type;
+	enum rcm_state state;
+	struct sockaddr_in src, dst;
+	struct rcm_agent *ag;
+	uint32_t lcomm, rcomm;
+	uint32_t lqpn, rqpn, lpsn, rpsn;
+	uint8_t mtu, rr, idepth, retry, rnr, srq;
+	unsigned events_reported;
+	bool route;
+	/* the last request sent, resent until answered (IBTA 12.6.x timers) */
+	uint8_t mad[UV_MAD_LEN];
+	bool mad_armed;
+	uint64_t deadline_ns, timeout_ns;
+	int retries_left;
+	uint8_t last_reply[UV_MAD_LEN];  /* REP/RTU/DREP, sent again for a duplicate */
+	bool have_reply;
+};
+
+static pthread_mutex_t rcm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rcm_chan *_Atomic rcm_fds[RCM_MAX_FD];
+static atomic_int rcm_open_chans;
+static struct rcm_id rcm_ids[RCM_MAX_IDS];
+static struct rcm_agent rcm_agents[RCM_MAX_AGENTS];
+static unsigned rcm_nagents;
+static bool rcm_agents_probed;
+static uint32_t rcm_next_comm;   /* 0: not drawn yet (agents_probe) */
+static uint16_t rcm_next_port = 40000;
+
+/* MADs received, sent, dropped as malformed (or of a class or attribute this CM does
+ * not read), dropped as matching no connection; a drop is logged at info with the count. */
+static atomic_ulong rcm_rx, rcm_tx, rcm_bad, rcm_unmatched;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cm_timeout_ns(void)
+{
+	const char *e = getenv("UVERBS_CM_TIMEOUT");
+	int t = e ? atoi(e) : RCM_RESPONSE_TIMEOUT;
+	if (t < 8 || t > 31)
+		t = RCM_RESPONSE_TIMEOUT;
+	return 4096ull << t;   /* 4.096 us * 2^t (IBTA 12.7.30's encoding) */
+}
+
+/* ------------------------------------------------------------------ libc's names */
+
+static void *next_sym(void *_Atomic *cache, const char *name)
+{
+	void *f = atomic_load(cache);
+	if (!f) {
+		f = dlsym(RTLD_NEXT, name);
+		atomic_store(cache, f);
+	}
+	return f;
+}
+
+static struct rcm_chan *chan_of(int fd)
+{
+	if (fd < 0 || fd >= RCM_MAX_FD || !atomic_load_explicit(&rcm_open_chans, memory_order_relaxed))
+		return NULL;
+	return atomic_load(&rcm_fds[fd]);
+}
+
+/* ------------------------------------------------------------------ events */
+
+static void evt_push(struct rcm_id *id, uint32_t event, int status, const struct rdma_ucm_conn_param *conn,
+		     uint64_t uid)
+{
+	struct rcm_chan *ch = id->ch;
+	struct rcm_evt *e = calloc(1, sizeof(*e));
+	if (!ch || !e) {
+		free(e);
+		return;
+	}
+	e->r.uid = uid;
+	e->r.id = id->handle;
+	e->owner = id->handle;
+	e->r.event = event;
+	e->r.status = (uint32_t)status;
+	if (conn)
+		e->r.param.conn = *conn;
+	if (ch->tail)
+		ch->tail->next = e;
+	else
+		ch->head = e;
+	ch->tail = e;
+	uint64_t one = 1;
+	/* eventfd_write would come back through write() below */
+	if (syscall(SYS_write, ch->fd, &one, sizeof(one)) < 0)
+		uv_log(UV_LOG_WARN, "rdma_cm: event fd write: %s", strerror(errno));
+	pthread_cond_broadcast(&ch->cond);
+}
+
+/* ------------------------------------------------------------------ agents */
+
+static int gid_ipv4(const uint8_t g[16], uint32_t *ip)
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	if (memcmp(g, pfx, 12))
+		return -1;
+	*ip = (uint32_t)g[12] << 24 | (uint32_t)g[13] << 16 | (uint32_t)g[14] << 8 | g[15];
+	return 0;
+}
+
+static void ip_gid(uint32_t ip, uint8_t g[16])
+{
+	memset(g, 0, 16);
+	g[10] = g[11] = 0xff;
+	g[12] = (uint8_t)(ip >> 24);
+	g[13] = (uint8_t)(ip >> 16);
+	g[14] = (uint8_t)(ip >> 8);
+	g[15] = (uint8_t)ip;
+}
+
+static void *agent_thread(void *arg);
+static uint32_t rcm_rand(void);
+
+static int post_recv(struct rcm_agent *a, unsigned slot)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)(a->buf + slot * (RCM_GRH + UV_MAD_LEN)),
+			       .length = RCM_GRH + UV_MAD_LEN, .lkey = a->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1 }, *bad;
+	return ibv_post_recv(a->qp, &wr, &bad);
+}
+
+/* The GSI QP of a device and its receive buffers (IBTA 13.5.1: UD, QPN 1, Q_Key
+ * 0x80010000, P_Key index 0) and the thread that receives MADs and runs the timers. */
+static int agent_up(struct rcm_agent *a)
+{
+	struct ibv_port_attr pa;
+	if (ibv_query_port(a->ctx, 1, &pa))
+		return -1;
+	a->mtu = (uint8_t)pa.active_mtu;
+	a->gid_index = -1;
+	for (int i = 0; i < pa.gid_tbl_len && i < 256; i++) {
+		union ibv_gid g;
+		uint32_t ip;
+		if (!ibv_query_gid(a->ctx, 1, i, &g) && !gid_ipv4(g.raw, &ip)) {
+			a->gid_index = i;
+			a->ip = ip;
+			memcpy(a->gid, g.raw, 16);
+			break;
+		}
+	}
+	if (a->gid_index < 0)
+		return -1;
+	a->pd = ibv_alloc_pd(a->ctx);
+	a->cc = a->pd ? ibv_create_comp_channel(a->ctx) : NULL;
+	a->cq = a->cc ? ibv_create_cq(a->ctx, RCM_NRECV + RCM_NSEND, NULL, a->cc, 0) : NULL;
+	size_t len = (size_t)(RCM_NRECV + RCM_NSEND) * (RCM_GRH + UV_MAD_LEN);
+	a->buf = a->cq ? calloc(1, len) : NULL;
+	a->mr = a->buf ? ibv_reg_mr(a->pd, a->buf, len, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!a->mr)
+		return -1;
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_UD, .send_cq = a->cq, .recv_cq = a->cq, .pd = a->pd,
+		.cap = { .max_send_wr = RCM_NSEND, .max_recv_wr = RCM_NRECV, .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+		.create_flags = IBV_QP_CREATE_SOURCE_QPN, .source_qpn = 1,
+	};
+	a->qp = ibv_create_qp_ex(a->ctx, &ia);
+	if (!a->qp)
+		return -1;
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+				  .qkey = UV_MAD_GSI_QKEY };
+	if (ibv_modify_qp(a->qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	qa.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(a->qp, &qa, IBV_QP_STATE))
+		return -1;
+	qa.qp_state = IBV_QPS_RTS;
+	qa.sq_psn = 0;
+	if (ibv_modify_qp(a->qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return -1;
+	for (unsigned i = 0; i < RCM_NRECV; i++)
+		if (post_recv(a, i))
+			return -1;
+	if (ibv_req_notify_cq(a->cq, 0))
+		return -1;
+	if (pthread_create(&a->thread, NULL, agent_thread, a))
+		return -1;
+	a->thread_up = true;
+	return 0;
+}
+
+/* Every device of ours with an IPv4 GID gets an agent, at the first command that needs
+ * an address (under rcm_lock). */
+static void agents_probe(void)
+{
+	if (rcm_agents_probed)
+		return;
+	rcm_agents_probed = true;
+	rcm_next_comm = rcm_rand() | 1;
+	int n = 0;
+	struct ibv_device **l = ibv_get_device_list(&n);
+	for (int i = 0; l && i < n && rcm_nagents < RCM_MAX_AGENTS; i++) {
+		struct rcm_agent *a = &rcm_agents[rcm_nagents];
+		a->dev = l[i];
+		a->ctx = ibv_open_device(l[i]);
+		a->guid = ibv_get_device_guid(l[i]);
+		if (a->ctx && !agent_up(a)) {
+			rcm_nagents++;
+			continue;
+		}
+		uv_log(UV_LOG_WARN, "rdma_cm: device %s has no usable GSI QP or IPv4 GID", l[i]->name);
+		memset(a, 0, sizeof(*a));
+	}
+	/* the list is kept: the agents hold its devices for the process's life */
+}
+
+static struct rcm_agent *agent_by_ip(uint32_t ip)
+{
+	agents_probe();
+	for (unsigned i = 0; i < rcm_nagents; i++)
+		if (rcm_agents[i].ip == ip || (!ip && i == 0))
+			return &rcm_agents[i];
+	return NULL;
+}
+
+static struct ibv_ah *agent_ah(struct rcm_agent *a, uint32_t ip)
+{
+	unsigned free_slot = RCM_AHS;
+	for (unsigned i = 0; i < RCM_AHS; i++) {
+		if (a->ahs[i].ah && a->ahs[i].ip == ip)
+			return a->ahs[i].ah;
+		if (!a->ahs[i].ah && free_slot == RCM_AHS)
+			free_slot = i;
+	}
+	if (free_slot == RCM_AHS) {
+		ibv_destroy_ah(a->ahs[0].ah);
+		a->ahs[0].ah = NULL;
+		free_slot = 0;
+	}
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
+	ip_gid(ip, aa.grh.dgid.raw);
+	aa.grh.sgid_index = (uint8_t)a->gid_index;
+	aa.grh.hop_limit = 64;
+	struct ibv_ah *ah = ibv_create_ah(a->pd, &aa);
+	if (ah) {
+		a->ahs[free_slot].ah = ah;
+		a->ahs[free_slot].ip = ip;
+	}
+	return ah;
+}
+
+/* Sends one MAD to the GSI QP at `ip` (IBTA 13.5.1: QPN 1, Q_Key 0x80010000). */
+static int mad_send(struct rcm_agent *a, uint32_t ip, const uint8_t mad[UV_MAD_LEN])
+{
+	struct ibv_ah *ah = agent_ah(a, ip);
+	if (!ah)
+		return -1;
+	unsigned slot = RCM_NRECV + (a->send_next++ % RCM_NSEND);
+	uint8_t *b = a->buf + slot * (RCM_GRH + UV_MAD_LEN);
+	memcpy(b, mad, UV_MAD_LEN);
+	struct ibv_sge sge = { .addr = (uintptr_t)b, .length = UV_MAD_LEN, .lkey = a->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = 1;
+	wr.wr.ud.remote_qkey = UV_MAD_GSI_QKEY;
+	int rc = ibv_post_send(a->qp, &wr, &bad);
+	if (!rc)
+		atomic_fetch_add(&rcm_tx, 1);
+	return rc;
+}
+
+static void id_send(struct rcm_id *id, const struct uv_cm_msg *m, bool request)
+{
+	uint8_t mad[UV_MAD_LEN];
+	if (uv_cm_mad_encode(m, mad))
+		return;
+	if (request) {
+		memcpy(id->mad, mad, sizeof(mad));
+		id->mad_armed = true;
+		id->timeout_ns = cm_timeout_ns();
+		id->deadline_ns = now_ns() + id->timeout_ns;
+		id->retries_left = RCM_MAX_CM_RETRIES;
+	} else {
+		memcpy(id->last_reply, mad, sizeof(mad));
+		id->have_reply = true;
+	}
+	mad_send(id->ag, ntohl(id->dst.sin_addr.s_addr), mad);
+}
+
+/* ------------------------------------------------------------------ IDs */
+
+static struct rcm_id *id_get(uint32_t h)
+{
+	return h < RCM_MAX_IDS && rcm_ids[h].used ? &rcm_ids[h] : NULL;
+}
+
+static struct rcm_id *id_new(struct rcm_chan *ch)
+{
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
+		if (!rcm_ids[i].used) {
+			struct rcm_id *id = &rcm_ids[i];
+			memset(id, 0, sizeof(*id));
+			id->used = true;
+			id->handle = i;
+			id->ch = ch;
+			id->src.sin_family = AF_INET;
+			id->dst.sin_family = AF_INET;
+			return id;
+		}
+	}
+	return NULL;
+}
+
+/* The CM's own random numbers (starting PSNs, IBTA 9.7.1; the first local comm ID), from
+ * a private xorshift64 seeded by the clock and the pid: the application's random()
+ * sequence is left alone, and two processes on one address (a test's server run twice)
+ * do not reuse each other's comm IDs. */
+static uint64_t rcm_rand_state;
+static uint32_t rcm_rand(void)
+{
+	if (!rcm_rand_state)
+		rcm_rand_state = (now_ns() ^ ((uint64_t)getpid() << 32)) | 1;
+	rcm_rand_state ^= rcm_rand_state << 13;
+	rcm_rand_state ^= rcm_rand_state >> 7;
+	rcm_rand_state ^= rcm_rand_state << 17;
+	return (uint32_t)(rcm_rand_state >> 16);
+}
+
+/* a local comm ID, never 0 (0 is "none" in a REJ's remote comm ID) */
+static uint32_t new_comm(void)
+{
+	if (!rcm_next_comm)
+		rcm_next_comm = 1;
+	return rcm_next_comm++;
+}
+
+static uint32_t rnd24(void)
+{
+	return rcm_rand() & 0xffffff;
+}
+
+static void conn_param_from(struct rdma_ucm_conn_param *p, const struct uv_cm_msg *m, size_t pd_off)
+{
+	memset(p, 0, sizeof(*p));
+	p->qp_num = m->qpn;
+	size_t l = m->pd_len > pd_off ? m->pd_len - pd_off : 0;
+	if (l > sizeof(p->private_data))
+		l = sizeof(p->private_data);
+	memcpy(p->private_data, m->pd + pd_off, l);
+	p->private_data_len = (uint8_t)l;
+	/* the peer's initiator depth is our responder resources and back (Linux cm.c,
+	 * cm_format_req_event / cm_format_rep_event) */
+	p->responder_resources = m->initiator_depth;
+	p->initiator_depth = m->responder_resources;
+	p->flow_control = m->flow_control;
+	p->retry_count = m->retry_count;
+	p->rnr_retry_count = m->rnr_retry_count;
+	p->srq = m->srq;
+	p->valid = 1;
+}
+
+static void id_reply(struct rcm_id *id, uint16_t attr, const uint8_t *pd, size_t pd_len)
+{
+	struct uv_cm_msg m = { .attr = attr, .tid = ((uint64_t)id->lcomm << 32) | attr,
+			       .local_comm_id = id->lcomm, .remote_comm_id = id->rcomm };
+	if (pd && pd_len <= sizeof(m.pd)) {
+		memcpy(m.pd, pd, pd_len);
+		m.pd_len = pd_len;
+	}
+	id_send(id, &m, false);
+}
+
+static void id_destroy(struct rcm_id *id)
+{
+	if (id->state == ST_ESTABLISHED) {
+		/* IBTA 12.9.6: a connection torn down without a word would leave the peer
+		 * waiting; a DREQ is sent once */
+		struct uv_cm_msg m = { .attr = UV_CM_DREQ, .local_comm_id = id->lcomm,
+				       .remote_comm_id = id->rcomm, .qpn = id->rqpn };
+		id_send(id, &m, false);
+	} else if (id->state == ST_DREQ_RCVD) {
+		id_reply(id, UV_CM_DREP, NULL, 0);
+	}
+	struct rcm_chan *ch = id->ch;
+	/* events still queued for it are dropped, as ucma_destroy_id does */
+	for (struct rcm_evt **pp = ch ? &ch->head : NULL; pp && *pp;) {
+		if ((*pp)->r.id == id->handle || (*pp)->owner == id->handle) {
+			struct rcm_evt *e = *pp;
+			*pp = e->next;
+			free(e);
+			uint64_t v;
+			if (syscall(SYS_read, ch->fd, &v, sizeof(v)) < 0)
+				uv_log(UV_LOG_WARN, "rdma_cm: event fd read: %s", strerror(errno));
+		} else {
+			pp = &(*pp)->next;
+		}
+	}
+	if (ch) {
+		ch->tail = NULL;
+		for (struct rcm_evt *e = ch->head; e; e = e->next)
+			ch->tail = e;
+	}
+	id->used = false;
+}
+
+/* ------------------------------------------------------------------ MADs received */
+
+static struct rcm_id *id_by_comm(uint32_t lcomm)
+{
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++)
+		if (rcm_ids[i].used && rcm_ids[i].lcomm == lcomm && rcm_ids[i].state >= ST_REQ_SENT)
+			return &rcm_ids[i];
+	return NULL;
+}
+
+static void reject_unmatched(struct rcm_agent *a, uint32_t ip, const struct uv_cm_msg *req, uint16_t reason)
+{
+	struct uv_cm_msg m = { .attr = UV_CM_REJ, .tid = req->tid, .remote_comm_id = req->local_comm_id,
+			       .msg_rejected = 0, .reason = reason };
+	uint8_t mad[UV_MAD_LEN];
+	if (!uv_cm_mad_encode(&m, mad))
+		mad_send(a, ip, mad);
+}
+
+static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg *m)
+{
+	struct uv_cma_hdr h;
+	uint32_t sip;
+	/* a duplicate REQ (IBTA 12.9.2): the REP again if one went, else nothing */
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
+		struct rcm_id *d = &rcm_ids[i];
+		if (d->used && d->rcomm == m->local_comm_id && d->state >= ST_REQ_RCVD &&
+		    ntohl(d->dst.sin_addr.s_addr) == peer_ip) {
+			if (d->have_reply)
+				mad_send(a, peer_ip, d->last_reply);
+			return;
+		}
+	}
+	if (uv_cma_hdr_get(m->pd, m->pd_len, &h) || gid_ipv4(m->local_gid, &sip) || m->transport != 0) {
+		atomic_fetch_add(&rcm_bad, 1);
+		return;
+	}
+	uint16_t ps = (uint16_t)(m->service_id >> 16);
+	uint16_t port = (uint16_t)m->service_id;
+	struct rcm_id *l = NULL;
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
+		struct rcm_id *c = &rcm_ids[i];
+		if (c->used && c->state == ST_LISTEN && c->ps == ps && ntohs(c->src.sin_port) == port &&
+		    (m->service_id >> 32) == 0 && (c->ag == a || !c->src.sin_addr.s_addr)) {
+			l = c;
+			break;
+		}
+	}
+	if (!l) {
+		uv_log(UV_LOG_INFO, "rdma_cm: REQ for service ID 0x%016llx from %u.%u.%u.%u: no listener, REJ",
+		       (unsigned long long)m->service_id, peer_ip >> 24, (peer_ip >> 16) & 0xff,
+		       (peer_ip >> 8) & 0xff, peer_ip & 0xff);
+		reject_unmatched(a, peer_ip, m, UV_CM_REJ_INVALID_SERVICE_ID);
+		return;
+	}
+	struct rcm_id *id = id_new(l->ch);
+	if (!id) {
+		reject_unmatched(a, peer_ip, m, UV_CM_REJ_CONSUMER_DEFINED);
+		return;
+	}
+	id->ps = l->ps;
+	id->qp_type = l->qp_type;
+	id->ag = a;
+	id->state = ST_REQ_RCVD;
+	id->src.sin_addr.s_addr = htonl(a->ip);
+	id->src.sin_port = htons(port);
+	id->dst.sin_addr.s_addr = htonl(sip);
+	id->dst.sin_port = htons(h.src_port);
+	id->rcomm = m->local_comm_id;
+	id->lcomm = new_comm();
+	id->rqpn = m->qpn;
+	id->rpsn = m->psn;
+	id->lpsn = rnd24();
+	id->mtu = m->mtu < a->mtu ? m->mtu : a->mtu;
+	id->retry = m->retry_count;
+	id->rnr = m->rnr_retry_count;
+	id->rr = m->initiator_depth;
+	id->idepth = m->responder_resources;
+	id->route = true;
+	struct rdma_ucm_conn_param p;
+	conn_param_from(&p, m, UV_CMA_HDR_LEN);
+	evt_push(id, RCM_EV_CONNECT_REQUEST, 0, &p, l->uid);
+	/* ucma counts a connection request on the listener (ucma.c ucma_get_event; and
+	 * librdmacm acks it there, cma.c ucma_process_conn_req) */
+	if (l->ch->tail)
+		l->ch->tail->owner = l->handle;
+}
+
+static void on_msg(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg *m)
+{
+	if (m->attr == UV_CM_REQ) {
+		on_req(a, peer_ip, m);
+		return;
+	}
+	struct rcm_id *id = id_by_comm(m->remote_comm_id);
+	if (!id || id->ag != a) {
+		atomic_fetch_add(&rcm_unmatched, 1);
+		return;
+	}
+	struct rdma_ucm_conn_param p;
+	switch (m->attr) {
+	case UV_CM_REP:
+		if (id->state == ST_ESTABLISHED && id->have_reply && id->rcomm == m->local_comm_id) {
+			mad_send(a, peer_ip, id->last_reply);   /* a duplicate REP: RTU again */
+			return;
+		}
+		if (id->state != ST_REQ_SENT)
+			return;
+		id->mad_armed = false;
+		id->rcomm = m->local_comm_id;
+		id->rqpn = m->qpn;
+		id->rpsn = m->psn;
+		id->state = ST_REP_RCVD;   /* answered: waits for librdmacm's ACCEPT (RTU) */
+		conn_param_from(&p, m, 0);
+		evt_push(id, RCM_EV_CONNECT_RESPONSE, 0, &p, id->uid);
+		break;
+	case UV_CM_RTU:
+		if (id->state != ST_REP_SENT || id->rcomm != m->local_comm_id)
+			return;
+		id->mad_armed = false;
+		id->state = ST_ESTABLISHED;
+		evt_push(id, RCM_EV_ESTABLISHED, 0, NULL, id->uid);
+		break;
+	case UV_CM_REJ:
+		if (id->state != ST_REQ_SENT && id->state != ST_REP_SENT && id->state != ST_REP_RCVD)
+			return;
+		id->mad_armed = false;
+		id->state = ST_CLOSED;
+		memset(&p, 0, sizeof(p));
+		memcpy(p.private_data, m->pd, UV_CM_REJ_PD);
+		p.private_data_len = UV_CM_REJ_PD;
+		evt_push(id, RCM_EV_REJECTED, m->reason, &p, id->uid);
+		break;
+	case UV_CM_MRA:
+		/* IBTA 12.6.6: the peer needs longer; the timer waits its service timeout */
+		if (id->mad_armed)
+			id->deadline_ns = now_ns() + (4096ull << (m->service_timeout & 0x1f)) + id->timeout_ns;
+		break;
+	case UV_CM_DREQ:
+		if (id->state == ST_DREQ_RCVD || id->state == ST_CLOSED) {
+			if (id->have_reply)
+				mad_send(a, peer_ip, id->last_reply);
+			else
+				id_reply(id, UV_CM_DREP, NULL, 0);
+			return;
+		}
+		if (id->state == ST_DREQ_SENT) {
+			/* both sides disconnected at once (IBTA 12.9.6): answer, and we are done */
+			id->mad_armed = false;
+			id_reply(id, UV_CM_DREP, NULL, 0);
+			id->state = ST_CLOSED;
+			evt_push(id, RCM_EV_DISCONNECTED, 0, NULL, id->uid);
+			return;
+		}
+		if (id->state != ST_ESTABLISHED && id->state != ST_REP_SENT && id->state != ST_REP_RCVD)
+			return;
+		id->mad_armed = false;
+		id->state = ST_DREQ_RCVD;
+		evt_push(id, RCM_EV_DISCONNECTED, 0, NULL, id->uid);
+		break;
+	case UV_CM_DREP:
+		if (id->state != ST_DREQ_SENT)
+			return;
+		id->mad_armed = false;
+		id->state = ST_CLOSED;
+		evt_push(id, RCM_EV_DISCONNECTED, 0, NULL, id->uid);
+		break;
+	default:
+		atomic_fetch_add(&rcm_unmatched, 1);
+		break;
+	}
+}
+
+/* A request unanswered after its timeout is sent again, up to Max CM Retries (IBTA
+ * 12.6.5); then the connection fails as Linux cma reports it: UNREACHABLE for a REQ,
+ * CONNECT_ERROR for a REP, DISCONNECTED for a DREQ. */
+static void timers(uint64_t t)
+{
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
+		struct rcm_id *id = &rcm_ids[i];
+		if (!id->used || !id->mad_armed || t < id->deadline_ns)
+			continue;
+		if (id->retries_left-- > 0) {
+			id->deadline_ns = t + id->timeout_ns;
+			mad_send(id->ag, ntohl(id->dst.sin_addr.s_addr), id->mad);
+			continue;
+		}
+		id->mad_armed = false;
+		enum rcm_state was = id->state;
+		id->state = ST_CLOSED;
+		if (was == ST_REQ_SENT)
+			evt_push(id, RCM_EV_UNREACHABLE, -ETIMEDOUT, NULL, id->uid);
+		else if (was == ST_REP_SENT)
+			evt_push(id, RCM_EV_CONNECT_ERROR, -ETIMEDOUT, NULL, id->uid);
+		else
+			evt_push(id, RCM_EV_DISCONNECTED, 0, NULL, id->uid);
+	}
+}
+
+static void *agent_thread(void *arg)
+{
+	struct rcm_agent *a = arg;
+	for (;;) {
+		struct pollfd pfd = { .fd = a->cc->fd, .events = POLLIN };
+		int pr = poll(&pfd, 1, 20);
+		if (pr > 0) {
+			struct ibv_cq *cq;
+			void *cctx;
+			if (!ibv_get_cq_event(a->cc, &cq, &cctx)) {
+				ibv_ack_cq_events(cq, 1);
+				ibv_req_notify_cq(cq, 0);
+			}
+		}
+		struct ibv_wc wc[16];
+		int n;
+		pthread_mutex_lock(&rcm_lock);
+		while ((n = ibv_poll_cq(a->cq, 16, wc)) > 0) {
+			for (int i = 0; i < n; i++) {
+				if (wc[i].wr_id >= RCM_NRECV)
+					continue;   /* a send completed */
+				unsigned slot = (unsigned)wc[i].wr_id;
+				const uint8_t *b = a->buf + slot * (RCM_GRH + UV_MAD_LEN);
+				if (wc[i].status == IBV_WC_SUCCESS) {
+					atomic_fetch_add(&rcm_rx, 1);
+					struct uv_cm_msg m;
+					/* RoCE v2 GRH slot: the IPv4 header in its last 20 bytes
+					 * (source address at 12) */
+					uint32_t ip = (uint32_t)b[32] << 24 | (uint32_t)b[33] << 16 |
+						      (uint32_t)b[34] << 8 | b[35];
+					size_t len = wc[i].byte_len > RCM_GRH ? wc[i].byte_len - RCM_GRH : 0;
+					if (uv_cm_mad_decode(b + RCM_GRH, len, &m))
+						uv_log(UV_LOG_INFO, "rdma_cm: MAD of %zu bytes dropped (not a CM "
+						       "MAD this CM reads), %lu so far", len,
+						       atomic_fetch_add(&rcm_bad, 1) + 1);
+					else
+						on_msg(a, ip, &m);
+				}
+				if (post_recv(a, slot))
+					uv_log(UV_LOG_WARN, "rdma_cm: GSI receive repost failed");
+			}
+		}
+		timers(now_ns());
+		pthread_mutex_unlock(&rcm_lock);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ commands */
+
+static int put_resp(uint64_t ptr, const void *v, size_t len)
+{
+	if (!ptr)
+		return -EFAULT;
+	memcpy((void *)(uintptr_t)ptr, v, len);
+	return 0;
+}
+
+static int cmd_get_event(struct rcm_chan *ch, const struct rdma_ucm_get_event *c, int fd)
+{
+	while (!ch->head) {
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0 && (fl & O_NONBLOCK))
+			return -EAGAIN;
+		ch->waiting++;
+		pthread_cond_wait(&ch->cond, &rcm_lock);
+		ch->waiting--;
+		/* a channel closed under a waiting thread: the kernel's file stays open
+		 * while a write() is in it, so the thread waits on (rping's cm_thread) */
+	}
+	struct rcm_evt *e = ch->head;
+	ch->head = e->next;
+	if (!ch->head)
+		ch->tail = NULL;
+	uint64_t v;
+	if (syscall(SYS_read, ch->fd, &v, sizeof(v)) < 0)
+		uv_log(UV_LOG_WARN, "rdma_cm: event fd read: %s", strerror(errno));
+	struct rcm_id *id = id_get(e->owner);
+	if (id)
+		id->events_reported++;
+	int rc = put_resp(c->response, &e->r, sizeof(e->r));
+	free(e);
+	return rc;
+}
+
+static void sin_put(struct sockaddr_in6 *out, const struct sockaddr_in *in)
+{
+	memset(out, 0, sizeof(*out));
+	memcpy(out, in, sizeof(*in));
+}
+
+static int cmd_query_route(struct rcm_id *id, uint64_t resp_ptr)
+{
+	struct rdma_ucm_query_route_resp r;
+	memset(&r, 0, sizeof(r));
+	sin_put(&r.src_addr, &id->src);
+	sin_put(&r.dst_addr, &id->dst);
+	if (id->ag) {
+		r.node_guid = id->ag->guid;
+		r.port_num = 1;
+		r.ibdev_index = (uint32_t)ibv_get_device_index(id->ag->dev);
+		if (id->route) {
+			/* one path, RoCE v2: GIDs are the IPv4-mapped addresses */
+			struct ib_user_path_rec *p = &r.ib_route[0];
+			ip_gid(ntohl(id->dst.sin_addr.s_addr), p->dgid);
+			memcpy(p->sgid, id->ag->gid, 16);
+			p->pkey = htons(0xffff);
+			p->mtu = id->mtu ? id->mtu : id->ag->mtu;
+			p->mtu_selector = 2;
+			p->hop_limit = 64;
+			p->reversible = 1;
+			p->numb_path = 1;
+			p->packet_life_time = 18;
+			r.num_paths = 1;
+		}
+	}
+	return put_resp(resp_ptr, &r, sizeof(r));
+}
+
+static int bind_addr(struct rcm_id *id, const struct sockaddr_in *a)
+{
+	if (a->sin_family != AF_INET)
+		return -EAFNOSUPPORT;
+	uint32_t ip = ntohl(a->sin_addr.s_addr);
+	struct rcm_agent *ag = NULL;
+	/* a wildcard listener needs every device's GSI QP up to hear its REQs */
+	agents_probe();
+	if (ip) {
+		ag = agent_by_ip(ip);
+		if (!ag || ag->ip != ip)
+			return -EADDRNOTAVAIL;
+	}
+	uint16_t port = ntohs(a->sin_port);
+	if (!port)
+		port = rcm_next_port++;
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
+		struct rcm_id *o = &rcm_ids[i];
+		if (o != id && o->used && o->ps == id->ps && ntohs(o->src.sin_port) == port &&
+		    (o->state == ST_LISTEN || o->state == ST_IDLE) &&
+		    (o->src.sin_addr.s_addr == a->sin_addr.s_addr || !o->src.sin_addr.s_addr || !ip) &&
+		    (o->src.sin_port || o->state == ST_LISTEN))
+			return -EADDRINUSE;
+	}
+	id->src.sin_addr.s_addr = a->sin_addr.s_addr;
+	id->src.sin_port = htons(port);
+	id->ag = ag;
+	return 0;
+}
+
+static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_qp_attr *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->qp_state = state;
+	q->port_num = 1;
+	q->ah_attr.port_num = 1;
+	if (state == IBV_QPS_INIT) {
+		q->qp_attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+		/* Linux cm.c cm_init_qp_init_attr: remote write always, read and atomics when
+		 * the connection grants responder resources; before a connection, cma allows
+		 * read and write */
+		q->qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE;
+	} else if (state == IBV_QPS_RTR) {
+		q->qp_attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		q->path_mtu = id->mtu ? id->mtu : 3;
+		q->dest_qp_num = id->rqpn;
+		q->rq_psn = id->rpsn;
+		q->max_dest_rd_atomic = id->rr;
+		q->min_rnr_timer = 12;   /* Linux cma: CMA_IBOE_... min RNR NAK 0.64 ms */
+		ip_gid(ntohl(id->dst.sin_addr.s_addr), q->ah_attr.grh.dgid);
+		q->ah_attr.grh.sgid_index = (uint8_t)(id->ag ? id->ag->gid_index : 0);
+		q->ah_attr.grh.hop_limit = 64;
+		q->ah_attr.is_global = 1;
+	} else if (state == IBV_QPS_RTS) {
+		q->qp_attr_mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+				  IBV_QP_MAX_QP_RD_ATOMIC;
+		q->timeout = 14;   /* Linux cma CMA_IBOE_PACKET_LIFETIME 16 - 2 */
+		q->retry_cnt = id->retry ? id->retry : 7;
+		q->rnr_retry = id->rnr;
+		q->sq_psn = id->lpsn;
+		q->max_rd_atomic = id->idepth;
+	} else {
+		q->qp_attr_mask = IBV_QP_STATE;
+	}
+}
+
+static int cmd_connect(struct rcm_id *id, const struct rdma_ucm_connect *c)
+{
+	if (id->ps != RDMA_PS_TCP || !id->route || !id->ag)
+		return id->ps != RDMA_PS_TCP ? -EOPNOTSUPP : -EINVAL;
+	const struct rdma_ucm_conn_param *p = &c->conn_param;
+	if (p->private_data_len > UV_CM_REQ_PD - UV_CMA_HDR_LEN)
+		return -EINVAL;
+	id->lqpn = p->qp_num;
+	id->lcomm = new_comm();
+	id->lpsn = rnd24();
+	id->rr = p->responder_resources;
+	id->idepth = p->initiator_depth;
+	id->retry = p->retry_count;
+	id->rnr = p->rnr_retry_count;
+	id->mtu = id->ag->mtu;
+	struct uv_cm_msg m = {
+		.attr = UV_CM_REQ, .tid = ((uint64_t)id->lcomm << 32) | UV_CM_REQ, .local_comm_id = id->lcomm,
+		.service_id = ((uint64_t)id->ps << 16) | ntohs(id->dst.sin_port), .ca_guid = be64toh(id->ag->guid),
+		.qpn = p->qp_num, .psn = id->lpsn, .responder_resources = p->responder_resources,
+		.initiator_depth = p->initiator_depth, .remote_cm_timeout = RCM_RESPONSE_TIMEOUT,
+		.local_cm_timeout = RCM_RESPONSE_TIMEOUT, .retry_count = p->retry_count,
+		.rnr_retry_count = p->rnr_retry_count, .max_cm_retries = RCM_MAX_CM_RETRIES,
+		.flow_control = p->flow_control, .srq = p->srq, .mtu = id->mtu, .pkey = 0xffff,
+		.hop_limit = 64, .ack_timeout = 14,
+	};
+	memcpy(m.local_gid, id->ag->gid, 16);
+	ip_gid(ntohl(id->dst.sin_addr.s_addr), m.remote_gid);
+	struct uv_cma_hdr h = { .src_port = ntohs(id->src.sin_port), .src_ip = id->ag->ip,
+				.dst_ip = ntohl(id->dst.sin_addr.s_addr) };
+	uv_cma_hdr_put(m.pd, &h);
+	memcpy(m.pd + UV_CMA_HDR_LEN, p->private_data, p->private_data_len);
+	m.pd_len = UV_CM_REQ_PD;
+	id->state = ST_REQ_SENT;
+	id_send(id, &m, true);
+	return 0;
+}
+
+static int cmd_accept(struct rcm_id *id, const struct rdma_ucm_accept *c)
+{
+	if (id->state == ST_REP_RCVD) {
+		/* the active side: librdmacm's ACCEPT after CONNECT_RESPONSE sends the RTU */
+		id_reply(id, UV_CM_RTU, NULL, 0);
+		id->state = ST_ESTABLISHED;
+		return 0;
+	}
+	if (id->state != ST_REQ_RCVD)
+		return -EINVAL;
+	const struct rdma_ucm_conn_param *p = &c->conn_param;
+	if (p->private_data_len > UV_CM_REP_PD)
+		return -EINVAL;
+	id->uid = c->uid;
+	id->lqpn = p->qp_num;
+	struct uv_cm_msg m = {
+		.attr = UV_CM_REP, .tid = ((uint64_t)id->lcomm << 32) | UV_CM_REP, .local_comm_id = id->lcomm,
+		.remote_comm_id = id->rcomm, .qpn = p->qp_num, .psn = id->lpsn,
+		.responder_resources = p->responder_resources, .initiator_depth = p->initiator_depth,
+		.flow_control = p->flow_control, .rnr_retry_count = p->rnr_retry_count, .srq = p->srq,
+		.ca_guid = be64toh(id->ag->guid),
+	};
+	memcpy(m.pd, p->private_data, p->private_data_len);
+	m.pd_len = p->private_data_len;
+	id->state = ST_REP_SENT;
+	id_send(id, &m, true);
+	memcpy(id->last_reply, id->mad, UV_MAD_LEN);
+	id->have_reply = true;
+	return 0;
+}
+
+static int cmd_disconnect(struct rcm_id *id)
+{
+	if (id->state == ST_ESTABLISHED || id->state == ST_REP_SENT) {
+		struct uv_cm_msg m = { .attr = UV_CM_DREQ, .tid = ((uint64_t)id->lcomm << 32) | UV_CM_DREQ,
+				       .local_comm_id = id->lcomm, .remote_comm_id = id->rcomm, .qpn = id->rqpn };
+		id->state = ST_DREQ_SENT;
+		id_send(id, &m, true);
+		return 0;
+	}
+	if (id->state == ST_DREQ_RCVD) {
+		id_reply(id, UV_CM_DREP, NULL, 0);
+		id->state = ST_CLOSED;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int cmd_reject(struct rcm_id *id, const struct rdma_ucm_reject *c)
+{
+	if (id->state != ST_REQ_RCVD || c->private_data_len > UV_CM_REJ_PD)
+		return -EINVAL;
+	struct uv_cm_msg m = { .attr = UV_CM_REJ, .local_comm_id = id->lcomm, .remote_comm_id = id->rcomm,
+			       .msg_rejected = 0, .reason = UV_CM_REJ_CONSUMER_DEFINED };
+	memcpy(m.pd, c->private_data, c->private_data_len);
+	m.pd_len = c->private_data_len;
+	id_send(id, &m, false);
+	id->state = ST_CLOSED;
+	return 0;
+}
+
+/* One command (rdma_user_cm.h).  Returns 0 or a negative errno. */
+static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, size_t inlen)
+{
+#define NEED(type) do { if (inlen < sizeof(type)) return -EINVAL; } while (0)
+	struct rcm_id *id;
+	switch (cmd) {
+	case RDMA_USER_CM_CMD_CREATE_ID: {
+		NEED(struct rdma_ucm_create_id);
+		const struct rdma_ucm_create_id *c = in;
+		if (c->ps != RDMA_PS_TCP && c->ps != RDMA_PS_UDP && c->ps != RDMA_PS_IB && c->ps != RDMA_PS_IPOIB)
+			return -EINVAL;
+		id = id_new(ch);
+		if (!id)
+			return -ENOMEM;
+		id->uid = c->uid;
+		id->ps = c->ps;
+		id->qp_type = c->qp_type;
+		struct rdma_ucm_create_id_resp r = { .id = id->handle };
+		int rc = put_resp(c->response, &r, sizeof(r));
+		if (rc)
+			id->used = false;
+		return rc;
+	}
+	case RDMA_USER_CM_CMD_DESTROY_ID: {
+		NEED(struct rdma_ucm_destroy_id);
+		const struct rdma_ucm_destroy_id *c = in;
+		if (!(id = id_get(c->id)) || id->ch != ch)
+			return -EINVAL;
+		struct rdma_ucm_destroy_id_resp r = { .events_reported = id->events_reported };
+		id_destroy(id);
+		return put_resp(c->response, &r, sizeof(r));
+	}
+	case RDMA_USER_CM_CMD_BIND_IP: {
+		NEED(struct rdma_ucm_bind_ip);
+		const struct rdma_ucm_bind_ip *c = in;
+		if (!(id = id_get(c->id)) || id->ch != ch)
+			return -EINVAL;
+		struct sockaddr_in a;
+		memcpy(&a, &c->addr, sizeof(a));
+		return bind_addr(id, &a);
+	}
+	case RDMA_USER_CM_CMD_BIND:
+	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
+	case RDMA_USER_CM_CMD_JOIN_IP_MCAST:
+	case RDMA_USER_CM_CMD_JOIN_MCAST:
+	case RDMA_USER_CM_CMD_LEAVE_MCAST:
+	case RDMA_USER_CM_CMD_MIGRATE_ID:
+		/* AF_IB addressing and multicast are not offered: librdmacm then keeps to
+		 * the IP commands (cma.c, ucma_set_af_ib_support) */
+		return -EAFNOSUPPORT;
+	case RDMA_USER_CM_CMD_RESOLVE_IP: {
+		NEED(struct rdma_ucm_resolve_ip);
+		const struct rdma_ucm_resolve_ip *c = in;
+		if (!(id = id_get(c->id)) || id->ch != ch)
+			return -EINVAL;
+		struct sockaddr_in s, d;
+		memcpy(&s, &c->src_addr, sizeof(s));
+		memcpy(&d, &c->dst_addr, sizeof(d));
+		if (d.sin_family != AF_INET)
+			return -EAFNOSUPPORT;
+		if (s.sin_family == AF_INET && s.sin_addr.s_addr && !id->ag) {
+			int rc = bind_addr(id, &s);
+			if (rc)
+				return rc;
+		}
+		if (!id->ag) {
+			/* the source is the device's own address: each of our devices is its
+			 * own IPv4 host on loopback (rdma_resolve_addr(3): "If no source
+			 * address is given, ... a source address is chosen") */
+			id->ag = agent_by_ip(0);
+			if (!id->ag)
+				return -EADDRNOTAVAIL;
+			id->src.sin_addr.s_addr = htonl(id->ag->ip);
+		}
+		if (!id->src.sin_port)
+			id->src.sin_port = htons(rcm_next_port++);
+		if (!id->src.sin_addr.s_addr)
+			id->src.sin_addr.s_addr = htonl(id->ag->ip);
+		id->dst = d;
+		id->state = ST_ADDR;
+		evt_push(id, RCM_EV_ADDR_RESOLVED, 0, NULL, id->uid);
+		return 0;
+	}
+	case RDMA_USER_CM_CMD_RESOLVE_ROUTE: {
+		NEED(struct rdma_ucm_resolve_route);
+		const struct rdma_ucm_resolve_route *c = in;
+		if (!(id = id_get(c->id)) || id->ch != ch || id->state != ST_ADDR)
+			return -EINVAL;
+		id->route = true;
+		id->mtu = id->ag->mtu;
+		id->state = ST_ROUTE;
+		evt_push(id, RCM_EV_ROUTE_RESOLVED, 0, NULL, id->uid);
+		return 0;
+	}
+	case RDMA_USER_CM_CMD_QUERY_ROUTE: {
+		NEED(struct rdma_ucm_query);
+		const struct rdma_ucm_query *c = in;
+		if (!(id = id_get(c->id)) || id->ch != ch)
+			return -EINVAL;
+		return cmd_query_route(id, c->response);
+	}
+	case RDMA_USER_CM_CMD_QUERY:
+		return -ENOSYS;   /* AF_IB queries: never reached with AF_IB refused */
+	case RDMA_USER_CM_CMD_CONNECT: {
+		NEED(struct rdma_ucm_connect);
+		const struct rdma_ucm_connect *c = in;
+		if (!(id = id_get(c->id)) || id->ch != ch || id->state != ST_ROUTE)
+			return -EINVAL;
+		return cmd_connect(id, c);
+	}
+	case RDMA_USER_CM_CMD_LISTEN: {
+		NEED(struct rdma_ucm_listen);
+		const struct rdma_ucm_listen *c = in;
+		if (!(id = id_get(c->id)) || id->ch != ch)
+			return -EINVAL;
+		if (id->ps != RDMA_PS_TCP)
+			return -EOPNOTSUPP;
+		if (!id->src.sin_port) {
+			struct sockaddr_in any = { .sin_family = AF_INET };
+			int rc = bind_addr(id, &any);
+			if (rc)
+				return rc;
+		}
+		id->state = ST_LISTEN;
+		return 0;
+	}
+	case RDMA_USER_CM_CMD_ACCEPT: {
+		NEED(struct rdma_ucm_accept);
+		const struct rdma_ucm_accept *c = in;
+		if (!(id = id_get(c->id)) || id->ch != ch)
+			return -EINVAL;
+		return cmd_accept(id, c);
+	}
+	case RDMA_USER_CM_CMD_REJECT: {
+		NEED(struct rdma_ucm_reject);
+		const struct rdma_ucm_reject *c = in;
+		if (!(id = id_get(c->id)) || id->ch != ch)
+			return -EINVAL;
+		return cmd_reject(id, c);
+	}
+	case RDMA_USER_CM_CMD_DISCONNECT: {
+		NEED(struct rdma_ucm_disconnect);
+		const struct rdma_ucm_disconnect *c = in;
+		if (!(id = id_get(c->id)) || id->ch != ch)
+			return -EINVAL;
+		return cmd_disconnect(id);
+	}
+	case RDMA_USER_CM_CMD_INIT_QP_ATTR: {
+		NEED(struct rdma_ucm_init_qp_attr);
+		const struct rdma_ucm_init_qp_attr *c = in;
+		if (!(id = id_get(c->id)) || id->ch != ch || !id->ag)
+			return -EINVAL;
+		if ((c->qp_state == IBV_QPS_RTR || c->qp_state == IBV_QPS_RTS) && !id->rqpn)
+			return -EINVAL;
+		struct ib_uverbs_qp_attr q;
+		fill_init_attr(id, c->qp_state, &q);
+		return put_resp(c->response, &q, sizeof(q));
+	}
+	case RDMA_USER_CM_CMD_GET_EVENT:
+		NEED(struct rdma_ucm_get_event);
+		return cmd_get_event(ch, in, fd);
+	case RDMA_USER_CM_CMD_SET_OPTION: {
+		NEED(struct rdma_ucm_set_option);
+		const struct rdma_ucm_set_option *c = in;
+		if (!(id = id_get(c->id)) || id->ch != ch)
+			return -EINVAL;
+		if (c->level == RDMA_OPTION_ID &&
+		    (c->optname == RDMA_OPTION_ID_TOS || c->optname == RDMA_OPTION_ID_REUSEADDR ||
+		     c->optname == RDMA_OPTION_ID_AFONLY || c->optname == RDMA_OPTION_ID_ACK_TIMEOUT))
+			return 0;
+		return -ENOSYS;
+	}
+	case RDMA_USER_CM_CMD_NOTIFY:
+		return 0;
+	default:
+		return -ENOSYS;
+	}
+#undef NEED
+}
+
+/* ------------------------------------------------------------------ libc entry points */
+
+int uv_rcm_open(int flags)
+{
+	if ((flags & O_ACCMODE) != O_RDWR)
+		return uv_minus1(EACCES);
+	struct rcm_chan *ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return uv_minus1(ENOMEM);
+	ch->fd = eventfd(0, EFD_SEMAPHORE | ((flags & O_CLOEXEC) ? EFD_CLOEXEC : 0));
+	if (ch->fd < 0 || ch->fd >= RCM_MAX_FD) {
+		int e = ch->fd < 0 ? errno : EMFILE;
+		if (ch->fd >= 0)
+			syscall(SYS_close, ch->fd);
+		free(ch);
+		return uv_minus1(e);
+	}
+	pthread_cond_init(&ch->cond, NULL);
+	atomic_store(&rcm_fds[ch->fd], ch);
+	atomic_fetch_add(&rcm_open_chans, 1);
+	return ch->fd;
+}
+
+UV_EXPORT ssize_t write(int fd, const void *buf, size_t count)
+{
+	static void *_Atomic next;
+	struct rcm_chan *ch = chan_of(fd);
+	if (__builtin_expect(!ch, 1)) {
+		ssize_t (*f)(int, const void *, size_t) = (ssize_t (*)(int, const void *, size_t))next_sym(&next, "write");
+		return f ? f(fd, buf, count) : syscall(SYS_write, fd, buf, count);
+	}
+	struct rdma_ucm_cmd_hdr h;
+	if (!buf || count < sizeof(h))
+		return uv_minus1(EINVAL);
+	memcpy(&h, buf, sizeof(h));
+	if (h.in > count - sizeof(h))
+		return uv_minus1(EINVAL);
+	/* the command is copied out (the kernel's copy_from_user), aligned for its u64s */
+	uint64_t cmdbuf[(sizeof(struct rdma_ucm_accept) + 64) / 8 + 1];
+	memset(cmdbuf, 0, sizeof(cmdbuf));
+	size_t inl = h.in < sizeof(cmdbuf) ? h.in : sizeof(cmdbuf);
+	memcpy(cmdbuf, (const uint8_t *)buf + sizeof(h), inl);
+	pthread_mutex_lock(&rcm_lock);
+	int rc = rcm_cmd(ch, fd, h.cmd, cmdbuf, inl);
+	pthread_mutex_unlock(&rcm_lock);
+	if (rc)
+		uv_log(UV_LOG_INFO, "rdma_cm: command %u: %s", h.cmd, strerror(-rc));
+	if (rc)
+		return uv_minus1(-rc);
+	return (ssize_t)count;
+}
+
+UV_EXPORT int close(int fd)
+{
+	static void *_Atomic next;
+	struct rcm_chan *ch = chan_of(fd);
+	if (ch) {
+		pthread_mutex_lock(&rcm_lock);
+		atomic_store(&rcm_fds[fd], NULL);
+		atomic_fetch_sub(&rcm_open_chans, 1);
+		for (uint32_t i = 1; i < RCM_MAX_IDS; i++)
+			if (rcm_ids[i].used && rcm_ids[i].ch == ch)
+				id_destroy(&rcm_ids[i]);
+		while (ch->head) {
+			struct rcm_evt *e = ch->head;
+			ch->head = e->next;
+			free(e);
+		}
+		pthread_cond_broadcast(&ch->cond);
+		bool waited = ch->waiting;
+		pthread_mutex_unlock(&rcm_lock);
+		/* a thread still blocked in GET_EVENT keeps the channel: it is leaked */
+		if (!waited) {
+			pthread_cond_destroy(&ch->cond);
+			free(ch);
+		}
+	}
+	int (*f)(int) = (int (*)(int))next_sym(&next, "close");
+	return f ? f(fd) : (int)syscall(SYS_close, fd);
+}
+
+static void rcm_stat(struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	/* a character device, as the kernel's misc device rdma_cm (major 10) */
+	st->st_mode = S_IFCHR | 0666;
+	st->st_rdev = makedev(10, 58);
+}
+
+UV_EXPORT int fstat(int fd, struct stat *st)
+{
+	static void *_Atomic next;
+	if (__builtin_expect(chan_of(fd) != NULL, 0)) {
+		rcm_stat(st);
+		return 0;
+	}
+	int (*f)(int, struct stat *) = (int (*)(int, struct stat *))next_sym(&next, "fstat");
+	return f ? f(fd, st) : uv_minus1(ENOSYS);
+}
+
+UV_EXPORT int fstat64(int fd, struct stat64 *st)
+{
+	static void *_Atomic next;
+	if (__builtin_expect(chan_of(fd) != NULL, 0)) {
+		struct stat s;
+		rcm_stat(&s);
+		memset(st, 0, sizeof(*st));
+		st->st_mode = s.st_mode;
+		st->st_rdev = s.st_rdev;
+		return 0;
+	}
+	int (*f)(int, struct stat64 *) = (int (*)(int, struct stat64 *))next_sym(&next, "fstat64");
+	return f ? f(fd, st) : uv_minus1(ENOSYS);
+}
