@@ -22,6 +22,10 @@ enum { MX5_QPC_RST = 0, MX5_QPC_INIT = 1, MX5_QPC_RTR = 2, MX5_QPC_RTS = 3,
        MX5_QPC_SQER = 4, MX5_QPC_SQD = 5, MX5_QPC_ERR = 6 };
 /* qpc.pm_state: path migration armed/rearm/migrated; migrated = no APM (Linux). */
 #define MX5_QPC_PM_MIGRATED 0x3
+/* qpc.mtu 5 = 4096 bytes (IBTA path MTU encoding) and the message limit Linux gives
+ * every UD QP (2^12: one 4096-byte packet; qp.c __mlx5_ib_modify_qp). */
+#define MX5_QPC_MTU_4096 5
+#define MX5_UD_LOG_MSG_MAX 12
 /* qpc.rq_type: regular, SRQ, zero-length (Linux MLX5_NON_ZERO_RQ / SRQ_RQ / ZERO_LEN_RQ). */
 enum { MX5_RQ_REGULAR = 0, MX5_RQ_SRQ = 1, MX5_RQ_ZERO = 3 };
 
@@ -310,7 +314,7 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 		MX5_CTX(qpc, pd, pd->pdn),
 		MX5_CTX(qpc, uar_page, qp->bf.uar_index),
 		MX5_CTX(qpc, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT),
-		MX5_CTX(qpc, log_msg_max, MX5_CAP_GEN(dev, log_max_msg)),
+		/* no log_msg_max here: it is an INIT2RTR field (mx5_qp_fill_qpc) */
 		/* Timestamp format the device's caps call for (init.c mx5_qp_default_ts,
 		 * after Linux mlx5_get_qp_default_ts). */
 		MX5_CTX(qpc, ts_format, mx5_qp_default_ts(dev)),
@@ -627,8 +631,20 @@ static void mx5_qp_fill_qpc(struct mx5_qp *qp, uint16_t op, const struct mx5_qp_
 	}
 	if (mask & MX5_QP_AV)
 		mx5_set_av(qp, ads, a);
-	if (mask & MX5_QP_PATH_MTU)
+	/* The path MTU and the message limit go together, as Linux mlx5_ib sends them
+	 * (drivers/infiniband/hw/mlx5/qp.c __mlx5_ib_modify_qp): with IB_QP_PATH_MTU
+	 * (INIT2RTR) mtu and log_msg_max = the device's log_max_msg; on a UD QP, which
+	 * has no path MTU attribute, mtu 4096 and log_msg_max 12 in every transition
+	 * that carries a qpc.  Linux drivers/vfio/pci/mlx5/cmd.c mlx5vf_activate_qp and
+	 * rdma-core tests/mlx5_base.py also set log_msg_max at INIT2RTR, none at
+	 * CREATE_QP: the device takes the QP's message limit from here. */
+	if (qp->type == MX5_QPT_UD) {
+		PRM_SET(qpc, c, mtu, MX5_QPC_MTU_4096);
+		PRM_SET(qpc, c, log_msg_max, MX5_UD_LOG_MSG_MAX);
+	} else if (mask & MX5_QP_PATH_MTU) {
 		PRM_SET(qpc, c, mtu, a->path_mtu);
+		PRM_SET(qpc, c, log_msg_max, MX5_CAP_GEN(dev, log_max_msg));
+	}
 	if (mask & MX5_QP_DEST_QPN)
 		PRM_SET(qpc, c, remote_qpn, a->dest_qp_num);
 	if (mask & MX5_QP_RQ_PSN)

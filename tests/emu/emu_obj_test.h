@@ -283,6 +283,18 @@ static inline uint32_t ot_qp(struct ot *o, unsigned st, uint32_t cqn)
 	return (uint32_t)PRM_GET(create_qp_out, o->t.out, qpn);
 }
 
+/* UD's INIT2RTR as Linux mlx5_ib sends it (qp.c __mlx5_ib_modify_qp): mtu 4096 and
+ * log_msg_max 12. */
+static inline uint8_t *ot_trans_in(uint16_t op, uint32_t qpn, uint32_t opt);
+static inline uint8_t *ot_ud_init2rtr_in(uint32_t qpn)
+{
+	uint8_t *in = ot_trans_in(PRM_CMD_OP_INIT2RTR_QP, qpn, 0);
+	uint8_t *c = PRM_ADDR(rst2init_qp_in, in, qpc);
+	PRM_SET(qpc, c, mtu, 5);
+	PRM_SET(qpc, c, log_msg_max, 12);
+	return in;
+}
+
 /* A transition input (every transition with a qpc has rst2init_qp_in's layout). */
 static inline uint8_t *ot_trans_in(uint16_t op, uint32_t qpn, uint32_t opt)
 {
@@ -330,6 +342,9 @@ static inline uint8_t *ot_init2rtr_in(uint32_t qpn, uint32_t rqpn)
 	uint8_t *c = PRM_ADDR(rst2init_qp_in, in, qpc);
 	uint8_t *ads = PRM_ADDR(qpc, c, primary_address_path);
 	PRM_SET(qpc, c, mtu, 3); /* 1024 */
+	/* the QP's message limit, sent here beside mtu as every reference does
+	 * (rdma-core tests/mlx5_base.py: 20) */
+	PRM_SET(qpc, c, log_msg_max, 20);
 	PRM_SET(qpc, c, remote_qpn, rqpn);
 	PRM_SET(qpc, c, next_rcv_psn, 0x123456);
 	PRM_SET(qpc, c, log_rra_max, 2);
