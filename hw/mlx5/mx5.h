@@ -326,7 +326,10 @@ struct mx5_srq_attr {
 int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_attr *attr,
 		   struct mx5_srq **out);
 int mx5_srq_destroy(struct mx5_srq *srq);
+/* Arm the SRQ limit on the device (MODIFY_RMP); the limit given at create arms nothing. */
 int mx5_srq_arm(struct mx5_srq *srq, uint32_t limit);
+/* The device's armed limit (QUERY_RMP): 0 once the SRQ_LIMIT event fired. */
+int mx5_srq_query_limit(struct mx5_srq *srq, uint32_t *limit);
 uint32_t mx5_srq_num(const struct mx5_srq *srq);
 void mx5_srq_query(const struct mx5_srq *srq, struct mx5_srq_attr *attr);
 void *mx5_srq_state(struct mx5_srq *srq);

@@ -222,10 +222,10 @@ Test(emu_qp, qp_on_an_srq_holds_it)
 	const uint8_t *c = ot_query_qp(&o, qpn);
 	cr_assert_eq(PRM_GET(qpc, c, rq_type), 1);
 	cr_assert_eq(PRM_GET(qpc, c, srqn_rmpn_xrqn), srqn);
-	et_expect(&o.t, ot_destroy(&o, PRM_CMD_OP_DESTROY_SRQ, srqn), PRM_CMD_STAT_BAD_RES_STATE,
+	et_expect(&o.t, ot_destroy(&o, ot_destroy_srq_op(), srqn), PRM_CMD_STAT_BAD_RES_STATE,
 		  PRM_SYND_OBJECT_IN_USE);
 	et_expect(&o.t, ot_destroy(&o, PRM_CMD_OP_DESTROY_QP, qpn), 0, 0);
-	et_expect(&o.t, ot_destroy(&o, PRM_CMD_OP_DESTROY_SRQ, srqn), 0, 0);
+	et_expect(&o.t, ot_destroy(&o, ot_destroy_srq_op(), srqn), 0, 0);
 	ot_down(&o);
 }
 

@@ -3,6 +3,14 @@
  * CREATE_SRQ, QUERY_SRQ, DESTROY_SRQ and every rule of cmd_srq.c, one per test. */
 #include "tests/emu/emu_obj_test.h"
 
+/* CREATE_SRQ is the ISSI 0 model (Linux srq_cmd.c create_srq_split); test_rmp.c has
+ * the ISSI 1 one. */
+static void at_issi_0(void)
+{
+	et_issi = 0;
+}
+TestSuite(emu_srq, .init = at_issi_0);
+
 static uint8_t *srqc_of(uint8_t *in)
 {
 	return PRM_ADDR(create_srq_in, in, srq_context_entry);
