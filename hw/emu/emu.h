@@ -111,6 +111,15 @@ int emu_reset(struct emu_dev *d);
 volatile uint8_t *emu_bar_base(struct emu_dev *d);
 size_t emu_bar_len(struct emu_dev *d);
 
+/* Command capture, for oracles that compare what a driver sent with what other drivers
+ * send (tests/integration/test_field_set.c): fn sees every command any emulated device
+ * of this process ran, after its handler: the whole input as the device fetched it, the
+ * output, the status.  One observer for the process (NULL: none); it runs on the
+ * device's command thread and must not issue commands. */
+typedef void (*emu_cmd_observer_fn)(void *ctx, uint16_t opcode, uint16_t op_mod, const uint8_t *in,
+				    size_t inlen, const uint8_t *out, size_t outlen, int status);
+void emu_set_cmd_observer(emu_cmd_observer_fn fn, void *ctx);
+
 /* The BAR hook (enum shim_mmio_op values: 0 read, 1 write, 2 write-combining burst). */
 void emu_mmio_access(void *dev, int op, uint64_t bar_off, unsigned size);
 /* An application polled a CQ of this device and found it empty: take the arrivals off

@@ -20,6 +20,10 @@ enum { MX5_QPC_ST_RC = 0x0, MX5_QPC_ST_UC = 0x1, MX5_QPC_ST_UD = 0x2 };
 /* qpc.state */
 enum { MX5_QPC_RST = 0, MX5_QPC_INIT = 1, MX5_QPC_RTR = 2, MX5_QPC_RTS = 3,
        MX5_QPC_SQER = 4, MX5_QPC_SQD = 5, MX5_QPC_ERR = 6 };
+static unsigned mx5_qpc_st(enum mx5_qp_type t)
+{
+	return t == MX5_QPT_RC ? MX5_QPC_ST_RC : t == MX5_QPT_UC ? MX5_QPC_ST_UC : MX5_QPC_ST_UD;
+}
 /* qpc.pm_state: path migration armed/rearm/migrated; migrated = no APM (Linux). */
 #define MX5_QPC_PM_MIGRATED 0x3
 /* qpc.mtu 5 = 4096 bytes (IBTA path MTU encoding) and the message limit Linux gives
@@ -308,8 +312,7 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	/* A field that does not apply (the SRQ number without an SRQ, the RQ's size and
 	 * stride without a regular RQ) is left 0, as the zeroed input has it. */
 	const struct mx5_ctx_field qpc[] = {
-		MX5_CTX(qpc, st, a->type == MX5_QPT_RC ? MX5_QPC_ST_RC
-				 : a->type == MX5_QPT_UC ? MX5_QPC_ST_UC : MX5_QPC_ST_UD),
+		MX5_CTX(qpc, st, mx5_qpc_st(a->type)),
 		MX5_CTX(qpc, pm_state, MX5_QPC_PM_MIGRATED),
 		MX5_CTX(qpc, pd, pd->pdn),
 		MX5_CTX(qpc, uar_page, qp->bf.uar_index),
@@ -600,6 +603,9 @@ static void mx5_qp_fill_qpc(struct mx5_qp *qp, uint16_t op, const struct mx5_qp_
 	uint8_t *c = PRM_ADDR(rst2init_qp_in, in, qpc);
 	uint8_t *ads = PRM_ADDR(qpc, c, primary_address_path);
 	bool rst2init = op == PRM_CMD_OP_RST2INIT_QP;
+	/* the service type in every transition's qpc, as Linux __mlx5_ib_modify_qp writes
+	 * it (the field-set oracle, tests/mlx5/test_field_set.c, holds us to it) */
+	PRM_SET(qpc, c, st, mx5_qpc_st(qp->type));
 	if (mask & (MX5_QP_ACCESS_FLAGS | MX5_QP_MAX_DEST_RD_ATOMIC)) {
 		unsigned acc = (mask & MX5_QP_ACCESS_FLAGS) ? a->qp_access_flags : qp->attr.qp_access_flags;
 		unsigned resources = (mask & MX5_QP_MAX_DEST_RD_ATOMIC) ? a->max_dest_rd_atomic
