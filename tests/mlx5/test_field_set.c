@@ -408,11 +408,11 @@ Test(field_set, every_field_all_references_set_is_set_by_the_driver_or_excused)
 			}
 		}
 	}
-	printf("field-set oracle: excused (field every reference sets that this run leaves 0, and why):\n%s",
+	printf("field-set excused (a field every reference sets that this run leaves 0, and why):\n%s",
 	       excuse_list);
-	printf("field-set oracle: notes (set by some references, not by us; not checked):\n%s", note_list);
+	printf("field-set notes (set by some references, not by us; not checked):\n%s", note_list);
 	if (missing)
-		printf("field-set oracle: MISSING:\n%s", missing_list);
+		printf("field-set MISSING:\n%s", missing_list);
 	printf("field-set oracle: %u commands, %u fields compared, %u excused, %u missing\n", fs_ntab, compared,
 	       excused, missing);
 	fflush(stdout);
