@@ -64,6 +64,9 @@ struct emu_config {
 	                         * vfio-pci does at open; then `initializing` as usual */
 	unsigned auto_pages;    /* >0: after INIT_HCA, once an EQ listens for PAGE_REQUEST, ask
 	                         * for this many pages, and when given offer half back */
+	unsigned msix;          /* interrupt vectors offered to the driver (msix=N, 1..64; 0:
+	                         * EMU_NUM_VECTORS): msix=1 makes every EQ share vector 0,
+	                         * as a one-MSI kext or a refused MSI-X request does */
 	unsigned cmdq_entries;  /* command queue entries the device reports (log_cmdq_size):
 	                         * 1, 2, 4, 8, 16 or 32; 0: 32, as ConnectX firmware */
 	unsigned icm_pages;     /* >0: after INIT_HCA every CREATE_* command (CQ, QP, MKEY, SRQ,
@@ -214,6 +217,7 @@ void emu_dataplane_off(struct emu_dev *d);
 
 /* ---- interrupts ---- */
 int emu_irq_fd(struct emu_dev *d, unsigned vector);   /* eventfd, created on first call */
+unsigned emu_irq_count(const struct emu_dev *d);      /* vectors offered (cfg msix) */
 
 /* ---- counters (hw/emu/counters.c) ---- */
 enum emu_obj_type {
