@@ -355,6 +355,7 @@ static const struct emu_opt emu_opts[] = {
 	EMU_OPT_UINT("pages", auto_pages, 0, 1u << 20, "pages=N"),
 	EMU_OPT_UINT("icm", icm_pages, 0, 1u << 20, "icm=N"),
 	EMU_OPT_UINT("msix", msix, 1, EMU_NUM_VECTORS, "msix=1..64"),
+	EMU_OPT_FLAG("nic_ifc", nic_ifc_disabled, "disabled", "full", "nic_ifc=full|disabled"),
 	{ "pagehold", opt_pagehold, "pagehold=OP:N|-N|all[@SKIP]" },
 	{ "cmdq_entries", opt_cmdq_entries, "cmdq_entries=1..32" },
 	{ "loss", opt_wire, "loss|reorder|dup|corrupt=RATE" },

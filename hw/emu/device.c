@@ -68,6 +68,11 @@ static void iseg_fill(struct emu_dev *d)
 	PRM_SET(initial_seg, s, log_cmdq_size, d->log_cmdq_size);
 	PRM_SET(initial_seg, s, log_cmdq_stride, d->log_cmdq_stride);
 	PRM_SET(initial_seg, s, initializing, 1);
+	/* nic_ifc=disabled: the state a previous owner's teardown left in the command
+	 * queue address dword (rdma-core mlx5_vfio.c mlx5_vfio_teardown_hca_fast writes
+	 * MLX5_NIC_IFC_DISABLED there); the next driver's cmdq address write clears it */
+	if (d->cfg.nic_ifc_disabled)
+		PRM_SET(initial_seg, s, nic_interface_state, 1);
 	PRM_SET(health_buffer, hb, fw_version,
 		((uint32_t)EMU_FW_MAJOR << 24) | ((uint32_t)EMU_FW_MINOR << 16) | EMU_FW_SUBMINOR);
 	PRM_SET(health_buffer, hb, hw_id, EMU_DEVICE_ID);

@@ -64,6 +64,8 @@ struct emu_config {
 	                         * vfio-pci does at open; then `initializing` as usual */
 	unsigned auto_pages;    /* >0: after INIT_HCA, once an EQ listens for PAGE_REQUEST, ask
 	                         * for this many pages, and when given offer half back */
+	int nic_ifc_disabled;   /* nic_ifc=disabled: nic_interface reads DISABLED until the
+	                         * driver writes the command queue address */
 	unsigned msix;          /* interrupt vectors offered to the driver (msix=N, 1..64; 0:
 	                         * EMU_NUM_VECTORS): msix=1 makes every EQ share vector 0,
 	                         * as a one-MSI kext or a refused MSI-X request does */

@@ -349,12 +349,6 @@ int mx5_bringup(struct mx5_device *dev)
 	dev->fw_subminor = (uint16_t)MX5_ISEG_GET(dev, fw_rev_subminor);
 	if (dev->attr.flags & MX5_OPEN_REGISTERS_ONLY)
 		return 0;
-	/* A function already in fatal error answers no command: say so now rather than
-	 * after a command timeout (Linux checks the same sensors before its commands). */
-	struct mx5_health h;
-	if (mx5_device_check_health(dev, &h) != MX5_HEALTH_OK)
-		return mx5_fail(dev, -EIO, "bring-up: device in fatal error (health syndrome 0x%x, "
-				"health buffer synd 0x%x)", h.health_syndrome, h.synd);
 	if (dev->cmdif_rev != MX5_CMDIF_REV)
 		return mx5_fail(dev, -EOPNOTSUPP,
 				"bring-up: command interface revision %u, this driver speaks %u",
@@ -375,6 +369,17 @@ int mx5_bringup(struct mx5_device *dev)
 	rc = mx5_wait_initializing(dev, "after command queue");
 	if (rc)
 		return rc;
+	/* A function already in fatal error answers no command: say so now rather than
+	 * after a command timeout.  Only now, with the command interface ours: before it,
+	 * nic_interface holds what the previous driver left (rdma-core's fast teardown
+	 * leaves DISABLED, mlx5_vfio.c mlx5_vfio_teardown_hca_fast), and writing the queue
+	 * address above claimed it.  Linux starts its health poll at the same point
+	 * (main.c mlx5_function_enable: mlx5_cmd_enable, wait_fw_init, then
+	 * mlx5_start_health_poll). */
+	struct mx5_health h;
+	if (mx5_device_check_health(dev, &h) != MX5_HEALTH_OK)
+		return mx5_fail(dev, -EIO, "bring-up: device in fatal error (health syndrome 0x%x, "
+				"health buffer synd 0x%x)", h.health_syndrome, h.synd);
 	if ((rc = mx5_enable_hca(dev)) || (rc = mx5_set_issi(dev)))
 		return rc;
 	if ((rc = mx5_startup_pages(dev, 1)))

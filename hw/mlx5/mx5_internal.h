@@ -115,7 +115,8 @@ struct mx5_device {
 	uint32_t last_health_counter;
 	uint64_t health_sample_ns;     /* when the last counted sample was taken */
 	unsigned health_poll_ms;       /* samples count at least this far apart */
-	unsigned health_max_misses;    /* unchanged samples in a row that mean dead */
+	unsigned health_max_misses;    /* unchanged samples in a row that mean compromised */
+	unsigned health_reports;       /* stalls reported (health.c) */
 	unsigned health_misses;
 	bool health_primed;
 

@@ -155,23 +155,46 @@ Test(bringup_values, nic_interface_disabled_is_fatal)
 	mx5_device_close(dev);
 }
 
-Test(bringup_values, stalled_health_counter_is_fatal_on_the_third_missed_sample)
+/* A stalled counter is reported on the third missed sample, not acted on: Linux
+ * health.c poll_health logs "device's health compromised - reached miss count" and
+ * queues its devlink reporter; only the fatal sensors fail the device. */
+Test(bringup_values, stalled_health_counter_is_reported_on_the_third_missed_sample_not_fatal)
 {
 	struct mx5_device *dev = open_inspect("emu:");
 	struct emu_dev *e = emu_of(dev);
+	fatal_events = 0;
+	mx5_device_set_event_handler(dev, on_event, NULL);
 	mx5_device_set_health_poll(dev, 20, 3);
 	emu_fault_counter_stall(e);
 	struct timespec ts = { 0, 25 * 1000000 };
-	cr_assert_eq(mx5_device_check_health(dev, NULL), MX5_HEALTH_OK, "first sample");
+	struct mx5_health h;
+	cr_assert_eq(mx5_device_check_health(dev, &h), MX5_HEALTH_OK, "first sample");
 	for (int miss = 1; miss <= 2; miss++) {
 		nanosleep(&ts, NULL);
-		cr_assert_eq(mx5_device_check_health(dev, NULL), MX5_HEALTH_OK, "miss %d", miss);
+		cr_assert_eq(mx5_device_check_health(dev, &h), MX5_HEALTH_OK, "miss %d", miss);
+		cr_assert_eq(h.counter_stuck, 0, "miss %d", miss);
 		/* samples closer than the interval do not count */
-		cr_assert_eq(mx5_device_check_health(dev, NULL), MX5_HEALTH_OK, "miss %d again", miss);
+		cr_assert_eq(mx5_device_check_health(dev, &h), MX5_HEALTH_OK, "miss %d again", miss);
 	}
 	nanosleep(&ts, NULL);
-	cr_assert_eq(mx5_device_check_health(dev, NULL), MX5_HEALTH_FATAL, "third miss");
-	cr_assert(strstr(mx5_device_error(dev), "counter stuck"), "%s", mx5_device_error(dev));
+	cr_assert_eq(mx5_device_check_health(dev, &h), MX5_HEALTH_OK, "third miss: reported, not fatal");
+	cr_assert_eq(h.counter_stuck, 1);
+	cr_assert_eq(h.counter_misses, 3);
+	cr_assert_eq(fatal_events, 0, "no DEVICE_FATAL for a stalled counter");
+	cr_assert(strstr(mx5_device_error(dev), "health compromised"), "%s", mx5_device_error(dev));
+	cr_assert_eq(mx5_device_is_fatal(dev), 0);
+	mx5_device_close(dev);
+}
+
+/* A previous owner left nic_interface DISABLED (rdma-core's fast teardown does): the
+ * driver claims the command interface first, which clears it, and only then reads the
+ * fatal sensors (Linux starts its health poll after mlx5_cmd_enable). */
+Test(bringup_values, nic_interface_left_disabled_by_the_previous_owner_does_not_refuse_the_open)
+{
+	struct mx5_device *dev = NULL;
+	int rc = mx5_device_open("emu:nic_ifc=disabled", &dev);
+	cr_assert_eq(rc, 0, "open refused: %s", mx5_open_error());
+	cr_assert_eq(mx5_device_check_health(dev, NULL), MX5_HEALTH_OK);
 	mx5_device_close(dev);
 }
 
