@@ -391,7 +391,7 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 	iseg_fill(d);
 	d->hca = EMU_HCA_DISABLED;
 	d->port_up = !d->cfg.port_down;
-	d->paos_admin = 1;
+	d->paos_admin = d->cfg.admin_down ? 2 : 1;
 	d->mtu = 1500;
 	d->nfail = d->cfg.nfail;
 	memcpy(d->fail, d->cfg.fail, sizeof(d->fail));

@@ -64,6 +64,10 @@ struct emu_config {
 	                         * vfio-pci does at open; then `initializing` as usual */
 	unsigned auto_pages;    /* >0: after INIT_HCA, once an EQ listens for PAGE_REQUEST, ask
 	                         * for this many pages, and when given offer half back */
+	int admin_down;         /* admin=down: PAOS admin_status starts down, as a previous
+	                         * driver's `ip link set down` leaves it */
+	int ptys_ext;           /* ptys=ext: the port speaks the extended Ethernet protocols
+	                         * (200GAUI-4), as a ConnectX-6 Dx/7; the legacy field reads 0 */
 	int nic_ifc_disabled;   /* nic_ifc=disabled: nic_interface reads DISABLED until the
 	                         * driver writes the command queue address */
 	unsigned msix;          /* interrupt vectors offered to the driver (msix=N, 1..64; 0:

@@ -482,7 +482,8 @@ struct mx5_port_info {
 	uint16_t max_mtu, oper_mtu;         /* PMTU, bytes */
 	uint8_t active_mtu;        /* IB encoding of oper_mtu (1..5) */
 	uint32_t eth_proto_oper;   /* PTYS */
-	uint32_t speed_mbps;       /* from eth_proto_oper, 0 unknown */
+	uint32_t ext_eth_proto_oper;  /* PTYS extended protocols (ConnectX-6 Dx, -7) */
+	uint32_t speed_mbps;       /* from (ext_)eth_proto_oper, 0 unknown */
 	uint8_t mac[6];            /* NIC vport permanent address */
 };
 int mx5_port_query(struct mx5_device *dev, uint8_t port, struct mx5_port_info *info);

@@ -258,4 +258,11 @@ enum {
 	MX5_ATOMIC_REQ_HOST_ENDIANNESS = 1,
 };
 
+/* ACCESS_REG register ids (PRM "Access Registers"; Linux MLX5_REG_*) and PAOS values. */
+enum { MX5_REG_PMTU = 0x5003, MX5_REG_PTYS = 0x5004, MX5_REG_PAOS = 0x5006,
+       MX5_REG_HOST_ENDIANNESS = 0x7004 };
+enum { MX5_PAOS_UP = 1, MX5_PAOS_DOWN = 2 };
+/* cmd_hca_cap.port_type (Linux MLX5_CAP_PORT_TYPE_IB 0, _ETH 1) */
+#define MX5_CAP_PORT_TYPE_ETH 1
+
 #endif
