@@ -4,7 +4,7 @@
  * "BAR" buffer without a hook, so what is measured is the driver's own work (WQE build,
  * doorbell record, BlueFlame copy with its fences; CQE decode), not a device.
  *
- *   uv_bench_datapath [--iters N] [--only FUNC --qps N [--locks]]
+ *   uv_bench_datapath [--iters N] [--bf prefer|inline|off] [--only FUNC --qps N [--locks]]
  *
  * Each measured function takes the queue's lock around the inline builder or poller,
  * as the verbs entry points do (uverbs/qp.c uv_post_send_op, uverbs/cq.c
@@ -27,6 +27,7 @@
 
 #include "hw/mlx5/cq.h"
 #include "hw/mlx5/doorbell.h"
+#include "hw/mlx5/mx5.h"
 #include "hw/mlx5/poll.h"
 #include "hw/mlx5/sq.h"
 #include "hw/mlx5/wqe.h"
@@ -54,6 +55,9 @@ static unsigned nqps;
 static uint8_t payload[4096] __attribute__((aligned(64)));
 static uint64_t remote[512];
 static int use_locks;   /* --locks: the queues' locks are real (else single-thread hint) */
+/* --bf prefer|inline|off: the BlueFlame policy (hw/mlx5/mx5.h enum mx5_bf_policy);
+ * prefer (rdma-core's default) unless told */
+static int bf_policy;
 
 /* ---- the measured functions: not inlined, distinct, so callgrind can attribute ---- */
 /* noipa is GCC's (no inlining, cloning or interprocedural propagation); clang has no
@@ -142,7 +146,8 @@ static void setup(unsigned n)
 		a.bar = &bar;
 		/* QPs share 16 UAR pages, BlueFlame register at 0x800 of each (PRM "UAR") */
 		a.bf_off = (uint64_t)(i % 16) * 4096 + 0x800;
-		a.bf_size = 256;
+		a.bf_size = bf_policy == MX5_BF_OFF ? 0 : 256;
+		a.bf_inline_only = bf_policy == MX5_BF_INLINE_ONLY;
 		if (mx5_sq_init(&q->sq, &a) != 0) {
 			fprintf(stderr, "uv_bench_datapath: mx5_sq_init failed\n");
 			exit(2);
@@ -270,7 +275,7 @@ static void bad_arg(const char *opt, const char *val, const char *range)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: uv_bench_datapath [--iters N] [--only FUNC --qps N [--locks]]\n");
+	fprintf(stderr, "usage: uv_bench_datapath [--iters N] [--bf prefer|inline|off] [--only FUNC --qps N [--locks]]\n");
 	exit(2);
 }
 
@@ -290,6 +295,16 @@ int main(int argc, char **argv)
 			/* QPNs are 0x100 + index: keep them well inside the 24-bit QPN */
 			if (uvt_parse_unsigned(argv[++i], 1, 65536, &only_qps))
 				bad_arg("--qps", argv[i], "1..65536");
+		} else if (!strcmp(argv[i], "--bf") && i + 1 < argc) {
+			i++;
+			if (!strcmp(argv[i], "prefer"))
+				bf_policy = MX5_BF_PREFER;
+			else if (!strcmp(argv[i], "inline"))
+				bf_policy = MX5_BF_INLINE_ONLY;
+			else if (!strcmp(argv[i], "off"))
+				bf_policy = MX5_BF_OFF;
+			else
+				bad_arg("--bf", argv[i], "prefer, inline or off");
 		} else if (!strcmp(argv[i], "--locks")) {
 			use_locks = 1;
 		} else {

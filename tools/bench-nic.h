@@ -88,14 +88,19 @@ static inline uint64_t bn_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* BlueFlame policy the benchmarks open their devices with (mx5.h enum mx5_bf_policy;
+ * uv_bench_pcie --bf). */
+static unsigned bn_bf_policy = MX5_BF_PREFER;
+
 static inline void bn_nic_open(struct bn_nic *n, const char *uri, uint32_t cqe)
 {
 	struct mx5_cq_attr ca = { .cqe = cqe };
 	struct mx5_gid_entry g;
+	struct mx5_open_attr oa = { .bf_policy = bn_bf_policy };
 	uint8_t mac[6];
 
 	memset(n, 0, sizeof(*n));
-	if (mx5_device_open(uri, &n->dev) != 0)
+	if (mx5_device_open_attr(uri, &oa, &n->dev) != 0)
 		bn_die("open %s: %s", uri, mx5_open_error());
 	n->emu = emu_device_from_shim(mx5_device_shim(n->dev));
 	if (!n->emu)

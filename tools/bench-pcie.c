@@ -4,7 +4,7 @@
  * half of them (no MMIO read on the data path, one BlueFlame write per single-WQE post)
  * is asserted by tests/mlx5/test_pcie_counters.c.
  *
- *   uv_bench_pcie [--iters N] [--mtu 256|512|1024|2048|4096]
+ *   uv_bench_pcie [--iters N] [--mtu 256|512|1024|2048|4096] [--bf prefer|inline|off]
  *
  * Two emulated NICs (emu:, auto-assigned 127.0.0.N) in this process, opened through the
  * real driver (hw/mlx5), one RC QP on each, connected over RoCE v2 on loopback.  For each
@@ -95,9 +95,10 @@ int main(int argc, char **argv)
 	bn_prog = "uv_bench_pcie";
 	static const struct option opts[] = { { "iters", required_argument, 0, 'n' },
 					      { "mtu", required_argument, 0, 'm' },
+					      { "bf", required_argument, 0, 'b' },
 					      { "help", no_argument, 0, 'h' },
 					      { 0, 0, 0, 0 } };
-	while ((c = getopt_long(argc, argv, "n:m:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:m:b:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (uvt_parse_unsigned(optarg, 1, 100000000, &iters))
@@ -107,8 +108,18 @@ int main(int argc, char **argv)
 			if (uvt_parse_unsigned(optarg, 256, 4096, &mtu_bytes))
 				bn_die("--mtu: '%s' is not 256..4096", optarg);
 			break;
+		case 'b':   /* BlueFlame policy (hw/mlx5/mx5.h enum mx5_bf_policy) */
+			if (!strcmp(optarg, "prefer"))
+				bn_bf_policy = MX5_BF_PREFER;
+			else if (!strcmp(optarg, "inline"))
+				bn_bf_policy = MX5_BF_INLINE_ONLY;
+			else if (!strcmp(optarg, "off"))
+				bn_bf_policy = MX5_BF_OFF;
+			else
+				bn_die("--bf: '%s' is not prefer, inline or off", optarg);
+			break;
 		default:
-			return bn_usage(c, "uv_bench_pcie [--iters N] [--mtu 256..4096]");
+			return bn_usage(c, "uv_bench_pcie [--iters N] [--mtu 256..4096] [--bf prefer|inline|off]");
 		}
 	}
 	bn_no_operands(argc, argv);

@@ -25,6 +25,7 @@
 
 #include "hw/platform/byteorder.h"
 #include "hw/platform/notify.h"
+#include "hw/platform/run_dir.h"
 #include "hw/platform/sock.h"
 #include "uverbs/uv.h"
 
@@ -242,19 +243,24 @@ static void uv_build_list(void)
 		free(s);
 		return;
 	}
-	/* A device daemon (tools/uvd) serving in the run dir owns its function: use it. */
-	char sock[200];
-	const char *rd = getenv("UVERBS_RUN_DIR");
+	/* A device daemon (tools/uvd) serving in the run dir owns its function: use it --
+	 * only in a run dir that is ours and 0700 (hw/platform/run_dir.h): a socket another
+	 * user put in a /tmp/uverbs-<uid> they made would see all our requests. */
+	char sock[200], dir[160], why[300];
 	struct stat st;
-	if (rd && *rd && strcmp(rd, "off"))
-		snprintf(sock, sizeof(sock), "%s/uvd.sock", rd);
-	else
-		snprintf(sock, sizeof(sock), "/tmp/uverbs-%u/uvd.sock", (unsigned)getuid());
-	if (stat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && uv_daemon_answers(sock)) {
-		char uri[256];
-		snprintf(uri, sizeof(uri), "uvd:%s", sock);
-		uv_add_dev(uri);
-		return;
+	int drc = plat_run_dir(dir, sizeof(dir));
+	if (drc == -ENOENT)   /* UVERBS_RUN_DIR=off publishes no counters; a daemon is still looked for */
+		drc = snprintf(dir, sizeof(dir), "/tmp/uverbs-%u", (unsigned)getuid()) < 0;
+	if (drc == 0) {
+		snprintf(sock, sizeof(sock), "%s/uvd.sock", dir);
+		if (lstat(dir, &st) == 0 && plat_run_dir_check(dir, false, why, sizeof(why))) {
+			uv_log(UV_LOG_WARN, "no device daemon looked for: %s", why);
+		} else if (stat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && uv_daemon_answers(sock)) {
+			char uri[256];
+			snprintf(uri, sizeof(uri), "uvd:%s", sock);
+			uv_add_dev(uri);
+			return;
+		}
 	}
 	uv_scan_vfio();
 	if (!uv_nuris)
@@ -380,12 +386,29 @@ static void uv_open_failed(struct uv_dev *d, const char *why)
 	fprintf(stderr, "uverbs: Warning: %s cannot be used: %s\n", d->ibdev.name, why);
 }
 
+/* BlueFlame policy from rdma-core's own knobs, read as libmlx5 reads them
+ * (providers/mlx5/mlx5.c get_shut_up_bf, get_always_bf): MLX5_SHUT_UP_BF set and not
+ * "0" turns BlueFlame off; MLX5_POST_SEND_PREFER_BF="0" keeps it for inline WQEs only;
+ * unset, BlueFlame serves every single WQE that fits (rdma-core's default). */
+static unsigned uv_bf_policy(void)
+{
+	const char *off = getenv("MLX5_SHUT_UP_BF");
+	const char *prefer = getenv("MLX5_POST_SEND_PREFER_BF");
+
+	if (off && strcmp(off, "0") != 0)
+		return MX5_BF_OFF;
+	if (prefer && strcmp(prefer, "0") == 0)
+		return MX5_BF_INLINE_ONLY;
+	return MX5_BF_PREFER;
+}
+
 int uv_dev_up(struct uv_dev *d)
 {
 	if (d->mx5)
 		return 0;
 	struct mx5_device *m;
-	int rc = mx5_device_open(d->uri, &m);
+	struct mx5_open_attr oa = { .bf_policy = uv_bf_policy() };
+	int rc = mx5_device_open_attr(d->uri, &oa, &m);
 	if (rc) {
 		uv_open_failed(d, mx5_open_error());
 		return rc;

@@ -58,36 +58,72 @@ int uv_evq_push(struct uv_evq *q, const struct uv_event_node *in)
 	*n = *in;
 	n->next = NULL;
 	pthread_mutex_lock(&q->lock);
+	/* counted and queued under the lock together, or neither (uv_evq_pop relies on
+	 * the count never being below the list's length) */
+	int w = plat_notify_signal(q->fd);
+	if (w) {
+		pthread_mutex_unlock(&q->lock);
+		free(n);
+		return w;
+	}
 	if (q->tail)
 		q->tail->next = n;
 	else
 		q->head = n;
 	q->tail = n;
-	/* queued first, counted second: a reader that got the count finds the entry */
-	int w = plat_notify_signal(q->fd);
 	pthread_mutex_unlock(&q->lock);
-	return w;
+	return 0;
 }
 
+/* Take back one entry's count, under q->lock.  The count equals the list's length
+ * whenever the lock is free (every change to either is made under it), so this never
+ * waits; the poll keeps it from blocking all the same if an application read the fd
+ * itself.  The fd's O_NONBLOCK flag is the application's and is left alone: setting it
+ * for a moment here once made a concurrent blocking pop return EAGAIN. */
+static void uv_evq_take_count(struct uv_evq *q)
+{
+	struct pollfd p = { .fd = q->fd, .events = POLLIN };
+	if (poll(&p, 1, 0) > 0 && plat_notify_read(q->fd, NULL) < 0) {
+		/* nothing was counted after all */
+	}
+}
+
+/* The count is taken and the entry unlinked under one hold of the lock.  Taking the
+ * count first and the lock after once let uv_evq_drop remove the very entry whose count
+ * a reader had just taken: the reader found the list empty and the application got EIO
+ * from ibv_get_async_event at teardown (issue 34; tests/uverbs/test_evq.c).  Waiting is
+ * done with poll(), which takes nothing, so an entry dropped while a reader waits only
+ * sends it back to waiting. */
 int uv_evq_pop(struct uv_evq *q, struct uv_event_node *out)
 {
-	/* The read blocks unless the application made the fd non-blocking (EAGAIN then). */
-	int r = plat_notify_read(q->fd, NULL);
-	if (r < 0)
-		return r;
-	pthread_mutex_lock(&q->lock);
-	struct uv_event_node *n = q->head;
-	if (n) {
-		q->head = n->next;
-		if (!q->head)
-			q->tail = NULL;
+	for (;;) {
+		pthread_mutex_lock(&q->lock);
+		struct uv_event_node *n = q->head;
+		if (n) {
+			uv_evq_take_count(q);
+			q->head = n->next;
+			if (!q->head)
+				q->tail = NULL;
+			pthread_mutex_unlock(&q->lock);
+			*out = *n;
+			free(n);
+			return 0;
+		}
+		pthread_mutex_unlock(&q->lock);
+		/* Nothing queued: EAGAIN if the application made the fd non-blocking, else
+		 * wait until something is counted (an entry may be dropped again before this
+		 * thread gets the lock: then it waits again). */
+		int fl = fcntl(q->fd, F_GETFL);
+		if (fl < 0)
+			return -errno;
+		if (fl & O_NONBLOCK)
+			return -EAGAIN;
+		struct pollfd p = { .fd = q->fd, .events = POLLIN };
+		if (poll(&p, 1, -1) < 0)
+			return -errno;         /* EINTR as a blocking read(2) gives it */
+		if (p.revents & POLLNVAL)
+			return -EBADF;
 	}
-	pthread_mutex_unlock(&q->lock);
-	if (!n)
-		return -EIO;
-	*out = *n;
-	free(n);
-	return 0;
 }
 
 void uv_evq_drop(struct uv_evq *q, const void *obj)
@@ -100,17 +136,7 @@ void uv_evq_drop(struct uv_evq *q, const void *obj)
 		if ((const void *)n->cq == obj || (const void *)n->ev.element.qp == obj) {
 			*pp = n->next;
 			free(n);
-			/* take its count back; the count is at least the queue length, so this
-			 * read never blocks (done non-blocking all the same) */
-			struct pollfd p = { .fd = q->fd, .events = POLLIN };
-			if (poll(&p, 1, 0) > 0) {
-				int fl = fcntl(q->fd, F_GETFL);
-				fcntl(q->fd, F_SETFL, fl | O_NONBLOCK);
-				if (plat_notify_read(q->fd, NULL) < 0) {
-					/* nothing was counted after all */
-				}
-				fcntl(q->fd, F_SETFL, fl);
-			}
+			uv_evq_take_count(q);
 			continue;
 		}
 		last = n;

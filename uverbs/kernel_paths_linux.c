@@ -48,11 +48,14 @@
 /* <fcntl.h> under _FORTIFY_SOURCE defines open() as an inline wrapper, which would
  * clash with the definition below. */
 #undef _FORTIFY_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -133,10 +136,12 @@ static bool uv_kp_stat_node(const char *path, struct stat *st)
 	return true;
 }
 
+static bool uv_kp_stat_dir(const char *path, struct stat *st);
+
 UV_EXPORT int stat(const char *path, struct stat *st)
 {
 	static void *next;
-	if (uv_kp_stat_node(path, st))
+	if (uv_kp_stat_node(path, st) || uv_kp_stat_dir(path, st))
 		return 0;
 	int (*f)(const char *, struct stat *) = (int (*)(const char *, struct stat *))uv_kp_next(&next, "stat");
 	return f ? f(path, st) : uv_minus1(ENOSYS);
@@ -149,7 +154,7 @@ UV_EXPORT int stat64(const char *path, struct stat64 *st)
 {
 	static void *next;
 	struct stat s;
-	if (!uv_kp_stat_node(path, &s)) {
+	if (!uv_kp_stat_node(path, &s) && !uv_kp_stat_dir(path, &s)) {
 		int (*f)(const char *, struct stat64 *) =
 			(int (*)(const char *, struct stat64 *))uv_kp_next(&next, "stat64");
 		return f ? f(path, st) : uv_minus1(ENOSYS);
@@ -231,3 +236,346 @@ static mode_t uv_kp_mode(int flags, va_list ap)
 	}
 UV_KP_OPEN_AS(open)
 UV_KP_OPEN_AS(open64)
+
+/* ------------------------------------------------------------------ directories */
+/* The directories the kernel's RDMA core would show for our devices (Linux
+ * drivers/infiniband/core/sysfs.c: the class directory holds one entry per device, each
+ * a symbolic link to the device; a device directory holds its attribute files and
+ * ports/, which holds one directory per port).  Programs that look before they open:
+ *
+ *  - Open MPI 4.1's openib BTL (opal/mca/common/verbs/common_verbs_basics.c,
+ *    opal_common_verbs_check_basics()): stat() of "<ibv_get_sysfs_path()>/class/
+ *    infiniband" must give a directory, or the BTL gives up before its first verbs
+ *    call, without a word;
+ *  - libibumad (ibstat: libibumad/umad.c, umad_get_cas_names(), get_ca(), get_port())
+ *    lists the class directory and a device's ports/ and ports/1/pkeys/ with scandir()
+ *    and opendir(), then reads the files below (query.c answers them).
+ *
+ * Answered: stat/stat64 of /sys/class/infiniband, of each device's directory, its
+ * ports/, ports/1/ and ports/1/pkeys/ (a directory, mode 0755), and
+ * opendir/readdir/closedir and scandir of each: our devices, a device's files and
+ * ports/, port 1, the port's files, and its P_Key entries.  The class directory is ours only while the machine has
+ * none of its own (no kernel RDMA device): a machine that has one keeps its listing, and
+ * our devices' own directories are still answered.  Not answered: lstat, openat,
+ * fstatat, fdopendir, getdents, which these programs do not use on these paths (hwloc
+ * reads the class through its own fsroot descriptor, openat: it does not see ours). */
+enum uv_kp_dir { UV_KP_NONE, UV_KP_CLASS, UV_KP_DEV, UV_KP_PORTS, UV_KP_PORT, UV_KP_PKEYS };
+
+/* libc's stat for a path of ours: does the machine have this directory itself? */
+static int uv_kp_libc_stat(const char *path, struct stat *st);
+
+/* Which of our directories `path` names (trailing slashes allowed), with *dev set for
+ * a device's. */
+static enum uv_kp_dir uv_kp_dir_of(const char *path, struct uv_dev **dev)
+{
+	if (!path || strncmp(path, UV_KP_SYSFS_DIR, sizeof(UV_KP_SYSFS_DIR) - 2))
+		return UV_KP_NONE;
+	char p[256];
+	size_t l = strlen(path);
+	if (l >= sizeof(p))
+		return UV_KP_NONE;
+	memcpy(p, path, l + 1);
+	while (l > 1 && p[l - 1] == '/')
+		p[--l] = 0;
+	if (!strcmp(p, "/sys/class/infiniband")) {
+		struct stat st;
+		unsigned n;
+		uv_devices(&n);
+		if (!n || uv_kp_libc_stat(p, &st) == 0)
+			return UV_KP_NONE;
+		return UV_KP_CLASS;
+	}
+	unsigned n;
+	struct uv_dev *devs = uv_devices(&n);
+	for (unsigned i = 0; i < n; i++) {
+		const char *dir = devs[i].ibdev.ibdev_path;
+		size_t dl = strlen(dir);
+		if (strncmp(p, dir, dl))
+			continue;
+		*dev = &devs[i];
+		if (!p[dl])
+			return UV_KP_DEV;
+		if (!strcmp(p + dl, "/ports"))
+			return UV_KP_PORTS;
+		if (!strcmp(p + dl, "/ports/1"))   /* one port per ConnectX function */
+			return UV_KP_PORT;
+		if (!strcmp(p + dl, "/ports/1/pkeys"))
+			return UV_KP_PKEYS;
+	}
+	return UV_KP_NONE;
+}
+
+static bool uv_kp_stat_dir(const char *path, struct stat *st)
+{
+	struct uv_dev *d = NULL;
+	if (uv_kp_dir_of(path, &d) == UV_KP_NONE)
+		return false;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFDIR | 0755;   /* sysfs directories: drwxr-xr-x */
+	st->st_nlink = 2;
+	st->st_blksize = 4096;
+	return true;
+}
+
+/* A listing of ours: a fixed set of names handed out by readdir.  The DIR pointers
+ * given to the application are these, told apart from libc's by a registry, so that
+ * readdir and closedir of every other directory go to libc untouched. */
+struct uv_kp_listing {
+	/* first, -1: glibc's dirfd() reads the descriptor at the start of its DIR
+	 * (dirent/dirstream.h, struct __dirstream), so dirfd() of ours says "none" rather
+	 * than a stranger's descriptor.  telldir/seekdir/rewinddir are not answered. */
+	int fd;
+	unsigned magic;
+	size_t n, next;
+	struct dirent ent;
+	struct dirent64 ent64;
+	char names[40][64];
+	unsigned char types[40];
+};
+#define UV_KP_LISTING_MAGIC 0x75766473u
+#define UV_KP_MAX_OPEN 16
+static struct uv_kp_listing *uv_kp_open_dirs[UV_KP_MAX_OPEN];
+static pthread_mutex_t uv_kp_dirs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void uv_kp_add(struct uv_kp_listing *l, const char *name, unsigned char type)
+{
+	if (l->n < sizeof(l->names) / sizeof(l->names[0])) {
+		snprintf(l->names[l->n], sizeof(l->names[0]), "%s", name);
+		l->types[l->n++] = type;
+	}
+}
+
+/* The entries of one of our directories, "." and ".." first as getdents gives them. */
+static void uv_kp_fill(struct uv_kp_listing *l, enum uv_kp_dir kind, struct uv_dev *d)
+{
+	uv_kp_add(l, ".", DT_DIR);
+	uv_kp_add(l, "..", DT_DIR);
+	if (kind == UV_KP_CLASS) {
+		unsigned n;
+		struct uv_dev *devs = uv_devices(&n);
+		for (unsigned i = 0; i < n; i++)
+			uv_kp_add(l, devs[i].ibdev.name, DT_LNK);
+	} else if (kind == UV_KP_DEV) {
+		/* the attribute files query.c answers (uv_sysfs_value), and ports/ */
+		static const char *const files[] = { "board_id", "fw_ver", "hca_type", "hw_rev", "node_guid",
+						     "node_type", "sys_image_guid" };
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+			uv_kp_add(l, files[i], DT_REG);
+		uv_kp_add(l, "ports", DT_DIR);
+	} else if (kind == UV_KP_PORTS) {
+		uv_kp_add(l, "1", DT_DIR);
+	} else if (kind == UV_KP_PORT) {
+		/* the port files query.c answers */
+		static const char *const files[] = { "cap_mask", "lid", "lid_mask_count", "link_layer", "phys_state",
+						     "rate", "sm_lid", "sm_sl", "state" };
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+			uv_kp_add(l, files[i], DT_REG);
+		uv_kp_add(l, "gids", DT_DIR);
+		uv_kp_add(l, "gid_attrs", DT_DIR);
+		uv_kp_add(l, "pkeys", DT_DIR);
+	} else {
+		/* one file per P_Key table entry (ibv_query_pkey's table), the first 32 */
+		for (uint32_t i = 0; i < d->info.pkey_table_len && i < 32; i++) {
+			char n[12];
+			snprintf(n, sizeof(n), "%u", i);
+			uv_kp_add(l, n, DT_REG);
+		}
+	}
+}
+
+static struct uv_kp_listing *uv_kp_listing_of(void *dirp)
+{
+	struct uv_kp_listing *found = NULL;
+	pthread_mutex_lock(&uv_kp_dirs_lock);
+	for (int i = 0; i < UV_KP_MAX_OPEN; i++)
+		if (uv_kp_open_dirs[i] && (void *)uv_kp_open_dirs[i] == dirp)
+			found = uv_kp_open_dirs[i];
+	pthread_mutex_unlock(&uv_kp_dirs_lock);
+	return found;
+}
+
+static DIR *uv_kp_opendir(const char *path)
+{
+	struct uv_dev *d = NULL;
+	enum uv_kp_dir kind = uv_kp_dir_of(path, &d);
+	if (kind == UV_KP_NONE)
+		return NULL;
+	struct uv_kp_listing *l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->fd = -1;
+	l->magic = UV_KP_LISTING_MAGIC;
+	uv_kp_fill(l, kind, d);
+	pthread_mutex_lock(&uv_kp_dirs_lock);
+	int slot = -1;
+	for (int i = 0; i < UV_KP_MAX_OPEN && slot < 0; i++)
+		if (!uv_kp_open_dirs[i])
+			slot = i;
+	if (slot >= 0)
+		uv_kp_open_dirs[slot] = l;
+	pthread_mutex_unlock(&uv_kp_dirs_lock);
+	if (slot < 0) {
+		free(l);
+		errno = EMFILE;
+		return NULL;
+	}
+	return (DIR *)(void *)l;
+}
+
+UV_EXPORT DIR *opendir(const char *path)
+{
+	static void *next;
+	struct uv_dev *d = NULL;
+	if (uv_kp_dir_of(path, &d) != UV_KP_NONE)
+		return uv_kp_opendir(path);
+	DIR *(*f)(const char *) = (DIR * (*)(const char *)) uv_kp_next(&next, "opendir");
+	if (!f) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	return f(path);
+}
+
+/* The next entry of listing l (its name, type and offset); false at the end. */
+static bool uv_kp_next_entry(struct uv_kp_listing *l, const char **name, unsigned char *type, long *off)
+{
+	if (l->next >= l->n)
+		return false;
+	*name = l->names[l->next];
+	*type = l->types[l->next];
+	*off = (long)++l->next;
+	return true;
+}
+
+UV_EXPORT struct dirent *readdir(DIR *dirp)
+{
+	static void *next;
+	struct uv_kp_listing *l = uv_kp_listing_of(dirp);
+	if (l) {
+		const char *name;
+		unsigned char type;
+		long off;
+		if (!uv_kp_next_entry(l, &name, &type, &off))
+			return NULL;
+		memset(&l->ent, 0, sizeof(l->ent));
+		l->ent.d_ino = (ino_t)off;
+		l->ent.d_off = off;
+		l->ent.d_reclen = sizeof(l->ent);
+		l->ent.d_type = type;
+		snprintf(l->ent.d_name, sizeof(l->ent.d_name), "%s", name);
+		return &l->ent;
+	}
+	struct dirent *(*f)(DIR *) = (struct dirent * (*)(DIR *)) uv_kp_next(&next, "readdir");
+	return f ? f(dirp) : NULL;
+}
+
+UV_EXPORT struct dirent64 *readdir64(DIR *dirp)
+{
+	static void *next;
+	struct uv_kp_listing *l = uv_kp_listing_of(dirp);
+	if (l) {
+		const char *name;
+		unsigned char type;
+		long off;
+		if (!uv_kp_next_entry(l, &name, &type, &off))
+			return NULL;
+		memset(&l->ent64, 0, sizeof(l->ent64));
+		l->ent64.d_ino = (ino64_t)off;
+		l->ent64.d_off = off;
+		l->ent64.d_reclen = sizeof(l->ent64);
+		l->ent64.d_type = type;
+		snprintf(l->ent64.d_name, sizeof(l->ent64.d_name), "%s", name);
+		return &l->ent64;
+	}
+	struct dirent64 *(*f)(DIR *) = (struct dirent64 * (*)(DIR *)) uv_kp_next(&next, "readdir64");
+	return f ? f(dirp) : NULL;
+}
+
+UV_EXPORT int closedir(DIR *dirp)
+{
+	static void *next;
+	struct uv_kp_listing *l = uv_kp_listing_of(dirp);
+	if (l) {
+		pthread_mutex_lock(&uv_kp_dirs_lock);
+		for (int i = 0; i < UV_KP_MAX_OPEN; i++)
+			if (uv_kp_open_dirs[i] == l)
+				uv_kp_open_dirs[i] = NULL;
+		pthread_mutex_unlock(&uv_kp_dirs_lock);
+		free(l);
+		return 0;
+	}
+	int (*f)(DIR *) = (int (*)(DIR *))uv_kp_next(&next, "closedir");
+	return f ? f(dirp) : uv_minus1(ENOSYS);
+}
+
+/* scandir(3) over one of our listings: filter, then sort, as glibc's does. */
+typedef int (*uv_kp_filter)(const struct dirent *);
+typedef int (*uv_kp_compar)(const struct dirent **, const struct dirent **);
+static int uv_kp_scandir(const char *path, struct dirent ***out, uv_kp_filter sel, uv_kp_compar cmp)
+{
+	struct uv_dev *d = NULL;
+	enum uv_kp_dir kind = uv_kp_dir_of(path, &d);
+	struct uv_kp_listing l = { .magic = UV_KP_LISTING_MAGIC };
+	uv_kp_fill(&l, kind, d);
+	struct dirent **v = calloc(l.n ? l.n : 1, sizeof(*v));
+	if (!v)
+		return uv_minus1(ENOMEM);
+	int k = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		struct dirent *e = calloc(1, sizeof(*e));
+		if (!e) {
+			while (k)
+				free(v[--k]);
+			free(v);
+			return uv_minus1(ENOMEM);
+		}
+		e->d_ino = (ino_t)(i + 1);
+		e->d_off = (long)(i + 1);
+		e->d_reclen = sizeof(*e);
+		e->d_type = l.types[i];
+		snprintf(e->d_name, sizeof(e->d_name), "%s", l.names[i]);
+		if (sel && !sel(e)) {
+			free(e);
+			continue;
+		}
+		v[k++] = e;
+	}
+	if (cmp)
+		qsort(v, (size_t)k, sizeof(*v), (int (*)(const void *, const void *))cmp);
+	*out = v;
+	return k;
+}
+
+UV_EXPORT int scandir(const char *path, struct dirent ***out, uv_kp_filter sel, uv_kp_compar cmp)
+{
+	static void *next;
+	struct uv_dev *d = NULL;
+	if (uv_kp_dir_of(path, &d) != UV_KP_NONE)
+		return uv_kp_scandir(path, out, sel, cmp);
+	int (*f)(const char *, struct dirent ***, uv_kp_filter, uv_kp_compar) =
+		(int (*)(const char *, struct dirent ***, uv_kp_filter, uv_kp_compar))uv_kp_next(&next, "scandir");
+	return f ? f(path, out, sel, cmp) : uv_minus1(ENOSYS);
+}
+
+/* On LP64 Linux struct dirent64 and struct dirent are the same layout. */
+_Static_assert(sizeof(struct dirent64) == sizeof(struct dirent), "dirent64 differs from dirent");
+UV_EXPORT int scandir64(const char *path, struct dirent64 ***out, int (*sel)(const struct dirent64 *),
+			int (*cmp)(const struct dirent64 **, const struct dirent64 **))
+{
+	static void *next;
+	struct uv_dev *d = NULL;
+	if (uv_kp_dir_of(path, &d) != UV_KP_NONE)
+		return uv_kp_scandir(path, (struct dirent ***)out, (uv_kp_filter)sel, (uv_kp_compar)cmp);
+	int (*f)(const char *, struct dirent64 ***, int (*)(const struct dirent64 *),
+		 int (*)(const struct dirent64 **, const struct dirent64 **)) =
+		(int (*)(const char *, struct dirent64 ***, int (*)(const struct dirent64 *),
+			 int (*)(const struct dirent64 **, const struct dirent64 **)))uv_kp_next(&next, "scandir64");
+	return f ? f(path, out, sel, cmp) : uv_minus1(ENOSYS);
+}
+
+static int uv_kp_libc_stat(const char *path, struct stat *st)
+{
+	static void *next;
+	int (*f)(const char *, struct stat *) = (int (*)(const char *, struct stat *))uv_kp_next(&next, "stat");
+	return f ? f(path, st) : uv_minus1(ENOSYS);
+}

@@ -21,9 +21,12 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "uverbs/uv.h"
 
@@ -163,9 +166,23 @@ static void uv_file(struct uv_cfg_walk *w)
 	const char *path = getenv("UVERBS_CONFIG");
 	if (!path || !*path)
 		return;
-	FILE *f = fopen(path, "r");
+	/* A regular file of at most 1 MiB: a FIFO, a device (/dev/urandom, /dev/zero) or a
+	 * huge file would hang or stall the start-up that reads it.  O_NONBLOCK keeps the
+	 * open itself from waiting on a FIFO with no writer. */
+	int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0) {
+		uv_log(UV_LOG_WARN, "UVERBS_CONFIG: cannot open %s: %s", path, strerror(errno));
+		return;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20)) {
+		uv_log(UV_LOG_WARN, "UVERBS_CONFIG: %s is not a regular file of at most 1 MiB: ignored", path);
+		close(fd);
+		return;
+	}
+	FILE *f = fdopen(fd, "r");
 	if (!f) {
-		uv_log(UV_LOG_WARN, "UVERBS_CONFIG: cannot open %s", path);
+		close(fd);
 		return;
 	}
 	char line[1024], src[64];

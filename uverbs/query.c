@@ -414,6 +414,32 @@ UV_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, 
 
 /* ------------------------------------------------------------------ sysfs */
 
+/* A port's rate as Linux's rate_show() prints it: lane rate in tenths of Gb/s by IB
+ * speed (SDR 2.5 ... NDR 100), times the width, "%d%s Gb/sec (%dX%s)". */
+static void uv_sysfs_rate(const struct ibv_port_attr *a, char *out, size_t len)
+{
+	static const struct { uint8_t speed; unsigned tenths; const char *name; } t[] = {
+		{ 1, 25, "" }, { 2, 50, " DDR" }, { 4, 100, " QDR" }, { 8, 100, " FDR10" },
+		{ 16, 140, " FDR" }, { 32, 250, " EDR" }, { 64, 500, " HDR" }, { 128, 1000, " NDR" },
+	};
+	unsigned tenths = 25, w;
+	const char *name = "";
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (t[i].speed == a->active_speed) {
+			tenths = t[i].tenths;
+			name = t[i].name;
+		}
+	switch (a->active_width) {   /* ib_width_enum_to_int() */
+	case 2: w = 4; break;
+	case 4: w = 8; break;
+	case 8: w = 12; break;
+	case 16: w = 2; break;
+	default: w = 1; break;
+	}
+	tenths *= w;
+	snprintf(out, len, "%u%s Gb/sec (%uX%s)", tenths / 10, tenths % 10 ? ".5" : "", w, name);
+}
+
 static int uv_sysfs_value(struct uv_dev *d, const char *file, char *out, size_t len)
 {
 	unsigned port, idx;
@@ -444,6 +470,26 @@ static int uv_sysfs_value(struct uv_dev *d, const char *file, char *out, size_t 
 			snprintf(out, len, "Ethernet");
 		} else if (!strcmp(tail, "phys_state")) {
 			snprintf(out, len, "%d: %s", a.phys_state, a.phys_state == 5 ? "LinkUp" : "Disabled");
+		/* The rest of a port's files, as Linux drivers/infiniband/core/sysfs.c shows
+		 * them (lid_show, sm_lid_show: "0x%x"; lid_mask_count_show, sm_sl_show: "%u";
+		 * cap_mask_show: "0x%08x"; rate_show; show_port_pkey: "0x%04x"), which
+		 * libibumad reads for ibstat (libibumad/umad.c, get_port()). */
+		} else if (!strcmp(tail, "lid")) {
+			snprintf(out, len, "0x%x", a.lid);
+		} else if (!strcmp(tail, "sm_lid")) {
+			snprintf(out, len, "0x%x", a.sm_lid);
+		} else if (!strcmp(tail, "lid_mask_count")) {
+			snprintf(out, len, "%u", a.lmc);
+		} else if (!strcmp(tail, "sm_sl")) {
+			snprintf(out, len, "%u", a.sm_sl);
+		} else if (!strcmp(tail, "cap_mask")) {
+			snprintf(out, len, "0x%08x", a.port_cap_flags);
+		} else if (!strcmp(tail, "rate")) {
+			uv_sysfs_rate(&a, out, len);
+		} else if (sscanf(tail, "pkeys/%u", &idx) == 1) {
+			if (idx >= d->info.pkey_table_len)
+				return -1;
+			snprintf(out, len, "0x%04x", idx ? 0 : 0xffff);   /* ibv_query_pkey's table */
 		} else if (sscanf(tail, "gids/%u", &idx) == 1 ||
 			   sscanf(tail, "gid_attrs/types/%u", &idx) == 1) {
 			if (idx >= d->info.gid_table_len || mx5_gid_get(d->mx5, (uint8_t)port, idx, &e))

@@ -4,6 +4,7 @@
  * device's service thread under the device lock: one QUERY_Q_COUNTER a second, nothing
  * on the data path. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hw/platform/run_dir.h"
 #include "uverbs/stats.h"
 #include "uverbs/uv.h"
 
@@ -31,22 +33,29 @@ static void uv_stats_write(struct uv_dev *d, const struct mx5_counters *c, bool 
 {
 	char dir[200], path[320], tmp[340];
 	FILE *f;
+	char why[300];
+	int fd;
 
 	if (uv_stats_dir(dir, sizeof(dir)))
 		return;
-	if (mkdir(dir, 0700) && errno != EEXIST) {
+	/* ours and 0700, or nothing is written there (hw/platform/run_dir.h); said once */
+	if (plat_run_dir_check(dir, true, why, sizeof(why))) {
 		if (!d->stats_warned)
-			uv_log(UV_LOG_WARN, "%s: counters not published: mkdir %s: %s", d->ibdev.name, dir,
-			       strerror(errno));
+			uv_log(UV_LOG_WARN, "%s: counters not published: %s", d->ibdev.name, why);
 		d->stats_warned = true;
 		return;
 	}
 	uv_stats_path(d, dir, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
+	/* created new (O_EXCL|O_NOFOLLOW), never opened through a link planted there */
+	fd = plat_create_private(tmp);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
 		if (!d->stats_warned)
-			uv_log(UV_LOG_WARN, "%s: counters not published: %s: %s", d->ibdev.name, tmp, strerror(errno));
+			uv_log(UV_LOG_WARN, "%s: counters not published: %s: %s", d->ibdev.name, tmp,
+			       strerror(fd < 0 ? -fd : errno));
+		if (fd >= 0)
+			close(fd);
 		d->stats_warned = true;
 		return;
 	}

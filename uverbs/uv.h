@@ -146,7 +146,8 @@ void *uv_evq_alloc(size_t size, size_t evq_off);
 void uv_evq_fini(struct uv_evq *q);
 /* Queue a copy of n (allocated here); 0 or -errno. */
 int uv_evq_push(struct uv_evq *q, const struct uv_event_node *n);
-/* Block (unless the fd is non-blocking) for one event; 0 or -errno. */
+/* Block (unless the fd is non-blocking: -EAGAIN) for one event; 0 or -errno.  Safe
+ * beside uv_evq_drop: a dropped entry is never reported as an error. */
 int uv_evq_pop(struct uv_evq *q, struct uv_event_node *out);
 /* Drop queued entries naming `obj` (a CQ, QP or SRQ being destroyed). */
 void uv_evq_drop(struct uv_evq *q, const void *obj);

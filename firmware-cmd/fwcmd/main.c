@@ -3,9 +3,10 @@
  * (docs/tools.md, "fwcmd").  Runs on any shim URI; the device is brought up by the driver
  * (hw/mlx5) and every command goes through its command queue.
  *
- * Exit status: 0 success; 1 the device answered a command with an error (status and
- * syndrome printed by name), also a bring-up command; 2 the device could not be reached
- * or did not answer, or the arguments are wrong, or stdout could not be written. */
+ * Exit status (tools/common/cli.h): 0 success; 1 a runtime error: the device answered a
+ * command with an error (status and syndrome printed by name, also for a bring-up
+ * command), could not be reached or did not answer, or stdout could not be written;
+ * 2 the arguments are wrong. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,9 +17,10 @@
 #include "firmware-cmd/names.h"
 #include "firmware-cmd/prm.h"
 #include "hw/mlx5/mx5.h"
+#include "tools/common/cli.h"
 #include "tools/common/parse.h"
 
-enum { EXIT_OK = 0, EXIT_DEVICE_ERROR = 1, EXIT_UNREACHABLE = 2 };
+enum { EXIT_OK = UVT_EXIT_OK, EXIT_FAIL = UVT_EXIT_FAIL, EXIT_USAGE = UVT_EXIT_USAGE };
 
 static const char usage[] =
 "NAME\n"
@@ -26,6 +28,7 @@ static const char usage[] =
 "\n"
 "SYNOPSIS\n"
 "    fwcmd [--device URI] [--json] COMMAND [ARGS...]\n"
+"    fwcmd --help | --version\n"
 "\n"
 "DESCRIPTION\n"
 "    fwcmd opens the device named by URI with the uverbs driver (bring-up through the\n"
@@ -43,6 +46,8 @@ static const char usage[] =
 "        raw only: bytes of output to ask for (default 4112).\n"
 "    --help, -h\n"
 "        This text.\n"
+"    --version\n"
+"        The version and the build (git describe, build type, compiler).\n"
 "\n"
 "COMMANDS\n"
 "    adapter                    QUERY_ADAPTER, PCI ids, firmware revision\n"
@@ -57,14 +62,17 @@ static const char usage[] =
 "    reg paos|pmtu|ptys         ACCESS_REG read of a port register (port 1)\n"
 "    raw OPCODE [HEX...]        run any command: OPCODE, then the input dwords that\n"
 "                               follow the opcode dword (op_mod first), in hex\n"
+"    wctest                     write-combining self-test (Linux wc.c's method): 255\n"
+"                               NOPs through BlueFlame; result supported, not_supported\n"
+"                               (set MLX5_SHUT_UP_BF=1) or no_blueflame\n"
 "\n"
 "EXIT STATUS\n"
 "    0  success\n"
-"    1  the device answered a command with an error (status and syndrome by name),\n"
-"       also when that command was part of bring-up\n"
-"    2  the device could not be reached or did not answer (no device, removed, in\n"
-"       fatal error, timeout), or the arguments are wrong, or the output could not\n"
-"       be written\n"
+"    1  the device answered a command with an error (status and syndrome by name,\n"
+"       also when that command was part of bring-up), or could not be reached or did\n"
+"       not answer (no device, removed, in fatal error, timeout), or the output could\n"
+"       not be written; one line on stderr says which\n"
+"    2  the arguments are wrong (a line on stderr, see --help)\n"
 "\n"
 "EXAMPLES\n"
 "    fwcmd caps general\n"
@@ -86,14 +94,14 @@ static int report_failure(const char *msg, int rc, uint8_t st, uint32_t synd)
 {
 	if (st) {
 		const char *sname = prm_syndrome_name(synd);
-		fprintf(stderr, "fwcmd: %s\n", msg);
-		fprintf(stderr, "fwcmd: status %s (0x%x), syndrome 0x%x%s%s%s\n",
+		/* one line (tools/common/cli.h): the message, then status and syndrome by name */
+		fprintf(stderr, "fwcmd: %s; status %s (0x%x), syndrome 0x%x%s%s%s\n", msg,
 			prm_cmd_status_name(st), st, synd, sname ? " (" : "", sname ? sname : "",
 			sname ? ")" : "");
-		return EXIT_DEVICE_ERROR;
+		return EXIT_FAIL;
 	}
 	fprintf(stderr, "fwcmd: %s (%s)\n", msg, strerror(-rc));
-	return EXIT_UNREACHABLE;
+	return EXIT_FAIL;
 }
 
 /* A command failed: say which and how, pick the exit status. */
@@ -154,15 +162,14 @@ static int run_caps(struct ctx *c, const char *which)
 			if (!strcmp(cap_kinds[k].name, which))
 				break;
 		if (k == sizeof(cap_kinds) / sizeof(cap_kinds[0])) {
-			fprintf(stderr, "fwcmd: caps: unknown block '%s' (general, roce, atomic, odp)\n",
-				which);
-			return EXIT_UNREACHABLE;
+			return uvt_usage_error("fwcmd", "caps: unknown block '%s' (general, roce, atomic, odp)",
+					       which);
 		}
 	}
 	uint8_t *max = calloc(1, 0x1000), *cur = calloc(1, 0x1000);
 	int ret = EXIT_OK;
 	if (!max || !cur) {
-		ret = EXIT_UNREACHABLE;
+		ret = EXIT_FAIL;
 		goto done;
 	}
 	int rc = mx5_query_caps(c->dev, cap_kinds[k].type, 0, max, 0x1000);
@@ -281,7 +288,7 @@ static int run_health(struct ctx *c)
 	out_end(&c->out);
 	if (s != MX5_HEALTH_OK)
 		fprintf(stderr, "fwcmd: %s\n", mx5_device_error(c->dev));
-	return s == MX5_HEALTH_OK ? EXIT_OK : EXIT_DEVICE_ERROR;
+	return s == MX5_HEALTH_OK ? EXIT_OK : EXIT_FAIL;
 }
 
 static int run_vport(struct ctx *c)
@@ -294,7 +301,7 @@ static int run_vport(struct ctx *c)
 	uint8_t qin[PRM_SIZE(query_nic_vport_context_in)] = { 0 };
 	uint8_t *qout = calloc(1, PRM_SIZE(query_nic_vport_context_out));
 	if (!qout)
-		return EXIT_UNREACHABLE;
+		return EXIT_FAIL;
 	PRM_SET(query_nic_vport_context_in, qin, opcode, PRM_CMD_OP_QUERY_NIC_VPORT_CONTEXT);
 	rc = mx5_cmd(c->dev, qin, sizeof(qin), qout, PRM_SIZE(query_nic_vport_context_out));
 	if (rc) {
@@ -311,6 +318,25 @@ static int run_vport(struct ctx *c)
 	out_obj_end(&c->out);
 	out_end(&c->out);
 	free(qout);
+	return EXIT_OK;
+}
+
+/* Write-combining self-test (hw/mlx5/wc.c).  Exit 0 whatever the verdict: the JSON's
+ * "result" is the answer; 1/2 only when the test could not run. */
+static int run_wctest(struct ctx *c)
+{
+	static const char *names[] = { "supported", "not_supported", "no_blueflame" };
+	struct mx5_wc_result r;
+	int rc = mx5_wc_test(c->dev, &r);
+	if (rc)
+		return cmd_error(c, rc);
+	out_begin(&c->out);
+	out_str(&c->out, "device", c->uri);
+	out_str(&c->out, "result", names[r.state]);
+	out_u64(&c->out, "nops", r.nops);
+	out_u64(&c->out, "first_cqe_wqe_counter", r.first_wqe);
+	out_u64(&c->out, "ms", r.ms);
+	out_end(&c->out);
 	return EXIT_OK;
 }
 
@@ -360,8 +386,7 @@ static int run_reg(struct ctx *c, const char *name)
 		if (!strcmp(regs[k].name, name))
 			break;
 	if (!name || k == 3) {
-		fprintf(stderr, "fwcmd: reg: which register? paos, pmtu or ptys\n");
-		return EXIT_UNREACHABLE;
+		return uvt_usage_error("fwcmd", "reg: which register? paos, pmtu or ptys");
 	}
 	uint8_t reg[64] = { 0 };
 	/* local_port 1, the port this function drives (PRM: local_port in each register) */
@@ -400,8 +425,7 @@ static int run_raw(struct ctx *c, int argc, char **argv)
 {
 	uint32_t op;
 	if (argc < 1 || parse_u32(argv[0], &op) || op > 0xffff) {
-		fprintf(stderr, "fwcmd: raw: OPCODE (hex, 16 bits) expected\n");
-		return EXIT_UNREACHABLE;
+		return uvt_usage_error("fwcmd", "raw: OPCODE (hex, 16 bits) expected");
 	}
 	size_t nwords = (size_t)argc;  /* opcode dword plus the given words */
 	size_t inlen = nwords * 4 < 16 ? 16 : nwords * 4;
@@ -409,16 +433,15 @@ static int run_raw(struct ctx *c, int argc, char **argv)
 	if (!in || !out) {
 		free(in);
 		free(out);
-		return EXIT_UNREACHABLE;
+		return EXIT_FAIL;
 	}
 	PRM_SET(cmd_in, in, opcode, op);
 	for (int i = 1; i < argc; i++) {
 		uint32_t w;
 		if (parse_u32(argv[i], &w)) {
-			fprintf(stderr, "fwcmd: raw: '%s' is not a 32-bit hex word\n", argv[i]);
 			free(in);
 			free(out);
-			return EXIT_UNREACHABLE;
+			return uvt_usage_error("fwcmd", "raw: '%s' is not a 32-bit hex word", argv[i]);
 		}
 		uint32_t be = htobe32(w);
 		memcpy(in + (size_t)i * 4, &be, 4);
@@ -480,63 +503,50 @@ int main(int argc, char **argv)
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
-			if (fflush(stdout) || ferror(stdout)) {
-				fprintf(stderr, "fwcmd: cannot write the output: %s\n", strerror(errno));
-				return EXIT_UNREACHABLE;
-			}
-			return EXIT_OK;
+			return uvt_help("fwcmd", usage);
+		} else if (!strcmp(a, "--version")) {
+			return uvt_version("fwcmd");
+		} else if (!strcmp(a, "--")) {
+			i++;
+			break;
 		} else if (!strcmp(a, "--json") || !strcmp(a, "-j")) {
 			c.out.json = 1;
 		} else if (!strcmp(a, "--device") || !strcmp(a, "-d") || !strcmp(a, "--outlen")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "fwcmd: option '%s' needs a value (see fwcmd --help)\n", a);
-				return EXIT_UNREACHABLE;
-			}
+			if (i + 1 >= argc)
+				return uvt_usage_error("fwcmd", "option '%s' needs a value", a);
 			const char *val = argv[++i];
 			if (strcmp(a, "--outlen")) {
 				c.uri = val;
 				continue;
 			}
 			uint64_t v;
-			if (uvt_parse_size(val, 1u << 20, &v) || v < 16) {
-				fprintf(stderr, "fwcmd: --outlen: '%s' is not 16..1048576 bytes\n", val);
-				return EXIT_UNREACHABLE;
-			}
+			if (uvt_parse_size(val, 1u << 20, &v) || v < 16)
+				return uvt_usage_error("fwcmd", "--outlen: '%s' is not 16..1048576 bytes", val);
 			c.raw_outlen = v;
 		} else if (!strncmp(a, "--device=", 9)) {
-			if (!a[9]) {
-				fprintf(stderr, "fwcmd: option '--device' needs a value (see fwcmd --help)\n");
-				return EXIT_UNREACHABLE;
-			}
+			if (!a[9])
+				return uvt_usage_error("fwcmd", "option '--device' needs a value");
 			c.uri = a + 9;
 		} else {
-			fprintf(stderr, "fwcmd: unknown option '%s' (see fwcmd --help)\n", a);
-			return EXIT_UNREACHABLE;
+			return uvt_usage_error("fwcmd", "unknown option '%s'", a);
 		}
 	}
-	if (i >= argc) {
-		fputs(usage, stderr);
-		return EXIT_UNREACHABLE;
-	}
+	if (i >= argc)
+		return uvt_usage_error("fwcmd", "which command? adapter, caps, pages, bringup, health, vport, gids, reg or raw");
 	const char *cmd = argv[i++];
 	static const char *known[] = { "adapter", "caps", "pages", "health", "vport", "gids",
-				       "reg", "raw", "bringup" };
+				       "reg", "raw", "bringup", "wctest" };
 	size_t k;
 	for (k = 0; k < sizeof(known) / sizeof(known[0]); k++)
 		if (!strcmp(cmd, known[k]))
 			break;
-	if (k == sizeof(known) / sizeof(known[0])) {
-		fprintf(stderr, "fwcmd: unknown command '%s' (see fwcmd --help)\n", cmd);
-		return EXIT_UNREACHABLE;
-	}
+	if (k == sizeof(known) / sizeof(known[0]))
+		return uvt_usage_error("fwcmd", "unknown command '%s'", cmd);
 	/* Arguments a command does not take are refused, not ignored: caps and reg take
 	 * one (the group or register), raw any number of words, the rest none. */
 	int max_args = !strcmp(cmd, "raw") ? argc : !strcmp(cmd, "caps") || !strcmp(cmd, "reg") ? 1 : 0;
-	if (argc - i > max_args) {
-		fprintf(stderr, "fwcmd: %s: unexpected argument '%s' (see fwcmd --help)\n", cmd, argv[i + max_args]);
-		return EXIT_UNREACHABLE;
-	}
+	if (argc - i > max_args)
+		return uvt_usage_error("fwcmd", "%s: unexpected argument '%s'", cmd, argv[i + max_args]);
 	if (!c.uri)
 		c.uri = default_device(devbuf, sizeof(devbuf));
 
@@ -548,6 +558,9 @@ int main(int argc, char **argv)
 		oa.flags = MX5_OPEN_REGISTERS_ONLY;
 	/* bringup reports the whole bring-up, async EQ included; close undoes it */
 	if (!strcmp(cmd, "bringup"))
+		oa.flags = 0;
+	/* wctest posts on a QP of its own: the whole bring-up (UAR, EQs) */
+	if (!strcmp(cmd, "wctest"))
 		oa.flags = 0;
 	int rc = mx5_device_open_attr(c.uri, &oa, &c.dev);
 	if (rc)
@@ -569,13 +582,11 @@ int main(int argc, char **argv)
 		ret = run_gids(&c);
 	else if (!strcmp(cmd, "reg"))
 		ret = run_reg(&c, i < argc ? argv[i] : NULL);
+	else if (!strcmp(cmd, "wctest"))
+		ret = run_wctest(&c);
 	else
 		ret = run_raw(&c, argc - i, argv + i);
 	mx5_device_close(c.dev);
 	/* Output that did not reach stdout (a full disk, /dev/full) is a failure. */
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "fwcmd: cannot write the output: %s\n", strerror(errno));
-		return EXIT_UNREACHABLE;
-	}
-	return ret;
+	return uvt_flush_stdout("fwcmd", ret);
 }

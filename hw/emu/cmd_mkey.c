@@ -158,6 +158,8 @@ static int create_mkey(struct emu_dev *d, struct emu_cmd *c)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_PD);
 	tmp.free = PRM_GET(mkc, mkc, free);
 	tmp.umr_en = PRM_GET(mkc, mkc, umr_en);
+	tmp.en_rinval = PRM_GET(mkc, mkc, en_rinval);
+	tmp.fastreg = tmp.free && tmp.umr_en;
 	tmp.lr = PRM_GET(mkc, mkc, lr);
 	tmp.lw = PRM_GET(mkc, mkc, lw);
 	tmp.rr = PRM_GET(mkc, mkc, rr);
@@ -274,6 +276,7 @@ static int answer_mkey(struct emu_dev *d, struct emu_cmd *c, const struct emu_mk
 	PRM_SET(mkc, mkc, access_mode_4_2, mk->mode >> 2);
 	PRM_SET(mkc, mkc, access_mode_1_0, mk->mode & 3);
 	PRM_SET(mkc, mkc, umr_en, mk->umr_en);
+	PRM_SET(mkc, mkc, en_rinval, mk->en_rinval);
 	PRM_SET(mkc, mkc, a, mk->a);
 	PRM_SET(mkc, mkc, rw, mk->rw);
 	PRM_SET(mkc, mkc, rr, mk->rr);
@@ -450,3 +453,16 @@ static const struct emu_cmd_desc cmds[] = {
 };
 
 const struct emu_cmd_area emu_area_mkey = { .name = "mkey", .cmds = cmds, .ncmds = EMU_NCMDS(cmds) };
+
+/* IBTA vol. 1, 10.6 (memory regions and windows): a remote invalidation names a memory window or a region
+ * registered by a fast-register work request, never one registered by the verbs call
+ * (rxe: rxe_invalidate_mr refuses a plain MR, invalidate_rkey).  The device decides it
+ * from the MKey context: mkc.en_rinval (PRM "MKey Context"; Linux mlx5_ib sets it only
+ * for type-2 memory windows, drivers/infiniband/hw/mlx5/mr.c mlx5_ib_alloc_mw), or an
+ * MKey created free and UMR-enabled for fast registration (mr.c mlx5_set_umr_free_mkey,
+ * which the kernel's NVMe and iSER initiators invalidate remotely).  A plain region --
+ * created in use, umr_en or not -- stays. */
+bool emu_mkey_remote_inval_ok(const struct emu_mkey *mk)
+{
+	return mk->en_rinval || mk->fastreg;
+}

@@ -368,6 +368,7 @@ static const struct emu_opt emu_opts[] = {
 	{ "link", opt_wire, "link=up|down" },
 	EMU_OPT_FLAG("sched", sched_normal, "normal", "fifo", "sched=fifo|normal"),
 	EMU_OPT_FLAG("copy", copy_syscall, "syscall", "guarded", "copy=guarded|syscall"),
+	EMU_OPT_FLAG("bf", bf_torn, "torn", "whole", "bf=whole|torn"),
 	{ "cap", opt_cap, "cap|capmax=BLOCK.FIELD:VALUE" },
 	{ "capmax", opt_cap, NULL },
 };

@@ -39,7 +39,11 @@
 #define EMU_LOG_CMDQ_SIZE 5           /* 32 entries, as ConnectX firmware reports */
 #define EMU_LOG_CMDQ_STRIDE 6         /* 64-byte entries */
 #define EMU_CMD_EXEC_TO_MS 60000
-#define EMU_DEFAULT_INIT_DELAY_MS 2
+/* The `initializing` bit's default time (init_ms= sets another): long enough that the
+ * driver's wait for it runs (hw/mlx5/init.c polls it, backing off from 10 us), short
+ * enough for an ibv_open_device within 5 ms (issue 32: 2 ms here, and the wait's
+ * doubling overshooting it, were 3.8 ms of a 5.4 ms open). */
+#define EMU_DEFAULT_INIT_DELAY_MS 1
 
 uint64_t emu_now_ns(void)
 {
@@ -234,6 +238,15 @@ void emu_mmio_access(void *ctx, int op, uint64_t off, unsigned size)
 	struct emu_dev *d = ctx;
 
 	pthread_mutex_lock(&d->lock);
+	if (!d->removed && emu_pci_bar_access(d, op, off, size)) {
+		/* memory space disabled, or the MSI-X table and PBA (pci.c) */
+		if (op == SHIM_MMIO_READ)
+			d->ctr.mmio_reads++;
+		else
+			d->ctr.mmio_writes++;
+		pthread_mutex_unlock(&d->lock);
+		return;
+	}
 	if (op == SHIM_MMIO_READ) {
 		d->ctr.mmio_reads++;
 		if (d->allones_until_ns && emu_now_ns() < d->allones_until_ns) {
@@ -298,6 +311,7 @@ void emu_objtab_init(struct emu_dev *d);
  * address and its socket, BAR0, the lock, the device itself. */
 static void dev_free(struct emu_dev *d)
 {
+	emu_pci_destroy(d);
 	emu_iommu_destroy(d);
 	free(d->caps);
 	if (d->udp_fd >= 0)
@@ -376,6 +390,9 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 	if (rc < 0)
 		goto fail;
 	emu_objtab_init(d);
+	rc = emu_pci_create(d);
+	if (rc < 0)
+		goto fail;
 
 	d->log_cmdq_size = EMU_LOG_CMDQ_SIZE;
 	while (d->cfg.cmdq_entries && (1u << d->log_cmdq_size) > d->cfg.cmdq_entries)
@@ -456,16 +473,11 @@ void emu_hca_teardown(struct emu_dev *d)
 	emu_obj_destroy_all(d);
 }
 
-int emu_reset(struct emu_dev *d)
+/* The function's own state after a Function Level Reset (pci.c calls it for Device
+ * Control's Initiate FLR, with the lock held): every object and page gone, the HCA
+ * disabled, the command queue forgotten, `initializing` for a moment. */
+void emu_reset_locked(struct emu_dev *d)
 {
-	if (!d)
-		return -EINVAL;
-	pthread_mutex_lock(&d->lock);
-	if (d->removed) {
-		/* A device that left the bus does not come back by a function reset. */
-		pthread_mutex_unlock(&d->lock);
-		return -ENODEV;
-	}
 	emu_hca_teardown(d);
 	d->ctr.pages_taken += d->pages.n;
 	d->pages.n = 0;
@@ -481,8 +493,40 @@ int emu_reset(struct emu_dev *d)
 	iseg_fill(d);
 	d->ready_at_ns = emu_now_ns() + (uint64_t)(d->cfg.init_delay_ms ? d->cfg.init_delay_ms
 									 : EMU_DEFAULT_INIT_DELAY_MS) * 1000000ull;
-	pthread_mutex_unlock(&d->lock);
-	return 0;
+}
+
+/* Reads with memory space off painted BAR memory all-ones: the registers read as the
+ * device's state again once it is back on. */
+void emu_iseg_restore(struct emu_dev *d)
+{
+	uint8_t *s = iseg(d);
+
+	memset(s, 0, EMU_MSIX_TABLE_OFF);
+	memset(s + EMU_MSIX_PBA_OFF + 8, 0, EMU_ISEG_BYTES - (EMU_MSIX_PBA_OFF + 8));
+	iseg_fill(d);
+	PRM_SET(initial_seg, s, cmdq_phy_addr_63_32, d->cmdq_iova >> 32);
+	PRM_SET(initial_seg, s, cmdq_phy_addr_31_12, (d->cmdq_iova >> 12) & 0xfffff);
+	iseg_refresh(d);
+}
+
+/* A Function Level Reset through config space, as a host's reset does it
+ * (Linux pcie_flr): Initiate FLR in Device Control (pci.c). */
+int emu_reset(struct emu_dev *d)
+{
+	uint8_t b[2];
+	int rc;
+	bool removed;
+
+	if (!d)
+		return -EINVAL;
+	emu_read_locked(d, &removed, &d->removed, sizeof(removed));
+	if (removed)
+		return -ENODEV;   /* a device that left the bus does not come back by a reset */
+	rc = emu_pci_cfg_read(d, EMU_PCI_CAP_EXP + 8, b, 2);
+	if (rc < 0)
+		return rc;
+	b[1] |= 0x80;         /* Device Control bit 15: Initiate Function Level Reset */
+	return emu_pci_cfg_write(d, EMU_PCI_CAP_EXP + 8, b, 2);
 }
 
 volatile uint8_t *emu_bar_base(struct emu_dev *d)

@@ -84,6 +84,10 @@ struct emu_config {
 	                         * asking for SCHED_FIFO (hw/emu/rx_thread.c) */
 	int copy_syscall;       /* copy=syscall: application memory through system calls
 	                         * (hw/platform/vm.h) instead of guarded memcpy (hw/emu/iommu.c) */
+	int bf_torn;            /* bf=torn: every BlueFlame burst arrives split, as through a
+	                         * path that does not combine writes; the device ignores it
+	                         * and reads the WQE from the ring (hw/emu/sq_doorbell.c), so
+	                         * the write-combining test (hw/mlx5/wc.c) fails */
 	/* cap=BLOCK.FIELD:VAL (maximum and current) / capmax=BLOCK.FIELD:VAL (maximum only):
 	 * capability values other than the ConnectX-4 trace's, to stand in for a later
 	 * device (BLOCK: general, roce, atomic, odp; FIELD: a row of its layout). */
@@ -222,8 +226,34 @@ int emu_event_object(uint8_t type, const uint8_t *data, uint32_t *num, uint8_t *
 void emu_dataplane_off(struct emu_dev *d);
 
 /* ---- interrupts ---- */
-int emu_irq_fd(struct emu_dev *d, unsigned vector);   /* eventfd, created on first call */
+/* The eventfd that stands for vector's MSI-X message, created on first call.  A
+ * message is sent only as PCI allows it (below): a host unmasks the vector first. */
+int emu_irq_fd(struct emu_dev *d, unsigned vector);
 unsigned emu_irq_count(const struct emu_dev *d);      /* vectors offered (cfg msix) */
+
+/* ---- the PCI function (hw/emu/pci.c) ----
+ * Config space of the function (little-endian, 4 KiB), read and written as a host's
+ * config accessors do; the rules it carries (memory space and bus master enable, MSI-X
+ * enable and masks, Function Level Reset by Device Control bit 15) are described in
+ * pci.c.  After emu_create the function is as after power-on: memory space and bus
+ * mastering off, MSI-X disabled, every vector masked. */
+#define EMU_PCI_CFG_BYTES 4096u
+#define EMU_PCI_CAP_EXP 0x60u        /* PCI Express capability */
+#define EMU_PCI_CAP_MSIX 0x9cu       /* MSI-X capability */
+#define EMU_MSIX_TABLE_OFF 0x2000u   /* in BAR0: 16 bytes per vector */
+#define EMU_MSIX_PBA_OFF 0x3000u     /* in BAR0: pending bits, read-only */
+int emu_pci_cfg_read(struct emu_dev *d, unsigned off, void *buf, size_t len);
+int emu_pci_cfg_write(struct emu_dev *d, unsigned off, const void *buf, size_t len);
+/* What a host's PCI core does before a driver runs: memory space and bus mastering on
+ * (Linux pci_enable_device + pci_set_master, vfio-pci at open), MSI-X enabled and the
+ * function unmasked (pci_enable_msix_range, vfio-pci's SET_IRQS). */
+int emu_pci_host_enable(struct emu_dev *d);
+/* The host routes vector and clears its mask in the MSI-X table (through BAR0). */
+int emu_pci_host_unmask(struct emu_dev *d, unsigned vector);
+/* The slot's power (a Mac's sleep and wake): off, the function answers all-ones and does
+ * no DMA, as a removed one; on again, it is as after power-on (state and config space
+ * reset). */
+int emu_pci_power(struct emu_dev *d, int on);
 
 /* ---- counters (hw/emu/counters.c) ---- */
 enum emu_obj_type {
@@ -258,6 +288,12 @@ struct emu_counters {
 	uint64_t objects_live[EMU_OBJ_NTYPES];
 	uint64_t objects_created[EMU_OBJ_NTYPES];
 	uint64_t driver_errors;
+	/* PCI function rules (pci.c) */
+	uint64_t dma_blocked;              /* DMA the device did not issue: bus mastering off */
+	uint64_t msix_blocked;             /* MSI-X messages not sent: bus mastering or MSI-X off */
+	uint64_t msix_masked;              /* messages held pending by a function or vector mask */
+	uint64_t mmio_dropped;             /* BAR stores dropped: memory space disabled */
+	uint64_t flrs;                     /* function level resets */
 };
 /* Copy the counters out (a consistent snapshot). */
 void emu_counters(struct emu_dev *d, struct emu_counters *out);

@@ -272,6 +272,26 @@ int emu_eq_post_event(struct emu_dev *d, uint8_t type, uint8_t sub_type, const v
 /* Completion event for a CQ on its EQ (PRM_EVENT_COMP, cqn in event data). */
 int emu_eq_post_comp(struct emu_dev *d, uint32_t eqn, uint32_t cqn);
 void emu_irq_raise(struct emu_dev *d, unsigned vector);
+/* A message PCI allowed (pci.c): the vector's eventfd signalled, or counted for it. */
+void emu_irq_deliver(struct emu_dev *d, unsigned vector);
+
+/* ---- the PCI function (pci.c) ---- */
+int emu_pci_create(struct emu_dev *d);
+void emu_pci_destroy(struct emu_dev *d);
+bool emu_pci_mem_enabled(struct emu_dev *d);
+/* Bus Master Enable: may the device issue DMA?  When not, emu_pci_dma_blocked counts
+ * and logs the access that did not happen and returns -EIO. */
+bool emu_pci_dma_allowed(struct emu_dev *d);
+int emu_pci_dma_blocked(struct emu_dev *d, uint64_t iova, size_t len, int write);
+/* May vector's MSI-X message go now?  false: blocked, or held pending by a mask. */
+bool emu_pci_msix_send(struct emu_dev *d, unsigned vector);
+/* A BAR access the function decides itself (memory space off, the MSI-X table and
+ * PBA): true when handled, the device's registers are not to see it. */
+bool emu_pci_bar_access(struct emu_dev *d, int op, uint64_t off, unsigned size);
+/* device.c: the function's own state back to reset (FLR), and the init segment
+ * rebuilt from the device's state after reads painted it all-ones. */
+void emu_reset_locked(struct emu_dev *d);
+void emu_iseg_restore(struct emu_dev *d);
 
 /* ---- one value of device state for the public API (device.c) ---- */
 /* Copy the `size` bytes of *field, a member of *d, to out under the device lock: the
@@ -382,6 +402,8 @@ struct emu_dev {
 
 	/* IOMMU */
 	void *iommu;
+	/* the PCI function: config space, MSI-X table (pci.c) */
+	struct emu_pci *pci;
 
 	/* a device daemon's client engine (engine.c): events to sink instead of an EQ */
 	emu_event_sink_fn sink;

@@ -34,6 +34,12 @@ void emu_irq_raise(struct emu_dev *d, unsigned vector)
 	if (vector >= EMU_NUM_VECTORS)
 		return;
 	d->ctr.interrupts++;
+	if (emu_pci_msix_send(d, vector))
+		emu_irq_deliver(d, vector);
+}
+
+void emu_irq_deliver(struct emu_dev *d, unsigned vector)
+{
 	if (d->irq_fds[vector] >= 0) {
 		if (plat_notify_signal(d->irq_fds[vector]) < 0)
 			emu_log(d, EMU_LOG_WARN, "interrupt vector %u: eventfd write failed", vector);

@@ -427,6 +427,8 @@ static int access(struct emu_dev *d, uint64_t iova, void *buf, size_t len, int w
 
 int emu_dma_read(struct emu_dev *d, uint64_t iova, void *buf, size_t len)
 {
+	if (!emu_pci_dma_allowed(d))
+		return emu_pci_dma_blocked(d, iova, len, 0);   /* PCI rules: pci.c */
 	int rc = access(d, iova, buf, len, 0);
 
 	if (rc == 0) {
@@ -438,6 +440,8 @@ int emu_dma_read(struct emu_dev *d, uint64_t iova, void *buf, size_t len)
 
 int emu_dma_write(struct emu_dev *d, uint64_t iova, const void *buf, size_t len)
 {
+	if (!emu_pci_dma_allowed(d))
+		return emu_pci_dma_blocked(d, iova, len, 1);   /* PCI rules: pci.c */
 	int rc = access(d, iova, (void *)buf, len, 1);
 
 	if (rc == 0) {

@@ -132,6 +132,11 @@ struct emu_mkey {
 	uint8_t mode;           /* enum emu_mkey_mode */
 	bool free;              /* mkc.free: created for UMR, not usable yet */
 	bool umr_en;
+	/* A peer's SEND with invalidate may free it (emu_mkey_remote_inval_ok): mkc.en_rinval
+	 * (PRM "MKey Context", what Linux mlx5_ib sets for type-2 memory windows), or created
+	 * free for fast registration (Linux mlx5_set_umr_free_mkey), never a plain region. */
+	bool en_rinval;
+	bool fastreg;
 	bool lr, lw, rr, rw, a; /* access: local read/write, remote read/write, atomic */
 	bool length64;          /* covers the whole 2^64 address space */
 	uint32_t pdn;
@@ -163,6 +168,8 @@ enum { EMU_MKEY_ACC_LR = 1, EMU_MKEY_ACC_LW = 2, EMU_MKEY_ACC_RR = 4, EMU_MKEY_A
 enum { EMU_UMR_MASK_PD = 1u << 7, EMU_UMR_MASK_LR = 1u << 17, EMU_UMR_MASK_LW = 1u << 18,
        EMU_UMR_MASK_RR = 1u << 19, EMU_UMR_MASK_RW = 1u << 20, EMU_UMR_MASK_A = 1u << 21 };
 int emu_mkey_umr(struct emu_dev *d, uint32_t key, uint64_t mask, const uint8_t *mkc);
+/* Whether a peer's SEND with invalidate may free this MKey (cmd_mkey.c). */
+bool emu_mkey_remote_inval_ok(const struct emu_mkey *mk);
 int emu_mkey_translate(struct emu_dev *d, uint32_t key, uint32_t pdn, unsigned access, uint64_t va,
 		       uint64_t len, struct emu_iova_seg *segs, unsigned max_segs);
 

@@ -8,9 +8,7 @@
  * failures -> NAK remote access error (not checked for a zero-length WRITE or READ);
  * malformed requests -> NAK invalid request; both
  * move this QP to error with the PRM's affiliated async event.  ACKs are coalesced per
- * receive batch (one ACK per QP for the newest AckReq); when an application's poll
- * placed the data, a short message's ACK waits for the QP's next doorbell, bounded by
- * a deadline (ack_deadline). */
+ * receive pass (one ACK per QP for the newest AckReq) and leave at its end (queue_ack). */
 #define EMU_TP_INTERNAL
 #include "hw/emu/transport.h"
 
@@ -57,54 +55,21 @@ void emu_resp_send_ack(struct emu_tp *tp, struct emu_tq *tq, uint8_t syndrome, u
 	(void)emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, NULL, 0);
 }
 
-/* How long an ACK may wait for the QP's next doorbell.  IBTA 9.7.5.1 lets a responder
- * coalesce ACKs as long as the requester hears within its local ACK timeout; a quarter
- * of this QP's own timeout (4.096 us x 2^ack_timeout, the same order as its peer's on
- * every fabric we know), at most 2 ms, stands in for the peer's.  Only on a QP whose
- * application rang its doorbell lately (EMU_ACK_RECENT_DB_NS; a ping-pong: it will post
- * again soon, and its next request carries the ACK out), and only for short messages:
- * a stream needs its ACKs to open the window.  A responder that only receives -- a
- * server polling its receive CQ, reposting receives, which ring no doorbell -- never
- * posts a request to carry the ACK, so it acknowledges at once (holding it there cost
- * every SEND the whole 2 ms: uvperf's SEND latency was 2.1 ms).  A QP with a short
- * timeout (under about 1 ms, as the retry tests use) is not deferred at all. */
-#define EMU_ACK_DEFER_MAX_NS 2000000ull
-/* "Within the last millisecond" was too short: a round trip slowed past it by one
- * hiccup sent its ACK at once, the requester's CQ then completed before the data,
- * and the requester was spinning on memory, not polling, when the data came -- which
- * then waited out the device thread's whole poll grace (EMU_POLL_GRACE_NS), and that
- * round trip was slow again: runs of 45 consecutive 2 ms round trips in
- * tools/bench-e2e's WRITE ping-pong (docs/benchmarks.md).  Longer than the grace, a
- * round trip slowed by the grace still finds its ACK held. */
-#define EMU_ACK_RECENT_DB_NS (EMU_POLL_GRACE_NS + 1000000ull)
-
-static uint64_t ack_deadline(struct emu_tq *tq, uint32_t psn)
-{
-	uint8_t t = tq->qp->pri.ack_timeout;
-	uint64_t now = emu_now_ns(), defer = EMU_ACK_DEFER_MAX_NS;
-
-	if (t != 0 && t < 8)
-		return 0;
-	/* a quarter of the timeout: 4.096 us x 2^t / 4 */
-	if (t != 0 && t < 20 && ((4096ull << t) >> 2) < defer)
-		defer = (4096ull << t) >> 2;
-	/* Someone will ring this QP's doorbell soon: its application posted on it lately. */
-	if (!tq->last_db_ns || now - tq->last_db_ns > EMU_ACK_RECENT_DB_NS)
-		return 0;
-	if (((psn - tq->ack_sent_psn) & EMU_ROCE_PSN_MASK) >= EMU_TP_ACKREQ_EVERY)
-		return 0;
-	return now + defer;
-}
-
+/* When an ACK leaves: at the end of the receive pass that accepted the request
+ * (rx_thread.c rx_pass: the poll assist's or the device thread's), never later.  The
+ * BTH's AckReq bit asks the responder to schedule an acknowledge for that packet
+ * (IBTA Vol 1 9.2, "AckReq"; 9.7.5.1.1: one ACK may cover every earlier PSN, so ACKs
+ * of one pass are coalesced into one per QP, for the newest AckReq), and a ConnectX
+ * acknowledges within microseconds; rxe_resp.c acknowledge() sends one per AckReq.
+ * Until 2026-12-06 a short message's ACK was held for up to 2 ms, hoping the QP's next
+ * doorbell would carry it: a requester that waited for each completion before its
+ * next post (llama.cpp's RPC: three SENDs, each awaited) then waited the whole hold
+ * on every message (docs/architecture.md, "Progress"). */
 static void queue_ack(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 {
-	uint64_t due = ack_deadline(tq, psn);
-
 	if (tq->ack_pending) {
 		tp->ctr.acks_coalesced++;
 		tq->ack_psn = psn;
-		if (!due || due < tq->ack_due)
-			tq->ack_due = due;
 		return;
 	}
 	if (!tq->ack_queued && tp->nackq == tp->ackq_cap) {
@@ -120,9 +85,6 @@ static void queue_ack(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 	}
 	tq->ack_pending = true;
 	tq->ack_psn = psn;
-	tq->ack_due = due;
-	if (due)
-		tp->ctr.acks_deferred++;
 	if (!tq->ack_queued) {
 		tq->ack_queued = true;
 		tp->ackq[tp->nackq++] = tq->qpn;
@@ -137,29 +99,20 @@ static void flush_one(struct emu_tp *tp, struct emu_tq *tq)
 	emu_resp_send_ack(tp, tq, ack_syndrome(tp, tq), tq->ack_psn);
 }
 
-void emu_resp_flush_acks(struct emu_tp *tp, uint64_t now, uint64_t *next)
+void emu_resp_flush_acks(struct emu_tp *tp)
 {
-	uint32_t kept = 0;
-
 	for (uint32_t i = 0; i < tp->nackq; i++) {
 		struct emu_qp *qp = emu_obj_get(tp->d, EMU_OBJ_QP, tp->ackq[i]);
 		struct emu_tq *tq = qp ? emu_tq_get(tp, qp) : NULL;
 
 		if (!tq)
 			continue;
-		if (tq->ack_pending && qp->state != EMU_QP_ERR && qp->state != EMU_QP_RST) {
-			if (tq->ack_due && tq->ack_due > now) {
-				tp->ackq[kept++] = tq->qpn;
-				if (next && tq->ack_due < *next)
-					*next = tq->ack_due;
-				continue;
-			}
+		if (tq->ack_pending && qp->state != EMU_QP_ERR && qp->state != EMU_QP_RST)
 			flush_one(tp, tq);
-		}
 		tq->ack_pending = false;
 		tq->ack_queued = false;
 	}
-	tp->nackq = kept;
+	tp->nackq = 0;
 }
 
 void emu_resp_ack_now(struct emu_tp *tp, struct emu_tq *tq)
@@ -167,16 +120,6 @@ void emu_resp_ack_now(struct emu_tp *tp, struct emu_tq *tq)
 	if (tq->ack_pending && tq->qp->state != EMU_QP_ERR && tq->qp->state != EMU_QP_RST)
 		flush_one(tp, tq);
 	tq->ack_pending = false;
-}
-
-void emu_resp_ack_on_doorbell(struct emu_tp *tp, struct emu_tq *tq)
-{
-	tq->last_db_ns = emu_now_ns();
-	if (!tq->ack_pending || tq->qp->state == EMU_QP_ERR || tq->qp->state == EMU_QP_RST)
-		return;
-	if (tq->ack_due)
-		tp->ctr.acks_on_doorbell++;
-	flush_one(tp, tq);   /* its ackq entry is dropped at the next flush */
 }
 
 static void send_nak(struct emu_tp *tp, struct emu_tq *tq, unsigned code, uint32_t psn)
@@ -388,12 +331,12 @@ static void recv_complete(struct emu_tp *tp, struct emu_tq *tq, uint8_t opcode, 
 	tq->rwqe_valid = false;
 }
 
-/* SEND with invalidate: an MKey created for UMR (invalidatable) becomes free. */
+/* SEND with invalidate: an MKey that allows it (emu_mkey_remote_inval_ok) becomes free. */
 static void invalidate(struct emu_tp *tp, struct emu_tq *tq, uint32_t rkey)
 {
 	struct emu_mkey *mk = emu_obj_get(tp->d, EMU_OBJ_MKEY, rkey >> 8);
 
-	if (mk && mk->variant == (rkey & 0xff) && mk->umr_en && mk->pdn == tq->qp->pdn)
+	if (mk && mk->variant == (rkey & 0xff) && emu_mkey_remote_inval_ok(mk) && mk->pdn == tq->qp->pdn)
 		mk->free = true;
 }
 

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* The receive pipeline's two drivers (docs/architecture.md, "The emulated ConnectX").  An application thread that
- * polls an empty CQ takes the arrivals itself (emu_poll_assist, through the shim's
- * poll-assist hook): non-blocking, so a message costs no thread wake-up.  The device
- * thread does the rest: it blocks in poll() on the port's UDP socket for arrivals --
- * only while no application of the process has polled within EMU_POLL_GRACE_NS -- and
- * wakes for the nearest timer (ACK timeout, RNR wait, held packet, deferred ACK) or
- * when a posting thread arms an earlier one (eventfd).  It never transmits new work:
- * that is the posting thread's, inside its doorbell.  Each packet goes to rx_check.c
- * (checks and dispatch); the timers to the requester, the ACK queue and the fault
- * model. */
+/* The receive pipeline's two drivers (docs/architecture.md, "Progress whatever the
+ * application does").  The device thread is the NIC: it blocks in poll() on the port's
+ * UDP socket and its wake notification, takes every arrival it is woken for, and wakes
+ * for the nearest timer (ACK timeout, RNR wait, held packet).  An application thread
+ * that polls an empty CQ takes the arrivals first (emu_poll_assist, through the shim's
+ * poll-assist hook, on one empty poll in EMU_ASSIST_EVERY), non-blocking; while it
+ * polls, the device thread sleeps off the socket behind a deadline the polls push
+ * (app_polling_now, emu_tp_hold), so it is never woken for nothing, and it is back on
+ * the socket within EMU_POLL_HOLD_NS of the application stopping.  So a request to a
+ * peer that spins on memory, blocks on a completion channel or is busy elsewhere is
+ * served, and its ACK sent, without that peer calling the library.  The device thread
+ * never transmits new work: that is the posting thread's, inside its doorbell.  Each
+ * packet goes to rx_check.c (checks and dispatch); the timers to the requester and the
+ * fault model. */
 #define EMU_TP_INTERNAL
 #include "hw/emu/transport.h"
 
@@ -20,14 +24,15 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/timerfd.h>
+#endif
 
 #include "hw/platform/notify.h"
 #include "hw/platform/thread.h"
 
 #define EMU_RX_BATCH 64
 #define EMU_RX_IDLE_NS 10000000ull   /* wake at least every 10 ms to look at timers */
-/* EMU_POLL_GRACE_NS (transport.h): how long after an application's poll the device
- * thread keeps off the socket. */
 /* After an arrival with no application polling, the device thread keeps looking at the
  * socket (non-blocking) this long before it blocks again: the next request of a
  * ping-pong whose responder is passive (ib_read_lat's server) then needs no wake-up. */
@@ -68,17 +73,37 @@ static unsigned rx_pass(struct emu_tp *tp, uint64_t now)
 	unsigned n;
 
 	emu_roce_sock_cork(&tp->sock);
+	(void)now;
 	n = rx_batch(tp);
-	emu_resp_flush_acks(tp, now ? now : emu_now_ns(), NULL);
+	emu_resp_flush_acks(tp);   /* ACKs leave with the pass (rc_resp.c queue_ack) */
 	emu_roce_sock_uncork(&tp->sock);
 	return n;
 }
 
-static bool app_polling(struct emu_tp *tp, uint64_t now)
+/* An application polled this device within EMU_POLL_NOW_NS, and again since the hold
+ * timer last found it stopped: it takes the arrivals itself, so the device thread may
+ * sleep off the socket, with the hold timer armed EMU_POLL_HOLD_NS ahead, which the
+ * application's next polls and doorbells push further (emu_tp_hold).  When the timer
+ * fires the application has stopped (it spins on memory, computes, waits elsewhere):
+ * the thread goes back to the socket and stays there until the application polls
+ * again.  Woken on every arrival instead, the thread's wake-ups (each preempts an
+ * application on 2 CPUs) cost ib_send_lat 46 us a half round trip against 13 us with
+ * the hold, under chrt at load 14-15 (docs/benchmarks.md, 2026-12-06).  No hold timer
+ * (not Linux): never off the socket. */
+static bool app_polling_now(struct emu_tp *tp, uint64_t now)
 {
 	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
 
-	return seen && (int64_t)(now - seen) < (int64_t)EMU_POLL_GRACE_NS;
+	if (tp->hold_fd < 0 || !seen || (int64_t)(now - seen) >= (int64_t)EMU_POLL_NOW_NS ||
+	    (int64_t)(seen - tp->hold_expired) <= 0)
+		return false;
+	__atomic_store_n(&tp->thr_off, 1, __ATOMIC_RELAXED);
+	if (!emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS)) {
+		__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
+		return false;
+	}
+	tp->ctr.device_thread_off_socket++;
+	return true;
 }
 
 /* Busy-poll the socket for EMU_RX_SPIN_NS after the last arrival, the lock taken only
@@ -114,6 +139,11 @@ static void rx_spin(struct emu_tp *tp)
 	}
 }
 
+/* An empty CQ poll.  One in EMU_ASSIST_EVERY looks at the wire (one recvmmsg, about
+ * 300 ns here even when nothing is there); the others return at once, so an empty
+ * ibv_poll_cq costs tens of nanoseconds, not a system call.  The count is per device
+ * and not atomic: racing pollers only shift which poll looks.  Nothing waits on this:
+ * the device thread takes whatever the skipped polls leave. */
 void emu_poll_assist(struct emu_dev *d)
 {
 	struct emu_tp *tp = d ? d->tp : NULL;
@@ -122,8 +152,13 @@ void emu_poll_assist(struct emu_dev *d)
 
 	if (!tp || !tp->sock_ok || !tp->rxb.slots)
 		return;
+	n = __atomic_load_n(&tp->assist_skip, __ATOMIC_RELAXED) + 1;
+	__atomic_store_n(&tp->assist_skip, n, __ATOMIC_RELAXED);
+	if (n % EMU_ASSIST_EVERY)
+		return;
 	now = emu_now_ns();
 	__atomic_store_n(&tp->poll_seen, now, __ATOMIC_RELAXED);
+	emu_tp_hold(tp, now);
 	if (pthread_mutex_trylock(&d->lock) != 0)
 		return;   /* the device thread or a doorbell is at work: poll again */
 	tp->ctr.assist_polls++;
@@ -222,7 +257,7 @@ static void *rx_main(void *arg)
 	for (;;) {
 		uint64_t now, a[2];
 		struct pollfd pfd[2];
-		bool deaf;
+		bool off;
 		int n;
 
 		if (!lock_or_stop(tp))
@@ -232,20 +267,19 @@ static void *rx_main(void *arg)
 		a[1] = now + EMU_RX_IDLE_NS;
 		emu_tp_foreach_tq(tp, timers_one, a);
 		emu_tp_faults_timer(tp, now, &a[1]);
-		emu_resp_flush_acks(tp, now, &a[1]);
-		deaf = app_polling(tp, now);
-		if (deaf && a[1] > __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED) + EMU_POLL_GRACE_NS)
-			a[1] = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED) + EMU_POLL_GRACE_NS;
-		__atomic_store_n(&tp->thr_deaf, deaf, __ATOMIC_RELAXED);
+		emu_resp_flush_acks(tp);
+		off = app_polling_now(tp, now);
 		tp->wake_at = a[1];
 		pthread_mutex_unlock(&d->lock);
 
-		/* While an application polls, only timers and the wake notification. */
+		/* The socket, unless an application polls this very moment: then the hold
+		 * timer instead, which its polls keep pushing ahead (EMU_POLL_HOLD_NS). */
 		pfd[0].fd = tp->wake_fd;
 		pfd[0].events = POLLIN;
-		pfd[1].fd = tp->sock.fd;
+		pfd[1].fd = off ? tp->hold_fd : tp->sock.fd;
 		pfd[1].events = POLLIN;
-		n = plat_poll_ns(pfd, deaf ? 1 : 2, a[1] > now ? a[1] - now : 0);
+		n = plat_poll_ns(pfd, 2, a[1] > now ? a[1] - now : 0);
+		__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n <= 0)
@@ -255,13 +289,21 @@ static void *rx_main(void *arg)
 				/* nothing to drain */
 			}
 		}
-		if (deaf || !(pfd[1].revents & POLLIN))
+		if (off) {
+			uint64_t expirations;
+
+			if (read(tp->hold_fd, &expirations, sizeof(expirations)) == (ssize_t)sizeof(expirations))
+				tp->hold_expired = emu_now_ns();   /* it stopped: off again only once it polls again */
+			continue;
+		}
+		if (!(pfd[1].revents & POLLIN))
 			continue;
 		if (!lock_or_stop(tp))
 			break;
 		tp->wake_at = 0;
 		tp->ctr.device_thread_wakeups++;
-		(void)rx_pass(tp, 0);
+		if (!rx_pass(tp, 0))
+			tp->ctr.device_thread_idle_wakeups++;   /* an application's poll took it first */
 		pthread_mutex_unlock(&d->lock);
 		rx_spin(tp);
 	}
@@ -275,11 +317,19 @@ int emu_rx_start(struct emu_tp *tp)
 	tp->wake_fd = plat_notify_open(0, PLAT_NOTIFY_NONBLOCK);
 	if (tp->wake_fd < 0)
 		return tp->wake_fd;
+#ifdef __linux__
+	tp->hold_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);   /* -1: never off the socket */
+#else
+	tp->hold_fd = -1;
+#endif
 	tp->stop = 0;
 	rc = pthread_create(&tp->thr, NULL, rx_main, tp);
 	if (rc) {
 		plat_notify_close(tp->wake_fd);
 		tp->wake_fd = -1;
+		if (tp->hold_fd >= 0)
+			close(tp->hold_fd);
+		tp->hold_fd = -1;
 		return -rc;
 	}
 	tp->thr_running = true;
@@ -296,6 +346,10 @@ void emu_rx_stop(struct emu_tp *tp)
 	}
 	pthread_join(tp->thr, NULL);
 	tp->thr_running = false;
+	__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);   /* no poll pushes a closed timer */
 	plat_notify_close(tp->wake_fd);
 	tp->wake_fd = -1;
+	if (tp->hold_fd >= 0)
+		close(tp->hold_fd);
+	tp->hold_fd = -1;
 }

@@ -4,8 +4,7 @@
  * bytes): the QPN comes from the stored ctrl bytes, the producer counter from the
  * doorbell record's send_counter, and the SQ engine reads the WQEs from the ring.
  * BlueFlame (a write-combining burst of a whole WQE): the WQE is taken from the stored
- * bytes when it is the next one expected.  After its requests, the QP's held ACK leaves
- * (rc_resp.c): this entry sits on top of both the send engine and the responder
+ * bytes when it is the next one expected.  This entry sits on top of the send engine
  * (hw/emu/layers.txt). */
 #define EMU_TP_INTERNAL
 #include "hw/emu/transport.h"
@@ -49,7 +48,7 @@ static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 	if (!tq)
 		return;
 	emu_tp_app_posts(tp);
-	/* the WQEs' packets and the ACK held for the peer leave in one system call */
+	/* the WQEs' packets leave in one system call */
 	emu_roce_sock_cork(&tp->sock);
 	sq_doorbell(tp, tq, op, idx, b, n);
 	emu_roce_sock_uncork(&tp->sock);
@@ -61,7 +60,10 @@ static void sq_doorbell(struct emu_tp *tp, struct emu_tq *tq, int op, uint32_t i
 	struct emu_dev *d = tp->d;
 	struct emu_qp *qp = tq->qp;
 
-	if (op == SHIM_MMIO_WC_WRITE && idx == (qp->eng.sq_pi & 0xffff) && qp->eng.sq_pi == tq->sq_prod &&
+	/* bf=torn: the burst came in pieces; like a device that got a partial BlueFlame
+	 * write, ignore its bytes and take the WQE from the ring (Linux wc.c relies on it) */
+	if (op == SHIM_MMIO_WC_WRITE && !d->cfg.bf_torn && idx == (qp->eng.sq_pi & 0xffff) &&
+	    qp->eng.sq_pi == tq->sq_prod &&
 	    tq->tail - tq->head < EMU_TP_SWQE_SLOTS && qp->state == EMU_QP_RTS) {
 		/* BlueFlame: the whole WQE came with the store. */
 		unsigned ds = (unsigned)PRM_GET(wqe_ctrl_seg, b, ds);
@@ -69,7 +71,6 @@ static void sq_doorbell(struct emu_tp *tp, struct emu_tq *tq, int op, uint32_t i
 
 		if ((size_t)nbb * 64 <= n) {
 			emu_sq_take_bf(tp, tq, b, n, nbb);
-			emu_resp_ack_on_doorbell(tp, tq);
 			return;
 		}
 	}
@@ -85,7 +86,6 @@ static void sq_doorbell(struct emu_tp *tp, struct emu_tq *tq, int op, uint32_t i
 				   qp->eng.sq_pi & 0xffff, tq->sq_prod & 0xffff);
 	}
 	emu_sq_run(tp, tq);
-	emu_resp_ack_on_doorbell(tp, tq);
 }
 
 int emu_sq_area_init(struct emu_dev *d)

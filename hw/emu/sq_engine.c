@@ -133,6 +133,10 @@ static int wqe_decode(struct emu_dev *d, struct emu_qp *qp, const uint8_t *b, si
 			   qp->qpn, w->opcode);
 		return PRM_CQE_SYND_LOCAL_QP_OP_ERR;
 	}
+	/* A NOP is its control segment alone on any service (Linux wc.c mlx5_wc_post_nop
+	 * posts ds 1): no datagram, address or data segment is read. */
+	if (w->opcode == PRM_WQE_OP_NOP)
+		return 0;
 	if (w->opcode == PRM_WQE_OP_UMR && !qp->fre) {
 		/* UMR is for QPs created with qpc.fre (PRM "QP Context": fast registration
 		 * enable), which Linux sets on its kernel QPs only, the UMR QP among them

@@ -6,9 +6,10 @@
  *  - the posting thread runs the send queue inside its doorbell/BlueFlame store
  *    (sq_doorbell.c, the UAR hook, then sq_engine.c): WQEs are fetched, decoded and their packets sent
  *    before the store returns;
- *  - one device thread per emulated NIC (rx_thread.c) blocks in poll()/recv() on the
+ *  - one device thread per emulated NIC (rx_thread.c) always blocks in poll() on the
  *    port's UDP socket for arrivals and wakes for timers (ACK timeout, RNR wait,
- *    reordered packets held back).
+ *    reordered packets held back); an application's empty CQ poll may take arrivals
+ *    first (emu_poll_assist).
  * Everything runs with the device lock (d->lock) held, so the per-QP state below needs
  * no lock of its own.
  *
@@ -54,9 +55,10 @@ struct emu_tp_counters {
 	/* receive path driven by the application's CQ polls (emu_poll_assist) */
 	uint64_t assist_polls;                 /* polls that took the device and looked at the wire */
 	uint64_t assist_pkts;                  /* packets those polls received and handled */
-	uint64_t acks_deferred;                /* ACKs held back for the next doorbell or their deadline */
-	uint64_t acks_on_doorbell;             /* ... sent by the posting thread after its request packets */
 	uint64_t device_thread_wakeups;        /* device thread returns from poll() with an arrival */
+	uint64_t device_thread_idle_wakeups;   /* ... and finds it taken already by a CQ poll */
+	uint64_t device_thread_off_socket;     /* sleeps off the socket while an application polls */
+	uint64_t hold_rearms;                  /* pushes of that sleep's deadline (timerfd_settime) */
 	uint64_t device_thread_cpu_ns;         /* CPU time the device thread has used (plat_thread_cpu_ns) */
 	/* system calls of the wire (roce_sock.c batches them) */
 	uint64_t tx_calls;                     /* sends: one per run of queued packets */
@@ -70,16 +72,27 @@ struct emu_tp_counters {
  * application memory costs a system call (emu_payload_read). */
 #define EMU_TP_STAGE_BYTES (64u * 1024)
 
-/* An application poll this recent keeps the device thread off the socket: the poller
- * takes the arrivals itself (emu_poll_assist, rx_thread.c), and a thread blocked on the socket would
- * only be woken -- about 45 us of virtual interrupt on the CI machine class, preempting
- * the poller -- to find the packet gone.  Arming a CQ (the application is about to
- * block) ends it at once (cqe.c).  Long on purpose: the thread wakes once per grace
- * while the application polls, and each wake-up preempts it; measured with chrt'd
- * applications on 2 CPUs, 200 us gave a WRITE ping-pong median of 50-56 us, 2 ms gave
- * 12 us.  The price: an application that stops polling without arming (it spins on
- * memory) waits up to this long for its next arrival. */
-#define EMU_POLL_GRACE_NS 2000000ull
+/* One empty CQ poll in this many runs the poll assist (emu_poll_assist, rx_thread.c):
+ * its recvmmsg costs 0.3 us on an idle machine and 3-4 us on this 2-CPU one under load,
+ * and an empty ibv_poll_cq should cost a few tens of nanoseconds (issue 32: <= 100 ns).
+ * Measured, mean of 10^6 empty polls at load 15: every 8th 500 ns, every 32nd 105-130,
+ * every 64th see docs/benchmarks.md.  An arrival then waits at most 64 polls (about
+ * 1.5 us) for a poller. */
+#define EMU_ASSIST_EVERY 64u
+
+/* While an application polls, the device thread may sleep off the socket (its
+ * arrivals are the polls'), but only until EMU_POLL_HOLD_NS after the last poll or
+ * post: each poll assist and doorbell pushes that deadline forward (a timerfd, re-armed
+ * when less than half of it is left), so a thread off the socket is never woken while
+ * the application polls, and is back on the socket at most this long after the
+ * application stops (to spin on memory, compute, or sleep without arming a CQ).  An
+ * arrival then waits at most this long.  Linux only (timerfd); elsewhere the thread
+ * never leaves the socket.  rx_thread.c, docs/architecture.md "Progress". */
+#define EMU_POLL_HOLD_NS 50000ull   /* 30, 50, 100 us measured: docs/benchmarks.md 2026-12-06 */
+/* The device thread leaves the socket only when the application polled this recently:
+ * long, because the thread decides right after its own work, during which it may have
+ * kept the application off its CPU (tens of microseconds on 2 virtual CPUs). */
+#define EMU_POLL_NOW_NS 1000000ull
 
 /* Name of each device's thread (15 characters at most, the kernel's limit). */
 #define EMU_DEVICE_THREAD_NAME "uverbs-emu-dev"
@@ -208,9 +221,7 @@ struct emu_tq {
 	bool ack_queued;                 /* the QPN is in tp->ackq */
 	uint32_t ack_psn;
 	uint32_t ack_dip;
-	uint64_t ack_due;                /* pending ACK: send by then (0: at the end of this batch) */
 	uint32_t ack_sent_psn;           /* PSN of the last positive ACK sent */
-	uint64_t last_db_ns;             /* the application's last send doorbell on this QP */
 	struct emu_rres res[EMU_TP_MAX_RES];
 	unsigned res_next;
 	bool uc_drop;                    /* UC: rest of this message is dropped */
@@ -245,9 +256,14 @@ struct emu_tp {
 	int wake_fd;
 	volatile int stop;
 	uint64_t wake_at;                /* when the thread plans to wake (0: not sleeping) */
-	/* receive path driven by application polls (emu_poll_assist) */
-	uint64_t poll_seen;              /* last application poll (ns; atomic, no lock) */
-	int thr_deaf;                    /* 1: the device thread sleeps without watching the socket */
+	/* receive path: application polls (emu_poll_assist) beside the device thread */
+	uint64_t poll_seen;              /* last application poll or post (ns; atomic, no lock;
+					  * 0: it armed a CQ) */
+	unsigned assist_skip;            /* empty polls counted (emu_poll_assist) */
+	int hold_fd;                     /* timerfd ending a sleep off the socket (-1: none) */
+	int thr_off;                     /* 1: the device thread sleeps off the socket (atomic) */
+	uint64_t hold_until;             /* when that timer fires (ns, CLOCK_MONOTONIC; atomic) */
+	uint64_t hold_expired;           /* when it last fired: the application had stopped */
 	struct emu_roce_rx_batch rxb;    /* arrivals, for whoever receives under the device lock */
 	/* A multi-packet payload read ahead in one DMA read (emu_payload_read) */
 	uint64_t stage_keys;             /* last key handed out: a WQE's seq, a READ's responses */
@@ -273,13 +289,19 @@ void emu_tq_drop_all(struct emu_tp *tp);
 void emu_swqe_release(struct emu_swqe *w);
 void emu_tp_foreach_tq(struct emu_tp *tp, void (*fn)(struct emu_tp *, struct emu_tq *, void *), void *arg);
 void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at);
-/* A CQ was armed: the application is about to block for its event, so the device
- * thread goes back to watching the socket now (EMU_POLL_GRACE_NS). */
+/* A CQ was armed: the application is about to block for its event: the device thread
+ * goes back to the socket now, and to rx_spin the application is passive. */
 void emu_tp_app_sleeps(struct emu_tp *tp);
-/* A send doorbell: an application that polls and posts is busy with its CQ, so the
- * grace of its last poll is renewed -- unless it armed a CQ since (it will block), or
- * never polled. */
+/* A send doorbell: an application that polls and posts is busy, not passive (rx_spin),
+ * unless it armed a CQ since or never polled; it pushes the deadline of a sleep off
+ * the socket (EMU_POLL_HOLD_NS). */
 void emu_tp_app_posts(struct emu_tp *tp);
+/* An application is active now (a poll assist, a doorbell): push the device thread's
+ * sleep off the socket EMU_POLL_HOLD_NS ahead, if it sleeps so and less than half of it
+ * is left (one timerfd_settime). */
+void emu_tp_hold(struct emu_tp *tp, uint64_t now);
+/* Arm the hold timer to fire at `at` (ns, CLOCK_MONOTONIC); false without one. */
+bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at);
 
 /* wire_faults.c: send a sealed packet through the fault model */
 int emu_tp_xmit(struct emu_tp *tp, const struct emu_roce_ip *ip, uint8_t *pkt, size_t len);
@@ -313,12 +335,8 @@ void emu_req_go_back(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn);
 /* rc_resp.c */
 void emu_rc_resp_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p, const struct emu_roce_ip *env);
 void emu_resp_send_ack(struct emu_tp *tp, struct emu_tq *tq, uint8_t syndrome, uint32_t psn);
-/* Send the coalesced ACKs that are due at `now` (all of them with now == UINT64_MAX);
- * *next (if not NULL) is lowered to the earliest deadline still held. */
-void emu_resp_flush_acks(struct emu_tp *tp, uint64_t now, uint64_t *next);
-/* The posting thread rang this QP's doorbell: its held ACK leaves now, after the
- * request packets (IBTA 9.7.5.1: a responder may coalesce ACKs). */
-void emu_resp_ack_on_doorbell(struct emu_tp *tp, struct emu_tq *tq);
+/* Send the ACKs coalesced during a receive pass (rc_resp.c queue_ack). */
+void emu_resp_flush_acks(struct emu_tp *tp);
 /* The QP goes (destroy, reset, teardown): a held ACK leaves now, or the peer, which
  * already has its completion's data placed here, would retry into nothing. */
 void emu_resp_ack_now(struct emu_tp *tp, struct emu_tq *tq);

@@ -73,6 +73,7 @@ static int tp_init(struct emu_dev *d)
 		return -ENOMEM;
 	tp->d = d;
 	tp->wake_fd = -1;
+	tp->hold_fd = -1;
 	if (emu_roce_rx_batch_init(&tp->rxb)) {
 		free(tp);
 		return -ENOMEM;
@@ -118,7 +119,7 @@ static void tp_teardown(struct emu_dev *d)
 	struct emu_tp *tp = emu_tp_get(d);
 
 	if (tp) {
-		emu_resp_flush_acks(tp, UINT64_MAX, NULL);   /* held ACKs leave before their QPs */
+		emu_resp_flush_acks(tp);   /* pending ACKs leave before their QPs */
 		emu_tq_drop_all(tp);
 	}
 }

@@ -13,7 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/timerfd.h>
+#endif
 
 #include "hw/platform/notify.h"
 #include "hw/platform/thread.h"
@@ -178,29 +182,28 @@ void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at)
 void emu_tp_app_sleeps(struct emu_tp *tp)
 {
 	__atomic_store_n(&tp->poll_seen, 0, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&tp->thr_deaf, __ATOMIC_RELAXED) && tp->wake_fd >= 0) {
-		__atomic_store_n(&tp->thr_deaf, 0, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && tp->wake_fd >= 0) {
+		__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
 		if (plat_notify_signal(tp->wake_fd) < 0) {
 			/* the counter is saturated: the thread wakes anyway */
 		}
 	}
 }
 
-/* A bandwidth run posts far more often than it finds its CQ empty (64 messages in
- * flight: each poll returns completions, each completion is followed by a post), so
- * without this the grace ran out between empty polls, and the device thread -- woken
- * by each ACK, real-time on the CPU the peer's device thread needs -- did the ACK and
- * window work the posting thread's next empty poll does in one batch.  Measured with
- * tools/bench-e2e on 2 CPUs: device thread wake-ups 2,450-3,381 -> 304-350 per 10,000
- * messages, its CPU 40 -> 10-13 us per 64 KiB message (docs/benchmarks.md).  A
+/* A bandwidth loop posts far more often than it finds its CQ empty: its doorbells keep
+ * it "not passive", so its device thread does not busy-poll (rx_spin) beside it.  A
  * compare-and-swap, so a CQ armed meanwhile (poll_seen 0) stays armed. */
 void emu_tp_app_posts(struct emu_tp *tp)
 {
 	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
 
-	if (seen)
-		(void)__atomic_compare_exchange_n(&tp->poll_seen, &seen, emu_now_ns(), false, __ATOMIC_RELAXED,
+	if (seen) {
+		uint64_t now = emu_now_ns();
+
+		(void)__atomic_compare_exchange_n(&tp->poll_seen, &seen, now, false, __ATOMIC_RELAXED,
 						  __ATOMIC_RELAXED);
+		emu_tp_hold(tp, now);
+	}
 }
 
 /* Every QP's transport state goes (HCA teardown, device close). */
@@ -256,4 +259,31 @@ int emu_tp_inject(struct emu_dev *d, uint32_t daddr, uint16_t sport, const void 
 	if (sendto(fd, pkt, len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		rc = -errno;
 	return rc;
+}
+
+bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at)
+{
+#ifdef __linux__
+	struct itimerspec its = { .it_value = { .tv_sec = (time_t)(at / 1000000000u),
+						.tv_nsec = (long)(at % 1000000000u) } };
+
+	if (tp->hold_fd < 0)
+		return false;
+	__atomic_store_n(&tp->hold_until, at, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&tp->ctr.hold_rearms, 1, __ATOMIC_RELAXED);   /* from a poll: not under the lock */
+	return timerfd_settime(tp->hold_fd, TFD_TIMER_ABSTIME, &its, NULL) == 0;
+#else
+	(void)tp;
+	(void)at;
+	return false;
+#endif
+}
+
+void emu_tp_hold(struct emu_tp *tp, uint64_t now)
+{
+	if (!__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
+		return;
+	if ((int64_t)(__atomic_load_n(&tp->hold_until, __ATOMIC_RELAXED) - now) >= (int64_t)(EMU_POLL_HOLD_NS / 2))
+		return;
+	(void)emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS);
 }

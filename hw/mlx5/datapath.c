@@ -62,6 +62,9 @@ int mx5_sq_init(struct mx5_sq *sq, const struct mx5_sq_attr *a)
 	sq->bf_map = a->bar->wc_base ? a->bar->wc_base : a->bar->base;
 	sq->bf_off = a->bf_off;
 	sq->bf_size = a->bf_size;
+	sq->bf_inline_only = a->bf_inline_only != 0;
+	sq->bf_max = sq->bf_inline_only ? 0 : a->bf_size;
+	sq->last_inl = 0;
 	sq->pending = 0;
 	sq->last_bbs = 0;
 	sq->last_ctrl = NULL;

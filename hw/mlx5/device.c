@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "hw/mlx5/mx5_objects.h"
@@ -109,6 +110,15 @@ int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, si
 {
 	dev->cmd_status = 0;
 	dev->cmd_syndrome = 0;
+	/* A child of fork() shares its parent's queues, doorbell records and (through a
+	 * device daemon) its connection: its commands would interleave with the parent's.
+	 * rdma-core documents the same misuse (ibv_fork_init(3): a child may not use its
+	 * parent's verbs resources).  Refused here, on the command path, where a getpid()
+	 * costs nothing beside the command; the data path (post, poll) is not checked, so
+	 * a child that only polls an inherited CQ is not caught (docs/architecture.md). */
+	if (getpid() != dev->owner_pid)
+		return mx5_fail(dev, -EPERM, "this device was opened by process %d: a child of fork() must open "
+				"its own (ibv_fork_init(3))", (int)dev->owner_pid);
 	if (dev->remote)
 		return mx5_exec_remote(dev, in, inlen, out, outlen);
 	if (!dev->cmdq)
@@ -229,6 +239,7 @@ int mx5_device_open_attr(const char *uri, const struct mx5_open_attr *attr,
 	}
 	if (attr)
 		dev->attr = *attr;
+	dev->owner_pid = getpid();
 	if (!dev->attr.init_timeout_ms)
 		dev->attr.init_timeout_ms = MX5_INIT_TIMEOUT_MS;
 	if (!dev->attr.cache_line)

@@ -7,7 +7,9 @@
  *      them (the device may fetch WQEs as soon as it sees the record, e.g. on a
  *      retransmission or after a doorbell it coalesced);
  *   2. doorbell record send_counter = producer counter (basic blocks) mod 2^16;
- *   3. one WQE that fits one BlueFlame half: mx5_wc_start, copy the whole WQE to the
+ *   3. one WQE of more than one 16-byte unit that fits one BlueFlame half, with inline
+ *      data unless the policy prefers BlueFlame (mx5.h enum mx5_bf_policy, rdma-core's
+ *      rule and defaults): mx5_wc_start, copy the whole WQE to the
  *      BlueFlame register through the write-combining mapping in 64-byte blocks, each
  *      block's stores in order, then mx5_wc_flush.  The device takes the WQE from the
  *      BlueFlame buffer and skips the DMA read of it (lowest latency);
@@ -65,8 +67,13 @@ MX5_HOT void mx5_bf_copy64(volatile uint8_t *dst, const uint8_t *src)
 #endif
 }
 
-/* Doorbell for `nwqe` WQEs just written, the last of `bbs` basic blocks at `ctrl`. */
-MX5_HOT void mx5_sq_doorbell(struct mx5_sq *sq, const uint8_t *ctrl, uint32_t bbs, uint32_t nwqe)
+/* Doorbell for `nwqe` WQEs just written, the last of `bbs` basic blocks at `ctrl`;
+ * `wr`: the one WR just written (its inline flag), or NULL to take sq->last_inl
+ * (mx5_sq_build).  BlueFlame as rdma-core 44 post_send_db
+ * (providers/mlx5/qp.c) decides: one WQE, a register (bf_size), inline data or the
+ * prefer policy, more than one 16-byte unit (a ctrl-only WQE is rung), within a half. */
+MX5_HOT void mx5_sq_doorbell(struct mx5_sq *sq, const uint8_t *ctrl, uint32_t bbs, uint32_t nwqe,
+			     const struct ibv_send_wr *wr)
 {
 	uint32_t bytes = bbs * MX5_SEND_WQE_BB;
 	uint8_t rec[PRM_SIZE(qp_dbrec)] = { 0 };
@@ -79,7 +86,13 @@ MX5_HOT void mx5_sq_doorbell(struct mx5_sq *sq, const uint8_t *ctrl, uint32_t bb
 	mx5_tsan_release(sq);
 	mx5_wmb_before_dbrec();
 	memcpy((uint8_t *)sq->dbrec + snd, rec + snd, 4);
-	if (nwqe == 1 && bytes <= sq->bf_size) {
+	/* bf_max is the half for the prefer policy and 0 for inline-only, so the usual
+	 * case costs what it did; the inline test runs only on the doorbell side. */
+	int bf = nwqe == 1 && bytes <= sq->bf_max;
+	if (__builtin_expect(!bf && sq->bf_inline_only, 0))
+		bf = nwqe == 1 && bytes <= sq->bf_size &&
+		     (wr ? (wr->send_flags & IBV_SEND_INLINE) && wr->num_sge : sq->last_inl);
+	if (bf && PRM_GET(wqe_ctrl_seg, ctrl, ds) > 1) {
 		volatile uint8_t *dst = sq->bf_map + sq->bf_off;
 		const uint8_t *src = ctrl;
 
@@ -110,7 +123,7 @@ MX5_HOT void mx5_sq_ring(struct mx5_sq *sq)
 {
 	if (__builtin_expect(sq->pending == 0, 0))
 		return;
-	mx5_sq_doorbell(sq, sq->last_ctrl, sq->last_bbs, sq->pending);
+	mx5_sq_doorbell(sq, sq->last_ctrl, sq->last_bbs, sq->pending, NULL);
 	sq->pending = 0;
 }
 
@@ -131,7 +144,7 @@ MX5_HOT int mx5_post_send(struct mx5_sq *sq, struct ibv_send_wr *wr,
 				*bad_wr = wr;
 			return bbs;
 		}
-		mx5_sq_doorbell(sq, ctrl, (uint32_t)bbs, 1);
+		mx5_sq_doorbell(sq, ctrl, (uint32_t)bbs, 1, wr);
 		return 0;
 	}
 	for (; wr; wr = wr->next) {

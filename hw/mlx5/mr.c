@@ -169,6 +169,10 @@ static int mx5_mkey_mtt(struct mx5_mr *mr, struct mx5_seg_cursor *cur, uint64_t 
 	 * (mx5_mr_umr_rereg; Linux mlx5_ib creates user MKeys with umr_en for this).
 	 * Not through a device daemon: it refuses umr_en (tools/uvd/policy.c). */
 	PRM_SET(mkc, mkc, umr_en, umr_en ? 1 : 0);
+	/* No remote invalidation of a region registered by ibv_reg_mr (IBTA vol. 1, 10.6): Linux
+	 * mlx5_ib sets mkc.en_rinval only for type-2 memory windows (mr.c mlx5_ib_alloc_mw),
+	 * which we do not offer. */
+	PRM_SET(mkc, mkc, en_rinval, 0);
 	PRM_SET(mkc, mkc, start_addr, start);
 	PRM_SET(mkc, mkc, len, len);
 	PRM_SET(mkc, mkc, log_page_size, shift);

@@ -62,6 +62,19 @@ struct mx5_open_attr {
 	/* Host cache line in bytes (decides cmd_hca_cap.cache_line_128byte); 0: the
 	 * platform's (hw/platform/cpu.h plat_host_cache_line). */
 	unsigned cache_line;
+	unsigned bf_policy;          /* enum mx5_bf_policy; 0: MX5_BF_PREFER */
+};
+
+/* Which single-WQE posts go through BlueFlame (doorbell.h mx5_sq_doorbell), as
+ * rdma-core 44's libmlx5 decides (providers/mlx5/qp.c post_send_db: nreq == 1, a
+ * BlueFlame register, (inl || ctx->prefer_bf), size > 1 16-byte unit and within half
+ * the register; mlx5.c get_always_bf / get_shut_up_bf read the two knobs below). */
+enum mx5_bf_policy {
+	MX5_BF_PREFER = 0,       /* every single WQE that fits (MLX5_POST_SEND_PREFER_BF unset
+				  * or not "0": rdma-core's default) */
+	MX5_BF_INLINE_ONLY = 1,  /* only WQEs carrying inline data (MLX5_POST_SEND_PREFER_BF=0) */
+	MX5_BF_OFF = 2,          /* never: 64-bit doorbells only (MLX5_SHUT_UP_BF set and not
+				  * "0", or the write-combining test failed) */
 };
 
 /* Linux main.c FW_PRE_INIT_TIMEOUT_MILI and rdma-core mlx5_vfio.h use 120 s: ConnectX
@@ -298,6 +311,24 @@ int mx5_mr_umr_rereg(struct mx5_mr *mr, struct mx5_qp *qp, struct mx5_cq *cq, st
 void mx5_device_set_uar_limit(struct mx5_device *dev, unsigned extra_uars);
 /* Limit one direct MKey may translate, in MTT entries (testing the KLM path). */
 void mx5_device_set_mkey_mtt_limit(struct mx5_device *dev, uint64_t entries);
+
+/* Write-combining self-test (wc.c, Linux wc.c's method): 255 NOPs through BlueFlame,
+ * CQ_UPDATE only in the BlueFlame copies and the last ring copy; the first CQE tells
+ * whether the device took the bursts.  Creates and destroys a PD, CQ and UD QP. */
+enum mx5_wc_state {
+	MX5_WC_SUPPORTED = 0,     /* the bursts arrived whole */
+	MX5_WC_NOT_SUPPORTED = 1, /* the device read the ring: BlueFlame should be off */
+	MX5_WC_NO_BLUEFLAME = 2,  /* nothing to test: no bf capability, no write-combining
+				   * mapping (VFIO), BlueFlame off by policy, or no register */
+};
+struct mx5_wc_result {
+	enum mx5_wc_state state;
+	unsigned nops;            /* NOPs posted (255) */
+	uint32_t first_wqe;       /* wqe_counter of the first CQE */
+	unsigned ms;              /* time to the first CQE */
+};
+/* 0 with *res filled, or a negative errno (the device error says why). */
+int mx5_wc_test(struct mx5_device *dev, struct mx5_wc_result *res);
 
 /* ------------------------------------------------------------------ CQ */
 

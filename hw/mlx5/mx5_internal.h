@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "firmware-cmd/cmdq.h"
 #include "firmware-cmd/names.h"
@@ -80,6 +81,8 @@ struct mx5_bf_reg {
 };
 
 struct mx5_device {
+	/* the process that opened it: a child of fork() gets its commands refused (mx5_exec) */
+	pid_t owner_pid;
 	struct shim_dev *shim;
 	struct shim_bar bar0;
 	struct cmdq *cmdq;

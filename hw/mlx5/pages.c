@@ -181,8 +181,16 @@ int mx5_pages_give(struct mx5_device *dev, uint32_t n, unsigned stage)
 			goto out;
 		}
 		if (rc) {
-			rc = mx5_fail(dev, rc, "%s: host memory for firmware pages: %s", what,
-				      strerror(-rc));
+			/* Name the numbers: the firmware decides how many pages it needs (QUERY_PAGES,
+			 * PAGE_REQUEST) and the driver sets no cap below it, so the remedy is on the
+			 * host (a pinned-memory limit: ulimit -l for VFIO, UvShimMaxPinnedMB for the
+			 * kext) and the user needs to know how much to allow. */
+			uint64_t total = dev->pages.st.given + n;
+			rc = mx5_fail(dev, rc, "%s: the host could not pin firmware page %llu of %llu "
+				      "(%llu MiB of 4 KiB pages asked by the firmware): %s%s%s", what,
+				      (unsigned long long)(dev->pages.st.given + got + 1), (unsigned long long)total,
+				      (unsigned long long)((total * MX5_FW_PAGE_SIZE + (1u << 20) - 1) >> 20),
+				      strerror(-rc), dev->shim->err[0] ? ": " : "", dev->shim->err);
 			goto out;
 		}
 		dev->pages.st.given += got;

@@ -182,6 +182,7 @@ static int mx5_qp_rings_init(struct mx5_qp *qp)
 		.bar = &dev->bar0,
 		.bf_off = qp->bf.off,
 		.bf_size = qp->bf.half,
+		.bf_inline_only = dev->attr.bf_policy == MX5_BF_INLINE_ONLY,
 		.max_msg = mx5_max_msg((unsigned)MX5_CAP_GEN(dev, log_max_msg)),
 	};
 	if (qp->sq.bar) {   /* across a reset: the same register, the half it was at */

@@ -78,6 +78,10 @@ struct mx5_sq {
 	volatile uint8_t *bf_map; /* bar->wc_base when present, else bar->base */
 	uint64_t bf_off;          /* BAR offset of the BlueFlame half to use next */
 	uint32_t bf_size;         /* bytes of one half (0: no BlueFlame, doorbells only) */
+	uint32_t bf_max;          /* bytes a WQE of any kind may BlueFlame: bf_size, or 0
+				   * for MX5_BF_INLINE_ONLY */
+	uint8_t bf_inline_only;   /* BlueFlame only WQEs with inline data (MX5_BF_INLINE_ONLY) */
+	uint8_t last_inl;         /* the last WQE built carries inline data */
 	/* batch between the builders and mx5_sq_ring() */
 	uint32_t pending;         /* WQEs built since the last doorbell */
 	uint32_t last_bbs;        /* basic blocks of the last WQE built */
@@ -101,6 +105,7 @@ struct mx5_sq_attr {
 	const struct shim_bar *bar;
 	uint64_t bf_off;          /* UAR page offset + 0x800 (+ k * bf_reg_size) */
 	uint32_t bf_size;
+	int bf_inline_only;       /* mx5_bf_policy MX5_BF_INLINE_ONLY */
 	uint32_t max_msg;         /* port max_msg_sz; 0: MX5_MAX_MSG_DEFAULT */
 };
 

@@ -95,7 +95,8 @@ static void mx5_bf_fill(struct mx5_bf_reg *r, const struct mx5_uar *u, int slot,
 void mx5_uar_bf_get(struct mx5_device *dev, struct mx5_bf_reg *out)
 {
 	uint32_t nregs, size = mx5_bf_reg_bytes(dev, &nregs);
-	if (MX5_CAP_GEN(dev, bf) && nregs >= 2 && dev->bar0.wc_base) {
+	if (MX5_CAP_GEN(dev, bf) && nregs >= 2 && dev->bar0.wc_base &&
+	    dev->attr.bf_policy != MX5_BF_OFF) {
 		for (unsigned u = 0; u <= dev->nxuar; u++) {
 			for (unsigned r = u ? 0 : 1; r < nregs; r++) {
 				if (dev->bf_busy[u] & (1u << r))

@@ -90,7 +90,7 @@ int mx5_mr_umr_rereg(struct mx5_mr *mr, struct mx5_qp *qp, struct mx5_cq *cq, st
 	sq->wrid[idx] = 0;
 	sq->wqe_next[idx] = sq->cur_post + 2;
 	sq->cur_post += 2;
-	mx5_sq_doorbell(sq, ctrl, 2, 1);
+	mx5_sq_doorbell(sq, ctrl, 2, 1, NULL);
 
 	struct ibv_wc wc;
 	uint64_t end = mx5_umr_now_ms() + MX5_UMR_WAIT_MS;

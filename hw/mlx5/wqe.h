@@ -305,6 +305,7 @@ MX5_HOT int mx5_sq_build(struct mx5_sq *sq, const struct ibv_send_wr *wr)
 		return bbs;
 	sq->last_ctrl = ctrl;
 	sq->last_bbs = (uint32_t)bbs;
+	sq->last_inl = (wr->send_flags & IBV_SEND_INLINE) && wr->num_sge;
 	sq->pending++;
 	return 0;
 }

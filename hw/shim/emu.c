@@ -18,9 +18,13 @@
 #include "hw/shim/shim.h"
 #include "hw/shim/backend.h"
 
+/* dma_alloc of at least this many bytes maps fresh anonymous memory (emu_shim_dma_alloc). */
+#define EMU_DMA_MMAP_MIN (64u * 1024)
+
 struct emu_dma_rec {
 	struct plat_list link;  /* in emu_shim.recs */
 	void *mem;              /* dma_alloc: memory we own; pin: NULL */
+	size_t mapped;          /* mem came from mmap, this long (0: from posix_memalign) */
 	uint64_t map_id;
 	struct shim_iova_seg *segs;
 	uint64_t locked;        /* pin: bytes counted against RLIMIT_MEMLOCK */
@@ -76,7 +80,9 @@ struct emu_shim {
 	struct emu_dev *emu;
 	struct shim_mmio_hook hook;
 	struct plat_list recs;     /* live allocations and pins (emu_dma_rec) */
-	pthread_mutex_t recs_lock; /* applications pin and allocate from many threads */
+	uint64_t vec_routed;       /* vectors whose fd the driver took: unmasked in the table */
+	pthread_mutex_t recs_lock; /* applications pin and allocate from many threads; also
+				    * guards vec_routed */
 };
 
 extern const struct shim_ops shim_emu_ops;
@@ -122,7 +128,10 @@ static void rec_release(struct emu_shim *s, struct emu_dma_rec *r)
 	if (r->locked)
 		emu_lock_unacct(r->locked);
 	free(r->segs);
-	free(r->mem);
+	if (r->mapped)
+		munmap(r->mem, r->mapped);
+	else
+		free(r->mem);
 	free(r);
 }
 
@@ -158,6 +167,14 @@ static int emu_shim_open(const char *args, struct shim_dev **out)
 	rc = emu_create(&cfg, &s->emu, s->base.err, sizeof(s->base.err));
 	if (rc < 0)
 		return rc;
+	/* As a host does before a driver runs (Linux pci_enable_device + pci_set_master,
+	 * vfio-pci at open): memory space and bus mastering on, MSI-X enabled.  Without it
+	 * the function answers no MMIO and issues no DMA (hw/emu/pci.c). */
+	rc = emu_pci_host_enable(s->emu);
+	if (rc < 0) {
+		snprintf(s->base.err, sizeof(s->base.err), "emu: enabling the PCI function: %s", strerror(-rc));
+		return rc;
+	}
 	s->hook.access = hook_access;
 	s->hook.ctx = s->emu;
 	s->hook.poll_assist = hook_poll_assist;
@@ -181,9 +198,22 @@ static int emu_shim_open(const char *args, struct shim_dev **out)
 	return 0;
 }
 
+/* A function reset as vfio-pci's VFIO_DEVICE_RESET gives it (Linux pci_reset_function:
+ * the config state saved, FLR, restored): the function's state is gone, memory space,
+ * bus mastering and the vectors the driver routed are back. */
 static int emu_shim_reset(struct shim_dev *dev)
 {
-	return emu_reset(to_emu(dev)->emu);
+	struct emu_shim *s = to_emu(dev);
+	int rc = emu_reset(s->emu);
+
+	if (rc == 0)
+		rc = emu_pci_host_enable(s->emu);
+	pthread_mutex_lock(&s->recs_lock);
+	for (unsigned v = 0; rc == 0 && v < EMU_NUM_VECTORS; v++)
+		if (s->vec_routed >> v & 1)
+			rc = emu_pci_host_unmask(s->emu, v);
+	pthread_mutex_unlock(&s->recs_lock);
+	return rc;
 }
 
 static int emu_shim_bar(struct shim_dev *dev, unsigned index, struct shim_bar *out)
@@ -219,14 +249,33 @@ static int emu_shim_dma_alloc(struct shim_dev *dev, size_t len, size_t align, st
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	if (posix_memalign(&r->mem, align, (len + page - 1) / page * page)) {
-		free(r);
-		return -ENOMEM;
+	/* Large and page-aligned (the driver's firmware pages: 12,868 of them, 50 MiB, at
+	 * INIT_HCA): anonymous memory, zero until touched, and the emulated firmware never
+	 * touches it.  Zeroing it here took most of an ibv_open_device (35-40 ms, one page
+	 * fault per 4 KiB; issue 32).  Smaller or more aligned: the heap, zeroed. */
+	if (len >= EMU_DMA_MMAP_MIN && align <= (size_t)sysconf(_SC_PAGESIZE)) {
+		size_t bytes = (len + page - 1) / page * page;
+		void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED) {
+			free(r);
+			return -ENOMEM;
+		}
+		r->mem = m;
+		r->mapped = bytes;
+	} else {
+		if (posix_memalign(&r->mem, align, (len + page - 1) / page * page)) {
+			free(r);
+			return -ENOMEM;
+		}
+		memset(r->mem, 0, (len + page - 1) / page * page);
 	}
-	memset(r->mem, 0, (len + page - 1) / page * page);
 	rc = emu_iommu_map(s->emu, r->mem, len, EMU_IOMMU_CONTIGUOUS, &segs, &nseg, &r->map_id);
 	if (rc < 0) {
-		free(r->mem);
+		if (r->mapped)
+			munmap(r->mem, r->mapped);
+		else
+			free(r->mem);
 		free(r);
 		return rc;
 	}
@@ -297,9 +346,27 @@ static void emu_shim_dma_unpin(struct shim_dev *dev, struct shim_pin *pin)
 	shim_handle_release(dev, NULL, pin, sizeof(*pin), pin ? pin->priv : NULL, emu_release);
 }
 
+/* The vector's eventfd, and its entry in the MSI-X table unmasked, as vfio-pci's
+ * VFIO_DEVICE_SET_IRQS routes a vector to an eventfd. */
 static int emu_shim_irq_fd(struct shim_dev *dev, unsigned vector)
 {
-	return emu_irq_fd(to_emu(dev)->emu, vector);
+	struct emu_shim *s = to_emu(dev);
+	int fd = emu_irq_fd(s->emu, vector);
+
+	if (fd >= 0) {
+		int rc = 0;
+
+		pthread_mutex_lock(&s->recs_lock);   /* EQs may be made from several threads */
+		if (!(s->vec_routed >> vector & 1)) {
+			rc = emu_pci_host_unmask(s->emu, vector);
+			if (rc == 0)
+				s->vec_routed |= 1ull << vector;
+		}
+		pthread_mutex_unlock(&s->recs_lock);
+		if (rc < 0)
+			return rc;
+	}
+	return fd;
 }
 
 static unsigned emu_shim_irq_count(struct shim_dev *dev)

@@ -6,7 +6,8 @@
  *
  * Open, in order: find the service (IOServiceGetMatchingServices on
  * UVSHIM_SERVICE_CLASS), IOServiceOpen (the kext admits one owner: root or its
- * configured group), HELLO (ABI major must match), DEVICE_INFO (ids, link, BAR0 and UAR
+ * configured group), HELLO (ABI major must match), RESET (FLR, then memory space and
+ * bus mastering on, as vfio-pci and Linux give a driver its function), DEVICE_INFO (ids, link, BAR0 and UAR
  * layout, page size), map BAR0 uncached and the UAR region for BlueFlame
  * (MAP_BAR + IOConnectMapMemory64), and arm the MSI-X vectors.
  *
@@ -36,11 +37,12 @@
  * possibly more than one reply holds (PIN then PIN_SEGS). The first and last segments
  * are trimmed here so that the list describes exactly [va, va+len).
  *
- * Not built or run on Linux; guarded so that it compiles to nothing elsewhere.
+ * Built on a Mac against IOKit, and on Linux against the IOKit stand-in
+ * (shim-kext/standin), whose function is the emulated ConnectX: what differs between
+ * the two is in kext_plat.h (kext_plat_macos.c, kext_plat_linux.c).
  */
-#ifdef __APPLE__
-
 #include "hw/shim/kext_guest.h"
+#include "hw/shim/kext_plat.h"
 #include "hw/shim/shim.h"
 #include "hw/shim/backend.h"
 #include "shim-kext/include/uvshim_abi.h"
@@ -88,6 +90,8 @@ struct kext_dev {
 	uint32_t bar_type, wc_type;   /* window memory types, 0 if not mapped */
 	mach_vm_address_t bar_addr, wc_addr;
 	mach_vm_size_t bar_size, wc_size;
+	struct shim_mmio_hook hook;   /* kext_plat.h: the stand-in's BAR needs one */
+	int have_hook;
 	IONotificationPortRef notify;
 	dispatch_queue_t queue;
 	unsigned nvec;
@@ -397,6 +401,7 @@ static int kext_open(const char *args, struct shim_dev **out)
 {
 	struct uvshim_hello_req hreq = { .abi_major = UVSHIM_ABI_MAJOR, .abi_minor = UVSHIM_ABI_MINOR };
 	struct uvshim_info_req ireq = { 0, 0 };
+	struct uvshim_reset_req rreq = { 0, 0 };
 	struct shim_dev *d;
 	struct kext_dev *k;
 	IOOptionBits bf_mode = 0;
@@ -445,6 +450,16 @@ static int kext_open(const char *args, struct shim_dev **out)
 		     UVSHIM_ABI_MAJOR, UVSHIM_ABI_MINOR);
 		return -EPROTO;
 	}
+	/* Start as vfio-pci starts a function (its open-time pci_try_reset_function, then
+	 * rdma-core's mlx5_vfio_enable_pci_cmd / Linux pci_set_master): RESET is an FLR
+	 * and leaves memory space and bus mastering on.  Without it the kext's bus
+	 * mastering stays off (it turns it off at start and after every owner), the device
+	 * cannot fetch the first command and ENABLE_HCA times out; and whatever another
+	 * driver (AppleEthernetMLX5, a crashed owner) left in the function is gone. */
+	rc = kcall(k, UVSHIM_SEL_RESET, "RESET (function level reset, bus mastering on)", &rreq, sizeof(rreq),
+		   NULL, 0);
+	if (rc < 0)
+		return rc;
 	rc = kcall(k, UVSHIM_SEL_DEVICE_INFO, "DEVICE_INFO", &ireq, sizeof(ireq), &k->info, sizeof(k->info));
 	if (rc < 0)
 		return rc;
@@ -468,6 +483,7 @@ static int kext_open(const char *args, struct shim_dev **out)
 			&k->bar_addr, &k->bar_size);
 	if (rc < 0)
 		return rc;
+	k->have_hook = kext_plat_bar_hook((uint32_t)k->conn, &k->hook);
 	/* BlueFlame wants the UAR pages combining; without that window the driver rings
 	 * plain doorbells through the uncached mapping, so a failure is not fatal. */
 	if (bf_mode && k->info.uar_len &&
@@ -732,7 +748,7 @@ static int kext_bar(struct shim_dev *d, unsigned index, struct shim_bar *out)
 	/* wc_base is indexed with BAR offsets like base (hw/mlx5 uses the same offsets on
 	 * both), but only the UAR window [uar_offset, uar_offset+uar_len) is mapped. */
 	out->wc_base = k->wc_type ? (volatile uint8_t *)(uintptr_t)(k->wc_addr - k->info.uar_offset) : NULL;
-	out->hook = NULL;
+	out->hook = k->have_hook ? &k->hook : NULL;
 	return 0;
 }
 
@@ -804,9 +820,26 @@ static void kext_close(struct shim_dev *d)
 	free(k);
 }
 
+static void *kext_emulated(struct shim_dev *d)
+{
+	return kext_plat_emulated((uint32_t)to_kext(d)->conn);
+}
+
+static int kext_port_addrs(struct shim_dev *d, unsigned port, uint8_t (*addrs)[16], unsigned max)
+{
+	return kext_plat_port_addrs((uint32_t)to_kext(d)->conn, port, addrs, max);
+}
+
+static int kext_neigh(struct shim_dev *d, const uint8_t addr[16], uint8_t mac[6])
+{
+	return kext_plat_neigh((uint32_t)to_kext(d)->conn, addr, mac);
+}
+
 const struct shim_ops shim_kext_ops = {
 	SHIM_OPS_CORE("kext", kext),
 	.reset = kext_reset,
+	.emulated = kext_emulated,
+	SHIM_OPS_NETWORK(kext),
 	.share_uar = kext_share_uar,
 	.pin_for = kext_pin_for,
 };
@@ -896,4 +929,3 @@ void shim_kext_guest_close(struct shim_kext_guest *g)
 	free(g);
 }
 
-#endif /* __APPLE__ */

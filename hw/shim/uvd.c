@@ -29,6 +29,7 @@
  *    as in one process.  Its events join the daemon's in next_event.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -45,6 +46,7 @@
 #include "hw/platform/log_level.h"
 #include "hw/platform/notify.h"
 #include "hw/platform/peer.h"
+#include "hw/platform/run_dir.h"
 #include "hw/platform/thread.h"
 #include "hw/platform/vm.h"
 #include "hw/shim/shim.h"
@@ -126,6 +128,20 @@ static void uvd_mark_gone(struct uvd_shim *s)
 	}
 }
 
+/* How long a request waits for the daemon's reply: $UVERBS_UVD_TIMEOUT seconds, default
+ * 120 (a registration of a few hundred GiB takes seconds on the emulated device).  A
+ * daemon that stops answering -- stopped, stuck, or hostile -- then costs an error, never
+ * a hang; the connection is given up (a late reply would answer the wrong request). */
+static int uvd_reply_timeout_ms(void)
+{
+	const char *e = getenv("UVERBS_UVD_TIMEOUT");
+	char *end;
+	long v = e && *e ? strtol(e, &end, 10) : 0;
+	if (!e || !*e || *end || v <= 0 || v > 86400)
+		v = 120;
+	return (int)v * 1000;
+}
+
 /* One request and its reply.  The reply lands in s->buf; *fd receives a passed fd. */
 __attribute__((format(printf, 1, 2))) static void uvd_info(const char *fmt, ...);
 
@@ -143,6 +159,17 @@ static int uvd_rpc_locked_fd(struct uvd_shim *s, uint16_t op, const void *req, s
 		return -ENODEV;
 	}
 	int got_fd = -1;
+	struct pollfd p = { .fd = s->ctl, .events = POLLIN };
+	int tmo = uvd_reply_timeout_ms(), pr;
+	while ((pr = poll(&p, 1, tmo)) < 0 && errno == EINTR)
+		;
+	if (pr == 0) {
+		snprintf(s->base.err, sizeof(s->base.err),
+			 "uvd: the daemon did not answer request %u within %d s (UVERBS_UVD_TIMEOUT): device given up",
+			 (unsigned)op, tmo / 1000);
+		uvd_mark_gone(s);
+		return -ETIMEDOUT;
+	}
 	ssize_t n = plat_lmsg_recv(s->ctl, s->buf, UVD_MAX_MSG, &got_fd, 0);
 	if (n <= 0) {
 		uvd_mark_gone(s);
@@ -419,12 +446,54 @@ static void uvd_close(struct shim_dev *dev)
 	free(s);
 }
 
-static int uvd_default_path(char *out, size_t len)
+/* The daemon's socket in the run dir, which must be ours and 0700 (hw/platform/run_dir.h):
+ * a socket another user put there would see all our requests.  0, or -errno with the
+ * reason in why. */
+static int uvd_default_path(char *out, size_t len, char *why, size_t whylen)
 {
-	const char *dir = getenv("UVERBS_RUN_DIR");
-	int n = dir && *dir ? snprintf(out, len, "%s/%s", dir, UVD_SOCK_NAME)
-			    : snprintf(out, len, "/tmp/uverbs-%u/%s", (unsigned)getuid(), UVD_SOCK_NAME);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	char dir[160];
+	int rc = plat_run_dir(dir, sizeof(dir));
+	if (rc == -ENOENT)   /* UVERBS_RUN_DIR=off: no counters, the default place for the daemon */
+		rc = snprintf(dir, sizeof(dir), "/tmp/uverbs-%u", (unsigned)getuid()) < 0 ? -EINVAL : 0;
+	if (rc) {
+		snprintf(why, whylen, "uvd: run directory path too long");
+		return rc;
+	}
+	rc = plat_run_dir_check(dir, false, why, whylen);
+	if (rc)
+		return rc;
+	int n = snprintf(out, len, "%s/%s", dir, UVD_SOCK_NAME);
+	if (n < 0 || (size_t)n >= len) {
+		snprintf(why, whylen, "uvd: socket path too long");
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+/* The daemon at the other end of ctl, by the kernel's word (SO_PEERCRED, getpeereid:
+ * hw/platform/peer.h), never by what it says: it must run as us or as root, and be the
+ * process whose pid its HELLO gives.  Its pid is what PR_SET_PTRACER is given. */
+static int uvd_check_daemon(struct uvd_shim *s, const char *path, pid_t said)
+{
+	pid_t pid = 0;
+	uid_t uid = 0;
+	int rc = plat_peer_cred(s->ctl, &pid, &uid);
+	if (rc) {
+		snprintf(s->base.err, sizeof(s->base.err), "uvd: cannot tell who serves %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (uid != geteuid() && uid != 0) {
+		snprintf(s->base.err, sizeof(s->base.err),
+			 "uvd: %s is served by uid %u, neither us (uid %u) nor root: refused", path, (unsigned)uid,
+			 (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (pid <= 0 || pid != said) {
+		snprintf(s->base.err, sizeof(s->base.err), "uvd: the daemon at %s says it is pid %d, the kernel says %d: "
+			 "refused", path, (int)said, (int)pid);
+		return -EPERM;
+	}
+	return 0;
 }
 
 static int uvd_open(const char *args, struct shim_dev **out)
@@ -439,15 +508,16 @@ static int uvd_open(const char *args, struct shim_dev **out)
 	*out = &s->base;
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	int rc = 0;
-	if (!args || !*args)
-		rc = uvd_default_path(a.sun_path, sizeof(a.sun_path));
-	else if (strlen(args) >= sizeof(a.sun_path))
-		rc = -ENAMETOOLONG;
-	else
+	if (!args || !*args) {
+		rc = uvd_default_path(a.sun_path, sizeof(a.sun_path), s->base.err, sizeof(s->base.err));
+		if (rc)
+			return rc;
+	} else if (strlen(args) >= sizeof(a.sun_path)) {
+		snprintf(s->base.err, sizeof(s->base.err), "uvd: socket path of %zu bytes, at most %zu",
+			 strlen(args), sizeof(a.sun_path) - 1);
+		return -ENAMETOOLONG;
+	} else {
 		memcpy(a.sun_path, args, strlen(args));
-	if (rc) {
-		snprintf(s->base.err, sizeof(s->base.err), "uvd: socket path too long");
-		return rc;
 	}
 	s->buf = malloc(UVD_MAX_MSG);
 	s->irq = plat_notify_open(0, PLAT_NOTIFY_NONBLOCK);
@@ -476,6 +546,9 @@ static int uvd_open(const char *args, struct shim_dev **out)
 	s->kext_fn = hr.kext_fn;
 	s->features = hr.features;
 	s->uar_page_bytes = hr.uar_page_bytes ? hr.uar_page_bytes : hr.page_size;
+	rc = uvd_check_daemon(s, a.sun_path, (pid_t)hr.daemon_pid);
+	if (rc)
+		return rc;
 	s->daemon = hr.daemon_pid;
 	s->bar_len = hr.bar_len;
 	/* The emulated device lives in the daemon and reaches memory we register by

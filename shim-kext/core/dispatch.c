@@ -255,7 +255,7 @@ int uvshim_dispatch(struct uvshim_dev *d, const void *owner, uint32_t selector,
 		rc = g ? uvshim_guest_map_bar(d, g, &req.map, &rep.map) : do_map_bar(d, &req.map, &rep.map);
 		break;
 	case UVSHIM_SEL_UNMAP_BAR:
-		rc = g ? uvshim_window_forget(g->win, UVSHIM_MAX_GUEST_WINDOWS, req.unmap.memory_type)
+		rc = g ? uvshim_guest_unmap_bar(d, g, req.unmap.memory_type)
 		       : uvshim_window_forget(d->win, UVSHIM_MAX_WINDOWS, req.unmap.memory_type);
 		break;
 	case UVSHIM_SEL_PIN:

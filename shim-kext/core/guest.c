@@ -260,3 +260,17 @@ int uvshim_guest_memory_for_type(const struct uvshim_dev *d, const void *guest,
 	}
 	return rc;
 }
+
+/* A guest's UNMAP_BAR.  Its window may already be mapped in its task (clientMemoryForType
+ * came between MAP_BAR and now); forgetting the slot alone would leave that mapping live
+ * with nothing to find it by, so neither REVOKE nor the owner's death could take it back.
+ * The mapping goes now (platform revoke), then the slot.  The owner's own UNMAP_BAR stays
+ * a forget: its mappings go with its death (owner.c). */
+int uvshim_guest_unmap_bar(struct uvshim_dev *d, struct uvshim_guest *g, uint32_t memory_type)
+{
+	uint32_t slot = memory_type & UVSHIM_MEMTYPE_INDEX_MASK;
+	if (slot >= UVSHIM_MAX_GUEST_WINDOWS || !g->win[slot].used)
+		return -UVSHIM_ENOENT;
+	revoke_window(d, g, slot);
+	return 0;
+}

@@ -160,6 +160,7 @@ int uvshim_owner_release(struct uvshim_dev *d, const void *owner)
 	d->owner = NULL;
 	d->hello = UVSHIM_HELLO_NONE;
 	d->state = UVSHIM_STATE_CLOSED;
+	uvshim_power_released(d);
 	return rc;
 }
 

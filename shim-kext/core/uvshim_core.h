@@ -258,6 +258,9 @@ struct uvshim_dev {
 	bool gone;                  /* surprise removal seen */
 	bool quarantined;           /* pins kept because the device could not be quiesced */
 	uint32_t opens;             /* successful opens, for diagnostics */
+	/* power (power.c): gone because the function lost power, and power came back */
+	bool asleep;
+	bool power_back;
 };
 
 /* Check the device description the platform read at attach, and set up.  The pin
@@ -299,6 +302,9 @@ struct uvshim_guest *uvshim_guest_of(const struct uvshim_dev *d, const void *tok
 int uvshim_guest_admit(const struct uvshim_dev *d, const struct uvshim_guest *g, uint32_t selector);
 int uvshim_guest_map_bar(struct uvshim_dev *d, struct uvshim_guest *g, const struct uvshim_map_bar_req *r,
 			 struct uvshim_map_bar_rep *o);
+/* A guest's UNMAP_BAR: its window's mapping revoked now (platform revoke), then forgotten.
+ * 0, or -UVSHIM_ENOENT for no such window of this guest. */
+int uvshim_guest_unmap_bar(struct uvshim_dev *d, struct uvshim_guest *g, uint32_t memory_type);
 /* The guest side of uvshim_memory_for_type. */
 int uvshim_guest_memory_for_type(const struct uvshim_dev *d, const void *guest,
 				 uint32_t memory_type, struct uvshim_memory *out);
@@ -315,6 +321,19 @@ int uvshim_pin_for(struct uvshim_dev *d, const struct uvshim_pin_for_req *r, uin
 
 /* The provider saw the device disappear (Thunderbolt unplug). */
 void uvshim_dev_gone(struct uvshim_dev *d);
+
+/* ---- power (power.c) ---------------------------------------------------------------- */
+/* kIOMessageCanSystemSleep: 0 if the system may sleep now, -UVSHIM_EBUSY while an
+ * owner holds the function. */
+int uvshim_power_may_sleep(const struct uvshim_dev *d);
+/* The function is losing power (a sleep that cannot be refused): the device is gone from
+ * now on; returns the vectors (bit v) through which to tell the owner, one interrupt
+ * message each (uvshim_irq_fire, then the async result). */
+uint64_t uvshim_power_down(struct uvshim_dev *d);
+/* Power is back: openable again now, or when the owner that saw it go has closed. */
+void uvshim_power_up(struct uvshim_dev *d);
+/* uvshim_owner_release's last step: a function whose power came back is usable again. */
+void uvshim_power_released(struct uvshim_dev *d);
 
 /* Field checks that need no device state beyond the page size. */
 int uvshim_request_check(uint32_t selector, const void *in, size_t in_len, size_t out_len,

@@ -161,6 +161,15 @@ bool org_uverbs_UvShim::start(IOService *provider)
 		      (unsigned long long)(info.bar0_len >> 20), info.num_vectors,
 		      info.tunnelled ? ", Thunderbolt" : "");
 	}
+	/* Power (shim-kext/core/power.c): join the power plane under the PCI device with
+	 * two states, off and on (IOService.h PMinit, joinPMtree, registerPowerDriver), and
+	 * hear the system's sleep: idle sleep is refused while an owner holds the function
+	 * (RootDomain.h registerPrioritySleepWakeInterest). */
+	PMinit();
+	provider->joinPMtree(this);
+	fPMJoined = true;
+	registerPowerDriver(this, sPowerStates, 2);
+	fSleepNotifier = registerPrioritySleepWakeInterest(&org_uverbs_UvShim::systemPower, this, NULL);
 	registerService(); /* lets IOServiceOpen find us */
 	return true;
 fail:
@@ -183,6 +192,14 @@ bool org_uverbs_UvShim::willTerminate(IOService *provider, IOOptionBits options)
 
 void org_uverbs_UvShim::stop(IOService *provider)
 {
+	if (fSleepNotifier) {
+		fSleepNotifier->remove();
+		fSleepNotifier = NULL;
+	}
+	if (fPMJoined) {
+		PMstop();
+		fPMJoined = false;
+	}
 	teardownInterrupts();
 	if (fPCI)
 		busLead(fPCI, false);
@@ -202,7 +219,117 @@ void org_uverbs_UvShim::free()
 	super::free();
 }
 
+/* ---- power ------------------------------------------------------------------------- */
+
+/* IOPM.h IOPMPowerState, version 1: off, and on (usable, needs the parent's power). */
+IOPMPowerState org_uverbs_UvShim::sPowerStates[2] = {
+	{kIOPMPowerStateVersion1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{kIOPMPowerStateVersion1, kIOPMPowerOn, kIOPMPowerOn, kIOPMPowerOn, 0, 0, 0, 0, 0, 0, 0, 0},
+};
+
+void org_uverbs_UvShim::powerDown()
+{
+	/* The core marks the device gone and names the vectors the owner armed; the owner
+	 * gets one interrupt message on each, so that its waits wake and it finds the
+	 * function gone at once (all-ones), raises the fatal event and reopens. */
+	IOLockLock(fLock);
+	uint64_t notify = fDevReady ? uvshim_power_down(&fDev) : 0;
+	IOLockUnlock(fLock);
+	for (uint32_t v = 0; v < fIrqCount && notify; v++) {
+		if (!(notify >> v & 1))
+			continue;
+		uint64_t total = 0, cookie = 0;
+		OSAsyncReference64 ref;
+		IOLockLock(fLock);
+		int send = uvshim_irq_fire(&fDev, v, &total, &cookie);
+		if (send == 1)
+			bcopy(fIrqRef[v], ref, sizeof(ref));
+		IOLockUnlock(fLock);
+		if (send != 1)
+			continue;
+		io_user_reference_t args[UVSHIM_IRQ_NARGS];
+		args[UVSHIM_IRQ_ARG_VECTOR] = v;
+		args[UVSHIM_IRQ_ARG_COUNT] = total;
+		args[UVSHIM_IRQ_ARG_COOKIE] = cookie;
+		org_uverbs_UvShimUserClient::sendInterrupt(ref, args, UVSHIM_IRQ_NARGS);
+	}
+}
+
+IOReturn org_uverbs_UvShim::setPowerState(unsigned long state, IOService *device)
+{
+	(void)device;
+	if (state == 0) {
+		powerDown();
+	} else {
+		IOLockLock(fLock);
+		if (fDevReady)
+			uvshim_power_up(&fDev);
+		IOLockUnlock(fLock);
+	}
+	return kIOPMAckImplied;
+}
+
+IOReturn org_uverbs_UvShim::systemPower(void *target, void *refCon, UInt32 messageType, IOService *provider,
+					void *messageArgument, vm_size_t argSize)
+{
+	(void)refCon;
+	(void)provider;
+	(void)argSize;
+	org_uverbs_UvShim *self = (org_uverbs_UvShim *)target;
+	IOPowerStateChangeNotification *n = (IOPowerStateChangeNotification *)messageArgument;
+	switch (messageType) {
+	case kIOMessageCanSystemSleep: {
+		/* Idle sleep: refused while an owner holds the function. */
+		IOLockLock(self->fLock);
+		int rc = self->fDevReady ? uvshim_power_may_sleep(&self->fDev) : 0;
+		IOLockUnlock(self->fLock);
+		if (rc) {
+			IOLog("uvshim: idle sleep refused: the ConnectX is in use\n");
+			vetoSleepWakeNotification(n->powerRef);
+		} else {
+			acknowledgeSleepWakeNotification(n->powerRef);
+		}
+		return kIOReturnSuccess;
+	}
+	case kIOMessageSystemWillSleep:
+		/* A sleep nobody may refuse: tell the owner now, before the card loses power. */
+		self->powerDown();
+		acknowledgeSleepWakeNotification(n->powerRef);
+		return kIOReturnSuccess;
+	default:
+		return kIOReturnSuccess;
+	}
+}
+
 /* ---- owner ------------------------------------------------------------------------- */
+
+IOReturn org_uverbs_UvShim::newUserClient(task_t owningTask, void *securityID, UInt32 type,
+					  OSDictionary *properties, IOUserClient **handler)
+{
+	/* IOService::newUserClient (xnu iokit/Kernel/IOService.cpp) answers
+	 * kIOReturnUnsupported for any client whose start() fails, so the opener could not
+	 * tell "owned by another process" (EBUSY) from "not allowed" (EACCES) or "gone".
+	 * The same steps, with the core's answer kept by the client. */
+	org_uverbs_UvShimUserClient *client = OSTypeAlloc(org_uverbs_UvShimUserClient);
+	if (!client)
+		return kIOReturnNoMemory;
+	if (!client->initWithTask(owningTask, securityID, type, properties)) {
+		client->release();
+		return kIOReturnBadArgument;
+	}
+	if (!client->attach(this)) {
+		client->release();
+		return kIOReturnUnsupported;
+	}
+	if (!client->start(this)) {
+		IOReturn why = client->openStatus();
+		client->detach(this);
+		client->release();
+		return why != kIOReturnSuccess ? why : kIOReturnUnsupported;
+	}
+	*handler = client;
+	return kIOReturnSuccess;
+}
 
 IOReturn org_uverbs_UvShim::ownerOpen(org_uverbs_UvShimUserClient *client)
 {

@@ -37,6 +37,9 @@
 #include <IOKit/IOBufferMemoryDescriptor.h>
 #include <IOKit/IOSubMemoryDescriptor.h>
 #include <IOKit/pci/IOPCIDevice.h>
+#include <IOKit/IOMessage.h>
+#include <IOKit/pwr_mgt/IOPM.h>
+#include <IOKit/pwr_mgt/RootDomain.h>
 
 extern "C" {
 #include "shim-kext/core/uvshim_core.h"
@@ -68,6 +71,11 @@ public:
 	void stop(IOService *provider) override;
 	void free() override;
 	bool willTerminate(IOService *provider, IOOptionBits options) override;
+	/* Power (shim-kext/core/power.c): the function's own power state, off or on. */
+	IOReturn setPowerState(unsigned long state, IOService *device) override;
+	/* IOServiceOpen: as IOService's, but a refused open answers the core's reason. */
+	IOReturn newUserClient(task_t owningTask, void *securityID, UInt32 type, OSDictionary *properties,
+			       IOUserClient **handler) override;
 
 	/* Called by the user client, which is the owner token handed to the core. */
 	IOReturn ownerOpen(org_uverbs_UvShimUserClient *client);
@@ -91,6 +99,11 @@ private:
 	void teardownInterrupts();
 	void interruptOccurred(IOInterruptEventSource *src, int count);
 	IOReturn mapForDevice(IOMemoryDescriptor *md, uint64_t align, UvShimMapping *m);
+	/* Power: the function is losing power (core says whom to tell); the system asks
+	 * whether it may sleep or says it will (RootDomain.h sleep/wake interest). */
+	void powerDown();
+	static IOReturn systemPower(void *target, void *refCon, UInt32 messageType, IOService *provider,
+				    void *messageArgument, vm_size_t argSize);
 
 	/* struct uvshim_platform callbacks; ctx is this */
 	static int pPin(void *ctx, uint64_t va, uint64_t len, uint32_t flags,
@@ -121,6 +134,9 @@ private:
 	struct uvshim_pin_entry *fPins;
 	uint32_t fPinCapacity;
 	bool fDevReady;
+	IONotifier *fSleepNotifier;
+	bool fPMJoined;
+	static IOPMPowerState sPowerStates[2];
 };
 
 class org_uverbs_UvShimWindow;
@@ -143,6 +159,8 @@ public:
 	 * provider's interrupt action sends through here. */
 	static IOReturn sendInterrupt(OSAsyncReference64 ref, io_user_reference_t *args, UInt32 nargs);
 	task_t task() const { return fTask; }
+	/* Why start() refused the open (the core's answer), for newUserClient. */
+	IOReturn openStatus() const { return fOpenStatus; }
 	/* Guests: the window descriptor handed out for a memory type, kept so that a
 	 * revocation can reach the mappings made of it; revokeWindow takes them away. */
 	void keepWindow(uint32_t memoryType, org_uverbs_UvShimWindow *w);
@@ -155,6 +173,7 @@ private:
 	uint32_t fPid;
 	bool fOwner;
 	bool fGuest;
+	IOReturn fOpenStatus;
 	org_uverbs_UvShimWindow *fWin[UVSHIM_MAX_GUEST_WINDOWS];
 };
 

@@ -35,13 +35,15 @@ bool org_uverbs_UvShimUserClient::start(IOService *provider)
 	 * guests only while there is an owner (uvshim_guest_open); a refusal makes
 	 * IOServiceOpen fail in the caller. */
 	if (fGuest) {
-		if (fShim->guestOpen(this, fPid) != kIOReturnSuccess) {
+		fOpenStatus = fShim->guestOpen(this, fPid);
+		if (fOpenStatus != kIOReturnSuccess) {
 			fGuest = false;
 			return false;
 		}
 		return true;
 	}
-	if (fShim->ownerOpen(this) != kIOReturnSuccess)
+	fOpenStatus = fShim->ownerOpen(this);
+	if (fOpenStatus != kIOReturnSuccess)
 		return false;
 	fOwner = true;
 	fShim->setOwnerTask(fTask);

@@ -21,7 +21,7 @@ SRC = os.environ["UVERBS_SOURCE_DIR"]
 BUILD = os.environ["UVERBS_BUILD_DIR"]
 NET = os.environ.get("UVERBS_TEST_NET", "64")
 EXAMPLE = os.path.join(SRC, "uverbs", "examples", "pingpong.c")
-TOOLS = ["fwcmd", "uvperf", "uvinfo", "uvplot", "hwcheck"]
+TOOLS = ["fwcmd", "uvperf", "uvinfo", "uvplot", "hwcheck", "uvcp", "uvd", "vfio-bind"]
 PAGES = ["man1/%s.1" % t for t in TOOLS] + ["man7/uverbs.7"]
 
 
@@ -87,9 +87,11 @@ def test_library_exports_only_the_verbs_abi(prefix):
     syms = run(["nm", "-D", "--defined-only", so]).stdout.split("\n")
     names = [l.split()[-1] for l in syms if l.strip()]
     assert "ibv_get_device_list" in names
-    # uverbs/uverbs.map: ibv_*, the two rate helpers and, on Linux, five libc names
+    # uverbs/uverbs.map: ibv_*, the two rate helpers and, on Linux, the libc names of
+    # uverbs/kernel_paths_linux.c (files, then directories)
     extra = [n for n in names if not re.match(r"_?ibv_|mbps_to_ibv_rate$|mult_to_ibv_rate$|"
-                                              r"(stat|stat64|access|open|open64)$", n)]
+                                              r"(stat|stat64|access|open|open64)$|"
+                                              r"(opendir|readdir|readdir64|closedir|scandir|scandir64)$", n)]
     assert extra == []
 
 
@@ -113,6 +115,13 @@ def test_tools_are_installed_and_run(prefix):
     assert [(d["uri"], d["model"]) for d in devs] == [("emu:ip=127.%s.9.2" % NET, "ConnectX-5 Ex")], devs
     r = run([os.path.join(prefix, "bin", "hwcheck"), "--help"], env=env)
     assert "--emulated" in r.stdout
+    # the installed scripts carry the version and build the install step filled in
+    # (tools/common/cli.h), not the source tree's
+    for t in TOOLS:
+        r = run([os.path.join(prefix, "bin", t), "--version"], env=env)
+        first, build = r.stdout.splitlines()
+        assert re.fullmatch(r"%s \(uverbs\) [0-9]+\.[0-9]+\.[0-9]+" % re.escape(t), first), r.stdout
+        assert build.startswith("build: ") and "@" not in build and "source tree" not in build, r.stdout
 
 
 def test_uverbs_h_compiles_alone(prefix, tmp_path):

@@ -160,6 +160,53 @@ Test(doorbell, a_bad_wr_stops_the_chain_and_the_good_ones_are_rung)
 	cr_assert_eq(nrec, 1, "the first WQE was rung");
 }
 
+/* rdma-core 44 post_send_db (providers/mlx5/qp.c): BlueFlame needs more than one
+ * 16-byte unit ("size > 1"): a ctrl-only WQE (an RC SEND with no SGE) is rung. */
+Test(doorbell, a_ctrl_only_wqe_is_rung_not_blueflamed)
+{
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+
+	wr_write(&wr, &sge, 0, 0, 1);
+	wr.opcode = IBV_WR_SEND;
+	wr.num_sge = 0;
+	cr_assert_eq(mx5_post_send(&F.sq, &wr, NULL), 0);
+	cr_assert_eq(PRM_GET(wqe_ctrl_seg, F.ring, ds), 1);
+	cr_assert_eq(nrec, 1);
+	cr_assert_eq(recs[0].op, SHIM_MMIO_WRITE, "one 16-byte unit: a 64-bit doorbell");
+	cr_assert_eq(recs[0].size, 8);
+}
+
+/* MX5_BF_INLINE_ONLY (MLX5_POST_SEND_PREFER_BF=0, ctx->prefer_bf 0 in rdma-core):
+ * only a WQE with inline data goes by BlueFlame, through both post paths. */
+Test(doorbell, inline_only_policy_blueflames_inline_wqes_alone)
+{
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+
+	F.sq.bf_inline_only = 1;   /* as mx5_sq_init sets it for MX5_BF_INLINE_ONLY */
+	F.sq.bf_max = 0;
+	cr_assert_eq(mx5_post_send(&F.sq, wr_write(&wr, &sge, 64, 0, 1), NULL), 0);
+	cr_assert_eq(nrec, 1);
+	cr_assert_eq(recs[0].op, SHIM_MMIO_WRITE, "gather WQE: doorbell");
+	F.sq.tail = F.sq.cur_post;
+	nrec = 0;
+	cr_assert_eq(mx5_post_send(&F.sq, wr_write(&wr, &sge, 16, IBV_SEND_INLINE, 2), NULL), 0);
+	cr_assert_eq(nrec, 1);
+	cr_assert_eq(recs[0].op, SHIM_MMIO_WC_WRITE, "inline WQE: BlueFlame");
+	F.sq.tail = F.sq.cur_post;
+	/* the batch path (mx5_sq_build + mx5_sq_ring, as ibv_wr_complete rings) */
+	nrec = 0;
+	cr_assert_eq(mx5_sq_build(&F.sq, wr_write(&wr, &sge, 16, IBV_SEND_INLINE, 3)), 0);
+	mx5_sq_ring(&F.sq);
+	cr_assert_eq(recs[0].op, SHIM_MMIO_WC_WRITE);
+	F.sq.tail = F.sq.cur_post;
+	nrec = 0;
+	cr_assert_eq(mx5_sq_build(&F.sq, wr_write(&wr, &sge, 16, 0, 4)), 0);
+	mx5_sq_ring(&F.sq);
+	cr_assert_eq(recs[0].op, SHIM_MMIO_WRITE);
+}
+
 Test(doorbell, nothing_posted_means_no_doorbell)
 {
 	mx5_sq_ring(&F.sq);

@@ -303,3 +303,26 @@ Test(guest, a_guests_unmap_forgets_its_own_window_not_the_owners)
 	cr_assert_eq(m.offset, 0);
 	cr_assert_eq(fake_call(F, &F->guest_a, UVSHIM_SEL_UNMAP_BAR, &u, NULL), -UVSHIM_ENOENT);
 }
+
+/* A guest maps its window, then UNMAP_BARs it: the live mapping must go at once, or
+ * nothing -- not REVOKE, not the owner's death -- could find it again. */
+Test(guest, a_guests_unmap_revokes_its_live_mapping_so_revoke_and_owner_death_leave_none)
+{
+	cr_assert_eq(grant(PID_A, 3), 0);
+	cr_assert_eq(fake_guest_open_hello(F, &F->guest_a, PID_A), 0);
+	struct uvshim_map_bar_rep w;
+	cr_assert_eq(guest_map(&F->guest_a, 3, &w), 0);
+	struct uvshim_memory m;
+	cr_assert_eq(uvshim_memory_for_type(&F->dev, &F->guest_a, w.memory_type, &m), 0, "mapped in its task");
+	fake_clear_log(F);
+	struct uvshim_unmap_bar_req u = {.memory_type = w.memory_type};
+	cr_assert_eq(fake_call(F, &F->guest_a, UVSHIM_SEL_UNMAP_BAR, &u, NULL), 0);
+	cr_assert_eq(F->revoked, 1, "the guest's UNMAP_BAR left its mapping live");
+	int i = fake_find(F, EV_REVOKE, 0);
+	cr_assert_geq(i, 0);
+	cr_assert_eq(F->log[i].arg, w.memory_type);
+	/* nothing of it left for the owner's REVOKE or death to miss */
+	cr_assert_eq(revoke(PID_A, 3), 0);
+	cr_assert_eq(uvshim_owner_release(&F->dev, &F->owner_a), 0);
+	cr_assert_eq(F->revoked, 1);
+}

@@ -118,10 +118,10 @@ def test_raw_query_issi_succeeds_and_decodes_status():
     assert doc["status"] == 0
 
 
-def test_bogus_device_exits_2():
+def test_bogus_device_is_a_runtime_error_in_one_line():
     rc, out, err = run("--device", "bogus:", "adapter")
-    assert rc == 2
-    assert "bogus" in err
+    assert rc == 1
+    assert "bogus" in err and err.count("\n") == 1, err
 
 
 def test_bad_arguments_exit_2():
@@ -140,7 +140,7 @@ def test_fault_injected_error_exits_1_by_name():
 
 def test_fatal_device_fails_fast_naming_the_syndrome():
     rc, out, err = run("--device", "emu:fatal=0x7", "caps")
-    assert rc == 2
+    assert rc == 1
     assert "fatal" in err and "0x7" in err
 
 
@@ -148,6 +148,7 @@ def test_bringup_command_refused_exits_1_naming_status_and_syndrome():
     # INIT_HCA (0x102) answered with bad system state: the device said no -> 1
     rc, out, err = run("--device", "emu:fail=0x102:0x4:0x1234", "adapter")
     assert rc == 1, err
+    assert err.count("\n") == 1, err
     assert "bring-up" in err and "INIT_HCA" in err and "bad system state" in err
     assert "status bad system state (0x4)" in err and "syndrome 0x1234" in err
 
@@ -245,10 +246,23 @@ def test_negative_and_overflowing_numbers_are_refused(args):
     assert rc == 2 and err
 
 
-def test_output_that_cannot_be_written_exits_2():
+def test_output_that_cannot_be_written_exits_1():
     e = dict(os.environ)
     e.pop("UVERBS_DEVICES", None)
     with open("/dev/full", "w") as full:
         p = subprocess.run([FWCMD, "--device", "emu:ip=127.63.3.3", "adapter"], stdout=full,
                            stderr=subprocess.PIPE, text=True, timeout=120, env=e)
-    assert p.returncode == 2 and "cannot write the output" in p.stderr
+    assert p.returncode == 1 and "cannot write the output" in p.stderr
+
+
+def test_wctest_passes_whole_bursts_and_fails_torn_ones():
+    # Linux wc.c's verdict: the first CQE names an early NOP when the BlueFlame copies
+    # (CQ_UPDATE set) were taken, the last one (254) when the device read the ring
+    rc, out, err = run("--device", "emu:", "--json", "wctest")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["result"] == "supported" and doc["nops"] == 255 and doc["first_cqe_wqe_counter"] < 254
+    rc, out, err = run("--device", "emu:bf=torn", "--json", "wctest")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["result"] == "not_supported" and doc["first_cqe_wqe_counter"] == 254

@@ -12,7 +12,7 @@ from uvtools import BUILD, SRC, env_with
 def test_main_job_measures_bandwidth_with_many_messages_in_flight_on_several_qps():
     env = env_with(None, UVERBS_SERVER_DEVICE="emu:ip=127.63.8.1", UVERBS_CLIENT_DEVICE="emu:ip=127.63.8.2",
                    MAIN_JOB_ITERS="50", MAIN_JOB_WARMUP="5", MAIN_JOB_BW_ITERS="64",
-                   MAIN_JOB_BASELINE_ITERS="100")
+                   MAIN_JOB_BASELINE_ITERS="100", MAIN_JOB_APPS_ITERS="200")
     p = subprocess.run([os.path.join(SRC, "tools", "main-job"), os.path.abspath(BUILD)], capture_output=True,
                        text=True, timeout=500, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -32,6 +32,12 @@ def test_main_job_measures_bandwidth_with_many_messages_in_flight_on_several_qps
                        out, re.M)
     assert len(gates) == 2, out
     assert re.search(r"^WRITE bandwidth 64 KiB, MB/s\s+[\d.]+\s+[\d.]+\s+UDP stream goodput", out, re.M), out
+    # ... and the applications' figures: every gate line ran (none "FAILED TO RUN"),
+    # an application figure among them (issue 32)
+    apps = re.findall(r"^(ib_write_lat 2 B|ib_write_bw 64 KiB MB/s|ucx_perftest ucp_get 8 B|RPC pattern .*?|"
+                      r"all-reduce 1 KiB .*?|ibv_open_device, ms|empty ibv_poll_cq, ns \(mean\))\s+[\d.]+\s", out, re.M)
+    assert len(apps) == 7, out
+    assert "FAILED TO RUN" not in out, out
     with open(os.path.join(BUILD, "main-job-vs-udp.csv")) as f:
         rows = [line.split(",") for line in f if line[0] != "#" and not line.startswith("op,")]
     for op in ("WRITE", "UDP"):

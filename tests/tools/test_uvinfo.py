@@ -135,13 +135,13 @@ def test_slower_hop_is_warned(tmp_path):
 
 def test_missing_dump_is_a_clear_error_not_a_crash(tmp_path):
     rc, out, err = run(*dump_args(str(tmp_path / "absent.dump")))
-    assert rc == 2
+    assert rc == 1  # a runtime error (tools/common/cli.h)
     assert "cannot open dump" in err and "absent.dump" in err
 
 
 def test_unknown_access_method_is_refused():
     rc, _, err = run("--no-devices", "-A", "no-such-method")
-    assert rc == 2 and "no access method" in err
+    assert rc == 1 and "no access method" in err
 
 
 def test_this_machine_functions_are_all_seen_and_paths_agree_with_lspci():
@@ -178,9 +178,9 @@ def test_a_pid_that_is_not_a_process_id_is_refused(pid):
     assert rc == 2 and "not a process id" in err
 
 
-def test_output_that_cannot_be_written_exits_2():
+def test_output_that_cannot_be_written_exits_1():
     e = dict(os.environ)
     e["UVERBS_DEVICES"] = "emu:ip=127.63.4.1"
     with open("/dev/full", "w") as full:
         p = subprocess.run([UVINFO, "--no-pci"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120, env=e)
-    assert p.returncode == 2 and "cannot write the output" in p.stderr
+    assert p.returncode == 1 and "cannot write the output" in p.stderr

@@ -94,7 +94,7 @@ def test_bandwidth_versus_size_from_json_and_csv(runs):
 
 def test_missing_or_wrong_input_is_refused(runs, tmp_path):
     rc, _, err = plot("cdf", str(tmp_path / "absent.csv"), "-o", str(tmp_path / "x.png"))
-    assert rc == 2 and "no such file" in err
+    assert rc == 1 and "no such file" in err
     rc, _, err = plot("cdf", runs["bwcsv"], "-o", str(tmp_path / "x.png"))
     assert rc != 0 and "not a uvperf latency CSV" in err
 
@@ -103,7 +103,7 @@ def test_a_malformed_sample_is_a_one_line_error(runs, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text(open(runs["lat"]).read() + "WRITE,4096,300,12x,1,2\n")
     rc, _, err = plot("cdf", str(bad), "-o", str(tmp_path / "x.png"))
-    assert rc == 2 and "Traceback" not in err and "is not a uvperf latency sample" in err, err
+    assert rc == 1 and "Traceback" not in err and "is not a uvperf latency sample" in err, err
 
 
 @pytest.mark.parametrize("text", ["{not json", '{"device": 5, "results": []}', "\xff\xfe binary"])
@@ -111,20 +111,20 @@ def test_bad_bandwidth_input_is_a_one_line_error(tmp_path, text):
     bad = tmp_path / "bad.json"
     bad.write_bytes(text.encode("latin-1"))
     rc, _, err = plot("bw", str(bad), "-o", str(tmp_path / "x.png"))
-    assert rc == 2 and "Traceback" not in err and err.startswith("uvplot: "), err
+    assert rc == 1 and "Traceback" not in err and err.startswith("uvplot: "), err
 
 
 @pytest.mark.parametrize("out", ["/proc/version/x.png", "/nonexistent-dir/x.png", "x.unknownformat"])
 def test_an_unwritable_picture_is_a_one_line_error(runs, out):
     rc, _, err = plot("cdf", runs["lat"], "-o", out)
-    assert rc == 2 and "Traceback" not in err and err.startswith("uvplot: "), err
+    assert rc == 1 and "Traceback" not in err and err.startswith("uvplot: "), err
 
 
-def test_stdout_that_cannot_be_written_exits_2(runs, tmp_path):
+def test_stdout_that_cannot_be_written_exits_1(runs, tmp_path):
     with open("/dev/full", "w") as full:
         p = subprocess.run(["/usr/bin/python3", UVPLOT, "cdf", runs["lat"], "-o", str(tmp_path / "x.png")],
                            stdout=full, stderr=subprocess.PIPE, text=True, timeout=180)
-    assert p.returncode == 2 and "cannot write to stdout" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert p.returncode == 1 and "cannot write to stdout" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
 def test_depth_1_rows_are_message_rates_and_not_plotted_as_bandwidth(tmp_path):
@@ -134,4 +134,4 @@ def test_depth_1_rows_are_message_rates_and_not_plotted_as_bandwidth(tmp_path):
                           devices="emu:ip=127.63.6.1,emu:ip=127.63.6.2")
     assert rc == 0, err
     rc, _, err = plot("bw", csv, "-o", str(tmp_path / "x.png"))
-    assert rc == 2 and "no bandwidth results" in err and "message rates" in err, err
+    assert rc == 1 and "no bandwidth results" in err and "message rates" in err, err

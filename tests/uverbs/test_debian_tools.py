@@ -58,7 +58,13 @@ def _tool(name):
 def _env(lib, ip):
     env = dict(os.environ)
     env["LD_PRELOAD"] = lib
-    env["UVERBS_DEVICES"] = "emu:ip=%s" % ip
+    if os.environ.get("UVERBS_TEST_SHIM") == "kext":
+        # The Mac path: each process a simulated Mac whose kext (shim-kext/standin)
+        # matched one emulated ConnectX on this address.
+        env["UVERBS_DEVICES"] = "kext:0"
+        env["UVERBS_KEXT_STANDIN"] = "ip=%s" % ip
+    else:
+        env["UVERBS_DEVICES"] = "emu:ip=%s" % ip
     env.pop("UVERBS_LOG", None)
     return env
 
@@ -136,6 +142,26 @@ def test_devinfo_lists_emulated_connectx5_port_active_ethernet(lib):
     # the node GUID is the EUI-64 of the MAC 02:00:<the IPv4 address>
     a = [int(x) for x in ip.split(".")]
     assert re.search(r"node_guid:\s+0000:7fff:fe%02x:%02x%02x" % (a[1], a[2], a[3]), o), o
+
+
+def test_devinfo_ibstat_reads_our_port_through_sysfs(lib):
+    """infiniband-diags' ibstat (libibumad) lists /sys/class/infiniband, reads each
+    device's files and its port's, and scans ports/1/pkeys: all answered in-process
+    (uverbs/kernel_paths_linux.c, query.c), with no kernel RDMA device."""
+    ip = _alloc()[0]
+    path = shutil.which("ibstat")
+    assert path, "ibstat is not installed (Debian package infiniband-diags)"
+    out = subprocess.run([path], env=_env(lib, ip), capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    o = out.stdout
+    assert re.search(r"^CA 'uverbs0'", o, re.M), o
+    assert re.search(r"CA type: MT4121", o) and re.search(r"Number of ports: 1", o), o
+    assert re.search(r"State: Active", o) and re.search(r"Physical state: LinkUp", o), o
+    assert re.search(r"Link layer: Ethernet", o), o
+    # cap_mask: IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS, as ibv_query_port says
+    assert re.search(r"Capability mask: 0x04010000", o), o
+    a = [int(x) for x in ip.split(".")]
+    assert re.search(r"Node GUID: 0x00007ffffe%02x%02x%02x" % (a[1], a[2], a[3]), o), o
 
 
 def test_devinfo_verbose_shows_roce_v2_gid_and_limits(lib):

@@ -4,6 +4,7 @@
  * as they do under LD_PRELOAD.  The device node and the GID-type file are what UCX
  * checks before it uses a device; every other path must behave exactly as libc's.
  * Linux only (the file is; CMake leaves it out of a macOS build). */
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -144,4 +145,117 @@ Test(kernel_paths, open_elsewhere_creates_with_the_callers_mode)
 	cr_assert(S_ISREG(st.st_mode));
 	unlink(path);
 	rmdir(dir);
+}
+
+/* The directories (kernel_paths_linux.c, "directories"): what Open MPI's openib BTL
+ * stats and libibumad and hwloc list.  The class directory is ours only on a machine
+ * without kernel RDMA devices (CI's); with them, libc's stays. */
+static bool machine_has_rdma_class(void)
+{
+	/* asked before our devices exist: libc answers */
+	return faccessat(AT_FDCWD, "/sys/class/infiniband", F_OK, 0) == 0;
+}
+
+static void list_dir(const char *path, char *out, size_t cap)
+{
+	DIR *d = opendir(path);
+	cr_assert_not_null(d, "opendir %s: %s", path, strerror(errno));
+	out[0] = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		snprintf(out + strlen(out), cap - strlen(out), "%s%s:%d", out[0] ? " " : "", e->d_name, e->d_type);
+	cr_assert_eq(closedir(d), 0);
+}
+
+Test(kernel_paths, class_directory_is_a_directory_listing_our_devices)
+{
+	bool own = machine_has_rdma_class();
+	ut_devices(UT_KP_DEVS);
+	struct stat st;
+	if (own) {
+		cr_log_info("this machine has /sys/class/infiniband: its own listing stays");
+		return;
+	}
+	cr_assert_eq(stat("/sys/class/infiniband", &st), 0, "stat: %s", strerror(errno));
+	cr_assert(S_ISDIR(st.st_mode));
+	cr_assert_eq(stat("/sys/class/infiniband/", &st), 0);
+	char got[512];
+	list_dir("/sys/class/infiniband", got, sizeof(got));
+	char want[256];
+	snprintf(want, sizeof(want), ".:%d ..:%d %s:%d %s:%d", DT_DIR, DT_DIR, ut_list[0]->name, DT_LNK,
+		 ut_list[1]->name, DT_LNK);
+	cr_assert_str_eq(got, want);
+	DIR *d = opendir("/sys/class/infiniband");
+	cr_assert_not_null(d);
+	cr_assert_eq(dirfd(d), -1, "dirfd of a listing that has no descriptor");
+	cr_assert_eq(closedir(d), 0);
+	struct dirent **v;
+	int n = scandir("/sys/class/infiniband", &v, NULL, alphasort);
+	cr_assert_eq(n, 4);
+	cr_assert_str_eq(v[2]->d_name, ut_list[0]->name);
+	cr_assert_str_eq(v[3]->d_name, ut_list[1]->name);
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+Test(kernel_paths, device_and_port_directories_list_the_files_that_open_answers)
+{
+	ut_devices(UT_KP_DEVS);
+	char dir[320], got[1024];
+	struct stat st;
+	snprintf(dir, sizeof(dir), "%s", ut_list[1]->ibdev_path);
+	cr_assert_eq(stat(dir, &st), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	list_dir(dir, got, sizeof(got));
+	cr_assert(strstr(got, "node_guid:8") && strstr(got, "fw_ver:8") && strstr(got, "ports:4"), "%s", got);
+	/* every file listed opens (the names and open's answers agree) */
+	char *save, *tok = strtok_r(got, " ", &save);
+	for (; tok; tok = strtok_r(NULL, " ", &save)) {
+		char name[64], path[400];
+		int type;
+		cr_assert_eq(sscanf(tok, "%63[^:]:%d", name, &type), 2);
+		if (type != DT_REG)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		char buf[256];
+		cr_assert_gt(read_all(path, buf, sizeof(buf)), 0, "%s", path);
+	}
+	snprintf(dir, sizeof(dir), "%s/ports", ut_list[1]->ibdev_path);
+	list_dir(dir, got, sizeof(got));
+	char want[64];
+	snprintf(want, sizeof(want), ".:%d ..:%d 1:%d", DT_DIR, DT_DIR, DT_DIR);
+	cr_assert_str_eq(got, want);
+	snprintf(dir, sizeof(dir), "%s/ports/1", ut_list[1]->ibdev_path);
+	cr_assert_eq(stat(dir, &st), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	list_dir(dir, got, sizeof(got));
+	cr_assert(strstr(got, "state:8") && strstr(got, "link_layer:8"), "%s", got);
+	/* a port the device does not have, and a name beside ours, are libc's (absent) */
+	snprintf(dir, sizeof(dir), "%s/ports/2", ut_list[1]->ibdev_path);
+	cr_assert_eq(stat(dir, &st), -1);
+	cr_assert_null(opendir("/sys/class/infiniband/uverbs99"));
+	cr_assert_eq(errno, ENOENT);
+}
+
+Test(kernel_paths, other_directories_are_listed_by_libc)
+{
+	ut_devices(UT_KP_DEVS);
+	char tmpl[] = "/tmp/uverbs-kp-XXXXXX";
+	cr_assert_not_null(mkdtemp(tmpl));
+	char f[64];
+	snprintf(f, sizeof(f), "%s/a", tmpl);
+	int fd = open(f, O_CREAT | O_WRONLY, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	char got[256];
+	list_dir(tmpl, got, sizeof(got));
+	cr_assert(strstr(got, "a:8"), "%s", got);
+	struct dirent **v;
+	cr_assert_eq(scandir(tmpl, &v, NULL, alphasort), 3);
+	for (int i = 0; i < 3; i++)
+		free(v[i]);
+	free(v);
+	unlink(f);
+	rmdir(tmpl);
 }

@@ -7,8 +7,9 @@ RC domain (FI_EP_MSG) and a UD domain (FI_EP_DGRAM, "<dev>-dgram").  Every endpo
 needs an event queue, and the provider builds each one on an rdma_cm event channel
 (prov/verbs/src/verbs_eq.c: rdma_create_event_channel, which opens
 /dev/infiniband/rdma_cm): without the kernel's rdma_cm, `fi_pingpong -e dgram` stops at
-fi_eq_open with ENOENT.  These tests hold what works and that what cannot work ends at
-once with that clear error, never a hang.  Missing tools are failures, never skips.
+fi_eq_open with ENOENT and `-e msg` at fi_getinfo (ENODATA), while `-e rdm` (verbs;ofi_rxd
+on the UD domain) runs.  These tests hold what works and that what cannot work ends at
+once with a clear error, never a hang.  Missing tools are failures, never skips.
 """
 import os
 import shutil
@@ -53,6 +54,45 @@ def test_fi_info_lists_uverbs_msg_and_dgram_domains():
     assert "FI_EP_MSG" in doms.get("uverbs0", set()), doms
     assert "FI_EP_DGRAM" in doms.get("uverbs0-dgram", set()), doms
     print("\nfi_info -p verbs: %d entries, domains %s" % (len(entries), sorted(doms)))
+
+
+def _pingpong(ep, port, hosts, extra=()):
+    """fi_pingpong server and client, -p verbs -e EP; (server rc, out, client rc, out, s)."""
+    exe = _tool("fi_pingpong")
+    args = ["-p", "verbs", "-e", ep, "-I", "10", *extra]
+    t0 = time.time()
+    srv = subprocess.Popen([exe, "-B", str(port)] + args, env=_env(_ip(hosts)),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           start_new_session=True)
+    cli = None
+    try:
+        time.sleep(1)
+        cli = subprocess.Popen([exe, "-P", str(port)] + args + ["127.0.0.1"],
+                               env=_env(_ip(hosts + 1)), stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        cout, _ = cli.communicate(timeout=60)
+        sout, _ = srv.communicate(timeout=30)
+    finally:
+        for p in (cli, srv):
+            if p is not None and p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+    return srv.returncode, sout, cli.returncode, cout, time.time() - t0
+
+
+def test_fi_pingpong_rdm_runs_over_the_ud_domain_with_data_checked():
+    src, sout, crc, cout, took = _pingpong("rdm", 20900 + os.getpid() % 500, 30, ["-S", "4096", "-v"])
+    assert src == 0 and crc == 0, (sout, cout)
+    rows = [l for l in cout.splitlines() if l.startswith("4k")]
+    assert len(rows) == 1 and "=10" in rows[0], cout
+    print("\nfi_pingpong -p verbs -e rdm -S 4096 -v: %s (%.1f s)" % (rows[0], took))
+
+
+def test_fi_pingpong_msg_ends_at_fi_getinfo():
+    src, sout, crc, cout, took = _pingpong("msg", 21400 + os.getpid() % 500, 40, ["-S", "64"])
+    assert src != 0 and crc != 0, (sout, cout)
+    assert "fi_getinfo" in sout and "No data available" in sout, sout
+    assert took < 60
 
 
 def test_fi_pingpong_dgram_ends_at_once_with_the_rdma_cm_error():

@@ -308,3 +308,30 @@ Test(mr_protect, receive_into_memory_unmapped_after_registration_is_a_local_prot
 	ut_expect(p.a.cq, &wc, IBV_WC_REM_OP_ERR);
 	cr_assert_eq(ibv_dereg_mr(mr), 0);
 }
+
+/* A peer's SEND with invalidate naming the rkey of a region registered by ibv_reg_mr:
+ * IBTA vol. 1, 10.6 lets a remote invalidation end only a memory window or a region
+ * registered by a fast-register work request (rxe refuses a plain MR; the device decides
+ * by the MKey context, mkc.en_rinval, which the driver never sets for ibv_reg_mr).  The
+ * SEND lands, and the region stays usable: the peer's WRITE to it still succeeds. */
+Test(mr_protect, peer_send_with_invalidate_leaves_a_plain_region_usable)
+{
+	struct pair p;
+	struct ibv_wc wc;
+
+	pair_up(&p);
+	ut_post_recv(&p.a, 1, p.a.buf, 64);
+	struct ibv_sge sg = { .addr = (uintptr_t)p.b.buf, .length = 16, .lkey = p.b.mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 2, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED, .invalidate_rkey = p.a.mr->rkey }, *bad = NULL;
+	cr_assert_eq(ibv_post_send(p.b.qp, &wr, &bad), 0);
+	cr_assert_eq(ut_poll(p.b.cq, &wc, 5000), 1, "no send completion");
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_assert_eq(ut_poll(p.a.cq, &wc, 5000), 1, "no receive completion");
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	memset(p.b.buf, 0x5a, 256);
+	enum ibv_wc_status st = ut_write(&p.b, 256, p.a.buf + 1024, p.a.mr->rkey, 3);
+	cr_assert_eq(st, IBV_WC_SUCCESS, "the WRITE after the invalidating SEND: %s", ibv_wc_status_str(st));
+	cr_assert_eq(p.a.buf[1024], 0x5a);
+	cr_assert_eq(p.a.buf[1024 + 255], 0x5a);
+}

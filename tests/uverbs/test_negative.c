@@ -4,6 +4,7 @@
  * WR not posted), features the driver lacks fail with EOPNOTSUPP and one line under
  * UVERBS_LOG, and nothing crashes. */
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/uverbs/uv_test.h"
@@ -427,4 +428,26 @@ Test(negative, block_self_multicast_loopback_is_accepted_other_create_flags_refu
 	errno = 0;
 	cr_assert_null(ibv_create_qp_ex(ctx, &ia));
 	cr_assert_eq(errno, EOPNOTSUPP, "errno %d", errno);
+}
+
+/* A child of fork() using its parent's device: rdma-core documents it as misuse
+ * (ibv_fork_init(3)); the command path refuses it with EPERM (a getpid() beside each
+ * firmware command), so the child's objects never mix with the parent's. */
+Test(negative, a_child_of_fork_cannot_use_its_parents_device)
+{
+	pid_t p = fork();
+	cr_assert_geq(p, 0);
+	if (p == 0) {
+		errno = 0;
+		struct ibv_pd *cpd = ibv_alloc_pd(ctx);
+		struct ibv_cq *ccq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+		_exit(!cpd && errno == EPERM && !ccq ? 0 : 1);
+	}
+	int st = 0;
+	cr_assert_eq(waitpid(p, &st, 0), p);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child's ibv_alloc_pd on its parent's device was not EPERM");
+	/* the parent goes on */
+	struct ibv_pd *more = ibv_alloc_pd(ctx);
+	cr_assert_not_null(more, "%s", strerror(errno));
+	cr_assert_eq(ibv_dealloc_pd(more), 0);
 }

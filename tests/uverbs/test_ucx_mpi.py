@@ -249,3 +249,60 @@ def test_mpirun_pml_ucx_pingpong_and_allreduce_verify_data(lib, mpi_program):
     lanes = re.findall(r"\[[^\]\s:]+:(\d+)\s*:[^\]]*\].*ep_cfg\[\d+\]: tag\(([^)]*)\)", out)
     remote = {pid for pid, l in lanes if l.strip() == "rc_verbs/uverbs0:1"}
     assert len(remote) == 2, "tag lanes per rank: %s\n%s" % (lanes, out)
+
+
+def test_openib_btl_finds_our_port_and_stops_at_its_only_connection_manager(lib, mpi_program):
+    """Open MPI 4.1's openib BTL over the preloaded library: it stats
+    /sys/class/infiniband (answered by kernel_paths_linux.c) and reaches our device and
+    port, then stops where it stops on any RoCE port with Debian's build: the only
+    connection manager (CPC) built in is udcm, and udcm takes InfiniBand ports only
+    (opal/mca/btl/openib/connect/btl_openib_connect_udcm.c, udcm_component_query();
+    rdmacm, the CPC for RoCE, is not built: ompi_info lists "valid values: udcm").
+    Without the sysfs answer it gave up before opening a device, without a word."""
+    exe, wrapper = mpi_program
+    base, _ = _alloc()
+    env = dict(os.environ)
+    env.pop("UVERBS_LOG", None)
+    env.update({"UV_RANK_NET": base, "UV_RANK_LIB": lib})
+    cmd = [_tool("mpirun", "openmpi-bin"), "--allow-run-as-root", "--oversubscribe", "-np", "2",
+           "--mca", "pml", "ob1", "--mca", "btl", "openib,self", "--mca", "btl_base_verbose", "100",
+           "--mca", "btl_openib_cpc_include", "udcm", wrapper, exe, "2", "10"]
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=TIMEOUT)
+    finally:
+        _kill((p,))
+    # the device and its port were found (the sysfs check passed, the INI file matched)...
+    assert "Checking distance from this process to device=uverbs0" in out, out
+    assert re.search(r"Local device:\s+uverbs0", out) and re.search(r"Local port:\s+1", out), out
+    # ...and no CPC takes a RoCE port: openib is disabled there, and MPI_Init has no BTL
+    assert re.search(r"CPCs attempted:\s+udcm", out), out
+    assert p.returncode != 0
+    print("\nopenib: reaches uverbs0 port 1, stops at CPC selection (udcm: InfiniBand only)")
+
+
+def test_mtl_ofi_over_libfabrics_verbs_provider_verifies_data(lib, mpi_program):
+    """Open MPI over libfabric (pml cm, mtl ofi) with the verbs provider's RDM endpoint
+    (verbs;ofi_rxd, on our UD domain uverbs0-dgram): ping-pong and all-reduce check
+    their data.  The provider is named: left to choose, Open MPI may take tcp."""
+    exe, wrapper = mpi_program
+    base, _ = _alloc()
+    env = dict(os.environ)
+    env.pop("UVERBS_LOG", None)
+    env.update({"UV_RANK_NET": base, "UV_RANK_LIB": lib})
+    cmd = [_tool("mpirun", "openmpi-bin"), "--allow-run-as-root", "--oversubscribe", "-np", "2",
+           "--mca", "pml", "cm", "--mca", "mtl", "ofi", "--mca", "mtl_ofi_provider_include", "verbs;ofi_rxd",
+           "--mca", "mtl_base_verbose", "100", wrapper, exe, "5", "10000"]
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=TIMEOUT)
+    finally:
+        _kill((p,))
+    for line in out.splitlines():
+        if line.startswith("pingpong") or line.startswith("verified"):
+            print("mtl ofi:", line)
+    assert p.returncode == 0, "mpirun failed (rc %s):\n%s" % (p.returncode, out)
+    assert out.count("mtl:ofi:provider: uverbs0-dgram") == 2, out
+    assert "verified: pingpong 4 sizes x 5, allreduce 10000 ints" in out, out

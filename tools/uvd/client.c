@@ -106,17 +106,6 @@ void uvd_route_event(void *ctx, const struct mx5_event *e)
 
 /* ------------------------------------------------------------------ memory */
 
-void *uvd_grow(void *arr, size_t n, size_t *cap, size_t elem, size_t first)
-{
-	if (n < *cap)
-		return arr;
-	size_t ncap = *cap ? *cap * 2 : first;
-	void *grown = realloc(arr, ncap * elem);
-	if (grown)
-		*cap = ncap;
-	return grown;
-}
-
 struct uvd_mem *uvd_mem_new(struct uvd_client *c)
 {
 	struct uvd_mem *mem = uvd_grow(c->mem, c->nmem, &c->capmem, sizeof(*mem), 32);
@@ -132,6 +121,10 @@ struct uvd_mem *uvd_mem_new(struct uvd_client *c)
 static void uvd_mem_release(struct uvd_client *c, struct uvd_mem *m)
 {
 	struct shim_dev *shim = c->srv->shim;
+	if (m->is_dma || m->shared)
+		c->locked -= m->quota_bytes;
+	else
+		c->pinned -= m->quota_bytes;
 	if (m->shared) {
 		c->nshared--;
 		c->srv->nshared--;
@@ -175,6 +168,28 @@ static int uvd_mem_settle(struct uvd_client *c, struct uvd_mem *m, void *va, siz
 	return 0;
 }
 
+/* One more memory region of len bytes for this client, within its quotas (struct
+ * uvd_limits): the count of regions, and its locked bytes (memory pinned in this
+ * daemon: queue memory, PIN_SHARED, which count against the daemon's RLIMIT_MEMLOCK)
+ * or its pinned bytes (its own pages, PIN).  0, or -EDQUOT with the reason in msg. */
+static int uvd_quota_mem(const struct uvd_client *c, uint64_t len, bool locked, char *msg, size_t msglen)
+{
+	const struct uvd_limits *l = &c->srv->lim;
+	uint64_t have = locked ? c->locked : c->pinned, max = locked ? l->locked : l->pinned;
+	if (l->mems && c->nmem >= l->mems) {
+		snprintf(msg, msglen, "quota: this client holds %zu memory regions, at most %u (4 x uvd -o)", c->nmem,
+			 l->mems);
+		return -EDQUOT;
+	}
+	if (max && (len > max || have > max - len)) {
+		snprintf(msg, msglen, "quota: %llu more bytes would make %llu %s bytes for this client, at most %llu "
+			 "(uvd %s)", (unsigned long long)len, (unsigned long long)(have + len),
+			 locked ? "locked" : "pinned", (unsigned long long)max, locked ? "-m" : "-M");
+		return -EDQUOT;
+	}
+	return 0;
+}
+
 /* Queue memory: a memfd mapped here and pinned with our own shim, so the same pages
  * are reachable by the device (through our pin) and by the client (its mapping). */
 static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, struct uvd_dma_rep *r, int *fd,
@@ -187,6 +202,9 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 		return -EINVAL;
 	}
 	size_t maplen = (q->len + page - 1) / page * page;
+	int qrc = uvd_quota_mem(c, maplen, true, msg, msglen);
+	if (qrc)
+		return qrc;
 	*fd = plat_shm_create("uvd-queue", maplen);
 	if (*fd < 0)
 		return *fd;
@@ -209,6 +227,8 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 	rc = uvd_mem_settle(c, m, va, maplen, rc);
 	if (rc)
 		return rc;
+	m->quota_bytes = maplen;
+	c->locked += maplen;
 	*r = (struct uvd_dma_rep){ .id = m->id, .iova = m->pin.seg[0].iova, .len = q->len };
 	return 0;
 }
@@ -239,12 +259,32 @@ static struct shim_iova_seg *uvd_segs_from_emu(struct emu_iova_seg *segs, uint32
 #define UVD_SHARED_PER_CLIENT 4096u
 #define UVD_SHARED_ALL 32768u
 
+/* A slot among the daemon's PIN_SHARED mappings (take, or give back), under the device
+ * lock: the count of all clients is shared. */
+static int uvd_shared_reserve(struct uvd_client *c, bool take, char *msg, size_t msglen)
+{
+	struct uvd_server *srv = c->srv;
+	int rc = 0;
+	pthread_mutex_lock(&srv->dev->lock);
+	if (!take) {
+		srv->nshared--;
+	} else if (c->nshared >= UVD_SHARED_PER_CLIENT || srv->nshared >= UVD_SHARED_ALL) {
+		snprintf(msg, msglen, "shared registration: %u regions held (at most %u per client, %u in all)",
+			 c->nshared, UVD_SHARED_PER_CLIENT, UVD_SHARED_ALL);
+		rc = -ENOSPC;
+	} else {
+		srv->nshared++;
+	}
+	pthread_mutex_unlock(&srv->dev->lock);
+	return rc;
+}
+
+static int uvd_pin_shared_map(struct uvd_client *c, const struct uvd_pin_shared *q, int fd, struct uvd_mem **out,
+			      char *msg, size_t msglen);
+
 static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, int fd, struct uvd_mem **out,
 			  char *msg, size_t msglen)
 {
-	struct shim_dev *shim = c->srv->shim;
-	size_t granule = 0;
-	struct stat st;
 	if (fd < 0) {
 		snprintf(msg, msglen, "shared registration: no descriptor came with the request");
 		return -EBADF;
@@ -253,11 +293,23 @@ static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, 
 		snprintf(msg, msglen, "shared registration: bad range");
 		return -EINVAL;
 	}
-	if (c->nshared >= UVD_SHARED_PER_CLIENT || c->srv->nshared >= UVD_SHARED_ALL) {
-		snprintf(msg, msglen, "shared registration: %u regions held (at most %u per client, %u in all)",
-			 c->nshared, UVD_SHARED_PER_CLIENT, UVD_SHARED_ALL);
-		return -ENOSPC;
-	}
+	int rc = uvd_shared_reserve(c, true, msg, msglen);
+	if (rc)
+		return rc;
+	rc = uvd_pin_shared_map(c, q, fd, out, msg, msglen);
+	if (rc)
+		uvd_shared_reserve(c, false, NULL, 0);
+	return rc;
+}
+
+/* uvd_pin_shared's work, without the device lock: mapping and pinning a large file
+ * takes long, and c->mem is this client's thread's alone. */
+static int uvd_pin_shared_map(struct uvd_client *c, const struct uvd_pin_shared *q, int fd, struct uvd_mem **out,
+			      char *msg, size_t msglen)
+{
+	struct shim_dev *shim = c->srv->shim;
+	size_t granule = 0;
+	struct stat st;
 	int rc = fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ? -EINVAL : plat_shm_memory_granule(fd, &granule);
 	if (rc) {
 		snprintf(msg, msglen, "shared registration: the descriptor is not a file in memory (a memfd, "
@@ -272,6 +324,9 @@ static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, 
 	}
 	uint64_t off0 = q->file_off / granule * granule, delta = q->file_off - off0;
 	size_t maplen = (size_t)((delta + q->len + granule - 1) / granule * granule);
+	rc = uvd_quota_mem(c, maplen, true, msg, msglen);
+	if (rc)
+		return rc;
 	int mode = fcntl(fd, F_GETFL);
 	int prot = mode >= 0 && (mode & O_ACCMODE) == O_RDWR ? PROT_READ | PROT_WRITE : PROT_READ;
 	uint8_t *va = mmap(NULL, maplen, prot, MAP_SHARED, fd, (off_t)off0);
@@ -304,8 +359,9 @@ static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, 
 	rc = uvd_mem_settle(c, m, va, maplen, rc);
 	if (rc == 0) {
 		m->pin.readonly |= prot == PROT_READ;
-		c->nshared++;
-		c->srv->nshared++;
+		m->quota_bytes = maplen;
+		c->locked += maplen;
+		c->nshared++;   /* srv->nshared: counted by uvd_shared_reserve */
 		*out = m;
 	}
 	return rc;
@@ -318,6 +374,10 @@ static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, 
 static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg,
 		   size_t msglen)
 {
+	/* Called without the device lock: checking and mapping a region of 128 GiB takes
+	 * seconds, during which every other client must go on.  The lock is taken only
+	 * to add the region to this client's list (and for the kext's pin_for). */
+	struct uv_dev *d = c->srv->dev;
 	struct emu_dev *emu = emu_device_from_shim(c->srv->shim);
 	/* Engines (no -R): the client's engine reaches its pages, never this daemon, and
 	 * the client checked them (shim_pin_check); the device here gets IOVAs with no
@@ -330,17 +390,29 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 			 emu || c->srv->shim->ops->pin_for ? ", -S" : "");
 		return -EOPNOTSUPP;
 	}
-	if (c->srv->shim->ops->pin_for)
-		return uvd_pin_for(c, q, out, msg, msglen);   /* the kext wires it in the client's task */
 	if (!q->len || q->va + q->len < q->va || q->len > (1ull << 40)) {
 		snprintf(msg, msglen, "pin: bad range");
 		return -EINVAL;
+	}
+	int rc = uvd_quota_mem(c, q->len, false, msg, msglen);
+	if (rc)
+		return rc;
+	if (c->srv->shim->ops->pin_for) {
+		/* the kext wires it in the client's task */
+		pthread_mutex_lock(&d->lock);
+		rc = uvd_pin_for(c, q, out, msg, msglen);
+		if (rc == 0) {
+			(*out)->quota_bytes = q->len;
+			c->pinned += q->len;
+		}
+		pthread_mutex_unlock(&d->lock);
+		return rc;
 	}
 	/* Every page must be mapped in the client now, as get_user_pages would demand. */
 	uint64_t pg = c->srv->shim->page_size;
 	for (uint64_t a = q->va; !reserve && a < q->va + q->len; a = (a / pg + 1) * pg) {
 		uint8_t b;
-		int rc = plat_peer_copy(c->pid, a, &b, 1, 0);
+		rc = plat_peer_copy(c->pid, a, &b, 1, 0);
 		if (rc == -EOPNOTSUPP) {
 			snprintf(msg, msglen, "memory registration across processes on the emulated device needs "
 				 "the daemon to reach process %d's memory, which this system does not allow "
@@ -353,29 +425,38 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 			return rc == -EACCES ? -EACCES : -EFAULT;
 		}
 	}
-	struct uvd_mem *m = uvd_mem_new(c);
-	if (!m)
-		return -ENOMEM;
+	/* the emulator's IOMMU keeps its own lock */
 	struct emu_iova_seg *segs = NULL;
 	uint32_t nseg = 0;
-	int rc = reserve ? emu_iommu_reserve(emu, q->va, q->len, &segs, &nseg, &m->emu_map)
-			 : emu_iommu_map_remote(emu, c->pid, q->va, q->len, &segs, &nseg, &m->emu_map);
+	uint64_t map = 0;
+	rc = reserve ? emu_iommu_reserve(emu, q->va, q->len, &segs, &nseg, &map)
+		     : emu_iommu_map_remote(emu, c->pid, q->va, q->len, &segs, &nseg, &map);
 	if (rc)
 		return rc;
 	if (nseg > UVD_MAX_SEGS) {
-		emu_iommu_unmap(emu, m->emu_map);
+		emu_iommu_unmap(emu, map);
 		free(segs);
 		snprintf(msg, msglen, "pin: %u segments, at most %u per region", nseg, UVD_MAX_SEGS);
 		return -E2BIG;
 	}
-	m->segs = uvd_segs_from_emu(segs, nseg);
-	if (!m->segs) {
-		emu_iommu_unmap(emu, m->emu_map);
+	struct shim_iova_seg *ssegs = uvd_segs_from_emu(segs, nseg);
+	pthread_mutex_lock(&d->lock);
+	struct uvd_mem *m = ssegs ? uvd_mem_new(c) : NULL;
+	if (m) {
+		m->emu_map = map;
+		m->segs = ssegs;
+		m->nseg = nseg;
+		m->quota_bytes = q->len;
+		c->pinned += q->len;
+		c->nmem++;
+		*out = m;
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (!m) {
+		emu_iommu_unmap(emu, map);
+		free(ssegs);
 		return -ENOMEM;
 	}
-	m->nseg = nseg;
-	c->nmem++;
-	*out = m;
 	return 0;
 }
 
@@ -421,6 +502,7 @@ void uvd_policy_destroy_all(struct uvd_client *c)
 			if (order[k].t != UVD_UAR)
 				uvd_destroy_cmd(c, order[k].op, c->objs[i].num);
 			c->objs[i] = c->objs[--c->nobj];
+			c->nobj_type[order[k].t]--;
 			n++;
 		}
 	/* Its UAR host pages are no longer its process's to map (a pid may be reused),
@@ -704,23 +786,25 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 		if (h.op == UVD_OP_PIN ? uvd_take(p, plen, &q, sizeof(q)) : uvd_take(p, plen, &qs, sizeof(qs)))
 			return -EPROTO;
 		struct uvd_mem *m = NULL;
-		pthread_mutex_lock(&d->lock);
-		int rc = h.op == UVD_OP_PIN ? uvd_pin(c, &q, &m, msg, sizeof(msg))
-					    : uvd_pin_shared(c, &qs, fd, &m, msg, sizeof(msg));
+		int rc;
+		if (h.op == UVD_OP_PIN) {
+			rc = uvd_pin(c, &q, &m, msg, sizeof(msg));   /* takes the device lock where it must */
+		} else {
+			rc = uvd_pin_shared(c, &qs, fd, &m, msg, sizeof(msg));   /* the same */
+		}
+		/* The reply goes out with no lock held: a client that never reads its socket
+		 * blocks only its own thread.  m stays valid: only this thread changes
+		 * c->mem. */
 		struct uvd_pin_rep r = { 0 };
-		int src;
 		if (rc == 0) {
 			r.id = m->id;
 			r.nseg = m->nseg;
 			r.readonly = m->shared ? (uint32_t)m->pin.readonly : 0;
-			src = uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), m->segs, m->nseg * sizeof(*m->segs), -1);
-		} else {
-			if (c->srv->verbose)
-				uvd_log("client %u: %s", c->id, msg);
-			src = uvd_send(c->ctl, h.op, h.seq, rc, msg, strlen(msg) + 1, NULL, 0, -1);
+			return uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), m->segs, m->nseg * sizeof(*m->segs), -1);
 		}
-		pthread_mutex_unlock(&d->lock);
-		return src;
+		if (c->srv->verbose)
+			uvd_log("client %u: %s", c->id, msg);
+		return uvd_send(c->ctl, h.op, h.seq, rc, msg, strlen(msg) + 1, NULL, 0, -1);
 	}
 	case UVD_OP_RING: {
 		struct uvd_ring_rep r = { 0 };
@@ -842,7 +926,10 @@ static void *uvd_client_thread(void *arg)
 	struct uvd_client *c = arg;
 	struct uvd_server *srv = c->srv;
 	uint8_t *buf = malloc(UVD_MAX_MSG);
-	ssize_t n = buf ? plat_lmsg_recv(c->ctl, buf, UVD_MAX_MSG, NULL, 0) : -1;
+	/* a connection that says nothing is closed after -i seconds (idle_s) */
+	struct pollfd hp = { .fd = c->ctl, .events = POLLIN };
+	ssize_t n = buf && poll(&hp, 1, (int)srv->lim.idle_s * 1000) == 1 ?
+			    plat_lmsg_recv(c->ctl, buf, UVD_MAX_MSG, NULL, 0) : -1;
 	if (n <= 0 || uvd_hello(c, buf, (size_t)n)) {
 		if (srv->verbose)
 			uvd_log("client %u (pid %d): no valid HELLO", c->id, (int)c->pid);
@@ -897,8 +984,19 @@ static void *uvd_client_thread(void *arg)
 		} else if (++spins & 63) {
 			continue;   /* the sockets every 64 looks: requests are rare */
 		}
+		/* a client that holds nothing -- no object, no memory -- and says nothing for
+		 * idle_s is closed: an idle connection must not hold a thread for ever */
+		bool holds = c->nobj || c->nmem || c->ring;
+		int ptimeout = timeout;
+		if (timeout < 0 && !holds)
+			ptimeout = (int)srv->lim.idle_s * 1000;
 		struct pollfd p[2] = { { .fd = c->ctl, .events = POLLIN }, { .fd = c->evs, .events = POLLIN } };
-		int pr = poll(p, 2, timeout);
+		int pr = poll(p, 2, ptimeout);
+		if (pr == 0 && !holds && uvd_now_ns() - c->last_req_ns >= (uint64_t)srv->lim.idle_s * 1000000000u) {
+			uvd_log("client %u (pid %d): idle for %u s holding nothing: disconnected (-i)", c->id, (int)c->pid,
+				srv->lim.idle_s);
+			break;
+		}
 		if (timeout < 0 && c->ring) {
 			__atomic_store_n(&c->ring->awake, 1, __ATOMIC_RELAXED);
 			busy_at = uvd_now_ns();
@@ -941,6 +1039,7 @@ static void *uvd_client_thread(void *arg)
 						c->id);
 				break;
 			}
+			c->last_req_ns = uvd_now_ns();
 			int rc = uvd_request(c, buf, (size_t)n, rfd);
 			if (rfd >= 0)
 				close(rfd);
@@ -963,6 +1062,7 @@ out:
 			*pp = c->next;
 			break;
 		}
+	srv->nclients--;
 	pthread_mutex_unlock(&srv->dev->lock);
 	close(c->ctl);
 	if (c->evs >= 0)
@@ -996,7 +1096,27 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 	c->pid = pid;
 	c->uid = uid;
 	uvd_uar_groups_init(&c->uar_set, srv->uar_per_group);
+	c->last_req_ns = uvd_now_ns();
 	pthread_mutex_lock(&srv->dev->lock);
+	/* connection quotas (-c, -C): past them the connection is closed at once, so a
+	 * flood of idle connections costs no thread and no descriptor */
+	unsigned same = 0;
+	for (struct uvd_client *o = srv->clients; o; o = o->next)
+		same += o->pid == pid;
+	if (srv->nclients >= srv->lim.conns || same >= srv->lim.conns_per_pid) {
+		static uint64_t said_ns;
+		bool say = uvd_now_ns() - said_ns > 1000000000u;
+		pthread_mutex_unlock(&srv->dev->lock);
+		if (say) {
+			said_ns = uvd_now_ns();
+			uvd_log("connection of pid %d refused: %u connections (at most %u, -c), %u of this process "
+				"(at most %u, -C)", (int)pid, srv->nclients, srv->lim.conns, same, srv->lim.conns_per_pid);
+		}
+		close(fd);
+		free(c);
+		return;
+	}
+	srv->nclients++;
 	c->id = ++srv->next_client;
 	c->next = srv->clients;
 	srv->clients = c;
@@ -1007,6 +1127,7 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 	if (pthread_create(&c->thread, &a, uvd_client_thread, c)) {
 		pthread_mutex_lock(&srv->dev->lock);
 		srv->clients = c->next;
+		srv->nclients--;
 		pthread_mutex_unlock(&srv->dev->lock);
 		close(fd);
 		free(c);

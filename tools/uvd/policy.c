@@ -25,6 +25,17 @@ enum { UVD_MKC_MTT = 1, UVD_MKC_KLM = 2 };
 /* qpc.rq_type (PRM "QP Context": 1 SRQ). */
 enum { UVD_RQ_SRQ = 1 };
 
+void *uvd_grow(void *arr, size_t n, size_t *cap, size_t elem, size_t first)
+{
+	if (n < *cap)
+		return arr;
+	size_t ncap = *cap ? *cap * 2 : first;
+	void *grown = realloc(arr, ncap * elem);
+	if (grown)
+		*cap = ncap;
+	return grown;
+}
+
 bool uvd_owns(const struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 {
 	for (size_t i = 0; i < c->nobj; i++)
@@ -40,6 +51,7 @@ int uvd_obj_add(struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 		return -ENOMEM;
 	c->objs = o;
 	c->objs[c->nobj++] = (struct uvd_obj){ (uint8_t)t, num };
+	c->nobj_type[t]++;
 	if (t == UVD_UAR && c->nuar < UVD_MAX_UARS)
 		c->uars[c->nuar++] = num;
 	return 0;
@@ -50,6 +62,7 @@ void uvd_obj_del(struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 	for (size_t i = 0; i < c->nobj; i++)
 		if (c->objs[i].type == t && c->objs[i].num == num) {
 			c->objs[i] = c->objs[--c->nobj];
+			c->nobj_type[t]--;
 			break;
 		}
 	if (t == UVD_UAR)
@@ -164,7 +177,18 @@ static const struct uvd_obj_cmd *uvd_obj_cmd_find(uint16_t op, bool in_output)
 	return NULL;
 }
 
-static int uvd_check_qpc(struct uvd_client *c, const uint8_t *qpc, bool create, char *msg, size_t msglen)
+/* opt_param_mask bits of a QP transition that name another object (PRM "Optional
+ * Parameter Mask"; Linux MLX5_QP_OPTPAR_SRQN, MLX5_QP_OPTPAR_CQN_RCV): firmware takes
+ * qpc.srqn_rmpn_xrqn and qpc.cqn_rcv from any transition that sets them, RTS2RTS
+ * included (hw/emu/cmd_qp.c take_optional). */
+enum { UVD_OPT_SRQN = 1u << 18, UVD_OPT_CQN_RCV = 1u << 19 };
+
+/* Every object number a QP context names, for CREATE_QP (create) and for each
+ * transition that carries a qpc (opt: its opt_param_mask).  A transition's field is
+ * checked when its mask bit is set or when it is not zero, so a device that took the
+ * field unmasked would still get only this client's object. */
+static int uvd_check_qpc(struct uvd_client *c, const uint8_t *qpc, bool create, uint32_t opt, char *msg,
+			 size_t msglen)
 {
 	/* qpc.fre (PRM "QP Context": fast registration enabled) lets a QP post UMR and
 	 * fast-registration WQEs, which change MKeys the device does not check against
@@ -175,19 +199,46 @@ static int uvd_check_qpc(struct uvd_client *c, const uint8_t *qpc, bool create, 
 	uint32_t cs = (uint32_t)PRM_GET(qpc, qpc, counter_set_id);
 	if (cs && !uvd_owns(c, UVD_QCNT, cs))
 		DENY("counter set %u is not this client's", cs);
-	if (!create)
+	if (!create) {
+		if (PRM_GET(qpc, qpc, pd))
+			OWN(UVD_PD, PRM_GET(qpc, qpc, pd), "PD");
+		if (PRM_GET(qpc, qpc, uar_page))
+			OWN(UVD_UAR, PRM_GET(qpc, qpc, uar_page), "UAR page");
+		if (PRM_GET(qpc, qpc, cqn_snd))
+			OWN(UVD_CQ, PRM_GET(qpc, qpc, cqn_snd), "send CQ");
+		if ((opt & UVD_OPT_CQN_RCV) || PRM_GET(qpc, qpc, cqn_rcv))
+			OWN(UVD_CQ, PRM_GET(qpc, qpc, cqn_rcv), "receive CQ");
+		if ((opt & UVD_OPT_SRQN) || PRM_GET(qpc, qpc, srqn_rmpn_xrqn))
+			OWN(UVD_SRQ, PRM_GET(qpc, qpc, srqn_rmpn_xrqn), "SRQ");
 		return 0;
+	}
 	OWN(UVD_PD, PRM_GET(qpc, qpc, pd), "PD");
 	OWN(UVD_UAR, PRM_GET(qpc, qpc, uar_page), "UAR page");
 	if (PRM_GET(qpc, qpc, cqn_snd))
 		OWN(UVD_CQ, PRM_GET(qpc, qpc, cqn_snd), "send CQ");
 	if (PRM_GET(qpc, qpc, cqn_rcv))
 		OWN(UVD_CQ, PRM_GET(qpc, qpc, cqn_rcv), "receive CQ");
-	if (PRM_GET(qpc, qpc, rq_type) == UVD_RQ_SRQ)
+	/* an SRQ named by any rq_type is checked, not only rq_type SRQ */
+	if (PRM_GET(qpc, qpc, rq_type) == UVD_RQ_SRQ || PRM_GET(qpc, qpc, srqn_rmpn_xrqn))
 		OWN(UVD_SRQ, PRM_GET(qpc, qpc, srqn_rmpn_xrqn), "SRQ");
 	if (!uvd_addr_ok(c, PRM_GET(qpc, qpc, dbr_addr), 64, 4096))
 		DENY("doorbell record 0x%llx is not memory of this client",
 		     (unsigned long long)PRM_GET(qpc, qpc, dbr_addr));
+	return 0;
+}
+
+/* One more object of type t for this client, within its quota (struct uvd_limits):
+ * 0, or -EDQUOT with the limit and the flag that raises it in msg.  UAR pages have
+ * their own bound (UVD_MAX_UARS). */
+static int uvd_quota_obj(const struct uvd_client *c, enum uvd_obj_type t, const char *what, char *msg, size_t msglen)
+{
+	const struct uvd_limits *l = &c->srv->lim;
+	unsigned max = t == UVD_QCNT ? l->qcnt : t == UVD_UAR ? UVD_MAX_UARS : l->objs;
+	if (max && c->nobj_type[t] >= max) {
+		snprintf(msg, msglen, "quota: this client holds %u of %u %s objects allowed (uvd %s)", c->nobj_type[t],
+			 max, what, t == UVD_QCNT ? "-q" : t == UVD_UAR ? "fixed" : "-o");
+		return -EDQUOT;
+	}
 	return 0;
 }
 
@@ -201,6 +252,12 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 	uint16_t op_mod = (uint16_t)PRM_GET(create_qp_in, in, op_mod);
 	if (PRM_GET(create_qp_in, in, uid))
 		DENY("a non-zero uid is not offered");
+	const struct uvd_obj_cmd *mk = uvd_obj_cmd_find(op, true);
+	if (mk) {
+		int rc = uvd_quota_obj(c, (enum uvd_obj_type)mk->type, mk->what, msg, msglen);
+		if (rc)
+			return rc;
+	}
 	const struct uvd_obj_cmd *oc = uvd_obj_cmd_find(op, false);
 	if (oc) {
 		NEED(oc->inlen);
@@ -236,6 +293,10 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 		NEED(PRM_SIZE(create_mkey_in));
 		const uint8_t *mkc = PRM_ADDR(create_mkey_in, in, memory_key_mkey_entry);
 		OWN(UVD_PD, PRM_GET(mkc, mkc, pd), "PD");
+		/* mkc.qpn: 0xffffff, or the QP a memory window is bound to (PRM "MKey
+		 * Context"; Linux mlx5_ib sets 0xffffff for every MKey it creates, mr.c) */
+		if ((uint32_t)PRM_GET(mkc, mkc, qpn) != 0xffffff)
+			OWN(UVD_QP, PRM_GET(mkc, mkc, qpn), "QP the MKey is bound to");
 		/* An MKey with mkc.umr_en (PRM "MKey Context") can be changed by a UMR WQE
 		 * that names it, from any QP the device lets post UMR.  The daemon never sees
 		 * data-path WQEs, so it could not keep another client from changing this
@@ -297,7 +358,7 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 	case PRM_CMD_OP_CREATE_QP: {
 		NEED(PRM_SIZE(create_qp_in));
 		const uint8_t *qpc = PRM_ADDR(create_qp_in, in, qpc);
-		int rc = uvd_check_qpc(c, qpc, true, msg, msglen);
+		int rc = uvd_check_qpc(c, qpc, true, 0, msg, msglen);
 		if (rc)
 			return rc;
 		return uvd_check_pas(c, in, inlen, PRM_SIZE(create_qp_in),
@@ -311,7 +372,8 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 	case PRM_CMD_OP_SQD_RTS_QP:
 		NEED(PRM_SIZE(rst2init_qp_in));
 		OWN(UVD_QP, PRM_GET(rst2init_qp_in, in, qpn), "QP");
-		return uvd_check_qpc(c, PRM_ADDR(rst2init_qp_in, in, qpc), false, msg, msglen);
+		return uvd_check_qpc(c, PRM_ADDR(rst2init_qp_in, in, qpc), false,
+				     (uint32_t)PRM_GET(rst2init_qp_in, in, opt_param_mask), msg, msglen);
 	case PRM_CMD_OP_CREATE_SRQ: {
 		NEED(PRM_SIZE(create_srq_in));
 		const uint8_t *srqc = PRM_ADDR(create_srq_in, in, srq_context_entry);

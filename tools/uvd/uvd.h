@@ -46,6 +46,7 @@ struct uvd_mem {
 	bool shared;              /* PIN_SHARED: our mapping (va, maplen) of the client's file, pinned */
 	struct shim_iova_seg *segs;
 	uint32_t nseg;
+	uint64_t quota_bytes;     /* counted against the client's locked (is_dma, shared) or pinned bytes */
 };
 
 struct uvd_client {
@@ -59,6 +60,10 @@ struct uvd_client {
 	/* under srv->dev->lock: the service thread routes events by these */
 	struct uvd_obj *objs;
 	size_t nobj, capobj;
+	unsigned nobj_type[UVD_NTYPES];  /* of objs, by type: the quotas (struct uvd_limits) */
+	uint64_t locked;          /* bytes pinned in this daemon for it: queue memory, PIN_SHARED */
+	uint64_t pinned;          /* bytes of its own pages pinned or mapped for the device (PIN) */
+	uint64_t last_req_ns;     /* when its last request came (idle connections time out) */
 	struct uvd_mem *mem;
 	size_t nmem, capmem;
 	unsigned nshared;         /* of mem: PIN_SHARED mappings (a limit per client) */
@@ -78,6 +83,20 @@ struct uvd_client {
 	uint32_t engine_ipv4;     /* engines: the address of its engine's socket (host order), or 0 */
 };
 
+/* What one client may hold, and how many may connect: refused past these with
+ * -EDQUOT (-EUSERS for connections) and a message naming the flag that raises the
+ * limit.  Defaults and flags in main.c's usage and docs/tools.md ("uvd"). */
+struct uvd_limits {
+	unsigned conns;           /* -c: connections at once, all clients */
+	unsigned conns_per_pid;   /* -C: connections at once from one process */
+	unsigned objs;            /* -o: objects of each kind (PD, MKey, CQ, QP, SRQ) per client */
+	unsigned qcnt;            /* -q: counter sets per client */
+	unsigned mems;            /* memory regions (queue memory, pins) per client: 4 x -o */
+	uint64_t locked;          /* -m: bytes pinned in the daemon per client (queue memory, PIN_SHARED) */
+	uint64_t pinned;          /* -M: bytes of a client's own pages pinned per client (PIN) */
+	unsigned idle_s;          /* -i: a connection that holds nothing and says nothing is closed */
+};
+
 struct uvd_server {
 	struct uv_dev *dev;       /* the device, up, served by libuverbs' service thread */
 	struct shim_dev *shim;
@@ -93,6 +112,8 @@ struct uvd_server {
 	ino_t ino;                /* of the socket file we bound */
 	unsigned next_client;
 	struct uvd_client *clients;   /* under dev->lock */
+	unsigned nclients;            /* under dev->lock: of clients */
+	struct uvd_limits lim;
 	unsigned verbose;
 	uint64_t spin_ns;         /* a client thread spins this long after a store (0: 1 CPU) */
 	bool shared_only;         /* register only memory clients share (PIN_SHARED): -S, or a shim
@@ -110,7 +131,7 @@ struct mx5_event;
 void uvd_route_event(void *ctx, const struct mx5_event *ev);
 void uvd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* client.c: room for one more entry in a growing array arr of n used entries of elem
+/* policy.c: room for one more entry in a growing array arr of n used entries of elem
  * bytes out of *cap (first: the capacity of an empty one, doubled after): the array,
  * perhaps moved, or NULL (out of memory, arr left as it was). */
 void *uvd_grow(void *arr, size_t n, size_t *cap, size_t elem, size_t first);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "hw/shim/vfio_sysfs.h"
+#include "tools/common/cli.h"
 #include "tools/common/jsonw.h"
 #include "tools/common/parse.h"
 #include "tools/uvinfo/pcipath.h"
@@ -37,18 +38,23 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: uvinfo [--json] [--no-devices] [--no-pci] [-A METHOD] [-O NAME=VALUE]... [--path BDF]...\n"
 		"       uvinfo --counters [--pid PID] [--json]\n"
+		"       uvinfo --help | --version\n"
 		"  lists the devices uverbs opens (UVERBS_DEVICES, or the default emulated ConnectX)\n"
 		"  with ports, MTU, speed, GIDs and firmware, then every ConnectX PCI function\n"
-		"  (vendor 15b3) with its driver, IOMMU group, VFIO readiness and PCIe path.\n"
-		"  -A METHOD       libpci access method, as lspci -A (e.g. dump)\n"
-		"  -O NAME=VALUE   libpci parameter, as lspci -O (e.g. dump.name=FILE)\n"
+		"  (vendor 15b3) with its driver, IOMMU group, VFIO readiness and PCIe path (on macOS:\n"
+		"  the driver IOKit attached, and whether kext: can open it).\n"
+		"  -A, --method METHOD       libpci access method, as lspci -A (e.g. dump)\n"
+		"  -O, --param NAME=VALUE    libpci parameter, as lspci -O (e.g. dump.name=FILE)\n"
 		"  --path BDF      also show the PCIe path of this function (any vendor)\n"
 		"  --no-devices    skip the verbs devices;  --no-pci  skip the PCI scan\n"
 		"  --counters      the queue counters running uverbs processes publish (out_of_buffer:\n"
 		"                  messages dropped or RNR-NAKed for want of a posted receive)\n"
 		"  --pid PID       with --counters: that process only (exit 1 if it publishes none)\n"
 		"  --json          one JSON object on stdout\n"
-		"exit: 0 ok, 1 a device or function could not be read, 2 usage or access error\n");
+		"  -h, --help      this text;  --version  the version and the build\n"
+		"exit: 0 ok; 1 a runtime error (a device or function could not be read, the PCI scan\n"
+		"      failed, the output could not be written), one line on stderr says which;\n"
+		"      2 a usage error\n");
 }
 
 static void fn_ids(const struct uvi_pci_fn *f, char *buf, size_t len)
@@ -237,7 +243,7 @@ static int run_pci(const struct opts *o, struct jw *w)
 		fprintf(stderr, "uvinfo: PCI scan: %s\n", err);
 		if (w)
 			jw_str(w, "pci_error", err);
-		return 2;
+		return UVT_EXIT_FAIL;
 	}
 	int bad = 0;
 	int idx[256];
@@ -294,6 +300,13 @@ static int run_pci(const struct opts *o, struct jw *w)
 					jw_null(w, "iommu_group");
 				jw_bool(w, "vfio_ready", sv.ready);
 				jw_str(w, "vfio_status", sv.status);
+			} else if (l.drivers_known) {
+				/* macOS: who owns it, for kext: (Apple's driver or ours) */
+				char st[400];
+				int ok = uvi_kext_owner_status(f, st, sizeof(st));
+				jw_str(w, "driver", f->driver[0] ? f->driver : NULL);
+				jw_bool(w, "kext_ready", ok);
+				jw_str(w, "kext_status", st);
 			} else {
 				jw_null(w, "driver");
 				jw_null(w, "iommu_group");
@@ -309,6 +322,11 @@ static int run_pci(const struct opts *o, struct jw *w)
 				       sv.driver[0] ? sv.driver : "(none)",
 				       sv.group >= 0 ? (snprintf(err, sizeof(err), "%d", sv.group), err) : "(none)",
 				       sv.status);
+			else if (l.drivers_known && f->vendor_id == SHIM_PCI_VENDOR_MELLANOX) {
+				char st[400];
+				uvi_kext_owner_status(f, st, sizeof(st));
+				printf("    driver %s  kext: %s\n", f->driver[0] ? f->driver : "(none)", st);
+			}
 			print_path_text(&l, idx[k]);
 		}
 	}
@@ -318,23 +336,18 @@ static int run_pci(const struct opts *o, struct jw *w)
 	return bad;
 }
 
-/* Output that did not reach stdout (a full disk, /dev/full) is an error, exit 2. */
+/* Output that did not reach stdout (a full disk, /dev/full) is a runtime error, exit 1. */
 static int flush_stdout(int rc)
 {
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "uvinfo: cannot write the output: %s\n", strerror(errno));
-		return 2;
-	}
-	return rc;
+	return uvt_flush_stdout("uvinfo", rc);
 }
 
-/* A repeatable option already given as often as its list holds: say so (1). */
+/* A repeatable option already given as often as its list holds: a usage error. */
 static int full(size_t n, size_t max, const char *what)
 {
 	if (n < max)
 		return 0;
-	fprintf(stderr, "uvinfo: too many %s\n", what);
-	return 1;
+	return uvt_usage_error("uvinfo", "too many %s", what);
 }
 
 int main(int argc, char **argv)
@@ -347,11 +360,15 @@ int main(int argc, char **argv)
 		{ "path", required_argument, NULL, 'p' },
 		{ "counters", no_argument, NULL, 'C' },
 		{ "pid", required_argument, NULL, 'i' },
+		{ "method", required_argument, NULL, 'A' },
+		{ "param", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "A:O:h", lo, NULL)) != -1) {
+	opterr = 0;    /* errors as one line each (tools/common/cli.h) */
+	while ((c = getopt_long(argc, argv, ":A:O:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'j': o.json = 1; break;
 		case 'D': o.devices = 0; break;
@@ -359,36 +376,31 @@ int main(int argc, char **argv)
 		case 'A': o.method = optarg; break;
 		case 'O':
 			if (full(o.nparams, UVI_MAX_PARAMS, "-O parameters"))
-				return 2;
+				return UVT_EXIT_USAGE;
 			o.params[o.nparams++] = optarg;
 			break;
 		case 'p':
 			if (full(o.npaths, UVI_MAX_PATHS, "--path"))
-				return 2;
+				return UVT_EXIT_USAGE;
 			o.paths[o.npaths++] = optarg;
 			break;
 		case 'C': o.counters = 1; break;
 		case 'i': {
 			uint64_t v;
-			if (uvt_parse_u64(optarg, INT32_MAX, &v) || !v) {
-				fprintf(stderr, "uvinfo: --pid %s: not a process id\n", optarg);
-				return 2;
-			}
+			if (uvt_parse_u64(optarg, INT32_MAX, &v) || !v)
+				return uvt_usage_error("uvinfo", "--pid %s: not a process id", optarg);
 			o.pid = (long)v;
 			break;
 		}
 		case 'h': usage(stdout); return flush_stdout(0);
-		default: usage(stderr); return 2;
+		case 'V': return uvt_version("uvinfo");
+		default: return uvt_getopt_error("uvinfo", c, argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "uvinfo: unexpected argument '%s' (see uvinfo --help)\n", argv[optind]);
-		return 2;
-	}
-	if (o.pid && !o.counters) {
-		fprintf(stderr, "uvinfo: --pid goes with --counters\n");
-		return 2;
-	}
+	if (optind < argc)
+		return uvt_usage_error("uvinfo", "unexpected argument '%s'", argv[optind]);
+	if (o.pid && !o.counters)
+		return uvt_usage_error("uvinfo", "--pid goes with --counters");
 	/* Driver binding and IOMMU groups exist only for the live machine's functions. */
 	if (!o.method || !strcmp(o.method, "linux-sysfs"))
 		o.sysfs = "/sys";

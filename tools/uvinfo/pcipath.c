@@ -90,3 +90,21 @@ void uvi_pci_eval_hop(const struct uvi_pci_fn *hop, const struct uvi_pci_fn *nic
 	ev->degraded = (h->link_width && h->max_link_width && h->link_width < h->max_link_width) ||
 		       (h->link_speed && h->max_link_speed && h->link_speed < h->max_link_speed);
 }
+
+int uvi_kext_owner_status(const struct uvi_pci_fn *f, char *buf, size_t len)
+{
+	if (strcmp(f->driver, "org_uverbs_UvShim") == 0) {
+		snprintf(buf, len, "ready: the uvshim kext owns it (kext:N opens it)");
+		return 1;
+	}
+	if (f->driver[0] && f->driver_ethernet)
+		snprintf(buf, len, "owned by %s, an Ethernet driver (Apple's ConnectX driver is AppleEthernetMLX5): "
+			 "kext:N cannot open it; keep Apple's driver off the function and reload the uvshim kext "
+			 "(docs/hardware.md, \"Apple's own driver\")", f->driver);
+	else if (f->driver[0])
+		snprintf(buf, len, "owned by %s, not the uvshim kext: kext:N cannot open it "
+			 "(docs/hardware.md, \"Apple's own driver\")", f->driver);
+	else
+		snprintf(buf, len, "no driver attached: load the uvshim kext (docs/hardware.md, \"macOS (kext shim)\")");
+	return 0;
+}

@@ -31,12 +31,20 @@ struct uvi_pci_fn {
 	uint16_t max_read_req;      /* Device Control [14:12] in bytes, 0 unknown */
 	int parent;                 /* index of the bridge above, -1 at the top */
 	int tunnelled;              /* macOS: behind a Thunderbolt PCIe tunnel (IOPCITunnelled) */
+	char driver[64];            /* macOS: the class of the driver attached (IOService plane) */
+	int driver_ethernet;        /* macOS: that driver is (or has below it) an IOEthernetController */
 };
 
 struct uvi_pci_list {
 	struct uvi_pci_fn *fn;
 	size_t n;
+	int drivers_known;          /* the scan filled driver (macOS: the IORegistry knows it) */
 };
+
+/* Who owns a ConnectX function on macOS, and what to do about it: 1 and a sentence in
+ * buf when the uvshim kext does (kext: can open it), 0 and what to do when another
+ * driver does (Apple's AppleEthernetMLX5 is an IOEthernetController) or none. */
+int uvi_kext_owner_status(const struct uvi_pci_fn *f, char *buf, size_t len);
 
 /* Scan the functions: libpci on Linux (pcipath_libpci.c), the IORegistry on macOS
  * (pcipath_iokit.c, which takes no method or parameters).  Linux, method: NULL for libpci's automatic choice, else an access method

@@ -54,6 +54,9 @@ extern CFTypeRef IORegistryEntryCreateCFProperty(io_registry_entry_t entry, CFSt
 extern kern_return_t IORegistryEntryGetParentEntry(io_registry_entry_t entry, const char *plane,
 						   io_registry_entry_t *parent);
 extern kern_return_t IORegistryEntryGetRegistryEntryID(io_registry_entry_t entry, uint64_t *id);
+extern kern_return_t IORegistryEntryGetChildIterator(io_registry_entry_t entry, const char *plane,
+						     io_iterator_t *iterator);
+extern kern_return_t IOObjectGetClass(io_object_t object, char className[128]);
 extern CFStringRef CFStringCreateWithCString(CFAllocatorRef alloc, const char *s, uint32_t encoding);
 extern Boolean CFStringGetCString(CFStringRef s, char *buf, CFIndex size, uint32_t encoding);
 extern CFTypeID CFGetTypeID(CFTypeRef cf);
@@ -197,6 +200,43 @@ static void uvi_read_fn(io_registry_entry_t e, struct uvi_pci_fn *f)
 	}
 }
 
+/* The driver IOKit attached to a function: its first child in the IOService plane.
+ * Apple's ConnectX driver (AppleEthernetMLX5) is an IOEthernetController, or publishes
+ * one below it; the uvshim kext is org_uverbs_UvShim. */
+static int uvi_has_ethernet_below(io_registry_entry_t e, int depth)
+{
+	io_iterator_t it;
+	io_object_t c;
+	int found = 0;
+
+	if (depth > 2 || IORegistryEntryGetChildIterator(e, "IOService", &it) != KERN_SUCCESS)
+		return 0;
+	while ((c = IOIteratorNext(it)) != 0) {
+		if (!found && (IOObjectConformsTo(c, "IOEthernetController") || uvi_has_ethernet_below(c, depth + 1)))
+			found = 1;
+		IOObjectRelease(c);
+	}
+	IOObjectRelease(it);
+	return found;
+}
+
+static void uvi_read_driver(io_registry_entry_t e, struct uvi_pci_fn *f)
+{
+	io_iterator_t it;
+	io_object_t c;
+	char cls[128];
+
+	if (IORegistryEntryGetChildIterator(e, "IOService", &it) != KERN_SUCCESS)
+		return;
+	while ((c = IOIteratorNext(it)) != 0) {
+		if (!f->driver[0] && IOObjectGetClass(c, cls) == KERN_SUCCESS)
+			snprintf(f->driver, sizeof(f->driver), "%.63s", cls);
+		IOObjectRelease(c);
+	}
+	IOObjectRelease(it);
+	f->driver_ethernet = uvi_has_ethernet_below(e, 0);
+}
+
 int uvi_pci_scan(const char *method, char *const *params, size_t nparams,
 		 struct uvi_pci_list *out, char *err, size_t errlen)
 {
@@ -238,6 +278,7 @@ int uvi_pci_scan(const char *method, char *const *params, size_t nparams,
 			cap = nc;
 		}
 		uvi_read_fn(e, &out->fn[out->n]);
+		uvi_read_driver(e, &out->fn[out->n]);
 		id[out->n] = 0;
 		IORegistryEntryGetRegistryEntryID(e, &id[out->n]);
 		pid[out->n] = uvi_parent_fn(e);
@@ -245,6 +286,7 @@ int uvi_pci_scan(const char *method, char *const *params, size_t nparams,
 		IOObjectRelease(e);
 	}
 	IOObjectRelease(it);
+	out->drivers_known = 1;
 
 	/* Parents by registry ID, then the domain: the index of the root above. */
 	int nroots = 0;

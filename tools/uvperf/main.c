@@ -18,6 +18,7 @@
 
 #include "hw/platform/errno.h"
 #include "hw/platform/sock.h"
+#include "tools/common/cli.h"
 #include "tools/common/jsonw.h"
 #include "tools/common/parse.h"
 #include "tools/uvperf/run.h"
@@ -90,8 +91,10 @@ static void usage(FILE *f)
 "  (default 1), --idle-timeout S: drop a client that sends nothing for S s (default 30)\n"
 "  --quiet                  no progress bar (it is drawn only when stderr is a terminal)\n"
 "devices: --device URI, else UVERBS_DEVICES (loopback: its first two, default emu:,emu:)\n"
-"exit: 0 ok, 1 a test failed (completion error, verification mismatch), 2 usage, set-up\n"
-"      or output error (a file or stdout that cannot be written)\n");
+"       uvperf --help | --version\n"
+"exit: 0 ok; 1 a runtime error: a test failed (completion error, verification mismatch),\n"
+"      set-up failed (no device, no server) or the output could not be written (one line\n"
+"      on stderr names the cause); 2 a usage error\n");
 }
 
 static int add_size(struct opts *o, uint64_t v)
@@ -388,7 +391,7 @@ static int flush_stdout(int rc)
 {
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "uvperf: cannot write to stdout: %s\n", strerror(errno));
-		return 2;
+		return 1;
 	}
 	return rc;
 }
@@ -415,7 +418,7 @@ static int run_server(const struct opts *o)
 	int lfd = up_chan_listen(o->addr, o->port, err, sizeof(err));
 	if (lfd < 0) {
 		fprintf(stderr, "uvperf server: %s\n", err);
-		return 2;
+		return 1;
 	}
 	if (!o->quiet)
 		fprintf(stderr, "uvperf server: listening on %s:%d\n", o->addr, o->port);
@@ -424,7 +427,7 @@ static int run_server(const struct opts *o)
 		int fd = up_chan_accept(lfd, err, sizeof(err));
 		if (fd < 0) {
 			fprintf(stderr, "uvperf server: %s\n", err);
-			rc = 2;
+			rc = 1;
 			break;
 		}
 		/* One client at a time: one that sends nothing for idle_s is dropped, so a
@@ -505,7 +508,7 @@ static int run_client(struct opts *o)
 		int sv[2];
 		if (plat_socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
 			perror("uvperf: socketpair");
-			return 2;
+			return 1;
 		}
 		c.fd = sv[0];
 		sa.fd = sv[1];
@@ -513,7 +516,7 @@ static int run_client(struct opts *o)
 		c.fd = up_chan_connect(o->addr, o->port, 10000, err, sizeof(err));
 		if (c.fd < 0) {
 			fprintf(stderr, "uvperf: %s\n", err);
-			return 2;
+			return 1;
 		}
 		/* A server that stops answering fails the run instead of hanging it: it
 		 * answers within its own completion wait (10 s) after each round. */
@@ -536,7 +539,7 @@ static int run_client(struct opts *o)
 		if (have_thread)
 			pthread_join(th, NULL);
 		up_ep_destroy(&c.ep);
-		return 2;
+		return 1;
 	}
 
 	struct up_result res[2 * UP_NOPS * UP_MAX_SIZES];
@@ -575,7 +578,7 @@ static int run_client(struct opts *o)
 					fprintf(stderr, "uvperf: %s %s %u B: %s\n", o->modes[m] == UP_LAT ? "latency" : "bandwidth",
 						up_op_name((enum up_op)op), t.size, err);
 					error = err;
-					failed = rc == -EBADMSG || rc == -EIO || rc == -ETIMEDOUT || rc == -EREMOTEIO ? 1 : 2;
+					failed = 1;
 				}
 			}
 		}
@@ -595,9 +598,9 @@ static int run_client(struct opts *o)
 	else
 		print_table(stdout, o, &c, res, nres);
 	if (write_csv(o, &c, res, nres))
-		failed = failed ? failed : 2;
+		failed = failed ? failed : 1;
 	if (flush_stdout(0))
-		failed = failed ? failed : 2;
+		failed = failed ? failed : 1;
 	for (int i = 0; i < nres; i++)
 		free(res[i].samples);
 	up_ep_destroy(&c.ep);
@@ -639,13 +642,14 @@ int main(int argc, char **argv)
 		 * prove that such a run is reported as FAILED). */
 		{ "test-bad-rkey", no_argument, NULL, O_BADRKEY },
 		{ "memfd", no_argument, NULL, O_MEMFD },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	int ch;
 	uint64_t v;
 	unsigned u = 0;
 	char *arg;
-	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	opterr = 0;    /* errors as one line each (tools/common/cli.h) */
+	while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
 		int bad = 0;
 		switch (ch) {
 		case O_SERVER: o.role = R_SERVER; role_set++; break;
@@ -698,33 +702,28 @@ int main(int argc, char **argv)
 		case O_BADRKEY: o.test_rkey_xor = 0xff; break;
 		case O_MEMFD: up_ep_use_shared_memory(true); break;
 		case 'h': usage(stdout); return flush_stdout(0);
-		default: usage(stderr); return 2;
+		case 'V': return uvt_version("uvperf");
+		default: return uvt_getopt_error("uvperf", ch, argv);
 		}
 		if (bad) {
-			fprintf(stderr, "uvperf: bad value for --%s: '%s'\n", lo[ch - O_SERVER].name, optarg ? optarg : "");
-			return 2;
+			return uvt_usage_error("uvperf", "bad value for --%s: '%s'", lo[ch - O_SERVER].name, optarg ? optarg : "");
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "uvperf: unexpected argument '%s' (options only; see --help)\n", argv[optind]);
-		return 2;
+		return uvt_usage_error("uvperf", "unexpected argument '%s' (options only)", argv[optind]);
 	}
 	if (role_set > 1) {
-		fprintf(stderr, "uvperf: say only one of --server, --client ADDR and --loopback\n");
-		return 2;
+		return uvt_usage_error("uvperf", "say only one of --server, --client ADDR and --loopback");
 	}
 	if (!role_set) {
-		fprintf(stderr, "uvperf: say --server, --client ADDR or --loopback\n");
-		usage(stderr);
-		return 2;
+		return uvt_usage_error("uvperf", "say --server, --client ADDR or --loopback");
 	}
 	if (!o.nmodes)
 		o.modes[o.nmodes++] = UP_LAT;
 	if (!o.nops)
 		o.ops[o.nops++] = UP_WRITE;
 	if (o.role != R_LOOPBACK && o.ndevices > 1) {
-		fprintf(stderr, "uvperf: two --device only with --loopback\n");
-		return 2;
+		return uvt_usage_error("uvperf", "two --device only with --loopback");
 	}
 	/* libuverbs opens what UVERBS_DEVICES names: a --device becomes that list. */
 	char list[1024];

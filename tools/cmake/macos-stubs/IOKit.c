@@ -13,3 +13,5 @@ void IOObjectConformsTo(void) {}
 void IORegistryEntryCreateCFProperty(void) {}
 void IORegistryEntryGetParentEntry(void) {}
 void IORegistryEntryGetRegistryEntryID(void) {}
+void IORegistryEntryGetChildIterator(void) {}
+void IOObjectGetClass(void) {}

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/* The daemon's policy (tools/uvd/policy.c) on commands built here: every object number
+ * a client names -- at creation and in every QP transition, RTS2RTS included -- must be
+ * its own, and a client past its quota of one kind is refused with -EDQUOT and the flag
+ * that raises it.  Plain data: no device, no daemon. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+
+#include "firmware-cmd/names.h"
+#include "firmware-cmd/prm.h"
+#include "tools/uvd/uvd.h"
+
+/* opt_param_mask bits (PRM "Optional Parameter Mask"; Linux MLX5_QP_OPTPAR_*) */
+#define OPT_SRQN (1u << 18)
+#define OPT_CQN_RCV (1u << 19)
+
+static struct uvd_server srv;
+static struct uvd_client victim, attacker;
+static char msg[192];
+
+static void setup(void)
+{
+	memset(&srv, 0, sizeof(srv));
+	srv.lim = (struct uvd_limits){ .objs = 8, .qcnt = 2 };
+	memset(&victim, 0, sizeof(victim));
+	memset(&attacker, 0, sizeof(attacker));
+	victim.srv = attacker.srv = &srv;
+	/* the victim's objects */
+	cr_assert_eq(uvd_obj_add(&victim, UVD_CQ, 0x80), 0);
+	cr_assert_eq(uvd_obj_add(&victim, UVD_SRQ, 0x90), 0);
+	cr_assert_eq(uvd_obj_add(&victim, UVD_PD, 0x9), 0);
+	/* the attacker's: a QP on its own PD and CQ */
+	cr_assert_eq(uvd_obj_add(&attacker, UVD_QP, 0x100), 0);
+	cr_assert_eq(uvd_obj_add(&attacker, UVD_CQ, 0x81), 0);
+	cr_assert_eq(uvd_obj_add(&attacker, UVD_SRQ, 0x91), 0);
+	cr_assert_eq(uvd_obj_add(&attacker, UVD_PD, 0xa), 0);
+}
+
+static void teardown(void)
+{
+	free(victim.objs);
+	free(attacker.objs);
+}
+
+TestSuite(uvd_policy, .init = setup, .fini = teardown);
+
+/* A transition of the attacker's QP 0x100, its qpc naming receive CQ cqn and SRQ srqn
+ * under opt_param_mask opt. */
+static int transition(uint16_t op, uint32_t opt, uint32_t cqn, uint32_t srqn)
+{
+	static uint8_t in[PRM_SIZE(rst2init_qp_in)];
+	bool noop;
+	memset(in, 0, sizeof(in));
+	PRM_SET(rst2init_qp_in, in, opcode, op);
+	PRM_SET(rst2init_qp_in, in, qpn, 0x100);
+	PRM_SET(rst2init_qp_in, in, opt_param_mask, opt);
+	uint8_t *qpc = PRM_ADDR(rst2init_qp_in, in, qpc);
+	PRM_SET(qpc, qpc, cqn_rcv, cqn);
+	PRM_SET(qpc, qpc, srqn_rmpn_xrqn, srqn);
+	msg[0] = '\0';
+	return uvd_policy_check(&attacker, in, sizeof(in), msg, sizeof(msg), &noop);
+}
+
+Test(uvd_policy, rts2rts_naming_another_clients_receive_cq_is_refused)
+{
+	int rc = transition(PRM_CMD_OP_RTS2RTS_QP, OPT_CQN_RCV, 0x80, 0);
+	cr_assert_eq(rc, -EPERM, "rc %d: %s", rc, msg);
+	cr_assert(strstr(msg, "receive CQ"), "%s", msg);
+	cr_assert_eq(transition(PRM_CMD_OP_RTS2RTS_QP, OPT_CQN_RCV, 0x81, 0), 0, "its own CQ: %s", msg);
+}
+
+Test(uvd_policy, rts2rts_naming_another_clients_srq_is_refused)
+{
+	int rc = transition(PRM_CMD_OP_RTS2RTS_QP, OPT_SRQN, 0, 0x90);
+	cr_assert_eq(rc, -EPERM, "rc %d: %s", rc, msg);
+	cr_assert(strstr(msg, "SRQ"), "%s", msg);
+	cr_assert_eq(transition(PRM_CMD_OP_RTS2RTS_QP, OPT_SRQN, 0, 0x91), 0, "its own SRQ: %s", msg);
+}
+
+Test(uvd_policy, every_transition_checks_the_objects_it_names)
+{
+	static const uint16_t ops[] = { PRM_CMD_OP_RST2INIT_QP, PRM_CMD_OP_INIT2INIT_QP, PRM_CMD_OP_INIT2RTR_QP,
+					PRM_CMD_OP_RTR2RTS_QP, PRM_CMD_OP_RTS2RTS_QP, PRM_CMD_OP_SQD_RTS_QP };
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		cr_assert_eq(transition(ops[i], OPT_CQN_RCV, 0x80, 0), -EPERM, "op 0x%x", ops[i]);
+		cr_assert_eq(transition(ops[i], OPT_SRQN, 0, 0x90), -EPERM, "op 0x%x", ops[i]);
+		/* unmasked but set: still checked */
+		cr_assert_eq(transition(ops[i], 0, 0x80, 0), -EPERM, "op 0x%x", ops[i]);
+		/* masked and zero: CQ 0 is nobody's here */
+		cr_assert_eq(transition(ops[i], OPT_CQN_RCV, 0, 0), -EPERM, "op 0x%x", ops[i]);
+		cr_assert_eq(transition(ops[i], 0, 0, 0), 0, "op 0x%x: %s", ops[i], msg);
+	}
+}
+
+Test(uvd_policy, mkey_bound_to_another_clients_qp_is_refused)
+{
+	uint8_t in[PRM_SIZE(create_mkey_in)] = { 0 };
+	bool noop;
+	PRM_SET(create_mkey_in, in, opcode, PRM_CMD_OP_CREATE_MKEY);
+	uint8_t *mkc = PRM_ADDR(create_mkey_in, in, memory_key_mkey_entry);
+	PRM_SET(mkc, mkc, pd, 0xa);
+	PRM_SET(mkc, mkc, qpn, 0x200);
+	cr_assert_eq(uvd_policy_check(&attacker, in, sizeof(in), msg, sizeof(msg), &noop), -EPERM);
+	cr_assert(strstr(msg, "QP"), "%s", msg);
+}
+
+Test(uvd_policy, objects_past_the_quota_are_refused_with_edquot)
+{
+	uint8_t in[PRM_SIZE(alloc_pd_in)] = { 0 };
+	bool noop;
+	PRM_SET(alloc_pd_in, in, opcode, PRM_CMD_OP_ALLOC_PD);
+	for (uint32_t i = 1; i < 8; i++) {
+		cr_assert_eq(uvd_policy_check(&attacker, in, sizeof(in), msg, sizeof(msg), &noop), 0, "%s", msg);
+		cr_assert_eq(uvd_obj_add(&attacker, UVD_PD, 0x100 + i), 0);
+	}
+	cr_assert_eq(uvd_policy_check(&attacker, in, sizeof(in), msg, sizeof(msg), &noop), -EDQUOT);
+	cr_assert(strstr(msg, "-o"), "the message names the flag: %s", msg);
+	/* the other client's quota is its own */
+	cr_assert_eq(uvd_policy_check(&victim, in, sizeof(in), msg, sizeof(msg), &noop), 0, "%s", msg);
+	uvd_obj_del(&attacker, UVD_PD, 0x101);
+	cr_assert_eq(uvd_policy_check(&attacker, in, sizeof(in), msg, sizeof(msg), &noop), 0, "%s", msg);
+}
+
+Test(uvd_policy, counter_sets_past_their_quota_are_refused)
+{
+	uint8_t in[PRM_SIZE(alloc_q_counter_in)] = { 0 };
+	bool noop;
+	PRM_SET(alloc_q_counter_in, in, opcode, PRM_CMD_OP_ALLOC_Q_COUNTER);
+	cr_assert_eq(uvd_obj_add(&attacker, UVD_QCNT, 1), 0);
+	cr_assert_eq(uvd_obj_add(&attacker, UVD_QCNT, 2), 0);
+	cr_assert_eq(uvd_policy_check(&attacker, in, sizeof(in), msg, sizeof(msg), &noop), -EDQUOT);
+	cr_assert(strstr(msg, "-q"), "%s", msg);
+}

@@ -1,0 +1,365 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""One user, one client: the run directory, the daemon's identity, a client that never
+reads, quotas, idle connections, the socket path and the configuration file
+(docs/architecture.md, "Threat model").
+
+Each test plays the hostile side itself: a run directory someone else could have made,
+a fake daemon that lies about its pid or never answers, a client that floods or never
+reads.  The daemon is $UVD_BIN, the library $UVERBS_LIB; addresses 127.97.<b>.x.
+"""
+import array
+import os
+import shutil
+import socket
+import stat
+import struct
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+
+import test_uvd
+from test_uvd import Raw, _alloc_pd, _env, _next, daemon  # noqa: F401 (daemon: a fixture)
+
+LIB = test_uvd.LIB
+UVD = test_uvd.UVD
+EDQUOT = 122
+
+
+def _run(args, env, timeout=60):
+    return subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=timeout)
+
+
+def _env_rundir(rundir):
+    env = _env("")
+    del env["UVERBS_DEVICES"]
+    env["UVERBS_RUN_DIR"] = rundir
+    env["UVERBS_LOG"] = "warn"
+    return env
+
+
+class Listener:
+    """A SOCK_SEQPACKET listener at path that counts who connects (a daemon someone
+    planted); serve(conn) answers each connection when given."""
+
+    def __init__(self, path, serve=None):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.s.bind(path)
+        self.s.listen(8)
+        self.s.settimeout(0.2)
+        self.conns, self.stop, self.serve = [], False, serve
+        self.t = threading.Thread(target=self._loop, daemon=True)
+        self.t.start()
+
+    def _loop(self):
+        while not self.stop:
+            try:
+                c, _ = self.s.accept()
+            except OSError:
+                continue
+            self.conns.append(c)
+            if self.serve:
+                threading.Thread(target=self.serve, args=(c,), daemon=True).start()
+
+    def close(self):
+        self.stop = True
+        self.t.join(5)
+        for c in self.conns:
+            c.close()
+        self.s.close()
+
+
+def _hello_reply(conn, pid):
+    """Answer a HELLO as a daemon of protocol 3 would (uvd_hello_rep), giving `pid`
+    as its own, and an event socket; then read and ignore whatever comes."""
+    msg = conn.recv(4096)
+    if len(msg) < 16:
+        return
+    _, op, _, _, seq = struct.unpack_from("=IHHiI", msg)
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pci = struct.pack("=HHHH32sBBH", 0x15b3, 0x1017, 0, 0, b"emu:fake", 0, 0, 0)
+    rep = struct.pack("=IIQIiII", 3, 4096, 1 << 20, 0, pid, 4096, 0) + pci + struct.pack("=I", 0)
+    body = struct.pack("=IHHiI", 16 + len(rep), op, 0, 0, seq) + rep
+    conn.sendmsg([body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [b.fileno()]))])
+    b.close()
+    try:
+        while conn.recv(4096):
+            pass               # never answered: a stuck daemon
+    except OSError:
+        pass
+    a.close()
+
+
+# ---------------------------------------------------------------- the run directory
+
+def test_tenancy_run_dir_not_0700_is_refused_and_its_socket_never_used():
+    """A run directory anyone could have made (here: mode 0755) is not ours: the
+    library never connects to the socket in it, and says why once."""
+    rundir = tempfile.mkdtemp(prefix="uvd-run-")
+    os.chmod(rundir, 0o755)
+    lst = Listener(os.path.join(rundir, "uvd.sock"))
+    try:
+        r = _run(["ibv_devices"], _env_rundir(rundir))
+        time.sleep(0.3)
+        assert not lst.conns, "the library connected to a socket in a 0755 run dir: " + r.stdout
+        assert "mode 0755, not 0700" in r.stdout, r.stdout
+        assert r.stdout.count("mode 0755") == 1, "said once: " + r.stdout
+    finally:
+        lst.close()
+        shutil.rmtree(rundir)
+
+
+def test_tenancy_run_dir_of_another_user_is_refused():
+    """/tmp/uverbs-<uid> made by another user first: refused, its socket never used.
+    Needs root to make a directory another user owns (CI runs as root)."""
+    if os.geteuid() != 0:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI runs as root: this test needs to chown a directory")
+        pytest.skip("needs root to make a directory owned by another user")
+    rundir = tempfile.mkdtemp(prefix="uvd-run-")
+    lst = Listener(os.path.join(rundir, "uvd.sock"))
+    os.chown(rundir, 65534, 65534)
+    try:
+        r = _run(["ibv_devices"], _env_rundir(rundir))
+        time.sleep(0.3)
+        assert not lst.conns, r.stdout
+        assert "belongs to uid 65534" in r.stdout, r.stdout
+        # the daemon refuses to serve there too
+        u = subprocess.run([UVD, "-d", "emu:ip=127.97.1.1"], env=_env_rundir(rundir), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=30)
+        assert u.returncode != 0 and "belongs to uid 65534" in u.stdout, u.stdout
+    finally:
+        lst.close()
+        shutil.rmtree(rundir)
+
+
+def test_tenancy_run_dir_that_is_a_link_is_refused():
+    target = tempfile.mkdtemp(prefix="uvd-run-")
+    link = target + "-link"
+    os.symlink(target, link)
+    lst = Listener(os.path.join(target, "uvd.sock"))
+    try:
+        r = _run(["ibv_devices"], _env_rundir(link))
+        time.sleep(0.3)
+        assert not lst.conns and "refused" in r.stdout, r.stdout
+    finally:
+        lst.close()
+        os.unlink(link)
+        shutil.rmtree(target)
+
+
+def test_tenancy_counters_file_never_written_through_a_planted_link():
+    """The counters file's tmp name, planted as a link to a victim file before the
+    program starts (its pid is the shell's, kept by exec): the victim is untouched and
+    the counters are published all the same."""
+    rundir = tempfile.mkdtemp(prefix="uvd-run-")
+    victim = os.path.join(tempfile.mkdtemp(prefix="uvd-victim-"), "precious")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    env = _env("emu:ip=127.97.2.1")
+    env["UVERBS_RUN_DIR"] = rundir
+    _, port = _next()
+    sh = ('ln -s %s %s/$$-uverbs0.counters.tmp; exec ibv_rc_pingpong -d uverbs0 -g 1 -p %d'
+          % (victim, rundir, port + 500))
+    p = subprocess.Popen(["sh", "-c", sh], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        path = os.path.join(rundir, "%d-uverbs0.counters" % p.pid)
+        deadline = time.time() + 15
+        while not os.path.exists(path) and time.time() < deadline and p.poll() is None:
+            time.sleep(0.1)
+        assert os.path.exists(path), "no counters published: %s" % os.listdir(rundir)
+    finally:
+        p.kill()
+        p.wait(10)
+    with open(victim) as f:
+        assert f.read() == "precious\n", "the victim file was written through the link"
+    shutil.rmtree(rundir)
+    shutil.rmtree(os.path.dirname(victim))
+
+
+# ---------------------------------------------------------------- the daemon's identity
+
+def test_tenancy_daemon_that_lies_about_its_pid_is_refused():
+    """A daemon's pid is the kernel's (SO_PEERCRED), not what its HELLO says: a fake
+    naming pid 1 (for PR_SET_PTRACER) is refused."""
+    d = tempfile.mkdtemp(prefix="uvd-fake-")
+    sock = os.path.join(d, "uvd.sock")
+    lst = Listener(sock, serve=lambda c: _hello_reply(c, 1))
+    try:
+        env = _env("uvd:" + sock)
+        env["UVERBS_LOG"] = "warn"
+        r = _run(["ibv_devinfo"], env, timeout=60)
+        assert lst.conns, r.stdout
+        assert "says it is pid 1, the kernel says %d" % os.getpid() in r.stdout, r.stdout
+    finally:
+        lst.close()
+        shutil.rmtree(d)
+
+
+def test_tenancy_request_to_a_daemon_that_never_answers_times_out():
+    """A daemon that answers HELLO and then nothing: the client's request fails after
+    UVERBS_UVD_TIMEOUT seconds instead of hanging."""
+    d = tempfile.mkdtemp(prefix="uvd-fake-")
+    sock = os.path.join(d, "uvd.sock")
+    lst = Listener(sock, serve=lambda c: _hello_reply(c, os.getpid()))
+    try:
+        env = _env("uvd:" + sock)
+        env["UVERBS_LOG"] = "warn"
+        env["UVERBS_UVD_TIMEOUT"] = "2"
+        t0 = time.time()
+        r = _run(["ibv_devinfo"], env, timeout=60)
+        assert time.time() - t0 < 30, r.stdout
+        assert r.returncode != 0 and "timed out" in r.stdout, r.stdout
+    finally:
+        lst.close()
+        shutil.rmtree(d)
+
+
+# ---------------------------------------------------------------- no reply under the lock
+
+def test_tenancy_client_that_never_reads_its_pin_replies_blocks_nobody(daemon):
+    """PIN requests sent and their replies never read: the daemon's thread for that
+    client blocks in its send, but holds no lock, so another client is served."""
+    base, _ = _next()
+    d = daemon(base + "1")
+    a, b = Raw(d.sock), Raw(d.sock)
+    a.s.setblocking(False)
+    req = struct.pack("=IHHiI", 16 + 16, 6, 0, 0, 1) + struct.pack("=QQ", 0, 0)   # PIN of 0 bytes: refused
+    sent = 0
+    try:
+        for _ in range(20000):
+            a.s.send(req)
+            sent += 1
+    except BlockingIOError:
+        pass
+    time.sleep(1.0)           # the daemon's thread for a now blocks in its reply
+    b.s.settimeout(10)
+    assert b.alive(), "another client's command hung (%d PINs unread)" % sent
+
+
+# ---------------------------------------------------------------- quotas
+
+def test_tenancy_objects_past_the_quota_are_refused_with_edquot(daemon):
+    base, _ = _next()
+    d = daemon(base + "1", args=["-o", "4", "-q", "1"])
+    a, b = Raw(d.sock), Raw(d.sock)
+    for _ in range(4):
+        _alloc_pd(a)
+    rc, _, msg = a.cmd(test_uvd._op(0x800))
+    assert rc == -EDQUOT and "-o" in msg, (rc, msg)
+    _alloc_pd(b)              # b's quota is its own
+    rc, _, msg = a.cmd(test_uvd._op(0x771))
+    assert rc == 0, msg       # one counter set
+    rc, _, msg = a.cmd(test_uvd._op(0x771))
+    assert rc == -EDQUOT and "-q" in msg, (rc, msg)
+
+
+def test_tenancy_queue_memory_past_the_locked_quota_is_refused(daemon):
+    base, _ = _next()
+    d = daemon(base + "1", args=["-m", str(1 << 20)])
+    a = Raw(d.sock)
+    rc, body, fds = a.rpc(4, struct.pack("=QQ", 512 << 10, 4096))
+    assert rc == 0, rc
+    rc, body, fds = a.rpc(4, struct.pack("=QQ", 768 << 10, 4096))
+    assert rc == -EDQUOT, rc
+
+
+def test_tenancy_connections_past_the_limit_are_closed_and_idle_ones_time_out(daemon):
+    base, _ = _next()
+    d = daemon(base + "1", args=["-C", "3", "-i", "2"])
+    held = [Raw(d.sock) for _ in range(3)]
+    for r in held:
+        _alloc_pd(r)          # holding something: never idle
+    with pytest.raises((AssertionError, OSError)):
+        Raw(d.sock)           # a fourth from this process: closed
+    assert "refused" in d.text() and "-C" in d.text(), d.text()
+    for r in held[:2]:
+        r.s.close()
+        r.evs.close()
+    time.sleep(0.5)
+    # a connection that says nothing, and one that holds nothing: closed after -i
+    mute = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    mute.connect(d.sock)
+    idle = Raw(d.sock)
+    mute.settimeout(10)
+    idle.s.settimeout(10)
+    assert mute.recv(100) == b""
+    assert idle.s.recv(100) == b""
+    assert "idle for 2 s" in d.text(), d.text()
+    assert held[2].alive()
+
+
+def test_tenancy_many_idle_connections_do_not_make_the_daemon_spin(daemon):
+    """300 connections that say nothing (past -c): the daemon's CPU time stays low."""
+    base, _ = _next()
+    d = daemon(base + "1", args=["-c", "16", "-C", "1000"])
+    conns = []
+    for _ in range(300):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            s.connect(d.sock)
+        except OSError:
+            s.close()
+            continue
+        conns.append(s)
+
+    def cpu():
+        with open("/proc/%d/stat" % d.p.pid) as f:
+            v = f.read().rsplit(")", 1)[1].split()
+        return (int(v[11]) + int(v[12])) / os.sysconf("SC_CLK_TCK")
+    time.sleep(0.5)
+    c0 = cpu()
+    time.sleep(2.0)
+    used = cpu() - c0
+    for s in conns:
+        s.close()
+    assert used < 0.5, "the daemon used %.2f s of CPU in 2 s with idle connections" % used
+    assert Raw(d.sock).alive()
+
+
+# ---------------------------------------------------------------- the socket path, the config file
+
+def test_tenancy_socket_path_that_is_not_a_stale_socket_is_left_alone():
+    d = tempfile.mkdtemp(prefix="uvd-path-")
+    path = os.path.join(d, "notes.txt")
+    with open(path, "w") as f:
+        f.write("keep me\n")
+    r = subprocess.run([UVD, "-d", "emu:ip=127.97.3.1", "-s", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=30)
+    assert r.returncode != 0 and "left alone" in r.stdout, r.stdout
+    with open(path) as f:
+        assert f.read() == "keep me\n"
+    shutil.rmtree(d)
+
+
+def test_tenancy_socket_path_over_107_bytes_is_refused():
+    path = "/tmp/" + "x" * 120
+    if os.path.lexists(path[:107]):
+        os.unlink(path[:107])   # left by an older uvd, which cut the path
+    r = subprocess.run([UVD, "-d", "emu:ip=127.97.3.2", "-s", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=30)
+    assert r.returncode == 2 and "longer than 107 bytes" in r.stdout, r.stdout
+    assert not os.path.exists(path[:107])
+
+
+def test_tenancy_stale_socket_of_ours_is_replaced(daemon):
+    base, _ = _next()
+    d = tempfile.mkdtemp(prefix="uvd-path-")
+    path = os.path.join(d, "uvd.sock")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.bind(path)
+    s.close()                 # a socket file nobody listens on: what a killed daemon leaves
+    dm = daemon(base + "1", path)
+    assert Raw(dm.sock).alive()
+
+
+def test_tenancy_config_that_is_not_a_regular_file_is_refused_without_hanging():
+    env = _env("emu:ip=127.97.4.1")
+    env["UVERBS_CONFIG"] = "/dev/urandom"
+    env["UVERBS_LOG"] = "warn"
+    r = _run(["ibv_devinfo", "-v"], env, timeout=60)
+    assert "not a regular file" in r.stdout, r.stdout
+    assert "GID" in r.stdout, r.stdout
