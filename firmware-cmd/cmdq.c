@@ -46,7 +46,9 @@
  * nested command must not touch the boxes of the command it runs beside). */
 struct cmdq_slot {
 	unsigned index;
-	struct shim_dma pool;       /* a view into cmdq.pool: in_boxes then out_boxes */
+	struct shim_dma pool;       /* a view into cmdq.pool: in_boxes then out_boxes, or
+	                             * (pool_own) one of its own, after a move */
+	bool pool_own;
 };
 
 struct cmdq {
@@ -89,6 +91,11 @@ struct cmdq {
 	 * them (it owns the slot until a reset), so they are freed only with the queue. */
 	struct shim_dma *stale;
 	size_t nstale;
+	/* Entries a timed-out command left owned by the device (bit per index): slot 0's
+	 * commands moved to another entry (cmdq_move_main_slot); one comes back when the
+	 * device hands it back. */
+	uint32_t abandoned;
+	unsigned moves;             /* times the main slot moved (cmdq_slot_moves) */
 };
 
 /* ---- ordering between host memory the device reads by DMA and the doorbell ----
@@ -301,6 +308,8 @@ void cmdq_destroy(struct cmdq *q)
 	for (size_t i = 0; i < q->nstale; i++)
 		shim_dma_free(q->dev, &q->stale[i]);
 	free(q->stale);
+	if (q->slots[0].pool_own)
+		shim_dma_free(q->dev, &q->slots[0].pool);
 	if (q->pool.va)
 		shim_dma_free(q->dev, &q->pool);
 	if (q->queue.va)
@@ -727,12 +736,71 @@ static int cmdq_read_output(struct cmdq *q, struct cmdq_run *r, void *out, size_
 	return 0;
 }
 
+static void cmdq_keep_stale(struct cmdq *q, const struct shim_dma *m)
+{
+	struct shim_dma *n = realloc(q->stale, (q->nstale + 1) * sizeof(*n));
+
+	if (n) {
+		q->stale = n;
+		q->stale[q->nstale++] = *m;
+	}
+}
+
+static uint8_t *cmdq_entry_at(struct cmdq *q, unsigned index)
+{
+	return (uint8_t *)q->queue.va + ((size_t)index << q->log_stride);
+}
+
+/* A command on the main slot timed out and the device still owns its entry (and may
+ * still write its mailboxes).  Do what Linux does (cmd.c wait_func_handle_exec_timeout
+ * completes the command with -ETIMEDOUT, and mlx5_cmd_comp_handler frees its entry
+ * only when the real completion arrives, "only real completion can free the cmd
+ * slot"): leave that entry and its mailboxes to the device, and carry on with the next
+ * command on another entry of the queue, with mailboxes of its own.  Entries handed
+ * back in the meantime are free again.  -EBUSY when every entry but the nested one is
+ * held by the device. */
+static int cmdq_move_main_slot(struct cmdq *q, const char *name)
+{
+	struct cmdq_slot *m = &q->slots[0];
+	unsigned n = 1u << q->log_size;
+
+	for (unsigned i = 0; i < n; i++)
+		if ((q->abandoned & (1u << i)) && !cmdq_entry_ownership(cmdq_entry_at(q, i)))
+			q->abandoned &= ~(1u << i);
+	q->abandoned |= 1u << m->index;
+	for (unsigned i = 0; i < n; i++) {
+		if ((q->abandoned & (1u << i)) || (q->nslots > 1 && i == q->slots[1].index) ||
+		    cmdq_entry_ownership(cmdq_entry_at(q, i)))
+			continue;
+		struct shim_dma pool = { 0 };
+		if (q->pool_boxes) {
+			size_t per_slot = 2 * q->pool_boxes * CMDQ_BOX_STRIDE;
+			int rc = cmdq_dma_alloc(q->dev, per_slot, CMDQ_QUEUE_BYTES, CMDQ_BOX_STRIDE, &pool,
+						"mailbox");
+			if (rc < 0)
+				return cmdq_fail(q, rc, "%s: command slot %u is still owned by the device and no "
+						 "mailboxes for another: %s", name, m->index, strerror(-rc));
+		}
+		/* the old mailboxes stay allocated until the queue goes (the device may
+		 * still write them) */
+		if (m->pool_own)
+			cmdq_keep_stale(q, &m->pool);
+		m->pool = pool;
+		m->pool_own = q->pool_boxes != 0;
+		m->index = i;
+		q->moves++;
+		return 0;
+	}
+	return cmdq_fail(q, -EBUSY, "%s: every command slot is still owned by the device (commands timed out)",
+			 name);
+}
+
 static int cmdq_exec_locked(struct cmdq *q, const struct cmdq_slot *slot, const void *in, size_t inlen, void *out,
 			    size_t outlen)
 {
 	uint8_t hdr[CMDQ_INLINE_BYTES] = { 0 };
 	uint8_t *entry = (uint8_t *)q->queue.va + ((size_t)slot->index << q->log_stride);
-	const uint32_t bit = 1u << slot->index;
+	uint32_t bit = 1u << slot->index;
 	struct cmdq_run r;
 	char opbuf[24];
 	int rc;
@@ -743,10 +811,17 @@ static int cmdq_exec_locked(struct cmdq *q, const struct cmdq_slot *slot, const 
 	r.name = prm_opcode_str((uint16_t)PRM_GET(cmd_in, hdr, opcode), opbuf, sizeof(opbuf));
 
 	/* After a timeout the device may still own the slot and its mailboxes: reusing them
-	 * would hand it a half-rewritten command.  Only a reset of the function frees it. */
-	if (cmdq_entry_ownership(entry))
-		return cmdq_fail(q, -EBUSY, "%s: command slot %u is still owned by the device (an earlier command timed out)",
-				 r.name, slot->index);
+	 * would hand it a half-rewritten command.  The main slot moves to a free entry
+	 * (cmdq_move_main_slot); the nested one has nowhere to go. */
+	if (cmdq_entry_ownership(entry)) {
+		if (slot != &q->slots[0] || q->nslots < 2)
+			return cmdq_fail(q, -EBUSY, "%s: command slot %u is still owned by the device (an "
+					 "earlier command timed out)", r.name, slot->index);
+		if ((rc = cmdq_move_main_slot(q, r.name)) < 0)
+			return rc;
+		entry = cmdq_entry_at(q, slot->index);
+		bit = 1u << slot->index;
+	}
 	if ((rc = cmdq_check_lengths(q, &r, inlen, outlen)) < 0 ||
 	    (rc = cmdq_get_boxes(q, slot, r.name, r.nin, r.nout, &r.boxes)) < 0)
 		return rc;

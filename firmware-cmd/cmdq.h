@@ -72,7 +72,9 @@ void cmdq_destroy(struct cmdq *q);
  *                                            "CREATE_QP: bad parameter (0x3), syndrome 0x2a1b3c"
  *               (the syndrome's name follows in parentheses when it is one of ours)
  *   -EINVAL     outlen < 16 or a NULL buffer;  -E2BIG  beyond max_mailbox_bytes
- *   -EBUSY      the device still owns the slot after an earlier timeout (reset needed)
+ *   -EBUSY      every entry is still owned by the device after earlier timeouts (a timed-out
+ *               command leaves its entry to the device and the next one takes another,
+ *               as Linux cmd.c does; a reset frees them)
  * `out` is filled whenever the firmware answered. */
 int cmdq_exec(struct cmdq *q, const void *in, size_t inlen, void *out, size_t outlen);
 

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hw/platform/byteorder.h"
@@ -289,12 +290,22 @@ static void uv_wake(struct uv_dev *d)
 }
 
 /* Blocks in poll() on the interrupt fds; serves what fired under the device lock.  The
- * health registers are read once a second so a dead device is noticed without traffic. */
+ * health registers are read once a second, on a clock of their own and not only when
+ * poll() found nothing: under a steady stream of interrupts a dead device must still be
+ * noticed (Linux health.c samples from a timer, mlx5_start_health_poll). */
+#define UV_HEALTH_PERIOD_NS 1000000000ull
+static uint64_t uv_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 static void *uv_service(void *arg)
 {
 	struct uv_dev *d = arg;
 	struct pollfd p[UV_MAX_EQS + 2];
 	struct mx5_eq *eqs[UV_MAX_EQS];
+	uint64_t next_health = uv_now_ns() + UV_HEALTH_PERIOD_NS;
 
 	while (!d->stop) {
 		unsigned n = 0, neq;
@@ -323,14 +334,17 @@ static void *uv_service(void *arg)
 		}
 		pthread_mutex_lock(&d->lock);
 		uv_stats_tick(d);
-		if (r == 0) {
-			mx5_device_check_health(d->mx5, NULL);
-		} else {
+		if (r > 0) {
 			if (p[1].revents & POLLIN)
 				mx5_device_poll_events(d->mx5);
 			for (unsigned i = 0; i < neq; i++)
 				if (p[2 + i].revents & POLLIN)
 					mx5_eq_poll(eqs[i]);
+		}
+		uint64_t now = uv_now_ns();
+		if (r == 0 || now >= next_health) {
+			next_health = now + UV_HEALTH_PERIOD_NS;
+			mx5_device_check_health(d->mx5, NULL);
 		}
 		pthread_mutex_unlock(&d->lock);
 	}

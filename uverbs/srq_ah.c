@@ -111,9 +111,20 @@ UV_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 	if (!srq || !attr)
 		return EINVAL;
 	struct uv_srq *s = uv_from(srq, struct uv_srq, srq);
+	/* the limit as the device holds it: 0 once SRQ_LIMIT fired (Linux
+	 * mlx5_ib_query_srq reads it back with QUERY_RMP) */
+	struct uv_dev *d = uv_dev_lock(srq->context);
+	uint32_t limit = 0;
+	int rc = mx5_srq_query_limit(s->m, &limit);
+	if (rc)
+		rc = uv_err(d, rc, "ibv_query_srq");
+	pthread_mutex_unlock(&d->lock);
+	if (rc)
+		return rc;
+	s->limit = limit;
 	attr->max_wr = s->max_wr;
 	attr->max_sge = s->max_sge;
-	attr->srq_limit = s->limit;
+	attr->srq_limit = limit;
 	return 0;
 }
 

@@ -153,7 +153,36 @@ static int chain_fetch(struct emu_dev *d, uint64_t first, size_t n, uint8_t toke
 
 /* ---- dispatch ---- */
 
+/* The process's command observer (emu.h emu_set_cmd_observer): fn and ctx change
+ * together under the lock; a command reads them under it too. */
+static pthread_mutex_t emu_obs_lock = PTHREAD_MUTEX_INITIALIZER;
+static emu_cmd_observer_fn emu_obs_fn;
+static void *emu_obs_ctx;
+
+void emu_set_cmd_observer(emu_cmd_observer_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&emu_obs_lock);
+	emu_obs_ctx = ctx;
+	__atomic_store_n(&emu_obs_fn, fn, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&emu_obs_lock);
+}
+
+static int emu_cmd_dispatch_one(struct emu_dev *d, struct emu_cmd *c, int *hang);
+
 int emu_cmd_dispatch(struct emu_dev *d, struct emu_cmd *c, int *hang)
+{
+	int st = emu_cmd_dispatch_one(d, c, hang);
+
+	if (__atomic_load_n(&emu_obs_fn, __ATOMIC_RELAXED) && !*hang) {
+		pthread_mutex_lock(&emu_obs_lock);
+		if (emu_obs_fn)
+			emu_obs_fn(emu_obs_ctx, c->opcode, c->op_mod, c->in, c->inlen, c->out, c->outlen, st);
+		pthread_mutex_unlock(&emu_obs_lock);
+	}
+	return st;
+}
+
+static int emu_cmd_dispatch_one(struct emu_dev *d, struct emu_cmd *c, int *hang)
 {
 	const struct emu_cmd_desc *desc = emu_cmd_find(c->opcode);
 	uint8_t st;

@@ -45,7 +45,8 @@ static int create_eq(struct emu_dev *d, struct emu_cmd *c)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_UAR);
 	if (log_size > PRM_GET(cmd_hca_cap, gen, log_max_eq_sz))
 		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_SIZE_TOO_LARGE);
-	if (intr >= EMU_NUM_VECTORS)
+	/* a vector the function has (its MSI-X table: cfg msix) */
+	if (intr >= emu_irq_count(d))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_INTR_VECTOR);
 	if (PRM_GET(eqc, eqc, page_offset) != 0 || log_pg > 20)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_PAGE_SIZE);

@@ -101,10 +101,14 @@ static int load_klm(struct emu_dev *d, const uint8_t *list, uint32_t n, struct e
 		*synd = PRM_SYND_NO_RESOURCES;
 		return PRM_CMD_STAT_NO_RES;
 	}
+	uint32_t used = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *e = list + (size_t)i * PRM_SIZE(klm);
 		struct emu_klm k = { (uint32_t)PRM_GET(klm, e, byte_count), (uint32_t)PRM_GET(klm, e, mkey),
 				     PRM_GET(klm, e, address) };
+		/* an all-zero entry pads the list to a multiple of 4 (see create_mkey) */
+		if (!k.byte_count && !k.mkey && !k.addr)
+			continue;
 		struct emu_mkey *t = emu_obj_get(d, EMU_OBJ_MKEY, k.mkey >> 8);
 
 		if (!t || t->variant != (k.mkey & 0xff) || t->free) {
@@ -116,10 +120,10 @@ static int load_klm(struct emu_dev *d, const uint8_t *list, uint32_t n, struct e
 			*synd = PRM_SYND_KLM_OUT_OF_RANGE;
 			return PRM_CMD_STAT_BAD_PARAM;
 		}
-		mk->klm[i] = k;
+		mk->klm[used++] = k;
 		covered += k.byte_count;
 	}
-	mk->nklm = n;
+	mk->nklm = used;
 	if (covered < mk->len) {
 		mk->nklm = 0;
 		*synd = PRM_SYND_MTT_OUT_OF_RANGE;
@@ -215,6 +219,12 @@ static int create_mkey(struct emu_dev *d, struct emu_cmd *c)
 
 		if (tmp.octwords > (1ull << log_klm))
 			return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
+		/* The KLM list comes in groups of 4 entries (64 bytes), padded with zero
+		 * entries: DPDK mlx5_devx_cmd_mkey_create (RTE_ALIGN(klm_num, 4)) and
+		 * Linux's UMR (umr.c MLX5_UMR_FLEX_ALIGNMENT) agree on it; the firmware's
+		 * own answer to an unpadded list is unverified, this is the strict reading. */
+		if (tmp.octwords % 4 || actual % 4)
+			return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_KLM_NOT_PADDED);
 		if (!tmp.free) {
 			st = load_klm(d, c->in + list_off, (uint32_t)actual, &tmp, &synd);
 			if (st)

@@ -259,8 +259,9 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 			return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_SIZE_TOO_LARGE);
 		tmp.rq_bytes = (uint64_t)tmp.rq_stride << tmp.log_rq_size;
 	}
-	tmp.log_msg_max = (uint8_t)PRM_GET(qpc, qpc, log_msg_max);
-	if (g && tmp.log_msg_max > PRM_GET(cmd_hca_cap, g, log_max_msg))
+	/* A log_msg_max given here is checked against the device's limit but does not
+	 * make the QP's message limit: INIT2RTR does (see init2rtr). */
+	if (g && PRM_GET(qpc, qpc, log_msg_max) > PRM_GET(cmd_hca_cap, g, log_max_msg))
 		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_SIZE_TOO_LARGE);
 
 	tmp.cqn_snd = (uint32_t)PRM_GET(qpc, qpc, cqn_snd);
@@ -510,23 +511,47 @@ static int rst2init(struct tctx *t, struct emu_qp *n)
 	return 0;
 }
 
-/* INIT2RTR on a connected QP: MTU, remote QPN, receive PSN and the RoCE primary path
- * (GRH with the remote GID, the remote MAC); RC also the responder's outstanding reads
- * and RNR NAK timer.  UD needs nothing. */
-static int init2rtr(struct tctx *t, struct emu_qp *n)
+/* The path MTU and the message limit, which INIT2RTR carries together (qpc.mtu,
+ * qpc.log_msg_max: a message longer than 2^log_msg_max completes in error, PRM "QP
+ * Context").  Every firmware-proven driver sends both at INIT2RTR and none sends the
+ * limit at CREATE_QP: Linux mlx5_ib drivers/infiniband/hw/mlx5/qp.c __mlx5_ib_modify_qp
+ * (mtu and log_msg_max = log_max_msg under IB_QP_PATH_MTU; on UD mtu 4096 and
+ * log_msg_max 12 in every transition), Linux drivers/vfio/pci/mlx5/cmd.c
+ * mlx5vf_activate_qp (INIT2RTR), rdma-core tests/mlx5_base.py (INIT2RTR,
+ * log_msg_max=20).  So the value INIT2RTR carries is the QP's limit, whatever CREATE_QP
+ * said, and 0 is a limit of one byte.  A UD QP without an MTU is refused as a missing
+ * attribute: no reference leaves it 0, and the PRM gives no default for it (the
+ * firmware's own answer is unverified; this is the strict reading). */
+static int take_mtu_msg_max(struct tctx *t, struct emu_qp *n)
 {
-	const uint8_t *qpc = t->qpc, *ads = PRM_ADDR(qpc, qpc, primary_address_path);
-	struct emu_path p = n->pri;
-	uint8_t mtu;
-	int st;
+	const uint8_t *g = emu_gen_caps(t->d);
+	uint8_t mtu = (uint8_t)PRM_GET(qpc, t->qpc, mtu);
+	uint8_t lmm = (uint8_t)PRM_GET(qpc, t->qpc, log_msg_max);
 
-	if (n->st == EMU_QP_ST_UD)
-		return 0;
-	mtu = (uint8_t)PRM_GET(qpc, qpc, mtu);
 	if (!mtu)
 		return tfail(t, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_MISSING_QP_ATTRIBUTE);
 	if (mtu > QP_MTU_MAX)
 		return tfail(t, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_MTU);
+	if (g && lmm > PRM_GET(cmd_hca_cap, g, log_max_msg))
+		return tfail(t, PRM_CMD_STAT_LIM_ERR, PRM_SYND_SIZE_TOO_LARGE);
+	n->mtu = mtu;
+	n->log_msg_max = lmm;
+	return 0;
+}
+
+/* INIT2RTR: MTU and message limit (take_mtu_msg_max); on a connected QP also the
+ * remote QPN, receive PSN and the RoCE primary path (GRH with the remote GID, the
+ * remote MAC); RC also the responder's outstanding reads and RNR NAK timer. */
+static int init2rtr(struct tctx *t, struct emu_qp *n)
+{
+	const uint8_t *qpc = t->qpc, *ads = PRM_ADDR(qpc, qpc, primary_address_path);
+	struct emu_path p = n->pri;
+	int st;
+
+	if ((st = take_mtu_msg_max(t, n)))
+		return st;
+	if (n->st == EMU_QP_ST_UD)
+		return 0;
 	if (!PRM_GET(qpc, qpc, remote_qpn))
 		return tfail(t, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_MISSING_QP_ATTRIBUTE);
 	path_load(ads, &p);
@@ -549,7 +574,6 @@ static int init2rtr(struct tctx *t, struct emu_qp *n)
 		n->min_rnr_nak = (uint8_t)PRM_GET(qpc, qpc, min_rnr_nak);
 	}
 	n->pri = p;
-	n->mtu = mtu;
 	n->remote_qpn = (uint32_t)PRM_GET(qpc, qpc, remote_qpn);
 	n->next_rcv_psn = (uint32_t)PRM_GET(qpc, qpc, next_rcv_psn);
 	n->log_ack_req_freq = (uint8_t)PRM_GET(qpc, qpc, log_ack_req_freq);

@@ -25,6 +25,7 @@ enum {
 enum { PAOS_UP = 1, PAOS_DOWN = 2 };
 #define PTYS_PROTO_ETH 0x4u             /* proto_mask bit for Ethernet */
 #define ETH_100GBASE_CR4 (1u << 20)     /* PRM Ethernet protocol bit (Linux MLX5E_100GBASE_CR4) */
+#define EXT_200GAUI_4 (1u << 12)        /* extended protocol bit (Linux MLX5E_200GAUI_4_200GBASE_CR4_KR4) */
 #define PMTU_MAX 9216u
 #define PMTU_DEFAULT 1522u              /* 1500 + Ethernet header, VLAN, FCS (Linux SW2HW_MTU) */
 
@@ -104,6 +105,13 @@ static int ptys(struct emu_dev *d, struct emu_cmd *c, bool write, const uint8_t 
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_LIMIT_EXCEEDED);
 	PRM_SET(ptys_reg, out, local_port, 1);
 	PRM_SET(ptys_reg, out, proto_mask, PTYS_PROTO_ETH);
+	if (d->cfg.ptys_ext) {
+		/* a ConnectX-6 Dx/7 port on an extended protocol: the legacy fields read 0 */
+		PRM_SET(ptys_reg, out, ext_eth_proto_capability, EXT_200GAUI_4);
+		PRM_SET(ptys_reg, out, ext_eth_proto_admin, EXT_200GAUI_4);
+		PRM_SET(ptys_reg, out, ext_eth_proto_oper, emu_port_oper(d) ? EXT_200GAUI_4 : 0);
+		return 0;
+	}
 	PRM_SET(ptys_reg, out, eth_proto_capability, ETH_100GBASE_CR4);
 	PRM_SET(ptys_reg, out, eth_proto_admin, ETH_100GBASE_CR4);
 	PRM_SET(ptys_reg, out, eth_proto_oper, emu_port_oper(d) ? ETH_100GBASE_CR4 : 0);

@@ -4,7 +4,7 @@
  * init_ms=N, pages=N (PAGE_REQUEST traffic on its own after INIT_HCA), icm=N (every
  * CREATE_* held until the driver gave N more pages), pagehold=OPCODE:N|-N|all[@SKIP]
  * (one command held for a page exchange, hw/emu/hold.c), cmdq_entries=N (queue size the
- * init segment reports), the wire faults
+ * init segment reports), msix=N (interrupt vectors offered), the wire faults
  * (loss|reorder|dup|corrupt=RATE, seed=N, link=up|down) and sched=fifo|normal (the
  * device thread's scheduling, rx_thread.c).  Opcodes may be numbers or names (CREATE_EQ). */
 #include <arpa/inet.h>
@@ -354,6 +354,10 @@ static const struct emu_opt emu_opts[] = {
 	EMU_OPT_UINT("flr_ms", flr_ms, 0, 60000, "flr_ms=N"),
 	EMU_OPT_UINT("pages", auto_pages, 0, 1u << 20, "pages=N"),
 	EMU_OPT_UINT("icm", icm_pages, 0, 1u << 20, "icm=N"),
+	EMU_OPT_UINT("msix", msix, 1, EMU_NUM_VECTORS, "msix=1..64"),
+	EMU_OPT_FLAG("nic_ifc", nic_ifc_disabled, "disabled", "full", "nic_ifc=full|disabled"),
+	EMU_OPT_FLAG("admin", admin_down, "down", "up", "admin=up|down"),
+	EMU_OPT_FLAG("ptys", ptys_ext, "ext", "legacy", "ptys=legacy|ext"),
 	{ "pagehold", opt_pagehold, "pagehold=OP:N|-N|all[@SKIP]" },
 	{ "cmdq_entries", opt_cmdq_entries, "cmdq_entries=1..32" },
 	{ "loss", opt_wire, "loss|reorder|dup|corrupt=RATE" },

@@ -72,6 +72,11 @@ static void iseg_fill(struct emu_dev *d)
 	PRM_SET(initial_seg, s, log_cmdq_size, d->log_cmdq_size);
 	PRM_SET(initial_seg, s, log_cmdq_stride, d->log_cmdq_stride);
 	PRM_SET(initial_seg, s, initializing, 1);
+	/* nic_ifc=disabled: the state a previous owner's teardown left in the command
+	 * queue address dword (rdma-core mlx5_vfio.c mlx5_vfio_teardown_hca_fast writes
+	 * MLX5_NIC_IFC_DISABLED there); the next driver's cmdq address write clears it */
+	if (d->cfg.nic_ifc_disabled)
+		PRM_SET(initial_seg, s, nic_interface_state, 1);
 	PRM_SET(health_buffer, hb, fw_version,
 		((uint32_t)EMU_FW_MAJOR << 24) | ((uint32_t)EMU_FW_MINOR << 16) | EMU_FW_SUBMINOR);
 	PRM_SET(health_buffer, hb, hw_id, EMU_DEVICE_ID);
@@ -403,7 +408,7 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 	iseg_fill(d);
 	d->hca = EMU_HCA_DISABLED;
 	d->port_up = !d->cfg.port_down;
-	d->paos_admin = 1;
+	d->paos_admin = d->cfg.admin_down ? 2 : 1;
 	d->mtu = 1500;
 	d->nfail = d->cfg.nfail;
 	memcpy(d->fail, d->cfg.fail, sizeof(d->fail));

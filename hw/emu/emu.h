@@ -65,6 +65,15 @@ struct emu_config {
 	                         * vfio-pci does at open; then `initializing` as usual */
 	unsigned auto_pages;    /* >0: after INIT_HCA, once an EQ listens for PAGE_REQUEST, ask
 	                         * for this many pages, and when given offer half back */
+	int admin_down;         /* admin=down: PAOS admin_status starts down, as a previous
+	                         * driver's `ip link set down` leaves it */
+	int ptys_ext;           /* ptys=ext: the port speaks the extended Ethernet protocols
+	                         * (200GAUI-4), as a ConnectX-6 Dx/7; the legacy field reads 0 */
+	int nic_ifc_disabled;   /* nic_ifc=disabled: nic_interface reads DISABLED until the
+	                         * driver writes the command queue address */
+	unsigned msix;          /* interrupt vectors offered to the driver (msix=N, 1..64; 0:
+	                         * EMU_NUM_VECTORS): msix=1 makes every EQ share vector 0,
+	                         * as a one-MSI kext or a refused MSI-X request does */
 	unsigned cmdq_entries;  /* command queue entries the device reports (log_cmdq_size):
 	                         * 1, 2, 4, 8, 16 or 32; 0: 32, as ConnectX firmware */
 	unsigned icm_pages;     /* >0: after INIT_HCA every CREATE_* command (CQ, QP, MKEY, SRQ,
@@ -131,6 +140,15 @@ int emu_reset(struct emu_dev *d);
 /* BAR0 (plain memory laid out as a ConnectX: initialization segment, then UAR pages). */
 volatile uint8_t *emu_bar_base(struct emu_dev *d);
 size_t emu_bar_len(struct emu_dev *d);
+
+/* Command capture, for oracles that compare what a driver sent with what other drivers
+ * send (tests/integration/test_field_set.c): fn sees every command any emulated device
+ * of this process ran, after its handler: the whole input as the device fetched it, the
+ * output, the status.  One observer for the process (NULL: none); it runs on the
+ * device's command thread and must not issue commands. */
+typedef void (*emu_cmd_observer_fn)(void *ctx, uint16_t opcode, uint16_t op_mod, const uint8_t *in,
+				    size_t inlen, const uint8_t *out, size_t outlen, int status);
+void emu_set_cmd_observer(emu_cmd_observer_fn fn, void *ctx);
 
 /* The BAR hook (enum shim_mmio_op values: 0 read, 1 write, 2 write-combining burst). */
 void emu_mmio_access(void *dev, int op, uint64_t bar_off, unsigned size);
@@ -228,6 +246,7 @@ void emu_dataplane_off(struct emu_dev *d);
 /* The eventfd that stands for vector's MSI-X message, created on first call.  A
  * message is sent only as PCI allows it (below): a host unmasks the vector first. */
 int emu_irq_fd(struct emu_dev *d, unsigned vector);
+unsigned emu_irq_count(const struct emu_dev *d);      /* vectors offered (cfg msix) */
 
 /* ---- the PCI function (hw/emu/pci.c) ----
  * Config space of the function (little-endian, 4 KiB), read and written as a host's

@@ -36,6 +36,8 @@ static const struct engine_num {
 	NUM(CREATE_CQ, CQ, create_cq_out, cqn, DESTROY_CQ, destroy_cq_in, cqn),
 	NUM(CREATE_QP, QP, create_qp_out, qpn, DESTROY_QP, destroy_qp_in, qpn),
 	NUM(CREATE_SRQ, SRQ, create_srq_out, srqn, DESTROY_SRQ, destroy_srq_in, srqn),
+	/* the SRQ of a function at ISSI 1 (cmd_srq.c) */
+	NUM(CREATE_RMP, SRQ, create_rmp_out, rmpn, DESTROY_RMP, destroy_rmp_in, rmpn),
 	NUM(CREATE_MKEY, MKEY, create_mkey_out, mkey_index, DESTROY_MKEY, destroy_mkey_in, mkey_index),
 	NUM(ALLOC_PD, PD, alloc_pd_out, pd, DEALLOC_PD, dealloc_pd_in, pd),
 	NUM(ALLOC_UAR, UAR, alloc_uar_out, uar, DEALLOC_UAR, dealloc_uar_in, uar),
@@ -53,6 +55,7 @@ static const uint16_t engine_runs[] = {
 	PRM_CMD_OP_DESTROY_QP, PRM_CMD_OP_QUERY_QP, PRM_CMD_OP_RST2INIT_QP, PRM_CMD_OP_INIT2INIT_QP,
 	PRM_CMD_OP_INIT2RTR_QP, PRM_CMD_OP_RTR2RTS_QP, PRM_CMD_OP_RTS2RTS_QP, PRM_CMD_OP_2ERR_QP, PRM_CMD_OP_2RST_QP,
 	PRM_CMD_OP_DESTROY_SRQ, PRM_CMD_OP_QUERY_SRQ,
+	PRM_CMD_OP_DESTROY_RMP, PRM_CMD_OP_QUERY_RMP, PRM_CMD_OP_MODIFY_RMP,
 	PRM_CMD_OP_DESTROY_MKEY, PRM_CMD_OP_QUERY_MKEY,
 	PRM_CMD_OP_DEALLOC_PD, PRM_CMD_OP_DEALLOC_UAR,
 	PRM_CMD_OP_DEALLOC_Q_COUNTER, PRM_CMD_OP_QUERY_Q_COUNTER,
@@ -97,7 +100,7 @@ int emu_engine_answers(uint16_t opcode)
 	/* what the data plane changes (a QP moved to ERR by a failed WQE, out_of_buffer)
 	 * or what is the client's own (its address, and the MAC and GUIDs it gives) */
 	return opcode == PRM_CMD_OP_QUERY_QP || opcode == PRM_CMD_OP_QUERY_Q_COUNTER ||
-	       opcode == PRM_CMD_OP_QUERY_SRQ || opcode == PRM_CMD_OP_QUERY_CQ ||
+	       opcode == PRM_CMD_OP_QUERY_SRQ || opcode == PRM_CMD_OP_QUERY_RMP || opcode == PRM_CMD_OP_QUERY_CQ ||
 	       opcode == PRM_CMD_OP_QUERY_ROCE_ADDRESS || opcode == PRM_CMD_OP_QUERY_NIC_VPORT_CONTEXT;
 }
 

@@ -48,6 +48,11 @@ void emu_irq_deliver(struct emu_dev *d, unsigned vector)
 	}
 }
 
+unsigned emu_irq_count(const struct emu_dev *d)
+{
+	return d->cfg.msix ? d->cfg.msix : EMU_NUM_VECTORS;
+}
+
 int emu_irq_fd(struct emu_dev *d, unsigned vector)
 {
 	int fd;

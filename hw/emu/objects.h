@@ -214,7 +214,9 @@ struct emu_srq {
 	uint8_t log_size;       /* WQEs = 1 << log_size */
 	uint16_t stride;        /* receive WQE bytes: 16 << srqc.log_rq_stride */
 	bool wq_signature, rlky;
-	uint16_t lwm;           /* limit watermark (SRQ_RQ_LIMIT event when crossed) */
+	uint16_t lwm;           /* armed limit watermark (SRQ_RQ_LIMIT event when crossed; 0: disarmed) */
+	bool rmp;               /* created as an RMP (ISSI >= 1, cmd_srq.c) */
+	uint16_t lwm_created;   /* an RMP's wq.lwm at CREATE_RMP: recorded, not armed */
 	uint64_t dbr;
 	struct emu_qbuf buf;
 	/* engine */

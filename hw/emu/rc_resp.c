@@ -407,7 +407,8 @@ static void exec_write(struct emu_tp *tp, struct emu_tq *tq, const struct emu_ro
 			return;
 		if (!reth_access_ok(tp, tq, p, EMU_MKEY_ACC_RW))
 			return;
-		if (p->h.reth.dlen > (1ull << (qp->log_msg_max ? qp->log_msg_max : 31))) {
+		/* the QP's message limit, 2^qpc.log_msg_max from INIT2RTR (0: one byte) */
+		if (p->h.reth.dlen > (1ull << qp->log_msg_max)) {
 			resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_REMOTE_INVAL_REQ_ERR, PRM_EVENT_WQ_INVAL_REQ_ERROR);
 			return;
 		}

@@ -511,7 +511,9 @@ void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq)
 				wqe_local_error(tp, tq, PRM_CQE_SYND_LOCAL_LENGTH_ERR);
 				return;
 			}
-			if (qp->log_msg_max < 64 && w->len > (1ull << qp->log_msg_max) && qp->log_msg_max) {
+			/* qpc.log_msg_max as INIT2RTR set it (cmd_qp.c take_mtu_msg_max):
+			 * 0 is a one-byte limit, not "none" */
+			if (qp->log_msg_max < 64 && w->len > (1ull << qp->log_msg_max)) {
 				if (tq->head != tq->cur)
 					break;
 				wqe_local_error(tp, tq, PRM_CQE_SYND_LOCAL_LENGTH_ERR);

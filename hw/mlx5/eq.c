@@ -357,6 +357,25 @@ static int mx5_async_eq_drain(struct mx5_device *dev, bool from_cmd_wait)
 	return mx5_eq_consume(dev, &dev->async_eq, mx5_async_eqe, from_cmd_wait);
 }
 
+static void mx5_comp_eqe(struct mx5_device *dev, uint8_t *e, bool unused);
+
+/* The completion EQs that share the async EQ's interrupt vector (a shim with one
+ * vector: a one-MSI kext, a refused MSI-X request, vfio msix=1).  Whoever acknowledges
+ * that vector's interrupt must drain them too, or their completion events stay in the
+ * EQ, unarmed, and ibv_get_cq_event waits for an interrupt that never comes.  Linux
+ * never meets this: each EQ has its own vector (eq.c create_comp_eqs, and the command
+ * EQ is consumed in its own IRQ, mlx5_eq_async_int). */
+static int mx5_drain_shared_comp_eqs(struct mx5_device *dev)
+{
+	int n = 0;
+	for (unsigned v = 0; v < dev->ncomp_vectors; v++) {
+		struct mx5_eq *eq = dev->comp_eqs[v];
+		if (eq && eq->created && !eq->remote && eq->vector == dev->async_eq.vector)
+			n += mx5_eq_consume(dev, eq, mx5_comp_eqe, false);
+	}
+	return n;
+}
+
 static void mx5_irq_ack(int fd)
 {
 	/* one read returns (and clears) the whole count (hw/platform/notify.h) */
@@ -420,6 +439,7 @@ int mx5_device_poll_events(struct mx5_device *dev)
 	if (fd >= 0 && poll(&p, 1, 0) > 0)
 		mx5_irq_ack(fd);
 	int n = mx5_async_eq_drain(dev, false);
+	mx5_drain_shared_comp_eqs(dev);
 	int rc = mx5_serve_pending_pages(dev, false);
 	return rc ? rc : n;
 }
@@ -451,6 +471,8 @@ static int mx5_cmd_wait(void *ctx, unsigned timeout_ms)
 			mx5_irq_ack(fd);
 		mx5_async_eq_drain(dev, true);
 	}
+	/* the interrupt this wait may have acknowledged also stood for them */
+	mx5_drain_shared_comp_eqs(dev);
 	/* The command waited for may be held until these pages arrive: serve them now,
 	 * beside it.  A failure stays in dev->err; the command's own wait goes on. */
 	mx5_serve_pending_pages(dev, true);
@@ -533,5 +555,13 @@ int mx5_eq_poll(struct mx5_eq *eq)
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	if (fd >= 0 && poll(&p, 1, 0) > 0)
 		mx5_irq_ack(fd);
+	/* on the async EQ's vector the acknowledged interrupt may have been for the async
+	 * EQ or another completion EQ sharing it: serve them all (mx5_drain_shared_comp_eqs) */
+	if (eq->vector == dev->async_eq.vector && dev->async_eq.created) {
+		int n = mx5_drain_shared_comp_eqs(dev);
+		mx5_async_eq_drain(dev, false);
+		mx5_serve_pending_pages(dev, false);
+		return n;
+	}
 	return mx5_eq_consume(dev, eq, mx5_comp_eqe, false);
 }

@@ -8,11 +8,16 @@
  * pulled), nic_interface reads disabled or SW reset, or the health buffer carries a
  * syndrome together with the rfr ("reset for recovery") bit.  A health_syndrome or a
  * health-buffer synd alone is reported in mx5_health but is not fatal: firmware also
- * posts recoverable errors there.  The firmware increments health_counter while it is
- * alive: samples at least health_poll_ms apart (Linux: every 2 s) that find it unchanged
- * three times in a row (Linux MAX_MISSES 3; rdma-core 1 s x 3) mean it is dead.  On any
- * of these, every queue is failed with flush errors through the objects' state, and
- * MX5_EVENT_DEVICE_FATAL is raised once; no register is ever polled again in a loop. */
+ * posts recoverable errors there.  On any of these, every queue is failed with flush
+ * errors through the objects' state, and MX5_EVENT_DEVICE_FATAL is raised once; no
+ * register is ever polled again in a loop.
+ *
+ * The firmware increments health_counter while it is alive: samples at least
+ * health_poll_ms apart (Linux: every 2 s) that find it unchanged three times in a row
+ * (Linux MAX_MISSES 3) mean its health is compromised.  That is reported (mx5_health
+ * counter_stuck, the device message), not acted on: Linux health.c poll_health only logs
+ * "device's health compromised - reached miss count" and queues its devlink reporter,
+ * and the fatal sensors above decide whether the device is dead. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -115,14 +120,18 @@ enum mx5_health_state mx5_device_check_health(struct mx5_device *dev, struct mx5
 	} else if (now - dev->health_sample_ns >= (uint64_t)dev->health_poll_ms * 1000000ull) {
 		dev->health_sample_ns = now;
 		dev->health_misses++;
+		/* reported once per stall, as Linux reports on reaching MAX_MISSES */
 		if (dev->health == MX5_HEALTH_OK && dev->health_max_misses &&
-		    dev->health_misses >= dev->health_max_misses) {
+		    dev->health_misses == dev->health_max_misses) {
 			snprintf(dev->err, sizeof(dev->err),
-				 "health: counter stuck at %u for %u samples %u ms apart",
-				 h->health_counter, dev->health_misses, dev->health_poll_ms);
-			mx5_mark_fatal(dev, MX5_HEALTH_FATAL, h->health_syndrome);
+				 "health: device's health compromised: counter stuck at %u for %u samples "
+				 "%u ms apart (health buffer synd 0x%x)", h->health_counter,
+				 dev->health_misses, dev->health_poll_ms, h->synd);
+			dev->health_reports++;
 		}
 	}
+	h->counter_misses = dev->health_misses;
+	h->counter_stuck = dev->health_max_misses && dev->health_misses >= dev->health_max_misses;
 	h->state = dev->health;
 	return dev->health;
 }

@@ -337,6 +337,37 @@ void mx5_bringup_summary(struct mx5_device *dev)
 		bi->roce_udp_sport ? "driver's" : "firmware's", bi->qp_ts_format);
 }
 
+/* HOST_ENDIANNESS (ACCESS_REG 0x7004, write): tell the device the host's byte order,
+ * after the boot pages and before SET_HCA_CAP, where Linux main.c mlx5_function_open
+ * (set_hca_ctrl) and rdma-core mlx5_vfio.c mlx5_vfio_setup_function
+ * (mlx5_vfio_set_hca_ctrl) write it on every bring-up: he 0 on a little-endian host
+ * (Linux include/linux/mlx5/device.h MLX5_SET_HOST_ENDIANNESS). */
+static int mx5_set_host_endianness(struct mx5_device *dev)
+{
+	uint8_t he[PRM_SIZE(register_host_endianness)] = { 0 }, out[PRM_SIZE(register_host_endianness)];
+	PRM_SET(register_host_endianness, he, he, htobe32(1) == 1 ? 1 : 0);
+	int rc = mx5_access_reg(dev, MX5_REG_HOST_ENDIANNESS, 1, 0, he, out, sizeof(he));
+	return rc ? mx5_cmd_fail(dev, rc, "bring-up: HOST_ENDIANNESS") : 0;
+}
+
+/* PAOS admin_status up on every port (ase set), as Linux's mlx5e does when its netdev
+ * opens (en_main.c mlx5e_open -> core/port.c mlx5_set_port_admin_status(MLX5_PORT_UP)):
+ * a port a previous driver left administratively down (ip link set down) comes up. */
+static int mx5_ports_admin_up(struct mx5_device *dev)
+{
+	unsigned nports = (unsigned)PRM_GET(cmd_hca_cap, dev->caps[MX5_CAP_GENERAL][1], num_ports);
+	for (unsigned port = 1; port <= (nports ? nports : 1) && port <= MX5_MAX_PORTS; port++) {
+		uint8_t paos[PRM_SIZE(paos_reg)] = { 0 }, out[PRM_SIZE(paos_reg)];
+		PRM_SET(paos_reg, paos, local_port, port);
+		PRM_SET(paos_reg, paos, admin_status, MX5_PAOS_UP);
+		PRM_SET(paos_reg, paos, ase, 1);
+		int rc = mx5_access_reg(dev, MX5_REG_PAOS, 1, 0, paos, out, sizeof(paos));
+		if (rc)
+			return mx5_cmd_fail(dev, rc, "bring-up: PAOS admin up");
+	}
+	return 0;
+}
+
 int mx5_bringup(struct mx5_device *dev)
 {
 	int rc = mx5_wait_initializing(dev, "before command queue");
@@ -349,12 +380,6 @@ int mx5_bringup(struct mx5_device *dev)
 	dev->fw_subminor = (uint16_t)MX5_ISEG_GET(dev, fw_rev_subminor);
 	if (dev->attr.flags & MX5_OPEN_REGISTERS_ONLY)
 		return 0;
-	/* A function already in fatal error answers no command: say so now rather than
-	 * after a command timeout (Linux checks the same sensors before its commands). */
-	struct mx5_health h;
-	if (mx5_device_check_health(dev, &h) != MX5_HEALTH_OK)
-		return mx5_fail(dev, -EIO, "bring-up: device in fatal error (health syndrome 0x%x, "
-				"health buffer synd 0x%x)", h.health_syndrome, h.synd);
 	if (dev->cmdif_rev != MX5_CMDIF_REV)
 		return mx5_fail(dev, -EOPNOTSUPP,
 				"bring-up: command interface revision %u, this driver speaks %u",
@@ -375,15 +400,31 @@ int mx5_bringup(struct mx5_device *dev)
 	rc = mx5_wait_initializing(dev, "after command queue");
 	if (rc)
 		return rc;
+	/* A function already in fatal error answers no command: say so now rather than
+	 * after a command timeout.  Only now, with the command interface ours: before it,
+	 * nic_interface holds what the previous driver left (rdma-core's fast teardown
+	 * leaves DISABLED, mlx5_vfio.c mlx5_vfio_teardown_hca_fast), and writing the queue
+	 * address above claimed it.  Linux starts its health poll at the same point
+	 * (main.c mlx5_function_enable: mlx5_cmd_enable, wait_fw_init, then
+	 * mlx5_start_health_poll). */
+	struct mx5_health h;
+	if (mx5_device_check_health(dev, &h) != MX5_HEALTH_OK)
+		return mx5_fail(dev, -EIO, "bring-up: device in fatal error (health syndrome 0x%x, "
+				"health buffer synd 0x%x)", h.health_syndrome, h.synd);
 	if ((rc = mx5_enable_hca(dev)) || (rc = mx5_set_issi(dev)))
 		return rc;
-	if ((rc = mx5_startup_pages(dev, 1)))
+	if ((rc = mx5_startup_pages(dev, 1)) || (rc = mx5_set_host_endianness(dev)))
 		return rc;
-	/* HOST_ENDIANNESS (ACCESS_REG 0x7004) is only needed on big-endian hosts; every
-	 * host this driver targets (x86-64, aarch64) is little-endian, which is the
-	 * device's default. */
 	if ((rc = mx5_caps_read(dev, MX5_CAP_GENERAL, false)))
 		return rc;
+	/* A VPI card whose port runs InfiniBand (port_type 0) has no RoCE: refuse clearly
+	 * now.  Linux mlx5_core_roce_gid_set refuses GIDs unless port_type is Ethernet, and
+	 * rdma-core's mlx5_vfio_setup_function enables RoCE only for Ethernet. */
+	if (PRM_GET(cmd_hca_cap, dev->caps[MX5_CAP_GENERAL][1], port_type) != MX5_CAP_PORT_TYPE_ETH)
+		return mx5_fail(dev, -EOPNOTSUPP,
+				"bring-up: the port runs InfiniBand (port_type %u), this driver speaks RoCE "
+				"over Ethernet: set it to Ethernet with `mlxconfig -d <dev> set LINK_TYPE_P1=2`",
+				(unsigned)PRM_GET(cmd_hca_cap, dev->caps[MX5_CAP_GENERAL][1], port_type));
 	if ((rc = mx5_set_general_caps(dev)) || (rc = mx5_caps_read(dev, MX5_CAP_GENERAL, false)))
 		return rc;
 	if (PRM_GET(cmd_hca_cap, dev->caps[MX5_CAP_GENERAL][1], roce))
@@ -411,6 +452,8 @@ int mx5_bringup(struct mx5_device *dev)
 			return rc;
 		dev->err[0] = '\0';
 	}
+	if ((rc = mx5_ports_admin_up(dev)))
+		return rc;
 	if ((rc = mx5_uar_alloc(dev)))
 		return rc;
 	rc = mx5_eq_create(dev, &dev->async_eq, 0, true, 0);

@@ -279,8 +279,14 @@ int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struc
 	if (nparts == 1) {
 		mr->top_index = mr->parts[0];
 	} else {
-		/* the indirect MKey: one KLM entry (16 bytes = one octoword) per part */
-		size_t inlen = PRM_SIZE(create_mkey_in) + (size_t)nparts * PRM_SIZE(klm);
+		/* the indirect MKey: one KLM entry (16 bytes = one octoword) per part, the list
+		 * padded with zero entries to a multiple of 4 as DPDK's
+		 * drivers/common/mlx5/mlx5_devx_cmds.c mlx5_devx_cmd_mkey_create pads it
+		 * (RTE_ALIGN(klm_num, 4), in both octword sizes) and Linux's UMR pads its
+		 * translation lists to 64 bytes (drivers/infiniband/hw/mlx5/umr.c,
+		 * MLX5_UMR_FLEX_ALIGNMENT) */
+		uint32_t nklm = (nparts + 3u) & ~3u;
+		size_t inlen = PRM_SIZE(create_mkey_in) + (size_t)nklm * PRM_SIZE(klm);
 		uint8_t *in = calloc(1, inlen);
 		if (!in) {
 			rc = mx5_fail(dev, -ENOMEM, "MR: out of memory");
@@ -294,8 +300,8 @@ int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struc
 		PRM_SET(mkc, mkc, pd, pd->pdn);
 		PRM_SET(mkc, mkc, start_addr, va);
 		PRM_SET(mkc, mkc, len, len);
-		PRM_SET(mkc, mkc, translations_octword_size, nparts);
-		PRM_SET(create_mkey_in, in, translations_octword_actual_size, nparts);
+		PRM_SET(mkc, mkc, translations_octword_size, nklm);
+		PRM_SET(create_mkey_in, in, translations_octword_actual_size, nklm);
 		uint8_t *klm = PRM_ADDR(create_mkey_in, in, klm_pas_mtt);
 		for (uint32_t i = 0; i < nparts; i++) {
 			struct mx5_mr_part p = mx5_mr_part(i, limit, npages, va, len, base, page);

@@ -205,18 +205,23 @@ struct mx5_health {
 	uint8_t rfr;               /* health_buffer rfr: firmware asks for a reset */
 	uint8_t nic_interface;     /* initial_seg nic_interface (0 full driver, 1 disabled, ...) */
 	uint32_t assert_existptr, assert_callra, fw_version, hw_id;
+	unsigned counter_misses;   /* samples in a row that found health_counter unchanged */
+	uint8_t counter_stuck;     /* counter_misses reached the limit: health compromised
+	                            * (reported, not fatal: Linux health.c poll_health) */
 };
 
 /* Read the health registers once and update the watch.  Fatal, as Linux health.c
  * check_fatal_sensors decides: the BAR reads all-ones (removed), nic_interface says
  * disabled or SW reset, or the health buffer has a syndrome together with the rfr
- * (reset-for-recovery) bit; or the health counter did not move over `misses`
- * consecutive samples taken at least interval_ms apart.  Marking fatal flushes every
- * queue and raises MX5_EVENT_DEVICE_FATAL once.  Returns the state. */
+ * (reset-for-recovery) bit.  Marking fatal flushes every queue and raises
+ * MX5_EVENT_DEVICE_FATAL once.  A health counter that did not move over `misses`
+ * consecutive samples taken at least interval_ms apart is reported (counter_stuck, the
+ * device message), not fatal, as Linux poll_health does.  Returns the state. */
 enum mx5_health_state mx5_device_check_health(struct mx5_device *dev, struct mx5_health *h);
 /* Health counter sampling: a sample counts when at least interval_ms passed since the
- * last one; `misses` unchanged samples in a row mean dead (default 2000 ms x 3, Linux
- * health.c MLX5_HEALTH_POLL_INTERVAL and MAX_MISSES).  0 misses: never from the counter. */
+ * last one; `misses` unchanged samples in a row mean health compromised, reported (default
+ * 2000 ms x 3, Linux health.c MLX5_HEALTH_POLL_INTERVAL and MAX_MISSES).  0 misses:
+ * never from the counter. */
 void mx5_device_set_health_poll(struct mx5_device *dev, unsigned interval_ms, unsigned misses);
 int mx5_device_is_fatal(const struct mx5_device *dev);
 
@@ -357,7 +362,10 @@ struct mx5_srq_attr {
 int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_attr *attr,
 		   struct mx5_srq **out);
 int mx5_srq_destroy(struct mx5_srq *srq);
+/* Arm the SRQ limit on the device (MODIFY_RMP); the limit given at create arms nothing. */
 int mx5_srq_arm(struct mx5_srq *srq, uint32_t limit);
+/* The device's armed limit (QUERY_RMP): 0 once the SRQ_LIMIT event fired. */
+int mx5_srq_query_limit(struct mx5_srq *srq, uint32_t *limit);
 uint32_t mx5_srq_num(const struct mx5_srq *srq);
 void mx5_srq_query(const struct mx5_srq *srq, struct mx5_srq_attr *attr);
 void *mx5_srq_state(struct mx5_srq *srq);
@@ -506,7 +514,8 @@ struct mx5_port_info {
 	uint16_t max_mtu, oper_mtu;         /* PMTU, bytes */
 	uint8_t active_mtu;        /* IB encoding of oper_mtu (1..5) */
 	uint32_t eth_proto_oper;   /* PTYS */
-	uint32_t speed_mbps;       /* from eth_proto_oper, 0 unknown */
+	uint32_t ext_eth_proto_oper;  /* PTYS extended protocols (ConnectX-6 Dx, -7) */
+	uint32_t speed_mbps;       /* from (ext_)eth_proto_oper, 0 unknown */
 	uint8_t mac[6];            /* NIC vport permanent address */
 };
 int mx5_port_query(struct mx5_device *dev, uint8_t port, struct mx5_port_info *info);

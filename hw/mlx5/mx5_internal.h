@@ -118,7 +118,8 @@ struct mx5_device {
 	uint32_t last_health_counter;
 	uint64_t health_sample_ns;     /* when the last counted sample was taken */
 	unsigned health_poll_ms;       /* samples count at least this far apart */
-	unsigned health_max_misses;    /* unchanged samples in a row that mean dead */
+	unsigned health_max_misses;    /* unchanged samples in a row that mean compromised */
+	unsigned health_reports;       /* stalls reported (health.c) */
 	unsigned health_misses;
 	bool health_primed;
 
@@ -259,5 +260,12 @@ enum {
 	MX5_ATOMIC_SIZE_QP_8BYTES = 1u << 3,
 	MX5_ATOMIC_REQ_HOST_ENDIANNESS = 1,
 };
+
+/* ACCESS_REG register ids (PRM "Access Registers"; Linux MLX5_REG_*) and PAOS values. */
+enum { MX5_REG_PMTU = 0x5003, MX5_REG_PTYS = 0x5004, MX5_REG_PAOS = 0x5006,
+       MX5_REG_HOST_ENDIANNESS = 0x7004 };
+enum { MX5_PAOS_UP = 1, MX5_PAOS_DOWN = 2 };
+/* cmd_hca_cap.port_type (Linux MLX5_CAP_PORT_TYPE_IB 0, _ETH 1) */
+#define MX5_CAP_PORT_TYPE_ETH 1
 
 #endif

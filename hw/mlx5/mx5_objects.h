@@ -73,6 +73,7 @@ struct mx5_qp {
 	struct mx5_pd *pd;
 	struct plat_list link;
 	enum mx5_qp_type type;
+	bool gsi;                     /* the GSI QP (QP1): qpc.st QP1 in every command */
 	enum mx5_qp_state state;
 	struct mx5_cq *scq, *rcq;
 	struct mx5_srq *srq;
@@ -113,7 +114,7 @@ struct mx5_create_cmd {
 	uint32_t pas_bit_off;             /* the pas array in the input */
 	uint32_t num_bit_off, num_width;  /* cqn, qpn or srqn in the output */
 };
-extern const struct mx5_create_cmd mx5_create_cq_cmd, mx5_create_qp_cmd, mx5_create_srq_cmd;
+extern const struct mx5_create_cmd mx5_create_cq_cmd, mx5_create_qp_cmd, mx5_create_rmp_cmd;
 
 /* One context field and the value CREATE_* writes there; MX5_CTX names the field by its
  * layout table row (firmware-cmd/layouts), as PRM_SET would. */
@@ -122,6 +123,10 @@ struct mx5_ctx_field {
 	uint64_t value;
 };
 #define MX5_CTX(layout, field, v) { PRM_OFF(layout, field), PRM_WIDTH(layout, field), (v) }
+/* A field of the wq inside an rmpc (PRM rmpc.wq), for CREATE_RMP. */
+#define MX5_CTX_WQ(field, v) { PRM_OFF(rmpc, wq) + PRM_OFF(wq, field), PRM_WIDTH(wq, field), (v) }
+/* rmpc.state (PRM; Linux MLX5_RMPC_STATE_RDY) */
+#define MX5_RMPC_STATE_RDY 0x1
 #define MX5_NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Send cmd for queue buffer q: a zeroed input with its opcode, the nctx fields of ctx

@@ -50,12 +50,16 @@ const struct mx5_create_cmd mx5_create_cq_cmd =
 	MX5_CREATE_CMD(CREATE_CQ, create_cq_in, cq_context, create_cq_out, cqn);
 const struct mx5_create_cmd mx5_create_qp_cmd =
 	MX5_CREATE_CMD(CREATE_QP, create_qp_in, qpc, create_qp_out, qpn);
-const struct mx5_create_cmd mx5_create_srq_cmd =
-	MX5_CREATE_CMD(CREATE_SRQ, create_srq_in, srq_context_entry, create_srq_out, srqn);
+/* CREATE_RMP: the page list follows the wq inside the rmpc (PRM rmpc.wq.pas). */
+const struct mx5_create_cmd mx5_create_rmp_cmd = {
+	PRM_CMD_OP_CREATE_RMP, PRM_SIZE(create_rmp_in), PRM_OFF(create_rmp_in, ctx),
+	PRM_OFF(create_rmp_in, ctx) + PRM_OFF(rmpc, wq) + PRM_OFF(wq, pas),
+	PRM_OFF(create_rmp_out, rmpn), PRM_WIDTH(create_rmp_out, rmpn)
+};
 
-/* All three answers have the same size (create_cq_out, create_qp_out, create_srq_out). */
+/* All three answers have the same size (create_cq_out, create_qp_out, create_rmp_out). */
 _Static_assert(PRM_SIZE(create_cq_out) == PRM_SIZE(create_qp_out) &&
-	       PRM_SIZE(create_srq_out) == PRM_SIZE(create_qp_out), "CREATE_* answer sizes differ");
+	       PRM_SIZE(create_rmp_out) == PRM_SIZE(create_qp_out), "CREATE_* answer sizes differ");
 int mx5_create_queue(struct mx5_device *dev, const struct mx5_create_cmd *cmd, const struct mx5_qbuf *q,
 		     const struct mx5_ctx_field *ctx, size_t nctx, uint32_t *num)
 {
@@ -85,14 +89,14 @@ struct mx5_queue {
 	};
 };
 
-/* The three inputs are alike (PRM destroy_cq_in, destroy_qp_in, destroy_srq_in): the
+/* The three inputs are alike (PRM destroy_cq_in, destroy_qp_in, destroy_rmp_in): the
  * cmd_in header, then the object's number; only the number's field name differs. */
 _Static_assert(PRM_SIZE(destroy_cq_in) == PRM_SIZE(destroy_qp_in) &&
-	       PRM_SIZE(destroy_srq_in) == PRM_SIZE(destroy_qp_in) &&
+	       PRM_SIZE(destroy_rmp_in) == PRM_SIZE(destroy_qp_in) &&
 	       PRM_SIZE(destroy_cq_out) == PRM_SIZE(destroy_qp_out) &&
-	       PRM_SIZE(destroy_srq_out) == PRM_SIZE(destroy_qp_out), "DESTROY_* sizes differ");
+	       PRM_SIZE(destroy_rmp_out) == PRM_SIZE(destroy_qp_out), "DESTROY_* sizes differ");
 
-/* DESTROY_CQ, DESTROY_QP or DESTROY_SRQ, then what the queue holds on the host
+/* DESTROY_CQ, DESTROY_QP or DESTROY_RMP, then what the queue holds on the host
  * (mx5_cq_release, ...).  A CQ or SRQ that queues still use is refused (EBUSY).  Forced
  * (mx5_objects_destroy_all): the host side goes even when the device refuses.  After a
  * fatal error the device holds no objects any more (mx5_objects_flush), so there is no
@@ -105,7 +109,8 @@ static int mx5_queue_destroy(struct mx5_queue q, bool forced)
 	} kinds[] = {
 		[MX5_QUEUE_CQ] = { PRM_CMD_OP_DESTROY_CQ, "CQ", "queues" },
 		[MX5_QUEUE_QP] = { PRM_CMD_OP_DESTROY_QP, "QP", "" },
-		[MX5_QUEUE_SRQ] = { PRM_CMD_OP_DESTROY_SRQ, "SRQ", "QPs" },
+		/* an SRQ is an RMP at ISSI 1 (srq.c) */
+		[MX5_QUEUE_SRQ] = { PRM_CMD_OP_DESTROY_RMP, "SRQ", "QPs" },
 	};
 	uint8_t in[PRM_SIZE(destroy_qp_in)] = { 0 }, o[PRM_SIZE(destroy_qp_out)];
 	struct mx5_device *dev = NULL;
@@ -124,7 +129,7 @@ static int mx5_queue_destroy(struct mx5_queue q, bool forced)
 		switch (q.kind) {
 		case MX5_QUEUE_CQ: PRM_SET(destroy_cq_in, in, cqn, num); break;
 		case MX5_QUEUE_QP: PRM_SET(destroy_qp_in, in, qpn, num); break;
-		case MX5_QUEUE_SRQ: PRM_SET(destroy_srq_in, in, srqn, num); break;
+		case MX5_QUEUE_SRQ: PRM_SET(destroy_rmp_in, in, rmpn, num); break;
 		}
 		PRM_SET(cmd_in, in, opcode, kinds[q.kind].opcode);
 		rc = mx5_exec(dev, in, sizeof(in), o, sizeof(o));

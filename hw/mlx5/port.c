@@ -7,7 +7,7 @@
 
 #include "hw/mlx5/mx5_internal.h"
 
-enum { MX5_REG_PMTU = 0x5003, MX5_REG_PTYS = 0x5004, MX5_REG_PAOS = 0x5006 };
+
 enum { MX5_ACCESS_REG_WRITE = 0, MX5_ACCESS_REG_READ = 1 };  /* access_register_in.op_mod */
 
 /* One field of the NIC vport context through MODIFY_NIC_VPORT_CONTEXT, named in its
@@ -106,6 +106,24 @@ static uint32_t mx5_eth_speed(uint32_t oper)
 	return best;
 }
 
+/* ext_eth_proto_oper bits (PRM PTYS extended Ethernet protocols) to Mb/s, the facts
+ * of Linux core/port.c mlx5e_ext_link_info (bit numbers: include/linux/mlx5/port.h
+ * enum mlx5e_ext_link_mode). */
+static uint32_t mx5_ext_eth_speed(uint32_t oper)
+{
+	static const struct { uint8_t bit; uint32_t mbps; } t[] = {
+		{ 0, 100 }, { 1, 1000 }, { 3, 5000 }, { 4, 10000 }, { 5, 40000 }, { 6, 25000 },
+		{ 7, 50000 }, { 8, 50000 }, { 9, 100000 }, { 10, 100000 }, { 11, 100000 },
+		{ 12, 200000 }, { 13, 200000 }, { 14, 200000 }, { 15, 400000 }, { 16, 400000 },
+		{ 17, 400000 }, { 19, 800000 }, { 20, 800000 },
+	};
+	uint32_t best = 0;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if ((oper & (1u << t[i].bit)) && t[i].mbps > best)
+			best = t[i].mbps;
+	return best;
+}
+
 /* PMTU counts the whole Ethernet frame: the netdev MTU plus Ethernet header, one VLAN
  * tag and FCS (Linux en.h MLX5E_ETH_HARD_MTU = ETH_HLEN + VLAN_HLEN + ETH_FCS_LEN,
  * MLX5E_SW2HW_MTU). */
@@ -183,7 +201,15 @@ int mx5_port_query(struct mx5_device *dev, uint8_t port, struct mx5_port_info *i
 	if ((rc = mx5_reg_read(dev, MX5_REG_PTYS, port, ptys, sizeof(ptys))))
 		return mx5_cmd_fail(dev, rc, "port: PTYS");
 	info->eth_proto_oper = (uint32_t)PRM_GET(ptys_reg, ptys, eth_proto_oper);
-	info->speed_mbps = mx5_eth_speed(info->eth_proto_oper);
+	info->ext_eth_proto_oper = (uint32_t)PRM_GET(ptys_reg, ptys, ext_eth_proto_oper);
+	/* ConnectX-6 Dx / ConnectX-7 speak the extended protocols (100GAUI-2, 200G, 400G):
+	 * the legacy field then reads 0.  Linux uses the extended fields when the device has
+	 * them, which it tells by PCAM ptys_extended_ethernet or, as here, by a non-zero
+	 * ext_eth_proto_capability (core/port.c mlx5_ptys_ext_supported). */
+	if (PRM_GET(ptys_reg, ptys, ext_eth_proto_capability))
+		info->speed_mbps = mx5_ext_eth_speed(info->ext_eth_proto_oper);
+	else
+		info->speed_mbps = mx5_eth_speed(info->eth_proto_oper);
 
 	uint8_t qin[PRM_SIZE(query_nic_vport_context_in)] = { 0 };
 	uint8_t *qout = calloc(1, PRM_SIZE(query_nic_vport_context_out));

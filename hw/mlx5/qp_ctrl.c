@@ -20,8 +20,19 @@ enum { MX5_QPC_ST_RC = 0x0, MX5_QPC_ST_UC = 0x1, MX5_QPC_ST_UD = 0x2, MX5_QPC_ST
 /* qpc.state */
 enum { MX5_QPC_RST = 0, MX5_QPC_INIT = 1, MX5_QPC_RTR = 2, MX5_QPC_RTS = 3,
        MX5_QPC_SQER = 4, MX5_QPC_SQD = 5, MX5_QPC_ERR = 6 };
+/* A GSI QP is UD to verbs and QP1 to the device (Linux mlx5_ib gsi.c creates it with
+ * st QP1), in every command that carries a qpc. */
+static unsigned mx5_qpc_st(enum mx5_qp_type t, bool gsi)
+{
+	return t == MX5_QPT_RC ? MX5_QPC_ST_RC : t == MX5_QPT_UC ? MX5_QPC_ST_UC
+	       : gsi ? MX5_QPC_ST_QP1 : MX5_QPC_ST_UD;
+}
 /* qpc.pm_state: path migration armed/rearm/migrated; migrated = no APM (Linux). */
 #define MX5_QPC_PM_MIGRATED 0x3
+/* qpc.mtu 5 = 4096 bytes (IBTA path MTU encoding) and the message limit Linux gives
+ * every UD QP (2^12: one 4096-byte packet; qp.c __mlx5_ib_modify_qp). */
+#define MX5_QPC_MTU_4096 5
+#define MX5_UD_LOG_MSG_MAX 12
 /* qpc.rq_type: regular, SRQ, zero-length (Linux MLX5_NON_ZERO_RQ / SRQ_RQ / ZERO_LEN_RQ). */
 enum { MX5_RQ_REGULAR = 0, MX5_RQ_SRQ = 1, MX5_RQ_ZERO = 3 };
 
@@ -273,6 +284,7 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	qp->dev = dev;
 	qp->pd = pd;
 	qp->type = a->type;
+	qp->gsi = a->gsi != 0;
 	qp->scq = a->send_cq;
 	qp->rcq = a->recv_cq ? a->recv_cq : a->send_cq;
 	qp->srq = a->srq;
@@ -305,14 +317,12 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	/* A field that does not apply (the SRQ number without an SRQ, the RQ's size and
 	 * stride without a regular RQ) is left 0, as the zeroed input has it. */
 	const struct mx5_ctx_field qpc[] = {
-		MX5_CTX(qpc, st, a->type == MX5_QPT_RC ? MX5_QPC_ST_RC
-				 : a->type == MX5_QPT_UC ? MX5_QPC_ST_UC
-				 : a->gsi ? MX5_QPC_ST_QP1 : MX5_QPC_ST_UD),
+		MX5_CTX(qpc, st, mx5_qpc_st(a->type, a->gsi)),
 		MX5_CTX(qpc, pm_state, MX5_QPC_PM_MIGRATED),
 		MX5_CTX(qpc, pd, pd->pdn),
 		MX5_CTX(qpc, uar_page, qp->bf.uar_index),
 		MX5_CTX(qpc, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT),
-		MX5_CTX(qpc, log_msg_max, MX5_CAP_GEN(dev, log_max_msg)),
+		/* no log_msg_max here: it is an INIT2RTR field (mx5_qp_fill_qpc) */
 		/* Timestamp format the device's caps call for (init.c mx5_qp_default_ts,
 		 * after Linux mlx5_get_qp_default_ts). */
 		MX5_CTX(qpc, ts_format, mx5_qp_default_ts(dev)),
@@ -598,6 +608,9 @@ static void mx5_qp_fill_qpc(struct mx5_qp *qp, uint16_t op, const struct mx5_qp_
 	uint8_t *c = PRM_ADDR(rst2init_qp_in, in, qpc);
 	uint8_t *ads = PRM_ADDR(qpc, c, primary_address_path);
 	bool rst2init = op == PRM_CMD_OP_RST2INIT_QP;
+	/* the service type in every transition's qpc, as Linux __mlx5_ib_modify_qp writes
+	 * it (the field-set oracle, tests/mlx5/test_field_set.c, holds us to it) */
+	PRM_SET(qpc, c, st, mx5_qpc_st(qp->type, qp->gsi));
 	if (mask & (MX5_QP_ACCESS_FLAGS | MX5_QP_MAX_DEST_RD_ATOMIC)) {
 		unsigned acc = (mask & MX5_QP_ACCESS_FLAGS) ? a->qp_access_flags : qp->attr.qp_access_flags;
 		unsigned resources = (mask & MX5_QP_MAX_DEST_RD_ATOMIC) ? a->max_dest_rd_atomic
@@ -629,8 +642,20 @@ static void mx5_qp_fill_qpc(struct mx5_qp *qp, uint16_t op, const struct mx5_qp_
 	}
 	if (mask & MX5_QP_AV)
 		mx5_set_av(qp, ads, a);
-	if (mask & MX5_QP_PATH_MTU)
+	/* The path MTU and the message limit go together, as Linux mlx5_ib sends them
+	 * (drivers/infiniband/hw/mlx5/qp.c __mlx5_ib_modify_qp): with IB_QP_PATH_MTU
+	 * (INIT2RTR) mtu and log_msg_max = the device's log_max_msg; on a UD QP, which
+	 * has no path MTU attribute, mtu 4096 and log_msg_max 12 in every transition
+	 * that carries a qpc.  Linux drivers/vfio/pci/mlx5/cmd.c mlx5vf_activate_qp and
+	 * rdma-core tests/mlx5_base.py also set log_msg_max at INIT2RTR, none at
+	 * CREATE_QP: the device takes the QP's message limit from here. */
+	if (qp->type == MX5_QPT_UD) {
+		PRM_SET(qpc, c, mtu, MX5_QPC_MTU_4096);
+		PRM_SET(qpc, c, log_msg_max, MX5_UD_LOG_MSG_MAX);
+	} else if (mask & MX5_QP_PATH_MTU) {
 		PRM_SET(qpc, c, mtu, a->path_mtu);
+		PRM_SET(qpc, c, log_msg_max, MX5_CAP_GEN(dev, log_max_msg));
+	}
 	if (mask & MX5_QP_DEST_QPN)
 		PRM_SET(qpc, c, remote_qpn, a->dest_qp_num);
 	if (mask & MX5_QP_RQ_PSN)

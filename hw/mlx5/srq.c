@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* Shared receive queues (PRM CREATE_SRQ 0x700, ARM_RQ 0x703, srqc; DESTROY_SRQ 0x701 is
- * objects.c's).  The WQE ring and its free list are the data path's (sq.h mx5_srq_ring). */
+/* Shared receive queues.  The function runs ISSI 1 (init.c mx5_set_issi), where a plain
+ * SRQ is a receive memory pool: CREATE_RMP 0x90c, MODIFY_RMP 0x90d (the limit),
+ * QUERY_RMP 0x90f, DESTROY_RMP 0x90e (objects.c's), rmpc holding a linked-list wq.  This
+ * follows Linux drivers/infiniband/hw/mlx5/srq_cmd.c: create_srq_split / arm_srq_split /
+ * query_srq_split / destroy_srq_split use CREATE_SRQ/ARM_RQ only when the function runs
+ * ISSI 0, and create_rmp_cmd / arm_rmp_cmd / query_rmp_cmd / destroy_rmp_cmd otherwise
+ * (Linux commit 01949d0109ee: at ISSI > 0 "plain SRQs are based on RMP").  The WQE ring
+ * and its free list are the data path's (sq.h mx5_srq_ring). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,22 +83,27 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 		rc = mx5_fail(dev, -ENOMEM, "CREATE_SRQ: out of memory");
 		goto err;
 	}
-	const struct mx5_ctx_field srqc[] = {
-		MX5_CTX(srqc, log_srq_size, log),
-		/* log_rq_stride counts 16-byte units above 16 (Linux: wqe_shift - 4) */
-		MX5_CTX(srqc, log_rq_stride, plat_ilog2_ceil(stride) - 4),
-		MX5_CTX(srqc, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT),
-		MX5_CTX(srqc, pd, pd->pdn),
-		MX5_CTX(srqc, cqn, cq ? cq->cqn : 0),   /* left 0 when none is given */
-		MX5_CTX(srqc, lwm, attr->srq_limit),
-		MX5_CTX(srqc, dbr_addr, s->q.dbrec_iova),
+	/* rmpc as Linux create_rmp_cmd fills it: state RDY, and the wq (set_wq) with the
+	 * WQE stride (log_wq_stride in bytes: Linux wqe_shift + 4), the page size, the
+	 * number of WQEs, pd and doorbell record; wq_type 0 is the linked list whose next
+	 * segments the data path keeps (sq.h).  No cqn: an RMP reports through the CQ of
+	 * the QP that consumes it.  No lwm: ibv_create_srq's limit is not armed
+	 * (ibv_create_srq(3): "irrelevant"; rdma-core's mlx5 arms only in modify); the
+	 * device arms it on MODIFY_RMP (mx5_srq_arm). */
+	const struct mx5_ctx_field rmpc[] = {
+		MX5_CTX(rmpc, state, MX5_RMPC_STATE_RDY),
+		MX5_CTX_WQ(log_wq_stride, plat_ilog2_ceil(stride)),
+		MX5_CTX_WQ(log_wq_pg_sz, dev->log_host_page - MX5_FW_PAGE_SHIFT),
+		MX5_CTX_WQ(log_wq_sz, log),
+		MX5_CTX_WQ(pd, pd->pdn),
+		MX5_CTX_WQ(dbr_addr, s->q.dbrec_iova),
 	};
-	rc = mx5_create_queue(dev, &mx5_create_srq_cmd, &s->q, srqc, MX5_NFIELDS(srqc), &s->srqn);
+	rc = mx5_create_queue(dev, &mx5_create_rmp_cmd, &s->q, rmpc, MX5_NFIELDS(rmpc), &s->srqn);
 	if (rc)
 		goto err;
 	s->attr.max_wr = cnt - 1;
 	s->attr.max_sge = s->ring.max_sge;
-	s->attr.srq_limit = attr->srq_limit;
+	s->attr.srq_limit = 0;
 	pd->refs++;
 	if (cq)
 		cq->refs++;
@@ -104,18 +115,58 @@ err:
 	return rc;
 }
 
-/* ARM_RQ: raise SRQ_LIMIT when fewer than `limit` WQEs remain. */
+/* MODIFY_RMP RDY -> RDY with bitmask.lwm: the device raises SRQ_LIMIT once when fewer
+ * than `limit` WQEs remain, then disarms (Linux srq_cmd.c arm_rmp_cmd, which
+ * mlx5_ib_modify_srq calls for IB_SRQ_LIMIT). */
 int mx5_srq_arm(struct mx5_srq *s, uint32_t limit)
 {
 	if (!s)
 		return -EINVAL;
+	struct mx5_device *dev = s->dev;
 	if (limit > s->attr.max_wr)
-		return mx5_fail(s->dev, -EINVAL, "SRQ limit %u exceeds its depth %u", limit,
-				s->attr.max_wr);
-	/* arm_rq_in has no table yet: the limit is kept and reported by query; the
-	 * device's lwm was programmed at creation. */
+		return mx5_fail(dev, -EINVAL, "SRQ limit %u exceeds its depth %u", limit, s->attr.max_wr);
+	if (dev->health != MX5_HEALTH_OK)
+		return mx5_fail(dev, -ENODEV, "MODIFY_RMP: device is in fatal error");
+	uint8_t in[PRM_SIZE(modify_rmp_in)] = { 0 }, out[PRM_SIZE(modify_rmp_out)];
+	uint8_t *rmpc = PRM_ADDR(modify_rmp_in, in, ctx);
+	PRM_SET(modify_rmp_in, in, opcode, PRM_CMD_OP_MODIFY_RMP);
+	PRM_SET(modify_rmp_in, in, rmp_state, MX5_RMPC_STATE_RDY);
+	PRM_SET(modify_rmp_in, in, rmpn, s->srqn);
+	PRM_SET(rmp_bitmask, PRM_ADDR(modify_rmp_in, in, bitmask), lwm, 1);
+	PRM_SET(rmpc, rmpc, state, MX5_RMPC_STATE_RDY);
+	PRM_SET(wq, PRM_ADDR(rmpc, rmpc, wq), lwm, limit);
+	int rc = mx5_exec(dev, in, sizeof(in), out, sizeof(out));
+	if (rc)
+		return rc;
 	s->attr.srq_limit = limit;
 	return 0;
+}
+
+/* QUERY_RMP: the device's armed limit (0 once SRQ_LIMIT fired, IBTA 10.2.9.3), as Linux
+ * mlx5_ib_query_srq reports it (query_rmp_cmd, wq.lwm). */
+int mx5_srq_query_limit(struct mx5_srq *s, uint32_t *limit)
+{
+	if (!s || !limit)
+		return -EINVAL;
+	struct mx5_device *dev = s->dev;
+	if (dev->health != MX5_HEALTH_OK) {
+		*limit = s->attr.srq_limit;
+		return 0;
+	}
+	uint8_t in[PRM_SIZE(query_rmp_in)] = { 0 };
+	uint8_t *out = malloc(PRM_SIZE(query_rmp_out));
+	if (!out)
+		return mx5_fail(dev, -ENOMEM, "QUERY_RMP: out of memory");
+	PRM_SET(query_rmp_in, in, opcode, PRM_CMD_OP_QUERY_RMP);
+	PRM_SET(query_rmp_in, in, rmpn, s->srqn);
+	int rc = mx5_exec(dev, in, sizeof(in), out, PRM_SIZE(query_rmp_out));
+	if (!rc) {
+		const uint8_t *rmpc = PRM_ADDR(query_rmp_out, out, rmp_context);
+		*limit = (uint32_t)PRM_GET(wq, PRM_ADDR(rmpc, rmpc, wq), lwm);
+		s->attr.srq_limit = *limit;
+	}
+	free(out);
+	return rc;
 }
 
 uint32_t mx5_srq_num(const struct mx5_srq *s) { return s->srqn; }

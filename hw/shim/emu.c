@@ -371,8 +371,7 @@ static int emu_shim_irq_fd(struct shim_dev *dev, unsigned vector)
 
 static unsigned emu_shim_irq_count(struct shim_dev *dev)
 {
-	(void)dev;
-	return EMU_NUM_VECTORS;
+	return emu_irq_count(to_emu(dev)->emu);
 }
 
 /* The port answers on the emulated device's loopback address (hw/emu/netaddr.c): the

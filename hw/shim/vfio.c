@@ -644,12 +644,25 @@ static int map_new(struct vfio_dev *v, void *va, uint64_t maplen, uint64_t align
 {
 	struct vfio_map *m = calloc(1, sizeof(*m));
 	uint64_t iova;
-	int rc;
+	int rc = -ENOSPC;
 
 	if (!m)
 		return -ENOMEM;
 	pthread_mutex_lock(&v->lock);
-	rc = shim_iova_alloc(&v->iova, maplen, align, &iova);
+	/* A pin (align 0 here: the granule) goes at an IOVA congruent to its VA modulo
+	 * the largest of 1 GiB / 2 MiB it spans, so the driver's MKey can use pages that
+	 * large (hw/mlx5/mr.c mx5_best_page_shift: the largest page every segment allows),
+	 * as Linux mlx5_ib does with mlx5_umem_find_best_pgsz over the DMA addresses.
+	 * Anywhere else when no such range is free. */
+	if (!align) {
+		uint64_t vaddr = (uint64_t)(uintptr_t)va;
+		uint64_t mod = maplen >= (1ull << 30) ? 1ull << 30 : maplen >= (2ull << 20) ? 2ull << 20 : 0;
+		if (mod)
+			rc = shim_iova_alloc_congruent(&v->iova, maplen, mod, vaddr, &iova);
+		align = v->gran;
+	}
+	if (rc < 0)
+		rc = shim_iova_alloc(&v->iova, maplen, align, &iova);
 	if (rc < 0)
 		verr(v, "vfio: %s: no free IOVA range of %llu bytes %s", v->dev.pci.bdf,
 		     (unsigned long long)maplen, what);
@@ -730,7 +743,7 @@ static int vfio_dma_pin(struct shim_dev *d, void *va, size_t len, struct shim_pi
 		verr(v, "vfio: dma_pin: empty or wrapping range %p+%zu", va, len);
 		return -EINVAL;
 	}
-	rc = map_new(v, (void *)(uintptr_t)start, maplen, v->gran, "to pin", &m, &ro);
+	rc = map_new(v, (void *)(uintptr_t)start, maplen, 0, "to pin", &m, &ro);
 	if (rc < 0)
 		return rc;
 	m->seg = (struct shim_iova_seg){ m->iova + offset, len };

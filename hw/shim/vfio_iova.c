@@ -105,44 +105,66 @@ int shim_iova_add_range(struct shim_iova_space *s, uint64_t start, uint64_t last
 	return 0;
 }
 
-int shim_iova_alloc(struct shim_iova_space *s, uint64_t len, uint64_t align, uint64_t *iova)
+/* Take [a, a+len) out of free extent i (which holds it); room for one more extent was
+ * reserved by the caller. */
+static void take_at(struct shim_iova_space *s, size_t i, uint64_t a, uint64_t len)
 {
-	if (align == 0)
-		align = 1;
-	if (len == 0 || (align & (align - 1)) != 0 || !iova)
+	struct shim_iova_extent e = s->free[i];
+	uint64_t alast = a + (len - 1);
+
+	if (a == e.start && alast == e.last) {
+		remove_at(s->free, &s->nfree, i);
+	} else if (a == e.start) {
+		s->free[i].start = alast + 1;
+	} else if (alast == e.last) {
+		s->free[i].last = a - 1;
+	} else {
+		s->free[i].last = a - 1;
+		/* room was reserved by the caller */
+		memmove(&s->free[i + 2], &s->free[i + 1], (s->nfree - i - 1) * sizeof(*s->free));
+		s->free[i + 1] = (struct shim_iova_extent){ .start = alast + 1, .last = e.last };
+		s->nfree++;
+	}
+	s->used += len;
+}
+
+/* First fit of len bytes at an address a with a % mod == residue (mod a power of two,
+ * residue < mod): alignment is residue 0. */
+static int alloc_at_residue(struct shim_iova_space *s, uint64_t len, uint64_t mod, uint64_t residue,
+			    uint64_t *iova)
+{
+	if (len == 0 || mod == 0 || (mod & (mod - 1)) != 0 || residue >= mod || !iova)
 		return -EINVAL;
-	/* The split below may need one more extent: make room first so that a failed
-	 * allocation of list memory cannot leave the space half-updated. */
+	/* The split may need one more extent: make room first so that a failed allocation
+	 * of list memory cannot leave the space half-updated. */
 	if (reserve(&s->free, &s->capfree, s->nfree + 1) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nfree; i++) {
 		struct shim_iova_extent e = s->free[i];
-		uint64_t a = (e.start + (align - 1)) & ~(align - 1);
-		uint64_t alast;
+		uint64_t a = (e.start & ~(mod - 1)) + residue;
 
-		if (a < e.start || a > e.last)  /* wrapped past 2^64, or no aligned address */
+		if (a < e.start)
+			a += mod;
+		if (a < e.start || a > e.last)  /* wrapped past 2^64, or no such address */
 			continue;
 		if (e.last - a < len - 1)       /* fewer than len bytes from a to e.last */
 			continue;
-		alast = a + (len - 1);
-		if (a == e.start && alast == e.last) {
-			remove_at(s->free, &s->nfree, i);
-		} else if (a == e.start) {
-			s->free[i].start = alast + 1;
-		} else if (alast == e.last) {
-			s->free[i].last = a - 1;
-		} else {
-			s->free[i].last = a - 1;
-			/* room was reserved above */
-			memmove(&s->free[i + 2], &s->free[i + 1], (s->nfree - i - 1) * sizeof(*s->free));
-			s->free[i + 1] = (struct shim_iova_extent){ .start = alast + 1, .last = e.last };
-			s->nfree++;
-		}
-		s->used += len;
+		take_at(s, i, a, len);
 		*iova = a;
 		return 0;
 	}
 	return -ENOSPC;
+}
+
+int shim_iova_alloc(struct shim_iova_space *s, uint64_t len, uint64_t align, uint64_t *iova)
+{
+	return alloc_at_residue(s, len, align ? align : 1, 0, iova);
+}
+
+int shim_iova_alloc_congruent(struct shim_iova_space *s, uint64_t len, uint64_t mod, uint64_t va,
+			      uint64_t *iova)
+{
+	return alloc_at_residue(s, len, mod, mod ? va & (mod - 1) : 0, iova);
 }
 
 int shim_iova_free(struct shim_iova_space *s, uint64_t iova, uint64_t len)

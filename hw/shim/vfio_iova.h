@@ -41,6 +41,12 @@ int shim_iova_add_range(struct shim_iova_space *s, uint64_t start, uint64_t last
  * after it. 0 with *iova set; -EINVAL for len 0 or a bad alignment; -ENOSPC if no
  * extent fits; -ENOMEM if the list cannot grow. */
 int shim_iova_alloc(struct shim_iova_space *s, uint64_t len, uint64_t align, uint64_t *iova);
+/* len bytes at an IOVA congruent to va modulo mod (a power of two): the IOVA and the VA
+ * then share their offset within every page up to mod, so the device can translate the
+ * range with pages that large (an MTT of 2 MiB or 1 GiB pages instead of 4 KiB ones).
+ * 0 and *iova, -EINVAL, -ENOMEM or -ENOSPC. */
+int shim_iova_alloc_congruent(struct shim_iova_space *s, uint64_t len, uint64_t mod, uint64_t va,
+			      uint64_t *iova);
 
 /* Return [iova, iova+len) to the free list, merging with its neighbours. -EINVAL if it
  * is empty, wraps, is not inside one added range, or overlaps free space. */

@@ -196,6 +196,10 @@ static inline int ot_destroy(struct ot *o, uint16_t op, uint32_t id)
 		PRM_SET(destroy_srq_in, in, opcode, op);
 		PRM_SET(destroy_srq_in, in, srqn, id);
 		break;
+	case PRM_CMD_OP_DESTROY_RMP:
+		PRM_SET(destroy_rmp_in, in, opcode, op);
+		PRM_SET(destroy_rmp_in, in, rmpn, id);
+		break;
 	case PRM_CMD_OP_DESTROY_EQ:
 		PRM_SET(destroy_eq_in, in, opcode, op);
 		PRM_SET(destroy_eq_in, in, eq_number, id);
@@ -226,15 +230,47 @@ static inline uint8_t *ot_srq_in(struct ot *o, struct oq *q, unsigned log, unsig
 	return in;
 }
 
+/* The wq inside a CREATE_RMP input. */
+static inline uint8_t *ot_rmp_wq(uint8_t *in)
+{
+	return PRM_ADDR(rmpc, PRM_ADDR(create_rmp_in, in, ctx), wq);
+}
+
+/* CREATE_RMP as Linux create_rmp_cmd sends it (state RDY, a linked-list wq), WQEs of
+ * 16 << log_stride bytes: the ISSI 1 SRQ. */
+static inline uint8_t *ot_rmp_in(struct ot *o, struct oq *q, unsigned log, unsigned log_stride, size_t *inlen)
+{
+	oq_alloc(o, q, (size_t)(16u << log_stride) << log);
+	size_t pas_off = (PRM_OFF(create_rmp_in, ctx) + PRM_OFF(rmpc, wq) + PRM_OFF(wq, pas)) / 8;
+	*inlen = pas_off + q->npas * 8;
+	uint8_t *in = calloc(1, *inlen);
+	PRM_SET(create_rmp_in, in, opcode, PRM_CMD_OP_CREATE_RMP);
+	PRM_SET(rmpc, PRM_ADDR(create_rmp_in, in, ctx), state, 1);
+	uint8_t *wq = ot_rmp_wq(in);
+	PRM_SET(wq, wq, log_wq_sz, log);
+	PRM_SET(wq, wq, log_wq_stride, log_stride + 4);
+	PRM_SET(wq, wq, log_wq_pg_sz, ot_log_pg(o));
+	PRM_SET(wq, wq, pd, o->pd);
+	PRM_SET(wq, wq, dbr_addr, q->dbr);
+	oq_pas(o, q, in + pas_off);
+	return in;
+}
+
+/* An SRQ in the model of the ISSI the device runs (et_issi): an RMP at ISSI 1. */
 static inline uint32_t ot_srq(struct ot *o, unsigned log)
 {
 	struct oq q;
 	size_t inlen;
-	uint8_t *in = ot_srq_in(o, &q, log, 1, &inlen);
+	uint8_t *in = et_issi ? ot_rmp_in(o, &q, log, 1, &inlen) : ot_srq_in(o, &q, log, 1, &inlen);
 
 	et_expect(&o->t, et_exec(&o->t, in, inlen, PRM_SIZE(create_srq_out)), 0, 0);
 	free(in);
 	return (uint32_t)PRM_GET(create_srq_out, o->t.out, srqn);
+}
+
+static inline uint16_t ot_destroy_srq_op(void)
+{
+	return et_issi ? PRM_CMD_OP_DESTROY_RMP : PRM_CMD_OP_DESTROY_SRQ;
 }
 
 /* ---- QP ---- */
@@ -281,6 +317,18 @@ static inline uint32_t ot_qp(struct ot *o, unsigned st, uint32_t cqn)
 	et_expect(&o->t, et_exec(&o->t, in, inlen, PRM_SIZE(create_qp_out)), 0, 0);
 	free(in);
 	return (uint32_t)PRM_GET(create_qp_out, o->t.out, qpn);
+}
+
+/* UD's INIT2RTR as Linux mlx5_ib sends it (qp.c __mlx5_ib_modify_qp): mtu 4096 and
+ * log_msg_max 12. */
+static inline uint8_t *ot_trans_in(uint16_t op, uint32_t qpn, uint32_t opt);
+static inline uint8_t *ot_ud_init2rtr_in(uint32_t qpn)
+{
+	uint8_t *in = ot_trans_in(PRM_CMD_OP_INIT2RTR_QP, qpn, 0);
+	uint8_t *c = PRM_ADDR(rst2init_qp_in, in, qpc);
+	PRM_SET(qpc, c, mtu, 5);
+	PRM_SET(qpc, c, log_msg_max, 12);
+	return in;
 }
 
 /* A transition input (every transition with a qpc has rst2init_qp_in's layout). */
@@ -330,6 +378,9 @@ static inline uint8_t *ot_init2rtr_in(uint32_t qpn, uint32_t rqpn)
 	uint8_t *c = PRM_ADDR(rst2init_qp_in, in, qpc);
 	uint8_t *ads = PRM_ADDR(qpc, c, primary_address_path);
 	PRM_SET(qpc, c, mtu, 3); /* 1024 */
+	/* the QP's message limit, sent here beside mtu as every reference does
+	 * (rdma-core tests/mlx5_base.py: 20) */
+	PRM_SET(qpc, c, log_msg_max, 20);
 	PRM_SET(qpc, c, remote_qpn, rqpn);
 	PRM_SET(qpc, c, next_rcv_psn, 0x123456);
 	PRM_SET(qpc, c, log_rra_max, 2);

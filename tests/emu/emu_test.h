@@ -174,7 +174,11 @@ static inline int et_take_pages(struct et *t, size_t n)
 	return got;
 }
 
-/* ENABLE_HCA, SET_ISSI 1, boot and init pages, INIT_HCA: the mlx5_core order. */
+/* The ISSI et_bringup selects: 1, as mlx5_core does; a test of the ISSI 0 object
+ * model (CREATE_SRQ, ARM_RQ) sets 0 before bringing the device up. */
+static unsigned et_issi = 1;
+
+/* ENABLE_HCA, SET_ISSI, boot and init pages, INIT_HCA: the mlx5_core order. */
 static inline void et_bringup(struct et *t)
 {
 	int32_t boot = 0, init = 0;
@@ -184,7 +188,7 @@ static inline void et_bringup(struct et *t)
 	{
 		ET_IN(set_issi_in);
 		PRM_SET(set_issi_in, in, opcode, PRM_CMD_OP_SET_ISSI);
-		PRM_SET(set_issi_in, in, current_issi, 1);
+		PRM_SET(set_issi_in, in, current_issi, et_issi);
 		et_expect(t, et_exec(t, in, sizeof(in), PRM_SIZE(set_issi_out)), 0, 0);
 	}
 	et_expect(t, et_query_pages(t, 1, &boot), 0, 0);

@@ -384,7 +384,9 @@ Test(emu_mkey, destroy_of_an_unknown_mkey_is_bad_resource)
 static uint8_t *klm_in(struct ot *o, uint64_t start, uint64_t len, unsigned n, const uint32_t *keys,
 		       const uint64_t *addr, const uint32_t *bytes, size_t *inlen)
 {
-	*inlen = PRM_SIZE(create_mkey_in) + n * PRM_SIZE(klm);
+	/* padded with zero entries to a multiple of 4, as DPDK's mlx5_devx_cmd_mkey_create */
+	unsigned padded = (n + 3) & ~3u;
+	*inlen = PRM_SIZE(create_mkey_in) + padded * PRM_SIZE(klm);
 	uint8_t *in = calloc(1, *inlen);
 	PRM_SET(create_mkey_in, in, opcode, PRM_CMD_OP_CREATE_MKEY);
 	uint8_t *mkc = mkc_of(in);
@@ -396,8 +398,8 @@ static uint8_t *klm_in(struct ot *o, uint64_t start, uint64_t len, unsigned n, c
 	PRM_SET(mkc, mkc, pd, o->pd);
 	PRM_SET(mkc, mkc, start_addr, start);
 	PRM_SET(mkc, mkc, len, len);
-	PRM_SET(mkc, mkc, translations_octword_size, n);
-	PRM_SET(create_mkey_in, in, translations_octword_actual_size, n);
+	PRM_SET(mkc, mkc, translations_octword_size, padded);
+	PRM_SET(create_mkey_in, in, translations_octword_actual_size, padded);
 	for (unsigned i = 0; i < n; i++) {
 		uint8_t *e = PRM_ADDR(create_mkey_in, in, klm_pas_mtt) + i * PRM_SIZE(klm);
 		PRM_SET(klm, e, byte_count, bytes[i]);
@@ -436,6 +438,23 @@ static void two_close(struct two *w)
 	ot_down(&w->o);
 	free(w->a.mem);
 	free(w->b.mem);
+}
+
+/* The KLM list is padded to a multiple of 4 entries (DPDK mlx5_devx_cmd_mkey_create,
+ * Linux umr.c MLX5_UMR_FLEX_ALIGNMENT): two entries, unpadded, are refused. */
+Test(emu_mkey, klm_list_not_padded_to_four_entries_is_bad_parameter)
+{
+	struct two w;
+	size_t inlen;
+
+	two_regions(&w, "emu:");
+	uint8_t *in = klm_in(&w.o, 0x100000000ull, 5 * 4096, 2, w.keys, w.addr, w.bytes, &inlen);
+	PRM_SET(mkc, mkc_of(in), translations_octword_size, 2);
+	PRM_SET(create_mkey_in, in, translations_octword_actual_size, 2);
+	inlen = PRM_SIZE(create_mkey_in) + 2 * PRM_SIZE(klm);
+	et_expect(&w.o.t, create(&w.o, in, &inlen), PRM_CMD_STAT_BAD_PARAM, PRM_SYND_KLM_NOT_PADDED);
+	cr_assert_eq(ot_live(&w.o, EMU_OBJ_MKEY), 2);
+	two_close(&w);
 }
 
 Test(emu_mkey, klm_over_two_mkeys_translates_across_them_and_holds_them)

@@ -123,8 +123,8 @@ Test(emu_qp, ud_walks_to_rts_with_its_q_key)
 	PRM_SET(qpc, tqpc(in), rwe, 0);
 	PRM_SET(qpc, tqpc(in), q_key, 0x80010203);
 	et_expect(&o.t, ot_trans_exec(&o, in), 0, 0);
-	/* UD's INIT2RTR carries nothing required */
-	et_expect(&o.t, ot_trans_exec(&o, ot_trans_in(PRM_CMD_OP_INIT2RTR_QP, qpn, 0)), 0, 0);
+	/* UD's INIT2RTR carries its MTU and message limit (as Linux sends them) */
+	et_expect(&o.t, ot_trans_exec(&o, ot_ud_init2rtr_in(qpn)), 0, 0);
 	in = ot_trans_in(PRM_CMD_OP_RTR2RTS_QP, qpn, 0);
 	PRM_SET(qpc, tqpc(in), next_send_psn, 0x1000);
 	et_expect(&o.t, ot_trans_exec(&o, in), 0, 0);
@@ -222,10 +222,10 @@ Test(emu_qp, qp_on_an_srq_holds_it)
 	const uint8_t *c = ot_query_qp(&o, qpn);
 	cr_assert_eq(PRM_GET(qpc, c, rq_type), 1);
 	cr_assert_eq(PRM_GET(qpc, c, srqn_rmpn_xrqn), srqn);
-	et_expect(&o.t, ot_destroy(&o, PRM_CMD_OP_DESTROY_SRQ, srqn), PRM_CMD_STAT_BAD_RES_STATE,
+	et_expect(&o.t, ot_destroy(&o, ot_destroy_srq_op(), srqn), PRM_CMD_STAT_BAD_RES_STATE,
 		  PRM_SYND_OBJECT_IN_USE);
 	et_expect(&o.t, ot_destroy(&o, PRM_CMD_OP_DESTROY_QP, qpn), 0, 0);
-	et_expect(&o.t, ot_destroy(&o, PRM_CMD_OP_DESTROY_SRQ, srqn), 0, 0);
+	et_expect(&o.t, ot_destroy(&o, ot_destroy_srq_op(), srqn), 0, 0);
 	ot_down(&o);
 }
 
@@ -454,7 +454,7 @@ Test(emu_qp, ud_rts2rts_moves_the_receive_cq_and_its_reference)
 	uint32_t cq1 = ot_cq(&o, 6), cq2 = ot_cq(&o, 6);
 	uint32_t qpn = ot_qp(&o, OT_ST_UD, cq1);
 	et_expect(&o.t, ot_trans_exec(&o, ot_rst2init_in(qpn)), 0, 0);
-	et_expect(&o.t, ot_trans_exec(&o, ot_trans_in(PRM_CMD_OP_INIT2RTR_QP, qpn, 0)), 0, 0);
+	et_expect(&o.t, ot_trans_exec(&o, ot_ud_init2rtr_in(qpn)), 0, 0);
 	et_expect(&o.t, ot_trans_exec(&o, ot_trans_in(PRM_CMD_OP_RTR2RTS_QP, qpn, 0)), 0, 0);
 	uint8_t *in = ot_trans_in(PRM_CMD_OP_RTS2RTS_QP, qpn, OT_OPT_CQN_RCV);
 	PRM_SET(qpc, tqpc(in), cqn_rcv, cq2);
@@ -498,6 +498,44 @@ static void no_grh(uint8_t *in) { PRM_SET(ads, tads(in), grh, 0); }
 static void port_2(uint8_t *in) { PRM_SET(ads, tads(in), vhca_port_num, 2); }
 static void rra_64(uint8_t *in) { PRM_SET(qpc, tqpc(in), log_rra_max, 7); }
 static void empty_gid(uint8_t *in) { PRM_SET(ads, tads(in), src_addr_index, 5); }
+
+static void lmm_too_big(uint8_t *in) { PRM_SET(qpc, tqpc(in), log_msg_max, 31); }
+
+Test(emu_qp, rc_init2rtr_with_log_msg_max_above_the_caps_is_limits_exceeded)
+{
+	init2rtr_fails(lmm_too_big, PRM_CMD_STAT_LIM_ERR, PRM_SYND_SIZE_TOO_LARGE);
+}
+
+/* The message limit is the one INIT2RTR carries (Linux mlx5_ib, Linux's VFIO mlx5
+ * driver and rdma-core's DEVX test send it there only), not CREATE_QP's. */
+Test(emu_qp, init2rtr_log_msg_max_is_the_qps_message_limit)
+{
+	struct ot o;
+
+	ot_up(&o, "emu:");
+	uint32_t qpn = ot_qp(&o, OT_ST_RC, ot_cq(&o, 6));
+	et_expect(&o.t, ot_trans_exec(&o, ot_rst2init_in(qpn)), 0, 0);
+	uint8_t *in = ot_init2rtr_in(qpn, qpn);
+	PRM_SET(qpc, tqpc(in), log_msg_max, 13);
+	et_expect(&o.t, ot_trans_exec(&o, in), 0, 0);
+	cr_assert_eq(PRM_GET(qpc, ot_query_qp(&o, qpn), log_msg_max), 13);
+	ot_down(&o);
+}
+
+Test(emu_qp, ud_init2rtr_without_an_mtu_is_a_missing_attribute)
+{
+	struct ot o;
+
+	ot_up(&o, "emu:");
+	uint32_t qpn = ot_qp(&o, OT_ST_UD, ot_cq(&o, 6));
+	uint8_t *in = ot_rst2init_in(qpn);
+	PRM_SET(qpc, tqpc(in), rre, 0);
+	PRM_SET(qpc, tqpc(in), rwe, 0);
+	et_expect(&o.t, ot_trans_exec(&o, in), 0, 0);
+	et_expect(&o.t, ot_trans_exec(&o, ot_trans_in(PRM_CMD_OP_INIT2RTR_QP, qpn, 0)), PRM_CMD_STAT_BAD_PARAM,
+		  PRM_SYND_MISSING_QP_ATTRIBUTE);
+	ot_down(&o);
+}
 
 Test(emu_qp, rc_init2rtr_without_path_mtu_is_a_missing_attribute)
 {

@@ -226,9 +226,24 @@ Test(emu_refusals, create_srq_refuses_every_reserved_range)
 	size_t inlen;
 	uint8_t *in;
 
+	et_issi = 0;   /* CREATE_SRQ is the ISSI 0 model */
 	ot_up(&o, "emu:");
 	in = ot_srq_in(&o, &q, 4, 1, &inlen);
 	refuses_every_reserved_range(&o, PRM_CMD_OP_CREATE_SRQ, in, inlen, PRM_SIZE(create_srq_out), EMU_OBJ_SRQ);
+	free(in);
+	ot_down(&o);
+}
+
+Test(emu_refusals, create_rmp_refuses_every_reserved_range)
+{
+	struct ot o;
+	struct oq q;
+	size_t inlen;
+	uint8_t *in;
+
+	ot_up(&o, "emu:");
+	in = ot_rmp_in(&o, &q, 4, 1, &inlen);
+	refuses_every_reserved_range(&o, PRM_CMD_OP_CREATE_RMP, in, inlen, PRM_SIZE(create_rmp_out), EMU_OBJ_SRQ);
 	free(in);
 	ot_down(&o);
 }

@@ -3,6 +3,14 @@
  * CREATE_SRQ, QUERY_SRQ, DESTROY_SRQ and every rule of cmd_srq.c, one per test. */
 #include "tests/emu/emu_obj_test.h"
 
+/* CREATE_SRQ is the ISSI 0 model (Linux srq_cmd.c create_srq_split); test_rmp.c has
+ * the ISSI 1 one. */
+static void at_issi_0(void)
+{
+	et_issi = 0;
+}
+TestSuite(emu_srq, .init = at_issi_0);
+
 static uint8_t *srqc_of(uint8_t *in)
 {
 	return PRM_ADDR(create_srq_in, in, srq_context_entry);
@@ -223,4 +231,29 @@ Test(emu_srq, srqs_balance_to_zero_after_destroy_and_teardown)
 	et_expect(&o.t, ot_destroy(&o, PRM_CMD_OP_DESTROY_SRQ, s[1]), 0, 0);
 	cr_assert_eq(ot_live(&o, EMU_OBJ_SRQ), 1);
 	ot_down(&o); /* the last one goes with TEARDOWN_HCA */
+}
+
+/* ARM_RQ op_mod 1 (SRQ) sets and arms the limit at ISSI 0 (Linux srq_cmd.c
+ * arm_srq_cmd); above the SRQ's size it is refused. */
+Test(emu_srq, arm_rq_sets_the_limit_query_reads_it_and_above_the_size_is_refused)
+{
+	struct ot o;
+
+	ot_up(&o, "emu:");
+	uint32_t srqn = ot_srq(&o, 4);
+	uint8_t in[PRM_SIZE(arm_rq_in)] = { 0 };
+	PRM_SET(arm_rq_in, in, opcode, PRM_CMD_OP_ARM_RQ);
+	PRM_SET(arm_rq_in, in, op_mod, 1);
+	PRM_SET(arm_rq_in, in, srq_number, srqn);
+	PRM_SET(arm_rq_in, in, lwm, 6);
+	et_expect(&o.t, et_exec(&o.t, in, sizeof(in), PRM_SIZE(arm_rq_out)), 0, 0);
+	uint8_t qin[PRM_SIZE(query_srq_in)] = { 0 };
+	PRM_SET(query_srq_in, qin, opcode, PRM_CMD_OP_QUERY_SRQ);
+	PRM_SET(query_srq_in, qin, srqn, srqn);
+	et_expect(&o.t, et_exec(&o.t, qin, sizeof(qin), PRM_SIZE(query_srq_out) + 64), 0, 0);
+	cr_assert_eq(PRM_GET(srqc, PRM_ADDR(query_srq_out, o.t.out, srq_context_entry), lwm), 6);
+	PRM_SET(arm_rq_in, in, lwm, 17);
+	et_expect(&o.t, et_exec(&o.t, in, sizeof(in), PRM_SIZE(arm_rq_out)), PRM_CMD_STAT_BAD_PARAM,
+		  PRM_SYND_BAD_SRQ_LIMIT);
+	ot_down(&o);
 }

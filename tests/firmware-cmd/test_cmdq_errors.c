@@ -223,13 +223,49 @@ Test(cmdq_timeout, set_timeout_changes_the_bound)
 	cmdq_fix_down(&f);
 }
 
-Test(cmdq_timeout, slot_still_owned_after_a_timeout_refuses_the_next_command)
+/* The device that never answers records the entries it was handed. */
+static unsigned never_slots[8], never_n;
+static void reply_never_note(struct scripted_dev *d, struct scripted_cmd *c, void *ctx)
+{
+	if (never_n < 8)
+		never_slots[never_n++] = c->slot;
+	reply_never(d, c, ctx);
+}
+
+/* A timed-out command leaves its entry to the device (which may still write it and its
+ * mailboxes), and the next command goes out on another entry, as Linux's cmd.c does
+ * (mlx5_cmd_comp_handler: "only real completion can free the cmd slot").  With a
+ * queue of two entries (one main, one nested), the next one has nowhere to go: EBUSY,
+ * without ringing the doorbell. */
+Test(cmdq_timeout, slot_still_owned_after_a_timeout_moves_the_next_command_to_another_entry)
 {
 	struct cmdq_config cfg = { .timeout_ms = 20 };
 	struct cmdq_fix f;
 	uint8_t out[16];
 
 	cmdq_fix_up(&f, &cfg, false);
+	never_n = 0;
+	scripted_dev_set_responder(f.d, reply_never_note, NULL);
+	cr_assert_eq(run(&f, PRM_CMD_OP_CREATE_QP, 16, out, sizeof(out)), -ETIMEDOUT);
+	cr_assert_eq(run(&f, PRM_CMD_OP_QUERY_QP, 16, out, sizeof(out)), -ETIMEDOUT);
+	cr_assert_eq(f.d->doorbells, 2, "the second command goes out");
+	cr_assert_eq(never_n, 2);
+	cr_assert_neq(never_slots[0], never_slots[1], "on another entry");
+	cr_assert_eq(f.d->stray_doorbells, 0, "never on an entry the device still owns");
+	cmdq_fix_down(&f);
+}
+
+Test(cmdq_timeout, every_entry_owned_after_timeouts_refuses_the_next_command)
+{
+	struct cmdq_config cfg = { .timeout_ms = 20 };
+	/* two entries: the main one and the nested one */
+	struct scripted_config sc = { .cmd_interface_rev = 5, .log_cmdq_size = 1, .log_cmdq_stride = 6 };
+	struct cmdq_fix f;
+	uint8_t out[16];
+
+	f.d = scripted_dev_create(&sc);
+	cr_assert_not_null(f.d);
+	cr_assert_eq(cmdq_create(&f.d->shim, &f.d->bar, &cfg, &f.q), 0);
 	scripted_dev_set_responder(f.d, reply_never, NULL);
 	cr_assert_eq(run(&f, PRM_CMD_OP_CREATE_QP, 16, out, sizeof(out)), -ETIMEDOUT);
 	cr_assert_eq(run(&f, PRM_CMD_OP_QUERY_QP, 16, out, sizeof(out)), -EBUSY);

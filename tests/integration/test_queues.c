@@ -326,3 +326,76 @@ Test(queues, cq_overrun_raises_a_cq_error_event)
 	}
 	cr_assert_eq(cq_errors, 1);
 }
+
+static int srq_limit_events;
+static uint32_t srq_limit_num;
+static void srq_limit_fn(void *ctx, const struct mx5_event *ev)
+{
+	(void)ctx;
+	if (ev->type == MX5_EVENT_SRQ_LIMIT) {
+		srq_limit_events++;
+		srq_limit_num = ev->num;
+	}
+}
+
+/* Send `n` messages A -> B, each consuming one of B's SRQ WQEs. */
+static void srq_sends(struct tp_ep *a, unsigned n)
+{
+	struct ibv_wc wc;
+
+	for (unsigned i = 0; i < n; i++) {
+		cr_assert_eq(tp_post(a, IBV_WR_SEND, 1, abuf, 100, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+		tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
+	}
+}
+
+static void srq_events_settle(void)
+{
+	for (int i = 0; i < 20; i++) {
+		mx5_device_poll_events(B.dev);
+		usleep(5000);
+	}
+}
+
+/* ibv_modify_srq(IBV_SRQ_LIMIT) reaches the device (MODIFY_RMP with bitmask.lwm, Linux
+ * srq_cmd.c arm_rmp_cmd) and the SRQ_LIMIT event fires once when fewer WQEs than the
+ * limit remain; a limit given only at creation arms nothing (ibv_create_srq(3): the
+ * limit is irrelevant there), so no event fires before the arm. */
+Test(queues, srq_limit_fires_once_after_it_is_armed_and_not_before)
+{
+	struct mx5_srq_attr sa = { .max_wr = 16, .max_sge = 1, .srq_limit = 12 };
+	struct mx5_srq *srq;
+	struct tp_ep a, b;
+
+	open_nics();
+	mx5_device_set_event_handler(B.dev, srq_limit_fn, NULL);
+	cr_assert_eq(mx5_srq_create(B.pd, B.cq, &sa, &srq), 0, "%s", mx5_device_error(B.dev));
+	tp_qp_create(&a, &A, MX5_QPT_RC, 16, NULL);
+	tp_qp_create(&b, &B, MX5_QPT_RC, 16, srq);
+	tp_connect(&a, &b, &rc);
+	for (unsigned i = 0; i < 12; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)(bbuf + i * 256), .length = 256, .lkey = tp_lkey(bmr) };
+		struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		cr_assert_eq(mx5_post_srq_recv(mx5_srq_state(srq), &wr, &bad), 0);
+	}
+	srq_limit_events = 0;
+	srq_sends(&a, 2);   /* 10 left: below the creation-time 12, but never armed */
+	srq_events_settle();
+	cr_assert_eq(srq_limit_events, 0, "no SRQ limit event before ibv_modify_srq arms it");
+	cr_assert_eq(mx5_srq_arm(srq, 8), 0, "%s", mx5_device_error(B.dev));
+	srq_sends(&a, 2);   /* 8 left: not below 8 */
+	srq_events_settle();
+	cr_assert_eq(srq_limit_events, 0, "8 WQEs left is not below the limit 8");
+	srq_sends(&a, 1);   /* 7 left */
+	for (int i = 0; i < 200 && !srq_limit_events; i++) {
+		mx5_device_poll_events(B.dev);
+		usleep(5000);
+	}
+	cr_assert_eq(srq_limit_events, 1);
+	cr_assert_eq(srq_limit_num, mx5_srq_num(srq));
+	srq_sends(&a, 2);   /* disarmed after firing (IBTA 10.2.9.3): no second event */
+	srq_events_settle();
+	cr_assert_eq(srq_limit_events, 1);
+}

@@ -232,3 +232,23 @@ Test(rc_errors, bad_lkey_is_a_local_protection_error)
 	tp_expect(&A, &wc, IBV_WC_LOC_PROT_ERR, 5000);
 	cr_assert_eq(tp_ctr(&A).tx_pkts, 0, "nothing may leave for a WQE with a bad lkey");
 }
+
+/* The responder's message limit is the log_msg_max its INIT2RTR carried (2^12 here: its
+ * device reports log_max_msg 12, and the driver sends that at INIT2RTR as Linux
+ * __mlx5_ib_modify_qp does): an 8 KiB WRITE to it is NAKed as an invalid request,
+ * a 4 KiB one lands. */
+Test(rc_errors, write_longer_than_the_responders_message_limit_is_a_remote_invalid_request)
+{
+	struct tp_conn c = { .mtu = 3, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1 };
+	struct ibv_wc wc;
+
+	tp_fixture_open(&fx, "emu:", "emu:cap=general.log_max_msg:12", 1024, MX5_QPT_RC, 64,
+			MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_READ, &c);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1, abuf, 4096, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 2, abuf, 8192, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&A, &wc, IBV_WC_REM_INV_REQ_ERR, 5000);
+	cr_assert_eq(wc.wr_id, 2);
+}

@@ -180,6 +180,26 @@ Test(mlx5_bringup, command_that_hangs_times_out_naming_it)
 	cr_assert(strstr(mx5_open_error(), "QUERY_HCA_CAP"), "%s", mx5_open_error());
 }
 
+/* One command that never completes must not wedge the command interface: as Linux
+ * (cmd.c wait_func_handle_exec_timeout, mlx5_cmd_comp_handler: "only real completion
+ * can free the cmd slot") the timed-out entry is left to the device and the next
+ * command goes out on another entry, so later commands, TEARDOWN_HCA among them, work. */
+Test(mlx5_bringup, a_timed_out_command_leaves_its_slot_and_the_next_command_runs)
+{
+	struct mx5_open_attr a = { .cmd_timeout_ms = 300 };
+	struct mx5_device *dev = NULL;
+	cr_assert_eq(mx5_device_open_attr("emu:", &a, &dev), 0, "%s", mx5_open_error());
+	struct emu_dev *e = emu_of(dev);
+	struct mx5_pd *pd = NULL, *pd2 = NULL;
+	cr_assert_eq(emu_fault_hang(e, PRM_CMD_OP_ALLOC_PD), 0);
+	cr_assert_eq(mx5_pd_alloc(dev, &pd), -ETIMEDOUT, "%s", mx5_device_error(dev));
+	emu_fault_clear(e);
+	cr_assert_eq(mx5_pd_alloc(dev, &pd2), 0, "the command after a timeout: %s", mx5_device_error(dev));
+	cr_assert_eq(mx5_device_is_fatal(dev), 0);
+	cr_assert_eq(mx5_pd_free(pd2), 0, "%s", mx5_device_error(dev));
+	mx5_device_close(dev);
+}
+
 Test(mlx5_bringup, unknown_uri_is_an_open_error)
 {
 	struct mx5_device *dev = NULL;

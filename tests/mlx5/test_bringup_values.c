@@ -155,23 +155,46 @@ Test(bringup_values, nic_interface_disabled_is_fatal)
 	mx5_device_close(dev);
 }
 
-Test(bringup_values, stalled_health_counter_is_fatal_on_the_third_missed_sample)
+/* A stalled counter is reported on the third missed sample, not acted on: Linux
+ * health.c poll_health logs "device's health compromised - reached miss count" and
+ * queues its devlink reporter; only the fatal sensors fail the device. */
+Test(bringup_values, stalled_health_counter_is_reported_on_the_third_missed_sample_not_fatal)
 {
 	struct mx5_device *dev = open_inspect("emu:");
 	struct emu_dev *e = emu_of(dev);
+	fatal_events = 0;
+	mx5_device_set_event_handler(dev, on_event, NULL);
 	mx5_device_set_health_poll(dev, 20, 3);
 	emu_fault_counter_stall(e);
 	struct timespec ts = { 0, 25 * 1000000 };
-	cr_assert_eq(mx5_device_check_health(dev, NULL), MX5_HEALTH_OK, "first sample");
+	struct mx5_health h;
+	cr_assert_eq(mx5_device_check_health(dev, &h), MX5_HEALTH_OK, "first sample");
 	for (int miss = 1; miss <= 2; miss++) {
 		nanosleep(&ts, NULL);
-		cr_assert_eq(mx5_device_check_health(dev, NULL), MX5_HEALTH_OK, "miss %d", miss);
+		cr_assert_eq(mx5_device_check_health(dev, &h), MX5_HEALTH_OK, "miss %d", miss);
+		cr_assert_eq(h.counter_stuck, 0, "miss %d", miss);
 		/* samples closer than the interval do not count */
-		cr_assert_eq(mx5_device_check_health(dev, NULL), MX5_HEALTH_OK, "miss %d again", miss);
+		cr_assert_eq(mx5_device_check_health(dev, &h), MX5_HEALTH_OK, "miss %d again", miss);
 	}
 	nanosleep(&ts, NULL);
-	cr_assert_eq(mx5_device_check_health(dev, NULL), MX5_HEALTH_FATAL, "third miss");
-	cr_assert(strstr(mx5_device_error(dev), "counter stuck"), "%s", mx5_device_error(dev));
+	cr_assert_eq(mx5_device_check_health(dev, &h), MX5_HEALTH_OK, "third miss: reported, not fatal");
+	cr_assert_eq(h.counter_stuck, 1);
+	cr_assert_eq(h.counter_misses, 3);
+	cr_assert_eq(fatal_events, 0, "no DEVICE_FATAL for a stalled counter");
+	cr_assert(strstr(mx5_device_error(dev), "health compromised"), "%s", mx5_device_error(dev));
+	cr_assert_eq(mx5_device_is_fatal(dev), 0);
+	mx5_device_close(dev);
+}
+
+/* A previous owner left nic_interface DISABLED (rdma-core's fast teardown does): the
+ * driver claims the command interface first, which clears it, and only then reads the
+ * fatal sensors (Linux starts its health poll after mlx5_cmd_enable). */
+Test(bringup_values, nic_interface_left_disabled_by_the_previous_owner_does_not_refuse_the_open)
+{
+	struct mx5_device *dev = NULL;
+	int rc = mx5_device_open("emu:nic_ifc=disabled", &dev);
+	cr_assert_eq(rc, 0, "open refused: %s", mx5_open_error());
+	cr_assert_eq(mx5_device_check_health(dev, NULL), MX5_HEALTH_OK);
 	mx5_device_close(dev);
 }
 
@@ -363,4 +386,85 @@ Test(bringup_values, port_mtu_outside_the_port_range_is_refused_and_changes_noth
 	cr_assert_eq(mx5_port_query(dev, 1, &pi), 0);
 	cr_assert_eq(pi.oper_mtu, 1522);
 	mx5_device_close(dev);
+}
+
+/* ---------------------------------------------------------------- port and function registers */
+
+/* The commands the bring-up sent, in order: opcode, and for ACCESS_REG the register
+ * and whether it was a write (op_mod 0). */
+static struct { uint16_t op, reg; int write; } seen[256];
+static unsigned nseen;
+static void note_cmd(void *ctx, uint16_t opcode, uint16_t op_mod, const uint8_t *in, size_t inlen,
+		     const uint8_t *out, size_t outlen, int status)
+{
+	(void)ctx, (void)out, (void)outlen, (void)status;
+	if (nseen >= 256)
+		return;
+	seen[nseen].op = opcode;
+	seen[nseen].reg = opcode == PRM_CMD_OP_ACCESS_REG && inlen >= 16
+				  ? (uint16_t)PRM_GET(access_register_in, in, register_id) : 0;
+	seen[nseen].write = op_mod == 0;
+	nseen++;
+}
+
+static int first_index(uint16_t op, uint16_t reg, int write)
+{
+	for (unsigned i = 0; i < nseen; i++)
+		if (seen[i].op == op && (!reg || (seen[i].reg == reg && seen[i].write == write)))
+			return (int)i;
+	return -1;
+}
+
+/* HOST_ENDIANNESS is written on every bring-up, after the boot pages and before the
+ * capabilities are set: Linux main.c mlx5_function_open (set_hca_ctrl before
+ * set_hca_cap), rdma-core mlx5_vfio.c mlx5_vfio_setup_function. */
+Test(bringup_values, host_endianness_is_written_after_the_boot_pages_before_set_hca_cap)
+{
+	nseen = 0;
+	emu_set_cmd_observer(note_cmd, NULL);
+	struct mx5_device *dev = open_with("emu:", NULL);
+	emu_set_cmd_observer(NULL, NULL);
+	int he = first_index(PRM_CMD_OP_ACCESS_REG, 0x7004, 1);
+	int pages = first_index(PRM_CMD_OP_MANAGE_PAGES, 0, 0);
+	int set_cap = first_index(PRM_CMD_OP_SET_HCA_CAP, 0, 0);
+	cr_assert_geq(he, 0, "no HOST_ENDIANNESS write");
+	cr_assert_lt(pages, he, "after the boot pages");
+	cr_assert_lt(he, set_cap, "before SET_HCA_CAP");
+	mx5_device_close(dev);
+}
+
+/* A port a previous driver left administratively down is brought up, as Linux mlx5e's
+ * open does (mlx5_set_port_admin_status(MLX5_PORT_UP)). */
+Test(bringup_values, port_left_admin_down_is_brought_up_at_open)
+{
+	struct mx5_device *dev = open_with("emu:admin=down", NULL);
+	struct mx5_port_info pi;
+	cr_assert_eq(mx5_port_query(dev, 1, &pi), 0, "%s", mx5_device_error(dev));
+	cr_assert_eq(pi.admin_status, 1, "PAOS admin up");
+	cr_assert_eq(pi.state, MX5_PORT_ACTIVE);
+	mx5_device_close(dev);
+}
+
+/* ConnectX-6 Dx / ConnectX-7 on an extended protocol: the legacy eth_proto_oper reads
+ * 0 and the speed comes from ext_eth_proto_oper (Linux core/port.c
+ * mlx5_ptys_ext_supported, mlx5e_ext_link_info). */
+Test(bringup_values, extended_ptys_protocols_give_the_port_speed)
+{
+	struct mx5_device *dev = open_with("emu:ptys=ext", NULL);
+	struct mx5_port_info pi;
+	cr_assert_eq(mx5_port_query(dev, 1, &pi), 0, "%s", mx5_device_error(dev));
+	cr_assert_eq(pi.eth_proto_oper, 0);
+	cr_assert_eq(pi.speed_mbps, 200000, "200GAUI-4: %u", pi.speed_mbps);
+	mx5_device_close(dev);
+}
+
+/* A VPI card whose port runs InfiniBand (cmd_hca_cap.port_type 0): refused at open,
+ * naming the cause and the fix (Linux mlx5_core_roce_gid_set: RoCE only on Ethernet). */
+Test(bringup_values, vpi_port_in_infiniband_mode_is_refused_naming_the_fix)
+{
+	struct mx5_device *dev = NULL;
+	int rc = mx5_device_open("emu:cap=general.port_type:0", &dev);
+	cr_assert_eq(rc, -EOPNOTSUPP, "rc %d: %s", rc, mx5_open_error());
+	cr_assert(strstr(mx5_open_error(), "InfiniBand") && strstr(mx5_open_error(), "LINK_TYPE_P1"), "%s",
+		  mx5_open_error());
 }

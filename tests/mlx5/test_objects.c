@@ -419,7 +419,7 @@ Test(mlx5_objects, srq_still_used_by_a_qp_is_refused_naming_its_users)
 {
 	struct srq_user u;
 	make_srq_user(&u);
-	assert_refused_busy(mx5_srq_destroy(u.srq), EMU_OBJ_SRQ, "DESTROY_SRQ: SRQ 0x%x still used by 1 QPs",
+	assert_refused_busy(mx5_srq_destroy(u.srq), EMU_OBJ_SRQ, "DESTROY_RMP: SRQ 0x%x still used by 1 QPs",
 			    mx5_srq_num(u.srq));
 }
 

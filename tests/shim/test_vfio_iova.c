@@ -270,3 +270,31 @@ Test(vfio_iova, pin_span_rejects_empty_wrapping_and_bad_granule)
 	cr_assert_eq(shim_iova_span(UINT64_MAX - 0xfff, 0x10, 4096, &start, &maplen, &off), -EINVAL);
 	cr_assert_eq(shim_iova_span(0x1000, 0x10, 3000, &start, &maplen, &off), -EINVAL);
 }
+
+/* A pin's IOVA congruent to its VA modulo 2 MiB / 1 GiB (the driver's MKey then uses
+ * pages that large): the residue is kept, the space below it stays free. */
+Test(vfio_iova, congruent_allocation_keeps_the_va_offset_within_the_modulus)
+{
+	uint64_t a, b;
+	cr_assert_eq(shim_iova_add_range(&s, 0x1000, (1ull << 40) - 1), 0);
+	uint64_t va = 0x7f12345a3000ull;   /* 2 MiB residue 0x1a3000 */
+	cr_assert_eq(shim_iova_alloc_congruent(&s, 4ull << 20, 2ull << 20, va, &a), 0);
+	cr_assert_eq(a & ((2ull << 20) - 1), va & ((2ull << 20) - 1));
+	cr_assert_eq(a, 0x1a3000, "the first such address: 0x%llx", (unsigned long long)a);
+	/* the next one, past the first, keeps its own residue */
+	cr_assert_eq(shim_iova_alloc_congruent(&s, 1ull << 30, 1ull << 30, 0x7f0040001000ull, &b), 0);
+	cr_assert_eq(b & ((1ull << 30) - 1), 0x1000);
+	cr_assert_geq(b, a + (4ull << 20));
+	/* the gap below the first stays usable */
+	uint64_t c;
+	cr_assert_eq(shim_iova_alloc(&s, 0x1000, 0x1000, &c), 0);
+	cr_assert_eq(c, 0x1000);
+}
+
+Test(vfio_iova, congruent_allocation_that_fits_nowhere_is_enospc)
+{
+	uint64_t a;
+	cr_assert_eq(shim_iova_add_range(&s, 0x1000, 0x2fffff), 0);
+	cr_assert_eq(shim_iova_alloc_congruent(&s, 2ull << 20, 2ull << 20, 0x1ff000, &a), -ENOSPC);
+	cr_assert_eq(shim_iova_alloc_congruent(&s, 1ull << 20, 3ull << 20, 0, &a), -EINVAL, "modulus not a power of two");
+}

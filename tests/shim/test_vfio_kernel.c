@@ -361,6 +361,26 @@ Test(vfio_kernel, pin_of_an_unaligned_buffer_keeps_its_offset_in_the_iova)
 	free(buf);
 }
 
+/* A pin of 2 MiB or more goes at an IOVA congruent to its VA modulo 2 MiB, so the
+ * driver's MKey can use 2 MiB pages (hw/mlx5/mr.c mx5_best_page_shift; Linux mlx5_ib
+ * mlx5_umem_find_best_pgsz), not 4 KiB ones. */
+Test(vfio_kernel, large_pin_iova_is_congruent_to_its_va_modulo_2_mib)
+{
+	struct shim_dev *d = open_ok("03:00.0,memlock=0");
+	size_t len = 6u << 20;
+	uint8_t *buf = aligned_alloc(1u << 21, len + (1u << 21));
+	uint8_t *va = buf + 0x123000;   /* not 2 MiB aligned */
+	struct shim_pin p;
+
+	cr_assert_eq(d->ops->dma_pin(d, va, len, &p), 0, "%s", d->err);
+	cr_assert_eq(p.nseg, 1);
+	cr_assert_eq((p.seg[0].iova ^ (uint64_t)(uintptr_t)va) & ((2u << 20) - 1), 0,
+		     "iova 0x%llx, va %p", (unsigned long long)p.seg[0].iova, (void *)va);
+	d->ops->dma_unpin(d, &p);
+	d->ops->close(d);
+	free(buf);
+}
+
 Test(vfio_kernel, pin_of_read_only_pages_is_mapped_for_reading_and_says_so)
 {
 	struct shim_dev *d = open_ok("03:00.0,memlock=0");

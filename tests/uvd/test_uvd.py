@@ -92,8 +92,8 @@ def _env(uri):
     return env
 
 
-def _pingpong(uri_s, uri_c, port, extra=()):
-    args = ["ibv_rc_pingpong", "-d", "uverbs0", "-g", "1", "-p", str(port), "-c"] + list(extra)
+def _pingpong(uri_s, uri_c, port, extra=(), prog="ibv_rc_pingpong"):
+    args = [prog, "-d", "uverbs0", "-g", "1", "-p", str(port), "-c"] + list(extra)
     s = subprocess.Popen(args, env=_env(uri_s), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(0.8)
     c = subprocess.run(args + ["127.0.0.1"], env=_env(uri_c), stdout=subprocess.PIPE,
@@ -111,6 +111,16 @@ def test_rc_pingpong_two_clients_one_daemon(daemon):
     assert rs == 0 and rc == 0, so + co + d.text()
     assert "200 iters in" in so and "200 iters in" in co
     assert d.text().count("client ") >= 2
+
+
+def test_srq_pingpong_two_clients_one_daemon(daemon):
+    """A client's SRQ is an RMP (the function runs ISSI 1, hw/mlx5/srq.c): the daemon
+    passes CREATE/DESTROY_RMP of the client's own objects (tools/uvd/policy.c)."""
+    base, port = _next()
+    d = daemon(base + "1")
+    rs, so, rc, co = _pingpong("uvd:" + d.sock, "uvd:" + d.sock, port, ["-n", "100"], prog="ibv_srq_pingpong")
+    assert rs == 0 and rc == 0, so + co + d.text()
+    assert "100 iters in" in so and "100 iters in" in co
 
 
 def _gid(out):

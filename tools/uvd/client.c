@@ -470,6 +470,7 @@ static void uvd_destroy_cmd(struct uvd_client *c, uint16_t op, uint32_t num)
 	case PRM_CMD_OP_DESTROY_QP: PRM_SET(destroy_qp_in, in, qpn, num); break;
 	case PRM_CMD_OP_DESTROY_MKEY: PRM_SET(destroy_mkey_in, in, mkey_index, num); break;
 	case PRM_CMD_OP_DESTROY_SRQ: PRM_SET(destroy_srq_in, in, srqn, num); break;
+	case PRM_CMD_OP_DESTROY_RMP: PRM_SET(destroy_rmp_in, in, rmpn, num); break;
 	case PRM_CMD_OP_DESTROY_CQ: PRM_SET(destroy_cq_in, in, cqn, num); break;
 	case PRM_CMD_OP_DEALLOC_PD: PRM_SET(dealloc_pd_in, in, pd, num); break;
 	case PRM_CMD_OP_DEALLOC_Q_COUNTER: PRM_SET(dealloc_q_counter_in, in, counter_set_id, num); break;
@@ -485,7 +486,7 @@ void uvd_policy_destroy_all(struct uvd_client *c)
 {
 	static const struct { enum uvd_obj_type t; uint16_t op; } order[] = {
 		{ UVD_QP, PRM_CMD_OP_DESTROY_QP },     { UVD_MKEY, PRM_CMD_OP_DESTROY_MKEY },
-		{ UVD_SRQ, PRM_CMD_OP_DESTROY_SRQ },   { UVD_CQ, PRM_CMD_OP_DESTROY_CQ },
+		{ UVD_SRQ, PRM_CMD_OP_DESTROY_RMP },   { UVD_CQ, PRM_CMD_OP_DESTROY_CQ },
 		{ UVD_PD, PRM_CMD_OP_DEALLOC_PD },     { UVD_QCNT, PRM_CMD_OP_DEALLOC_Q_COUNTER },
 		{ UVD_UAR, PRM_CMD_OP_DEALLOC_UAR },
 	};

@@ -159,6 +159,12 @@ static const struct uvd_obj_cmd uvd_obj_cmds[] = {
 	UVD_OBJ_CMD(CREATE_SRQ, UVD_SRQ, UVD_MAKES, create_srq_out, srqn, "SRQ"),
 	UVD_OBJ_CMD(DESTROY_SRQ, UVD_SRQ, UVD_ENDS, destroy_srq_in, srqn, "SRQ"),
 	UVD_OBJ_CMD(QUERY_SRQ, UVD_SRQ, UVD_USES, destroy_srq_in, srqn, "SRQ"),
+	/* the SRQ of a function at ISSI 1 (hw/mlx5/srq.c): an RMP; MODIFY_RMP arms its
+	 * limit, nothing else (the device refuses any other bitmask bit) */
+	UVD_OBJ_CMD(CREATE_RMP, UVD_SRQ, UVD_MAKES, create_rmp_out, rmpn, "SRQ"),
+	UVD_OBJ_CMD(DESTROY_RMP, UVD_SRQ, UVD_ENDS, destroy_rmp_in, rmpn, "SRQ"),
+	UVD_OBJ_CMD(QUERY_RMP, UVD_SRQ, UVD_USES, query_rmp_in, rmpn, "SRQ"),
+	UVD_OBJ_CMD(MODIFY_RMP, UVD_SRQ, UVD_USES, modify_rmp_in, rmpn, "SRQ"),
 };
 
 /* The row for opcode op that names its object in the input (UVD_USES, UVD_ENDS) or
@@ -378,6 +384,15 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 			DENY("doorbell record is not memory of this client");
 		return uvd_check_pas(c, in, inlen, PRM_SIZE(create_srq_in),
 				     (unsigned)PRM_GET(srqc, srqc, log_page_size), msg, msglen);
+	}
+	case PRM_CMD_OP_CREATE_RMP: {
+		NEED(PRM_SIZE(create_rmp_in));
+		const uint8_t *wq = PRM_ADDR(rmpc, PRM_ADDR(create_rmp_in, in, ctx), wq);
+		OWN(UVD_PD, PRM_GET(wq, wq, pd), "PD");
+		if (!uvd_addr_ok(c, PRM_GET(wq, wq, dbr_addr), 64, 4096))
+			DENY("doorbell record is not memory of this client");
+		return uvd_check_pas(c, in, inlen, PRM_SIZE(create_rmp_in),
+				     (unsigned)PRM_GET(wq, wq, log_wq_pg_sz), msg, msglen);
 	}
 	default:
 		DENY("opcode 0x%x belongs to the device daemon, not to its clients", op);
