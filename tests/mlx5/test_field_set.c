@@ -385,7 +385,7 @@ Test(field_set, every_field_all_references_set_is_set_by_the_driver_or_excused)
 			char row[600];
 			if (!all) {
 				if (!set) {
-					snprintf(row, sizeof(row), "  %s %s (set by some references only)\n",
+					snprintf(row, sizeof(row), "  %.60s %.120s (set by some references only)\n",
 						 sec->key, f->path);
 					strncat(note_list, row, sizeof(note_list) - strlen(note_list) - 1);
 					notes++;
@@ -396,12 +396,12 @@ Test(field_set, every_field_all_references_set_is_set_by_the_driver_or_excused)
 			if (set)
 				continue;
 			if (f->excuse >= 0) {
-				snprintf(row, sizeof(row), "  %s %s: %s\n", sec->key, f->path,
+				snprintf(row, sizeof(row), "  %.60s %.120s: %.380s\n", sec->key, f->path,
 					 sec->excuses[f->excuse][1]);
 				strncat(excuse_list, row, sizeof(excuse_list) - strlen(excuse_list) - 1);
 				excused++;
 			} else {
-				snprintf(row, sizeof(row), "  %s %s (every reference sets it: %s)\n", sec->key,
+				snprintf(row, sizeof(row), "  %.60s %.120s (every reference sets it: %.380s)\n", sec->key,
 					 f->path, sec->cites[0]);
 				strncat(missing_list, row, sizeof(missing_list) - strlen(missing_list) - 1);
 				missing++;
