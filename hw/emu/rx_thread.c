@@ -167,6 +167,29 @@ void emu_poll_assist(struct emu_dev *d)
 	pthread_mutex_unlock(&d->lock);
 }
 
+/* A CQ poll returned an RDMA WRITE's completion (the driver's mx5_poll_found).  The
+ * hold off the socket ends EMU_POLL_FOUND_NS from now, no longer up to EMU_POLL_HOLD_NS
+ * after the last poll: the application got what it waited for and may now wait for the
+ * peer's answer by watching memory, as perftest's ib_write_lat does (run_iter_lat_write:
+ * post, poll the send CQ until the WRITE completes, spin on the receive buffer), and
+ * only the device thread can place that answer.  Only while the device thread is off
+ * the socket (else one load), and one timerfd_settime per hold at most: a deadline
+ * already that close is left alone.  An application that polls on pushes it out again
+ * with its next poll assist or doorbell (emu_tp_hold). */
+void emu_poll_found(struct emu_dev *d)
+{
+	struct emu_tp *tp = d ? d->tp : NULL;
+	uint64_t now;
+
+	if (!tp || !__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
+		return;
+	now = emu_now_ns();
+	if ((int64_t)(__atomic_load_n(&tp->hold_until, __ATOMIC_RELAXED) - now) <= (int64_t)EMU_POLL_FOUND_NS)
+		return;
+	if (emu_tp_hold_arm(tp, now + EMU_POLL_FOUND_NS))
+		__atomic_fetch_add(&tp->ctr.hold_found, 1, __ATOMIC_RELAXED);   /* not under the lock */
+}
+
 static void timers_one(struct emu_tp *tp, struct emu_tq *tq, void *arg)
 {
 	uint64_t *a = arg;

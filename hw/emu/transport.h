@@ -59,6 +59,7 @@ struct emu_tp_counters {
 	uint64_t device_thread_idle_wakeups;   /* ... and finds it taken already by a CQ poll */
 	uint64_t device_thread_off_socket;     /* sleeps off the socket while an application polls */
 	uint64_t hold_rearms;                  /* pushes of that sleep's deadline (timerfd_settime) */
+	uint64_t hold_found;                   /* brought close by a poll returning a WRITE's completion */
 	uint64_t device_thread_cpu_ns;         /* CPU time the device thread has used (plat_thread_cpu_ns) */
 	/* system calls of the wire (roce_sock.c batches them) */
 	uint64_t tx_calls;                     /* sends: one per run of queued packets */
@@ -89,6 +90,13 @@ struct emu_tp_counters {
  * arrival then waits at most this long.  Linux only (timerfd); elsewhere the thread
  * never leaves the socket.  rx_thread.c, docs/architecture.md "Progress". */
 #define EMU_POLL_HOLD_NS 50000ull   /* 30, 50, 100 us measured: docs/benchmarks.md 2026-12-06 */
+/* A poll that returns an RDMA WRITE's completion brings that deadline this close
+ * (emu_poll_found): the application may now spin on memory for the peer's answer
+ * (perftest's ib_write_lat), which only the device thread can place.  Only for WRITEs:
+ * brought close after any completion, the hold fired under pollers of SENDs and READs
+ * (ib_send_lat 13 -> 28 us, ib_read_lat 19 -> 28, ucp_get 19 -> 37 at 30 us; worse
+ * at 5 and 15): docs/benchmarks.md, 2026-12-06 "A poll that returns a WRITE". */
+#define EMU_POLL_FOUND_NS 5000ull
 /* The device thread leaves the socket only when the application polled this recently:
  * long, because the thread decides right after its own work, during which it may have
  * kept the application off its CPU (tens of microseconds on 2 virtual CPUs). */

@@ -404,6 +404,8 @@ int mx5_poll_cq_locked(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
 		rc = mx5_poll_cq_ring(cq, ne, wc);
 		plat_spin_unlock(&cq->lock);
 	}
+	if (rc > 0 && shim_wants_poll_found(cq->bar))
+		mx5_poll_found(cq, wc, rc);
 	return rc;
 }
 

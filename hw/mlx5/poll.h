@@ -318,6 +318,18 @@ MX5_HOT int mx5_poll_cq_ring(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
 	return n ? n : (r < 0 ? r : 0);
 }
 
+/* A software device hears of a poll that returned an RDMA WRITE's completion: the
+ * application may now wait for the peer's answer by watching memory (emu_poll_found). */
+static inline void mx5_poll_found(struct mx5_cq_ring *cq, const struct ibv_wc *wc, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (wc[i].opcode == IBV_WC_RDMA_WRITE) {
+			shim_poll_found(cq->bar);
+			return;
+		}
+	}
+}
+
 /* ibv_poll_cq: the ring; when it is empty, a software device may take its arrivals in
  * this thread (shim hook, NULL on hardware), then the ring is looked at once more. */
 MX5_HOT int mx5_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
@@ -326,6 +338,8 @@ MX5_HOT int mx5_poll_cq(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
 
 	if (__builtin_expect(n == 0, 0) && shim_poll_assist(cq->bar))
 		n = mx5_poll_cq_ring(cq, ne, wc);
+	if (n > 0 && shim_wants_poll_found(cq->bar))
+		mx5_poll_found(cq, wc, n);
 	return n;
 }
 

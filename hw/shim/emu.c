@@ -112,6 +112,11 @@ static void hook_poll_assist(void *ctx)
 	emu_poll_assist(ctx);
 }
 
+static void hook_poll_found(void *ctx)
+{
+	emu_poll_found(ctx);
+}
+
 static void rec_link(struct emu_shim *s, struct emu_dma_rec *r)
 {
 	pthread_mutex_lock(&s->recs_lock);
@@ -178,6 +183,7 @@ static int emu_shim_open(const char *args, struct shim_dev **out)
 	s->hook.access = hook_access;
 	s->hook.ctx = s->emu;
 	s->hook.poll_assist = hook_poll_assist;
+	s->hook.poll_found = hook_poll_found;
 	s->base.page_size = emu_host_page_size(s->emu);
 	s->base.pci.vendor_id = EMU_VENDOR_ID;
 	s->base.pci.device_id = EMU_DEVICE_ID;

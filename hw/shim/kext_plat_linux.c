@@ -18,6 +18,11 @@ static void hook_poll_assist(void *ctx)
 	emu_poll_assist(ctx);
 }
 
+static void hook_poll_found(void *ctx)
+{
+	emu_poll_found(ctx);
+}
+
 int kext_plat_bar_hook(uint32_t conn, struct shim_mmio_hook *hook)
 {
 	struct emu_dev *e = uvshim_standin_emu_of(conn);
@@ -27,6 +32,7 @@ int kext_plat_bar_hook(uint32_t conn, struct shim_mmio_hook *hook)
 	hook->access = hook_access;
 	hook->ctx = e;
 	hook->poll_assist = hook_poll_assist;
+	hook->poll_found = hook_poll_found;
 	return 1;
 }
 

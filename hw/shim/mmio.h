@@ -36,6 +36,20 @@ static inline int shim_poll_assist(const struct shim_bar *bar)
 	return 0;
 }
 
+/* Whether the device wants to hear of CQ polls that returned completions (never on
+ * hardware: one predictable branch). */
+static inline int shim_wants_poll_found(const struct shim_bar *bar)
+{
+	const struct shim_mmio_hook *h = bar ? bar->hook : NULL;
+
+	return __builtin_expect(h != NULL, 0) && h->poll_found;
+}
+
+static inline void shim_poll_found(const struct shim_bar *bar)
+{
+	bar->hook->poll_found(bar->hook->ctx);
+}
+
 static inline uint32_t shim_mmio_read32(const struct shim_bar *bar, uint64_t off)
 {
 	shim_mmio_notify(bar, SHIM_MMIO_READ, off, 4);

@@ -278,3 +278,50 @@ Test(poll_assist, a_polling_application_keeps_its_device_thread_off_the_socket)
 	cr_skip_test("the hold off the socket needs a timerfd (Linux)");
 #endif
 }
+
+/* perftest's ib_write_lat once more, by the counters: A polls (its device thread sleeps
+ * off the socket behind the hold), then its WRITE completes in a poll, after which A
+ * would spin on memory.  That poll brings the hold's end to EMU_POLL_FOUND_NS (5 us)
+ * from then, so the thread is back on the socket for B's answer within microseconds, not
+ * up to 50 us after A's last poll.  A poll that returns a receive's completion leaves
+ * the hold alone: an ib_send_lat side polls on, and a hold that fires under a poller
+ * costs a wake-up. */
+Test(poll_assist, a_poll_that_returns_a_writes_completion_ends_the_hold_soon)
+{
+#ifdef __linux__
+	struct emu_tp_counters a0, a1;
+	struct ibv_wc wc;
+	unsigned shortened = 0;
+
+	for (unsigned i = 0; i < 5; i++) {
+		for (uint64_t end = tp_now_ms() + 11; tp_now_ms() < end;)
+			cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 0);   /* the thread looks, finds A polling */
+		emu_tp_counters(A.emu, &a0);
+		cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 800 + i, abuf, 64, tp_lkey(amr), (uintptr_t)bbuf,
+				     tp_rkey(bmr), IBV_SEND_SIGNALED),
+			     0);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+		cr_assert_eq(wc.opcode, IBV_WC_RDMA_WRITE);
+		emu_tp_counters(A.emu, &a1);
+		shortened += a1.hold_found > a0.hold_found;
+	}
+	cr_assert_gt(shortened, 0, "5 WRITEs completed in A's polls, its device thread off the socket %llu times, "
+				   "and no such poll brought the hold's end close",
+		     (unsigned long long)a1.device_thread_off_socket);
+
+	for (unsigned i = 0; i < 5; i++) {
+		cr_assert_eq(tp_post_recv(&qa, 900 + i, abuf + 4096, 1024, tp_lkey(amr)), 0);
+		for (uint64_t end = tp_now_ms() + 11; tp_now_ms() < end;)
+			cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 0);
+		emu_tp_counters(A.emu, &a0);
+		cr_assert_eq(tp_post(&qb, IBV_WR_SEND, 950 + i, bbuf, 16, tp_lkey(bmr), 0, 0, IBV_SEND_SIGNALED), 0);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+		cr_assert_eq(wc.opcode, IBV_WC_RECV);
+		emu_tp_counters(A.emu, &a1);
+		cr_assert_eq(a1.hold_found, a0.hold_found, "a receive's completion (SEND %u) brought the hold's end close", i);
+		tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
+	}
+#else
+	cr_skip_test("the hold off the socket needs a timerfd (Linux)");
+#endif
+}
