@@ -258,8 +258,10 @@ UV_KP_OPEN_AS(open64)
  * ports/, port 1, the port's files, and its P_Key entries.  The class directory is ours only while the machine has
  * none of its own (no kernel RDMA device): a machine that has one keeps its listing, and
  * our devices' own directories are still answered.  Not answered: lstat, openat,
- * fstatat, fdopendir, getdents, which these programs do not use on these paths (hwloc
- * reads the class through its own fsroot descriptor, openat: it does not see ours). */
+ * fstatat, fdopendir, getdents, which these programs do not use on these paths.  So
+ * hwloc is NOT served: it reads sysfs relative to its own root descriptor (hwloc
+ * src/topology-linux.c, hwloc_opendirat(): openat(fsroot_fd, ...), then fdopendir), and
+ * lstopo shows no device of ours. */
 enum uv_kp_dir { UV_KP_NONE, UV_KP_CLASS, UV_KP_DEV, UV_KP_PORTS, UV_KP_PORT, UV_KP_PKEYS };
 
 /* libc's stat for a path of ours: does the machine have this directory itself? */

@@ -148,7 +148,8 @@ Test(kernel_paths, open_elsewhere_creates_with_the_callers_mode)
 }
 
 /* The directories (kernel_paths_linux.c, "directories"): what Open MPI's openib BTL
- * stats and libibumad and hwloc list.  The class directory is ours only on a machine
+ * stats and libibumad lists (not hwloc: it reads sysfs through openat).  The class
+ * directory is ours only on a machine
  * without kernel RDMA devices (CI's); with them, libc's stays. */
 static bool machine_has_rdma_class(void)
 {
