@@ -255,12 +255,15 @@ UV_KP_OPEN_AS(open64)
  *
  * Answered: stat/stat64 of /sys/class/infiniband, of each device's directory, its
  * ports/, ports/1/ and ports/1/pkeys/ (a directory, mode 0755), and
- * opendir/readdir/closedir and scandir of each: our devices, a device's files and
+ * opendir/readdir/readdir_r/rewinddir/telldir/seekdir/closedir (and the 64 forms) and
+ * scandir of each: our devices, a device's files and
  * ports/, port 1, the port's files, and its P_Key entries.  The class directory is ours only while the machine has
  * none of its own (no kernel RDMA device): a machine that has one keeps its listing, and
  * our devices' own directories are still answered.  Not answered: lstat, openat,
- * fstatat, fdopendir, getdents, which these programs do not use on these paths (hwloc
- * reads the class through its own fsroot descriptor, openat: it does not see ours). */
+ * fstatat, fdopendir, getdents, which these programs do not use on these paths.  So
+ * hwloc is NOT served: it reads sysfs relative to its own root descriptor (hwloc
+ * src/topology-linux.c, hwloc_opendirat(): openat(fsroot_fd, ...), then fdopendir), and
+ * lstopo shows no device of ours. */
 enum uv_kp_dir { UV_KP_NONE, UV_KP_CLASS, UV_KP_DEV, UV_KP_PORTS, UV_KP_PORT, UV_KP_PKEYS };
 
 /* libc's stat for a path of ours: does the machine have this directory itself? */
@@ -321,12 +324,17 @@ static bool uv_kp_stat_dir(const char *path, struct stat *st)
 
 /* A listing of ours: a fixed set of names handed out by readdir.  The DIR pointers
  * given to the application are these, told apart from libc's by a registry, so that
- * readdir and closedir of every other directory go to libc untouched. */
+ * every dirent call on every other directory goes to libc untouched. */
 struct uv_kp_listing {
 	/* first, -1: glibc's dirfd() reads the descriptor at the start of its DIR
-	 * (dirent/dirstream.h, struct __dirstream), so dirfd() of ours says "none" rather
-	 * than a stranger's descriptor.  telldir/seekdir/rewinddir are not answered. */
+	 * (dirent/dirstream.h, struct __dirstream { int fd; __libc_lock_define (, lock) ...}),
+	 * so dirfd() of ours says "none" rather than a stranger's descriptor. */
 	int fd;
+	/* second, 0: where glibc keeps the DIR's lock.  Every call that takes it (readdir,
+	 * readdir_r, rewinddir, telldir, seekdir, closedir and their 64 forms) is answered
+	 * here for ours, but should one reach libc anyway it finds the lock free, not a word
+	 * that looks held. */
+	int glibc_lock;
 	unsigned magic;
 	size_t n, next;
 	struct dirent ent;
@@ -338,6 +346,10 @@ struct uv_kp_listing {
 #define UV_KP_MAX_OPEN 16
 static struct uv_kp_listing *uv_kp_open_dirs[UV_KP_MAX_OPEN];
 static pthread_mutex_t uv_kp_dirs_lock = PTHREAD_MUTEX_INITIALIZER;
+/* How many of uv_kp_open_dirs are set: while none is (nearly always), a dirent call
+ * goes straight to libc without the lock.  Raised before a listing is handed out and
+ * lowered after it is taken out, so a DIR of ours is never looked up while it reads 0. */
+static unsigned uv_kp_nopen;
 
 static void uv_kp_add(struct uv_kp_listing *l, const char *name, unsigned char type)
 {
@@ -388,6 +400,8 @@ static void uv_kp_fill(struct uv_kp_listing *l, enum uv_kp_dir kind, struct uv_d
 static struct uv_kp_listing *uv_kp_listing_of(void *dirp)
 {
 	struct uv_kp_listing *found = NULL;
+	if (!__atomic_load_n(&uv_kp_nopen, __ATOMIC_ACQUIRE))
+		return NULL;
 	pthread_mutex_lock(&uv_kp_dirs_lock);
 	for (int i = 0; i < UV_KP_MAX_OPEN; i++)
 		if (uv_kp_open_dirs[i] && (void *)uv_kp_open_dirs[i] == dirp)
@@ -413,8 +427,10 @@ static DIR *uv_kp_opendir(const char *path)
 	for (int i = 0; i < UV_KP_MAX_OPEN && slot < 0; i++)
 		if (!uv_kp_open_dirs[i])
 			slot = i;
-	if (slot >= 0)
+	if (slot >= 0) {
 		uv_kp_open_dirs[slot] = l;
+		__atomic_add_fetch(&uv_kp_nopen, 1, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&uv_kp_dirs_lock);
 	if (slot < 0) {
 		free(l);
@@ -500,14 +516,106 @@ UV_EXPORT int closedir(DIR *dirp)
 	if (l) {
 		pthread_mutex_lock(&uv_kp_dirs_lock);
 		for (int i = 0; i < UV_KP_MAX_OPEN; i++)
-			if (uv_kp_open_dirs[i] == l)
+			if (uv_kp_open_dirs[i] == l) {
 				uv_kp_open_dirs[i] = NULL;
+				__atomic_sub_fetch(&uv_kp_nopen, 1, __ATOMIC_RELEASE);
+			}
 		pthread_mutex_unlock(&uv_kp_dirs_lock);
 		free(l);
 		return 0;
 	}
 	int (*f)(DIR *) = (int (*)(DIR *))uv_kp_next(&next, "closedir");
 	return f ? f(dirp) : uv_minus1(ENOSYS);
+}
+
+/* readdir_r(3) (deprecated, still called): the next entry copied into the caller's. */
+UV_EXPORT int readdir_r(DIR *dirp, struct dirent *entry, struct dirent **result)
+{
+	static void *next;
+	struct uv_kp_listing *l = uv_kp_listing_of(dirp);
+	if (l) {
+		const char *name;
+		unsigned char type;
+		long off;
+		*result = NULL;
+		if (!uv_kp_next_entry(l, &name, &type, &off))
+			return 0;
+		memset(entry, 0, sizeof(*entry));
+		entry->d_ino = (ino_t)off;
+		entry->d_off = off;
+		entry->d_reclen = sizeof(*entry);
+		entry->d_type = type;
+		snprintf(entry->d_name, sizeof(entry->d_name), "%s", name);
+		*result = entry;
+		return 0;
+	}
+	int (*f)(DIR *, struct dirent *, struct dirent **) =
+		(int (*)(DIR *, struct dirent *, struct dirent **))uv_kp_next(&next, "readdir_r");
+	return f ? f(dirp, entry, result) : ENOSYS;
+}
+
+UV_EXPORT int readdir64_r(DIR *dirp, struct dirent64 *entry, struct dirent64 **result)
+{
+	static void *next;
+	struct uv_kp_listing *l = uv_kp_listing_of(dirp);
+	if (l) {
+		const char *name;
+		unsigned char type;
+		long off;
+		*result = NULL;
+		if (!uv_kp_next_entry(l, &name, &type, &off))
+			return 0;
+		memset(entry, 0, sizeof(*entry));
+		entry->d_ino = (ino64_t)off;
+		entry->d_off = off;
+		entry->d_reclen = sizeof(*entry);
+		entry->d_type = type;
+		snprintf(entry->d_name, sizeof(entry->d_name), "%s", name);
+		*result = entry;
+		return 0;
+	}
+	int (*f)(DIR *, struct dirent64 *, struct dirent64 **) =
+		(int (*)(DIR *, struct dirent64 *, struct dirent64 **))uv_kp_next(&next, "readdir64_r");
+	return f ? f(dirp, entry, result) : ENOSYS;
+}
+
+/* rewinddir/telldir/seekdir(3): a listing's position is the index of its next entry
+ * (the d_off readdir gave the entry before it), as glibc's is the d_off of getdents. */
+UV_EXPORT void rewinddir(DIR *dirp)
+{
+	static void *next;
+	struct uv_kp_listing *l = uv_kp_listing_of(dirp);
+	if (l) {
+		l->next = 0;
+		return;
+	}
+	void (*f)(DIR *) = (void (*)(DIR *))uv_kp_next(&next, "rewinddir");
+	if (f)
+		f(dirp);
+}
+
+UV_EXPORT long telldir(DIR *dirp)
+{
+	static void *next;
+	struct uv_kp_listing *l = uv_kp_listing_of(dirp);
+	if (l)
+		return (long)l->next;
+	long (*f)(DIR *) = (long (*)(DIR *))uv_kp_next(&next, "telldir");
+	return f ? f(dirp) : uv_minus1(ENOSYS);
+}
+
+UV_EXPORT void seekdir(DIR *dirp, long loc)
+{
+	static void *next;
+	struct uv_kp_listing *l = uv_kp_listing_of(dirp);
+	if (l) {
+		/* a position telldir never gave: the end, as a getdents offset past it reads */
+		l->next = loc >= 0 && (size_t)loc <= l->n ? (size_t)loc : l->n;
+		return;
+	}
+	void (*f)(DIR *, long) = (void (*)(DIR *, long))uv_kp_next(&next, "seekdir");
+	if (f)
+		f(dirp, loc);
 }
 
 /* scandir(3) over one of our listings: filter, then sort, as glibc's does. */

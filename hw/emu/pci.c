@@ -22,8 +22,9 @@
  *     mask clears.  Table entries reset masked.
  *   - Function Level Reset (Device Control bit 15, PCIe 6.6.2): the function's state
  *     is gone (objects, firmware pages, command queue: device.c emu_reset_locked),
- *     and so is its config state: Command, MSI-X control and table back to reset
- *     values.  Like Linux's pci_reset_function, a host that wants the function back
+ *     and so is its config state: Command, BAR0's address, Device Control (but its
+ *     Max_Payload_Size, which an FLR does not affect), MSI-X control and table back
+ *     to reset values.  Like Linux's pci_reset_function, a host that wants the function back
  *     re-enables it afterwards.
  * Rule violations are counted (emu_counters) and logged as driver errors.
  */
@@ -47,6 +48,9 @@
 #define MSIX_CTRL_ENABLE 0x8000u
 #define MSIX_CTRL_MASKALL 0x4000u
 #define DEVCTL_FLR 0x8000u
+#define DEVCTL_MPS 0x00e0u   /* Max_Payload_Size, bits 7:5 (PCIe 7.5.3.4) */
+#define CFG_BAR0_RESET 0x0000000cu   /* memory, 64-bit, prefetchable, no address */
+#define CFG_INTLINE 0x3c
 /* Device Control reset value: relaxed ordering and no-snoop enabled, max read request
  * 512 bytes (PCIe 7.5.3.4). */
 #define DEVCTL_RESET 0x2810u
@@ -68,11 +72,23 @@ static struct emu_pci *pci(struct emu_dev *d) { return d->pci; }
 static uint16_t cmd_reg(struct emu_dev *d) { return get16(pci(d)->cfg + CFG_COMMAND); }
 static uint16_t msix_ctrl(struct emu_dev *d) { return get16(pci(d)->cfg + MSIX_CTRL); }
 
-/* Config state after power-on and after an FLR. */
-static void cfg_reset(struct emu_pci *p)
+/* Config state after power-on (flr false) and after an FLR (flr true).  PCIe Base 4.0
+ * 6.6.2: an FLR leaves sticky and HwInit registers, Captured Slot Power Limit, the Link
+ * Control/Control 2 fields it lists, and Max_Payload_Size in Device Control; every
+ * other register goes back to its initial value, BAR0's address among them (Linux
+ * pci_reset_function saves and restores the config state around pcie_flr for that
+ * reason).  Of the writable registers here, only Max_Payload_Size stays. */
+static void cfg_reset(struct emu_pci *p, bool flr)
 {
+	uint16_t mps = get16(p->cfg + EXP_DEVCTL) & DEVCTL_MPS;
+
 	put16(p->cfg + CFG_COMMAND, 0);
-	put16(p->cfg + EXP_DEVCTL, DEVCTL_RESET);
+	put32(p->cfg + CFG_BAR0, CFG_BAR0_RESET);
+	put32(p->cfg + CFG_BAR0 + 4, 0);
+	p->cfg[CFG_INTLINE] = 0;
+	if (!flr)
+		mps = DEVCTL_RESET & DEVCTL_MPS;
+	put16(p->cfg + EXP_DEVCTL, (uint16_t)((DEVCTL_RESET & ~DEVCTL_MPS) | mps));
 	put16(p->cfg + MSIX_CTRL, EMU_NUM_VECTORS - 1);   /* table size - 1, disabled, unmasked */
 	for (unsigned v = 0; v < EMU_NUM_VECTORS; v++) {
 		memset(p->msix[v], 0, sizeof(p->msix[v]));
@@ -95,7 +111,6 @@ int emu_pci_create(struct emu_dev *d)
 	c[0x09] = 0x00;                                  /* class 0x020000: Ethernet controller */
 	c[0x0a] = 0x00;
 	c[0x0b] = 0x02;
-	put32(c + CFG_BAR0, 0x0000000c);                 /* memory, 64-bit, prefetchable */
 	put16(c + 0x2c, EMU_VENDOR_ID);
 	put16(c + 0x2e, 0x0008);
 	c[0x34] = EMU_PCI_CAP_EXP;
@@ -122,7 +137,7 @@ int emu_pci_create(struct emu_dev *d)
 	p->wmask[0x3c] = 0xff;
 	put16(p->wmask + EXP_DEVCTL, 0xffff);
 	put16(p->wmask + MSIX_CTRL, MSIX_CTRL_ENABLE | MSIX_CTRL_MASKALL);
-	cfg_reset(p);
+	cfg_reset(p, false);
 	d->pci = p;
 	if (d->cfg.engine) {
 		/* A daemon's client engine: the daemon's host enabled the function. */
@@ -238,7 +253,7 @@ int emu_pci_cfg_write(struct emu_dev *d, unsigned off, const void *buf, size_t l
 		d->ctr.flrs++;
 		emu_log(d, EMU_LOG_INFO, "function level reset");
 		emu_reset_locked(d);
-		cfg_reset(p);
+		cfg_reset(p, true);
 		p->bar_painted = true;       /* the init segment is rebuilt on the next access */
 	} else {
 		if (!(cmd0 & CMD_MEMORY) && emu_pci_mem_enabled(d) && p->bar_painted) {
@@ -380,7 +395,7 @@ int emu_pci_power(struct emu_dev *d, int on)
 		madvise(d->bar, d->bar_len, MADV_DONTNEED);   /* BAR memory reads zero again */
 		d->removed = false;
 		emu_reset_locked(d);
-		cfg_reset(pci(d));
+		cfg_reset(pci(d), false);
 		pci(d)->bar_painted = false;
 		emu_log(d, EMU_LOG_INFO, "power on");
 	}

@@ -205,13 +205,31 @@ static int emu_shim_open(const char *args, struct shim_dev **out)
 }
 
 /* A function reset as vfio-pci's VFIO_DEVICE_RESET gives it (Linux pci_reset_function:
- * the config state saved, FLR, restored): the function's state is gone, memory space,
- * bus mastering and the vectors the driver routed are back. */
+ * pci_save_state, pcie_flr, pci_restore_state): the function's state is gone; its
+ * config state comes back as saved.  pci_restore_state's order: the PCI Express
+ * capability's control registers first (pci_restore_pcie_state: Device Control), then
+ * the header (pci_restore_config_space: dwords 10-15, the BARs 4-9, then 0-3 with
+ * Command last, so memory decoding starts at the restored address), then MSI-X
+ * (pci_restore_msix_state: control, then each vector's entry): memory space, bus
+ * mastering and the vectors the driver routed are back. */
 static int emu_shim_reset(struct shim_dev *dev)
 {
 	struct emu_shim *s = to_emu(dev);
-	int rc = emu_reset(s->emu);
+	uint8_t hdr[64], devctl[2];
+	int rc = emu_pci_cfg_read(s->emu, 0, hdr, sizeof(hdr));
 
+	if (rc == 0)
+		rc = emu_pci_cfg_read(s->emu, EMU_PCI_CAP_EXP + 8, devctl, sizeof(devctl));
+	if (rc == 0)
+		rc = emu_reset(s->emu);
+	if (rc == 0)
+		rc = emu_pci_cfg_write(s->emu, EMU_PCI_CAP_EXP + 8, devctl, sizeof(devctl));
+	if (rc == 0)
+		rc = emu_pci_cfg_write(s->emu, 40, hdr + 40, 24);
+	if (rc == 0)
+		rc = emu_pci_cfg_write(s->emu, 16, hdr + 16, 24);
+	if (rc == 0)
+		rc = emu_pci_cfg_write(s->emu, 0, hdr, 16);
 	if (rc == 0)
 		rc = emu_pci_host_enable(s->emu);
 	pthread_mutex_lock(&s->recs_lock);

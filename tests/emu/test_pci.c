@@ -281,6 +281,49 @@ Test(emu_pci, flr_clears_the_function)
 	et_close(&t);
 }
 
+/* What an FLR leaves and what it resets (PCIe Base 4.0 6.6.2): Max_Payload_Size in
+ * Device Control is among the fields it does not affect; every other non-sticky
+ * register, BAR0's address and Device Control's other fields included, goes back to its
+ * initial value. */
+Test(emu_pci, flr_keeps_max_payload_size_and_resets_the_bar)
+{
+	struct emu_dev *d = bare_device();
+	uint16_t devctl = cfg16(d, DEVCTL);
+
+	cr_assert_eq(cfg32(d, 0x10), 0x0000000cu, "BAR0 at power-on: no address, 64-bit prefetchable");
+	cfg16_set(d, 0x10, 0x000c);
+	cfg16_set(d, 0x12, 0xfe00);                       /* BAR0 at 0x1_fe000000 */
+	cfg16_set(d, 0x14, 0x0001);
+	cr_assert_eq(cfg32(d, 0x10), 0xfe00000cu);
+	/* Max_Payload_Size 256 (bits 7:5 = 1), relaxed ordering (bit 4) cleared */
+	uint16_t mine = (uint16_t)((devctl & ~0x00f0u) | 1u << 5);
+	cfg16_set(d, DEVCTL, mine);
+	cfg16_set(d, DEVCTL, mine | 0x8000);
+	cr_assert_eq(cfg16(d, DEVCTL) & 0x00e0, 1u << 5, "Max_Payload_Size is not affected by FLR");
+	cr_assert_eq(cfg16(d, DEVCTL) & ~0x00e0u, devctl & ~0x00e0u, "the other Device Control fields reset");
+	cr_assert_eq(cfg32(d, 0x10), 0x0000000cu, "BAR0's address resets");
+	cr_assert_eq(cfg32(d, 0x14), 0, "BAR0's upper half resets");
+	emu_destroy(d);
+}
+
+/* shim_reset restores what Linux's pci_reset_function restores (pci_save_state before
+ * the FLR, pci_restore_state after): BAR0's address and Device Control as they were. */
+Test(emu_pci, shim_reset_restores_the_bar_and_device_control)
+{
+	struct et t;
+
+	et_open(&t, "emu:");
+	cfg16_set(t.emu, 0x12, 0xfe00);
+	cfg16_set(t.emu, 0x14, 0x0001);
+	uint16_t devctl = (uint16_t)((cfg16(t.emu, DEVCTL) & ~0x00f0u) | 1u << 5);
+	cfg16_set(t.emu, DEVCTL, devctl);
+	cr_assert_eq(shim_reset(t.dev), 0);
+	cr_assert_eq(cfg32(t.emu, 0x10), 0xfe00000cu);
+	cr_assert_eq(cfg32(t.emu, 0x14), 1);
+	cr_assert_eq(cfg16(t.emu, DEVCTL), devctl);
+	et_close(&t);
+}
+
 /* shim_reset on emu: is vfio-pci's VFIO_DEVICE_RESET: FLR with the config state saved
  * and restored, so the driver can bring the function up again at once. */
 Test(emu_pci, shim_reset_restores_bus_mastering_and_routed_vectors)

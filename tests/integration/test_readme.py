@@ -113,3 +113,29 @@ def test_readme_block_runs(line, text, tmp_path):
     shutil.rmtree(prefix, ignore_errors=True)
     print("\nREADME.md:%d ran:\n%s" % (line, "\n".join(out.splitlines()[-6:])))
     assert p.returncode == 0, "README.md:%d failed (exit %s):\n%s\n--- output\n%s" % (line, p.returncode, text, out)
+
+
+def test_readme_addresses_are_used_by_no_other_test():
+    """The README's blocks bind their emulated NICs at the literal addresses they name
+    (emu:ip=127.x.y.z:4791, exclusively); ctest -j runs this test beside every other one,
+    so a README address that another file under tests/ also names makes one of the two
+    fail to bind.  Every README address must be absent from tests/ (this file only names
+    its own 127.<net>.<line>.y ones, built at run time)."""
+    with open(os.path.join(SRC, "README.md")) as fh:
+        addrs = set(re.findall(r"\b127\.\d+\.\d+\.\d+\b", fh.read()))
+    addrs.discard("127.0.0.1")       # a TCP rendezvous on an ephemeral or named port, not a NIC
+    assert addrs, "README.md names no emulated NIC address: the pattern is stale"
+    pat = re.compile(r"(?<![\d.])(%s)(?![\d])" % "|".join(re.escape(a) for a in sorted(addrs)))
+    clash = []
+    for root, _, files in os.walk(os.path.join(SRC, "tests")):
+        for f in files:
+            path = os.path.join(root, f)
+            try:
+                with open(path, errors="replace") as fh:
+                    for n, line in enumerate(fh, 1):
+                        for m in pat.finditer(line):
+                            clash.append("%s:%d: %s" % (os.path.relpath(path, SRC), n, m.group(1)))
+            except OSError:
+                continue
+    assert not clash, "README.md's NIC addresses are also used by other tests (ctest -j collides):\n" + \
+        "\n".join(clash)

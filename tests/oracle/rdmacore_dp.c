@@ -27,6 +27,9 @@
  * and the 16-bit wqe_index wrap many times).  The same CQEs (good ones of every opcode,
  * requester and responder, and error CQEs of every syndrome) are written into both CQs
  * and the ibv_wc each poller returns are compared field by field.
+ * Then the BlueFlame policies (run_bf_policy): rdma-core contexts opened under
+ * MLX5_POST_SEND_PREFER_BF=0 and MLX5_SHUT_UP_BF=1 (and neither) beside our send queue
+ * with the same mx5_bf_policy, inline, ctrl-only, multi-unit and chained WQEs compared.
  * Prints "rdma-core differential: N work requests, M CQEs compared, K mismatches" and
  * exits 1 on any mismatch; 77 (skip) when the prerequisites are missing (CI=true: 1).
  */
@@ -53,6 +56,7 @@
 #include <rdma/mlx5-abi.h>
 
 #include "hw/mlx5/doorbell.h"
+#include "hw/mlx5/mx5.h"
 #include "hw/mlx5/poll.h"
 #include "hw/mlx5/sq.h"
 #include "hw/mlx5/wqe.h"
@@ -68,6 +72,8 @@
 static unsigned n_excused;
 
 static int kfd = -1;       /* the "uverbs" descriptor (a /dev/zero open) */
+static uint64_t kfds;      /* every such descriptor (one per context: run_bf_policy opens more) */
+static int is_kfd(int fd) { return fd >= 0 && fd < 64 && (kfds >> fd & 1); }
 static uint32_t qp_uidx;   /* the user index the provider chose at the first CREATE_QP */
 static uint32_t ud_uidx;   /* ... and at the second (the UD QP) */
 static uint32_t srq_qp_uidx; /* ... and at the third (an RC QP on the SRQ) */
@@ -102,6 +108,8 @@ int open(const char *path, int flags, ...)
 		int fd = (int)syscall(SYS_openat, AT_FDCWD, "/dev/zero", O_RDWR | O_CLOEXEC);
 		if (fd >= 0)
 			kfd = fd;
+		if (fd >= 0 && fd < 64)
+			kfds |= 1ull << fd;
 		return fd;
 	}
 	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
@@ -114,6 +122,28 @@ int stat(const char *restrict path, struct stat *restrict st)
 	if (strcmp(path, CDEV) == 0)
 		path = "/dev/zero";
 	return (int)syscall(SYS_newfstatat, AT_FDCWD, path, st, 0);
+}
+
+/* Interposed: a mapping of the "uverbs" descriptor is plain shared memory whatever the
+ * offset says.  libmlx5 encodes a command and a page index in the offset (mlx5.c
+ * get_uar_mmap_offset: MLX5_IB_MMAP_NC_PAGE under MLX5_SHUT_UP_BF); /dev/zero's shared
+ * memory has nothing behind a non-zero offset (a store there is SIGBUS), so the offset
+ * is dropped: each mapping is its own zeroed memory either way. */
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (is_kfd(fd))
+		off = 0;
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) __attribute__((alias("mmap")));
+
+/* Interposed: a closed "uverbs" descriptor's number is an ordinary file's again. */
+int close(int fd)
+{
+	if (fd >= 0 && fd < 64)
+		kfds &= ~(1ull << fd);
+	return (int)syscall(SYS_close, fd);
 }
 
 /* The RDMA netlink socket is refused, so libibverbs reads SYSFS_PATH instead. */
@@ -273,7 +303,7 @@ static ssize_t kcmd(const uint8_t *buf, size_t len)
 			qp_uidx = m.uidx;
 		else if (nqps == 1)
 			ud_uidx = m.uidx;
-		else
+		else if (nqps == 2)
 			srq_qp_uidx = m.uidx;
 		memset(&r, 0, sizeof(r));
 		r.c.qp_handle = 3 + nqps;
@@ -283,7 +313,10 @@ static ssize_t kcmd(const uint8_t *buf, size_t len)
 		r.c.max_send_sge = c.max_send_sge;
 		r.c.max_recv_sge = c.max_recv_sge;
 		r.c.max_inline_data = c.max_inline_data;
-		r.m.bfreg_index = QP_BFREG + nqps;   /* each QP its own register */
+		/* each QP its own register; the later ones (run_bf_policy) each in a context of
+		 * its own, so register 1 again: a register on the context's first UAR page,
+		 * the only one whose /dev/zero mapping has memory behind it (offset 0) */
+		r.m.bfreg_index = nqps < 3 ? QP_BFREG + nqps : QP_BFREG;
 		nqps++;
 		kresp(resp, &r, sizeof(r), room);
 		return (ssize_t)len;
@@ -345,7 +378,7 @@ static ssize_t kcmd(const uint8_t *buf, size_t len)
 
 ssize_t write(int fd, const void *buf, size_t len)
 {
-	if (fd >= 0 && fd == kfd)
+	if (is_kfd(fd))
 		return kcmd(buf, len);
 	return (ssize_t)syscall(SYS_write, fd, buf, len);
 }
@@ -1152,6 +1185,191 @@ static void run_srq(void)
 	}
 }
 
+/* ------------------------------------------------------------ BlueFlame policies */
+
+/* rdma-core reads MLX5_POST_SEND_PREFER_BF and MLX5_SHUT_UP_BF when a context is created
+ * (v44 providers/mlx5/mlx5.c mlx5_init_context: get_always_bf, get_shut_up_bf) and
+ * post_send_db (qp.c) decides from them; ours takes the same knobs as mx5_open_attr
+ * bf_policy (uverbs/device.c uv_bf_policy), which reaches the send queue as bf_size /
+ * bf_inline_only (hw/mlx5/qp_ctrl.c).  For each policy: a new rdma-core context opened
+ * with the variable set, one RC QP, and ours with that policy; then the same WQE kinds
+ * (small and 3-block inline, ctrl-only, multi-unit SGE lists, an RDMA write, a chain of
+ * two) are posted on both and the send ring and the register compared after each post.
+ * MX5_BF_OFF: ours rings a register that has no BlueFlame half (mx5_uar_bf_get gives
+ * half 0), as rdma-core on a kernel with dynamic UARs does (the context's NC UAR,
+ * buf_size 0); the made-up kernel here has none, so rdma-core uses its legacy
+ * registers and alternates halves: there the doorbell's 8 bytes are compared wherever
+ * each wrote them, and nothing else may be written (no BlueFlame burst). */
+static const struct {
+	const char *name, *var, *val;
+	unsigned policy;
+} bf_pol[] = {
+	{ "prefer", NULL, NULL, MX5_BF_PREFER },
+	{ "inline-only", "MLX5_POST_SEND_PREFER_BF", "0", MX5_BF_INLINE_ONLY },
+	{ "off", "MLX5_SHUT_UP_BF", "1", MX5_BF_OFF },
+};
+static unsigned n_bf_posts, n_bf_bursts, n_bf_dbs;
+
+static int bf_words_nonzero(const uint8_t *p, size_t n)
+{
+	int c = 0;
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t v;
+		memcpy(&v, p + i, 8);
+		c += v != 0;
+	}
+	return c;
+}
+
+static void run_bf_policy(unsigned pi)
+{
+	char what[96];
+	int n = 0;
+
+	unsetenv("MLX5_POST_SEND_PREFER_BF");
+	unsetenv("MLX5_SHUT_UP_BF");
+	if (bf_pol[pi].var)
+		setenv(bf_pol[pi].var, bf_pol[pi].val, 1);
+	struct ibv_device **list = ibv_get_device_list(&n);
+	struct ibv_context *ctx = list && n > 0 ? ibv_open_device(list[0]) : NULL;
+	if (list)
+		ibv_free_device_list(list);
+	unsetenv("MLX5_POST_SEND_PREFER_BF");
+	unsetenv("MLX5_SHUT_UP_BF");
+	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	struct ibv_cq *cq = pd ? ibv_create_cq(ctx, 63, NULL, NULL, 0) : NULL;
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = SQ_WR, .max_recv_wr = 1, .max_send_sge = MAX_SGE,
+			 .max_recv_sge = 1, .max_inline_data = MAX_INLINE },
+	};
+	struct ibv_qp *qp = cq ? ibv_create_qp(pd, &ia) : NULL;
+	struct mlx5dv_qp dq;
+	struct mlx5dv_obj o = { .qp = { .in = qp, .out = &dq } };
+	int rc = qp ? 0 : -1;
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	if (!rc)
+		rc = ibv_modify_qp(qp, &qa, IBV_QP_STATE);
+	qa.qp_state = IBV_QPS_RTR;
+	if (!rc)
+		rc = ibv_modify_qp(qp, &qa, IBV_QP_STATE);
+	qa.qp_state = IBV_QPS_RTS;
+	if (!rc)
+		rc = ibv_modify_qp(qp, &qa, IBV_QP_STATE);
+	if (!rc)
+		rc = mlx5dv_init_obj(&o, MLX5DV_OBJ_QP);
+	if (!rc)
+		rc = mprotect((void *)((uintptr_t)dq.bf.reg & ~(uintptr_t)4095), 4096, PROT_READ | PROT_WRITE);
+	uint32_t half = rc ? 0 : dq.bf.size;
+	uint8_t *tbf = rc ? NULL : (uint8_t *)dq.bf.reg;   /* its first half: a new register starts there */
+	/* ours, the same geometry, the policy as qp_ctrl.c gives it */
+	uint32_t bbs = rc ? 0 : dq.sq.wqe_cnt;
+	uint8_t *sbuf = bbs ? page_alloc((size_t)bbs * 64) : NULL;
+	uint64_t *wrid = bbs ? calloc(bbs, sizeof(uint64_t)) : NULL;
+	uint32_t *next = bbs ? calloc(bbs, sizeof(uint32_t)) : NULL;
+	static uint8_t uar[4096] __attribute__((aligned(64)));
+	uint8_t dbrec[8] __attribute__((aligned(8))) = { 0 };
+	struct shim_bar bar = { .base = uar, .len = sizeof(uar) };
+	struct mx5_sq sq;
+	uint32_t obf = tbf ? (uint32_t)((uintptr_t)tbf & 4095) : 0;
+	if (!rc && sbuf && wrid && next) {
+		memset(sbuf, 0, (size_t)bbs * 64);
+		memset(uar, 0, sizeof(uar));
+		struct mx5_sq_attr a = {
+			.buf = sbuf, .wqe_cnt = bbs, .qpn = qp->qp_num, .max_inline = MAX_INLINE,
+			.max_sge = MAX_SGE, .qp_type = IBV_QPT_RC, .wrid = wrid, .wqe_next = next,
+			.dbrec = dbrec, .bar = &bar, .bf_off = obf,
+			.bf_size = bf_pol[pi].policy == MX5_BF_OFF ? 0 : half,
+			.bf_inline_only = bf_pol[pi].policy == MX5_BF_INLINE_ONLY,
+		};
+		rc = mx5_sq_init(&sq, &a);
+	} else {
+		rc = -1;
+	}
+	if (rc) {
+		snprintf(kerr, sizeof(kerr), "BlueFlame policy %s: setup failed (%s)", bf_pol[pi].name,
+			 strerror(errno));
+		goto out;
+	}
+	/* kinds: 0 inline 16 B, 1 inline 150 B (3 blocks), 2 ctrl-only, 3 four SGEs (2 blocks),
+	 * 4 RDMA write with one SGE, 5 a chain of two sends */
+	for (unsigned k = 0; k < 12 && !kerr[0]; k++) {
+		unsigned kind = k % 6;
+		struct ibv_sge sg[MAX_SGE];
+		struct ibv_send_wr w[2], *bt = NULL, *bo = NULL;
+		for (unsigned i = 0; i < MAX_SGE; i++)
+			sg[i] = (struct ibv_sge){ .addr = (uintptr_t)payload + 64 * i, .length = 40 + i,
+						  .lkey = 0x1234 + i };
+		memset(w, 0, sizeof(w));
+		w[0].wr_id = 1000 + k;
+		w[0].opcode = IBV_WR_SEND;
+		w[0].send_flags = IBV_SEND_SIGNALED;
+		w[0].sg_list = sg;
+		if (kind == 0 || kind == 1) {
+			sg[0].length = kind == 0 ? 16 : 150;
+			w[0].num_sge = 1;
+			w[0].send_flags |= IBV_SEND_INLINE;
+		} else if (kind == 2) {
+			w[0].num_sge = 0;
+		} else if (kind == 3) {
+			w[0].num_sge = MAX_SGE;
+		} else if (kind == 4) {
+			w[0].opcode = IBV_WR_RDMA_WRITE;
+			w[0].num_sge = 1;
+			w[0].wr.rdma.remote_addr = 0x7000100 + k;
+			w[0].wr.rdma.rkey = 0x4321;
+		} else {
+			w[0].num_sge = 2;
+			w[0].next = &w[1];
+			w[1] = w[0];
+			w[1].next = NULL;
+			w[1].wr_id++;
+		}
+		memset(tbf, 0, 2 * half);
+		memset(uar + obf, 0, 2 * half);
+		int rt = ibv_post_send(qp, w, &bt);
+		int ro = -mx5_post_send(&sq, w, &bo);
+		n_bf_posts++;
+		snprintf(what, sizeof(what), "BlueFlame policy %s, WQE kind %u: send ring", bf_pol[pi].name, kind);
+		if (rt != ro || rt) {
+			if (n_bad++ < 12)
+				fprintf(stderr, "rdmacore_dp: MISMATCH %s: post rdma-core %d, ours %d\n", what, rt, ro);
+			continue;
+		}
+		if (memcmp(dq.sq.buf, sbuf, (size_t)bbs * 64))
+			mismatch(what, k, dq.sq.buf, sbuf, (size_t)bbs * 64);
+		if (memcmp(dq.dbrec, dbrec, 8))
+			mismatch("BlueFlame policy: doorbell record", k, (const uint8_t *)dq.dbrec, dbrec, 8);
+		snprintf(what, sizeof(what), "BlueFlame policy %s, WQE kind %u: register", bf_pol[pi].name, kind);
+		int words = bf_words_nonzero(tbf, 2 * half);
+		if (words > 1)
+			n_bf_bursts++;
+		else
+			n_bf_dbs++;
+		if (bf_pol[pi].policy != MX5_BF_OFF) {
+			if (memcmp(tbf, uar + obf, 2 * half))
+				mismatch(what, k, tbf, uar + obf, 2 * half);
+		} else {
+			/* theirs: 8 bytes at the half of this post, ours: 8 bytes at our one offset */
+			const uint8_t *th = tbf + (k & 1) * half;
+			if (words != 1 || bf_words_nonzero(uar + obf, 2 * half) != 1 || memcmp(th, uar + obf, 8))
+				mismatch(what, k, th, uar + obf, 8);
+		}
+	}
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	if (ctx)
+		ibv_close_device(ctx);
+	free(sbuf);
+	free(wrid);
+	free(next);
+}
+
 int main(void)
 {
 	const char *ci = getenv("CI");
@@ -1183,6 +1401,8 @@ int main(void)
 	run_errors();
 	run_ud();
 	run_srq();
+	for (unsigned i = 0; i < sizeof(bf_pol) / sizeof(bf_pol[0]) && !kerr[0]; i++)
+		run_bf_policy(i);
 	if (kerr[0]) {
 		fprintf(stderr, "rdmacore_dp: %s\n", kerr);
 		n_bad++;
@@ -1192,7 +1412,9 @@ int main(void)
 		       "RoCE (rdma-core leaves it 0, Linux mlx5_ib ah.c and we set it)\n", n_excused);
 	printf("rdma-core differential: %u work requests, %u CQEs compared, %u mismatches "
 	       "(rdma-core 44 libmlx5 through %u uverbs commands; send ring %u BBs, %u posts, "
-	       "producer counter %u)\n", n_wr, n_cqe, n_bad, kcmds, T.dq.sq.wqe_cnt, sends, O.sq.cur_post);
+	       "producer counter %u; BlueFlame policies prefer, inline-only (MLX5_POST_SEND_PREFER_BF=0), "
+	       "off (MLX5_SHUT_UP_BF=1): %u posts, %u BlueFlame bursts, %u doorbells)\n", n_wr, n_cqe, n_bad,
+	       kcmds, T.dq.sq.wqe_cnt, sends, O.sq.cur_post, n_bf_posts, n_bf_bursts, n_bf_dbs);
 	ibv_destroy_qp(T.sqp);
 	ibv_destroy_srq(T.srq);
 	ibv_destroy_ah(T.ah);

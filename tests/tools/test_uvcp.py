@@ -9,6 +9,7 @@ process is bounded in time and killed at the end."""
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -32,12 +33,12 @@ def emu(net, host, n=1):
 
 
 class Server:
-    def __init__(self, root, net, ndev=1, args=(), preexec=None, wrap=()):
+    def __init__(self, root, net, ndev=1, args=(), preexec=None, wrap=(), binary=UVCP, extra_env=None):
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [*wrap, UVCP, "--serve", "--root", str(root), "--port", str(self.port), "--timeout", "10", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_with(emu(net, 1, ndev)),
-            preexec_fn=preexec)
+            [*wrap, binary, "--serve", "--root", str(root), "--port", str(self.port), "--timeout", "10", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env_with(emu(net, 1, ndev), **(extra_env or {})), preexec_fn=preexec)
         # ready when it says so (the first line of its stderr)
         line = self.proc.stderr.readline()
         assert "serving" in line, line + self.proc.stderr.read()
@@ -368,19 +369,29 @@ def test_refuses_path_escapes(tmp_path, servers):
     assert (root / "sub" / "x").read_bytes() == b"payload"
 
 
-def unshare_tmpfs_possible():
-    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("mount"):
-        return False
+def unshare_tmpfs_refusal():
+    """None when a private tmpfs can be mounted here, else why not."""
+    if os.geteuid() != 0:
+        return "runs as uid %d: mounting a private tmpfs needs root" % os.geteuid()
+    for tool in ("unshare", "mount"):
+        if not shutil.which(tool):
+            return "%s is not installed (util-linux / mount; tools/install-deps installs them)" % tool
     # a container without CAP_SYS_ADMIN refuses a mount namespace: ask once
-    p = subprocess.run(["unshare", "--mount", "--propagation", "private", "true"], capture_output=True, timeout=30)
-    return p.returncode == 0
+    p = subprocess.run(["unshare", "--mount", "--propagation", "private", "true"], capture_output=True, text=True,
+                       timeout=30)
+    if p.returncode != 0:
+        return "root, but unshare --mount is refused (no CAP_SYS_ADMIN here?): %s" % p.stderr.strip()
+    return None
 
 
 def test_disk_full_on_a_small_tmpfs(tmp_path, servers):
-    if not unshare_tmpfs_possible():
-        if CI:
-            pytest.fail("CI runs as root where unshare --mount works: the tmpfs test must run")
-        pytest.skip("needs root and a working unshare --mount for a private tmpfs")
+    why = unshare_tmpfs_refusal()
+    if why:
+        # CI runs as root on a fresh Debian machine, where a mount namespace must work: there
+        # a refusal is a failure; an unprivileged run (a developer, a CI not as root) skips
+        if CI and os.geteuid() == 0:
+            pytest.fail("CI runs as root, where unshare --mount must work: " + why)
+        pytest.skip("needs a private tmpfs: " + why)
     root = tmp_path / "root"
     root.mkdir()
     rand_file(tmp_path / "f", 6 * 1024 * 1024, 8)
@@ -424,8 +435,12 @@ def test_permission_denied_on_the_server(tmp_path, servers):
     f = tmp_path / "f"
     f.write_bytes(b"x" * 1000)
     os.chmod(f, 0o644)
-    # root writes anywhere: the server runs as nobody then
-    srv = Server(root, 10, preexec=as_nobody if os.geteuid() == 0 else None)
+    # root writes anywhere: the server runs as nobody then, from a copy nobody can exec
+    if os.geteuid() == 0:
+        binary, extra = nobody_copy(servers)
+        srv = Server(root, 10, preexec=as_nobody, binary=binary, extra_env=extra)
+    else:
+        srv = Server(root, 10)
     servers.append(srv)
     # small queues: an unprivileged process may lock only RLIMIT_MEMLOCK (8 MiB by default)
     small = ("--qps", "1", "--depth", "2", "--chunk", "64k")
@@ -434,6 +449,29 @@ def test_permission_denied_on_the_server(tmp_path, servers):
     assert "Permission denied" in err and "cannot create" in err, err
     rc, out, err = client(srv, 10, *small, str(tmp_path), "127.0.0.1:d")
     assert rc == 1 and "Permission denied" in err, err
+
+
+def nobody_copy(servers):
+    """The build-tree uvcp and the build-tree libraries it loads (libuverbs.so) copied into a
+    fresh 0755 directory under /tmp, for a run as nobody: a clone under /root (0700 on
+    Debian) or pytest's 0700 tmp_path would refuse nobody the exec.  Returns the binary
+    and the environment that finds the copied libraries first (LD_LIBRARY_PATH is searched
+    before the binary's RUNPATH)."""
+    top = tempfile.mkdtemp(prefix="uvcp-bin-", dir="/tmp")
+    request_cleanup(servers, top)
+    os.chmod(top, 0o755)
+    build = os.path.realpath(BUILD)
+    # the loader asks for each library by the name ldd shows left of "=>" (the soname)
+    ldd = subprocess.run(["ldd", UVCP], capture_output=True, text=True, timeout=30)
+    for name, path in re.findall(r"^\s*(\S+) => (\S+) \(", ldd.stdout, re.M):
+        if os.path.realpath(path).startswith(build + os.sep):
+            shutil.copy(path, os.path.join(top, name))
+    for name in os.listdir(top):
+        os.chmod(os.path.join(top, name), 0o755)
+    binary = os.path.join(top, "uvcp")
+    shutil.copy(UVCP, binary)
+    os.chmod(binary, 0o755)
+    return binary, {"LD_LIBRARY_PATH": top}
 
 
 def as_nobody():
@@ -453,9 +491,10 @@ def test_unreadable_source_is_named(tmp_path, servers):
     os.chmod(f, 0)
     srv = Server(root, 11)
     servers.append(srv)
-    # root reads any file: the client runs as nobody then
-    p = subprocess.run([UVCP, "--port", str(srv.port), "--qps", "1", "--depth", "2", "--chunk", "64k", str(f),
-                        "127.0.0.1:f"], capture_output=True, text=True, timeout=T, env=env_with(emu(11, 2)),
+    # root reads any file: the client runs as nobody then, from a copy nobody can exec
+    binary, extra = nobody_copy(servers) if os.geteuid() == 0 else (UVCP, {})
+    p = subprocess.run([binary, "--port", str(srv.port), "--qps", "1", "--depth", "2", "--chunk", "64k", str(f),
+                        "127.0.0.1:f"], capture_output=True, text=True, timeout=T, env=env_with(emu(11, 2), **extra),
                        preexec_fn=as_nobody if os.geteuid() == 0 else None)
     assert p.returncode == 1 and "cannot open" in p.stderr and "Permission denied" in p.stderr, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1

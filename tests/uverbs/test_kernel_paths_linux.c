@@ -148,7 +148,8 @@ Test(kernel_paths, open_elsewhere_creates_with_the_callers_mode)
 }
 
 /* The directories (kernel_paths_linux.c, "directories"): what Open MPI's openib BTL
- * stats and libibumad and hwloc list.  The class directory is ours only on a machine
+ * stats and libibumad lists (not hwloc: it reads sysfs through openat).  The class
+ * directory is ours only on a machine
  * without kernel RDMA devices (CI's); with them, libc's stays. */
 static bool machine_has_rdma_class(void)
 {
@@ -258,4 +259,56 @@ Test(kernel_paths, other_directories_are_listed_by_libc)
 	free(v);
 	unlink(f);
 	rmdir(tmpl);
+}
+
+/* rewinddir/telldir/seekdir/readdir_r on one of our listings: answered by the library,
+ * never by glibc, whose versions take the lock in its own struct __dirstream (a DIR of
+ * ours has none: before they were answered, they locked a word of ours). */
+Test(kernel_paths, listing_rewinds_tells_and_seeks, .timeout = 20)
+{
+	bool own = machine_has_rdma_class();
+	ut_devices(UT_KP_DEVS);
+	if (own) {
+		cr_log_info("this machine has /sys/class/infiniband: its own listing stays");
+		return;
+	}
+	DIR *d = opendir("/sys/class/infiniband");
+	cr_assert_not_null(d);
+	cr_assert_str_eq(readdir(d)->d_name, ".");
+	long at1 = telldir(d);
+	cr_assert_eq(at1, 1);
+	cr_assert_str_eq(readdir(d)->d_name, "..");
+	cr_assert_str_eq(readdir(d)->d_name, ut_list[0]->name);
+	long at3 = telldir(d);
+	cr_assert_str_eq(readdir(d)->d_name, ut_list[1]->name);
+	cr_assert_null(readdir(d));
+	seekdir(d, at1);
+	cr_assert_str_eq(readdir(d)->d_name, "..");
+	seekdir(d, at3);
+	cr_assert_str_eq(readdir(d)->d_name, ut_list[1]->name);
+	rewinddir(d);
+	cr_assert_eq(telldir(d), 0);
+	struct dirent ent, *res = NULL;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	cr_assert_eq(readdir_r(d, &ent, &res), 0);
+	cr_assert_eq(res, &ent);
+	cr_assert_str_eq(ent.d_name, ".");
+	seekdir(d, 4);
+	cr_assert_eq(readdir_r(d, &ent, &res), 0);
+	cr_assert_null(res, "past the last entry: the end");
+#pragma GCC diagnostic pop
+	cr_assert_eq(closedir(d), 0);
+	/* libc's own listings still go to libc */
+	d = opendir("/");
+	cr_assert_not_null(d);
+	cr_assert_not_null(readdir(d));
+	long p = telldir(d);
+	char name[256];
+	snprintf(name, sizeof(name), "%s", readdir(d)->d_name);
+	seekdir(d, p);
+	cr_assert_str_eq(readdir(d)->d_name, name);
+	rewinddir(d);
+	cr_assert_not_null(readdir(d));
+	cr_assert_eq(closedir(d), 0);
 }

@@ -375,12 +375,12 @@ static void rp_run(double spin_ms, const char *ipc, const char *ips)
 
 Test(rpc_pattern, command_as_three_awaited_sends_round_trips_every_size)
 {
-	rp_run(100, "127.0.91.1", "127.0.91.2");     /* llama.cpp's RDMA_SPIN_TIME */
+	rp_run(100, "127.0.97.1", "127.0.97.2");     /* llama.cpp's RDMA_SPIN_TIME */
 }
 
 Test(rpc_pattern, the_same_sleeping_on_the_completion_channel_after_every_send)
 {
-	rp_run(0, "127.0.91.3", "127.0.91.4");
+	rp_run(0, "127.0.97.3", "127.0.97.4");
 }
 
 /* The receiver looks at nothing for 300 ms while the sender streams 30 chunks into a
@@ -389,7 +389,7 @@ Test(rpc_pattern, the_same_sleeping_on_the_completion_channel_after_every_send)
 Test(rpc_pattern, sender_waits_out_rnr_while_the_receive_ring_is_full)
 {
 	struct rp_conn cl, sv;
-	rp_setup(&cl, &sv, "127.0.91.5", "127.0.91.6");
+	rp_setup(&cl, &sv, "127.0.97.5", "127.0.97.6");
 	cl.spin_ms = sv.spin_ms = 100;
 	struct rp_server s = { .c = &sv, .commands = 1, .delay_ms = 300 };
 	pthread_t t;
@@ -409,7 +409,7 @@ Test(rpc_pattern, sender_waits_out_rnr_while_the_receive_ring_is_full)
 Test(rpc_pattern, send_to_a_vanished_peer_fails_with_retry_exceeded_in_bounded_time)
 {
 	struct rp_conn cl, sv;
-	rp_setup(&cl, &sv, "127.0.91.7", "127.0.91.8");
+	rp_setup(&cl, &sv, "127.0.97.7", "127.0.97.8");
 	cl.spin_ms = 100;
 	ibv_destroy_qp(sv.qp);
 	sv.qp = NULL;
@@ -425,14 +425,14 @@ Test(rpc_pattern, send_to_a_vanished_peer_fails_with_retry_exceeded_in_bounded_t
 
 /* The trap of GGML_RDMA_GID: without it llama.cpp looks for the GID equal to the TCP
  * socket's local address.  RPC to 127.0.0.1 has that address, and no emulated NIC on
- * 127.0.91.x holds ::ffff:127.0.0.1, so the probe finds nothing and the connection stays
+ * 127.0.97.x holds ::ffff:127.0.0.1, so the probe finds nothing and the connection stays
  * on TCP, silently; the NIC's own address matches at its RoCE v2 index. */
 Test(rpc_pattern, gid_lookup_by_the_tcp_address_misses_for_127_0_0_1)
 {
-	ut_devices("emu:ip=127.0.91.9");
+	ut_devices("emu:ip=127.0.97.9");
 	struct ibv_context *ctx = ut_open(0);
 	cr_assert_eq(rp_find_gid(ctx, "127.0.0.1"), -1);
-	int g = rp_find_gid(ctx, "127.0.91.9");
+	int g = rp_find_gid(ctx, "127.0.97.9");
 	cr_assert_geq(g, 0);
 	struct ibv_gid_entry e;
 	cr_assert_eq(ibv_query_gid_ex(ctx, 1, (uint32_t)g, &e, 0), 0);
