@@ -23,7 +23,7 @@
  * policy's tables: the victim's QP, CQ, SRQ and MKey answer their QUERY exactly as at
  * set-up, its PD and UAR still exist, and every QP, CQ, SRQ and MKey the attacker holds
  * names none of the victim's objects (QUERY_QP cqn_snd, cqn_rcv, srqn, pd; QUERY_CQ
- * uar_page; QUERY_SRQ cqn, pd; QUERY_MKEY pd).  A violation aborts: a finding.  Then
+ * uar_page; QUERY_RMP pd; QUERY_MKEY pd).  A violation aborts: a finding.  Then
  * what the attacker created is destroyed; when its own baseline went, the device is
  * brought up again, so every input meets the same two clients.
  *
@@ -152,17 +152,20 @@ static size_t cq_in(const struct side *s, uint8_t *in)
 	return PRM_SIZE(create_cq_in) + 8;
 }
 
+/* An SRQ is an RMP at ISSI 1, as the driver makes it (hw/mlx5/srq.c; Linux srq_cmd.c
+ * create_srq_split): rmpc RDY, a linked-list wq of 16 WQEs of 64 bytes. */
 static size_t srq_in(const struct side *s, uint8_t *in)
 {
-	uint8_t *c = PRM_ADDR(create_srq_in, in, srq_context_entry);
-	PRM_SET(create_srq_in, in, opcode, PRM_CMD_OP_CREATE_SRQ);
-	PRM_SET(srqc, c, log_srq_size, 4);
-	PRM_SET(srqc, c, log_rq_stride, 2);
-	PRM_SET(srqc, c, pd, s->pd);
-	PRM_SET(srqc, c, cqn, s->cq);
-	PRM_SET(srqc, c, dbr_addr, s->buf.iova + BUF_DBR - 64);
-	pages_of(s, PRM_ADDR(create_srq_in, in, pas), 1);
-	return PRM_SIZE(create_srq_in) + 8;
+	uint8_t *c = PRM_ADDR(create_rmp_in, in, ctx);
+	uint8_t *w = PRM_ADDR(rmpc, c, wq);
+	PRM_SET(create_rmp_in, in, opcode, PRM_CMD_OP_CREATE_RMP);
+	PRM_SET(rmpc, c, state, 1);   /* RDY */
+	PRM_SET(wq, w, log_wq_stride, 6);
+	PRM_SET(wq, w, log_wq_sz, 4);
+	PRM_SET(wq, w, pd, s->pd);
+	PRM_SET(wq, w, dbr_addr, s->buf.iova + BUF_DBR - 64);
+	pages_of(s, PRM_ADDR(wq, w, pas), 1);
+	return PRM_SIZE(create_rmp_in) + 8;
 }
 
 static size_t qp_in(const struct side *s, uint8_t *in, bool srq, unsigned st)
@@ -270,8 +273,8 @@ static void side_up(struct side *s, unsigned id)
 	must(client_cmd(s, in, cq_in(s, in), PRM_SIZE(create_cq_out), NULL), "CREATE_CQ");
 	MADE(cq, create_cq_out, cqn, s->cq);
 	memset(in, 0, sizeof(in));
-	must(client_cmd(s, in, srq_in(s, in), PRM_SIZE(create_srq_out), NULL), "CREATE_SRQ");
-	MADE(srq, create_srq_out, srqn, s->srq);
+	must(client_cmd(s, in, srq_in(s, in), PRM_SIZE(create_rmp_out), NULL), "CREATE_RMP");
+	MADE(srq, create_rmp_out, rmpn, s->srq);
 	memset(in, 0, sizeof(in));
 	must(client_cmd(s, in, qp_in(s, in, true, 0), PRM_SIZE(create_qp_out), NULL), "CREATE_QP");
 	MADE(qp, create_qp_out, qpn, s->qp);
@@ -295,6 +298,12 @@ static void side_up(struct side *s, unsigned id)
 				PRM_SET(qpc, c, pm_state, 3);
 				PRM_SET(qpc, c, q_key, 0x11111111);
 			}
+			/* a UD QP's MTU and message limit in every transition, as the driver and
+			 * Linux __mlx5_ib_modify_qp send them (the emulator refuses a UD QP
+			 * without an MTU) */
+			PRM_SET(qpc, c, st, 2);
+			PRM_SET(qpc, c, mtu, 5);
+			PRM_SET(qpc, c, log_msg_max, 12);
 			must(client_cmd(s, in, PRM_SIZE(rst2init_qp_in), 16, NULL), "UD QP to RTS");
 		}
 	}
@@ -306,14 +315,14 @@ static int query(uint16_t op, uint32_t num, size_t outlen)
 {
 	uint8_t in[PRM_SIZE(query_qp_in)] = { 0 };
 	PRM_SET(query_qp_in, in, opcode, op);
-	PRM_SET(query_qp_in, in, qpn, num);   /* qpn, cqn, srqn, mkey_index: all at 0x48 */
+	PRM_SET(query_qp_in, in, qpn, num);   /* qpn, cqn, rmpn, mkey_index: all at 0x48 */
 	return exec(in, sizeof(in), outlen);
 }
 
 static const struct { uint16_t op; size_t outlen; } victim_q[4] = {
 	{ PRM_CMD_OP_QUERY_QP, PRM_SIZE(query_qp_out) },
 	{ PRM_CMD_OP_QUERY_CQ, PRM_SIZE(query_cq_out) },
-	{ PRM_CMD_OP_QUERY_SRQ, PRM_SIZE(query_srq_out) },
+	{ PRM_CMD_OP_QUERY_RMP, PRM_SIZE(query_rmp_out) },
 	{ PRM_CMD_OP_QUERY_MKEY, PRM_SIZE(query_mkey_out) },
 };
 
@@ -440,10 +449,9 @@ static void check_invariant(void)
 				finding("an attacker's CQ rings a victim's UAR", n, 0);
 			break;
 		case UVD_SRQ:
-			if (query(PRM_CMD_OP_QUERY_SRQ, n, PRM_SIZE(query_srq_out)) == 0) {
-				const uint8_t *c = PRM_ADDR(query_srq_out, out, srq_context_entry);
-				if (victim_has(UVD_PD, (uint32_t)PRM_GET(srqc, c, pd)) ||
-				    victim_has(UVD_CQ, (uint32_t)PRM_GET(srqc, c, cqn)))
+			if (query(PRM_CMD_OP_QUERY_RMP, n, PRM_SIZE(query_rmp_out)) == 0) {
+				const uint8_t *c = PRM_ADDR(query_rmp_out, out, rmp_context);
+				if (victim_has(UVD_PD, (uint32_t)PRM_GET(wq, PRM_ADDR(rmpc, c, wq), pd)))
 					finding("an attacker's SRQ names a victim's object", n, 0);
 			}
 			break;
@@ -556,6 +564,16 @@ static void patch(uint8_t *in, size_t inlen, uint8_t flags)
 			PRM_SET(srqc, PRM_ADDR(create_srq_in, in, srq_context_entry), cqn, ref->cq);
 		}
 		return;
+	case PRM_CMD_OP_CREATE_RMP: {
+		if (inlen < PRM_SIZE(create_rmp_in))
+			break;
+		uint8_t *w = PRM_ADDR(rmpc, PRM_ADDR(create_rmp_in, in, ctx), wq);
+		if (flags & F_PATCH_MEM)
+			PRM_SET(wq, w, dbr_addr, A.buf.iova + BUF_DBR - 64);
+		if (refs)
+			PRM_SET(wq, w, pd, ref->pd);
+		return;
+	}
 	case PRM_CMD_OP_CREATE_MKEY:
 		if (inlen >= PRM_SIZE(create_mkey_in) && refs)
 			PRM_SET(mkc, PRM_ADDR(create_mkey_in, in, memory_key_mkey_entry), pd, ref->pd);
@@ -567,6 +585,7 @@ static void patch(uint8_t *in, size_t inlen, uint8_t flags)
 		primary = obj->cq;
 		break;
 	case PRM_CMD_OP_DESTROY_SRQ: case PRM_CMD_OP_QUERY_SRQ:
+	case PRM_CMD_OP_DESTROY_RMP: case PRM_CMD_OP_QUERY_RMP: case PRM_CMD_OP_MODIFY_RMP:
 		primary = obj->srq;
 		break;
 	case PRM_CMD_OP_DESTROY_MKEY: case PRM_CMD_OP_QUERY_MKEY:
@@ -652,7 +671,8 @@ static void write_seeds(const char *dir)
 			{ PRM_CMD_OP_2RST_QP, 16 }, { PRM_CMD_OP_DESTROY_QP, 16 },
 			{ PRM_CMD_OP_QUERY_CQ, PRM_SIZE(query_cq_out) }, { PRM_CMD_OP_MODIFY_CQ, 16 },
 			{ PRM_CMD_OP_DESTROY_CQ, 16 }, { PRM_CMD_OP_QUERY_SRQ, PRM_SIZE(query_srq_out) },
-			{ PRM_CMD_OP_DESTROY_SRQ, 16 }, { PRM_CMD_OP_QUERY_MKEY, PRM_SIZE(query_mkey_out) },
+			{ PRM_CMD_OP_DESTROY_SRQ, 16 }, { PRM_CMD_OP_QUERY_RMP, PRM_SIZE(query_rmp_out) },
+			{ PRM_CMD_OP_DESTROY_RMP, 16 }, { PRM_CMD_OP_QUERY_MKEY, PRM_SIZE(query_mkey_out) },
 			{ PRM_CMD_OP_DESTROY_MKEY, 16 }, { PRM_CMD_OP_DEALLOC_PD, 16 }, { PRM_CMD_OP_DEALLOC_UAR, 16 },
 			{ PRM_CMD_OP_ALLOC_PD, PRM_SIZE(alloc_pd_out) }, { PRM_CMD_OP_ALLOC_Q_COUNTER, 16 },
 		};
