@@ -4,10 +4,12 @@
  * command EQ.  Whoever acknowledges that vector's interrupt (the async poll, a
  * command's wait: both call hw/mlx5/eq.c mx5_drain_shared_comp_eqs) must also drain the
  * completion EQ, or the completion event is lost and a waiter on the vector
- * (ibv_get_cq_event) blocks forever.  The async poll is the path a test can drive
- * deterministically; the command wait shares the same helper. */
+ * (ibv_get_cq_event) blocks forever.  Both the async poll and a command's wait are
+ * driven here. */
 #include <poll.h>
 
+#include "firmware-cmd/names.h"
+#include "firmware-cmd/prm.h"
 #include "tests/mlx5/mx5_loop.h"
 
 static int comp_events;
@@ -77,5 +79,26 @@ Test(shared_vector, completion_event_survives_the_async_poll_on_the_shared_vecto
 	struct mx5_eq *eq = armed_write("emu:msix=1", &cq, &qp, &mr);
 	/* the async side takes the interrupt (its fd is the same one) */
 	mx5_device_poll_events(dev);
+	expect_event_delivered(eq, cq, qp, mr);
+}
+
+/* The command wait (hw/mlx5/eq.c mx5_cmd_wait) sleeps on the same vector: the pending
+ * completion interrupt wakes it and is acknowledged there.  The command is held for a
+ * page exchange (emu pagehold, hw/emu/hold.c) so its wait goes round on the interrupt
+ * more than once before it completes.  The completion event must reach the CQ's
+ * handler during that wait, not be left in the EQ with its interrupt consumed. */
+Test(shared_vector, completion_event_survives_a_command_wait_on_the_shared_vector)
+{
+	struct mx5_cq *cq;
+	struct mx5_qp *qp;
+	struct mx5_mr *mr;
+	struct mx5_eq *eq = armed_write("emu:msix=1", &cq, &qp, &mr);
+	cr_assert_eq(emu_fault_page_hold(emu, PRM_CMD_OP_ALLOC_PD, 16, 0), 0);
+	struct mx5_pd *pd2 = NULL;
+	cr_assert_eq(mx5_pd_alloc(dev, &pd2), 0, "%s", mx5_device_error(dev));
+	emu_fault_clear(emu);
+	cr_assert_eq(comp_events, 1, "the command's wait acknowledged the shared interrupt "
+		     "and left the completion EQ undrained");
+	cr_assert_eq(mx5_pd_free(pd2), 0, "%s", mx5_device_error(dev));
 	expect_event_delivered(eq, cq, qp, mr);
 }
