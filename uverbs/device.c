@@ -333,6 +333,15 @@ static void *uv_service(void *arg)
 				continue;
 		}
 		pthread_mutex_lock(&d->lock);
+		/* Health first: the stats tick below sends a command (QUERY_Q_COUNTER), and
+		 * firmware in a fatal state executes none, so sent before the health sample it
+		 * would hold this thread (and the device lock) for the whole command timeout
+		 * before the dead device was noticed.  Once marked fatal, mx5_exec refuses it. */
+		uint64_t now = uv_now_ns();
+		if (r == 0 || now >= next_health) {
+			next_health = now + UV_HEALTH_PERIOD_NS;
+			mx5_device_check_health(d->mx5, NULL);
+		}
 		uv_stats_tick(d);
 		if (r > 0) {
 			if (p[1].revents & POLLIN)
@@ -340,11 +349,6 @@ static void *uv_service(void *arg)
 			for (unsigned i = 0; i < neq; i++)
 				if (p[2 + i].revents & POLLIN)
 					mx5_eq_poll(eqs[i]);
-		}
-		uint64_t now = uv_now_ns();
-		if (r == 0 || now >= next_health) {
-			next_health = now + UV_HEALTH_PERIOD_NS;
-			mx5_device_check_health(d->mx5, NULL);
 		}
 		pthread_mutex_unlock(&d->lock);
 	}

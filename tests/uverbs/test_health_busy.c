@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/* The service thread (uverbs/device.c uv_service) reads the health registers on a
+ * clock of its own, once a second, and not only when its poll() found nothing: under
+ * a steady stream of interrupts a device whose firmware raised a fatal health syndrome
+ * must still be noticed and IBV_EVENT_DEVICE_FATAL delivered (Linux health.c samples
+ * from a timer, mlx5_start_health_poll).  The stream here is the async vector's
+ * interrupt signalled every 20 ms, as the shim does on each MSI: nothing in it needs a
+ * command, so it goes on after the firmware stopped executing them.  The program is
+ * linked with the verbs layer's objects (as test_evq.c) to reach the emulated device
+ * and the interrupt fd behind a context. */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "hw/emu/emu.h"
+#include "hw/mlx5/mx5.h"
+#include "hw/platform/notify.h"
+#include "uverbs/uv.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct storm {
+	int fd;
+	atomic_int stop;
+};
+
+static void *interrupt_storm(void *p)
+{
+	struct storm *s = p;
+	while (!atomic_load(&s->stop)) {
+		plat_notify_signal(s->fd);
+		usleep(20000);
+	}
+	return NULL;
+}
+
+Test(health_busy, fatal_syndrome_is_noticed_while_interrupts_keep_the_service_thread_busy, .timeout = 60)
+{
+	setenv("UVERBS_DEVICES", "emu:ip=127.61.9.1", 1);
+	int n = 0;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	cr_assert_not_null(list);
+	cr_assert_eq(n, 1);
+	struct ibv_context *ctx = ibv_open_device(list[0]);
+	cr_assert_not_null(ctx, "ibv_open_device: %s", strerror(errno));
+	struct uv_dev *d = uv_ctx_dev(ctx);
+	cr_assert_not_null(d->mx5);
+	struct emu_dev *e = emu_device_from_shim(mx5_device_shim(d->mx5));
+	cr_assert_not_null(e, "an emu: device");
+
+	struct storm s = { .fd = mx5_device_async_fd(d->mx5) };
+	cr_assert_geq(s.fd, 0);
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, interrupt_storm, &s), 0);
+	usleep(1500 * 1000); /* the service thread's poll() has not timed out since open */
+
+	emu_fault_fatal(e, 0x5);
+	double t0 = now_s(), waited = -1;
+	/* the bound: the 1 s health period twice over, plus slack for a loaded machine */
+	while (now_s() - t0 < 4.0) {
+		struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		struct ibv_async_event ev;
+		if (ibv_get_async_event(ctx, &ev))
+			break;
+		enum ibv_event_type type = ev.event_type;
+		ibv_ack_async_event(&ev);
+		if (type == IBV_EVENT_DEVICE_FATAL) {
+			waited = now_s() - t0;
+			break;
+		}
+	}
+	atomic_store(&s.stop, 1);
+	pthread_join(t, NULL);
+	cr_assert_geq(waited, 0, "no IBV_EVENT_DEVICE_FATAL within 4 s of a fatal health "
+		      "syndrome: the busy service thread never sampled the health registers");
+	cr_log_info("IBV_EVENT_DEVICE_FATAL %.2f s after the syndrome", waited);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+}
