@@ -68,6 +68,7 @@ run() {
     { echo "attempt $t: exit $crc"; cat /tmp/c.log; } >>/tmp/call.log
     [ $crc = 0 ] && break
     kill -0 $sp 2>/dev/null || break
+    grep -q 'RDMA_CM_EVENT_REJECTED, error 8' /tmp/c.log || break
     [ $t -ge 40 ] && break
     sleep 1
   done
