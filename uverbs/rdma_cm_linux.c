@@ -117,7 +117,13 @@ struct rcm_id {
 	struct sockaddr_in src, dst;
 	struct rcm_agent *ag;
 	uint32_t lcomm, rcomm;
-	uint32_t lqpn, rqpn, lpsn, rpsn;
+	uint32_t lqpn, rqpn;
+	/* Starting PSNs: the one our REQ or REP carried (lpsn) is our receive queue's, the
+	 * peer's (rpsn) our send queue's.  That is how Linux reads the field (cm.c:
+	 * ib_send_cm_req sets rq_psn from its REQ, cm_req_handler sq_psn from the REQ it
+	 * got, ib_send_cm_rep rq_psn from its REP, cm_rep_handler sq_psn from the REP it
+	 * got), so a Linux peer sends from the PSN we said and expects the one it said. */
+	uint32_t lpsn, rpsn;
 	uint8_t mtu, rr, idepth, retry, rnr, srq;
 	unsigned events_reported;
 	bool route;
@@ -361,6 +367,12 @@ static struct ibv_ah *agent_ah(struct rcm_agent *a, uint32_t ip)
 	return ah;
 }
 
+static const char *attr_name(uint16_t attr)
+{
+	static const char *const n[] = { "REQ", "MRA", "REJ", "REP", "RTU", "DREQ", "DREP", "SIDR_REQ", "SIDR_REP" };
+	return attr >= UV_CM_REQ && attr <= UV_CM_SIDR_REP ? n[attr - UV_CM_REQ] : "?";
+}
+
 /* Sends one MAD to the GSI QP at `ip` (IBTA 13.5.1: QPN 1, Q_Key 0x80010000). */
 static int mad_send(struct rcm_agent *a, uint32_t ip, const uint8_t mad[UV_MAD_LEN])
 {
@@ -379,6 +391,10 @@ static int mad_send(struct rcm_agent *a, uint32_t ip, const uint8_t mad[UV_MAD_L
 	int rc = ibv_post_send(a->qp, &wr, &bad);
 	if (!rc)
 		atomic_fetch_add(&rcm_tx, 1);
+	uv_log(UV_LOG_DEBUG, "rdma_cm: tx %s to %u.%u.%u.%u, comm 0x%08x -> 0x%08x%s",
+	       attr_name((uint16_t)(mad[16] << 8 | mad[17])), ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff,
+	       ip & 0xff, (unsigned)(mad[24] << 24 | mad[25] << 16 | mad[26] << 8 | mad[27]),
+	       (unsigned)(mad[28] << 24 | mad[29] << 16 | mad[30] << 8 | mad[31]), rc ? " (post failed)" : "");
 	return rc;
 }
 
@@ -750,8 +766,13 @@ static void *agent_thread(void *arg)
 						uv_log(UV_LOG_INFO, "rdma_cm: MAD of %zu bytes dropped (not a CM "
 						       "MAD this CM reads), %lu so far", len,
 						       atomic_fetch_add(&rcm_bad, 1) + 1);
-					else
+					else {
+						uv_log(UV_LOG_DEBUG, "rdma_cm: rx %s from %u.%u.%u.%u, comm "
+						       "0x%08x -> 0x%08x, reason %u", attr_name(m.attr), ip >> 24,
+						       (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff,
+						       m.local_comm_id, m.remote_comm_id, m.reason);
 						on_msg(a, ip, &m);
+					}
 				}
 				if (post_recv(a, slot))
 					uv_log(UV_LOG_WARN, "rdma_cm: GSI receive repost failed");
@@ -881,7 +902,7 @@ static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_q
 				  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		q->path_mtu = id->mtu ? id->mtu : 3;
 		q->dest_qp_num = id->rqpn;
-		q->rq_psn = id->rpsn;
+		q->rq_psn = id->lpsn;
 		q->max_dest_rd_atomic = id->rr;
 		q->min_rnr_timer = 12;   /* Linux cma: CMA_IBOE_... min RNR NAK 0.64 ms */
 		ip_gid(ntohl(id->dst.sin_addr.s_addr), q->ah_attr.grh.dgid);
@@ -894,7 +915,7 @@ static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_q
 		q->timeout = 14;   /* Linux cma CMA_IBOE_PACKET_LIFETIME 16 - 2 */
 		q->retry_cnt = id->retry ? id->retry : 7;
 		q->rnr_retry = id->rnr;
-		q->sq_psn = id->lpsn;
+		q->sq_psn = id->rpsn;
 		q->max_rd_atomic = id->idepth;
 	} else {
 		q->qp_attr_mask = IBV_QP_STATE;
@@ -1155,6 +1176,8 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 			return -EINVAL;
 		struct ib_uverbs_qp_attr q;
 		fill_init_attr(id, c->qp_state, &q);
+		uv_log(UV_LOG_DEBUG, "rdma_cm: QP attributes for state %u: dest QPN 0x%x, rq_psn 0x%x, sq_psn 0x%x, "
+		       "path MTU %u", c->qp_state, q.dest_qp_num, q.rq_psn, q.sq_psn, q.path_mtu);
 		return put_resp(c->response, &q, sizeof(q));
 	}
 	case RDMA_USER_CM_CMD_GET_EVENT:
@@ -1263,9 +1286,17 @@ UV_EXPORT int close(int fd)
 static void rcm_stat(struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
-	/* a character device, as the kernel's misc device rdma_cm (major 10) */
+	/* a character device, as the kernel's misc device rdma_cm (major 10, a dynamic
+	 * minor).  When the kernel has one too (rdma_ucm loaded), RDMA netlink gives
+	 * librdmacm its number and open_cdev (rdma-core util/open_cdev.c,
+	 * open_cdev_internal) refuses a node whose st_rdev differs, then opens the
+	 * kernel's own (open_cdev_robust), which cannot serve our devices: so ours
+	 * reports the real node's number. */
+	struct stat real;
 	st->st_mode = S_IFCHR | 0666;
 	st->st_rdev = makedev(10, 58);
+	if (!stat("/dev/infiniband/rdma_cm", &real) && S_ISCHR(real.st_mode))
+		st->st_rdev = real.st_rdev;
 }
 
 UV_EXPORT int fstat(int fd, struct stat *st)

@@ -99,7 +99,9 @@ int uv_cm_mad_encode(const struct uv_cm_msg *m, uint8_t out[UV_MAD_LEN])
 		memcpy(d + 72, m->remote_gid, 16);
 		d[92] = m->traffic_class;
 		d[93] = m->hop_limit;
-		d[94] = 1 << 3;   /* SL 0, subnet local */
+		/* SL 0; SubnetLocal only when the path stays in the subnet (hop limit
+		 * <= 1), as Linux cm.c cm_format_req sets it: RoCE v2 is routed (64) */
+		d[94] = (uint8_t)((m->hop_limit <= 1) << 3);
 		d[95] = (uint8_t)((m->ack_timeout & 0x1f) << 3);
 		break;
 	case UV_CM_REP:    /* table 110 */

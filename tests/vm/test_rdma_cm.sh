@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# Linux's kernel rdma_cm as the judge of the in-library CM (uverbs/rdma_cm_linux.c,
+# docs/architecture.md section 18): in a QEMU guest (tools/vm) a veth pair joins rxe0 on
+# veth0 (10.0.0.1, the root namespace, Linux's ib_cm/rdma_cm through rdma_ucm) and an
+# emu: device in a network namespace the test creates (veth1, 10.0.0.2, librdmacm
+# answered by LD_PRELOAD=libuverbs).  Debian's unmodified rping (rdmacm-utils) runs with
+# -v -V (print and validate every payload) both ways: uverbs client -> Linux server and
+# Linux client -> uverbs server.  Prints `rdma_cm interop: rping uverbs->linux ok,
+# linux->uverbs ok` (FAILED in place of ok for a failed run).  Exit 77 only when QEMU
+# cannot be built here.
+set -uo pipefail
+SRC=${1:?source dir}
+out=$("$SRC/tools/vm" build 2>&1); rc=$?
+echo "$out"
+if [ $rc = 2 ]; then
+  [ "${CI:-}" = true ] && { echo "vm_rdma_cm: QEMU cannot be built, and CI=true"; exit 1; }
+  echo "vm_rdma_cm: skipped: QEMU cannot be built here"; exit 77
+fi
+[ $rc = 0 ] || { echo "vm_rdma_cm: tools/vm build failed"; exit 1; }
+C=$("$SRC/tools/vm" path)
+P=/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
+# rping ends its CM thread with pthread_cancel, for which glibc dlopens libgcc_s
+GCC_S=/lib/x86_64-linux-gnu/libgcc_s.so.1
+for f in /usr/sbin/ip /usr/bin/rdma /usr/bin/rping "$P" "$GCC_S" /etc/libibverbs.d/rxe.driver; do
+  [ -e "$f" ] || { echo "vm_rdma_cm: $f missing (tools/install-deps: iproute2, rdmacm-utils, ibverbs-providers)"; exit 1; }
+done
+
+guest=$(mktemp); trap 'rm -f "$guest"' EXIT
+# UVERBS_VM_LOG=debug: the uverbs side logs every CM MAD it sends and receives
+echo "UVLOG=${UVERBS_VM_LOG:-info}" >"$guest"
+cat >>"$guest" <<'GUEST'
+B=/job/bin
+modprobe crc32_generic; modprobe rdma_rxe; modprobe veth; modprobe rdma_ucm
+mkdir -p /run/netns
+$B/ip netns add emu
+$B/ip link add veth0 type veth peer name veth1
+$B/ip link set veth1 netns emu
+$B/ip addr add 10.0.0.1/24 dev veth0; $B/ip link set veth0 up
+$B/ip netns exec emu $B/ip addr add 10.0.0.2/24 dev veth1
+$B/ip netns exec emu $B/ip link set veth1 up
+$B/ip netns exec emu $B/ip link set lo up
+$B/rdma link add rxe0 type rxe netdev veth0 || echo "rdma link add failed"
+[ -c /dev/infiniband/rdma_cm ] || echo "no /dev/infiniband/rdma_cm (rdma_ucm)"
+MAC0=$(cat /sys/class/net/veth0/address)
+# uv CMD...: the command as a uverbs application in the namespace (GID 1 = 10.0.0.2)
+uv() { $B/ip netns exec emu /bin/env LD_PRELOAD=/job/lib/libuverbs.so.1 UVERBS_DEVICES=emu:ip=10.0.0.2 \
+         UVERBS_NEIGH="10.0.0.1=$MAC0" UVERBS_LOG=${UVLOG:-info} "$@"; }
+N=20
+res=""
+# run NAME SERVER_SIDE SERVER_ADDR: rping -s on one side, rping -c on the other.  A
+# listener cannot be seen from outside (no TCP port), so the client tries again each
+# second while the server lives and its REQ is rejected (reason 8, nobody listens yet:
+# the uverbs server brings its emulated device up first, seconds under TCG).
+run() {
+  name=$1 sside=$2 addr=$3
+  if [ "$sside" = linux ]; then timeout 90 $B/rping -s -v -V -a $addr -C $N >/tmp/s.log 2>&1 &
+  else uv timeout 90 $B/rping -s -v -V -a $addr -C $N >/tmp/s.log 2>&1 & fi
+  sp=$!
+  # the kernel's view of its QPs while they live (PSNs, peer QPN), for a failure's report
+  while kill -0 $sp 2>/dev/null; do $B/rdma -d res show qp 2>&1 | grep -v 'type GSI\|type SMI'; sleep 0.2; done >/tmp/qp.log &
+  t=0
+  : >/tmp/call.log
+  while :; do
+    t=$((t + 1))
+    if [ "$sside" = linux ]; then uv timeout 60 $B/rping -c -v -V -a $addr -C $N >/tmp/c.log 2>&1; crc=$?
+    else timeout 60 $B/rping -c -v -V -a $addr -C $N >/tmp/c.log 2>&1; crc=$?; fi
+    { echo "attempt $t: exit $crc"; cat /tmp/c.log; } >>/tmp/call.log
+    [ $crc = 0 ] && break
+    kill -0 $sp 2>/dev/null || break
+    grep -q 'RDMA_CM_EVENT_REJECTED, error 8' /tmp/c.log || break
+    [ $t -ge 40 ] && break
+    sleep 1
+  done
+  wait $sp; src=$?
+  # every ping of -C N printed by the client (-v), each validated by both (-V)
+  np=$(grep -c '^ping data: rdma-ping-' /tmp/c.log)
+  if [ $crc = 0 ] && [ $src = 0 ] && [ "$np" = $N ]; then r=ok
+  else r=FAILED; echo "rping $name: server exit $src, client exit $crc, $np of $N pings"
+    noise='op_mod 0x|completion event|bring-up:|emulated, host pages'
+    grep -vE "$noise" /tmp/s.log | tail -40 | sed 's/^/  server: /'
+    grep -vE "$noise" /tmp/call.log | tail -60 | sed 's/^/  client: /'
+    sort -u /tmp/qp.log | head -10 | sed 's/^/  rdma res: /'
+    for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+      v=$(cat $f); [ "$v" = 0 ] || echo "  rxe0 $(basename $f) $v"; done
+    dmesg | grep -iE 'rxe|rdma|cm' | tail -20 | sed 's/^/  dmesg: /'; fi
+  echo "rping $name: $r after $t client attempt(s), $np pings validated"
+  grep '^ping data' /tmp/c.log | head -2 | sed 's/^/  /'
+  res="$res${res:+, }rping $name $r"
+}
+run uverbs-\>linux linux 10.0.0.1
+run linux-\>uverbs uverbs 10.0.0.2
+echo "rdma_cm interop: $res"
+dmesg | grep -E 'WARNING:|Call Trace'
+true
+GUEST
+t0=$SECONDS
+res=$("$SRC/tools/vm" run -t 600 -n -b /usr/sbin/ip -b /usr/bin/rdma -b /usr/bin/rping \
+  -a "$C/emu-build/uverbs/libuverbs.so.1:/job/lib/libuverbs.so.1" -a "$P:$P" \
+  -a "$GCC_S:/job/lib/libgcc_s.so.1" -a /etc/libibverbs.d/rxe.driver:/etc/libibverbs.d/rxe.driver "$guest"); rc=$?
+echo "$res"
+echo "vm_rdma_cm: guest run $((SECONDS - t0)) s, exit $rc"
+[ $rc = 0 ] || { echo "vm_rdma_cm: the guest did not finish (exit $rc)"; exit 1; }
+line=$(grep '^rdma_cm interop:' <<<"$res")
+[ -n "$line" ] || { echo "vm_rdma_cm: no result line"; exit 1; }
+if grep -E 'WARNING:|Call Trace' <<<"$res"; then echo "vm_rdma_cm: kernel warnings"; exit 1; fi
+grep -q FAILED <<<"$line" && exit 1
+exit 0
