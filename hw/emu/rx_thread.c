@@ -24,10 +24,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/timerfd.h>
-#endif
 
+#include "hw/platform/deadline.h"
 #include "hw/platform/notify.h"
 #include "hw/platform/thread.h"
 
@@ -313,9 +311,7 @@ static void *rx_main(void *arg)
 			}
 		}
 		if (off) {
-			uint64_t expirations;
-
-			if (read(tp->hold_fd, &expirations, sizeof(expirations)) == (ssize_t)sizeof(expirations))
+			if (plat_deadline_take(tp->hold_fd))
 				tp->hold_expired = emu_now_ns();   /* it stopped: off again only once it polls again */
 			continue;
 		}
@@ -340,11 +336,9 @@ int emu_rx_start(struct emu_tp *tp)
 	tp->wake_fd = plat_notify_open(0, PLAT_NOTIFY_NONBLOCK);
 	if (tp->wake_fd < 0)
 		return tp->wake_fd;
-#ifdef __linux__
-	tp->hold_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);   /* -1: never off the socket */
-#else
-	tp->hold_fd = -1;
-#endif
+	tp->hold_fd = plat_deadline_open();   /* none (macOS): never off the socket */
+	if (tp->hold_fd < 0)
+		tp->hold_fd = -1;
 	tp->stop = 0;
 	/* the host's own threads where it asks for them (emu.h cfg.thread_start) */
 	if (tp->d->cfg.thread_start)

@@ -6,6 +6,7 @@
  * cycle is the transport area's (transport_area.c). */
 #define EMU_TP_INTERNAL
 #include "hw/emu/transport.h"
+#include "hw/platform/deadline.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,9 +16,6 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/timerfd.h>
-#endif
 
 #include "hw/platform/notify.h"
 #include "hw/platform/thread.h"
@@ -263,20 +261,11 @@ int emu_tp_inject(struct emu_dev *d, uint32_t daddr, uint16_t sport, const void 
 
 bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at)
 {
-#ifdef __linux__
-	struct itimerspec its = { .it_value = { .tv_sec = (time_t)(at / 1000000000u),
-						.tv_nsec = (long)(at % 1000000000u) } };
-
 	if (tp->hold_fd < 0)
 		return false;
 	__atomic_store_n(&tp->hold_until, at, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&tp->ctr.hold_rearms, 1, __ATOMIC_RELAXED);   /* from a poll: not under the lock */
-	return timerfd_settime(tp->hold_fd, TFD_TIMER_ABSTIME, &its, NULL) == 0;
-#else
-	(void)tp;
-	(void)at;
-	return false;
-#endif
+	return plat_deadline_arm(tp->hold_fd, at);
 }
 
 void emu_tp_hold(struct emu_tp *tp, uint64_t now)
