@@ -363,3 +363,67 @@ def test_tenancy_config_that_is_not_a_regular_file_is_refused_without_hanging():
     r = _run(["ibv_devinfo", "-v"], env, timeout=60)
     assert "not a regular file" in r.stdout, r.stdout
     assert "GID" in r.stdout, r.stdout
+
+
+# ---------------------------------------------------------------- UAR pages the firmware still holds
+
+def _setf(buf, off, w, v):
+    n = int.from_bytes(buf, "big")
+    sh = len(buf) * 8 - off - w
+    n &= ~(((1 << w) - 1) << sh)
+    n |= (v & ((1 << w) - 1)) << sh
+    buf[:] = n.to_bytes(len(buf), "big")
+
+
+def _create_cq_on(r, uar):
+    """CREATE_CQ (PRM 0x400) of 32 CQEs on UAR page `uar`, its queue and doorbell in
+    one DMA_ALLOC of the daemon's: its cqn."""
+    rc, body, fds = r.rpc(4, struct.pack("=QQ", 8192, 4096))
+    for f in fds:
+        os.close(f)
+    assert rc == 0, rc
+    _, iova = struct.unpack_from("=QQ", body)
+    b = bytearray(280)
+    struct.pack_into(">H", b, 0, 0x400)
+    _setf(b, 128 + 160, 32, r.comp_eqn)
+    _setf(b, 128 + 104, 24, uar)
+    _setf(b, 128 + 448, 64, iova + 4096)
+    _setf(b, 128 + 99, 5, 1)
+    struct.pack_into(">Q", b, 272, iova)
+    rc, out, msg = r.cmd(bytes(b))
+    assert rc == 0, msg
+    return int.from_bytes(out[9:12], "big")
+
+
+def test_tenancy_uar_page_a_cq_still_uses_is_never_forgotten(daemon):
+    """DEALLOC_UAR of a page a CQ still names: the firmware refuses, and so must the
+    daemon, which keeps the page the client's (before: it answered 0 and forgot the
+    page, and 200 rounds of this left no UAR page for anyone)."""
+    base, _ = _next()
+    d = daemon(base + "1")
+    a = Raw(d.sock)
+    rc, out, msg = a.cmd(test_uvd._op(0x802))
+    assert rc == 0, msg
+    uar = int.from_bytes(out[9:12], "big")
+    cqn = _create_cq_on(a, uar)
+    rc, _, msg = a.cmd(test_uvd._op(0x803, uar))
+    assert rc != 0, "DEALLOC_UAR of a page CQ 0x%x still uses was answered 0" % cqn
+    # still the client's: once the CQ is gone the same DEALLOC_UAR succeeds
+    rc, _, msg = a.cmd(test_uvd._op(0x401, cqn))
+    assert rc == 0, msg
+    rc, _, msg = a.cmd(test_uvd._op(0x803, uar))
+    assert rc == 0, msg
+    # the attack itself, bounded: the pages stay the attacker's, and go when it does
+    for _ in range(40):
+        rc, out, msg = a.cmd(test_uvd._op(0x802))
+        assert rc == 0, msg
+        u = int.from_bytes(out[9:12], "big")
+        _create_cq_on(a, u)
+        a.cmd(test_uvd._op(0x803, u))
+    a.s.close()
+    a.evs.close()
+    time.sleep(0.5)
+    v = Raw(d.sock)
+    rc, _, msg = v.cmd(test_uvd._op(0x802))
+    assert rc == 0, msg
+    assert "leaked" not in d.text(), d.text()

@@ -596,7 +596,7 @@ static void uvd_do_cmd(struct uvd_client *c, const struct uvd_hdr *h, const uint
 			if (rc == 0 && granted)
 				r.granted_uar = u + 1u;
 		} else {
-			rc = uvd_uar_dealloc(c, (uint32_t)PRM_GET(dealloc_uar_in, in, uar));
+			rc = uvd_uar_dealloc(c, (uint32_t)PRM_GET(dealloc_uar_in, in, uar), r.msg, sizeof(r.msg));
 		}
 		if (rc == 0)
 			uvd_policy_done(c, in, q.inlen, out, q.outlen);

@@ -155,9 +155,9 @@ bool uvd_engine_gid_own(const struct uvd_client *c, size_t inlen);
 
 /* uar.c: a client's ALLOC_UAR (an index of a host page only it holds; *granted: this
  * call granted that host page to its process) and DEALLOC_UAR
- * (0 or -ENOENT), and the release of all its UAR pages when it goes (device lock held). */
+ * (0, -ENOENT, or the firmware's refusal: the page stays the client's), and the release of all its UAR pages when it goes (device lock held). */
 int uvd_uar_alloc(struct uvd_client *c, uint32_t *uar, bool *granted, char *msg, size_t msglen);
-int uvd_uar_dealloc(struct uvd_client *c, uint32_t uar);
+int uvd_uar_dealloc(struct uvd_client *c, uint32_t uar, char *msg, size_t msglen);
 void uvd_uar_release_all(struct uvd_client *c);
 
 /* policy.c: every command a client sends passes here first (device lock held).
