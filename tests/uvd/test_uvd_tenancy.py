@@ -427,3 +427,29 @@ def test_tenancy_uar_page_a_cq_still_uses_is_never_forgotten(daemon):
     rc, _, msg = v.cmd(test_uvd._op(0x802))
     assert rc == 0, msg
     assert "leaked" not in d.text(), d.text()
+
+
+# ---------------------------------------------------------------- handshakes
+
+def test_tenancy_connections_that_never_say_hello_shut_nobody_out(daemon):
+    """Connections that never send HELLO count against -c only once they do, and are
+    closed after the HELLO deadline (2 s), not -i: 8 mute ones under -c 8 leave room
+    (before, the ninth connection, a real client, was refused)."""
+    base, _ = _next()
+    d = daemon(base + "1", args=["-c", "8", "-C", "100", "-i", "60"])
+    mute = []
+    for _ in range(8):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.connect(d.sock)
+        mute.append(s)
+    time.sleep(0.3)
+    v = Raw(d.sock)
+    assert v.alive()
+    _alloc_pd(v)
+    t0 = time.time()
+    mute[0].settimeout(10)
+    assert mute[0].recv(100) == b""
+    assert time.time() - t0 < 5, "a connection without HELLO waited %.1f s" % (time.time() - t0)
+    assert v.alive()
+    for s in mute:
+        s.close()

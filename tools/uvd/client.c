@@ -926,10 +926,26 @@ static void *uvd_client_thread(void *arg)
 	struct uvd_client *c = arg;
 	struct uvd_server *srv = c->srv;
 	uint8_t *buf = malloc(UVD_MAX_MSG);
-	/* a connection that says nothing is closed after -i seconds (idle_s) */
+	/* a connection that sends no HELLO within UVD_HELLO_MS is closed: until then it
+	 * counts only against UVD_HELLO_PENDING, never against -c, so silent connections
+	 * cannot shut real clients out */
 	struct pollfd hp = { .fd = c->ctl, .events = POLLIN };
-	ssize_t n = buf && poll(&hp, 1, (int)srv->lim.idle_s * 1000) == 1 ?
-			    plat_lmsg_recv(c->ctl, buf, UVD_MAX_MSG, NULL, 0) : -1;
+	ssize_t n = buf && poll(&hp, 1, UVD_HELLO_MS) == 1 ? plat_lmsg_recv(c->ctl, buf, UVD_MAX_MSG, NULL, 0) : -1;
+	if (n > 0) {
+		pthread_mutex_lock(&srv->dev->lock);
+		unsigned have = srv->nclients;
+		if (have < srv->lim.conns) {
+			srv->npending--;
+			srv->nclients++;
+			c->hello_done = true;
+		}
+		pthread_mutex_unlock(&srv->dev->lock);
+		if (!c->hello_done) {
+			uvd_log("client %u (pid %d) refused: %u connections (at most %u, -c)", c->id, (int)c->pid,
+				have, srv->lim.conns);
+			goto out;
+		}
+	}
 	if (n <= 0 || uvd_hello(c, buf, (size_t)n)) {
 		if (srv->verbose)
 			uvd_log("client %u (pid %d): no valid HELLO", c->id, (int)c->pid);
@@ -1062,7 +1078,10 @@ out:
 			*pp = c->next;
 			break;
 		}
-	srv->nclients--;
+	if (c->hello_done)
+		srv->nclients--;
+	else
+		srv->npending--;
 	pthread_mutex_unlock(&srv->dev->lock);
 	close(c->ctl);
 	if (c->evs >= 0)
@@ -1098,25 +1117,27 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 	uvd_uar_groups_init(&c->uar_set, srv->uar_per_group);
 	c->last_req_ns = uvd_now_ns();
 	pthread_mutex_lock(&srv->dev->lock);
-	/* connection quotas (-c, -C): past them the connection is closed at once, so a
-	 * flood of idle connections costs no thread and no descriptor */
+	/* connection quotas (-C, and UVD_HELLO_PENDING handshakes at once; -c counts a
+	 * connection once it sent HELLO): past them the connection is closed at once, so
+	 * a flood of idle connections costs no thread and no descriptor */
 	unsigned same = 0;
 	for (struct uvd_client *o = srv->clients; o; o = o->next)
 		same += o->pid == pid;
-	if (srv->nclients >= srv->lim.conns || same >= srv->lim.conns_per_pid) {
+	if (srv->npending >= UVD_HELLO_PENDING || same >= srv->lim.conns_per_pid) {
 		static uint64_t said_ns;
 		bool say = uvd_now_ns() - said_ns > 1000000000u;
 		pthread_mutex_unlock(&srv->dev->lock);
 		if (say) {
 			said_ns = uvd_now_ns();
-			uvd_log("connection of pid %d refused: %u connections (at most %u, -c), %u of this process "
-				"(at most %u, -C)", (int)pid, srv->nclients, srv->lim.conns, same, srv->lim.conns_per_pid);
+			uvd_log("connection of pid %d refused: %u awaiting HELLO (at most %u), %u of this process "
+				"(at most %u, -C)", (int)pid, srv->npending, UVD_HELLO_PENDING, same,
+				srv->lim.conns_per_pid);
 		}
 		close(fd);
 		free(c);
 		return;
 	}
-	srv->nclients++;
+	srv->npending++;
 	c->id = ++srv->next_client;
 	c->next = srv->clients;
 	srv->clients = c;
@@ -1127,7 +1148,7 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 	if (pthread_create(&c->thread, &a, uvd_client_thread, c)) {
 		pthread_mutex_lock(&srv->dev->lock);
 		srv->clients = c->next;
-		srv->nclients--;
+		srv->npending--;
 		pthread_mutex_unlock(&srv->dev->lock);
 		close(fd);
 		free(c);

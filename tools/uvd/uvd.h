@@ -25,6 +25,10 @@ struct uv_dev;
 
 /* UAR pages per client: hw/mlx5 takes one, plus up to 256 for BlueFlame registers. */
 #define UVD_MAX_UARS 260
+/* A connection must send HELLO within UVD_HELLO_MS, and at most UVD_HELLO_PENDING wait
+ * for theirs at once: they count against -c only once they said HELLO (client.c). */
+#define UVD_HELLO_MS 2000
+#define UVD_HELLO_PENDING 256u
 
 enum uvd_obj_type { UVD_UAR = 1, UVD_PD, UVD_MKEY, UVD_CQ, UVD_QP, UVD_SRQ, UVD_QCNT, UVD_NTYPES };
 
@@ -56,6 +60,7 @@ struct uvd_client {
 	pid_t pid;
 	uid_t uid;
 	unsigned id;
+	bool hello_done;          /* under dev->lock: counted in nclients, not npending */
 	pthread_t thread;
 	/* under srv->dev->lock: the service thread routes events by these */
 	struct uvd_obj *objs;
@@ -112,7 +117,8 @@ struct uvd_server {
 	ino_t ino;                /* of the socket file we bound */
 	unsigned next_client;
 	struct uvd_client *clients;   /* under dev->lock */
-	unsigned nclients;            /* under dev->lock: of clients */
+	unsigned nclients;            /* under dev->lock: of clients past HELLO (-c) */
+	unsigned npending;            /* under dev->lock: connections yet to send HELLO */
 	struct uvd_limits lim;
 	unsigned verbose;
 	uint64_t spin_ns;         /* a client thread spins this long after a store (0: 1 CPU) */
