@@ -453,3 +453,39 @@ def test_tenancy_connections_that_never_say_hello_shut_nobody_out(daemon):
     assert v.alive()
     for s in mute:
         s.close()
+
+
+def test_tenancy_connect_to_a_daemon_whose_backlog_is_full_times_out():
+    """A listener that never accepts and whose backlog is full: connect() would block
+    for ever; the client gives up after UVERBS_UVD_TIMEOUT seconds with a clear error."""
+    d = tempfile.mkdtemp(prefix="uvd-stuck-")
+    sock = os.path.join(d, "uvd.sock")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.bind(sock)
+    s.listen(0)
+    fill = []
+    for _ in range(8):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        c.setblocking(False)
+        try:
+            c.connect(sock)
+        except (BlockingIOError, OSError):
+            c.close()
+            break
+        fill.append(c)
+    try:
+        env = _env("uvd:" + sock)
+        env["UVERBS_LOG"] = "warn"
+        env["UVERBS_UVD_TIMEOUT"] = "2"
+        t0 = time.time()
+        try:
+            r = _run(["ibv_devinfo"], env, timeout=20)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("ibv_devinfo still blocked in connect after 20 s (UVERBS_UVD_TIMEOUT=2)")
+        assert time.time() - t0 < 15, r.stdout
+        assert r.returncode != 0 and "did not accept" in r.stdout, r.stdout
+    finally:
+        for c in fill:
+            c.close()
+        s.close()
+        shutil.rmtree(d)
