@@ -489,3 +489,30 @@ def test_tenancy_connect_to_a_daemon_whose_backlog_is_full_times_out():
             c.close()
         s.close()
         shutil.rmtree(d)
+
+
+def test_tenancy_queue_memory_and_shared_regions_share_one_daemon_wide_cap(daemon):
+    """Each DMA_ALLOC is one of the daemon's mappings, as a PIN_SHARED is: all clients
+    together hold at most 32768 (tools/uvd/client.c UVD_SHARED_ALL), so that clients
+    cannot use up vm.max_map_count (65530) and leave the daemon unable to map anything.
+    Before, DMA_ALLOC had only the per-client count (4 x -o) and -m."""
+    base, _ = _next()
+    d = daemon(base + "1", args=["-o", "16384", "-m", str(1 << 30)])
+    a = Raw(d.sock)
+    n, rc = 0, 0
+    while n < 40000:
+        rc, _, fds = a.rpc(4, struct.pack("=QQ", 4096, 4096))
+        for f in fds:
+            os.close(f)
+        if rc:
+            break
+        n += 1
+    assert rc == -28 and n == 32768, (rc, n)      # ENOSPC at the daemon-wide cap
+    a.s.close()
+    a.evs.close()
+    time.sleep(1.0)
+    b = Raw(d.sock)                               # given back when the client goes
+    rc, _, fds = b.rpc(4, struct.pack("=QQ", 4096, 4096))
+    for f in fds:
+        os.close(f)
+    assert rc == 0, rc

@@ -125,10 +125,10 @@ static void uvd_mem_release(struct uvd_client *c, struct uvd_mem *m)
 		c->locked -= m->quota_bytes;
 	else
 		c->pinned -= m->quota_bytes;
-	if (m->shared) {
+	if (m->shared)
 		c->nshared--;
-		c->srv->nshared--;
-	}
+	if (m->shared || m->is_dma)   /* its slot among the daemon's mappings (uvd_map_reserve) */
+		__atomic_fetch_sub(&c->srv->nshared, 1u, __ATOMIC_RELAXED);
 	if (m->is_dma || m->shared) {
 		shim_dma_unpin(shim, &m->pin);
 		munmap(m->va, m->maplen);
@@ -190,8 +190,11 @@ static int uvd_quota_mem(const struct uvd_client *c, uint64_t len, bool locked, 
 	return 0;
 }
 
+static int uvd_map_reserve(struct uvd_client *c, bool take, bool shared, char *msg, size_t msglen);
+
 /* Queue memory: a memfd mapped here and pinned with our own shim, so the same pages
- * are reachable by the device (through our pin) and by the client (its mapping). */
+ * are reachable by the device (through our pin) and by the client (its mapping).  Each
+ * is one of the daemon's mappings, as a PIN_SHARED is: they share UVD_SHARED_ALL. */
 static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, struct uvd_dma_rep *r, int *fd,
 			 char *msg, size_t msglen)
 {
@@ -203,17 +206,23 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 	}
 	size_t maplen = (q->len + page - 1) / page * page;
 	int qrc = uvd_quota_mem(c, maplen, true, msg, msglen);
-	if (qrc)
+	if (qrc || (qrc = uvd_map_reserve(c, true, false, msg, msglen)))
 		return qrc;
 	*fd = plat_shm_create("uvd-queue", maplen);
-	if (*fd < 0)
+	if (*fd < 0) {
+		uvd_map_reserve(c, false, false, NULL, 0);
 		return *fd;
+	}
 	void *va = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
-	if (va == MAP_FAILED)
-		return -errno;
+	if (va == MAP_FAILED) {
+		int e = errno;
+		uvd_map_reserve(c, false, false, NULL, 0);
+		return -e;
+	}
 	struct uvd_mem *m = uvd_mem_new(c);
 	if (!m) {
 		munmap(va, maplen);
+		uvd_map_reserve(c, false, false, NULL, 0);
 		return -ENOMEM;
 	}
 	int rc = shim_dma_pin(c->srv->shim, va, maplen, &m->pin);
@@ -225,8 +234,10 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 	}
 	m->is_dma = true;
 	rc = uvd_mem_settle(c, m, va, maplen, rc);
-	if (rc)
+	if (rc) {
+		uvd_map_reserve(c, false, false, NULL, 0);
 		return rc;
+	}
 	m->quota_bytes = maplen;
 	c->locked += maplen;
 	*r = (struct uvd_dma_rep){ .id = m->id, .iova = m->pin.seg[0].iova, .len = q->len };
@@ -255,27 +266,36 @@ static struct shim_iova_seg *uvd_segs_from_emu(struct emu_iova_seg *segs, uint32
  * emulator's copies fault (hw/platform/guarded_copy.h: a DMA error, not a crash); a real
  * device keeps the pages it pinned.  Each mapping is one of the daemon's
  * (vm.max_map_count, 65530 by default): a client may hold UVD_SHARED_PER_CLIENT, all
- * clients UVD_SHARED_ALL, so that one cannot lock the others out. */
+ * clients UVD_SHARED_ALL together with their queue memory (DMA_ALLOC), so that one
+ * cannot lock the others out. */
 #define UVD_SHARED_PER_CLIENT 4096u
 #define UVD_SHARED_ALL 32768u
 
-/* A slot among the daemon's PIN_SHARED mappings (take, or give back), under the device
- * lock: the count of all clients is shared. */
-static int uvd_shared_reserve(struct uvd_client *c, bool take, char *msg, size_t msglen)
+/* A slot among the daemon's mappings, PIN_SHARED (shared) or DMA_ALLOC (take, or give
+ * back): takers are serialized by the device lock (DMA_ALLOC's caller holds it), and a release, which may run with it
+ * held (the client's end), gives back atomically. */
+static int uvd_map_reserve(struct uvd_client *c, bool take, bool shared, char *msg, size_t msglen)
 {
 	struct uvd_server *srv = c->srv;
 	int rc = 0;
-	pthread_mutex_lock(&srv->dev->lock);
 	if (!take) {
-		srv->nshared--;
-	} else if (c->nshared >= UVD_SHARED_PER_CLIENT || srv->nshared >= UVD_SHARED_ALL) {
-		snprintf(msg, msglen, "shared registration: %u regions held (at most %u per client, %u in all)",
-			 c->nshared, UVD_SHARED_PER_CLIENT, UVD_SHARED_ALL);
+		__atomic_fetch_sub(&srv->nshared, 1u, __ATOMIC_RELAXED);
+		return 0;
+	}
+	if (shared)   /* PIN_SHARED comes without the device lock; DMA_ALLOC holds it */
+		pthread_mutex_lock(&srv->dev->lock);
+	unsigned all = __atomic_load_n(&srv->nshared, __ATOMIC_RELAXED);
+	if ((shared && c->nshared >= UVD_SHARED_PER_CLIENT) || all >= UVD_SHARED_ALL) {
+		snprintf(msg, msglen, "%s: %u shared regions held by this client (at most %u), %u mappings of "
+			 "queue memory and shared regions in the daemon (at most %u)",
+			 shared ? "shared registration" : "DMA memory", c->nshared, UVD_SHARED_PER_CLIENT, all,
+			 UVD_SHARED_ALL);
 		rc = -ENOSPC;
 	} else {
-		srv->nshared++;
+		__atomic_fetch_add(&srv->nshared, 1u, __ATOMIC_RELAXED);
 	}
-	pthread_mutex_unlock(&srv->dev->lock);
+	if (shared)
+		pthread_mutex_unlock(&srv->dev->lock);
 	return rc;
 }
 
@@ -293,12 +313,12 @@ static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, 
 		snprintf(msg, msglen, "shared registration: bad range");
 		return -EINVAL;
 	}
-	int rc = uvd_shared_reserve(c, true, msg, msglen);
+	int rc = uvd_map_reserve(c, true, true, msg, msglen);
 	if (rc)
 		return rc;
 	rc = uvd_pin_shared_map(c, q, fd, out, msg, msglen);
 	if (rc)
-		uvd_shared_reserve(c, false, NULL, 0);
+		uvd_map_reserve(c, false, true, NULL, 0);
 	return rc;
 }
 
@@ -361,7 +381,7 @@ static int uvd_pin_shared_map(struct uvd_client *c, const struct uvd_pin_shared 
 		m->pin.readonly |= prot == PROT_READ;
 		m->quota_bytes = maplen;
 		c->locked += maplen;
-		c->nshared++;   /* srv->nshared: counted by uvd_shared_reserve */
+		c->nshared++;   /* srv->nshared: counted by uvd_map_reserve */
 		*out = m;
 	}
 	return rc;

@@ -124,7 +124,8 @@ struct uvd_server {
 	uint64_t spin_ns;         /* a client thread spins this long after a store (0: 1 CPU) */
 	bool shared_only;         /* register only memory clients share (PIN_SHARED): -S, or a shim
 				   * that reaches client memory neither by copy nor by pin (VFIO) */
-	unsigned nshared;         /* under dev->lock: PIN_SHARED mappings of all clients */
+	unsigned nshared;         /* PIN_SHARED and DMA_ALLOC mappings of all clients: taken under
+				   * dev->lock, given back atomically (client.c uvd_map_reserve) */
 	bool engines;             /* no -R on an emulated device: clients run the data plane in their own engines (engine.c) */
 };
 
