@@ -176,3 +176,27 @@ Test(uvd_policy, reserved_lkey_and_length64_are_refused)
 	cr_assert_eq(uvd_policy_check(&attacker, mk, sizeof(mk), msg, sizeof(msg), &noop), -EPERM);
 	cr_assert(strstr(msg, "length64"), "%s", msg);
 }
+
+/* Quotas hold for a process, not a connection: a second connection of the attacker's
+ * process shares its count (before, each connection had its own -o). */
+Test(uvd_policy, quota_counts_every_connection_of_one_process)
+{
+	static struct uvd_client second;
+	memset(&second, 0, sizeof(second));
+	second.srv = &srv;
+	attacker.pid = second.pid = 4242;
+	victim.pid = 4343;
+	srv.clients = &attacker;
+	attacker.next = &second;
+	second.next = &victim;
+	uint8_t in[PRM_SIZE(alloc_pd_in)] = { 0 };
+	bool noop;
+	PRM_SET(alloc_pd_in, in, opcode, PRM_CMD_OP_ALLOC_PD);
+	for (uint32_t i = 1; i < 8; i++)     /* the attacker holds PD 0xa: 8 in all */
+		cr_assert_eq(uvd_obj_add(i % 2 ? &second : &attacker, UVD_PD, 0x100 + i), 0);
+	cr_assert_eq(uvd_policy_check(&second, in, sizeof(in), msg, sizeof(msg), &noop), -EDQUOT);
+	cr_assert(strstr(msg, "process"), "the message says whose count: %s", msg);
+	cr_assert_eq(uvd_policy_check(&victim, in, sizeof(in), msg, sizeof(msg), &noop), 0, "%s", msg);
+	free(second.objs);
+	srv.clients = NULL;
+}

@@ -250,7 +250,17 @@ def test_tenancy_objects_past_the_quota_are_refused_with_edquot(daemon):
         _alloc_pd(a)
     rc, _, msg = a.cmd(test_uvd._op(0x800))
     assert rc == -EDQUOT and "-o" in msg, (rc, msg)
-    _alloc_pd(b)              # b's quota is its own
+    # b, another connection of the same process, shares a's count (before: its own)
+    rc, _, msg = b.cmd(test_uvd._op(0x800))
+    assert rc == -EDQUOT and "process" in msg, (rc, msg)
+    pid = os.fork()
+    if pid == 0:              # another process's quota is its own
+        try:
+            _alloc_pd(Raw(d.sock))
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    assert os.waitpid(pid, 0)[1] == 0
     rc, _, msg = a.cmd(test_uvd._op(0x771))
     assert rc == 0, msg       # one counter set
     rc, _, msg = a.cmd(test_uvd._op(0x771))

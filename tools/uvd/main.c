@@ -35,9 +35,10 @@
  *     -c  connections at once past HELLO, all clients (default 128); a connection
  *         must say HELLO within 2 s, and at most 256 wait for theirs at once
  *     -C  connections at once from one process (default 32)
- *     -o  objects of each kind (PD, MKey, CQ, QP, SRQ) per client (default 4096; and
+ *     -o  objects of each kind (PD, MKey, CQ, QP, SRQ) per client process, all its
+ *         connections (default 4096; and
  *         4 x this many memory regions)
- *     -q  counter sets per client (default 4; the device has a few hundred in all)
+ *     -q  counter sets per client process (default 4; the device has a few hundred in all)
  *     -m  bytes pinned in this daemon per client: queue memory and shared registrations
  *         (default 1 GiB, or a quarter of the daemon's RLIMIT_MEMLOCK when that is lower
  *         and the daemon is not root)
@@ -90,8 +91,9 @@ static const char uvd_usage[] =
 "  -c, --connections N    connections at once past HELLO, all clients (default 128;\n"
 "                         HELLO within 2 s, at most 256 waiting for theirs)\n"
 "  -C, --connections-per-process N  from one process (default 32)\n"
-"  -o, --objects N        PDs, MKeys, CQs, QPs, SRQs per client, each kind (default 4096)\n"
-"  -q, --counter-sets N   counter sets per client (default 4)\n"
+"  -o, --objects N        PDs, MKeys, CQs, QPs, SRQs per client process, each kind\n"
+"                         (default 4096)\n"
+"  -q, --counter-sets N   counter sets per client process (default 4)\n"
 "  -m, --locked-bytes B   bytes pinned in the daemon per client (default 1 GiB, or a\n"
 "                         quarter of RLIMIT_MEMLOCK when lower and not root)\n"
 "  -M, --pinned-bytes B   bytes of a client's own memory registered per client\n"

@@ -232,15 +232,21 @@ static int uvd_check_qpc(struct uvd_client *c, const uint8_t *qpc, bool create, 
 	return 0;
 }
 
-/* One more object of type t for this client, within its quota (struct uvd_limits):
- * 0, or -EDQUOT with the limit and the flag that raises it in msg.  UAR pages have
- * their own bound (UVD_MAX_UARS). */
+/* One more object of type t for this client's process, within its quota (struct
+ * uvd_limits): the count is of every connection of the same pid (the device lock held,
+ * under which the client list and the counts change), so that more connections (-C)
+ * bring no more objects.  0, or -EDQUOT with the limit and the flag that raises it in
+ * msg.  UAR pages have their own bound (UVD_MAX_UARS), per connection. */
 static int uvd_quota_obj(const struct uvd_client *c, enum uvd_obj_type t, const char *what, char *msg, size_t msglen)
 {
 	const struct uvd_limits *l = &c->srv->lim;
 	unsigned max = t == UVD_QCNT ? l->qcnt : t == UVD_UAR ? UVD_MAX_UARS : l->objs;
-	if (max && c->nobj_type[t] >= max) {
-		snprintf(msg, msglen, "quota: this client holds %u of %u %s objects allowed (uvd %s)", c->nobj_type[t],
+	unsigned have = c->nobj_type[t];
+	for (const struct uvd_client *o = c->srv->clients; t != UVD_UAR && o; o = o->next)
+		if (o != c && o->pid == c->pid)
+			have += o->nobj_type[t];
+	if (max && have >= max) {
+		snprintf(msg, msglen, "quota: this client's process holds %u of %u %s objects allowed (uvd %s)", have,
 			 max, what, t == UVD_QCNT ? "-q" : t == UVD_UAR ? "fixed" : "-o");
 		return -EDQUOT;
 	}
