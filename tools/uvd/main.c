@@ -36,8 +36,7 @@
  *         must say HELLO within 2 s, and at most 256 wait for theirs at once
  *     -C  connections at once from one process (default 32)
  *     -o  objects of each kind (PD, MKey, CQ, QP, SRQ) per client process, all its
- *         connections (default 4096; and
- *         4 x this many memory regions)
+ *         connections (default 4096; and 4 x this many memory regions per connection)
  *     -q  counter sets per client process (default 4; the device has a few hundred in all)
  *     -m  bytes pinned in this daemon per client: queue memory and shared registrations
  *         (default 1 GiB, or a quarter of the daemon's RLIMIT_MEMLOCK when that is lower
