@@ -275,6 +275,12 @@ def test_tenancy_queue_memory_past_the_locked_quota_is_refused(daemon):
     assert rc == 0, rc
     rc, body, fds = a.rpc(4, struct.pack("=QQ", 768 << 10, 4096))
     assert rc == -EDQUOT, rc
+    # another connection of the same process shares the count (before: its own -m)
+    b = Raw(d.sock)
+    rc, body, fds = b.rpc(4, struct.pack("=QQ", 768 << 10, 4096))
+    for f in fds:
+        os.close(f)
+    assert rc == -EDQUOT, rc
 
 
 def test_tenancy_connections_past_the_limit_are_closed_and_idle_ones_time_out(daemon):

@@ -122,9 +122,9 @@ static void uvd_mem_release(struct uvd_client *c, struct uvd_mem *m)
 {
 	struct shim_dev *shim = c->srv->shim;
 	if (m->is_dma || m->shared)
-		c->locked -= m->quota_bytes;
+		__atomic_fetch_sub(&c->locked, m->quota_bytes, __ATOMIC_RELAXED);
 	else
-		c->pinned -= m->quota_bytes;
+		__atomic_fetch_sub(&c->pinned, m->quota_bytes, __ATOMIC_RELAXED);
 	if (m->shared)
 		c->nshared--;
 	if (m->shared || m->is_dma)   /* its slot among the daemon's mappings (uvd_map_reserve) */
@@ -145,7 +145,8 @@ static int uvd_mem_drop(struct uvd_client *c, uint64_t id, bool dma)
 	for (size_t i = 0; i < c->nmem; i++)
 		if (c->mem[i].id == id && c->mem[i].is_dma == dma) {
 			uvd_mem_release(c, &c->mem[i]);
-			c->mem[i] = c->mem[--c->nmem];
+			c->mem[i] = c->mem[c->nmem - 1];
+			__atomic_store_n(&c->nmem, c->nmem - 1, __ATOMIC_RELAXED);
 			return 0;
 		}
 	return -ENOENT;
@@ -164,26 +165,41 @@ static int uvd_mem_settle(struct uvd_client *c, struct uvd_mem *m, void *va, siz
 	m->maplen = maplen;
 	m->segs = m->pin.seg;
 	m->nseg = m->pin.nseg;
-	c->nmem++;
+	__atomic_store_n(&c->nmem, c->nmem + 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
-/* One more memory region of len bytes for this client, within its quotas (struct
- * uvd_limits): the count of regions, and its locked bytes (memory pinned in this
+/* One more memory region of len bytes for this client's process, within its quotas
+ * (struct uvd_limits): the count of regions, and its locked bytes (memory pinned in this
  * daemon: queue memory, PIN_SHARED, which count against the daemon's RLIMIT_MEMLOCK)
- * or its pinned bytes (its own pages, PIN).  0, or -EDQUOT with the reason in msg. */
-static int uvd_quota_mem(const struct uvd_client *c, uint64_t len, bool locked, char *msg, size_t msglen)
+ * or its pinned bytes (its own pages, PIN), each summed over every connection of the
+ * same pid so that more connections (-C) bring no more.  The client list is walked
+ * under the device lock (have_lock: the caller holds it); another connection's counts
+ * are read atomically, as each connection's thread writes its own atomically.  0, or
+ * -EDQUOT with the reason in msg. */
+static int uvd_quota_mem(struct uvd_client *c, uint64_t len, bool locked, bool have_lock, char *msg, size_t msglen)
 {
-	const struct uvd_limits *l = &c->srv->lim;
+	struct uvd_server *srv = c->srv;
+	const struct uvd_limits *l = &srv->lim;
 	uint64_t have = locked ? c->locked : c->pinned, max = locked ? l->locked : l->pinned;
-	if (l->mems && c->nmem >= l->mems) {
-		snprintf(msg, msglen, "quota: this client holds %zu memory regions, at most %u (4 x uvd -o)", c->nmem,
-			 l->mems);
+	size_t nmem = c->nmem;
+	if (!have_lock)
+		pthread_mutex_lock(&srv->dev->lock);
+	for (const struct uvd_client *o = srv->clients; o; o = o->next)
+		if (o != c && o->pid == c->pid) {
+			have += __atomic_load_n(locked ? &o->locked : &o->pinned, __ATOMIC_RELAXED);
+			nmem += __atomic_load_n(&o->nmem, __ATOMIC_RELAXED);
+		}
+	if (!have_lock)
+		pthread_mutex_unlock(&srv->dev->lock);
+	if (l->mems && nmem >= l->mems) {
+		snprintf(msg, msglen, "quota: this client's process holds %zu memory regions, at most %u (4 x uvd -o)",
+			 nmem, l->mems);
 		return -EDQUOT;
 	}
 	if (max && (len > max || have > max - len)) {
-		snprintf(msg, msglen, "quota: %llu more bytes would make %llu %s bytes for this client, at most %llu "
-			 "(uvd %s)", (unsigned long long)len, (unsigned long long)(have + len),
+		snprintf(msg, msglen, "quota: %llu more bytes would make %llu %s bytes for this client's process, at "
+			 "most %llu (uvd %s)", (unsigned long long)len, (unsigned long long)(have + len),
 			 locked ? "locked" : "pinned", (unsigned long long)max, locked ? "-m" : "-M");
 		return -EDQUOT;
 	}
@@ -205,7 +221,7 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 		return -EINVAL;
 	}
 	size_t maplen = (q->len + page - 1) / page * page;
-	int qrc = uvd_quota_mem(c, maplen, true, msg, msglen);
+	int qrc = uvd_quota_mem(c, maplen, true, true, msg, msglen);
 	if (qrc || (qrc = uvd_map_reserve(c, true, false, msg, msglen)))
 		return qrc;
 	*fd = plat_shm_create("uvd-queue", maplen);
@@ -239,7 +255,7 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 		return rc;
 	}
 	m->quota_bytes = maplen;
-	c->locked += maplen;
+	__atomic_fetch_add(&c->locked, maplen, __ATOMIC_RELAXED);
 	*r = (struct uvd_dma_rep){ .id = m->id, .iova = m->pin.seg[0].iova, .len = q->len };
 	return 0;
 }
@@ -344,7 +360,7 @@ static int uvd_pin_shared_map(struct uvd_client *c, const struct uvd_pin_shared 
 	}
 	uint64_t off0 = q->file_off / granule * granule, delta = q->file_off - off0;
 	size_t maplen = (size_t)((delta + q->len + granule - 1) / granule * granule);
-	rc = uvd_quota_mem(c, maplen, true, msg, msglen);
+	rc = uvd_quota_mem(c, maplen, true, false, msg, msglen);
 	if (rc)
 		return rc;
 	int mode = fcntl(fd, F_GETFL);
@@ -380,7 +396,7 @@ static int uvd_pin_shared_map(struct uvd_client *c, const struct uvd_pin_shared 
 	if (rc == 0) {
 		m->pin.readonly |= prot == PROT_READ;
 		m->quota_bytes = maplen;
-		c->locked += maplen;
+		__atomic_fetch_add(&c->locked, maplen, __ATOMIC_RELAXED);
 		c->nshared++;   /* srv->nshared: counted by uvd_map_reserve */
 		*out = m;
 	}
@@ -414,7 +430,7 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 		snprintf(msg, msglen, "pin: bad range");
 		return -EINVAL;
 	}
-	int rc = uvd_quota_mem(c, q->len, false, msg, msglen);
+	int rc = uvd_quota_mem(c, q->len, false, false, msg, msglen);
 	if (rc)
 		return rc;
 	if (c->srv->shim->ops->pin_for) {
@@ -423,7 +439,7 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 		rc = uvd_pin_for(c, q, out, msg, msglen);
 		if (rc == 0) {
 			(*out)->quota_bytes = q->len;
-			c->pinned += q->len;
+			__atomic_fetch_add(&c->pinned, q->len, __ATOMIC_RELAXED);
 		}
 		pthread_mutex_unlock(&d->lock);
 		return rc;
@@ -467,8 +483,8 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 		m->segs = ssegs;
 		m->nseg = nseg;
 		m->quota_bytes = q->len;
-		c->pinned += q->len;
-		c->nmem++;
+		__atomic_fetch_add(&c->pinned, q->len, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->nmem, c->nmem + 1, __ATOMIC_RELAXED);
 		*out = m;
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -530,7 +546,7 @@ void uvd_policy_destroy_all(struct uvd_client *c)
 	uvd_uar_release_all(c);
 	while (c->nmem) {
 		uvd_mem_release(c, &c->mem[c->nmem - 1]);
-		c->nmem--;
+		__atomic_store_n(&c->nmem, c->nmem - 1, __ATOMIC_RELAXED);
 	}
 	if (n)
 		uvd_log("client %u (pid %d) gone: %u objects destroyed", c->id, (int)c->pid, n);

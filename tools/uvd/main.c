@@ -36,12 +36,12 @@
  *         must say HELLO within 2 s, and at most 256 wait for theirs at once
  *     -C  connections at once from one process (default 32)
  *     -o  objects of each kind (PD, MKey, CQ, QP, SRQ) per client process, all its
- *         connections (default 4096; and 4 x this many memory regions per connection)
+ *         connections (default 4096; and 4 x this many memory regions)
  *     -q  counter sets per client process (default 4; the device has a few hundred in all)
- *     -m  bytes pinned in this daemon per client: queue memory and shared registrations
+ *     -m  bytes pinned in this daemon per client process: queue memory and shared registrations
  *         (default 1 GiB, or a quarter of the daemon's RLIMIT_MEMLOCK when that is lower
  *         and the daemon is not root)
- *     -M  bytes of a client's own memory registered per client (default 256 GiB)
+ *     -M  bytes of a client's own memory registered per client process (default 256 GiB)
  *     -i  a connection that holds nothing and sent nothing is closed
  *         after this many seconds (default 30)
  */
@@ -93,9 +93,9 @@ static const char uvd_usage[] =
 "  -o, --objects N        PDs, MKeys, CQs, QPs, SRQs per client process, each kind\n"
 "                         (default 4096)\n"
 "  -q, --counter-sets N   counter sets per client process (default 4)\n"
-"  -m, --locked-bytes B   bytes pinned in the daemon per client (default 1 GiB, or a\n"
+"  -m, --locked-bytes B   bytes pinned in the daemon per client process (default 1 GiB, or a\n"
 "                         quarter of RLIMIT_MEMLOCK when lower and not root)\n"
-"  -M, --pinned-bytes B   bytes of a client's own memory registered per client\n"
+"  -M, --pinned-bytes B   bytes of a client's own memory registered per client process\n"
 "                         (default 256 GiB)\n"
 "  -i, --idle-seconds S   close a connection holding nothing and silent after S\n"
 "                         seconds (default 30)\n"
