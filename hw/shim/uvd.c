@@ -29,6 +29,7 @@
  *    as in one process.  Its events join the daemon's in next_event.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -140,6 +141,43 @@ static int uvd_reply_timeout_ms(void)
 	if (!e || !*e || *end || v <= 0 || v > 86400)
 		v = 120;
 	return (int)v * 1000;
+}
+
+/* connect() to the daemon, bounded by the same timeout as a reply: a blocking connect
+ * to a listener that does not accept and whose backlog is full waits for ever.  On
+ * Linux a non-blocking AF_UNIX connect then fails with EAGAIN at once (net/unix/af_unix.c
+ * unix_wait_for_peer is not reached), so it is retried every 10 ms; where it returns
+ * EINPROGRESS the socket's writability says when it is done (connect(2)).  The socket
+ * is blocking again on return.  0, -ETIMEDOUT, or connect's error. */
+static int uvd_connect(int fd, const struct sockaddr_un *a, int tmo_ms)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	int rc = -ETIMEDOUT;
+	for (int waited = 0; waited < tmo_ms; waited += 10) {
+		if (connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0) {
+			rc = 0;
+			break;
+		}
+		if (errno == EINPROGRESS || errno == EALREADY) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+			int pr = poll(&p, 1, tmo_ms - waited);
+			int err = 0;
+			socklen_t len = sizeof(err);
+			if (pr == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0)
+				rc = -err;
+			break;
+		}
+		if (errno != EAGAIN && errno != EINTR) {
+			rc = -errno;
+			break;
+		}
+		poll(NULL, 0, 10);
+	}
+	if (fcntl(fd, F_SETFL, fl) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
 }
 
 /* One request and its reply.  The reply lands in s->buf; *fd receives a passed fd. */
@@ -524,8 +562,14 @@ static int uvd_open(const char *args, struct shim_dev **out)
 	if (!s->buf || s->irq < 0)
 		return s->irq < 0 ? s->irq : -ENOMEM;
 	s->ctl = plat_lmsg_socket();
-	if (s->ctl < 0 || connect(s->ctl, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		rc = s->ctl < 0 ? s->ctl : -errno;
+	rc = s->ctl < 0 ? s->ctl : uvd_connect(s->ctl, &a, uvd_reply_timeout_ms());
+	if (rc == -ETIMEDOUT) {
+		snprintf(s->base.err, sizeof(s->base.err),
+			 "uvd: the daemon at %s did not accept our connection within %d s (UVERBS_UVD_TIMEOUT)",
+			 a.sun_path, uvd_reply_timeout_ms() / 1000);
+		return rc;
+	}
+	if (rc) {
 		snprintf(s->base.err, sizeof(s->base.err),
 			 "uvd: no device daemon at %s (%s): start tools/uvd, or name its socket in uvd:<path>",
 			 a.sun_path, strerror(-rc));

@@ -132,3 +132,71 @@ Test(uvd_policy, counter_sets_past_their_quota_are_refused)
 	cr_assert_eq(uvd_policy_check(&attacker, in, sizeof(in), msg, sizeof(msg), &noop), -EDQUOT);
 	cr_assert(strstr(msg, "-q"), "%s", msg);
 }
+
+/* The reserved lkey (qpc.rlky, srqc.rlky, PRM "QP Context"/"SRQ Context") gives a QP's
+ * WQEs the reserved lkey, which on real firmware reaches every address of the function
+ * -- the daemon's whole IOVA space, every client's memory -- and an MKey of
+ * mkc.length64 spans 2^64 bytes: neither is offered to a client, at creation or in any
+ * transition. */
+Test(uvd_policy, reserved_lkey_and_length64_are_refused)
+{
+	static const uint16_t ops[] = { PRM_CMD_OP_RST2INIT_QP, PRM_CMD_OP_INIT2INIT_QP, PRM_CMD_OP_INIT2RTR_QP,
+					PRM_CMD_OP_RTR2RTS_QP, PRM_CMD_OP_RTS2RTS_QP, PRM_CMD_OP_SQD_RTS_QP };
+	bool noop;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		static uint8_t in[PRM_SIZE(rst2init_qp_in)];
+		memset(in, 0, sizeof(in));
+		PRM_SET(rst2init_qp_in, in, opcode, ops[i]);
+		PRM_SET(rst2init_qp_in, in, qpn, 0x100);
+		PRM_SET(qpc, PRM_ADDR(rst2init_qp_in, in, qpc), rlky, 1);
+		cr_assert_eq(uvd_policy_check(&attacker, in, sizeof(in), msg, sizeof(msg), &noop), -EPERM,
+			     "op 0x%x", ops[i]);
+		cr_assert(strstr(msg, "rlky"), "%s", msg);
+	}
+	static uint8_t qp[PRM_SIZE(create_qp_in)];
+	PRM_SET(create_qp_in, qp, opcode, PRM_CMD_OP_CREATE_QP);
+	uint8_t *qpc = PRM_ADDR(create_qp_in, qp, qpc);
+	PRM_SET(qpc, qpc, pd, 0xa);
+	PRM_SET(qpc, qpc, rlky, 1);
+	cr_assert_eq(uvd_policy_check(&attacker, qp, sizeof(qp), msg, sizeof(msg), &noop), -EPERM);
+	cr_assert(strstr(msg, "rlky"), "%s", msg);
+	static uint8_t srq[PRM_SIZE(create_srq_in)];
+	PRM_SET(create_srq_in, srq, opcode, PRM_CMD_OP_CREATE_SRQ);
+	uint8_t *srqc = PRM_ADDR(create_srq_in, srq, srq_context_entry);
+	PRM_SET(srqc, srqc, pd, 0xa);
+	PRM_SET(srqc, srqc, rlky, 1);
+	cr_assert_eq(uvd_policy_check(&attacker, srq, sizeof(srq), msg, sizeof(msg), &noop), -EPERM);
+	cr_assert(strstr(msg, "rlky"), "%s", msg);
+	uint8_t mk[PRM_SIZE(create_mkey_in)] = { 0 };
+	PRM_SET(create_mkey_in, mk, opcode, PRM_CMD_OP_CREATE_MKEY);
+	uint8_t *mkc = PRM_ADDR(create_mkey_in, mk, memory_key_mkey_entry);
+	PRM_SET(mkc, mkc, pd, 0xa);
+	PRM_SET(mkc, mkc, qpn, 0xffffff);
+	PRM_SET(mkc, mkc, length64, 1);
+	cr_assert_eq(uvd_policy_check(&attacker, mk, sizeof(mk), msg, sizeof(msg), &noop), -EPERM);
+	cr_assert(strstr(msg, "length64"), "%s", msg);
+}
+
+/* Quotas hold for a process, not a connection: a second connection of the attacker's
+ * process shares its count (before, each connection had its own -o). */
+Test(uvd_policy, quota_counts_every_connection_of_one_process)
+{
+	static struct uvd_client second;
+	memset(&second, 0, sizeof(second));
+	second.srv = &srv;
+	attacker.pid = second.pid = 4242;
+	victim.pid = 4343;
+	srv.clients = &attacker;
+	attacker.next = &second;
+	second.next = &victim;
+	uint8_t in[PRM_SIZE(alloc_pd_in)] = { 0 };
+	bool noop;
+	PRM_SET(alloc_pd_in, in, opcode, PRM_CMD_OP_ALLOC_PD);
+	for (uint32_t i = 1; i < 8; i++)     /* the attacker holds PD 0xa: 8 in all */
+		cr_assert_eq(uvd_obj_add(i % 2 ? &second : &attacker, UVD_PD, 0x100 + i), 0);
+	cr_assert_eq(uvd_policy_check(&second, in, sizeof(in), msg, sizeof(msg), &noop), -EDQUOT);
+	cr_assert(strstr(msg, "process"), "the message says whose count: %s", msg);
+	cr_assert_eq(uvd_policy_check(&victim, in, sizeof(in), msg, sizeof(msg), &noop), 0, "%s", msg);
+	free(second.objs);
+	srv.clients = NULL;
+}

@@ -250,7 +250,17 @@ def test_tenancy_objects_past_the_quota_are_refused_with_edquot(daemon):
         _alloc_pd(a)
     rc, _, msg = a.cmd(test_uvd._op(0x800))
     assert rc == -EDQUOT and "-o" in msg, (rc, msg)
-    _alloc_pd(b)              # b's quota is its own
+    # b, another connection of the same process, shares a's count (before: its own)
+    rc, _, msg = b.cmd(test_uvd._op(0x800))
+    assert rc == -EDQUOT and "process" in msg, (rc, msg)
+    pid = os.fork()
+    if pid == 0:              # another process's quota is its own
+        try:
+            _alloc_pd(Raw(d.sock))
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    assert os.waitpid(pid, 0)[1] == 0
     rc, _, msg = a.cmd(test_uvd._op(0x771))
     assert rc == 0, msg       # one counter set
     rc, _, msg = a.cmd(test_uvd._op(0x771))
@@ -264,6 +274,12 @@ def test_tenancy_queue_memory_past_the_locked_quota_is_refused(daemon):
     rc, body, fds = a.rpc(4, struct.pack("=QQ", 512 << 10, 4096))
     assert rc == 0, rc
     rc, body, fds = a.rpc(4, struct.pack("=QQ", 768 << 10, 4096))
+    assert rc == -EDQUOT, rc
+    # another connection of the same process shares the count (before: its own -m)
+    b = Raw(d.sock)
+    rc, body, fds = b.rpc(4, struct.pack("=QQ", 768 << 10, 4096))
+    for f in fds:
+        os.close(f)
     assert rc == -EDQUOT, rc
 
 
@@ -363,3 +379,156 @@ def test_tenancy_config_that_is_not_a_regular_file_is_refused_without_hanging():
     r = _run(["ibv_devinfo", "-v"], env, timeout=60)
     assert "not a regular file" in r.stdout, r.stdout
     assert "GID" in r.stdout, r.stdout
+
+
+# ---------------------------------------------------------------- UAR pages the firmware still holds
+
+def _setf(buf, off, w, v):
+    n = int.from_bytes(buf, "big")
+    sh = len(buf) * 8 - off - w
+    n &= ~(((1 << w) - 1) << sh)
+    n |= (v & ((1 << w) - 1)) << sh
+    buf[:] = n.to_bytes(len(buf), "big")
+
+
+def _create_cq_on(r, uar):
+    """CREATE_CQ (PRM 0x400) of 32 CQEs on UAR page `uar`, its queue and doorbell in
+    one DMA_ALLOC of the daemon's: its cqn."""
+    rc, body, fds = r.rpc(4, struct.pack("=QQ", 8192, 4096))
+    for f in fds:
+        os.close(f)
+    assert rc == 0, rc
+    _, iova = struct.unpack_from("=QQ", body)
+    b = bytearray(280)
+    struct.pack_into(">H", b, 0, 0x400)
+    _setf(b, 128 + 160, 32, r.comp_eqn)
+    _setf(b, 128 + 104, 24, uar)
+    _setf(b, 128 + 448, 64, iova + 4096)
+    _setf(b, 128 + 99, 5, 1)
+    struct.pack_into(">Q", b, 272, iova)
+    rc, out, msg = r.cmd(bytes(b))
+    assert rc == 0, msg
+    return int.from_bytes(out[9:12], "big")
+
+
+def test_tenancy_uar_page_a_cq_still_uses_is_never_forgotten(daemon):
+    """DEALLOC_UAR of a page a CQ still names: the firmware refuses, and so must the
+    daemon, which keeps the page the client's (before: it answered 0 and forgot the
+    page, and 200 rounds of this left no UAR page for anyone)."""
+    base, _ = _next()
+    d = daemon(base + "1")
+    a = Raw(d.sock)
+    rc, out, msg = a.cmd(test_uvd._op(0x802))
+    assert rc == 0, msg
+    uar = int.from_bytes(out[9:12], "big")
+    cqn = _create_cq_on(a, uar)
+    rc, _, msg = a.cmd(test_uvd._op(0x803, uar))
+    assert rc != 0, "DEALLOC_UAR of a page CQ 0x%x still uses was answered 0" % cqn
+    # still the client's: once the CQ is gone the same DEALLOC_UAR succeeds
+    rc, _, msg = a.cmd(test_uvd._op(0x401, cqn))
+    assert rc == 0, msg
+    rc, _, msg = a.cmd(test_uvd._op(0x803, uar))
+    assert rc == 0, msg
+    # the attack itself, bounded: the pages stay the attacker's, and go when it does
+    for _ in range(40):
+        rc, out, msg = a.cmd(test_uvd._op(0x802))
+        assert rc == 0, msg
+        u = int.from_bytes(out[9:12], "big")
+        _create_cq_on(a, u)
+        a.cmd(test_uvd._op(0x803, u))
+    a.s.close()
+    a.evs.close()
+    time.sleep(0.5)
+    v = Raw(d.sock)
+    rc, _, msg = v.cmd(test_uvd._op(0x802))
+    assert rc == 0, msg
+    assert "leaked" not in d.text(), d.text()
+
+
+# ---------------------------------------------------------------- handshakes
+
+def test_tenancy_connections_that_never_say_hello_shut_nobody_out(daemon):
+    """Connections that never send HELLO count against -c only once they do, and are
+    closed after the HELLO deadline (2 s), not -i: 8 mute ones under -c 8 leave room
+    (before, the ninth connection, a real client, was refused)."""
+    base, _ = _next()
+    d = daemon(base + "1", args=["-c", "8", "-C", "100", "-i", "60"])
+    mute = []
+    for _ in range(8):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.connect(d.sock)
+        mute.append(s)
+    time.sleep(0.3)
+    v = Raw(d.sock)
+    assert v.alive()
+    _alloc_pd(v)
+    t0 = time.time()
+    mute[0].settimeout(10)
+    assert mute[0].recv(100) == b""
+    assert time.time() - t0 < 5, "a connection without HELLO waited %.1f s" % (time.time() - t0)
+    assert v.alive()
+    for s in mute:
+        s.close()
+
+
+def test_tenancy_connect_to_a_daemon_whose_backlog_is_full_times_out():
+    """A listener that never accepts and whose backlog is full: connect() would block
+    for ever; the client gives up after UVERBS_UVD_TIMEOUT seconds with a clear error."""
+    d = tempfile.mkdtemp(prefix="uvd-stuck-")
+    sock = os.path.join(d, "uvd.sock")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.bind(sock)
+    s.listen(0)
+    fill = []
+    for _ in range(8):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        c.setblocking(False)
+        try:
+            c.connect(sock)
+        except (BlockingIOError, OSError):
+            c.close()
+            break
+        fill.append(c)
+    try:
+        env = _env("uvd:" + sock)
+        env["UVERBS_LOG"] = "warn"
+        env["UVERBS_UVD_TIMEOUT"] = "2"
+        t0 = time.time()
+        try:
+            r = _run(["ibv_devinfo"], env, timeout=20)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("ibv_devinfo still blocked in connect after 20 s (UVERBS_UVD_TIMEOUT=2)")
+        assert time.time() - t0 < 15, r.stdout
+        assert r.returncode != 0 and "did not accept" in r.stdout, r.stdout
+    finally:
+        for c in fill:
+            c.close()
+        s.close()
+        shutil.rmtree(d)
+
+
+def test_tenancy_queue_memory_and_shared_regions_share_one_daemon_wide_cap(daemon):
+    """Each DMA_ALLOC is one of the daemon's mappings, as a PIN_SHARED is: all clients
+    together hold at most 32768 (tools/uvd/client.c UVD_SHARED_ALL), so that clients
+    cannot use up vm.max_map_count (65530) and leave the daemon unable to map anything.
+    Before, DMA_ALLOC had only the per-client count (4 x -o) and -m."""
+    base, _ = _next()
+    d = daemon(base + "1", args=["-o", "16384", "-m", str(1 << 30)])
+    a = Raw(d.sock)
+    n, rc = 0, 0
+    while n < 40000:
+        rc, _, fds = a.rpc(4, struct.pack("=QQ", 4096, 4096))
+        for f in fds:
+            os.close(f)
+        if rc:
+            break
+        n += 1
+    assert rc == -28 and n == 32768, (rc, n)      # ENOSPC at the daemon-wide cap
+    a.s.close()
+    a.evs.close()
+    time.sleep(1.0)
+    b = Raw(d.sock)                               # given back when the client goes
+    rc, _, fds = b.rpc(4, struct.pack("=QQ", 4096, 4096))
+    for f in fds:
+        os.close(f)
+    assert rc == 0, rc

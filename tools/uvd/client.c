@@ -122,13 +122,13 @@ static void uvd_mem_release(struct uvd_client *c, struct uvd_mem *m)
 {
 	struct shim_dev *shim = c->srv->shim;
 	if (m->is_dma || m->shared)
-		c->locked -= m->quota_bytes;
+		__atomic_fetch_sub(&c->locked, m->quota_bytes, __ATOMIC_RELAXED);
 	else
-		c->pinned -= m->quota_bytes;
-	if (m->shared) {
+		__atomic_fetch_sub(&c->pinned, m->quota_bytes, __ATOMIC_RELAXED);
+	if (m->shared)
 		c->nshared--;
-		c->srv->nshared--;
-	}
+	if (m->shared || m->is_dma)   /* its slot among the daemon's mappings (uvd_map_reserve) */
+		__atomic_fetch_sub(&c->srv->nshared, 1u, __ATOMIC_RELAXED);
 	if (m->is_dma || m->shared) {
 		shim_dma_unpin(shim, &m->pin);
 		munmap(m->va, m->maplen);
@@ -145,7 +145,8 @@ static int uvd_mem_drop(struct uvd_client *c, uint64_t id, bool dma)
 	for (size_t i = 0; i < c->nmem; i++)
 		if (c->mem[i].id == id && c->mem[i].is_dma == dma) {
 			uvd_mem_release(c, &c->mem[i]);
-			c->mem[i] = c->mem[--c->nmem];
+			c->mem[i] = c->mem[c->nmem - 1];
+			__atomic_store_n(&c->nmem, c->nmem - 1, __ATOMIC_RELAXED);
 			return 0;
 		}
 	return -ENOENT;
@@ -164,34 +165,52 @@ static int uvd_mem_settle(struct uvd_client *c, struct uvd_mem *m, void *va, siz
 	m->maplen = maplen;
 	m->segs = m->pin.seg;
 	m->nseg = m->pin.nseg;
-	c->nmem++;
+	__atomic_store_n(&c->nmem, c->nmem + 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
-/* One more memory region of len bytes for this client, within its quotas (struct
- * uvd_limits): the count of regions, and its locked bytes (memory pinned in this
+/* One more memory region of len bytes for this client's process, within its quotas
+ * (struct uvd_limits): the count of regions, and its locked bytes (memory pinned in this
  * daemon: queue memory, PIN_SHARED, which count against the daemon's RLIMIT_MEMLOCK)
- * or its pinned bytes (its own pages, PIN).  0, or -EDQUOT with the reason in msg. */
-static int uvd_quota_mem(const struct uvd_client *c, uint64_t len, bool locked, char *msg, size_t msglen)
+ * or its pinned bytes (its own pages, PIN), each summed over every connection of the
+ * same pid so that more connections (-C) bring no more.  The client list is walked
+ * under the device lock (have_lock: the caller holds it); another connection's counts
+ * are read atomically, as each connection's thread writes its own atomically.  0, or
+ * -EDQUOT with the reason in msg. */
+static int uvd_quota_mem(struct uvd_client *c, uint64_t len, bool locked, bool have_lock, char *msg, size_t msglen)
 {
-	const struct uvd_limits *l = &c->srv->lim;
+	struct uvd_server *srv = c->srv;
+	const struct uvd_limits *l = &srv->lim;
 	uint64_t have = locked ? c->locked : c->pinned, max = locked ? l->locked : l->pinned;
-	if (l->mems && c->nmem >= l->mems) {
-		snprintf(msg, msglen, "quota: this client holds %zu memory regions, at most %u (4 x uvd -o)", c->nmem,
-			 l->mems);
+	size_t nmem = c->nmem;
+	if (!have_lock)
+		pthread_mutex_lock(&srv->dev->lock);
+	for (const struct uvd_client *o = srv->clients; o; o = o->next)
+		if (o != c && o->pid == c->pid) {
+			have += __atomic_load_n(locked ? &o->locked : &o->pinned, __ATOMIC_RELAXED);
+			nmem += __atomic_load_n(&o->nmem, __ATOMIC_RELAXED);
+		}
+	if (!have_lock)
+		pthread_mutex_unlock(&srv->dev->lock);
+	if (l->mems && nmem >= l->mems) {
+		snprintf(msg, msglen, "quota: this client's process holds %zu memory regions, at most %u (4 x uvd -o)",
+			 nmem, l->mems);
 		return -EDQUOT;
 	}
 	if (max && (len > max || have > max - len)) {
-		snprintf(msg, msglen, "quota: %llu more bytes would make %llu %s bytes for this client, at most %llu "
-			 "(uvd %s)", (unsigned long long)len, (unsigned long long)(have + len),
+		snprintf(msg, msglen, "quota: %llu more bytes would make %llu %s bytes for this client's process, at "
+			 "most %llu (uvd %s)", (unsigned long long)len, (unsigned long long)(have + len),
 			 locked ? "locked" : "pinned", (unsigned long long)max, locked ? "-m" : "-M");
 		return -EDQUOT;
 	}
 	return 0;
 }
 
+static int uvd_map_reserve(struct uvd_client *c, bool take, bool shared, char *msg, size_t msglen);
+
 /* Queue memory: a memfd mapped here and pinned with our own shim, so the same pages
- * are reachable by the device (through our pin) and by the client (its mapping). */
+ * are reachable by the device (through our pin) and by the client (its mapping).  Each
+ * is one of the daemon's mappings, as a PIN_SHARED is: they share UVD_SHARED_ALL. */
 static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, struct uvd_dma_rep *r, int *fd,
 			 char *msg, size_t msglen)
 {
@@ -202,18 +221,24 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 		return -EINVAL;
 	}
 	size_t maplen = (q->len + page - 1) / page * page;
-	int qrc = uvd_quota_mem(c, maplen, true, msg, msglen);
-	if (qrc)
+	int qrc = uvd_quota_mem(c, maplen, true, true, msg, msglen);
+	if (qrc || (qrc = uvd_map_reserve(c, true, false, msg, msglen)))
 		return qrc;
 	*fd = plat_shm_create("uvd-queue", maplen);
-	if (*fd < 0)
+	if (*fd < 0) {
+		uvd_map_reserve(c, false, false, NULL, 0);
 		return *fd;
+	}
 	void *va = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
-	if (va == MAP_FAILED)
-		return -errno;
+	if (va == MAP_FAILED) {
+		int e = errno;
+		uvd_map_reserve(c, false, false, NULL, 0);
+		return -e;
+	}
 	struct uvd_mem *m = uvd_mem_new(c);
 	if (!m) {
 		munmap(va, maplen);
+		uvd_map_reserve(c, false, false, NULL, 0);
 		return -ENOMEM;
 	}
 	int rc = shim_dma_pin(c->srv->shim, va, maplen, &m->pin);
@@ -225,10 +250,12 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 	}
 	m->is_dma = true;
 	rc = uvd_mem_settle(c, m, va, maplen, rc);
-	if (rc)
+	if (rc) {
+		uvd_map_reserve(c, false, false, NULL, 0);
 		return rc;
+	}
 	m->quota_bytes = maplen;
-	c->locked += maplen;
+	__atomic_fetch_add(&c->locked, maplen, __ATOMIC_RELAXED);
 	*r = (struct uvd_dma_rep){ .id = m->id, .iova = m->pin.seg[0].iova, .len = q->len };
 	return 0;
 }
@@ -255,27 +282,36 @@ static struct shim_iova_seg *uvd_segs_from_emu(struct emu_iova_seg *segs, uint32
  * emulator's copies fault (hw/platform/guarded_copy.h: a DMA error, not a crash); a real
  * device keeps the pages it pinned.  Each mapping is one of the daemon's
  * (vm.max_map_count, 65530 by default): a client may hold UVD_SHARED_PER_CLIENT, all
- * clients UVD_SHARED_ALL, so that one cannot lock the others out. */
+ * clients UVD_SHARED_ALL together with their queue memory (DMA_ALLOC), so that one
+ * cannot lock the others out. */
 #define UVD_SHARED_PER_CLIENT 4096u
 #define UVD_SHARED_ALL 32768u
 
-/* A slot among the daemon's PIN_SHARED mappings (take, or give back), under the device
- * lock: the count of all clients is shared. */
-static int uvd_shared_reserve(struct uvd_client *c, bool take, char *msg, size_t msglen)
+/* A slot among the daemon's mappings, PIN_SHARED (shared) or DMA_ALLOC (take, or give
+ * back): takers are serialized by the device lock (DMA_ALLOC's caller holds it), and a release, which may run with it
+ * held (the client's end), gives back atomically. */
+static int uvd_map_reserve(struct uvd_client *c, bool take, bool shared, char *msg, size_t msglen)
 {
 	struct uvd_server *srv = c->srv;
 	int rc = 0;
-	pthread_mutex_lock(&srv->dev->lock);
 	if (!take) {
-		srv->nshared--;
-	} else if (c->nshared >= UVD_SHARED_PER_CLIENT || srv->nshared >= UVD_SHARED_ALL) {
-		snprintf(msg, msglen, "shared registration: %u regions held (at most %u per client, %u in all)",
-			 c->nshared, UVD_SHARED_PER_CLIENT, UVD_SHARED_ALL);
+		__atomic_fetch_sub(&srv->nshared, 1u, __ATOMIC_RELAXED);
+		return 0;
+	}
+	if (shared)   /* PIN_SHARED comes without the device lock; DMA_ALLOC holds it */
+		pthread_mutex_lock(&srv->dev->lock);
+	unsigned all = __atomic_load_n(&srv->nshared, __ATOMIC_RELAXED);
+	if ((shared && c->nshared >= UVD_SHARED_PER_CLIENT) || all >= UVD_SHARED_ALL) {
+		snprintf(msg, msglen, "%s: %u shared regions held by this client (at most %u), %u mappings of "
+			 "queue memory and shared regions in the daemon (at most %u)",
+			 shared ? "shared registration" : "DMA memory", c->nshared, UVD_SHARED_PER_CLIENT, all,
+			 UVD_SHARED_ALL);
 		rc = -ENOSPC;
 	} else {
-		srv->nshared++;
+		__atomic_fetch_add(&srv->nshared, 1u, __ATOMIC_RELAXED);
 	}
-	pthread_mutex_unlock(&srv->dev->lock);
+	if (shared)
+		pthread_mutex_unlock(&srv->dev->lock);
 	return rc;
 }
 
@@ -293,12 +329,12 @@ static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, 
 		snprintf(msg, msglen, "shared registration: bad range");
 		return -EINVAL;
 	}
-	int rc = uvd_shared_reserve(c, true, msg, msglen);
+	int rc = uvd_map_reserve(c, true, true, msg, msglen);
 	if (rc)
 		return rc;
 	rc = uvd_pin_shared_map(c, q, fd, out, msg, msglen);
 	if (rc)
-		uvd_shared_reserve(c, false, NULL, 0);
+		uvd_map_reserve(c, false, true, NULL, 0);
 	return rc;
 }
 
@@ -324,7 +360,7 @@ static int uvd_pin_shared_map(struct uvd_client *c, const struct uvd_pin_shared 
 	}
 	uint64_t off0 = q->file_off / granule * granule, delta = q->file_off - off0;
 	size_t maplen = (size_t)((delta + q->len + granule - 1) / granule * granule);
-	rc = uvd_quota_mem(c, maplen, true, msg, msglen);
+	rc = uvd_quota_mem(c, maplen, true, false, msg, msglen);
 	if (rc)
 		return rc;
 	int mode = fcntl(fd, F_GETFL);
@@ -360,8 +396,8 @@ static int uvd_pin_shared_map(struct uvd_client *c, const struct uvd_pin_shared 
 	if (rc == 0) {
 		m->pin.readonly |= prot == PROT_READ;
 		m->quota_bytes = maplen;
-		c->locked += maplen;
-		c->nshared++;   /* srv->nshared: counted by uvd_shared_reserve */
+		__atomic_fetch_add(&c->locked, maplen, __ATOMIC_RELAXED);
+		c->nshared++;   /* srv->nshared: counted by uvd_map_reserve */
 		*out = m;
 	}
 	return rc;
@@ -394,7 +430,7 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 		snprintf(msg, msglen, "pin: bad range");
 		return -EINVAL;
 	}
-	int rc = uvd_quota_mem(c, q->len, false, msg, msglen);
+	int rc = uvd_quota_mem(c, q->len, false, false, msg, msglen);
 	if (rc)
 		return rc;
 	if (c->srv->shim->ops->pin_for) {
@@ -403,7 +439,7 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 		rc = uvd_pin_for(c, q, out, msg, msglen);
 		if (rc == 0) {
 			(*out)->quota_bytes = q->len;
-			c->pinned += q->len;
+			__atomic_fetch_add(&c->pinned, q->len, __ATOMIC_RELAXED);
 		}
 		pthread_mutex_unlock(&d->lock);
 		return rc;
@@ -447,8 +483,8 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 		m->segs = ssegs;
 		m->nseg = nseg;
 		m->quota_bytes = q->len;
-		c->pinned += q->len;
-		c->nmem++;
+		__atomic_fetch_add(&c->pinned, q->len, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->nmem, c->nmem + 1, __ATOMIC_RELAXED);
 		*out = m;
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -510,7 +546,7 @@ void uvd_policy_destroy_all(struct uvd_client *c)
 	uvd_uar_release_all(c);
 	while (c->nmem) {
 		uvd_mem_release(c, &c->mem[c->nmem - 1]);
-		c->nmem--;
+		__atomic_store_n(&c->nmem, c->nmem - 1, __ATOMIC_RELAXED);
 	}
 	if (n)
 		uvd_log("client %u (pid %d) gone: %u objects destroyed", c->id, (int)c->pid, n);
@@ -596,7 +632,7 @@ static void uvd_do_cmd(struct uvd_client *c, const struct uvd_hdr *h, const uint
 			if (rc == 0 && granted)
 				r.granted_uar = u + 1u;
 		} else {
-			rc = uvd_uar_dealloc(c, (uint32_t)PRM_GET(dealloc_uar_in, in, uar));
+			rc = uvd_uar_dealloc(c, (uint32_t)PRM_GET(dealloc_uar_in, in, uar), r.msg, sizeof(r.msg));
 		}
 		if (rc == 0)
 			uvd_policy_done(c, in, q.inlen, out, q.outlen);
@@ -926,10 +962,26 @@ static void *uvd_client_thread(void *arg)
 	struct uvd_client *c = arg;
 	struct uvd_server *srv = c->srv;
 	uint8_t *buf = malloc(UVD_MAX_MSG);
-	/* a connection that says nothing is closed after -i seconds (idle_s) */
+	/* a connection that sends no HELLO within UVD_HELLO_MS is closed: until then it
+	 * counts only against UVD_HELLO_PENDING, never against -c, so silent connections
+	 * cannot shut real clients out */
 	struct pollfd hp = { .fd = c->ctl, .events = POLLIN };
-	ssize_t n = buf && poll(&hp, 1, (int)srv->lim.idle_s * 1000) == 1 ?
-			    plat_lmsg_recv(c->ctl, buf, UVD_MAX_MSG, NULL, 0) : -1;
+	ssize_t n = buf && poll(&hp, 1, UVD_HELLO_MS) == 1 ? plat_lmsg_recv(c->ctl, buf, UVD_MAX_MSG, NULL, 0) : -1;
+	if (n > 0) {
+		pthread_mutex_lock(&srv->dev->lock);
+		unsigned have = srv->nclients;
+		if (have < srv->lim.conns) {
+			srv->npending--;
+			srv->nclients++;
+			c->hello_done = true;
+		}
+		pthread_mutex_unlock(&srv->dev->lock);
+		if (!c->hello_done) {
+			uvd_log("client %u (pid %d) refused: %u connections (at most %u, -c)", c->id, (int)c->pid,
+				have, srv->lim.conns);
+			goto out;
+		}
+	}
 	if (n <= 0 || uvd_hello(c, buf, (size_t)n)) {
 		if (srv->verbose)
 			uvd_log("client %u (pid %d): no valid HELLO", c->id, (int)c->pid);
@@ -1062,7 +1114,10 @@ out:
 			*pp = c->next;
 			break;
 		}
-	srv->nclients--;
+	if (c->hello_done)
+		srv->nclients--;
+	else
+		srv->npending--;
 	pthread_mutex_unlock(&srv->dev->lock);
 	close(c->ctl);
 	if (c->evs >= 0)
@@ -1098,25 +1153,27 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 	uvd_uar_groups_init(&c->uar_set, srv->uar_per_group);
 	c->last_req_ns = uvd_now_ns();
 	pthread_mutex_lock(&srv->dev->lock);
-	/* connection quotas (-c, -C): past them the connection is closed at once, so a
-	 * flood of idle connections costs no thread and no descriptor */
+	/* connection quotas (-C, and UVD_HELLO_PENDING handshakes at once; -c counts a
+	 * connection once it sent HELLO): past them the connection is closed at once, so
+	 * a flood of idle connections costs no thread and no descriptor */
 	unsigned same = 0;
 	for (struct uvd_client *o = srv->clients; o; o = o->next)
 		same += o->pid == pid;
-	if (srv->nclients >= srv->lim.conns || same >= srv->lim.conns_per_pid) {
+	if (srv->npending >= UVD_HELLO_PENDING || same >= srv->lim.conns_per_pid) {
 		static uint64_t said_ns;
 		bool say = uvd_now_ns() - said_ns > 1000000000u;
 		pthread_mutex_unlock(&srv->dev->lock);
 		if (say) {
 			said_ns = uvd_now_ns();
-			uvd_log("connection of pid %d refused: %u connections (at most %u, -c), %u of this process "
-				"(at most %u, -C)", (int)pid, srv->nclients, srv->lim.conns, same, srv->lim.conns_per_pid);
+			uvd_log("connection of pid %d refused: %u awaiting HELLO (at most %u), %u of this process "
+				"(at most %u, -C)", (int)pid, srv->npending, UVD_HELLO_PENDING, same,
+				srv->lim.conns_per_pid);
 		}
 		close(fd);
 		free(c);
 		return;
 	}
-	srv->nclients++;
+	srv->npending++;
 	c->id = ++srv->next_client;
 	c->next = srv->clients;
 	srv->clients = c;
@@ -1127,7 +1184,7 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 	if (pthread_create(&c->thread, &a, uvd_client_thread, c)) {
 		pthread_mutex_lock(&srv->dev->lock);
 		srv->clients = c->next;
-		srv->nclients--;
+		srv->npending--;
 		pthread_mutex_unlock(&srv->dev->lock);
 		close(fd);
 		free(c);

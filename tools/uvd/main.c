@@ -32,16 +32,17 @@
  *     -v  log clients, refusals and cleanups on stderr
  *   Limits (struct uvd_limits; past one a request fails with EDQUOT, or the connection
  *   is closed, and the message names the flag):
- *     -c  connections at once, all clients (default 128)
+ *     -c  connections at once past HELLO, all clients (default 128); a connection
+ *         must say HELLO within 2 s, and at most 256 wait for theirs at once
  *     -C  connections at once from one process (default 32)
- *     -o  objects of each kind (PD, MKey, CQ, QP, SRQ) per client (default 4096; and
- *         4 x this many memory regions)
- *     -q  counter sets per client (default 4; the device has a few hundred in all)
- *     -m  bytes pinned in this daemon per client: queue memory and shared registrations
+ *     -o  objects of each kind (PD, MKey, CQ, QP, SRQ) per client process, all its
+ *         connections (default 4096; and 4 x this many memory regions)
+ *     -q  counter sets per client process (default 4; the device has a few hundred in all)
+ *     -m  bytes pinned in this daemon per client process: queue memory and shared registrations
  *         (default 1 GiB, or a quarter of the daemon's RLIMIT_MEMLOCK when that is lower
  *         and the daemon is not root)
- *     -M  bytes of a client's own memory registered per client (default 256 GiB)
- *     -i  a connection that sent no HELLO, or holds nothing and sent nothing, is closed
+ *     -M  bytes of a client's own memory registered per client process (default 256 GiB)
+ *     -i  a connection that holds nothing and sent nothing is closed
  *         after this many seconds (default 30)
  */
 #include <errno.h>
@@ -86,16 +87,18 @@ static const char uvd_usage[] =
 "                         through a ring per client, as with real hardware\n"
 "  -v, --verbose          log clients, refusals and cleanups on stderr\n"
 "  limits (past one: EDQUOT, or the connection closed; docs/tools.md \"uvd\"):\n"
-"  -c, --connections N    connections at once, all clients (default 128)\n"
+"  -c, --connections N    connections at once past HELLO, all clients (default 128;\n"
+"                         HELLO within 2 s, at most 256 waiting for theirs)\n"
 "  -C, --connections-per-process N  from one process (default 32)\n"
-"  -o, --objects N        PDs, MKeys, CQs, QPs, SRQs per client, each kind (default 4096)\n"
-"  -q, --counter-sets N   counter sets per client (default 4)\n"
-"  -m, --locked-bytes B   bytes pinned in the daemon per client (default 1 GiB, or a\n"
+"  -o, --objects N        PDs, MKeys, CQs, QPs, SRQs per client process, each kind\n"
+"                         (default 4096)\n"
+"  -q, --counter-sets N   counter sets per client process (default 4)\n"
+"  -m, --locked-bytes B   bytes pinned in the daemon per client process (default 1 GiB, or a\n"
 "                         quarter of RLIMIT_MEMLOCK when lower and not root)\n"
-"  -M, --pinned-bytes B   bytes of a client's own memory registered per client\n"
+"  -M, --pinned-bytes B   bytes of a client's own memory registered per client process\n"
 "                         (default 256 GiB)\n"
-"  -i, --idle-seconds S   close a connection with no HELLO, or holding nothing and\n"
-"                         silent, after S seconds (default 30)\n"
+"  -i, --idle-seconds S   close a connection holding nothing and silent after S\n"
+"                         seconds (default 30)\n"
 "  -h, --help             this text;  --version  the version and the build\n"
 "exit: 0 stopped by SIGTERM/SIGINT; 1 a runtime error (no device, bring-up failed, the\n"
 "      socket is taken, the run directory is not ours and 0700), one line on stderr;\n"

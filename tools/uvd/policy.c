@@ -196,6 +196,11 @@ static int uvd_check_qpc(struct uvd_client *c, const uint8_t *qpc, bool create, 
 	 * create_kernel_qp). */
 	if (PRM_GET(qpc, qpc, fre))
 		DENY("qpc.fre (UMR and fast registration) is not offered to clients of the daemon");
+	/* qpc.rlky (PRM "QP Context": reserved lkey enable) lets the QP's WQEs use the
+	 * reserved lkey, which reaches every address of the function -- the daemon's whole
+	 * IOVA space, every client's memory (Linux sets it for kernel QPs only). */
+	if (PRM_GET(qpc, qpc, rlky))
+		DENY("qpc.rlky (the reserved lkey) is not offered to clients of the daemon");
 	uint32_t cs = (uint32_t)PRM_GET(qpc, qpc, counter_set_id);
 	if (cs && !uvd_owns(c, UVD_QCNT, cs))
 		DENY("counter set %u is not this client's", cs);
@@ -227,15 +232,21 @@ static int uvd_check_qpc(struct uvd_client *c, const uint8_t *qpc, bool create, 
 	return 0;
 }
 
-/* One more object of type t for this client, within its quota (struct uvd_limits):
- * 0, or -EDQUOT with the limit and the flag that raises it in msg.  UAR pages have
- * their own bound (UVD_MAX_UARS). */
+/* One more object of type t for this client's process, within its quota (struct
+ * uvd_limits): the count is of every connection of the same pid (the device lock held,
+ * under which the client list and the counts change), so that more connections (-C)
+ * bring no more objects.  0, or -EDQUOT with the limit and the flag that raises it in
+ * msg.  UAR pages have their own bound (UVD_MAX_UARS), per connection. */
 static int uvd_quota_obj(const struct uvd_client *c, enum uvd_obj_type t, const char *what, char *msg, size_t msglen)
 {
 	const struct uvd_limits *l = &c->srv->lim;
 	unsigned max = t == UVD_QCNT ? l->qcnt : t == UVD_UAR ? UVD_MAX_UARS : l->objs;
-	if (max && c->nobj_type[t] >= max) {
-		snprintf(msg, msglen, "quota: this client holds %u of %u %s objects allowed (uvd %s)", c->nobj_type[t],
+	unsigned have = c->nobj_type[t];
+	for (const struct uvd_client *o = c->srv->clients; t != UVD_UAR && o; o = o->next)
+		if (o != c && o->pid == c->pid)
+			have += o->nobj_type[t];
+	if (max && have >= max) {
+		snprintf(msg, msglen, "quota: this client's process holds %u of %u %s objects allowed (uvd %s)", have,
 			 max, what, t == UVD_QCNT ? "-q" : t == UVD_UAR ? "fixed" : "-o");
 		return -EDQUOT;
 	}
@@ -302,6 +313,10 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 		 * data-path WQEs, so it could not keep another client from changing this
 		 * one's rights or PD: no client MKey takes UMR (ibv_rereg_mr re-registers,
 		 * uverbs/mr.c). */
+		/* mkc.length64 (PRM "MKey Context"): a 2^64-byte MKey, ignoring len -- the
+		 * MTT check below bounds len only */
+		if (PRM_GET(mkc, mkc, length64))
+			DENY("mkc.length64 (an MKey of 2^64 bytes) is not offered to clients of the daemon");
 		if (PRM_GET(mkc, mkc, umr_en))
 			DENY("mkc.umr_en (changes by UMR) is not offered to clients of the daemon");
 		unsigned mode = (unsigned)PRM_GET(mkc, mkc, access_mode_1_0) |
@@ -378,6 +393,9 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 		NEED(PRM_SIZE(create_srq_in));
 		const uint8_t *srqc = PRM_ADDR(create_srq_in, in, srq_context_entry);
 		OWN(UVD_PD, PRM_GET(srqc, srqc, pd), "PD");
+		/* srqc.rlky: the reserved lkey, as qpc.rlky (uvd_check_qpc) */
+		if (PRM_GET(srqc, srqc, rlky))
+			DENY("srqc.rlky (the reserved lkey) is not offered to clients of the daemon");
 		if (PRM_GET(srqc, srqc, cqn))
 			OWN(UVD_CQ, PRM_GET(srqc, srqc, cqn), "CQ");
 		if (!uvd_addr_ok(c, PRM_GET(srqc, srqc, dbr_addr), 64, 4096))
@@ -389,6 +407,8 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 		NEED(PRM_SIZE(create_rmp_in));
 		const uint8_t *wq = PRM_ADDR(rmpc, PRM_ADDR(create_rmp_in, in, ctx), wq);
 		OWN(UVD_PD, PRM_GET(wq, wq, pd), "PD");
+		/* rmpc and its wq carry no rlky (PRM "RMP Context", "WQ"; Linux mlx5_ifc.h
+		 * mlx5_ifc_wq_bits): an RMP's receives use the lkeys its WQEs name. */
 		if (!uvd_addr_ok(c, PRM_GET(wq, wq, dbr_addr), 64, 4096))
 			DENY("doorbell record is not memory of this client");
 		return uvd_check_pas(c, in, inlen, PRM_SIZE(create_rmp_in),

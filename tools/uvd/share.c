@@ -72,7 +72,7 @@ int uvd_pin_for(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **
 	m->pinned_for = true;
 	m->segs = m->pin.seg;
 	m->nseg = m->pin.nseg;
-	c->nmem++;
+	__atomic_store_n(&c->nmem, c->nmem + 1, __ATOMIC_RELAXED);   /* read by uvd_quota_mem */
 	*out = m;
 	return 0;
 }

@@ -32,22 +32,43 @@ static int uvd_fw_alloc_uar(struct uvd_server *srv, uint32_t *uar)
 	return rc;
 }
 
-static void uvd_fw_dealloc_uar(struct uvd_server *srv, uint32_t uar)
+static int uvd_fw_dealloc_uar(struct uvd_server *srv, uint32_t uar)
 {
 	uint8_t in[PRM_SIZE(dealloc_uar_in)] = { 0 }, out[PRM_SIZE(dealloc_uar_out)];
 	PRM_SET(dealloc_uar_in, in, opcode, PRM_CMD_OP_DEALLOC_UAR);
 	PRM_SET(dealloc_uar_in, in, uar, uar);
-	if (mx5_cmd(srv->dev->mx5, in, sizeof(in), out, sizeof(out)) && srv->verbose)
+	int rc = mx5_cmd(srv->dev->mx5, in, sizeof(in), out, sizeof(out));
+	if (rc && srv->verbose)
 		uvd_log("DEALLOC_UAR 0x%x: %s", uar, mx5_device_error(srv->dev->mx5));
+	return rc;
 }
 
-/* The client's group at first goes back to the firmware (grant revoked first). */
-static void uvd_uar_group_free(struct uvd_client *c, uint32_t first)
+/* The client's group goes back to the firmware, page by page: the firmware decides
+ * (DEALLOC_UAR fails while a CQ, QP or EQ still names the page, PRM "DEALLOC_UAR"), and
+ * a page it refused stays the client's -- in its set, never in the pool, still granted
+ * -- so that no other client is ever given a page the device still uses.  Pages the
+ * firmware did take back are marked gone and never handed out again.  The grant is
+ * revoked only when the firmware took every page back.  0, or the first refusal. */
+static int uvd_uar_group_free(struct uvd_client *c, struct uvd_uar_grp *g, char *msg, size_t msglen)
 {
 	struct uvd_server *srv = c->srv;
-	uvd_share_uar(c, first, false);
-	for (unsigned k = 0; k < srv->uar_per_group; k++)
-		uvd_fw_dealloc_uar(srv, first + k);
+	int first_rc = 0;
+	for (unsigned k = 0; k < srv->uar_per_group; k++) {
+		if (g->gone & (1ull << k))
+			continue;
+		int rc = uvd_fw_dealloc_uar(srv, g->first + k);
+		if (rc == 0) {
+			g->gone |= 1ull << k;
+		} else if (!first_rc) {
+			first_rc = rc;
+			if (msg)
+				snprintf(msg, msglen, "DEALLOC_UAR 0x%x: %s", g->first + k,
+					 mx5_device_error(srv->dev->mx5));
+		}
+	}
+	if (first_rc == 0)
+		uvd_share_uar(c, g->first, false);
+	return first_rc;
 }
 
 int uvd_uar_alloc(struct uvd_client *c, uint32_t *uar, bool *granted, char *msg, size_t msglen)
@@ -79,8 +100,9 @@ int uvd_uar_alloc(struct uvd_client *c, uint32_t *uar, bool *granted, char *msg,
 	}
 	int rc = uvd_uar_set_add(&c->uar_set, first);
 	if (rc) {
+		/* nothing names these pages yet: a refusal here leaks them, never reuses them */
 		for (unsigned k = 0; k < srv->uar_per_group; k++)
-			uvd_fw_dealloc_uar(srv, first + k);
+			(void)uvd_fw_dealloc_uar(srv, first + k);
 		return rc;
 	}
 	/* granted now: the client maps the page once, for this and the group's other
@@ -91,18 +113,32 @@ int uvd_uar_alloc(struct uvd_client *c, uint32_t *uar, bool *granted, char *msg,
 	return rc;
 }
 
-int uvd_uar_dealloc(struct uvd_client *c, uint32_t uar)
+int uvd_uar_dealloc(struct uvd_client *c, uint32_t uar, char *msg, size_t msglen)
 {
+	struct uvd_uar_grp *g = uvd_uar_set_group(&c->uar_set, uar);
+	uint64_t bit = 1ull << (uar % c->uar_set.per_group);
+	if (!g || !(g->mask & bit))
+		return -ENOENT;
+	if (g->mask == bit) {
+		/* the group's last page in use: the firmware first, the daemon's books after */
+		int rc = uvd_uar_group_free(c, g, msg, msglen);
+		if (rc)
+			return rc;
+	}
 	uint32_t first;
 	int rc = uvd_uar_set_put(&c->uar_set, uar, &first);
-	if (rc == 1)
-		uvd_uar_group_free(c, first);
 	return rc < 0 ? rc : 0;
 }
 
 void uvd_uar_release_all(struct uvd_client *c)
 {
-	while (c->uar_set.n)
-		uvd_uar_group_free(c, c->uar_set.g[--c->uar_set.n].first);
+	/* the client's objects are gone: a page the firmware still refuses now is leaked
+	 * (logged), never handed to another client */
+	for (size_t i = 0; i < c->uar_set.n; i++)
+		if (uvd_uar_group_free(c, &c->uar_set.g[i], NULL, 0) &&
+		    (uvd_share_uar(c, c->uar_set.g[i].first, false), true))
+			uvd_log("client %u: UAR pages of 0x%x kept by the firmware: leaked", c->id,
+				c->uar_set.g[i].first);
+	c->uar_set.n = 0;
 	uvd_uar_groups_fini(&c->uar_set);
 }

@@ -124,7 +124,7 @@ int uvd_uar_set_get(struct uvd_uar_groups *s, uint32_t *uar)
 	struct uvd_uar_grp *best = NULL;
 	unsigned best_k = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		uint64_t free_bits = ~s->g[i].mask & full;
+		uint64_t free_bits = ~(s->g[i].mask | s->g[i].gone) & full;
 		if (!free_bits)
 			continue;
 		unsigned k = (unsigned)__builtin_ctzll(free_bits);

@@ -25,6 +25,8 @@
 struct uvd_uar_grp {
 	uint32_t first;     /* the group's first UAR index: a multiple of the group size */
 	uint64_t mask;      /* pool: indices the daemon holds; client: indices in use */
+	uint64_t gone;      /* client: indices the firmware took back already (DEALLOC_UAR
+			     * done while another of the group was refused): never handed out */
 };
 
 /* Groups of per_group UAR indices: the daemon's pool (indices it took from the firmware

@@ -25,6 +25,10 @@ struct uv_dev;
 
 /* UAR pages per client: hw/mlx5 takes one, plus up to 256 for BlueFlame registers. */
 #define UVD_MAX_UARS 260
+/* A connection must send HELLO within UVD_HELLO_MS, and at most UVD_HELLO_PENDING wait
+ * for theirs at once: they count against -c only once they said HELLO (client.c). */
+#define UVD_HELLO_MS 2000
+#define UVD_HELLO_PENDING 256u
 
 enum uvd_obj_type { UVD_UAR = 1, UVD_PD, UVD_MKEY, UVD_CQ, UVD_QP, UVD_SRQ, UVD_QCNT, UVD_NTYPES };
 
@@ -56,6 +60,7 @@ struct uvd_client {
 	pid_t pid;
 	uid_t uid;
 	unsigned id;
+	bool hello_done;          /* under dev->lock: counted in nclients, not npending */
 	pthread_t thread;
 	/* under srv->dev->lock: the service thread routes events by these */
 	struct uvd_obj *objs;
@@ -112,13 +117,15 @@ struct uvd_server {
 	ino_t ino;                /* of the socket file we bound */
 	unsigned next_client;
 	struct uvd_client *clients;   /* under dev->lock */
-	unsigned nclients;            /* under dev->lock: of clients */
+	unsigned nclients;            /* under dev->lock: of clients past HELLO (-c) */
+	unsigned npending;            /* under dev->lock: connections yet to send HELLO */
 	struct uvd_limits lim;
 	unsigned verbose;
 	uint64_t spin_ns;         /* a client thread spins this long after a store (0: 1 CPU) */
 	bool shared_only;         /* register only memory clients share (PIN_SHARED): -S, or a shim
 				   * that reaches client memory neither by copy nor by pin (VFIO) */
-	unsigned nshared;         /* under dev->lock: PIN_SHARED mappings of all clients */
+	unsigned nshared;         /* PIN_SHARED and DMA_ALLOC mappings of all clients: taken under
+				   * dev->lock, given back atomically (client.c uvd_map_reserve) */
 	bool engines;             /* no -R on an emulated device: clients run the data plane in their own engines (engine.c) */
 };
 
@@ -155,9 +162,9 @@ bool uvd_engine_gid_own(const struct uvd_client *c, size_t inlen);
 
 /* uar.c: a client's ALLOC_UAR (an index of a host page only it holds; *granted: this
  * call granted that host page to its process) and DEALLOC_UAR
- * (0 or -ENOENT), and the release of all its UAR pages when it goes (device lock held). */
+ * (0, -ENOENT, or the firmware's refusal: the page stays the client's), and the release of all its UAR pages when it goes (device lock held). */
 int uvd_uar_alloc(struct uvd_client *c, uint32_t *uar, bool *granted, char *msg, size_t msglen);
-int uvd_uar_dealloc(struct uvd_client *c, uint32_t uar);
+int uvd_uar_dealloc(struct uvd_client *c, uint32_t uar, char *msg, size_t msglen);
 void uvd_uar_release_all(struct uvd_client *c);
 
 /* policy.c: every command a client sends passes here first (device lock held).
