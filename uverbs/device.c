@@ -151,9 +151,23 @@ static void uv_init_dev(struct uv_dev *d, unsigned index, const char *uri)
 	snprintf(ib->ibdev_path, sizeof(ib->ibdev_path), "/sys/class/infiniband/uverbs%u", d->index);
 }
 
+/* In a child of fork(): the device locks as if new.  Another thread of the parent (the
+ * service thread's health or counter command, an application's) may have held one at
+ * the fork, and in the child no thread would ever release it, so the child's first
+ * verbs call would wait forever instead of being refused with EPERM (mx5_exec: a
+ * child may not use its parent's device, ibv_fork_init(3)). */
+static void uv_devs_after_fork_child(void)
+{
+	for (unsigned i = 0; i < uv_ndevs; i++)
+		pthread_mutex_init(&uv_devs[i].lock, NULL);
+}
+
 /* The collected URIs become the device array. */
 static void uv_make_devs(void)
 {
+	static bool atfork_registered;
+	if (!atfork_registered && pthread_atfork(NULL, NULL, uv_devs_after_fork_child) == 0)
+		atfork_registered = true;
 	if (uv_nuris)
 		uv_devs = calloc(uv_nuris, sizeof(*uv_devs));
 	if (uv_nuris && !uv_devs)
