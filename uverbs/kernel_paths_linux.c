@@ -528,27 +528,33 @@ UV_EXPORT int closedir(DIR *dirp)
 	return f ? f(dirp) : uv_minus1(ENOSYS);
 }
 
+/* readdir_r(3) and readdir64_r: the listing's next entry copied into the caller's
+ * struct dirent or dirent64 (the same fields; one macro for both). */
+#define UV_KP_READDIR_R(l, entry, result, ino_type)                                   \
+	do {                                                                          \
+		const char *name_;                                                    \
+		unsigned char type_;                                                  \
+		long off_;                                                            \
+		*(result) = NULL;                                                     \
+		if (!uv_kp_next_entry((l), &name_, &type_, &off_))                    \
+			return 0;                                                     \
+		memset((entry), 0, sizeof(*(entry)));                                 \
+		(entry)->d_ino = (ino_type)off_;                                      \
+		(entry)->d_off = off_;                                                \
+		(entry)->d_reclen = sizeof(*(entry));                                 \
+		(entry)->d_type = type_;                                              \
+		snprintf((entry)->d_name, sizeof((entry)->d_name), "%s", name_);      \
+		*(result) = (entry);                                                  \
+		return 0;                                                             \
+	} while (0)
+
 /* readdir_r(3) (deprecated, still called): the next entry copied into the caller's. */
 UV_EXPORT int readdir_r(DIR *dirp, struct dirent *entry, struct dirent **result)
 {
 	static void *next;
 	struct uv_kp_listing *l = uv_kp_listing_of(dirp);
-	if (l) {
-		const char *name;
-		unsigned char type;
-		long off;
-		*result = NULL;
-		if (!uv_kp_next_entry(l, &name, &type, &off))
-			return 0;
-		memset(entry, 0, sizeof(*entry));
-		entry->d_ino = (ino_t)off;
-		entry->d_off = off;
-		entry->d_reclen = sizeof(*entry);
-		entry->d_type = type;
-		snprintf(entry->d_name, sizeof(entry->d_name), "%s", name);
-		*result = entry;
-		return 0;
-	}
+	if (l)
+		UV_KP_READDIR_R(l, entry, result, ino_t);
 	int (*f)(DIR *, struct dirent *, struct dirent **) =
 		(int (*)(DIR *, struct dirent *, struct dirent **))uv_kp_next(&next, "readdir_r");
 	return f ? f(dirp, entry, result) : ENOSYS;
@@ -558,22 +564,8 @@ UV_EXPORT int readdir64_r(DIR *dirp, struct dirent64 *entry, struct dirent64 **r
 {
 	static void *next;
 	struct uv_kp_listing *l = uv_kp_listing_of(dirp);
-	if (l) {
-		const char *name;
-		unsigned char type;
-		long off;
-		*result = NULL;
-		if (!uv_kp_next_entry(l, &name, &type, &off))
-			return 0;
-		memset(entry, 0, sizeof(*entry));
-		entry->d_ino = (ino64_t)off;
-		entry->d_off = off;
-		entry->d_reclen = sizeof(*entry);
-		entry->d_type = type;
-		snprintf(entry->d_name, sizeof(entry->d_name), "%s", name);
-		*result = entry;
-		return 0;
-	}
+	if (l)
+		UV_KP_READDIR_R(l, entry, result, ino64_t);
 	int (*f)(DIR *, struct dirent64 *, struct dirent64 **) =
 		(int (*)(DIR *, struct dirent64 *, struct dirent64 **))uv_kp_next(&next, "readdir64_r");
 	return f ? f(dirp, entry, result) : ENOSYS;
