@@ -410,11 +410,20 @@ static void do_mmio(struct kd_task *t, struct sk_msg *m)
 	struct emu_dev *e = NULL;
 	bool guest = false;
 
+	/* enum shim_mmio_op: a read (before the load), a store, a write-combining burst
+	 * (a BlueFlame copy, up to a UAR page) */
+	if (m->a > 2 || m->b == 0 || m->b > 4096) {
+		pthread_mutex_lock(&g_lock);
+		g_stats.mmio_refused++;
+		pthread_mutex_unlock(&g_lock);
+		m->status = kIOReturnBadArgument;
+		return;
+	}
 	pthread_mutex_lock(&g_lock);
 	struct kd_conn *kc = conn_of(t, m->conn);
 	for (unsigned i = 0; kc && i < KD_MAX_MAPS; i++) {
 		const struct kd_map *w = &kc->map[i];
-		if (w->used && !w->revoked && m->x >= w->off && m->b <= 64 && m->x + m->b <= w->off + w->len) {
+		if (w->used && !w->revoked && m->x >= w->off && m->b <= w->len && m->x - w->off <= w->len - m->b) {
 			e = standin_client_emu(kc->c);
 			guest = kc->guest;
 			break;
