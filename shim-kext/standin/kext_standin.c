@@ -16,6 +16,10 @@
  *   interrupts       (UvShim::interruptOccurred): a thread takes the function's MSI-X
  *                    messages (the emulator's eventfds) and sends one async result
  *                    per interrupt to the owner's notification port.
+ * In its own process (standin_kernel_own_process, the stand-in kernel daemon kerneld.c)
+ * it also does what only a kernel with several tasks can: guests (UvShim::guestOpen,
+ * pPinFor, pRevoke), pins of another task's memory, the BAR and DMA buffers in shared
+ * memory the tasks map; the host (kerneld.c) redirects a revoked guest mapping.
  * Configuration, UVERBS_KEXT_STANDIN="functions=N,vectors=N,pinned_mb=N,gid=N,uid=N,<emu
  * options>": how many functions the kext matched (1), MSI-X vectors it asks for
  * (Info.plist UvShimMSIXVectors, 16), wired memory per owner (UvShimMaxPinnedMB), the
