@@ -7,7 +7,10 @@ shim-kext/standin/kerneld.c), so uvd (the owner) and each client (a guest) are s
 tasks of one kernel, as on a Mac.  Debian's ibv_rc_pingpong runs two guest processes at
 once through uvd with the data checked (-c); the kernel's counters show that their
 doorbells went through their own granted pages (the BAR hook's messages from guests),
-none was refused, and each guest's window was taken back when it left.  Killing uvd (the
+none was refused, and each guest's window was taken back when it left; perftest's
+200-byte inline sends put 256-byte BlueFlame bursts through the guests' pages; two verbs
+programs own the kernel's two functions directly, with completion events (the MSI-X
+messages come back on each task's async channel).  Killing uvd (the
 owner) makes the guests still running fail, not hang, and the next uvd owns the
 function again.
 
@@ -215,3 +218,35 @@ def test_owner_killed_guests_lose_their_pages_and_fail_not_hang(mac):
     _wait_for(m.ulog, "serving", m.uvd, "uvd (again)")
     rs, so, rc, co = _pingpong(m, port + 500, ["-n", "50"])
     assert rs == 0 and rc == 0, "server:\n%s\nclient:\n%s\n%s" % (so, co, m.text())
+
+
+def test_two_owners_on_two_functions_with_events():
+    """The owner's path through the kernel daemon, without uvd: one kernel with two
+    matched functions, each owned by a verbs program (ibv_rc_pingpong -e: completion
+    events, so MSI-X messages come back as async results on each task's channel)."""
+    _, port = _next()
+    d = tempfile.mkdtemp(prefix="kext-kernel-")
+    ksock, klog = os.path.join(d, "kernel.sock"), os.path.join(d, "kernel.log")
+    assert KERNELD and os.path.isfile(KERNELD), "UVSHIM_KERNELD not set or missing"
+    kernel = subprocess.Popen([KERNELD, "-s", ksock, "-v"], env=dict(os.environ, UVERBS_KEXT_STANDIN="functions=2"),
+                              stdout=open(klog, "w"), stderr=subprocess.STDOUT)
+    try:
+        _wait_for(klog, "serving", kernel, "uvshim-kerneld")
+
+        def env(fn):
+            e = dict(os.environ, UVERBS_KEXT_STANDIN_KERNEL=ksock, LD_PRELOAD=LIB, UVERBS_DEVICES="kext:%d" % fn)
+            e.pop("UVERBS_KEXT_STANDIN", None)
+            return e
+        args = ["ibv_rc_pingpong", "-d", "uverbs0", "-g", "1", "-p", str(port), "-c", "-e", "-n", "300"]
+        s = subprocess.Popen(args, env=env(0), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        time.sleep(0.8)
+        c = subprocess.run(args + ["127.0.0.1"], env=env(1), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=120)
+        so, _ = s.communicate(timeout=120)
+        log = open(klog).read()
+        assert s.returncode == 0 and c.returncode == 0, "server:\n%s\nclient:\n%s\n%s" % (so, c.stdout, log)
+        assert "300 iters" in so and "300 iters" in c.stdout
+        assert "opened kext:0 as the owner" in log and "opened kext:1 as the owner" in log, log
+    finally:
+        kernel.kill()
+        kernel.wait(timeout=10)
