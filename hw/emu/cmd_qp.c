@@ -95,6 +95,17 @@ static void qp_holds(struct emu_dev *d, const void *obj, emu_obj_hold_fn op)
 
 EMU_QUEUE_KIND(qp, qpn, EMU_OBJ_QP);
 
+/* The SRQ an RC, UC or UD QP may receive through: a plain one (CREATE_SRQ or
+ * CREATE_RMP).  An XRC SRQ takes its WQEs for XRC target QPs only, which name it in
+ * each packet's XRCETH (PRM "XRC SRQ"; this device has no XRC QPs), so naming one here
+ * is a bad SRQ number. */
+static bool qp_srq_ok(struct emu_dev *d, uint32_t srqn)
+{
+	const struct emu_srq *s = emu_obj_get(d, EMU_OBJ_SRQ, srqn);
+
+	return s && !s->xrc;
+}
+
 /* ---- device limits ---- */
 
 static unsigned num_ports(struct emu_dev *d)
@@ -286,7 +297,7 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_CQN);
 	if (tmp.rq_type == EMU_RQ_SRQ) {
 		tmp.srqn = (uint32_t)PRM_GET(qpc, qpc, srqn_rmpn_xrqn);
-		if (!emu_obj_get(d, EMU_OBJ_SRQ, tmp.srqn))
+		if (!qp_srq_ok(d, tmp.srqn))
 			return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
 	}
 
@@ -500,7 +511,7 @@ static int take_optional(struct tctx *t, struct emu_qp *n)
 
 		if (n->rq_type != EMU_RQ_SRQ)
 			return tfail(t, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_RQ_TYPE);
-		if (!emu_obj_get(t->d, EMU_OBJ_SRQ, srqn))
+		if (!qp_srq_ok(t->d, srqn))
 			return tfail(t, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
 		n->srqn = srqn;
 	}

@@ -276,3 +276,26 @@ Test(emu_linux_mlx5_ib, umr_qp_needs_no_pd_and_reaches_rts_with_the_state_alone)
 	}
 	ot_down(&o);
 }
+
+/* An XRC SRQ serves XRC target QPs only: an RC QP may not receive through one. */
+Test(emu_linux_mlx5_ib, an_rc_qp_cannot_receive_through_an_xrc_srq)
+{
+	struct ot o;
+	struct oq q, qq;
+	size_t inlen;
+
+	ot_up(&o, "emu:");
+	uint32_t cqn = ot_cq(&o, 5), xrcd = alloc_xrcd(&o);
+	et_expect(&o.t, create_xrc(&o, &q, 4, xrcd, cqn), 0, 0);
+	uint32_t xsrq = (uint32_t)PRM_GET(create_xrc_srq_out, o.t.out, xrc_srqn);
+	uint32_t plain = ot_srq(&o, 4);
+	for (int i = 0; i < 2; i++) {
+		uint8_t *in = ot_qp_in(&o, &qq, OT_ST_RC, cqn, 4, 0, &inlen);
+		uint8_t *c = PRM_ADDR(create_qp_in, in, qpc);
+		PRM_SET(qpc, c, rq_type, 1);   /* SRQ */
+		PRM_SET(qpc, c, srqn_rmpn_xrqn, i ? plain : xsrq);
+		et_expect(&o.t, exec_free(&o, in, inlen, PRM_SIZE(create_qp_out)), i ? 0 : PRM_CMD_STAT_BAD_RES,
+			  i ? 0 : PRM_SYND_BAD_SRQN);
+	}
+	ot_down(&o);
+}
