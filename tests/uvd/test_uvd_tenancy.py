@@ -8,6 +8,8 @@ a fake daemon that lies about its pid or never answers, a client that floods or 
 reads.  The daemon is $UVD_BIN, the library $UVERBS_LIB; addresses 127.97.<b>.x.
 """
 import array
+import ctypes
+import mmap
 import os
 import shutil
 import socket
@@ -622,3 +624,49 @@ def test_tenancy_a_dying_clients_cleanup_lets_other_commands_in(daemon):
     assert tries[-1][1], "no command ran while a cleanup was under way ((looks during it, commands inside) " \
         "each time: %s): %s" % (tries, gone)
     assert gone and all("at most 8 under one hold" in ln for ln in gone), gone
+
+
+# ---------------------------------------------------------------- the third review
+
+def _send_rpc(c, op, payload, fds=()):
+    c.seq += 1
+    msg = Raw.HDR.pack(16 + len(payload), op, 0, 0, c.seq) + payload
+    if fds:
+        c.s.sendmsg([msg], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+    else:
+        c.s.send(msg)
+
+
+def _recv_rc(c, body=False):
+    msg, anc, _, _ = c.s.recvmsg(1 << 16, socket.CMSG_SPACE(4))
+    for lvl, typ, data in anc:
+        if lvl == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+            for f in array.array("i", data):
+                os.close(f)
+    rc = Raw.HDR.unpack_from(msg)[3]
+    return (rc, msg[16:]) if body else rc
+
+
+def test_tenancy_connections_of_one_process_cannot_pass_the_memory_quota_together(daemon):
+    """16 connections of one process each register 128 MiB of its memory (PIN, under -R,
+    where the daemon reads every page first) at once, under -M 128 MiB: one may pass.
+    Before, each connection's thread checked the quota, then read and mapped the pages,
+    and counted the bytes only at the end, so requests that came together all passed
+    the check (found by the third review)."""
+    base, _ = _next()
+    mib = 1 << 20
+    d = daemon(base + "1", args=["-R", "-M", str(128 * mib)])
+    cs = [Raw(d.sock) for _ in range(16)]
+    buf = mmap.mmap(-1, 128 * mib)
+    for off in range(0, 128 * mib, 4096):
+        buf[off] = 1                          # every page mapped, as a PIN demands
+    va = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    for _ in range(6):                        # six rounds: the race is the scheduler's
+        for c in cs:
+            _send_rpc(c, 6, struct.pack("=QQ", va, 128 * mib))
+        reps = [_recv_rc(c, True) for c in cs]
+        rcs = [rc for rc, _ in reps]
+        for c, (rc, body) in zip(cs, reps):
+            if rc == 0:                       # UNPIN: the quota is whole again
+                assert c.rpc(7, body[:8])[0] == 0
+        assert sorted(rcs) == [-EDQUOT] * 15 + [0], rcs
