@@ -670,3 +670,36 @@ def test_tenancy_connections_of_one_process_cannot_pass_the_memory_quota_togethe
             if rc == 0:                       # UNPIN: the quota is whole again
                 assert c.rpc(7, body[:8])[0] == 0
         assert sorted(rcs) == [-EDQUOT] * 15 + [0], rcs
+
+
+def test_tenancy_a_connection_ends_with_the_process_that_made_it(daemon):
+    """A client forks, and its child keeps the connection when the client exits.  The
+    daemon knows the connection by the client's pid: once that pid is free, another
+    process may get it, and the daemon would read and write that process's memory for
+    the child's registrations (PIN, and the emulator's DMA under -R).  So a connection
+    ends when the process that made it exits, whoever still holds it (found by the
+    third review)."""
+    base, _ = _next()
+    d = daemon(base + "1", args=["-R"])
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                              # the client
+        try:
+            os.close(r)
+            c = Raw(d.sock)
+            if os.fork() == 0:                # its child: keeps c, tells whether it still works
+                time.sleep(1.0)               # the client has exited by now
+                try:
+                    ok = c.alive()
+                except (AssertionError, OSError, socket.timeout):
+                    ok = False
+                os.write(w, b"alive" if ok else b"ended")
+            os._exit(0)
+        finally:
+            os._exit(1)
+    os.close(w)
+    os.waitpid(pid, 0)
+    with os.fdopen(r, "rb") as f:
+        said = f.read()
+    assert said == b"ended", "the child still used its exited parent's connection: %s\n%s" % (said, d.text()[-1500:])
+    assert "process %d exited" % pid in d.text(), d.text()[-1500:]

@@ -1164,8 +1164,9 @@ static void *uvd_client_thread(void *arg)
 		int ptimeout = timeout;
 		if (timeout < 0 && !holds)
 			ptimeout = (int)srv->lim.idle_s * 1000;
-		struct pollfd p[2] = { { .fd = c->ctl, .events = POLLIN }, { .fd = c->evs, .events = POLLIN } };
-		int pr = poll(p, 2, ptimeout);
+		struct pollfd p[3] = { { .fd = c->ctl, .events = POLLIN }, { .fd = c->evs, .events = POLLIN },
+				       { .fd = c->exit_fd, .events = POLLIN } };
+		int pr = poll(p, c->exit_fd >= 0 ? 3 : 2, ptimeout);
 		if (pr == 0 && !holds && uvd_now_ns() - c->last_req_ns >= (uint64_t)srv->lim.idle_s * 1000000000u) {
 			uvd_log("client %u (pid %d): idle for %u s holding nothing: disconnected (-i)", c->id, (int)c->pid,
 				srv->lim.idle_s);
@@ -1178,6 +1179,11 @@ static void *uvd_client_thread(void *arg)
 		if (pr < 0) {
 			if (errno == EINTR)
 				continue;
+			break;
+		}
+		if (c->exit_fd >= 0 && p[2].revents) {
+			uvd_log("client %u: process %d exited (a child of it may hold the connection): disconnected",
+				c->id, (int)c->pid);
 			break;
 		}
 		if (p[1].revents & POLLIN) {
@@ -1248,6 +1254,8 @@ out:
 	close(c->ctl);
 	if (c->evs >= 0)
 		close(c->evs);
+	if (c->exit_fd >= 0)
+		close(c->exit_fd);
 	if (c->ring)
 		munmap(c->ring, c->ring_len);
 	free(c->objs);
@@ -1274,6 +1282,16 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 	c->srv = srv;
 	c->ctl = fd;
 	c->evs = -1;
+	/* The connection is the process's that made it: a child that inherits it must not
+	 * keep it once that process exits, or the pid, given to another process, would be
+	 * the one the daemon reads and writes (PIN, the emulator's DMA) for the child. */
+	c->exit_fd = plat_peer_exit_fd(pid);
+	if (c->exit_fd < 0 && c->exit_fd != -ENOSYS) {
+		uvd_log("connection of pid %d refused: %s", (int)pid, strerror(-c->exit_fd));
+		close(fd);
+		free(c);
+		return;
+	}
 	c->pid = pid;
 	c->uid = uid;
 	uvd_uar_groups_init(&c->uar_set, srv->uar_per_group);
@@ -1296,6 +1314,8 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 				srv->lim.conns_per_pid);
 		}
 		close(fd);
+		if (c->exit_fd >= 0)
+			close(c->exit_fd);
 		free(c);
 		return;
 	}
@@ -1313,6 +1333,8 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 		srv->npending--;
 		uvd_unlock(srv);
 		close(fd);
+		if (c->exit_fd >= 0)
+			close(c->exit_fd);
 		free(c);
 	}
 	pthread_attr_destroy(&a);

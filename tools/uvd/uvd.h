@@ -57,6 +57,7 @@ struct uvd_client {
 	struct uvd_server *srv;
 	struct uvd_client *next;
 	int ctl, evs;             /* control socket, our end of the event socket */
+	int exit_fd;              /* readable once the process that connected exits (-1: none) */
 	pid_t pid;
 	uid_t uid;
 	unsigned id;
