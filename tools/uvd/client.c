@@ -586,7 +586,9 @@ static void uvd_reap_pause(struct uvd_server *srv)
 }
 
 /* Up to UVD_REAP_BATCH of the dead client's objects of kind t from *i on, destroyed in
- * one hold of the device lock.  An object leaves the client's table in the same hold as
+ * one hold of the device lock.  Entries are moved, not shifted, out of the way: the
+ * table of a dead client is never searched again (uvd_owner skips it), so its order
+ * (policy.c uvd_obj_pos) no longer matters.  An object leaves the client's table in the same hold as
  * its destroy, so its number, once the firmware may give it to another client, is
  * never the dead one's.  A destroy the firmware refuses keeps the object (the firmware
  * keeps its number too) for the second pass (last: dropped, logged as leaked).
