@@ -633,6 +633,15 @@ void uvd_policy_destroy_all(struct uvd_client *c)
 	c->nuar = 0;
 	unsigned n = 0, leaked = 0, most = 0;
 	uint64_t t0 = uvd_now_ns();
+	/* Its grants of UAR host pages go first (the kext): the pages themselves go back
+	 * only after its objects, which the firmware refuses to outlive them, and a
+	 * cleanup may take a while; until then a process given the dead one's pid must
+	 * not be able to map them. */
+	pthread_mutex_lock(&srv->dev->lock);
+	for (size_t i = 0; i < c->uar_set.n; i++)
+		uvd_share_uar(c, c->uar_set.g[i].first, false);
+	c->uar_revoked = true;
+	pthread_mutex_unlock(&srv->dev->lock);
 	/* one cleanup at a time: two would only take turns at the device lock, and each
 	 * turn they take is one a waiting request does not get */
 	pthread_mutex_lock(&srv->reap_lock);

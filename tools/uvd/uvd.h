@@ -82,6 +82,7 @@ struct uvd_client {
 	unsigned nuar;
 	/* under srv->dev->lock: the host pages of UAR pages it holds (uar.c) */
 	struct uvd_uar_groups uar_set;
+	bool uar_revoked;         /* dead: its grants of them revoked already (share.c) */
 	/* its doorbell ring (hw/shim/uvd_proto.h), the client's own thread only */
 	struct uvd_ring *ring;
 	size_t ring_len;
