@@ -539,8 +539,8 @@ def test_tenancy_queue_memory_and_shared_regions_share_one_daemon_wide_cap(daemo
 # ---------------------------------------------------------------- a dying client's cleanup
 
 def _alloc_pds(c, n):
-    """n ALLOC_PDs, 64 in flight at a time."""
-    left = n
+    """n ALLOC_PDs, 64 in flight at a time: their numbers."""
+    left, got = n, []
     while left:
         k = min(64, left)
         for _ in range(k):
@@ -550,7 +550,9 @@ def _alloc_pds(c, n):
         for _ in range(k):
             msg = c.s.recv(1 << 16)
             assert Raw.HDR.unpack_from(msg)[3] == 0, msg
+            got.append(int.from_bytes(msg[16 + 16 + 192 + 9:16 + 16 + 192 + 12], "big"))
         left -= k
+    return got
 
 
 def _live_of(body):
@@ -624,6 +626,60 @@ def test_tenancy_a_dying_clients_cleanup_lets_other_commands_in(daemon):
     assert tries[-1][1], "no command ran while a cleanup was under way ((looks during it, commands inside) " \
         "each time: %s): %s" % (tries, gone)
     assert gone and all("at most 8 under one hold" in ln for ln in gone), gone
+
+
+def test_tenancy_numbers_freed_by_a_cleanup_and_taken_meanwhile_stay_the_takers(daemon):
+    """While a dead client's 16,384 PDs are destroyed a few at a time, another client
+    allocates PDs, and the device hands it numbers the cleanup just freed.  The cleanup
+    destroys only what the dead client still held: every PD the other one got is still
+    its own at the end (its DEALLOC_PDs all succeed), and the device holds exactly what
+    it held before.  (With the lock held for the whole cleanup, no number could be
+    reused during it; this guards the batched cleanup.)"""
+    base, _ = _next()
+    n = 16384
+    d = daemon(base + "1", args=["-o", str(n)])
+    b = Raw(d.sock)
+    live_start = _live(b)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                              # the client that dies: a process of its own
+        try:
+            os.close(r)
+            a = Raw(d.sock)
+            got = _alloc_pds(a, n)
+            os.write(w, struct.pack("=%dI" % n, *got))
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        theirs = set(struct.unpack("=%dI" % n, f.read()))
+    mine = []
+    deadline = time.time() + 60
+    while time.time() < deadline and len(mine) < 4000:
+        for _ in range(32):
+            b.seq += 1
+            p = struct.pack("=II", 16, 16) + test_uvd._op(0x800)
+            b.s.send(Raw.HDR.pack(16 + len(p), 2, 0, 0, b.seq) + p)
+        for _ in range(32):
+            msg = b.s.recv(1 << 16)
+            _, _, _, rc, _ = Raw.HDR.unpack_from(msg)
+            if rc == 0:
+                mine.append(int.from_bytes(msg[16 + 16 + 192 + 9:16 + 16 + 192 + 12], "big"))
+            else:
+                assert rc == -EDQUOT, rc
+        if _live(b) - len(mine) <= live_start:
+            break
+    while _live(b) - len(mine) > live_start and time.time() < deadline:
+        time.sleep(0.05)
+    assert _live(b) - len(mine) == live_start, d.text()[-1500:]
+    assert len(set(mine)) == len(mine)
+    reused = len(theirs & set(mine))
+    assert reused, "no number of the dead client's was given to the other during its cleanup"
+    for pd in mine:
+        rc, _, msg = b.cmd(test_uvd._op(0x801, pd))
+        assert rc == 0, "PD 0x%x taken during the cleanup is no longer ours: %s" % (pd, msg)
+    assert _live(b) == live_start
+    os.waitpid(pid, 0)
 
 
 # ---------------------------------------------------------------- the third review
