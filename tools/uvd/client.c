@@ -564,7 +564,8 @@ void uvd_lock(struct uvd_server *srv)
 {
 	__atomic_fetch_add(&srv->lock_waiting, 1u, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&srv->dev->lock);
-	__atomic_fetch_sub(&srv->lock_waiting, 1u, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&srv->lock_waiting, 1u, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&srv->lock_turns, 1u, __ATOMIC_RELEASE);
 }
 
 void uvd_unlock(struct uvd_server *srv)
@@ -572,14 +573,18 @@ void uvd_unlock(struct uvd_server *srv)
 	pthread_mutex_unlock(&srv->dev->lock);
 }
 
-/* Between two holds of a cleanup: requests waiting for the device lock take it first.
- * A mutex is not fair -- the thread that lets it go takes it again before a woken
- * waiter runs -- so the cleanup sleeps while any wait, up to 2 ms, so that a stream of
- * requests slows a cleanup but cannot stall it. */
+/* Between two holds of a cleanup: a request waiting for the device lock takes it
+ * first.  A mutex is not fair -- the thread that lets it go takes it again before a
+ * woken waiter runs -- so the cleanup sleeps until one waiter has had its turn, up to
+ * 20 ms (a waiter the scheduler keeps off the CPU), so that a stream of requests slows
+ * a cleanup, one request per batch, but cannot stall it. */
 static void uvd_reap_pause(struct uvd_server *srv)
 {
+	if (!__atomic_load_n(&srv->lock_waiting, __ATOMIC_ACQUIRE))
+		return;
+	unsigned turns = __atomic_load_n(&srv->lock_turns, __ATOMIC_ACQUIRE);
 	uint64_t t0 = uvd_now_ns();
-	while (__atomic_load_n(&srv->lock_waiting, __ATOMIC_ACQUIRE) && uvd_now_ns() - t0 < 2000000u) {
+	while (__atomic_load_n(&srv->lock_turns, __ATOMIC_ACQUIRE) == turns && uvd_now_ns() - t0 < 20000000u) {
 		struct timespec ts = { 0, 20000 };
 		nanosleep(&ts, NULL);
 	}

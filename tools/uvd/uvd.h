@@ -133,6 +133,7 @@ struct uvd_server {
 	/* A dying client's cleanup takes the device lock for a few objects at a time and
 	 * lets requests waiting for it go first (client.c uvd_reap): */
 	unsigned lock_waiting;    /* requests waiting for dev->lock now (uvd_lock), atomic */
+	unsigned lock_turns;      /* holds of dev->lock by requests so far (uvd_lock), atomic */
 	pthread_mutex_t reap_lock;    /* one cleanup at a time */
 };
 
