@@ -759,3 +759,32 @@ def test_tenancy_a_connection_ends_with_the_process_that_made_it(daemon):
         said = f.read()
     assert said == b"ended", "the child still used its exited parent's connection: %s\n%s" % (said, d.text()[-1500:])
     assert "process %d exited" % pid in d.text(), d.text()[-1500:]
+
+
+def test_tenancy_a_refused_registration_gives_its_quota_back(daemon):
+    """The quota is taken when a registration is checked and given back when it fails
+    later (here: a page the client cannot read): ten such failures of 48 MiB under
+    -M 64 MiB leave the whole 64 MiB to take.  Then the quota, used up, is refused, and
+    free again once given back."""
+    base, _ = _next()
+    mib = 1 << 20
+    d = daemon(base + "1", args=["-R", "-M", str(64 * mib)])
+    c = Raw(d.sock)
+    hole = mmap.mmap(-1, 48 * mib)
+    va = ctypes.addressof(ctypes.c_char.from_buffer(hole))
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.mprotect(ctypes.c_void_p(va + 47 * mib), 4096, 0) == 0   # one page unreadable
+    for _ in range(10):
+        rc, _, _ = c.rpc(6, struct.pack("=QQ", va, 48 * mib))
+        assert rc in (-14, -13), rc                  # EFAULT or EACCES, not EDQUOT
+    buf = mmap.mmap(-1, 64 * mib)
+    for off in range(0, 64 * mib, 4096):
+        buf[off] = 1
+    vb = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    rc, body, _ = c.rpc(6, struct.pack("=QQ", vb, 64 * mib))
+    assert rc == 0, rc
+    rc, _, _ = c.rpc(6, struct.pack("=QQ", vb, 4096))
+    assert rc == -EDQUOT, rc
+    assert c.rpc(7, body[:8])[0] == 0
+    rc, body, _ = c.rpc(6, struct.pack("=QQ", vb, 4096))
+    assert rc == 0, rc
