@@ -214,6 +214,46 @@ def test_devinfo_lstopo_places_a_vfio_device_under_its_pci_function(lib):
     assert m, o
 
 
+def test_devinfo_ls_lists_our_class_directory_and_files(lib):
+    """coreutils' ls looks at every name with statx (AT_SYMLINK_NOFOLLOW for what it
+    lists), lists with opendir/readdir, reads links with readlink and, under -l, asks
+    getxattr for a POSIX ACL: uverbs/kernel_paths_linux.c answers each for our paths,
+    as sysfs would (the class entry a link, attributes 0444 files of 4096 bytes, every
+    directory 0755).  cat reads the files through open()."""
+    if os.path.exists("/sys/class/infiniband"):
+        pytest.skip("this machine has kernel RDMA devices: /sys/class/infiniband is the kernel's")
+    ls = shutil.which("ls")
+    assert ls, "ls is not installed (Debian package coreutils)"
+    ip = _alloc()[0]
+    env = _env(lib, ip)
+    env["UVERBS_DEVICES"] = "emu:ip=%s" % ip
+    env.pop("UVERBS_KEXT_STANDIN", None)
+    env["LC_ALL"] = "C"
+
+    def run(*args):
+        out = subprocess.run(list(args), env=env, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and not out.stderr, "%s: rc %d\n%s%s" % (
+            " ".join(args), out.returncode, out.stdout, out.stderr)
+        return out.stdout
+
+    assert run(ls, "/sys/class/infiniband") == "uverbs0\n"
+    o = run(ls, "-l", "/sys/class/infiniband/")
+    assert re.search(r"^lrwxrwxrwx\s+1\s+\S+\s+\S+\s+40 .* uverbs0 -> \.\./\.\./devices/virtual/infiniband/uverbs0$",
+                     o, re.M), o
+    o = run(ls, "-l", "/sys/class/infiniband/uverbs0/")
+    for f in ("board_id", "fw_ver", "node_guid", "sys_image_guid"):
+        assert re.search(r"^-r--r--r--\s+1\s+\S+\s+\S+\s+4096 .* %s$" % f, o, re.M), o
+    assert re.search(r"^drwxr-xr-x\s+\d+\s+\S+\s+\S+\s+\d+ .* ports$", o, re.M), o
+    o = run(ls, "-l", "/sys/class/infiniband/uverbs0/ports/1/")
+    for d in ("gids", "gid_attrs", "pkeys"):
+        assert re.search(r"^drwxr-xr-x .* %s$" % d, o, re.M), o
+    o = run(ls, "/sys/class/infiniband/uverbs0/ports/1/gid_attrs/types")
+    assert o.split()[:2] == ["0", "1"], o
+    assert run("cat", "/sys/class/infiniband/uverbs0/ports/1/gid_attrs/types/1") == "RoCE v2\n"
+    o = run(ls, "-ld", "/dev/infiniband/uverbs0")
+    assert re.match(r"crw-rw-rw-\s+1\s+\S+\s+\S+\s+231,\s+192 ", o), o
+
+
 def test_devinfo_verbose_shows_roce_v2_gid_and_limits(lib):
     ip = _alloc()[0]
     out = subprocess.run([_tool("ibv_devinfo"), "-v"], env=_env(lib, ip),
