@@ -220,7 +220,7 @@ UV_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	if (!cq)
 		return EINVAL;
 	struct uv_cq *q = uv_cq_of(cq);
-	int rc = uv_queue_destroy((struct uv_queue){ UV_QUEUE_CQ, .cq = q }, UV_HANDLE(cq));
+	int rc = uv_queue_destroy((struct uv_queue){ UV_QUEUE_CQ, .cq = q }, UV_HANDLE(cq, async_events_completed));
 	if (rc)
 		return rc;   /* EBUSY while QPs use it */
 	/* no completion event can name it any more: drop the ones not yet read */

@@ -97,6 +97,23 @@ int uv_queue_destroy(struct uv_queue q, struct uv_handle h)
 	}
 	pthread_mutex_unlock(&d->lock);
 	uv_evq_drop(&ctx->async, h.obj);
+	/* ibv_get_async_event(3): the object's events already handed out are acknowledged
+	 * before it goes, as rdma-core's destroy waits (libibverbs/cmd_qp.c,
+	 * ibv_cmd_destroy_qp(): until events_completed reaches the kernel's
+	 * events_reported).  Without the wait UCX 1.13's async thread, holding a
+	 * LAST_WQE_REACHED event for a QP the main thread was destroying, went on to
+	 * dispatch it into a device the main thread had meanwhile torn down
+	 * (uct_ib_device_cleanup()), and the process died of SIGSEGV. */
+	unsigned reported = 0;
+	switch (q.kind) {
+	case UV_QUEUE_CQ: reported = __atomic_load_n(&q.cq->async_reported, __ATOMIC_ACQUIRE); break;
+	case UV_QUEUE_QP: reported = __atomic_load_n(&q.qp->async_reported, __ATOMIC_ACQUIRE); break;
+	case UV_QUEUE_SRQ: reported = __atomic_load_n(&q.srq->async_reported, __ATOMIC_ACQUIRE); break;
+	}
+	pthread_mutex_lock(h.mutex);
+	while (__atomic_load_n(h.completed, __ATOMIC_ACQUIRE) != reported)
+		pthread_cond_wait(h.cond, h.mutex);
+	pthread_mutex_unlock(h.mutex);
 	pthread_mutex_destroy(h.mutex);
 	pthread_cond_destroy(h.cond);
 	return 0;

@@ -96,6 +96,11 @@ static void uv_evq_take_count(struct uv_evq *q)
  * sends it back to waiting. */
 int uv_evq_pop(struct uv_evq *q, struct uv_event_node *out)
 {
+	return uv_evq_pop_hook(q, out, NULL);
+}
+
+int uv_evq_pop_hook(struct uv_evq *q, struct uv_event_node *out, void (*taken)(const struct uv_event_node *))
+{
 	for (;;) {
 		pthread_mutex_lock(&q->lock);
 		struct uv_event_node *n = q->head;
@@ -104,6 +109,8 @@ int uv_evq_pop(struct uv_evq *q, struct uv_event_node *out)
 			q->head = n->next;
 			if (!q->head)
 				q->tail = NULL;
+			if (taken)
+				taken(n);
 			pthread_mutex_unlock(&q->lock);
 			*out = *n;
 			free(n);
@@ -229,33 +236,80 @@ void uv_device_event(void *arg, const struct mx5_event *e)
 	}
 }
 
+/* The count of events handed out for the object an async event names, which its
+ * destroy waits to see acknowledged (uv_queue_destroy); NULL for port and device
+ * events. */
+static unsigned *uv_async_reported(const struct ibv_async_event *ev)
+{
+	switch (ev->event_type) {
+	case IBV_EVENT_CQ_ERR:
+		return &((struct uv_cq *)(void *)ev->element.cq)->async_reported;   /* ibv_cq is its prefix */
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		return &uv_from(ev->element.srq, struct uv_srq, srq)->async_reported;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		return &uv_from(ev->element.qp, struct uv_qp, qpx.qp_base)->async_reported;
+	default:
+		return NULL;
+	}
+}
+
+/* Under the queue's lock, as the entry leaves it: counted before a destroy of its
+ * object can drop the queue's entries (uv_evq_drop takes the same lock), so that destroy
+ * sees it and waits for its acknowledgement. */
+static void uv_async_taken(const struct uv_event_node *n)
+{
+	unsigned *r = uv_async_reported(&n->ev);
+	if (r)
+		__atomic_add_fetch(r, 1, __ATOMIC_RELEASE);
+}
+
 UV_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
 	if (!context || !event)
 		return uv_minus1(EINVAL);
 	struct uv_event_node n;
-	int rc = uv_evq_pop(&uv_ctx(context)->async, &n);
+	int rc = uv_evq_pop_hook(&uv_ctx(context)->async, &n, uv_async_taken);
 	if (rc)
 		return uv_minus1(-rc);
 	*event = n.ev;
 	return 0;
 }
 
+/* ibv_get_async_event(3): "destroying an object (CQ, SRQ or QP) will wait for all
+ * affiliated events for the object to be acknowledged", so the ack counts the event
+ * under the object's mutex and wakes a destroy waiting on its condition variable, as
+ * rdma-core's ibv_ack_async_event() does (libibverbs/device.c). */
+static void uv_ack_one(pthread_mutex_t *m, pthread_cond_t *c, unsigned *completed)
+{
+	pthread_mutex_lock(m);
+	__atomic_add_fetch(completed, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(c);
+	pthread_mutex_unlock(m);
+}
+
 UV_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 {
-	/* Destroying an object does not wait for its events to be acknowledged here (the
-	 * queue entries naming it are dropped instead), so the ack keeps the count only. */
 	if (!event)
 		return;
 	switch (event->event_type) {
 	case IBV_EVENT_CQ_ERR:
 		if (event->element.cq)
-			__atomic_add_fetch(&event->element.cq->async_events_completed, 1, __ATOMIC_RELAXED);
+			uv_ack_one(&event->element.cq->mutex, &event->element.cq->cond,
+				   &event->element.cq->async_events_completed);
 		break;
 	case IBV_EVENT_SRQ_ERR:
 	case IBV_EVENT_SRQ_LIMIT_REACHED:
 		if (event->element.srq)
-			__atomic_add_fetch(&event->element.srq->events_completed, 1, __ATOMIC_RELAXED);
+			uv_ack_one(&event->element.srq->mutex, &event->element.srq->cond,
+				   &event->element.srq->events_completed);
 		break;
 	case IBV_EVENT_QP_FATAL:
 	case IBV_EVENT_QP_REQ_ERR:
@@ -266,7 +320,8 @@ UV_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 	case IBV_EVENT_PATH_MIG_ERR:
 	case IBV_EVENT_QP_LAST_WQE_REACHED:
 		if (event->element.qp)
-			__atomic_add_fetch(&event->element.qp->events_completed, 1, __ATOMIC_RELAXED);
+			uv_ack_one(&event->element.qp->mutex, &event->element.qp->cond,
+				   &event->element.qp->events_completed);
 		break;
 	default:
 		break;

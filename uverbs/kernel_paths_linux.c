@@ -42,9 +42,10 @@
  *    read-only; a file the device does not have is ENOENT, a write open EACCES.
  *
  * openat and openat64 answer an absolute path as open() does (hwloc's way in: see
- * "directories" below).  Not answered: the other stat flavours (lstat, fstatat, statx),
- * which no client of ours uses on these paths, and the pre-2.33 glibc entry points
- * (__xstat), which only binaries built against an older glibc call.
+ * "directories" below); lstat, fstatat, statx and the xattr queries answer what ls,
+ * find and tar ask (see "the other stat flavours" at the end).  Not answered: the
+ * pre-2.33 glibc entry points (__xstat), which only binaries built against an older
+ * glibc call.
  */
 /* <fcntl.h> under _FORTIFY_SOURCE defines open() as an inline wrapper, which would
  * clash with the definition below. */
@@ -62,6 +63,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "uverbs/uv.h"
@@ -139,11 +141,13 @@ static bool uv_kp_stat_node(const char *path, struct stat *st)
 }
 
 static bool uv_kp_stat_dir(const char *path, struct stat *st);
+static bool uv_kp_stat_any(const char *path, bool follow, struct stat *st);
+static void uv_kp_to_stat64(const struct stat *s, struct stat64 *st);
 
 UV_EXPORT int stat(const char *path, struct stat *st)
 {
 	static void *next;
-	if (uv_kp_stat_node(path, st) || uv_kp_stat_dir(path, st))
+	if (uv_kp_stat_any(path, true, st))
 		return 0;
 	int (*f)(const char *, struct stat *) = (int (*)(const char *, struct stat *))uv_kp_next(&next, "stat");
 	return f ? f(path, st) : uv_minus1(ENOSYS);
@@ -156,16 +160,12 @@ UV_EXPORT int stat64(const char *path, struct stat64 *st)
 {
 	static void *next;
 	struct stat s;
-	if (!uv_kp_stat_node(path, &s) && !uv_kp_stat_dir(path, &s)) {
+	if (!uv_kp_stat_any(path, true, &s)) {
 		int (*f)(const char *, struct stat64 *) =
 			(int (*)(const char *, struct stat64 *))uv_kp_next(&next, "stat64");
 		return f ? f(path, st) : uv_minus1(ENOSYS);
 	}
-	memset(st, 0, sizeof(*st));
-	st->st_mode = s.st_mode;
-	st->st_nlink = s.st_nlink;
-	st->st_rdev = s.st_rdev;
-	st->st_blksize = s.st_blksize;
+	uv_kp_to_stat64(&s, st);
 	return 0;
 }
 
@@ -312,18 +312,20 @@ UV_KP_OPENAT_AS(openat64)
  *    lid_mask_count, gids/<i>} (hwloc_linuxfs_infiniband_class_fillinfos()).
  *
  * Answered: stat/stat64 of /sys/class/infiniband, of each device's directory, its
- * ports/, ports/1/ and ports/1/pkeys/ (a directory, mode 0755), and
+ * ports/, ports/1/, ports/1/pkeys/, ports/1/gids/, ports/1/gid_attrs/ and
+ * ports/1/gid_attrs/types/ (a directory, mode 0755), and
  * opendir/readdir/readdir_r/rewinddir/telldir/seekdir/closedir (and the 64 forms) and
- * scandir of each: our devices, a device's files and
- * ports/, port 1, the port's files, and its P_Key entries; open/openat of each directory
- * (a descriptor that fdopendir turns into the same listing) and readlink/readlinkat of
- * each device's class entry (uv_kp_class_link()).  The class directory is ours only
- * while the machine has none of its own (no kernel RDMA device): a machine that has one
- * keeps its listing, and our devices' own directories are still answered.  Not
- * answered: lstat, fstatat, statx, getdents, and a path relative to a directory
- * descriptor, which these programs do not use on these paths (so `ls
- * /sys/class/infiniband`, which calls statx, still finds nothing). */
-enum uv_kp_dir { UV_KP_NONE, UV_KP_CLASS, UV_KP_DEV, UV_KP_PORTS, UV_KP_PORT, UV_KP_PKEYS };
+ * scandir of each: our devices, a device's files and ports/, port 1, the port's files,
+ * and its P_Key, GID and GID-type entries; open/openat of each directory (a descriptor
+ * that fdopendir turns into the same listing) and readlink/readlinkat of each device's
+ * class entry (uv_kp_class_link()).  The class directory is ours only while the
+ * machine has none of its own (no kernel RDMA device): a machine that has one keeps its
+ * listing, and our devices' own directories are still answered.  Not answered:
+ * getdents (glibc's opendir/readdir call it inside libc, never through our names) and
+ * a path relative to a directory descriptor (find's fts walks with those), which these
+ * programs do not use on these paths. */
+enum uv_kp_dir { UV_KP_NONE, UV_KP_CLASS, UV_KP_DEV, UV_KP_PORTS, UV_KP_PORT, UV_KP_PKEYS, UV_KP_GIDS,
+		 UV_KP_GID_ATTRS, UV_KP_GID_TYPES };
 
 /* libc's stat for a path of ours: does the machine have this directory itself? */
 static int uv_kp_libc_stat(const char *path, struct stat *st);
@@ -365,6 +367,12 @@ static enum uv_kp_dir uv_kp_dir_of(const char *path, struct uv_dev **dev)
 			return UV_KP_PORT;
 		if (!strcmp(p + dl, "/ports/1/pkeys"))
 			return UV_KP_PKEYS;
+		if (!strcmp(p + dl, "/ports/1/gids"))
+			return UV_KP_GIDS;
+		if (!strcmp(p + dl, "/ports/1/gid_attrs"))
+			return UV_KP_GID_ATTRS;
+		if (!strcmp(p + dl, "/ports/1/gid_attrs/types"))
+			return UV_KP_GID_TYPES;
 	}
 	return UV_KP_NONE;
 }
@@ -447,9 +455,22 @@ static void uv_kp_fill(struct uv_kp_listing *l, enum uv_kp_dir kind, struct uv_d
 		uv_kp_add(l, "gids", DT_DIR);
 		uv_kp_add(l, "gid_attrs", DT_DIR);
 		uv_kp_add(l, "pkeys", DT_DIR);
+	} else if (kind == UV_KP_GID_ATTRS) {
+		/* the GID types query.c answers; not ndevs/ (no netdev: see the top) */
+		uv_kp_add(l, "types", DT_DIR);
 	} else {
-		/* one file per P_Key table entry (ibv_query_pkey's table), the first 32 */
-		for (uint32_t i = 0; i < d->info.pkey_table_len && i < 32; i++) {
+		/* one file per P_Key or GID table entry (ibv_query_pkey's or ibv_query_gid's
+		 * table; the kernel lists every entry, set or not: reading an unset entry's
+		 * type fails), the first 32 */
+		if (!d->info.gid_table_len) {
+			/* the tables' sizes are known once the device has been up (uv_dev_up()
+			 * fills d->info, which stays when it goes down idle): one sysfs read
+			 * brings it up (query.c, ibv_read_sysfs_file()) */
+			char v[64];
+			(void)ibv_read_sysfs_file(d->ibdev.ibdev_path, "node_type", v, sizeof(v));
+		}
+		uint32_t len = kind == UV_KP_PKEYS ? d->info.pkey_table_len : d->info.gid_table_len;
+		for (uint32_t i = 0; i < len && i < 32; i++) {
 			char n[12];
 			snprintf(n, sizeof(n), "%u", i);
 			uv_kp_add(l, n, DT_REG);
@@ -910,6 +931,225 @@ UV_EXPORT int scandir64(const char *path, struct dirent64 ***out, int (*sel)(con
 		(int (*)(const char *, struct dirent64 ***, int (*)(const struct dirent64 *),
 			 int (*)(const struct dirent64 **, const struct dirent64 **)))uv_kp_next(&next, "scandir64");
 	return f ? f(path, out, sel, cmp) : uv_minus1(ENOSYS);
+}
+
+/* ------------------------------------------------------------------ the other stat flavours */
+/* coreutils' ls (9.1, src/ls.c: do_statx()) looks at every name with statx(2),
+ * AT_SYMLINK_NOFOLLOW for the names it lists and for a command-line name under -l;
+ * find, cp and tar use lstat/fstatat.  These answer what stat() answers for our
+ * paths, plus what only they can tell apart, as the kernel's sysfs shows it:
+ *
+ *  - /sys/class/infiniband/<dev> itself, not followed: a symbolic link (mode 0777, its
+ *    size the target's length: readlink() below gives the target).  Followed (stat, or
+ *    a trailing slash), our device's directory;
+ *  - an attribute file of ours (one ibv_read_sysfs_file() answers): a regular file,
+ *    mode 0444, size 4096 (sysfs gives every attribute a page, whatever it holds:
+ *    fs/sysfs/file.c, sysfs_add_file_mode_ns(), PAGE_SIZE);
+ *  - getxattr/lgetxattr of one of these: ENODATA (sysfs keeps no POSIX ACL; gnulib's
+ *    file_has_acl(), which ls -l calls on every file that is not a link, takes ENODATA
+ *    as "no ACL" and anything else as an error it prints).
+ *
+ * Only an absolute path is ours, as with openat (a descriptor-relative one is libc's);
+ * the devices' nodes answer as stat() says. */
+
+/* The device whose class entry is exactly `path` (no trailing slash), or NULL. */
+static struct uv_dev *uv_kp_class_entry(const char *path)
+{
+	if (!path || strncmp(path, UV_KP_SYSFS_DIR, sizeof(UV_KP_SYSFS_DIR) - 1))
+		return NULL;
+	unsigned n;
+	struct uv_dev *devs = uv_devices(&n);
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(path, devs[i].ibdev.ibdev_path))
+			return &devs[i];
+	return NULL;
+}
+
+/* Does one of our directories list `path` as a file (an unset GID's type, say, which
+ * is there but cannot be read)? */
+static bool uv_kp_listed_file(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[256];
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
+		return false;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = 0;
+	struct uv_dev *d = NULL;
+	enum uv_kp_dir kind = uv_kp_dir_of(dir, &d);
+	if (kind == UV_KP_NONE)
+		return false;
+	struct uv_kp_listing *l = calloc(1, sizeof(*l));
+	if (!l)
+		return false;
+	uv_kp_fill(l, kind, d);
+	bool found = false;
+	for (size_t i = 0; i < l->n && !found; i++)
+		found = l->types[i] == DT_REG && !strcmp(l->names[i], slash + 1);
+	free(l);
+	return found;
+}
+
+/* stat of any path of ours (follow: a link is followed); false: not ours. */
+static bool uv_kp_stat_any(const char *path, bool follow, struct stat *st)
+{
+	if (!path || (strncmp(path, UV_KP_DEV_DIR, sizeof(UV_KP_DEV_DIR) - 1) &&
+		      strncmp(path, UV_KP_SYSFS_DIR, sizeof(UV_KP_SYSFS_DIR) - 2)))
+		return false;   /* one comparison for every other path */
+	struct uv_dev *d;
+	if (!follow && (d = uv_kp_class_entry(path))) {
+		char link[PATH_MAX + 64];
+		int l = uv_kp_class_link(d, link, sizeof(link));
+		memset(st, 0, sizeof(*st));
+		st->st_mode = S_IFLNK | 0777;
+		st->st_nlink = 1;
+		st->st_size = l > 0 ? l : 0;
+		st->st_blksize = 4096;
+		return true;
+	}
+	if (uv_kp_stat_node(path, st) || uv_kp_stat_dir(path, st))
+		return true;
+	const char *file;
+	char val[192];
+	if ((d = uv_kp_sysfs(path, &file)) &&
+	    (ibv_read_sysfs_file(d->ibdev.ibdev_path, file, val, sizeof(val) - 1) >= 0 ||
+	     uv_kp_listed_file(path))) {
+		memset(st, 0, sizeof(*st));
+		st->st_mode = S_IFREG | 0444;
+		st->st_nlink = 1;
+		st->st_size = 4096;
+		st->st_blksize = 4096;
+		return true;
+	}
+	return false;
+}
+
+/* struct stat64 is struct stat's layout on LP64; filled field by field all the same. */
+static void uv_kp_to_stat64(const struct stat *s, struct stat64 *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = s->st_mode;
+	st->st_nlink = s->st_nlink;
+	st->st_rdev = s->st_rdev;
+	st->st_size = s->st_size;
+	st->st_blksize = s->st_blksize;
+}
+
+UV_EXPORT int lstat(const char *path, struct stat *st)
+{
+	static void *next;
+	if (uv_kp_stat_any(path, false, st))
+		return 0;
+	int (*f)(const char *, struct stat *) = (int (*)(const char *, struct stat *))uv_kp_next(&next, "lstat");
+	return f ? f(path, st) : uv_minus1(ENOSYS);
+}
+
+UV_EXPORT int lstat64(const char *path, struct stat64 *st)
+{
+	static void *next;
+	struct stat s;
+	if (uv_kp_stat_any(path, false, &s)) {
+		uv_kp_to_stat64(&s, st);
+		return 0;
+	}
+	int (*f)(const char *, struct stat64 *) = (int (*)(const char *, struct stat64 *))uv_kp_next(&next, "lstat64");
+	return f ? f(path, st) : uv_minus1(ENOSYS);
+}
+
+UV_EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	static void *next;
+	if (uv_kp_absolute(path) && uv_kp_stat_any(path, !(flags & AT_SYMLINK_NOFOLLOW), st))
+		return 0;
+	int (*f)(int, const char *, struct stat *, int) =
+		(int (*)(int, const char *, struct stat *, int))uv_kp_next(&next, "fstatat");
+	return f ? f(dirfd, path, st, flags) : uv_minus1(ENOSYS);
+}
+
+UV_EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
+{
+	static void *next;
+	struct stat s;
+	if (uv_kp_absolute(path) && uv_kp_stat_any(path, !(flags & AT_SYMLINK_NOFOLLOW), &s)) {
+		uv_kp_to_stat64(&s, st);
+		return 0;
+	}
+	int (*f)(int, const char *, struct stat64 *, int) =
+		(int (*)(int, const char *, struct stat64 *, int))uv_kp_next(&next, "fstatat64");
+	return f ? f(dirfd, path, st, flags) : uv_minus1(ENOSYS);
+}
+
+/* statx(2) (glibc 2.28's wrapper, which ls calls): the same answer in struct statx,
+ * with stx_mask saying which fields are filled (STATX_BASIC_STATS; times and inode
+ * are 0, as the answers above give them). */
+UV_EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *stx)
+{
+	static void *next;
+	struct stat s;
+	if (uv_kp_absolute(path) && uv_kp_stat_any(path, !(flags & AT_SYMLINK_NOFOLLOW), &s)) {
+		/* glibc declares stx nonnull; NULL still gets the kernel's EFAULT, not a crash */
+		struct statx *volatile out = stx;
+		if (!out)
+			return uv_minus1(EFAULT);
+		memset(stx, 0, sizeof(*stx));
+		stx->stx_mask = STATX_BASIC_STATS;
+		stx->stx_blksize = (uint32_t)s.st_blksize;
+		stx->stx_nlink = (uint32_t)s.st_nlink;
+		stx->stx_mode = (uint16_t)s.st_mode;
+		stx->stx_size = (uint64_t)s.st_size;
+		stx->stx_rdev_major = major(s.st_rdev);
+		stx->stx_rdev_minor = minor(s.st_rdev);
+		return 0;
+	}
+	int (*f)(int, const char *, int, unsigned int, struct statx *) =
+		(int (*)(int, const char *, int, unsigned int, struct statx *))uv_kp_next(&next, "statx");
+	return f ? f(dirfd, path, flags, mask, stx) : uv_minus1(ENOSYS);
+}
+
+/* getxattr(2)/lgetxattr of a path of ours: no such attribute (ENODATA), since sysfs
+ * keeps none; listxattr/llistxattr: an empty list. */
+static bool uv_kp_xattr(const char *path, bool follow)
+{
+	struct stat s;
+	return uv_kp_stat_any(path, follow, &s);
+}
+
+UV_EXPORT ssize_t getxattr(const char *path, const char *name, void *value, size_t size)
+{
+	static void *next;
+	if (uv_kp_xattr(path, true))
+		return uv_minus1(ENODATA);
+	ssize_t (*f)(const char *, const char *, void *, size_t) =
+		(ssize_t (*)(const char *, const char *, void *, size_t))uv_kp_next(&next, "getxattr");
+	return f ? f(path, name, value, size) : uv_minus1(ENOSYS);
+}
+
+UV_EXPORT ssize_t lgetxattr(const char *path, const char *name, void *value, size_t size)
+{
+	static void *next;
+	if (uv_kp_xattr(path, false))
+		return uv_minus1(ENODATA);
+	ssize_t (*f)(const char *, const char *, void *, size_t) =
+		(ssize_t (*)(const char *, const char *, void *, size_t))uv_kp_next(&next, "lgetxattr");
+	return f ? f(path, name, value, size) : uv_minus1(ENOSYS);
+}
+
+UV_EXPORT ssize_t listxattr(const char *path, char *list, size_t size)
+{
+	static void *next;
+	if (uv_kp_xattr(path, true))
+		return 0;
+	ssize_t (*f)(const char *, char *, size_t) = (ssize_t (*)(const char *, char *, size_t))uv_kp_next(&next, "listxattr");
+	return f ? f(path, list, size) : uv_minus1(ENOSYS);
+}
+
+UV_EXPORT ssize_t llistxattr(const char *path, char *list, size_t size)
+{
+	static void *next;
+	if (uv_kp_xattr(path, false))
+		return 0;
+	ssize_t (*f)(const char *, char *, size_t) = (ssize_t (*)(const char *, char *, size_t))uv_kp_next(&next, "llistxattr");
+	return f ? f(path, list, size) : uv_minus1(ENOSYS);
 }
 
 static int uv_kp_libc_stat(const char *path, struct stat *st)

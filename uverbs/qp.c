@@ -429,7 +429,7 @@ UV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	if (!qp)
 		return EINVAL;
 	struct uv_qp *q = uv_qp_of(qp);
-	int rc = uv_queue_destroy((struct uv_queue){ UV_QUEUE_QP, .qp = q }, UV_HANDLE(qp));
+	int rc = uv_queue_destroy((struct uv_queue){ UV_QUEUE_QP, .qp = q }, UV_HANDLE(qp, events_completed));
 	if (!rc) {
 		free(q->st.inl);
 		free(q);

@@ -133,7 +133,7 @@ UV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 	if (!srq)
 		return EINVAL;
 	struct uv_srq *s = uv_from(srq, struct uv_srq, srq);
-	int rc = uv_queue_destroy((struct uv_queue){ UV_QUEUE_SRQ, .srq = s }, UV_HANDLE(srq));
+	int rc = uv_queue_destroy((struct uv_queue){ UV_QUEUE_SRQ, .srq = s }, UV_HANDLE(srq, events_completed));
 	if (!rc)
 		free(s);
 	return rc;

@@ -153,6 +153,8 @@ int uv_evq_push(struct uv_evq *q, const struct uv_event_node *n);
 /* Block (unless the fd is non-blocking: -EAGAIN) for one event; 0 or -errno.  Safe
  * beside uv_evq_drop: a dropped entry is never reported as an error. */
 int uv_evq_pop(struct uv_evq *q, struct uv_event_node *out);
+/* uv_evq_pop, with taken(entry) called under the queue's lock as the entry leaves it. */
+int uv_evq_pop_hook(struct uv_evq *q, struct uv_event_node *out, void (*taken)(const struct uv_event_node *));
 /* Drop queued entries naming `obj` (a CQ, QP or SRQ being destroyed). */
 void uv_evq_drop(struct uv_evq *q, const void *obj);
 
@@ -210,6 +212,7 @@ struct uv_cq {
 	uint64_t wc_flags;            /* ibv_create_cq_attr_ex.wc_flags asked for */
 	struct ibv_wc cur;            /* the completion start_poll/next_poll read */
 	bool polling;
+	unsigned async_reported;      /* async events handed out naming it (events.c) */
 };
 
 struct uv_srq {
@@ -220,6 +223,7 @@ struct uv_srq {
 	struct uv_srq *next;
 	struct uv_pd *parent;         /* the parent domain it was made on, or NULL */
 	uint32_t max_wr, max_sge, limit;
+	unsigned async_reported;      /* async events handed out naming it (events.c) */
 };
 
 /* The 48-byte address vector sits at a fixed offset of the AH: the send path copies it
@@ -255,6 +259,7 @@ struct uv_qp {
 	uint32_t max_inline;
 	struct uv_wr_stage st;
 	bool uc_as_rc;                /* a UC QP carried as RC (Apple's delivery; qp.c) */
+	unsigned async_reported;      /* async events handed out naming it (events.c) */
 };
 
 static inline struct uv_context *uv_ctx(struct ibv_context *c)
@@ -294,12 +299,14 @@ struct uv_handle {
 	struct ibv_context *context;
 	pthread_mutex_t *mutex;
 	pthread_cond_t *cond;
+	unsigned *completed;          /* its async events acknowledged (the public field) */
 };
-#define UV_HANDLE(h) ((struct uv_handle){ (h), (h)->context, &(h)->mutex, &(h)->cond })
+#define UV_HANDLE(h, done) ((struct uv_handle){ (h), (h)->context, &(h)->mutex, &(h)->cond, &(h)->done })
 /* ibv_destroy_cq(3), ibv_destroy_qp(3) and ibv_destroy_srq(3): under the device lock
  * hw/mlx5 destroys the queue (it refuses, EBUSY, while another object uses it) and the
- * context forgets it; then no async event may name it and h's mutex and condition
- * variable go.  0, or an errno with the device's message logged; after 0 the caller
+ * context forgets it; then no async event may name it, the events already handed out
+ * for it are waited for until acknowledged (ibv_get_async_event(3)), and h's mutex and
+ * condition variable go.  0, or an errno with the device's message logged; after 0 the caller
  * frees the queue's memory (device.c). */
 int uv_queue_destroy(struct uv_queue q, struct uv_handle h);
 #define uv_from(ptr, type, member) plat_container_of(ptr, type, member)

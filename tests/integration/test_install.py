@@ -91,6 +91,7 @@ def test_library_exports_only_the_verbs_abi(prefix):
     # uverbs/kernel_paths_linux.c (files, then directories) and of rdma_cm_linux.c
     extra = [n for n in names if not re.match(r"_?ibv_|mbps_to_ibv_rate$|mult_to_ibv_rate$|"
                                               r"(stat|stat64|access|open|open64|openat|openat64|readlink|readlinkat)$|"
+                                              r"(lstat|lstat64|fstatat|fstatat64|statx|getxattr|lgetxattr|listxattr|llistxattr)$|"
                                               r"(opendir|fdopendir|readdir|readdir64|readdir_r|readdir64_r|rewinddir|telldir|seekdir|closedir|"
                                               r"scandir|scandir64)$|"
                                               r"(write|close|fstat|fstat64)$", n)]

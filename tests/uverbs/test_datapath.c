@@ -4,6 +4,8 @@
  * as file descriptors, UD with address handles made from a completion, SRQs, and a
  * local key from another PD failing as hardware does (a completion in error). */
 #include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include "tests/uverbs/uv_test.h"
 
@@ -294,6 +296,62 @@ Test(datapath, remote_access_error_raises_an_async_event_on_the_responder)
 	cr_assert_eq(ev.element.qp, B.qp);
 	ibv_ack_async_event(&ev);
 	cr_assert_eq(B.qp->events_completed, 1);
+}
+
+struct destroy_arg {
+	struct ibv_qp *qp;
+	int rc;
+	volatile int done;
+};
+
+static void *destroy_qp_thread(void *p)
+{
+	struct destroy_arg *a = p;
+	a->rc = ibv_destroy_qp(a->qp);
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* ibv_get_async_event(3): "destroying an object (CQ, SRQ or QP) will wait for all
+ * affiliated events for the object to be acknowledged".  UCX's async thread relies on
+ * it: without the wait, ucx_perftest's server died of SIGSEGV now and then at teardown
+ * (an event for a QP being destroyed, dispatched after the device was torn down). */
+Test(datapath, destroy_waits_until_the_objects_async_event_is_acknowledged)
+{
+	struct ibv_wc wc;
+	rc_pair();
+	send_one(&A, 4, IBV_WR_RDMA_WRITE, A.buf, 64, 0, (uintptr_t)B.buf, B.mr->rkey ^ 0x5500);
+	ut_expect(A.cq, &wc, IBV_WC_REM_ACCESS_ERR);
+	struct pollfd p = { .fd = cb->async_fd, .events = POLLIN };
+	cr_assert_eq(poll(&p, 1, 5000), 1, "no async event on the responder");
+	struct ibv_async_event ev;
+	cr_assert_eq(ibv_get_async_event(cb, &ev), 0);
+	cr_assert_eq(ev.element.qp, B.qp);
+	struct destroy_arg a = { .qp = B.qp };
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, destroy_qp_thread, &a), 0);
+	usleep(300 * 1000);
+	cr_assert_eq(__atomic_load_n(&a.done, __ATOMIC_ACQUIRE), 0,
+		     "ibv_destroy_qp returned (%d) with its event unacknowledged", a.rc);
+	ibv_ack_async_event(&ev);
+	for (int i = 0; i < 500 && !__atomic_load_n(&a.done, __ATOMIC_ACQUIRE); i++)
+		usleep(10 * 1000);
+	cr_assert_eq(__atomic_load_n(&a.done, __ATOMIC_ACQUIRE), 1, "destroy still waiting after the ack");
+	pthread_join(t, NULL);
+	cr_assert_eq(a.rc, 0);
+}
+
+/* An event queued but never handed out does not hold a destroy: it is dropped. */
+Test(datapath, destroy_drops_an_async_event_never_handed_out)
+{
+	struct ibv_wc wc;
+	rc_pair();
+	send_one(&A, 4, IBV_WR_RDMA_WRITE, A.buf, 64, 0, (uintptr_t)B.buf, B.mr->rkey ^ 0x5500);
+	ut_expect(A.cq, &wc, IBV_WC_REM_ACCESS_ERR);
+	struct pollfd p = { .fd = cb->async_fd, .events = POLLIN };
+	cr_assert_eq(poll(&p, 1, 5000), 1, "no async event on the responder");
+	cr_assert_eq(ibv_destroy_qp(B.qp), 0);
+	cr_assert_eq(poll(&p, 1, 0), 0, "the destroyed QP's event is gone");
 }
 
 Test(datapath, ud_send_and_reply_through_an_ah_from_the_completion)

@@ -70,20 +70,32 @@ def _env(lib, ip):
 
 
 
-# perftest measures its CPU's clock against gettimeofday before it reports, and gives
-# up ("Correlation coefficient r^2: ... < 0.9", then "Can't produce a report") when the
-# samples scatter, as they do on a loaded 2-CPU machine (perftest's get_clock.c,
-# sample_get_cpu_mhz).  That failure is the tool's calibration, not the device's:
-# such a pair runs once more, and only for that.
-PERFTEST_CLOCK_FAILED = "Can't produce a report"
+# perftest measures its CPU's clock against gettimeofday before it reports (perftest
+# 4.5-0.17 src/get_clock.c, sample_get_cpu_mhz(): a linear fit of 200 samples) and
+# gives up when the samples scatter, as they do on a loaded 2-CPU machine whenever the
+# process is preempted between its two clock reads: it prints "Correlation
+# coefficient r^2: 0.874 < 0.9" and get_cpu_mhz() returns 0.  A bandwidth test then
+# exits with "Can't produce a report" (src/perftest_parameters.c, print_report_bw());
+# a latency test divides by that 0 and prints "inf" figures with exit status 0
+# (print_report_lat()).  No option avoids the calibration for both (-F only silences
+# the exit, leaving 0 MB/s; -C reports latency in cycles and is not the default run).
+# Either way that run's figures are perftest's calibration failing, not a measurement
+# of the device: a pair in which either side printed the r^2 message runs again, up
+# to PERFTEST_CLOCK_ATTEMPTS times in all, and each such rerun is printed.
+PERFTEST_CLOCK_FAILED = re.compile(r"Correlation coefficient r\^2:? \S+ < 0\.9")
+PERFTEST_CLOCK_ATTEMPTS = 3
 
 
 def run_pair(lib, tool, args, server_args=None, timeout=TIMEOUT):
-    """run_pair_once, again once if perftest's own clock calibration failed."""
-    res = run_pair_once(lib, tool, args, server_args, timeout)
-    if res[1][0] != 0 and PERFTEST_CLOCK_FAILED in res[1][1] and "r^2" in res[1][1]:
-        print("%s: perftest's clock calibration failed (r^2 < 0.9), running again" % tool)
+    """run_pair_once, again (up to PERFTEST_CLOCK_ATTEMPTS runs) while perftest's own
+    clock calibration failed on either side."""
+    for attempt in range(1, PERFTEST_CLOCK_ATTEMPTS + 1):
         res = run_pair_once(lib, tool, args, server_args, timeout)
+        side = [n for n, (_, out) in zip(("server", "client"), res) if PERFTEST_CLOCK_FAILED.search(out)]
+        if not side or attempt == PERFTEST_CLOCK_ATTEMPTS:
+            return res
+        print("%s: perftest's clock calibration failed on the %s (r^2 < 0.9), run %d of at most %d" % (
+            tool, " and ".join(side), attempt, PERFTEST_CLOCK_ATTEMPTS))
     return res
 
 
@@ -212,6 +224,46 @@ def test_devinfo_lstopo_places_a_vfio_device_under_its_pci_function(lib):
     o = _lstopo(lib, {}, "vfio:%s" % bdf)
     m = re.search(r'^( *)PCI L#\d+ \(busid=%s .*\n\1  OpenFabrics L#\d+ "uverbs0"$' % re.escape(bdf), o, re.M)
     assert m, o
+
+
+def test_devinfo_ls_lists_our_class_directory_and_files(lib):
+    """coreutils' ls looks at every name with statx (AT_SYMLINK_NOFOLLOW for what it
+    lists), lists with opendir/readdir, reads links with readlink and, under -l, asks
+    getxattr for a POSIX ACL: uverbs/kernel_paths_linux.c answers each for our paths,
+    as sysfs would (the class entry a link, attributes 0444 files of 4096 bytes, every
+    directory 0755).  cat reads the files through open()."""
+    if os.path.exists("/sys/class/infiniband"):
+        pytest.skip("this machine has kernel RDMA devices: /sys/class/infiniband is the kernel's")
+    ls = shutil.which("ls")
+    assert ls, "ls is not installed (Debian package coreutils)"
+    ip = _alloc()[0]
+    env = _env(lib, ip)
+    env["UVERBS_DEVICES"] = "emu:ip=%s" % ip
+    env.pop("UVERBS_KEXT_STANDIN", None)
+    env["LC_ALL"] = "C"
+
+    def run(*args):
+        out = subprocess.run(list(args), env=env, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and not out.stderr, "%s: rc %d\n%s%s" % (
+            " ".join(args), out.returncode, out.stdout, out.stderr)
+        return out.stdout
+
+    assert run(ls, "/sys/class/infiniband") == "uverbs0\n"
+    o = run(ls, "-l", "/sys/class/infiniband/")
+    assert re.search(r"^lrwxrwxrwx\s+1\s+\S+\s+\S+\s+40 .* uverbs0 -> \.\./\.\./devices/virtual/infiniband/uverbs0$",
+                     o, re.M), o
+    o = run(ls, "-l", "/sys/class/infiniband/uverbs0/")
+    for f in ("board_id", "fw_ver", "node_guid", "sys_image_guid"):
+        assert re.search(r"^-r--r--r--\s+1\s+\S+\s+\S+\s+4096 .* %s$" % f, o, re.M), o
+    assert re.search(r"^drwxr-xr-x\s+\d+\s+\S+\s+\S+\s+\d+ .* ports$", o, re.M), o
+    o = run(ls, "-l", "/sys/class/infiniband/uverbs0/ports/1/")
+    for d in ("gids", "gid_attrs", "pkeys"):
+        assert re.search(r"^drwxr-xr-x .* %s$" % d, o, re.M), o
+    o = run(ls, "/sys/class/infiniband/uverbs0/ports/1/gid_attrs/types")
+    assert o.split()[:2] == ["0", "1"], o
+    assert run("cat", "/sys/class/infiniband/uverbs0/ports/1/gid_attrs/types/1") == "RoCE v2\n"
+    o = run(ls, "-ld", "/dev/infiniband/uverbs0")
+    assert re.match(r"crw-rw-rw-\s+1\s+\S+\s+\S+\s+231,\s+192 ", o), o
 
 
 def test_devinfo_verbose_shows_roce_v2_gid_and_limits(lib):

@@ -7,7 +7,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "tests/uverbs/uv_test.h"
@@ -53,7 +55,8 @@ Test(kernel_paths, device_node_is_a_character_device_readable_and_writable)
 }
 
 /* A node name that is not one of the listed devices is libc's business: the answer is
- * the same as fstatat's, which the library does not interpose. */
+ * the kernel's own (the newfstatat system call, which nothing interposes), through
+ * stat, fstatat, lstat and statx alike. */
 Test(kernel_paths, paths_other_than_our_devices_are_answered_by_libc)
 {
 	static const char *const paths[] = { "/dev/infiniband/uverbs2", "/dev/infiniband/uverbs0x",
@@ -65,7 +68,9 @@ Test(kernel_paths, paths_other_than_our_devices_are_answered_by_libc)
 		errno = 0;
 		int ra = stat(paths[i], &a), ea = errno;
 		errno = 0;
-		int rb = fstatat(AT_FDCWD, paths[i], &b, 0), eb = errno;
+		int rb = (int)syscall(SYS_newfstatat, AT_FDCWD, paths[i], &b, 0), eb = rb ? errno : 0;
+		if (rb)
+			rb = -1;
 		cr_assert_eq(ra, rb, "%s: stat %d, fstatat %d", paths[i], ra, rb);
 		cr_assert_eq(ea, eb, "%s: errno %d vs %d", paths[i], ea, eb);
 		if (!ra) {
@@ -74,6 +79,18 @@ Test(kernel_paths, paths_other_than_our_devices_are_answered_by_libc)
 			cr_assert_eq(a.st_ino, b.st_ino, "%s", paths[i]);
 		}
 		cr_assert_eq(access(paths[i], F_OK), faccessat(AT_FDCWD, paths[i], F_OK, 0), "%s", paths[i]);
+		struct stat c;
+		struct statx x;
+		errno = 0;
+		cr_assert_eq(fstatat(AT_FDCWD, paths[i], &c, 0), ra, "%s", paths[i]);
+		cr_assert_eq(errno, ea, "%s", paths[i]);
+		errno = 0;
+		cr_assert_eq(statx(AT_FDCWD, paths[i], 0, STATX_BASIC_STATS, &x), ra, "%s", paths[i]);
+		cr_assert_eq(errno, ea, "%s", paths[i]);
+		if (!ra) {
+			cr_assert_eq(x.stx_mode, a.st_mode, "%s", paths[i]);
+			cr_assert_eq(x.stx_ino, a.st_ino, "%s", paths[i]);
+		}
 	}
 }
 
@@ -445,4 +462,113 @@ Test(kernel_paths, class_entry_links_to_virtual_or_to_the_pci_function)
 	buf[n] = 0;
 	snprintf(want, sizeof(want), "../../devices/%s/infiniband/%s", real + 13, ut_list[2]->name);
 	cr_assert_str_eq(buf, want);
+}
+
+/* coreutils' ls (src/ls.c, do_statx()) looks at each name with statx, not following a
+ * link for what it lists; find and tar use lstat and fstatat.  Each answers our paths
+ * as sysfs would: the class entry a link (followed: the device's directory), the
+ * attribute files regular 0444 files of a page, the tables' directories 0755; and
+ * ls -l's ACL question (getxattr) finds no attribute. */
+Test(kernel_paths, statx_lstat_and_fstatat_see_links_files_and_directories)
+{
+	ut_devices(UT_KP_DEVS);
+	const char *entry = ut_list[0]->ibdev_path;
+	char target[512], path[400];
+	ssize_t tl = readlink(entry, target, sizeof(target));
+	cr_assert_gt(tl, 0);
+	struct statx x;
+	struct stat st;
+	struct stat64 st64;
+
+	cr_assert_eq(statx(AT_FDCWD, entry, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &x), 0, "statx: %s",
+		     strerror(errno));
+	cr_assert(S_ISLNK(x.stx_mode), "mode 0%o", x.stx_mode);
+	cr_assert_eq(x.stx_mode & 0777, 0777);
+	cr_assert_eq(x.stx_size, (uint64_t)tl, "a link's size is its target's length");
+	cr_assert(x.stx_mask & STATX_TYPE);
+	cr_assert_eq(lstat(entry, &st), 0);
+	cr_assert(S_ISLNK(st.st_mode));
+	cr_assert_eq(lstat64(entry, &st64), 0);
+	cr_assert(S_ISLNK(st64.st_mode));
+	cr_assert_eq(fstatat(AT_FDCWD, entry, &st, AT_SYMLINK_NOFOLLOW), 0);
+	cr_assert(S_ISLNK(st.st_mode));
+	cr_assert_eq(fstatat64(-1, entry, &st64, AT_SYMLINK_NOFOLLOW), 0);
+	cr_assert(S_ISLNK(st64.st_mode));
+	/* followed: the directory */
+	cr_assert_eq(statx(AT_FDCWD, entry, 0, STATX_BASIC_STATS, &x), 0);
+	cr_assert(S_ISDIR(x.stx_mode));
+	cr_assert_eq(fstatat(AT_FDCWD, entry, &st, 0), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	snprintf(path, sizeof(path), "%s/", entry);
+	cr_assert_eq(lstat(path, &st), 0);
+	cr_assert(S_ISDIR(st.st_mode), "a trailing slash follows the link");
+
+	/* an attribute file, through every flavour */
+	snprintf(path, sizeof(path), "%s/ports/1/state", entry);
+	cr_assert_eq(statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &x), 0);
+	cr_assert(S_ISREG(x.stx_mode));
+	cr_assert_eq(x.stx_mode & 0777, 0444);
+	cr_assert_eq(x.stx_size, 4096u);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert(S_ISREG(st.st_mode));
+	cr_assert_eq(lstat(path, &st), 0);
+	cr_assert_eq(st.st_size, 4096);
+	/* the GID table's directories, and an entry of each */
+	static const char *const dirs[] = { "ports/1/gids", "ports/1/gid_attrs", "ports/1/gid_attrs/types",
+					    "ports/1/pkeys" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", entry, dirs[i]);
+		cr_assert_eq(statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &x), 0, "%s", path);
+		cr_assert(S_ISDIR(x.stx_mode), "%s", path);
+		cr_assert_eq(x.stx_mode & 0777, 0755);
+	}
+	snprintf(path, sizeof(path), "%s/ports/1/gid_attrs/types/1", entry);
+	cr_assert_eq(statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &x), 0);
+	cr_assert(S_ISREG(x.stx_mode));
+	/* the node, as stat says */
+	snprintf(path, sizeof(path), "/dev/infiniband/%s", ut_list[1]->dev_name);
+	cr_assert_eq(statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &x), 0);
+	cr_assert(S_ISCHR(x.stx_mode));
+	cr_assert_eq(x.stx_rdev_major, 231u);
+	cr_assert_eq(x.stx_rdev_minor, 193u);
+	/* what the device does not have, and a relative name, are libc's (absent here) */
+	snprintf(path, sizeof(path), "%s/device/numa_node", entry);
+	errno = 0;
+	cr_assert_eq(statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &x), -1);
+	cr_assert_eq(errno, ENOENT);
+	errno = 0;
+	cr_assert_eq(lstat(path, &st), -1);
+	cr_assert_eq(errno, ENOENT);
+	errno = 0;
+	cr_assert_eq(statx(AT_FDCWD, "sys/class/infiniband", 0, STATX_BASIC_STATS, &x), -1);
+	cr_assert_eq(errno, ENOENT);
+
+	/* no extended attribute: ENODATA, which ls -l takes as "no ACL" */
+	snprintf(path, sizeof(path), "%s/node_guid", entry);
+	char v[64];
+	errno = 0;
+	cr_assert_eq(getxattr(path, "system.posix_acl_access", v, sizeof(v)), -1);
+	cr_assert_eq(errno, ENODATA);
+	errno = 0;
+	cr_assert_eq(lgetxattr(entry, "system.posix_acl_access", v, sizeof(v)), -1);
+	cr_assert_eq(errno, ENODATA);
+	cr_assert_eq(listxattr(path, v, sizeof(v)), 0);
+	cr_assert_eq(llistxattr(entry, v, sizeof(v)), 0);
+}
+
+/* The GID and P_Key tables' directories list an entry per table entry (the first 32)
+ * before anything else has brought the device up: listing first, as ls does. */
+Test(kernel_paths, table_directories_list_their_entries_before_any_read)
+{
+	ut_devices(UT_KP_DEVS);
+	char dir[400], got[1024];
+	snprintf(dir, sizeof(dir), "%s/ports/1/gid_attrs/types", ut_list[1]->ibdev_path);
+	list_dir(dir, got, sizeof(got));
+	cr_assert(!strncmp(got, ".:4 ..:4 0:8 1:8", 16), "%s", got);
+	snprintf(dir, sizeof(dir), "%s/ports/1/gids", ut_list[1]->ibdev_path);
+	list_dir(dir, got, sizeof(got));
+	cr_assert(!strncmp(got, ".:4 ..:4 0:8 1:8", 16), "%s", got);
+	snprintf(dir, sizeof(dir), "%s/ports/1/gid_attrs", ut_list[1]->ibdev_path);
+	list_dir(dir, got, sizeof(got));
+	cr_assert_str_eq(got, ".:4 ..:4 types:4");
 }

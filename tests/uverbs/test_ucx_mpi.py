@@ -251,6 +251,25 @@ def test_mpirun_pml_ucx_pingpong_and_allreduce_verify_data(lib, mpi_program):
     assert len(remote) == 2, "tag lanes per rank: %s\n%s" % (lanes, out)
 
 
+# Open MPI 4.1.4 over Debian's PMIx 4.2.2 loses help messages that ranks relay to
+# mpirun: a rank's opal_show_help() goes to mpirun as a PMIx log request
+# (orte/util/show_help.c, orte_show_help_norender(): opal_pmix.log), mpirun's PMIx
+# server thread hands it to the ORTE side (orte/orted/pmix/pmix_server_gen.c,
+# pmix_server_log_fn()), and orte_show_help_recv() often fails to unpack it: mpirun
+# then prints "ORTE_ERROR_LOG: Data unpack would read past end of buffer in file
+# ../../../orte/util/show_help.c" instead of the message (upstream
+# open-mpi/ompi#8356).  It needs neither this library nor a device: with no
+# LD_PRELOAD, `mpirun -np 2 --mca pml ob1 --mca btl self` on the loaded 2-CPU test
+# machine lost its "unreachable" messages in 24 of 30 runs.  A run whose help message
+# is missing AND whose mpirun logged that unpack failure is run again, up to
+# OMPI_HELP_ATTEMPTS times; anything else missing fails at once.
+OMPI_HELP_ATTEMPTS = 8
+
+
+def _ompi_lost_help(out):
+    return re.search(r"ORTE_ERROR_LOG: .* in file \S*orte/util/show_help\.c", out) is not None
+
+
 def test_openib_btl_finds_our_port_and_stops_at_its_only_connection_manager(lib, mpi_program):
     """Open MPI 4.1's openib BTL over the preloaded library: it stats
     /sys/class/infiniband (answered by kernel_paths_linux.c) and reaches our device and
@@ -267,19 +286,32 @@ def test_openib_btl_finds_our_port_and_stops_at_its_only_connection_manager(lib,
     cmd = [_tool("mpirun", "openmpi-bin"), "--allow-run-as-root", "--oversubscribe", "-np", "2",
            "--mca", "pml", "ob1", "--mca", "btl", "openib,self", "--mca", "btl_base_verbose", "100",
            "--mca", "btl_openib_cpc_include", "udcm", wrapper, exe, "2", "10"]
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         start_new_session=True)
-    try:
-        out, _ = p.communicate(timeout=TIMEOUT)
-    finally:
-        _kill((p,))
-    # the device and its port were found (the sysfs check passed, the INI file matched)...
-    assert "Checking distance from this process to device=uverbs0" in out, out
-    assert re.search(r"Local device:\s+uverbs0", out) and re.search(r"Local port:\s+1", out), out
-    # ...and no CPC takes a RoCE port: openib is disabled there, and MPI_Init has no BTL
+    lost = []
+    for attempt in range(OMPI_HELP_ATTEMPTS):
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
+        try:
+            out, _ = p.communicate(timeout=TIMEOUT)
+        finally:
+            _kill((p,))
+        # the device was found (the sysfs check passed): the rank's own output, which
+        # reaches mpirun through its I/O forwarding, not through show_help
+        assert "Checking distance from this process to device=uverbs0" in out, out
+        assert p.returncode != 0, out
+        helped = re.search(r"Local device:\s+uverbs0", out)
+        if helped or not _ompi_lost_help(out):
+            break
+        lost.append(out)
+    # the port was reached (the INI file matched) and no CPC takes a RoCE port: openib
+    # is disabled there, and MPI_Init has no BTL.  Open MPI's help message saying so
+    # crossed mpirun's show_help relay in one of OMPI_HELP_ATTEMPTS runs, or every run
+    # lost it (then the last run's output is shown).
+    assert helped, "the openib help message was lost by mpirun in all %d runs:\n%s" % (len(lost), out)
+    assert re.search(r"Local port:\s+1", out), out
     assert re.search(r"CPCs attempted:\s+udcm", out), out
-    assert p.returncode != 0
-    print("\nopenib: reaches uverbs0 port 1, stops at CPC selection (udcm: InfiniBand only)")
+    print("\nopenib: reaches uverbs0 port 1, stops at CPC selection (udcm: InfiniBand only)%s" %
+          ("; mpirun lost the help message in %d earlier run(s) (Open MPI's show_help relay)" % len(lost)
+           if lost else ""))
 
 
 def test_mtl_ofi_over_libfabrics_verbs_provider_verifies_data(lib, mpi_program):
