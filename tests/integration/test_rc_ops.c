@@ -511,3 +511,55 @@ Test(rc_ops, a_256_KiB_send_into_a_peer_spinning_on_its_cq_is_never_retried)
 	/* 0.3-0.5 ms each here (about 600 MB/s); a retry would cost a 67 ms ACK timeout */
 	cr_assert_lt(t[N / 2], 20000000u, "median 256 KiB SEND %llu us", (unsigned long long)(t[N / 2] / 1000));
 }
+
+/* The same SEND with the receiver's ring empty for 30 ms (its application busy
+ * elsewhere), then one receive posted: the requester waits out RNR NAKs (rnr_retry 7,
+ * min_rnr_timer 1 = 10 us, as ggml sets them) and retries with the NAKed packet alone
+ * until one is taken; the responder NAKs that packet and drops the rest of its burst
+ * without a PSN sequence NAK (rc_resp.c need_rwqe, rc_req.c RNR NAK).  Before, each
+ * RNR period resent the whole 64-packet window and the responder answered each burst
+ * with an RNR NAK and a sequence NAK: an RNR retry storm of 256 KiB every 10 us. */
+Test(rc_ops, an_rnr_naked_256_KiB_send_retries_one_packet_at_a_time)
+{
+	enum { CHUNK = 256u << 10 };
+	struct emu_tp_counters a0, b0, a1, b1;
+	struct ibv_wc wc;
+	bool sent = false, got = false;
+
+	setup_mtu(5);
+	emu_tp_counters(A.emu, &a0);
+	emu_tp_counters(B.emu, &b0);
+	tp_fill(abuf, CHUNK, 0x7700);
+	cr_assert_eq(tp_post(&qa, IBV_WR_SEND, 7, abuf, CHUNK, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+	for (uint64_t end = tp_now_ms() + 30; tp_now_ms() < end;) {
+		cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 0, "the SEND completed with nothing posted (status %d)", wc.status);
+		cr_assert_eq(mx5_poll_cq(B.cqr, 1, &wc), 0);
+	}
+	cr_assert_gt(tp_ctr(&A).rnr_naks_rcvd - a0.rnr_naks_rcvd, 0, "no RNR NAK: the scenario did not happen");
+	cr_assert_eq(tp_post_recv(&qb, 8, bbuf, CHUNK, tp_lkey(bmr)), 0);
+	uint64_t t0 = tp_now_ms(), end = t0 + 10000;
+	while (!sent || !got) {
+		int r = spin_one(sent ? &B : &A, &wc, end);
+
+		cr_assert_eq(r, 1, "sent %d, received %d within 10 s of the post", sent, got);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+		if (wc.opcode == IBV_WC_SEND)
+			sent = true;
+		else
+			got = true;
+	}
+	cr_assert_eq(XXH64(bbuf, CHUNK, 0), XXH64(abuf, CHUNK, 0));
+	emu_tp_counters(A.emu, &a1);
+	emu_tp_counters(B.emu, &b1);
+	uint64_t waits = a1.rnr_waits - a0.rnr_waits, rtx = a1.retransmits - a0.retransmits;
+	cr_log_info("RNR: %llu waits, %llu packets resent, %llu sequence NAKs, done %llu ms after the post",
+		    (unsigned long long)waits, (unsigned long long)rtx,
+		    (unsigned long long)(b1.naks_sent[EMU_AETH_NAK_PSN_SEQ] - b0.naks_sent[EMU_AETH_NAK_PSN_SEQ]),
+		    (unsigned long long)(tp_now_ms() - t0));
+	cr_expect_eq(b1.naks_sent[EMU_AETH_NAK_PSN_SEQ] - b0.naks_sent[EMU_AETH_NAK_PSN_SEQ], 0,
+		     "the responder NAKed the rest of an RNR NAKed burst");
+	/* one packet per RNR retry, then the rest of the window once the probe is ACKed */
+	cr_assert_leq(rtx, waits + CHUNK / 4096, "%llu packets resent for %llu RNR waits", (unsigned long long)rtx,
+		      (unsigned long long)waits);
+	cr_assert_eq(a1.timeouts - a0.timeouts, 0, "the sender's ACK timer expired");
+}
