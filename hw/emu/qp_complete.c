@@ -69,6 +69,7 @@ void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq)
 	tq->rd_out = 0;
 	tq->timer_at = 0;
 	tq->rnr_at = 0;
+	tq->rnr_probe = false;
 	/* WQEs posted but not fetched yet are flushed from the ring */
 	while (qp->eng.sq_pi != tq->sq_prod) {
 		uint8_t b[64];

@@ -275,6 +275,7 @@ void emu_rc_req_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_p
 	} else {
 		switch (emu_aeth_kind(syn)) {
 		case EMU_AETH_ACK:
+			tq->rnr_probe = false;   /* the responder took a request: open the window again */
 			ack_upto(tp, tq, psn, &lost);
 			if (lost) {
 				struct emu_swqe *w = oldest_rd(tq);
@@ -295,6 +296,15 @@ void emu_rc_req_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_p
 				tq->rnr_left--;
 			}
 			emu_req_go_back(tp, tq, psn);
+			/* Retry with the NAKed packet alone, AckReq set, and open the window again
+			 * at its ACK (emu_sq_transmit, send_req_pkt).  IBTA 9.7.5.2.8 has the
+			 * requester resend from the RNR NAKed PSN once the timer has run; how much
+			 * it sends is its own choice (as with no end-to-end credits, 9.7.7.2, it
+			 * may send one request packet to learn whether a receive is posted).  Resent
+			 * as a whole window, a 256 KiB SEND at MTU 4096 put 64 packets on the wire
+			 * every RNR period (min_rnr_timer 1 = 10 us, ggml's RPC transport) while the
+			 * receiver had nothing posted: docs/benchmarks.md section 6. */
+			tq->rnr_probe = true;
 			tq->rnr_at = emu_now_ns() + rnr_ns(emu_aeth_value(syn));
 			tq->timer_at = 0;
 			tp->ctr.rnr_waits++;

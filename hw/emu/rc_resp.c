@@ -302,7 +302,12 @@ static bool need_rwqe(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 		return true;
 	rc = emu_rq_peek(tp->d, tq->qp, &tq->rwqe);
 	if (rc == -EAGAIN) {
-		/* IBTA 9.7.5.1.5: RNR NAK carrying our min_rnr_timer; the PSN is not consumed */
+		/* IBTA 9.7.5.1.5: RNR NAK carrying our min_rnr_timer; the PSN is not consumed.
+		 * The rest of the burst behind it (PSNs ahead) is dropped without a further
+		 * NAK, as after a sequence NAK (9.7.5.1.1, emu_rc_resp_rx): the requester
+		 * resends from this PSN when its RNR timer has run (9.7.5.2.8), and a PSN
+		 * sequence NAK for the same PSN said nothing new. */
+		tq->nak_seq_sent = true;
 		flush_one(tp, tq);
 		tp->ctr.rnr_naks_sent++;
 		emu_q_counter_out_of_buffer(tp->d, tq->qp->counter_set_id);

@@ -410,7 +410,7 @@ static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w
 		return -EPROTO;
 	h.bth.opcode = (uint8_t)op;
 	h.bth.se = last && w->se;
-	h.bth.ackreq = tr == EMU_ROCE_TR_RC && (last || (k + 1) % EMU_TP_ACKREQ_EVERY == 0);
+	h.bth.ackreq = tr == EMU_ROCE_TR_RC && (last || (k + 1) % EMU_TP_ACKREQ_EVERY == 0 || tq->rnr_probe);
 	h.reth.va = w->raddr;
 	h.reth.rkey = w->rkey;
 	h.reth.dlen = (uint32_t)w->len;
@@ -552,8 +552,9 @@ void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq)
 			while (w->sent < w->npkts) {
 				int rc;
 
-				if (rc_qp && emu_psn_diff(emu_psn_add(w->first_psn, w->sent), tq->una) >= (int32_t)EMU_TP_WINDOW)
-					goto out;
+				if (rc_qp && emu_psn_diff(emu_psn_add(w->first_psn, w->sent), tq->una) >=
+						     (tq->rnr_probe ? 1 : (int32_t)EMU_TP_WINDOW))
+					goto out;   /* the window; one packet while probing after an RNR NAK (rc_req.c) */
 				if (emu_psn_lt(emu_psn_add(w->first_psn, w->sent), tq->rtx_mark))
 					tp->ctr.retransmits++;
 				rc = send_req_pkt(tp, tq, w, w->sent);

@@ -209,6 +209,7 @@ struct emu_tq {
 	uint32_t una;                    /* oldest PSN not yet acknowledged */
 	uint64_t timer_at;               /* local ACK timer deadline (0: off) */
 	uint64_t rnr_at;                 /* RNR wait ends (0: not waiting) */
+	bool rnr_probe;                  /* after an RNR NAK: one packet in flight until an ACK */
 	uint8_t retry_left, rnr_left;
 	uint32_t rd_out;                 /* READ/atomic WQEs in flight */
 	uint32_t last_rtx_psn;

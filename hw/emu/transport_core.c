@@ -62,6 +62,7 @@ static void tq_reset_req(struct emu_tq *tq)
 	tq->psn_next = tq->una = tq->rtx_mark = qp->next_send_psn & EMU_ROCE_PSN_MASK;
 	tq->timer_at = 0;
 	tq->rnr_at = 0;
+	tq->rnr_probe = false;
 	tq->retry_left = qp->retry_count;
 	tq->rnr_left = qp->rnr_retry;
 	tq->rd_out = 0;

@@ -4,7 +4,8 @@
 // T "tokens", each set_tensor(input) + graph_compute + get_tensor(output), the RPC
 // commands a llama.cpp decode step makes, each token's input derived from the last
 // output.  The same graph runs on the local CPU backend first; the final outputs must
-// be bit-identical (exit 2 otherwise).  Prints tokens/s and the upload rate.
+// be bit-identical (exit 2 otherwise).  Prints the weight buffer's allocation time,
+// the upload rate (set_tensor alone) and tokens/s.
 //
 //   decode-bench [HOST:PORT] [d] [L] [T]        (defaults 127.0.0.1:50052 512 8 200)
 #include "ggml.h"
@@ -32,21 +33,25 @@ static uint64_t fnv(const void * p, size_t n) {
     return h;
 }
 
-static double run(ggml_backend_t be, int d, int L, int T, std::vector<float> & out, double * upload_s) {
+static double run(ggml_backend_t be, int d, int L, int T, std::vector<float> & out, double * upload_s, double * alloc_s) {
     ggml_init_params ip = { ggml_tensor_overhead() * (L + 1), nullptr, true };
     model m;
     m.ctx_w = ggml_init(ip);
     for (int l = 0; l < L; l++) m.w.push_back(ggml_new_tensor_2d(m.ctx_w, GGML_TYPE_F32, d, d));
+    // The weights are made before the clock starts, and the buffer's allocation (over
+    // RPC: it may open a connection, and over RDMA open the device and connect a QP) is
+    // timed apart from the upload, which is set_tensor alone.
+    std::vector<float> wd((size_t)d * d * L);
+    uint32_t s = 12345;
+    for (auto & x : wd) { s = s * 1664525u + 1013904223u; x = ((s >> 8) / 16777216.0f - 0.5f) * 2.0f / std::sqrt((float)d); }
     auto t0 = std::chrono::steady_clock::now();
     m.buf = ggml_backend_alloc_ctx_tensors(m.ctx_w, be);
-    std::vector<float> wd((size_t)d * d);
-    uint32_t s = 12345;
-    for (int l = 0; l < L; l++) {
-        for (auto & x : wd) { s = s * 1664525u + 1013904223u; x = ((s >> 8) / 16777216.0f - 0.5f) * 2.0f / std::sqrt((float)d); }
-        ggml_backend_tensor_set(m.w[l], wd.data(), 0, wd.size() * sizeof(float));
-    }
+    auto ta = std::chrono::steady_clock::now();
+    for (int l = 0; l < L; l++)
+        ggml_backend_tensor_set(m.w[l], wd.data() + (size_t)l * d * d, 0, (size_t)d * d * sizeof(float));
     auto t1 = std::chrono::steady_clock::now();
-    *upload_s = std::chrono::duration<double>(t1 - t0).count();
+    *upload_s = std::chrono::duration<double>(t1 - ta).count();
+    *alloc_s = std::chrono::duration<double>(ta - t0).count();
 
     ggml_init_params gp = { ggml_tensor_overhead() * (4 * L + 8) + ggml_graph_overhead(), nullptr, true };
     ggml_context * cg = ggml_init(gp);
@@ -85,18 +90,18 @@ int main(int argc, char ** argv) {
     int T = argc > 4 ? atoi(argv[4]) : 200;
     ggml_backend_load_all();
     std::vector<float> ref, got;
-    double up;
+    double up, al;
     ggml_backend_t cpu = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, nullptr);
     ggml_backend_cpu_set_n_threads(cpu, 1);
-    double tl = run(cpu, d, L, T, ref, &up);
+    double tl = run(cpu, d, L, T, ref, &up, &al);
     ggml_backend_free(cpu);
     ggml_backend_t rpc = ggml_backend_rpc_init(ep, 0);
     if (!rpc) { fprintf(stderr, "cannot reach %s\n", ep); return 1; }
-    double tr = run(rpc, d, L, T, got, &up);
+    double tr = run(rpc, d, L, T, got, &up, &al);
     ggml_backend_free(rpc);
     bool same = memcmp(ref.data(), got.data(), d * sizeof(float)) == 0;
-    printf("d=%d L=%d weights=%.1f MiB upload=%.3f s (%.0f MB/s) tokens=%d local=%.0f tok/s rpc=%.1f tok/s (%.0f us/token) out=%016" PRIx64 " %s\n",
-           d, L, (double)d * d * L * 4 / 1048576, up, (double)d * d * L * 4 / up / 1e6, T, T / tl, T / tr, tr / T * 1e6,
+    printf("d=%d L=%d weights=%.1f MiB alloc=%.1f ms upload=%.3f s (%.0f MB/s) tokens=%d local=%.0f tok/s rpc=%.1f tok/s (%.0f us/token) out=%016" PRIx64 " %s\n",
+           d, L, (double)d * d * L * 4 / 1048576, al * 1e3, up, (double)d * d * L * 4 / up / 1e6, T, T / tl, T / tr, tr / T * 1e6,
            fnv(got.data(), d * sizeof(float)), same ? "same-as-local" : "DIFFERS-FROM-LOCAL");
     return same ? 0 : 2;
 }
