@@ -104,6 +104,7 @@ struct rcm_agent {
 	struct { uint32_t ip; struct ibv_ah *ah; } ahs[RCM_AHS];
 	pthread_t thread;
 	bool thread_up;
+	atomic_uint sends_done;  /* send completions seen (the exit path waits on them) */
 };
 
 struct rcm_id {
@@ -144,6 +145,7 @@ static struct rcm_agent rcm_agents[RCM_MAX_AGENTS];
 static unsigned rcm_nagents;
 static bool rcm_agents_probed;
 static uint32_t rcm_next_comm;   /* 0: not drawn yet (agents_probe) */
+static pid_t rcm_pid;            /* the process the agents belong to (not a fork child) */
 static uint16_t rcm_next_port = 40000;
 
 /* MADs received, sent, dropped as malformed (or of a class or attribute this CM does
@@ -314,6 +316,7 @@ static void agents_probe(void)
 	if (rcm_agents_probed)
 		return;
 	rcm_agents_probed = true;
+	rcm_pid = getpid();
 	rcm_next_comm = rcm_rand() | 1;
 	int n = 0;
 	struct ibv_device **l = ibv_get_device_list(&n);
@@ -644,6 +647,10 @@ static void on_msg(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 		id->rcomm = m->local_comm_id;
 		id->rqpn = m->qpn;
 		id->rpsn = m->psn;
+		/* Linux cm.c cm_rep_handler: our responder resources are the peer's
+		 * initiator depth, our initiator depth its responder resources */
+		id->rr = m->initiator_depth;
+		id->idepth = m->responder_resources;
 		id->state = ST_REP_RCVD;   /* answered: waits for librdmacm's ACCEPT (RTU) */
 		conn_param_from(&p, m, 0);
 		evt_push(id, RCM_EV_CONNECT_RESPONSE, 0, &p, id->uid);
@@ -750,8 +757,10 @@ static void *agent_thread(void *arg)
 		pthread_mutex_lock(&rcm_lock);
 		while ((n = ibv_poll_cq(a->cq, 16, wc)) > 0) {
 			for (int i = 0; i < n; i++) {
-				if (wc[i].wr_id >= RCM_NRECV)
-					continue;   /* a send completed */
+				if (wc[i].wr_id >= RCM_NRECV) {
+					atomic_fetch_add(&a->sends_done, 1);   /* a send completed */
+					continue;
+				}
 				unsigned slot = (unsigned)wc[i].wr_id;
 				const uint8_t *b = a->buf + slot * (RCM_GRH + UV_MAD_LEN);
 				if (wc[i].status == IBV_WC_SUCCESS) {
@@ -894,9 +903,12 @@ static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_q
 	if (state == IBV_QPS_INIT) {
 		q->qp_attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
 		/* Linux cm.c cm_init_qp_init_attr: remote write always, read and atomics when
-		 * the connection grants responder resources; before a connection, cma allows
-		 * read and write */
+		 * the connection grants responder resources (librdmacm moves the QP to INIT
+		 * again with these just before RTR, cma.c ucma_modify_qp_rtr); before a
+		 * connection, read and write */
 		q->qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE;
+		if (id->rr)
+			q->qp_access_flags |= IBV_ACCESS_REMOTE_ATOMIC;
 	} else if (state == IBV_QPS_RTR) {
 		q->qp_attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 				  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -974,6 +986,9 @@ static int cmd_accept(struct rcm_id *id, const struct rdma_ucm_accept *c)
 		return -EINVAL;
 	id->uid = c->uid;
 	id->lqpn = p->qp_num;
+	/* Linux cm.c ib_send_cm_rep: what the REP grants is what the QP gets */
+	id->rr = p->responder_resources;
+	id->idepth = p->initiator_depth;
 	struct uv_cm_msg m = {
 		.attr = UV_CM_REP, .tid = ((uint64_t)id->lcomm << 32) | UV_CM_REP, .local_comm_id = id->lcomm,
 		.remote_comm_id = id->rcomm, .qpn = p->qp_num, .psn = id->lpsn,
@@ -1135,7 +1150,7 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 		const struct rdma_ucm_listen *c = in;
 		if (!(id = id_get(c->id)) || id->ch != ch)
 			return -EINVAL;
-		if (id->ps != RDMA_PS_TCP)
+		if (id->ps != RDMA_PS_TCP && id->ps != RDMA_PS_UDP)
 			return -EOPNOTSUPP;
 		if (!id->src.sin_port) {
 			struct sockaddr_in any = { .sin_family = AF_INET };
@@ -1144,6 +1159,11 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 				return rc;
 		}
 		id->state = ST_LISTEN;
+		/* a test (or a person) starting a client can wait for this line
+		 * (UVERBS_LOG=info) instead of guessing how long the server takes */
+		uint32_t lip = ntohl(id->src.sin_addr.s_addr);
+		uv_log(UV_LOG_INFO, "rdma_cm: listening on %u.%u.%u.%u port %u (port space 0x%x)", lip >> 24,
+		       (lip >> 16) & 0xff, (lip >> 8) & 0xff, lip & 0xff, ntohs(id->src.sin_port), id->ps);
 		return 0;
 	}
 	case RDMA_USER_CM_CMD_ACCEPT: {
@@ -1200,6 +1220,68 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 		return -ENOSYS;
 	}
 #undef NEED
+}
+
+/* ------------------------------------------------------------------ process exit */
+
+/* A process that exits with connections open: the kernel's ucma would close the
+ * channel file at exit (ucma_close) and its CM send a DREQ for each connection (Linux
+ * cm.c cm_destroy_id, IBTA 12.9.6); a program that never calls rdma_disconnect or
+ * rdma_destroy_id before exit (perftest's ib_atomic_lat server) would otherwise leave
+ * its peer waiting out a DREQ's 16 timeouts.  So the library's destructor sends that
+ * DREQ (once, no retry: the process is going), or the DREP a received DREQ still
+ * waits for, and waits up to RCM_EXIT_WAIT_MS for the sends to leave the NIC.  Not in
+ * a child of fork() (its parent's connections are not its own), and not when the lock
+ * cannot be had (a thread died holding it). */
+#define RCM_EXIT_WAIT_MS 200
+static void rcm_exit_notify(void) __attribute__((destructor));
+static void rcm_exit_notify(void)
+{
+	if (!rcm_agents_probed || getpid() != rcm_pid)
+		return;
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_nsec += RCM_EXIT_WAIT_MS * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	if (pthread_mutex_timedlock(&rcm_lock, &dl))
+		return;
+	unsigned want[RCM_MAX_AGENTS] = { 0 };
+	unsigned sent = 0;
+	for (unsigned i = 0; i < rcm_nagents; i++)
+		want[i] = atomic_load(&rcm_agents[i].sends_done);
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
+		struct rcm_id *id = &rcm_ids[i];
+		if (!id->used || !id->ag)
+			continue;
+		unsigned before = id->ag->send_next;
+		if (id->state == ST_ESTABLISHED || id->state == ST_REP_SENT || id->state == ST_REP_RCVD) {
+			struct uv_cm_msg m = { .attr = UV_CM_DREQ, .tid = ((uint64_t)id->lcomm << 32) | UV_CM_DREQ,
+					       .local_comm_id = id->lcomm, .remote_comm_id = id->rcomm,
+					       .qpn = id->rqpn };
+			id_send(id, &m, false);
+		} else if (id->state == ST_DREQ_RCVD) {
+			id_reply(id, UV_CM_DREP, NULL, 0);
+		} else {
+			continue;
+		}
+		id->state = ST_CLOSED;
+		id->mad_armed = false;
+		if (id->ag->send_next != before) {
+			want[id->ag - rcm_agents]++;
+			sent++;
+		}
+	}
+	pthread_mutex_unlock(&rcm_lock);
+	if (sent)
+		uv_log(UV_LOG_INFO, "rdma_cm: process exit: DREQ/DREP sent for %u connection(s)", sent);
+	/* the agent threads count the send completions; wait for ours, bounded */
+	uint64_t end = now_ns() + RCM_EXIT_WAIT_MS * 1000000ull;
+	for (unsigned i = 0; i < rcm_nagents && sent; i++)
+		while ((int)(atomic_load(&rcm_agents[i].sends_done) - want[i]) < 0 && now_ns() < end)
+			usleep(1000);
 }
 
 /* ------------------------------------------------------------------ libc entry points */

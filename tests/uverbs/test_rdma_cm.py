@@ -14,33 +14,21 @@ The library comes from $UVERBS_LIB (the regular build: an AddressSanitizer libra
 be preloaded into uninstrumented binaries).  A missing library or tool is a failure.
 """
 import os
+import re
 import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
 
-LIB = os.environ.get("UVERBS_LIB", "")
+from preload import Addresses, lib  # noqa: F401 (lib is a fixture)
+
 TIMEOUT = 60
 
-_next = {"net": int(os.environ.get("UVERBS_TEST_NET", 10 + os.getpid() % 80)),
-         "b": 9 + (os.getpid() % 9) * 10, "port": 17400 + (os.getpid() % 400) * 10}
-
-
-def _alloc():
-    _next["b"] = _next["b"] + 1 if _next["b"] < 99 else 10
-    _next["port"] += 1
-    base = "127.%d.%d." % (_next["net"], _next["b"])
-    return base + "10", base + "11", _next["port"]
-
-
-@pytest.fixture(scope="session")
-def lib():
-    assert LIB, "UVERBS_LIB is not set (the CMake test entry sets it)"
-    assert os.path.isfile(LIB), "libuverbs.so not found at %s: build the regular tree first" % LIB
-    return LIB
+_alloc = Addresses(17400)
 
 
 def _tool(name):
@@ -224,3 +212,84 @@ def test_ucmatose_four_connections_with_data(lib):
         assert "data transfers complete" in sout and "disconnected" in sout, sout
     finally:
         _kill(srv)
+
+
+class _Server:
+    """A server process whose output is collected by two threads, so that the test can
+    wait for the line our CM logs when the program listens (UVERBS_LOG=info:
+    "rdma_cm: listening on IP port N") rather than guess how long a loaded machine takes
+    to get there: Debian's perftest 4.5 client, for one, gives up at once when its first
+    REQ finds no listener."""
+
+    def __init__(self, lib, ip, args, extra=None):
+        env = {"UVERBS_LOG": "info"}
+        env.update(extra or {})
+        self.p = _spawn(lib, ip, args, env)
+        self.out, self.err = [], []
+        self.threads = [threading.Thread(target=self._read, args=(f, buf), daemon=True)
+                        for f, buf in ((self.p.stdout, self.out), (self.p.stderr, self.err))]
+        for t in self.threads:
+            t.start()
+
+    @staticmethod
+    def _read(f, buf):
+        for line in f:
+            buf.append(line)
+
+    def text(self):
+        return "".join(self.out) + "".join(self.err)
+
+    def wait_listening(self, port, count=1, timeout=30):
+        deadline = time.time() + timeout
+        pat = re.compile(r"rdma_cm: listening on [0-9.]+ port %d " % port)
+        while len([l for l in list(self.err) if pat.search(l)]) < count:
+            assert self.p.poll() is None, "server exited before listening:\n" + self.text()
+            assert time.time() < deadline, "server not listening on port %d after %d s:\n%s" % (
+                port, timeout, self.text())
+            time.sleep(0.05)
+
+    def finish(self, timeout=TIMEOUT):
+        try:
+            self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        hung = self.p.poll() is None
+        _kill(self.p)
+        for t in self.threads:
+            t.join(timeout=5)
+        assert not hung, "server still running after %d s:\n%s" % (timeout, self.text())
+        return self.p.returncode, self.text()
+
+
+PERFTEST_TOOLS = ["ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_lat",
+                  "ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw"]
+
+
+@pytest.mark.parametrize("tool", PERFTEST_TOOLS)
+def test_perftest_rdma_cm_mode(lib, tool):
+    # perftest -R: both its control connection and the test connection are made by
+    # rdma_cm (perftest_communication.c, rdma_server_connect and
+    # rdma_cm_server_connection), each a REQ/REP/RTU on the wire.  The server listens
+    # twice on the same port: once for the control connection, then again for the test.
+    sip, cip, port = _alloc()
+    args = [_tool(tool), "-R", "-n", "50", "-p", str(port)]
+    srv = _Server(lib, sip, args)
+    try:
+        srv.wait_listening(port)
+        cli = subprocess.run(args + [sip], env=_env(lib, cip), capture_output=True, text=True, timeout=TIMEOUT)
+        src, sout = srv.finish()
+    finally:
+        _kill(srv.p)
+    cout = cli.stdout + cli.stderr
+    assert cli.returncode == 0 and src == 0, "%s -R: client rc %s, server rc %s\n--- client\n%s\n--- server\n%s" % (
+        tool, cli.returncode, src, cout, sout)
+    assert "rdma_cm QPs\t : ON" in cout and "Data ex. method : rdma_cm" in cout, cout
+    # the result row: bytes, then iterations (50) and figures
+    lat = tool.endswith("_lat")
+    rows = [l.split() for l in cout.splitlines() if re.match(r"^\s*\d+\s+50\s+\d", l)]
+    assert rows, "no result row in the client's output:\n" + cout
+    figures = [float(x) for x in rows[0][2:5]]
+    if lat:
+        assert 0 < figures[0] <= figures[1], rows   # t_min <= t_max, both measured
+    else:
+        assert figures[1] > 0, rows                 # BW average
