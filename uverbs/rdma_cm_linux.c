@@ -71,7 +71,10 @@ enum { RCM_EV_ADDR_RESOLVED = 0, RCM_EV_ROUTE_RESOLVED = 2, RCM_EV_CONNECT_REQUE
        RCM_EV_REJECTED = 8, RCM_EV_ESTABLISHED = 9, RCM_EV_DISCONNECTED = 10 };
 
 enum rcm_state { ST_IDLE, ST_ADDR, ST_ROUTE, ST_LISTEN, ST_REQ_SENT, ST_REQ_RCVD, ST_REP_SENT, ST_REP_RCVD,
-		 ST_ESTABLISHED, ST_DREQ_SENT, ST_DREQ_RCVD, ST_CLOSED };
+		 ST_ESTABLISHED, ST_DREQ_SENT, ST_DREQ_RCVD, ST_CLOSED,
+		 ST_UD_READY /* SIDR done: a UD ID that knows its peer's QPN and Q_Key */ };
+/* Linux include/rdma/rdma_cm.h RDMA_UDP_QKEY: the Q_Key of the UDP port space's QPs */
+#define RCM_UDP_QKEY 0x01234567u
 
 struct rcm_evt {
 	struct rcm_evt *next;
@@ -189,14 +192,14 @@ static struct rcm_chan *chan_of(int fd)
 
 /* ------------------------------------------------------------------ events */
 
-static void evt_push(struct rcm_id *id, uint32_t event, int status, const struct rdma_ucm_conn_param *conn,
-		     uint64_t uid)
+static struct rcm_evt *evt_push(struct rcm_id *id, uint32_t event, int status,
+				 const struct rdma_ucm_conn_param *conn, uint64_t uid)
 {
 	struct rcm_chan *ch = id->ch;
 	struct rcm_evt *e = calloc(1, sizeof(*e));
 	if (!ch || !e) {
 		free(e);
-		return;
+		return NULL;
 	}
 	e->r.uid = uid;
 	e->r.id = id->handle;
@@ -215,6 +218,7 @@ static void evt_push(struct rcm_id *id, uint32_t event, int status, const struct
 	if (syscall(SYS_write, ch->fd, &one, sizeof(one)) < 0)
 		uv_log(UV_LOG_WARN, "rdma_cm: event fd write: %s", strerror(errno));
 	pthread_cond_broadcast(&ch->cond);
+	return e;
 }
 
 /* ------------------------------------------------------------------ agents */
@@ -623,10 +627,127 @@ static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 		l->ch->tail->owner = l->handle;
 }
 
+/* IBTA 12.11: a SIDR_REQ asks the listener of a service ID for its UD QPN and Q_Key.
+ * rdma_cm sends it for the UDP port space (Linux cma.c cma_resolve_ib_udp: service ID
+ * 0x0111 << 16 | port, the cma_hdr ahead of the user's private data); the listener's
+ * program gets CONNECT_REQUEST and answers with rdma_accept (SIDR_REP, status 0) or
+ * rdma_reject (status 2).  No listener: status 1, "service ID not supported" (Linux
+ * cm.c cm_sidr_req_handler). */
+static void sidr_rep_send(struct rcm_agent *a, uint32_t ip, uint32_t req_id, uint64_t service_id, uint8_t status)
+{
+	struct uv_cm_msg m = { .attr = UV_CM_SIDR_REP, .tid = ((uint64_t)req_id << 32) | UV_CM_SIDR_REP,
+			       .remote_comm_id = req_id, .service_id = service_id, .reason = status };
+	uint8_t mad[UV_MAD_LEN];
+	if (!uv_cm_mad_encode(&m, mad))
+		mad_send(a, ip, mad);
+}
+
+static void on_sidr_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg *m)
+{
+	struct uv_cma_hdr h;
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
+		struct rcm_id *d = &rcm_ids[i];
+		/* a SIDR_REQ sent again: the SIDR_REP again once there is one */
+		if (d->used && d->qp_type == IBV_QPT_UD && d->rcomm == m->local_comm_id && d->state >= ST_REQ_RCVD &&
+		    ntohl(d->dst.sin_addr.s_addr) == peer_ip) {
+			if (d->have_reply)
+				mad_send(a, peer_ip, d->last_reply);
+			return;
+		}
+	}
+	if (uv_cma_hdr_get(m->pd, m->pd_len, &h)) {
+		atomic_fetch_add(&rcm_bad, 1);
+		return;
+	}
+	uint16_t ps = (uint16_t)(m->service_id >> 16);
+	uint16_t port = (uint16_t)m->service_id;
+	struct rcm_id *l = NULL;
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
+		struct rcm_id *c = &rcm_ids[i];
+		if (c->used && c->state == ST_LISTEN && c->ps == ps && c->qp_type == IBV_QPT_UD &&
+		    ntohs(c->src.sin_port) == port && (m->service_id >> 32) == 0 &&
+		    (c->ag == a || !c->src.sin_addr.s_addr)) {
+			l = c;
+			break;
+		}
+	}
+	struct rcm_id *id = l ? id_new(l->ch) : NULL;
+	if (!id) {
+		uv_log(UV_LOG_INFO, "rdma_cm: SIDR_REQ for service ID 0x%016llx from %u.%u.%u.%u: no listener",
+		       (unsigned long long)m->service_id, peer_ip >> 24, (peer_ip >> 16) & 0xff,
+		       (peer_ip >> 8) & 0xff, peer_ip & 0xff);
+		sidr_rep_send(a, peer_ip, m->local_comm_id, m->service_id,
+			      l ? UV_CM_SIDR_REJECT : UV_CM_SIDR_UNSUPPORTED);
+		return;
+	}
+	id->ps = l->ps;
+	id->qp_type = l->qp_type;
+	id->ag = a;
+	id->state = ST_REQ_RCVD;
+	id->src.sin_addr.s_addr = htonl(a->ip);
+	id->src.sin_port = htons(port);
+	id->dst.sin_addr.s_addr = htonl(peer_ip);
+	id->dst.sin_port = htons(h.src_port);
+	id->rcomm = m->local_comm_id;
+	id->lcomm = new_comm();
+	id->route = true;
+	id->mtu = a->mtu;
+	struct rcm_evt *e = evt_push(id, RCM_EV_CONNECT_REQUEST, 0, NULL, l->uid);
+	if (e) {
+		/* Linux cma.c cma_ib_req_handler: the user's private data, after the header */
+		struct rdma_ucm_ud_param *u = &e->r.param.ud;
+		size_t n = m->pd_len > UV_CMA_HDR_LEN ? m->pd_len - UV_CMA_HDR_LEN : 0;
+		if (n > sizeof(u->private_data))
+			n = sizeof(u->private_data);
+		memcpy(u->private_data, m->pd + UV_CMA_HDR_LEN, n);
+		u->private_data_len = (uint8_t)n;
+		e->owner = l->handle;
+	}
+}
+
+/* The peer's address handle attributes for a UD ID, as ucma reports them with
+ * ESTABLISHED (Linux cma.c cma_sidr_rep_handler: ib_init_ah_attr_from_path) */
+static void ud_ah_attr(const struct rcm_id *id, struct ib_uverbs_ah_attr *ah)
+{
+	memset(ah, 0, sizeof(*ah));
+	ip_gid(ntohl(id->dst.sin_addr.s_addr), ah->grh.dgid);
+	ah->grh.sgid_index = (uint8_t)id->ag->gid_index;
+	ah->grh.hop_limit = 64;
+	ah->is_global = 1;
+	ah->port_num = 1;
+}
+
+static void on_sidr_rep(struct rcm_id *id, const struct uv_cm_msg *m)
+{
+	if (id->state != ST_REQ_SENT || id->qp_type != IBV_QPT_UD)
+		return;
+	id->mad_armed = false;
+	if (m->reason != UV_CM_SIDR_SUCCESS) {
+		id->state = ST_CLOSED;
+		evt_push(id, RCM_EV_UNREACHABLE, m->reason, NULL, id->uid);
+		return;
+	}
+	id->state = ST_UD_READY;
+	id->rqpn = m->qpn;
+	struct rcm_evt *e = evt_push(id, RCM_EV_ESTABLISHED, 0, NULL, id->uid);
+	if (e) {
+		struct rdma_ucm_ud_param *u = &e->r.param.ud;
+		u->qp_num = m->qpn;
+		u->qkey = m->qkey;
+		ud_ah_attr(id, &u->ah_attr);
+		memcpy(u->private_data, m->pd, UV_CM_SIDR_REP_PD);
+		u->private_data_len = UV_CM_SIDR_REP_PD;
+	}
+}
+
 static void on_msg(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg *m)
 {
 	if (m->attr == UV_CM_REQ) {
 		on_req(a, peer_ip, m);
+		return;
+	}
+	if (m->attr == UV_CM_SIDR_REQ) {
+		on_sidr_req(a, peer_ip, m);
 		return;
 	}
 	struct rcm_id *id = id_by_comm(m->remote_comm_id);
@@ -636,6 +757,9 @@ static void on_msg(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 	}
 	struct rdma_ucm_conn_param p;
 	switch (m->attr) {
+	case UV_CM_SIDR_REP:
+		on_sidr_rep(id, m);
+		break;
 	case UV_CM_REP:
 		if (id->state == ST_ESTABLISHED && id->have_reply && id->rcomm == m->local_comm_id) {
 			mad_send(a, peer_ip, id->last_reply);   /* a duplicate REP: RTU again */
@@ -900,6 +1024,14 @@ static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_q
 	q->qp_state = state;
 	q->port_num = 1;
 	q->ah_attr.port_num = 1;
+	if (id->qp_type == IBV_QPT_UD) {
+		/* Linux cma.c cma_ib_init_qp_attr for a UD ID: the port space's Q_Key
+		 * (librdmacm asks for INIT only and moves the QP to RTR and RTS itself,
+		 * cma.c ucma_init_ud_qp) */
+		q->qp_attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+		q->qkey = RCM_UDP_QKEY;
+		return;
+	}
 	if (state == IBV_QPS_INIT) {
 		q->qp_attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
 		/* Linux cm.c cm_init_qp_init_attr: remote write always, read and atomics when
@@ -934,10 +1066,35 @@ static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_q
 	}
 }
 
+/* A UD ID's CONNECT sends a SIDR_REQ (Linux cma.c cma_resolve_ib_udp), sent again
+ * after the CM response timeout like a REQ */
+static int cmd_connect_ud(struct rcm_id *id, const struct rdma_ucm_conn_param *p)
+{
+	if (p->private_data_len > UV_CM_SIDR_REQ_PD - UV_CMA_HDR_LEN)
+		return -EINVAL;
+	id->lqpn = p->qp_num;
+	id->lcomm = new_comm();
+	struct uv_cm_msg m = { .attr = UV_CM_SIDR_REQ, .tid = ((uint64_t)id->lcomm << 32) | UV_CM_SIDR_REQ,
+			       .local_comm_id = id->lcomm, .pkey = 0xffff,
+			       .service_id = ((uint64_t)id->ps << 16) | ntohs(id->dst.sin_port) };
+	struct uv_cma_hdr h = { .src_port = ntohs(id->src.sin_port), .src_ip = id->ag->ip,
+				.dst_ip = ntohl(id->dst.sin_addr.s_addr) };
+	uv_cma_hdr_put(m.pd, &h);
+	memcpy(m.pd + UV_CMA_HDR_LEN, p->private_data, p->private_data_len);
+	m.pd_len = UV_CM_SIDR_REQ_PD;
+	id->state = ST_REQ_SENT;
+	id_send(id, &m, true);
+	return 0;
+}
+
 static int cmd_connect(struct rcm_id *id, const struct rdma_ucm_connect *c)
 {
-	if (id->ps != RDMA_PS_TCP || !id->route || !id->ag)
-		return id->ps != RDMA_PS_TCP ? -EOPNOTSUPP : -EINVAL;
+	if (!id->route || !id->ag)
+		return -EINVAL;
+	if (id->qp_type == IBV_QPT_UD && (id->ps == RDMA_PS_UDP || id->ps == RDMA_PS_IB))
+		return cmd_connect_ud(id, &c->conn_param);
+	if (id->ps != RDMA_PS_TCP && id->ps != RDMA_PS_IB)
+		return -EOPNOTSUPP;
 	const struct rdma_ucm_conn_param *p = &c->conn_param;
 	if (p->private_data_len > UV_CM_REQ_PD - UV_CMA_HDR_LEN)
 		return -EINVAL;
@@ -982,6 +1139,22 @@ static int cmd_accept(struct rcm_id *id, const struct rdma_ucm_accept *c)
 	if (id->state != ST_REQ_RCVD)
 		return -EINVAL;
 	const struct rdma_ucm_conn_param *p = &c->conn_param;
+	if (id->qp_type == IBV_QPT_UD) {
+		/* Linux cma.c cma_send_sidr_rep: our QPN, the port space's Q_Key */
+		if (p->private_data_len > UV_CM_SIDR_REP_PD)
+			return -EINVAL;
+		id->uid = c->uid;
+		id->lqpn = p->qp_num;
+		struct uv_cm_msg m = { .attr = UV_CM_SIDR_REP, .tid = ((uint64_t)id->rcomm << 32) | UV_CM_SIDR_REP,
+				       .remote_comm_id = id->rcomm, .reason = UV_CM_SIDR_SUCCESS, .qpn = p->qp_num,
+				       .qkey = RCM_UDP_QKEY,
+				       .service_id = ((uint64_t)id->ps << 16) | ntohs(id->src.sin_port) };
+		memcpy(m.pd, p->private_data, p->private_data_len);
+		m.pd_len = p->private_data_len;
+		id_send(id, &m, false);
+		id->state = ST_UD_READY;
+		return 0;
+	}
 	if (p->private_data_len > UV_CM_REP_PD)
 		return -EINVAL;
 	id->uid = c->uid;
@@ -1019,6 +1192,8 @@ static int cmd_disconnect(struct rcm_id *id)
 		id->state = ST_CLOSED;
 		return 0;
 	}
+	if (id->state == ST_UD_READY)
+		return 0;   /* SIDR leaves nothing to tear down on the wire */
 	return -EINVAL;
 }
 
@@ -1026,6 +1201,12 @@ static int cmd_reject(struct rcm_id *id, const struct rdma_ucm_reject *c)
 {
 	if (id->state != ST_REQ_RCVD || c->private_data_len > UV_CM_REJ_PD)
 		return -EINVAL;
+	if (id->qp_type == IBV_QPT_UD) {
+		sidr_rep_send(id->ag, ntohl(id->dst.sin_addr.s_addr), id->rcomm,
+			      ((uint64_t)id->ps << 16) | ntohs(id->src.sin_port), UV_CM_SIDR_REJECT);
+		id->state = ST_CLOSED;
+		return 0;
+	}
 	struct uv_cm_msg m = { .attr = UV_CM_REJ, .local_comm_id = id->lcomm, .remote_comm_id = id->rcomm,
 			       .msg_rejected = 0, .reason = UV_CM_REJ_CONSUMER_DEFINED };
 	memcpy(m.pd, c->private_data, c->private_data_len);

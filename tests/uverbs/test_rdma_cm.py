@@ -293,3 +293,53 @@ def test_perftest_rdma_cm_mode(lib, tool):
         assert 0 < figures[0] <= figures[1], rows   # t_min <= t_max, both measured
     else:
         assert figures[1] > 0, rows                 # BW average
+
+
+def _udaddy_pair(lib, sip, cip, conns=2, count=5):
+    # udaddy listens on its fixed port 7174 in the UDP port space (RDMA_PS_UDP): the
+    # client's rdma_connect sends a SIDR_REQ, the server's rdma_accept a SIDR_REP with
+    # its QPN and Q_Key (IBTA 12.11); then each side sends `count` UD messages per
+    # connection and checks that they all arrive (udaddy.c, poll_cqs)
+    srv = _Server(lib, sip, [_tool("udaddy"), "-b", sip, "-c", str(conns), "-C", str(count)])
+    try:
+        srv.wait_listening(7174)
+        cli = subprocess.run([_tool("udaddy"), "-s", sip, "-b", cip, "-c", str(conns), "-C", str(count)],
+                             env=_env(lib, cip), capture_output=True, text=True, timeout=TIMEOUT)
+        src, sout = srv.finish()
+    finally:
+        _kill(srv.p)
+    cout = cli.stdout + cli.stderr
+    assert cli.returncode == 0 and src == 0, "udaddy: client rc %s, server rc %s\n--- client\n%s\n--- server\n%s" % (
+        cli.returncode, src, cout, sout)
+    for out in (cout, sout):
+        assert "data transfers complete" in out and "return status 0" in out, out
+    assert "sending replies" in sout, sout
+
+
+def test_udaddy_sidr_and_ud_messages(lib):
+    sip, cip, _ = _alloc()
+    _udaddy_pair(lib, sip, cip)
+
+
+def test_udaddy_other_way(lib):
+    sip, cip, _ = _alloc()
+    _udaddy_pair(lib, cip, sip, conns=1, count=10)
+
+
+def test_udaddy_without_a_listener_is_unreachable_at_once(lib):
+    # a SIDR_REQ nobody listens for gets a SIDR_REP with status 1 (service ID not
+    # supported, Linux cm.c cm_sidr_req_handler), which rdma_cm reports as UNREACHABLE
+    sip, cip, _ = _alloc()
+    srv = _Server(lib, sip, [_tool("rping"), "-s", "-a", sip, "-p", "7174", "-C", "1"])
+    try:
+        srv.wait_listening(7174)   # an RC listener on the same port number: not the UDP one
+        t0 = time.time()
+        cli = subprocess.run([_tool("udaddy"), "-s", sip, "-b", cip, "-c", "1", "-C", "1"],
+                             env=_env(lib, cip), capture_output=True, text=True, timeout=TIMEOUT)
+        took = time.time() - t0
+    finally:
+        _kill(srv.p)
+    out = cli.stdout + cli.stderr
+    assert cli.returncode != 0, out
+    assert "RDMA_CM_EVENT_UNREACHABLE" in out, out
+    assert took < 10, "the SIDR_REP took %.1f s" % took
