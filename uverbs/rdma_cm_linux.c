@@ -348,6 +348,14 @@ static struct rcm_agent *agent_by_ip(uint32_t ip)
 	return NULL;
 }
 
+static struct rcm_agent *agent_by_ip_exact(uint32_t ip)
+{
+	for (unsigned i = 0; i < rcm_nagents; i++)
+		if (rcm_agents[i].ip == ip)
+			return &rcm_agents[i];
+	return NULL;
+}
+
 static struct ibv_ah *agent_ah(struct rcm_agent *a, uint32_t ip)
 {
 	unsigned free_slot = RCM_AHS;
@@ -996,7 +1004,16 @@ static int bind_addr(struct rcm_id *id, const struct sockaddr_in *a)
 	struct rcm_agent *ag = NULL;
 	/* a wildcard listener needs every device's GSI QP up to hear its REQs */
 	agents_probe();
-	if (ip) {
+	if (ip == INADDR_LOOPBACK && !agent_by_ip_exact(ip) && rcm_nagents) {
+		/* Linux cma.c cma_bind_loopback: a bind to the loopback address binds to the
+		 * first RDMA device.  Here every device is its own host on a loopback
+		 * address, so the ID takes that device's address: what the program then
+		 * reads back and hands to its peer (libfabric's verbs provider binds
+		 * 127.0.0.1 for a passive endpoint given no address, fi_pingpong -e msg)
+		 * is an address the peer can reach. */
+		ag = &rcm_agents[0];
+		ip = ag->ip;
+	} else if (ip) {
 		ag = agent_by_ip(ip);
 		if (!ag || ag->ip != ip)
 			return -EADDRNOTAVAIL;
@@ -1008,11 +1025,11 @@ static int bind_addr(struct rcm_id *id, const struct sockaddr_in *a)
 		struct rcm_id *o = &rcm_ids[i];
 		if (o != id && o->used && o->ps == id->ps && ntohs(o->src.sin_port) == port &&
 		    (o->state == ST_LISTEN || o->state == ST_IDLE) &&
-		    (o->src.sin_addr.s_addr == a->sin_addr.s_addr || !o->src.sin_addr.s_addr || !ip) &&
+		    (o->src.sin_addr.s_addr == htonl(ip) || !o->src.sin_addr.s_addr || !ip) &&
 		    (o->src.sin_port || o->state == ST_LISTEN))
 			return -EADDRINUSE;
 	}
-	id->src.sin_addr.s_addr = a->sin_addr.s_addr;
+	id->src.sin_addr.s_addr = htonl(ip);
 	id->src.sin_port = htons(port);
 	id->ag = ag;
 	return 0;
@@ -1216,6 +1233,47 @@ static int cmd_reject(struct rcm_id *id, const struct rdma_ucm_reject *c)
 	return 0;
 }
 
+/* MIGRATE_ID, written on the new channel and naming the old one's fd (Linux ucma.c
+ * ucma_migrate_id): the ID and the events queued for it move to the new channel.
+ * librdmacm uses it for every connection a synchronous listener accepts
+ * (rdma_get_request: cma.c ucma_process_conn_req), which is how rsocket accepts. */
+static int cmd_migrate(struct rcm_chan *ch, const struct rdma_ucm_migrate_id *c)
+{
+	struct rcm_chan *old = chan_of((int)c->fd);
+	struct rcm_id *id = id_get(c->id);
+	if (!old || !id || id->ch != old)
+		return -EINVAL;
+	struct rdma_ucm_migrate_resp r = { .events_reported = id->events_reported };
+	if (old != ch) {
+		for (struct rcm_evt **pp = &old->head; *pp;) {
+			struct rcm_evt *e = *pp;
+			if (e->owner != id->handle) {
+				pp = &e->next;
+				continue;
+			}
+			*pp = e->next;
+			e->next = NULL;
+			uint64_t v = 1;
+			if (syscall(SYS_read, old->fd, &v, sizeof(v)) < 0)
+				uv_log(UV_LOG_WARN, "rdma_cm: event fd read: %s", strerror(errno));
+			if (ch->tail)
+				ch->tail->next = e;
+			else
+				ch->head = e;
+			ch->tail = e;
+			v = 1;
+			if (syscall(SYS_write, ch->fd, &v, sizeof(v)) < 0)
+				uv_log(UV_LOG_WARN, "rdma_cm: event fd write: %s", strerror(errno));
+		}
+		old->tail = NULL;
+		for (struct rcm_evt *e = old->head; e; e = e->next)
+			old->tail = e;
+		id->ch = ch;
+		pthread_cond_broadcast(&ch->cond);
+	}
+	return put_resp(c->response, &r, sizeof(r));
+}
+
 /* One command (rdma_user_cm.h).  Returns 0 or a negative errno. */
 static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, size_t inlen)
 {
@@ -1262,7 +1320,6 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 	case RDMA_USER_CM_CMD_JOIN_IP_MCAST:
 	case RDMA_USER_CM_CMD_JOIN_MCAST:
 	case RDMA_USER_CM_CMD_LEAVE_MCAST:
-	case RDMA_USER_CM_CMD_MIGRATE_ID:
 		/* AF_IB addressing and multicast are not offered: librdmacm then keeps to
 		 * the IP commands (cma.c, ucma_set_af_ib_support) */
 		return -EAFNOSUPPORT;
@@ -1397,6 +1454,9 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 	}
 	case RDMA_USER_CM_CMD_NOTIFY:
 		return 0;
+	case RDMA_USER_CM_CMD_MIGRATE_ID:
+		NEED(struct rdma_ucm_migrate_id);
+		return cmd_migrate(ch, in);
 	default:
 		return -ENOSYS;
 	}

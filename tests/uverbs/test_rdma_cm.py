@@ -25,6 +25,7 @@ import time
 import pytest
 
 from preload import Addresses, lib  # noqa: F401 (lib is a fixture)
+from procnet import tcp_listening
 
 TIMEOUT = 60
 
@@ -343,3 +344,74 @@ def test_udaddy_without_a_listener_is_unreachable_at_once(lib):
     assert cli.returncode != 0, out
     assert "RDMA_CM_EVENT_UNREACHABLE" in out, out
     assert took < 10, "the SIDR_REP took %.1f s" % took
+
+
+def test_qperf_cm_rc_lat_and_rc_bw(lib):
+    # qperf -cm1: the RC connection of each test is made with rdma_cm (qperf's rdma.c,
+    # rd_open with -cm1: rdma_listen / rdma_connect) instead of qperf's own exchange of
+    # QPNs over its TCP control socket
+    sip, cip, port = _alloc()
+    srv = _Server(lib, sip, [_tool("qperf"), "-lp", str(port)])
+    try:
+        deadline = time.time() + 30
+        while not tcp_listening(port):
+            assert srv.p.poll() is None and time.time() < deadline, "qperf server not up:\n" + srv.text()
+            time.sleep(0.05)
+        cli = subprocess.run([_tool("qperf"), sip, "-lp", str(port), "-cm1", "-t", "1", "rc_lat", "rc_bw"],
+                             env=_env(lib, cip), capture_output=True, text=True, timeout=TIMEOUT)
+        time.sleep(0.2)
+        stext = srv.text()
+    finally:
+        _kill(srv.p)
+    out = cli.stdout + cli.stderr
+    assert cli.returncode == 0, out + "\n--- server\n" + stext
+    lat = re.search(r"rc_lat:\s+latency\s+=\s+([0-9.]+) (us|ms)", out)
+    bw = re.search(r"rc_bw:\s+bw\s+=\s+([0-9.]+) (MB|GB|KB)/sec", out)
+    assert lat and float(lat.group(1)) > 0 and bw and float(bw.group(1)) > 0, out
+    # the server listened through the CM for each test, in the TCP port space
+    assert len(re.findall(r"rdma_cm: listening on \S+ port \d+ \(port space 0x106\)", stext)) >= 2, stext
+
+
+def _rstream_pair(lib, preload=(), args=()):
+    sip, cip, port = _alloc()
+    common = ["-p", str(port), "-C", "100", "-S", "4096"] + list(args)
+    extra = {}
+    if preload:
+        extra["LD_PRELOAD"] = " ".join(list(preload) + [lib])
+    srv = _Server(lib, sip, [_tool("rstream"), "-b", sip] + common, extra)
+    try:
+        srv.wait_listening(port)
+        tcp_listener = tcp_listening(port)
+        cli = subprocess.run([_tool("rstream"), "-s", sip] + common, env=_env(lib, cip, extra),
+                             capture_output=True, text=True, timeout=TIMEOUT)
+        src, sout = srv.finish()
+    finally:
+        _kill(srv.p)
+    cout = cli.stdout + cli.stderr
+    assert cli.returncode == 0 and src == 0, "rstream: client rc %s, server rc %s\n--- client\n%s\n--- server\n%s" % (
+        cli.returncode, src, cout, sout)
+    # rstream's row: name, bytes, transfers, iterations, total (2 x 100 x 4 KiB), ...
+    for out in (cout, sout):
+        assert re.search(r"^custom\s+4k\s+100\s+1\s+800k\s", out, re.M), out
+    return tcp_listener
+
+
+def test_rstream_over_rsockets(lib):
+    assert not _rstream_pair(lib)
+
+
+def _rspreload():
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"):
+        p = os.path.join(d, "rsocket", "librspreload.so")
+        if os.path.isfile(p):
+            return p
+    raise AssertionError("librspreload.so not found (Debian package librdmacm1)")
+
+
+def test_rsocket_preload_uses_rdma_not_tcp(lib):
+    # rstream -T s makes plain socket() calls (SOCK_STREAM); librspreload turns them
+    # into rsockets, and falls back to the kernel's TCP without a word when rsocket()
+    # fails.  So the test checks that it did not: the listen reached our CM (its
+    # "listening on" line) and no TCP socket listens on the port.
+    tcp_listener = _rstream_pair(lib, preload=[_rspreload()], args=["-T", "s"])
+    assert not tcp_listener, "librspreload fell back to TCP: a TCP socket listened on the port"
