@@ -294,6 +294,11 @@ def test_perftest_rdma_cm_mode(lib, tool):
         assert 0 < figures[0] <= figures[1], rows   # t_min <= t_max, both measured
     else:
         assert figures[1] > 0, rows                 # BW average
+    if tool == "ib_atomic_lat":
+        # its server returns from main with the test connection still up: the
+        # library's exit path sends the DREQ the kernel would, so the client's
+        # rdma_disconnect ends at once instead of after 16 DREQ timeouts
+        assert "process exit: DREQ/DREP sent for" in sout, sout
 
 
 def _udaddy_pair(lib, sip, cip, conns=2, count=5):
@@ -415,3 +420,35 @@ def test_rsocket_preload_uses_rdma_not_tcp(lib):
     # "listening on" line) and no TCP socket listens on the port.
     tcp_listener = _rstream_pair(lib, preload=[_rspreload()], args=["-T", "s"])
     assert not tcp_listener, "librspreload fell back to TCP: a TCP socket listened on the port"
+
+
+def test_peer_killed_outright_survivor_sees_retry_exceeded_in_bounded_time(lib):
+    # SIGKILL leaves no code to run: the killed process's CM sends no DREQ (the
+    # kernel's would).  The survivor learns of it from its QP: RDMA WRITEs to a peer
+    # that no longer answers end with IBV_WC_RETRY_EXC_ERR (status 12) after
+    # retry_cnt 7 retries of the CM's ACK timeout 14 (67 ms each: about 0.5 s).
+    sip, cip, port = _alloc()
+    args = [_tool("ib_write_bw"), "-R", "-D", "30", "-p", str(port)]
+    srv = _Server(lib, sip, args)
+    cli = None
+    try:
+        srv.wait_listening(port)
+        cli = _spawn(lib, cip, args + [sip])
+        # kill the server once the test connection carries traffic: the client has
+        # printed its table header by then
+        deadline = time.time() + 30
+        while len(re.findall(r"rdma_cm: listening on [0-9.]+ port %d " % port, srv.text())) < 2:
+            assert time.time() < deadline and srv.p.poll() is None, srv.text()
+            time.sleep(0.05)
+        time.sleep(1.5)
+        assert cli.poll() is None, "client ended before the kill:\n" + "".join(cli.communicate())
+        os.killpg(srv.p.pid, signal.SIGKILL)
+        t0 = time.time()
+        cout, cerr = cli.communicate(timeout=20)
+        took = time.time() - t0
+    finally:
+        _kill(srv.p, cli)
+    out = cout + cerr
+    assert cli.returncode != 0, out
+    assert "Completion with error" in out and "Failed status 12" in out, out
+    assert took < 10, "the survivor took %.1f s to see the error" % took
