@@ -23,12 +23,14 @@
  * The CM itself (IBTA chapter 12) runs per device on the GSI QP, a UD QP created with
  * IBV_QP_CREATE_SOURCE_QPN 1 (qp.c; the emulator and the PRM's qpc.st QP1 make it send
  * and receive as QPN 1), so its MADs are real RoCE v2 packets on UDP 4791 (BTH dest QP
- * 1, DETH Q_Key 0x80010000, IBTA A17).  Offered: port spaces TCP (RC), the REQ / REP /
- * RTU / REJ / DREQ / DREP exchange with retransmission after the CM response timeout
- * (up to the REQ's Max CM Retries), MRA received (the timer waits longer), IPv4
- * addresses of the devices' IPv4-mapped GIDs.  Not yet offered (EOPNOTSUPP / EINVAL
- * to librdmacm): UDP/IB port spaces and SIDR, multicast, AF_IB, LAP/APR, options other
- * than TOS and REUSEADDR (accepted and ignored).
+ * 1, DETH Q_Key 0x80010000, IBTA A17).  Offered: port space TCP (RC) with the REQ /
+ * REP / RTU / REJ / DREQ / DREP exchange, port space UDP (UD) with SIDR_REQ / SIDR_REP
+ * (IBTA 12.11), retransmission after the CM response timeout (up to the REQ's Max CM
+ * Retries), MRA received (the timer waits longer), IPv4 addresses of the devices'
+ * IPv4-mapped GIDs, MIGRATE_ID, and a DREQ for every connection still up when the
+ * process exits.  Not yet offered (EOPNOTSUPP / EAFNOSUPPORT to librdmacm): multicast,
+ * AF_IB, LAP/APR, options other than TOS, REUSEADDR, AFONLY and ACK_TIMEOUT (accepted
+ * and ignored).
  */
 #undef _FORTIFY_SOURCE
 #include <dlfcn.h>
