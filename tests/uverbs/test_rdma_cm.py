@@ -452,3 +452,68 @@ def test_peer_killed_outright_survivor_sees_retry_exceeded_in_bounded_time(lib):
     assert cli.returncode != 0, out
     assert "Completion with error" in out and "Failed status 12" in out, out
     assert took < 10, "the survivor took %.1f s to see the error" % took
+
+
+def _gsi_packet(src, dst, sport, mad):
+    """A RoCE v2 UD SEND to QP 1 with the GSI Q_Key carrying `mad`, as the UDP payload
+    (BTH .. ICRC) that scapy computes for this source and destination (IBTA A17.3.3);
+    the recipe of tests/interop/test_roce_hostile.py."""
+    from scapy.all import IP, UDP, Raw, raw
+    from scapy.contrib.roce import BTH
+    deth = (0x80010000).to_bytes(4, "big") + (1).to_bytes(4, "big")
+    bth = BTH(opcode=0x64, pkey=0xffff, dqpn=1, psn=0)
+    pkt = IP(src=src, dst=dst, id=0, flags="DF", ttl=64) / UDP(sport=sport, dport=4791) / bth / Raw(deth + mad)
+    return raw(pkt)[28:]
+
+
+def _hostile_mads(rnd):
+    """Malformed MADs of every kind the CM's decoder refuses, and well-formed CM MADs
+    that name no connection of the listener's (the state machine must ignore them)."""
+    def hdr(cls=7, ver=2, method=3, attr=0x10):
+        return bytes([1, cls, ver, method]) + bytes(4) + rnd.randbytes(8) + attr.to_bytes(2, "big") + bytes(6)
+    mads = []
+    for _ in range(20):
+        mads.append(rnd.randbytes(256))                                  # noise
+        mads.append(hdr(attr=rnd.choice([0x10, 0x13, 0x17]))[:rnd.randrange(1, 255)])  # short
+        mads.append(hdr(cls=rnd.choice([1, 3, 4, 0x81])) + rnd.randbytes(232))         # other class
+        mads.append(hdr(ver=rnd.choice([0, 1, 3])) + rnd.randbytes(232))               # other version
+        mads.append(hdr(attr=rnd.choice([0x19, 0x1a, 0xffff, 0])) + rnd.randbytes(232))  # LAP/APR/...
+        # a REQ with a path MTU of 0 or above 5 (IBTA 12.6.5)
+        body = bytearray(rnd.randbytes(232))
+        body[50] = (rnd.choice([0, 6, 15]) << 4) | (body[50] & 0xf)
+        mads.append(hdr(attr=0x10) + bytes(body))
+        # decodable REP, RTU, REJ, DREQ, DREP, MRA, SIDR_REP for comm IDs nobody has
+        mads.append(hdr(attr=rnd.choice([0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x18])) + rnd.randbytes(232))
+    return mads
+
+
+def test_hostile_mads_to_qp1_are_dropped_and_counted_and_the_cm_still_serves(lib):
+    # MADs from the wire that the CM cannot read are dropped and counted (UVERBS_LOG=info:
+    # "MAD of N bytes dropped ..., K so far"), never a crash; MADs for connections that
+    # do not exist change nothing; the listener then serves a real client.
+    import random
+    import socket as so
+    rnd = random.Random(31)
+    sip, cip, port = _alloc()
+    srv = _Server(lib, sip, [_tool("rping"), "-s", "-a", sip, "-p", str(port), "-v", "-C", "2"])
+    s = so.socket(so.AF_INET, so.SOCK_DGRAM)
+    try:
+        srv.wait_listening(port)
+        s.setsockopt(so.IPPROTO_IP, 10, 2)   # IP_MTU_DISCOVER = IP_PMTUDISC_DO: DF, ID 0
+        s.bind(("127.0.0.1", 0))
+        mads = _hostile_mads(rnd)
+        for m in mads:
+            s.sendto(_gsi_packet("127.0.0.1", sip, s.getsockname()[1], m), (sip, 4791))
+        time.sleep(0.5)
+        assert srv.p.poll() is None, "the server died under hostile MADs:\n" + srv.text()
+        cli = _rping_client(lib, cip, sip, port, 2)
+        src, sout = srv.finish()
+    finally:
+        s.close()
+        _kill(srv.p)
+    _check_rping(((src, sout), (cli.returncode, cli.stdout + cli.stderr)), 2)
+    counts = [int(c) for c in re.findall(r"rdma_cm: MAD of \d+ bytes dropped .*?, (\d+) so far", sout)]
+    # every malformed one of the 6 x 20 reaches the decoder (the emulator checks only
+    # the transport headers) and is refused: noise may by chance decode, so allow 2
+    assert counts and max(counts) >= 6 * 20 - 2, "drops counted: %s\n%s" % (counts[-3:], sout[-3000:])
+    print("\nhostile MADs: %d sent, %d dropped as unreadable" % (len(mads), max(counts)))
