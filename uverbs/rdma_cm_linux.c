@@ -591,8 +591,9 @@ static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 	struct rcm_id *l = NULL;
 	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
 		struct rcm_id *c = &rcm_ids[i];
-		if (c->used && c->state == ST_LISTEN && c->ps == ps && ntohs(c->src.sin_port) == port &&
-		    (m->service_id >> 32) == 0 && (c->ag == a || !c->src.sin_addr.s_addr)) {
+		if (c->used && c->state == ST_LISTEN && c->ps == ps && c->qp_type != IBV_QPT_UD &&
+		    ntohs(c->src.sin_port) == port && (m->service_id >> 32) == 0 &&
+		    (c->ag == a || !c->src.sin_addr.s_addr)) {
 			l = c;
 			break;
 		}
@@ -1390,7 +1391,7 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 		const struct rdma_ucm_listen *c = in;
 		if (!(id = id_get(c->id)) || id->ch != ch)
 			return -EINVAL;
-		if (id->ps != RDMA_PS_TCP && id->ps != RDMA_PS_UDP)
+		if (id->ps != RDMA_PS_TCP && id->ps != RDMA_PS_UDP && id->ps != RDMA_PS_IB)
 			return -EOPNOTSUPP;
 		if (!id->src.sin_port) {
 			struct sockaddr_in any = { .sin_family = AF_INET };
