@@ -106,6 +106,7 @@ struct rcm_agent {
 	int gid_index;
 	uint64_t guid;           /* network order, as ibv_get_device_guid */
 	uint8_t mtu;             /* IBTA enum */
+	uint8_t max_rd_atom, max_init_rd_atom;   /* ibv_query_device: the QP's limits */
 	struct { uint32_t ip; struct ibv_ah *ah; } ahs[RCM_AHS];
 	pthread_t thread;
 	bool thread_up;
@@ -263,6 +264,11 @@ static int agent_up(struct rcm_agent *a)
 	if (ibv_query_port(a->ctx, 1, &pa))
 		return -1;
 	a->mtu = (uint8_t)pa.active_mtu;
+	struct ibv_device_attr da;
+	if (ibv_query_device(a->ctx, &da))
+		return -1;
+	a->max_rd_atom = (uint8_t)(da.max_qp_rd_atom > 255 ? 255 : da.max_qp_rd_atom);
+	a->max_init_rd_atom = (uint8_t)(da.max_qp_init_rd_atom > 255 ? 255 : da.max_qp_init_rd_atom);
 	a->gid_index = -1;
 	for (int i = 0; i < pa.gid_tbl_len && i < 256; i++) {
 		union ibv_gid g;
@@ -568,6 +574,78 @@ static void reject_unmatched(struct rcm_agent *a, uint32_t ip, const struct uv_c
 		mad_send(a, ip, mad);
 }
 
+/* A REQ for a port this process uses but does not listen on at this moment is held a
+ * short while before the REJ: perftest -R's server accepts its control connection on
+ * a port, destroys that listener and listens on the same port again for the test
+ * connection, while its client sends the test connection's REQ as soon as the control
+ * connection is up.  Linux's CM would REJ such a REQ at once too (reason 8), and Debian's
+ * perftest 4.5 client then fails (its retry path crashes); on a slow machine (the VM,
+ * TCG) the REQ wins that race every time.  IBTA leaves the passive side free to answer
+ * within the REQ's remote CM response timeout, so holding it is within the protocol:
+ * a LISTEN on the port takes it up, or the REJ goes when the hold ends. */
+#define RCM_HELD 8
+#define RCM_HOLD_NS 2000000000ull
+static struct {
+	bool used;
+	struct rcm_agent *a;
+	uint32_t ip;
+	uint64_t deadline;
+	struct uv_cm_msg m;
+} rcm_held[RCM_HELD];
+
+static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg *m);
+
+static bool req_hold(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg *m, uint16_t ps, uint16_t port)
+{
+	bool in_use = false;
+	for (uint32_t i = 1; i < RCM_MAX_IDS && !in_use; i++) {
+		const struct rcm_id *c = &rcm_ids[i];
+		in_use = c->used && c->ps == ps && ntohs(c->src.sin_port) == port && (c->ag == a || !c->ag);
+	}
+	if (!in_use)
+		return false;
+	int free_slot = -1;
+	for (int i = 0; i < RCM_HELD; i++) {
+		if (rcm_held[i].used && rcm_held[i].ip == peer_ip && rcm_held[i].m.local_comm_id == m->local_comm_id)
+			return true;   /* the same REQ sent again: still held */
+		if (!rcm_held[i].used && free_slot < 0)
+			free_slot = i;
+	}
+	if (free_slot < 0)
+		return false;
+	/* at most half the peer's wait for our answer (IBTA 12.7.20: 4.096 us * 2^t) */
+	uint64_t wait = (4096ull << (m->remote_cm_timeout & 0x1f)) / 2;
+	rcm_held[free_slot].used = true;
+	rcm_held[free_slot].a = a;
+	rcm_held[free_slot].ip = peer_ip;
+	rcm_held[free_slot].deadline = now_ns() + (wait < RCM_HOLD_NS ? wait : RCM_HOLD_NS);
+	rcm_held[free_slot].m = *m;
+	return true;
+}
+
+/* A LISTEN (listener != NULL) takes up the REQs held for its port space and port; the
+ * timers REJ those whose hold ended. */
+static void held_reqs(const struct rcm_id *listener, uint64_t t)
+{
+	for (int i = 0; i < RCM_HELD; i++) {
+		if (!rcm_held[i].used)
+			continue;
+		if (listener) {
+			if ((uint16_t)(rcm_held[i].m.service_id >> 16) != listener->ps ||
+			    (uint16_t)rcm_held[i].m.service_id != ntohs(listener->src.sin_port))
+				continue;
+			struct uv_cm_msg m = rcm_held[i].m;
+			rcm_held[i].used = false;
+			on_req(rcm_held[i].a, rcm_held[i].ip, &m);
+		} else if (t >= rcm_held[i].deadline) {
+			rcm_held[i].used = false;
+			uv_log(UV_LOG_INFO, "rdma_cm: held REQ for service ID 0x%016llx: still no listener, REJ",
+			       (unsigned long long)rcm_held[i].m.service_id);
+			reject_unmatched(rcm_held[i].a, rcm_held[i].ip, &rcm_held[i].m, UV_CM_REJ_INVALID_SERVICE_ID);
+		}
+	}
+}
+
 static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg *m)
 {
 	struct uv_cma_hdr h;
@@ -597,6 +675,12 @@ static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 			l = c;
 			break;
 		}
+	}
+	if (!l && req_hold(a, peer_ip, m, ps, port)) {
+		uv_log(UV_LOG_INFO, "rdma_cm: REQ for service ID 0x%016llx from %u.%u.%u.%u: port in use but "
+		       "not listened on, held", (unsigned long long)m->service_id, peer_ip >> 24,
+		       (peer_ip >> 16) & 0xff, (peer_ip >> 8) & 0xff, peer_ip & 0xff);
+		return;
 	}
 	if (!l) {
 		uv_log(UV_LOG_INFO, "rdma_cm: REQ for service ID 0x%016llx from %u.%u.%u.%u: no listener, REJ",
@@ -852,6 +936,7 @@ static void on_msg(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
  * CONNECT_ERROR for a REP, DISCONNECTED for a DREQ. */
 static void timers(uint64_t t)
 {
+	held_reqs(NULL, t);
 	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
 		struct rcm_id *id = &rcm_ids[i];
 		if (!id->used || !id->mad_armed || t < id->deadline_ns)
@@ -1067,7 +1152,11 @@ static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_q
 		q->path_mtu = id->mtu ? id->mtu : 3;
 		q->dest_qp_num = id->rqpn;
 		q->rq_psn = id->lpsn;
-		q->max_dest_rd_atomic = id->rr;
+		/* never more than the device takes: a peer may grant more responder
+		 * resources than our REQ asked for (perftest's server on rxe answers with
+		 * rxe's 128), and the QP would refuse them (Linux's kernel consumers get the
+		 * same clamp from cma.c's conn_param handling) */
+		q->max_dest_rd_atomic = id->ag && id->rr > id->ag->max_rd_atom ? id->ag->max_rd_atom : id->rr;
 		q->min_rnr_timer = 12;   /* Linux cma: CMA_IBOE_... min RNR NAK 0.64 ms */
 		ip_gid(ntohl(id->dst.sin_addr.s_addr), q->ah_attr.grh.dgid);
 		q->ah_attr.grh.sgid_index = (uint8_t)(id->ag ? id->ag->gid_index : 0);
@@ -1080,7 +1169,7 @@ static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_q
 		q->retry_cnt = id->retry ? id->retry : 7;
 		q->rnr_retry = id->rnr;
 		q->sq_psn = id->rpsn;
-		q->max_rd_atomic = id->idepth;
+		q->max_rd_atomic = id->ag && id->idepth > id->ag->max_init_rd_atom ? id->ag->max_init_rd_atom : id->idepth;
 	} else {
 		q->qp_attr_mask = IBV_QP_STATE;
 	}
@@ -1405,6 +1494,7 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 		uint32_t lip = ntohl(id->src.sin_addr.s_addr);
 		uv_log(UV_LOG_INFO, "rdma_cm: listening on %u.%u.%u.%u port %u (port space 0x%x)", lip >> 24,
 		       (lip >> 16) & 0xff, (lip >> 8) & 0xff, lip & 0xff, ntohs(id->src.sin_port), id->ps);
+		held_reqs(id, 0);
 		return 0;
 	}
 	case RDMA_USER_CM_CMD_ACCEPT: {
