@@ -83,6 +83,15 @@ struct cmdq {
 	void *wait_ctx;
 	atomic_uint completed;      /* vector bits reported by cmdq_event_complete */
 
+	/* The device's error state (cmdq_set_down): down_err is 0 while it is up, then the
+	 * errno every wait and every later command ends with.  down_claimed lets one caller
+	 * write down_why before down_err is published. */
+	atomic_int down_err;
+	atomic_bool down_claimed;
+	char down_why[CMDQ_ERR_LEN];
+	cmdq_health_fn health;      /* looked at by the waiting thread (cmdq_set_health_check) */
+	void *health_ctx;
+
 	uint8_t last_status;
 	uint32_t last_syndrome;
 	char err[CMDQ_ERR_LEN];
@@ -229,6 +238,8 @@ int cmdq_create(struct shim_dev *dev, const struct shim_bar *bar, const struct c
 	q->max_mailbox_bytes = cfg && cfg->max_mailbox_bytes ? cfg->max_mailbox_bytes : CMDQ_DEFAULT_MAX_MAILBOX;
 	atomic_init(&q->completed, 0);
 	atomic_init(&q->in_wait, false);
+	atomic_init(&q->down_err, 0);
+	atomic_init(&q->down_claimed, false);
 	rc = pthread_mutex_init(&q->lock, NULL);
 	if (rc) {
 		free(q);
@@ -355,6 +366,38 @@ void cmdq_event_complete(struct cmdq *q, uint32_t vector_mask)
 {
 	if (q)
 		atomic_fetch_or(&q->completed, vector_mask);
+}
+
+/* Linux health.c mlx5_enter_error_state() calls cmd.c mlx5_cmd_flush(): every pending
+ * command is completed by force (mlx5_cmd_trigger_completions()), since firmware in a
+ * fatal state completes none, and from then on mlx5_cmd_is_down() refuses every new one.
+ * Here: lock-free, so that any thread (the wait function, the health check, a thread
+ * that does not hold the queue) can call it; the waiting thread sees it at its next
+ * look (every spin of the poll, every return of the wait function). */
+void cmdq_set_down(struct cmdq *q, int err, const char *why)
+{
+	if (!q || err >= 0)
+		return;
+	bool was = false;
+	if (!atomic_compare_exchange_strong(&q->down_claimed, &was, true))
+		return;   /* the first reason stays */
+	snprintf(q->down_why, sizeof(q->down_why), "%s", why && *why ? why : "device in error state");
+	atomic_store_explicit(&q->down_err, err, memory_order_release);
+}
+
+int cmdq_is_down(const struct cmdq *q)
+{
+	return q ? atomic_load_explicit(&q->down_err, memory_order_acquire) : -EINVAL;
+}
+
+void cmdq_set_health_check(struct cmdq *q, cmdq_health_fn fn, void *ctx)
+{
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->health = fn;
+	q->health_ctx = ctx;
+	pthread_mutex_unlock(&q->lock);
 }
 
 void cmdq_set_timeout(struct cmdq *q, unsigned timeout_ms)
@@ -529,10 +572,30 @@ static bool cmdq_device_gone(struct cmdq *q, uint64_t now, uint64_t *next_check)
 /* `events`: wait through the driver's wait function (slot 0 in event mode).  A nested
  * command always polls: its wait must never call the wait function again, which is
  * what would recurse (a page request met there would want a third slot). */
+/* The health check (cmdq_set_health_check), at most every CMDQ_HEALTH_CHECK_MS: run as
+ * the wait function is, marked as the waiting thread, so that it may call
+ * cmdq_set_polling_mode and cmdq_set_down while this thread holds the mutex.  The
+ * device's error state, the check's finding or anyone else's: its errno, or 0. */
+static int cmdq_look_down(struct cmdq *q, uint64_t now, uint64_t *next_health)
+{
+	if (q->health && now >= *next_health) {
+		*next_health = now + CMDQ_HEALTH_CHECK_MS;
+		q->wait_thread = pthread_self();
+		atomic_store(&q->in_wait, true);
+		q->health(q->health_ctx);
+		atomic_store(&q->in_wait, false);
+	}
+	return atomic_load_explicit(&q->down_err, memory_order_acquire);
+}
+
 static int cmdq_wait_done(struct cmdq *q, const uint8_t *entry, uint32_t bit, uint64_t deadline, bool events)
 {
 	unsigned spins = 0;
 	uint64_t next_check = 0;
+	/* the first look at the device's health one period after the post: a command that
+	 * completes in time never pays for it */
+	uint64_t next_health = cmdq_now_ms() + CMDQ_HEALTH_CHECK_MS;
+	int down;
 
 	if (events && q->wait) {
 		/* q->wait turns NULL when the wait function itself switched to polling. */
@@ -544,9 +607,17 @@ static int cmdq_wait_done(struct cmdq *q, const uint8_t *entry, uint32_t bit, ui
 				return -ETIMEDOUT;
 			if (cmdq_device_gone(q, now, &next_check))
 				return -ENODEV;
+			if ((down = cmdq_look_down(q, now, &next_health)))
+				return down;
+			if (!q->wait)   /* the health check switched to polling */
+				break;
+			/* woken at least once per health period to look */
+			uint64_t left = deadline - now;
+			if (q->health && left > CMDQ_HEALTH_CHECK_MS)
+				left = CMDQ_HEALTH_CHECK_MS;
 			q->wait_thread = pthread_self();
 			atomic_store(&q->in_wait, true);
-			rc = q->wait(q->wait_ctx, (unsigned)(deadline - now));
+			rc = q->wait(q->wait_ctx, (unsigned)left);
 			atomic_store(&q->in_wait, false);
 			if (rc < 0 && rc != -ETIMEDOUT && rc != -EINTR && rc != -EAGAIN)
 				return rc;
@@ -557,11 +628,17 @@ static int cmdq_wait_done(struct cmdq *q, const uint8_t *entry, uint32_t bit, ui
 	while (cmdq_entry_ownership(entry)) {
 		uint64_t now;
 
+		/* a fatal error found by the wait function just now, or by another thread */
+		if ((down = atomic_load_explicit(&q->down_err, memory_order_acquire)))
+			return down;
 		if (++spins < 1000)
 			continue;
 		now = cmdq_now_ms();
 		if (now >= deadline)
 			return cmdq_entry_ownership(entry) ? -ETIMEDOUT : 0;
+		/* a nested command (inside the wait function) leaves the look to its parent */
+		if (!cmdq_waiting_thread(q) && (down = cmdq_look_down(q, now, &next_health)))
+			return cmdq_entry_ownership(entry) ? down : 0;
 		if (spins >= 2000 && cmdq_device_gone(q, now, &next_check))
 			return cmdq_entry_ownership(entry) ? -ENODEV : 0;
 		if (spins < 2000) {
@@ -678,6 +755,9 @@ static int cmdq_wait_failed(struct cmdq *q, const struct cmdq_run *r, int rc)
 {
 	if (rc == -ETIMEDOUT)
 		return cmdq_fail(q, rc, "%s: timeout after %u ms", r->name, q->timeout_ms);
+	if (rc == atomic_load(&q->down_err))
+		return cmdq_fail(q, rc, "%s: aborted: the device entered the error state (%s)", r->name,
+				 q->down_why);
 	if (rc == -ENODEV)
 		return cmdq_fail(q, rc, "%s: device not responding (BAR reads all-ones)", r->name);
 	return cmdq_fail(q, rc, "%s: waiting for the completion event failed: %s", r->name, strerror(-rc));
@@ -810,6 +890,9 @@ static int cmdq_exec_locked(struct cmdq *q, const struct cmdq_slot *slot, const 
 		memcpy(hdr, in, inlen < sizeof(hdr) ? inlen : sizeof(hdr));
 	r.name = prm_opcode_str((uint16_t)PRM_GET(cmd_in, hdr, opcode), opbuf, sizeof(opbuf));
 
+	/* A device in its error state executes nothing (Linux cmd.c: mlx5_cmd_is_down()). */
+	if ((rc = atomic_load_explicit(&q->down_err, memory_order_acquire)))
+		return cmdq_fail(q, rc, "%s: not sent: the device is in the error state (%s)", r.name, q->down_why);
 	/* After a timeout the device may still own the slot and its mailboxes: reusing them
 	 * would hand it a half-rewritten command.  The main slot moves to a free entry
 	 * (cmdq_move_main_slot); the nested one has nowhere to go. */

@@ -72,6 +72,9 @@ void cmdq_destroy(struct cmdq *q);
  *                                            "CREATE_QP: bad parameter (0x3), syndrome 0x2a1b3c"
  *               (the syndrome's name follows in parentheses when it is one of ours)
  *   -EINVAL     outlen < 16 or a NULL buffer;  -E2BIG  beyond max_mailbox_bytes
+ *   err of cmdq_set_down  the device entered the error state while the command waited,
+ *               or before it was sent
+ *                                            "CREATE_QP: aborted: the device entered the error state (...)"
  *   -EBUSY      every entry is still owned by the device after earlier timeouts (a timed-out
  *               command leaves its entry to the device and the next one takes another,
  *               as Linux cmd.c does; a reset frees them)
@@ -89,6 +92,29 @@ typedef int (*cmdq_wait_fn)(void *ctx, unsigned timeout_ms);
 void cmdq_set_event_mode(struct cmdq *q, cmdq_wait_fn wait, void *ctx);
 void cmdq_set_polling_mode(struct cmdq *q);
 void cmdq_event_complete(struct cmdq *q, uint32_t vector_mask);
+
+/* The device entered its error state (a fatal health syndrome, a fatal-error event):
+ * it will complete no command.  As Linux health.c mlx5_enter_error_state() does with
+ * cmd.c mlx5_cmd_flush() and mlx5_cmd_is_down(), the command waiting ends at once with
+ * `err` (negative) and every later command fails without being sent, each with the
+ * message "<OPCODE>: aborted: the device entered the error state (<why>)" or "...: not
+ * sent: ...".  Lock-free: any thread may call it, the wait function and the health
+ * check too.  The first call's err and why stay; a queue once down stays down (the
+ * device is brought up again with a new queue). */
+void cmdq_set_down(struct cmdq *q, int err, const char *why);
+/* 0 while the device is up, else the err given to cmdq_set_down. */
+int cmdq_is_down(const struct cmdq *q);
+
+/* A look at the device's health while a command waits, in either mode: the waiting
+ * thread calls fn at most every CMDQ_HEALTH_CHECK_MS (the first one that long after the
+ * post, so a command that completes in time never pays for it; the event-mode wait is
+ * then given slices no longer than that).  fn runs with the mutex held, as the wait
+ * function does: it may call cmdq_set_down and cmdq_set_polling_mode, never cmdq_exec.
+ * Linux polls health from a timer every 2 s (health.c poll_health); a driver whose
+ * waiting thread holds the device's lock must look itself.  NULL: no check. */
+#define CMDQ_HEALTH_CHECK_MS 20
+typedef void (*cmdq_health_fn)(void *ctx);
+void cmdq_set_health_check(struct cmdq *q, cmdq_health_fn fn, void *ctx);
 
 /* Execute one command on the second slot, the queue's last entry, while the command on
  * slot 0 is outstanding: for the driver's wait function to answer a PAGE_REQUEST with

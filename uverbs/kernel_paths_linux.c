@@ -41,9 +41,10 @@
  *    trailing newline sysfs adds, in an anonymous in-memory file (memfd) opened
  *    read-only; a file the device does not have is ENOENT, a write open EACCES.
  *
- * Not answered: the other stat flavours (lstat, fstatat, statx) and openat, which no
- * client of ours uses on these paths, and the pre-2.33 glibc entry points (__xstat),
- * which only binaries built against an older glibc call.
+ * openat and openat64 answer an absolute path as open() does (hwloc's way in: see
+ * "directories" below).  Not answered: the other stat flavours (lstat, fstatat, statx),
+ * which no client of ours uses on these paths, and the pre-2.33 glibc entry points
+ * (__xstat), which only binaries built against an older glibc call.
  */
 /* <fcntl.h> under _FORTIFY_SOURCE defines open() as an inline wrapper, which would
  * clash with the definition below. */
@@ -52,6 +53,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -187,12 +189,12 @@ static int uv_kp_open_sysfs(struct uv_dev *d, const char *file, int flags)
 {
 	if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))
 		return uv_minus1(EACCES);
-	if (flags & O_DIRECTORY)
-		return uv_minus1(ENOTDIR);
 	char val[192];
 	int len = ibv_read_sysfs_file(d->ibdev.ibdev_path, file, val, sizeof(val) - 1);
 	if (len < 0)
 		return uv_minus1(ENOENT);
+	if (flags & O_DIRECTORY)   /* a file, not a directory; one that is not there: ENOENT */
+		return uv_minus1(ENOTDIR);
 	val[len++] = '\n';
 	int fd = memfd_create("uverbs-sysfs", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
 	if (fd < 0)
@@ -205,14 +207,32 @@ static int uv_kp_open_sysfs(struct uv_dev *d, const char *file, int flags)
 	return fd;
 }
 
-static int uv_kp_open(void **next, const char *name, const char *path, int flags, mode_t mode)
+static int uv_kp_open_dir(const char *path, int flags);
+
+/* open(2) of a path this library answers: true, and *fd is the descriptor or -1 with
+ * errno set.  Anything else: false, and libc opens it. */
+static bool uv_kp_open_ours(const char *path, int flags, int *fd)
 {
 	const char *file;
-	struct uv_dev *d = uv_kp_sysfs(path, &file);
-	if (d)
-		return uv_kp_open_sysfs(d, file, flags);
-	if (path && !strcmp(path, UV_RCM_PATH))
-		return uv_rcm_open(flags);   /* librdmacm's event channel: rdma_cm.c */
+	struct uv_dev *d;
+	if ((*fd = uv_kp_open_dir(path, flags)) != -2)
+		return true;
+	if ((d = uv_kp_sysfs(path, &file))) {
+		*fd = uv_kp_open_sysfs(d, file, flags);
+		return true;
+	}
+	if (path && !strcmp(path, UV_RCM_PATH)) {
+		*fd = uv_rcm_open(flags);   /* librdmacm's event channel: rdma_cm.c */
+		return true;
+	}
+	return false;
+}
+
+static int uv_kp_open(void **next, const char *name, const char *path, int flags, mode_t mode)
+{
+	int fd;
+	if (uv_kp_open_ours(path, flags, &fd))
+		return fd;
 	int (*f)(const char *, int, ...) = (int (*)(const char *, int, ...))uv_kp_next(next, name);
 	if (!f)
 		return uv_minus1(ENOSYS);
@@ -239,6 +259,36 @@ static mode_t uv_kp_mode(int flags, va_list ap)
 UV_KP_OPEN_AS(open)
 UV_KP_OPEN_AS(open64)
 
+/* glibc declares the path arguments nonnull; the kernel answers EFAULT for NULL, which
+ * libc's definition below still gives. */
+static bool uv_kp_absolute(const char *path)
+{
+	return path && path[0] == '/';
+}
+
+/* openat(2) and openat64, which hwloc reads sysfs with (hwloc 2.9 src/topology-linux.c,
+ * hwloc_openat() and hwloc_opendirat(): openat(root_fd, path, ...), root_fd -1 and the
+ * path absolute when the file-system root is "/").  Only an absolute path is ours: the
+ * kernel ignores the directory descriptor for one, so the answer is the one open()
+ * gives.  A relative path (below a HWLOC_FSROOT copy, say) is libc's. */
+#define UV_KP_OPENAT_AS(name)                                                         \
+	UV_EXPORT int name(int dirfd, const char *path, int flags, ...)               \
+	{                                                                             \
+		static void *next;                                                    \
+		va_list ap;                                                           \
+		va_start(ap, flags);                                                  \
+		mode_t mode = uv_kp_mode(flags, ap);                                  \
+		va_end(ap);                                                           \
+		int fd;                                                               \
+		if (uv_kp_absolute(path) && uv_kp_open_ours(path, flags, &fd))        \
+			return fd;                                                    \
+		int (*f)(int, const char *, int, ...) =                               \
+			(int (*)(int, const char *, int, ...))uv_kp_next(&next, #name); \
+		return f ? f(dirfd, path, flags, mode) : uv_minus1(ENOSYS);           \
+	}
+UV_KP_OPENAT_AS(openat)
+UV_KP_OPENAT_AS(openat64)
+
 /* ------------------------------------------------------------------ directories */
 /* The directories the kernel's RDMA core would show for our devices (Linux
  * drivers/infiniband/core/sysfs.c: the class directory holds one entry per device, each
@@ -251,19 +301,28 @@ UV_KP_OPEN_AS(open64)
  *    call, without a word;
  *  - libibumad (ibstat: libibumad/umad.c, umad_get_cas_names(), get_ca(), get_port())
  *    lists the class directory and a device's ports/ and ports/1/pkeys/ with scandir()
- *    and opendir(), then reads the files below (query.c answers them).
+ *    and opendir(), then reads the files below (query.c answers them);
+ *  - hwloc 2.9 (lstopo; src/topology-linux.c, hwloc_linuxfs_lookup_infiniband_class())
+ *    reads sysfs relative to its root descriptor, -1 with absolute paths for "/":
+ *    openat(-1, "/sys/class/infiniband", O_RDONLY | O_DIRECTORY) then fdopendir
+ *    (hwloc_opendirat()) and readdir; readlinkat() of each entry, whose target places the
+ *    device (hwloc_linuxfs_find_osdev_parent(): under the PCI function the link names,
+ *    dropped when it is under devices/virtual unless HWLOC_VIRTUAL_LINUX_OSDEV is set);
+ *    then openat() and read() of node_guid, sys_image_guid and ports/<n>/{state, lid,
+ *    lid_mask_count, gids/<i>} (hwloc_linuxfs_infiniband_class_fillinfos()).
  *
  * Answered: stat/stat64 of /sys/class/infiniband, of each device's directory, its
  * ports/, ports/1/ and ports/1/pkeys/ (a directory, mode 0755), and
  * opendir/readdir/readdir_r/rewinddir/telldir/seekdir/closedir (and the 64 forms) and
  * scandir of each: our devices, a device's files and
- * ports/, port 1, the port's files, and its P_Key entries.  The class directory is ours only while the machine has
- * none of its own (no kernel RDMA device): a machine that has one keeps its listing, and
- * our devices' own directories are still answered.  Not answered: lstat, openat,
- * fstatat, fdopendir, getdents, which these programs do not use on these paths.  So
- * hwloc is NOT served: it reads sysfs relative to its own root descriptor (hwloc
- * src/topology-linux.c, hwloc_opendirat(): openat(fsroot_fd, ...), then fdopendir), and
- * lstopo shows no device of ours. */
+ * ports/, port 1, the port's files, and its P_Key entries; open/openat of each directory
+ * (a descriptor that fdopendir turns into the same listing) and readlink/readlinkat of
+ * each device's class entry (uv_kp_class_link()).  The class directory is ours only
+ * while the machine has none of its own (no kernel RDMA device): a machine that has one
+ * keeps its listing, and our devices' own directories are still answered.  Not
+ * answered: lstat, fstatat, statx, getdents, and a path relative to a directory
+ * descriptor, which these programs do not use on these paths (so `ls
+ * /sys/class/infiniband`, which calls statx, still finds nothing). */
 enum uv_kp_dir { UV_KP_NONE, UV_KP_CLASS, UV_KP_DEV, UV_KP_PORTS, UV_KP_PORT, UV_KP_PKEYS };
 
 /* libc's stat for a path of ours: does the machine have this directory itself? */
@@ -326,9 +385,10 @@ static bool uv_kp_stat_dir(const char *path, struct stat *st)
  * given to the application are these, told apart from libc's by a registry, so that
  * every dirent call on every other directory goes to libc untouched. */
 struct uv_kp_listing {
-	/* first, -1: glibc's dirfd() reads the descriptor at the start of its DIR
+	/* first: glibc's dirfd() reads the descriptor at the start of its DIR
 	 * (dirent/dirstream.h, struct __dirstream { int fd; __libc_lock_define (, lock) ...}),
-	 * so dirfd() of ours says "none" rather than a stranger's descriptor. */
+	 * so dirfd() of ours gives fdopendir's descriptor, or -1 ("none", rather than a
+	 * stranger's descriptor) for opendir's. */
 	int fd;
 	/* second, 0: where glibc keeps the DIR's lock.  Every call that takes it (readdir,
 	 * readdir_r, rewinddir, telldir, seekdir, closedir and their 64 forms) is answered
@@ -410,16 +470,14 @@ static struct uv_kp_listing *uv_kp_listing_of(void *dirp)
 	return found;
 }
 
-static DIR *uv_kp_opendir(const char *path)
+/* A listing of directory `kind` handed out as a DIR; fd is the descriptor it owns (-1:
+ * none), closed by closedir. */
+static DIR *uv_kp_new_listing(enum uv_kp_dir kind, struct uv_dev *d, int fd)
 {
-	struct uv_dev *d = NULL;
-	enum uv_kp_dir kind = uv_kp_dir_of(path, &d);
-	if (kind == UV_KP_NONE)
-		return NULL;
 	struct uv_kp_listing *l = calloc(1, sizeof(*l));
 	if (!l)
 		return NULL;
-	l->fd = -1;
+	l->fd = fd;
 	l->magic = UV_KP_LISTING_MAGIC;
 	uv_kp_fill(l, kind, d);
 	pthread_mutex_lock(&uv_kp_dirs_lock);
@@ -438,6 +496,184 @@ static DIR *uv_kp_opendir(const char *path)
 		return NULL;
 	}
 	return (DIR *)(void *)l;
+}
+
+static DIR *uv_kp_opendir(const char *path)
+{
+	struct uv_dev *d = NULL;
+	enum uv_kp_dir kind = uv_kp_dir_of(path, &d);
+	if (kind == UV_KP_NONE)
+		return NULL;
+	return uv_kp_new_listing(kind, d, -1);
+}
+
+/* Descriptors of our directories, from open()/openat() (hwloc_opendirat(): openat(...,
+ * O_RDONLY | O_DIRECTORY), then fdopendir).  Each is an empty anonymous file (memfd):
+ * it has no entries of its own to give getdents, and fdopendir turns it into the
+ * listing.  It is known by its descriptor number and its inode, so that a descriptor
+ * closed and its number reused for another file is never taken for ours (close() is
+ * not watched). */
+struct uv_kp_dir_fd {
+	int fd;
+	dev_t st_dev;
+	ino_t st_ino;
+	enum uv_kp_dir kind;
+	struct uv_dev *d;
+};
+static struct uv_kp_dir_fd uv_kp_dir_fds[UV_KP_MAX_OPEN];
+static unsigned uv_kp_ndir_fds;   /* how many are set: while 0, fdopendir goes to libc */
+
+/* Is entry e still the descriptor we made? */
+static bool uv_kp_dir_fd_live(const struct uv_kp_dir_fd *e)
+{
+	struct stat st;
+	return e->kind != UV_KP_NONE && fstat(e->fd, &st) == 0 && st.st_dev == e->st_dev &&
+	       st.st_ino == e->st_ino;
+}
+
+/* open/openat of `path`: -2 if it is not one of our directories; else a descriptor
+ * for fdopendir, or -1 with errno set (sysfs directories are read-only: EISDIR for a
+ * write, as the kernel answers; EMFILE past UV_KP_MAX_OPEN at once). */
+static int uv_kp_open_dir(const char *path, int flags)
+{
+	struct uv_dev *d = NULL;
+	enum uv_kp_dir kind = uv_kp_dir_of(path, &d);
+	if (kind == UV_KP_NONE)
+		return -2;
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))
+		return uv_minus1(EISDIR);
+	int fd = memfd_create("uverbs-sysfs-dir", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
+	struct stat st;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st)) {
+		int e = errno;
+		close(fd);
+		return uv_minus1(e);
+	}
+	pthread_mutex_lock(&uv_kp_dirs_lock);
+	int slot = -1;
+	for (int i = 0; i < UV_KP_MAX_OPEN && slot < 0; i++) {
+		struct uv_kp_dir_fd *e = &uv_kp_dir_fds[i];
+		if (e->kind != UV_KP_NONE && !uv_kp_dir_fd_live(e)) {   /* closed without fdopendir */
+			e->kind = UV_KP_NONE;
+			__atomic_sub_fetch(&uv_kp_ndir_fds, 1, __ATOMIC_RELEASE);
+		}
+		if (e->kind == UV_KP_NONE)
+			slot = i;
+	}
+	if (slot >= 0) {
+		uv_kp_dir_fds[slot] = (struct uv_kp_dir_fd){ .fd = fd, .st_dev = st.st_dev, .st_ino = st.st_ino,
+							      .kind = kind, .d = d };
+		__atomic_add_fetch(&uv_kp_ndir_fds, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&uv_kp_dirs_lock);
+	if (slot < 0) {
+		close(fd);
+		return uv_minus1(EMFILE);
+	}
+	return fd;
+}
+
+/* fdopendir(3): a descriptor of ours becomes the listing, which owns it from then on
+ * (closedir closes it, and dirfd gives it back); any other goes to libc. */
+UV_EXPORT DIR *fdopendir(int fd)
+{
+	static void *next;
+	if (__atomic_load_n(&uv_kp_ndir_fds, __ATOMIC_ACQUIRE)) {
+		struct uv_kp_dir_fd mine = { .kind = UV_KP_NONE };
+		pthread_mutex_lock(&uv_kp_dirs_lock);
+		for (int i = 0; i < UV_KP_MAX_OPEN; i++) {
+			struct uv_kp_dir_fd *e = &uv_kp_dir_fds[i];
+			if (e->kind != UV_KP_NONE && e->fd == fd && uv_kp_dir_fd_live(e)) {
+				mine = *e;
+				e->kind = UV_KP_NONE;
+				__atomic_sub_fetch(&uv_kp_ndir_fds, 1, __ATOMIC_RELEASE);
+			}
+		}
+		pthread_mutex_unlock(&uv_kp_dirs_lock);
+		if (mine.kind != UV_KP_NONE)
+			return uv_kp_new_listing(mine.kind, mine.d, fd);
+	}
+	DIR *(*f)(int) = (DIR * (*)(int)) uv_kp_next(&next, "fdopendir");
+	if (!f) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	return f(fd);
+}
+
+/* What the class directory's entry for device d links to, as Linux's driver core makes
+ * it (drivers/base/core.c, device_add_class_symlinks(): /sys/class/<class>/<name> is a
+ * link to the device's directory; get_device_parent(): a class device's directory is
+ * below its parent's, or under /sys/devices/virtual when it has none).  A function we
+ * reach through VFIO has one: its PCI function, so the link names the PCI path and
+ * hwloc (hwloc_linuxfs_find_osdev_parent(), which parses the PCI addresses in this
+ * link) places the device under that function.  Any other (the emulated ConnectX, a
+ * device behind uvd or the kext) has no PCI function on this machine's bus: it is a
+ * software device, like Linux's rxe and siw, under virtual/.  Length, or -1. */
+static int uv_kp_class_link(struct uv_dev *d, char *out, size_t cap)
+{
+	char bdf[64], pci[PATH_MAX];
+	if (sscanf(d->uri, "vfio:%63[^,]", bdf) == 1) {
+		char bus[128];
+		snprintf(bus, sizeof(bus), "/sys/bus/pci/devices/%s", bdf);
+		/* realpath's own readlink calls are glibc's internal ones, not ours */
+		if (realpath(bus, pci) && !strncmp(pci, "/sys/devices/", 13))
+			return snprintf(out, cap, "../../devices/%s/infiniband/%s", pci + 13, d->ibdev.name);
+	}
+	return snprintf(out, cap, "../../devices/virtual/infiniband/%s", d->ibdev.name);
+}
+
+/* readlink(2) of /sys/class/infiniband/<one of ours>: the link above (truncated to
+ * `size`, without a NUL, as readlink gives it); true when answered. */
+static bool uv_kp_readlink(const char *path, char *buf, size_t size, ssize_t *ret)
+{
+	if (!path || strncmp(path, UV_KP_SYSFS_DIR, sizeof(UV_KP_SYSFS_DIR) - 1))
+		return false;
+	unsigned n;
+	struct uv_dev *devs = uv_devices(&n);
+	for (unsigned i = 0; i < n; i++) {
+		if (strcmp(path, devs[i].ibdev.ibdev_path))
+			continue;
+		char link[PATH_MAX + 64];
+		int l = uv_kp_class_link(&devs[i], link, sizeof(link));
+		if (l < 0 || (size_t)l >= sizeof(link)) {
+			*ret = uv_minus1(ENAMETOOLONG);
+			return true;
+		}
+		if (!size) {
+			*ret = uv_minus1(EINVAL);
+			return true;
+		}
+		size_t c = (size_t)l < size ? (size_t)l : size;
+		memcpy(buf, link, c);
+		*ret = (ssize_t)c;
+		return true;
+	}
+	return false;
+}
+
+UV_EXPORT ssize_t readlink(const char *path, char *buf, size_t size)
+{
+	static void *next;
+	ssize_t r;
+	if (uv_kp_readlink(path, buf, size, &r))
+		return r;
+	ssize_t (*f)(const char *, char *, size_t) = (ssize_t (*)(const char *, char *, size_t))uv_kp_next(&next, "readlink");
+	return f ? f(path, buf, size) : uv_minus1(ENOSYS);
+}
+
+/* readlinkat(2), which hwloc uses (hwloc_readlinkat()); an absolute path only, as openat. */
+UV_EXPORT ssize_t readlinkat(int dirfd, const char *path, char *buf, size_t size)
+{
+	static void *next;
+	ssize_t r;
+	if (uv_kp_absolute(path) && uv_kp_readlink(path, buf, size, &r))
+		return r;
+	ssize_t (*f)(int, const char *, char *, size_t) =
+		(ssize_t (*)(int, const char *, char *, size_t))uv_kp_next(&next, "readlinkat");
+	return f ? f(dirfd, path, buf, size) : uv_minus1(ENOSYS);
 }
 
 UV_EXPORT DIR *opendir(const char *path)
@@ -521,8 +757,9 @@ UV_EXPORT int closedir(DIR *dirp)
 				__atomic_sub_fetch(&uv_kp_nopen, 1, __ATOMIC_RELEASE);
 			}
 		pthread_mutex_unlock(&uv_kp_dirs_lock);
+		int rc = l->fd >= 0 ? close(l->fd) : 0;   /* fdopendir's descriptor is the DIR's */
 		free(l);
-		return 0;
+		return rc;
 	}
 	int (*f)(DIR *) = (int (*)(DIR *))uv_kp_next(&next, "closedir");
 	return f ? f(dirp) : uv_minus1(ENOSYS);

@@ -465,7 +465,12 @@ static int uv_sysfs_value(struct uv_dev *d, const char *file, char *out, size_t 
 		if (uv_port_attr(d, (uint8_t)port, &a))
 			return -1;
 		if (!strcmp(tail, "state")) {
-			snprintf(out, len, "%d: %s", a.state, ibv_port_state_str(a.state));
+			/* Linux drivers/infiniband/core/sysfs.c, state_show(): "%d: %s" with
+			 * its own upper-case names, not ibv_port_state_str()'s */
+			static const char *const names[] = { "NOP", "DOWN", "INIT", "ARMED", "ACTIVE",
+							     "ACTIVE_DEFER" };
+			unsigned st = (unsigned)a.state;
+			snprintf(out, len, "%u: %s", st, st < sizeof(names) / sizeof(names[0]) ? names[st] : "UNKNOWN");
 		} else if (!strcmp(tail, "link_layer")) {
 			snprintf(out, len, "Ethernet");
 		} else if (!strcmp(tail, "phys_state")) {

@@ -20,10 +20,17 @@
  *  - general device_frequency_khz = 1000000: the internal timer and CQE timestamps
  *    count nanoseconds here (device.c iseg_refresh), and Linux's clock (lib/clock.c)
  *    turns ticks into time with this rate; the trace's 0 left it without one.
- *  - general xrc = 0 (max and cur): no XRC SRQs or XRC QPs here (CREATE_XRC_SRQ,
- *    XRC transport); with it set Linux's mlx5_ib creates an XRC SRQ at every probe
- *    (main.c create_dev_resources) and failed there (tools/vm).  ALLOC_XRCD itself is
- *    implemented, as firmware has it whatever the transports;
+ *  - general xrc = 0 (max and cur): no XRC QPs here (st XRC, the XRC transport's
+ *    XRCETH), so XRC is not offered.  Its objects are: ALLOC_XRCD and the XRC SRQ
+ *    commands (cmd_srq.c), which Linux 6.1's mlx5_ib needs at every probe (main.c
+ *    mlx5_ib_dev_res_init refuses a device without xrc, then creates an XRC SRQ).  A
+ *    run that wants Linux's mlx5_ib turns xrc on with cap=general.xrc:1 and knows XRC QPs
+ *    are refused (tests/vm/test_mlx5_core.sh);
+ *  - general cc_query_allowed, cc_modify_allowed = 0 (max and cur): no congestion
+ *    control (DCQCN, ECN reaction) here, so no QUERY_CONG_STATISTICS, QUERY_CONG_PARAMS
+ *    or MODIFY_CONG_*; with cc_query_allowed set Linux's mlx5_ib adds the congestion
+ *    counters to its hw_counters and reads them while it registers its device
+ *    (counters.c, cong_cnts), and failed there (tools/vm);
  *  - ethernet offloads (type 1) tunnel_lro_gre, tunnel_lro_vxlan, tunnel_stateless_gre,
  *    tunnel_stateless_vxlan = 0: no tunnel offloads here, and with stateless VXLAN set
  *    Linux's mlx5_core registers the IANA VXLAN port with ADD_VXLAN_UDP_DPORT, which
@@ -85,6 +92,8 @@ static const struct cx5_change cx5_changes[] = {
 	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, nic_flow_table), 0 },
 	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, device_frequency_khz), 1000000 },
 	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, xrc), 0 },
+	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, cc_query_allowed), 0 },
+	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, cc_modify_allowed), 0 },
 	{ CX5_CAP_ETHERNET_OFFLOADS, CX5_BOTH, CX5_ETH_TUNNEL_BITS, 0 },
 	{ PRM_CAP_ODP, CX5_BOTH, CX5_ODP(rc, send, srq_receive), 0x3f },
 	{ PRM_CAP_ODP, CX5_BOTH, CX5_ODP(ud, send, send), 1 },

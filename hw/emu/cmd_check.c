@@ -38,6 +38,7 @@ static const struct {
 	{ PRM_CMD_OP_MODIFY_CQ, 0xffff },      /* 0 modify, 1 resize */
 	{ PRM_CMD_OP_QUERY_VPORT_STATE, 2 },
 	{ PRM_CMD_OP_ARM_RQ, 0xffff },         /* 1 SRQ, 2 XRQ (Linux MLX5_ARM_RQ_IN_OP_MOD_*) */
+	{ PRM_CMD_OP_ARM_XRC_SRQ, 0xffff },    /* 1 XRC SRQ (MLX5_ARM_XRC_SRQ_IN_OP_MOD_XRC_SRQ) */
 };
 
 /* Object-creating commands and the capability that bounds how many may live. */
@@ -50,6 +51,7 @@ static const struct {
 	{ PRM_CMD_OP_CREATE_CQ, EMU_OBJ_CQ, "log_max_cq" },
 	{ PRM_CMD_OP_CREATE_SRQ, EMU_OBJ_SRQ, "log_max_srq" },
 	{ PRM_CMD_OP_CREATE_RMP, EMU_OBJ_SRQ, "log_max_srq" },   /* an RMP is the ISSI 1 SRQ */
+	{ PRM_CMD_OP_CREATE_XRC_SRQ, EMU_OBJ_SRQ, "log_max_srq" }, /* one number space with SRQs */
 	{ PRM_CMD_OP_CREATE_MKEY, EMU_OBJ_MKEY, "log_max_mkey" },
 	{ PRM_CMD_OP_CREATE_EQ, EMU_OBJ_EQ, "log_max_eq" },
 	{ PRM_CMD_OP_ALLOC_PD, EMU_OBJ_PD, "log_max_pd" },

@@ -82,7 +82,8 @@ static void qp_holds(struct emu_dev *d, const void *obj, emu_obj_hold_fn op)
 {
 	const struct emu_qp *qp = obj;
 
-	emu_obj_hold(emu_obj_get(d, EMU_OBJ_PD, qp->pdn), op);
+	if (!qp->umr || qp->pdn)
+		emu_obj_hold(emu_obj_get(d, EMU_OBJ_PD, qp->pdn), op);
 	emu_obj_hold(emu_uar_obj(d, qp->uar), op);
 	if (qp->cqn_snd)
 		emu_obj_hold(emu_obj_get(d, EMU_OBJ_CQ, qp->cqn_snd), op);
@@ -93,6 +94,17 @@ static void qp_holds(struct emu_dev *d, const void *obj, emu_obj_hold_fn op)
 }
 
 EMU_QUEUE_KIND(qp, qpn, EMU_OBJ_QP);
+
+/* The SRQ an RC, UC or UD QP may receive through: a plain one (CREATE_SRQ or
+ * CREATE_RMP).  An XRC SRQ takes its WQEs for XRC target QPs only, which name it in
+ * each packet's XRCETH (PRM "XRC SRQ"; this device has no XRC QPs), so naming one here
+ * is a bad SRQ number. */
+static bool qp_srq_ok(struct emu_dev *d, uint32_t srqn)
+{
+	const struct emu_srq *s = emu_obj_get(d, EMU_OBJ_SRQ, srqn);
+
+	return s && !s->xrc;
+}
 
 /* ---- device limits ---- */
 
@@ -206,6 +218,16 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 		tmp.st = EMU_QP_ST_UD;
 		tmp.gsi = true;
 	}
+	/* The UMR QP (PRM "QP Context" st REG_UMR): a send queue for UMR WQEs, which are
+	 * local operations, with no peer and no receive queue.  Linux mlx5_ib creates one
+	 * at every probe and takes it to RTS with the state alone (umr.c
+	 * mlx5r_umr_resource_init, mlx5r_umr_qp_rst2rts), without a PD.  Kept as RC with `umr` set: the
+	 * transitions take no path (init2rtr, rtr2rts) and the send pipeline refuses any
+	 * other WQE (sq_engine.c). */
+	if (tmp.st == EMU_QP_ST_REG_UMR) {
+		tmp.st = EMU_QP_ST_RC;
+		tmp.umr = true;
+	}
 	if (tmp.st != EMU_QP_ST_RC && tmp.st != EMU_QP_ST_UC && tmp.st != EMU_QP_ST_UD)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_QP_TYPE);
 	if (g && ((tmp.st == EMU_QP_ST_RC && !PRM_GET(cmd_hca_cap, g, rc)) ||
@@ -229,7 +251,10 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	if (tmp.pm_state != EMU_PM_ARMED && tmp.pm_state != EMU_PM_REARM && tmp.pm_state != EMU_PM_MIGRATED)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_PM_STATE);
 	tmp.pdn = (uint32_t)PRM_GET(qpc, qpc, pd);
-	if (!emu_obj_get(d, EMU_OBJ_PD, tmp.pdn))
+	/* A UMR QP needs no PD: each UMR WQE's MKey context names its own, and Linux
+	 * leaves qpc.pd 0 on it (qp.c create_kernel_qp: pd only for QPs other than
+	 * MLX5_IB_QPT_REG_UMR, which get latency_sensitive instead). */
+	if ((!tmp.umr || tmp.pdn) && !emu_obj_get(d, EMU_OBJ_PD, tmp.pdn))
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_PD);
 	tmp.uar = (uint32_t)PRM_GET(qpc, qpc, uar_page);
 	/* uar_page is a UAR index (uar_4k: of a 4 KiB UAR inside an allocated page) */
@@ -272,7 +297,7 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_CQN);
 	if (tmp.rq_type == EMU_RQ_SRQ) {
 		tmp.srqn = (uint32_t)PRM_GET(qpc, qpc, srqn_rmpn_xrqn);
-		if (!emu_obj_get(d, EMU_OBJ_SRQ, tmp.srqn))
+		if (!qp_srq_ok(d, tmp.srqn))
 			return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
 	}
 
@@ -333,7 +358,7 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	qpc_store_connection(qpc, qp);
 	/* ssn, rmsn and the engines' counters run free: PRM_SET stores the low bits each
 	 * field holds (firmware-cmd/prm.h: no other file masks a PRM field) */
-	PRM_SET(qpc, qpc, st, qp->st);
+	PRM_SET(qpc, qpc, st, qp->umr ? EMU_QP_ST_REG_UMR : qp->st);
 	PRM_SET(qpc, qpc, pm_state, qp->pm_state);
 	PRM_SET(qpc, qpc, wq_signature, qp->wq_signature);
 	PRM_SET(qpc, qpc, pd, qp->pdn);
@@ -486,7 +511,7 @@ static int take_optional(struct tctx *t, struct emu_qp *n)
 
 		if (n->rq_type != EMU_RQ_SRQ)
 			return tfail(t, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_RQ_TYPE);
-		if (!emu_obj_get(t->d, EMU_OBJ_SRQ, srqn))
+		if (!qp_srq_ok(t->d, srqn))
 			return tfail(t, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
 		n->srqn = srqn;
 	}
@@ -548,6 +573,8 @@ static int init2rtr(struct tctx *t, struct emu_qp *n)
 	struct emu_path p = n->pri;
 	int st;
 
+	if (n->umr)   /* local operations only: no MTU, peer or path (mlx5r_umr_qp_rst2rts) */
+		return 0;
 	if ((st = take_mtu_msg_max(t, n)))
 		return st;
 	if (n->st == EMU_QP_ST_UD)
@@ -587,7 +614,7 @@ static int rtr2rts(struct tctx *t, struct emu_qp *n)
 	const uint8_t *qpc = t->qpc, *ads = PRM_ADDR(qpc, qpc, primary_address_path);
 	int st;
 
-	if (n->st == EMU_QP_ST_RC) {
+	if (n->st == EMU_QP_ST_RC && !n->umr) {
 		if ((st = take_sra(t, n)))
 			return st;
 		n->retry_count = (uint8_t)PRM_GET(qpc, qpc, retry_count);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The RoCE address (GID) table (PRM "RoCE Address Table"): SET_ROCE_ADDRESS (0x761),
- * QUERY_ROCE_ADDRESS (0x760), and QUERY_HCA_VPORT_GID (0x764) reading the same table.
+ * QUERY_ROCE_ADDRESS (0x760), and QUERY_HCA_VPORT_GID (0x764) reading the same table;
+ * and the port's P_Key table, QUERY_HCA_VPORT_PKEY (0x765).
  *
  * Entries are roce_addr_layout images, roce_address_table_size of them (RoCE caps).
  * An entry is RoCE v1 (roce_version 0) or v2 (2), L3 type IPv4 (0) or IPv6 (1); an
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "hw/emu/emu_dev.h"
+#include "hw/emu/roce_hdr.h"
 
 #define ROCE_ENTRY PRM_SIZE(roce_addr_layout)
 #define GID_BYTES 16
@@ -146,11 +148,39 @@ static int query_hca_vport_gid(struct emu_dev *d, struct emu_cmd *c)
 	return 0;
 }
 
+/* QUERY_HCA_VPORT_PKEY: this port's P_Key table has pkey_table_size entries (128 <<
+ * cmd_hca_cap.pkey_table_size, Linux mlx5_to_sw_pkey_sz), the default P_Key 0xffff (full
+ * member, IBTA 10.9.1.1) at index 0 and the rest empty: a RoCE port takes every packet's
+ * BTH P_Key against the default only (rx_check.c).  pkey_index 0xffff asks for the whole
+ * table (Linux vport.c mlx5_query_hca_vport_pkey); Linux's mlx5_ib reads index 0 while it
+ * registers (ib_query_pkey from the core's P_Key cache) and fails without it. */
+static int query_hca_vport_pkey(struct emu_dev *d, struct emu_cmd *c)
+{
+	const uint8_t *g = emu_cap(d, PRM_CAP_GENERAL_DEVICE, 1);
+	uint64_t idx = PRM_GET(query_hca_vport_pkey_in, c->in, pkey_index);
+	size_t off = PRM_OFF(query_hca_vport_pkey_out, pkey) / 8, entry = PRM_SIZE(pkey);
+	uint32_t size = 128u << (g ? (unsigned)PRM_GET(cmd_hca_cap, g, pkey_table_size) : 0u);
+	uint32_t n = idx == 0xffff ? size : 1;
+
+	if (PRM_GET(query_hca_vport_pkey_in, c->in, other_vport) ||
+	    !port_ok(PRM_GET(query_hca_vport_pkey_in, c->in, port_num)))
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_PORT);
+	if (idx != 0xffff && idx >= size)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_PKEY_INDEX);
+	if (c->outlen < off + (size_t)n * entry)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_OUTP_LEN, PRM_SYND_OUTPUT_TOO_SHORT);
+	if (idx == 0 || idx == 0xffff)
+		PRM_SET(pkey, c->out + off, pkey, EMU_ROCE_DEFAULT_PKEY);
+	return 0;
+}
+
 static const struct emu_cmd_desc cmds[] = {
 	EMU_CMD(SET_ROCE_ADDRESS, EMU_CMDF_INIT, set_roce_address_in, set_roce_address_out, set_roce_address),
 	EMU_CMD(QUERY_ROCE_ADDRESS, EMU_CMDF_INIT, query_roce_address_in, query_roce_address_out, query_roce_address),
 	EMU_CMD(QUERY_HCA_VPORT_GID, EMU_CMDF_INIT, query_hca_vport_gid_in, query_hca_vport_gid_out,
 		query_hca_vport_gid),
+	EMU_CMD(QUERY_HCA_VPORT_PKEY, EMU_CMDF_INIT, query_hca_vport_pkey_in, query_hca_vport_pkey_out,
+		query_hca_vport_pkey),
 };
 
 const struct emu_cmd_area emu_area_roce = {

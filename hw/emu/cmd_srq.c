@@ -2,7 +2,13 @@
 /* Shared receive queues: CREATE_SRQ (0x700), DESTROY_SRQ (0x701), QUERY_SRQ (0x702),
  * ARM_RQ (0x703), PRM "Shared Receive Queue" / srqc; and the same object in the model
  * of ISSI >= 1, the receive memory pool: CREATE_RMP (0x90c), MODIFY_RMP (0x90d),
- * DESTROY_RMP (0x90e), QUERY_RMP (0x90f), rmpc / wq.
+ * DESTROY_RMP (0x90e), QUERY_RMP (0x90f), rmpc / wq; and XRC SRQs, an SRQ in an XRC
+ * domain with a CQ of its own: CREATE_XRC_SRQ (0x705), DESTROY_XRC_SRQ (0x706),
+ * QUERY_XRC_SRQ (0x707), ARM_XRC_SRQ (0x708), PRM "XRC SRQ" / xrc_srqc, at any ISSI.
+ * The three share one number space and each command acts on its own kind only.  An
+ * XRC SRQ takes receive WQEs from XRC target QPs only, which this device does not
+ * create (cmd_qp.c refuses st XRC): Linux's mlx5_ib creates one at every probe
+ * (main.c mlx5_ib_dev_res_init, devr->s0) and never posts to it.
  *
  * Which model a function speaks follows its ISSI: Linux
  * drivers/infiniband/hw/mlx5/srq_cmd.c create_srq_split / destroy_srq_split /
@@ -41,6 +47,8 @@ static void srq_holds(struct emu_dev *d, const void *obj, emu_obj_hold_fn op)
 	emu_obj_hold(emu_obj_get(d, EMU_OBJ_PD, s->pdn), op);
 	if (s->cqn)
 		emu_obj_hold(emu_obj_get(d, EMU_OBJ_CQ, s->cqn), op);
+	if (s->xrc)
+		emu_obj_hold(emu_obj_get(d, EMU_OBJ_XRCD, s->xrcd), op);
 }
 
 EMU_QUEUE_KIND(srq, srqn, EMU_OBJ_SRQ);
@@ -86,7 +94,25 @@ static int create_srq(struct emu_dev *d, struct emu_cmd *c)
 	return emu_queue_adopt(d, c, &srq_kind, &tmp, &tmp.buf);
 }
 
-EMU_CMD_DESTROY_HANDLER(srq, srqn, EMU_OBJ_SRQ, PRM_SYND_BAD_SRQN)
+/* An SRQ of the plain kind (CREATE_SRQ or CREATE_RMP), or NULL: the SRQ, RMP and XRC
+ * SRQ commands share one number space (Linux keeps all three in one table, srq.c
+ * mlx5_init_srq_table), and each command acts on its own kind only. */
+static struct emu_srq *plain_srq_get(struct emu_dev *d, uint32_t srqn)
+{
+	struct emu_srq *s = emu_obj_get(d, EMU_OBJ_SRQ, srqn);
+
+	return s && !s->xrc ? s : NULL;
+}
+
+static int destroy_srq(struct emu_dev *d, struct emu_cmd *c)
+{
+	uint32_t srqn = (uint32_t)PRM_GET(destroy_srq_in, c->in, srqn);
+
+	if (emu_obj_get(d, EMU_OBJ_SRQ, srqn) && !plain_srq_get(d, srqn))
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
+	return emu_cmd_destroy_obj(d, c, EMU_OBJ_SRQ, PRM_GET(destroy_srq_in, c->in, uid), srqn, PRM_SYND_BAD_SRQN);
+}
+
 EMU_CMD_QUERY_HANDLER(srq, srqn, EMU_OBJ_SRQ, PRM_SYND_BAD_SRQN)
 
 static int answer_srq(struct emu_dev *d, struct emu_cmd *c, const struct emu_srq *s)
@@ -95,6 +121,8 @@ static int answer_srq(struct emu_dev *d, struct emu_cmd *c, const struct emu_srq
 	unsigned log_stride = 0;
 
 	(void)d;
+	if (s->xrc)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
 	while ((16u << log_stride) < s->stride)
 		log_stride++;
 	PRM_SET(srqc, srqc, state, s->state);
@@ -122,7 +150,7 @@ static int arm_rq(struct emu_dev *d, struct emu_cmd *c)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
 	if (PRM_GET(arm_rq_in, c->in, op_mod) != 1)   /* MLX5_ARM_RQ_IN_OP_MOD_SRQ */
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_OP_MOD);
-	s = emu_obj_get(d, EMU_OBJ_SRQ, (uint32_t)PRM_GET(arm_rq_in, c->in, srq_number));
+	s = plain_srq_get(d, (uint32_t)PRM_GET(arm_rq_in, c->in, srq_number));
 	if (!s)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
 	if (lwm > (1u << s->log_size))
@@ -261,6 +289,133 @@ static int destroy_rmp(struct emu_dev *d, struct emu_cmd *c)
 	return emu_cmd_destroy_obj(d, c, EMU_OBJ_SRQ, PRM_GET(destroy_rmp_in, c->in, uid), rmpn, PRM_SYND_BAD_SRQN);
 }
 
+/* ---- XRC SRQ (any ISSI) ---- */
+
+/* create_xrc_srq_out.xrc_srqn sits where create_srq_out.srqn does: srq_kind answers it. */
+_Static_assert((unsigned)PRM_OFF(create_xrc_srq_out, xrc_srqn) == (unsigned)PRM_OFF(create_srq_out, srqn) &&
+	       (unsigned)PRM_WIDTH(create_xrc_srq_out, xrc_srqn) == (unsigned)PRM_WIDTH(create_srq_out, srqn),
+	       "xrc_srqn != srqn");
+
+static struct emu_srq *xrc_srq_get(struct emu_dev *d, uint32_t srqn)
+{
+	struct emu_srq *s = emu_obj_get(d, EMU_OBJ_SRQ, srqn);
+
+	return s && s->xrc ? s : NULL;
+}
+
+/* xrc_srqc's doorbell record address: db_record_addr_h, then the upper 30 bits of the
+ * low word (Linux srq_cmd.c create_xrc_srq_cmd sets both with one MLX5_SET64). */
+static uint64_t xrc_dbr(const uint8_t *x)
+{
+	return PRM_GET(xrc_srqc, x, db_record_addr_h) << 32 | PRM_GET(xrc_srqc, x, db_record_addr_l) << 2;
+}
+
+/* CREATE_XRC_SRQ as Linux create_xrc_srq_cmd sends it (the SRQ of devr->s0 that
+ * mlx5_ib creates at every probe, main.c mlx5_ib_dev_res_init, and ibv_create_srq_ex of
+ * type XRC).  The rules of CREATE_SRQ, and: xrcd an allocated XRC domain and cqn an
+ * existing CQ (an XRC SRQ's completions go there, PRM "XRC SRQ": it is not optional),
+ * both held; no user memory (umem) here, so dbr_umem_valid and xrc_srq_umem_valid are
+ * refused. */
+static int create_xrc_srq(struct emu_dev *d, struct emu_cmd *c)
+{
+	const uint8_t *x = PRM_ADDR(create_xrc_srq_in, c->in, xrc_srq_context_entry);
+	const uint8_t *g = emu_gen_caps(d);
+	struct emu_srq tmp = { .state = EMU_SRQ_STATE_GOOD, .xrc = true };
+	uint32_t synd = 0;
+	int st;
+
+	if (PRM_GET(create_xrc_srq_in, c->in, uid))
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
+	if (PRM_GET(create_xrc_srq_in, c->in, xrc_srq_umem_valid) || PRM_GET(xrc_srqc, x, dbr_umem_valid))
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_RESERVED_NOT_ZERO);
+	tmp.log_size = (uint8_t)PRM_GET(xrc_srqc, x, log_xrc_srq_size);
+	tmp.stride = (uint16_t)(16u << PRM_GET(xrc_srqc, x, log_rq_stride));
+	if (g && tmp.log_size > PRM_GET(cmd_hca_cap, g, log_max_srq_sz))
+		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_SIZE_TOO_LARGE);
+	if (g && tmp.stride > PRM_GET(cmd_hca_cap, g, max_wqe_sz_rq))
+		return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_SIZE_TOO_LARGE);
+	tmp.lwm = (uint16_t)PRM_GET(xrc_srqc, x, lwm);
+	if (tmp.lwm > (1u << tmp.log_size))
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_SRQ_LIMIT);
+	tmp.xrcd = (uint32_t)PRM_GET(xrc_srqc, x, xrcd);
+	if (!emu_obj_get(d, EMU_OBJ_XRCD, tmp.xrcd))
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_XRCD);
+	tmp.pdn = (uint32_t)PRM_GET(xrc_srqc, x, pd);
+	if (!emu_obj_get(d, EMU_OBJ_PD, tmp.pdn))
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_PD);
+	tmp.cqn = (uint32_t)PRM_GET(xrc_srqc, x, cqn);
+	if (!emu_obj_get(d, EMU_OBJ_CQ, tmp.cqn))
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_CQN);
+	tmp.user_index = (uint32_t)PRM_GET(xrc_srqc, x, user_index);
+	tmp.dbr = xrc_dbr(x);
+	st = emu_queue_mem_load(d, c, "CREATE_XRC_SRQ", tmp.dbr, PRM_OFF(create_xrc_srq_in, pas) / 8,
+				(unsigned)PRM_GET(xrc_srqc, x, log_page_size), (unsigned)PRM_GET(xrc_srqc, x, page_offset),
+				(uint64_t)tmp.stride << tmp.log_size, &tmp.buf, &synd);
+	if (st)
+		return emu_cmd_fail(c, st, synd);
+	tmp.wq_signature = PRM_GET(xrc_srqc, x, wq_signature);
+	tmp.rlky = PRM_GET(xrc_srqc, x, rlky);
+	return emu_queue_adopt(d, c, &srq_kind, &tmp, &tmp.buf);
+}
+
+static int destroy_xrc_srq(struct emu_dev *d, struct emu_cmd *c)
+{
+	uint32_t srqn = (uint32_t)PRM_GET(destroy_xrc_srq_in, c->in, xrc_srqn);
+
+	if (emu_obj_get(d, EMU_OBJ_SRQ, srqn) && !xrc_srq_get(d, srqn))
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
+	return emu_cmd_destroy_obj(d, c, EMU_OBJ_SRQ, PRM_GET(destroy_xrc_srq_in, c->in, uid), srqn, PRM_SYND_BAD_SRQN);
+}
+
+static int query_xrc_srq(struct emu_dev *d, struct emu_cmd *c)
+{
+	const struct emu_srq *s = xrc_srq_get(d, (uint32_t)PRM_GET(query_xrc_srq_in, c->in, xrc_srqn));
+	uint8_t *x = PRM_ADDR(query_xrc_srq_out, c->out, xrc_srq_context_entry);
+	unsigned log_stride = 0;
+
+	if (!s)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
+	while ((16u << log_stride) < s->stride)
+		log_stride++;
+	PRM_SET(xrc_srqc, x, state, s->state);
+	PRM_SET(xrc_srqc, x, log_xrc_srq_size, s->log_size);
+	PRM_SET(xrc_srqc, x, wq_signature, s->wq_signature);
+	PRM_SET(xrc_srqc, x, rlky, s->rlky);
+	PRM_SET(xrc_srqc, x, log_rq_stride, log_stride);
+	PRM_SET(xrc_srqc, x, xrcd, s->xrcd);
+	PRM_SET(xrc_srqc, x, cqn, s->cqn);
+	PRM_SET(xrc_srqc, x, user_index, s->user_index);
+	PRM_SET(xrc_srqc, x, pd, s->pdn);
+	PRM_SET(xrc_srqc, x, lwm, s->lwm);
+	PRM_SET(xrc_srqc, x, wqe_cnt, s->wqe_cnt);
+	PRM_SET(xrc_srqc, x, page_offset, s->buf.offset / ((1ull << s->buf.log_page) / 64));
+	PRM_SET(xrc_srqc, x, log_page_size, s->buf.log_page - 12u);
+	PRM_SET(xrc_srqc, x, db_record_addr_h, s->dbr >> 32);
+	PRM_SET(xrc_srqc, x, db_record_addr_l, (s->dbr & 0xffffffffu) >> 2);
+	emu_qbuf_store(&s->buf, c->out, c->outlen, PRM_OFF(query_xrc_srq_out, pas) / 8);
+	return 0;
+}
+
+/* ARM_XRC_SRQ op_mod 1 (Linux MLX5_ARM_XRC_SRQ_IN_OP_MOD_XRC_SRQ): a new limit, armed
+ * (srq_cmd.c arm_xrc_srq_cmd). */
+static int arm_xrc_srq(struct emu_dev *d, struct emu_cmd *c)
+{
+	struct emu_srq *s;
+	uint32_t lwm = (uint32_t)PRM_GET(arm_xrc_srq_in, c->in, lwm);
+
+	if (PRM_GET(arm_xrc_srq_in, c->in, uid))
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_UID);
+	if (PRM_GET(arm_xrc_srq_in, c->in, op_mod) != 1)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_OP_MOD);
+	s = xrc_srq_get(d, (uint32_t)PRM_GET(arm_xrc_srq_in, c->in, xrc_srqn));
+	if (!s)
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
+	if (lwm > (1u << s->log_size))
+		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_SRQ_LIMIT);
+	s->lwm = (uint16_t)lwm;
+	return 0;
+}
+
 static const struct emu_cmd_desc cmds[] = {
 	EMU_CMDS_OBJ(SRQ, srq),
 	EMU_CMD(ARM_RQ, EMU_CMDF_INIT, arm_rq_in, arm_rq_out, arm_rq),
@@ -268,6 +423,8 @@ static const struct emu_cmd_desc cmds[] = {
 	EMU_CMD(MODIFY_RMP, EMU_CMDF_INIT, modify_rmp_in, modify_rmp_out, modify_rmp),
 	EMU_CMD(DESTROY_RMP, EMU_CMDF_INIT, destroy_rmp_in, destroy_rmp_out, destroy_rmp),
 	EMU_CMD(QUERY_RMP, EMU_CMDF_INIT, query_rmp_in, query_rmp_out, query_rmp),
+	EMU_CMDS_OBJ(XRC_SRQ, xrc_srq),
+	EMU_CMD(ARM_XRC_SRQ, EMU_CMDF_INIT, arm_xrc_srq_in, arm_xrc_srq_out, arm_xrc_srq),
 };
 
 const struct emu_cmd_area emu_area_srq = { .name = "srq", .cmds = cmds, .ncmds = EMU_NCMDS(cmds) };

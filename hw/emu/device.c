@@ -20,6 +20,7 @@
 #include "hw/emu/netaddr.h"
 #include "hw/emu/transport.h"
 #include "hw/platform/notify.h"
+#include "hw/platform/shm.h"
 #include "hw/shim/shim.h"
 
 /* Init segment words that mlx5_ifc.h's initial_seg leaves reserved but Linux's
@@ -318,6 +319,8 @@ static void dev_free(struct emu_dev *d)
 		emu_net_release(d->ipv4, d->udp_fd);
 	if (d->bar)
 		munmap(d->bar, d->bar_len);
+	if (d->bar_fd >= 0)
+		close(d->bar_fd);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }
@@ -340,6 +343,7 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
+	d->bar_fd = -1;
 	if (cfg)
 		d->cfg = *cfg;
 	d->cfg.host_page_size = host_page;
@@ -365,8 +369,19 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 		d->irq_fds[i] = -1;
 
 	d->bar_len = EMU_BAR0_LEN;
-	/* Anonymous mapping: zero-filled and only touched pages cost memory. */
-	d->bar = mmap(NULL, d->bar_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* Anonymous mapping: zero-filled and only touched pages cost memory.  Shared: a
+	 * memfd, as sparse, that a host in another process maps too. */
+	if (d->cfg.bar_shared) {
+		d->bar_fd = plat_shm_create("emu-bar0", d->bar_len);
+		if (d->bar_fd < 0) {
+			rc = d->bar_fd;
+			d->bar = NULL;
+			goto fail;
+		}
+		d->bar = mmap(NULL, d->bar_len, PROT_READ | PROT_WRITE, MAP_SHARED, d->bar_fd, 0);
+	} else {
+		d->bar = mmap(NULL, d->bar_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	}
 	if (d->bar == MAP_FAILED) {
 		d->bar = NULL;
 		rc = -ENOMEM;
@@ -537,6 +552,11 @@ volatile uint8_t *emu_bar_base(struct emu_dev *d)
 size_t emu_bar_len(struct emu_dev *d)
 {
 	return d->bar_len;
+}
+
+int emu_bar_fd(const struct emu_dev *d)
+{
+	return d->bar_fd;
 }
 
 uint32_t emu_ipv4(const struct emu_dev *d)

@@ -114,6 +114,10 @@ struct emu_config {
 	/* > 0: every command run and its answer is written here, as Linux's dump_command
 	 * does (cmd.c log_command); the fd stays the caller's. */
 	int cmd_log_fd;
+	/* BAR0 in shared memory (a memfd, emu_bar_fd) instead of private pages: a host that
+	 * lives in another process than the driver (the IOKit stand-in's kernel daemon,
+	 * shim-kext/standin) maps the same pages into the driver, as IOKit maps a BAR. */
+	int bar_shared;
 	unsigned ncap_override;
 	struct emu_cap_override {
 		uint8_t type;           /* QUERY_HCA_CAP type */
@@ -140,6 +144,8 @@ int emu_reset(struct emu_dev *d);
 /* BAR0 (plain memory laid out as a ConnectX: initialization segment, then UAR pages). */
 volatile uint8_t *emu_bar_base(struct emu_dev *d);
 size_t emu_bar_len(struct emu_dev *d);
+/* The descriptor of BAR0's shared memory (cfg bar_shared), the device's: -1 without. */
+int emu_bar_fd(const struct emu_dev *d);
 
 /* Command capture, for oracles that compare what a driver sent with what other drivers
  * send (tests/integration/test_field_set.c): fn sees every command any emulated device

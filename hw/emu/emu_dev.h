@@ -352,6 +352,7 @@ struct emu_dev {
 
 	uint8_t *bar;                   /* BAR0 backing memory */
 	size_t bar_len;
+	int bar_fd;                     /* its memfd with cfg.bar_shared, else -1 */
 	int udp_fd;
 	void *tp;                       /* the data plane (struct emu_tp, transport.h), for the poll path */
 	uint32_t ipv4;

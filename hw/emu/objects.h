@@ -216,6 +216,9 @@ struct emu_srq {
 	bool wq_signature, rlky;
 	uint16_t lwm;           /* armed limit watermark (SRQ_RQ_LIMIT event when crossed; 0: disarmed) */
 	bool rmp;               /* created as an RMP (ISSI >= 1, cmd_srq.c) */
+	bool xrc;               /* created by CREATE_XRC_SRQ: in XRC domain `xrcd` */
+	uint32_t xrcd;          /* xrc_srqc.xrcd (XRC SRQs only) */
+	uint32_t user_index;    /* xrc_srqc.user_index, given back by QUERY_XRC_SRQ */
 	uint16_t lwm_created;   /* an RMP's wq.lwm at CREATE_RMP: recorded, not armed */
 	uint64_t dbr;
 	struct emu_qbuf buf;
@@ -236,6 +239,8 @@ enum emu_qp_state {
 enum { EMU_QP_ST_RC = 0x0, EMU_QP_ST_UC = 0x1, EMU_QP_ST_UD = 0x2 };
 /* qpc.st QP1 (Linux mlx5_ifc.h MLX5_QP_ST_QP1): the GSI QP, kept as UD with `gsi` set */
 #define EMU_QP_ST_QP1 0x8
+/* qpc.st REG_UMR (Linux mlx5_ifc.h MLX5_QP_ST_REG_UMR): the UMR QP, kept as RC with `umr` set */
+#define EMU_QP_ST_REG_UMR 0xc
 /* qpc.rq_type (Linux MLX5_NON_ZERO_RQ, MLX5_SRQ_RQ, MLX5_ZERO_LEN_RQ) */
 enum { EMU_RQ_REGULAR = 0x0, EMU_RQ_SRQ = 0x1, EMU_RQ_ZERO = 0x3 };
 /* qpc.pm_state */
@@ -284,6 +289,7 @@ struct emu_qp {
 	bool wq_signature, rlky;
 	bool fre;               /* qpc.fre: UMR WQEs allowed (sq_engine.c) */
 	bool gsi;               /* created as QP1: receives packets for QPN 1, sends as QPN 1 */
+	bool umr;               /* created as REG_UMR: UMR (and NOP) WQEs only, no peer */
 	/* transport attributes, as the transitions set them */
 	uint8_t mtu;            /* qpc.mtu: 1..5 = 256..4096 bytes */
 	uint8_t log_msg_max;

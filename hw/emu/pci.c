@@ -7,7 +7,8 @@
  *   0x00 IDs 15b3:1019, class 0x020000 (Ethernet), subsystem 15b3:0008
  *   0x04 Command: Memory Space Enable (bit 1) and Bus Master Enable (bit 2) reset to 0
  *   0x10 BAR0: 64-bit prefetchable memory, 32 MiB (sizing by all-ones works)
- *   0x34 capability list: 0x60 PCI Express (FLR capable), 0x9c MSI-X (64 vectors,
+ *   0x34 capability list: 0x60 PCI Express (FLR capable), 0x9c MSI-X (64 vectors, or
+ *        the N of msix=N: Table Size N - 1, N table entries, PBA bits for N vectors;
  *        table at BAR0 0x2000, PBA at BAR0 0x3000, where lspci shows them on
  *        ConnectX-4/5 cards), then the end of the list
  * Rules:
@@ -59,6 +60,7 @@ struct emu_pci {
 	uint8_t cfg[EMU_PCI_CFG_BYTES];
 	uint8_t wmask[EMU_PCI_CFG_BYTES];       /* bits software may write */
 	uint32_t msix[EMU_NUM_VECTORS][4];      /* addr lo, addr hi, data, vector control */
+	unsigned nvec;                          /* table entries: emu_irq_count (msix=N) */
 	uint64_t pba;
 	bool bar_painted;                       /* a read with memory space off painted BAR memory */
 };
@@ -89,7 +91,8 @@ static void cfg_reset(struct emu_pci *p, bool flr)
 	if (!flr)
 		mps = DEVCTL_RESET & DEVCTL_MPS;
 	put16(p->cfg + EXP_DEVCTL, (uint16_t)((DEVCTL_RESET & ~DEVCTL_MPS) | mps));
-	put16(p->cfg + MSIX_CTRL, EMU_NUM_VECTORS - 1);   /* table size - 1, disabled, unmasked */
+	/* Table Size is N - 1 (PCIe 7.7.2.2); disabled, unmasked */
+	put16(p->cfg + MSIX_CTRL, (uint16_t)(p->nvec - 1));
 	for (unsigned v = 0; v < EMU_NUM_VECTORS; v++) {
 		memset(p->msix[v], 0, sizeof(p->msix[v]));
 		p->msix[v][3] = 1;                           /* PCI 3.0 6.8.2.9: resets masked */
@@ -105,6 +108,11 @@ int emu_pci_create(struct emu_dev *d)
 	if (!p)
 		return -ENOMEM;
 	c = p->cfg;
+	/* the vectors the function offers (msix=N, 1..64): the MSI-X table has that many
+	 * entries, as a card's firmware sizes it (mlxconfig NUM_PF_MSIX) */
+	p->nvec = emu_irq_count(d);
+	if (p->nvec < 1 || p->nvec > EMU_NUM_VECTORS)
+		p->nvec = EMU_NUM_VECTORS;
 	put16(c + 0x00, EMU_VENDOR_ID);
 	put16(c + 0x02, EMU_DEVICE_ID);
 	put16(c + CFG_STATUS, 0x0010);                   /* capabilities list */
@@ -179,6 +187,11 @@ bool emu_pci_msix_send(struct emu_dev *d, unsigned v)
 	struct emu_pci *p = pci(d);
 	uint16_t ctl = msix_ctrl(d);
 
+	if (v >= p->nvec) {   /* no table entry: no message (EQs on it are refused, cmd_eq.c) */
+		d->ctr.msix_blocked++;
+		emu_drverr(d, "MSI-X vector %u beyond the table's %u entries: no message", v, p->nvec);
+		return false;
+	}
 	if (!emu_pci_dma_allowed(d)) {
 		d->ctr.msix_blocked++;
 		emu_drverr(d, "MSI-X vector %u with bus mastering off: no message", v);
@@ -205,7 +218,7 @@ static void msix_flush_pending(struct emu_dev *d)
 
 	if (!p->pba || !(ctl & MSIX_CTRL_ENABLE) || (ctl & MSIX_CTRL_MASKALL) || !emu_pci_dma_allowed(d))
 		return;
-	for (unsigned v = 0; v < EMU_NUM_VECTORS; v++)
+	for (unsigned v = 0; v < p->nvec; v++)
 		if ((p->pba >> v & 1) && !(p->msix[v][3] & 1)) {
 			p->pba &= ~(1ull << v);
 			emu_irq_deliver(d, v);
@@ -305,7 +318,9 @@ bool emu_pci_bar_access(struct emu_dev *d, int op, uint64_t off, unsigned size)
 		}
 		return true;
 	}
-	if (off + size > EMU_MSIX_TABLE_OFF + sizeof(p->msix)) {
+	/* Past the table's N entries (and up to the PBA): no register, reads 0, writes are
+	 * dropped. */
+	if (off + size > EMU_MSIX_TABLE_OFF + p->nvec * 16u) {
 		if (op == SHIM_MMIO_READ)
 			memset(d->bar + off, 0, size);
 		return true;
@@ -314,7 +329,7 @@ bool emu_pci_bar_access(struct emu_dev *d, int op, uint64_t off, unsigned size)
 	 * in BAR memory before each load; each dword is little-endian (PCI 3.0 6.8.2.6). */
 	uint8_t *win = d->bar + EMU_MSIX_TABLE_OFF;
 	if (op == SHIM_MMIO_READ) {
-		for (unsigned v = 0; v < EMU_NUM_VECTORS; v++)
+		for (unsigned v = 0; v < p->nvec; v++)
 			for (unsigned w = 0; w < 4; w++)
 				put32(win + v * 16 + w * 4, p->msix[v][w]);
 		return true;
@@ -361,7 +376,7 @@ int emu_pci_host_unmask(struct emu_dev *d, unsigned vector)
 {
 	uint8_t *ctl;
 
-	if (!d || vector >= EMU_NUM_VECTORS)
+	if (!d || vector >= pci(d)->nvec)
 		return -EINVAL;
 	pthread_mutex_lock(&d->lock);
 	if (!emu_pci_mem_enabled(d)) {

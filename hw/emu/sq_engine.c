@@ -133,6 +133,12 @@ static int wqe_decode(struct emu_dev *d, struct emu_qp *qp, const uint8_t *b, si
 			   qp->qpn, w->opcode);
 		return PRM_CQE_SYND_LOCAL_QP_OP_ERR;
 	}
+	if (qp->umr && w->opcode != PRM_WQE_OP_UMR && w->opcode != PRM_WQE_OP_NOP) {
+		/* a UMR QP has no peer to send to (cmd_qp.c create_qp) */
+		emu_drverr(d, "send WQE %u of UMR QP 0x%x: opcode 0x%x, a UMR QP takes UMR WQEs only",
+			   w->idx & 0xffff, qp->qpn, w->opcode);
+		return PRM_CQE_SYND_LOCAL_QP_OP_ERR;
+	}
 	/* A NOP is its control segment alone on any service (Linux wc.c mlx5_wc_post_nop
 	 * posts ds 1): no datagram, address or data segment is read. */
 	if (w->opcode == PRM_WQE_OP_NOP)

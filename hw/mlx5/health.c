@@ -45,13 +45,37 @@ void mx5_mark_fatal(struct mx5_device *dev, enum mx5_health_state why, uint8_t s
 	if (dev->health != MX5_HEALTH_OK)
 		return;
 	dev->health = why;
-	/* Commands can no longer complete: the queue's owner is gone. */
-	if (dev->cmdq && dev->cmd_event_mode) {
-		cmdq_set_polling_mode(dev->cmdq);
-		dev->cmd_event_mode = false;
+	/* Commands can no longer complete: the queue's owner is gone.  The one waiting (this
+	 * may be its own wait, which found the error) ends now rather than at the command
+	 * timeout, and later ones are refused, as Linux health.c mlx5_enter_error_state()
+	 * does through cmd.c mlx5_cmd_flush(). */
+	if (dev->cmdq) {
+		cmdq_set_down(dev->cmdq, -ENODEV, dev->err[0] ? dev->err : "device in fatal error");
+		if (dev->cmd_event_mode) {
+			cmdq_set_polling_mode(dev->cmdq);
+			dev->cmd_event_mode = false;
+		}
 	}
 	mx5_objects_flush(dev);
 	mx5_raise_event(dev, MX5_EVENT_DEVICE_FATAL, 0, 0, synd);
+}
+
+/* The command engine's look at health while a command waits (cmdq_set_health_check):
+ * the sensors above, so that a command outstanding when the firmware dies ends at once
+ * (mx5_mark_fatal: cmdq_set_down) instead of at the command timeout.  The waiting thread
+ * holds the device (uverbs' device lock), so the service thread's periodic check cannot
+ * run meanwhile: the wait looks itself. */
+static void mx5_cmd_health(void *ctx)
+{
+	struct mx5_device *dev = ctx;
+	if (dev->health == MX5_HEALTH_OK)
+		mx5_device_check_health(dev, NULL);
+}
+
+void mx5_health_watch_commands(struct mx5_device *dev)
+{
+	if (dev->cmdq)
+		cmdq_set_health_check(dev->cmdq, mx5_cmd_health, dev);
 }
 
 enum mx5_health_state mx5_device_check_health(struct mx5_device *dev, struct mx5_health *h)

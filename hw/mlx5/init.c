@@ -411,6 +411,8 @@ int mx5_bringup(struct mx5_device *dev)
 	if (mx5_device_check_health(dev, &h) != MX5_HEALTH_OK)
 		return mx5_fail(dev, -EIO, "bring-up: device in fatal error (health syndrome 0x%x, "
 				"health buffer synd 0x%x)", h.health_syndrome, h.synd);
+	/* From here a command waiting looks at health too (health.c). */
+	mx5_health_watch_commands(dev);
 	if ((rc = mx5_enable_hca(dev)) || (rc = mx5_set_issi(dev)))
 		return rc;
 	if ((rc = mx5_startup_pages(dev, 1)) || (rc = mx5_set_host_endianness(dev)))

@@ -238,6 +238,9 @@ void mx5_raise_event(struct mx5_device *dev, enum mx5_event_type type, uint32_t 
 
 /* health.c */
 void mx5_mark_fatal(struct mx5_device *dev, enum mx5_health_state why, uint8_t synd);
+/* Let the command engine look at health while a command waits (bring-up, once the
+ * command interface is ours). */
+void mx5_health_watch_commands(struct mx5_device *dev);
 
 /* objects: called at teardown to destroy what the caller left, and on fatal error */
 void mx5_objects_destroy_all(struct mx5_device *dev);

@@ -24,5 +24,10 @@ int plat_allow_peer_access(pid_t pid);
  * write != 0 copies buf into the other process.  0, or -errno (-EFAULT for memory the
  * other process has not mapped, -ESRCH once it is gone). */
 int plat_peer_copy(pid_t pid, uint64_t raddr, void *buf, size_t len, int write);
+/* A descriptor that polls readable (POLLIN) once process `pid` -- that process, not a
+ * later one given the same pid -- has exited: a pidfd on Linux (pidfd_open(2), 5.3), a
+ * kqueue watching EVFILT_PROC NOTE_EXIT on macOS.  The descriptor, or -errno (-ESRCH:
+ * gone already; -ENOSYS: the kernel has no such thing). */
+int plat_peer_exit_fd(pid_t pid);
 
 #endif

@@ -5,7 +5,13 @@
 #include <errno.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434   /* the same on every architecture (Linux 5.3) */
+#endif
 
 int plat_peer_cred(int fd, pid_t *pid, uid_t *uid)
 {
@@ -41,4 +47,11 @@ int plat_peer_copy(pid_t pid, uint64_t raddr, void *buf, size_t len, int write)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+int plat_peer_exit_fd(pid_t pid)
+{
+	/* close-on-exec already (pidfd_open(2)); readable once the process has exited */
+	long fd = syscall(SYS_pidfd_open, (long)pid, 0L);
+	return fd < 0 ? -errno : (int)fd;
 }

@@ -3,6 +3,8 @@
 #include "hw/platform/peer.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/event.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -26,4 +28,22 @@ int plat_peer_copy(pid_t pid, uint64_t raddr, void *buf, size_t len, int write)
 {
 	(void)pid; (void)raddr; (void)buf; (void)len; (void)write;
 	return -EOPNOTSUPP;
+}
+
+int plat_peer_exit_fd(pid_t pid)
+{
+	/* a kqueue polls readable while an event is pending (kqueue(2)); NOTE_EXIT names
+	 * the process, and fails with ESRCH when it is gone already */
+	int kq = kqueue();
+	if (kq < 0)
+		return -errno;
+	struct kevent ev;
+	EV_SET(&ev, (uintptr_t)pid, EVFILT_PROC, EV_ADD | EV_ONESHOT, NOTE_EXIT, 0, NULL);
+	if (kevent(kq, &ev, 1, NULL, 0, NULL) < 0) {
+		int e = errno;
+		close(kq);
+		return -e;
+	}
+	fcntl(kq, F_SETFD, FD_CLOEXEC);
+	return kq;
 }

@@ -850,7 +850,16 @@ struct shim_kext_guest {
 	struct kext_dev k;            /* its own connection, of type UVSHIM_CLIENT_TYPE_GUEST */
 	uint32_t type;
 	mach_vm_address_t addr;
+	uint64_t bar_off;             /* the window's BAR0 offset */
+	struct shim_mmio_hook hook;   /* kext_plat.h: the stand-in's device needs one */
+	int have_hook;
 };
+
+/* The hook in BAR0 offsets; the guest's page is the window at g->bar_off. */
+const struct shim_mmio_hook *shim_kext_guest_hook(struct shim_kext_guest *g)
+{
+	return g && g->have_hook ? &g->hook : NULL;
+}
 
 int shim_kext_guest_open(unsigned index, uint64_t bar_off, struct shim_kext_guest **out, volatile void **uar,
 			 size_t *len, char *err, size_t errlen)
@@ -903,6 +912,10 @@ int shim_kext_guest_open(unsigned index, uint64_t bar_off, struct shim_kext_gues
 	if (rc == 0)
 		rc = map_window(k, win.cache, mode ? mode : kIOMapInhibitCache, win.offset, win.length, &g->type,
 				&g->addr, &size);
+	if (rc == 0) {
+		g->bar_off = win.offset;
+		g->have_hook = kext_plat_bar_hook((uint32_t)k->conn, &g->hook);
+	}
 	if (rc < 0) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s", k->dev.err[0] ? k->dev.err : strerror(-rc));

@@ -34,5 +34,10 @@ struct shim_kext_guest;
 int shim_kext_guest_open(unsigned index, uint64_t bar_off, struct shim_kext_guest **out, volatile void **uar,
 			 size_t *len, char *err, size_t errlen);
 void shim_kext_guest_close(struct shim_kext_guest *g);
+/* The BAR hook the device behind the guest's page needs after each store into it (the
+ * IOKit stand-in on Linux: the emulated device learns of the store from it), or NULL
+ * (a Mac: the store reaches the card by itself). */
+struct shim_mmio_hook;
+const struct shim_mmio_hook *shim_kext_guest_hook(struct shim_kext_guest *g);
 
 #endif

@@ -26,3 +26,9 @@ void shim_kext_guest_close(struct shim_kext_guest *g)
 {
 	(void)g;
 }
+
+const struct shim_mmio_hook *shim_kext_guest_hook(struct shim_kext_guest *g)
+{
+	(void)g;
+	return NULL;
+}

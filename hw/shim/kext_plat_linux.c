@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The kext shim's platform on Linux (kext_plat.h): the IOKit stand-in's function is the
- * emulated ConnectX, whose BAR stores act through the device's MMIO hook. */
+ * emulated ConnectX, whose BAR stores act through the device's MMIO hook: called here
+ * when the stand-in's kernel is in this process, or sent to it when it is a process of
+ * its own (UVERBS_KEXT_STANDIN_KERNEL, shim-kext/standin/kernel_proto.h), where the
+ * store itself already landed in the shared BAR. */
 #include <errno.h>
 #include <string.h>
 
@@ -23,10 +26,23 @@ static void hook_poll_found(void *ctx)
 	emu_poll_found(ctx);
 }
 
+static void hook_remote_access(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned size)
+{
+	uvshim_standin_mmio((io_connect_t)(uintptr_t)ctx, (int)op, off, size);
+}
+
 int kext_plat_bar_hook(uint32_t conn, struct shim_mmio_hook *hook)
 {
 	struct emu_dev *e = uvshim_standin_emu_of(conn);
 
+	if (!e && uvshim_standin_remote_of(conn)) {
+		/* The device is in the kernel's process: no poll assist (as on hardware, it
+		 * moves packets on its own thread). */
+		memset(hook, 0, sizeof(*hook));
+		hook->access = hook_remote_access;
+		hook->ctx = (void *)(uintptr_t)conn;
+		return 1;
+	}
 	if (!e)
 		return 0;
 	hook->access = hook_access;
@@ -46,7 +62,7 @@ void *kext_plat_emulated(uint32_t conn)
 int kext_plat_port_addrs(uint32_t conn, unsigned port, uint8_t (*addrs)[16], unsigned max)
 {
 	struct emu_dev *e = uvshim_standin_emu_of(conn);
-	uint32_t a = e ? emu_ipv4(e) : 0;
+	uint32_t a = e ? emu_ipv4(e) : uvshim_standin_ipv4(conn);
 
 	if (port != 1 || max < 1 || !a)
 		return 0;
@@ -63,7 +79,7 @@ int kext_plat_neigh(uint32_t conn, const uint8_t addr[16], uint8_t mac[6])
 {
 	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
-	if (!uvshim_standin_emu_of(conn) || memcmp(addr, v4mapped, 12))
+	if ((!uvshim_standin_emu_of(conn) && !uvshim_standin_remote_of(conn)) || memcmp(addr, v4mapped, 12))
 		return -ENOENT;
 	return emu_neigh((uint32_t)addr[12] << 24 | (uint32_t)addr[13] << 16 | (uint32_t)addr[14] << 8 | addr[15], mac);
 }

@@ -352,6 +352,7 @@ static void uvd_hook(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned siz
 			/* one window for the page, write-combining when BlueFlame is on
 			 * (shim_kext_guest_open): a plain doorbell is flushed out too */
 			uvd_guest_store(g, off, s->bar + off, size, 1);
+			uvd_guest_stored(g, op, off, size);
 			return;
 		}
 	}

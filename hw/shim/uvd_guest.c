@@ -25,7 +25,13 @@ static void kext_close(void *ctx, void *handle)
 	shim_kext_guest_close(handle);
 }
 
-const struct uvd_guest_opener uvd_guest_kext_opener = { kext_open, kext_close, NULL };
+static const struct shim_mmio_hook *kext_hook(void *ctx, void *handle)
+{
+	(void)ctx;
+	return shim_kext_guest_hook(handle);
+}
+
+const struct uvd_guest_opener uvd_guest_kext_opener = { kext_open, kext_close, NULL, kext_hook };
 
 int uvd_guest_choose(uint32_t kext_fn, uint32_t granted_uar, uint32_t uar, uint64_t uar_page_bytes,
 		     const struct uvd_guest_opener *op, struct uvd_guest_page *out, char *why, size_t whylen)
@@ -64,6 +70,6 @@ int uvd_guest_choose(uint32_t kext_fn, uint32_t granted_uar, uint32_t uar, uint6
 		return 0;
 	}
 	*out = (struct uvd_guest_page){ .bar_off = off & ~(page - 1), .len = len, .va = (volatile uint8_t *)va,
-					.handle = handle };
+					.handle = handle, .hook = op->hook ? op->hook(op->ctx, handle) : NULL };
 	return 1;
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "hw/platform/wc_flush.h"
+#include "hw/shim/shim.h"
 
 /* A host page of the device's UAR region that this process maps itself. */
 struct uvd_guest_page {
@@ -26,6 +27,9 @@ struct uvd_guest_page {
 	size_t len;                  /* bytes, a host page */
 	volatile uint8_t *va;        /* our mapping of it */
 	void *handle;                /* the opener's, for close */
+	/* the device's BAR hook after a store into the page (a software device behind the
+	 * page: the IOKit stand-in on Linux), NULL on a Mac */
+	const struct shim_mmio_hook *hook;
 };
 
 /* Opens kext function fn - 1 as a guest and maps the granted host page holding BAR0
@@ -35,6 +39,8 @@ struct uvd_guest_opener {
 		    char *err, size_t errlen);
 	void (*close)(void *ctx, void *handle);
 	void *ctx;
+	/* optional: the hook stores into the opened page need (uvd_guest_page.hook) */
+	const struct shim_mmio_hook *(*hook)(void *ctx, void *handle);
 };
 
 /* The opener a client uses: hw/shim/kext_guest.h's shim_kext_guest_open/close (on
@@ -81,6 +87,14 @@ static inline void uvd_guest_store(const struct uvd_guest_page *g, uint64_t off,
 	}
 	if (wc)
 		plat_wc_flush();   /* push the copy into the mapped page out */
+}
+
+/* After uvd_guest_store: tell a software device behind the page of the store (one
+ * predictable branch on a Mac, where there is none). */
+static inline void uvd_guest_stored(const struct uvd_guest_page *g, enum shim_mmio_op op, uint64_t off, unsigned size)
+{
+	if (__builtin_expect(g->hook != NULL, 0))
+		g->hook->access(g->hook->ctx, op, off, size);
 }
 
 #endif

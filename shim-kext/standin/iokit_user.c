@@ -11,6 +11,11 @@
  * kIOReturnBadArgument for any mapping the kernel refused (xnu
  * iokit/Kernel/IOUserClient.cpp, is_io_connect_map_memory_into_task).  A serial
  * dispatch queue is one thread running work in order.
+ *
+ * The kernel is in this process (kext_standin.c), or, with UVERBS_KEXT_STANDIN_KERNEL
+ * naming its socket, in the stand-in kernel daemon (kerneld.c), reached through
+ * kernel_client.c: then services and connections name the daemon's, and mappings are
+ * of its shared memory.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,6 +24,7 @@
 #include <string.h>
 
 #include "shim-kext/include/uvshim_abi.h"
+#include "shim-kext/standin/kernel_client.h"
 #include "shim-kext/standin/standin.h"
 
 #define STANDIN_TASK ((mach_port_t)0x103)   /* mach_task_self(): one task per process */
@@ -44,6 +50,10 @@ struct obj {
 		struct standin_client *client;
 		struct IONotificationPort *port;
 	} u;
+	/* with the kernel in its own process: a service's index, a connection's name there */
+	bool remote;
+	unsigned index;
+	uint32_t rconn;
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -299,7 +309,16 @@ kern_return_t IOServiceGetMatchingServices(mach_port_t mainPort, CFDictionaryRef
 	if (!matching || !existing)
 		return kIOReturnBadArgument;
 	/* The dictionary is consumed (IOKitLib.h: "one reference is consumed"). */
-	n = strcmp(matching->class_name, UVSHIM_SERVICE_CLASS) == 0 ? standin_kext_count() : 0;
+	if (strcmp(matching->class_name, UVSHIM_SERVICE_CLASS) != 0)
+		n = 0;
+	else if (skc_remote()) {
+		kern_return_t kr = skc_count(&n);
+		if (kr != KERN_SUCCESS) {
+			free((void *)matching);
+			return kr;
+		}
+	} else
+		n = standin_kext_count();
 	free((void *)matching);
 	pthread_mutex_lock(&g_lock);
 	it = obj_new(OBJ_ITERATOR);
@@ -327,6 +346,16 @@ io_object_t IOIteratorNext(io_iterator_t iterator)
 	}
 	index = o->u.iter.next++;
 	pthread_mutex_unlock(&g_lock);
+	if (skc_remote()) {
+		pthread_mutex_lock(&g_lock);
+		s = obj_new(OBJ_SERVICE);
+		if (s != MACH_PORT_NULL) {
+			obj_get(s, OBJ_SERVICE)->remote = true;
+			obj_get(s, OBJ_SERVICE)->index = index;
+		}
+		pthread_mutex_unlock(&g_lock);
+		return s;
+	}
 	k = standin_kext_get(index);
 	if (!k)
 		return IO_OBJECT_NULL;
@@ -366,6 +395,10 @@ kern_return_t IOServiceOpen(io_service_t service, task_port_t owningTask, uint32
 	struct obj *o;
 	struct standin_kext *k;
 	struct standin_client *c = NULL;
+	struct standin_task task;
+	bool remote;
+	unsigned index;
+	uint32_t rconn = 0;
 	IOReturn r;
 	mach_port_t name;
 
@@ -377,19 +410,32 @@ kern_return_t IOServiceOpen(io_service_t service, task_port_t owningTask, uint32
 	pthread_mutex_lock(&g_lock);
 	o = obj_get(service, OBJ_SERVICE);
 	k = o ? o->u.kext : NULL;
+	remote = o && o->remote;
+	index = o ? o->index : 0;
 	pthread_mutex_unlock(&g_lock);
-	if (!k)
+	if (!k && !remote)
 		return kIOReturnBadArgument;   /* MIG: not a service object */
-	r = standin_client_open(k, type, &c);
+	if (remote)
+		r = skc_open(index, type, &rconn);
+	else {
+		standin_task_self(&task);
+		r = standin_client_open(k, &task, type, &c);
+	}
 	if (r != kIOReturnSuccess)
 		return r;
 	pthread_mutex_lock(&g_lock);
 	name = obj_new(OBJ_CONNECT);
-	if (name != MACH_PORT_NULL)
+	if (name != MACH_PORT_NULL) {
 		obj_get(name, OBJ_CONNECT)->u.client = c;
+		obj_get(name, OBJ_CONNECT)->remote = remote;
+		obj_get(name, OBJ_CONNECT)->rconn = rconn;
+	}
 	pthread_mutex_unlock(&g_lock);
 	if (name == MACH_PORT_NULL) {
-		standin_client_close(c);
+		if (remote)
+			skc_close(rconn);
+		else
+			standin_client_close(c);
 		return kIOReturnNoResources;
 	}
 	*connect = name;
@@ -403,23 +449,40 @@ static struct standin_client *client_of(io_connect_t connect)
 
 	pthread_mutex_lock(&g_lock);
 	o = obj_get(connect, OBJ_CONNECT);
-	c = o ? o->u.client : NULL;
+	c = o && !o->remote ? o->u.client : NULL;
 	pthread_mutex_unlock(&g_lock);
 	return c;
+}
+
+/* The daemon's name of a connection to a kernel in its own process, or 0. */
+static uint32_t rconn_of(io_connect_t connect)
+{
+	struct obj *o;
+	uint32_t r;
+
+	pthread_mutex_lock(&g_lock);
+	o = obj_get(connect, OBJ_CONNECT);
+	r = o && o->remote ? o->rconn : 0;
+	pthread_mutex_unlock(&g_lock);
+	return r;
 }
 
 kern_return_t IOServiceClose(io_connect_t connect)
 {
 	struct obj *o;
 	struct standin_client *c = NULL;
+	uint32_t rconn = 0;
 
 	pthread_mutex_lock(&g_lock);
 	o = obj_get(connect, OBJ_CONNECT);
 	if (o) {
 		c = o->u.client;
+		rconn = o->remote ? o->rconn : 0;
 		o->kind = OBJ_FREE;
 	}
 	pthread_mutex_unlock(&g_lock);
+	if (rconn)
+		return skc_close(rconn);
 	if (!c)
 		return kIOReturnBadArgument;
 	standin_client_close(c);
@@ -437,10 +500,11 @@ static kern_return_t call(mach_port_t connection, uint32_t selector, mach_port_t
 			  uint32_t *outputCnt, void *outputStruct, size_t *outputStructCnt)
 {
 	struct standin_client *c = client_of(connection);
+	uint32_t rconn = c ? 0 : rconn_of(connection);
 	struct standin_method_args a;
 	IOReturn r;
 
-	if (!c)
+	if (!c && !rconn)
 		return kIOReturnBadArgument;
 	if (inputCnt > UVSHIM_STANDIN_MAX_SCALARS || (outputCnt && *outputCnt > UVSHIM_STANDIN_MAX_SCALARS))
 		return STANDIN_MIG_ARRAY_TOO_LARGE;
@@ -459,7 +523,7 @@ static kern_return_t call(mach_port_t connection, uint32_t selector, mach_port_t
 	a.wake_port = wake_port;
 	a.async_ref = reference;
 	a.async_ref_count = wake_port != MACH_PORT_NULL ? referenceCnt : 0;
-	r = standin_external_method(c, &a);
+	r = rconn ? skc_call(rconn, &a) : standin_external_method(c, &a);
 	if (outputStructCnt && outputStruct)
 		*outputStructCnt = a.struct_out_size;
 	if (outputCnt)
@@ -515,9 +579,10 @@ kern_return_t IOConnectMapMemory64(io_connect_t connect, uint32_t memoryType, ta
 				   mach_vm_address_t *atAddress, mach_vm_size_t *ofSize, IOOptionBits options)
 {
 	struct standin_client *c = client_of(connect);
+	uint32_t rconn = c ? 0 : rconn_of(connect);
 	uint64_t addr = 0, size = 0;
 
-	if (!c || !atAddress)
+	if ((!c && !rconn) || !atAddress)
 		return kIOReturnBadArgument;
 	if (intoTask != STANDIN_TASK)
 		return kIOReturnBadArgument;
@@ -525,7 +590,8 @@ kern_return_t IOConnectMapMemory64(io_connect_t connect, uint32_t memoryType, ta
 	 * a mapping, and kext.c never asks for one. */
 	if (!(options & kIOMapAnywhere))
 		return kIOReturnBadArgument;
-	if (standin_client_map(c, memoryType, options, &addr, &size) != kIOReturnSuccess)
+	if ((rconn ? skc_map(rconn, memoryType, options, &addr, &size)
+		   : standin_client_map(c, memoryType, options, &addr, &size, NULL)) != kIOReturnSuccess)
 		return kIOReturnBadArgument;
 	*atAddress = addr;
 	if (ofSize)
@@ -537,10 +603,12 @@ kern_return_t IOConnectUnmapMemory64(io_connect_t connect, uint32_t memoryType, 
 				     mach_vm_address_t atAddress)
 {
 	struct standin_client *c = client_of(connect);
+	uint32_t rconn = c ? 0 : rconn_of(connect);
 
-	(void)atAddress;
-	if (!c || fromTask != STANDIN_TASK)
+	if ((!c && !rconn) || fromTask != STANDIN_TASK)
 		return kIOReturnBadArgument;
+	if (rconn)
+		return skc_unmap(rconn, memoryType, atAddress);
 	return standin_client_unmap(c, memoryType);
 }
 
@@ -549,6 +617,33 @@ struct emu_dev *uvshim_standin_emu_of(io_connect_t connect)
 	struct standin_client *c = client_of(connect);
 
 	return c ? standin_client_emu(c) : NULL;
+}
+
+int uvshim_standin_remote_of(io_connect_t connect)
+{
+	return rconn_of(connect) != 0;
+}
+
+void uvshim_standin_mmio(io_connect_t connect, int op, uint64_t off, unsigned size)
+{
+	uint32_t rconn = rconn_of(connect);
+
+	if (rconn)
+		skc_mmio(rconn, op, off, size);
+}
+
+uint32_t uvshim_standin_ipv4(io_connect_t connect)
+{
+	uint32_t rconn = rconn_of(connect);
+
+	return rconn ? skc_ipv4(rconn) : 0;
+}
+
+/* In this process the kernel has no guests, so nothing is ever revoked here. */
+void standin_revoke_mapping(struct standin_client *guest, uint32_t memory_type)
+{
+	(void)guest;
+	(void)memory_type;
 }
 
 /* ---- errors ---- */

@@ -16,6 +16,10 @@
  *   interrupts       (UvShim::interruptOccurred): a thread takes the function's MSI-X
  *                    messages (the emulator's eventfds) and sends one async result
  *                    per interrupt to the owner's notification port.
+ * In its own process (standin_kernel_own_process, the stand-in kernel daemon kerneld.c)
+ * it also does what only a kernel with several tasks can: guests (UvShim::guestOpen,
+ * pPinFor, pRevoke), pins of another task's memory, the BAR and DMA buffers in shared
+ * memory the tasks map; the host (kerneld.c) redirects a revoked guest mapping.
  * Configuration, UVERBS_KEXT_STANDIN="functions=N,vectors=N,pinned_mb=N,gid=N,uid=N,<emu
  * options>": how many functions the kext matched (1), MSI-X vectors it asks for
  * (Info.plist UvShimMSIXVectors, 16), wired memory per owner (UvShimMaxPinnedMB), the
@@ -31,7 +35,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/mman.h>
+
 #include "hw/emu/emu.h"
+#include "hw/platform/shm.h"
 #include "hw/platform/vm.h"
 #include "shim-kext/core/uvshim_core.h"
 #include "shim-kext/standin/standin.h"
@@ -46,11 +53,17 @@ struct standin_cfg {
 	unsigned functions, vectors;
 	uint32_t pinned_mb;           /* Info.plist UvShimMaxPinnedMB, 0: the default */
 	uint32_t gid, uid;
+	bool uid_set;
 	char emu_opts[256];
 };
 
+/* The kernel lives in its own process (standin_kernel_own_process): guests, shared BAR
+ * and DMA memory, pins of other tasks. */
+static bool g_own_process;
+
 struct standin_map {            /* UvShimMapping: one pin or DMA buffer */
 	void *mem;                  /* DMA buffer: ours */
+	int fd;                     /* DMA buffer in its own process: its memfd, else -1 */
 	uint64_t map_id;
 	struct uvshim_seg *seg;
 	uint32_t nseg;
@@ -65,6 +78,8 @@ struct standin_kext {
 	struct uvshim_dev dev;
 	struct uvshim_pin_entry *pins;
 	uint32_t gid, uid;
+	bool uid_set;
+	int32_t owner_pid;          /* the owner's task */
 	unsigned nvec;              /* fIrqCount */
 	bool armed[UVSHIM_MAX_VECTORS];
 	int irq_fd[UVSHIM_MAX_VECTORS];
@@ -79,6 +94,7 @@ struct standin_kext {
 
 struct standin_client {             /* UvShimUserClient */
 	struct standin_kext *k;
+	struct standin_task task;       /* fTask: who opened it */
 	bool owner, guest;
 	struct standin_client *next;    /* the function's open clients (k->clients) */
 };
@@ -115,8 +131,10 @@ static int config(struct standin_cfg *c)
 			c->pinned_mb = (uint32_t)v;
 		else if (sscanf(t, "gid=%lu", &v) == 1)
 			c->gid = (uint32_t)v;
-		else if (sscanf(t, "uid=%lu", &v) == 1)
+		else if (sscanf(t, "uid=%lu", &v) == 1) {
 			c->uid = (uint32_t)v;
+			c->uid_set = true;
+		}
 		else if (used + strlen(t) + 2 < sizeof(c->emu_opts))
 			used += (size_t)snprintf(c->emu_opts + used, sizeof(c->emu_opts) - used, "%s%s",
 						 used ? "," : "", t);
@@ -170,7 +188,10 @@ static void wake_irq_thread(struct standin_kext *k)
 	(void)!write(k->wake[1], &c, 1);
 }
 
-static int p_map(struct standin_kext *k, void *va, uint64_t len, unsigned flags, struct standin_map **out)
+/* remote_pid > 0: va is that task's (IOMemoryDescriptor::withAddressRange on its task):
+ * the device reaches it as another process's memory (emu_iommu_map_remote). */
+static int p_map(struct standin_kext *k, int32_t remote_pid, void *va, uint64_t len, unsigned flags,
+		 struct standin_map **out)
 {
 	struct standin_map *m = calloc(1, sizeof(*m));
 	struct emu_iova_seg *segs = NULL;
@@ -179,7 +200,11 @@ static int p_map(struct standin_kext *k, void *va, uint64_t len, unsigned flags,
 
 	if (!m)
 		return -UVSHIM_ENOMEM;
-	rc = emu_iommu_map(k->emu, va, len, flags, &segs, &n, &m->map_id);
+	m->fd = -1;
+	if (remote_pid > 0)
+		rc = emu_iommu_map_remote(k->emu, remote_pid, (uint64_t)(uintptr_t)va, len, &segs, &n, &m->map_id);
+	else
+		rc = emu_iommu_map(k->emu, va, len, flags, &segs, &n, &m->map_id);
 	if (rc < 0) {
 		free(m);
 		return rc == -ENOMEM ? -UVSHIM_ENOMEM : -UVSHIM_EIO;
@@ -200,19 +225,51 @@ static int p_map(struct standin_kext *k, void *va, uint64_t len, unsigned flags,
 	return 0;
 }
 
+static int pin_task(struct standin_kext *k, int32_t pid, uint64_t va, uint64_t len, uint32_t flags,
+		    const struct uvshim_seg **seg, uint32_t *nseg, void **cookie);
+
 static int p_pin(void *ctx, uint64_t va, uint64_t len, uint32_t flags, const struct uvshim_seg **seg, uint32_t *nseg,
 		 void **cookie)
 {
 	struct standin_kext *k = ctx;
+
+	return pin_task(k, k->owner_pid, va, len, flags, seg, nseg, cookie);
+}
+
+/* UvShim::pPinFor: the guest's task, whose connection is `guest`. */
+static int p_pin_for(void *ctx, const void *guest, uint64_t va, uint64_t len, uint32_t flags,
+		     const struct uvshim_seg **seg, uint32_t *nseg, void **cookie)
+{
+	const struct standin_client *g = guest;
+
+	return pin_task(ctx, g->task.pid, va, len, flags, seg, nseg, cookie);
+}
+
+/* UvShim::pRevoke: the guest's mappings of that window go now (IOMemoryMap::redirect);
+ * the host of this kernel does it in the guest's task. */
+static void p_revoke(void *ctx, const void *guest, uint32_t memory_type)
+{
+	(void)ctx;
+	standin_revoke_mapping((struct standin_client *)(uintptr_t)guest, memory_type);
+}
+
+static int pin_task(struct standin_kext *k, int32_t pid, uint64_t va, uint64_t len, uint32_t flags,
+		    const struct uvshim_seg **seg, uint32_t *nseg, void **cookie)
+{
 	struct standin_map *m;
 	unsigned prot = 0;
-	int rc = plat_vm_query((const void *)(uintptr_t)va, (size_t)len, &prot);
+	bool other = g_own_process && pid > 0 && pid != (int32_t)getpid();
+	int rc = other ? 0 : plat_vm_query((const void *)(uintptr_t)va, (size_t)len, &prot);
 
 	/* IOMemoryDescriptor::prepare refuses memory the task has not mapped, and a
-	 * device-writable pin of memory the task cannot write. */
-	if (rc < 0 || !(prot & PLAT_VM_READ) || ((flags & UVSHIM_PIN_DEVICE_WRITE) && !(prot & PLAT_VM_WRITE)))
+	 * device-writable pin of memory the task cannot write.  Another task's: the
+	 * emulated IOMMU finds out (emu_iommu_map_remote refuses unmapped pages). */
+	if (!other &&
+	    (rc < 0 || !(prot & PLAT_VM_READ) || ((flags & UVSHIM_PIN_DEVICE_WRITE) && !(prot & PLAT_VM_WRITE))))
 		return -UVSHIM_EFAULT;
-	rc = p_map(k, (void *)(uintptr_t)va, len, EMU_IOMMU_APP, &m);
+	rc = p_map(k, other ? pid : 0, (void *)(uintptr_t)va, len, EMU_IOMMU_APP, &m);
+	if (rc == -UVSHIM_EIO && other)
+		rc = -UVSHIM_EFAULT;
 	if (rc)
 		return rc;
 	*seg = m->seg;
@@ -228,7 +285,12 @@ static void p_release(void *ctx, void *cookie)
 
 	emu_iommu_unmap(k->emu, m->map_id);
 	free(m->seg);
-	free(m->mem);
+	if (m->fd >= 0) {
+		munmap(m->mem, m->len);
+		close(m->fd);
+	} else {
+		free(m->mem);
+	}
 	free(m);
 }
 
@@ -238,19 +300,39 @@ static int p_dma_alloc(void *ctx, uint64_t len, uint64_t align, uint64_t *iova, 
 	struct standin_map *m;
 	void *mem = NULL;
 	uint64_t page = k->dev.info.page_size;
-	int rc;
+	int fd = -1, rc;
 
-	if (posix_memalign(&mem, align > page ? align : page, len))
-		return -UVSHIM_ENOMEM;
-	memset(mem, 0, len);
-	rc = p_map(k, mem, len, EMU_IOMMU_CONTIGUOUS, &m);
+	if (g_own_process) {
+		/* IOBufferMemoryDescriptor: kernel memory the owner's task maps too, so here
+		 * shared memory (zeroed) that the owner maps from its descriptor.  The IOVA
+		 * alignment is the emulated IOMMU's (one range per buffer, page aligned). */
+		fd = plat_shm_create("uvshim-dma", (size_t)len);
+		if (fd < 0)
+			return -UVSHIM_ENOMEM;
+		mem = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (mem == MAP_FAILED) {
+			close(fd);
+			return -UVSHIM_ENOMEM;
+		}
+	} else {
+		if (posix_memalign(&mem, align > page ? align : page, len))
+			return -UVSHIM_ENOMEM;
+		memset(mem, 0, len);
+	}
+	rc = p_map(k, 0, mem, len, EMU_IOMMU_CONTIGUOUS, &m);
 	if (rc || m->nseg != 1) {
 		if (!rc)
 			p_release(k, m);
-		free(mem);
+		if (fd >= 0) {
+			munmap(mem, (size_t)len);
+			close(fd);
+		} else {
+			free(mem);
+		}
 		return rc ? rc : -UVSHIM_EIO;
 	}
 	m->mem = mem;
+	m->fd = fd;
 	*iova = m->seg[0].iova;
 	*cookie = m;
 	return 0;
@@ -418,8 +500,11 @@ static struct standin_kext *kext_start(unsigned index, const struct standin_cfg 
 		k->irq_fd[v] = -1;
 	pthread_mutex_init(&k->lock, NULL);
 	memset(&ec, 0, sizeof(ec));
-	if (emu_config_parse(sc->emu_opts, &ec, err, sizeof(err)) < 0 || emu_create(&ec, &k->emu, err, sizeof(err)) < 0 ||
-	    pipe(k->wake) < 0)
+	if (emu_config_parse(sc->emu_opts, &ec, err, sizeof(err)) < 0)
+		goto fail;
+	/* A kernel of its own: the BAR is memory the tasks map (IOKit maps the BAR). */
+	ec.bar_shared = g_own_process;
+	if (emu_create(&ec, &k->emu, err, sizeof(err)) < 0 || pipe(k->wake) < 0)
 		goto fail;
 	k->nvec = sc->vectors < EMU_NUM_VECTORS ? sc->vectors : EMU_NUM_VECTORS;
 	for (unsigned v = 0; v < k->nvec; v++) {
@@ -454,6 +539,7 @@ static struct standin_kext *kext_start(unsigned index, const struct standin_cfg 
 	cfg.max_pinned_bytes = (uint64_t)sc->pinned_mb << 20;
 	k->gid = sc->gid;
 	k->uid = sc->uid;
+	k->uid_set = sc->uid_set;
 	k->pins = calloc(cfg.max_pins, sizeof(*k->pins));
 	if (!k->pins)
 		goto fail;
@@ -466,6 +552,8 @@ static struct standin_kext *kext_start(unsigned index, const struct standin_cfg 
 	plat.bus_master = p_bus_master;
 	plat.reset_function = p_reset_function;
 	plat.irq_arm = p_irq_arm;
+	plat.pin_for = p_pin_for;
+	plat.revoke = p_revoke;
 	if (uvshim_dev_init(&k->dev, &info, &cfg, &plat, k->pins, cfg.max_pins))
 		goto fail;
 	if (pthread_create(&k->irq_thread, NULL, irq_main, k)) {
@@ -519,40 +607,67 @@ void standin_kext_put(struct standin_kext *k)
 
 /* ---- the user client ---- */
 
-/* kauth_cred_ismember_gid for the opening process: its own groups. */
+/* kauth_cred_ismember_gid for the opening task: its group and supplementary groups. */
 static bool is_member(const void *ctx, uint32_t gid)
 {
-	gid_t groups[256];
-	int n = getgroups(256, groups);
+	const struct standin_task *t = ctx;
 
-	(void)ctx;
-	if ((uint32_t)getgid() == gid)
+	if (t->gid == gid)
 		return true;
-	for (int i = 0; i < n; i++)
-		if ((uint32_t)groups[i] == gid)
+	for (uint32_t i = 0; i < t->ngroups && i < STANDIN_TASK_GROUPS; i++)
+		if (t->groups[i] == gid)
 			return true;
 	return false;
 }
 
-IOReturn standin_client_open(struct standin_kext *k, uint32_t type, struct standin_client **out)
+void standin_task_self(struct standin_task *t)
+{
+	gid_t groups[STANDIN_TASK_GROUPS];
+	int n = getgroups(STANDIN_TASK_GROUPS, groups);
+
+	memset(t, 0, sizeof(*t));
+	t->pid = (int32_t)getpid();
+	t->uid = (uint32_t)getuid();
+	t->gid = (uint32_t)getgid();
+	for (int i = 0; i < n; i++)
+		t->groups[t->ngroups++] = (uint32_t)groups[i];
+}
+
+void standin_kernel_own_process(void)
+{
+	g_own_process = true;
+}
+
+IOReturn standin_client_open(struct standin_kext *k, const struct standin_task *task, uint32_t type,
+			     struct standin_client **out)
 {
 	struct standin_client *c;
-	struct uvshim_cred cred = { .uid = k->uid, .is_member = is_member, .ctx = k };
+	struct uvshim_cred cred = { .is_member = is_member };
+	bool guest = type == UVSHIM_CLIENT_TYPE_GUEST;
 	int rc;
 
 	/* UvShimUserClient::initWithTask refuses other types: IOService::newUserClient
 	 * answers kIOReturnBadArgument. */
 	if (type != UVSHIM_CLIENT_TYPE && type != UVSHIM_CLIENT_TYPE_GUEST)
 		return kIOReturnBadArgument;
-	/* Guests live in other processes; this kernel is the process's own. */
-	if (type == UVSHIM_CLIENT_TYPE_GUEST)
+	/* Guests live in other processes: only a kernel of its own has them. */
+	if (guest && !g_own_process)
 		return kIOReturnUnsupported;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return kIOReturnNoMemory;
 	c->k = k;
+	c->task = *task;
+	cred.uid = k->uid_set ? k->uid : task->uid;
+	cred.ctx = &c->task;
 	pthread_mutex_lock(&k->lock);
-	rc = uvshim_owner_open(&k->dev, &cred, c);
+	if (guest) {
+		rc = uvshim_guest_open(&k->dev, &cred, c, (uint32_t)task->pid);
+	} else {
+		rc = uvshim_owner_open(&k->dev, &cred, c);
+		if (rc == 0)
+			k->owner_pid = task->pid;
+	}
 	pthread_mutex_unlock(&k->lock);
 	if (rc) {
 		free(c);
@@ -560,7 +675,8 @@ IOReturn standin_client_open(struct standin_kext *k, uint32_t type, struct stand
 		 * reason (IOService's own would answer kIOReturnUnsupported for any). */
 		return to_ioreturn(rc);
 	}
-	c->owner = true;
+	c->owner = !guest;
+	c->guest = guest;
 	pthread_mutex_lock(&g_kext_lock);
 	k->refs++;
 	c->next = k->clients;
@@ -580,8 +696,15 @@ static void client_died(struct standin_client *c)
 	if (c->owner) {
 		pthread_mutex_lock(&k->lock);
 		uvshim_owner_release(&k->dev, c);
+		k->owner_pid = 0;
 		pthread_mutex_unlock(&k->lock);
 		c->owner = false;
+	} else if (c->guest) {
+		/* UvShimUserClient::clientClose of a guest: its windows go with it. */
+		pthread_mutex_lock(&k->lock);
+		uvshim_guest_release(&k->dev, c);
+		pthread_mutex_unlock(&k->lock);
+		c->guest = false;
 	}
 }
 
@@ -655,7 +778,7 @@ IOReturn standin_external_method(struct standin_client *c, struct standin_method
 }
 
 IOReturn standin_client_map(struct standin_client *c, uint32_t memory_type, IOOptionBits options, uint64_t *addr,
-			    uint64_t *size)
+			    uint64_t *size, struct standin_backing *backing)
 {
 	struct standin_kext *k = c->k;
 	struct uvshim_memory m;
@@ -668,10 +791,14 @@ IOReturn standin_client_map(struct standin_client *c, uint32_t memory_type, IOOp
 		rc = uvshim_window_map_check(m.cache, options);
 		*addr = (uint64_t)(uintptr_t)(emu_bar_base(k->emu) + m.offset);
 		*size = m.length;
+		if (backing)
+			*backing = (struct standin_backing){ emu_bar_fd(k->emu), m.offset, true };
 	} else if (rc == 0) {
 		const struct standin_map *map = m.cookie;
 		*addr = (uint64_t)(uintptr_t)map->mem;
 		*size = m.length;
+		if (backing)
+			*backing = (struct standin_backing){ map->fd, 0, false };
 	}
 	pthread_mutex_unlock(&k->lock);
 	return to_ioreturn(rc);

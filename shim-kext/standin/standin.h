@@ -6,7 +6,10 @@
  * hw/shim's platform file (kext_plat_linux.c).
  *
  * The kernel half runs in the calling process, as a kext runs in the kernel: one
- * instance per process, so a test that opens kext:0 twice meets the same function.
+ * instance per process, so a test that opens kext:0 twice meets the same function.  Or
+ * it runs in a process of its own, the stand-in kernel daemon (kerneld.c), which every
+ * process reaches through its user half (kernel_proto.h): then guests, other tasks'
+ * pins and memory shared between tasks work as on a Mac.
  */
 #ifndef UVSHIM_STANDIN_STANDIN_H
 #define UVSHIM_STANDIN_STANDIN_H
@@ -20,11 +23,33 @@ struct emu_dev;
 struct standin_kext;
 struct standin_client;
 
+/* The task that opens a connection, as the kext sees it (kauth credential, pid). */
+#define STANDIN_TASK_GROUPS 32u
+struct standin_task {
+	int32_t pid;
+	uint32_t uid, gid;
+	uint32_t ngroups;
+	uint32_t groups[STANDIN_TASK_GROUPS];
+};
+/* This process's. */
+void standin_task_self(struct standin_task *t);
+
+/* What a mapping is backed by, for a kernel in its own process: the descriptor
+ * (the BAR's memfd or the DMA buffer's, the kernel's: the caller dups it) and the
+ * offset in it; fd -1 in a kernel that lives in its caller. */
+struct standin_backing {
+	int fd;
+	uint64_t offset;
+	bool window;                   /* a BAR0 window (offset is its BAR offset) */
+};
+
 /* ---- the kernel half (kext_standin.c) ---- */
 
 /* How many ConnectX functions the kext matched (they attach on first use, as the kext
  * starts at boot; UVERBS_KEXT_STANDIN configures them). */
 unsigned standin_kext_count(void);
+/* The kernel half is the stand-in kernel daemon's (kerneld.c): call before anything else. */
+void standin_kernel_own_process(void);
 /* Function `index`, with a reference the caller gives back with standin_kext_put. */
 struct standin_kext *standin_kext_get(unsigned index);
 void standin_kext_put(struct standin_kext *k);
@@ -33,7 +58,8 @@ void standin_kext_put(struct standin_kext *k);
  * initWithTask refuses is kIOReturnBadArgument (as xnu's IOService::newUserClient), a
  * start the core refused is the core's status (UvShim overrides IOService's
  * kIOReturnUnsupported there). */
-IOReturn standin_client_open(struct standin_kext *k, uint32_t type, struct standin_client **out);
+IOReturn standin_client_open(struct standin_kext *k, const struct standin_task *task, uint32_t type,
+			     struct standin_client **out);
 /* IOServiceClose: clientClose (or clientDied: the same teardown). */
 void standin_client_close(struct standin_client *c);
 
@@ -56,7 +82,7 @@ IOReturn standin_external_method(struct standin_client *c, struct standin_method
  * options, or a refusal (the caller answers kIOReturnBadArgument, as xnu's
  * is_io_connect_map_memory_into_task does for any failed mapping). */
 IOReturn standin_client_map(struct standin_client *c, uint32_t memory_type, IOOptionBits options, uint64_t *addr,
-			    uint64_t *size);
+			    uint64_t *size, struct standin_backing *backing);
 IOReturn standin_client_unmap(struct standin_client *c, uint32_t memory_type);
 struct emu_dev *standin_client_emu(struct standin_client *c);
 
@@ -66,11 +92,21 @@ struct emu_dev *standin_client_emu(struct standin_client *c);
  * port's dispatch queue calls ref[kIOAsyncCalloutFuncIndex] with
  * ref[kIOAsyncCalloutRefconIndex] and args.  A port that is gone drops it. */
 void standin_port_send(mach_port_t port, const uint64_t *ref, const uint64_t *args, uint32_t nargs);
+/* A guest's window memory_type is revoked (IOMemoryMap::redirect of its mappings): its
+ * task's mappings of it must stop reaching the BAR.  Called under the function's lock. */
+void standin_revoke_mapping(struct standin_client *guest, uint32_t memory_type);
 
 /* ---- for hw/shim/kext_plat_linux.c and tests ---- */
 
 /* The emulated function behind a connection (its BAR hook, counters), or NULL. */
 struct emu_dev *uvshim_standin_emu_of(io_connect_t connect);
+/* With the kernel in its own process (UVERBS_KEXT_STANDIN_KERNEL): whether connect is a
+ * connection to it (1), the BAR hook's message for an access through it (the kernel acts
+ * on it inside a live window of the connection only), and its function's RoCE address
+ * (host order, 0 if none). */
+int uvshim_standin_remote_of(io_connect_t connect);
+void uvshim_standin_mmio(io_connect_t connect, int op, uint64_t off, unsigned size);
+uint32_t uvshim_standin_ipv4(io_connect_t connect);
 /* The emulated function behind matched function `index` while it is attached. */
 struct emu_dev *uvshim_standin_emu(unsigned index);
 

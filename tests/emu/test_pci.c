@@ -342,3 +342,54 @@ Test(emu_pci, shim_reset_restores_bus_mastering_and_routed_vectors)
 	cr_assert_eq(irq_count(&t, 4), 1);
 	et_close(&t);
 }
+
+/* msix=N: the function offers N vectors, and its MSI-X capability says so: Table Size
+ * N - 1 (PCIe 7.7.2.2), N table entries, each reset masked; the dwords past the table
+ * are not entries (they read 0 and keep nothing written), and the PBA has a bit for each
+ * of the N vectors only (one QWORD holds up to 64; PCIe 7.7.2.5: the bits past the
+ * table are reserved, read 0).  A host sizes its vectors from this field (Linux
+ * pci_msix_vec_count(), vfio-pci's VFIO_DEVICE_GET_IRQ_INFO count). */
+Test(emu_pci, msix_option_sizes_the_table_and_its_pending_bits)
+{
+	struct et t;
+	struct et_eq eq;
+
+	et_open(&t, "emu:msix=5");
+	cr_assert_eq((cfg16(t.emu, MSIX_CTRL) & 0x7ff) + 1, 5, "Table Size field");
+	cr_assert_eq(emu_irq_count(t.emu), 5);
+	et_bringup(&t);
+	/* the table's last entry, reset masked; the dword after it is none */
+	uint64_t last = EMU_MSIX_TABLE_OFF + 4 * 16, past = EMU_MSIX_TABLE_OFF + 5 * 16;
+	le_write(&t, last, 0xfee00000u);
+	cr_assert_eq(le_read(&t, last), 0xfee00000u);
+	le_write(&t, past, 0xfee00000u);
+	le_write(&t, past + 12, 0);
+	cr_assert_eq(le_read(&t, past), 0, "past the table: no entry");
+	cr_assert_eq(le_read(&t, past + 12), 0);
+	cr_assert_eq(emu_pci_host_unmask(t.emu, 5), -EINVAL, "no vector 5");
+	/* the PBA: vector 4 masked and pending, and nothing above bit 4 */
+	et_expect(&t, et_create_eq(&t, &eq, et_alloc_uar(&t), 4, 4, ET_EVBIT(EV_PAGE_REQ)), 0, 0);
+	le_write(&t, last + 12, 1);
+	page_event(&t, &eq);
+	cr_assert_eq(le_read(&t, EMU_MSIX_PBA_OFF), 1u << 4);
+	cr_assert_eq(le_read(&t, EMU_MSIX_PBA_OFF + 4), 0);
+	le_write(&t, last + 12, 0);
+	cr_assert_eq(irq_count(&t, 4), 1, "sent when the vector is unmasked");
+	/* an EQ on a vector the table does not have is refused (bad parameter) */
+	et_expect(&t, et_create_eq(&t, &eq, et_alloc_uar(&t), 4, 5, ET_EVBIT(EV_PAGE_REQ)), PRM_CMD_STAT_BAD_PARAM,
+		  PRM_SYND_BAD_INTR_VECTOR);
+	et_close(&t);
+}
+
+/* An FLR brings the table back to N masked entries, not 64. */
+Test(emu_pci, msix_table_size_survives_an_flr)
+{
+	struct emu_dev *d;
+	struct et t;
+
+	et_open(&t, "emu:msix=3");
+	d = t.emu;
+	cfg16_set(d, DEVCTL, (uint16_t)(cfg16(d, DEVCTL) | 0x8000));
+	cr_assert_eq((cfg16(d, MSIX_CTRL) & 0x7ff) + 1, 3);
+	et_close(&t);
+}

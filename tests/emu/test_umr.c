@@ -18,8 +18,17 @@ struct umr_run {
 };
 
 /* A device with a free MKey for UMR (umr_en, local read only), a CQ and an RC QP in
- * RTS with or without qpc.fre. */
+ * RTS with or without qpc.fre; or (umr_up_st with st REG_UMR) the UMR QP as Linux's
+ * mlx5_ib makes it (umr.c mlx5r_umr_resource_init: no PD, fre, taken to RTS with the
+ * state alone). */
+#define ST_REG_UMR 0xc
+static void umr_up_st(struct umr_run *r, bool fre, unsigned st);
 static void umr_up(struct umr_run *r, bool fre)
+{
+	umr_up_st(r, fre, OT_ST_RC);
+}
+
+static void umr_up_st(struct umr_run *r, bool fre, unsigned st)
 {
 	size_t inlen;
 	uint8_t *in;
@@ -47,17 +56,33 @@ static void umr_up(struct umr_run *r, bool fre)
 	et_expect(&r->o.t, et_exec(&r->o.t, in, inlen, PRM_SIZE(create_cq_out)), 0, 0);
 	free(in);
 	r->cqn = (uint32_t)PRM_GET(create_cq_out, r->o.t.out, cqn);
-	in = ot_qp_in(&r->o, &r->qp, OT_ST_RC, r->cqn, 4, 4, &inlen);
+	in = ot_qp_in(&r->o, &r->qp, st, r->cqn, 4, 4, &inlen);
 	PRM_SET(qpc, PRM_ADDR(create_qp_in, in, qpc), fre, fre ? 1 : 0);
+	if (st == ST_REG_UMR)
+		PRM_SET(qpc, PRM_ADDR(create_qp_in, in, qpc), pd, 0);
 	et_expect(&r->o.t, et_exec(&r->o.t, in, inlen, PRM_SIZE(create_qp_out)), 0, 0);
 	free(in);
 	r->qpn = (uint32_t)PRM_GET(create_qp_out, r->o.t.out, qpn);
-	ot_qp_to_rts(&r->o, r->qpn);
+	if (st != ST_REG_UMR) {
+		ot_qp_to_rts(&r->o, r->qpn);
+		return;
+	}
+	et_expect(&r->o.t, ot_trans_exec(&r->o, ot_rst2init_in(r->qpn)), 0, 0);
+	et_expect(&r->o.t, ot_trans_exec(&r->o, ot_trans_in(PRM_CMD_OP_INIT2RTR_QP, r->qpn, 0)), 0, 0);
+	et_expect(&r->o.t, ot_trans_exec(&r->o, ot_trans_in(PRM_CMD_OP_RTR2RTS_QP, r->qpn, 0)), 0, 0);
 }
 
 /* Post one UMR WQE (two basic blocks: ctrl, UMR control, mkey context) that gives the
  * MKey local write, ring the send doorbell and return its CQE (within 2 s). */
+static const uint8_t *umr_post_op(struct umr_run *r, unsigned opcode);
 static const uint8_t *umr_post(struct umr_run *r)
+{
+	return umr_post_op(r, PRM_WQE_OP_UMR);
+}
+
+/* The same WQE with another opcode (its UMR segments then are data the opcode does
+ * not read). */
+static const uint8_t *umr_post_op(struct umr_run *r, unsigned opcode)
 {
 	uint8_t *sq = (uint8_t *)r->qp.mem.va + ((size_t)64 << 4);   /* after 16 receive WQEs of 64 bytes */
 	uint8_t *ctrl = sq, *umr = sq + PRM_SIZE(wqe_ctrl_seg), *mkc = sq + 64;
@@ -65,7 +90,7 @@ static const uint8_t *umr_post(struct umr_run *r)
 	const uint8_t *cqe = r->cq.mem.va;
 
 	memset(sq, 0, 128);
-	PRM_SET(wqe_ctrl_seg, ctrl, opcode, PRM_WQE_OP_UMR);
+	PRM_SET(wqe_ctrl_seg, ctrl, opcode, opcode);
 	PRM_SET(wqe_ctrl_seg, ctrl, wqe_index, 0);
 	PRM_SET(wqe_ctrl_seg, ctrl, qpn, r->qpn);
 	PRM_SET(wqe_ctrl_seg, ctrl, ds, (PRM_SIZE(wqe_ctrl_seg) + PRM_SIZE(wqe_umr_ctrl_seg) + PRM_SIZE(mkc)) / 16);
@@ -119,5 +144,32 @@ Test(emu_umr, umr_on_a_qp_without_fre_completes_in_error_and_leaves_the_mkey)
 		     (unsigned)PRM_GET(err_cqe, cqe, syndrome));
 	cr_assert_eq(mkey_lw(&r), 0, "the MKey gained local write through a QP without fre");
 	cr_assert(emu_drverr_find(r.o.t.emu, "qpc.fre"), "no driver error names qpc.fre");
+	ot_down(&r.o);
+}
+
+Test(emu_umr, the_umr_qp_executes_umr_wqes)
+{
+	struct umr_run r;
+
+	umr_up_st(&r, true, ST_REG_UMR);
+	const uint8_t *cqe = umr_post(&r);
+	cr_assert_eq(PRM_GET(cqe64, cqe, opcode), PRM_CQE_REQ, "CQE opcode 0x%x, syndrome 0x%x",
+		     (unsigned)PRM_GET(cqe64, cqe, opcode), (unsigned)PRM_GET(err_cqe, cqe, syndrome));
+	cr_assert_eq(mkey_lw(&r), 1, "the UMR did not give the MKey local write");
+	ot_down(&r.o);
+}
+
+/* A UMR QP has no peer: a SEND on it completes in error, and nothing leaves. */
+Test(emu_umr, the_umr_qp_refuses_any_other_wqe)
+{
+	struct umr_run r;
+
+	umr_up_st(&r, true, ST_REG_UMR);
+	const uint8_t *cqe = umr_post_op(&r, PRM_WQE_OP_SEND);
+	cr_assert_eq(PRM_GET(cqe64, cqe, opcode), PRM_CQE_REQ_ERR, "CQE opcode 0x%x: the SEND was executed",
+		     (unsigned)PRM_GET(cqe64, cqe, opcode));
+	cr_assert_eq(PRM_GET(err_cqe, cqe, syndrome), PRM_CQE_SYND_LOCAL_QP_OP_ERR, "syndrome 0x%x",
+		     (unsigned)PRM_GET(err_cqe, cqe, syndrome));
+	cr_assert(emu_drverr_find(r.o.t.emu, "UMR WQEs only"), "no driver error names the UMR QP");
 	ot_down(&r.o);
 }

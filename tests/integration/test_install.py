@@ -90,8 +90,8 @@ def test_library_exports_only_the_verbs_abi(prefix):
     # uverbs/uverbs.map: ibv_*, the two rate helpers and, on Linux, the libc names of
     # uverbs/kernel_paths_linux.c (files, then directories) and of rdma_cm_linux.c
     extra = [n for n in names if not re.match(r"_?ibv_|mbps_to_ibv_rate$|mult_to_ibv_rate$|"
-                                              r"(stat|stat64|access|open|open64)$|"
-                                              r"(opendir|readdir|readdir64|readdir_r|readdir64_r|rewinddir|telldir|seekdir|closedir|"
+                                              r"(stat|stat64|access|open|open64|openat|openat64|readlink|readlinkat)$|"
+                                              r"(opendir|fdopendir|readdir|readdir64|readdir_r|readdir64_r|rewinddir|telldir|seekdir|closedir|"
                                               r"scandir|scandir64)$|"
                                               r"(write|close|fstat|fstat64)$", n)]
     assert extra == []

@@ -2,7 +2,9 @@
 /* The field-set oracle: the fields our driver sets in each command it sends, against the
  * fields firmware-proven drivers set in the same command (Linux mlx5_ib/mlx5_core,
  * Linux's VFIO mlx5 driver, rdma-core's mlx5_vfio.c and DEVX test, DPDK's DEVX
- * commands), from tests/oracle/field_set_table.txt.
+ * commands, and Linux 6.1's own commands recorded in the VM, reference K, which
+ * tests/vm/field_set_linux.py checks against the recording), from
+ * tests/oracle/field_set_table.txt.
  *
  * The driver runs against the emulator through its whole life: bring-up (EQs), a CQ,
  * RC, UC and UD QPs walked RST -> INIT -> RTR -> RTS (RC also RTS -> RTS), to ERR and

@@ -102,3 +102,28 @@ Test(shared_vector, completion_event_survives_a_command_wait_on_the_shared_vecto
 	cr_assert_eq(mx5_pd_free(pd2), 0, "%s", mx5_device_error(dev));
 	expect_event_delivered(eq, cq, qp, mr);
 }
+
+/* A function with fewer vectors than the driver would like (emu:msix=3: its MSI-X
+ * table has 3 entries, Table Size 2): vector 0 for the async and command EQ, one
+ * completion EQ on each of the others (Linux mlx5_irq_table_create: one vector for the
+ * control EQs, the rest for completions), and no completion vector beyond them. */
+Test(shared_vector, three_vectors_give_two_completion_eqs_each_on_its_own)
+{
+	loop_open("emu:msix=3");
+	uint8_t b[2];
+	cr_assert_eq(emu_pci_cfg_read(emu, EMU_PCI_CAP_MSIX + 2, b, 2), 0);
+	cr_assert_eq(((b[0] | b[1] << 8) & 0x7ff) + 1, 3, "the table the driver was given");
+	struct mx5_device_info info;
+	cr_assert_eq(mx5_device_query(dev, &info), 0);
+	cr_assert_eq(info.num_comp_vectors, 2);
+	struct shim_dev *s = mx5_device_shim(dev);
+	cr_assert_eq(shim_irq_count(s), 3);
+	struct mx5_eq *e0, *e1, *e2 = NULL;
+	cr_assert_eq(mx5_comp_eq_get(dev, 0, &e0), 0, "%s", mx5_device_error(dev));
+	cr_assert_eq(mx5_comp_eq_get(dev, 1, &e1), 0, "%s", mx5_device_error(dev));
+	cr_assert_eq(mx5_eq_fd(e0), shim_irq_fd(s, 1));
+	cr_assert_eq(mx5_eq_fd(e1), shim_irq_fd(s, 2));
+	cr_assert_neq(mx5_eq_fd(e0), mx5_device_async_fd(dev));
+	cr_assert_eq(mx5_comp_eq_get(dev, 2, &e2), -EINVAL);
+	cr_assert_null(e2);
+}

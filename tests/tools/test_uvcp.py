@@ -198,6 +198,13 @@ def test_striped_over_two_devices_each_side(tmp_path, servers):
     doc = json.loads(out)
     assert doc["devices"] == "uverbs0,uverbs1" and doc["server_devices"] == "uverbs0,uverbs1"
     assert (root / "f").read_bytes() == (tmp_path / "f").read_bytes()
+    # from mapped windows (--map), each registered on both devices: 4 QPs x 8 slots of
+    # 64 KiB make 2 MiB windows, so a 7 MiB + 7 B file reuses one and ends mid-chunk
+    rand_file(tmp_path / "g", 7 * 1024 * 1024 + 7, 22)
+    rc, out, err = client(srv, 3, "-d", "uverbs0", "-d", "uverbs1", "--qps", "4", "--chunk", "64k", "--map",
+                          str(tmp_path / "g"), "127.0.0.1:g", ndev=2)
+    assert rc == 0, err
+    assert (root / "g").read_bytes() == (tmp_path / "g").read_bytes()
     rc, out, err = client(srv, 3, "-d", "mlx5_0", str(tmp_path / "f"), "127.0.0.1:f", ndev=2)
     assert rc == 1 and "no RDMA device named 'mlx5_0'" in err and "uverbs0" in err
 
@@ -340,6 +347,36 @@ def test_client_killed_mid_copy_server_serves_the_next(tmp_path, servers):
     assert srv.proc.poll() is None
     log = srv.stop()
     assert "ended" in log and "done" in log, log
+
+
+@pytest.mark.parametrize("mode,cut", [("--map", 256), ("--map", 6144), ("staged", 256)])
+def test_source_cut_short_mid_copy_is_an_error_not_a_crash(tmp_path, servers, mode, cut):
+    """A source truncated while it is copied.  Read into the slots, pread comes up short;
+    from mapped windows (--map) the pages past the new end raise SIGBUS in whichever
+    thread touches them first: cut behind the reader (256 KiB), the emulated NIC's copy
+    of a chunk in flight (it completes the WRITE with a local protection error); cut
+    ahead of it (6 MiB of 8), the reader's hash.  Either way uvcp must name the cause
+    and exit 1, not die of the signal, and leave nothing under the final name."""
+    root = tmp_path / "root"
+    root.mkdir()
+    rand_file(tmp_path / "f", 8 * 1024 * 1024, 14)
+    srv = Server(root, 14)
+    servers.append(srv)
+    extra = [mode] if mode == "--map" else []
+    c = subprocess.Popen([UVCP, "--port", str(srv.port), "--timeout", "10", "--chunk", "64k", "--bwlimit", "2m",
+                          *extra, str(tmp_path / "f"), "127.0.0.1:f"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env_with(emu(14, 2)))
+    try:
+        wait_verified(root / ".f.uvcp-state")
+        os.truncate(tmp_path / "f", cut * 1024)
+        out, err = c.communicate(timeout=60)
+    finally:
+        if c.poll() is None:
+            c.kill()
+            c.wait()
+    assert c.returncode == 1, (c.returncode, err)
+    assert "shrank" in err, err
+    assert not (root / "f").exists()
 
 
 # ------------------------------------------------------------------ refusals

@@ -8,6 +8,8 @@ a fake daemon that lies about its pid or never answers, a client that floods or 
 reads.  The daemon is $UVD_BIN, the library $UVERBS_LIB; addresses 127.97.<b>.x.
 """
 import array
+import ctypes
+import mmap
 import os
 import shutil
 import socket
@@ -531,4 +533,258 @@ def test_tenancy_queue_memory_and_shared_regions_share_one_daemon_wide_cap(daemo
     rc, _, fds = b.rpc(4, struct.pack("=QQ", 4096, 4096))
     for f in fds:
         os.close(f)
+    assert rc == 0, rc
+
+
+# ---------------------------------------------------------------- a dying client's cleanup
+
+def _alloc_pds(c, n):
+    """n ALLOC_PDs, 64 in flight at a time: their numbers."""
+    left, got = n, []
+    while left:
+        k = min(64, left)
+        for _ in range(k):
+            c.seq += 1
+            p = struct.pack("=II", 16, 16) + test_uvd._op(0x800)
+            c.s.send(Raw.HDR.pack(16 + len(p), 2, 0, 0, c.seq) + p)
+        for _ in range(k):
+            msg = c.s.recv(1 << 16)
+            assert Raw.HDR.unpack_from(msg)[3] == 0, msg
+            got.append(int.from_bytes(msg[16 + 16 + 192 + 9:16 + 16 + 192 + 12], "big"))
+        left -= k
+    return got
+
+
+def _live_of(body):
+    return struct.unpack_from("=Q", body, 72)[0]
+
+
+def _live(c):
+    """Objects alive in the daemon's emulated device (COUNTERS: no device lock)."""
+    rc, body, _ = c.rpc(11, b"")
+    assert rc == 0, rc
+    return _live_of(body)
+
+
+def _looks(c, k):
+    """k times COUNTERS, QUERY_HCA_CAP, COUNTERS, sent at once so that the daemon's
+    thread for c runs them back to back whenever this process gets the CPU: the
+    live-object counts before and after each command."""
+    cap = struct.pack(">HHHH", 0x100, 0, 0, 1) + bytes(8)
+    reqs = []
+    for _ in range(k):
+        for op, p in ((11, b""), (2, struct.pack("=II", len(cap), 0x1010) + cap), (11, b"")):
+            c.seq += 1
+            reqs.append(Raw.HDR.pack(16 + len(p), op, 0, 0, c.seq) + p)
+    for r in reqs:
+        c.s.send(r)
+    got = []
+    for _ in reqs:
+        msg = c.s.recv(1 << 16)
+        _, op, _, rc, _ = Raw.HDR.unpack_from(msg)
+        assert rc == 0, (op, rc)
+        got.append(_live_of(msg[16:]) if op == 11 else None)
+    return [(got[i], got[i + 2]) for i in range(0, len(got), 3)]
+
+
+def test_tenancy_a_dying_clients_cleanup_lets_other_commands_in(daemon):
+    """A client with 32,768 PDs goes: its cleanup takes the device lock a few objects at
+    a time, so another client's command runs while the cleanup is under way.  Checked
+    by order, not time: the device's count of live objects had already dropped before
+    the command ran and had not yet reached the end when it was answered.  Before, the
+    cleanup held the lock for all its destroys and no command ran in between.  On a
+    loaded machine the observer may get no CPU during a whole cleanup (70 ms here): up
+    to four clients die in turn, and one command inside any cleanup is enough; with the
+    lock held throughout, none ever is."""
+    base, _ = _next()
+    n = 32768
+    d = daemon(base + "1", args=["-o", str(n)])
+    b = Raw(d.sock)
+    tries = []
+    for _ in range(4):
+        a = Raw(d.sock)
+        _alloc_pds(a, n)
+        live0 = _live(b)
+        end = live0 - n
+        a.s.close()
+        a.evs.close()
+        inside, during, deadline = 0, 0, time.time() + 60
+        while time.time() < deadline:
+            looks = _looks(b, 32)
+            for l1, l2 in looks:
+                if end < l1 < live0:
+                    during += 1
+                    inside += l2 > end
+            if looks[-1][1] <= end:
+                break
+        assert _live(b) == end, "the cleanup did not end within 60 s: " + d.text()[-2000:]
+        tries.append((during, inside))
+        if inside:
+            break
+    # the daemon says how long, and how many firmware commands it sent under one hold of the lock
+    gone = [ln for ln in d.text().splitlines() if "gone: %d objects destroyed" % n in ln]
+    assert tries[-1][1], "no command ran while a cleanup was under way ((looks during it, commands inside) " \
+        "each time: %s): %s" % (tries, gone)
+    assert gone and all("at most 8 under one hold" in ln for ln in gone), gone
+
+
+def test_tenancy_numbers_freed_by_a_cleanup_and_taken_meanwhile_stay_the_takers(daemon):
+    """While a dead client's 16,384 PDs are destroyed a few at a time, another client
+    allocates PDs, and the device hands it numbers the cleanup just freed.  The cleanup
+    destroys only what the dead client still held: every PD the other one got is still
+    its own at the end (its DEALLOC_PDs all succeed), and the device holds exactly what
+    it held before.  (With the lock held for the whole cleanup, no number could be
+    reused during it; this guards the batched cleanup.)"""
+    base, _ = _next()
+    n = 16384
+    d = daemon(base + "1", args=["-o", str(n)])
+    b = Raw(d.sock)
+    live_start = _live(b)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                              # the client that dies: a process of its own
+        try:
+            os.close(r)
+            a = Raw(d.sock)
+            got = _alloc_pds(a, n)
+            os.write(w, struct.pack("=%dI" % n, *got))
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        theirs = set(struct.unpack("=%dI" % n, f.read()))
+    mine = []
+    deadline = time.time() + 60
+    while time.time() < deadline and len(mine) < 4000:
+        for _ in range(32):
+            b.seq += 1
+            p = struct.pack("=II", 16, 16) + test_uvd._op(0x800)
+            b.s.send(Raw.HDR.pack(16 + len(p), 2, 0, 0, b.seq) + p)
+        for _ in range(32):
+            msg = b.s.recv(1 << 16)
+            _, _, _, rc, _ = Raw.HDR.unpack_from(msg)
+            if rc == 0:
+                mine.append(int.from_bytes(msg[16 + 16 + 192 + 9:16 + 16 + 192 + 12], "big"))
+            else:
+                assert rc == -EDQUOT, rc
+        if _live(b) - len(mine) <= live_start:
+            break
+    while _live(b) - len(mine) > live_start and time.time() < deadline:
+        time.sleep(0.05)
+    assert _live(b) - len(mine) == live_start, d.text()[-1500:]
+    assert len(set(mine)) == len(mine)
+    reused = len(theirs & set(mine))
+    assert reused, "no number of the dead client's was given to the other during its cleanup"
+    for pd in mine:
+        rc, _, msg = b.cmd(test_uvd._op(0x801, pd))
+        assert rc == 0, "PD 0x%x taken during the cleanup is no longer ours: %s" % (pd, msg)
+    assert _live(b) == live_start
+    os.waitpid(pid, 0)
+
+
+# ---------------------------------------------------------------- the third review
+
+def _send_rpc(c, op, payload, fds=()):
+    c.seq += 1
+    msg = Raw.HDR.pack(16 + len(payload), op, 0, 0, c.seq) + payload
+    if fds:
+        c.s.sendmsg([msg], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+    else:
+        c.s.send(msg)
+
+
+def _recv_rc(c, body=False):
+    msg, anc, _, _ = c.s.recvmsg(1 << 16, socket.CMSG_SPACE(4))
+    for lvl, typ, data in anc:
+        if lvl == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+            for f in array.array("i", data):
+                os.close(f)
+    rc = Raw.HDR.unpack_from(msg)[3]
+    return (rc, msg[16:]) if body else rc
+
+
+def test_tenancy_connections_of_one_process_cannot_pass_the_memory_quota_together(daemon):
+    """16 connections of one process each register 128 MiB of its memory (PIN, under -R,
+    where the daemon reads every page first) at once, under -M 128 MiB: one may pass.
+    Before, each connection's thread checked the quota, then read and mapped the pages,
+    and counted the bytes only at the end, so requests that came together all passed
+    the check (found by the third review)."""
+    base, _ = _next()
+    mib = 1 << 20
+    d = daemon(base + "1", args=["-R", "-M", str(128 * mib)])
+    cs = [Raw(d.sock) for _ in range(16)]
+    buf = mmap.mmap(-1, 128 * mib)
+    for off in range(0, 128 * mib, 4096):
+        buf[off] = 1                          # every page mapped, as a PIN demands
+    va = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    for _ in range(6):                        # six rounds: the race is the scheduler's
+        for c in cs:
+            _send_rpc(c, 6, struct.pack("=QQ", va, 128 * mib))
+        reps = [_recv_rc(c, True) for c in cs]
+        rcs = [rc for rc, _ in reps]
+        for c, (rc, body) in zip(cs, reps):
+            if rc == 0:                       # UNPIN: the quota is whole again
+                assert c.rpc(7, body[:8])[0] == 0
+        assert sorted(rcs) == [-EDQUOT] * 15 + [0], rcs
+
+
+def test_tenancy_a_connection_ends_with_the_process_that_made_it(daemon):
+    """A client forks, and its child keeps the connection when the client exits.  The
+    daemon knows the connection by the client's pid: once that pid is free, another
+    process may get it, and the daemon would read and write that process's memory for
+    the child's registrations (PIN, and the emulator's DMA under -R).  So a connection
+    ends when the process that made it exits, whoever still holds it (found by the
+    third review)."""
+    base, _ = _next()
+    d = daemon(base + "1", args=["-R"])
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                              # the client
+        try:
+            os.close(r)
+            c = Raw(d.sock)
+            if os.fork() == 0:                # its child: keeps c, tells whether it still works
+                time.sleep(1.0)               # the client has exited by now
+                try:
+                    ok = c.alive()
+                except (AssertionError, OSError, socket.timeout):
+                    ok = False
+                os.write(w, b"alive" if ok else b"ended")
+            os._exit(0)
+        finally:
+            os._exit(1)
+    os.close(w)
+    os.waitpid(pid, 0)
+    with os.fdopen(r, "rb") as f:
+        said = f.read()
+    assert said == b"ended", "the child still used its exited parent's connection: %s\n%s" % (said, d.text()[-1500:])
+    assert "process %d exited" % pid in d.text(), d.text()[-1500:]
+
+
+def test_tenancy_a_refused_registration_gives_its_quota_back(daemon):
+    """The quota is taken when a registration is checked and given back when it fails
+    later (here: a page the client cannot read): ten such failures of 48 MiB under
+    -M 64 MiB leave the whole 64 MiB to take.  Then the quota, used up, is refused, and
+    free again once given back."""
+    base, _ = _next()
+    mib = 1 << 20
+    d = daemon(base + "1", args=["-R", "-M", str(64 * mib)])
+    c = Raw(d.sock)
+    hole = mmap.mmap(-1, 48 * mib)
+    va = ctypes.addressof(ctypes.c_char.from_buffer(hole))
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.mprotect(ctypes.c_void_p(va + 47 * mib), 4096, 0) == 0   # one page unreadable
+    for _ in range(10):
+        rc, _, _ = c.rpc(6, struct.pack("=QQ", va, 48 * mib))
+        assert rc in (-14, -13), rc                  # EFAULT or EACCES, not EDQUOT
+    buf = mmap.mmap(-1, 64 * mib)
+    for off in range(0, 64 * mib, 4096):
+        buf[off] = 1
+    vb = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    rc, body, _ = c.rpc(6, struct.pack("=QQ", vb, 64 * mib))
+    assert rc == 0, rc
+    rc, _, _ = c.rpc(6, struct.pack("=QQ", vb, 4096))
+    assert rc == -EDQUOT, rc
+    assert c.rpc(7, body[:8])[0] == 0
+    rc, body, _ = c.rpc(6, struct.pack("=QQ", vb, 4096))
     assert rc == 0, rc

@@ -144,6 +144,56 @@ def test_devinfo_ibstat_reads_our_port_through_sysfs(lib):
     assert re.search(r"Node GUID: 0x00007ffffe%02x%02x%02x" % (a[1], a[2], a[3]), o), o
 
 
+def _lstopo(lib, env_extra, devices):
+    path = shutil.which("lstopo-no-graphics")
+    assert path, "lstopo-no-graphics is not installed (Debian package hwloc-nox)"
+    env = _env(lib, "127.0.0.1")
+    env["UVERBS_DEVICES"] = devices
+    env.pop("UVERBS_KEXT_STANDIN", None)
+    env.update(env_extra)
+    out = subprocess.run([path, "--whole-io", "-v"], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
+def test_devinfo_lstopo_shows_our_device_as_an_openfabrics_os_device(lib):
+    """hwloc 2.9's lstopo opens /sys/class/infiniband with openat and lists it with
+    fdopendir, reads each entry's link (readlinkat) to place the device, then its files
+    (uverbs/kernel_paths_linux.c answers all three).  The emulated ConnectX has no PCI
+    function: it is a software device (devices/virtual, as Linux's rxe), which hwloc
+    shows when asked to (HWLOC_VIRTUAL_LINUX_OSDEV), attached to the machine."""
+    if os.path.exists("/sys/class/infiniband"):
+        pytest.skip("this machine has kernel RDMA devices: /sys/class/infiniband is the kernel's")
+    ip = _alloc()[0]
+    o = _lstopo(lib, {"HWLOC_VIRTUAL_LINUX_OSDEV": "1"}, "emu:ip=%s" % ip)
+    m = re.search(r'^( *)OpenFabrics L#\d+ \((.*)\) "uverbs0"$', o, re.M)
+    assert m, o
+    a = [int(x) for x in ip.split(".")]
+    guid = "0000:7fff:fe%02x:%02x%02x" % (a[1], a[2], a[3])
+    assert "NodeGUID=%s" % guid in m.group(2), m.group(0)
+    assert "Port1State=4" in m.group(2), m.group(0)              # ACTIVE
+    assert "Port1GID1=0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % tuple(a) in m.group(2), m.group(0)
+    assert m.group(1) == "  ", "attached to the machine: " + m.group(0)
+    # without HWLOC_VIRTUAL_LINUX_OSDEV hwloc leaves software devices out, ours too
+    assert "uverbs0" not in _lstopo(lib, {}, "emu:ip=%s" % ip)
+
+
+def test_devinfo_lstopo_places_a_vfio_device_under_its_pci_function(lib):
+    """A vfio: device's class link names its PCI function, so lstopo puts the OS device
+    under that PCI device.  Named here after a PCI function this machine has (the
+    device is never opened: its files are then absent, its place is the point)."""
+    if os.path.exists("/sys/class/infiniband"):
+        pytest.skip("this machine has kernel RDMA devices: /sys/class/infiniband is the kernel's")
+    fns = sorted(os.listdir("/sys/bus/pci/devices")) if os.path.isdir("/sys/bus/pci/devices") else []
+    if not fns:
+        pytest.skip("no PCI function on this machine")
+    bdf = fns[-1]
+    o = _lstopo(lib, {}, "vfio:%s" % bdf)
+    m = re.search(r'^( *)PCI L#\d+ \(busid=%s .*\n\1  OpenFabrics L#\d+ "uverbs0"$' % re.escape(bdf), o, re.M)
+    assert m, o
+
+
 def test_devinfo_verbose_shows_roce_v2_gid_and_limits(lib):
     ip = _alloc()[0]
     out = subprocess.run([_tool("ibv_devinfo"), "-v"], env=_env(lib, ip),

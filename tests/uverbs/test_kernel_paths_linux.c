@@ -148,7 +148,7 @@ Test(kernel_paths, open_elsewhere_creates_with_the_callers_mode)
 }
 
 /* The directories (kernel_paths_linux.c, "directories"): what Open MPI's openib BTL
- * stats and libibumad lists (not hwloc: it reads sysfs through openat).  The class
+ * stats and libibumad lists, and hwloc opens with openat and lists with fdopendir.  The class
  * directory is ours only on a machine
  * without kernel RDMA devices (CI's); with them, libc's stays. */
 static bool machine_has_rdma_class(void)
@@ -311,4 +311,138 @@ Test(kernel_paths, listing_rewinds_tells_and_seeks, .timeout = 20)
 	rewinddir(d);
 	cr_assert_not_null(readdir(d));
 	cr_assert_eq(closedir(d), 0);
+}
+
+/* hwloc 2.9 (src/topology-linux.c) reads sysfs as hwloc_opendirat() and
+ * hwloc_read_path_by_length() do: openat(-1, "/sys/...", O_RDONLY | O_DIRECTORY), then
+ * fdopendir; openat(-1, file, O_RDONLY) and read.  Both answer our directories and files
+ * as open() and opendir() do; the DIR owns the descriptor, and closedir closes it. */
+static void list_dir_at(const char *path, char *out, size_t cap)
+{
+	int fd = openat(-1, path, O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(fd, 0, "openat %s: %s", path, strerror(errno));
+	DIR *d = fdopendir(fd);
+	cr_assert_not_null(d, "fdopendir %s: %s", path, strerror(errno));
+	cr_assert_eq(dirfd(d), fd);
+	out[0] = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		snprintf(out + strlen(out), cap - strlen(out), "%s%s:%d", out[0] ? " " : "", e->d_name, e->d_type);
+	cr_assert_eq(closedir(d), 0);
+	errno = 0;
+	cr_assert_eq(fcntl(fd, F_GETFD), -1, "closedir closed fdopendir's descriptor");
+	cr_assert_eq(errno, EBADF);
+}
+
+Test(kernel_paths, openat_and_fdopendir_list_what_opendir_lists)
+{
+	bool own = machine_has_rdma_class();
+	ut_devices(UT_KP_DEVS);
+	char a[1024], b[1024], dir[320];
+	if (!own) {
+		list_dir("/sys/class/infiniband", a, sizeof(a));
+		list_dir_at("/sys/class/infiniband", b, sizeof(b));
+		cr_assert_str_eq(a, b);
+	}
+	static const char *const subs[] = { "", "/ports", "/ports/1", "/ports/1/pkeys" };
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+		snprintf(dir, sizeof(dir), "%s%s", ut_list[1]->ibdev_path, subs[i]);
+		list_dir(dir, a, sizeof(a));
+		list_dir_at(dir, b, sizeof(b));
+		cr_assert_str_eq(a, b, "%s", dir);
+	}
+	/* a file through openat reads as through open */
+	char f[400], x[256], y[256];
+	snprintf(f, sizeof(f), "%s/ports/1/state", ut_list[0]->ibdev_path);
+	cr_assert_gt(read_all(f, x, sizeof(x)), 0);
+	int fd = openat(AT_FDCWD, f, O_RDONLY);
+	cr_assert_geq(fd, 0, "openat %s: %s", f, strerror(errno));
+	ssize_t n = read(fd, y, sizeof(y) - 1);
+	close(fd);
+	cr_assert_gt(n, 0);
+	y[n] = 0;
+	cr_assert_str_eq(x, y);
+	cr_assert_str_eq(y, "4: ACTIVE\n");
+	/* a directory is not a file to write, and a file is not a directory */
+	errno = 0;
+	cr_assert_eq(openat(-1, ut_list[0]->ibdev_path, O_WRONLY), -1);
+	cr_assert_eq(errno, EISDIR);
+	errno = 0;
+	cr_assert_eq(openat(-1, f, O_RDONLY | O_DIRECTORY), -1);
+	cr_assert_eq(errno, ENOTDIR);
+	/* one that is not ours is libc's */
+	snprintf(dir, sizeof(dir), "%s/ports/2", ut_list[0]->ibdev_path);
+	errno = 0;
+	cr_assert_eq(openat(-1, dir, O_RDONLY | O_DIRECTORY), -1);
+	cr_assert_eq(errno, ENOENT);
+}
+
+/* A descriptor of ours closed without fdopendir, its number then reused for another
+ * directory: fdopendir of that number lists the other directory, not ours. */
+Test(kernel_paths, fdopendir_of_a_reused_descriptor_is_libcs)
+{
+	ut_devices(UT_KP_DEVS);
+	int fd = openat(-1, ut_list[0]->ibdev_path, O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(close(fd), 0);
+	int again = openat(-1, "/", O_RDONLY | O_DIRECTORY);
+	cr_assert_eq(again, fd, "the lowest free number is reused");
+	DIR *d = fdopendir(again);
+	cr_assert_not_null(d);
+	bool found_etc = false;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		found_etc |= !strcmp(e->d_name, "etc");
+	cr_assert(found_etc, "fdopendir of / lists /");
+	cr_assert_eq(closedir(d), 0);
+}
+
+/* hwloc places an OS device from the link /sys/class/infiniband/<name> points to
+ * (hwloc_linuxfs_find_osdev_parent()): the emulated device is a software device
+ * (Linux's devices/virtual, as rxe's); a vfio: device is under its PCI function. */
+Test(kernel_paths, class_entry_links_to_virtual_or_to_the_pci_function)
+{
+	/* A vfio: device, named after any PCI function this machine has (its URI alone
+	 * makes the list entry; nothing opens it here). */
+	char bdf[256] = "", uris[400], real[512] = "", bus[300];
+	DIR *pd = opendir("/sys/bus/pci/devices");
+	struct dirent *e = NULL;
+	while (pd && (e = readdir(pd)) && e->d_name[0] == '.')
+		;
+	if (e)
+		snprintf(bdf, sizeof(bdf), "%s", e->d_name);
+	if (pd)
+		closedir(pd);
+	snprintf(uris, sizeof(uris), "%s%s%s", UT_KP_DEVS, bdf[0] ? ",vfio:" : "", bdf);
+	ut_devices(uris);
+	char buf[512], want[700];
+	ssize_t n = readlinkat(-1, ut_list[0]->ibdev_path, buf, sizeof(buf));
+	cr_assert_gt(n, 0, "readlinkat: %s", strerror(errno));
+	buf[n] = 0;
+	snprintf(want, sizeof(want), "../../devices/virtual/infiniband/%s", ut_list[0]->name);
+	cr_assert_str_eq(buf, want);
+	n = readlink(ut_list[1]->ibdev_path, buf, sizeof(buf));
+	cr_assert_gt(n, 0);
+	/* truncated without a NUL, as readlink(2) does */
+	memset(buf, 'x', sizeof(buf));
+	cr_assert_eq(readlink(ut_list[0]->ibdev_path, buf, 5), 5);
+	cr_assert_eq(memcmp(buf, "../..x", 6), 0);
+	/* not a link of ours: libc's */
+	errno = 0;
+	cr_assert_eq(readlink("/sys/class/infiniband/uverbs9", buf, sizeof(buf)), -1);
+	cr_assert_eq(errno, ENOENT);
+
+	if (!bdf[0]) {
+		cr_log_info("no PCI function on this machine: the vfio: link is not checked");
+		return;
+	}
+	cr_assert_eq(ut_ndev, 3);
+	snprintf(bus, sizeof(bus), "/sys/bus/pci/devices/%s", bdf);
+	cr_assert_not_null(realpath(bus, real));
+	cr_assert_eq(strncmp(real, "/sys/devices/", 13), 0, "%s", real);
+	n = readlinkat(AT_FDCWD, ut_list[2]->ibdev_path, buf, sizeof(buf) - 1);
+	cr_assert_gt(n, 0);
+	buf[n] = 0;
+	snprintf(want, sizeof(want), "../../devices/%s/infiniband/%s", real + 13, ut_list[2]->name);
+	cr_assert_str_eq(buf, want);
 }

@@ -10,13 +10,7 @@
 set -uo pipefail
 SRC=${1:?source dir} BIN=${2:?binary dir}
 mkdir -p "$BIN"
-out=$("$SRC/tools/vm" build 2>&1); rc=$?
-echo "$out"
-if [ $rc = 2 ]; then
-  [ "${CI:-}" = true ] && { echo "vm_mlx5_vfio: QEMU cannot be built, and CI=true"; exit 1; }
-  echo "vm_mlx5_vfio: skipped: QEMU cannot be built here"; exit 77
-fi
-[ $rc = 0 ] || { echo "vm_mlx5_vfio: tools/vm build failed"; exit 1; }
+. "$SRC/tools/vm-test.sh" vm_mlx5_vfio
 cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -o "$BIN/mlx5_vfio_probe" \
   "$SRC/tests/vm/mlx5_vfio_probe.c" -lmlx5 -libverbs || { echo "vm_mlx5_vfio: cannot build the probe"; exit 1; }
 

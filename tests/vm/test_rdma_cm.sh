@@ -14,14 +14,7 @@
 # (FAILED in place of ok for a failed run).  Exit 77 only when QEMU cannot be built here.
 set -uo pipefail
 SRC=${1:?source dir}
-out=$("$SRC/tools/vm" build 2>&1); rc=$?
-echo "$out"
-if [ $rc = 2 ]; then
-  [ "${CI:-}" = true ] && { echo "vm_rdma_cm: QEMU cannot be built, and CI=true"; exit 1; }
-  echo "vm_rdma_cm: skipped: QEMU cannot be built here"; exit 77
-fi
-[ $rc = 0 ] || { echo "vm_rdma_cm: tools/vm build failed"; exit 1; }
-C=$("$SRC/tools/vm" path)
+. "$SRC/tools/vm-test.sh" vm_rdma_cm
 P=/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
 # rping ends its CM thread with pthread_cancel, for which glibc dlopens libgcc_s
 GCC_S=/lib/x86_64-linux-gnu/libgcc_s.so.1

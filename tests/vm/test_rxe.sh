@@ -9,14 +9,7 @@
 # `rxe interop: M of N runs ok`.  Exit 77 only when QEMU cannot be built here.
 set -uo pipefail
 SRC=${1:?source dir}
-out=$("$SRC/tools/vm" build 2>&1); rc=$?
-echo "$out"
-if [ $rc = 2 ]; then
-  [ "${CI:-}" = true ] && { echo "vm_rxe: QEMU cannot be built, and CI=true"; exit 1; }
-  echo "vm_rxe: skipped: QEMU cannot be built here"; exit 77
-fi
-[ $rc = 0 ] || { echo "vm_rxe: tools/vm build failed"; exit 1; }
-C=$("$SRC/tools/vm" path)
+. "$SRC/tools/vm-test.sh" vm_rxe
 P=/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
 for f in /usr/sbin/ip /usr/bin/rdma /usr/sbin/tc /usr/bin/ibv_rc_pingpong /usr/bin/ibv_ud_pingpong \
          /usr/bin/ib_write_bw /usr/bin/ib_read_lat "$P" /etc/libibverbs.d/rxe.driver; do

@@ -8,14 +8,7 @@
 # Prints `vfio: ...`.  Exit 77 only when QEMU cannot be built here (CI=true: failure).
 set -uo pipefail
 SRC=${1:?source dir}
-out=$("$SRC/tools/vm" build 2>&1); rc=$?
-echo "$out"
-if [ $rc = 2 ]; then
-  [ "${CI:-}" = true ] && { echo "vm_vfio: QEMU cannot be built, and CI=true"; exit 1; }
-  echo "vm_vfio: skipped: QEMU cannot be built here"; exit 77
-fi
-[ $rc = 0 ] || { echo "vm_vfio: tools/vm build failed"; exit 1; }
-C=$("$SRC/tools/vm" path)
+. "$SRC/tools/vm-test.sh" vm_vfio
 
 guest=$(mktemp); trap 'rm -f "$guest"' EXIT
 cat >"$guest" <<'GUEST'

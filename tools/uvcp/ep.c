@@ -173,7 +173,7 @@ int uc_ep_open(struct uc_ep *ep, const char *const *names, unsigned nnames, int 
 			.send_cq = d->cq, .recv_cq = d->cq,
 			/* the client's writes (one a slot) and the server's acks (one a slot, the
 			 * previous round's completions maybe not yet polled): twice the slots */
-			.cap = { .max_send_wr = 2 * depth, .max_recv_wr = depth, .max_send_sge = 1, .max_recv_sge = 1 },
+			.cap = { .max_send_wr = 2 * depth, .max_recv_wr = depth, .max_send_sge = 2, .max_recv_sge = 1 },
 			.qp_type = IBV_QPT_RC,
 		};
 		p->qp = ibv_create_qp(d->pd, &ia);
@@ -300,6 +300,29 @@ int uc_ep_write(struct uc_ep *ep, unsigned q, unsigned s, uint32_t len)
 	struct ibv_sge sge = { .addr = (uintptr_t)uc_slot(ep, q, s), .length = UC_HDR + len, .lkey = d->mr->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = uc_wr_id(q, s), .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htonl(s),
+		.wr.rdma = { .remote_addr = p->remote.addr + (uint64_t)s * ep->slot_size, .rkey = p->remote.rkey },
+	}, *bad = NULL;
+	int rc = ibv_post_send(p->qp, &wr, &bad);
+	if (!rc)
+		p->sq_out++;
+	return rc;
+}
+
+/* The same WRITE_WITH_IMM, gathered from two places: the slot's header and the chunk's
+ * data where it already is (a registered window of the source file's mapping, lkey on
+ * this QP's device), so that the data is not copied into the slot first. */
+int uc_ep_write_from(struct uc_ep *ep, unsigned q, unsigned s, uint32_t len, const void *data, uint32_t lkey)
+{
+	struct uc_qp *p = &ep->qp[q];
+	struct uc_dev *d = &ep->dev[p->dev];
+	struct ibv_sge sge[2] = {
+		{ .addr = (uintptr_t)uc_slot(ep, q, s), .length = UC_HDR, .lkey = d->mr->lkey },
+		{ .addr = (uintptr_t)data, .length = len, .lkey = lkey },
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = uc_wr_id(q, s), .sg_list = sge, .num_sge = len ? 2 : 1,
 		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
 		.imm_data = htonl(s),
 		.wr.rdma = { .remote_addr = p->remote.addr + (uint64_t)s * ep->slot_size, .rkey = p->remote.rkey },

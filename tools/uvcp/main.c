@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,7 +44,7 @@ double uc_now(void)
 }
 
 struct opts {
-	int serve, once, json, progress, quiet, no_pack;
+	int serve, once, json, progress, quiet, no_pack, map;
 	const char *root, *addr;
 	int port;
 	const char *devs[UC_MAX_DEVS];
@@ -70,6 +71,11 @@ struct cl {
 	uint64_t slot_index[UC_MAX_QPS][UC_MAX_DEPTH];
 	uint32_t slot_len[UC_MAX_QPS][UC_MAX_DEPTH];
 	uint8_t slot_busy[UC_MAX_QPS][UC_MAX_DEPTH];
+	/* a chunk sent from a source window: its data there, the window's lkey on the
+	 * slot's device and the window's index; NULL src: the data is in the slot */
+	const uint8_t *slot_src[UC_MAX_QPS][UC_MAX_DEPTH];
+	uint32_t slot_lkey[UC_MAX_QPS][UC_MAX_DEPTH];
+	uint8_t slot_win[UC_MAX_QPS][UC_MAX_DEPTH];
 	unsigned nbusy;
 	unsigned resends;
 	/* totals */
@@ -146,6 +152,28 @@ static void draw(struct cl *c, int final)
  * (freeq) -> filled (readyq) -> posted (slot_busy) -> free. */
 #define UC_NSLOTS (UC_MAX_QPS * UC_MAX_DEPTH)
 
+/* Source windows (--map): a file's chunks go out from a read-only mapping of the
+ * file, registered a window at a time (local read only), the WRITE gathering the
+ * slot's header and the data where it is (uc_ep_write_from), instead of being read
+ * into the slot: one copy of every byte less on the client, and no pread.  Windows,
+ * not the whole file, so that a kernel driver pins a bounded amount (ibv_reg_mr pins
+ * every page it covers).  A window is unmapped only when every chunk sent from it is
+ * acknowledged (a resend after a NAK reads it again).  Whatever cannot be mapped or
+ * registered (RLIMIT_MEMLOCK, a chunk not a multiple of the page) goes through pread
+ * into the slot, as every file does by default: on the emulated NIC the mapping took
+ * the reader thread's CPU down by about 45% but the copy got no faster
+ * (docs/benchmarks.md, "uvcp"). */
+#define UC_NWIN 3
+#define UC_NO_WIN UINT64_MAX
+
+struct win {
+	uint64_t k;                    /* window number in the file, UC_NO_WIN: none */
+	uint8_t *map;
+	size_t len;
+	struct ibv_mr *mr[UC_MAX_DEVS];
+	unsigned pending;              /* chunks sent or waiting from it, not acknowledged */
+};
+
 struct reader {
 	pthread_t t;
 	int started, stop;
@@ -161,7 +189,115 @@ struct reader {
 	int err;
 	unsigned freeq[UC_NSLOTS], nfree;
 	unsigned readyq[UC_NSLOTS], rhead, rcount;
+	/* source windows of the current file (map_ok: use them) */
+	int map_ok;
+	uint64_t wsize;
+	unsigned nwin;
+	struct win win[UC_NWIN];
 };
+
+/* A source file cut short while mapped: touching a page past its new end raises
+ * SIGBUS.  In the reader's hash, the handler puts a page of zeros there (so the access
+ * completes) and notes it; the copy then fails with "the file shrank" instead of the
+ * process dying.  A device reading the window sees it its own way (a NIC reads the
+ * pinned pages; libuverbs' emulated NIC completes the WRITE with a local protection
+ * error, hw/platform/guarded_copy_common.c), which handle_wc also reports as the
+ * file shrinking.  Faults elsewhere go to the handler that was there before, as the
+ * kernel would have called it (a library's own guard, or the default action). */
+static struct reader *volatile bus_reader;
+static volatile sig_atomic_t bus_hit;
+static uintptr_t page_size;
+static struct sigaction bus_prev;
+
+static void on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	struct reader *r = bus_reader;
+	uintptr_t a = (uintptr_t)si->si_addr;
+	for (unsigned i = 0; r && i < r->nwin; i++) {
+		uintptr_t b = (uintptr_t)r->win[i].map;
+		if (b && a >= b && a < b + r->win[i].len &&
+		    mmap((void *)(a & ~(page_size - 1)), page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+			 -1, 0) != MAP_FAILED) {
+			bus_hit = 1;
+			return;
+		}
+	}
+	if ((bus_prev.sa_flags & SA_SIGINFO) && bus_prev.sa_sigaction) {
+		bus_prev.sa_sigaction(sig, si, ctx);
+	} else if (bus_prev.sa_handler != SIG_DFL && bus_prev.sa_handler != SIG_IGN) {
+		bus_prev.sa_handler(sig);
+	} else {
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		sigemptyset(&dfl.sa_mask);
+		sigaction(sig, &dfl, NULL);   /* returning faults again, with the default */
+	}
+}
+
+static void win_drop(struct win *w)
+{
+	for (unsigned d = 0; d < UC_MAX_DEVS; d++)
+		if (w->mr[d]) {
+			ibv_dereg_mr(w->mr[d]);
+			w->mr[d] = NULL;
+		}
+	if (w->map)
+		munmap(w->map, w->len);
+	w->map = NULL;
+	w->len = 0;
+	w->k = UC_NO_WIN;
+	w->pending = 0;
+}
+
+/* Every window of the file: the reader is idle or gone and nothing is in flight. */
+static void win_drop_all(struct reader *r)
+{
+	for (unsigned i = 0; i < UC_NWIN; i++)
+		win_drop(&r->win[i]);
+	r->map_ok = 0;
+}
+
+/* Called by the reader with r->mu held: the window holding byte `off` of the file,
+ * mapped and registered, its pending count raised for one chunk; NULL when the chunk
+ * must be read instead (r->map_ok is then cleared for the rest of the file), or when
+ * the reader is told to stop while waiting for the window's old chunks. */
+static struct win *win_get(struct cl *c, struct reader *r, int fd, uint64_t off)
+{
+	uint64_t k = off / r->wsize;
+	struct win *w = &r->win[k % r->nwin];
+	while (w->k != k && w->pending && !r->stop && r->job)
+		pthread_cond_wait(&r->cv, &r->mu);
+	if (r->stop || !r->job)
+		return NULL;
+	if (w->k != k) {
+		pthread_mutex_unlock(&r->mu);
+		win_drop(w);
+		uint64_t base = k * r->wsize;
+		size_t len = (size_t)(r->size - base < r->wsize ? r->size - base : r->wsize);
+		void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)base);
+		int ok = m != MAP_FAILED;
+		if (ok) {
+			w->map = m;
+			w->len = len;
+			madvise(m, len, MADV_SEQUENTIAL);
+			for (unsigned d = 0; d < c->ep.ndev && ok; d++) {
+				w->mr[d] = ibv_reg_mr(c->ep.dev[d].pd, m, len, 0);
+				ok = w->mr[d] != NULL;
+			}
+		}
+		if (!ok)
+			win_drop(w);
+		pthread_mutex_lock(&r->mu);
+		if (!ok) {
+			r->map_ok = 0;
+			return NULL;
+		}
+		w->k = k;
+	}
+	w->pending++;
+	return w;
+}
+
 
 /* Bytes [off, off + len) of a pack: the files' contents end to end. */
 static int pack_fill(const struct pk_entry *pk, unsigned n, uint8_t *dst, uint64_t off, uint32_t len)
@@ -214,20 +350,34 @@ static void *reader_main(void *arg)
 		uint64_t chunk = r->chunk, off = i * chunk;
 		uint32_t len = (uint32_t)(r->size - off < chunk ? r->size - off : chunk), seq = r->seq;
 		uint64_t *hash = r->hash;
+		unsigned q = id / depth, sl = id % depth;
+		struct win *w = fd >= 0 && r->map_ok ? win_get(c, r, fd, off) : NULL;
+		if (r->stop)
+			break;
 		pthread_mutex_unlock(&r->mu);
 
-		unsigned q = id / depth, sl = id % depth;
 		uint8_t *b = uc_slot(&c->ep, q, sl);
-		int e;
-		if (fd >= 0) {
+		const uint8_t *data = b + UC_HDR;
+		int e = 0;
+		if (w) {
+			data = w->map + (off - w->k * r->wsize);
+			c->slot_src[q][sl] = data;
+			c->slot_lkey[q][sl] = w->mr[c->ep.qp[q].dev]->lkey;
+			c->slot_win[q][sl] = (uint8_t)(w - r->win);
+		} else if (fd >= 0) {
+			c->slot_src[q][sl] = NULL;
 			ssize_t k = pread(fd, b + UC_HDR, len, (off_t)off);
 			e = k == (ssize_t)len ? 0 : k < 0 ? errno : EIO;
 		} else {
+			c->slot_src[q][sl] = NULL;
 			e = pack_fill(pk, npk, b + UC_HDR, off, len);
 		}
 		if (!e) {
+			/* hashed where the data is, in the same pass that faults it in */
 			struct uc_chunk_hdr h = { .magic = UC_MAGIC, .seq = seq, .index = i, .len = len,
-						  .hash = XXH3_64bits(b + UC_HDR, len) };
+						  .hash = XXH3_64bits(data, len) };
+			if (bus_hit)
+				e = EIO;
 			memcpy(b, &h, sizeof(h));
 			hash[i] = h.hash;
 			c->slot_index[q][sl] = i;
@@ -236,14 +386,16 @@ static void *reader_main(void *arg)
 
 		pthread_mutex_lock(&r->mu);
 		if (e) {
+			if (w)
+				w->pending--;
 			r->err = e;
 			r->job = 0;
 		} else {
 			r->readyq[(r->rhead + r->rcount) % UC_NSLOTS] = id;
 			r->rcount++;
 		}
-		ssize_t w = write(r->wake[1], "", 1);
-		(void)w;                   /* a full pipe already says "look" */
+		ssize_t wr = write(r->wake[1], "", 1);
+		(void)wr;                  /* a full pipe already says "look" */
 	}
 	pthread_mutex_unlock(&r->mu);
 	return NULL;
@@ -258,6 +410,15 @@ static int reader_start(struct cl *c)
 		return fail(c, "pipe: %s", strerror(errno));
 	for (int i = 0; i < 2; i++)
 		fcntl(r.wake[i], F_SETFL, fcntl(r.wake[i], F_GETFL) | O_NONBLOCK);
+	for (unsigned i = 0; i < UC_NWIN; i++)
+		r.win[i].k = UC_NO_WIN;
+	if (!page_size) {
+		page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+		struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK };
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, &bus_prev);
+	}
+	bus_reader = &r;
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_cond_init(&r.cv, NULL);
 	if (pthread_create(&r.t, NULL, reader_main, c))
@@ -278,6 +439,8 @@ static void reader_stop(struct cl *c)
 		pthread_mutex_unlock(&r->mu);
 		pthread_join(r->t, NULL);
 	}
+	bus_reader = NULL;
+	win_drop_all(r);
 	close(r->wake[0]);
 	close(r->wake[1]);
 	pthread_mutex_destroy(&r->mu);
@@ -291,14 +454,36 @@ static void slot_free(struct cl *c, unsigned q, unsigned s)
 	c->slot_busy[q][s] = 0;
 	c->nbusy--;
 	pthread_mutex_lock(&r->mu);
+	if (c->slot_src[q][s])
+		r->win[c->slot_win[q][s]].pending--;
 	r->freeq[r->nfree++] = q * c->ep.depth + s;
 	pthread_cond_signal(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 }
 
+/* The file being sent is shorter than when it started (or the reader met that). */
+static int source_shrank(struct cl *c)
+{
+	struct reader *r = c->rd;
+	struct stat st;
+	if (bus_hit)
+		return 1;
+	return r && r->job && r->fd >= 0 && !fstat(r->fd, &st) && (uint64_t)st.st_size < r->size;
+}
+
+/* The slot's chunk, from the slot or from its source window. */
+static int post_slot(struct cl *c, unsigned q, unsigned s)
+{
+	if (c->slot_src[q][s])
+		return uc_ep_write_from(&c->ep, q, s, c->slot_len[q][s], c->slot_src[q][s], c->slot_lkey[q][s]);
+	return uc_ep_write(&c->ep, q, s, c->slot_len[q][s]);
+}
+
 static int handle_wc(struct cl *c, struct ibv_wc *wc)
 {
 	unsigned q = (unsigned)(wc->wr_id >> 16);
+	if (wc->status != IBV_WC_SUCCESS && source_shrank(c))
+		return fail(c, "reading '%.200s': the file shrank while copying", c->cur ? c->cur : "?");
 	if (wc->status != IBV_WC_SUCCESS)
 		return fail(c, "RDMA %s on QP %u (%s): the server is gone or unreachable",
 			    ibv_wc_status_str(wc->status), q, q < c->ep.nqps ? c->ep.dev[c->ep.qp[q].dev].name : "?");
@@ -318,9 +503,11 @@ static int handle_wc(struct cl *c, struct ibv_wc *wc)
 		return fail(c, "cannot post a receive: %s", strerror(errno));
 	if (verdict == UC_ACK_BADHASH) {
 		/* the chunk arrived damaged: send the slot again, a few times at most */
+		if (bus_hit)
+			return fail(c, "reading '%.200s': the file shrank while copying", c->cur ? c->cur : "?");
 		if (++c->resends > 16)
 			return fail(c, "chunks keep arriving damaged at the server (%u resends)", c->resends);
-		if (uc_ep_write(&c->ep, q, s, c->slot_len[q][s]))
+		if (post_slot(c, q, s))
 			return fail(c, "cannot post an RDMA write: %s", strerror(errno));
 		return 0;
 	}
@@ -379,7 +566,7 @@ static int transfer(struct cl *c, const char *src, uint64_t first, uint64_t nchu
 					return fail(c, "no send completion for %u s (peer gone?)", c->o->timeout_s);
 			}
 			pace(c);
-			if (uc_ep_write(&c->ep, q, s, c->slot_len[q][s]))
+			if (post_slot(c, q, s))
 				return fail(c, "cannot post an RDMA write: %s", strerror(errno));
 			c->slot_busy[q][s] = 1;
 			c->nbusy++;
@@ -534,6 +721,14 @@ static int send_stream(struct cl *c, const char *src, int fd, struct uc_file *mp
 		r->err = 0;
 		r->rhead = r->rcount = 0;
 		r->nfree = 0;
+		/* a window holds as many chunks as there are slots, so that when the reader
+		 * opens window k + 2 every chunk of window k is acknowledged (at most a
+		 * window's worth is in flight, all of it from k + 1): three windows never
+		 * make the reader wait, and what is pinned is three times what is in flight */
+		r->wsize = (uint64_t)c->ep.nqps * c->ep.depth * chunk;
+		r->nwin = UC_NWIN;
+		r->map_ok = fd >= 0 && c->o->map && r->wsize % page_size == 0;
+		bus_hit = 0;
 		for (unsigned q = 0; q < c->ep.nqps; q++)
 			for (unsigned s = 0; s < c->ep.depth; s++)
 				r->freeq[r->nfree++] = q * c->ep.depth + s;
@@ -547,6 +742,8 @@ static int send_stream(struct cl *c, const char *src, int fd, struct uc_file *mp
 		r->job = 0;
 		r->end = r->next;
 		pthread_mutex_unlock(&r->mu);
+		if (!ret)              /* everything acknowledged, the reader idle */
+			win_drop_all(r);
 	}
 	if (ret) {
 		/* the thread is stopped (and joined) before the hashes and descriptor go */
@@ -969,6 +1166,8 @@ static void usage(FILE *f)
 "  -D, --depth N         chunks in flight per QP (default 8, max %d)\n"
 "  -c, --chunk SIZE      chunk size, k/m suffix (default 1m, 4k..64m)\n"
 "      --bwlimit RATE    at most RATE bytes/s (k/m/g suffix)\n"
+"      --map             send files from a registered mapping of the file, window by\n"
+"                        window, instead of reading them into the staging slots\n"
 "      --no-pack         send every file of a tree on its own (default: files smaller\n"
 "                        than a chunk travel packed, many to a transfer)\n"
 "      --json            one JSON object on stdout\n"
@@ -1023,7 +1222,7 @@ int main(int argc, char **argv)
 	signal(SIGXFSZ, SIG_IGN);  /* a file size limit is an EFBIG error, not a death */
 	struct opts o = { .port = UC_DEFAULT_PORT, .gid = -1, .qps = 4, .depth = 8, .chunk = 1u << 20,
 			  .timeout_s = 30, .addr = "0.0.0.0" };
-	enum { O_SERVE = 256, O_ADDR, O_ONCE, O_JSON, O_NOPROG, O_BW, O_VERSION, O_NOPACK };
+	enum { O_SERVE = 256, O_ADDR, O_ONCE, O_JSON, O_NOPROG, O_BW, O_VERSION, O_NOPACK, O_MAP };
 	static const struct option lo[] = {
 		{ "port", required_argument, NULL, 'p' }, { "device", required_argument, NULL, 'd' },
 		{ "gid-index", required_argument, NULL, 'g' }, { "timeout", required_argument, NULL, 't' },
@@ -1034,6 +1233,7 @@ int main(int argc, char **argv)
 		{ "root", required_argument, NULL, 'r' }, { "addr", required_argument, NULL, O_ADDR },
 		{ "once", no_argument, NULL, O_ONCE }, { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION }, { "no-pack", no_argument, NULL, O_NOPACK },
+		{ "map", no_argument, NULL, O_MAP },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, noprog = 0;
@@ -1084,6 +1284,7 @@ int main(int argc, char **argv)
 		case O_JSON: o.json = 1; break;
 		case O_NOPROG: noprog = 1; break;
 		case O_NOPACK: o.no_pack = 1; break;
+		case O_MAP: o.map = 1; break;
 		case 'Q': o.quiet = 1; break;
 		case O_SERVE: o.serve = 1; break;
 		case 'r': o.root = optarg; break;

@@ -215,6 +215,7 @@ static inline uint8_t *uc_slot(struct uc_ep *ep, unsigned q, unsigned s)
 }
 int uc_ep_post_recv(struct uc_ep *ep, unsigned q, unsigned s);
 int uc_ep_write(struct uc_ep *ep, unsigned q, unsigned s, uint32_t len);
+int uc_ep_write_from(struct uc_ep *ep, unsigned q, unsigned s, uint32_t len, const void *data, uint32_t lkey);
 int uc_ep_ack(struct uc_ep *ep, unsigned q, unsigned s, unsigned verdict);
 /* Poll every CQ once into wc (at most max); the entry's QP index is in wr_id >> 16. */
 int uc_ep_poll(struct uc_ep *ep, struct ibv_wc *wc, int max);

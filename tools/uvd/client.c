@@ -42,6 +42,13 @@ void uvd_log(const char *fmt, ...)
 	fprintf(stderr, "uvd: %s\n", b);
 }
 
+static uint64_t uvd_now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static int uvd_send(int fd, uint16_t op, uint32_t seq, int32_t rc, const void *a, size_t alen,
 		    const void *b, size_t blen, int pass_fd)
 {
@@ -173,37 +180,51 @@ static int uvd_mem_settle(struct uvd_client *c, struct uvd_mem *m, void *va, siz
  * (struct uvd_limits): the count of regions, and its locked bytes (memory pinned in this
  * daemon: queue memory, PIN_SHARED, which count against the daemon's RLIMIT_MEMLOCK)
  * or its pinned bytes (its own pages, PIN), each summed over every connection of the
- * same pid so that more connections (-C) bring no more.  The client list is walked
- * under the device lock (have_lock: the caller holds it); another connection's counts
- * are read atomically, as each connection's thread writes its own atomically.  0, or
- * -EDQUOT with the reason in msg. */
-static int uvd_quota_mem(struct uvd_client *c, uint64_t len, bool locked, bool have_lock, char *msg, size_t msglen)
+ * same pid so that more connections (-C) bring no more.  Taken under the device lock,
+ * which serializes takers; another connection's counts are read atomically, as each
+ * connection's thread writes its own atomically (releases run without the lock).  0,
+ * or -EDQUOT with the reason in msg; the caller ends it with uvd_quota_end. */
+static int uvd_quota_take(struct uvd_client *c, uint64_t len, bool locked, char *msg, size_t msglen)
 {
 	struct uvd_server *srv = c->srv;
 	const struct uvd_limits *l = &srv->lim;
-	uint64_t have = locked ? c->locked : c->pinned, max = locked ? l->locked : l->pinned;
-	size_t nmem = c->nmem;
-	if (!have_lock)
-		pthread_mutex_lock(&srv->dev->lock);
+	uint64_t have = 0, max = locked ? l->locked : l->pinned;
+	size_t nmem = 0;
+	int rc = 0;
+	uvd_lock(srv);
 	for (const struct uvd_client *o = srv->clients; o; o = o->next)
-		if (o != c && o->pid == c->pid) {
+		if (o->pid == c->pid) {
 			have += __atomic_load_n(locked ? &o->locked : &o->pinned, __ATOMIC_RELAXED);
-			nmem += __atomic_load_n(&o->nmem, __ATOMIC_RELAXED);
+			nmem += __atomic_load_n(&o->nmem, __ATOMIC_RELAXED) + o->mem_pending;
 		}
-	if (!have_lock)
-		pthread_mutex_unlock(&srv->dev->lock);
 	if (l->mems && nmem >= l->mems) {
 		snprintf(msg, msglen, "quota: this client's process holds %zu memory regions, at most %u (4 x uvd -o)",
 			 nmem, l->mems);
-		return -EDQUOT;
-	}
-	if (max && (len > max || have > max - len)) {
+		rc = -EDQUOT;
+	} else if (max && (len > max || have > max - len)) {
 		snprintf(msg, msglen, "quota: %llu more bytes would make %llu %s bytes for this client's process, at "
 			 "most %llu (uvd %s)", (unsigned long long)len, (unsigned long long)(have + len),
 			 locked ? "locked" : "pinned", (unsigned long long)max, locked ? "-m" : "-M");
-		return -EDQUOT;
+		rc = -EDQUOT;
+	} else {
+		/* taken now, before the long work: two connections of one process that ask
+		 * together cannot both pass on the same room */
+		__atomic_fetch_add(locked ? &c->locked : &c->pinned, len, __ATOMIC_RELAXED);
+		c->mem_pending++;
 	}
-	return 0;
+	uvd_unlock(srv);
+	return rc;
+}
+
+/* The end of a registration that took its quota with uvd_quota_take: on success the
+ * region is now in c->nmem and keeps its bytes; on failure they are given back. */
+static void uvd_quota_end(struct uvd_client *c, uint64_t len, bool locked, int rc)
+{
+	uvd_lock(c->srv);
+	c->mem_pending--;
+	if (rc)
+		__atomic_fetch_sub(locked ? &c->locked : &c->pinned, len, __ATOMIC_RELAXED);
+	uvd_unlock(c->srv);
 }
 
 static int uvd_map_reserve(struct uvd_client *c, bool take, bool shared, char *msg, size_t msglen);
@@ -221,41 +242,44 @@ static int uvd_dma_alloc(struct uvd_client *c, const struct uvd_dma_alloc *q, st
 		return -EINVAL;
 	}
 	size_t maplen = (q->len + page - 1) / page * page;
-	int qrc = uvd_quota_mem(c, maplen, true, true, msg, msglen);
-	if (qrc || (qrc = uvd_map_reserve(c, true, false, msg, msglen)))
-		return qrc;
+	/* Only the quota and the slot among the daemon's mappings are taken under the
+	 * device lock: making, mapping and pinning a GiB of memory takes long. */
+	int rc = uvd_quota_take(c, maplen, true, msg, msglen);
+	if (rc)
+		return rc;
+	rc = uvd_map_reserve(c, true, false, msg, msglen);
+	if (rc) {
+		uvd_quota_end(c, maplen, true, rc);
+		return rc;
+	}
+	void *va = MAP_FAILED;
+	struct uvd_mem *m = NULL;
 	*fd = plat_shm_create("uvd-queue", maplen);
 	if (*fd < 0) {
-		uvd_map_reserve(c, false, false, NULL, 0);
-		return *fd;
-	}
-	void *va = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
-	if (va == MAP_FAILED) {
-		int e = errno;
-		uvd_map_reserve(c, false, false, NULL, 0);
-		return -e;
-	}
-	struct uvd_mem *m = uvd_mem_new(c);
-	if (!m) {
+		rc = *fd;
+	} else if ((va = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0)) == MAP_FAILED) {
+		rc = -errno;
+	} else if (!(m = uvd_mem_new(c))) {
 		munmap(va, maplen);
-		uvd_map_reserve(c, false, false, NULL, 0);
-		return -ENOMEM;
+		rc = -ENOMEM;
+	} else {
+		rc = shim_dma_pin(c->srv->shim, va, maplen, &m->pin);
+		if (rc == 0 && m->pin.nseg != 1) {
+			shim_dma_unpin(c->srv->shim, &m->pin);
+			snprintf(msg, msglen, "queue memory needs one IOVA range; the device gave %u (emu iova=scatter?)",
+				 m->pin.nseg);
+			rc = -EOPNOTSUPP;
+		}
+		m->is_dma = true;
+		if (rc == 0)
+			m->quota_bytes = maplen;
+		rc = uvd_mem_settle(c, m, va, maplen, rc);
 	}
-	int rc = shim_dma_pin(c->srv->shim, va, maplen, &m->pin);
-	if (rc == 0 && m->pin.nseg != 1) {
-		shim_dma_unpin(c->srv->shim, &m->pin);
-		snprintf(msg, msglen, "queue memory needs one IOVA range; the device gave %u (emu iova=scatter?)",
-			 m->pin.nseg);
-		rc = -EOPNOTSUPP;
-	}
-	m->is_dma = true;
-	rc = uvd_mem_settle(c, m, va, maplen, rc);
+	uvd_quota_end(c, maplen, true, rc);
 	if (rc) {
 		uvd_map_reserve(c, false, false, NULL, 0);
 		return rc;
 	}
-	m->quota_bytes = maplen;
-	__atomic_fetch_add(&c->locked, maplen, __ATOMIC_RELAXED);
 	*r = (struct uvd_dma_rep){ .id = m->id, .iova = m->pin.seg[0].iova, .len = q->len };
 	return 0;
 }
@@ -288,8 +312,8 @@ static struct shim_iova_seg *uvd_segs_from_emu(struct emu_iova_seg *segs, uint32
 #define UVD_SHARED_ALL 32768u
 
 /* A slot among the daemon's mappings, PIN_SHARED (shared) or DMA_ALLOC (take, or give
- * back): takers are serialized by the device lock (DMA_ALLOC's caller holds it), and a release, which may run with it
- * held (the client's end), gives back atomically. */
+ * back): takers are serialized by the device lock, and a release, which may run
+ * without it (the client's end), gives back atomically. */
 static int uvd_map_reserve(struct uvd_client *c, bool take, bool shared, char *msg, size_t msglen)
 {
 	struct uvd_server *srv = c->srv;
@@ -298,8 +322,7 @@ static int uvd_map_reserve(struct uvd_client *c, bool take, bool shared, char *m
 		__atomic_fetch_sub(&srv->nshared, 1u, __ATOMIC_RELAXED);
 		return 0;
 	}
-	if (shared)   /* PIN_SHARED comes without the device lock; DMA_ALLOC holds it */
-		pthread_mutex_lock(&srv->dev->lock);
+	uvd_lock(srv);
 	unsigned all = __atomic_load_n(&srv->nshared, __ATOMIC_RELAXED);
 	if ((shared && c->nshared >= UVD_SHARED_PER_CLIENT) || all >= UVD_SHARED_ALL) {
 		snprintf(msg, msglen, "%s: %u shared regions held by this client (at most %u), %u mappings of "
@@ -310,13 +333,14 @@ static int uvd_map_reserve(struct uvd_client *c, bool take, bool shared, char *m
 	} else {
 		__atomic_fetch_add(&srv->nshared, 1u, __ATOMIC_RELAXED);
 	}
-	if (shared)
-		pthread_mutex_unlock(&srv->dev->lock);
+	uvd_unlock(srv);
 	return rc;
 }
 
 static int uvd_pin_shared_map(struct uvd_client *c, const struct uvd_pin_shared *q, int fd, struct uvd_mem **out,
 			      char *msg, size_t msglen);
+static int uvd_pin_shared_pin(struct uvd_client *c, const struct uvd_pin_shared *q, int fd, uint64_t off0,
+			      uint64_t delta, size_t maplen, struct uvd_mem **out, char *msg, size_t msglen);
 
 static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, int fd, struct uvd_mem **out,
 			  char *msg, size_t msglen)
@@ -343,7 +367,6 @@ static int uvd_pin_shared(struct uvd_client *c, const struct uvd_pin_shared *q, 
 static int uvd_pin_shared_map(struct uvd_client *c, const struct uvd_pin_shared *q, int fd, struct uvd_mem **out,
 			      char *msg, size_t msglen)
 {
-	struct shim_dev *shim = c->srv->shim;
 	size_t granule = 0;
 	struct stat st;
 	int rc = fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ? -EINVAL : plat_shm_memory_granule(fd, &granule);
@@ -360,9 +383,20 @@ static int uvd_pin_shared_map(struct uvd_client *c, const struct uvd_pin_shared 
 	}
 	uint64_t off0 = q->file_off / granule * granule, delta = q->file_off - off0;
 	size_t maplen = (size_t)((delta + q->len + granule - 1) / granule * granule);
-	rc = uvd_quota_mem(c, maplen, true, false, msg, msglen);
+	rc = uvd_quota_take(c, maplen, true, msg, msglen);
 	if (rc)
 		return rc;
+	rc = uvd_pin_shared_pin(c, q, fd, off0, delta, maplen, out, msg, msglen);
+	uvd_quota_end(c, maplen, true, rc);
+	return rc;
+}
+
+/* uvd_pin_shared_map's mapping and pin, its quota taken. */
+static int uvd_pin_shared_pin(struct uvd_client *c, const struct uvd_pin_shared *q, int fd, uint64_t off0,
+			      uint64_t delta, size_t maplen, struct uvd_mem **out, char *msg, size_t msglen)
+{
+	struct shim_dev *shim = c->srv->shim;
+	int rc;
 	int mode = fcntl(fd, F_GETFL);
 	int prot = mode >= 0 && (mode & O_ACCMODE) == O_RDWR ? PROT_READ | PROT_WRITE : PROT_READ;
 	uint8_t *va = mmap(NULL, maplen, prot, MAP_SHARED, fd, (off_t)off0);
@@ -396,12 +430,14 @@ static int uvd_pin_shared_map(struct uvd_client *c, const struct uvd_pin_shared 
 	if (rc == 0) {
 		m->pin.readonly |= prot == PROT_READ;
 		m->quota_bytes = maplen;
-		__atomic_fetch_add(&c->locked, maplen, __ATOMIC_RELAXED);
 		c->nshared++;   /* srv->nshared: counted by uvd_map_reserve */
 		*out = m;
 	}
 	return rc;
 }
+
+static int uvd_pin_emu(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg,
+		       size_t msglen);
 
 /* Registration of the client's own pages.  The emulated device reaches them with
  * process_vm_readv/writev; hardware would need the pages pinned for its IOMMU, which
@@ -412,8 +448,7 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 {
 	/* Called without the device lock: checking and mapping a region of 128 GiB takes
 	 * seconds, during which every other client must go on.  The lock is taken only
-	 * to add the region to this client's list (and for the kext's pin_for). */
-	struct uv_dev *d = c->srv->dev;
+	 * for the quota (uvd_quota_take, uvd_quota_end). */
 	struct emu_dev *emu = emu_device_from_shim(c->srv->shim);
 	/* Engines (no -R): the client's engine reaches its pages, never this daemon, and
 	 * the client checked them (shim_pin_check); the device here gets IOVAs with no
@@ -430,20 +465,29 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 		snprintf(msg, msglen, "pin: bad range");
 		return -EINVAL;
 	}
-	int rc = uvd_quota_mem(c, q->len, false, false, msg, msglen);
+	int rc = uvd_quota_take(c, q->len, false, msg, msglen);
 	if (rc)
 		return rc;
 	if (c->srv->shim->ops->pin_for) {
-		/* the kext wires it in the client's task */
-		pthread_mutex_lock(&d->lock);
+		/* the kext wires it in the client's task, under its own lock: wiring 128 GiB
+		 * takes long, and c->mem is this thread's */
 		rc = uvd_pin_for(c, q, out, msg, msglen);
-		if (rc == 0) {
+		if (rc == 0)
 			(*out)->quota_bytes = q->len;
-			__atomic_fetch_add(&c->pinned, q->len, __ATOMIC_RELAXED);
-		}
-		pthread_mutex_unlock(&d->lock);
-		return rc;
+	} else {
+		rc = uvd_pin_emu(c, q, out, msg, msglen);
 	}
+	uvd_quota_end(c, q->len, false, rc);
+	return rc;
+}
+
+/* uvd_pin on the emulated device, its quota taken. */
+static int uvd_pin_emu(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **out, char *msg,
+		       size_t msglen)
+{
+	struct emu_dev *emu = emu_device_from_shim(c->srv->shim);
+	bool reserve = c->srv->engines;
+	int rc;
 	/* Every page must be mapped in the client now, as get_user_pages would demand. */
 	uint64_t pg = c->srv->shim->page_size;
 	for (uint64_t a = q->va; !reserve && a < q->va + q->len; a = (a / pg + 1) * pg) {
@@ -476,18 +520,15 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 		return -E2BIG;
 	}
 	struct shim_iova_seg *ssegs = uvd_segs_from_emu(segs, nseg);
-	pthread_mutex_lock(&d->lock);
-	struct uvd_mem *m = ssegs ? uvd_mem_new(c) : NULL;
+	struct uvd_mem *m = ssegs ? uvd_mem_new(c) : NULL;   /* c->mem is this thread's */
 	if (m) {
 		m->emu_map = map;
 		m->segs = ssegs;
 		m->nseg = nseg;
 		m->quota_bytes = q->len;
-		__atomic_fetch_add(&c->pinned, q->len, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->nmem, c->nmem + 1, __ATOMIC_RELAXED);
 		*out = m;
 	}
-	pthread_mutex_unlock(&d->lock);
 	if (!m) {
 		emu_iommu_unmap(emu, map);
 		free(ssegs);
@@ -498,7 +539,7 @@ static int uvd_pin(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem
 
 /* ------------------------------------------------------------------ commands */
 
-static void uvd_destroy_cmd(struct uvd_client *c, uint16_t op, uint32_t num)
+static int uvd_destroy_cmd(struct uvd_client *c, uint16_t op, uint32_t num)
 {
 	uint8_t in[PRM_SIZE(destroy_qp_in)] = { 0 }, out[16];
 	PRM_SET(destroy_qp_in, in, opcode, op);
@@ -511,11 +552,79 @@ static void uvd_destroy_cmd(struct uvd_client *c, uint16_t op, uint32_t num)
 	case PRM_CMD_OP_DEALLOC_PD: PRM_SET(dealloc_pd_in, in, pd, num); break;
 	case PRM_CMD_OP_DEALLOC_Q_COUNTER: PRM_SET(dealloc_q_counter_in, in, counter_set_id, num); break;
 	case PRM_CMD_OP_DEALLOC_UAR: PRM_SET(dealloc_uar_in, in, uar, num); break;
-	default: return;
+	default: return -EINVAL;
 	}
 	int rc = mx5_cmd(c->srv->dev->mx5, in, sizeof(in), out, sizeof(out));
 	if (rc && c->srv->verbose)
 		uvd_log("client %u: cleanup 0x%x of 0x%x: %s", c->id, op, num, mx5_device_error(c->srv->dev->mx5));
+	return rc;
+}
+
+void uvd_lock(struct uvd_server *srv)
+{
+	__atomic_fetch_add(&srv->lock_waiting, 1u, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&srv->dev->lock);
+	__atomic_fetch_sub(&srv->lock_waiting, 1u, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&srv->lock_turns, 1u, __ATOMIC_RELEASE);
+}
+
+void uvd_unlock(struct uvd_server *srv)
+{
+	pthread_mutex_unlock(&srv->dev->lock);
+}
+
+/* Between two holds of a cleanup: a request waiting for the device lock takes it
+ * first.  A mutex is not fair -- the thread that lets it go takes it again before a
+ * woken waiter runs -- so the cleanup sleeps until one waiter has had its turn, up to
+ * 20 ms (a waiter the scheduler keeps off the CPU), so that a stream of requests slows
+ * a cleanup, one request per batch, but cannot stall it. */
+static void uvd_reap_pause(struct uvd_server *srv)
+{
+	if (!__atomic_load_n(&srv->lock_waiting, __ATOMIC_ACQUIRE))
+		return;
+	unsigned turns = __atomic_load_n(&srv->lock_turns, __ATOMIC_ACQUIRE);
+	uint64_t t0 = uvd_now_ns();
+	while (__atomic_load_n(&srv->lock_turns, __ATOMIC_ACQUIRE) == turns && uvd_now_ns() - t0 < 20000000u) {
+		struct timespec ts = { 0, 20000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Up to UVD_REAP_BATCH of the dead client's objects of kind t from *i on, destroyed in
+ * one hold of the device lock.  Entries are moved, not shifted, out of the way: the
+ * table of a dead client is never searched again (uvd_owner skips it), so its order
+ * (policy.c uvd_obj_pos) no longer matters.  An object leaves the client's table in the same hold as
+ * its destroy, so its number, once the firmware may give it to another client, is
+ * never the dead one's.  A destroy the firmware refuses keeps the object (the firmware
+ * keeps its number too) for the second pass (last: dropped, logged as leaked).
+ * Returns the commands sent; *more when objects of that kind may remain. */
+static unsigned uvd_reap_batch(struct uvd_client *c, enum uvd_obj_type t, uint16_t op, size_t *i, bool last,
+			       unsigned *n, unsigned *leaked, bool *more)
+{
+	unsigned cmds = 0;
+	*more = false;
+	while (*i < c->nobj) {
+		if (c->objs[*i].type != t) {
+			++*i;
+			continue;
+		}
+		if (cmds == UVD_REAP_BATCH) {
+			*more = true;
+			break;
+		}
+		cmds++;
+		int rc = uvd_destroy_cmd(c, op, c->objs[*i].num);
+		if (rc && !last) {
+			++*i;   /* kept for the second pass */
+			continue;
+		}
+		if (rc)
+			++*leaked;
+		c->objs[*i] = c->objs[--c->nobj];
+		c->nobj_type[t]--;
+		++*n;
+	}
+	return cmds;
 }
 
 void uvd_policy_destroy_all(struct uvd_client *c)
@@ -524,32 +633,70 @@ void uvd_policy_destroy_all(struct uvd_client *c)
 		{ UVD_QP, PRM_CMD_OP_DESTROY_QP },     { UVD_MKEY, PRM_CMD_OP_DESTROY_MKEY },
 		{ UVD_SRQ, PRM_CMD_OP_DESTROY_RMP },   { UVD_CQ, PRM_CMD_OP_DESTROY_CQ },
 		{ UVD_PD, PRM_CMD_OP_DEALLOC_PD },     { UVD_QCNT, PRM_CMD_OP_DEALLOC_Q_COUNTER },
-		{ UVD_UAR, PRM_CMD_OP_DEALLOC_UAR },
 	};
+	struct uvd_server *srv = c->srv;
 	c->nuar = 0;
-	unsigned n = 0;
-	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
-		for (size_t i = 0; i < c->nobj;) {
-			if (c->objs[i].type != order[k].t) {
-				i++;
-				continue;
+	unsigned n = 0, leaked = 0, most = 0;
+	uint64_t t0 = uvd_now_ns();
+	/* Its grants of UAR host pages go first (the kext): the pages themselves go back
+	 * only after its objects, which the firmware refuses to outlive them, and a
+	 * cleanup may take a while; until then a process given the dead one's pid must
+	 * not be able to map them. */
+	pthread_mutex_lock(&srv->dev->lock);
+	for (size_t i = 0; i < c->uar_set.n; i++)
+		uvd_share_uar(c, c->uar_set.g[i].first, false);
+	c->uar_revoked = true;
+	pthread_mutex_unlock(&srv->dev->lock);
+	/* one cleanup at a time: two would only take turns at the device lock, and each
+	 * turn they take is one a waiting request does not get */
+	pthread_mutex_lock(&srv->reap_lock);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+			size_t i = 0;
+			bool more = true;
+			while (more) {
+				pthread_mutex_lock(&srv->dev->lock);
+				unsigned cmds = uvd_reap_batch(c, order[k].t, order[k].op, &i, pass == 1, &n, &leaked,
+							       &more);
+				pthread_mutex_unlock(&srv->dev->lock);
+				most = cmds > most ? cmds : most;
+				uvd_reap_pause(srv);
 			}
-			/* UAR pages go back by whole host pages, below */
-			if (order[k].t != UVD_UAR)
-				uvd_destroy_cmd(c, order[k].op, c->objs[i].num);
-			c->objs[i] = c->objs[--c->nobj];
-			c->nobj_type[order[k].t]--;
-			n++;
 		}
-	/* Its UAR host pages are no longer its process's to map (a pid may be reused),
-	 * and go back to the firmware. */
-	uvd_uar_release_all(c);
+	/* UAR pages go back by whole host pages, one at a time: no longer its process's to
+	 * map (a pid may be reused), and back to the firmware.  Its other UAR entries in
+	 * the table go with them. */
+	for (;;) {
+		pthread_mutex_lock(&srv->dev->lock);
+		unsigned cmds = uvd_uar_release_one(c);
+		if (!cmds) {
+			n += c->nobj_type[UVD_UAR];
+			for (size_t i = 0; i < c->nobj;)
+				if (c->objs[i].type == UVD_UAR) {
+					c->objs[i] = c->objs[--c->nobj];
+					c->nobj_type[UVD_UAR]--;
+				} else {
+					i++;
+				}
+		}
+		pthread_mutex_unlock(&srv->dev->lock);
+		most = cmds > most ? cmds : most;
+		if (!cmds)
+			break;
+		uvd_reap_pause(srv);
+	}
+	pthread_mutex_unlock(&srv->reap_lock);
+	/* Its memory last, when nothing of the device names it any more, and without the
+	 * device lock: c->mem is this thread's, and the shims and the emulator's IOMMU keep
+	 * their own locks. */
 	while (c->nmem) {
 		uvd_mem_release(c, &c->mem[c->nmem - 1]);
 		__atomic_store_n(&c->nmem, c->nmem - 1, __ATOMIC_RELAXED);
 	}
 	if (n)
-		uvd_log("client %u (pid %d) gone: %u objects destroyed", c->id, (int)c->pid, n);
+		uvd_log("client %u (pid %d) gone: %u objects destroyed%s in %llu us, at most %u under one hold of "
+			"the device lock", c->id, (int)c->pid, n, leaked ? " (some refused by the firmware: leaked)" : "",
+			(unsigned long long)((uvd_now_ns() - t0) / 1000u), most);
 }
 
 /* SET_ROCE_ADDRESS from a client: the GID table is the daemon's.  The same entry as
@@ -611,7 +758,7 @@ static void uvd_do_cmd(struct uvd_client *c, const struct uvd_hdr *h, const uint
 	const uint8_t *in = p + sizeof(q);
 	struct uv_dev *d = c->srv->dev;
 	bool gid;
-	pthread_mutex_lock(&d->lock);
+	uvd_lock(c->srv);
 	rc = uvd_policy_check(c, in, q.inlen, r.msg, sizeof(r.msg), &gid);
 	uint16_t op = (uint16_t)PRM_GET(alloc_uar_in, in, opcode);
 	if (rc == 0 && gid) {
@@ -649,7 +796,7 @@ static void uvd_do_cmd(struct uvd_client *c, const struct uvd_hdr *h, const uint
 	} else if (c->srv->verbose) {
 		uvd_log("client %u: refused: %s", c->id, r.msg);
 	}
-	pthread_mutex_unlock(&d->lock);
+	uvd_unlock(c->srv);
 	if (rc == 0)
 		outlen = q.outlen;
 reply:
@@ -669,13 +816,6 @@ static bool uvd_uar_store_ok(struct uvd_client *c, uint64_t off, uint32_t size)
 		if (c->uars[i] == (uint32_t)(off / pb))
 			return true;
 	return false;
-}
-
-static uint64_t uvd_now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 /* One record of the client's ring, already copied out of the shared memory: checked,
@@ -800,9 +940,7 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 		int fd = -1;
 		if (uvd_take(p, plen, &q, sizeof(q)))
 			return -EPROTO;
-		pthread_mutex_lock(&d->lock);
-		int rc = uvd_dma_alloc(c, &q, &r, &fd, msg, sizeof(msg));
-		pthread_mutex_unlock(&d->lock);
+		int rc = uvd_dma_alloc(c, &q, &r, &fd, msg, sizeof(msg));   /* takes the device lock where it must */
 		return uvd_reply_fd(c, &h, rc, &r, sizeof(r), fd);
 	}
 	case UVD_OP_DMA_FREE:
@@ -810,9 +948,9 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 		struct uvd_id q;
 		if (uvd_take(p, plen, &q, sizeof(q)))
 			return -EPROTO;
-		pthread_mutex_lock(&d->lock);
+		/* no device lock: c->mem is this thread's, and unmapping or unpinning a large
+		 * region takes long (the shims keep their own locks) */
 		int rc = uvd_mem_drop(c, q.id, h.op == UVD_OP_DMA_FREE);
-		pthread_mutex_unlock(&d->lock);
 		return uvd_send(c->ctl, h.op, h.seq, rc, NULL, 0, NULL, 0, -1);
 	}
 	case UVD_OP_PIN:
@@ -859,9 +997,9 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 		int fd = -1;
 		if (plen != 0)
 			return -EPROTO;
-		pthread_mutex_lock(&d->lock);
+		uvd_lock(c->srv);
 		int rc = uvd_engine_new(c, &r, &fd, msg, sizeof(msg));
-		pthread_mutex_unlock(&d->lock);
+		uvd_unlock(c->srv);
 		if (c->srv->verbose)
 			uvd_log("client %u: engine at %u.%u.%u.%u%s%s", c->id, r.ipv4 >> 24, (r.ipv4 >> 16) & 0xff,
 				(r.ipv4 >> 8) & 0xff, r.ipv4 & 0xff, rc ? ": " : "", rc ? msg : "");
@@ -892,9 +1030,9 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 	}
 	case UVD_OP_PORT_ADDRS: {
 		struct uvd_addrs_rep r = { 0 };
-		pthread_mutex_lock(&d->lock);
+		uvd_lock(c->srv);
 		int n2 = mx5_port_addrs(d->mx5, 1, r.addrs, UVD_MAX_ADDRS);
-		pthread_mutex_unlock(&d->lock);
+		uvd_unlock(c->srv);
 		r.n = n2 > 0 ? (uint32_t)n2 : 0;
 		return uvd_send(c->ctl, h.op, h.seq, 0, &r, sizeof(r), NULL, 0, -1);
 	}
@@ -903,9 +1041,9 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 		struct uvd_neigh_rep r = { 0 };
 		if (uvd_take(p, plen, &q, sizeof(q)))
 			return -EPROTO;
-		pthread_mutex_lock(&d->lock);
+		uvd_lock(c->srv);
 		int rc = mx5_port_neigh(d->mx5, q.addr, r.mac);
-		pthread_mutex_unlock(&d->lock);
+		uvd_unlock(c->srv);
 		return uvd_send(c->ctl, h.op, h.seq, rc, &r, sizeof(r), NULL, 0, -1);
 	}
 	default:
@@ -968,14 +1106,14 @@ static void *uvd_client_thread(void *arg)
 	struct pollfd hp = { .fd = c->ctl, .events = POLLIN };
 	ssize_t n = buf && poll(&hp, 1, UVD_HELLO_MS) == 1 ? plat_lmsg_recv(c->ctl, buf, UVD_MAX_MSG, NULL, 0) : -1;
 	if (n > 0) {
-		pthread_mutex_lock(&srv->dev->lock);
+		uvd_lock(srv);
 		unsigned have = srv->nclients;
 		if (have < srv->lim.conns) {
 			srv->npending--;
 			srv->nclients++;
 			c->hello_done = true;
 		}
-		pthread_mutex_unlock(&srv->dev->lock);
+		uvd_unlock(srv);
 		if (!c->hello_done) {
 			uvd_log("client %u (pid %d) refused: %u connections (at most %u, -c)", c->id, (int)c->pid,
 				have, srv->lim.conns);
@@ -1042,8 +1180,9 @@ static void *uvd_client_thread(void *arg)
 		int ptimeout = timeout;
 		if (timeout < 0 && !holds)
 			ptimeout = (int)srv->lim.idle_s * 1000;
-		struct pollfd p[2] = { { .fd = c->ctl, .events = POLLIN }, { .fd = c->evs, .events = POLLIN } };
-		int pr = poll(p, 2, ptimeout);
+		struct pollfd p[3] = { { .fd = c->ctl, .events = POLLIN }, { .fd = c->evs, .events = POLLIN },
+				       { .fd = c->exit_fd, .events = POLLIN } };
+		int pr = poll(p, c->exit_fd >= 0 ? 3 : 2, ptimeout);
 		if (pr == 0 && !holds && uvd_now_ns() - c->last_req_ns >= (uint64_t)srv->lim.idle_s * 1000000000u) {
 			uvd_log("client %u (pid %d): idle for %u s holding nothing: disconnected (-i)", c->id, (int)c->pid,
 				srv->lim.idle_s);
@@ -1056,6 +1195,11 @@ static void *uvd_client_thread(void *arg)
 		if (pr < 0) {
 			if (errno == EINTR)
 				continue;
+			break;
+		}
+		if (c->exit_fd >= 0 && p[2].revents) {
+			uvd_log("client %u: process %d exited (a child of it may hold the connection): disconnected",
+				c->id, (int)c->pid);
 			break;
 		}
 		if (p[1].revents & POLLIN) {
@@ -1106,9 +1250,13 @@ static void *uvd_client_thread(void *arg)
 	}
 out:
 	free(buf);
-	pthread_mutex_lock(&srv->dev->lock);
+	/* dead: no event is routed to it, and its cleanup takes the device lock a few
+	 * objects at a time (uvd_policy_destroy_all) */
+	uvd_lock(srv);
 	c->dead = true;
+	uvd_unlock(srv);
 	uvd_policy_destroy_all(c);
+	uvd_lock(srv);
 	for (struct uvd_client **pp = &srv->clients; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
@@ -1118,10 +1266,12 @@ out:
 		srv->nclients--;
 	else
 		srv->npending--;
-	pthread_mutex_unlock(&srv->dev->lock);
+	uvd_unlock(srv);
 	close(c->ctl);
 	if (c->evs >= 0)
 		close(c->evs);
+	if (c->exit_fd >= 0)
+		close(c->exit_fd);
 	if (c->ring)
 		munmap(c->ring, c->ring_len);
 	free(c->objs);
@@ -1148,11 +1298,21 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 	c->srv = srv;
 	c->ctl = fd;
 	c->evs = -1;
+	/* The connection is the process's that made it: a child that inherits it must not
+	 * keep it once that process exits, or the pid, given to another process, would be
+	 * the one the daemon reads and writes (PIN, the emulator's DMA) for the child. */
+	c->exit_fd = plat_peer_exit_fd(pid);
+	if (c->exit_fd < 0 && c->exit_fd != -ENOSYS) {
+		uvd_log("connection of pid %d refused: %s", (int)pid, strerror(-c->exit_fd));
+		close(fd);
+		free(c);
+		return;
+	}
 	c->pid = pid;
 	c->uid = uid;
 	uvd_uar_groups_init(&c->uar_set, srv->uar_per_group);
 	c->last_req_ns = uvd_now_ns();
-	pthread_mutex_lock(&srv->dev->lock);
+	uvd_lock(srv);
 	/* connection quotas (-C, and UVD_HELLO_PENDING handshakes at once; -c counts a
 	 * connection once it sent HELLO): past them the connection is closed at once, so
 	 * a flood of idle connections costs no thread and no descriptor */
@@ -1162,7 +1322,7 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 	if (srv->npending >= UVD_HELLO_PENDING || same >= srv->lim.conns_per_pid) {
 		static uint64_t said_ns;
 		bool say = uvd_now_ns() - said_ns > 1000000000u;
-		pthread_mutex_unlock(&srv->dev->lock);
+		uvd_unlock(srv);
 		if (say) {
 			said_ns = uvd_now_ns();
 			uvd_log("connection of pid %d refused: %u awaiting HELLO (at most %u), %u of this process "
@@ -1170,6 +1330,8 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 				srv->lim.conns_per_pid);
 		}
 		close(fd);
+		if (c->exit_fd >= 0)
+			close(c->exit_fd);
 		free(c);
 		return;
 	}
@@ -1177,16 +1339,18 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 	c->id = ++srv->next_client;
 	c->next = srv->clients;
 	srv->clients = c;
-	pthread_mutex_unlock(&srv->dev->lock);
+	uvd_unlock(srv);
 	pthread_attr_t a;
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&c->thread, &a, uvd_client_thread, c)) {
-		pthread_mutex_lock(&srv->dev->lock);
+		uvd_lock(srv);
 		srv->clients = c->next;
 		srv->npending--;
-		pthread_mutex_unlock(&srv->dev->lock);
+		uvd_unlock(srv);
 		close(fd);
+		if (c->exit_fd >= 0)
+			close(c->exit_fd);
 		free(c);
 	}
 	pthread_attr_destroy(&a);

@@ -174,7 +174,7 @@ static uint64_t uvd_default_locked(void)
 int main(int argc, char **argv)
 {
 	const char *uri = "emu:";
-	struct uvd_server srv = { .lfd = -1,
+	struct uvd_server srv = { .lfd = -1, .reap_lock = PTHREAD_MUTEX_INITIALIZER,
 				  .lim = { .conns = 128, .conns_per_pid = 32, .objs = 4096, .qcnt = 4,
 					   .locked = uvd_default_locked(), .pinned = 256ull << 30, .idle_s = 30 } };
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

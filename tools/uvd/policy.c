@@ -36,12 +36,29 @@ void *uvd_grow(void *arr, size_t n, size_t *cap, size_t elem, size_t first)
 	return grown;
 }
 
+/* A client's table is kept sorted by (type, number), so that a lookup -- each object a
+ * command names, and the owner of each event's CQ, QP or SRQ among all clients -- costs
+ * a binary search under the device lock, not a walk of every object: one client's
+ * 20,000 objects would otherwise slow every other client's events.  The first entry
+ * not below (t, num). */
+static size_t uvd_obj_pos(const struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
+{
+	size_t lo = 0, hi = c->nobj;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct uvd_obj *o = &c->objs[mid];
+		if (o->type < t || (o->type == t && o->num < num))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 bool uvd_owns(const struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 {
-	for (size_t i = 0; i < c->nobj; i++)
-		if (c->objs[i].type == t && c->objs[i].num == num)
-			return true;
-	return false;
+	size_t i = uvd_obj_pos(c, t, num);
+	return i < c->nobj && c->objs[i].type == t && c->objs[i].num == num;
 }
 
 int uvd_obj_add(struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
@@ -50,7 +67,10 @@ int uvd_obj_add(struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 	if (!o)
 		return -ENOMEM;
 	c->objs = o;
-	c->objs[c->nobj++] = (struct uvd_obj){ (uint8_t)t, num };
+	size_t i = uvd_obj_pos(c, t, num);
+	memmove(&c->objs[i + 1], &c->objs[i], (c->nobj - i) * sizeof(*o));
+	c->objs[i] = (struct uvd_obj){ (uint8_t)t, num };
+	c->nobj++;
 	c->nobj_type[t]++;
 	if (t == UVD_UAR && c->nuar < UVD_MAX_UARS)
 		c->uars[c->nuar++] = num;
@@ -59,12 +79,12 @@ int uvd_obj_add(struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 
 void uvd_obj_del(struct uvd_client *c, enum uvd_obj_type t, uint32_t num)
 {
-	for (size_t i = 0; i < c->nobj; i++)
-		if (c->objs[i].type == t && c->objs[i].num == num) {
-			c->objs[i] = c->objs[--c->nobj];
-			c->nobj_type[t]--;
-			break;
-		}
+	size_t i = uvd_obj_pos(c, t, num);
+	if (i < c->nobj && c->objs[i].type == t && c->objs[i].num == num) {
+		memmove(&c->objs[i], &c->objs[i + 1], (c->nobj - i - 1) * sizeof(c->objs[0]));
+		c->nobj--;
+		c->nobj_type[t]--;
+	}
 	if (t == UVD_UAR)
 		for (unsigned i = 0; i < c->nuar; i++)
 			if (c->uars[i] == num) {

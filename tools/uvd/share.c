@@ -27,6 +27,8 @@ int uvd_share_uar(struct uvd_client *c, uint32_t uar, bool grant)
 	struct shim_dev *shim = c->srv->shim;
 	if (!shim->ops->share_uar)
 		return -EOPNOTSUPP;
+	if (!grant && c->uar_revoked)
+		return 0;
 	uint64_t off = uvd_uar_host_off(c, uar);
 	int rc = shim->ops->share_uar(shim, (int32_t)c->pid, off, grant ? 1 : 0);
 	/* A refused grant leaves the client on stores through the daemon, which still work. */

@@ -130,15 +130,19 @@ int uvd_uar_dealloc(struct uvd_client *c, uint32_t uar, char *msg, size_t msglen
 	return rc < 0 ? rc : 0;
 }
 
-void uvd_uar_release_all(struct uvd_client *c)
+unsigned uvd_uar_release_one(struct uvd_client *c)
 {
 	/* the client's objects are gone: a page the firmware still refuses now is leaked
 	 * (logged), never handed to another client */
-	for (size_t i = 0; i < c->uar_set.n; i++)
-		if (uvd_uar_group_free(c, &c->uar_set.g[i], NULL, 0) &&
-		    (uvd_share_uar(c, c->uar_set.g[i].first, false), true))
-			uvd_log("client %u: UAR pages of 0x%x kept by the firmware: leaked", c->id,
-				c->uar_set.g[i].first);
-	c->uar_set.n = 0;
-	uvd_uar_groups_fini(&c->uar_set);
+	if (!c->uar_set.n) {
+		uvd_uar_groups_fini(&c->uar_set);
+		return 0;
+	}
+	struct uvd_uar_grp *g = &c->uar_set.g[c->uar_set.n - 1];
+	if (uvd_uar_group_free(c, g, NULL, 0)) {
+		uvd_share_uar(c, g->first, false);
+		uvd_log("client %u: UAR pages of 0x%x kept by the firmware: leaked", c->id, g->first);
+	}
+	c->uar_set.n--;
+	return c->srv->uar_per_group;
 }

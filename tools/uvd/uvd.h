@@ -57,6 +57,7 @@ struct uvd_client {
 	struct uvd_server *srv;
 	struct uvd_client *next;
 	int ctl, evs;             /* control socket, our end of the event socket */
+	int exit_fd;              /* readable once the process that connected exits (-1: none) */
 	pid_t pid;
 	uid_t uid;
 	unsigned id;
@@ -72,6 +73,7 @@ struct uvd_client {
 	struct uvd_mem *mem;
 	size_t nmem, capmem;
 	unsigned nshared;         /* of mem: PIN_SHARED mappings (a limit per client) */
+	unsigned mem_pending;     /* under dev->lock: regions whose quota is taken, not yet in nmem (uvd_quota_take) */
 	uint64_t next_id;
 	bool dead;
 	/* its UAR pages again, for the store path: written and read by the client's own
@@ -80,6 +82,7 @@ struct uvd_client {
 	unsigned nuar;
 	/* under srv->dev->lock: the host pages of UAR pages it holds (uar.c) */
 	struct uvd_uar_groups uar_set;
+	bool uar_revoked;         /* dead: its grants of them revoked already (share.c) */
 	/* its doorbell ring (hw/shim/uvd_proto.h), the client's own thread only */
 	struct uvd_ring *ring;
 	size_t ring_len;
@@ -127,10 +130,19 @@ struct uvd_server {
 	unsigned nshared;         /* PIN_SHARED and DMA_ALLOC mappings of all clients: taken under
 				   * dev->lock, given back atomically (client.c uvd_map_reserve) */
 	bool engines;             /* no -R on an emulated device: clients run the data plane in their own engines (engine.c) */
+	/* A dying client's cleanup takes the device lock for a few objects at a time and
+	 * lets requests waiting for it go first (client.c uvd_reap): */
+	unsigned lock_waiting;    /* requests waiting for dev->lock now (uvd_lock), atomic */
+	unsigned lock_turns;      /* holds of dev->lock by requests so far (uvd_lock), atomic */
+	pthread_mutex_t reap_lock;    /* one cleanup at a time */
 };
 
 /* client.c */
 void uvd_client_start(struct uvd_server *srv, int fd);
+/* The device lock, for a client's request: counted while it waits, so that a dying
+ * client's cleanup lets it in between two of its holds (uvd_reap). */
+void uvd_lock(struct uvd_server *srv);
+void uvd_unlock(struct uvd_server *srv);
 /* Route an event to the client owning the object (called by the service thread with
  * the device lock held). */
 void uvd_route_comp(void *ctx, uint32_t cqn);
@@ -162,10 +174,12 @@ bool uvd_engine_gid_own(const struct uvd_client *c, size_t inlen);
 
 /* uar.c: a client's ALLOC_UAR (an index of a host page only it holds; *granted: this
  * call granted that host page to its process) and DEALLOC_UAR
- * (0, -ENOENT, or the firmware's refusal: the page stays the client's), and the release of all its UAR pages when it goes (device lock held). */
+ * (0, -ENOENT, or the firmware's refusal: the page stays the client's), and the release of its UAR pages when it goes (device lock held). */
 int uvd_uar_alloc(struct uvd_client *c, uint32_t *uar, bool *granted, char *msg, size_t msglen);
 int uvd_uar_dealloc(struct uvd_client *c, uint32_t uar, char *msg, size_t msglen);
-void uvd_uar_release_all(struct uvd_client *c);
+/* One of a dead client's host pages of UAR pages back to the firmware (device lock
+ * held): the firmware commands it sent (0 when it has none left). */
+unsigned uvd_uar_release_one(struct uvd_client *c);
 
 /* policy.c: every command a client sends passes here first (device lock held).
  * Returns 0 to run it, or -EPERM/-EINVAL with the reason in msg.  *gid_noop is set
@@ -179,7 +193,10 @@ void uvd_policy_done(struct uvd_client *c, const uint8_t *in, size_t inlen, cons
 bool uvd_owns(const struct uvd_client *c, enum uvd_obj_type t, uint32_t num);
 int uvd_obj_add(struct uvd_client *c, enum uvd_obj_type t, uint32_t num);
 void uvd_obj_del(struct uvd_client *c, enum uvd_obj_type t, uint32_t num);
-/* Destroy everything the client still owns, QPs first (device lock held). */
+/* client.c: destroy everything a dead client (c->dead) still owns, QPs first; called
+ * without the device lock, which it takes for at most UVD_REAP_BATCH firmware commands
+ * at a time. */
+#define UVD_REAP_BATCH 8u
 void uvd_policy_destroy_all(struct uvd_client *c);
 
 #endif
