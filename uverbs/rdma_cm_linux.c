@@ -23,12 +23,14 @@
  * The CM itself (IBTA chapter 12) runs per device on the GSI QP, a UD QP created with
  * IBV_QP_CREATE_SOURCE_QPN 1 (qp.c; the emulator and the PRM's qpc.st QP1 make it send
  * and receive as QPN 1), so its MADs are real RoCE v2 packets on UDP 4791 (BTH dest QP
- * 1, DETH Q_Key 0x80010000, IBTA A17).  Offered: port spaces TCP (RC), the REQ / REP /
- * RTU / REJ / DREQ / DREP exchange with retransmission after the CM response timeout
- * (up to the REQ's Max CM Retries), MRA received (the timer waits longer), IPv4
- * addresses of the devices' IPv4-mapped GIDs.  Not yet offered (EOPNOTSUPP / EINVAL
- * to librdmacm): UDP/IB port spaces and SIDR, multicast, AF_IB, LAP/APR, options other
- * than TOS and REUSEADDR (accepted and ignored).
+ * 1, DETH Q_Key 0x80010000, IBTA A17).  Offered: port space TCP (RC) with the REQ /
+ * REP / RTU / REJ / DREQ / DREP exchange, port space UDP (UD) with SIDR_REQ / SIDR_REP
+ * (IBTA 12.11), retransmission after the CM response timeout (up to the REQ's Max CM
+ * Retries), MRA received (the timer waits longer), IPv4 addresses of the devices'
+ * IPv4-mapped GIDs, MIGRATE_ID, and a DREQ for every connection still up when the
+ * process exits.  Not yet offered (EOPNOTSUPP / EAFNOSUPPORT to librdmacm): multicast,
+ * AF_IB, LAP/APR, options other than TOS, REUSEADDR, AFONLY and ACK_TIMEOUT (accepted
+ * and ignored).
  */
 #undef _FORTIFY_SOURCE
 #include <dlfcn.h>
@@ -71,7 +73,10 @@ enum { RCM_EV_ADDR_RESOLVED = 0, RCM_EV_ROUTE_RESOLVED = 2, RCM_EV_CONNECT_REQUE
        RCM_EV_REJECTED = 8, RCM_EV_ESTABLISHED = 9, RCM_EV_DISCONNECTED = 10 };
 
 enum rcm_state { ST_IDLE, ST_ADDR, ST_ROUTE, ST_LISTEN, ST_REQ_SENT, ST_REQ_RCVD, ST_REP_SENT, ST_REP_RCVD,
-		 ST_ESTABLISHED, ST_DREQ_SENT, ST_DREQ_RCVD, ST_CLOSED };
+		 ST_ESTABLISHED, ST_DREQ_SENT, ST_DREQ_RCVD, ST_CLOSED,
+		 ST_UD_READY /* SIDR done: a UD ID that knows its peer's QPN and Q_Key */ };
+/* Linux include/rdma/rdma_cm.h RDMA_UDP_QKEY: the Q_Key of the UDP port space's QPs */
+#define RCM_UDP_QKEY 0x01234567u
 
 struct rcm_evt {
 	struct rcm_evt *next;
@@ -101,9 +106,11 @@ struct rcm_agent {
 	int gid_index;
 	uint64_t guid;           /* network order, as ibv_get_device_guid */
 	uint8_t mtu;             /* IBTA enum */
+	uint8_t max_rd_atom, max_init_rd_atom;   /* ibv_query_device: the QP's limits */
 	struct { uint32_t ip; struct ibv_ah *ah; } ahs[RCM_AHS];
 	pthread_t thread;
 	bool thread_up;
+	atomic_uint sends_done;  /* send completions seen (the exit path waits on them) */
 };
 
 struct rcm_id {
@@ -144,6 +151,7 @@ static struct rcm_agent rcm_agents[RCM_MAX_AGENTS];
 static unsigned rcm_nagents;
 static bool rcm_agents_probed;
 static uint32_t rcm_next_comm;   /* 0: not drawn yet (agents_probe) */
+static pid_t rcm_pid;            /* the process the agents belong to (not a fork child) */
 static uint16_t rcm_next_port = 40000;
 
 /* MADs received, sent, dropped as malformed (or of a class or attribute this CM does
@@ -187,14 +195,14 @@ static struct rcm_chan *chan_of(int fd)
 
 /* ------------------------------------------------------------------ events */
 
-static void evt_push(struct rcm_id *id, uint32_t event, int status, const struct rdma_ucm_conn_param *conn,
-		     uint64_t uid)
+static struct rcm_evt *evt_push(struct rcm_id *id, uint32_t event, int status,
+				 const struct rdma_ucm_conn_param *conn, uint64_t uid)
 {
 	struct rcm_chan *ch = id->ch;
 	struct rcm_evt *e = calloc(1, sizeof(*e));
 	if (!ch || !e) {
 		free(e);
-		return;
+		return NULL;
 	}
 	e->r.uid = uid;
 	e->r.id = id->handle;
@@ -213,6 +221,7 @@ static void evt_push(struct rcm_id *id, uint32_t event, int status, const struct
 	if (syscall(SYS_write, ch->fd, &one, sizeof(one)) < 0)
 		uv_log(UV_LOG_WARN, "rdma_cm: event fd write: %s", strerror(errno));
 	pthread_cond_broadcast(&ch->cond);
+	return e;
 }
 
 /* ------------------------------------------------------------------ agents */
@@ -255,6 +264,11 @@ static int agent_up(struct rcm_agent *a)
 	if (ibv_query_port(a->ctx, 1, &pa))
 		return -1;
 	a->mtu = (uint8_t)pa.active_mtu;
+	struct ibv_device_attr da;
+	if (ibv_query_device(a->ctx, &da))
+		return -1;
+	a->max_rd_atom = (uint8_t)(da.max_qp_rd_atom > 255 ? 255 : da.max_qp_rd_atom);
+	a->max_init_rd_atom = (uint8_t)(da.max_qp_init_rd_atom > 255 ? 255 : da.max_qp_init_rd_atom);
 	a->gid_index = -1;
 	for (int i = 0; i < pa.gid_tbl_len && i < 256; i++) {
 		union ibv_gid g;
@@ -314,6 +328,7 @@ static void agents_probe(void)
 	if (rcm_agents_probed)
 		return;
 	rcm_agents_probed = true;
+	rcm_pid = getpid();
 	rcm_next_comm = rcm_rand() | 1;
 	int n = 0;
 	struct ibv_device **l = ibv_get_device_list(&n);
@@ -337,6 +352,14 @@ static struct rcm_agent *agent_by_ip(uint32_t ip)
 	agents_probe();
 	for (unsigned i = 0; i < rcm_nagents; i++)
 		if (rcm_agents[i].ip == ip || (!ip && i == 0))
+			return &rcm_agents[i];
+	return NULL;
+}
+
+static struct rcm_agent *agent_by_ip_exact(uint32_t ip)
+{
+	for (unsigned i = 0; i < rcm_nagents; i++)
+		if (rcm_agents[i].ip == ip)
 			return &rcm_agents[i];
 	return NULL;
 }
@@ -551,6 +574,78 @@ static void reject_unmatched(struct rcm_agent *a, uint32_t ip, const struct uv_c
 		mad_send(a, ip, mad);
 }
 
+/* A REQ for a port this process uses but does not listen on at this moment is held a
+ * short while before the REJ: perftest -R's server accepts its control connection on
+ * a port, destroys that listener and listens on the same port again for the test
+ * connection, while its client sends the test connection's REQ as soon as the control
+ * connection is up.  Linux's CM would REJ such a REQ at once too (reason 8), and Debian's
+ * perftest 4.5 client then fails (its retry path crashes); on a slow machine (the VM,
+ * TCG) the REQ wins that race every time.  IBTA leaves the passive side free to answer
+ * within the REQ's remote CM response timeout, so holding it is within the protocol:
+ * a LISTEN on the port takes it up, or the REJ goes when the hold ends. */
+#define RCM_HELD 8
+#define RCM_HOLD_NS 2000000000ull
+static struct {
+	bool used;
+	struct rcm_agent *a;
+	uint32_t ip;
+	uint64_t deadline;
+	struct uv_cm_msg m;
+} rcm_held[RCM_HELD];
+
+static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg *m);
+
+static bool req_hold(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg *m, uint16_t ps, uint16_t port)
+{
+	bool in_use = false;
+	for (uint32_t i = 1; i < RCM_MAX_IDS && !in_use; i++) {
+		const struct rcm_id *c = &rcm_ids[i];
+		in_use = c->used && c->ps == ps && ntohs(c->src.sin_port) == port && (c->ag == a || !c->ag);
+	}
+	if (!in_use)
+		return false;
+	int free_slot = -1;
+	for (int i = 0; i < RCM_HELD; i++) {
+		if (rcm_held[i].used && rcm_held[i].ip == peer_ip && rcm_held[i].m.local_comm_id == m->local_comm_id)
+			return true;   /* the same REQ sent again: still held */
+		if (!rcm_held[i].used && free_slot < 0)
+			free_slot = i;
+	}
+	if (free_slot < 0)
+		return false;
+	/* at most half the peer's wait for our answer (IBTA 12.7.20: 4.096 us * 2^t) */
+	uint64_t wait = (4096ull << (m->remote_cm_timeout & 0x1f)) / 2;
+	rcm_held[free_slot].used = true;
+	rcm_held[free_slot].a = a;
+	rcm_held[free_slot].ip = peer_ip;
+	rcm_held[free_slot].deadline = now_ns() + (wait < RCM_HOLD_NS ? wait : RCM_HOLD_NS);
+	rcm_held[free_slot].m = *m;
+	return true;
+}
+
+/* A LISTEN (listener != NULL) takes up the REQs held for its port space and port; the
+ * timers REJ those whose hold ended. */
+static void held_reqs(const struct rcm_id *listener, uint64_t t)
+{
+	for (int i = 0; i < RCM_HELD; i++) {
+		if (!rcm_held[i].used)
+			continue;
+		if (listener) {
+			if ((uint16_t)(rcm_held[i].m.service_id >> 16) != listener->ps ||
+			    (uint16_t)rcm_held[i].m.service_id != ntohs(listener->src.sin_port))
+				continue;
+			struct uv_cm_msg m = rcm_held[i].m;
+			rcm_held[i].used = false;
+			on_req(rcm_held[i].a, rcm_held[i].ip, &m);
+		} else if (t >= rcm_held[i].deadline) {
+			rcm_held[i].used = false;
+			uv_log(UV_LOG_INFO, "rdma_cm: held REQ for service ID 0x%016llx: still no listener, REJ",
+			       (unsigned long long)rcm_held[i].m.service_id);
+			reject_unmatched(rcm_held[i].a, rcm_held[i].ip, &rcm_held[i].m, UV_CM_REJ_INVALID_SERVICE_ID);
+		}
+	}
+}
+
 static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg *m)
 {
 	struct uv_cma_hdr h;
@@ -574,11 +669,18 @@ static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 	struct rcm_id *l = NULL;
 	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
 		struct rcm_id *c = &rcm_ids[i];
-		if (c->used && c->state == ST_LISTEN && c->ps == ps && ntohs(c->src.sin_port) == port &&
-		    (m->service_id >> 32) == 0 && (c->ag == a || !c->src.sin_addr.s_addr)) {
+		if (c->used && c->state == ST_LISTEN && c->ps == ps && c->qp_type != IBV_QPT_UD &&
+		    ntohs(c->src.sin_port) == port && (m->service_id >> 32) == 0 &&
+		    (c->ag == a || !c->src.sin_addr.s_addr)) {
 			l = c;
 			break;
 		}
+	}
+	if (!l && req_hold(a, peer_ip, m, ps, port)) {
+		uv_log(UV_LOG_INFO, "rdma_cm: REQ for service ID 0x%016llx from %u.%u.%u.%u: port in use but "
+		       "not listened on, held", (unsigned long long)m->service_id, peer_ip >> 24,
+		       (peer_ip >> 16) & 0xff, (peer_ip >> 8) & 0xff, peer_ip & 0xff);
+		return;
 	}
 	if (!l) {
 		uv_log(UV_LOG_INFO, "rdma_cm: REQ for service ID 0x%016llx from %u.%u.%u.%u: no listener, REJ",
@@ -620,10 +722,127 @@ static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 		l->ch->tail->owner = l->handle;
 }
 
+/* IBTA 12.11: a SIDR_REQ asks the listener of a service ID for its UD QPN and Q_Key.
+ * rdma_cm sends it for the UDP port space (Linux cma.c cma_resolve_ib_udp: service ID
+ * 0x0111 << 16 | port, the cma_hdr ahead of the user's private data); the listener's
+ * program gets CONNECT_REQUEST and answers with rdma_accept (SIDR_REP, status 0) or
+ * rdma_reject (status 2).  No listener: status 1, "service ID not supported" (Linux
+ * cm.c cm_sidr_req_handler). */
+static void sidr_rep_send(struct rcm_agent *a, uint32_t ip, uint32_t req_id, uint64_t service_id, uint8_t status)
+{
+	struct uv_cm_msg m = { .attr = UV_CM_SIDR_REP, .tid = ((uint64_t)req_id << 32) | UV_CM_SIDR_REP,
+			       .remote_comm_id = req_id, .service_id = service_id, .reason = status };
+	uint8_t mad[UV_MAD_LEN];
+	if (!uv_cm_mad_encode(&m, mad))
+		mad_send(a, ip, mad);
+}
+
+static void on_sidr_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg *m)
+{
+	struct uv_cma_hdr h;
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
+		struct rcm_id *d = &rcm_ids[i];
+		/* a SIDR_REQ sent again: the SIDR_REP again once there is one */
+		if (d->used && d->qp_type == IBV_QPT_UD && d->rcomm == m->local_comm_id && d->state >= ST_REQ_RCVD &&
+		    ntohl(d->dst.sin_addr.s_addr) == peer_ip) {
+			if (d->have_reply)
+				mad_send(a, peer_ip, d->last_reply);
+			return;
+		}
+	}
+	if (uv_cma_hdr_get(m->pd, m->pd_len, &h)) {
+		atomic_fetch_add(&rcm_bad, 1);
+		return;
+	}
+	uint16_t ps = (uint16_t)(m->service_id >> 16);
+	uint16_t port = (uint16_t)m->service_id;
+	struct rcm_id *l = NULL;
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
+		struct rcm_id *c = &rcm_ids[i];
+		if (c->used && c->state == ST_LISTEN && c->ps == ps && c->qp_type == IBV_QPT_UD &&
+		    ntohs(c->src.sin_port) == port && (m->service_id >> 32) == 0 &&
+		    (c->ag == a || !c->src.sin_addr.s_addr)) {
+			l = c;
+			break;
+		}
+	}
+	struct rcm_id *id = l ? id_new(l->ch) : NULL;
+	if (!id) {
+		uv_log(UV_LOG_INFO, "rdma_cm: SIDR_REQ for service ID 0x%016llx from %u.%u.%u.%u: no listener",
+		       (unsigned long long)m->service_id, peer_ip >> 24, (peer_ip >> 16) & 0xff,
+		       (peer_ip >> 8) & 0xff, peer_ip & 0xff);
+		sidr_rep_send(a, peer_ip, m->local_comm_id, m->service_id,
+			      l ? UV_CM_SIDR_REJECT : UV_CM_SIDR_UNSUPPORTED);
+		return;
+	}
+	id->ps = l->ps;
+	id->qp_type = l->qp_type;
+	id->ag = a;
+	id->state = ST_REQ_RCVD;
+	id->src.sin_addr.s_addr = htonl(a->ip);
+	id->src.sin_port = htons(port);
+	id->dst.sin_addr.s_addr = htonl(peer_ip);
+	id->dst.sin_port = htons(h.src_port);
+	id->rcomm = m->local_comm_id;
+	id->lcomm = new_comm();
+	id->route = true;
+	id->mtu = a->mtu;
+	struct rcm_evt *e = evt_push(id, RCM_EV_CONNECT_REQUEST, 0, NULL, l->uid);
+	if (e) {
+		/* Linux cma.c cma_ib_req_handler: the user's private data, after the header */
+		struct rdma_ucm_ud_param *u = &e->r.param.ud;
+		size_t n = m->pd_len > UV_CMA_HDR_LEN ? m->pd_len - UV_CMA_HDR_LEN : 0;
+		if (n > sizeof(u->private_data))
+			n = sizeof(u->private_data);
+		memcpy(u->private_data, m->pd + UV_CMA_HDR_LEN, n);
+		u->private_data_len = (uint8_t)n;
+		e->owner = l->handle;
+	}
+}
+
+/* The peer's address handle attributes for a UD ID, as ucma reports them with
+ * ESTABLISHED (Linux cma.c cma_sidr_rep_handler: ib_init_ah_attr_from_path) */
+static void ud_ah_attr(const struct rcm_id *id, struct ib_uverbs_ah_attr *ah)
+{
+	memset(ah, 0, sizeof(*ah));
+	ip_gid(ntohl(id->dst.sin_addr.s_addr), ah->grh.dgid);
+	ah->grh.sgid_index = (uint8_t)id->ag->gid_index;
+	ah->grh.hop_limit = 64;
+	ah->is_global = 1;
+	ah->port_num = 1;
+}
+
+static void on_sidr_rep(struct rcm_id *id, const struct uv_cm_msg *m)
+{
+	if (id->state != ST_REQ_SENT || id->qp_type != IBV_QPT_UD)
+		return;
+	id->mad_armed = false;
+	if (m->reason != UV_CM_SIDR_SUCCESS) {
+		id->state = ST_CLOSED;
+		evt_push(id, RCM_EV_UNREACHABLE, m->reason, NULL, id->uid);
+		return;
+	}
+	id->state = ST_UD_READY;
+	id->rqpn = m->qpn;
+	struct rcm_evt *e = evt_push(id, RCM_EV_ESTABLISHED, 0, NULL, id->uid);
+	if (e) {
+		struct rdma_ucm_ud_param *u = &e->r.param.ud;
+		u->qp_num = m->qpn;
+		u->qkey = m->qkey;
+		ud_ah_attr(id, &u->ah_attr);
+		memcpy(u->private_data, m->pd, UV_CM_SIDR_REP_PD);
+		u->private_data_len = UV_CM_SIDR_REP_PD;
+	}
+}
+
 static void on_msg(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg *m)
 {
 	if (m->attr == UV_CM_REQ) {
 		on_req(a, peer_ip, m);
+		return;
+	}
+	if (m->attr == UV_CM_SIDR_REQ) {
+		on_sidr_req(a, peer_ip, m);
 		return;
 	}
 	struct rcm_id *id = id_by_comm(m->remote_comm_id);
@@ -633,6 +852,9 @@ static void on_msg(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 	}
 	struct rdma_ucm_conn_param p;
 	switch (m->attr) {
+	case UV_CM_SIDR_REP:
+		on_sidr_rep(id, m);
+		break;
 	case UV_CM_REP:
 		if (id->state == ST_ESTABLISHED && id->have_reply && id->rcomm == m->local_comm_id) {
 			mad_send(a, peer_ip, id->last_reply);   /* a duplicate REP: RTU again */
@@ -644,6 +866,10 @@ static void on_msg(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 		id->rcomm = m->local_comm_id;
 		id->rqpn = m->qpn;
 		id->rpsn = m->psn;
+		/* Linux cm.c cm_rep_handler: our responder resources are the peer's
+		 * initiator depth, our initiator depth its responder resources */
+		id->rr = m->initiator_depth;
+		id->idepth = m->responder_resources;
 		id->state = ST_REP_RCVD;   /* answered: waits for librdmacm's ACCEPT (RTU) */
 		conn_param_from(&p, m, 0);
 		evt_push(id, RCM_EV_CONNECT_RESPONSE, 0, &p, id->uid);
@@ -710,6 +936,7 @@ static void on_msg(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
  * CONNECT_ERROR for a REP, DISCONNECTED for a DREQ. */
 static void timers(uint64_t t)
 {
+	held_reqs(NULL, t);
 	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
 		struct rcm_id *id = &rcm_ids[i];
 		if (!id->used || !id->mad_armed || t < id->deadline_ns)
@@ -750,8 +977,10 @@ static void *agent_thread(void *arg)
 		pthread_mutex_lock(&rcm_lock);
 		while ((n = ibv_poll_cq(a->cq, 16, wc)) > 0) {
 			for (int i = 0; i < n; i++) {
-				if (wc[i].wr_id >= RCM_NRECV)
-					continue;   /* a send completed */
+				if (wc[i].wr_id >= RCM_NRECV) {
+					atomic_fetch_add(&a->sends_done, 1);   /* a send completed */
+					continue;
+				}
 				unsigned slot = (unsigned)wc[i].wr_id;
 				const uint8_t *b = a->buf + slot * (RCM_GRH + UV_MAD_LEN);
 				if (wc[i].status == IBV_WC_SUCCESS) {
@@ -863,7 +1092,16 @@ static int bind_addr(struct rcm_id *id, const struct sockaddr_in *a)
 	struct rcm_agent *ag = NULL;
 	/* a wildcard listener needs every device's GSI QP up to hear its REQs */
 	agents_probe();
-	if (ip) {
+	if (ip == INADDR_LOOPBACK && !agent_by_ip_exact(ip) && rcm_nagents) {
+		/* Linux cma.c cma_bind_loopback: a bind to the loopback address binds to the
+		 * first RDMA device.  Here every device is its own host on a loopback
+		 * address, so the ID takes that device's address: what the program then
+		 * reads back and hands to its peer (libfabric's verbs provider binds
+		 * 127.0.0.1 for a passive endpoint given no address, fi_pingpong -e msg)
+		 * is an address the peer can reach. */
+		ag = &rcm_agents[0];
+		ip = ag->ip;
+	} else if (ip) {
 		ag = agent_by_ip(ip);
 		if (!ag || ag->ip != ip)
 			return -EADDRNOTAVAIL;
@@ -875,11 +1113,11 @@ static int bind_addr(struct rcm_id *id, const struct sockaddr_in *a)
 		struct rcm_id *o = &rcm_ids[i];
 		if (o != id && o->used && o->ps == id->ps && ntohs(o->src.sin_port) == port &&
 		    (o->state == ST_LISTEN || o->state == ST_IDLE) &&
-		    (o->src.sin_addr.s_addr == a->sin_addr.s_addr || !o->src.sin_addr.s_addr || !ip) &&
+		    (o->src.sin_addr.s_addr == htonl(ip) || !o->src.sin_addr.s_addr || !ip) &&
 		    (o->src.sin_port || o->state == ST_LISTEN))
 			return -EADDRINUSE;
 	}
-	id->src.sin_addr.s_addr = a->sin_addr.s_addr;
+	id->src.sin_addr.s_addr = htonl(ip);
 	id->src.sin_port = htons(port);
 	id->ag = ag;
 	return 0;
@@ -891,19 +1129,34 @@ static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_q
 	q->qp_state = state;
 	q->port_num = 1;
 	q->ah_attr.port_num = 1;
+	if (id->qp_type == IBV_QPT_UD) {
+		/* Linux cma.c cma_ib_init_qp_attr for a UD ID: the port space's Q_Key
+		 * (librdmacm asks for INIT only and moves the QP to RTR and RTS itself,
+		 * cma.c ucma_init_ud_qp) */
+		q->qp_attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+		q->qkey = RCM_UDP_QKEY;
+		return;
+	}
 	if (state == IBV_QPS_INIT) {
 		q->qp_attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
 		/* Linux cm.c cm_init_qp_init_attr: remote write always, read and atomics when
-		 * the connection grants responder resources; before a connection, cma allows
-		 * read and write */
+		 * the connection grants responder resources (librdmacm moves the QP to INIT
+		 * again with these just before RTR, cma.c ucma_modify_qp_rtr); before a
+		 * connection, read and write */
 		q->qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE;
+		if (id->rr)
+			q->qp_access_flags |= IBV_ACCESS_REMOTE_ATOMIC;
 	} else if (state == IBV_QPS_RTR) {
 		q->qp_attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 				  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		q->path_mtu = id->mtu ? id->mtu : 3;
 		q->dest_qp_num = id->rqpn;
 		q->rq_psn = id->lpsn;
-		q->max_dest_rd_atomic = id->rr;
+		/* never more than the device takes: a peer may grant more responder
+		 * resources than our REQ asked for (perftest's server on rxe answers with
+		 * rxe's 128), and the QP would refuse them (Linux's kernel consumers get the
+		 * same clamp from cma.c's conn_param handling) */
+		q->max_dest_rd_atomic = id->ag && id->rr > id->ag->max_rd_atom ? id->ag->max_rd_atom : id->rr;
 		q->min_rnr_timer = 12;   /* Linux cma: CMA_IBOE_... min RNR NAK 0.64 ms */
 		ip_gid(ntohl(id->dst.sin_addr.s_addr), q->ah_attr.grh.dgid);
 		q->ah_attr.grh.sgid_index = (uint8_t)(id->ag ? id->ag->gid_index : 0);
@@ -916,16 +1169,41 @@ static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_q
 		q->retry_cnt = id->retry ? id->retry : 7;
 		q->rnr_retry = id->rnr;
 		q->sq_psn = id->rpsn;
-		q->max_rd_atomic = id->idepth;
+		q->max_rd_atomic = id->ag && id->idepth > id->ag->max_init_rd_atom ? id->ag->max_init_rd_atom : id->idepth;
 	} else {
 		q->qp_attr_mask = IBV_QP_STATE;
 	}
 }
 
+/* A UD ID's CONNECT sends a SIDR_REQ (Linux cma.c cma_resolve_ib_udp), sent again
+ * after the CM response timeout like a REQ */
+static int cmd_connect_ud(struct rcm_id *id, const struct rdma_ucm_conn_param *p)
+{
+	if (p->private_data_len > UV_CM_SIDR_REQ_PD - UV_CMA_HDR_LEN)
+		return -EINVAL;
+	id->lqpn = p->qp_num;
+	id->lcomm = new_comm();
+	struct uv_cm_msg m = { .attr = UV_CM_SIDR_REQ, .tid = ((uint64_t)id->lcomm << 32) | UV_CM_SIDR_REQ,
+			       .local_comm_id = id->lcomm, .pkey = 0xffff,
+			       .service_id = ((uint64_t)id->ps << 16) | ntohs(id->dst.sin_port) };
+	struct uv_cma_hdr h = { .src_port = ntohs(id->src.sin_port), .src_ip = id->ag->ip,
+				.dst_ip = ntohl(id->dst.sin_addr.s_addr) };
+	uv_cma_hdr_put(m.pd, &h);
+	memcpy(m.pd + UV_CMA_HDR_LEN, p->private_data, p->private_data_len);
+	m.pd_len = UV_CM_SIDR_REQ_PD;
+	id->state = ST_REQ_SENT;
+	id_send(id, &m, true);
+	return 0;
+}
+
 static int cmd_connect(struct rcm_id *id, const struct rdma_ucm_connect *c)
 {
-	if (id->ps != RDMA_PS_TCP || !id->route || !id->ag)
-		return id->ps != RDMA_PS_TCP ? -EOPNOTSUPP : -EINVAL;
+	if (!id->route || !id->ag)
+		return -EINVAL;
+	if (id->qp_type == IBV_QPT_UD && (id->ps == RDMA_PS_UDP || id->ps == RDMA_PS_IB))
+		return cmd_connect_ud(id, &c->conn_param);
+	if (id->ps != RDMA_PS_TCP && id->ps != RDMA_PS_IB)
+		return -EOPNOTSUPP;
 	const struct rdma_ucm_conn_param *p = &c->conn_param;
 	if (p->private_data_len > UV_CM_REQ_PD - UV_CMA_HDR_LEN)
 		return -EINVAL;
@@ -970,10 +1248,29 @@ static int cmd_accept(struct rcm_id *id, const struct rdma_ucm_accept *c)
 	if (id->state != ST_REQ_RCVD)
 		return -EINVAL;
 	const struct rdma_ucm_conn_param *p = &c->conn_param;
+	if (id->qp_type == IBV_QPT_UD) {
+		/* Linux cma.c cma_send_sidr_rep: our QPN, the port space's Q_Key */
+		if (p->private_data_len > UV_CM_SIDR_REP_PD)
+			return -EINVAL;
+		id->uid = c->uid;
+		id->lqpn = p->qp_num;
+		struct uv_cm_msg m = { .attr = UV_CM_SIDR_REP, .tid = ((uint64_t)id->rcomm << 32) | UV_CM_SIDR_REP,
+				       .remote_comm_id = id->rcomm, .reason = UV_CM_SIDR_SUCCESS, .qpn = p->qp_num,
+				       .qkey = RCM_UDP_QKEY,
+				       .service_id = ((uint64_t)id->ps << 16) | ntohs(id->src.sin_port) };
+		memcpy(m.pd, p->private_data, p->private_data_len);
+		m.pd_len = p->private_data_len;
+		id_send(id, &m, false);
+		id->state = ST_UD_READY;
+		return 0;
+	}
 	if (p->private_data_len > UV_CM_REP_PD)
 		return -EINVAL;
 	id->uid = c->uid;
 	id->lqpn = p->qp_num;
+	/* Linux cm.c ib_send_cm_rep: what the REP grants is what the QP gets */
+	id->rr = p->responder_resources;
+	id->idepth = p->initiator_depth;
 	struct uv_cm_msg m = {
 		.attr = UV_CM_REP, .tid = ((uint64_t)id->lcomm << 32) | UV_CM_REP, .local_comm_id = id->lcomm,
 		.remote_comm_id = id->rcomm, .qpn = p->qp_num, .psn = id->lpsn,
@@ -1004,6 +1301,8 @@ static int cmd_disconnect(struct rcm_id *id)
 		id->state = ST_CLOSED;
 		return 0;
 	}
+	if (id->state == ST_UD_READY)
+		return 0;   /* SIDR leaves nothing to tear down on the wire */
 	return -EINVAL;
 }
 
@@ -1011,6 +1310,12 @@ static int cmd_reject(struct rcm_id *id, const struct rdma_ucm_reject *c)
 {
 	if (id->state != ST_REQ_RCVD || c->private_data_len > UV_CM_REJ_PD)
 		return -EINVAL;
+	if (id->qp_type == IBV_QPT_UD) {
+		sidr_rep_send(id->ag, ntohl(id->dst.sin_addr.s_addr), id->rcomm,
+			      ((uint64_t)id->ps << 16) | ntohs(id->src.sin_port), UV_CM_SIDR_REJECT);
+		id->state = ST_CLOSED;
+		return 0;
+	}
 	struct uv_cm_msg m = { .attr = UV_CM_REJ, .local_comm_id = id->lcomm, .remote_comm_id = id->rcomm,
 			       .msg_rejected = 0, .reason = UV_CM_REJ_CONSUMER_DEFINED };
 	memcpy(m.pd, c->private_data, c->private_data_len);
@@ -1018,6 +1323,47 @@ static int cmd_reject(struct rcm_id *id, const struct rdma_ucm_reject *c)
 	id_send(id, &m, false);
 	id->state = ST_CLOSED;
 	return 0;
+}
+
+/* MIGRATE_ID, written on the new channel and naming the old one's fd (Linux ucma.c
+ * ucma_migrate_id): the ID and the events queued for it move to the new channel.
+ * librdmacm uses it for every connection a synchronous listener accepts
+ * (rdma_get_request: cma.c ucma_process_conn_req), which is how rsocket accepts. */
+static int cmd_migrate(struct rcm_chan *ch, const struct rdma_ucm_migrate_id *c)
+{
+	struct rcm_chan *old = chan_of((int)c->fd);
+	struct rcm_id *id = id_get(c->id);
+	if (!old || !id || id->ch != old)
+		return -EINVAL;
+	struct rdma_ucm_migrate_resp r = { .events_reported = id->events_reported };
+	if (old != ch) {
+		for (struct rcm_evt **pp = &old->head; *pp;) {
+			struct rcm_evt *e = *pp;
+			if (e->owner != id->handle) {
+				pp = &e->next;
+				continue;
+			}
+			*pp = e->next;
+			e->next = NULL;
+			uint64_t v = 1;
+			if (syscall(SYS_read, old->fd, &v, sizeof(v)) < 0)
+				uv_log(UV_LOG_WARN, "rdma_cm: event fd read: %s", strerror(errno));
+			if (ch->tail)
+				ch->tail->next = e;
+			else
+				ch->head = e;
+			ch->tail = e;
+			v = 1;
+			if (syscall(SYS_write, ch->fd, &v, sizeof(v)) < 0)
+				uv_log(UV_LOG_WARN, "rdma_cm: event fd write: %s", strerror(errno));
+		}
+		old->tail = NULL;
+		for (struct rcm_evt *e = old->head; e; e = e->next)
+			old->tail = e;
+		id->ch = ch;
+		pthread_cond_broadcast(&ch->cond);
+	}
+	return put_resp(c->response, &r, sizeof(r));
 }
 
 /* One command (rdma_user_cm.h).  Returns 0 or a negative errno. */
@@ -1066,7 +1412,6 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 	case RDMA_USER_CM_CMD_JOIN_IP_MCAST:
 	case RDMA_USER_CM_CMD_JOIN_MCAST:
 	case RDMA_USER_CM_CMD_LEAVE_MCAST:
-	case RDMA_USER_CM_CMD_MIGRATE_ID:
 		/* AF_IB addressing and multicast are not offered: librdmacm then keeps to
 		 * the IP commands (cma.c, ucma_set_af_ib_support) */
 		return -EAFNOSUPPORT;
@@ -1135,7 +1480,7 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 		const struct rdma_ucm_listen *c = in;
 		if (!(id = id_get(c->id)) || id->ch != ch)
 			return -EINVAL;
-		if (id->ps != RDMA_PS_TCP)
+		if (id->ps != RDMA_PS_TCP && id->ps != RDMA_PS_UDP && id->ps != RDMA_PS_IB)
 			return -EOPNOTSUPP;
 		if (!id->src.sin_port) {
 			struct sockaddr_in any = { .sin_family = AF_INET };
@@ -1144,6 +1489,12 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 				return rc;
 		}
 		id->state = ST_LISTEN;
+		/* a test (or a person) starting a client can wait for this line
+		 * (UVERBS_LOG=info) instead of guessing how long the server takes */
+		uint32_t lip = ntohl(id->src.sin_addr.s_addr);
+		uv_log(UV_LOG_INFO, "rdma_cm: listening on %u.%u.%u.%u port %u (port space 0x%x)", lip >> 24,
+		       (lip >> 16) & 0xff, (lip >> 8) & 0xff, lip & 0xff, ntohs(id->src.sin_port), id->ps);
+		held_reqs(id, 0);
 		return 0;
 	}
 	case RDMA_USER_CM_CMD_ACCEPT: {
@@ -1196,10 +1547,75 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 	}
 	case RDMA_USER_CM_CMD_NOTIFY:
 		return 0;
+	case RDMA_USER_CM_CMD_MIGRATE_ID:
+		NEED(struct rdma_ucm_migrate_id);
+		return cmd_migrate(ch, in);
 	default:
 		return -ENOSYS;
 	}
 #undef NEED
+}
+
+/* ------------------------------------------------------------------ process exit */
+
+/* A process that exits with connections open: the kernel's ucma would close the
+ * channel file at exit (ucma_close) and its CM send a DREQ for each connection (Linux
+ * cm.c cm_destroy_id, IBTA 12.9.6); a program that never calls rdma_disconnect or
+ * rdma_destroy_id before exit (perftest's ib_atomic_lat server) would otherwise leave
+ * its peer waiting out a DREQ's 16 timeouts.  So the library's destructor sends that
+ * DREQ (once, no retry: the process is going), or the DREP a received DREQ still
+ * waits for, and waits up to RCM_EXIT_WAIT_MS for the sends to leave the NIC.  Not in
+ * a child of fork() (its parent's connections are not its own), and not when the lock
+ * cannot be had (a thread died holding it). */
+#define RCM_EXIT_WAIT_MS 200
+static void rcm_exit_notify(void) __attribute__((destructor));
+static void rcm_exit_notify(void)
+{
+	if (!rcm_agents_probed || getpid() != rcm_pid)
+		return;
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_nsec += RCM_EXIT_WAIT_MS * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	if (pthread_mutex_timedlock(&rcm_lock, &dl))
+		return;
+	unsigned want[RCM_MAX_AGENTS] = { 0 };
+	unsigned sent = 0;
+	for (unsigned i = 0; i < rcm_nagents; i++)
+		want[i] = atomic_load(&rcm_agents[i].sends_done);
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
+		struct rcm_id *id = &rcm_ids[i];
+		if (!id->used || !id->ag)
+			continue;
+		unsigned before = id->ag->send_next;
+		if (id->state == ST_ESTABLISHED || id->state == ST_REP_SENT || id->state == ST_REP_RCVD) {
+			struct uv_cm_msg m = { .attr = UV_CM_DREQ, .tid = ((uint64_t)id->lcomm << 32) | UV_CM_DREQ,
+					       .local_comm_id = id->lcomm, .remote_comm_id = id->rcomm,
+					       .qpn = id->rqpn };
+			id_send(id, &m, false);
+		} else if (id->state == ST_DREQ_RCVD) {
+			id_reply(id, UV_CM_DREP, NULL, 0);
+		} else {
+			continue;
+		}
+		id->state = ST_CLOSED;
+		id->mad_armed = false;
+		if (id->ag->send_next != before) {
+			want[id->ag - rcm_agents]++;
+			sent++;
+		}
+	}
+	pthread_mutex_unlock(&rcm_lock);
+	if (sent)
+		uv_log(UV_LOG_INFO, "rdma_cm: process exit: DREQ/DREP sent for %u connection(s)", sent);
+	/* the agent threads count the send completions; wait for ours, bounded */
+	uint64_t end = now_ns() + RCM_EXIT_WAIT_MS * 1000000ull;
+	for (unsigned i = 0; i < rcm_nagents && sent; i++)
+		while ((int)(atomic_load(&rcm_agents[i].sends_done) - want[i]) < 0 && now_ns() < end)
+			usleep(1000);
 }
 
 /* ------------------------------------------------------------------ libc entry points */

@@ -57,6 +57,8 @@ static int pd_place(uint16_t attr, size_t *off, size_t *len)
 	case UV_CM_RTU: *off = 8; *len = UV_CM_RTU_PD; return 0;
 	case UV_CM_DREQ: *off = 12; *len = UV_CM_DREQ_PD; return 0;
 	case UV_CM_DREP: *off = 8; *len = UV_CM_DREP_PD; return 0;
+	case UV_CM_SIDR_REQ: *off = 16; *len = UV_CM_SIDR_REQ_PD; return 0;
+	case UV_CM_SIDR_REP: *off = 96; *len = UV_CM_SIDR_REP_PD; return 0;
 	default: return -EINVAL;
 	}
 }
@@ -128,6 +130,18 @@ int uv_cm_mad_encode(const struct uv_cm_msg *m, uint8_t out[UV_MAD_LEN])
 	case UV_CM_DREQ:   /* table 112 */
 		put32(d + 4, m->remote_comm_id);
 		put24(d + 8, m->qpn);
+		break;
+	case UV_CM_SIDR_REQ:   /* table 119: request ID (at 0), P_Key, service ID */
+		put16(d + 4, m->pkey);
+		put64(d + 8, m->service_id);
+		break;
+	case UV_CM_SIDR_REP:   /* table 120: the request ID it answers, status, QPN, service
+				* ID, Q_Key; no additional information (length 0) */
+		put32(d, m->remote_comm_id);
+		d[4] = (uint8_t)m->reason;
+		put24(d + 8, m->qpn);
+		put64(d + 12, m->service_id);
+		put32(d + 20, m->qkey);
 		break;
 	default:           /* RTU, DREP: table 111, 113 */
 		put32(d + 4, m->remote_comm_id);
@@ -207,6 +221,18 @@ int uv_cm_mad_decode(const uint8_t *mad, size_t len, struct uv_cm_msg *m)
 	case UV_CM_DREQ:
 		m->remote_comm_id = get32(d + 4);
 		m->qpn = get24(d + 8);
+		break;
+	case UV_CM_SIDR_REQ:
+		m->pkey = get16(d + 4);
+		m->service_id = get64(d + 8);
+		break;
+	case UV_CM_SIDR_REP:
+		m->remote_comm_id = m->local_comm_id;
+		m->local_comm_id = 0;
+		m->reason = d[4];
+		m->qpn = get24(d + 8);
+		m->service_id = get64(d + 12);
+		m->qkey = get32(d + 20);
 		break;
 	default:
 		m->remote_comm_id = get32(d + 4);

@@ -35,16 +35,21 @@ enum uv_cm_attr {
 #define UV_CM_DREQ_PD 220
 #define UV_CM_DREP_PD 224
 #define UV_CM_MRA_PD 222
+#define UV_CM_SIDR_REQ_PD 216   /* table 119 */
+#define UV_CM_SIDR_REP_PD 136   /* table 120 */
 
 /* REJ reasons used here (IBTA table 109) */
 enum { UV_CM_REJ_TIMEOUT = 1, UV_CM_REJ_INVALID_SERVICE_ID = 8, UV_CM_REJ_CONSUMER_DEFINED = 28 };
+/* SIDR_REP status (IBTA table 121) */
+enum { UV_CM_SIDR_SUCCESS = 0, UV_CM_SIDR_UNSUPPORTED = 1, UV_CM_SIDR_REJECT = 2 };
 
 /* One CM message, decoded: the union of the fields the CM uses.  A field a message
  * does not carry is 0. */
 struct uv_cm_msg {
 	uint16_t attr;             /* enum uv_cm_attr */
 	uint64_t tid;              /* MAD transaction ID */
-	uint32_t local_comm_id, remote_comm_id;
+	uint32_t local_comm_id, remote_comm_id;   /* SIDR: the request ID is local in a
+						   * SIDR_REQ, remote in the SIDR_REP */
 	uint64_t service_id;
 	uint64_t ca_guid;
 	uint32_t qkey;
@@ -60,7 +65,7 @@ struct uv_cm_msg {
 	uint16_t pkey;
 	uint8_t local_gid[16], remote_gid[16];  /* REQ primary path */
 	uint8_t msg_rejected;      /* REJ: 0 REQ, 1 REP, 2 other; MRA: message MRAed */
-	uint16_t reason;           /* REJ */
+	uint16_t reason;           /* REJ; SIDR_REP status */
 	uint8_t service_timeout;   /* MRA */
 	uint8_t pd[UV_CM_RTU_PD];  /* private data */
 	size_t pd_len;

@@ -13,7 +13,7 @@
 static int seeds(const char *dir)
 {
 	static const uint16_t attrs[] = { UV_CM_REQ, UV_CM_MRA, UV_CM_REJ, UV_CM_REP,
-					  UV_CM_RTU, UV_CM_DREQ, UV_CM_DREP };
+					  UV_CM_RTU, UV_CM_DREQ, UV_CM_DREP, UV_CM_SIDR_REQ, UV_CM_SIDR_REP };
 	for (unsigned i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
 		struct uv_cm_msg m = { .attr = attrs[i], .tid = 0x1234 + i, .local_comm_id = 7,
 				       .remote_comm_id = 9, .qpn = 0x101, .psn = 0xabcdef, .mtu = 3,

@@ -30,6 +30,13 @@
  *    RST -> INIT -> RTR -> RTS through the driver, so coverage does not stall.
  * ASan/UBSan watch the emulator itself.
  *
+ * QP1: B also has a GSI QP (UD created as QP 1, qpc.st QP1, as the in-library CM makes
+ * it: uverbs/rdma_cm_linux.c), which every packet with BTH.DestQP 1 reaches (F_KEEP_QPN
+ * and DestQP 1; F_FIX_HDR then gives DETH the GSI Q_Key 0x80010000).  Each MAD it
+ * receives goes through the CM's decoder (uverbs/rdma_cm_mad.c) as the CM's agent
+ * thread reads it: refused (counted as dropped) or decoded into fields that encode and
+ * decode back the same.  The seeds hold one valid CM MAD of each attribute.
+ *
  * With FUZZ_ROCE_SEEDS=<dir> in the environment the program writes its seed corpus
  * (valid packets of each kind, built with hw/emu/roce_hdr.h) there and exits.
  *
@@ -52,6 +59,7 @@
 #include "hw/mlx5/doorbell.h"
 #include "hw/mlx5/mx5.h"
 #include "hw/mlx5/poll.h"
+#include "uverbs/rdma_cm_mad.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 
@@ -71,7 +79,8 @@
 #define F_REQ_MODE (F_BAD_ICRC | 3)
 #define req_mode(flags) (((flags) & (F_TARGET | F_BAD_ICRC)) == F_REQ_MODE)
 
-#define NQP 3
+#define NQP 4               /* RC, UC, UD, and the GSI QP (QP 1) */
+#define GSI 3
 #define RQ_DEPTH 8
 #define MR_PAGES 4
 #define GUARD_BYTE 0xa7
@@ -117,6 +126,7 @@ struct ep {
 	size_t len;               /* registered bytes */
 	uint32_t lkey, rkey;
 	uint32_t peer_qpn;
+	bool gsi;
 };
 
 static struct nic A, B;
@@ -124,8 +134,9 @@ static struct ep qa[NQP], qb[NQP];
 static size_t page;
 static uint64_t nrecovered, nrecv_ok, nrecv_err;
 static uint64_t nreq_runs, nreq_full, nsend_ok, nsend_err;
+static uint64_t nmad_rx, nmad_ok, nmad_bad;
 
-static const enum mx5_qp_type qp_types[NQP] = { MX5_QPT_RC, MX5_QPT_UC, MX5_QPT_UD };
+static const enum mx5_qp_type qp_types[NQP] = { MX5_QPT_RC, MX5_QPT_UC, MX5_QPT_UD, MX5_QPT_UD };
 
 __attribute__((noreturn)) static void die(const char *what, struct mx5_device *dev)
 {
@@ -161,6 +172,7 @@ static void qp_create(struct ep *e, struct nic *n, enum mx5_qp_type t)
 				      .cap = { .max_send_wr = 16, .max_recv_wr = RQ_DEPTH, .max_send_sge = 1,
 					       .max_recv_sge = 1, .max_inline_data = 64 } };
 
+	a.gsi = e->gsi;
 	if (mx5_qp_create(n->pd, &a, &e->qp) != 0)
 		die("QP", n->dev);
 	e->type = t;
@@ -180,7 +192,7 @@ static int qp_connect(struct ep *e, uint32_t rip, uint32_t rqpn, uint32_t rq_psn
 	memset(&a, 0, sizeof(a));
 	a.qp_state = MX5_QPS_INIT;
 	a.port_num = 1;
-	a.qkey = UD_QKEY;
+	a.qkey = e->gsi ? UV_MAD_GSI_QKEY : UD_QKEY;
 	a.qp_access_flags = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE;
 	if (e->type == MX5_QPT_RC)
 		a.qp_access_flags |= MX5_ACCESS_REMOTE_READ | MX5_ACCESS_REMOTE_ATOMIC;
@@ -277,8 +289,17 @@ static void guards_check(void)
 
 /* ---------------------------------------------------------------- seeds */
 
+static void seed_write_payload(const char *dir, const char *name, uint8_t flags, struct emu_roce_hdrs *h,
+			       const uint8_t *payload, size_t payload_len);
+
 static void seed_write(const char *dir, const char *name, uint8_t flags, struct emu_roce_hdrs *h,
 		       size_t payload_len)
+{
+	seed_write_payload(dir, name, flags, h, NULL, payload_len);
+}
+
+static void seed_write_payload(const char *dir, const char *name, uint8_t flags, struct emu_roce_hdrs *h,
+			       const uint8_t *payload, size_t payload_len)
 {
 	uint8_t buf[64 + 1100];
 	char path[4096];
@@ -290,7 +311,7 @@ static void seed_write(const char *dir, const char *name, uint8_t flags, struct 
 	hl = emu_roce_build_hdrs(buf + 1, sizeof(buf) - 1, h, payload_len);
 	CHECK(hl > 0);
 	for (size_t i = 0; i < payload_len; i++)
-		buf[1 + hl + i] = (uint8_t)(i * 7 + 1);
+		buf[1 + hl + i] = payload ? payload[i] : (uint8_t)(i * 7 + 1);
 	size_t n = 1 + (size_t)hl + payload_len;
 	memset(buf + n, 0, emu_roce_padcnt(payload_len));
 	n += emu_roce_padcnt(payload_len);
@@ -382,6 +403,28 @@ static void seeds(const char *dir)
 	h.imm = 9;
 	seed_write(dir, "ud-send-only-imm", deep | 2, &h, 3);
 
+	/* CM MADs to the GSI QP (QP 1, its Q_Key), one of each attribute the CM reads */
+	static const uint16_t mads[] = { UV_CM_REQ, UV_CM_MRA, UV_CM_REJ, UV_CM_REP, UV_CM_RTU,
+					 UV_CM_DREQ, UV_CM_DREP, UV_CM_SIDR_REQ, UV_CM_SIDR_REP };
+	for (size_t i = 0; i < sizeof(mads) / sizeof(mads[0]); i++) {
+		struct uv_cm_msg m = { .attr = mads[i], .tid = 0x77 + i, .local_comm_id = 5, .remote_comm_id = 6,
+				       .qpn = 0x123, .psn = 0x456, .mtu = 3, .service_id = 0x0000000001060000ull | 7174 };
+		struct uv_cma_hdr ch = { .src_port = 40000, .src_ip = 0x7f000002, .dst_ip = 0x7f000003 };
+		uint8_t mad[UV_MAD_LEN];
+		char name[64];
+
+		uv_cma_hdr_put(m.pd, &ch);
+		m.pd_len = UV_CMA_HDR_LEN;
+		CHECK(uv_cm_mad_encode(&m, mad) == 0);
+		memset(&h, 0, sizeof(h));
+		h.bth.opcode = EMU_ROCE_UD_SEND_ONLY;
+		h.bth.dqpn = 1;
+		h.deth.qkey = UV_MAD_GSI_QKEY;
+		h.deth.sqpn = 1;
+		snprintf(name, sizeof(name), "gsi-cm-mad-%04x", mads[i]);
+		seed_write_payload(dir, name, F_KEEP_QPN | F_FIX_HDR | 2, &h, mad, sizeof(mad));
+	}
+
 	/* requester mode: responses to B's own WRITE (PSN offset 0) and to the READ or the
 	 * FETCH_ADD after it (offset 1); the PSN's top bits choose the order and READ length */
 	static const struct { const char *name; uint8_t op; uint32_t psn; uint8_t syn; size_t len; } rsp[] = {
@@ -423,14 +466,15 @@ static void report(void)
 	fprintf(stderr, "fuzz_roce_rx: B received %llu packets (%llu parsed as WRITE first/only), sent %llu; "
 		"receive completions %llu ok, %llu error; requester mode %llu runs (%llu with all PSNs out), "
 		"own-send completions %llu ok, %llu error; QPs recovered %llu; NAKs sent: inv-req %llu, "
-		"rem-access %llu, rem-op %llu; drops:",
+		"rem-access %llu, rem-op %llu; GSI QP1 MADs %llu received, %llu decoded, %llu dropped; drops:",
 		(unsigned long long)c->rx_pkts, (unsigned long long)writes, (unsigned long long)c->tx_pkts,
 		(unsigned long long)nrecv_ok, (unsigned long long)nrecv_err, (unsigned long long)nreq_runs,
 		(unsigned long long)nreq_full, (unsigned long long)nsend_ok, (unsigned long long)nsend_err,
 		(unsigned long long)nrecovered,
 		(unsigned long long)c->naks_sent[EMU_AETH_NAK_INV_REQ],
 		(unsigned long long)c->naks_sent[EMU_AETH_NAK_REM_ACCESS],
-		(unsigned long long)c->naks_sent[EMU_AETH_NAK_REM_OP]);
+		(unsigned long long)c->naks_sent[EMU_AETH_NAK_REM_OP], (unsigned long long)nmad_rx,
+		(unsigned long long)nmad_ok, (unsigned long long)nmad_bad);
 	for (int r = 1; r < EMU_ROCE_DROP_NR; r++)
 		if (c->drops[r])
 			fprintf(stderr, " %s %llu", emu_roce_drop_name((enum emu_roce_drop)r),
@@ -456,10 +500,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	nic_open(&A);
 	nic_open(&B);
 	for (int q = 0; q < NQP; q++) {
-		qp_create(&qa[q], &A, qp_types[q]);
+		/* A has no GSI QP: B's answers are dropped at A anyway */
+		qb[q].gsi = q == GSI;
+		if (q != GSI)
+			qp_create(&qa[q], &A, qp_types[q]);
 		qp_create(&qb[q], &B, qp_types[q]);
-		qb[q].peer_qpn = qa[q].qpn;
-		if (qp_connect(&qa[q], B.ip, qb[q].qpn, A_SQ_PSN, B_RQ_PSN) != 0)
+		qb[q].peer_qpn = q == GSI ? 1 : qa[q].qpn;
+		if (q != GSI && qp_connect(&qa[q], B.ip, qb[q].qpn, A_SQ_PSN, B_RQ_PSN) != 0)
 			die("connect A", A.dev);
 		if (qp_connect(&qb[q], A.ip, qa[q].qpn, B_RQ_PSN, A_SQ_PSN) != 0)
 			die("connect B", B.dev);
@@ -495,6 +542,27 @@ static int qp_index(uint32_t qpn)
 
 static unsigned ndone[NQP];   /* receive completions not yet replaced, by QP */
 
+/* A MAD the GSI QP received, read as the CM's agent thread reads it
+ * (rdma_cm_linux.c agent_thread): the 40-byte GRH slot, then the MAD.  The decoder
+ * refuses it (the CM counts and drops it) or gives fields that encode and decode back
+ * the same. */
+static void gsi_mad(const struct ep *e, uint32_t byte_len)
+{
+	struct uv_cm_msg m, m2;
+	uint8_t mad[UV_MAD_LEN];
+
+	nmad_rx++;
+	CHECK(byte_len <= page);
+	if (byte_len < 40 || uv_cm_mad_decode(e->buf + 40, byte_len - 40, &m)) {
+		nmad_bad++;
+		return;
+	}
+	CHECK(uv_cm_mad_encode(&m, mad) == 0);
+	CHECK(uv_cm_mad_decode(mad, sizeof(mad), &m2) == 0);
+	CHECK(memcmp(&m, &m2, sizeof(m)) == 0);
+	nmad_ok++;
+}
+
 /* Poll B's CQ dry; count completions per QP.  B's own sends (requester mode, wr_id
  * tagged REQ_WRID) complete on the RC QP, successfully or in error: both are fine. */
 static void drain_cq(void)
@@ -520,6 +588,8 @@ static void drain_cq(void)
 				nrecv_ok++;
 			else
 				nrecv_err++;
+			if (q == GSI && wc[i].status == IBV_WC_SUCCESS)
+				gsi_mad(&qb[q], wc[i].byte_len);
 		}
 	CHECK(n == 0);
 }
@@ -680,7 +750,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* extension headers in wire order (IBTA 9.2): DETH, RETH, AtomicETH */
 			if (oi->flags & EMU_ROCE_F_DETH) {
 				if (flags & F_FIX_HDR)
-					emu_be32_put(pkt + off, UD_QKEY);
+					emu_be32_put(pkt + off, emu_be24_get(pkt + 5) == 1 ? UV_MAD_GSI_QKEY : UD_QKEY);
 				off += EMU_ROCE_DETH_LEN;
 			}
 			if ((oi->flags & EMU_ROCE_F_RETH) && (flags & F_PATCH_KEYS))

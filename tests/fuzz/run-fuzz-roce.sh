@@ -14,7 +14,8 @@ rm -rf "$work"
 mkdir -p "$work/corpus"
 . "$src/tests/common/libfuzzer-build.sh"
 bin=$work/fuzz_roce_rx
-fuzz_build_emu "$src" "$work" "$bin" "$src"/tests/fuzz/fuzz_roce_rx.c "$src"/hw/mlx5/*.c
+fuzz_build_emu "$src" "$work" "$bin" "$src"/tests/fuzz/fuzz_roce_rx.c "$src"/hw/mlx5/*.c \
+  "$src"/uverbs/rdma_cm_mad.c
 FUZZ_ROCE_SEEDS="$work/corpus" "$bin"
 nseed=$(ls "$work/corpus" | wc -l)
 if [ "$nseed" -lt 10 ]; then
@@ -32,10 +33,14 @@ recv_ok=$(echo "$depth" | sed -nE 's/.*receive completions ([0-9]+) ok.*/\1/p')
 sent=$(echo "$depth" | sed -nE 's/.*, sent ([0-9]+);.*/\1/p')
 # Requester mode: B's own WRITE/FETCH_ADD/READ must have been completed by fuzzed responses.
 own_ok=$(echo "$depth" | sed -nE 's/.*own-send completions ([0-9]+) ok.*/\1/p')
+# QP1: MADs must have reached the GSI QP, some decoded by the CM's decoder, some dropped.
+mad_ok=$(echo "$depth" | sed -nE 's/.*GSI QP1 MADs [0-9]+ received, ([0-9]+) decoded.*/\1/p')
+mad_bad=$(echo "$depth" | sed -nE 's/.*GSI QP1 MADs [0-9]+ received, [0-9]+ decoded, ([0-9]+) dropped.*/\1/p')
 if [ -z "$writes" ] || [ -z "$recv_ok" ] || [ -z "$sent" ] || [ -z "$own_ok" ] ||
-   [ "$writes" -eq 0 ] || [ "$recv_ok" -eq 0 ] || [ "$sent" -eq 0 ] || [ "$own_ok" -eq 0 ]; then
+   [ "$writes" -eq 0 ] || [ "$recv_ok" -eq 0 ] || [ "$sent" -eq 0 ] || [ "$own_ok" -eq 0 ] ||
+   [ -z "$mad_ok" ] || [ -z "$mad_bad" ] || [ "$mad_ok" -eq 0 ] || [ "$mad_bad" -eq 0 ]; then
   echo "FAIL: the inputs never got past the header checks (${depth:-no depth report})" >&2
   exit 1
 fi
 echo "roce rx fuzz figures: $done_runs inputs, $nseed seeds, ${cov:-cov: ?}, $own_ok of B's own sends" \
-     "completed by fuzzed responses, no crash or sanitizer report"
+     "completed by fuzzed responses, QP1 MADs $mad_ok decoded and $mad_bad dropped, no crash or sanitizer report"

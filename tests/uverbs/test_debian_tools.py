@@ -21,32 +21,12 @@ import time
 
 import pytest
 
+from preload import Addresses, lib  # noqa: F401 (lib is a fixture)
 from procnet import tcp_listening
 
-LIB = os.environ.get("UVERBS_LIB", "")
 TIMEOUT = 90
 
-# Addresses and TCP ports of these tests only: 127.A.B.10 (server) and 127.A.B.11
-# (client).  A is the ctest entry's own (UVERBS_TEST_NET, so that entries running in
-# parallel never meet), B one per test, starting where this process's id says (so that
-# two runs at once, say CI and a developer, hardly ever meet); other suites use
-# 127.0.x.y.
-_next = {"net": int(os.environ.get("UVERBS_TEST_NET", 10 + os.getpid() % 80)),
-         "b": 9 + (os.getpid() % 9) * 10, "port": 19200 + (os.getpid() % 400) * 10}
-
-
-def _alloc():
-    _next["b"] = _next["b"] + 1 if _next["b"] < 99 else 10
-    _next["port"] += 1
-    base = "127.%d.%d." % (_next["net"], _next["b"])
-    return base + "10", base + "11", _next["port"]
-
-
-@pytest.fixture(scope="session")
-def lib():
-    assert LIB, "UVERBS_LIB is not set (the CMake test entry sets it)"
-    assert os.path.isfile(LIB), "libuverbs.so not found at %s: build the regular tree first" % LIB
-    return LIB
+_alloc = Addresses(19200)
 
 
 def _tool(name):

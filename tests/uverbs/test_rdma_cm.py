@@ -14,33 +14,22 @@ The library comes from $UVERBS_LIB (the regular build: an AddressSanitizer libra
 be preloaded into uninstrumented binaries).  A missing library or tool is a failure.
 """
 import os
+import re
 import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
 
-LIB = os.environ.get("UVERBS_LIB", "")
+from preload import Addresses, lib  # noqa: F401 (lib is a fixture)
+from procnet import tcp_listening
+
 TIMEOUT = 60
 
-_next = {"net": int(os.environ.get("UVERBS_TEST_NET", 10 + os.getpid() % 80)),
-         "b": 9 + (os.getpid() % 9) * 10, "port": 17400 + (os.getpid() % 400) * 10}
-
-
-def _alloc():
-    _next["b"] = _next["b"] + 1 if _next["b"] < 99 else 10
-    _next["port"] += 1
-    base = "127.%d.%d." % (_next["net"], _next["b"])
-    return base + "10", base + "11", _next["port"]
-
-
-@pytest.fixture(scope="session")
-def lib():
-    assert LIB, "UVERBS_LIB is not set (the CMake test entry sets it)"
-    assert os.path.isfile(LIB), "libuverbs.so not found at %s: build the regular tree first" % LIB
-    return LIB
+_alloc = Addresses(17400)
 
 
 def _tool(name):
@@ -224,3 +213,307 @@ def test_ucmatose_four_connections_with_data(lib):
         assert "data transfers complete" in sout and "disconnected" in sout, sout
     finally:
         _kill(srv)
+
+
+class _Server:
+    """A server process whose output is collected by two threads, so that the test can
+    wait for the line our CM logs when the program listens (UVERBS_LOG=info:
+    "rdma_cm: listening on IP port N") rather than guess how long a loaded machine takes
+    to get there: Debian's perftest 4.5 client, for one, gives up at once when its first
+    REQ finds no listener."""
+
+    def __init__(self, lib, ip, args, extra=None):
+        env = {"UVERBS_LOG": "info"}
+        env.update(extra or {})
+        self.p = _spawn(lib, ip, args, env)
+        self.out, self.err = [], []
+        self.threads = [threading.Thread(target=self._read, args=(f, buf), daemon=True)
+                        for f, buf in ((self.p.stdout, self.out), (self.p.stderr, self.err))]
+        for t in self.threads:
+            t.start()
+
+    @staticmethod
+    def _read(f, buf):
+        for line in f:
+            buf.append(line)
+
+    def text(self):
+        return "".join(self.out) + "".join(self.err)
+
+    def wait_listening(self, port, count=1, timeout=30):
+        deadline = time.time() + timeout
+        pat = re.compile(r"rdma_cm: listening on [0-9.]+ port %d " % port)
+        while len([l for l in list(self.err) if pat.search(l)]) < count:
+            assert self.p.poll() is None, "server exited before listening:\n" + self.text()
+            assert time.time() < deadline, "server not listening on port %d after %d s:\n%s" % (
+                port, timeout, self.text())
+            time.sleep(0.05)
+
+    def finish(self, timeout=TIMEOUT):
+        try:
+            self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        hung = self.p.poll() is None
+        _kill(self.p)
+        for t in self.threads:
+            t.join(timeout=5)
+        assert not hung, "server still running after %d s:\n%s" % (timeout, self.text())
+        return self.p.returncode, self.text()
+
+
+PERFTEST_TOOLS = ["ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_lat",
+                  "ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw"]
+
+
+@pytest.mark.parametrize("tool", PERFTEST_TOOLS)
+def test_perftest_rdma_cm_mode(lib, tool):
+    # perftest -R: both its control connection and the test connection are made by
+    # rdma_cm (perftest_communication.c, rdma_server_connect and
+    # rdma_cm_server_connection), each a REQ/REP/RTU on the wire.  The server listens
+    # twice on the same port: once for the control connection, then again for the test.
+    sip, cip, port = _alloc()
+    args = [_tool(tool), "-R", "-n", "50", "-p", str(port)]
+    srv = _Server(lib, sip, args)
+    try:
+        srv.wait_listening(port)
+        cli = subprocess.run(args + [sip], env=_env(lib, cip), capture_output=True, text=True, timeout=TIMEOUT)
+        src, sout = srv.finish()
+    finally:
+        _kill(srv.p)
+    cout = cli.stdout + cli.stderr
+    assert cli.returncode == 0 and src == 0, "%s -R: client rc %s, server rc %s\n--- client\n%s\n--- server\n%s" % (
+        tool, cli.returncode, src, cout, sout)
+    assert "rdma_cm QPs\t : ON" in cout and "Data ex. method : rdma_cm" in cout, cout
+    # the result row: bytes, then iterations (50) and figures
+    lat = tool.endswith("_lat")
+    rows = [l.split() for l in cout.splitlines() if re.match(r"^\s*\d+\s+50\s+\d", l)]
+    assert rows, "no result row in the client's output:\n" + cout
+    figures = [float(x) for x in rows[0][2:5]]
+    if lat:
+        assert 0 < figures[0] <= figures[1], rows   # t_min <= t_max, both measured
+    else:
+        assert figures[1] > 0, rows                 # BW average
+    if tool == "ib_atomic_lat":
+        # its server returns from main with the test connection still up: the
+        # library's exit path sends the DREQ the kernel would, so the client's
+        # rdma_disconnect ends at once instead of after 16 DREQ timeouts
+        assert "process exit: DREQ/DREP sent for" in sout, sout
+
+
+def _udaddy_pair(lib, sip, cip, conns=2, count=5):
+    # udaddy listens on its fixed port 7174 in the UDP port space (RDMA_PS_UDP): the
+    # client's rdma_connect sends a SIDR_REQ, the server's rdma_accept a SIDR_REP with
+    # its QPN and Q_Key (IBTA 12.11); then each side sends `count` UD messages per
+    # connection and checks that they all arrive (udaddy.c, poll_cqs)
+    srv = _Server(lib, sip, [_tool("udaddy"), "-b", sip, "-c", str(conns), "-C", str(count)])
+    try:
+        srv.wait_listening(7174)
+        cli = subprocess.run([_tool("udaddy"), "-s", sip, "-b", cip, "-c", str(conns), "-C", str(count)],
+                             env=_env(lib, cip), capture_output=True, text=True, timeout=TIMEOUT)
+        src, sout = srv.finish()
+    finally:
+        _kill(srv.p)
+    cout = cli.stdout + cli.stderr
+    assert cli.returncode == 0 and src == 0, "udaddy: client rc %s, server rc %s\n--- client\n%s\n--- server\n%s" % (
+        cli.returncode, src, cout, sout)
+    for out in (cout, sout):
+        assert "data transfers complete" in out and "return status 0" in out, out
+    assert "sending replies" in sout, sout
+
+
+def test_udaddy_sidr_and_ud_messages(lib):
+    sip, cip, _ = _alloc()
+    _udaddy_pair(lib, sip, cip)
+
+
+def test_udaddy_other_way(lib):
+    sip, cip, _ = _alloc()
+    _udaddy_pair(lib, cip, sip, conns=1, count=10)
+
+
+def test_udaddy_without_a_listener_is_unreachable_at_once(lib):
+    # a SIDR_REQ nobody listens for gets a SIDR_REP with status 1 (service ID not
+    # supported, Linux cm.c cm_sidr_req_handler), which rdma_cm reports as UNREACHABLE
+    sip, cip, _ = _alloc()
+    srv = _Server(lib, sip, [_tool("rping"), "-s", "-a", sip, "-p", "7174", "-C", "1"])
+    try:
+        srv.wait_listening(7174)   # an RC listener on the same port number: not the UDP one
+        t0 = time.time()
+        cli = subprocess.run([_tool("udaddy"), "-s", sip, "-b", cip, "-c", "1", "-C", "1"],
+                             env=_env(lib, cip), capture_output=True, text=True, timeout=TIMEOUT)
+        took = time.time() - t0
+    finally:
+        _kill(srv.p)
+    out = cli.stdout + cli.stderr
+    assert cli.returncode != 0, out
+    assert "RDMA_CM_EVENT_UNREACHABLE" in out, out
+    assert took < 10, "the SIDR_REP took %.1f s" % took
+
+
+def test_qperf_cm_rc_lat_and_rc_bw(lib):
+    # qperf -cm1: the RC connection of each test is made with rdma_cm (qperf's rdma.c,
+    # rd_open with -cm1: rdma_listen / rdma_connect) instead of qperf's own exchange of
+    # QPNs over its TCP control socket
+    sip, cip, port = _alloc()
+    srv = _Server(lib, sip, [_tool("qperf"), "-lp", str(port)])
+    try:
+        deadline = time.time() + 30
+        while not tcp_listening(port):
+            assert srv.p.poll() is None and time.time() < deadline, "qperf server not up:\n" + srv.text()
+            time.sleep(0.05)
+        cli = subprocess.run([_tool("qperf"), sip, "-lp", str(port), "-cm1", "-t", "1", "rc_lat", "rc_bw"],
+                             env=_env(lib, cip), capture_output=True, text=True, timeout=TIMEOUT)
+        time.sleep(0.2)
+        stext = srv.text()
+    finally:
+        _kill(srv.p)
+    out = cli.stdout + cli.stderr
+    assert cli.returncode == 0, out + "\n--- server\n" + stext
+    lat = re.search(r"rc_lat:\s+latency\s+=\s+([0-9.]+) (us|ms)", out)
+    bw = re.search(r"rc_bw:\s+bw\s+=\s+([0-9.]+) (MB|GB|KB)/sec", out)
+    assert lat and float(lat.group(1)) > 0 and bw and float(bw.group(1)) > 0, out
+    # the server listened through the CM for each test, in the TCP port space
+    assert len(re.findall(r"rdma_cm: listening on \S+ port \d+ \(port space 0x106\)", stext)) >= 2, stext
+
+
+def _rstream_pair(lib, preload=(), args=()):
+    sip, cip, port = _alloc()
+    common = ["-p", str(port), "-C", "100", "-S", "4096"] + list(args)
+    extra = {}
+    if preload:
+        extra["LD_PRELOAD"] = " ".join(list(preload) + [lib])
+    srv = _Server(lib, sip, [_tool("rstream"), "-b", sip] + common, extra)
+    try:
+        srv.wait_listening(port)
+        tcp_listener = tcp_listening(port)
+        cli = subprocess.run([_tool("rstream"), "-s", sip] + common, env=_env(lib, cip, extra),
+                             capture_output=True, text=True, timeout=TIMEOUT)
+        src, sout = srv.finish()
+    finally:
+        _kill(srv.p)
+    cout = cli.stdout + cli.stderr
+    assert cli.returncode == 0 and src == 0, "rstream: client rc %s, server rc %s\n--- client\n%s\n--- server\n%s" % (
+        cli.returncode, src, cout, sout)
+    # rstream's row: name, bytes, transfers, iterations, total (2 x 100 x 4 KiB), ...
+    for out in (cout, sout):
+        assert re.search(r"^custom\s+4k\s+100\s+1\s+800k\s", out, re.M), out
+    return tcp_listener
+
+
+def test_rstream_over_rsockets(lib):
+    assert not _rstream_pair(lib)
+
+
+def _rspreload():
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"):
+        p = os.path.join(d, "rsocket", "librspreload.so")
+        if os.path.isfile(p):
+            return p
+    raise AssertionError("librspreload.so not found (Debian package librdmacm1)")
+
+
+def test_rsocket_preload_uses_rdma_not_tcp(lib):
+    # rstream -T s makes plain socket() calls (SOCK_STREAM); librspreload turns them
+    # into rsockets, and falls back to the kernel's TCP without a word when rsocket()
+    # fails.  So the test checks that it did not: the listen reached our CM (its
+    # "listening on" line) and no TCP socket listens on the port.
+    tcp_listener = _rstream_pair(lib, preload=[_rspreload()], args=["-T", "s"])
+    assert not tcp_listener, "librspreload fell back to TCP: a TCP socket listened on the port"
+
+
+def test_peer_killed_outright_survivor_sees_retry_exceeded_in_bounded_time(lib):
+    # SIGKILL leaves no code to run: the killed process's CM sends no DREQ (the
+    # kernel's would).  The survivor learns of it from its QP: RDMA WRITEs to a peer
+    # that no longer answers end with IBV_WC_RETRY_EXC_ERR (status 12) after
+    # retry_cnt 7 retries of the CM's ACK timeout 14 (67 ms each: about 0.5 s).
+    sip, cip, port = _alloc()
+    args = [_tool("ib_write_bw"), "-R", "-D", "30", "-p", str(port)]
+    srv = _Server(lib, sip, args)
+    cli = None
+    try:
+        srv.wait_listening(port)
+        cli = _spawn(lib, cip, args + [sip])
+        # kill the server once the test connection carries traffic: the client has
+        # printed its table header by then
+        deadline = time.time() + 30
+        while len(re.findall(r"rdma_cm: listening on [0-9.]+ port %d " % port, srv.text())) < 2:
+            assert time.time() < deadline and srv.p.poll() is None, srv.text()
+            time.sleep(0.05)
+        time.sleep(1.5)
+        assert cli.poll() is None, "client ended before the kill:\n" + "".join(cli.communicate())
+        os.killpg(srv.p.pid, signal.SIGKILL)
+        t0 = time.time()
+        cout, cerr = cli.communicate(timeout=20)
+        took = time.time() - t0
+    finally:
+        _kill(srv.p, cli)
+    out = cout + cerr
+    assert cli.returncode != 0, out
+    assert "Completion with error" in out and "Failed status 12" in out, out
+    assert took < 10, "the survivor took %.1f s to see the error" % took
+
+
+def _gsi_packet(src, dst, sport, mad):
+    """A RoCE v2 UD SEND to QP 1 with the GSI Q_Key carrying `mad`, as the UDP payload
+    (BTH .. ICRC) that scapy computes for this source and destination (IBTA A17.3.3);
+    the recipe of tests/interop/test_roce_hostile.py."""
+    from scapy.all import IP, UDP, Raw, raw
+    from scapy.contrib.roce import BTH
+    deth = (0x80010000).to_bytes(4, "big") + (1).to_bytes(4, "big")
+    bth = BTH(opcode=0x64, pkey=0xffff, dqpn=1, psn=0)
+    pkt = IP(src=src, dst=dst, id=0, flags="DF", ttl=64) / UDP(sport=sport, dport=4791) / bth / Raw(deth + mad)
+    return raw(pkt)[28:]
+
+
+def _hostile_mads(rnd):
+    """Malformed MADs of every kind the CM's decoder refuses, and well-formed CM MADs
+    that name no connection of the listener's (the state machine must ignore them)."""
+    def hdr(cls=7, ver=2, method=3, attr=0x10):
+        return bytes([1, cls, ver, method]) + bytes(4) + rnd.randbytes(8) + attr.to_bytes(2, "big") + bytes(6)
+    mads = []
+    for _ in range(20):
+        mads.append(rnd.randbytes(256))                                  # noise
+        mads.append(hdr(attr=rnd.choice([0x10, 0x13, 0x17]))[:rnd.randrange(1, 255)])  # short
+        mads.append(hdr(cls=rnd.choice([1, 3, 4, 0x81])) + rnd.randbytes(232))         # other class
+        mads.append(hdr(ver=rnd.choice([0, 1, 3])) + rnd.randbytes(232))               # other version
+        mads.append(hdr(attr=rnd.choice([0x19, 0x1a, 0xffff, 0])) + rnd.randbytes(232))  # LAP/APR/...
+        # a REQ with a path MTU of 0 or above 5 (IBTA 12.6.5)
+        body = bytearray(rnd.randbytes(232))
+        body[50] = (rnd.choice([0, 6, 15]) << 4) | (body[50] & 0xf)
+        mads.append(hdr(attr=0x10) + bytes(body))
+        # decodable REP, RTU, REJ, DREQ, DREP, MRA, SIDR_REP for comm IDs nobody has
+        mads.append(hdr(attr=rnd.choice([0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x18])) + rnd.randbytes(232))
+    return mads
+
+
+def test_hostile_mads_to_qp1_are_dropped_and_counted_and_the_cm_still_serves(lib):
+    # MADs from the wire that the CM cannot read are dropped and counted (UVERBS_LOG=info:
+    # "MAD of N bytes dropped ..., K so far"), never a crash; MADs for connections that
+    # do not exist change nothing; the listener then serves a real client.
+    import random
+    import socket as so
+    rnd = random.Random(31)
+    sip, cip, port = _alloc()
+    srv = _Server(lib, sip, [_tool("rping"), "-s", "-a", sip, "-p", str(port), "-v", "-C", "2"])
+    s = so.socket(so.AF_INET, so.SOCK_DGRAM)
+    try:
+        srv.wait_listening(port)
+        s.setsockopt(so.IPPROTO_IP, 10, 2)   # IP_MTU_DISCOVER = IP_PMTUDISC_DO: DF, ID 0
+        s.bind(("127.0.0.1", 0))
+        mads = _hostile_mads(rnd)
+        for m in mads:
+            s.sendto(_gsi_packet("127.0.0.1", sip, s.getsockname()[1], m), (sip, 4791))
+        time.sleep(0.5)
+        assert srv.p.poll() is None, "the server died under hostile MADs:\n" + srv.text()
+        cli = _rping_client(lib, cip, sip, port, 2)
+        src, sout = srv.finish()
+    finally:
+        s.close()
+        _kill(srv.p)
+    _check_rping(((src, sout), (cli.returncode, cli.stdout + cli.stderr)), 2)
+    counts = [int(c) for c in re.findall(r"rdma_cm: MAD of \d+ bytes dropped .*?, (\d+) so far", sout)]
+    # every malformed one of the 6 x 20 reaches the decoder (the emulator checks only
+    # the transport headers) and is refused: noise may by chance decode, so allow 2
+    assert counts and max(counts) >= 6 * 20 - 2, "drops counted: %s\n%s" % (counts[-3:], sout[-3000:])
+    print("\nhostile MADs: %d sent, %d dropped as unreadable" % (len(mads), max(counts)))

@@ -6,17 +6,22 @@
 # emu: device in a network namespace the test creates (veth1, 10.0.0.2, librdmacm
 # answered by LD_PRELOAD=libuverbs).  Debian's unmodified rping (rdmacm-utils) runs with
 # -v -V (print and validate every payload) both ways: uverbs client -> Linux server and
-# Linux client -> uverbs server.  Prints `rdma_cm interop: rping uverbs->linux ok,
-# linux->uverbs ok` (FAILED in place of ok for a failed run).  Exit 77 only when QEMU
-# cannot be built here.
+# Linux client -> uverbs server; then perftest -R (ib_write_lat, ib_read_bw,
+# ib_atomic_lat, ib_send_bw: rdma_cm for the control and the test connection) both
+# ways, with -F (perftest cannot measure the CPU clock under TCG, so its figures mean
+# nothing here: the test asserts on the exit statuses and the result row).  Prints
+# `rdma_cm interop: rping uverbs->linux ok, rping linux->uverbs ok, perftest -R 8/8 ok`
+# (FAILED in place of ok for a failed run).  Exit 77 only when QEMU cannot be built here.
 set -uo pipefail
 SRC=${1:?source dir}
 . "$SRC/tools/vm-test.sh" vm_rdma_cm
 P=/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
 # rping ends its CM thread with pthread_cancel, for which glibc dlopens libgcc_s
 GCC_S=/lib/x86_64-linux-gnu/libgcc_s.so.1
-for f in /usr/sbin/ip /usr/bin/rdma /usr/bin/rping "$P" "$GCC_S" /etc/libibverbs.d/rxe.driver; do
-  [ -e "$f" ] || { echo "vm_rdma_cm: $f missing (tools/install-deps: iproute2, rdmacm-utils, ibverbs-providers)"; exit 1; }
+PT="ib_write_lat ib_read_bw ib_atomic_lat ib_send_bw"
+for f in /usr/sbin/ip /usr/bin/rdma /usr/bin/rping "$P" "$GCC_S" /etc/libibverbs.d/rxe.driver \
+         $(for t in $PT; do echo /usr/bin/$t; done); do
+  [ -e "$f" ] || { echo "vm_rdma_cm: $f missing (tools/install-deps: iproute2, rdmacm-utils, perftest, ibverbs-providers)"; exit 1; }
 done
 
 guest=$(mktemp); trap 'rm -f "$guest"' EXIT
@@ -83,12 +88,40 @@ run() {
 }
 run uverbs-\>linux linux 10.0.0.1
 run linux-\>uverbs uverbs 10.0.0.2
+# perftest -R both ways.  With our server, the client starts once our CM logged its
+# listen; perftest's server re-listens on the same port for the test connection, and
+# the Linux client's REQ can come first: our CM holds it for that listen (section 18).
+p=18600 npt=0 okpt=0
+for t in ib_write_lat ib_read_bw ib_atomic_lat ib_send_bw; do
+  for dir in uverbs-server linux-server; do
+    p=$((p + 1)) npt=$((npt + 1))
+    if [ $dir = uverbs-server ]; then
+      uv timeout 120 $B/$t -R -F -n 20 -p $p >/tmp/s.log 2>&1 & sp=$!
+      for i in $(seq 1 150); do grep -q "listening on .* port $p " /tmp/s.log && break; sleep 0.2; done
+      timeout 90 $B/$t -R -F -n 20 -p $p -d rxe0 10.0.0.2 >/tmp/c.log 2>&1; crc=$?
+    else
+      timeout 120 $B/$t -R -F -n 20 -p $p -d rxe0 >/tmp/s.log 2>&1 & sp=$!
+      sleep 1
+      uv timeout 90 $B/$t -R -F -n 20 -p $p 10.0.0.1 >/tmp/c.log 2>&1; crc=$?
+    fi
+    wait $sp; src=$?
+    row=$(grep -cE '^ +[0-9]+ +20 ' /tmp/c.log)
+    if [ $crc = 0 ] && [ $src = 0 ] && [ "$row" -ge 1 ]; then okpt=$((okpt + 1))
+    else echo "perftest $t -R $dir: client exit $crc, server exit $src, $row result rows"
+      grep -vE 'op_mod 0x|completion event|^ |^-' /tmp/s.log | tail -12 | sed 's/^/  server: /'
+      grep -vE 'op_mod 0x|completion event|^ |^-' /tmp/c.log | tail -12 | sed 's/^/  client: /'; fi
+  done
+done
+echo "perftest -R: $okpt of $npt runs ok"
+r=ok; [ $okpt = $npt ] || r=FAILED
+res="$res, perftest -R $okpt/$npt $r"
 echo "rdma_cm interop: $res"
 dmesg | grep -E 'WARNING:|Call Trace'
 true
 GUEST
 t0=$SECONDS
-res=$("$SRC/tools/vm" run -t 600 -n -b /usr/sbin/ip -b /usr/bin/rdma -b /usr/bin/rping \
+res=$("$SRC/tools/vm" run -t 900 -n -b /usr/sbin/ip -b /usr/bin/rdma -b /usr/bin/rping \
+  $(for t in $PT; do echo -b /usr/bin/$t; done) \
   -a "$C/emu-build/uverbs/libuverbs.so.1:/job/lib/libuverbs.so.1" -a "$P:$P" \
   -a "$GCC_S:/job/lib/libgcc_s.so.1" -a /etc/libibverbs.d/rxe.driver:/etc/libibverbs.d/rxe.driver "$guest"); rc=$?
 echo "$res"
