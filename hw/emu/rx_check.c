@@ -46,7 +46,9 @@ void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct 
 		return;
 	}
 	if ((tr == EMU_ROCE_TR_RC && qp->st != EMU_QP_ST_RC) || (tr == EMU_ROCE_TR_UC && qp->st != EMU_QP_ST_UC) ||
-	    (tr == EMU_ROCE_TR_UD && qp->st != EMU_QP_ST_UD) || tr == EMU_ROCE_TR_RD) {
+	    (tr == EMU_ROCE_TR_UD && qp->st != EMU_QP_ST_UD) || tr == EMU_ROCE_TR_RD ||
+	    /* no XRC target QPs here yet: an XRC packet names no QP of its service */
+	    tr == EMU_ROCE_TR_XRC) {
 		tp->ctr.drops[EMU_ROCE_DROP_TRANSPORT]++;
 		return;
 	}
