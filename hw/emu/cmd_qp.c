@@ -244,15 +244,16 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 		tmp.st = EMU_QP_ST_RC;
 		tmp.umr = true;
 	}
-	/* An XRC QP (st XRC, PRM "QP Context"; IBTA 14.2): a target QP, as Linux mlx5_ib
-	 * creates one (qp.c create_xrc_tgt_qp: no_sq, rq_type SRQ naming an XRC SRQ, the
-	 * XRC domain in qpc.xrcd), receives into the XRC SRQ of its domain each request's
-	 * XRCETH names (rc_resp.c).  An initiator (a send queue whose WQEs carry an XRC
-	 * segment) is not implemented: refused as a QP type this device does not take. */
+	/* An XRC QP (st XRC, PRM "QP Context"; IBTA 14.2), in an XRC domain (qpc.xrcd) and
+	 * with rq_type SRQ naming an XRC SRQ, as Linux mlx5_ib creates both kinds: a target
+	 * (qp.c create_xrc_tgt_qp: no_sq) receives into the XRC SRQ of its domain each
+	 * request's XRCETH names (rc_resp.c); an initiator (create_qp_common's defaults for
+	 * IB_QPT_XRC_INI: devr->s0, devr->xrcdn1) sends, each WQE naming the remote XRC SRQ
+	 * (sq_engine.c) and receives nothing. */
 	if (tmp.st == EMU_QP_ST_XRC) {
 		if (g && !PRM_GET(cmd_hca_cap, g, xrc))
 			return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_QP_TYPE);
-		if (!PRM_GET(qpc, qpc, no_sq) || PRM_GET(qpc, qpc, rq_type) != EMU_RQ_SRQ)
+		if (PRM_GET(qpc, qpc, rq_type) != EMU_RQ_SRQ)
 			return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_QP_TYPE);
 		tmp.xrcd = (uint32_t)PRM_GET(qpc, qpc, xrcd);
 		if (!emu_obj_get(d, EMU_OBJ_XRCD, tmp.xrcd))

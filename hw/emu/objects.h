@@ -237,8 +237,9 @@ enum emu_qp_state {
 };
 /* qpc.st */
 enum { EMU_QP_ST_RC = 0x0, EMU_QP_ST_UC = 0x1, EMU_QP_ST_UD = 0x2 };
-/* qpc.st XRC (Linux mlx5_ifc.h MLX5_QPC_ST_XRC): here an XRC target QP only (no send
- * queue; cmd_qp.c), which receives into the XRC SRQ each request's XRCETH names */
+/* qpc.st XRC (Linux mlx5_ifc.h MLX5_QPC_ST_XRC): an XRC initiator (a send queue whose
+ * WQEs name the remote XRC SRQ) or, with no_sq, an XRC target, which receives into the
+ * XRC SRQ each request's XRCETH names (cmd_qp.c, sq_engine.c, rc_resp.c) */
 #define EMU_QP_ST_XRC 0x3
 /* qpc.st QP1 (Linux mlx5_ifc.h MLX5_QP_ST_QP1): the GSI QP, kept as UD with `gsi` set */
 #define EMU_QP_ST_QP1 0x8
@@ -327,6 +328,11 @@ struct emu_qp {
 
 /* The SRQ a QP's receive WQEs come from: an XRC target QP's is the one the request's
  * XRCETH named (IBTA 9.3.7), checked by rc_resp.c; any other QP's is its own. */
+static inline bool emu_qp_reliable(const struct emu_qp *qp)
+{
+	return qp->st == EMU_QP_ST_RC || qp->st == EMU_QP_ST_XRC;
+}
+
 static inline uint32_t emu_qp_rq_srqn(const struct emu_qp *qp)
 {
 	return qp->st == EMU_QP_ST_XRC ? qp->eng.xrc_srqn : qp->srqn;

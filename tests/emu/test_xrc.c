@@ -113,10 +113,11 @@ static void xrc_up(struct xrc_run *r, const char *b_uri)
 	}
 }
 
-/* The target in xrcd[0], taken to RTR with its path pointing at device a.  Its
+/* The target in xrcd[0], taken to RTR (expecting `psn`) with its path pointing at
+ * device a and the initiator `ini`.  Its
  * qpc.srqn names the XRC SRQ of the other domain, as Linux's does (devr->s0, made at
  * probe in a domain of its own): the XRCETH, not qpc.srqn, picks the SRQ. */
-static void tgt_up(struct xrc_run *r)
+static void tgt_up_to(struct xrc_run *r, uint32_t ini, uint32_t psn)
 {
 	uint32_t aip = emu_ipv4(r->a.t.emu);
 	uint8_t *in, *ads;
@@ -124,10 +125,16 @@ static void tgt_up(struct xrc_run *r)
 	et_expect(&r->b.t, create_tgt(&r->b, r->xrcd[0], r->srqn[1], r->cqn[1], true), 0, 0);
 	r->tgt = (uint32_t)PRM_GET(create_qp_out, r->b.t.out, qpn);
 	et_expect(&r->b.t, ot_trans_exec(&r->b, ot_rst2init_in(r->tgt)), 0, 0);
-	in = ot_init2rtr_in(r->tgt, INI_QPN);
+	in = ot_init2rtr_in(r->tgt, ini);
+	PRM_SET(qpc, PRM_ADDR(rst2init_qp_in, in, qpc), next_rcv_psn, psn);
 	ads = PRM_ADDR(qpc, PRM_ADDR(rst2init_qp_in, in, qpc), primary_address_path);
 	prm_store_be32(PRM_ADDR(ads, ads, rgid_rip), 96, aip);   /* ::ffff:a's address */
 	et_expect(&r->b.t, ot_trans_exec(&r->b, in), 0, 0);
+}
+
+static void tgt_up(struct xrc_run *r)
+{
+	tgt_up_to(r, INI_QPN, RQ_PSN);
 }
 
 static void xrc_down(struct xrc_run *r)
@@ -255,9 +262,17 @@ Test(emu_xrc, create_rules)
 	/* an XRC QP's qpc.srqn names an XRC SRQ (Linux: devr->s0), not a plain one */
 	et_expect(&r.b.t, create_tgt(&r.b, r.xrcd[0], plain, r.cqn[0], true), PRM_CMD_STAT_BAD_RES,
 		  PRM_SYND_BAD_SRQN);
-	/* an initiator (a send queue) is not implemented: refused, not half-made */
-	et_expect(&r.b.t, create_tgt(&r.b, r.xrcd[0], r.srqn[0], r.cqn[0], false), PRM_CMD_STAT_BAD_PARAM,
-		  PRM_SYND_BAD_QP_TYPE);
+	/* an XRC QP receives through XRC SRQs only: rq_type SRQ */
+	{
+		struct oq q;
+		size_t inlen;
+		uint8_t *in = ot_qp_in(&r.b, &q, ST_XRC, r.cqn[0], 4, 4, &inlen);
+
+		PRM_SET(qpc, PRM_ADDR(create_qp_in, in, qpc), xrcd, r.xrcd[0]);
+		et_expect(&r.b.t, et_exec(&r.b.t, in, inlen, PRM_SIZE(create_qp_out)), PRM_CMD_STAT_BAD_PARAM,
+			  PRM_SYND_BAD_QP_TYPE);
+		free(in);
+	}
 	xrc_down(&r);
 	/* without the xrc capability there are no XRC QPs */
 	xrc_up(&r, "emu:cap=general.xrc:0");
@@ -288,5 +303,82 @@ Test(emu_xrc, the_target_holds_its_xrc_domain_and_qpc_srq_until_destroyed)
 	et_expect(&r.b.t, ot_destroy(&r.b, PRM_CMD_OP_DESTROY_QP, r.tgt), 0, 0);
 	et_expect(&r.b.t, ot_destroy(&r.b, PRM_CMD_OP_DESTROY_XRC_SRQ, r.srqn[1]), 0, 0);
 	et_expect(&r.b.t, et_exec(&r.b.t, in, sizeof(in), PRM_SIZE(dealloc_xrcd_out)), 0, 0);
+	xrc_down(&r);
+}
+
+/* The whole transport: an initiator on device a (its own XRC domain, XRC SRQ and CQ,
+ * as Linux's devr->xrcdn1 / s0 / c0) posts a SEND whose XRC segment names b's XRC SRQ
+ * (rdma-core mlx5_wqe_xrc_seg); b's target takes it into that SRQ and completes it on
+ * the SRQ's CQ; a gets the ACK and a send completion. */
+Test(emu_xrc, initiator_send_reaches_the_target_srq)
+{
+	struct xrc_run r;
+	struct oq acq, asrq, aqp;
+	uint32_t axrcd, acqn, asrqn, ini;
+	size_t inlen;
+	uint8_t *in, *c, *ads, *ctrl;
+	const uint8_t *cqe;
+	uint64_t first8;
+
+	memset(&r, 0, sizeof(r));
+	ot_up(&r.a, "emu:cap=general.xrc:1");
+	ot_up(&r.b, "emu:cap=general.xrc:1");
+	for (int i = 0; i < 2; i++) {
+		r.xrcd[i] = alloc_xrcd(&r.b);
+		r.cqn[i] = cq_up(&r.b, &r.cq[i]);
+		r.srqn[i] = xrc_srq_up(&r.b, &r.srq[i], r.xrcd[i], r.cqn[i]);
+	}
+	axrcd = alloc_xrcd(&r.a);
+	acqn = cq_up(&r.a, &acq);
+	asrqn = xrc_srq_up(&r.a, &asrq, axrcd, acqn);
+	/* the initiator: a send queue of 16 basic blocks, no receive queue of its own */
+	in = ot_qp_in(&r.a, &aqp, ST_XRC, acqn, 4, 0, &inlen);
+	c = PRM_ADDR(create_qp_in, in, qpc);
+	PRM_SET(qpc, c, rq_type, 1);
+	PRM_SET(qpc, c, log_rq_size, 0);
+	PRM_SET(qpc, c, srqn_rmpn_xrqn, asrqn);
+	PRM_SET(qpc, c, xrcd, axrcd);
+	et_expect(&r.a.t, et_exec(&r.a.t, in, inlen, PRM_SIZE(create_qp_out)), 0, 0);
+	free(in);
+	ini = (uint32_t)PRM_GET(create_qp_out, r.a.t.out, qpn);
+	tgt_up_to(&r, ini, 0x654321);   /* ot_rtr2rts_in's next_send_psn */
+	et_expect(&r.a.t, ot_trans_exec(&r.a, ot_rst2init_in(ini)), 0, 0);
+	in = ot_init2rtr_in(ini, r.tgt);
+	ads = PRM_ADDR(qpc, PRM_ADDR(rst2init_qp_in, in, qpc), primary_address_path);
+	prm_store_be32(PRM_ADDR(ads, ads, rgid_rip), 96, emu_ipv4(r.b.t.emu));
+	et_expect(&r.a.t, ot_trans_exec(&r.a, in), 0, 0);
+	et_expect(&r.a.t, ot_trans_exec(&r.a, ot_rtr2rts_in(ini)), 0, 0);
+	cr_expect_eq(PRM_GET(qpc, ot_query_qp(&r.a, ini), no_sq), 0);
+
+	/* one 32-byte WQE: control segment (ds 2), XRC segment naming b's SRQ 0, no data */
+	ctrl = aqp.mem.va;
+	memset(ctrl, 0, 64);
+	PRM_SET(wqe_ctrl_seg, ctrl, opcode, PRM_WQE_OP_SEND);
+	PRM_SET(wqe_ctrl_seg, ctrl, wqe_index, 0);
+	PRM_SET(wqe_ctrl_seg, ctrl, qpn, ini);
+	PRM_SET(wqe_ctrl_seg, ctrl, ds, 2);
+	PRM_SET(wqe_ctrl_seg, ctrl, ce, 2);   /* CQE always */
+	prm_store_be32(ctrl + 16, 0, r.srqn[0]);
+	PRM_SET(qp_dbrec, (uint8_t *)aqp.mem.va + aqp.ring_bytes, send_counter, 1);
+	memcpy(&first8, ctrl, 8);
+	shim_mmio_write64_raw(&r.a.t.bar, (uint64_t)r.a.uar * r.a.t.uar_page_size + 0x800, first8);
+
+	cqe = wait_cqe(&r.cq[0]);
+	cr_assert_eq(PRM_GET(cqe64, cqe, opcode), PRM_CQE_RESP_SEND, "target CQE opcode 0x%x (syndrome 0x%x)",
+		     (unsigned)PRM_GET(cqe64, cqe, opcode), (unsigned)PRM_GET(err_cqe, cqe, syndrome));
+	cr_expect_eq(PRM_GET(cqe64, cqe, qpn), r.tgt);
+	cr_expect_eq(PRM_GET(cqe64, cqe, srqn), r.srqn[0]);
+	cr_expect_eq(PRM_GET(cqe64, r.cq[1].mem.va, opcode), PRM_CQE_INVALID);
+	cqe = wait_cqe(&acq);
+	cr_assert_eq(PRM_GET(cqe64, cqe, opcode), PRM_CQE_REQ, "initiator CQE opcode 0x%x (syndrome 0x%x)",
+		     (unsigned)PRM_GET(cqe64, cqe, opcode), (unsigned)PRM_GET(err_cqe, cqe, syndrome));
+	cr_expect_eq(PRM_GET(cqe64, cqe, qpn), ini);
+	{
+		struct emu_tp_counters ca;
+
+		emu_tp_counters(r.a.t.emu, &ca);
+		cr_expect_eq(ca.tx_by_opcode[XRC_SEND_ONLY], 1, "sent as XRC SEND ONLY");
+		cr_expect_eq(b_ctr(&r).tx_by_opcode[0xb1], 1, "acknowledged with XRC ACKNOWLEDGE");
+	}
 	xrc_down(&r);
 }
