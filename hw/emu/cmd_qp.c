@@ -3,7 +3,7 @@
  * state machine: RST2INIT (0x502), INIT2INIT (0x50e), INIT2RTR (0x503), RTR2RTS (0x504),
  * RTS2RTS (0x505), 2ERR (0x507), 2RST (0x50a).  PRM "Queue Pair" / qpc / ads.
  *
- * CREATE_QP checks, as firmware does: service type RC/UC/UD or an XRC target (and the device offers
+ * CREATE_QP checks, as firmware does: service type RC/UC/UD/XRC (and the device offers
  * it), pm_state armed/rearm/migrated, counter_set_id 0 or an allocated Q counter, the
  * PD, UAR (an index of an allocated UAR page, uar_4k included), send CQ (unless no_sq) and receive CQ
  * (unless the RQ is zero-length) exist, the SRQ exists when rq_type is SRQ; queue sizes
@@ -97,10 +97,11 @@ static void qp_holds(struct emu_dev *d, const void *obj, emu_obj_hold_fn op)
 
 EMU_QUEUE_KIND(qp, qpn, EMU_OBJ_QP);
 
-/* The SRQ an RC, UC or UD QP may receive through: a plain one (CREATE_SRQ or
- * CREATE_RMP).  An XRC SRQ takes its WQEs for XRC target QPs only, which name it in
- * each packet's XRCETH (PRM "XRC SRQ"; this device has no XRC QPs), so naming one here
- * is a bad SRQ number. */
+/* The SRQ a QP's qpc may name: for an RC, UC or UD QP a plain one (CREATE_SRQ or
+ * CREATE_RMP); an XRC SRQ takes its WQEs for XRC target QPs only, which name it in
+ * each packet's XRCETH (PRM "XRC SRQ"), so naming one there is a bad SRQ number.  An
+ * XRC QP names an XRC SRQ (any domain's: Linux gives devr->s0), which it holds but
+ * never receives through. */
 static bool qp_srq_ok(struct emu_dev *d, uint32_t srqn, bool xrc)
 {
 	const struct emu_srq *s = emu_obj_get(d, EMU_OBJ_SRQ, srqn);
