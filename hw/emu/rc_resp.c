@@ -556,7 +556,9 @@ void emu_rc_resp_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_
 	if (qp->st == EMU_QP_ST_XRC) {
 		const struct emu_srq *s = emu_obj_get(tp->d, EMU_OBJ_SRQ, p->h.xrc_srqn);
 
-		if (!s || !s->xrc || s->xrcd != qp->xrcd) {
+		/* ... and, inside a SEND, the SRQ its first packet named (the WQE in use
+		 * came from there) */
+		if (!s || !s->xrc || s->xrcd != qp->xrcd || (tq->rwqe_valid && p->h.xrc_srqn != qp->eng.xrc_srqn)) {
 			resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_REMOTE_INVAL_REQ_ERR,
 				   PRM_EVENT_WQ_INVAL_REQ_ERROR);
 			return;

@@ -143,8 +143,8 @@ static void xrc_down(struct xrc_run *r)
 	ot_down(&r->a);
 }
 
-/* Device a sends one XRC SEND ONLY (no payload) at the target, naming `srqn`. */
-static void send_xrc(struct xrc_run *r, uint32_t srqn, uint32_t psn)
+/* Device a sends one XRC SEND packet (no payload) at the target, naming `srqn`. */
+static void send_xrc_op(struct xrc_run *r, uint8_t opcode, uint32_t srqn, uint32_t psn)
 {
 	uint8_t pkt[256];
 	struct emu_roce_hdrs h;
@@ -152,7 +152,7 @@ static void send_xrc(struct xrc_run *r, uint32_t srqn, uint32_t psn)
 	int n;
 
 	memset(&h, 0, sizeof(h));
-	h.bth.opcode = XRC_SEND_ONLY;
+	h.bth.opcode = opcode;
 	h.bth.pkey = EMU_ROCE_DEFAULT_PKEY;
 	h.bth.dqpn = r->tgt;
 	h.bth.psn = psn;
@@ -162,6 +162,11 @@ static void send_xrc(struct xrc_run *r, uint32_t srqn, uint32_t psn)
 	n = emu_roce_forge(pkt, sizeof(pkt), &ip, &h, NULL, 0, NULL);
 	cr_assert_gt(n, 0, "forge: %d", n);
 	cr_assert_eq(emu_tp_inject(r->a.t.emu, emu_ipv4(r->b.t.emu), EMU_ROCE_PORT, pkt, (size_t)n), 0);
+}
+
+static void send_xrc(struct xrc_run *r, uint32_t srqn, uint32_t psn)
+{
+	send_xrc_op(r, XRC_SEND_ONLY, srqn, psn);
 }
 
 static const uint8_t *wait_cqe(struct oq *cq)
@@ -380,5 +385,31 @@ Test(emu_xrc, initiator_send_reaches_the_target_srq)
 		cr_expect_eq(ca.tx_by_opcode[XRC_SEND_ONLY], 1, "sent as XRC SEND ONLY");
 		cr_expect_eq(b_ctr(&r).tx_by_opcode[0xb1], 1, "acknowledged with XRC ACKNOWLEDGE");
 	}
+	xrc_down(&r);
+}
+
+/* A SEND's WQE comes from the SRQ its first packet named: a later packet of the same
+ * message naming another SRQ (even of the same domain) is an invalid request, and the
+ * WQE in use completes in error on its SRQ's CQ. */
+Test(emu_xrc, srq_may_not_change_inside_a_send)
+{
+	struct xrc_run r;
+	struct oq q2;
+	uint32_t other;
+	const uint8_t *cqe;
+
+	xrc_up(&r, "emu:cap=general.xrc:1");
+	other = xrc_srq_up(&r.b, &q2, r.xrcd[0], r.cqn[0]);
+	tgt_up(&r);
+	send_xrc_op(&r, 0xa0 /* XRC_SEND_FIRST */, r.srqn[0], RQ_PSN);
+	send_xrc_op(&r, 0xa2 /* XRC_SEND_LAST */, other, RQ_PSN + 1);
+	for (int i = 0; i < 2000 && b_ctr(&r).naks_sent[EMU_AETH_NAK_INV_REQ] == 0; i++)
+		usleep(1000);
+	cr_expect_eq(b_ctr(&r).naks_sent[EMU_AETH_NAK_INV_REQ], 1);
+	cr_expect_eq(qp_state(&r.b, r.tgt), 6 /* ERR */);
+	cqe = wait_cqe(&r.cq[0]);
+	cr_expect_eq(PRM_GET(cqe64, cqe, opcode), PRM_CQE_RESP_ERR, "CQE opcode 0x%x",
+		     (unsigned)PRM_GET(cqe64, cqe, opcode));
+	cr_expect_eq(PRM_GET(cqe64, cqe, srqn), r.srqn[0], "the WQE in use was the first SRQ's");
 	xrc_down(&r);
 }
