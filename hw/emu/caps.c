@@ -20,12 +20,6 @@
  *  - general device_frequency_khz = 1000000: the internal timer and CQE timestamps
  *    count nanoseconds here (device.c iseg_refresh), and Linux's clock (lib/clock.c)
  *    turns ticks into time with this rate; the trace's 0 left it without one.
- *  - general xrc = 0 (max and cur): no XRC QPs here (st XRC, the XRC transport's
- *    XRCETH), so XRC is not offered.  Its objects are: ALLOC_XRCD and the XRC SRQ
- *    commands (cmd_srq.c), which Linux 6.1's mlx5_ib needs at every probe (main.c
- *    mlx5_ib_dev_res_init refuses a device without xrc, then creates an XRC SRQ).  A
- *    run that wants Linux's mlx5_ib turns xrc on with cap=general.xrc:1 and knows XRC QPs
- *    are refused (tests/vm/test_mlx5_core.sh);
  *  - general cc_query_allowed, cc_modify_allowed = 0 (max and cur): no congestion
  *    control (DCQCN, ECN reaction) here, so no QUERY_CONG_STATISTICS, QUERY_CONG_PARAMS
  *    or MODIFY_CONG_*; with cc_query_allowed set Linux's mlx5_ib adds the congestion
@@ -91,7 +85,6 @@ static const struct cx5_change cx5_changes[] = {
 	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, eswitch_manager), 0 },
 	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, nic_flow_table), 0 },
 	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, device_frequency_khz), 1000000 },
-	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, xrc), 0 },
 	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, cc_query_allowed), 0 },
 	{ PRM_CAP_GENERAL_DEVICE, CX5_BOTH, CX5_FIELD(cmd_hca_cap, cc_modify_allowed), 0 },
 	{ CX5_CAP_ETHERNET_OFFLOADS, CX5_BOTH, CX5_ETH_TUNNEL_BITS, 0 },

@@ -3,7 +3,7 @@
  * state machine: RST2INIT (0x502), INIT2INIT (0x50e), INIT2RTR (0x503), RTR2RTS (0x504),
  * RTS2RTS (0x505), 2ERR (0x507), 2RST (0x50a).  PRM "Queue Pair" / qpc / ads.
  *
- * CREATE_QP checks, as firmware does: service type RC/UC/UD (and the device offers
+ * CREATE_QP checks, as firmware does: service type RC/UC/UD/XRC (and the device offers
  * it), pm_state armed/rearm/migrated, counter_set_id 0 or an allocated Q counter, the
  * PD, UAR (an index of an allocated UAR page, uar_4k included), send CQ (unless no_sq) and receive CQ
  * (unless the RQ is zero-length) exist, the SRQ exists when rq_type is SRQ; queue sizes
@@ -91,19 +91,36 @@ static void qp_holds(struct emu_dev *d, const void *obj, emu_obj_hold_fn op)
 		emu_obj_hold(emu_obj_get(d, EMU_OBJ_CQ, qp->cqn_rcv), op);
 	if (qp->rq_type == EMU_RQ_SRQ)
 		emu_obj_hold(emu_obj_get(d, EMU_OBJ_SRQ, qp->srqn), op);
+	if (qp->st == EMU_QP_ST_XRC)
+		emu_obj_hold(emu_obj_get(d, EMU_OBJ_XRCD, qp->xrcd), op);
 }
 
 EMU_QUEUE_KIND(qp, qpn, EMU_OBJ_QP);
 
-/* The SRQ an RC, UC or UD QP may receive through: a plain one (CREATE_SRQ or
- * CREATE_RMP).  An XRC SRQ takes its WQEs for XRC target QPs only, which name it in
- * each packet's XRCETH (PRM "XRC SRQ"; this device has no XRC QPs), so naming one here
- * is a bad SRQ number. */
-static bool qp_srq_ok(struct emu_dev *d, uint32_t srqn)
+/* The SRQ a QP's qpc may name: for an RC, UC or UD QP a plain one (CREATE_SRQ or
+ * CREATE_RMP); an XRC SRQ takes its WQEs for XRC target QPs only, which name it in
+ * each packet's XRCETH (PRM "XRC SRQ"), so naming one there is a bad SRQ number.  An
+ * XRC QP names an XRC SRQ (any domain's: Linux gives devr->s0), which it holds but
+ * never receives through. */
+static bool qp_srq_ok(struct emu_dev *d, uint32_t srqn, bool xrc)
 {
 	const struct emu_srq *s = emu_obj_get(d, EMU_OBJ_SRQ, srqn);
 
-	return s && !s->xrc;
+	return s && s->xrc == xrc;
+}
+
+/* RC and XRC share the reliable transport's attributes (Linux opt_mask[] gives
+ * MLX5_QP_ST_XRC the RC column; IBTA 14.2: XRC is RC with the receive side in an XRC
+ * domain). */
+static bool reliable(const struct emu_qp *q)
+{
+	return q->st == EMU_QP_ST_RC || q->st == EMU_QP_ST_XRC;
+}
+
+/* trans_tab's opt[] column for a QP's service */
+static unsigned opt_col(const struct emu_qp *q)
+{
+	return q->st == EMU_QP_ST_XRC ? EMU_QP_ST_RC : q->st;
 }
 
 /* ---- device limits ---- */
@@ -228,7 +245,21 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 		tmp.st = EMU_QP_ST_RC;
 		tmp.umr = true;
 	}
-	if (tmp.st != EMU_QP_ST_RC && tmp.st != EMU_QP_ST_UC && tmp.st != EMU_QP_ST_UD)
+	/* An XRC QP (st XRC, PRM "QP Context"; IBTA 14.2), in an XRC domain (qpc.xrcd) and
+	 * with rq_type SRQ naming an XRC SRQ, as Linux mlx5_ib creates both kinds: a target
+	 * (qp.c create_xrc_tgt_qp: no_sq) receives into the XRC SRQ of its domain each
+	 * request's XRCETH names (rc_resp.c); an initiator (create_qp_common's defaults for
+	 * IB_QPT_XRC_INI: devr->s0, devr->xrcdn1) sends, each WQE naming the remote XRC SRQ
+	 * (sq_engine.c) and receives nothing. */
+	if (tmp.st == EMU_QP_ST_XRC) {
+		if (g && !PRM_GET(cmd_hca_cap, g, xrc))
+			return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_QP_TYPE);
+		if (PRM_GET(qpc, qpc, rq_type) != EMU_RQ_SRQ)
+			return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_QP_TYPE);
+		tmp.xrcd = (uint32_t)PRM_GET(qpc, qpc, xrcd);
+		if (!emu_obj_get(d, EMU_OBJ_XRCD, tmp.xrcd))
+			return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_XRCD);
+	} else if (tmp.st != EMU_QP_ST_RC && tmp.st != EMU_QP_ST_UC && tmp.st != EMU_QP_ST_UD)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_QP_TYPE);
 	if (g && ((tmp.st == EMU_QP_ST_RC && !PRM_GET(cmd_hca_cap, g, rc)) ||
 		  (tmp.st == EMU_QP_ST_UC && !PRM_GET(cmd_hca_cap, g, uc)) ||
@@ -297,7 +328,7 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_CQN);
 	if (tmp.rq_type == EMU_RQ_SRQ) {
 		tmp.srqn = (uint32_t)PRM_GET(qpc, qpc, srqn_rmpn_xrqn);
-		if (!qp_srq_ok(d, tmp.srqn))
+		if (!qp_srq_ok(d, tmp.srqn, tmp.st == EMU_QP_ST_XRC))
 			return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
 	}
 
@@ -362,6 +393,7 @@ static int query_qp(struct emu_dev *d, struct emu_cmd *c)
 	PRM_SET(qpc, qpc, pm_state, qp->pm_state);
 	PRM_SET(qpc, qpc, wq_signature, qp->wq_signature);
 	PRM_SET(qpc, qpc, pd, qp->pdn);
+	PRM_SET(qpc, qpc, xrcd, qp->xrcd);
 	PRM_SET(qpc, qpc, log_msg_max, qp->log_msg_max);
 	PRM_SET(qpc, qpc, log_rq_size, qp->log_rq_size);
 	PRM_SET(qpc, qpc, log_rq_stride, qp->rq_stride ? plat_ilog2_ceil(qp->rq_stride) - 4 : 0);
@@ -439,11 +471,11 @@ static int take_pm_state(struct tctx *t, struct emu_qp *n)
 /* Responder access: RC has read/write/atomic, UC write only (IBTA 9.4.x), UD none. */
 static void take_access(struct emu_qp *n, const uint8_t *qpc, uint32_t bits)
 {
-	if ((bits & OPT_RRE) && n->st == EMU_QP_ST_RC)
+	if ((bits & OPT_RRE) && reliable(n))
 		n->rre = PRM_GET(qpc, qpc, rre);
 	if ((bits & OPT_RWE) && n->st != EMU_QP_ST_UD)
 		n->rwe = PRM_GET(qpc, qpc, rwe);
-	if ((bits & OPT_RAE) && n->st == EMU_QP_ST_RC) {
+	if ((bits & OPT_RAE) && reliable(n)) {
 		n->rae = PRM_GET(qpc, qpc, rae);
 		n->atomic_mode = (uint8_t)PRM_GET(qpc, qpc, atomic_mode);
 	}
@@ -511,7 +543,7 @@ static int take_optional(struct tctx *t, struct emu_qp *n)
 
 		if (n->rq_type != EMU_RQ_SRQ)
 			return tfail(t, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_RQ_TYPE);
-		if (!qp_srq_ok(t->d, srqn))
+		if (!qp_srq_ok(t->d, srqn, false))
 			return tfail(t, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
 		n->srqn = srqn;
 	}
@@ -595,7 +627,7 @@ static int init2rtr(struct tctx *t, struct emu_qp *n)
 	p.vhca_port_num = n->pri.vhca_port_num;
 	p.pkey_index = n->pri.pkey_index;   /* only with OPT_PKEY_INDEX */
 	p.ack_timeout = n->pri.ack_timeout; /* an RTR2RTS attribute */
-	if (n->st == EMU_QP_ST_RC) {
+	if (reliable(n)) {
 		if ((st = take_rra(t, n)))
 			return st;
 		n->min_rnr_nak = (uint8_t)PRM_GET(qpc, qpc, min_rnr_nak);
@@ -614,7 +646,7 @@ static int rtr2rts(struct tctx *t, struct emu_qp *n)
 	const uint8_t *qpc = t->qpc, *ads = PRM_ADDR(qpc, qpc, primary_address_path);
 	int st;
 
-	if (n->st == EMU_QP_ST_RC && !n->umr) {
+	if (reliable(n) && !n->umr) {
 		if ((st = take_sra(t, n)))
 			return st;
 		n->retry_count = (uint8_t)PRM_GET(qpc, qpc, retry_count);
@@ -642,9 +674,9 @@ static int transition(struct emu_dev *d, struct emu_cmd *c, enum trans tr, uint3
 			qp->state);
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_QP_STATE, PRM_SYND_ILLEGAL_QP_TRANSITION);
 	}
-	if (opt & ~trans_tab[tr].opt[qp->st]) {
+	if (opt & ~trans_tab[tr].opt[opt_col(qp)]) {
 		emu_log(d, EMU_LOG_INFO, "%s_QP on QP 0x%x: opt_param_mask 0x%x outside allowed 0x%x",
-			trans_tab[tr].name, qpn, opt, trans_tab[tr].opt[qp->st]);
+			trans_tab[tr].name, qpn, opt, trans_tab[tr].opt[opt_col(qp)]);
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_PARAM, PRM_SYND_BAD_QP_ATTRIBUTE);
 	}
 	n = *qp;

@@ -6,9 +6,9 @@
  * domain with a CQ of its own: CREATE_XRC_SRQ (0x705), DESTROY_XRC_SRQ (0x706),
  * QUERY_XRC_SRQ (0x707), ARM_XRC_SRQ (0x708), PRM "XRC SRQ" / xrc_srqc, at any ISSI.
  * The three share one number space and each command acts on its own kind only.  An
- * XRC SRQ takes receive WQEs from XRC target QPs only, which this device does not
- * create (cmd_qp.c refuses st XRC): Linux's mlx5_ib creates one at every probe
- * (main.c mlx5_ib_dev_res_init, devr->s0) and never posts to it.
+ * XRC SRQ takes receive WQEs from XRC target QPs only (cmd_qp.c st XRC), for the
+ * requests whose XRCETH names it (rc_resp.c); Linux's mlx5_ib creates one at every
+ * probe (main.c mlx5_ib_dev_res_init, devr->s0) and never posts to it.
  *
  * Which model a function speaks follows its ISSI: Linux
  * drivers/infiniband/hw/mlx5/srq_cmd.c create_srq_split / destroy_srq_split /

@@ -237,6 +237,10 @@ enum emu_qp_state {
 };
 /* qpc.st */
 enum { EMU_QP_ST_RC = 0x0, EMU_QP_ST_UC = 0x1, EMU_QP_ST_UD = 0x2 };
+/* qpc.st XRC (Linux mlx5_ifc.h MLX5_QPC_ST_XRC): an XRC initiator (a send queue whose
+ * WQEs name the remote XRC SRQ) or, with no_sq, an XRC target, which receives into the
+ * XRC SRQ each request's XRCETH names (cmd_qp.c, sq_engine.c, rc_resp.c) */
+#define EMU_QP_ST_XRC 0x3
 /* qpc.st QP1 (Linux mlx5_ifc.h MLX5_QP_ST_QP1): the GSI QP, kept as UD with `gsi` set */
 #define EMU_QP_ST_QP1 0x8
 /* qpc.st REG_UMR (Linux mlx5_ifc.h MLX5_QP_ST_REG_UMR): the UMR QP, kept as RC with `umr` set */
@@ -286,6 +290,7 @@ struct emu_qp {
 	uint64_t sq_bytes, rq_bytes;
 	uint32_t cqn_snd, cqn_rcv;
 	uint32_t srqn;          /* rq_type SRQ */
+	uint32_t xrcd;          /* st XRC: its XRC domain (held) */
 	bool wq_signature, rlky;
 	bool fre;               /* qpc.fre: UMR WQEs allowed (sq_engine.c) */
 	bool gsi;               /* created as QP1: receives packets for QPN 1, sends as QPN 1 */
@@ -317,8 +322,21 @@ struct emu_qp {
 		uint32_t rmsn;          /* responder message sequence number */
 		uint8_t cur_retry_count, cur_rnr_retry;
 		bool last_wqe_reached;  /* "Last WQE Reached" posted for this stay in the error state */
+		uint32_t xrc_srqn;      /* st XRC: the XRC SRQ the request in hand named (rc_resp.c) */
 	} eng;
 };
+
+/* The SRQ a QP's receive WQEs come from: an XRC target QP's is the one the request's
+ * XRCETH named (IBTA 9.3.7), checked by rc_resp.c; any other QP's is its own. */
+static inline bool emu_qp_reliable(const struct emu_qp *qp)
+{
+	return qp->st == EMU_QP_ST_RC || qp->st == EMU_QP_ST_XRC;
+}
+
+static inline uint32_t emu_qp_rq_srqn(const struct emu_qp *qp)
+{
+	return qp->st == EMU_QP_ST_XRC ? qp->eng.xrc_srqn : qp->srqn;
+}
 
 /* Reset what the queues and transport keep at run time (2RST_QP; CREATE_QP). */
 static inline void emu_qp_reset_engine(struct emu_qp *qp)

@@ -243,6 +243,12 @@ static uint64_t rnr_ns(unsigned code)
 	return (uint64_t)emu_aeth_rnr_timer_us(code) * 1000ull;
 }
 
+/* RC's ATOMIC ACKNOWLEDGE or XRC's (0x12, 0xb2: IBTA 9.2.1, same operation bits) */
+static bool is_atomic_ack(const struct emu_roce_pkt *p)
+{
+	return (p->h.bth.opcode & 0x1f) == EMU_ROCE_RC_ATOMIC_ACK && (p->op->flags & EMU_ROCE_F_ATOMICACKETH);
+}
+
 void emu_rc_req_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p)
 {
 	struct emu_qp *qp = tq->qp;
@@ -258,7 +264,7 @@ void emu_rc_req_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_p
 	if (!emu_psn_lt(psn, tq->psn_next) || emu_psn_lt(psn, emu_psn_add(tq->una, (uint32_t)-1 & EMU_ROCE_PSN_MASK)) ||
 	    tq->head == tq->tail) {
 		/* READ responses and atomic ACKs are matched to their WQE below */
-		if (!(p->op->flags & EMU_ROCE_F_READ_RESP) && p->h.bth.opcode != EMU_ROCE_RC_ATOMIC_ACK) {
+		if (!(p->op->flags & EMU_ROCE_F_READ_RESP) && !is_atomic_ack(p)) {
 			tp->ctr.drops[EMU_ROCE_DROP_PSN]++;
 			return;
 		}
@@ -269,7 +275,7 @@ void emu_rc_req_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_p
 	}
 	if (p->op->flags & EMU_ROCE_F_READ_RESP) {
 		read_resp(tp, tq, p);
-	} else if (p->h.bth.opcode == EMU_ROCE_RC_ATOMIC_ACK) {
+	} else if (is_atomic_ack(p)) {
 		if (emu_aeth_kind(syn) == EMU_AETH_ACK)
 			atomic_ack(tp, tq, p);
 	} else {
@@ -346,7 +352,7 @@ void emu_req_timers(struct emu_tp *tp, struct emu_tq *tq, uint64_t now, uint64_t
 			emu_qp_flush(tp, tq);
 		return;
 	}
-	if (qp->st != EMU_QP_ST_RC || (qp->state != EMU_QP_RTS && qp->state != EMU_QP_SQD))
+	if (!emu_qp_reliable(qp) || (qp->state != EMU_QP_RTS && qp->state != EMU_QP_SQD))
 		return;
 	if (tq->rnr_at && now >= tq->rnr_at) {
 		tq->rnr_at = 0;

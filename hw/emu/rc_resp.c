@@ -27,6 +27,24 @@ static bool atomic_host_endian(struct emu_dev *d)
  * WQEs the QP has posted and not consumed, encoded to the largest code not above them
  * (real ConnectX ACKs carry them: see the hardware capture in shared/fixtures); an SRQ
  * gives no per-QP credits, so it sends the "invalid" code 31. */
+/* Where receive completions go: an XRC target QP's to the CQ of the XRC SRQ the
+ * request named (PRM "XRC SRQ": xrc_srqc.cqn), any other QP's to its cqn_rcv. */
+static uint32_t rcv_cqn(struct emu_tp *tp, const struct emu_qp *qp)
+{
+	const struct emu_srq *s;
+
+	if (qp->st != EMU_QP_ST_XRC)
+		return qp->cqn_rcv;
+	s = emu_obj_get(tp->d, EMU_OBJ_SRQ, qp->eng.xrc_srqn);
+	return s ? s->cqn : qp->cqn_rcv;
+}
+
+/* A response opcode in the QP's own service: XRC's are RC's moved to 0xa0 (IBTA 9.2.1). */
+static uint8_t resp_op(const struct emu_qp *qp, uint8_t rc_op)
+{
+	return qp->st == EMU_QP_ST_XRC ? (uint8_t)(rc_op | 0xa0) : rc_op;
+}
+
 static uint8_t ack_syndrome(struct emu_tp *tp, struct emu_tq *tq)
 {
 	int n = emu_rq_credits(tp->d, tq->qp);
@@ -43,7 +61,7 @@ void emu_resp_send_ack(struct emu_tp *tp, struct emu_tq *tq, uint8_t syndrome, u
 	struct emu_roce_hdrs h;
 
 	memset(&h, 0, sizeof(h));
-	h.bth.opcode = EMU_ROCE_RC_ACK;
+	h.bth.opcode = resp_op(qp, EMU_ROCE_RC_ACK);
 	h.bth.dqpn = qp->remote_qpn;
 	h.bth.psn = psn & EMU_ROCE_PSN_MASK;
 	h.aeth.syndrome = syndrome;
@@ -144,9 +162,9 @@ static void resp_error_at(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn, un
 	if (tq->rwqe_valid) {
 		struct emu_cqe_info ci = { .opcode = PRM_CQE_RESP_ERR, .syndrome = cqe_synd, .qpn = qp->qpn,
 					   .wqe_counter = (uint16_t)tq->rwqe.wqe_counter,
-					   .srqn = qp->rq_type == EMU_RQ_SRQ ? qp->srqn : 0 };
+					   .srqn = qp->rq_type == EMU_RQ_SRQ ? emu_qp_rq_srqn(qp) : 0 };
 
-		emu_cqe_post(tp, qp->cqn_rcv, &ci);
+		emu_cqe_post(tp, rcv_cqn(tp, qp), &ci);
 		emu_rq_consume(tp->d, qp);
 		tq->rwqe_valid = false;
 	}
@@ -215,7 +233,7 @@ static void read_responses(struct emu_tp *tp, struct emu_tq *tq, const struct em
 			return;
 		}
 		memset(&h, 0, sizeof(h));
-		h.bth.opcode = (uint8_t)op;
+		h.bth.opcode = resp_op(qp, (uint8_t)op);
 		h.bth.dqpn = qp->remote_qpn;
 		h.bth.psn = emu_psn_add(psn, k);
 		h.aeth.syndrome = syndrome;
@@ -230,7 +248,7 @@ static void atomic_ack_send(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn, 
 	struct emu_roce_hdrs h;
 
 	memset(&h, 0, sizeof(h));
-	h.bth.opcode = EMU_ROCE_RC_ATOMIC_ACK;
+	h.bth.opcode = resp_op(qp, EMU_ROCE_RC_ATOMIC_ACK);
 	h.bth.dqpn = qp->remote_qpn;
 	h.bth.psn = psn;
 	h.aeth.syndrome = ack_syndrome(tp, tq);
@@ -329,9 +347,9 @@ static void recv_complete(struct emu_tp *tp, struct emu_tq *tq, uint8_t opcode, 
 	struct emu_qp *qp = tq->qp;
 	struct emu_cqe_info ci = { .opcode = opcode, .qpn = qp->qpn, .wqe_counter = (uint16_t)tq->rwqe.wqe_counter,
 				   .byte_cnt = byte_cnt, .imm = imm, .se = se, .rqpn = qp->remote_qpn,
-				   .srqn = qp->rq_type == EMU_RQ_SRQ ? qp->srqn : 0 };
+				   .srqn = qp->rq_type == EMU_RQ_SRQ ? emu_qp_rq_srqn(qp) : 0 };
 
-	emu_cqe_post(tp, qp->cqn_rcv, &ci);
+	emu_cqe_post(tp, rcv_cqn(tp, qp), &ci);
 	emu_rq_consume(tp->d, qp);
 	tq->rwqe_valid = false;
 }
@@ -538,6 +556,20 @@ void emu_rc_resp_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_
 		return;
 	}
 	tq->nak_seq_sent = false;
+	/* IBTA 9.7.4.1 (XRC): the XRCETH must name an XRC SRQ of the target QP's XRC
+	 * domain; anything else is an invalid request (NAK, the QP goes to error) */
+	if (qp->st == EMU_QP_ST_XRC) {
+		const struct emu_srq *s = emu_obj_get(tp->d, EMU_OBJ_SRQ, p->h.xrc_srqn);
+
+		/* ... and, inside a SEND, the SRQ its first packet named (the WQE in use
+		 * came from there) */
+		if (!s || !s->xrc || s->xrcd != qp->xrcd || (tq->rwqe_valid && p->h.xrc_srqn != qp->eng.xrc_srqn)) {
+			resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_REMOTE_INVAL_REQ_ERR,
+				   PRM_EVENT_WQ_INVAL_REQ_ERROR);
+			return;
+		}
+		qp->eng.xrc_srqn = p->h.xrc_srqn;
+	}
 	if (!emu_roce_opcode_follows(tq->prev_op, p->h.bth.opcode)) {
 		tp->ctr.drops[EMU_ROCE_DROP_OPSEQ]++;
 		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_REMOTE_INVAL_REQ_ERR, PRM_EVENT_WQ_INVAL_REQ_ERROR);

@@ -10,7 +10,8 @@
 #define F(x) EMU_ROCE_F_##x
 /* BTH + the extension headers a flag set names. */
 #define HLEN(f)                                                                          \
-	(EMU_ROCE_BTH_LEN + (((f) & F(DETH)) ? EMU_ROCE_DETH_LEN : 0) +                      \
+	(EMU_ROCE_BTH_LEN + (((f) & F(XRCETH)) ? EMU_ROCE_XRCETH_LEN : 0) +                  \
+	 (((f) & F(DETH)) ? EMU_ROCE_DETH_LEN : 0) +                                        \
 	 (((f) & F(RETH)) ? EMU_ROCE_RETH_LEN : 0) +                                        \
 	 (((f) & F(ATOMICETH)) ? EMU_ROCE_ATOMICETH_LEN : 0) +                              \
 	 (((f) & F(AETH)) ? EMU_ROCE_AETH_LEN : 0) +                                        \
@@ -19,50 +20,59 @@
 	 (((f) & F(CNPPAD)) ? EMU_ROCE_CNP_PAD_LEN : 0))
 #define OP(code, nm, f) [code] = { .name = nm, .flags = (f), .hdr_len = HLEN(f) }
 
-/* Requests of the SEND / RDMA WRITE family, shared by RC (base 0x00) and UC (0x20):
- * IBTA 9.2 gives both services the same layouts for opcodes 0x00-0x0b. */
-#define SEND_WRITE_OPS(base, tr)                                                                          \
-	OP(base + 0x00, tr "_SEND_FIRST", F(PAYLOAD) | F(FIRST) | F(SEND) | F(REQ)),                          \
-	OP(base + 0x01, tr "_SEND_MIDDLE", F(PAYLOAD) | F(MIDDLE) | F(SEND) | F(REQ)),                        \
-	OP(base + 0x02, tr "_SEND_LAST", F(PAYLOAD) | F(LAST) | F(SEND) | F(REQ) | F(COMP)),                  \
+/* Requests of the SEND / RDMA WRITE family, shared by RC (base 0x00), UC (0x20) and
+ * XRC (0xa0): IBTA 9.2 gives them the same layouts for opcodes 0x00-0x0b, XRC's with
+ * an XRCETH (x) after the BTH. */
+#define SEND_WRITE_OPS(base, tr, x)                                                                       \
+	OP(base + 0x00, tr "_SEND_FIRST", x | F(PAYLOAD) | F(FIRST) | F(SEND) | F(REQ)),                      \
+	OP(base + 0x01, tr "_SEND_MIDDLE", x | F(PAYLOAD) | F(MIDDLE) | F(SEND) | F(REQ)),                    \
+	OP(base + 0x02, tr "_SEND_LAST", x | F(PAYLOAD) | F(LAST) | F(SEND) | F(REQ) | F(COMP)),              \
 	OP(base + 0x03, tr "_SEND_LAST_WITH_IMMEDIATE",                                                       \
-	   F(IMMDT) | F(PAYLOAD) | F(LAST) | F(SEND) | F(REQ) | F(COMP)),                                     \
-	OP(base + 0x04, tr "_SEND_ONLY", F(PAYLOAD) | F(ONLY) | F(SEND) | F(REQ) | F(COMP)),                  \
+	   x | F(IMMDT) | F(PAYLOAD) | F(LAST) | F(SEND) | F(REQ) | F(COMP)),                                 \
+	OP(base + 0x04, tr "_SEND_ONLY", x | F(PAYLOAD) | F(ONLY) | F(SEND) | F(REQ) | F(COMP)),              \
 	OP(base + 0x05, tr "_SEND_ONLY_WITH_IMMEDIATE",                                                       \
-	   F(IMMDT) | F(PAYLOAD) | F(ONLY) | F(SEND) | F(REQ) | F(COMP)),                                     \
-	OP(base + 0x06, tr "_RDMA_WRITE_FIRST", F(RETH) | F(PAYLOAD) | F(FIRST) | F(WRITE) | F(REQ)),         \
-	OP(base + 0x07, tr "_RDMA_WRITE_MIDDLE", F(PAYLOAD) | F(MIDDLE) | F(WRITE) | F(REQ)),                 \
-	OP(base + 0x08, tr "_RDMA_WRITE_LAST", F(PAYLOAD) | F(LAST) | F(WRITE) | F(REQ)),                     \
+	   x | F(IMMDT) | F(PAYLOAD) | F(ONLY) | F(SEND) | F(REQ) | F(COMP)),                                 \
+	OP(base + 0x06, tr "_RDMA_WRITE_FIRST", x | F(RETH) | F(PAYLOAD) | F(FIRST) | F(WRITE) | F(REQ)),     \
+	OP(base + 0x07, tr "_RDMA_WRITE_MIDDLE", x | F(PAYLOAD) | F(MIDDLE) | F(WRITE) | F(REQ)),             \
+	OP(base + 0x08, tr "_RDMA_WRITE_LAST", x | F(PAYLOAD) | F(LAST) | F(WRITE) | F(REQ)),                 \
 	OP(base + 0x09, tr "_RDMA_WRITE_LAST_WITH_IMMEDIATE",                                                 \
-	   F(IMMDT) | F(PAYLOAD) | F(LAST) | F(WRITE) | F(REQ) | F(COMP)),                                    \
-	OP(base + 0x0a, tr "_RDMA_WRITE_ONLY", F(RETH) | F(PAYLOAD) | F(ONLY) | F(WRITE) | F(REQ)),           \
+	   x | F(IMMDT) | F(PAYLOAD) | F(LAST) | F(WRITE) | F(REQ) | F(COMP)),                                \
+	OP(base + 0x0a, tr "_RDMA_WRITE_ONLY", x | F(RETH) | F(PAYLOAD) | F(ONLY) | F(WRITE) | F(REQ)),       \
 	OP(base + 0x0b, tr "_RDMA_WRITE_ONLY_WITH_IMMEDIATE",                                                 \
-	   F(RETH) | F(IMMDT) | F(PAYLOAD) | F(ONLY) | F(WRITE) | F(REQ) | F(COMP))
+	   x | F(RETH) | F(IMMDT) | F(PAYLOAD) | F(ONLY) | F(WRITE) | F(REQ) | F(COMP))
+
+/* The rest of the reliable services' opcodes (0x0c-0x17), RC's and XRC's: requests
+ * carry x, responses (READ RESPONSE, ACK) never an XRCETH (9.2 "valid packet header
+ * combinations": the response goes back on the requester's own QP). */
+#define RELIABLE_OPS(base, tr, x)                                                                         \
+	OP(base + 0x0c, tr "_RDMA_READ_REQUEST", x | F(RETH) | F(ONLY) | F(READ_REQ) | F(REQ)),               \
+	OP(base + 0x0d, tr "_RDMA_READ_RESPONSE_FIRST", F(AETH) | F(PAYLOAD) | F(FIRST) | F(READ_RESP) | F(RESP)), \
+	/* 9.3.5: the AETH is absent from READ RESPONSE MIDDLE packets only */                               \
+	OP(base + 0x0e, tr "_RDMA_READ_RESPONSE_MIDDLE", F(PAYLOAD) | F(MIDDLE) | F(READ_RESP) | F(RESP)),    \
+	OP(base + 0x0f, tr "_RDMA_READ_RESPONSE_LAST", F(AETH) | F(PAYLOAD) | F(LAST) | F(READ_RESP) | F(RESP)), \
+	OP(base + 0x10, tr "_RDMA_READ_RESPONSE_ONLY", F(AETH) | F(PAYLOAD) | F(ONLY) | F(READ_RESP) | F(RESP)), \
+	OP(base + 0x11, tr "_ACKNOWLEDGE", F(AETH) | F(ONLY) | F(ACK) | F(RESP)),                             \
+	OP(base + 0x12, tr "_ATOMIC_ACKNOWLEDGE", F(AETH) | F(ATOMICACKETH) | F(ONLY) | F(ACK) | F(RESP)),    \
+	OP(base + 0x13, tr "_COMPARE_SWAP", x | F(ATOMICETH) | F(ONLY) | F(ATOMIC) | F(REQ)),                 \
+	OP(base + 0x14, tr "_FETCH_ADD", x | F(ATOMICETH) | F(ONLY) | F(ATOMIC) | F(REQ)),                    \
+	/* 0x15 is reserved; SEND with invalidate exists for RC and XRC only */                              \
+	OP(base + 0x16, tr "_SEND_LAST_WITH_INVALIDATE",                                                      \
+	   x | F(IETH) | F(PAYLOAD) | F(LAST) | F(SEND) | F(REQ) | F(COMP) | F(INV)),                         \
+	OP(base + 0x17, tr "_SEND_ONLY_WITH_INVALIDATE",                                                      \
+	   x | F(IETH) | F(PAYLOAD) | F(ONLY) | F(SEND) | F(REQ) | F(COMP) | F(INV))
 
 static const struct emu_roce_opinfo optab[256] = {
-	SEND_WRITE_OPS(0x00, "RC"),
-	OP(0x0c, "RC_RDMA_READ_REQUEST", F(RETH) | F(ONLY) | F(READ_REQ) | F(REQ)),
-	OP(0x0d, "RC_RDMA_READ_RESPONSE_FIRST", F(AETH) | F(PAYLOAD) | F(FIRST) | F(READ_RESP) | F(RESP)),
-	/* 9.3.5: the AETH is absent from READ RESPONSE MIDDLE packets only */
-	OP(0x0e, "RC_RDMA_READ_RESPONSE_MIDDLE", F(PAYLOAD) | F(MIDDLE) | F(READ_RESP) | F(RESP)),
-	OP(0x0f, "RC_RDMA_READ_RESPONSE_LAST", F(AETH) | F(PAYLOAD) | F(LAST) | F(READ_RESP) | F(RESP)),
-	OP(0x10, "RC_RDMA_READ_RESPONSE_ONLY", F(AETH) | F(PAYLOAD) | F(ONLY) | F(READ_RESP) | F(RESP)),
-	OP(0x11, "RC_ACKNOWLEDGE", F(AETH) | F(ONLY) | F(ACK) | F(RESP)),
-	OP(0x12, "RC_ATOMIC_ACKNOWLEDGE", F(AETH) | F(ATOMICACKETH) | F(ONLY) | F(ACK) | F(RESP)),
-	OP(0x13, "RC_COMPARE_SWAP", F(ATOMICETH) | F(ONLY) | F(ATOMIC) | F(REQ)),
-	OP(0x14, "RC_FETCH_ADD", F(ATOMICETH) | F(ONLY) | F(ATOMIC) | F(REQ)),
-	/* 0x15 is reserved; SEND with invalidate exists for RC (and XRC) only */
-	OP(0x16, "RC_SEND_LAST_WITH_INVALIDATE",
-	   F(IETH) | F(PAYLOAD) | F(LAST) | F(SEND) | F(REQ) | F(COMP) | F(INV)),
-	OP(0x17, "RC_SEND_ONLY_WITH_INVALIDATE",
-	   F(IETH) | F(PAYLOAD) | F(ONLY) | F(SEND) | F(REQ) | F(COMP) | F(INV)),
-	SEND_WRITE_OPS(0x20, "UC"),
+	SEND_WRITE_OPS(0x00, "RC", 0),
+	RELIABLE_OPS(0x00, "RC", 0),
+	SEND_WRITE_OPS(0x20, "UC", 0),
 	/* UD: single-packet SENDs only, each with a DETH (9.8) */
 	OP(0x64, "UD_SEND_ONLY", F(DETH) | F(PAYLOAD) | F(ONLY) | F(SEND) | F(REQ) | F(COMP)),
 	OP(0x65, "UD_SEND_ONLY_WITH_IMMEDIATE",
 	   F(DETH) | F(IMMDT) | F(PAYLOAD) | F(ONLY) | F(SEND) | F(REQ) | F(COMP)),
 	/* Annex A17.9.3: congestion notification packet, BTH + 16 reserved bytes */
 	OP(0x81, "CNP", F(CNPPAD) | F(CNP)),
+	SEND_WRITE_OPS(0xa0, "XRC", F(XRCETH)),
+	RELIABLE_OPS(0xa0, "XRC", F(XRCETH)),
 };
 
 const struct emu_roce_opinfo *emu_roce_opinfo(uint8_t opcode)
@@ -84,6 +94,7 @@ int emu_roce_opcode_for(enum emu_roce_transport tr, uint32_t kind, uint32_t pos,
 	case EMU_ROCE_TR_RC: base = 0x00; break;
 	case EMU_ROCE_TR_UC: base = 0x20; break;
 	case EMU_ROCE_TR_UD: base = 0x60; break;
+	case EMU_ROCE_TR_XRC: base = 0xa0; break;
 	default: return -EINVAL;
 	}
 	if (pos != F(FIRST) && pos != F(MIDDLE) && pos != F(LAST) && pos != F(ONLY))
@@ -103,7 +114,7 @@ int emu_roce_opcode_for(enum emu_roce_transport tr, uint32_t kind, uint32_t pos,
 			op = imm ? 0x03 : inv ? 0x16 : 0x02;
 		else
 			op = imm ? 0x05 : inv ? 0x17 : 0x04;
-		if (inv && tr != EMU_ROCE_TR_RC)
+		if (inv && tr != EMU_ROCE_TR_RC && tr != EMU_ROCE_TR_XRC)
 			return -EINVAL;
 		if (tr == EMU_ROCE_TR_UD && pos != F(ONLY))
 			return -EINVAL;
@@ -121,7 +132,7 @@ int emu_roce_opcode_for(enum emu_roce_transport tr, uint32_t kind, uint32_t pos,
 			op = imm ? 0x0b : 0x0a;
 		break;
 	case F(READ_RESP):
-		if (imm || inv || tr != EMU_ROCE_TR_RC)
+		if (imm || inv || (tr != EMU_ROCE_TR_RC && tr != EMU_ROCE_TR_XRC))
 			return -EINVAL;
 		op = pos == F(FIRST) ? 0x0d : pos == F(MIDDLE) ? 0x0e : pos == F(LAST) ? 0x0f : 0x10;
 		break;
@@ -190,6 +201,11 @@ int emu_roce_hdrs_write(uint8_t *buf, size_t cap, const struct emu_roce_hdrs *h)
 		return -ENOSPC;
 	emu_roce_bth_write(buf, &h->bth);
 	/* wire order of the extension headers: IBTA 9.2 */
+	if (f & F(XRCETH)) {
+		p[0] = 0;
+		emu_be24_put(p + 1, h->xrc_srqn);
+		p += EMU_ROCE_XRCETH_LEN;
+	}
 	if (f & F(DETH)) {
 		emu_be32_put(p, h->deth.qkey);
 		p[4] = h->deth.resv8;
@@ -250,6 +266,10 @@ int emu_roce_hdrs_read(const uint8_t *buf, size_t len, struct emu_roce_hdrs *h)
 		return -EMSGSIZE;
 	f = o->flags;
 	p = buf + EMU_ROCE_BTH_LEN;
+	if (f & F(XRCETH)) {
+		h->xrc_srqn = emu_be24_get(p + 1);
+		p += EMU_ROCE_XRCETH_LEN;
+	}
 	if (f & F(DETH)) {
 		h->deth.qkey = emu_be32_get(p);
 		h->deth.resv8 = p[4];

@@ -23,10 +23,11 @@
 #define EMU_ROCE_IMMDT_LEN 4
 #define EMU_ROCE_IETH_LEN 4
 #define EMU_ROCE_DETH_LEN 8
+#define EMU_ROCE_XRCETH_LEN 4       /* 8 reserved bits, the 24-bit XRC SRQ number (9.3.7) */
 #define EMU_ROCE_CNP_PAD_LEN 16     /* CNP: BTH + 16 reserved bytes (Annex A17.9.3) */
 #define EMU_ROCE_ICRC_LEN 4
 #define EMU_ROCE_GRH_LEN 40         /* GRH area at the head of a UD receive buffer */
-#define EMU_ROCE_MAX_HDR_LEN (EMU_ROCE_BTH_LEN + EMU_ROCE_ATOMICETH_LEN) /* largest BTH+ETHs */
+#define EMU_ROCE_MAX_HDR_LEN (EMU_ROCE_BTH_LEN + EMU_ROCE_XRCETH_LEN + EMU_ROCE_ATOMICETH_LEN) /* largest BTH+ETHs */
 
 #define EMU_ROCE_PSN_MASK 0xffffffu /* PSNs are 24 bits (9.7.1) */
 #define EMU_ROCE_QPN_MASK 0xffffffu
@@ -41,6 +42,7 @@ enum emu_roce_transport {
 	EMU_ROCE_TR_RD = 2,
 	EMU_ROCE_TR_UD = 3,
 	EMU_ROCE_TR_CNP = 4,    /* 0x80 range: manufacturer/congestion (A17.9.3 CNP 0x81) */
+	EMU_ROCE_TR_XRC = 5,    /* 0xa0-0xbf: extended reliable connected (9.2.1, 14.2) */
 };
 
 enum emu_roce_opcode {
@@ -119,6 +121,8 @@ enum {
 	/* what the responder does on completion */
 	EMU_ROCE_F_COMP = 1u << 21,         /* consumes a receive WQE: SEND LAST/ONLY, WRITE w/ IMM */
 	EMU_ROCE_F_INV = 1u << 22,
+	/* XRCETH right after the BTH: every XRC request (9.2, 9.3.7) */
+	EMU_ROCE_F_XRCETH = 1u << 23,
 };
 #define EMU_ROCE_F_ONLY (EMU_ROCE_F_FIRST | EMU_ROCE_F_LAST)
 
@@ -128,14 +132,16 @@ struct emu_roce_opinfo {
 	uint8_t hdr_len;      /* BTH + extension headers, bytes */
 };
 
-/* NULL for an opcode we do not implement (RD, XRC, reserved, vendor other than CNP). */
+/* NULL for an opcode we do not implement (RD, reserved, vendor other than CNP). */
 const struct emu_roce_opinfo *emu_roce_opinfo(uint8_t opcode);
 static inline enum emu_roce_transport emu_roce_op_transport(uint8_t opcode)
 {
+	if ((opcode >> 5) == EMU_ROCE_TR_XRC)
+		return EMU_ROCE_TR_XRC;
 	return opcode >= 0x80 ? EMU_ROCE_TR_CNP : (enum emu_roce_transport)(opcode >> 5);
 }
 
-/* The opcode for one packet of a message: transport RC/UC/UD, kind one of
+/* The opcode for one packet of a message: transport RC/UC/UD/XRC, kind one of
  * EMU_ROCE_F_SEND / _WRITE / _READ_RESP, pos FIRST / MIDDLE / LAST / ONLY flags, with
  * immediate or invalidate (valid only on LAST/ONLY of SEND, or WRITE for imm).
  * Returns the opcode (0..255) or -EINVAL when the IBTA defines no such packet. */
@@ -172,6 +178,7 @@ struct emu_roce_hdrs {
 	uint32_t imm;               /* ImmDt: the 4 wire bytes read big-endian */
 	uint32_t ieth_rkey;         /* IETH: R_Key to invalidate */
 	struct { uint32_t qkey; uint8_t resv8; uint32_t sqpn; } deth;
+	uint32_t xrc_srqn;          /* XRCETH: the responder's XRC SRQ (24 bits) */
 };
 
 /* Bytes of BTH + extension headers for this opcode; 0 for an unknown opcode. */

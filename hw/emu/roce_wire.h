@@ -106,7 +106,7 @@ enum emu_roce_drop {
 	EMU_ROCE_DROP_TOO_LONG,    /* over the receive buffer */
 	EMU_ROCE_DROP_ICRC,        /* ICRC mismatch */
 	EMU_ROCE_DROP_TVER,        /* BTH.TVer != 0 */
-	EMU_ROCE_DROP_OPCODE,      /* opcode not supported (RD, XRC, reserved) */
+	EMU_ROCE_DROP_OPCODE,      /* opcode not supported (RD, reserved) */
 	EMU_ROCE_DROP_LENGTH,      /* payload on an opcode that carries none */
 	EMU_ROCE_DROP_PAD,         /* pad count larger than the payload */
 	/* transport engines */

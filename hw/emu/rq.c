@@ -56,7 +56,7 @@ int emu_rq_peek(struct emu_dev *d, struct emu_qp *qp, struct emu_rwqe *w)
 	uint16_t ctr;
 
 	if (qp->rq_type == EMU_RQ_SRQ) {
-		struct emu_srq *srq = emu_obj_get(d, EMU_OBJ_SRQ, qp->srqn);
+		struct emu_srq *srq = emu_obj_get(d, EMU_OBJ_SRQ, emu_qp_rq_srqn(qp));
 		uint32_t stride;
 
 		if (!srq || srq->state != EMU_SRQ_STATE_GOOD)
@@ -107,7 +107,7 @@ int emu_rq_credits(struct emu_dev *d, struct emu_qp *qp)
 void emu_rq_consume(struct emu_dev *d, struct emu_qp *qp)
 {
 	if (qp->rq_type == EMU_RQ_SRQ) {
-		struct emu_srq *srq = emu_obj_get(d, EMU_OBJ_SRQ, qp->srqn);
+		struct emu_srq *srq = emu_obj_get(d, EMU_OBJ_SRQ, emu_qp_rq_srqn(qp));
 		uint8_t next[PRM_SIZE(wqe_srq_next_seg)];
 		uint16_t ctr;
 

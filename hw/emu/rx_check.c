@@ -46,7 +46,11 @@ void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct 
 		return;
 	}
 	if ((tr == EMU_ROCE_TR_RC && qp->st != EMU_QP_ST_RC) || (tr == EMU_ROCE_TR_UC && qp->st != EMU_QP_ST_UC) ||
-	    (tr == EMU_ROCE_TR_UD && qp->st != EMU_QP_ST_UD) || tr == EMU_ROCE_TR_RD) {
+	    (tr == EMU_ROCE_TR_UD && qp->st != EMU_QP_ST_UD) || tr == EMU_ROCE_TR_RD ||
+	    (tr == EMU_ROCE_TR_XRC && qp->st != EMU_QP_ST_XRC) ||
+	    /* an XRC target (no send queue) takes requests only, an initiator responses
+	     * only (IBTA 14.2: each is one half of the connection) */
+	    (tr == EMU_ROCE_TR_XRC && !(p.op->flags & EMU_ROCE_F_REQ) != !qp->no_sq)) {
 		tp->ctr.drops[EMU_ROCE_DROP_TRANSPORT]++;
 		return;
 	}
@@ -67,6 +71,14 @@ void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct 
 		return;
 	switch (tr) {
 	case EMU_ROCE_TR_RC:
+		if (p.op->flags & EMU_ROCE_F_REQ)
+			emu_rc_resp_rx(tp, tq, &p, env);
+		else
+			emu_rc_req_rx(tp, tq, &p);
+		break;
+	case EMU_ROCE_TR_XRC:
+		/* an XRC target is an RC responder whose receive WQEs come from the XRC SRQ
+		 * the XRCETH names (rc_resp.c); an initiator an RC requester */
 		if (p.op->flags & EMU_ROCE_F_REQ)
 			emu_rc_resp_rx(tp, tq, &p, env);
 		else

@@ -98,6 +98,7 @@ static bool op_allowed(uint8_t st, uint8_t op)
 	case PRM_WQE_OP_RDMA_READ:
 	case PRM_WQE_OP_ATOMIC_CS:
 	case PRM_WQE_OP_ATOMIC_FA:
+		return st == EMU_QP_ST_RC || st == EMU_QP_ST_XRC;
 	case PRM_WQE_OP_UMR:   /* on RC, as mlx5_ib's UMR QP and mlx5dv's MR WQEs use it */
 		return st == EMU_QP_ST_RC;
 	default:
@@ -168,6 +169,15 @@ static int wqe_decode(struct emu_dev *d, struct emu_qp *qp, const uint8_t *b, si
 		w->umr_mask = PRM_GET(wqe_umr_ctrl_seg, b + pos, mkey_mask);
 		memcpy(w->umr_mkc, b + pos + PRM_SIZE(wqe_umr_ctrl_seg), sizeof(w->umr_mkc));
 		return 0;
+	}
+	/* XRC initiator: the XRC segment follows the control segment, the remote XRC SRQ
+	 * number in its first 4 bytes, 12 reserved (rdma-core providers/mlx5
+	 * struct mlx5_wqe_xrc_seg, written by _mlx5_post_send for IBV_QPT_XRC_SEND) */
+	if (qp->st == EMU_QP_ST_XRC) {
+		if (pos + 16 > end)
+			return PRM_CQE_SYND_LOCAL_QP_OP_ERR;
+		w->xrc_srqn = prm_load_be32(b + pos, 0) & EMU_ROCE_QPN_MASK;
+		pos += 16;
 	}
 	if (qp->st == EMU_QP_ST_UD) {
 		const uint8_t *av = b + pos;
@@ -367,8 +377,12 @@ static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w
 {
 	struct emu_qp *qp = tq->qp;
 	struct emu_roce_hdrs h;
-	enum emu_roce_transport tr = qp->st == EMU_QP_ST_RC ? EMU_ROCE_TR_RC
-				     : qp->st == EMU_QP_ST_UC ? EMU_ROCE_TR_UC : EMU_ROCE_TR_UD;
+	enum emu_roce_transport tr = qp->st == EMU_QP_ST_RC    ? EMU_ROCE_TR_RC
+				     : qp->st == EMU_QP_ST_XRC ? EMU_ROCE_TR_XRC
+				     : qp->st == EMU_QP_ST_UC  ? EMU_ROCE_TR_UC
+							       : EMU_ROCE_TR_UD;
+	/* XRC requests are RC's moved to 0xa0 with an XRCETH (IBTA 9.2.1) */
+	uint8_t xrc = tr == EMU_ROCE_TR_XRC ? 0xa0 : 0;
 	uint32_t mtu = qp->st == EMU_QP_ST_UD ? ud_mtu(tp->d) : emu_qp_mtu_bytes(qp), pos, kind;
 	uint64_t off = (uint64_t)k * mtu;
 	size_t len = 0;
@@ -378,11 +392,12 @@ static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w
 	memset(&h, 0, sizeof(h));
 	h.bth.psn = emu_psn_add(w->first_psn, k);
 	h.bth.dqpn = qp->st == EMU_QP_ST_UD ? w->dqpn : qp->remote_qpn;
+	h.xrc_srqn = w->xrc_srqn;
 	if (w->opcode == PRM_WQE_OP_RDMA_READ) {
 		/* A retried READ asks only for what has not arrived (IBTA 9.7.5.1.3? "read
 		 * retry"): RETH moved by the packets already received, PSN likewise. */
 		off = (uint64_t)w->rd_rcvd * mtu;
-		h.bth.opcode = EMU_ROCE_RC_READ_REQUEST;
+		h.bth.opcode = EMU_ROCE_RC_READ_REQUEST | xrc;
 		h.bth.psn = emu_psn_add(w->first_psn, w->rd_rcvd);
 		h.bth.ackreq = true;
 		h.reth.va = w->raddr + off;
@@ -391,7 +406,7 @@ static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w
 		return emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, NULL, 0);
 	}
 	if (w->opcode == PRM_WQE_OP_ATOMIC_CS || w->opcode == PRM_WQE_OP_ATOMIC_FA) {
-		h.bth.opcode = w->opcode == PRM_WQE_OP_ATOMIC_CS ? EMU_ROCE_RC_CMP_SWAP : EMU_ROCE_RC_FETCH_ADD;
+		h.bth.opcode = (w->opcode == PRM_WQE_OP_ATOMIC_CS ? EMU_ROCE_RC_CMP_SWAP : EMU_ROCE_RC_FETCH_ADD) | xrc;
 		h.bth.ackreq = true;
 		h.atomic.va = w->raddr;
 		h.atomic.rkey = w->rkey;
@@ -410,7 +425,8 @@ static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w
 		return -EPROTO;
 	h.bth.opcode = (uint8_t)op;
 	h.bth.se = last && w->se;
-	h.bth.ackreq = tr == EMU_ROCE_TR_RC && (last || (k + 1) % EMU_TP_ACKREQ_EVERY == 0 || tq->rnr_probe);
+	h.bth.ackreq = (tr == EMU_ROCE_TR_RC || tr == EMU_ROCE_TR_XRC) &&
+		       (last || (k + 1) % EMU_TP_ACKREQ_EVERY == 0 || tq->rnr_probe);
 	h.reth.va = w->raddr;
 	h.reth.rkey = w->rkey;
 	h.reth.dlen = (uint32_t)w->len;
@@ -464,7 +480,7 @@ void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq)
 {
 	struct emu_qp *qp = tq->qp;
 	uint32_t mtu = qp->st == EMU_QP_ST_UD ? ud_mtu(tp->d) : emu_qp_mtu_bytes(qp);
-	bool rc_qp = qp->st == EMU_QP_ST_RC;
+	bool rc_qp = emu_qp_reliable(qp);
 	uint32_t max_rd = 1u << qp->log_sra_max;
 
 	if (qp->state != EMU_QP_RTS && qp->state != EMU_QP_SQD)

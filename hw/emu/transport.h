@@ -160,6 +160,7 @@ struct emu_swqe {
 	uint64_t swap_add, compare;
 	/* UD address vector */
 	uint32_t dqpn, qkey, dip;
+	uint32_t xrc_srqn;      /* XRC initiator: the remote XRC SRQ (the WQE's XRC segment) */
 	uint16_t sport;
 	uint8_t tclass;
 	uint64_t len;

@@ -64,7 +64,6 @@ static struct excuse {
 	  "capability: no vports to manage here; Linux went for them (hw/emu/caps.c, tests/emu/trace_caps.h)" },
 	{ PRM_CMD_OP_QUERY_HCA_CAP, "cmd_hca_cap", "eswitch_manager", "capability: no e-switch here (hw/emu/caps.c)" },
 	{ PRM_CMD_OP_QUERY_HCA_CAP, "cmd_hca_cap", "nic_flow_table", "capability: no NIC flow tables here (hw/emu/caps.c)" },
-	{ PRM_CMD_OP_QUERY_HCA_CAP, "cmd_hca_cap", "xrc", "capability: no XRC QPs here (hw/emu/caps.c)" },
 	{ PRM_CMD_OP_QUERY_HCA_CAP, "cmd_hca_cap", "cc_query_allowed", "capability: no congestion control here (hw/emu/caps.c)" },
 	{ PRM_CMD_OP_QUERY_HCA_CAP, "cmd_hca_cap", "cc_modify_allowed", "capability: no congestion control here (hw/emu/caps.c)" },
 	{ PRM_CMD_OP_QUERY_HCA_CAP, "cmd_hca_cap", "device_frequency_khz",

@@ -23,8 +23,18 @@ static const struct { uint8_t op; uint8_t len; uint32_t hdrs; } expect[] = {
 	{ 0x24, 12, 0 }, { 0x25, 16, F(IMMDT) }, { 0x26, 28, F(RETH) }, { 0x27, 12, 0 },
 	{ 0x28, 12, 0 }, { 0x29, 16, F(IMMDT) }, { 0x2a, 28, F(RETH) }, { 0x2b, 32, F(RETH) | F(IMMDT) },
 	{ 0x64, 20, F(DETH) }, { 0x65, 24, F(DETH) | F(IMMDT) }, { 0x81, 28, F(CNPPAD) },
+	/* XRC (9.2: the RC layouts with an XRCETH after the BTH on every request; READ
+	 * RESPONSEs and ACKs carry none) */
+	{ 0xa0, 16, F(XRCETH) }, { 0xa1, 16, F(XRCETH) }, { 0xa2, 16, F(XRCETH) },
+	{ 0xa3, 20, F(XRCETH) | F(IMMDT) }, { 0xa4, 16, F(XRCETH) }, { 0xa5, 20, F(XRCETH) | F(IMMDT) },
+	{ 0xa6, 32, F(XRCETH) | F(RETH) }, { 0xa7, 16, F(XRCETH) }, { 0xa8, 16, F(XRCETH) },
+	{ 0xa9, 20, F(XRCETH) | F(IMMDT) }, { 0xaa, 32, F(XRCETH) | F(RETH) },
+	{ 0xab, 36, F(XRCETH) | F(RETH) | F(IMMDT) }, { 0xac, 32, F(XRCETH) | F(RETH) },
+	{ 0xad, 16, F(AETH) }, { 0xae, 12, 0 }, { 0xaf, 16, F(AETH) }, { 0xb0, 16, F(AETH) },
+	{ 0xb1, 16, F(AETH) }, { 0xb2, 24, F(AETH) | F(ATOMICACKETH) }, { 0xb3, 44, F(XRCETH) | F(ATOMICETH) },
+	{ 0xb4, 44, F(XRCETH) | F(ATOMICETH) }, { 0xb6, 20, F(XRCETH) | F(IETH) }, { 0xb7, 20, F(XRCETH) | F(IETH) },
 };
-#define HDR_FLAGS (F(DETH) | F(RETH) | F(ATOMICETH) | F(AETH) | F(ATOMICACKETH) | F(IMMDT) | F(IETH) | F(CNPPAD))
+#define HDR_FLAGS (F(XRCETH) | F(DETH) | F(RETH) | F(ATOMICETH) | F(AETH) | F(ATOMICACKETH) | F(IMMDT) | F(IETH) | F(CNPPAD))
 
 Test(roce_hdr, opcode_table_has_exactly_the_ibta_header_combinations)
 {
@@ -48,7 +58,7 @@ Test(roce_hdr, opcode_table_has_exactly_the_ibta_header_combinations)
 		cr_expect_eq(o->flags & HDR_FLAGS, expect[idx].hdrs, "0x%02x headers", op);
 		cr_expect_eq(emu_roce_hdr_len((uint8_t)op), expect[idx].len);
 	}
-	cr_expect_eq(known, 38);
+	cr_expect_eq(known, 38 + 23);
 }
 
 Test(roce_hdr, names_follow_the_ibta_spelling)
@@ -79,6 +89,9 @@ Test(roce_hdr, transport_is_the_top_three_opcode_bits)
 	cr_expect_eq(emu_roce_op_transport(0x2a), EMU_ROCE_TR_UC);
 	cr_expect_eq(emu_roce_op_transport(0x64), EMU_ROCE_TR_UD);
 	cr_expect_eq(emu_roce_op_transport(0x81), EMU_ROCE_TR_CNP);
+	cr_expect_eq(emu_roce_op_transport(0xa4), EMU_ROCE_TR_XRC);
+	cr_expect_eq(emu_roce_op_transport(0xbf), EMU_ROCE_TR_XRC);
+	cr_expect_eq(emu_roce_op_transport(0xc0), EMU_ROCE_TR_CNP);
 }
 
 Test(roce_hdr, bth_bits_land_where_the_ibta_puts_them)
@@ -139,6 +152,7 @@ static void fill_all(struct emu_roce_hdrs *h, uint8_t op)
 	h->ieth_rkey = 0x00c0ffee;
 	h->deth.qkey = 0x11111111;
 	h->deth.sqpn = 0x000042;
+	h->xrc_srqn = 0x00beef;
 }
 
 Test(roce_hdr, every_opcode_writes_and_reads_back_only_its_headers)
@@ -164,6 +178,7 @@ Test(roce_hdr, every_opcode_writes_and_reads_back_only_its_headers)
 		cr_expect_eq(r.ieth_rkey, o->flags & F(IETH) ? 0xc0ffeeu : 0);
 		cr_expect_eq(r.deth.sqpn, o->flags & F(DETH) ? 0x42u : 0);
 		cr_expect_eq(r.deth.qkey, o->flags & F(DETH) ? 0x11111111u : 0);
+		cr_expect_eq(r.xrc_srqn, o->flags & F(XRCETH) ? 0xbeefu : 0, "0x%02x xrceth", op);
 	}
 }
 
@@ -192,6 +207,20 @@ Test(roce_hdr, extension_headers_follow_the_bth_in_ibta_order)
 	cr_expect_eq(b[12], 0x11);
 	cr_expect_eq(b[19], 0x42);
 	cr_expect_eq(b[20], 0x01);
+	/* XRC RDMA WRITE ONLY with immediate: BTH, XRCETH (8 reserved bits, then the
+	 * 24-bit XRC SRQ number), RETH, ImmDt */
+	fill_all(&h, 0xab);
+	h.xrc_srqn = 0xfedcba98;        /* only 24 bits go out */
+	emu_roce_hdrs_write(b, sizeof(b), &h);
+	cr_expect_eq(b[12], 0x00);
+	cr_expect_eq(b[13], 0xdc);
+	cr_expect_eq(b[15], 0x98);
+	cr_expect_eq(b[16], 0x11);
+	cr_expect_eq(b[24], 0x99);
+	cr_expect_eq(b[32], 0x01);
+	b[12] = 0xff;                   /* the reserved byte is ignored on receipt */
+	cr_expect_eq(emu_roce_hdrs_read(b, 36, &h), 36);
+	cr_expect_eq(h.xrc_srqn, 0xdcba98u);
 }
 
 Test(roce_hdr, short_or_unknown_headers_are_refused)
@@ -220,6 +249,10 @@ Test(roce_hdr, opcode_for_maps_message_positions)
 	cr_expect_eq(emu_roce_opcode_for(EMU_ROCE_TR_UC, F(SEND), F(LAST), true, false), 0x23);
 	cr_expect_eq(emu_roce_opcode_for(EMU_ROCE_TR_UD, F(SEND), F(ONLY), true, false), 0x65);
 	cr_expect_eq(emu_roce_opcode_for(EMU_ROCE_TR_UD, F(SEND), F(ONLY), false, false), 0x64);
+	cr_expect_eq(emu_roce_opcode_for(EMU_ROCE_TR_XRC, F(SEND), F(ONLY), false, false), 0xa4);
+	cr_expect_eq(emu_roce_opcode_for(EMU_ROCE_TR_XRC, F(SEND), F(ONLY), false, true), 0xb7);
+	cr_expect_eq(emu_roce_opcode_for(EMU_ROCE_TR_XRC, F(WRITE), F(LAST), true, false), 0xa9);
+	cr_expect_eq(emu_roce_opcode_for(EMU_ROCE_TR_XRC, F(READ_RESP), F(FIRST), false, false), 0xad);
 }
 
 Test(roce_hdr, opcode_for_refuses_what_the_ibta_does_not_define)
@@ -242,7 +275,7 @@ Test(roce_hdr, opcode_for_results_agree_with_the_table)
 	static const uint32_t pos[] = { F(FIRST), F(MIDDLE), F(LAST), F(ONLY) };
 	unsigned n = 0;
 
-	for (int tr = 0; tr < 4; tr++)
+	for (int tr = 0; tr < 6; tr++)
 		for (unsigned k = 0; k < 3; k++)
 			for (unsigned p = 0; p < 4; p++)
 				for (int x = 0; x < 3; x++) {
@@ -261,8 +294,8 @@ Test(roce_hdr, opcode_for_results_agree_with_the_table)
 					cr_expect_eq(!!(o->flags & F(IETH)), x == 2);
 					cr_expect_eq(emu_roce_op_transport((uint8_t)op), (enum emu_roce_transport)tr);
 				}
-	/* RC: 8 send + 6 write + 4 read resp; UC: 6 send + 6 write; UD: 2 */
-	cr_expect_eq(n, 18 + 12 + 2);
+	/* RC and XRC: 8 send + 6 write + 4 read resp each; UC: 6 send + 6 write; UD: 2 */
+	cr_expect_eq(n, 18 + 12 + 2 + 18);
 }
 
 Test(roce_hdr, opcode_sequence_allows_only_middle_or_last_inside_a_message)

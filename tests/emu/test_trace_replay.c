@@ -39,7 +39,6 @@ static const struct {
 	{ PRM_CMD_OP_QUERY_HCA_CAP, "vport_group_manager" },
 	{ PRM_CMD_OP_QUERY_HCA_CAP, "eswitch_manager" },
 	{ PRM_CMD_OP_QUERY_HCA_CAP, "nic_flow_table" },
-	{ PRM_CMD_OP_QUERY_HCA_CAP, "xrc" },
 	{ PRM_CMD_OP_QUERY_HCA_CAP, "cc_query_allowed" },     /* no congestion control (caps.c) */
 	{ PRM_CMD_OP_QUERY_HCA_CAP, "cc_modify_allowed" },
 	{ PRM_CMD_OP_QUERY_HCA_CAP, "device_frequency_khz" }, /* ns timer (caps.c) */

@@ -19,7 +19,7 @@
 
 /* General fields hw/emu/caps.c clears, by name (the tests' excuse tables list them). */
 static const char *const trace_caps_cleared[] = {
-	"vport_group_manager", "eswitch_manager", "nic_flow_table", "xrc", "cc_query_allowed", "cc_modify_allowed",
+	"vport_group_manager", "eswitch_manager", "nic_flow_table", "cc_query_allowed", "cc_modify_allowed",
 };
 #define TRACE_CAPS_ETH_TUNNEL_BIT 0x1c   /* tunnel_lro_gre .. tunnel_stateless_vxlan */
 #define TRACE_CAPS_ETH_TUNNEL_WIDTH 4

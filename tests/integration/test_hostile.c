@@ -63,6 +63,7 @@ struct forge_opts {
 	uint64_t va;
 	uint16_t pkey;
 	uint32_t icrc_xor;
+	uint8_t opcode;         /* 0: RC RDMA WRITE ONLY */
 };
 
 /* A forged RC RDMA WRITE ONLY of dlen bytes of 0xee, from A's address to B. */
@@ -76,7 +77,7 @@ static void send_forged(const struct forge_opts *o)
 
 	memset(&h, 0, sizeof(h));
 	memset(payload, 0xee, sizeof(payload));
-	h.bth.opcode = EMU_ROCE_RC_WRITE_ONLY;
+	h.bth.opcode = o->opcode ? o->opcode : EMU_ROCE_RC_WRITE_ONLY;
 	h.bth.pkey = o->pkey ? o->pkey : EMU_ROCE_DEFAULT_PKEY;
 	h.bth.dqpn = o->dqpn ? o->dqpn : qb.qpn;
 	h.bth.psn = o->psn;
@@ -185,6 +186,21 @@ Test(hostile, unknown_qpn_is_dropped_and_counted)
 	assert_untouched();
 	cr_assert_eq(tp_ctr(&B).drops[EMU_ROCE_DROP_QPN], 1);
 	cr_assert_eq(tp_ctr(&B).tx_pkts, 0, "a packet for no QP must not be answered");
+}
+
+/* IBTA 9.6.1.5: a packet whose opcode's service is not the QP's is silently dropped.
+ * An XRC RDMA WRITE ONLY (its XRCETH naming no SRQ of B's) at B's RC QP writes nothing. */
+Test(hostile, xrc_packet_at_an_rc_qp_is_dropped_as_wrong_transport)
+{
+	struct forge_opts o;
+
+	victim(RW, 0);
+	o = good();
+	o.opcode = 0xaa;        /* XRC_RDMA_WRITE_ONLY */
+	send_forged(&o);
+	assert_untouched();
+	cr_assert_eq(tp_ctr(&B).drops[EMU_ROCE_DROP_TRANSPORT], 1);
+	cr_assert_eq(tp_ctr(&B).tx_pkts, 0);
 }
 
 Test(hostile, bad_icrc_is_dropped_and_counted)

@@ -60,10 +60,10 @@ def field(buf, off, width):
 
 # Fields the emulated ConnectX-5 Ex changes on top of the ConnectX-4 seed (hw/emu/caps.c
 # cx5_changes), with their maximum here: what it adds, what it cannot back and clears
-# (no e-switch, vports, NIC flow tables, XRC or congestion control: Linux's mlx5_core and
+# (no e-switch, vports, NIC flow tables or congestion control: Linux's mlx5_core and
 # mlx5_ib went for each in the VM), and its timer's rate.  num_of_uars_per_page changes only the current.
 EMU_OVERRIDES = {"pg": 1, "uar_4k": 1, "num_of_uars_per_page": None, "vport_group_manager": 0,
-                 "eswitch_manager": 0, "nic_flow_table": 0, "xrc": 0, "cc_query_allowed": 0,
+                 "eswitch_manager": 0, "nic_flow_table": 0, "cc_query_allowed": 0,
                  "cc_modify_allowed": 0, "device_frequency_khz": 1000000}
 
 

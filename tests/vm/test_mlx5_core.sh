@@ -5,9 +5,9 @@
 # warning; unload and reload work; then mlx5_ib registers an RDMA device that Debian's
 # ibv_devinfo (rdma-core's libmlx5 over the kernel's ib_uverbs) lists with its port.
 # Linux 6.1's mlx5_ib refuses a device without the xrc capability (main.c
-# mlx5_ib_dev_res_init), which the emulator leaves clear by default because XRC QPs are
-# not implemented (hw/emu/caps.c): this test turns it on (cap=general.xrc:1) for the
-# guest's device; the XRC SRQ mlx5_ib creates is backed (hw/emu/cmd_srq.c).
+# mlx5_ib_dev_res_init); the emulator offers it by default, backed by XRC SRQs
+# (hw/emu/cmd_srq.c, the one mlx5_ib creates at probe among them) and XRC initiator and
+# target QPs (hw/emu/cmd_qp.c, sq_engine.c, rc_resp.c; tests/emu/test_xrc.c).
 # Every command and the emulator's answer is recorded (dump_command form) in
 # BINDIR/linux-mlx5_core-commands.txt: reference K of the field-set oracle
 # (tests/oracle/field_set_table.txt, checked against this recording by
@@ -45,7 +45,7 @@ P=/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so
 for f in /usr/bin/ibv_devinfo "$P" /etc/libibverbs.d/mlx5.driver; do
   [ -e "$f" ] || { echo "vm_mlx5_core: $f missing (tools/install-deps: ibverbs-utils, ibverbs-providers)"; exit 1; }
 done
-res=$("$SRC/tools/vm" run -t 300 -l "$log" -o cap=general.xrc:1 -b /usr/bin/ibv_devinfo -a "$P:$P" \
+res=$("$SRC/tools/vm" run -t 300 -l "$log" -b /usr/bin/ibv_devinfo -a "$P:$P" \
   -a /etc/libibverbs.d/mlx5.driver:/etc/libibverbs.d/mlx5.driver "$guest"); rc=$?
 echo "$res"
 echo "vm_mlx5_core: guest run $((SECONDS - t0)) s, exit $rc"
