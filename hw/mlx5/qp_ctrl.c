@@ -246,6 +246,14 @@ static void mx5_qp_free(struct mx5_qp *qp)
 
 void mx5_qp_release(struct mx5_qp *qp)
 {
+	/* the device wrote its last CQE for this QP before DESTROY_QP returned: the ones
+	 * not yet polled go, SRQ WQEs back to the SRQ (rdma-core providers/mlx5/verbs.c
+	 * mlx5_destroy_qp, __mlx5_cq_clean on both CQs), so no poll returns a completion of
+	 * a QP that is gone or of a later QP given the same number */
+	if (qp->rcq)
+		mx5_cq_ring_clean(&qp->rcq->ring, qp->qpn, qp->srq ? &qp->srq->ring : NULL);
+	if (qp->scq && qp->scq != qp->rcq)
+		mx5_cq_ring_clean(&qp->scq->ring, qp->qpn, NULL);
 	mx5_qp_unlink_cqs(qp);
 	qp->pd->refs--;
 	qp->scq->refs--;

@@ -4,7 +4,10 @@
  * works: move to ERR, post a marker receive (and a marker send), wait for the marker's
  * flush completion (Linux ib_drain_rq/ib_drain_sq).  A QP moved to RESET takes its
  * completions out of the CQs (rdma-core providers/mlx5/cq.c __mlx5_cq_clean), so stale
- * flush completions do not come back after a reconnect. */
+ * flush completions do not come back after a reconnect.  A destroyed QP's unpolled
+ * completions go as well (rdma-core providers/mlx5/verbs.c mlx5_destroy_qp calls
+ * __mlx5_cq_clean on both CQs), so a poll never returns a completion of a QP that no
+ * longer exists. */
 #include "tp_pair.h"
 
 static struct tp_nic A, B;
@@ -135,4 +138,24 @@ Test(qp_flush, reset_keeps_other_qps_completions_on_the_shared_cq)
 	expect_flush(&B, 40, 200);
 	expect_flush(&B, 42, 200);
 	cr_assert_eq(tp_poll(&B, &wc, 50), 0, "wr_id %llu of the reset QP came back", (unsigned long long)wc.wr_id);
+}
+
+/* A destroyed QP's unpolled completions leave the shared CQ; the other QP's stay. */
+Test(qp_flush, destroy_removes_the_qps_unpolled_completions)
+{
+	struct tp_ep b2;
+	struct ibv_wc wc;
+
+	open_pair();
+	tp_qp_create(&b2, &B, MX5_QPT_RC, 16, NULL);
+	cr_assert_eq(tp_post_recv(&b2, 50, bbuf, 4096, tp_lkey(bmr)), 0);
+	cr_assert_eq(tp_post_recv(&qb, 51, bbuf + 4096, 4096, tp_lkey(bmr)), 0);
+	cr_assert_eq(tp_post_recv(&b2, 52, bbuf + 8192, 4096, tp_lkey(bmr)), 0);
+	to_state(&b2, MX5_QPS_ERR);
+	to_state(&qb, MX5_QPS_ERR);
+	usleep(100000);                  /* the flush CQEs are written, none polled */
+	cr_assert_eq(mx5_qp_destroy(b2.qp), 0, "%s", mx5_device_error(B.dev));
+	expect_flush(&B, 51, 200);
+	cr_assert_eq(tp_poll(&B, &wc, 50), 0, "wr_id %llu of the destroyed QP came back",
+		     (unsigned long long)wc.wr_id);
 }
