@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -137,6 +138,16 @@ Test(health_busy, destroys_succeed_and_free_when_the_device_goes_fatal_under_the
 	pthread_join(t, NULL);
 	cr_assert_eq(rc, 0, "ibv_destroy_qp after the device went fatal: %s", strerror(rc));
 	cr_assert_eq(mx5_device_is_fatal(d->mx5), 1);
+	/* a child of fork() may not destroy its parent's objects, fatal device or not
+	 * (ibv_fork_init(3)): refused, rather than freeing them or waiting on its copy of
+	 * the parent's event counts */
+	pid_t child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0)
+		_exit(ibv_destroy_cq(cq) == EPERM ? 0 : 1);
+	int status = 0;
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's ibv_destroy_cq was not refused");
 	/* and the ones after it, on a device known to be fatal */
 	cr_assert_eq(ibv_destroy_srq(srq), 0);
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
