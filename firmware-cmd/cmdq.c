@@ -875,6 +875,35 @@ static int cmdq_move_main_slot(struct cmdq *q, const char *name)
 			 name);
 }
 
+/* The commands that undo something: in the error state they succeed without being sent,
+ * since the device holds nothing any more and the host's side must still go (Linux
+ * cmd.c mlx5_internal_err_ret_value(), v6.1: MLX5_CMD_STAT_OK for these opcodes). */
+static bool cmdq_is_teardown(uint16_t op)
+{
+	switch (op) {
+	case PRM_CMD_OP_TEARDOWN_HCA: case PRM_CMD_OP_DISABLE_HCA: case PRM_CMD_OP_MANAGE_PAGES:
+	case PRM_CMD_OP_DESTROY_MKEY: case PRM_CMD_OP_DESTROY_EQ: case PRM_CMD_OP_DESTROY_CQ:
+	case PRM_CMD_OP_DESTROY_QP: case PRM_CMD_OP_DESTROY_PSV: case PRM_CMD_OP_DESTROY_SRQ:
+	case PRM_CMD_OP_DESTROY_XRC_SRQ: case PRM_CMD_OP_DESTROY_XRQ: case PRM_CMD_OP_DESTROY_DCT:
+	case PRM_CMD_OP_DEALLOC_Q_COUNTER: case PRM_CMD_OP_DESTROY_SCHEDULING_ELEMENT:
+	case PRM_CMD_OP_DESTROY_QOS_PARA_VPORT: case PRM_CMD_OP_DEALLOC_PD: case PRM_CMD_OP_DEALLOC_UAR:
+	case PRM_CMD_OP_DETACH_FROM_MCG: case PRM_CMD_OP_DEALLOC_XRCD:
+	case PRM_CMD_OP_DEALLOC_TRANSPORT_DOMAIN: case PRM_CMD_OP_DELETE_VXLAN_UDP_DPORT:
+	case PRM_CMD_OP_DELETE_L2_TABLE_ENTRY: case PRM_CMD_OP_DESTROY_LAG:
+	case PRM_CMD_OP_DESTROY_VPORT_LAG: case PRM_CMD_OP_DESTROY_TIR: case PRM_CMD_OP_DESTROY_SQ:
+	case PRM_CMD_OP_DESTROY_RQ: case PRM_CMD_OP_DESTROY_RMP: case PRM_CMD_OP_DESTROY_TIS:
+	case PRM_CMD_OP_MODIFY_RQT: case PRM_CMD_OP_DESTROY_RQT: case PRM_CMD_OP_DESTROY_FLOW_TABLE:
+	case PRM_CMD_OP_DESTROY_FLOW_GROUP: case PRM_CMD_OP_DELETE_FLOW_TABLE_ENTRY:
+	case PRM_CMD_OP_DEALLOC_FLOW_COUNTER: case PRM_CMD_OP_2ERR_QP: case PRM_CMD_OP_2RST_QP:
+	case PRM_CMD_OP_DEALLOC_PACKET_REFORMAT_CONTEXT: case PRM_CMD_OP_DEALLOC_MODIFY_HEADER_CONTEXT:
+	case PRM_CMD_OP_DESTROY_GENERAL_OBJECT: case PRM_CMD_OP_DEALLOC_MEMIC: case PRM_CMD_OP_DEALLOC_SF:
+	case PRM_CMD_OP_DESTROY_UCTX: case PRM_CMD_OP_DESTROY_UMEM:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static int cmdq_exec_locked(struct cmdq *q, const struct cmdq_slot *slot, const void *in, size_t inlen, void *out,
 			    size_t outlen)
 {
@@ -890,9 +919,18 @@ static int cmdq_exec_locked(struct cmdq *q, const struct cmdq_slot *slot, const 
 		memcpy(hdr, in, inlen < sizeof(hdr) ? inlen : sizeof(hdr));
 	r.name = prm_opcode_str((uint16_t)PRM_GET(cmd_in, hdr, opcode), opbuf, sizeof(opbuf));
 
-	/* A device in its error state executes nothing (Linux cmd.c: mlx5_cmd_is_down()). */
-	if ((rc = atomic_load_explicit(&q->down_err, memory_order_acquire)))
+	/* A device in its error state executes nothing (Linux cmd.c: mlx5_cmd_is_down());
+	 * a teardown command succeeds unsent, with a zero (OK) output (cmdq_is_teardown). */
+	if ((rc = atomic_load_explicit(&q->down_err, memory_order_acquire))) {
+		if (cmdq_is_teardown((uint16_t)PRM_GET(cmd_in, hdr, opcode))) {
+			if (out && outlen)
+				memset(out, 0, outlen);
+			q->last_status = 0;
+			q->last_syndrome = 0;
+			return 0;
+		}
 		return cmdq_fail(q, rc, "%s: not sent: the device is in the error state (%s)", r.name, q->down_why);
+	}
 	/* After a timeout the device may still own the slot and its mailboxes: reusing them
 	 * would hand it a half-rewritten command.  The main slot moves to a free entry
 	 * (cmdq_move_main_slot); the nested one has nowhere to go. */
@@ -916,7 +954,14 @@ static int cmdq_exec_locked(struct cmdq *q, const struct cmdq_slot *slot, const 
 	/* A nested command run inside the wait left its own status behind. */
 	q->last_status = 0;
 	q->last_syndrome = 0;
-	if (rc < 0)
+	if (rc < 0 && rc == atomic_load_explicit(&q->down_err, memory_order_acquire) &&
+	    cmdq_is_teardown((uint16_t)PRM_GET(cmd_in, hdr, opcode))) {
+		/* aborted by the error state (cmdq_set_down): a teardown command succeeds all
+		 * the same, as if it had not been sent (cmdq_is_teardown) */
+		if (out && outlen)
+			memset(out, 0, outlen);
+		rc = 0;
+	} else if (rc < 0)
 		rc = cmdq_wait_failed(q, &r, rc);
 	else {
 		cmdq_barrier_from_device();

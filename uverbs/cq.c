@@ -223,9 +223,6 @@ UV_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	int rc = uv_queue_destroy((struct uv_queue){ UV_QUEUE_CQ, .cq = q }, UV_HANDLE(cq, async_events_completed));
 	if (rc)
 		return rc;   /* EBUSY while QPs use it */
-	/* no completion event can name it any more: drop the ones not yet read */
-	if (cq->channel)
-		uv_evq_drop(&uv_from(cq->channel, struct uv_channel, ch)->q, cq);
 	free(q);
 	return 0;
 }

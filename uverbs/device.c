@@ -95,8 +95,14 @@ int uv_queue_destroy(struct uv_queue q, struct uv_handle h)
 		uv_parent_put(q.srq->parent);
 		break;
 	}
+	struct ibv_comp_channel *channel = q.kind == UV_QUEUE_CQ ? q.cq->cqx.channel : NULL;
 	pthread_mutex_unlock(&d->lock);
 	uv_evq_drop(&ctx->async, h.obj);
+	/* no completion event can name a destroyed CQ any more: drop the ones not yet read,
+	 * before reading how many were handed out (the drop and ibv_get_cq_event's count
+	 * both run under the channel's lock) */
+	if (channel)
+		uv_evq_drop(&uv_from(channel, struct uv_channel, ch)->q, h.obj);
 	/* ibv_get_async_event(3): the object's events already handed out are acknowledged
 	 * before it goes, as rdma-core's destroy waits (libibverbs/cmd_qp.c,
 	 * ibv_cmd_destroy_qp(): until events_completed reaches the kernel's
@@ -110,8 +116,14 @@ int uv_queue_destroy(struct uv_queue q, struct uv_handle h)
 	case UV_QUEUE_QP: reported = __atomic_load_n(&q.qp->async_reported, __ATOMIC_ACQUIRE); break;
 	case UV_QUEUE_SRQ: reported = __atomic_load_n(&q.srq->async_reported, __ATOMIC_ACQUIRE); break;
 	}
+	/* ibv_get_cq_event(3): "ibv_destroy_cq() will wait for all completion events to be
+	 * acknowledged", as rdma-core's ibv_cmd_destroy_cq() waits for both
+	 * comp_events_completed and async_events_completed (libibverbs/cmd_cq.c). */
+	unsigned comp = q.kind == UV_QUEUE_CQ ? __atomic_load_n(&q.cq->comp_reported, __ATOMIC_ACQUIRE) : 0;
+	const unsigned *comp_done = q.kind == UV_QUEUE_CQ ? &q.cq->cqx.comp_events_completed : &comp;
 	pthread_mutex_lock(h.mutex);
-	while (__atomic_load_n(h.completed, __ATOMIC_ACQUIRE) != reported)
+	while (__atomic_load_n(h.completed, __ATOMIC_ACQUIRE) != reported ||
+	       __atomic_load_n(comp_done, __ATOMIC_ACQUIRE) != comp)
 		pthread_cond_wait(h.cond, h.mutex);
 	pthread_mutex_unlock(h.mutex);
 	pthread_mutex_destroy(h.mutex);

@@ -380,6 +380,14 @@ void uv_cq_comp_event(void *arg, struct mx5_cq *m)
 		uv_log(UV_LOG_WARN, "completion event lost (out of memory)");
 }
 
+/* Under the channel's lock, as the entry leaves it: counted before ibv_destroy_cq can
+ * drop the channel's entries for the CQ (uv_queue_destroy), so that destroy sees it and
+ * waits for its acknowledgement, as uv_async_taken does for async events. */
+static void uv_comp_taken(const struct uv_event_node *n)
+{
+	__atomic_add_fetch(&((struct uv_cq *)(void *)n->cq)->comp_reported, 1, __ATOMIC_RELEASE);
+}
+
 UV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 			       void **cq_context)
 {
@@ -387,7 +395,7 @@ UV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq *
 		return uv_minus1(EINVAL);
 	struct uv_channel *ch = uv_from(channel, struct uv_channel, ch);
 	struct uv_event_node n = { 0 };
-	int rc = uv_evq_pop(&ch->q, &n);
+	int rc = uv_evq_pop_hook(&ch->q, &n, uv_comp_taken);
 	if (rc)
 		return uv_minus1(-rc);
 	*cq = n.cq;
@@ -400,5 +408,10 @@ UV_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
 	if (!cq)
 		return;
-	__atomic_add_fetch(&cq->comp_events_completed, nevents, __ATOMIC_RELAXED);
+	/* counted under the CQ's mutex, waking a destroy waiting for it, as rdma-core's
+	 * ibv_ack_cq_events() does (libibverbs/device.c) */
+	pthread_mutex_lock(&cq->mutex);
+	__atomic_add_fetch(&cq->comp_events_completed, nevents, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
 }

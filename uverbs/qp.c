@@ -218,11 +218,8 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	q->parent = uv_parent_hold(a->pd);
 	pthread_mutex_unlock(&d->lock);
 
-	q->st.inl = malloc(q->max_inline ? q->max_inline : 1);
-	if (!q->st.inl) {
-		ibv_destroy_qp(&q->qpx.qp_base);
-		return uv_null(ENOMEM);
-	}
+	/* set before the allocation below: its failure undoes the QP with ibv_destroy_qp,
+	 * which needs the context, mutex and condition variable (uv_queue_destroy) */
 	struct ibv_qp *qp = &q->qpx.qp_base;
 	qp->context = c;
 	qp->qp_context = a->qp_context;
@@ -236,6 +233,11 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	qp->qp_type = a->qp_type;
 	pthread_mutex_init(&qp->mutex, NULL);
 	pthread_cond_init(&qp->cond, NULL);
+	q->st.inl = malloc(q->max_inline ? q->max_inline : 1);
+	if (!q->st.inl) {
+		ibv_destroy_qp(&q->qpx.qp_base);
+		return uv_null(ENOMEM);
+	}
 	uv_qp_ex_init(q, ops);
 	/* ibv_create_qp(3): the granted capabilities are returned in cap */
 	a->cap.max_send_wr = q->cap.max_send_wr;

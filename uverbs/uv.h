@@ -213,6 +213,7 @@ struct uv_cq {
 	struct ibv_wc cur;            /* the completion start_poll/next_poll read */
 	bool polling;
 	unsigned async_reported;      /* async events handed out naming it (events.c) */
+	unsigned comp_reported;       /* completion events handed out naming it (events.c) */
 };
 
 struct uv_srq {

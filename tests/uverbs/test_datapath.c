@@ -467,3 +467,55 @@ Test(datapath, arming_waits_for_a_new_completion_not_an_unpolled_one)
 	cr_assert_eq(wc.wr_id, 2);
 	ut_expect(A.cq, &wc, IBV_WC_SUCCESS);
 }
+
+struct destroy_cq_arg {
+	struct ibv_cq *cq;
+	int rc;
+	volatile int done;
+};
+
+static void *destroy_cq_thread(void *p)
+{
+	struct destroy_cq_arg *a = p;
+	a->rc = ibv_destroy_cq(a->cq);
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* ibv_get_cq_event(3): "ibv_destroy_cq() will wait for all completion events to be
+ * acknowledged", as rdma-core's ibv_cmd_destroy_cq() waits for comp_events_completed
+ * (libibverbs/cmd_cq.c); without the wait the later ibv_ack_cq_events() wrote into the
+ * freed CQ. */
+Test(datapath, destroy_cq_waits_until_its_completion_event_is_acknowledged)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(cb);
+	cr_assert(ch);
+	struct ibv_cq *bcq = ibv_create_cq(cb, 32, NULL, ch, 0);
+	cr_assert(bcq);
+	ut_ep_init(&A, ca, IBV_QPT_RC, 65536, NULL);
+	ut_ep_init(&B, cb, IBV_QPT_RC, 65536, bcq);
+	ut_pair(&A, &B);
+	cr_assert_eq(ibv_req_notify_cq(bcq, 0), 0);
+	ut_post_recv(&B, 1, B.buf, 64);
+	send_one(&A, 1, IBV_WR_SEND, A.buf, 64, 0, 0, 0);
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	cr_assert_eq(poll(&p, 1, 5000), 1, "no completion event");
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	cr_assert_eq(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), 0);
+	cr_assert_eq(ev_cq, bcq);
+	cr_assert_eq(ibv_destroy_qp(B.qp), 0);
+	struct destroy_cq_arg a = { .cq = bcq };
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, destroy_cq_thread, &a), 0);
+	usleep(300 * 1000);
+	cr_assert_eq(__atomic_load_n(&a.done, __ATOMIC_ACQUIRE), 0,
+		     "ibv_destroy_cq returned (%d) with a completion event unacknowledged", a.rc);
+	ibv_ack_cq_events(ev_cq, 1);
+	for (int i = 0; i < 500 && !__atomic_load_n(&a.done, __ATOMIC_ACQUIRE); i++)
+		usleep(10 * 1000);
+	cr_assert_eq(__atomic_load_n(&a.done, __ATOMIC_ACQUIRE), 1, "destroy still waiting after the ack");
+	pthread_join(t, NULL);
+	cr_assert_eq(a.rc, 0);
+	cr_assert_eq(ibv_destroy_comp_channel(ch), 0);
+}

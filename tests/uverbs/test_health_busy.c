@@ -13,11 +13,14 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 
+#include "firmware-cmd/names.h"
 #include "hw/emu/emu.h"
 #include "hw/mlx5/mx5.h"
 #include "hw/platform/notify.h"
@@ -87,6 +90,68 @@ Test(health_busy, fatal_syndrome_is_noticed_while_interrupts_keep_the_service_th
 	cr_assert_geq(waited, 0, "no IBV_EVENT_DEVICE_FATAL within 4 s of a fatal health "
 		      "syndrome: the busy service thread never sampled the health registers");
 	cr_log_info("IBV_EVENT_DEVICE_FATAL %.2f s after the syndrome", waited);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+}
+
+static void *fatal_later(void *p)
+{
+	usleep(200 * 1000);
+	emu_fault_fatal(p, 0x7);
+	return NULL;
+}
+
+/* A destroy whose command the firmware never answers because it went fatal meanwhile
+ * succeeds, and the host's side of the object goes: in the error state teardown commands
+ * report success (Linux cmd.c mlx5_internal_err_ret_value(), MLX5_CMD_STAT_OK for
+ * DESTROY_QP/CQ/RMP...), so that an application tearing down after a fatal error
+ * neither fails nor leaks (ASan's leak check sees a QP left behind). */
+Test(health_busy, destroys_succeed_and_free_when_the_device_goes_fatal_under_them, .timeout = 60)
+{
+	setenv("UVERBS_DEVICES", "emu:ip=127.61.9.2", 1);
+	int n = 0;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	cr_assert_not_null(list);
+	cr_assert_eq(n, 1);
+	struct ibv_context *ctx = ibv_open_device(list[0]);
+	cr_assert_not_null(ctx, "ibv_open_device: %s", strerror(errno));
+	struct uv_dev *d = uv_ctx_dev(ctx);
+	struct emu_dev *e = emu_device_from_shim(mx5_device_shim(d->mx5));
+	cr_assert_not_null(e, "an emu: device");
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	cr_assert_not_null(pd);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	cr_assert_not_null(cq);
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	cr_assert_not_null(srq);
+	struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_send_sge = 1 } };
+	struct ibv_qp *qp = ibv_create_qp(pd, &qa);
+	cr_assert_not_null(qp);
+
+	/* the firmware goes fatal while DESTROY_QP waits for it */
+	cr_assert_eq(emu_fault_hang(e, PRM_CMD_OP_DESTROY_QP), 0);
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, fatal_later, e), 0);
+	int rc = ibv_destroy_qp(qp);
+	pthread_join(t, NULL);
+	cr_assert_eq(rc, 0, "ibv_destroy_qp after the device went fatal: %s", strerror(rc));
+	cr_assert_eq(mx5_device_is_fatal(d->mx5), 1);
+	/* a child of fork() may not destroy its parent's objects, fatal device or not
+	 * (ibv_fork_init(3)): refused, rather than freeing them or waiting on its copy of
+	 * the parent's event counts */
+	pid_t child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0)
+		_exit(ibv_destroy_cq(cq) == EPERM ? 0 : 1);
+	int status = 0;
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's ibv_destroy_cq was not refused");
+	/* and the ones after it, on a device known to be fatal */
+	cr_assert_eq(ibv_destroy_srq(srq), 0);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
 }
