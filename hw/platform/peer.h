@@ -24,10 +24,12 @@ int plat_allow_peer_access(pid_t pid);
  * write != 0 copies buf into the other process.  0, or -errno (-EFAULT for memory the
  * other process has not mapped, -ESRCH once it is gone). */
 int plat_peer_copy(pid_t pid, uint64_t raddr, void *buf, size_t len, int write);
-/* A descriptor that polls readable (POLLIN) once process `pid` -- that process, not a
- * later one given the same pid -- has exited: a pidfd on Linux (pidfd_open(2), 5.3), a
- * kqueue watching EVFILT_PROC NOTE_EXIT on macOS.  The descriptor, or -errno (-ESRCH:
- * gone already; -ENOSYS: the kernel has no such thing). */
-int plat_peer_exit_fd(pid_t pid);
+/* A descriptor that polls readable (POLLIN) once the peer of connected AF_UNIX socket
+ * `sock`, whose pid plat_peer_cred gave as `pid` -- that process, not a later one given
+ * the same pid -- has exited; call it on accepting the connection.  Linux: SO_PEERPIDFD
+ * (6.5), else pidfd_open(2) (5.3) checked against the process's start time; macOS: a
+ * kqueue watching EVFILT_PROC NOTE_EXIT.  The descriptor, or -errno (-ESRCH: gone
+ * already, or its pid is another process's now; -ENOSYS: the kernel has no such thing). */
+int plat_peer_exit_fd(int sock, pid_t pid);
 
 #endif

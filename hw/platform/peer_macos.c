@@ -30,9 +30,16 @@ int plat_peer_copy(pid_t pid, uint64_t raddr, void *buf, size_t len, int write)
 	return -EOPNOTSUPP;
 }
 
-int plat_peer_exit_fd(pid_t pid)
+int plat_peer_exit_fd(int sock, pid_t pid)
 {
-	/* a kqueue polls readable while an event is pending (kqueue(2)); NOTE_EXIT names
+	(void)sock;
+	/* The pid can have gone to another process between connect(2) and here.  The
+	 * equivalent of Linux's SO_PEERPIDFD is the peer's audit token (getsockopt
+	 * SOL_LOCAL LOCAL_PEERTOKEN, sys/un.h), whose pid version (audit_token_to_pidversion,
+	 * libbsm) names one process; after adding the kevent below it would be compared
+	 * with the watched process's own.  Not done: that needs the watched process's
+	 * token too (task_name_for_pid, which wants privileges), not a trivial change.
+	 * A kqueue polls readable while an event is pending (kqueue(2)); NOTE_EXIT names
 	 * the process, and fails with ESRCH when it is gone already */
 	int kq = kqueue();
 	if (kq < 0)

@@ -24,8 +24,12 @@
 
 #define SKC_MAX_MAPS 512u
 
+/* An entry is taken (pending) before SK_MAP goes to the kernel, so that a REVOKE the
+ * kernel sends once it registered the window -- possibly before the reply is read
+ * here -- finds it: `revoked` then makes skc_map redirect the mapping as soon as it
+ * exists. */
 struct skc_map {
-	bool used;
+	bool used, pending, revoked;
 	uint32_t conn, memory_type;
 	uint64_t addr, size;
 };
@@ -62,7 +66,11 @@ static void *async_main(void *arg)
 			pthread_mutex_lock(&g_maps_lock);
 			for (unsigned i = 0; i < SKC_MAX_MAPS; i++) {
 				struct skc_map *x = &g_maps[i];
-				if (x->used && x->conn == m->conn && x->memory_type == m->a)
+				if (!x->used || x->conn != m->conn || x->memory_type != m->a)
+					continue;
+				if (x->pending)
+					x->revoked = true;       /* skc_map redirects it */
+				else
 					mmap((void *)(uintptr_t)x->addr, x->size, PROT_READ | PROT_WRITE,
 					     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			}
@@ -208,7 +216,8 @@ static void forget_maps(uint32_t conn, uint32_t memory_type, bool all)
 	for (unsigned i = 0; i < SKC_MAX_MAPS; i++) {
 		struct skc_map *x = &g_maps[i];
 		if (x->used && x->conn == conn && (all || x->memory_type == memory_type)) {
-			munmap((void *)(uintptr_t)x->addr, x->size);
+			if (!x->pending)   /* a pending one: skc_map finds it gone, unmaps */
+				munmap((void *)(uintptr_t)x->addr, x->size);
 			x->used = false;
 		}
 	}
@@ -271,29 +280,50 @@ kern_return_t skc_map(uint32_t conn, uint32_t memory_type, IOOptionBits options,
 	kern_return_t kr;
 	void *p;
 
+	unsigned slot = SKC_MAX_MAPS;
+	pthread_mutex_lock(&g_maps_lock);
+	for (unsigned i = 0; i < SKC_MAX_MAPS; i++)
+		if (!g_maps[i].used) {
+			g_maps[i] = (struct skc_map){ .used = true, .pending = true, .conn = conn,
+						      .memory_type = memory_type };
+			slot = i;
+			break;
+		}
+	pthread_mutex_unlock(&g_maps_lock);
+	if (slot == SKC_MAX_MAPS)
+		return kIOReturnNoResources;     /* untracked, a REVOKE could not reach it */
+
 	memset(&m, 0, sizeof(m));
 	m.op = SK_MAP;
 	m.conn = conn;
 	m.a = memory_type;
 	m.b = options;
 	kr = rpc(&m, sizeof(m), NULL, 0, &r, sizeof(r), NULL, &fd);
-	if (kr != KERN_SUCCESS || fd < 0) {
+	pthread_mutex_lock(&g_maps_lock);
+	struct skc_map *x = &g_maps[slot];
+	bool ours = x->used && x->pending && x->conn == conn && x->memory_type == memory_type;
+	if (kr != KERN_SUCCESS || fd < 0 || !ours) {
+		if (ours)
+			x->used = false;
+		pthread_mutex_unlock(&g_maps_lock);
 		if (fd >= 0)
 			close(fd);
-		return kr != KERN_SUCCESS ? kr : kIOReturnIPCError;
+		/* the window, registered in the kernel, goes with the connection */
+		return kr != KERN_SUCCESS ? kr : !ours ? kIOReturnNotAttached : kIOReturnIPCError;
 	}
 	/* The kernel's pages themselves: the BAR's memfd at the window's offset, or the
-	 * DMA buffer's. */
+	 * DMA buffer's.  Mapped under the lock, so a REVOKE waits for the entry. */
 	p = mmap(NULL, r.x, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)r.y);
 	close(fd);
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED) {
+		x->used = false;
+		pthread_mutex_unlock(&g_maps_lock);
 		return kIOReturnNoMemory;
-	pthread_mutex_lock(&g_maps_lock);
-	for (unsigned i = 0; i < SKC_MAX_MAPS; i++)
-		if (!g_maps[i].used) {
-			g_maps[i] = (struct skc_map){ true, conn, memory_type, (uint64_t)(uintptr_t)p, r.x };
-			break;
-		}
+	}
+	if (x->revoked)       /* revoked already: what the REVOKE handler would have done */
+		mmap(p, r.x, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	*x = (struct skc_map){ .used = true, .conn = conn, .memory_type = memory_type,
+			       .addr = (uint64_t)(uintptr_t)p, .size = r.x };
 	pthread_mutex_unlock(&g_maps_lock);
 	*addr = (uint64_t)(uintptr_t)p;
 	*size = r.x;

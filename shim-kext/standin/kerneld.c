@@ -118,10 +118,14 @@ static struct kd_conn *conn_of(struct kd_task *t, uint32_t id)
 /* ---- what the kernel half asks of its host (standin.h) ---- */
 
 /* sendAsyncResult64 to a task's port: the port named in the call was rewritten to
- * (connection slot + 1) << 16 | the task's own port name (call below). */
+ * (connection id's low 7 bits) << 25 | (connection slot + 1) << 16 | the task's own
+ * port name (call below), so a result for a closed connection does not reach the task
+ * whose connection took its slot since (unless 128 connection ids apart). */
+#define KD_PORT_GEN(id) ((uint32_t)(id) & 0x7fu)
 void standin_port_send(mach_port_t port, const uint64_t *ref, const uint64_t *args, uint32_t nargs)
 {
-	unsigned slot = (port >> 16) - 1u;
+	unsigned slot = ((port >> 16) & 0x1ffu) - 1u;
+	uint32_t gen = port >> 25;
 	struct sk_irq msg;
 	int fd = -1;
 
@@ -137,7 +141,7 @@ void standin_port_send(mach_port_t port, const uint64_t *ref, const uint64_t *ar
 	for (uint32_t i = 0; i < msg.m.b; i++)
 		msg.args[i] = args[i];
 	pthread_mutex_lock(&g_lock);
-	if (g_conn[slot].id && !g_conn[slot].task->dead)
+	if (g_conn[slot].id && KD_PORT_GEN(g_conn[slot].id) == gen && !g_conn[slot].task->dead)
 		fd = g_conn[slot].task->async_fd;
 	if (fd >= 0) {
 		/* A task that does not read its channel loses messages, as a full port does. */
@@ -189,7 +193,10 @@ static void flush_revokes(void)
 		msg.a = p.memory_type;
 		msg.x = ++p.task->seq;
 		struct iovec iov = { &msg, sizeof(msg) };
-		if (!p.task->dead && plat_lmsg_send(p.task->async_fd, &iov, 1, -1, 0) == 0) {
+		pthread_mutex_lock(&g_lock);
+		bool dead = p.task->dead;
+		pthread_mutex_unlock(&g_lock);
+		if (!dead && plat_lmsg_send(p.task->async_fd, &iov, 1, -1, 0) == 0) {
 			struct timespec t0, t1;
 			__atomic_add_fetch(&g_stats.revokes_sent, 1, __ATOMIC_RELAXED);
 			clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -338,12 +345,14 @@ static void do_call(struct kd_task *t, struct sk_call *q, size_t got, uint8_t *o
 		/* The wake port is a right of the caller's task: the kernel's name for it
 		 * carries the connection, so the result goes back to that task. */
 		memcpy(ref, q->ref, sizeof(ref));
-		a.wake_port = (mach_port_t)((slot + 1u) << 16 | (q->wake_port & 0xffffu));
+		a.wake_port = (mach_port_t)(KD_PORT_GEN(q->m.conn) << 25 | (slot + 1u) << 16 |
+					    (q->wake_port & 0xffffu));
 		a.async_ref = ref;
 		a.async_ref_count = q->ref_count;
 	}
 	q->m.status = standin_external_method(c, &a);
-	*out_len = a.struct_out_size;
+	/* no output on failure: the buffer is the thread's, and may hold an earlier call's */
+	*out_len = q->m.status == kIOReturnSuccess ? a.struct_out_size : 0;
 	q->m.a = a.scalar_out_count;
 }
 
@@ -457,9 +466,10 @@ static void task_groups(struct standin_task *cred, gid_t gid)
 		return;
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "Gid:", 4) == 0) {
-			unsigned long rgid;
-			if (sscanf(line + 4, "%lu", &rgid) == 1)
-				cred->gid = (uint32_t)rgid;
+			/* real, effective, saved, fs: the effective one, as SO_PEERCRED's uid */
+			unsigned long egid;
+			if (sscanf(line + 4, "%*u %lu", &egid) == 1)
+				cred->gid = (uint32_t)egid;
 		} else if (strncmp(line, "Groups:", 7) == 0) {
 			char *p = line + 7, *end;
 			for (;;) {
@@ -498,6 +508,10 @@ static void task_died(struct kd_task *t)
 	}
 	say("task %d is gone", (int)t->cred.pid);
 }
+
+/* tasks connected now: one thread each, so at most KD_MAX_TASKS */
+#define KD_MAX_TASKS 256u
+static unsigned g_live_tasks;
 
 static void *task_main(void *arg)
 {
@@ -597,6 +611,7 @@ static void *task_main(void *arg)
 out:
 	task_died(t);
 	task_put(t);
+	__atomic_sub_fetch(&g_live_tasks, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -663,6 +678,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
+		if (__atomic_load_n(&g_live_tasks, __ATOMIC_RELAXED) >= KD_MAX_TASKS) {
+			say("connection refused: %u tasks connected already (at most %u)",
+			    KD_MAX_TASKS, KD_MAX_TASKS);
+			close(fd);
+			continue;
+		}
 		t = calloc(1, sizeof(*t));
 		if (!t) {
 			close(fd);
@@ -681,7 +702,9 @@ int main(int argc, char **argv)
 		pthread_mutex_lock(&g_lock);
 		g_stats.tasks++;
 		pthread_mutex_unlock(&g_lock);
+		__atomic_add_fetch(&g_live_tasks, 1, __ATOMIC_RELAXED);
 		if (pthread_create(&th, NULL, task_main, t)) {
+			__atomic_sub_fetch(&g_live_tasks, 1, __ATOMIC_RELAXED);
 			task_put(t);
 			continue;
 		}

@@ -1301,7 +1301,7 @@ void uvd_client_start(struct uvd_server *srv, int fd)
 	/* The connection is the process's that made it: a child that inherits it must not
 	 * keep it once that process exits, or the pid, given to another process, would be
 	 * the one the daemon reads and writes (PIN, the emulator's DMA) for the child. */
-	c->exit_fd = plat_peer_exit_fd(pid);
+	c->exit_fd = plat_peer_exit_fd(fd, pid);
 	if (c->exit_fd < 0 && c->exit_fd != -ENOSYS) {
 		uvd_log("connection of pid %d refused: %s", (int)pid, strerror(-c->exit_fd));
 		close(fd);

@@ -61,9 +61,18 @@ int uvd_pin_for(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **
 		return -ENOMEM;
 	int rc = shim->ops->pin_for(shim, (int32_t)c->pid, q->va, (size_t)q->len, &m->pin);
 	if (rc) {
+		/* pin_for ran without the device lock (uvd_pin): shim->err is copied under it,
+		 * so no locked request rewrites it meanwhile.  Another client's pin_for,
+		 * unlocked too, still can: the detail may then be that one's (the errno is
+		 * ours); a per-call message needs the backend's pin_for to return one. */
+		char why[sizeof(shim->err)];
+		uvd_lock(c->srv);
+		memcpy(why, shim->err, sizeof(why));
+		uvd_unlock(c->srv);
+		why[sizeof(why) - 1] = 0;
 		snprintf(msg, msglen, "pin: 0x%llx+%llu of process %d: %s (the client must have opened the "
 			 "device as a guest)", (unsigned long long)q->va, (unsigned long long)q->len, (int)c->pid,
-			 shim->err[0] ? shim->err : strerror(-rc));
+			 why[0] ? why : strerror(-rc));
 		return rc;
 	}
 	if (m->pin.nseg > UVD_MAX_SEGS) {
@@ -74,7 +83,7 @@ int uvd_pin_for(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **
 	m->pinned_for = true;
 	m->segs = m->pin.seg;
 	m->nseg = m->pin.nseg;
-	__atomic_store_n(&c->nmem, c->nmem + 1, __ATOMIC_RELAXED);   /* read by uvd_quota_mem */
+	__atomic_store_n(&c->nmem, c->nmem + 1, __ATOMIC_RELAXED);   /* read by uvd_quota_take */
 	*out = m;
 	return 0;
 }
