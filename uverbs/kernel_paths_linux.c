@@ -143,31 +143,51 @@ static bool uv_kp_stat_node(const char *path, struct stat *st)
 static bool uv_kp_stat_dir(const char *path, struct stat *st);
 static bool uv_kp_stat_any(const char *path, bool follow, struct stat *st);
 static void uv_kp_to_stat64(const struct stat *s, struct stat64 *st);
+static bool uv_kp_absolute(const char *path);
 
-UV_EXPORT int stat(const char *path, struct stat *st)
+static void uv_kp_copy_stat(const struct stat *s, struct stat *st)
 {
-	static void *next;
-	if (uv_kp_stat_any(path, true, st))
-		return 0;
-	int (*f)(const char *, struct stat *) = (int (*)(const char *, struct stat *))uv_kp_next(&next, "stat");
-	return f ? f(path, st) : uv_minus1(ENOSYS);
+	*st = *s;
 }
 
-/* On LP64 Linux struct stat64 and struct stat are the same layout (glibc declares
- * stat64 separately for 32-bit ABIs); a 32-bit build answers through stat64's own
- * fields below. */
-UV_EXPORT int stat64(const char *path, struct stat64 *st)
-{
-	static void *next;
-	struct stat s;
-	if (!uv_kp_stat_any(path, true, &s)) {
-		int (*f)(const char *, struct stat64 *) =
-			(int (*)(const char *, struct stat64 *))uv_kp_next(&next, "stat64");
-		return f ? f(path, st) : uv_minus1(ENOSYS);
+/* stat, lstat and their 64-bit twins: our paths answered (follow: stat, not lstat),
+ * every other path passed on to libc's.  On LP64 Linux struct stat64 and struct stat
+ * are the same layout (glibc declares stat64 separately for 32-bit ABIs); a 32-bit
+ * build answers through stat64's own fields (uv_kp_to_stat64). */
+#define UV_KP_STAT_AS(name, stat_t, follow, fill)                                          \
+	UV_EXPORT int name(const char *path, stat_t *st)                                   \
+	{                                                                                  \
+		static void *next;                                                         \
+		struct stat s;                                                             \
+		if (uv_kp_stat_any(path, follow, &s)) {                                    \
+			fill(&s, st);                                                      \
+			return 0;                                                          \
+		}                                                                          \
+		int (*f)(const char *, stat_t *) = (int (*)(const char *, stat_t *))uv_kp_next(&next, #name); \
+		return f ? f(path, st) : uv_minus1(ENOSYS);                                \
 	}
-	uv_kp_to_stat64(&s, st);
-	return 0;
-}
+UV_KP_STAT_AS(stat, struct stat, true, uv_kp_copy_stat)
+UV_KP_STAT_AS(stat64, struct stat64, true, uv_kp_to_stat64)
+UV_KP_STAT_AS(lstat, struct stat, false, uv_kp_copy_stat)
+UV_KP_STAT_AS(lstat64, struct stat64, false, uv_kp_to_stat64)
+
+/* fstatat and fstatat64: absolute paths of ours only (a path relative to a directory
+ * descriptor is passed on). */
+#define UV_KP_FSTATAT_AS(name, stat_t, fill)                                               \
+	UV_EXPORT int name(int dirfd, const char *path, stat_t *st, int flags)             \
+	{                                                                                  \
+		static void *next;                                                         \
+		struct stat s;                                                             \
+		if (uv_kp_absolute(path) && uv_kp_stat_any(path, !(flags & AT_SYMLINK_NOFOLLOW), &s)) { \
+			fill(&s, st);                                                      \
+			return 0;                                                          \
+		}                                                                          \
+		int (*f)(int, const char *, stat_t *, int) =                               \
+			(int (*)(int, const char *, stat_t *, int))uv_kp_next(&next, #name); \
+		return f ? f(dirfd, path, st, flags) : uv_minus1(ENOSYS);                  \
+	}
+UV_KP_FSTATAT_AS(fstatat, struct stat, uv_kp_copy_stat)
+UV_KP_FSTATAT_AS(fstatat64, struct stat64, uv_kp_to_stat64)
 
 UV_EXPORT int access(const char *path, int mode)
 {
@@ -1033,50 +1053,6 @@ static void uv_kp_to_stat64(const struct stat *s, struct stat64 *st)
 	st->st_rdev = s->st_rdev;
 	st->st_size = s->st_size;
 	st->st_blksize = s->st_blksize;
-}
-
-UV_EXPORT int lstat(const char *path, struct stat *st)
-{
-	static void *next;
-	if (uv_kp_stat_any(path, false, st))
-		return 0;
-	int (*f)(const char *, struct stat *) = (int (*)(const char *, struct stat *))uv_kp_next(&next, "lstat");
-	return f ? f(path, st) : uv_minus1(ENOSYS);
-}
-
-UV_EXPORT int lstat64(const char *path, struct stat64 *st)
-{
-	static void *next;
-	struct stat s;
-	if (uv_kp_stat_any(path, false, &s)) {
-		uv_kp_to_stat64(&s, st);
-		return 0;
-	}
-	int (*f)(const char *, struct stat64 *) = (int (*)(const char *, struct stat64 *))uv_kp_next(&next, "lstat64");
-	return f ? f(path, st) : uv_minus1(ENOSYS);
-}
-
-UV_EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
-{
-	static void *next;
-	if (uv_kp_absolute(path) && uv_kp_stat_any(path, !(flags & AT_SYMLINK_NOFOLLOW), st))
-		return 0;
-	int (*f)(int, const char *, struct stat *, int) =
-		(int (*)(int, const char *, struct stat *, int))uv_kp_next(&next, "fstatat");
-	return f ? f(dirfd, path, st, flags) : uv_minus1(ENOSYS);
-}
-
-UV_EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
-{
-	static void *next;
-	struct stat s;
-	if (uv_kp_absolute(path) && uv_kp_stat_any(path, !(flags & AT_SYMLINK_NOFOLLOW), &s)) {
-		uv_kp_to_stat64(&s, st);
-		return 0;
-	}
-	int (*f)(int, const char *, struct stat64 *, int) =
-		(int (*)(int, const char *, struct stat64 *, int))uv_kp_next(&next, "fstatat64");
-	return f ? f(dirfd, path, st, flags) : uv_minus1(ENOSYS);
 }
 
 /* statx(2) (glibc 2.28's wrapper, which ls calls): the same answer in struct statx,
