@@ -236,17 +236,18 @@ void uv_device_event(void *arg, const struct mx5_event *e)
 	}
 }
 
-/* The count of events handed out for the object an async event names, which its
- * destroy waits to see acknowledged (uv_queue_destroy); NULL for port and device
- * events. */
-static unsigned *uv_async_reported(const struct ibv_async_event *ev)
+/* Which object an async event names (ibv_get_async_event(3)'s table): the one list
+ * both the hand-out count and the acknowledgement go by. */
+enum uv_async_object { UV_ASYNC_NONE, UV_ASYNC_CQ, UV_ASYNC_SRQ, UV_ASYNC_QP };
+
+static enum uv_async_object uv_async_object_of(enum ibv_event_type t)
 {
-	switch (ev->event_type) {
+	switch (t) {
 	case IBV_EVENT_CQ_ERR:
-		return &((struct uv_cq *)(void *)ev->element.cq)->async_reported;   /* ibv_cq is its prefix */
+		return UV_ASYNC_CQ;
 	case IBV_EVENT_SRQ_ERR:
 	case IBV_EVENT_SRQ_LIMIT_REACHED:
-		return &uv_from(ev->element.srq, struct uv_srq, srq)->async_reported;
+		return UV_ASYNC_SRQ;
 	case IBV_EVENT_QP_FATAL:
 	case IBV_EVENT_QP_REQ_ERR:
 	case IBV_EVENT_QP_ACCESS_ERR:
@@ -255,6 +256,23 @@ static unsigned *uv_async_reported(const struct ibv_async_event *ev)
 	case IBV_EVENT_PATH_MIG:
 	case IBV_EVENT_PATH_MIG_ERR:
 	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		return UV_ASYNC_QP;
+	default:
+		return UV_ASYNC_NONE;
+	}
+}
+
+/* The count of events handed out for the object an async event names, which its
+ * destroy waits to see acknowledged (uv_queue_destroy); NULL for port and device
+ * events. */
+static unsigned *uv_async_reported(const struct ibv_async_event *ev)
+{
+	switch (uv_async_object_of(ev->event_type)) {
+	case UV_ASYNC_CQ:
+		return &((struct uv_cq *)(void *)ev->element.cq)->async_reported;   /* ibv_cq is its prefix */
+	case UV_ASYNC_SRQ:
+		return &uv_from(ev->element.srq, struct uv_srq, srq)->async_reported;
+	case UV_ASYNC_QP:
 		return &uv_from(ev->element.qp, struct uv_qp, qpx.qp_base)->async_reported;
 	default:
 		return NULL;
@@ -299,26 +317,18 @@ UV_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 {
 	if (!event)
 		return;
-	switch (event->event_type) {
-	case IBV_EVENT_CQ_ERR:
+	switch (uv_async_object_of(event->event_type)) {
+	case UV_ASYNC_CQ:
 		if (event->element.cq)
 			uv_ack_one(&event->element.cq->mutex, &event->element.cq->cond,
 				   &event->element.cq->async_events_completed);
 		break;
-	case IBV_EVENT_SRQ_ERR:
-	case IBV_EVENT_SRQ_LIMIT_REACHED:
+	case UV_ASYNC_SRQ:
 		if (event->element.srq)
 			uv_ack_one(&event->element.srq->mutex, &event->element.srq->cond,
 				   &event->element.srq->events_completed);
 		break;
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-	case IBV_EVENT_COMM_EST:
-	case IBV_EVENT_SQ_DRAINED:
-	case IBV_EVENT_PATH_MIG:
-	case IBV_EVENT_PATH_MIG_ERR:
-	case IBV_EVENT_QP_LAST_WQE_REACHED:
+	case UV_ASYNC_QP:
 		if (event->element.qp)
 			uv_ack_one(&event->element.qp->mutex, &event->element.qp->cond,
 				   &event->element.qp->events_completed);
