@@ -115,25 +115,33 @@ static int destroy_srq(struct emu_dev *d, struct emu_cmd *c)
 
 EMU_CMD_QUERY_HANDLER(srq, srqn, EMU_OBJ_SRQ, PRM_SYND_BAD_SRQN)
 
+/* The fields the SRQ and XRC SRQ contexts share, under their own layout's names (PRM
+ * SRQC and XRC_SRQC: only the size field's name differs); the WQE stride is stored as
+ * log2(stride / 16). */
+#define EMU_SRQ_CTX_ANSWER(layout, ctx, s, size_field)                          \
+	do {                                                                     \
+		unsigned log_stride_ = 0;                                        \
+		while ((16u << log_stride_) < (s)->stride)                       \
+			log_stride_++;                                           \
+		PRM_SET(layout, ctx, state, (s)->state);                         \
+		PRM_SET(layout, ctx, size_field, (s)->log_size);                 \
+		PRM_SET(layout, ctx, wq_signature, (s)->wq_signature);           \
+		PRM_SET(layout, ctx, rlky, (s)->rlky);                           \
+		PRM_SET(layout, ctx, log_rq_stride, log_stride_);                \
+		PRM_SET(layout, ctx, cqn, (s)->cqn);                             \
+		PRM_SET(layout, ctx, pd, (s)->pdn);                              \
+		PRM_SET(layout, ctx, lwm, (s)->lwm);                             \
+		PRM_SET(layout, ctx, wqe_cnt, (s)->wqe_cnt);                     \
+	} while (0)
+
 static int answer_srq(struct emu_dev *d, struct emu_cmd *c, const struct emu_srq *s)
 {
 	uint8_t *srqc = PRM_ADDR(query_srq_out, c->out, srq_context_entry);
-	unsigned log_stride = 0;
 
 	(void)d;
 	if (s->xrc)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
-	while ((16u << log_stride) < s->stride)
-		log_stride++;
-	PRM_SET(srqc, srqc, state, s->state);
-	PRM_SET(srqc, srqc, log_srq_size, s->log_size);
-	PRM_SET(srqc, srqc, wq_signature, s->wq_signature);
-	PRM_SET(srqc, srqc, rlky, s->rlky);
-	PRM_SET(srqc, srqc, log_rq_stride, log_stride);
-	PRM_SET(srqc, srqc, cqn, s->cqn);
-	PRM_SET(srqc, srqc, pd, s->pdn);
-	PRM_SET(srqc, srqc, lwm, s->lwm);
-	PRM_SET(srqc, srqc, wqe_cnt, s->wqe_cnt);
+	EMU_SRQ_CTX_ANSWER(srqc, srqc, s, log_srq_size);
 	EMU_QUEUE_MEM_ANSWER(srqc, srqc, s, c, PRM_OFF(query_srq_out, pas) / 8);
 	return 0;
 }
@@ -371,23 +379,12 @@ static int query_xrc_srq(struct emu_dev *d, struct emu_cmd *c)
 {
 	const struct emu_srq *s = xrc_srq_get(d, (uint32_t)PRM_GET(query_xrc_srq_in, c->in, xrc_srqn));
 	uint8_t *x = PRM_ADDR(query_xrc_srq_out, c->out, xrc_srq_context_entry);
-	unsigned log_stride = 0;
 
 	if (!s)
 		return emu_cmd_fail(c, PRM_CMD_STAT_BAD_RES, PRM_SYND_BAD_SRQN);
-	while ((16u << log_stride) < s->stride)
-		log_stride++;
-	PRM_SET(xrc_srqc, x, state, s->state);
-	PRM_SET(xrc_srqc, x, log_xrc_srq_size, s->log_size);
-	PRM_SET(xrc_srqc, x, wq_signature, s->wq_signature);
-	PRM_SET(xrc_srqc, x, rlky, s->rlky);
-	PRM_SET(xrc_srqc, x, log_rq_stride, log_stride);
+	EMU_SRQ_CTX_ANSWER(xrc_srqc, x, s, log_xrc_srq_size);
 	PRM_SET(xrc_srqc, x, xrcd, s->xrcd);
-	PRM_SET(xrc_srqc, x, cqn, s->cqn);
 	PRM_SET(xrc_srqc, x, user_index, s->user_index);
-	PRM_SET(xrc_srqc, x, pd, s->pdn);
-	PRM_SET(xrc_srqc, x, lwm, s->lwm);
-	PRM_SET(xrc_srqc, x, wqe_cnt, s->wqe_cnt);
 	PRM_SET(xrc_srqc, x, page_offset, s->buf.offset / ((1ull << s->buf.log_page) / 64));
 	PRM_SET(xrc_srqc, x, log_page_size, s->buf.log_page - 12u);
 	PRM_SET(xrc_srqc, x, db_record_addr_h, s->dbr >> 32);
