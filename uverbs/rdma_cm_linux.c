@@ -55,6 +55,9 @@
 #include "uverbs/rdma_cm_mad.h"
 #include "uverbs/uv.h"
 
+/* An IPv4 address in host order, as printf's "%u.%u.%u.%u" arguments. */
+#define RCM_IP4_ARGS(ip) (ip) >> 24, ((ip) >> 16) & 0xff, ((ip) >> 8) & 0xff, (ip) & 0xff
+
 #define RCM_MAX_FD 4096
 #define RCM_MAX_IDS 1024
 #define RCM_MAX_AGENTS 8
@@ -415,8 +418,8 @@ static int mad_send(struct rcm_agent *a, uint32_t ip, const uint8_t mad[UV_MAD_L
 	if (!rc)
 		atomic_fetch_add(&rcm_tx, 1);
 	uv_log(UV_LOG_DEBUG, "rdma_cm: tx %s to %u.%u.%u.%u, comm 0x%08x -> 0x%08x%s",
-	       attr_name((uint16_t)(mad[16] << 8 | mad[17])), ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff,
-	       ip & 0xff, (unsigned)(mad[24] << 24 | mad[25] << 16 | mad[26] << 8 | mad[27]),
+	       attr_name((uint16_t)(mad[16] << 8 | mad[17])), RCM_IP4_ARGS(ip),
+	       (unsigned)(mad[24] << 24 | mad[25] << 16 | mad[26] << 8 | mad[27]),
 	       (unsigned)(mad[28] << 24 | mad[29] << 16 | mad[30] << 8 | mad[31]), rc ? " (post failed)" : "");
 	return rc;
 }
@@ -646,19 +649,62 @@ static void held_reqs(const struct rcm_id *listener, uint64_t t)
 	}
 }
 
+/* A REQ or SIDR_REQ sent again (IBTA 12.9.2, 12.11): the ID it already made, if any;
+ * ud_only limits the search to UD IDs (a SIDR_REQ). */
+static struct rcm_id *id_for_repeat(uint32_t rcomm, uint32_t peer_ip, bool ud_only)
+{
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
+		struct rcm_id *d = &rcm_ids[i];
+		if (d->used && (!ud_only || d->qp_type == IBV_QPT_UD) && d->rcomm == rcomm &&
+		    d->state >= ST_REQ_RCVD && ntohl(d->dst.sin_addr.s_addr) == peer_ip)
+			return d;
+	}
+	return NULL;
+}
+
+/* The listener of a service ID on this agent's address or the wildcard: a UD one for a
+ * SIDR_REQ, a connected one for a REQ (their IDs share the port space). */
+static struct rcm_id *listener_for(const struct rcm_agent *a, uint64_t service_id, bool ud)
+{
+	uint16_t ps = (uint16_t)(service_id >> 16), port = (uint16_t)service_id;
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
+		struct rcm_id *c = &rcm_ids[i];
+		if (c->used && c->state == ST_LISTEN && c->ps == ps && (c->qp_type == IBV_QPT_UD) == ud &&
+		    ntohs(c->src.sin_port) == port && (service_id >> 32) == 0 &&
+		    (c->ag == a || !c->src.sin_addr.s_addr))
+			return c;
+	}
+	return NULL;
+}
+
+/* A new ID made by listener l for a request from dst_ip:dst_port: what REQ and
+ * SIDR_REQ set alike (Linux cma.c cma_ib_new_conn_id / cma_ib_new_udp_id). */
+static void id_from_request(struct rcm_id *id, const struct rcm_id *l, struct rcm_agent *a, uint16_t port,
+			    uint32_t dst_ip, uint16_t dst_port, uint32_t rcomm)
+{
+	id->ps = l->ps;
+	id->qp_type = l->qp_type;
+	id->ag = a;
+	id->state = ST_REQ_RCVD;
+	id->src.sin_addr.s_addr = htonl(a->ip);
+	id->src.sin_port = htons(port);
+	id->dst.sin_addr.s_addr = htonl(dst_ip);
+	id->dst.sin_port = htons(dst_port);
+	id->rcomm = rcomm;
+	id->lcomm = new_comm();
+	id->route = true;
+}
+
 static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg *m)
 {
 	struct uv_cma_hdr h;
 	uint32_t sip;
 	/* a duplicate REQ (IBTA 12.9.2): the REP again if one went, else nothing */
-	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
-		struct rcm_id *d = &rcm_ids[i];
-		if (d->used && d->rcomm == m->local_comm_id && d->state >= ST_REQ_RCVD &&
-		    ntohl(d->dst.sin_addr.s_addr) == peer_ip) {
-			if (d->have_reply)
-				mad_send(a, peer_ip, d->last_reply);
-			return;
-		}
+	struct rcm_id *d = id_for_repeat(m->local_comm_id, peer_ip, false);
+	if (d) {
+		if (d->have_reply)
+			mad_send(a, peer_ip, d->last_reply);
+		return;
 	}
 	if (uv_cma_hdr_get(m->pd, m->pd_len, &h) || gid_ipv4(m->local_gid, &sip) || m->transport != 0) {
 		atomic_fetch_add(&rcm_bad, 1);
@@ -666,26 +712,15 @@ static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 	}
 	uint16_t ps = (uint16_t)(m->service_id >> 16);
 	uint16_t port = (uint16_t)m->service_id;
-	struct rcm_id *l = NULL;
-	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
-		struct rcm_id *c = &rcm_ids[i];
-		if (c->used && c->state == ST_LISTEN && c->ps == ps && c->qp_type != IBV_QPT_UD &&
-		    ntohs(c->src.sin_port) == port && (m->service_id >> 32) == 0 &&
-		    (c->ag == a || !c->src.sin_addr.s_addr)) {
-			l = c;
-			break;
-		}
-	}
+	struct rcm_id *l = listener_for(a, m->service_id, false);
 	if (!l && req_hold(a, peer_ip, m, ps, port)) {
 		uv_log(UV_LOG_INFO, "rdma_cm: REQ for service ID 0x%016llx from %u.%u.%u.%u: port in use but "
-		       "not listened on, held", (unsigned long long)m->service_id, peer_ip >> 24,
-		       (peer_ip >> 16) & 0xff, (peer_ip >> 8) & 0xff, peer_ip & 0xff);
+		       "not listened on, held", (unsigned long long)m->service_id, RCM_IP4_ARGS(peer_ip));
 		return;
 	}
 	if (!l) {
 		uv_log(UV_LOG_INFO, "rdma_cm: REQ for service ID 0x%016llx from %u.%u.%u.%u: no listener, REJ",
-		       (unsigned long long)m->service_id, peer_ip >> 24, (peer_ip >> 16) & 0xff,
-		       (peer_ip >> 8) & 0xff, peer_ip & 0xff);
+		       (unsigned long long)m->service_id, RCM_IP4_ARGS(peer_ip));
 		reject_unmatched(a, peer_ip, m, UV_CM_REJ_INVALID_SERVICE_ID);
 		return;
 	}
@@ -694,16 +729,7 @@ static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 		reject_unmatched(a, peer_ip, m, UV_CM_REJ_CONSUMER_DEFINED);
 		return;
 	}
-	id->ps = l->ps;
-	id->qp_type = l->qp_type;
-	id->ag = a;
-	id->state = ST_REQ_RCVD;
-	id->src.sin_addr.s_addr = htonl(a->ip);
-	id->src.sin_port = htons(port);
-	id->dst.sin_addr.s_addr = htonl(sip);
-	id->dst.sin_port = htons(h.src_port);
-	id->rcomm = m->local_comm_id;
-	id->lcomm = new_comm();
+	id_from_request(id, l, a, port, sip, h.src_port, m->local_comm_id);
 	id->rqpn = m->qpn;
 	id->rpsn = m->psn;
 	id->lpsn = rnd24();
@@ -712,7 +738,6 @@ static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 	id->rnr = m->rnr_retry_count;
 	id->rr = m->initiator_depth;
 	id->idepth = m->responder_resources;
-	id->route = true;
 	struct rdma_ucm_conn_param p;
 	conn_param_from(&p, m, UV_CMA_HDR_LEN);
 	evt_push(id, RCM_EV_CONNECT_REQUEST, 0, &p, l->uid);
@@ -740,52 +765,28 @@ static void sidr_rep_send(struct rcm_agent *a, uint32_t ip, uint32_t req_id, uin
 static void on_sidr_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg *m)
 {
 	struct uv_cma_hdr h;
-	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
-		struct rcm_id *d = &rcm_ids[i];
-		/* a SIDR_REQ sent again: the SIDR_REP again once there is one */
-		if (d->used && d->qp_type == IBV_QPT_UD && d->rcomm == m->local_comm_id && d->state >= ST_REQ_RCVD &&
-		    ntohl(d->dst.sin_addr.s_addr) == peer_ip) {
-			if (d->have_reply)
-				mad_send(a, peer_ip, d->last_reply);
-			return;
-		}
+	/* a SIDR_REQ sent again: the SIDR_REP again once there is one */
+	struct rcm_id *d = id_for_repeat(m->local_comm_id, peer_ip, true);
+	if (d) {
+		if (d->have_reply)
+			mad_send(a, peer_ip, d->last_reply);
+		return;
 	}
 	if (uv_cma_hdr_get(m->pd, m->pd_len, &h)) {
 		atomic_fetch_add(&rcm_bad, 1);
 		return;
 	}
-	uint16_t ps = (uint16_t)(m->service_id >> 16);
 	uint16_t port = (uint16_t)m->service_id;
-	struct rcm_id *l = NULL;
-	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
-		struct rcm_id *c = &rcm_ids[i];
-		if (c->used && c->state == ST_LISTEN && c->ps == ps && c->qp_type == IBV_QPT_UD &&
-		    ntohs(c->src.sin_port) == port && (m->service_id >> 32) == 0 &&
-		    (c->ag == a || !c->src.sin_addr.s_addr)) {
-			l = c;
-			break;
-		}
-	}
+	struct rcm_id *l = listener_for(a, m->service_id, true);
 	struct rcm_id *id = l ? id_new(l->ch) : NULL;
 	if (!id) {
 		uv_log(UV_LOG_INFO, "rdma_cm: SIDR_REQ for service ID 0x%016llx from %u.%u.%u.%u: no listener",
-		       (unsigned long long)m->service_id, peer_ip >> 24, (peer_ip >> 16) & 0xff,
-		       (peer_ip >> 8) & 0xff, peer_ip & 0xff);
+		       (unsigned long long)m->service_id, RCM_IP4_ARGS(peer_ip));
 		sidr_rep_send(a, peer_ip, m->local_comm_id, m->service_id,
 			      l ? UV_CM_SIDR_REJECT : UV_CM_SIDR_UNSUPPORTED);
 		return;
 	}
-	id->ps = l->ps;
-	id->qp_type = l->qp_type;
-	id->ag = a;
-	id->state = ST_REQ_RCVD;
-	id->src.sin_addr.s_addr = htonl(a->ip);
-	id->src.sin_port = htons(port);
-	id->dst.sin_addr.s_addr = htonl(peer_ip);
-	id->dst.sin_port = htons(h.src_port);
-	id->rcomm = m->local_comm_id;
-	id->lcomm = new_comm();
-	id->route = true;
+	id_from_request(id, l, a, port, peer_ip, h.src_port, m->local_comm_id);
 	id->mtu = a->mtu;
 	struct rcm_evt *e = evt_push(id, RCM_EV_CONNECT_REQUEST, 0, NULL, l->uid);
 	if (e) {
@@ -997,8 +998,8 @@ static void *agent_thread(void *arg)
 						       atomic_fetch_add(&rcm_bad, 1) + 1);
 					else {
 						uv_log(UV_LOG_DEBUG, "rdma_cm: rx %s from %u.%u.%u.%u, comm "
-						       "0x%08x -> 0x%08x, reason %u", attr_name(m.attr), ip >> 24,
-						       (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff,
+						       "0x%08x -> 0x%08x, reason %u", attr_name(m.attr),
+						       RCM_IP4_ARGS(ip),
 						       m.local_comm_id, m.remote_comm_id, m.reason);
 						on_msg(a, ip, &m);
 					}
@@ -1492,8 +1493,8 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 		/* a test (or a person) starting a client can wait for this line
 		 * (UVERBS_LOG=info) instead of guessing how long the server takes */
 		uint32_t lip = ntohl(id->src.sin_addr.s_addr);
-		uv_log(UV_LOG_INFO, "rdma_cm: listening on %u.%u.%u.%u port %u (port space 0x%x)", lip >> 24,
-		       (lip >> 16) & 0xff, (lip >> 8) & 0xff, lip & 0xff, ntohs(id->src.sin_port), id->ps);
+		uv_log(UV_LOG_INFO, "rdma_cm: listening on %u.%u.%u.%u port %u (port space 0x%x)",
+		       RCM_IP4_ARGS(lip), ntohs(id->src.sin_port), id->ps);
 		held_reqs(id, 0);
 		return 0;
 	}
