@@ -15,3 +15,30 @@ if [ "$vm_test_rc" = 2 ]; then
 fi
 [ "$vm_test_rc" = 0 ] || { echo "$1: tools/vm build failed"; exit 1; }
 C=$("$SRC/tools/vm" path)
+
+# The guest script's opening both rxe tests share (vm_rxe, vm_rdma_cm), printed for the
+# test to put first in its guest file: Linux's rxe on veth0 (10.0.0.1), a network
+# namespace "emu" holding veth1 (10.0.0.2) for the uverbs side, MAC0 = veth0's MAC, and
+# uv CMD... running CMD as a uverbs application in that namespace (GID 1 = 10.0.0.2;
+# its log level UVLOG, warn by default).  Arguments: kernel modules the test needs
+# besides rxe and veth.
+vm_rxe_pair_guest() {
+  echo 'B=/job/bin'
+  printf 'modprobe crc32_generic; modprobe rdma_rxe; modprobe veth'
+  for m in "$@"; do printf '; modprobe %s' "$m"; done
+  echo
+  cat <<'GUEST'
+mkdir -p /run/netns
+$B/ip netns add emu
+$B/ip link add veth0 type veth peer name veth1
+$B/ip link set veth1 netns emu
+$B/ip addr add 10.0.0.1/24 dev veth0; $B/ip link set veth0 up
+$B/ip netns exec emu $B/ip addr add 10.0.0.2/24 dev veth1
+$B/ip netns exec emu $B/ip link set veth1 up
+$B/ip netns exec emu $B/ip link set lo up
+$B/rdma link add rxe0 type rxe netdev veth0 || echo "rdma link add failed"
+MAC0=$(cat /sys/class/net/veth0/address)
+uv() { $B/ip netns exec emu /bin/env LD_PRELOAD=/job/lib/libuverbs.so.1 UVERBS_DEVICES=emu:ip=10.0.0.2 \
+         UVERBS_NEIGH="10.0.0.1=$MAC0" UVERBS_LOG=${UVLOG:-warn} "$@"; }
+GUEST
+}

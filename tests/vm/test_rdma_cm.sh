@@ -27,23 +27,9 @@ done
 guest=$(mktemp); trap 'rm -f "$guest"' EXIT
 # UVERBS_VM_LOG=debug: the uverbs side logs every CM MAD it sends and receives
 echo "UVLOG=${UVERBS_VM_LOG:-info}" >"$guest"
+vm_rxe_pair_guest rdma_ucm >>"$guest"
 cat >>"$guest" <<'GUEST'
-B=/job/bin
-modprobe crc32_generic; modprobe rdma_rxe; modprobe veth; modprobe rdma_ucm
-mkdir -p /run/netns
-$B/ip netns add emu
-$B/ip link add veth0 type veth peer name veth1
-$B/ip link set veth1 netns emu
-$B/ip addr add 10.0.0.1/24 dev veth0; $B/ip link set veth0 up
-$B/ip netns exec emu $B/ip addr add 10.0.0.2/24 dev veth1
-$B/ip netns exec emu $B/ip link set veth1 up
-$B/ip netns exec emu $B/ip link set lo up
-$B/rdma link add rxe0 type rxe netdev veth0 || echo "rdma link add failed"
 [ -c /dev/infiniband/rdma_cm ] || echo "no /dev/infiniband/rdma_cm (rdma_ucm)"
-MAC0=$(cat /sys/class/net/veth0/address)
-# uv CMD...: the command as a uverbs application in the namespace (GID 1 = 10.0.0.2)
-uv() { $B/ip netns exec emu /bin/env LD_PRELOAD=/job/lib/libuverbs.so.1 UVERBS_DEVICES=emu:ip=10.0.0.2 \
-         UVERBS_NEIGH="10.0.0.1=$MAC0" UVERBS_LOG=${UVLOG:-info} "$@"; }
 N=20
 res=""
 # run NAME SERVER_SIDE SERVER_ADDR: rping -s on one side, rping -c on the other.  A

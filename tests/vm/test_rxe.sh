@@ -17,23 +17,9 @@ for f in /usr/sbin/ip /usr/bin/rdma /usr/sbin/tc /usr/bin/ibv_rc_pingpong /usr/b
 done
 
 guest=$(mktemp); trap 'rm -f "$guest"' EXIT
-cat >"$guest" <<'GUEST'
-B=/job/bin
-modprobe crc32_generic; modprobe rdma_rxe; modprobe veth; modprobe sch_netem
-mkdir -p /run/netns
-$B/ip netns add emu
-$B/ip link add veth0 type veth peer name veth1
-$B/ip link set veth1 netns emu
-$B/ip addr add 10.0.0.1/24 dev veth0; $B/ip link set veth0 up
-$B/ip netns exec emu $B/ip addr add 10.0.0.2/24 dev veth1
-$B/ip netns exec emu $B/ip link set veth1 up
-$B/ip netns exec emu $B/ip link set lo up
-$B/rdma link add rxe0 type rxe netdev veth0 || echo "rdma link add failed"
-MAC0=$(cat /sys/class/net/veth0/address)
+vm_rxe_pair_guest sch_netem >"$guest"
+cat >>"$guest" <<'GUEST'
 ok=0; n=0
-# uv CMD...: the command as a uverbs application in the namespace (GID 1 = 10.0.0.2)
-uv() { $B/ip netns exec emu /bin/env LD_PRELOAD=/job/lib/libuverbs.so.1 UVERBS_DEVICES=emu:ip=10.0.0.2 \
-         UVERBS_NEIGH="10.0.0.1=$MAC0" UVERBS_LOG=warn "$@"; }
 # wait until the server side listens on the out-of-band port (18515, 0x4853): the
 # uverbs side brings its emulated device up first, which takes seconds under TCG
 listening() { if [ "$1" = rxe ]; then grep -q ':4853 00000000:0000 0A' /proc/net/tcp
