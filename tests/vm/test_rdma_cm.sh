@@ -87,7 +87,11 @@ for t in ib_write_lat ib_read_bw ib_atomic_lat ib_send_bw; do
       timeout 90 $B/$t -R -F -n 20 -p $p -d rxe0 10.0.0.2 >/tmp/c.log 2>&1; crc=$?
     else
       timeout 120 $B/$t -R -F -n 20 -p $p -d rxe0 >/tmp/s.log 2>&1 & sp=$!
-      sleep 1
+      # the kernel's listening ID (iproute2 rdma res show cm_id), not a guess: under
+      # TCG the server can take over a second to listen, and an early REQ gets REJ 8,
+      # which perftest 4.5's client does not survive
+      for i in $(seq 1 150); do $B/rdma res show cm_id 2>/dev/null | grep -q "LISTEN.*:$p " && break; sleep 0.2; done
+      [ "$i" = 150 ] && echo "perftest $t -R $dir: no kernel listener on port $p seen in 30 s"
       uv timeout 90 $B/$t -R -F -n 20 -p $p 10.0.0.1 >/tmp/c.log 2>&1; crc=$?
     fi
     wait $sp; src=$?
