@@ -19,6 +19,7 @@
 #include "hw/emu/emu_dev.h"
 #include "hw/emu/netaddr.h"
 #include "hw/emu/transport.h"
+#include "hw/platform/cpu.h"
 #include "hw/platform/notify.h"
 #include "hw/platform/shm.h"
 #include "hw/shim/shim.h"
@@ -234,11 +235,80 @@ static void uar_write(struct emu_dev *d, uint64_t off, unsigned size, int op)
 
 /* ---- the BAR hook ---- */
 
+/* The device lock's holder is noted by CPU (d->lock_cpu), so a thread that finds the
+ * lock held spins only while the holder can be running: a holder on the spinner's own
+ * CPU is preempted by the spinner itself and cannot let go until it blocks (the test
+ * the kernel's own mutexes make before spinning, mutex_spin_on_owner in
+ * kernel/locking/mutex.c, owner->on_cpu). */
+bool emu_lock_try(struct emu_dev *d)
+{
+	if (pthread_mutex_trylock(&d->lock) != 0)
+		return false;
+	__atomic_store_n(&d->lock_cpu, plat_current_cpu(), __ATOMIC_RELAXED);
+	return true;
+}
+
+/* Spin on the device lock for up to max_ns (trylock and a spin-wait hint, the clock read
+ * every 64 turns): true when it was taken, false when the caller must block for it.  The
+ * lock is held for microseconds (a receive pass, a doorbell), most often by a thread
+ * on another CPU; sleeping on it costs a wake-up and moves threads between CPUs (see
+ * lock_for_host_access, and rx_thread.c lock_or_stop).  It does not spin with one CPU,
+ * nor when the holder last noted is on this CPU: that holder cannot run while we spin. */
+bool emu_lock_spin(struct emu_dev *d, uint64_t max_ns)
+{
+	static long ncpu_cached;   /* racing first calls store the same value */
+	long ncpu = __atomic_load_n(&ncpu_cached, __ATOMIC_RELAXED);
+	uint64_t until = 0;
+	int cpu;
+
+	if (emu_lock_try(d))
+		return true;
+	if (!ncpu) {
+		ncpu = plat_online_cpus();
+		__atomic_store_n(&ncpu_cached, ncpu, __ATOMIC_RELAXED);
+	}
+	cpu = plat_current_cpu();
+	if (ncpu < 2 || (cpu >= 0 && __atomic_load_n(&d->lock_cpu, __ATOMIC_RELAXED) == cpu))
+		return false;
+	for (unsigned spins = 1;; spins++) {
+		plat_spin_pause();
+		if (emu_lock_try(d))
+			return true;
+		if (spins % 64 == 0) {
+			uint64_t now = emu_now_ns();
+
+			if (!until)
+				until = now + max_ns;
+			else if (now >= until)
+				return false;
+		}
+	}
+}
+
+/* The device lock, taken by a host thread's BAR access (a doorbell, a CQ arm, a command).
+ * A poster that sleeps on the mutex is woken by the unlock onto the CPU the device
+ * thread ran on, beside the application already there; on 2 CPUs with one spinning
+ * application each, the two then share a CPU until the scheduler's next balancing
+ * (4 ms at HZ=250) while the other CPU idles.  Measured: Debian's ib_write_lat slept
+ * here in 1,392 of 3,000 round trips (perf, sched_switch in futex_lock_pi), median
+ * 101 us, p99 4.0 ms on an idle machine (docs/benchmarks.md, "2026-12-06: nobody
+ * sleeps on the device lock").  So it spins first, up to EMU_HOST_LOCK_SPIN_NS. */
+#define EMU_HOST_LOCK_SPIN_NS 100000ull
+
+static void lock_for_host_access(struct emu_dev *d)
+{
+	if (emu_lock_spin(d, EMU_HOST_LOCK_SPIN_NS))
+		return;
+	pthread_mutex_lock(&d->lock);
+	__atomic_store_n(&d->lock_cpu, plat_current_cpu(), __ATOMIC_RELAXED);
+	d->ctr.host_lock_sleeps++;
+}
+
 void emu_mmio_access(void *ctx, int op, uint64_t off, unsigned size)
 {
 	struct emu_dev *d = ctx;
 
-	pthread_mutex_lock(&d->lock);
+	lock_for_host_access(d);
 	if (!d->removed && emu_pci_bar_access(d, op, off, size)) {
 		/* memory space disabled, or the MSI-X table and PBA (pci.c) */
 		if (op == SHIM_MMIO_READ)
@@ -349,21 +419,27 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 	d->cfg.host_page_size = host_page;
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
-	/* The device thread may run SCHED_FIFO (rx_thread.c) and wait on this lock while a
-	 * posting thread holds it inside a doorbell: the holder inherits its priority so
-	 * a third, spinning thread cannot keep both off the CPU.  A kernel without PI
-	 * futexes refuses it: then a plain recursive mutex. */
-	if (pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT) != 0 || pthread_mutex_init(&d->lock, &ma) != 0) {
-		pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_NONE);
-		if (pthread_mutex_init(&d->lock, &ma) != 0) {
-			pthread_mutexattr_destroy(&ma);
-			if (err)
-				snprintf(err, errlen, "emu: cannot create the device lock");
-			free(d);
-			return -ENOMEM;
-		}
+	/* No priority inheritance.  The device thread runs SCHED_FIFO (rx_thread.c) and
+	 * may wait on this lock while a posting thread holds it inside a doorbell; lending
+	 * it that priority (PTHREAD_PRIO_INHERIT, used until 2026-12-06) makes the kernel's
+	 * real-time balancing move the boosted holder to the other CPU (push_rt_tasks from
+	 * rt_mutex_setprio, pull_rt_task), and once the boost ends it stays there, beside
+	 * the other application, while its own CPU idles until the next balancing, up to
+	 * a 4 ms tick: 154 such migrations in one 3,000-round-trip ib_write_lat run, p99
+	 * 4 ms on an idle machine (docs/benchmarks.md, "2026-12-06: nobody sleeps on the
+	 * device lock").  Both sides spin for it first (emu_lock_spin).  The price: a
+	 * SCHED_OTHER holder kept off the CPU by a real-time spinner (an application under
+	 * chrt whose other thread posts) holds the device thread up until the kernel's
+	 * real-time throttling gives it a turn (docs/architecture.md, "Known limits"). */
+	if (pthread_mutex_init(&d->lock, &ma) != 0) {
+		pthread_mutexattr_destroy(&ma);
+		if (err)
+			snprintf(err, errlen, "emu: cannot create the device lock");
+		free(d);
+		return -ENOMEM;
 	}
 	pthread_mutexattr_destroy(&ma);
+	d->lock_cpu = -1;
 	d->udp_fd = -1;
 	for (unsigned i = 0; i < EMU_NUM_VECTORS; i++)
 		d->irq_fds[i] = -1;

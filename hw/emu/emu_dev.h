@@ -310,6 +310,10 @@ void emu_drverr(struct emu_dev *d, const char *fmt, ...) __attribute__((format(p
 
 /* ---- clock ---- */
 uint64_t emu_now_ns(void);
+/* Try the device lock spinning up to max_ns: true when taken (device.c). */
+bool emu_lock_spin(struct emu_dev *d, uint64_t max_ns);
+/* pthread_mutex_trylock of the device lock that also notes the taker's CPU: true when taken. */
+bool emu_lock_try(struct emu_dev *d);
 
 /* ---- pages (pages.c) ---- */
 struct emu_page_tab {
@@ -347,6 +351,8 @@ struct emu_eq;
 
 struct emu_dev {
 	pthread_mutex_t lock;
+	int lock_cpu;                      /* CPU of the last thread that took the lock through
+					      emu_lock_spin or emu_lock_try (a hint, relaxed atomics) */
 	struct emu_config cfg;
 	char name[32];                  /* "emu:127.0.0.2", for logs */
 
