@@ -124,8 +124,12 @@ static void tp_teardown(struct emu_dev *d)
 	}
 }
 
-/* One line at close (UVERBS_LOG=info): what the wire did, so a slow or failing run
- * shows its retransmissions, RNR waits and drops without a debugger. */
+/* Two lines at close (UVERBS_LOG=info): what the wire did, so a slow or failing run
+ * shows its retransmissions, RNR waits and drops without a debugger, and how the
+ * arrivals were taken (the device thread's wake-ups against the application's polls,
+ * the holds, the waits for the device lock), which is where a slow ping-pong's time
+ * goes on a machine with few CPUs (docs/architecture.md, "Progress whatever the
+ * application does"). */
 static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 {
 	const struct emu_tp_counters *c = &tp->ctr;
@@ -147,6 +151,15 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)c->rnr_naks_sent, (unsigned long long)c->rnr_naks_rcvd,
 		(unsigned long long)c->rnr_waits, (unsigned long long)c->duplicates,
 		(unsigned long long)drops);
+	emu_log(d, EMU_LOG_INFO,
+		"device thread: %llu wake-ups for arrivals (%llu found them taken), %llu holds off the socket "
+		"(%llu ended by a found WRITE), %llu hold re-arms; polls: %llu looked at the wire, %llu packets; "
+		"device lock slept for: host %llu, thread %llu",
+		(unsigned long long)c->device_thread_wakeups, (unsigned long long)c->device_thread_idle_wakeups,
+		(unsigned long long)c->device_thread_off_socket, (unsigned long long)c->hold_found,
+		(unsigned long long)c->hold_rearms, (unsigned long long)c->assist_polls,
+		(unsigned long long)c->assist_pkts, (unsigned long long)d->ctr.host_lock_sleeps,
+		(unsigned long long)d->ctr.thread_lock_sleeps);
 }
 
 static void tp_fini(struct emu_dev *d)
