@@ -20,7 +20,8 @@
  * IP_ADD_MEMBERSHIP on the loopback interface, as Linux cma_igmp_send joins the group
  * on the netdev for RoCE v2); the last QP to leave closes it.  The device thread and the
  * poll assist receive from every group socket through one pollable fd (emu_mcg_fd: an
- * epoll set on Linux).  A group the IPv4 wire cannot carry (an IPv6 multicast GID) is
+ * epoll set on Linux, made with the device, so that a thread asleep on it wakes for a
+ * group joined later).  A group the IPv4 wire cannot carry (an IPv6 multicast GID) is
  * kept and receives nothing; elsewhere than Linux no group socket can be opened and
  * attaching to an IPv4 group fails with no resources (MCG_NO_SOCKET). */
 #include <errno.h>
@@ -64,7 +65,13 @@ static int mcg_init(struct emu_dev *d)
 
 	if (!t)
 		return -ENOMEM;
+	/* the epoll set exists from the start, so that a device thread already asleep on
+	 * it (rx_thread.c) wakes for a group socket added later */
+#ifdef __linux__
+	t->ep = epoll_create1(EPOLL_CLOEXEC);
+#else
 	t->ep = -1;
+#endif
 	t->max_qp = gc ? (uint32_t)PRM_GET(cmd_hca_cap, gc, max_qp_mcg) : 0;
 	t->max_groups = gc ? 1ull << (PRM_GET(cmd_hca_cap, gc, log_max_mcg) & 63) : 0;
 	d->mcg_tab = t;
@@ -265,7 +272,7 @@ int emu_mcg_fd(struct emu_dev *d)
 {
 	struct mcg_tab *t = d ? tab_of(d) : NULL;
 
-	return t && t->nsock ? t->ep : -1;
+	return t ? t->ep : -1;
 }
 
 int emu_mcg_recv_many(struct emu_dev *d, struct emu_roce_rx_batch *b)

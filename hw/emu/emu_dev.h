@@ -341,10 +341,11 @@ struct emu_roce_rx_batch;
 bool emu_gid_is_multicast(const uint8_t gid[16]);
 /* The QPNs attached to the group gid (count; *qpns valid until the next command). */
 unsigned emu_mcg_members(struct emu_dev *d, const uint8_t gid[16], const uint32_t **qpns);
-/* A pollable fd, readable while a group socket holds a packet; -1 with no group socket. */
+/* A pollable fd, readable while a group socket holds a packet (-1: none, not Linux). */
 int emu_mcg_fd(struct emu_dev *d);
 /* A batch from one group socket that holds packets (envelopes addressed to the group):
- * how many, 0 when none holds any, or -errno. */
+ * how many, 0 when none holds any (at once, without a system call, when no group has a
+ * socket), or -errno. */
 int emu_mcg_recv_many(struct emu_dev *d, struct emu_roce_rx_batch *b);
 
 /* ---- the device ---- */

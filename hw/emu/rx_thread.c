@@ -61,9 +61,9 @@ static unsigned rx_batch(struct emu_tp *tp)
 		if (b->n < EMU_ROCE_RX_BATCH)
 			break;
 	}
-	/* the multicast groups' sockets (cmd_mcg.c), only while a QP is attached to one:
-	 * else a load and a compare */
-	while (n < EMU_RX_BATCH && emu_mcg_fd(tp->d) >= 0) {
+	/* the multicast groups' sockets (cmd_mcg.c): with no group joined, a call that
+	 * returns at once */
+	while (n < EMU_RX_BATCH) {
 		int got = emu_mcg_recv_many(tp->d, b);
 
 		if (got <= 0)
@@ -318,7 +318,8 @@ static void *rx_main(void *arg)
 		pfd[0].events = POLLIN;
 		pfd[1].fd = off ? tp->hold_fd : tp->sock.fd;
 		pfd[1].events = POLLIN;
-		/* and the multicast groups' sockets, if any (while off, the polls take them) */
+		/* and the multicast groups' sockets' epoll set, which wakes the thread for a
+		 * group joined while it sleeps (while off, the polls take them) */
 		pfd[2].fd = off ? -1 : mc_fd;
 		pfd[2].events = POLLIN;
 		pfd[2].revents = 0;
