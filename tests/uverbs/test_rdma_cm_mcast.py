@@ -62,9 +62,9 @@ class _Proc:
     def text(self):
         return "".join(self.out) + "".join(self.err)
 
-    def wait_joined(self, group, timeout=20):
+    def wait_joined(self, group, count=1, timeout=20):
         deadline = time.time() + timeout
-        while not any("rdma_cm: joined multicast group %s" % group in l for l in list(self.err)):
+        while len([l for l in list(self.err) if "rdma_cm: joined multicast group %s" % group in l]) < count:
             assert self.p.poll() is None, "mckey exited before joining:\n" + self.text()
             assert time.time() < deadline, "mckey did not join %s in %d s:\n%s" % (group, timeout, self.text())
             time.sleep(0.05)
@@ -84,20 +84,23 @@ class _Proc:
             self.p.wait()
 
 
-def _mckey(lib, ip, group, sender):
-    args = [_tool("mckey"), "-m", group, "-b", ip, "-C", str(COUNT)] + (["-s"] if sender else [])
+def _mckey(lib, ip, group, sender, conns=1):
+    args = [_tool("mckey"), "-m", group, "-b", ip, "-C", str(COUNT), "-c", str(conns)] + (["-s"] if sender else [])
     return _Proc(lib, ip, args)
 
 
-def _run(lib, sender_ip, receiver_ips, group):
-    """Receivers first (each waits for its join), then the sender; every process must end
-    with "return status 0", the receivers having had all COUNT messages."""
+def _run(lib, sender_ip, receivers, group):
+    """Receivers first (each waits for its joins), then the sender; every process must end
+    with "return status 0", the receivers having had all COUNT messages on each of their
+    QPs.  receivers: addresses, or (address, QPs on that NIC) pairs: mckey -c N makes N
+    IDs, each with its own UD QP attached to the group."""
     procs = []
     try:
-        for ip in receiver_ips:
-            r = _mckey(lib, ip, group, False)
+        for ip in receivers:
+            ip, conns = ip if isinstance(ip, tuple) else (ip, 1)
+            r = _mckey(lib, ip, group, False, conns)
             procs.append(r)
-            r.wait_joined(group)
+            r.wait_joined(group, conns)
         s = _mckey(lib, sender_ip, group, True)
         procs.append(s)
         for p in procs:
@@ -119,10 +122,11 @@ def _group(ip):
     return "239.%s.%s.1" % (a[1], a[2])
 
 
-def test_mckey_one_sender_two_receivers_on_other_nics(lib):
+def test_mckey_one_sender_three_receivers_on_two_other_nics(lib):
+    # two receiving QPs on one NIC (mckey -c 2), one on another: each gets every message
     sip, r1, _ = _alloc()
     r2, _, _ = _alloc()
-    _run(lib, sip, [r1, r2], _group(sip))
+    _run(lib, sip, [(r1, 2), r2], _group(sip))
 
 
 def test_mckey_the_other_way(lib):
