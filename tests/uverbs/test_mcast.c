@@ -5,7 +5,8 @@
  * QP attached to the group gets a copy (two on the other NIC, one beside the sender),
  * a QP not attached gets none, a detached QP stops getting them, the sending QP gets its
  * own copy only without IBV_QP_CREATE_BLOCK_SELF_MCAST_LB; bad input is EINVAL as on
- * Linux (ib_attach_mcast); the limits reported are the device's capabilities. */
+ * Linux (ib_attach_mcast), a QP still attached is not destroyed (EBUSY, as Linux
+ * uverbs_free_qp); the limits reported are the device's capabilities. */
 #include "uv_test.h"
 
 #include <endian.h>
@@ -217,7 +218,11 @@ Test(mcast, the_sender_gets_its_own_copy_unless_it_blocks_self_loopback)
 	expect_copy(&s, 8, "sender without the block");
 	ibv_destroy_ah(sah);
 	ibv_destroy_ah(bah);
-	/* destroyed while attached: each leaves its group (cmd_mcg.c obj_gone) */
+	/* Linux uverbs_free_qp: a QP still attached is not destroyed (EBUSY) */
+	cr_assert_eq(ibv_destroy_qp(s.qp), EBUSY);
+	cr_assert_eq(ibv_detach_mcast(s.qp, &g, 0), 0);
+	cr_assert_eq(ibv_detach_mcast(blk.qp, &g, 0), 0);
+	cr_assert_eq(ibv_detach_mcast(rb.qp, &g, 0), 0);
 	ep_free(&s);
 	ep_free(&blk);
 	ep_free(&rb);
@@ -262,6 +267,8 @@ Test(mcast, bad_input_is_refused_and_limits_are_the_devices)
 		cr_assert_eq(ibv_destroy_qp(q[i]), 0);
 	}
 	cr_assert_eq(ibv_attach_mcast(ud.qp, &g, 0), 0);
+	cr_assert_eq(ibv_destroy_qp(ud.qp), EBUSY, "still attached");
+	cr_assert_eq(ibv_detach_mcast(ud.qp, &g, 0), 0);
 	ep_free(&ud);
 	ep_free(&rc);
 	close_two();
