@@ -126,8 +126,8 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	}
 	/* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (ibv_create_qp_ex(3)) keeps the QP from receiving
 	 * its own multicast sends.  Linux's mlx5 accepts it on any QP type when the device
-	 * has block_lb_mc (drivers/infiniband/hw/mlx5/qp.c, process_create_flags); here no QP
-	 * ever receives multicast (ibv_attach_mcast is refused), so the promise holds. */
+	 * has block_lb_mc (drivers/infiniband/hw/mlx5/qp.c, process_create_flags) and sets
+	 * qpc.block_lb_mc, as we do. */
 	/* IBV_QP_CREATE_SOURCE_QPN with source_qpn 1 on a UD QP: the GSI QP, which sends
 	 * and receives as QPN 1 (IBTA 13.5.1); the in-library CM (rdma_cm.c) is its user.
 	 * Other source QPNs (Linux's IPoIB offload) are not offered. */
@@ -187,6 +187,8 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 			 .max_recv_sge = a->cap.max_recv_sge, .max_inline_data = a->cap.max_inline_data },
 		.sq_sig_all = a->sq_sig_all,
 		.gsi = gsi,
+		.block_lb_mc = (a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+			       (a->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB),
 	};
 	pthread_mutex_lock(&d->lock);
 	int rc = mx5_qp_create(uv_from(a->pd, struct uv_pd, pd)->m, &ia, &q->m);
@@ -431,9 +433,17 @@ UV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	if (!qp)
 		return EINVAL;
 	struct uv_qp *q = uv_qp_of(qp);
+	if (q->nmcast) {
+		/* Linux uverbs_free_qp: a QP still attached to a multicast group is not
+		 * destroyed (EBUSY) until the user detaches it */
+		uv_log(UV_LOG_WARN, "ibv_destroy_qp: QP 0x%x is still attached to %u multicast group(s): "
+		       "ibv_detach_mcast first (EBUSY)", qp->qp_num, q->nmcast);
+		return EBUSY;
+	}
 	int rc = uv_queue_destroy((struct uv_queue){ UV_QUEUE_QP, .qp = q }, UV_HANDLE(qp, events_completed));
 	if (!rc) {
 		free(q->st.inl);
+		free(q->mcast);
 		free(q);
 	}
 	return rc;
@@ -457,9 +467,56 @@ UV_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode o
 
 /* ------------------------------------------------------------------ multicast */
 
-UV_NOT_OFFERED_BEGIN
-UV_EXPORT UV_NOT_OFFERED(int, ibv_attach_mcast, (struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid),
-			 "multicast (ibv_attach_mcast)", EOPNOTSUPP)
-UV_EXPORT UV_NOT_OFFERED(int, ibv_detach_mcast, (struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid),
-			 "multicast (ibv_detach_mcast)", EOPNOTSUPP)
-UV_NOT_OFFERED_END
+/* ibv_attach_mcast(3) / ibv_detach_mcast(3): a UD QP joins or leaves the multicast group
+ * gid (ATTACH_TO_MCG / DETACH_FROM_MCG, hw/mlx5 mx5_qp_mcast).  The LID is not used on
+ * RoCE (Linux ib_attach_mcast checks it only on InfiniBand ports).  EINVAL for a QP that
+ * is not UD or a GID that is not multicast, as Linux's ib_attach_mcast returns; a QP
+ * still attached cannot be destroyed (EBUSY, ibv_destroy_qp). */
+static int qp_mcast(struct ibv_qp *qp, const union ibv_gid *gid, int attach)
+{
+	if (!qp || !gid)
+		return EINVAL;
+	struct uv_qp *q = uv_qp_of(qp);
+	struct uv_dev *d = uv_ctx_dev(qp->context);
+	pthread_mutex_lock(&d->lock);
+	/* the groups the QP is in, as Linux uverbs keeps them (uverbs_cmd.c
+	 * ib_uverbs_attach_mcast / _detach_mcast): attaching again succeeds without a
+	 * command, detaching from a group it is not in is EINVAL without one */
+	unsigned i = 0;
+	while (i < q->nmcast && memcmp(q->mcast[i], gid->raw, 16))
+		i++;
+	int rc = 0;
+	if (attach && i == q->nmcast && q->nmcast == q->mcast_cap) {
+		unsigned cap = q->mcast_cap ? 2 * q->mcast_cap : 4;
+		uint8_t (*n)[16] = realloc(q->mcast, cap * sizeof(*n));
+		if (!n)
+			rc = ENOMEM;
+		else
+			q->mcast = n, q->mcast_cap = cap;
+	}
+	if (!rc && (attach ? i == q->nmcast : i < q->nmcast)) {
+		rc = mx5_qp_mcast(q->m, gid->raw, attach);
+		if (rc)
+			rc = uv_err(d, rc, attach ? "ibv_attach_mcast" : "ibv_detach_mcast");
+		else if (attach)
+			memcpy(q->mcast[q->nmcast++], gid->raw, 16);
+		else
+			memcpy(q->mcast[i], q->mcast[--q->nmcast], 16);
+	} else if (!rc && !attach) {
+		rc = EINVAL;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+UV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)lid;
+	return qp_mcast(qp, gid, 1);
+}
+
+UV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)lid;
+	return qp_mcast(qp, gid, 0);
+}

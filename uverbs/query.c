@@ -136,6 +136,12 @@ void uv_device_attr(struct uv_dev *d, struct ibv_device_attr *a)
 	a->atomic_cap = i->atomic ? IBV_ATOMIC_HCA : IBV_ATOMIC_NONE;
 	a->max_ah = 0x7fffffff;   /* address handles live in host memory only */
 	a->max_srq = (int)i->max_srq;
+	/* Linux mlx5_ib_query_device: groups, QPs per group, and their product */
+	a->max_mcast_grp = (int)i->max_mcast_grp;
+	a->max_mcast_qp_attach = (int)i->max_mcast_qp_attach;
+	a->max_total_mcast_qp_attach = (int)((uint64_t)i->max_mcast_grp * i->max_mcast_qp_attach > 0x7fffffff
+						     ? 0x7fffffff
+						     : (uint64_t)i->max_mcast_grp * i->max_mcast_qp_attach);
 	a->max_srq_wr = (int)i->max_srq_wr;
 	a->max_srq_sge = (int)i->max_srq_sge;
 	a->max_pkeys = (uint16_t)i->pkey_table_len;

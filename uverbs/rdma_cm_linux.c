@@ -28,8 +28,8 @@
  * (IBTA 12.11), retransmission after the CM response timeout (up to the REQ's Max CM
  * Retries), MRA received (the timer waits longer), IPv4 addresses of the devices'
  * IPv4-mapped GIDs, MIGRATE_ID, and a DREQ for every connection still up when the
- * process exits.  Not yet offered (EOPNOTSUPP / EAFNOSUPPORT to librdmacm): multicast,
- * AF_IB, LAP/APR, options other than TOS, REUSEADDR, AFONLY and ACK_TIMEOUT (accepted
+ * process exits, and multicast joins (JOIN_IP_MCAST, JOIN_MCAST, LEAVE_MCAST: IPv4 groups,
+ * no SA on RoCE).  Not yet offered (EOPNOTSUPP / EAFNOSUPPORT to librdmacm): AF_IB, LAP/APR, options other than TOS, REUSEADDR, AFONLY and ACK_TIMEOUT (accepted
  * and ignored).
  */
 #undef _FORTIFY_SOURCE
@@ -74,6 +74,7 @@
 enum { RCM_EV_ADDR_RESOLVED = 0, RCM_EV_ROUTE_RESOLVED = 2, RCM_EV_CONNECT_REQUEST = 4,
        RCM_EV_CONNECT_RESPONSE = 5, RCM_EV_CONNECT_ERROR = 6, RCM_EV_UNREACHABLE = 7,
        RCM_EV_REJECTED = 8, RCM_EV_ESTABLISHED = 9, RCM_EV_DISCONNECTED = 10 };
+enum { RCM_EV_MULTICAST_JOIN = 12 };
 
 enum rcm_state { ST_IDLE, ST_ADDR, ST_ROUTE, ST_LISTEN, ST_REQ_SENT, ST_REQ_RCVD, ST_REP_SENT, ST_REP_RCVD,
 		 ST_ESTABLISHED, ST_DREQ_SENT, ST_DREQ_RCVD, ST_CLOSED,
@@ -525,6 +526,8 @@ static void id_reply(struct rcm_id *id, uint16_t attr, const uint8_t *pd, size_t
 	id_send(id, &m, false);
 }
 
+static void mc_drop_id(const struct rcm_id *id);
+
 static void id_destroy(struct rcm_id *id)
 {
 	if (id->state == ST_ESTABLISHED) {
@@ -536,6 +539,7 @@ static void id_destroy(struct rcm_id *id)
 	} else if (id->state == ST_DREQ_RCVD) {
 		id_reply(id, UV_CM_DREP, NULL, 0);
 	}
+	mc_drop_id(id);
 	struct rcm_chan *ch = id->ch;
 	/* events still queued for it are dropped, as ucma_destroy_id does */
 	for (struct rcm_evt **pp = ch ? &ch->head : NULL; pp && *pp;) {
@@ -1024,6 +1028,8 @@ static int put_resp(uint64_t ptr, const void *v, size_t len)
 	return 0;
 }
 
+static void mc_event_reported(const struct rdma_ucm_event_resp *r);
+
 static int cmd_get_event(struct rcm_chan *ch, const struct rdma_ucm_get_event *c, int fd)
 {
 	while (!ch->head) {
@@ -1046,6 +1052,7 @@ static int cmd_get_event(struct rcm_chan *ch, const struct rdma_ucm_get_event *c
 	struct rcm_id *id = id_get(e->owner);
 	if (id)
 		id->events_reported++;
+	mc_event_reported(&e->r);
 	int rc = put_resp(c->response, &e->r, sizeof(e->r));
 	free(e);
 	return rc;
@@ -1368,6 +1375,132 @@ static int cmd_migrate(struct rcm_chan *ch, const struct rdma_ucm_migrate_id *c)
 }
 
 /* One command (rdma_user_cm.h).  Returns 0 or a negative errno. */
+/* ------------------------------------------------------------------ multicast */
+
+/* RoCE multicast needs no SA (Linux cma.c cma_iboe_join_multicast): the IPv4 group maps
+ * to the MGID ::ffff:G (cma_iboe_set_mgid for a RoCE v2 GID), the join completes at once
+ * with RDMA_CM_EVENT_MULTICAST_JOIN carrying the UD parameters to send to the group (an
+ * address handle to the MGID, QPN 0xFFFFFF, the port space's Q_Key, hop limit 64 for
+ * RoCE v2 over IPv4), and librdmacm attaches the ID's QP itself with ibv_attach_mcast
+ * (cma.c ucma_process_join; not for a send-only member), which makes the NIC join the IP
+ * group on the wire, as cma_igmp_send joins it on the netdev. */
+#define RCM_MAX_MCS 256
+#define RCM_MC_BASE 0x10000u   /* multicast handles: never an ID's (id_destroy matches r.id) */
+
+struct rcm_mc {
+	bool used;
+	uint32_t id;             /* the ID that joined */
+	uint64_t uid;
+	struct sockaddr_in addr;
+	unsigned events_reported;
+};
+
+static struct rcm_mc rcm_mcs[RCM_MAX_MCS];
+
+static struct rcm_mc *mc_get(uint32_t h)
+{
+	if (h < RCM_MC_BASE || h - RCM_MC_BASE >= RCM_MAX_MCS || !rcm_mcs[h - RCM_MC_BASE].used)
+		return NULL;
+	return &rcm_mcs[h - RCM_MC_BASE];
+}
+
+static void mc_event_reported(const struct rdma_ucm_event_resp *r)
+{
+	struct rcm_mc *mc = r->event == RCM_EV_MULTICAST_JOIN ? mc_get(r->id) : NULL;
+	if (mc)
+		mc->events_reported++;
+}
+
+/* An ID that goes leaves its groups (Linux ucma_destroy_id: ucma_cleanup_multicast). */
+static void mc_drop_id(const struct rcm_id *id)
+{
+	for (unsigned i = 0; i < RCM_MAX_MCS; i++)
+		if (rcm_mcs[i].used && rcm_mcs[i].id == id->handle)
+			rcm_mcs[i].used = false;
+}
+
+static int cmd_join_mcast(struct rcm_id *id, uint64_t uid, const struct sockaddr *sa, size_t len,
+			  uint16_t flags, uint64_t resp_ptr)
+{
+	struct sockaddr_in a;
+	if (len < sizeof(sa_family_t) || flags >= RDMA_MC_JOIN_FLAG_RESERVED)
+		return -EINVAL;
+	/* Linux rdma_join_multicast: the ID must be bound to a device (ADDR_BOUND or
+	 * ADDR_RESOLVED) */
+	if (!id->ag)
+		return -EINVAL;
+	if (sa->sa_family == AF_INET6)
+		return -EOPNOTSUPP;   /* cma_iboe_join_multicast: IPv6 groups not on RoCE v2 */
+	if (sa->sa_family != AF_INET || len < sizeof(a))
+		return -EAFNOSUPPORT;
+	memcpy(&a, sa, sizeof(a));
+	if (!a.sin_addr.s_addr)
+		return -EINVAL;       /* cma_zero_addr */
+	if (id->ps != RDMA_PS_UDP && id->ps != RDMA_PS_IB)
+		return -EOPNOTSUPP;   /* RDMA_PS_IPOIB's Q_Key would come from the SA */
+	unsigned i = 0;
+	while (i < RCM_MAX_MCS && rcm_mcs[i].used)
+		i++;
+	if (i == RCM_MAX_MCS)
+		return -ENOMEM;
+	struct rcm_mc *mc = &rcm_mcs[i];
+	memset(mc, 0, sizeof(*mc));
+	mc->used = true;
+	mc->id = id->handle;
+	mc->uid = uid;
+	mc->addr = a;
+	struct rdma_ucm_create_id_resp r = { .id = RCM_MC_BASE + i };
+	int rc = put_resp(resp_ptr, &r, sizeof(r));
+	if (rc) {
+		mc->used = false;
+		return rc;
+	}
+	/* a test (or a person) can start a sender once a receiver got here */
+	uv_log(UV_LOG_INFO, "rdma_cm: joined multicast group %u.%u.%u.%u%s", RCM_IP4_ARGS(ntohl(a.sin_addr.s_addr)),
+	       flags == RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER ? " (send only)" : "");
+	struct rcm_evt *e = evt_push(id, RCM_EV_MULTICAST_JOIN, 0, NULL, uid);
+	if (e) {
+		/* ucma's event for a multicast carries the multicast's uid and handle */
+		e->r.id = RCM_MC_BASE + i;
+		struct rdma_ucm_ud_param *u = &e->r.param.ud;
+		u->qp_num = 0xffffff;      /* IB_MULTICAST_QPN */
+		u->qkey = RCM_UDP_QKEY;    /* cma_iboe_join_multicast, RDMA_PS_UDP and RDMA_PS_IB */
+		ip_gid(ntohl(a.sin_addr.s_addr), u->ah_attr.grh.dgid);
+		u->ah_attr.grh.sgid_index = (uint8_t)id->ag->gid_index;
+		u->ah_attr.grh.hop_limit = 64;   /* IPV6_DEFAULT_HOPLIMIT for RoCE v2 over IPv4 */
+		u->ah_attr.is_global = 1;
+		u->ah_attr.port_num = 1;
+	}
+	return 0;
+}
+
+static int cmd_leave_mcast(struct rcm_chan *ch, const struct rdma_ucm_destroy_id *c)
+{
+	struct rcm_mc *mc = mc_get(c->id);
+	struct rcm_id *id = mc ? id_get(mc->id) : NULL;
+	if (!mc || !id || id->ch != ch)
+		return -ENOENT;   /* ucma_leave_multicast: no such multicast */
+	struct rdma_ucm_destroy_id_resp r = { .events_reported = mc->events_reported };
+	/* its events not yet read are dropped (ucma_leave_multicast: ucma_cleanup_mc_events) */
+	for (struct rcm_evt **pp = &ch->head; *pp;) {
+		if ((*pp)->r.event == RCM_EV_MULTICAST_JOIN && (*pp)->r.id == c->id) {
+			struct rcm_evt *e = *pp;
+			*pp = e->next;
+			free(e);
+			uint64_t v;
+			if (syscall(SYS_read, ch->fd, &v, sizeof(v)) < 0)
+				uv_log(UV_LOG_WARN, "rdma_cm: event fd read: %s", strerror(errno));
+		} else {
+			pp = &(*pp)->next;
+		}
+	}
+	ch->tail = NULL;
+	for (struct rcm_evt *e = ch->head; e; e = e->next)
+		ch->tail = e;
+	mc->used = false;
+	return put_resp(c->response, &r, sizeof(r));
+}
+
 static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, size_t inlen)
 {
 #define NEED(type) do { if (inlen < sizeof(type)) return -EINVAL; } while (0)
@@ -1410,12 +1543,29 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 	}
 	case RDMA_USER_CM_CMD_BIND:
 	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
-	case RDMA_USER_CM_CMD_JOIN_IP_MCAST:
-	case RDMA_USER_CM_CMD_JOIN_MCAST:
-	case RDMA_USER_CM_CMD_LEAVE_MCAST:
-		/* AF_IB addressing and multicast are not offered: librdmacm then keeps to
-		 * the IP commands (cma.c, ucma_set_af_ib_support) */
+		/* AF_IB addressing is not offered: librdmacm then keeps to the IP commands
+		 * (cma.c, ucma_set_af_ib_support), JOIN_IP_MCAST among them */
 		return -EAFNOSUPPORT;
+	case RDMA_USER_CM_CMD_JOIN_IP_MCAST: {
+		NEED(struct rdma_ucm_join_ip_mcast);
+		const struct rdma_ucm_join_ip_mcast *c = in;
+		if (!(id = id_get(c->id)) || id->ch != ch)
+			return -EINVAL;
+		return cmd_join_mcast(id, c->uid, (const struct sockaddr *)&c->addr, sizeof(c->addr),
+				      RDMA_MC_JOIN_FLAG_FULLMEMBER, c->response);
+	}
+	case RDMA_USER_CM_CMD_JOIN_MCAST: {
+		NEED(struct rdma_ucm_join_mcast);
+		const struct rdma_ucm_join_mcast *c = in;
+		if (!(id = id_get(c->id)) || id->ch != ch)
+			return -EINVAL;
+		return cmd_join_mcast(id, c->uid, (const struct sockaddr *)&c->addr,
+				      c->addr_size <= sizeof(c->addr) ? c->addr_size : 0, c->join_flags, c->response);
+	}
+	case RDMA_USER_CM_CMD_LEAVE_MCAST: {
+		NEED(struct rdma_ucm_destroy_id);
+		return cmd_leave_mcast(ch, in);
+	}
 	case RDMA_USER_CM_CMD_RESOLVE_IP: {
 		NEED(struct rdma_ucm_resolve_ip);
 		const struct rdma_ucm_resolve_ip *c = in;

@@ -261,6 +261,9 @@ struct uv_qp {
 	struct uv_wr_stage st;
 	bool uc_as_rc;                /* a UC QP carried as RC (Apple's delivery; qp.c) */
 	unsigned async_reported;      /* async events handed out naming it (events.c) */
+	/* the multicast groups it is attached to (qp.c, as Linux uverbs' mcast_list) */
+	uint8_t (*mcast)[16];
+	unsigned nmcast, mcast_cap;
 };
 
 static inline struct uv_context *uv_ctx(struct ibv_context *c)

@@ -343,6 +343,9 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	tmp.wq_signature = PRM_GET(qpc, qpc, wq_signature);
 	tmp.rlky = PRM_GET(qpc, qpc, rlky);
 	tmp.fre = PRM_GET(qpc, qpc, fre);
+	/* qpc.block_lb_mc: the QP gets no copy of its own multicast sends (Linux mlx5_ib
+	 * sets it for IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK; rx_check.c honours it) */
+	tmp.block_lb_mc = PRM_GET(qpc, qpc, block_lb_mc);
 	tmp.counter_set_id = (uint8_t)PRM_GET(qpc, qpc, counter_set_id);
 	emu_qp_reset_engine(&tmp);
 	int rc = emu_queue_adopt(d, c, &qp_kind, &tmp, &tmp.buf);

@@ -339,6 +339,19 @@ uint8_t *emu_cap(struct emu_dev *d, unsigned type, int cur);
 /* Entry idx holds an address (SET_ROCE_ADDRESS wrote one; all zero is an empty slot). */
 bool emu_gid_valid(struct emu_dev *d, uint32_t idx);
 
+/* ---- multicast groups (cmd_mcg.c) ---- */
+struct emu_roce_rx_batch;
+/* ff00::/8 or ::ffff:224.0.0.0/100: a GID ATTACH_TO_MCG takes. */
+bool emu_gid_is_multicast(const uint8_t gid[16]);
+/* The QPNs attached to the group gid (count; *qpns valid until the next command). */
+unsigned emu_mcg_members(struct emu_dev *d, const uint8_t gid[16], const uint32_t **qpns);
+/* A pollable fd, readable while a group socket holds a packet (-1: none, not Linux). */
+int emu_mcg_fd(struct emu_dev *d);
+/* A batch from one group socket that holds packets (envelopes addressed to the group):
+ * how many, 0 when none holds any (at once, without a system call, when no group has a
+ * socket), or -errno. */
+int emu_mcg_recv_many(struct emu_dev *d, struct emu_roce_rx_batch *b);
+
 /* ---- the device ---- */
 struct emu_uar_hook_ent {
 	uint32_t lo, hi;
@@ -403,6 +416,7 @@ struct emu_dev {
 	uint8_t mac[6];
 	uint8_t paos_admin;               /* PAOS admin_status */
 	void *gid_tab;                    /* cmd_roce.c */
+	void *mcg_tab;                    /* multicast groups (cmd_mcg.c) */
 
 	/* UAR callbacks, EQs and interrupts */
 	struct emu_uar_hook_ent uar_hooks[EMU_MAX_UAR_HOOKS];

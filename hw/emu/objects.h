@@ -294,6 +294,7 @@ struct emu_qp {
 	bool wq_signature, rlky;
 	bool fre;               /* qpc.fre: UMR WQEs allowed (sq_engine.c) */
 	bool gsi;               /* created as QP1: receives packets for QPN 1, sends as QPN 1 */
+	bool block_lb_mc;       /* qpc.block_lb_mc: no copy of its own multicast sends */
 	bool umr;               /* created as REG_UMR: UMR (and NOP) WQEs only, no peer */
 	/* transport attributes, as the transitions set them */
 	uint8_t mtu;            /* qpc.mtu: 1..5 = 256..4096 bytes */

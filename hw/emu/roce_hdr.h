@@ -33,6 +33,7 @@
 #define EMU_ROCE_QPN_MASK 0xffffffu
 #define EMU_ROCE_MSN_MASK 0xffffffu
 #define EMU_ROCE_DEFAULT_PKEY 0xffff /* full member of the default partition (10.9.1.1) */
+#define EMU_ROCE_MCAST_QPN 0xffffff  /* BTH DestQP of a multicast packet (Linux IB_MULTICAST_QPN) */
 #define EMU_ROCE_PKEY_MEMBER 0x8000  /* P_Key bit 15: full (1) or limited (0) member */
 
 /* BTH.OpCode: bits 7:5 the transport service, bits 4:0 the operation (IBTA 9.2.1). */

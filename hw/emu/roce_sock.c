@@ -27,6 +27,17 @@ static int set_df(int fd)
 	return plat_sock_set_df(fd);
 }
 
+/* Multicast leaves by the port's own address, so on the loopback interface, never by
+ * the default route: IP_MULTICAST_IF names the interface by that address (ip(7)); the
+ * kernel's default IP_MULTICAST_TTL of 1 and IP_MULTICAST_LOOP of 1 keep a group's
+ * packets on this host and hand them to every socket of it that joined the group. */
+static void set_mc_if(int fd, uint32_t ipv4)
+{
+	struct in_addr a = { .s_addr = htonl(ipv4) };
+
+	(void)setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &a, sizeof(a));
+}
+
 int emu_roce_sock_init(struct emu_roce_sock *s, int fd, uint32_t ipv4)
 {
 	int one = 1, rc;
@@ -38,6 +49,7 @@ int emu_roce_sock_init(struct emu_roce_sock *s, int fd, uint32_t ipv4)
 	s->ipv4 = ipv4;
 	pthread_mutex_init(&s->lock, NULL);     /* first, so that fini is always safe */
 	rc = set_df(fd);
+	set_mc_if(fd, ipv4);
 	if (rc == 0 && (setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) < 0 ||
 			setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one)) < 0))
 		rc = -errno;
@@ -70,6 +82,7 @@ static int open_bound(uint32_t ipv4, uint16_t port)
 	if (fd < 0)
 		return fd;
 	rc = set_df(fd);
+	set_mc_if(fd, ipv4);
 	/* nothing is ever sent to these ports: keep their receive queues tiny */
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
 	memset(&sa, 0, sizeof(sa));
@@ -297,12 +310,11 @@ int emu_roce_sock_send(struct emu_roce_sock *s, const struct emu_roce_ip *ip, ui
 
 /* The envelope of a received datagram: addresses, and TOS and TTL from the control
  * data IP_RECVTOS/IP_RECVTTL asked for. */
-static void rx_envelope(struct emu_roce_sock *s, const struct sockaddr_in *sa, struct msghdr *m,
-			struct emu_roce_ip *env)
+static void rx_envelope(uint32_t daddr, const struct sockaddr_in *sa, struct msghdr *m, struct emu_roce_ip *env)
 {
 	struct cmsghdr *c;
 
-	emu_roce_ip_init(env, ntohl(sa->sin_addr.s_addr), s->ipv4, ntohs(sa->sin_port), 0);
+	emu_roce_ip_init(env, ntohl(sa->sin_addr.s_addr), daddr, ntohs(sa->sin_port), 0);
 	for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 		if (c->cmsg_level != IPPROTO_IP)
 			continue;
@@ -336,7 +348,7 @@ ssize_t emu_roce_sock_recv(struct emu_roce_sock *s, uint8_t *buf, size_t cap, st
 	n = recvmsg(s->fd, &m, flags | MSG_TRUNC);
 	if (n < 0)
 		return -errno;
-	rx_envelope(s, &sa, &m, env);
+	rx_envelope(s->ipv4, &sa, &m, env);
 	return n;
 }
 
@@ -377,13 +389,12 @@ void emu_roce_rx_batch_fini(struct emu_roce_rx_batch *b)
 	memset(b, 0, sizeof(*b));
 }
 
-int emu_roce_sock_recv_many(struct emu_roce_sock *s, struct emu_roce_rx_batch *b, int flags)
+/* Up to EMU_ROCE_RX_BATCH datagrams from fd, all sent to daddr. */
+static int recv_many_fd(int fd, uint32_t daddr, struct emu_roce_rx_batch *b, int flags)
 {
 	struct emu_roce_rx_slots *sl;
 	int n;
 
-	if (!s || !b || !b->slots)
-		return -EINVAL;
 	sl = b->slots;
 	for (unsigned i = 0; i < EMU_ROCE_RX_BATCH; i++) {
 		datagram_msg(&sl->dg[i].hdr, &sl->sa[i], &sl->iov[i], b->pkt[i], EMU_ROCE_MAX_PKT + 1);
@@ -392,13 +403,64 @@ int emu_roce_sock_recv_many(struct emu_roce_sock *s, struct emu_roce_rx_batch *b
 	}
 	b->n = 0;
 	/* MSG_TRUNC: each length is the datagram's real one, as emu_roce_sock_recv */
-	n = plat_recv_many(s->fd, sl->dg, EMU_ROCE_RX_BATCH, flags | MSG_TRUNC);
+	n = plat_recv_many(fd, sl->dg, EMU_ROCE_RX_BATCH, flags | MSG_TRUNC);
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++) {
 		b->len[i] = sl->dg[i].len;
-		rx_envelope(s, &sl->sa[i], &sl->dg[i].hdr, &b->env[i]);
+		rx_envelope(daddr, &sl->sa[i], &sl->dg[i].hdr, &b->env[i]);
 	}
 	b->n = (unsigned)n;
 	return n;
+}
+
+int emu_roce_sock_recv_many(struct emu_roce_sock *s, struct emu_roce_rx_batch *b, int flags)
+{
+	if (!s || !b || !b->slots)
+		return -EINVAL;
+	return recv_many_fd(s->fd, s->ipv4, b, flags);
+}
+
+/* An IPv4 multicast group's receiving socket for the port at ifaddr (RoCE v2 carries a
+ * multicast GID ::ffff:G as IPv4 destination G, IBTA A17.4.1; Linux cma_iboe_set_mgid).
+ * A UDP socket bound to addr:4791 receives only datagrams sent to addr (Linux
+ * __udp_is_mcast_sock), so the port's own 4791 socket never sees a group's packets:
+ * each group gets a socket bound to G:4791, SO_REUSEADDR so that every port of every
+ * process that joined G binds it too (each then gets its own copy, as ports behind a
+ * switch each get the frame), and IP_ADD_MEMBERSHIP on the interface of ifaddr, which
+ * for 127/8 is the loopback interface: it joins G there without any route or interface
+ * flag to set (checked on Linux 6.x, docs/architecture.md section 10). */
+int emu_roce_mc_open(uint32_t ifaddr, uint32_t group)
+{
+	struct sockaddr_in sa;
+	struct ip_mreq mr;
+	int one = 1, fd = plat_socket(AF_INET, SOCK_DGRAM, 0), rc = 0;
+
+	if (fd < 0)
+		return fd;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(EMU_ROCE_PORT);
+	sa.sin_addr.s_addr = htonl(group);
+	memset(&mr, 0, sizeof(mr));
+	mr.imr_multiaddr.s_addr = htonl(group);
+	mr.imr_interface.s_addr = htonl(ifaddr);
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0)
+		rc = -errno;
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int emu_roce_mc_recv_many(int fd, uint32_t group, struct emu_roce_rx_batch *b, int flags)
+{
+	if (fd < 0 || !b || !b->slots)
+		return -EINVAL;
+	return recv_many_fd(fd, group, b, flags);
 }

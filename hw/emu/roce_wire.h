@@ -214,6 +214,13 @@ void emu_roce_rx_batch_fini(struct emu_roce_rx_batch *b);
  * 0 the first one is waited for).  How many (b->n too), or -errno. */
 int emu_roce_sock_recv_many(struct emu_roce_sock *s, struct emu_roce_rx_batch *b, int flags);
 
+/* Multicast (docs/architecture.md section 10): a socket that receives the IPv4 group
+ * `group`'s RoCE v2 packets for the port at ifaddr (host order), or -errno; and a batch
+ * from it, every envelope's destination the group.  The port's sending sockets leave
+ * by the port's address (IP_MULTICAST_IF), so a group's packets stay on loopback. */
+int emu_roce_mc_open(uint32_t ifaddr, uint32_t group);
+int emu_roce_mc_recv_many(int fd, uint32_t group, struct emu_roce_rx_batch *b, int flags);
+
 /* Hold every send from now until the matching uncork, which sends them, in order. */
 void emu_roce_sock_cork(struct emu_roce_sock *s);
 void emu_roce_sock_uncork(struct emu_roce_sock *s);

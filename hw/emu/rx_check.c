@@ -15,6 +15,47 @@ static uint16_t port_pkey(void)
 	return EMU_ROCE_DEFAULT_PKEY;
 }
 
+/* A UD packet to a multicast group: BTH DestQP 0xFFFFFF, the multicast QPN (Linux
+ * ib_verbs.h IB_MULTICAST_QPN; rxe_recv.c rxe_rcv hands such a packet to
+ * rxe_rcv_mcast_pkt, which delivers to every QP of the group), and for RoCE v2 over IPv4 an IPv4 multicast destination address: the group's GID is
+ * its IPv4-mapped form (A17.4.1; Linux cma_iboe_set_mgid).  Every QP of this port
+ * attached to the group gets a copy, each through the UD checks of its own (state,
+ * P_Key, Q_Key, a receive WQE): the sending QP too, unless it asked not to
+ * (qpc.block_lb_mc; IBV_QP_CREATE_BLOCK_SELF_MCAST_LB), which it is when the packet
+ * comes from this port's address with the QP's own number as DETH source QP. */
+static void mcast_rx(struct emu_tp *tp, const struct emu_roce_pkt *p, const struct emu_roce_ip *env, size_t len)
+{
+	struct emu_dev *d = tp->d;
+	uint8_t gid[16] = { [10] = 0xff, [11] = 0xff };
+	const uint32_t *qpns;
+	unsigned n, delivered = 0;
+
+	emu_be32_put(gid + 12, env->daddr);
+	n = emu_roce_op_transport(p->h.bth.opcode) == EMU_ROCE_TR_UD && emu_gid_is_multicast(gid)
+		    ? emu_mcg_members(d, gid, &qpns) : 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct emu_qp *qp = emu_obj_get(d, EMU_OBJ_QP, qpns[i]);
+		struct emu_tq *tq;
+
+		if (!qp || qp->st != EMU_QP_ST_UD)
+			continue;
+		if (qp->block_lb_mc && env->saddr == d->ipv4 && p->h.deth.sqpn == qp->qpn)
+			continue;
+		if (!emu_roce_pkey_match(p->h.bth.pkey, port_pkey())) {
+			tp->ctr.drops[EMU_ROCE_DROP_PKEY]++;
+			return;
+		}
+		tq = emu_tq_get(tp, qp);
+		if (!tq)
+			continue;
+		emu_ud_rx(tp, tq, p, env, len);   /* state, Q_Key, receive WQE: per QP */
+		delivered++;
+	}
+	if (!n)
+		tp->ctr.drops[EMU_ROCE_DROP_QPN]++;   /* no member here, or not a group address */
+	tp->ctr.mcast_rx += delivered;
+}
+
 void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct emu_roce_ip *env)
 {
 	struct emu_dev *d = tp->d;
@@ -39,6 +80,10 @@ void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct 
 	tr = emu_roce_op_transport(p.h.bth.opcode);
 	if (tr == EMU_ROCE_TR_CNP)
 		return;   /* congestion notification: no rate limiter to feed */
+	if (p.h.bth.dqpn == EMU_ROCE_MCAST_QPN) {
+		mcast_rx(tp, &p, env, len);
+		return;
+	}
 	qp = emu_obj_get(d, EMU_OBJ_QP, p.h.bth.dqpn == 1 ? d->gsi_qpn : p.h.bth.dqpn);
 	/* QPN 1 names the GSI QP whatever number it was created with (IBTA 13.5.1) */
 	if (!qp || (p.h.bth.dqpn == 1 && !qp->gsi)) {

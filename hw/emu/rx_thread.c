@@ -62,6 +62,24 @@ static unsigned rx_batch(struct emu_tp *tp)
 		if (b->n < EMU_ROCE_RX_BATCH)
 			break;
 	}
+	/* the multicast groups' sockets (cmd_mcg.c): with no group joined, a call that
+	 * returns at once */
+	while (n < EMU_RX_BATCH) {
+		int got = emu_mcg_recv_many(tp->d, b);
+
+		if (got <= 0)
+			break;
+		tp->ctr.rx_calls++;
+		for (unsigned i = 0; i < b->n; i++) {
+			if (b->len[i] > EMU_ROCE_MAX_PKT) {
+				tp->ctr.rx_pkts++;
+				tp->ctr.drops[EMU_ROCE_DROP_TOO_LONG]++;
+				continue;
+			}
+			emu_tp_rx_packet(tp, b->pkt[i], b->len[i], &b->env[i]);
+		}
+		n += b->n;
+	}
 	return n;
 }
 
@@ -293,9 +311,9 @@ static void *rx_main(void *arg)
 	device_thread_sched(tp);
 	for (;;) {
 		uint64_t now, a[2];
-		struct pollfd pfd[2];
+		struct pollfd pfd[3];
 		bool off;
-		int n;
+		int n, mc_fd;
 
 		if (!lock_or_stop(tp))
 			break;
@@ -307,6 +325,7 @@ static void *rx_main(void *arg)
 		emu_resp_flush_acks(tp);
 		off = app_polling_now(tp, now);
 		tp->wake_at = a[1];
+		mc_fd = emu_mcg_fd(d);
 		pthread_mutex_unlock(&d->lock);
 
 		/* The socket, unless an application polls this very moment: then the hold
@@ -315,7 +334,12 @@ static void *rx_main(void *arg)
 		pfd[0].events = POLLIN;
 		pfd[1].fd = off ? tp->hold_fd : tp->sock.fd;
 		pfd[1].events = POLLIN;
-		n = plat_poll_ns(pfd, 2, a[1] > now ? a[1] - now : 0);
+		/* and the multicast groups' sockets' epoll set, which wakes the thread for a
+		 * group joined while it sleeps (while off, the polls take them) */
+		pfd[2].fd = off ? -1 : mc_fd;
+		pfd[2].events = POLLIN;
+		pfd[2].revents = 0;
+		n = plat_poll_ns(pfd, 3, a[1] > now ? a[1] - now : 0);
 		__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
 		if (n < 0 && errno != EINTR)
 			break;
@@ -331,7 +355,7 @@ static void *rx_main(void *arg)
 				tp->hold_expired = emu_now_ns();   /* it stopped: off again only once it polls again */
 			continue;
 		}
-		if (!(pfd[1].revents & POLLIN))
+		if (!(pfd[1].revents & POLLIN) && !(pfd[2].revents & POLLIN))
 			continue;
 		if (!lock_or_stop(tp))
 			break;

@@ -37,6 +37,7 @@ struct emu_tp_counters {
 	uint64_t tx_pkts, rx_pkts;
 	uint64_t tx_by_opcode[256], rx_by_opcode[256];
 	uint64_t tx_no_port;                   /* frames to a MAC no emulated port owns, lost */
+	uint64_t mcast_rx;                     /* multicast packets placed, one per member QP */
 	uint64_t drops[EMU_ROCE_DROP_NR];      /* received packets dropped, by reason */
 	uint64_t naks_sent[5], naks_rcvd[5];   /* by AETH NAK code (PSN seq, inv req, rem access, rem op) */
 	uint64_t rnr_naks_sent, rnr_naks_rcvd;

@@ -134,6 +134,7 @@ struct mx5_device_info {
 	uint8_t num_ports;
 	uint32_t max_qp, max_qp_wr, max_sge, max_cq, max_cqe, max_mr, max_pd;
 	uint32_t max_srq, max_srq_wr, max_srq_sge;
+	uint32_t max_mcast_grp, max_mcast_qp_attach;   /* 1 << log_max_mcg, max_qp_mcg */
 	uint32_t max_qp_rd_atom, max_qp_init_rd_atom;
 	uint32_t gid_table_len, pkey_table_len;
 	uint32_t max_inline_data;
@@ -393,6 +394,7 @@ struct mx5_qp_init_attr {
 	int sq_sig_all;
 	int fre;                      /* qpc.fre: the QP may post UMR WQEs (hw/mlx5/umr.c) */
 	int gsi;                      /* UD created as QP1, the GSI QP (qpc.st QP1; Linux mlx5_ib gsi.c) */
+	int block_lb_mc;              /* qpc.block_lb_mc: no copy of its own multicast sends */
 };
 
 /* Attribute mask (which fields of mx5_qp_attr a modify carries). */
@@ -461,6 +463,11 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *attr, struct
 int mx5_qp_modify(struct mx5_qp *qp, const struct mx5_qp_attr *attr, unsigned mask);
 int mx5_qp_query(struct mx5_qp *qp, struct mx5_qp_attr *attr, struct mx5_qp_init_attr *init);
 int mx5_qp_destroy(struct mx5_qp *qp);
+/* Attach a UD QP to the multicast group gid (attach != 0: ATTACH_TO_MCG 0x806) or detach
+ * it (DETACH_FROM_MCG 0x807), as Linux mlx5_cmd_attach_mcg / mlx5_cmd_detach_mcg.
+ * -EINVAL for a QP that is not UD or a GID that is not multicast (checked before the
+ * command, as Linux ib_attach_mcast does); the device's refusals as mx5_exec gives them. */
+int mx5_qp_mcast(struct mx5_qp *qp, const uint8_t gid[16], int attach);
 uint32_t mx5_qp_num(const struct mx5_qp *qp);
 enum mx5_qp_state mx5_qp_state(const struct mx5_qp *qp);
 /* Datapath state (hw/mlx5 wqe.h / doorbell.h) of this QP's send and receive queues. */

@@ -347,6 +347,9 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 		 * QPs, the UMR QP among them (drivers/infiniband/hw/mlx5/qp.c
 		 * create_kernel_qp) */
 		MX5_CTX(qpc, fre, a->fre ? 1 : 0),
+		/* PRM "QP Context" block_lb_mc: the QP gets no copy of the multicast it sends
+		 * (Linux mlx5_ib qp.c sets it for IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK) */
+		MX5_CTX(qpc, block_lb_mc, a->block_lb_mc ? 1 : 0),
 	};
 	rc = mx5_create_queue(dev, &mx5_create_qp_cmd, &qp->q, qpc, MX5_NFIELDS(qpc), &qp->qpn);
 	if (rc)
@@ -873,3 +876,40 @@ uint32_t mx5_qp_num(const struct mx5_qp *qp) { return qp->qpn; }
 enum mx5_qp_state mx5_qp_state(const struct mx5_qp *qp) { return qp->flushed ? MX5_QPS_ERR : qp->state; }
 void *mx5_qp_sq_state(struct mx5_qp *qp) { return &qp->sq; }
 void *mx5_qp_rq_state(struct mx5_qp *qp) { return qp->rq_wqe_cnt ? &qp->rq : NULL; }
+
+/* ------------------------------------------------------------------ multicast */
+
+/* ff00::/8 (IPv6 multicast, IB multicast GIDs), or an IPv4 multicast address in its
+ * IPv4-mapped form: Linux ib_verbs.h rdma_is_multicast_addr, which ib_attach_mcast
+ * checks before it calls the driver. */
+static bool gid_is_multicast(const uint8_t g[16])
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return g[0] == 0xff || (!memcmp(g, v4mapped, sizeof(v4mapped)) && (g[12] & 0xf0) == 0xe0);
+}
+
+int mx5_qp_mcast(struct mx5_qp *qp, const uint8_t gid[16], int attach)
+{
+	/* attach_to_mcg_in and detach_from_mcg_in are the same layout (mlx5_ifc.h) */
+	_Static_assert(PRM_SIZE(attach_to_mcg_in) == PRM_SIZE(detach_from_mcg_in) &&
+			       (int)PRM_OFF(attach_to_mcg_in, qpn) == (int)PRM_OFF(detach_from_mcg_in, qpn) &&
+			       (int)PRM_OFF(attach_to_mcg_in, multicast_gid) ==
+				       (int)PRM_OFF(detach_from_mcg_in, multicast_gid),
+		       "attach_to_mcg_in / detach_from_mcg_in");
+	uint8_t in[PRM_SIZE(attach_to_mcg_in)] = { 0 }, out[PRM_SIZE(attach_to_mcg_out)];
+	uint16_t op = attach ? PRM_CMD_OP_ATTACH_TO_MCG : PRM_CMD_OP_DETACH_FROM_MCG;
+
+	if (!qp || !gid)
+		return -EINVAL;
+	if (qp->type != MX5_QPT_UD || qp->gsi)
+		return mx5_fail(qp->dev, -EINVAL, "%s: QP 0x%x is not a UD QP (only UD QPs join multicast groups)",
+				prm_opcode_name(op), qp->qpn);
+	if (!gid_is_multicast(gid))
+		return mx5_fail(qp->dev, -EINVAL, "%s: QP 0x%x: GID %02x%02x:...:%02x%02x is not a multicast GID",
+				prm_opcode_name(op), qp->qpn, gid[0], gid[1], gid[14], gid[15]);
+	PRM_SET(cmd_in, in, opcode, op);
+	PRM_SET(attach_to_mcg_in, in, qpn, qp->qpn);
+	memcpy(PRM_ADDR(attach_to_mcg_in, in, multicast_gid), gid, 16);
+	return mx5_exec(qp->dev, in, sizeof(in), out, sizeof(out));
+}

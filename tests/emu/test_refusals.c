@@ -30,6 +30,10 @@
  * | QP service type / pm_state / rq_type          | PRM qpc.st, pm_state, rq_type                 | 0x3 BAD_QP_TYPE/BAD_PM_STATE/BAD_RQ_TYPE | emu_qp.unknown_service_type_is_bad_parameter |
  * | transition from the wrong state               | PRM QP state machine                          | 0x10 ILLEGAL_QP_TRANSITION     | emu_qp.rst2init_twice_is_an_illegal_transition |
  * | destroy of an object in use                   | PRM                                           | 0x9 OBJECT_IN_USE              | emu_cq.destroy_of_a_cq_a_qp_uses_is_bad_resource_state |
+ * | multicast attach of a QP that is not UD         | ibv_attach_mcast(3): UD QPs only              | 0x3 MCG_QP_NOT_UD              | uverbs_test_mcast (EINVAL) |
+ * | multicast GID not ff00::/8 or ::ffff:224/4    | Linux rdma_is_multicast_addr                  | 0x3 MCG_NOT_MULTICAST          | uverbs_test_mcast (EINVAL, checked by the driver first) |
+ * | detach of a QP not attached to the group      | PRM DETACH_FROM_MCG                           | 0x3 MCG_NOT_ATTACHED           | uverbs_test_mcast (EINVAL) |
+ * | more QPs in a group than max_qp_mcg           | PRM caps max_qp_mcg                           | 0x8 LIMIT_EXCEEDED             | uverbs_test_mcast (ENOMEM) |
  *
  * The reserved ranges are hw/emu/cmd_reserved.def (generated from Linux mlx5_ifc.h by
  * tools/gen-emu-reserved); the create_*_refuses_every_reserved_range tests walk the

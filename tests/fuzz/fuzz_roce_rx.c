@@ -37,6 +37,12 @@
  * thread reads it: refused (counted as dropped) or decoded into fields that encode and
  * decode back the same.  The seeds hold one valid CM MAD of each attribute.
  *
+ * Multicast: B's UD QP is attached to the group 239.1.2.3 (ATTACH_TO_MCG through the
+ * driver).  A packet whose BTH.DestQP is 0xFFFFFF (F_KEEP_QPN) arrives addressed to that
+ * group, so it reaches rx_check.c's multicast delivery with a member to place it in;
+ * with F_FOREIGN_SRC it arrives addressed to B's unicast address instead, which must be
+ * dropped.
+ *
  * With FUZZ_ROCE_SEEDS=<dir> in the environment the program writes its seed corpus
  * (valid packets of each kind, built with hw/emu/roce_hdr.h) there and exits.
  *
@@ -85,6 +91,7 @@
 #define MR_PAGES 4
 #define GUARD_BYTE 0xa7
 #define UD_QKEY 0x11111111u
+#define MC_GROUP 0xef010203u   /* 239.1.2.3: B's UD QP is attached to ::ffff:239.1.2.3 */
 #define B_RQ_PSN 0x100
 #define A_SQ_PSN 0x100
 #define PATH_MTU 3          /* IB encoding: 1024 bytes */
@@ -402,6 +409,12 @@ static void seeds(const char *dir)
 	h.deth.sqpn = 0x43;
 	h.imm = 9;
 	seed_write(dir, "ud-send-only-imm", deep | 2, &h, 3);
+	memset(&h, 0, sizeof(h));
+	h.bth.opcode = EMU_ROCE_UD_SEND_ONLY;
+	h.bth.dqpn = EMU_ROCE_MCAST_QPN;
+	h.deth.qkey = UD_QKEY;
+	h.deth.sqpn = 0x44;
+	seed_write(dir, "ud-send-multicast", F_KEEP_QPN | F_FIX_HDR | 2, &h, 100);
 
 	/* CM MADs to the GSI QP (QP 1, its Q_Key), one of each attribute the CM reads */
 	static const uint16_t mads[] = { UV_CM_REQ, UV_CM_MRA, UV_CM_REJ, UV_CM_REP, UV_CM_RTU,
@@ -466,14 +479,15 @@ static void report(void)
 	fprintf(stderr, "fuzz_roce_rx: B received %llu packets (%llu parsed as WRITE first/only), sent %llu; "
 		"receive completions %llu ok, %llu error; requester mode %llu runs (%llu with all PSNs out), "
 		"own-send completions %llu ok, %llu error; QPs recovered %llu; NAKs sent: inv-req %llu, "
-		"rem-access %llu, rem-op %llu; GSI QP1 MADs %llu received, %llu decoded, %llu dropped; drops:",
+		"rem-access %llu, rem-op %llu; multicast copies placed %llu; GSI QP1 MADs %llu received, %llu decoded, %llu dropped; drops:",
 		(unsigned long long)c->rx_pkts, (unsigned long long)writes, (unsigned long long)c->tx_pkts,
 		(unsigned long long)nrecv_ok, (unsigned long long)nrecv_err, (unsigned long long)nreq_runs,
 		(unsigned long long)nreq_full, (unsigned long long)nsend_ok, (unsigned long long)nsend_err,
 		(unsigned long long)nrecovered,
 		(unsigned long long)c->naks_sent[EMU_AETH_NAK_INV_REQ],
 		(unsigned long long)c->naks_sent[EMU_AETH_NAK_REM_ACCESS],
-		(unsigned long long)c->naks_sent[EMU_AETH_NAK_REM_OP], (unsigned long long)nmad_rx,
+		(unsigned long long)c->naks_sent[EMU_AETH_NAK_REM_OP], (unsigned long long)c->mcast_rx,
+		(unsigned long long)nmad_rx,
 		(unsigned long long)nmad_ok, (unsigned long long)nmad_bad);
 	for (int r = 1; r < EMU_ROCE_DROP_NR; r++)
 		if (c->drops[r])
@@ -515,6 +529,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			if (post_recv(&qb[q], (uint64_t)q) != 0)
 				die("post_recv", B.dev);
 	}
+	uint8_t mgid[16] = { [10] = 0xff, [11] = 0xff };
+	emu_be32_put(mgid + 12, MC_GROUP);
+	if (mx5_qp_mcast(qb[2].qp, mgid, 1) != 0)
+		die("ATTACH_TO_MCG", B.dev);
 	emu_wire_link_set(A.emu, 0);
 	atexit(report);
 	return 0;
@@ -761,7 +779,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 		}
 	}
-	emu_roce_ip_init(&env, (flags & F_FOREIGN_SRC) ? A.ip + 100 : A.ip, B.ip, 0xc000 | (uint16_t)(n & 0x3fff), 0);
+	emu_roce_ip_init(&env, (flags & F_FOREIGN_SRC) ? A.ip + 100 : A.ip,
+			 n >= EMU_ROCE_BTH_LEN && emu_be24_get(pkt + 5) == EMU_ROCE_MCAST_QPN && !(flags & F_FOREIGN_SRC)
+				 ? MC_GROUP : B.ip,
+			 0xc000 | (uint16_t)(n & 0x3fff), 0);
 	emu_icrc_put(pkt + n, emu_roce_icrc(&env, pkt, n) ^ ((flags & F_BAD_ICRC) && !req_mode(flags) ? 0x10u : 0));
 	emu_tp_rx_packet(tp, pkt, n + EMU_ROCE_ICRC_LEN, &env);
 	emu_resp_flush_acks(tp);   /* the pass's ACKs leave with it, as rx_thread.c sends them */
