@@ -19,6 +19,7 @@ skip that says why.
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -150,3 +151,53 @@ def test_pyverbs_rdmacm():
             assert any(reason.startswith(a) for a in ALLOWED_SKIPS), "%s skipped: %s" % (name, reason)
         else:
             assert res == "ok", "%s: %s\n%s" % (name, res, out[-6000:])
+
+
+# Several processes' CMs on one address (docs/architecture.md, section 18): a second
+# listener on a port another process listens on is refused, a REQ for a port nobody
+# listens on is REJected at once (reason 8, invalid service ID), and a connection
+# between two processes of the device works (rping, Debian's rdmacm-utils).
+SHARED_SCRIPT = r"""
+ip link set lo up
+"$UVD" -R -d emu:ip=127.0.0.1 -s "$SOCK" 2>/dev/null &
+UVD_PID=$!
+i=0
+while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+export LD_PRELOAD=$LIB UVERBS_DEVICES=uvd:$SOCK
+UVERBS_LOG=info timeout 30 rping -s -a 127.0.0.1 -p 7000 -v -C 3 > server.log 2>&1 &
+S=$!
+i=0
+while ! grep -qs "listening on" server.log && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+timeout 10 rping -s -a 127.0.0.1 -p 7000 -C 3; echo "second server rc=$?"
+t0=$(date +%s%N)
+timeout 10 rping -c -a 127.0.0.1 -p 7001 -C 3; echo "unlistened port rc=$? in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+timeout 20 rping -c -a 127.0.0.1 -p 7000 -v -C 3; echo "client rc=$?"
+wait $S; echo "server rc=$?"
+grep -c "server ping data" server.log
+kill $UVD_PID
+"""
+
+
+def test_listeners_and_rej_across_processes_of_one_device():
+    assert LIB and os.path.isfile(LIB), "UVERBS_LIB is missing: %r" % LIB
+    assert UVD and os.access(UVD, os.X_OK), "UVERBS_UVD is missing: %r" % UVD
+    assert shutil.which("rping"), "rping missing: install rdmacm-utils (tools/install-deps)"
+    why = _refusal()
+    if why:
+        if CI:
+            pytest.fail("CI runs as root on Debian, where this must work: " + why)
+        pytest.skip(why)
+    with tempfile.TemporaryDirectory(prefix="uv-shared-cm-") as tmp:
+        env = dict(os.environ, UVD=UVD, LIB=LIB, SOCK=os.path.join(tmp, "uvd.sock"))
+        env.pop("UVERBS_LOG", None)
+        p = subprocess.run(["unshare", "--net", "sh", "-c", SHARED_SCRIPT], cwd=tmp, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    out = p.stdout
+    print(out)
+    assert "rdma_listen: Address already in use" in out and "second server rc=255" in out, out
+    assert "RDMA_CM_EVENT_REJECTED, error 8" in out, out
+    ms = re.search(r"unlistened port rc=255 in (\d+) ms", out)
+    assert ms and int(ms.group(1)) < 5000, out
+    assert "client rc=0" in out and "server rc=0" in out, out
+    assert len(re.findall(r"^ping data: rdma-ping-\d", out, re.M)) == 3, out
+    assert re.search(r"^3$", out, re.M), out   # the server's three pings
