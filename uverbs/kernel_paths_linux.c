@@ -442,9 +442,10 @@ static enum uv_kp_dir uv_kp_dir_of(const char *path, struct uv_dev **dev)
 			return UV_KP_GID_ATTRS;
 		if (!strcmp(p + dl, "/ports/1/gid_attrs/types"))
 			return UV_KP_GID_TYPES;
-		if (!strcmp(p + dl, "/device"))
-			return UV_KP_DEVICE;
+		/* device/ holds net/ only, and is there only when net/ is */
 		char nd[IF_NAMESIZE];
+		if (!strcmp(p + dl, "/device") && uv_kp_netdev(*dev, nd, sizeof(nd)))
+			return UV_KP_DEVICE;
 		if (!strcmp(p + dl, "/device/net") && uv_kp_netdev(*dev, nd, sizeof(nd)))
 			return UV_KP_NET;
 	}

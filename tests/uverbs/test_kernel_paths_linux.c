@@ -572,3 +572,35 @@ Test(kernel_paths, table_directories_list_their_entries_before_any_read)
 	list_dir(dir, got, sizeof(got));
 	cr_assert_str_eq(got, ".:4 ..:4 types:4");
 }
+
+/* rdma-core's pyverbs tests (tests/base.py, RDMATestCase._get_ip_mac) find a device's
+ * netdev by listing <ibdev_path>/device/net/.  A device whose address a kernel netdev
+ * carries shows that netdev there: the emulated NIC on 127.0.0.1 is on lo.  One on
+ * another loopback address (127.45.0.2: lo carries 127.0.0.1/8, not that address
+ * exactly) has no device/ at all, as before. */
+Test(kernel_paths, device_net_names_the_netdev_that_carries_the_address, .timeout = 20)
+{
+	ut_devices("emu:ip=127.0.0.1,emu:ip=127.45.0.2");
+	char dir[320], out[1024];
+	struct stat st;
+	snprintf(dir, sizeof(dir), "%s/device/net", ut_list[0]->ibdev_path);
+	cr_assert_eq(stat(dir, &st), 0, "stat %s: %s", dir, strerror(errno));
+	cr_assert(S_ISDIR(st.st_mode));
+	list_dir(dir, out, sizeof(out));
+	cr_assert_str_eq(out, ".:4 ..:4 lo:4");
+	list_dir(ut_list[0]->ibdev_path, out, sizeof(out));
+	cr_assert_not_null(strstr(out, " device:4"), "%s", out);
+	snprintf(dir, sizeof(dir), "%s/device", ut_list[0]->ibdev_path);
+	list_dir(dir, out, sizeof(out));
+	cr_assert_str_eq(out, ".:4 ..:4 net:4");
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(dir, sizeof(dir), i ? "%s/device/net" : "%s/device", ut_list[1]->ibdev_path);
+		errno = 0;
+		cr_assert_eq(stat(dir, &st), -1, "%s", dir);
+		cr_assert_eq(errno, ENOENT);
+		cr_assert_null(opendir(dir));
+	}
+	list_dir(ut_list[1]->ibdev_path, out, sizeof(out));
+	cr_assert_null(strstr(out, "device"), "%s", out);
+}

@@ -82,6 +82,8 @@ ip link add uvrdmacm0 type veth peer name uvrdmacm1
 ip addr add {addr}/24 dev uvrdmacm0
 ip link set uvrdmacm1 up
 ip link set uvrdmacm0 up
+# IP multicast leaves by the veth (the multicast tests' groups are 230.x, base.py)
+ip route add 224.0.0.0/4 dev uvrdmacm0
 "$UVD" -R -d emu:ip={addr} -s "$SOCK" &
 UVD_PID=$!
 i=0
