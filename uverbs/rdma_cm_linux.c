@@ -501,9 +501,9 @@ static bool comm_in_use(uint32_t c)
 /* A local comm ID, never 0 (0 is "none" in a REJ's remote comm ID), unique among the
  * processes that share a device.  Every process's CM sees every MAD of the device
  * (hw/emu/rx_check.c gives each GSI QP a copy) and takes a REP, RTU, REJ, DREQ or DREP
- * by the comm ID it names (IBTA 12.6.2: a Local Communication ID is unique within the
- * CM that issues it; Linux cm.c keeps one ID space per host, cm_alloc_id_priv's
- * xa_alloc_cyclic).  So the ID carries the pid in its upper 22 bits (pid_max is at
+ * by the comm ID it names (IBTA chapter 12: a CM tells its communications apart by the
+ * Local Communication ID it issued; Linux cm.c keeps one ID space per host,
+ * cm_alloc_id_priv's xa_alloc_cyclic XORed with random_id_operand).  So the ID carries the pid in its upper 22 bits (pid_max is at
  * most 2^22, Linux include/linux/threads.h PID_MAX_LIMIT) and a counter, from a
  * random start, in its lower 10, skipping the ones this process still uses: two
  * processes of one pid namespace never issue the same ID. */
@@ -601,7 +601,7 @@ static struct rcm_id *id_by_comm(uint32_t lcomm)
 /* Listeners of one address, whichever process holds them.  Several processes share a
  * device through uvd, each with its own CM, and each CM gets a copy of every REQ and
  * SIDR_REQ (hw/emu/rx_check.c).  The one that listens on the service answers it; the
- * others must stay silent rather than REJ it as unknown (IBTA 12.6.7, reason 8), and
+ * others must stay silent rather than REJ it as unknown (IBTA chapter 12's REJ reason 8, Invalid Service ID), and
  * only when nobody listens does a REJ go.  Linux's CM keeps its listeners in one table
  * per host (cm.c, cm_insert_listen / cm_find_listen); ours is a name in the abstract
  * AF_UNIX namespace (of the network namespace) per address, port space and port,
