@@ -363,11 +363,29 @@ enum uv_kp_dir { UV_KP_NONE, UV_KP_CLASS, UV_KP_DEV, UV_KP_PORTS, UV_KP_PORT, UV
 static bool uv_kp_netdev(struct uv_dev *d, char *name, size_t len)
 {
 	char v[64];
-	if (ibv_read_sysfs_file(d->ibdev.ibdev_path, "node_type", v, sizeof(v)) < 0)
-		return false;   /* brings the device up once, so gid_table_len is known */
 	uint32_t ips[8];
 	unsigned nip = 0;
-	for (uint32_t i = 0; i < d->info.gid_table_len && i < 32 && nip < 8; i++) {
+	/* An emulated NIC's address is its URI's ip= (hw/emu/config.c), read without
+	 * bringing the device up: a child process (pyverbs' `ls`) would otherwise start an
+	 * emulator of its own on the address its parent's already holds. */
+	if (!strncmp(d->uri, "emu:", 4)) {
+		const char *t = d->uri + 4;
+		while (*t && !nip) {
+			size_t tl = strcspn(t, ",");
+			struct in_addr a;
+			if (tl > 3 && tl - 3 < sizeof(v) && !strncmp(t, "ip=", 3)) {
+				memcpy(v, t + 3, tl - 3);
+				v[tl - 3] = 0;
+				if (inet_pton(AF_INET, v, &a) == 1)
+					ips[nip++] = a.s_addr;
+			}
+			t += tl + (t[tl] == ',');
+		}
+	}
+	bool from_uri = nip > 0;
+	if (!from_uri && ibv_read_sysfs_file(d->ibdev.ibdev_path, "node_type", v, sizeof(v)) < 0)
+		return false;   /* brings the device up once, so gid_table_len is known */
+	for (uint32_t i = 0; !from_uri && i < d->info.gid_table_len && i < 32 && nip < 8; i++) {
 		char f[32];
 		unsigned g[8];
 		snprintf(f, sizeof(f), "ports/1/gids/%u", i);

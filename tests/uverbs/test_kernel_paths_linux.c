@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -593,6 +594,26 @@ Test(kernel_paths, device_net_names_the_netdev_that_carries_the_address, .timeou
 	snprintf(dir, sizeof(dir), "%s/device", ut_list[0]->ibdev_path);
 	list_dir(dir, out, sizeof(out));
 	cr_assert_str_eq(out, ".:4 ..:4 net:4");
+
+	/* pyverbs lists it from a child (`ls`) while the parent has the device open: the
+	 * child must not need the device (an emulator of its own on the address the
+	 * parent's holds would fail to start) */
+	struct ibv_context *ctx = ut_open(0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		snprintf(dir, sizeof(dir), "%s/device/net", ut_list[0]->ibdev_path);
+		DIR *dd = opendir(dir);
+		struct dirent *e;
+		bool lo = false;
+		while (dd && (e = readdir(dd)))
+			lo |= !strcmp(e->d_name, "lo");
+		_exit(lo ? 0 : 3);
+	}
+	int status = 0;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child saw no lo under device/net");
+	cr_assert_eq(ibv_close_device(ctx), 0);
 
 	for (int i = 0; i < 2; i++) {
 		snprintf(dir, sizeof(dir), i ? "%s/device/net" : "%s/device", ut_list[1]->ibdev_path);
