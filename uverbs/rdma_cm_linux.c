@@ -616,9 +616,29 @@ static void listen_name(struct sockaddr_un *u, socklen_t *len, uint32_t ip, uint
 	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
+/* In a child of fork(): the parent's listeners are not the child's (its CM is the
+ * parent's, unusable here), so the child lets go of their names at once; otherwise a
+ * forked worker would keep a port claimed after its parent stopped listening. */
+static void listen_after_fork_child(void)
+{
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++)
+		if (rcm_ids[i].reg) {
+			close(rcm_ids[i].reg_fd);
+			rcm_ids[i].reg = false;
+		}
+}
+
+static pthread_once_t rcm_atfork_once = PTHREAD_ONCE_INIT;
+static void rcm_atfork_register(void)
+{
+	if (pthread_atfork(NULL, NULL, listen_after_fork_child))
+		uv_log(UV_LOG_WARN, "rdma_cm: pthread_atfork failed: a fork child keeps its parent's listener names");
+}
+
 /* Claims the listener's name; -EADDRINUSE when another process listens there. */
 static int listen_register(struct rcm_id *id)
 {
+	pthread_once(&rcm_atfork_once, rcm_atfork_register);
 	struct sockaddr_un u;
 	socklen_t len;
 	listen_name(&u, &len, ntohl(id->src.sin_addr.s_addr), id->ps, ntohs(id->src.sin_port));

@@ -176,6 +176,24 @@ timeout 10 rping -c -a 127.0.0.1 -p 7001 -C 3; echo "unlistened port rc=$? in $(
 timeout 20 rping -c -a 127.0.0.1 -p 7000 -v -C 3; echo "client rc=$?"
 wait $S; echo "server rc=$?"
 grep -c "server ping data" server.log
+# a listener whose process forked: the child lets go of the port's name, so once the
+# parent stops listening another process may listen there
+cat > listen.py <<'PY'
+import os, sys, time
+from pyverbs.cmid import CMID, AddrInfo
+import pyverbs.cm_enums as ce
+l = CMID(creator=AddrInfo(src='127.0.0.1', src_service='7100', port_space=ce.RDMA_PS_TCP, flags=ce.RAI_PASSIVE))
+l.listen()
+if sys.argv[1] == 'fork':
+    if os.fork() == 0:
+        time.sleep(3)
+        os._exit(0)
+    l.close()
+    os.system(sys.executable + ' listen.py again')
+else:
+    print('listened after the forking listener closed')
+PY
+timeout 20 /usr/bin/python3 listen.py fork 2>&1 | tail -2
 kill $UVD_PID
 """
 
@@ -203,3 +221,4 @@ def test_listeners_and_rej_across_processes_of_one_device():
     assert "client rc=0" in out and "server rc=0" in out, out
     assert len(re.findall(r"^ping data: rdma-ping-\d", out, re.M)) == 3, out
     assert re.search(r"^3$", out, re.M), out   # the server's three pings
+    assert "listened after the forking listener closed" in out, out
