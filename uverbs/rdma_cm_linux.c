@@ -1282,7 +1282,12 @@ static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_q
 		 * rxe's 128), and the QP would refuse them (Linux's kernel consumers get the
 		 * same clamp from cma.c's conn_param handling) */
 		q->max_dest_rd_atomic = id->ag && id->rr > id->ag->max_rd_atom ? id->ag->max_rd_atom : id->rr;
-		q->min_rnr_timer = 12;   /* Linux cma: CMA_IBOE_... min RNR NAK 0.64 ms */
+		/* Linux cm.c cm_init_qp_rtr_attr: min_rnr_timer 0 for RC, the longest wait
+		 * of IBTA's RNR NAK timer encoding, 655.36 ms (hw/emu/roce_hdr.c): a sender
+		 * that meets an empty receive queue waits that long per RNR retry.
+		 * rdma-core's tests rely on it: their client posts its receive only after its
+		 * own send completed, and the server's answer may come first. */
+		q->min_rnr_timer = 0;
 		ip_gid(ntohl(id->dst.sin_addr.s_addr), q->ah_attr.grh.dgid);
 		q->ah_attr.grh.sgid_index = (uint8_t)(id->ag ? id->ag->gid_index : 0);
 		q->ah_attr.grh.hop_limit = 64;
