@@ -43,10 +43,10 @@ void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct 
 		return;   /* congestion notification: no rate limiter to feed */
 	if (p.h.bth.dqpn == 1) {
 		/* QPN 1 names the GSI QP whatever number it was created with (IBTA 13.5.1).
-		 * Several processes sharing the device through uvd each have one, and each
-		 * gets its own copy of every MAD, as every MAD agent of a Linux host sees the
-		 * MADs its class registration covers (the CM's agent answers only what is its
-		 * own: comm IDs, listeners; docs/architecture.md, section 18). */
+		 * Several processes sharing the device through uvd -R each have one for a CM
+		 * of their own, and each gets its own copy of every MAD; each CM answers only
+		 * what is its own (comm IDs, listeners: docs/architecture.md, section 18),
+		 * where a Linux host has one CM behind one MAD agent (mad.c find_mad_agent). */
 		bool any = false;
 		for (unsigned i = 0; i < EMU_MAX_GSI; i++) {
 			uint32_t qpn = __atomic_load_n(&d->gsi_qpns[i], __ATOMIC_ACQUIRE);
