@@ -54,7 +54,11 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -333,7 +337,8 @@ UV_KP_OPENAT_AS(openat64)
  *
  * Answered: stat/stat64 of /sys/class/infiniband, of each device's directory, its
  * ports/, ports/1/, ports/1/pkeys/, ports/1/gids/, ports/1/gid_attrs/ and
- * ports/1/gid_attrs/types/ (a directory, mode 0755), and
+ * ports/1/gid_attrs/types/ (a directory, mode 0755), device/ and device/net/ (with the
+ * netdev's name in it) when the device's address is on a netdev (uv_kp_netdev()), and
  * opendir/readdir/readdir_r/rewinddir/telldir/seekdir/closedir (and the 64 forms) and
  * scandir of each: our devices, a device's files and ports/, port 1, the port's files,
  * and its P_Key, GID and GID-type entries; open/openat of each directory (a descriptor
@@ -345,7 +350,69 @@ UV_KP_OPENAT_AS(openat64)
  * a path relative to a directory descriptor (find's fts walks with those), which these
  * programs do not use on these paths. */
 enum uv_kp_dir { UV_KP_NONE, UV_KP_CLASS, UV_KP_DEV, UV_KP_PORTS, UV_KP_PORT, UV_KP_PKEYS, UV_KP_GIDS,
-		 UV_KP_GID_ATTRS, UV_KP_GID_TYPES };
+		 UV_KP_GID_ATTRS, UV_KP_GID_TYPES, UV_KP_DEVICE, UV_KP_NET };
+
+/* The network interface of a device: the kernel's netdev (found with getifaddrs(),
+ * which asks the kernel over netlink) that carries one of the device's IPv4 RoCE v2
+ * addresses (the IPv4-mapped GIDs of port 1), exactly.  A RoCE device's kernel driver
+ * names its netdev under <ibdev_path>/device/net/ (Linux drivers/net/ethernet/mellanox/
+ * mlx5/core: the PCI function's net/ directory), and rdma-core's pyverbs tests read
+ * it there (tests/base.py, RDMATestCase.get_net_name(), then `ip addr show` of it).
+ * An emulated NIC on a loopback address (127.x) has none: lo carries 127.0.0.1, not
+ * the NIC's address, so it is not claimed.  *name is set when one is found. */
+static bool uv_kp_netdev(struct uv_dev *d, char *name, size_t len)
+{
+	char v[64];
+	uint32_t ips[8];
+	unsigned nip = 0;
+	/* An emulated NIC's address is its URI's ip= (hw/emu/config.c), read without
+	 * bringing the device up: a child process (pyverbs' `ls`) would otherwise start an
+	 * emulator of its own on the address its parent's already holds. */
+	if (!strncmp(d->uri, "emu:", 4)) {
+		const char *t = d->uri + 4;
+		while (*t && !nip) {
+			size_t tl = strcspn(t, ",");
+			struct in_addr a;
+			if (tl > 3 && tl - 3 < sizeof(v) && !strncmp(t, "ip=", 3)) {
+				memcpy(v, t + 3, tl - 3);
+				v[tl - 3] = 0;
+				if (inet_pton(AF_INET, v, &a) == 1)
+					ips[nip++] = a.s_addr;
+			}
+			t += tl + (t[tl] == ',');
+		}
+	}
+	bool from_uri = nip > 0;
+	if (!from_uri && ibv_read_sysfs_file(d->ibdev.ibdev_path, "node_type", v, sizeof(v)) < 0)
+		return false;   /* brings the device up once, so gid_table_len is known */
+	for (uint32_t i = 0; !from_uri && i < d->info.gid_table_len && i < 32 && nip < 8; i++) {
+		char f[32];
+		unsigned g[8];
+		snprintf(f, sizeof(f), "ports/1/gids/%u", i);
+		if (ibv_read_sysfs_file(d->ibdev.ibdev_path, f, v, sizeof(v)) < 0 ||
+		    sscanf(v, "%x:%x:%x:%x:%x:%x:%x:%x", &g[0], &g[1], &g[2], &g[3], &g[4], &g[5], &g[6], &g[7]) != 8)
+			continue;
+		if (g[0] || g[1] || g[2] || g[3] || g[4] || g[5] != 0xffff)   /* ::ffff:a.b.c.d */
+			continue;
+		ips[nip++] = htonl((uint32_t)g[6] << 16 | g[7]);
+	}
+	struct ifaddrs *ifa = NULL;
+	bool found = false;
+	if (!nip || getifaddrs(&ifa))
+		return false;
+	for (struct ifaddrs *i = ifa; i && !found; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !i->ifa_name)
+			continue;
+		uint32_t a = ((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr.s_addr;
+		for (unsigned k = 0; k < nip && !found; k++)
+			if (a == ips[k] && strlen(i->ifa_name) < len) {
+				snprintf(name, len, "%s", i->ifa_name);
+				found = true;
+			}
+	}
+	freeifaddrs(ifa);
+	return found;
+}
 
 /* libc's stat for a path of ours: does the machine have this directory itself? */
 static int uv_kp_libc_stat(const char *path, struct stat *st);
@@ -393,6 +460,12 @@ static enum uv_kp_dir uv_kp_dir_of(const char *path, struct uv_dev **dev)
 			return UV_KP_GID_ATTRS;
 		if (!strcmp(p + dl, "/ports/1/gid_attrs/types"))
 			return UV_KP_GID_TYPES;
+		/* device/ holds net/ only, and is there only when net/ is */
+		char nd[IF_NAMESIZE];
+		if (!strcmp(p + dl, "/device") && uv_kp_netdev(*dev, nd, sizeof(nd)))
+			return UV_KP_DEVICE;
+		if (!strcmp(p + dl, "/device/net") && uv_kp_netdev(*dev, nd, sizeof(nd)))
+			return UV_KP_NET;
 	}
 	return UV_KP_NONE;
 }
@@ -464,8 +537,20 @@ static void uv_kp_fill(struct uv_kp_listing *l, enum uv_kp_dir kind, struct uv_d
 		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 			uv_kp_add(l, files[i], DT_REG);
 		uv_kp_add(l, "ports", DT_DIR);
+		char nd[IF_NAMESIZE];
+		if (uv_kp_netdev(d, nd, sizeof(nd)))   /* device/ holds net/ only */
+			uv_kp_add(l, "device", DT_DIR);
 	} else if (kind == UV_KP_PORTS) {
 		uv_kp_add(l, "1", DT_DIR);
+	} else if (kind == UV_KP_DEVICE) {
+		/* the PCI function's directory: only its net/, when there is a netdev */
+		char nd[IF_NAMESIZE];
+		if (uv_kp_netdev(d, nd, sizeof(nd)))
+			uv_kp_add(l, "net", DT_DIR);
+	} else if (kind == UV_KP_NET) {
+		char nd[IF_NAMESIZE];
+		if (uv_kp_netdev(d, nd, sizeof(nd)))
+			uv_kp_add(l, nd, DT_DIR);
 	} else if (kind == UV_KP_PORT) {
 		/* the port files query.c answers */
 		static const char *const files[] = { "cap_mask", "lid", "lid_mask_count", "link_layer", "phys_state",

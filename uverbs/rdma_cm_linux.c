@@ -41,11 +41,15 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -145,6 +149,10 @@ struct rcm_id {
 	int retries_left;
 	uint8_t last_reply[UV_MAD_LEN];  /* REP/RTU/DREP, sent again for a duplicate */
 	bool have_reply;
+	int reg_fd;              /* a listener's name in the address's registry, when reg */
+	bool reg;
+	uint8_t ack_timeout;     /* RDMA_OPTION_ID_ACK_TIMEOUT, when ack_timeout_set */
+	bool ack_timeout_set;
 };
 
 static pthread_mutex_t rcm_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -154,7 +162,7 @@ static struct rcm_id rcm_ids[RCM_MAX_IDS];
 static struct rcm_agent rcm_agents[RCM_MAX_AGENTS];
 static unsigned rcm_nagents;
 static bool rcm_agents_probed;
-static uint32_t rcm_next_comm;   /* 0: not drawn yet (agents_probe) */
+static uint32_t rcm_next_comm;   /* the comm ID counter (new_comm), from a random start (agents_probe) */
 static pid_t rcm_pid;            /* the process the agents belong to (not a fork child) */
 static uint16_t rcm_next_port = 40000;
 
@@ -251,6 +259,7 @@ static void ip_gid(uint32_t ip, uint8_t g[16])
 
 static void *agent_thread(void *arg);
 static uint32_t rcm_rand(void);
+static void listen_unregister(struct rcm_id *id);
 
 static int post_recv(struct rcm_agent *a, unsigned slot)
 {
@@ -482,12 +491,32 @@ static uint32_t rcm_rand(void)
 	return (uint32_t)(rcm_rand_state >> 16);
 }
 
-/* a local comm ID, never 0 (0 is "none" in a REJ's remote comm ID) */
+static bool comm_in_use(uint32_t c)
+{
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++)
+		if (rcm_ids[i].used && rcm_ids[i].lcomm == c)
+			return true;
+	return false;
+}
+
+/* A local comm ID, never 0 (0 is "none" in a REJ's remote comm ID), unique among the
+ * processes that share a device.  Every process's CM sees every MAD of the device
+ * (hw/emu/rx_check.c gives each GSI QP a copy) and takes a REP, RTU, REJ, DREQ or DREP
+ * by the comm ID it names (IBTA chapter 12: a CM tells its communications apart by the
+ * Local Communication ID it issued; Linux cm.c keeps one ID space per host,
+ * cm_alloc_id_priv's xa_alloc_cyclic XORed with random_id_operand).  So the ID carries the pid in its upper 22 bits (pid_max is at
+ * most 2^22, Linux include/linux/threads.h PID_MAX_LIMIT) and a counter, from a
+ * random start, in its lower 10, skipping the ones this process still uses: two
+ * processes of one pid namespace never issue the same ID. */
 static uint32_t new_comm(void)
 {
-	if (!rcm_next_comm)
-		rcm_next_comm = 1;
-	return rcm_next_comm++;
+	uint32_t hi = ((uint32_t)getpid() & 0x3fffff) << 10, c = 0;
+	for (unsigned tries = 0; tries < 1024; tries++) {
+		c = hi | (rcm_next_comm++ & 0x3ff);
+		if (c && !comm_in_use(c))
+			break;
+	}
+	return c;
 }
 
 static uint32_t rnd24(void)
@@ -559,6 +588,7 @@ static void id_destroy(struct rcm_id *id)
 		for (struct rcm_evt *e = ch->head; e; e = e->next)
 			ch->tail = e;
 	}
+	listen_unregister(id);
 	id->used = false;
 }
 
@@ -570,6 +600,90 @@ static struct rcm_id *id_by_comm(uint32_t lcomm)
 		if (rcm_ids[i].used && rcm_ids[i].lcomm == lcomm && rcm_ids[i].state >= ST_REQ_SENT)
 			return &rcm_ids[i];
 	return NULL;
+}
+
+/* Listeners of one address, whichever process holds them.  Several processes share a
+ * device through uvd, each with its own CM, and each CM gets a copy of every REQ and
+ * SIDR_REQ (hw/emu/rx_check.c).  The one that listens on the service answers it; the
+ * others must stay silent rather than REJ it as unknown (IBTA chapter 12's REJ reason 8, Invalid Service ID), and
+ * only when nobody listens does a REJ go.  Linux's CM keeps its listeners in one table
+ * per host (cm.c, cm_insert_listen / cm_find_listen); ours is a name in the abstract
+ * AF_UNIX namespace (of the network namespace) per address, port space and port,
+ * bound by the listener's process for as long as it listens: binding it is the claim
+ * (a second process gets EADDRINUSE, as a second listener on a port does), and the
+ * kernel drops it when the socket closes or the process dies. */
+static void listen_name(struct sockaddr_un *u, socklen_t *len, uint32_t ip, uint16_t ps, uint16_t port)
+{
+	memset(u, 0, sizeof(*u));
+	u->sun_family = AF_UNIX;
+	int n = snprintf(u->sun_path + 1, sizeof(u->sun_path) - 1, "uverbs-rdma-cm/%08x/%04x/%u", ip, ps, port);
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+/* In a child of fork(): the parent's listeners are not the child's (its CM is the
+ * parent's, unusable here), so the child lets go of their names at once; otherwise a
+ * forked worker would keep a port claimed after its parent stopped listening. */
+static void listen_after_fork_child(void)
+{
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++)
+		if (rcm_ids[i].reg) {
+			close(rcm_ids[i].reg_fd);
+			rcm_ids[i].reg = false;
+		}
+}
+
+static pthread_once_t rcm_atfork_once = PTHREAD_ONCE_INIT;
+static void rcm_atfork_register(void)
+{
+	if (pthread_atfork(NULL, NULL, listen_after_fork_child))
+		uv_log(UV_LOG_WARN, "rdma_cm: pthread_atfork failed: a fork child keeps its parent's listener names");
+}
+
+/* Claims the listener's name; -EADDRINUSE when another process listens there. */
+static int listen_register(struct rcm_id *id)
+{
+	pthread_once(&rcm_atfork_once, rcm_atfork_register);
+	struct sockaddr_un u;
+	socklen_t len;
+	listen_name(&u, &len, ntohl(id->src.sin_addr.s_addr), id->ps, ntohs(id->src.sin_port));
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (const struct sockaddr *)&u, len)) {
+		int e = errno;
+		close(fd);
+		return e == EADDRINUSE ? -EADDRINUSE : -e;
+	}
+	id->reg_fd = fd;
+	id->reg = true;
+	return 0;
+}
+
+static void listen_unregister(struct rcm_id *id)
+{
+	if (id->reg)
+		close(id->reg_fd);
+	id->reg = false;
+}
+
+/* Does a process other than this one listen on the service ID at agent a's address
+ * (or the wildcard)?  A datagram socket connects to a bound name and is refused
+ * (ECONNREFUSED) by a free one. */
+static bool listened_elsewhere(const struct rcm_agent *a, uint64_t service_id)
+{
+	uint32_t ips[2] = { a->ip, 0 };
+	bool found = false;
+	for (int i = 0; i < 2 && !found; i++) {
+		struct sockaddr_un u;
+		socklen_t len;
+		listen_name(&u, &len, ips[i], (uint16_t)(service_id >> 16), (uint16_t)service_id);
+		int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		found = connect(fd, (const struct sockaddr *)&u, len) == 0;
+		close(fd);
+	}
+	return found;
 }
 
 static void reject_unmatched(struct rcm_agent *a, uint32_t ip, const struct uv_cm_msg *req, uint16_t reason)
@@ -717,6 +831,11 @@ static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 	uint16_t ps = (uint16_t)(m->service_id >> 16);
 	uint16_t port = (uint16_t)m->service_id;
 	struct rcm_id *l = listener_for(a, m->service_id, false);
+	if (!l && listened_elsewhere(a, m->service_id)) {
+		uv_log(UV_LOG_DEBUG, "rdma_cm: REQ for service ID 0x%016llx: another process listens",
+		       (unsigned long long)m->service_id);
+		return;
+	}
 	if (!l && req_hold(a, peer_ip, m, ps, port)) {
 		uv_log(UV_LOG_INFO, "rdma_cm: REQ for service ID 0x%016llx from %u.%u.%u.%u: port in use but "
 		       "not listened on, held", (unsigned long long)m->service_id, RCM_IP4_ARGS(peer_ip));
@@ -782,6 +901,11 @@ static void on_sidr_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_c
 	}
 	uint16_t port = (uint16_t)m->service_id;
 	struct rcm_id *l = listener_for(a, m->service_id, true);
+	if (!l && listened_elsewhere(a, m->service_id)) {
+		uv_log(UV_LOG_DEBUG, "rdma_cm: SIDR_REQ for service ID 0x%016llx: another process listens",
+		       (unsigned long long)m->service_id);
+		return;
+	}
 	struct rcm_id *id = l ? id_new(l->ch) : NULL;
 	if (!id) {
 		uv_log(UV_LOG_INFO, "rdma_cm: SIDR_REQ for service ID 0x%016llx from %u.%u.%u.%u: no listener",
@@ -1165,7 +1289,12 @@ static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_q
 		 * rxe's 128), and the QP would refuse them (Linux's kernel consumers get the
 		 * same clamp from cma.c's conn_param handling) */
 		q->max_dest_rd_atomic = id->ag && id->rr > id->ag->max_rd_atom ? id->ag->max_rd_atom : id->rr;
-		q->min_rnr_timer = 12;   /* Linux cma: CMA_IBOE_... min RNR NAK 0.64 ms */
+		/* Linux cm.c cm_init_qp_rtr_attr: min_rnr_timer 0 for RC, the longest wait
+		 * of IBTA's RNR NAK timer encoding, 655.36 ms (hw/emu/roce_hdr.c): a sender
+		 * that meets an empty receive queue waits that long per RNR retry.
+		 * rdma-core's tests rely on it: their client posts its receive only after its
+		 * own send completed, and the server's answer may come first. */
+		q->min_rnr_timer = 0;
 		ip_gid(ntohl(id->dst.sin_addr.s_addr), q->ah_attr.grh.dgid);
 		q->ah_attr.grh.sgid_index = (uint8_t)(id->ag ? id->ag->gid_index : 0);
 		q->ah_attr.grh.hop_limit = 64;
@@ -1174,6 +1303,8 @@ static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_q
 		q->qp_attr_mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 				  IBV_QP_MAX_QP_RD_ATOMIC;
 		q->timeout = 14;   /* Linux cma CMA_IBOE_PACKET_LIFETIME 16 - 2 */
+		if (id->ack_timeout_set)   /* Linux cma.c rdma_init_qp_attr: timeout_set */
+			q->timeout = id->ack_timeout;
 		q->retry_cnt = id->retry ? id->retry : 7;
 		q->rnr_retry = id->rnr;
 		q->sq_psn = id->rpsn;
@@ -1639,6 +1770,11 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 			if (rc)
 				return rc;
 		}
+		if (id->state != ST_LISTEN) {
+			int rc = listen_register(id);
+			if (rc)
+				return rc;
+		}
 		id->state = ST_LISTEN;
 		/* a test (or a person) starting a client can wait for this line
 		 * (UVERBS_LOG=info) instead of guessing how long the server takes */
@@ -1690,9 +1826,24 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 		const struct rdma_ucm_set_option *c = in;
 		if (!(id = id_get(c->id)) || id->ch != ch)
 			return -EINVAL;
+		if (c->level == RDMA_OPTION_ID && c->optname == RDMA_OPTION_ID_ACK_TIMEOUT) {
+			/* Linux ucma.c ucma_set_option_id: one byte; cma.c rdma_set_ack_timeout:
+			 * connected QPs only, the QP's local ACK timeout from then on */
+			uint8_t t;
+			if (c->optlen != sizeof(t))
+				return -EINVAL;
+			if (id->qp_type != IBV_QPT_RC && id->qp_type != IBV_QPT_XRC_SEND)
+				return -EINVAL;
+			if (!c->optval)
+				return -EFAULT;
+			memcpy(&t, (const void *)(uintptr_t)c->optval, sizeof(t));
+			id->ack_timeout = t;
+			id->ack_timeout_set = true;
+			return 0;
+		}
 		if (c->level == RDMA_OPTION_ID &&
 		    (c->optname == RDMA_OPTION_ID_TOS || c->optname == RDMA_OPTION_ID_REUSEADDR ||
-		     c->optname == RDMA_OPTION_ID_AFONLY || c->optname == RDMA_OPTION_ID_ACK_TIMEOUT))
+		     c->optname == RDMA_OPTION_ID_AFONLY))
 			return 0;
 		return -ENOSYS;
 	}

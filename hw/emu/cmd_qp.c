@@ -234,6 +234,16 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	if (tmp.st == EMU_QP_ST_QP1) {
 		tmp.st = EMU_QP_ST_UD;
 		tmp.gsi = true;
+		/* One GSI QP per process that shares the device through uvd, at most
+		 * EMU_MAX_GSI live at once (a real ConnectX takes one per port, which Linux
+		 * mlx5_ib's gsi.c multiplexes in software: docs/architecture.md, section 18). */
+		unsigned live = 0;
+		for (unsigned i = 0; i < EMU_MAX_GSI; i++) {
+			const struct emu_qp *o = d->gsi_qpns[i] ? emu_obj_get(d, EMU_OBJ_QP, d->gsi_qpns[i]) : NULL;
+			live += o && o->gsi;
+		}
+		if (live == EMU_MAX_GSI)
+			return emu_cmd_fail(c, PRM_CMD_STAT_LIM_ERR, PRM_SYND_LIMIT_EXCEEDED);
 	}
 	/* The UMR QP (PRM "QP Context" st REG_UMR): a send queue for UMR WQEs, which are
 	 * local operations, with no peer and no receive queue.  Linux mlx5_ib creates one
@@ -349,8 +359,18 @@ static int create_qp(struct emu_dev *d, struct emu_cmd *c)
 	tmp.counter_set_id = (uint8_t)PRM_GET(qpc, qpc, counter_set_id);
 	emu_qp_reset_engine(&tmp);
 	int rc = emu_queue_adopt(d, c, &qp_kind, &tmp, &tmp.buf);
-	if (!rc && tmp.gsi)
-		d->gsi_qpn = (uint32_t)PRM_GET(create_qp_out, c->out, qpn);
+	if (!rc && tmp.gsi) {
+		/* a free slot, or one whose QP1 is gone (DESTROY_QP leaves it: rx_check.c
+		 * skips a slot whose QP is not a GSI QP) */
+		uint32_t qpn = (uint32_t)PRM_GET(create_qp_out, c->out, qpn);
+		for (unsigned i = 0; i < EMU_MAX_GSI; i++) {
+			const struct emu_qp *o = d->gsi_qpns[i] ? emu_obj_get(d, EMU_OBJ_QP, d->gsi_qpns[i]) : NULL;
+			if (!o || !o->gsi || d->gsi_qpns[i] == qpn) {
+				__atomic_store_n(&d->gsi_qpns[i], qpn, __ATOMIC_RELEASE);
+				break;
+			}
+		}
+	}
 	return rc;
 }
 

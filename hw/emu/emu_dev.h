@@ -375,7 +375,12 @@ struct emu_dev {
 	int udp_fd;
 	void *tp;                       /* the data plane (struct emu_tp, transport.h), for the poll path */
 	uint32_t ipv4;
-	uint32_t gsi_qpn;               /* the QP created as QP1 (cmd_qp.c), 0 if none */
+	/* the QPs created as QP1 (cmd_qp.c), 0 for a free slot: one per process sharing the
+	 * device through uvd, each of which runs its own CM (docs/architecture.md, section
+	 * 18); a packet for QPN 1 goes to each (rx_check.c).  A slot whose QP is gone is
+	 * skipped there and taken by the next QP1. */
+#define EMU_MAX_GSI 16
+	uint32_t gsi_qpns[EMU_MAX_GSI];
 
 	/* initialization segment state */
 	uint64_t t0_ns;

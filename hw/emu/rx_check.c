@@ -15,6 +15,9 @@ static uint16_t port_pkey(void)
 	return EMU_ROCE_DEFAULT_PKEY;
 }
 
+static void rx_to_qp(struct emu_tp *tp, struct emu_qp *qp, const struct emu_roce_pkt *pp,
+		     const struct emu_roce_ip *env, size_t len, enum emu_roce_transport tr);
+
 /* A UD packet to a multicast group: BTH DestQP 0xFFFFFF, the multicast QPN (Linux
  * ib_verbs.h IB_MULTICAST_QPN; rxe_recv.c rxe_rcv hands such a packet to
  * rxe_rcv_mcast_pkt, which delivers to every QP of the group), and for RoCE v2 over IPv4 an IPv4 multicast destination address: the group's GID is
@@ -61,7 +64,6 @@ void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct 
 	struct emu_dev *d = tp->d;
 	struct emu_roce_pkt p;
 	struct emu_qp *qp;
-	struct emu_tq *tq;
 	enum emu_roce_transport tr;
 
 	tp->ctr.rx_pkts++;
@@ -84,12 +86,40 @@ void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct 
 		mcast_rx(tp, &p, env, len);
 		return;
 	}
-	qp = emu_obj_get(d, EMU_OBJ_QP, p.h.bth.dqpn == 1 ? d->gsi_qpn : p.h.bth.dqpn);
-	/* QPN 1 names the GSI QP whatever number it was created with (IBTA 13.5.1) */
-	if (!qp || (p.h.bth.dqpn == 1 && !qp->gsi)) {
+	if (p.h.bth.dqpn == 1) {
+		/* QPN 1 names the GSI QP whatever number it was created with (IBTA 13.5.1).
+		 * Several processes sharing the device through uvd -R each have one for a CM
+		 * of their own, and each gets its own copy of every MAD; each CM answers only
+		 * what is its own (comm IDs, listeners: docs/architecture.md, section 18),
+		 * where a Linux host has one CM behind one MAD agent (mad.c find_mad_agent). */
+		bool any = false;
+		for (unsigned i = 0; i < EMU_MAX_GSI; i++) {
+			uint32_t qpn = __atomic_load_n(&d->gsi_qpns[i], __ATOMIC_ACQUIRE);
+			qp = qpn ? emu_obj_get(d, EMU_OBJ_QP, qpn) : NULL;
+			if (qp && qp->gsi) {
+				any = true;
+				rx_to_qp(tp, qp, &p, env, len, tr);
+			}
+		}
+		if (!any)
+			tp->ctr.drops[EMU_ROCE_DROP_QPN]++;
+		return;
+	}
+	qp = emu_obj_get(d, EMU_OBJ_QP, p.h.bth.dqpn);
+	if (!qp) {
 		tp->ctr.drops[EMU_ROCE_DROP_QPN]++;
 		return;
 	}
+	rx_to_qp(tp, qp, &p, env, len, tr);
+}
+
+/* The checks that name the destination QP, then its transport's receive. */
+static void rx_to_qp(struct emu_tp *tp, struct emu_qp *qp, const struct emu_roce_pkt *pp,
+		     const struct emu_roce_ip *env, size_t len, enum emu_roce_transport tr)
+{
+	struct emu_roce_pkt p = *pp;
+	struct emu_tq *tq;
+
 	if ((tr == EMU_ROCE_TR_RC && qp->st != EMU_QP_ST_RC) || (tr == EMU_ROCE_TR_UC && qp->st != EMU_QP_ST_UC) ||
 	    (tr == EMU_ROCE_TR_UD && qp->st != EMU_QP_ST_UD) || tr == EMU_ROCE_TR_RD ||
 	    (tr == EMU_ROCE_TR_XRC && qp->st != EMU_QP_ST_XRC) ||

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -571,4 +572,56 @@ Test(kernel_paths, table_directories_list_their_entries_before_any_read)
 	snprintf(dir, sizeof(dir), "%s/ports/1/gid_attrs", ut_list[1]->ibdev_path);
 	list_dir(dir, got, sizeof(got));
 	cr_assert_str_eq(got, ".:4 ..:4 types:4");
+}
+
+/* rdma-core's pyverbs tests (tests/base.py, RDMATestCase._get_ip_mac) find a device's
+ * netdev by listing <ibdev_path>/device/net/.  A device whose address a kernel netdev
+ * carries shows that netdev there: the emulated NIC on 127.0.0.1 is on lo.  One on
+ * another loopback address (127.45.0.2: lo carries 127.0.0.1/8, not that address
+ * exactly) has no device/ at all, as before. */
+Test(kernel_paths, device_net_names_the_netdev_that_carries_the_address, .timeout = 20)
+{
+	ut_devices("emu:ip=127.0.0.1,emu:ip=127.45.0.2");
+	char dir[320], out[1024];
+	struct stat st;
+	snprintf(dir, sizeof(dir), "%s/device/net", ut_list[0]->ibdev_path);
+	cr_assert_eq(stat(dir, &st), 0, "stat %s: %s", dir, strerror(errno));
+	cr_assert(S_ISDIR(st.st_mode));
+	list_dir(dir, out, sizeof(out));
+	cr_assert_str_eq(out, ".:4 ..:4 lo:4");
+	list_dir(ut_list[0]->ibdev_path, out, sizeof(out));
+	cr_assert_not_null(strstr(out, " device:4"), "%s", out);
+	snprintf(dir, sizeof(dir), "%s/device", ut_list[0]->ibdev_path);
+	list_dir(dir, out, sizeof(out));
+	cr_assert_str_eq(out, ".:4 ..:4 net:4");
+
+	/* pyverbs lists it from a child (`ls`) while the parent has the device open: the
+	 * child must not need the device (an emulator of its own on the address the
+	 * parent's holds would fail to start) */
+	struct ibv_context *ctx = ut_open(0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		snprintf(dir, sizeof(dir), "%s/device/net", ut_list[0]->ibdev_path);
+		DIR *dd = opendir(dir);
+		struct dirent *e;
+		bool lo = false;
+		while (dd && (e = readdir(dd)))
+			lo |= !strcmp(e->d_name, "lo");
+		_exit(lo ? 0 : 3);
+	}
+	int status = 0;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child saw no lo under device/net");
+	cr_assert_eq(ibv_close_device(ctx), 0);
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(dir, sizeof(dir), i ? "%s/device/net" : "%s/device", ut_list[1]->ibdev_path);
+		errno = 0;
+		cr_assert_eq(stat(dir, &st), -1, "%s", dir);
+		cr_assert_eq(errno, ENOENT);
+		cr_assert_null(opendir(dir));
+	}
+	list_dir(ut_list[1]->ibdev_path, out, sizeof(out));
+	cr_assert_null(strstr(out, "device"), "%s", out);
 }

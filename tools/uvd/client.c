@@ -789,10 +789,12 @@ static void uvd_do_cmd(struct uvd_client *c, const struct uvd_hdr *h, const uint
 		rc = mx5_cmd(d->mx5, in, q.inlen, out, q.outlen);
 		r.status = mx5_cmd_status(d->mx5);
 		r.syndrome = mx5_cmd_syndrome(d->mx5);
-		if (rc)
+		if (rc) {
 			snprintf(r.msg, sizeof(r.msg), "%s", mx5_device_error(d->mx5));
-		else
+		} else {
 			uvd_policy_done(c, in, q.inlen, out, q.outlen);
+			uvd_policy_answer(in, q.inlen, out, q.outlen);
+		}
 	} else if (c->srv->verbose) {
 		uvd_log("client %u: refused: %s", c->id, r.msg);
 	}

@@ -439,6 +439,22 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 	}
 }
 
+/* The policy refuses ATTACH_TO_MCG and DETACH_FROM_MCG (multicast groups live in the
+ * device the daemon opened, while a client's data plane may run in an engine of its
+ * own: docs/architecture.md section 18), so a client is told its function attaches no
+ * QP to a group: max_qp_mcg 0 in the general capabilities, current and maximum (PRM
+ * "QUERY_HCA_CAP", op_mod = capability type << 1 | current).  The driver then reports
+ * max_mcast_grp 0 (hw/mlx5/device.c), which is how a program (pyverbs' multicast tests,
+ * mckey's users) learns there is no multicast before it tries. */
+void uvd_policy_answer(const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen)
+{
+	if (inlen < PRM_SIZE(query_hca_cap_in) || outlen < PRM_SIZE(query_hca_cap_out) ||
+	    (uint16_t)PRM_GET(query_hca_cap_in, in, opcode) != PRM_CMD_OP_QUERY_HCA_CAP ||
+	    ((uint16_t)PRM_GET(query_hca_cap_in, in, op_mod) >> 1) != PRM_CAP_GENERAL_DEVICE)
+		return;
+	PRM_SET(cmd_hca_cap, out + PRM_OFF(query_hca_cap_out, capability) / 8, max_qp_mcg, 0);
+}
+
 void uvd_policy_done(struct uvd_client *c, const uint8_t *in, size_t inlen, const uint8_t *out,
 		     size_t outlen)
 {
