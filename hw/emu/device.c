@@ -268,21 +268,41 @@ bool emu_lock_spin(struct emu_dev *d, uint64_t max_ns)
 		__atomic_store_n(&ncpu_cached, ncpu, __ATOMIC_RELAXED);
 	}
 	cpu = plat_current_cpu();
-	if (ncpu < 2 || (cpu >= 0 && __atomic_load_n(&d->lock_cpu, __ATOMIC_RELAXED) == cpu))
+	if (ncpu < 2)
 		return false;
-	for (unsigned spins = 1;; spins++) {
-		plat_spin_pause();
-		if (emu_lock_try(d))
-			return true;
+	for (unsigned spins = 0;; spins++) {
 		if (spins % 64 == 0) {
+			/* every 64 turns: the clock, and whether the holder is (now) on this
+			 * CPU, where it cannot let go while we spin (it may have been moved
+			 * here, or this thread there) */
 			uint64_t now = emu_now_ns();
 
 			if (!until)
 				until = now + max_ns;
 			else if (now >= until)
 				return false;
+			if (spins)
+				cpu = plat_current_cpu();
+			if (cpu >= 0 && __atomic_load_n(&d->lock_cpu, __ATOMIC_RELAXED) == cpu)
+				return false;
 		}
+		plat_spin_pause();
+		/* look before the locked instruction: a trylock per turn would take the
+		 * cache line the holder works on */
+		if (__atomic_load_n(&d->lock_cpu, __ATOMIC_RELAXED) < 0 && emu_lock_try(d))
+			return true;
 	}
+}
+
+/* Unlock a lock taken through emu_lock_try, emu_lock_spin or lock_for_host_access,
+ * first clearing the holder's CPU, so a spinner looks only while someone holds it.
+ * The control path's takers (pthread_mutex_lock) note no CPU: while they hold the lock
+ * lock_cpu reads -1 (spinners spin their budget) or the last fast-path holder's
+ * (spinners on that CPU block at once); either way the budget bounds the spin. */
+void emu_unlock(struct emu_dev *d)
+{
+	__atomic_store_n(&d->lock_cpu, -1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&d->lock);
 }
 
 /* The device lock, taken by a host thread's BAR access (a doorbell, a CQ arm, a command).
@@ -315,7 +335,7 @@ void emu_mmio_access(void *ctx, int op, uint64_t off, unsigned size)
 			d->ctr.mmio_reads++;
 		else
 			d->ctr.mmio_writes++;
-		pthread_mutex_unlock(&d->lock);
+		emu_unlock(d);
 		return;
 	}
 	if (op == SHIM_MMIO_READ) {
@@ -337,12 +357,12 @@ void emu_mmio_access(void *ctx, int op, uint64_t off, unsigned size)
 			}
 			iseg_refresh(d);
 		}
-		pthread_mutex_unlock(&d->lock);
+		emu_unlock(d);
 		return;
 	}
 	d->ctr.mmio_writes++;
 	if (d->removed || off >= d->bar_len) {
-		pthread_mutex_unlock(&d->lock);
+		emu_unlock(d);
 		return;
 	}
 	if (off >= (uint64_t)EMU_UAR_FIRST_INDEX * 4096u && off >= EMU_ISEG_BYTES) {
@@ -360,7 +380,7 @@ void emu_mmio_access(void *ctx, int op, uint64_t off, unsigned size)
 	} else if (off < EMU_ISEG_BYTES) {
 		emu_log(d, EMU_LOG_DEBUG, "store to init segment offset 0x%llx ignored", (unsigned long long)off);
 	}
-	pthread_mutex_unlock(&d->lock);
+	emu_unlock(d);
 }
 
 /* ---- life cycle ---- */

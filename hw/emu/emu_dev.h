@@ -314,6 +314,8 @@ uint64_t emu_now_ns(void);
 bool emu_lock_spin(struct emu_dev *d, uint64_t max_ns);
 /* pthread_mutex_trylock of the device lock that also notes the taker's CPU: true when taken. */
 bool emu_lock_try(struct emu_dev *d);
+/* Unlock what emu_lock_try/emu_lock_spin took, clearing the holder's CPU (device.c). */
+void emu_unlock(struct emu_dev *d);
 
 /* ---- pages (pages.c) ---- */
 struct emu_page_tab {
@@ -364,8 +366,10 @@ struct emu_eq;
 
 struct emu_dev {
 	pthread_mutex_t lock;
-	int lock_cpu;                      /* CPU of the last thread that took the lock through
-					      emu_lock_spin or emu_lock_try (a hint, relaxed atomics) */
+	int lock_cpu;                      /* CPU of the holder that took the lock through
+					      emu_lock_try/emu_lock_spin, -1 once it let go through
+					      emu_unlock or when the holder took it otherwise
+					      (device.c; a hint, relaxed atomics) */
 	struct emu_config cfg;
 	char name[32];                  /* "emu:127.0.0.2", for logs */
 

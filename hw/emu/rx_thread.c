@@ -137,7 +137,7 @@ static void rx_spin(struct emu_tp *tp)
 	long ncpu = __atomic_load_n(&ncpu_cached, __ATOMIC_RELAXED);
 
 	if (!ncpu) {
-		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		ncpu = plat_online_cpus();
 		__atomic_store_n(&ncpu_cached, ncpu, __ATOMIC_RELAXED);
 	}
 	if (ncpu < 2 || (seen && emu_now_ns() - seen < EMU_RX_PASSIVE_NS))
@@ -152,7 +152,7 @@ static void rx_spin(struct emu_tp *tp)
 			continue;
 		if (rx_pass(tp, 0))
 			until = emu_now_ns() + EMU_RX_SPIN_NS;
-		pthread_mutex_unlock(&tp->d->lock);
+		emu_unlock(tp->d);
 	}
 }
 
@@ -181,7 +181,7 @@ void emu_poll_assist(struct emu_dev *d)
 	tp->ctr.assist_polls++;
 	n = rx_pass(tp, now);
 	tp->ctr.assist_pkts += n;
-	pthread_mutex_unlock(&d->lock);
+	emu_unlock(d);
 }
 
 /* A CQ poll returned an RDMA WRITE's completion (the driver's mx5_poll_found).  The
@@ -228,7 +228,7 @@ static bool lock_or_stop(struct emu_tp *tp)
 	if (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE) && emu_lock_spin(tp->d, EMU_THREAD_LOCK_SPIN_NS)) {
 		if (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE))
 			return true;
-		pthread_mutex_unlock(&tp->d->lock);
+		emu_unlock(tp->d);
 		return false;
 	}
 	for (;;) {
@@ -245,7 +245,7 @@ static bool lock_or_stop(struct emu_tp *tp)
 		int rc = plat_mutex_timedlock(&tp->d->lock, &ts);
 		if (rc == 0) {
 			if (__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {
-				pthread_mutex_unlock(&tp->d->lock);
+				emu_unlock(tp->d);
 				return false;
 			}
 			__atomic_store_n(&tp->d->lock_cpu, plat_current_cpu(), __ATOMIC_RELAXED);
@@ -326,7 +326,7 @@ static void *rx_main(void *arg)
 		off = app_polling_now(tp, now);
 		tp->wake_at = a[1];
 		mc_fd = emu_mcg_fd(d);
-		pthread_mutex_unlock(&d->lock);
+		emu_unlock(d);
 
 		/* The socket, unless an application polls this very moment: then the hold
 		 * timer instead, which its polls keep pushing ahead (EMU_POLL_HOLD_NS). */
@@ -363,7 +363,7 @@ static void *rx_main(void *arg)
 		tp->ctr.device_thread_wakeups++;
 		if (!rx_pass(tp, 0))
 			tp->ctr.device_thread_idle_wakeups++;   /* an application's poll took it first */
-		pthread_mutex_unlock(&d->lock);
+		emu_unlock(d);
 		rx_spin(tp);
 	}
 	return NULL;

@@ -156,8 +156,9 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		"(%llu ended by a found WRITE), %llu hold re-arms; polls: %llu looked at the wire, %llu packets; "
 		"device lock slept for: host %llu, thread %llu",
 		(unsigned long long)c->device_thread_wakeups, (unsigned long long)c->device_thread_idle_wakeups,
-		(unsigned long long)c->device_thread_off_socket, (unsigned long long)c->hold_found,
-		(unsigned long long)c->hold_rearms, (unsigned long long)c->assist_polls,
+		(unsigned long long)c->device_thread_off_socket,
+		(unsigned long long)__atomic_load_n(&c->hold_found, __ATOMIC_RELAXED),   /* added outside the lock */
+		(unsigned long long)__atomic_load_n(&c->hold_rearms, __ATOMIC_RELAXED), (unsigned long long)c->assist_polls,
 		(unsigned long long)c->assist_pkts, (unsigned long long)d->ctr.host_lock_sleeps,
 		(unsigned long long)d->ctr.thread_lock_sleeps);
 }

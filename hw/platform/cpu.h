@@ -32,22 +32,21 @@ static inline size_t plat_host_cache_line(void)
 }
 
 /* Online CPUs (sysconf _SC_NPROCESSORS_ONLN; at least 1), for the choice between
- * spinning and sleeping: with one CPU a spinner only delays the thread it waits for. */
+ * spinning and sleeping: with one CPU a spinner only delays the thread it waits for.
+ * Not the calling thread's affinity: a thread pinned to one CPU may still wait for a
+ * holder running on another.  A cpuset or a CPU quota that leaves a process one CPU
+ * is not seen (the spin budgets bound what that costs). */
 static inline long plat_online_cpus(void)
 {
-#if defined(_SC_NPROCESSORS_ONLN)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? n : 1;
-#else
-	return 1;
-#endif
 }
 
 /* One turn of a spin-wait loop: tells the core the thread is waiting on another, so a
- * hyperthread sibling gets the pipeline and leaving the loop costs no memory-order
- * flush.  x86: PAUSE (Intel SDM vol. 2, "PAUSE -- Spin Loop Hint"; Linux cpu_relax);
- * arm64: YIELD (Arm ARM C6.2 "YIELD"; Linux arm64 cpu_relax uses it too); elsewhere a
- * compiler barrier only. */
+ * hyperthread sibling gets the pipeline.  x86: PAUSE (Intel SDM vol. 2, "PAUSE -- Spin
+ * Loop Hint": it also spares the memory-order flush on leaving the loop; Linux
+ * cpu_relax); arm64: YIELD (Arm ARM C6.2 "YIELD"; Linux arm64 cpu_relax uses it too);
+ * elsewhere a compiler barrier only. */
 static inline void plat_spin_pause(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
