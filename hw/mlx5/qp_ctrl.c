@@ -46,12 +46,22 @@ enum {
  * rdma-core rdma_flow_label_to_udp_sport). */
 #define MX5_ROCE_SPORT_MIN 0xc000u
 
-static uint32_t mx5_wqe_overhead(enum mx5_qp_type t)
+/* Bytes of a send WQE ahead of its data.  compat: the way rdma-core's libmlx5 sizes a
+ * QP created with ibv_create_qp (providers/mlx5/verbs.c _sq_overhead with the legacy
+ * ops, which for RC and UC include BIND_MW and LOCAL_INV): RC and UC reserve room for
+ * a memory window bind (ctrl 16 + UMR ctrl 48 + mkey context 64 + 64 of KLMs = 192)
+ * although this driver binds no window.  So max_inline_data comes out as libmlx5's (60
+ * bytes for RC with one SGE, where ctrl + raddr + atomic gave 12): programs written
+ * against it post small inline sends on QPs that asked for no inline data at all
+ * (librdmacm's rdma_xclient: 16 bytes), and got EINVAL here.  Not compat: what this
+ * driver's WQEs need (ctrl, raddr, atomic), for a queue the compat size would make too
+ * deep for the device (mx5_qp_size), where libmlx5 refuses the QP. */
+static uint32_t mx5_wqe_overhead(enum mx5_qp_type t, bool compat)
 {
 	switch (t) {
-	case MX5_QPT_RC: return 16 + 16 + 16;   /* ctrl, raddr, atomic */
-	case MX5_QPT_UC: return 16 + 16;        /* ctrl, raddr */
-	default: return 16 + MX5_AV_SIZE;       /* ctrl, datagram */
+	case MX5_QPT_RC: return compat ? 16 + 48 + 64 + 64 : 16 + 16 + 16;
+	case MX5_QPT_UC: return compat ? 16 + 48 + 64 + 64 : 16 + 16;
+	default: return 16 + MX5_AV_SIZE;   /* ctrl, datagram */
 	}
 }
 
@@ -94,10 +104,17 @@ static int mx5_qp_size(struct mx5_device *dev, const struct mx5_qp_init_attr *a,
 	if (c->max_recv_wr > max_wr)
 		return mx5_fail(dev, -EINVAL, "QP max_recv_wr %u exceeds device limit %u (log_max_qp_sz %u)",
 				c->max_recv_wr, max_wr, log_max);
-	uint32_t ovh = mx5_wqe_overhead(a->type);
 	uint32_t inl = c->max_inline_data ? ((c->max_inline_data + 4 + 15) & ~15u) : 0;
 	uint32_t data = c->max_send_sge * 16;
+	uint32_t wrs = c->max_send_wr ? c->max_send_wr : 1;
+	/* libmlx5's WQE size when the queue it makes fits the device, else ours */
+	uint32_t ovh = mx5_wqe_overhead(a->type, true);
 	uint32_t wqe = ovh + (inl > data ? inl : data);
+	uint64_t compat_bbs = (uint64_t)wrs * ((wqe + MX5_SEND_WQE_BB - 1) / MX5_SEND_WQE_BB);
+	if (wqe > wqe_limit || compat_bbs > (1u << 15)) {
+		ovh = mx5_wqe_overhead(a->type, false);
+		wqe = ovh + (inl > data ? inl : data);
+	}
 	if (wqe > wqe_limit)
 		return mx5_fail(dev, -EINVAL,
 				"QP send WQE of %u bytes (max_send_sge %u, max_inline_data %u) exceeds "
@@ -107,7 +124,6 @@ static int mx5_qp_size(struct mx5_device *dev, const struct mx5_qp_init_attr *a,
 	if (wqe > wqe_limit)
 		wqe = wqe_limit & ~(MX5_SEND_WQE_BB - 1) ? wqe_limit : wqe;
 	uint32_t bbs_per_wqe = (wqe + MX5_SEND_WQE_BB - 1) / MX5_SEND_WQE_BB;
-	uint32_t wrs = c->max_send_wr ? c->max_send_wr : 1;
 	uint64_t bbs = mx5_pow2_ceil((uint32_t)((uint64_t)wrs * bbs_per_wqe));
 	/* qpc.log_sq_size is 4 bits and counts basic blocks */
 	uint64_t bb_limit = 1u << 15;
