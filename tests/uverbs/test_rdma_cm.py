@@ -422,6 +422,80 @@ def test_rsocket_preload_uses_rdma_not_tcp(lib):
     assert not tcp_listener, "librspreload fell back to TCP: a TCP socket listened on the port"
 
 
+def _serve_and_run(lib, server_args, client_args, server_exits=True):
+    """A server on its NIC, waited for until our CM says it listens, then the client on
+    the other NIC; both outputs.  A server that serves until killed (cmtime, rcopy: they
+    loop for the next client by design) is killed once the client is done."""
+    sip, cip, port = _alloc()
+    fill = lambda args: [a.replace("{sip}", sip).replace("{port}", str(port)) for a in args]
+    srv = _Server(lib, sip, fill(server_args))
+    try:
+        srv.wait_listening(port)
+        cli = subprocess.run(fill(client_args), env=_env(lib, cip), capture_output=True, text=True,
+                             timeout=TIMEOUT)
+        if server_exits:
+            src, sout = srv.finish()
+        else:
+            time.sleep(0.2)
+            assert srv.p.poll() is None, "server exited:\n" + srv.text()
+            _kill(srv.p)
+            for t in srv.threads:
+                t.join(timeout=5)
+            src, sout = 0, srv.text()
+    finally:
+        _kill(srv.p)
+    cout = cli.stdout + cli.stderr
+    assert cli.returncode == 0 and src == 0, "client rc %s, server rc %s\n--- client\n%s\n--- server\n%s" % (
+        cli.returncode, src, cout, sout)
+    return cout, sout
+
+
+def test_rdma_server_and_rdma_client(lib):
+    # librdmacm's rdma_server/rdma_client: rdma_getaddrinfo, rdma_create_ep, one SEND
+    # each way with rdma_post_send/rdma_get_recv_comp; each prints "end 0"
+    cout, sout = _serve_and_run(lib, [_tool("rdma_server"), "-s", "{sip}", "-p", "{port}"],
+                                [_tool("rdma_client"), "-s", "{sip}", "-p", "{port}"])
+    assert "rdma_client: end 0" in cout, cout
+    assert "rdma_server: end 0" in sout, sout
+
+
+def test_rdma_xserver_and_rdma_xclient_rc(lib):
+    # rdma_xclient posts 16 bytes IBV_SEND_INLINE on a QP that asked for no inline data:
+    # it needs libmlx5's 60 bytes of inline room (hw/mlx5/qp_ctrl.c mx5_wqe_overhead).
+    # The XRC mode (-c x) needs ibv_open_xrcd, which uverbs does not offer.
+    cout, sout = _serve_and_run(lib, [_tool("rdma_xserver"), "-p", "{port}"],
+                                [_tool("rdma_xclient"), "-s", "{sip}", "-p", "{port}"])
+    assert "rdma_xclient: end 0" in cout, cout
+    assert "rdma_xserver: end 0" in sout, sout
+
+
+def test_cmtime_ten_connections(lib):
+    # cmtime times each step of 10 connections (the v44 server serves until killed)
+    cout, _ = _serve_and_run(lib, [_tool("cmtime"), "-b", "{sip}", "-p", "{port}", "-c", "10"],
+                             [_tool("cmtime"), "-s", "{sip}", "-p", "{port}", "-c", "10"], server_exits=False)
+    for step in ("create id", "resolve addr", "resolve route", "create qp", "connect", "disconnect", "destroy"):
+        assert re.search(r"^%s\s*:\s+[0-9.]+" % step, cout, re.M), "no %s row:\n%s" % (step, cout)
+
+
+def test_rcopy_copies_a_file_intact(lib, tmp_path):
+    # rcopy over rsockets: 1 MB of random bytes, compared (the server loops for the next file)
+    src, dst = tmp_path / "src.bin", tmp_path / "dst.bin"
+    src.write_bytes(os.urandom(1 << 20))
+    cout, sout = _serve_and_run(lib, [_tool("rcopy"), "-p", "{port}"],
+                                [_tool("rcopy"), str(src), "{sip}:" + str(dst), "-p", "{port}"], server_exits=False)
+    assert "done" in cout, cout
+    assert dst.read_bytes() == src.read_bytes(), "the copy differs"
+
+
+def test_riostream_rdma_writes_through_riomap(lib):
+    # riostream: rsockets with riomap/riowrite (the data goes as RDMA WRITEs)
+    common = ["-p", "{port}", "-C", "100", "-S", "4096"]
+    cout, sout = _serve_and_run(lib, [_tool("riostream"), "-b", "{sip}"] + common,
+                                [_tool("riostream"), "-s", "{sip}"] + common)
+    for out in (cout, sout):
+        assert re.search(r"^custom\s+4k\s+100\s+1\s+800k\s", out, re.M), out
+
+
 def test_peer_killed_outright_survivor_sees_retry_exceeded_in_bounded_time(lib):
     # SIGKILL leaves no code to run: the killed process's CM sends no DREQ (the
     # kernel's would).  The survivor learns of it from its QP: RDMA WRITEs to a peer
