@@ -240,3 +240,40 @@ Test(uvd_policy, an_objects_owner_is_found_without_walking_the_table)
 	cr_assert_eq(big.nobj_type[UVD_PD] + big.nobj_type[UVD_MKEY], n - 1);
 	free(big.objs);
 }
+
+/* ATTACH_TO_MCG / DETACH_FROM_MCG of QP qpn to the IPv4-mapped group 230.1.2.3, from c. */
+static int mcg(struct uvd_client *c, uint16_t op, uint32_t qpn)
+{
+	static uint8_t in[PRM_SIZE(attach_to_mcg_in)];
+	static const uint8_t gid[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 230, 1, 2, 3 };
+	bool noop;
+	memset(in, 0, sizeof(in));
+	PRM_SET(attach_to_mcg_in, in, opcode, op);
+	PRM_SET(attach_to_mcg_in, in, qpn, qpn);
+	memcpy(PRM_ADDR(attach_to_mcg_in, in, multicast_gid), gid, sizeof(gid));
+	msg[0] = '\0';
+	return uvd_policy_check(c, in, sizeof(in), msg, sizeof(msg), &noop);
+}
+
+/* A daemon that runs its clients' data plane (-R) lets a client attach its own QP to a
+ * group and detach it; another client's QP, named by number, is refused. */
+Test(uvd_policy, attaching_another_clients_qp_to_a_group_is_refused)
+{
+	static const uint16_t ops[] = { PRM_CMD_OP_ATTACH_TO_MCG, PRM_CMD_OP_DETACH_FROM_MCG };
+	for (size_t i = 0; i < 2; i++) {
+		int rc = mcg(&victim, ops[i], 0x100);
+		cr_assert_eq(rc, -EPERM, "op 0x%x: rc %d: %s", ops[i], rc, msg);
+		cr_assert(strstr(msg, "QP 0x100 is not this client's"), "%s", msg);
+		cr_assert_eq(mcg(&attacker, ops[i], 0x100), 0, "op 0x%x, its own QP: %s", ops[i], msg);
+	}
+}
+
+/* The same with engines: each client's engine places its QPs' receives and joins
+ * their groups itself (hw/emu/engine.c), so the policy is the same. */
+Test(uvd_policy, a_daemon_of_engines_checks_the_qp_the_same_way)
+{
+	srv.engines = true;
+	cr_assert_eq(mcg(&victim, PRM_CMD_OP_ATTACH_TO_MCG, 0x100), -EPERM, "%s", msg);
+	cr_assert_eq(mcg(&attacker, PRM_CMD_OP_ATTACH_TO_MCG, 0x100), 0, "%s", msg);
+	cr_assert_eq(mcg(&victim, PRM_CMD_OP_DETACH_FROM_MCG, 0x100), -EPERM, "%s", msg);
+}

@@ -793,7 +793,6 @@ static void uvd_do_cmd(struct uvd_client *c, const struct uvd_hdr *h, const uint
 			snprintf(r.msg, sizeof(r.msg), "%s", mx5_device_error(d->mx5));
 		} else {
 			uvd_policy_done(c, in, q.inlen, out, q.outlen);
-			uvd_policy_answer(in, q.inlen, out, q.outlen);
 		}
 	} else if (c->srv->verbose) {
 		uvd_log("client %u: refused: %s", c->id, r.msg);

@@ -185,6 +185,15 @@ static const struct uvd_obj_cmd uvd_obj_cmds[] = {
 	UVD_OBJ_CMD(DESTROY_RMP, UVD_SRQ, UVD_ENDS, destroy_rmp_in, rmpn, "SRQ"),
 	UVD_OBJ_CMD(QUERY_RMP, UVD_SRQ, UVD_USES, query_rmp_in, rmpn, "SRQ"),
 	UVD_OBJ_CMD(MODIFY_RMP, UVD_SRQ, UVD_USES, modify_rmp_in, rmpn, "SRQ"),
+	/* a multicast group's member QP (PRM "ATTACH_TO_MCG", "DETACH_FROM_MCG"): the
+	 * group is the port's, shared by every client; the QP must be the client's.  A
+	 * client's death destroys its QPs (client.c), and in the emulator a QP destroyed
+	 * leaves its groups (hw/emu/cmd_mcg.c mcg_obj_gone).  Linux detaches a dead
+	 * process's QPs before it destroys them (drivers/infiniband/core/
+	 * uverbs_std_types_qp.c uverbs_free_qp); what firmware does with DESTROY_QP of
+	 * an attached QP is not known here (docs/architecture.md section 15). */
+	UVD_OBJ_CMD(ATTACH_TO_MCG, UVD_QP, UVD_USES, attach_to_mcg_in, qpn, "QP"),
+	UVD_OBJ_CMD(DETACH_FROM_MCG, UVD_QP, UVD_USES, detach_from_mcg_in, qpn, "QP"),
 };
 
 /* The row for opcode op that names its object in the input (UVD_USES, UVD_ENDS) or
@@ -437,22 +446,6 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 	default:
 		DENY("opcode 0x%x belongs to the device daemon, not to its clients", op);
 	}
-}
-
-/* The policy refuses ATTACH_TO_MCG and DETACH_FROM_MCG (multicast groups live in the
- * device the daemon opened, while a client's data plane may run in an engine of its
- * own: docs/architecture.md section 18), so a client is told its function attaches no
- * QP to a group: max_qp_mcg 0 in the general capabilities, current and maximum (PRM
- * "QUERY_HCA_CAP", op_mod = capability type << 1 | current).  The driver then reports
- * max_mcast_grp 0 (hw/mlx5/device.c), which is how a program (pyverbs' multicast tests,
- * mckey's users) learns there is no multicast before it tries. */
-void uvd_policy_answer(const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen)
-{
-	if (inlen < PRM_SIZE(query_hca_cap_in) || outlen < PRM_SIZE(query_hca_cap_out) ||
-	    (uint16_t)PRM_GET(query_hca_cap_in, in, opcode) != PRM_CMD_OP_QUERY_HCA_CAP ||
-	    ((uint16_t)PRM_GET(query_hca_cap_in, in, op_mod) >> 1) != PRM_CAP_GENERAL_DEVICE)
-		return;
-	PRM_SET(cmd_hca_cap, out + PRM_OFF(query_hca_cap_out, capability) / 8, max_qp_mcg, 0);
 }
 
 void uvd_policy_done(struct uvd_client *c, const uint8_t *in, size_t inlen, const uint8_t *out,

@@ -190,10 +190,6 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 /* After the device ran it: record what it created, forget what it destroyed. */
 void uvd_policy_done(struct uvd_client *c, const uint8_t *in, size_t inlen, const uint8_t *out,
 		     size_t outlen);
-/* After the device answered a client: make the answer say what the client may do
- * (the general capabilities offer no multicast attachment: the policy refuses
- * ATTACH_TO_MCG). */
-void uvd_policy_answer(const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
 bool uvd_owns(const struct uvd_client *c, enum uvd_obj_type t, uint32_t num);
 int uvd_obj_add(struct uvd_client *c, enum uvd_obj_type t, uint32_t num);
 void uvd_obj_del(struct uvd_client *c, enum uvd_obj_type t, uint32_t num);
