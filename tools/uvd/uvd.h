@@ -53,6 +53,12 @@ struct uvd_mem {
 	uint64_t quota_bytes;     /* counted against the client's locked (is_dma, shared) or pinned bytes */
 };
 
+/* One QP of a client attached to one multicast group (ATTACH_TO_MCG). */
+struct uvd_mcg_att {
+	uint32_t qpn;
+	uint8_t gid[16];
+};
+
 struct uvd_client {
 	struct uvd_server *srv;
 	struct uvd_client *next;
@@ -89,6 +95,10 @@ struct uvd_client {
 	uint32_t ring_cons;       /* records taken: ours, never read back from the ring */
 	uint64_t ring_dropped;    /* records refused (outside its UAR pages, bad size or kind) */
 	uint32_t engine_ipv4;     /* engines: the address of its engine's socket (host order), or 0 */
+	/* under srv->dev->lock: its QPs' multicast attachments (policy.c), detached before
+	 * its QPs are destroyed when it dies */
+	struct uvd_mcg_att *mcg;
+	size_t nmcg, capmcg;
 };
 
 /* What one client may hold, and how many may connect: refused past these with
