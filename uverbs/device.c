@@ -449,10 +449,38 @@ static unsigned uv_bf_policy(void)
 	return MX5_BF_PREFER;
 }
 
+/* In a child of fork(), a device its parent had open: the connection, queues, service
+ * thread (not running here) and contexts are the parent's, and the child may not use
+ * them (mx5_exec refuses, ibv_fork_init(3)).  On Linux a child's open of
+ * /dev/infiniband/uverbsN is a fresh context of its own; so here the child forgets the
+ * parent's device state, closing nothing (the parent's connection and objects must not
+ * be touched from here), and uv_dev_up brings the device up anew for the child.
+ * rdma-core's tests open a Context in the test process, then fork the two sides of
+ * an rdma_cm test (tests/utils.py requires_mcast_support, base.py
+ * two_nodes_rdmacm_traffic). */
+static void uv_dev_forget_parent(struct uv_dev *d)
+{
+	uv_log(UV_LOG_INFO, "%s: opened in a child of fork() of process %d: the child's own device is brought up",
+	       d->ibdev.name, (int)d->up_pid);
+	d->mx5 = NULL;
+	d->nctx = 0;
+	d->ctxs = NULL;
+	d->umr_pd = NULL;
+	d->umr_cq = NULL;
+	d->umr_qp = NULL;
+	d->thread_running = false;
+	d->wake_fd = -1;
+	d->neqs = 0;
+	d->stats_published = false;
+	d->stats_last_ms = 0;
+}
+
 int uv_dev_up(struct uv_dev *d)
 {
-	if (d->mx5)
+	if (d->mx5 && d->up_pid == getpid())
 		return 0;
+	if (d->mx5)
+		uv_dev_forget_parent(d);
 	struct mx5_device *m;
 	struct mx5_open_attr oa = { .bf_policy = uv_bf_policy() };
 	int rc = mx5_device_open_attr(d->uri, &oa, &m);
@@ -461,6 +489,7 @@ int uv_dev_up(struct uv_dev *d)
 		return rc;
 	}
 	d->mx5 = m;
+	d->up_pid = getpid();
 	char why[256];
 	rc = uv_port_mtu_apply(d, why, sizeof(why));
 	if (rc) {
@@ -717,6 +746,7 @@ UV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return uv_null(rc < 0 ? -rc : EIO);
 	}
 	c->dev = d;
+	c->pid = getpid();
 	d->nctx++;
 	c->next = d->ctxs;
 	d->ctxs = c;
@@ -741,6 +771,10 @@ UV_EXPORT int ibv_close_device(struct ibv_context *context)
 		return EINVAL;
 	struct uv_context *c = uv_ctx(context);
 	struct uv_dev *d = c->dev;
+	/* a fork child's copy of its parent's context: the parent's to close, its device
+	 * state forgotten here if the child opened its own (uv_dev_forget_parent) */
+	if (c->pid != getpid())
+		return 0;
 	pthread_mutex_lock(&d->lock);
 	/* Objects of this context still open.  rdma-core returns 0 here and the kernel
 	 * frees what the closed file still holds, so a later destroy of one of them is a

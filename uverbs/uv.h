@@ -104,6 +104,7 @@ struct uv_dev {
 	unsigned index;
 	pthread_mutex_t lock;         /* serialises hw/mlx5 control calls and EQ service */
 	struct mx5_device *mx5;       /* brought up while contexts are open */
+	pid_t up_pid;                 /* the process that brought mx5 up (uv_dev_up) */
 	unsigned nctx;
 	struct uv_context *ctxs;
 	struct mx5_device_info info;
@@ -171,6 +172,7 @@ struct uv_context {
 	 * while any is open (device.c; under dev->lock) */
 	unsigned npds, nahs, nchannels;
 	bool closed;     /* ibv_close_device called with objects open: kept until exit */
+	pid_t pid;       /* the process that opened it: a fork child's copy is its parent's */
 };
 
 struct uv_td {

@@ -136,6 +136,12 @@ static int group_open_wire(struct emu_dev *d, struct mcg_tab *t, struct mcg *g)
 	if (g->gid[0] == 0xff)
 		return 0;   /* IPv6 multicast: the emulated wire is IPv4 (icrc.h) */
 	g->group = emu_be32_get(g->gid + 12);
+	/* A device daemon's device whose clients run engines (emu_dataplane_off) places
+	 * no packet: it keeps the group for the checks and limits above, and each
+	 * client's engine, which places its QPs' receives, joins the group on the wire
+	 * itself (engine.c runs ATTACH_TO_MCG after the daemon did). */
+	if (d->dataplane_off)
+		return 0;
 #ifdef __linux__
 	struct epoll_event ev = { .events = EPOLLIN };
 	int fd;

@@ -60,6 +60,9 @@ static const uint16_t engine_runs[] = {
 	PRM_CMD_OP_DEALLOC_PD, PRM_CMD_OP_DEALLOC_UAR,
 	PRM_CMD_OP_DEALLOC_Q_COUNTER, PRM_CMD_OP_QUERY_Q_COUNTER,
 	PRM_CMD_OP_SET_ROCE_ADDRESS, PRM_CMD_OP_QUERY_ROCE_ADDRESS, PRM_CMD_OP_QUERY_NIC_VPORT_CONTEXT,
+	/* multicast groups: the engine places its QPs' receives, so it joins their groups
+	 * on the wire (cmd_mcg.c; the daemon's device keeps the table and joins nothing) */
+	PRM_CMD_OP_ATTACH_TO_MCG, PRM_CMD_OP_DETACH_FROM_MCG,
 };
 
 size_t emu_engine_opcodes(uint16_t *out, size_t max)

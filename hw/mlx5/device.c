@@ -426,8 +426,8 @@ int mx5_device_query(struct mx5_device *dev, struct mx5_device_info *in)
 	in->max_srq_sge = rq_sge ? rq_sge - 1 : 0;
 	/* multicast groups, as Linux mlx5_ib_query_device reports them */
 	/* Linux mlx5_ib reports 1 << log_max_mcg whatever max_qp_mcg says; a function that
-	 * attaches no QP to a group (a uvd client: tools/uvd/policy.c uvd_policy_answer)
-	 * offers no multicast, and says so with 0 groups. */
+	 * attaches no QP to a group (max_qp_mcg 0: uvd told its clients so until
+	 * 2026-12-06) offers no multicast, and says so with 0 groups. */
 	in->max_mcast_grp = !MX5_CAP_GEN(dev, max_qp_mcg) ? 0
 			    : MX5_CAP_GEN(dev, log_max_mcg) < 31 ? 1u << MX5_CAP_GEN(dev, log_max_mcg) : 1u << 31;
 	in->max_mcast_qp_attach = MX5_CAP_GEN(dev, max_qp_mcg);

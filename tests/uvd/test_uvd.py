@@ -667,6 +667,123 @@ def test_daemon_killed_during_traffic_clients_get_errors(daemon):
     assert rs == 0 and rc == 0, so + co
 
 
+# ---------------------------------------------------------------- multicast groups
+
+# A client of the daemon (pyverbs over the preloaded library): a UD QP of an rdma_cm ID
+# joined to an IPv4 group (rdma_join_multicast, which attaches it), max_mcast_grp and
+# its QPN printed, then asleep until killed.  With max_mcast_grp 0 it says so and does not try.
+MCAST_CLIENT = r"""
+import sys, time
+import pyverbs.device as d
+import pyverbs.cm_enums as ce
+from pyverbs.cmid import CMID, AddrInfo, CMEventChannel, CMEvent
+from pyverbs.qp import QPCap, QPInitAttr
+import pyverbs.enums as e
+ctx = d.Context(name='uverbs0')
+grp = ctx.query_device().max_mcast_grp
+print('max_mcast_grp', grp, flush=True)
+if grp == 0:
+    sys.exit(0)
+# the device's address: GID 1, IPv4-mapped (with an engine, the engine's own address)
+g = str(ctx.query_gid(1, 1)).split(':')
+src, group = '%d.%d.%d.%d' % (int(g[6][:2], 16), int(g[6][2:], 16), int(g[7][:2], 16), int(g[7][2:], 16)), sys.argv[1]
+ch = CMEventChannel()
+cm = CMID(creator=ch, port_space=ce.RDMA_PS_UDP)
+cm.bind_addr(AddrInfo(src=src, port_space=ce.RDMA_PS_UDP))
+cm.resolve_addr(AddrInfo(src=src, dst=group, port_space=ce.RDMA_PS_UDP))
+assert CMEvent(ch).event_type == ce.RDMA_CM_EVENT_ADDR_RESOLVED
+cm.create_qp(QPInitAttr(qp_type=e.IBV_QPT_UD, cap=QPCap(max_recv_wr=1)))
+# rdma_join_multicast: the library's CM attaches the QP (ibv_attach_mcast, ATTACH_TO_MCG)
+cm.join_multicast(addr=AddrInfo(src=group, port_space=ce.RDMA_PS_UDP))
+assert CMEvent(ch).event_type == ce.RDMA_CM_EVENT_MULTICAST_JOIN
+print('qpn 0x%x attached' % cm.qpn, flush=True)
+time.sleep(60)
+"""
+
+
+def _mcast_client(uri, group):
+    p = subprocess.Popen(["/usr/bin/python3", "-c", MCAST_CLIENT, group], env=_env(uri),
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    first = p.stdout.readline()
+    return p, first
+
+
+def _igmp_has(group):
+    """Whether some socket of this network namespace joined the IPv4 group (the
+    kernel's /proc/net/igmp: each group as the hex of its address in host order)."""
+    want = "%08X" % struct.unpack("=I", socket.inet_aton(group))[0]
+    with open("/proc/net/igmp") as f:
+        return any(line.split()[0] == want for line in f if line.startswith("\t"))
+
+
+@pytest.mark.parametrize("mode", [["-R"], []], ids=["R", "engines"])
+def test_mcast_client_attaches_only_its_own_qp_and_its_death_leaves_the_group(daemon, mode):
+    """A client attaches its own UD QP to a group, which joins the group on the wire:
+    with -R the daemon's device, with engines the client's engine; another client
+    naming that QP is refused; when the client dies the daemon detaches the QP, then
+    destroys it, so the IPv4 group is left too."""
+    base, _ = _next()
+    group = "230.%d.%d.7" % (NET, _seq["b"])
+    d = daemon(base + "1", args=mode)
+    a, first = _mcast_client("uvd:" + d.sock, group)
+    try:
+        assert first.split()[:1] == ["max_mcast_grp"] and int(first.split()[1]) > 0, first + d.text()
+        line = a.stdout.readline()
+        if not line.startswith("qpn "):
+            line += a.communicate(timeout=30)[0]
+        assert line.startswith("qpn ") and "attached" in line, line
+        qpn = int(line.split()[1], 16)
+        assert _igmp_has(group), "nobody joined %s" % group
+        b = Raw(d.sock)
+        for opcode in (0x806, 0x807):     # ATTACH_TO_MCG, DETACH_FROM_MCG (attach_to_mcg_in)
+            inp = bytearray(_op(opcode, qpn, size=0x100))
+            inp[0x10:0x20] = bytes(10) + b"\xff\xff" + socket.inet_aton(group)
+            rc, _, msg = b.cmd(bytes(inp))
+            assert rc == -EPERM and "QP 0x%x is not this client's" % qpn in msg, (hex(opcode), rc, msg)
+        assert _igmp_has(group), "another client's refused DETACH left the group"
+    finally:
+        a.kill()
+        a.wait(timeout=10)
+    deadline = time.time() + 10
+    while _igmp_has(group) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not _igmp_has(group), "the dead client's QP is still in %s: %s" % (group, d.text())
+    deadline = time.time() + 10
+    while "objects destroyed" not in d.text() and time.time() < deadline:
+        time.sleep(0.05)
+    assert "objects destroyed" in d.text(), d.text()
+    # as Linux does (uverbs_free_qp), its QP left the group before it was destroyed
+    assert "1 multicast attachments detached before its QPs were destroyed" in d.text(), d.text()
+
+
+@pytest.mark.parametrize("mode", [["-R"], []], ids=["R", "engines"])
+def test_mcast_mckey_between_two_clients_of_one_daemon(daemon, mode):
+    """Debian's mckey, a receiver and a sender, each a client of one daemon: the
+    receiver ends with "return status 0" only once all its messages came."""
+    base, _ = _next()
+    group = "239.%d.%d.1" % (NET, _seq["b"])
+    d = daemon(base + "1", args=mode)
+    env = _env("uvd:" + d.sock)
+    env["UVERBS_LOG"] = "info"
+    args = ["mckey", "-m", group, "-C", "10"]
+    r = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # the CM's "joined multicast group" line (stderr) comes once the QP is attached
+        deadline = time.time() + 20
+        err = ""
+        while "rdma_cm: joined multicast group %s" % group not in err:
+            assert r.poll() is None and time.time() < deadline, err + r.stderr.read()
+            err += r.stderr.readline()
+        s = subprocess.run(args + ["-s"], env=env, capture_output=True, text=True, timeout=30)
+        assert s.returncode == 0 and "return status 0" in s.stdout, s.stdout + s.stderr
+        out, err2 = r.communicate(timeout=30)
+        assert r.returncode == 0 and "data transfers complete" in out and "return status 0" in out, out + err2
+    finally:
+        if r.poll() is None:
+            r.kill()
+            r.wait(timeout=10)
+
+
 # ---------------------------------------------------------------- finding a daemon, uvinfo
 
 def test_discovery_uses_the_daemon_in_the_run_dir(daemon):

@@ -240,3 +240,84 @@ Test(uvd_policy, an_objects_owner_is_found_without_walking_the_table)
 	cr_assert_eq(big.nobj_type[UVD_PD] + big.nobj_type[UVD_MKEY], n - 1);
 	free(big.objs);
 }
+
+/* ATTACH_TO_MCG / DETACH_FROM_MCG of QP qpn to the IPv4-mapped group 230.1.2.3, from c
+ * (the command left in mcg_last_in). */
+static uint8_t mcg_last_in[PRM_SIZE(attach_to_mcg_in)];
+static int mcg(struct uvd_client *c, uint16_t op, uint32_t qpn)
+{
+	uint8_t *in = mcg_last_in;
+	static const uint8_t gid[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 230, 1, 2, 3 };
+	bool noop;
+	memset(in, 0, sizeof(mcg_last_in));
+	PRM_SET(attach_to_mcg_in, in, opcode, op);
+	PRM_SET(attach_to_mcg_in, in, qpn, qpn);
+	memcpy(PRM_ADDR(attach_to_mcg_in, in, multicast_gid), gid, sizeof(gid));
+	msg[0] = '\0';
+	return uvd_policy_check(c, in, sizeof(mcg_last_in), msg, sizeof(msg), &noop);
+}
+
+/* A daemon that runs its clients' data plane (-R) lets a client attach its own QP to a
+ * group and detach it; another client's QP, named by number, is refused. */
+Test(uvd_policy, attaching_another_clients_qp_to_a_group_is_refused)
+{
+	static const uint16_t ops[] = { PRM_CMD_OP_ATTACH_TO_MCG, PRM_CMD_OP_DETACH_FROM_MCG };
+	for (size_t i = 0; i < 2; i++) {
+		int rc = mcg(&victim, ops[i], 0x100);
+		cr_assert_eq(rc, -EPERM, "op 0x%x: rc %d: %s", ops[i], rc, msg);
+		cr_assert(strstr(msg, "QP 0x100 is not this client's"), "%s", msg);
+		cr_assert_eq(mcg(&attacker, ops[i], 0x100), 0, "op 0x%x, its own QP: %s", ops[i], msg);
+	}
+}
+
+/* The same with engines: each client's engine places its QPs' receives and joins
+ * their groups itself (hw/emu/engine.c), so the policy is the same. */
+Test(uvd_policy, a_daemon_of_engines_checks_the_qp_the_same_way)
+{
+	srv.engines = true;
+	cr_assert_eq(mcg(&victim, PRM_CMD_OP_ATTACH_TO_MCG, 0x100), -EPERM, "%s", msg);
+	cr_assert_eq(mcg(&attacker, PRM_CMD_OP_ATTACH_TO_MCG, 0x100), 0, "%s", msg);
+	cr_assert_eq(mcg(&victim, PRM_CMD_OP_DETACH_FROM_MCG, 0x100), -EPERM, "%s", msg);
+}
+
+/* What the daemon detaches when the client dies: each attachment the device took, once
+ * (a second ATTACH of the same QP to the same group changes nothing), until its DETACH
+ * or its QP's DESTROY_QP; past -o attachments a client is refused with EDQUOT. */
+Test(uvd_policy, attachments_are_remembered_until_detached_or_destroyed)
+{
+	uint8_t out[16] = { 0 };
+	static uint8_t in[PRM_SIZE(attach_to_mcg_in)];
+
+	cr_assert_eq(mcg(&attacker, PRM_CMD_OP_ATTACH_TO_MCG, 0x100), 0);
+	memcpy(in, mcg_last_in, sizeof(in));
+	uvd_policy_done(&attacker, in, sizeof(in), out, sizeof(out));
+	uvd_policy_done(&attacker, in, sizeof(in), out, sizeof(out));
+	cr_assert_eq(attacker.nmcg, 1, "attached twice, remembered once");
+	cr_assert_eq(attacker.mcg[0].qpn, 0x100);
+	cr_assert_eq(attacker.mcg[0].gid[12], 230);
+	PRM_SET(attach_to_mcg_in, in, opcode, PRM_CMD_OP_DETACH_FROM_MCG);
+	uvd_policy_done(&attacker, in, sizeof(in), out, sizeof(out));
+	cr_assert_eq(attacker.nmcg, 0, "detached");
+
+	PRM_SET(attach_to_mcg_in, in, opcode, PRM_CMD_OP_ATTACH_TO_MCG);
+	uvd_policy_done(&attacker, in, sizeof(in), out, sizeof(out));
+	uint8_t d[PRM_SIZE(destroy_qp_in)] = { 0 };
+	PRM_SET(destroy_qp_in, d, opcode, PRM_CMD_OP_DESTROY_QP);
+	PRM_SET(destroy_qp_in, d, qpn, 0x100);
+	uvd_policy_done(&attacker, d, sizeof(d), out, sizeof(out));
+	cr_assert_eq(attacker.nmcg, 0, "its QP destroyed");
+	cr_assert(!uvd_owns(&attacker, UVD_QP, 0x100));
+	cr_assert_eq(uvd_obj_add(&attacker, UVD_QP, 0x100), 0);   /* a new QP, the same number */
+
+	for (unsigned i = 0; i < srv.lim.objs; i++) {
+		in[PRM_OFF(attach_to_mcg_in, multicast_gid) / 8 + 15] = (uint8_t)i;
+		uvd_policy_done(&attacker, in, sizeof(in), out, sizeof(out));
+	}
+	cr_assert_eq(attacker.nmcg, srv.lim.objs);
+	int rc = mcg(&attacker, PRM_CMD_OP_ATTACH_TO_MCG, 0x100);
+	cr_assert_eq(rc, -EDQUOT, "rc %d: %s", rc, msg);
+	cr_assert(strstr(msg, "-o"), "%s", msg);
+	rc = mcg(&attacker, PRM_CMD_OP_DETACH_FROM_MCG, 0x100);
+	cr_assert_eq(rc, 0, "a detach is never past the quota: %d %s", rc, msg);
+	free(attacker.mcg);
+}

@@ -560,6 +560,27 @@ static int uvd_destroy_cmd(struct uvd_client *c, uint16_t op, uint32_t num)
 	return rc;
 }
 
+/* Linux detaches a dead process's QPs from their groups before it destroys them
+ * (drivers/infiniband/core/uverbs_std_types_qp.c uverbs_free_qp), so firmware never
+ * sees DESTROY_QP of an attached QP from it; the daemon does the same for a dead
+ * client.  A detach the device refuses is forgotten: the QP's destroy follows. */
+static unsigned uvd_detach_all(struct uvd_client *c, unsigned max)
+{
+	unsigned n = 0;
+	while (c->nmcg && n < max) {
+		struct uvd_mcg_att *a = &c->mcg[--c->nmcg];
+		uint8_t in[PRM_SIZE(detach_from_mcg_in)] = { 0 }, out[PRM_SIZE(detach_from_mcg_out)];
+		PRM_SET(detach_from_mcg_in, in, opcode, PRM_CMD_OP_DETACH_FROM_MCG);
+		PRM_SET(detach_from_mcg_in, in, qpn, a->qpn);
+		memcpy(PRM_ADDR(detach_from_mcg_in, in, multicast_gid), a->gid, 16);
+		if (mx5_cmd(c->srv->dev->mx5, in, sizeof(in), out, sizeof(out)) && c->srv->verbose)
+			uvd_log("client %u: cleanup: detach of QP 0x%x: %s", c->id, a->qpn,
+				mx5_device_error(c->srv->dev->mx5));
+		n++;
+	}
+	return n;
+}
+
 void uvd_lock(struct uvd_server *srv)
 {
 	__atomic_fetch_add(&srv->lock_waiting, 1u, __ATOMIC_RELAXED);
@@ -650,6 +671,17 @@ void uvd_policy_destroy_all(struct uvd_client *c)
 	/* one cleanup at a time: two would only take turns at the device lock, and each
 	 * turn they take is one a waiting request does not get */
 	pthread_mutex_lock(&srv->reap_lock);
+	unsigned ndetached = 0;
+	for (;;) {
+		pthread_mutex_lock(&srv->dev->lock);
+		unsigned cmds = uvd_detach_all(c, UVD_REAP_BATCH);
+		pthread_mutex_unlock(&srv->dev->lock);
+		ndetached += cmds;
+		most = cmds > most ? cmds : most;
+		if (!cmds)
+			break;
+		uvd_reap_pause(srv);
+	}
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
 			size_t i = 0;
@@ -697,6 +729,9 @@ void uvd_policy_destroy_all(struct uvd_client *c)
 		uvd_log("client %u (pid %d) gone: %u objects destroyed%s in %llu us, at most %u under one hold of "
 			"the device lock", c->id, (int)c->pid, n, leaked ? " (some refused by the firmware: leaked)" : "",
 			(unsigned long long)((uvd_now_ns() - t0) / 1000u), most);
+	if (ndetached)
+		uvd_log("client %u (pid %d) gone: %u multicast attachments detached before its QPs were destroyed",
+			c->id, (int)c->pid, ndetached);
 }
 
 /* SET_ROCE_ADDRESS from a client: the GID table is the daemon's.  The same entry as
@@ -793,7 +828,6 @@ static void uvd_do_cmd(struct uvd_client *c, const struct uvd_hdr *h, const uint
 			snprintf(r.msg, sizeof(r.msg), "%s", mx5_device_error(d->mx5));
 		} else {
 			uvd_policy_done(c, in, q.inlen, out, q.outlen);
-			uvd_policy_answer(in, q.inlen, out, q.outlen);
 		}
 	} else if (c->srv->verbose) {
 		uvd_log("client %u: refused: %s", c->id, r.msg);
@@ -1277,6 +1311,7 @@ out:
 	if (c->ring)
 		munmap(c->ring, c->ring_len);
 	free(c->objs);
+	free(c->mcg);
 	free(c->mem);
 	free(c);
 	return NULL;

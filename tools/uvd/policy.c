@@ -185,6 +185,12 @@ static const struct uvd_obj_cmd uvd_obj_cmds[] = {
 	UVD_OBJ_CMD(DESTROY_RMP, UVD_SRQ, UVD_ENDS, destroy_rmp_in, rmpn, "SRQ"),
 	UVD_OBJ_CMD(QUERY_RMP, UVD_SRQ, UVD_USES, query_rmp_in, rmpn, "SRQ"),
 	UVD_OBJ_CMD(MODIFY_RMP, UVD_SRQ, UVD_USES, modify_rmp_in, rmpn, "SRQ"),
+	/* a multicast group's member QP (PRM "ATTACH_TO_MCG", "DETACH_FROM_MCG"): the
+	 * group is the port's, shared by every client; the QP must be the client's.  Each
+	 * attachment is remembered (uvd_mcg_done) and detached when the client dies,
+	 * before its QPs are destroyed (client.c uvd_detach_all). */
+	UVD_OBJ_CMD(ATTACH_TO_MCG, UVD_QP, UVD_USES, attach_to_mcg_in, qpn, "QP"),
+	UVD_OBJ_CMD(DETACH_FROM_MCG, UVD_QP, UVD_USES, detach_from_mcg_in, qpn, "QP"),
 };
 
 /* The row for opcode op that names its object in the input (UVD_USES, UVD_ENDS) or
@@ -288,6 +294,13 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 		int rc = uvd_quota_obj(c, (enum uvd_obj_type)mk->type, mk->what, msg, msglen);
 		if (rc)
 			return rc;
+	}
+	/* each attachment is remembered until detached (uvd_policy_done): as many as the
+	 * client may hold objects of a kind (-o) */
+	if (op == PRM_CMD_OP_ATTACH_TO_MCG && c->srv->lim.objs && c->nmcg >= c->srv->lim.objs) {
+		snprintf(msg, msglen, "quota: this client holds %zu multicast attachments of %u allowed (uvd -o)",
+			 c->nmcg, c->srv->lim.objs);
+		return -EDQUOT;
 	}
 	const struct uvd_obj_cmd *oc = uvd_obj_cmd_find(op, false);
 	if (oc) {
@@ -439,29 +452,53 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 	}
 }
 
-/* The policy refuses ATTACH_TO_MCG and DETACH_FROM_MCG (multicast groups live in the
- * device the daemon opened, while a client's data plane may run in an engine of its
- * own: docs/architecture.md section 18), so a client is told its function attaches no
- * QP to a group: max_qp_mcg 0 in the general capabilities, current and maximum (PRM
- * "QUERY_HCA_CAP", op_mod = capability type << 1 | current).  The driver then reports
- * max_mcast_grp 0 (hw/mlx5/device.c), which is how a program (pyverbs' multicast tests,
- * mckey's users) learns there is no multicast before it tries. */
-void uvd_policy_answer(const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen)
+/* The client's attachment of qpn to gid, or c->nmcg. */
+static size_t uvd_mcg_find(const struct uvd_client *c, uint32_t qpn, const uint8_t *gid)
 {
-	if (inlen < PRM_SIZE(query_hca_cap_in) || outlen < PRM_SIZE(query_hca_cap_out) ||
-	    (uint16_t)PRM_GET(query_hca_cap_in, in, opcode) != PRM_CMD_OP_QUERY_HCA_CAP ||
-	    ((uint16_t)PRM_GET(query_hca_cap_in, in, op_mod) >> 1) != PRM_CAP_GENERAL_DEVICE)
+	size_t i = 0;
+	while (i < c->nmcg && (c->mcg[i].qpn != qpn || memcmp(c->mcg[i].gid, gid, 16)))
+		i++;
+	return i;
+}
+
+/* Multicast attachments as the device took them: attaching a QP already attached
+ * changes nothing (hw/emu/cmd_mcg.c), a QP destroyed leaves its groups. */
+static void uvd_mcg_done(struct uvd_client *c, uint16_t op, const uint8_t *in, size_t inlen)
+{
+	if (op == PRM_CMD_OP_DESTROY_QP) {
+		uint32_t qpn = (uint32_t)PRM_GET(destroy_qp_in, in, qpn);
+		for (size_t i = c->nmcg; i-- > 0;)
+			if (c->mcg[i].qpn == qpn)
+				c->mcg[i] = c->mcg[--c->nmcg];
 		return;
-	PRM_SET(cmd_hca_cap, out + PRM_OFF(query_hca_cap_out, capability) / 8, max_qp_mcg, 0);
+	}
+	if (inlen < PRM_SIZE(attach_to_mcg_in))
+		return;
+	/* attach_to_mcg_in and detach_from_mcg_in share their layout (qp.def) */
+	uint32_t qpn = (uint32_t)PRM_GET(attach_to_mcg_in, in, qpn);
+	const uint8_t *gid = PRM_ADDR(attach_to_mcg_in, in, multicast_gid);
+	size_t i = uvd_mcg_find(c, qpn, gid);
+	if (op == PRM_CMD_OP_DETACH_FROM_MCG && i < c->nmcg) {
+		c->mcg[i] = c->mcg[--c->nmcg];
+	} else if (op == PRM_CMD_OP_ATTACH_TO_MCG && i == c->nmcg) {
+		struct uvd_mcg_att *m = uvd_grow(c->mcg, c->nmcg, &c->capmcg, sizeof(*m), 4);
+		if (!m)
+			return;   /* not remembered: its QP's destroy still leaves the group */
+		c->mcg = m;
+		m[c->nmcg].qpn = qpn;
+		memcpy(m[c->nmcg].gid, gid, 16);
+		c->nmcg++;
+	}
 }
 
 void uvd_policy_done(struct uvd_client *c, const uint8_t *in, size_t inlen, const uint8_t *out,
 		     size_t outlen)
 {
-	(void)inlen;
 	if (outlen < 16)
 		return;
 	uint16_t op = (uint16_t)PRM_GET(create_qp_in, in, opcode);
+	if (op == PRM_CMD_OP_ATTACH_TO_MCG || op == PRM_CMD_OP_DETACH_FROM_MCG || op == PRM_CMD_OP_DESTROY_QP)
+		uvd_mcg_done(c, op, in, inlen);
 	const struct uvd_obj_cmd *made = uvd_obj_cmd_find(op, true), *named = uvd_obj_cmd_find(op, false);
 	if (made)
 		uvd_obj_add(c, made->type, (uint32_t)prm_bits_get(out, made->off, made->width));

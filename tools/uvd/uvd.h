@@ -53,6 +53,12 @@ struct uvd_mem {
 	uint64_t quota_bytes;     /* counted against the client's locked (is_dma, shared) or pinned bytes */
 };
 
+/* One QP of a client attached to one multicast group (ATTACH_TO_MCG). */
+struct uvd_mcg_att {
+	uint32_t qpn;
+	uint8_t gid[16];
+};
+
 struct uvd_client {
 	struct uvd_server *srv;
 	struct uvd_client *next;
@@ -89,6 +95,10 @@ struct uvd_client {
 	uint32_t ring_cons;       /* records taken: ours, never read back from the ring */
 	uint64_t ring_dropped;    /* records refused (outside its UAR pages, bad size or kind) */
 	uint32_t engine_ipv4;     /* engines: the address of its engine's socket (host order), or 0 */
+	/* under srv->dev->lock: its QPs' multicast attachments (policy.c), detached before
+	 * its QPs are destroyed when it dies */
+	struct uvd_mcg_att *mcg;
+	size_t nmcg, capmcg;
 };
 
 /* What one client may hold, and how many may connect: refused past these with
@@ -190,10 +200,6 @@ int uvd_policy_check(struct uvd_client *c, const uint8_t *in, size_t inlen, char
 /* After the device ran it: record what it created, forget what it destroyed. */
 void uvd_policy_done(struct uvd_client *c, const uint8_t *in, size_t inlen, const uint8_t *out,
 		     size_t outlen);
-/* After the device answered a client: make the answer say what the client may do
- * (the general capabilities offer no multicast attachment: the policy refuses
- * ATTACH_TO_MCG). */
-void uvd_policy_answer(const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen);
 bool uvd_owns(const struct uvd_client *c, enum uvd_obj_type t, uint32_t num);
 int uvd_obj_add(struct uvd_client *c, enum uvd_obj_type t, uint32_t num);
 void uvd_obj_del(struct uvd_client *c, enum uvd_obj_type t, uint32_t num);
