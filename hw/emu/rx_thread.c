@@ -37,6 +37,21 @@
  * ping-pong whose responder is passive (ib_read_lat's server) then needs no wake-up. */
 #define EMU_RX_SPIN_NS 50000ull
 
+/* Hand each datagram of a batch just received to the checks (rx_check.c); one too
+ * long for any RoCE packet is counted and dropped. */
+static void rx_dispatch(struct emu_tp *tp, struct emu_roce_rx_batch *b)
+{
+	tp->ctr.rx_calls++;
+	for (unsigned i = 0; i < b->n; i++) {
+		if (b->len[i] > EMU_ROCE_MAX_PKT) {
+			tp->ctr.rx_pkts++;
+			tp->ctr.drops[EMU_ROCE_DROP_TOO_LONG]++;
+			continue;
+		}
+		emu_tp_rx_packet(tp, b->pkt[i], b->len[i], &b->env[i]);
+	}
+}
+
 /* Take up to EMU_RX_BATCH arrivals off the socket, non-blocking, EMU_ROCE_RX_BATCH a
  * system call; how many were handled.  A short batch means the socket is empty. */
 static unsigned rx_batch(struct emu_tp *tp)
@@ -49,15 +64,7 @@ static unsigned rx_batch(struct emu_tp *tp)
 
 		if (got <= 0)
 			break;
-		tp->ctr.rx_calls++;
-		for (unsigned i = 0; i < b->n; i++) {
-			if (b->len[i] > EMU_ROCE_MAX_PKT) {
-				tp->ctr.rx_pkts++;
-				tp->ctr.drops[EMU_ROCE_DROP_TOO_LONG]++;
-				continue;
-			}
-			emu_tp_rx_packet(tp, b->pkt[i], b->len[i], &b->env[i]);
-		}
+		rx_dispatch(tp, b);
 		n += b->n;
 		if (b->n < EMU_ROCE_RX_BATCH)
 			break;
@@ -69,15 +76,7 @@ static unsigned rx_batch(struct emu_tp *tp)
 
 		if (got <= 0)
 			break;
-		tp->ctr.rx_calls++;
-		for (unsigned i = 0; i < b->n; i++) {
-			if (b->len[i] > EMU_ROCE_MAX_PKT) {
-				tp->ctr.rx_pkts++;
-				tp->ctr.drops[EMU_ROCE_DROP_TOO_LONG]++;
-				continue;
-			}
-			emu_tp_rx_packet(tp, b->pkt[i], b->len[i], &b->env[i]);
-		}
+		rx_dispatch(tp, b);
 		n += b->n;
 	}
 	return n;

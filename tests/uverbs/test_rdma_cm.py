@@ -19,11 +19,11 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 
 import pytest
 
+from logged_proc import LoggedProc
 from preload import Addresses, lib  # noqa: F401 (lib is a fixture)
 from procnet import tcp_listening
 
@@ -215,9 +215,9 @@ def test_ucmatose_four_connections_with_data(lib):
         _kill(srv)
 
 
-class _Server:
-    """A server process whose output is collected by two threads, so that the test can
-    wait for the line our CM logs when the program listens (UVERBS_LOG=info:
+class _Server(LoggedProc):
+    """A server process whose output is collected as it comes (logged_proc.py), so that
+    the test can wait for the line our CM logs when the program listens (UVERBS_LOG=info:
     "rdma_cm: listening on IP port N") rather than guess how long a loaded machine takes
     to get there: Debian's perftest 4.5 client, for one, gives up at once when its first
     REQ finds no listener."""
@@ -225,39 +225,16 @@ class _Server:
     def __init__(self, lib, ip, args, extra=None):
         env = {"UVERBS_LOG": "info"}
         env.update(extra or {})
-        self.p = _spawn(lib, ip, args, env)
-        self.out, self.err = [], []
-        self.threads = [threading.Thread(target=self._read, args=(f, buf), daemon=True)
-                        for f, buf in ((self.p.stdout, self.out), (self.p.stderr, self.err))]
-        for t in self.threads:
-            t.start()
-
-    @staticmethod
-    def _read(f, buf):
-        for line in f:
-            buf.append(line)
-
-    def text(self):
-        return "".join(self.out) + "".join(self.err)
+        super().__init__(args, _env(lib, ip, env))
 
     def wait_listening(self, port, count=1, timeout=30):
-        deadline = time.time() + timeout
-        pat = re.compile(r"rdma_cm: listening on [0-9.]+ port %d " % port)
-        while len([l for l in list(self.err) if pat.search(l)]) < count:
-            assert self.p.poll() is None, "server exited before listening:\n" + self.text()
-            assert time.time() < deadline, "server not listening on port %d after %d s:\n%s" % (
-                port, timeout, self.text())
-            time.sleep(0.05)
+        self.wait_err_line(r"rdma_cm: listening on [0-9.]+ port %d " % port, "listening on port %d" % port,
+                           count, timeout)
 
     def finish(self, timeout=TIMEOUT):
-        try:
-            self.p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pass
-        hung = self.p.poll() is None
-        _kill(self.p)
-        for t in self.threads:
-            t.join(timeout=5)
+        rc = self.wait_exit(timeout)
+        hung = rc is None
+        self.kill()
         assert not hung, "server still running after %d s:\n%s" % (timeout, self.text())
         return self.p.returncode, self.text()
 
@@ -438,9 +415,7 @@ def _serve_and_run(lib, server_args, client_args, server_exits=True):
         else:
             time.sleep(0.2)
             assert srv.p.poll() is None, "server exited:\n" + srv.text()
-            _kill(srv.p)
-            for t in srv.threads:
-                t.join(timeout=5)
+            srv.kill()
             src, sout = 0, srv.text()
     finally:
         _kill(srv.p)

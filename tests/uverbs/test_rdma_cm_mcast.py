@@ -20,9 +20,9 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 
+from logged_proc import LoggedProc
 from preload import Addresses, lib  # noqa: F401 (lib is a fixture)
 
 TIMEOUT = 30
@@ -37,51 +37,23 @@ def _tool(name):
     return path
 
 
-class _Proc:
-    """An mckey process, its output collected by two threads (stdout is a pipe, so
-    mckey's printf output comes at exit; the CM's log line on stderr comes at once)."""
+class _Proc(LoggedProc):
+    """An mckey process, its output collected as it comes (stdout is a pipe, so mckey's
+    printf output comes at exit; the CM's log line on stderr comes at once)."""
 
     def __init__(self, lib, ip, args):
         env = dict(os.environ)
         env["LD_PRELOAD"] = lib
         env["UVERBS_DEVICES"] = "emu:ip=%s" % ip
         env["UVERBS_LOG"] = "info"
-        self.p = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  start_new_session=True)
-        self.out, self.err = [], []
-        self.threads = [threading.Thread(target=self._read, args=(f, buf), daemon=True)
-                        for f, buf in ((self.p.stdout, self.out), (self.p.stderr, self.err))]
-        for t in self.threads:
-            t.start()
-
-    @staticmethod
-    def _read(f, buf):
-        for line in f:
-            buf.append(line)
-
-    def text(self):
-        return "".join(self.out) + "".join(self.err)
+        super().__init__(args, env)
 
     def wait_joined(self, group, count=1, timeout=20):
-        deadline = time.time() + timeout
-        while len([l for l in list(self.err) if "rdma_cm: joined multicast group %s" % group in l]) < count:
-            assert self.p.poll() is None, "mckey exited before joining:\n" + self.text()
-            assert time.time() < deadline, "mckey did not join %s in %d s:\n%s" % (group, timeout, self.text())
-            time.sleep(0.05)
+        self.wait_err_line(re.escape("rdma_cm: joined multicast group %s" % group), "joined %s" % group,
+                           count, timeout)
 
     def finish(self):
-        try:
-            self.p.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            pass
-        for t in self.threads:
-            t.join(timeout=5)
-        return self.p.returncode
-
-    def kill(self):
-        if self.p.poll() is None:
-            os.killpg(self.p.pid, signal.SIGKILL)
-            self.p.wait()
+        return self.wait_exit(TIMEOUT)
 
 
 def _mckey(lib, ip, group, sender, conns=1):
