@@ -436,11 +436,12 @@ int mx5_device_query(struct mx5_device *dev, struct mx5_device_info *in)
 	in->gid_table_len = mx5_gid_table_len(dev);
 	/* RoCE has the one default P_Key */
 	in->pkey_table_len = 1;
-	/* inline data: the largest WQE (max_wqe_sz_sq, and 63 x 16 bytes: ds is 6 bits) less
-	 * an RC WQE's overhead as libmlx5 sizes it (192 bytes: qp_ctrl.c mx5_wqe_overhead)
-	 * and the 4-byte inline header, so any QP type can be created with it */
-	uint32_t wqe_max = wqe_sz < 63u * 16u ? wqe_sz : 63u * 16u;
-	in->max_inline_data = wqe_max > 196 ? wqe_max - 196 : 0;
+	/* inline data: the WQE less ctrl and raddr segments and the 4-byte inline header (an
+	 * upper bound: each QP type's own WQE layout decides, qp_ctrl.c mx5_qp_size, which
+	 * falls back from libmlx5's memory-window room when a large inline asks for it;
+	 * libfabric's verbs provider probes QP creation up to this bound and then asks for
+	 * what it found plus its own header) */
+	in->max_inline_data = wqe_sz > 36 ? wqe_sz - 36 : 0;
 	in->max_mr_size = MX5_CAP_GEN(dev, log_max_mrw_sz) >= 64 ? UINT64_MAX
 			  : (1ull << MX5_CAP_GEN(dev, log_max_mrw_sz));
 	in->atomic = mx5_atomic_usable(dev);
