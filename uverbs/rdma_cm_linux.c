@@ -335,7 +335,7 @@ static int agent_up(struct rcm_agent *a)
 			return -1;
 	if (ibv_req_notify_cq(a->cq, 0))
 		return -1;
-	if (pthread_create(&a->thread, NULL, agent_thread, a))
+	if (plat_thread_create_quiet(&a->thread, agent_thread, a))
 		return -1;
 	a->thread_up = true;
 	return 0;

@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """iSER over the preloaded library's RDMA CM (uverbs/rdma_cm_linux.c): the IPv6
-wildcard bind tgt's iSER target makes next to its IPv4 one."""
+wildcard bind tgt's iSER target makes next to its IPv4 one, and an iSER session end
+to end: tgtd's target with a file-backed LUN, libiscsi's iscsi-inq,
+iscsi-readcapacity16 and iscsi-perf as the initiator (about 10 s)."""
 import os
+import re
+import shutil
 import subprocess
 import sys
 
@@ -44,3 +48,44 @@ def test_ipv6_wildcard_bind_afonly_and_dual_stack(lib):
               "v4any afonly-after-listen EINVAL"]
     for line in expect:
         assert line in out.splitlines(), "missing %r in:\n%s" % (line, out)
+
+
+def _need(prog, pkg):
+    path = shutil.which(prog)
+    if not path:
+        if os.environ.get("CI") == "true":
+            pytest.fail("%s missing (Debian package %s, tools/install-deps)" % (prog, pkg))
+        pytest.skip("%s not installed (Debian package %s)" % (prog, pkg))
+
+
+def test_iser_tgtd_target_and_libiscsi_initiator(lib, tmp_path):
+    for prog, pkg in (("tgtd", "tgt"), ("tgtadm", "tgt"), ("iscsi-inq", "libiscsi-bin"), ("unshare", "util-linux")):
+        _need(prog, pkg)
+    if os.geteuid() != 0:
+        if os.environ.get("CI") == "true":
+            pytest.fail("tgtd and a network namespace need root")
+        pytest.skip("tgtd and a network namespace need root")
+    lun = tmp_path / "lun1.img"
+    with open(lun, "wb") as f:
+        f.truncate(16 << 20)
+    ctl = str(3100 + os.getpid() % 5000)   # tgtd's control port: /var/run/tgtd/socket.N
+    r = subprocess.run(["timeout", "-s", "KILL", "150", "unshare", "-n", sys.executable,
+                        os.path.join(HERE, "iser_session.py"), lib, str(lun), ctl],
+                       capture_output=True, text=True, timeout=180)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    parts = dict(re.findall(r"^== (\S+)(.*?)(?=^== |\Z)", out, re.S | re.M))
+    inq, cap, perf, log = (parts.get(k, "") for k in ("iscsi-inq", "iscsi-readcapacity16", "iscsi-perf", "tgtd"))
+    # the tgtd's target (usr/spc.c: vendor IET, product VIRTUAL-DISK, SBC-3)
+    assert " rc=0" in inq and "Peripheral Device Type:DIRECT_ACCESS" in inq, out
+    assert "Vendor:IET" in inq and "Product:VIRTUAL-DISK" in inq, out
+    # 16 MiB of 512-byte blocks: last LBA 32767
+    assert " rc=0" in cap and "RETURNED LOGICAL BLOCK ADDRESS:32767" in cap, out
+    assert "LOGICAL BLOCK LENGTH IN BYTES:512" in cap and "Total size:16777216" in cap, out
+    # READ16s, 32 at a time, for 2 s: the data moves by RDMA WRITE from target to initiator
+    assert " rc=0" in perf and "capacity is 32768 blocks" in perf and "finished." in perf, out
+    m = re.search(r"iops average (\d+)", perf)
+    assert m and int(m.group(1)) > 0, out
+    # the [::] portal beside 0.0.0.0, and the connections iSER made through the CM
+    assert "listening on 0.0.0.0 port 3260" in log and "listening on [::] port 3260" in log, out
+    assert log.count("established") >= 3, out
