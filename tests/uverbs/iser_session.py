@@ -47,6 +47,10 @@ try:
                  ["iscsi-perf", "-i", INIT, "-t", "2", URL]):
         r = subprocess.run(tool, env=env(B), capture_output=True, text=True, timeout=40)
         print("== %s rc=%d\n%s%s" % (tool[0], r.returncode, r.stdout, r.stderr), flush=True)
+    # 64 KiB written (the target pulls it with RDMA READs) and read back (RDMA WRITEs)
+    r = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "iscsi_rw.py"),
+                        INIT, URL, "100", "128", "31"], env=env(B), capture_output=True, text=True, timeout=40)
+    print("== iscsi_rw rc=%d\n%s%s" % (r.returncode, r.stdout, r.stderr), flush=True)
 finally:
     # tgtd -f takes SIGTERM and stays: SIGKILL
     os.killpg(tgtd.pid, signal.SIGKILL)

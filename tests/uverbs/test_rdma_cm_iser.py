@@ -2,8 +2,10 @@
 """iSER over the preloaded library's RDMA CM (uverbs/rdma_cm_linux.c): the IPv6
 wildcard bind tgt's iSER target makes next to its IPv4 one, and an iSER session end
 to end: tgtd's target with a file-backed LUN, libiscsi's iscsi-inq,
-iscsi-readcapacity16 and iscsi-perf as the initiator (about 10 s)."""
+iscsi-readcapacity16 and iscsi-perf as the initiator, and 64 KiB written and read
+back through libiscsi's API (about 10 s)."""
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -75,7 +77,8 @@ def test_iser_tgtd_target_and_libiscsi_initiator(lib, tmp_path):
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     parts = dict(re.findall(r"^== (\S+)(.*?)(?=^== |\Z)", out, re.S | re.M))
-    inq, cap, perf, log = (parts.get(k, "") for k in ("iscsi-inq", "iscsi-readcapacity16", "iscsi-perf", "tgtd"))
+    inq, cap, perf, rw, log = (parts.get(k, "") for k in ("iscsi-inq", "iscsi-readcapacity16", "iscsi-perf",
+                                                           "iscsi_rw", "tgtd"))
     # the tgtd's target (usr/spc.c: vendor IET, product VIRTUAL-DISK, SBC-3)
     assert " rc=0" in inq and "Peripheral Device Type:DIRECT_ACCESS" in inq, out
     assert "Vendor:IET" in inq and "Product:VIRTUAL-DISK" in inq, out
@@ -86,6 +89,13 @@ def test_iser_tgtd_target_and_libiscsi_initiator(lib, tmp_path):
     assert " rc=0" in perf and "capacity is 32768 blocks" in perf and "finished." in perf, out
     m = re.search(r"iops average (\d+)", perf)
     assert m and int(m.group(1)) > 0, out
+    # 64 KiB at LBA 100 through libiscsi's API (iscsi_rw.py): GOOD status both ways, read
+    # back intact, and in the LUN's file where the target put it
+    assert " rc=0" in rw and "write16 status 0" in rw, out
+    assert "read16 status 0, 65536 bytes, same as written" in rw, out
+    with open(lun, "rb") as f:
+        f.seek(100 * 512)
+        assert f.read(65536) == random.Random(31).randbytes(65536), "the LUN's file does not hold what was written"
     # the [::] portal beside 0.0.0.0, and the connections iSER made through the CM
     assert "listening on 0.0.0.0 port 3260" in log and "listening on [::] port 3260" in log, out
     assert log.count("established") >= 3, out
