@@ -27,6 +27,7 @@
 #include "hw/platform/notify.h"
 #include "hw/platform/run_dir.h"
 #include "hw/platform/sock.h"
+#include "hw/platform/thread.h"
 #include "uverbs/uv.h"
 
 static pthread_mutex_t uv_list_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -523,7 +524,7 @@ int uv_dev_up(struct uv_dev *d)
 	}
 	d->stop = 0;
 	d->neqs = 0;
-	rc = -pthread_create(&d->thread, NULL, uv_service, d);
+	rc = -plat_thread_create_quiet(&d->thread, uv_service, d);
 	if (rc)
 		goto fail;
 	d->thread_running = true;
@@ -551,7 +552,7 @@ void uv_dev_down_if_idle(struct uv_dev *d)
 	}
 	if (d->nctx) {  /* reopened meanwhile: serve it again */
 		d->stop = 0;
-		if (!pthread_create(&d->thread, NULL, uv_service, d))
+		if (!plat_thread_create_quiet(&d->thread, uv_service, d))
 			d->thread_running = true;
 		return;
 	}

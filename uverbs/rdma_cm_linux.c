@@ -29,8 +29,9 @@
  * Retries), MRA received (the timer waits longer), IPv4 addresses of the devices'
  * IPv4-mapped GIDs, MIGRATE_ID, and a DREQ for every connection still up when the
  * process exits, and multicast joins (JOIN_IP_MCAST, JOIN_MCAST, LEAVE_MCAST: IPv4 groups,
- * no SA on RoCE).  Not yet offered (EOPNOTSUPP / EAFNOSUPPORT to librdmacm): AF_IB, LAP/APR, options other than TOS, REUSEADDR, AFONLY and ACK_TIMEOUT (accepted
- * and ignored).
+ * no SA on RoCE).  Not yet offered (EOPNOTSUPP / EAFNOSUPPORT to librdmacm): AF_IB, LAP/APR, options other than TOS, REUSEADDR, AFONLY and ACK_TIMEOUT (TOS
+ * and REUSEADDR accepted and ignored), IPv6 addresses other than the wildcard [::]
+ * (bind_addr).
  */
 #undef _FORTIFY_SOURCE
 #include <dlfcn.h>
@@ -56,6 +57,7 @@
 
 #include <rdma/rdma_user_cm.h>
 
+#include "hw/platform/thread.h"
 #include "uverbs/rdma_cm_mad.h"
 #include "uverbs/uv.h"
 
@@ -153,6 +155,11 @@ struct rcm_id {
 	bool reg;
 	uint8_t ack_timeout;     /* RDMA_OPTION_ID_ACK_TIMEOUT, when ack_timeout_set */
 	bool ack_timeout_set;
+	/* Bound to the IPv6 wildcard [::] (src then holds 0.0.0.0 and the port), and
+	 * Linux's id_priv->afonly: see bind_addr. */
+	bool v6;
+	bool afonly;
+	bool afonly_set;         /* RDMA_OPTION_ID_AFONLY given (CMA_OPTION_AFONLY) */
 };
 
 static pthread_mutex_t rcm_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -328,7 +335,7 @@ static int agent_up(struct rcm_agent *a)
 			return -1;
 	if (ibv_req_notify_cq(a->cq, 0))
 		return -1;
-	if (pthread_create(&a->thread, NULL, agent_thread, a))
+	if (plat_thread_create_quiet(&a->thread, agent_thread, a))
 		return -1;
 	a->thread_up = true;
 	return 0;
@@ -612,11 +619,15 @@ static struct rcm_id *id_by_comm(uint32_t lcomm)
  * bound by the listener's process for as long as it listens: binding it is the claim
  * (a second process gets EADDRINUSE, as a second listener on a port does), and the
  * kernel drops it when the socket closes or the process dies. */
-static void listen_name(struct sockaddr_un *u, socklen_t *len, uint32_t ip, uint16_t ps, uint16_t port)
+static void listen_name(struct sockaddr_un *u, socklen_t *len, uint32_t ip, uint16_t ps, uint16_t port, bool v6)
 {
 	memset(u, 0, sizeof(*u));
 	u->sun_family = AF_UNIX;
-	int n = snprintf(u->sun_path + 1, sizeof(u->sun_path) - 1, "uverbs-rdma-cm/%08x/%04x/%u", ip, ps, port);
+	/* an afonly [::] listener hears no IPv4 request: a name of its own, so that it
+	 * and another process's 0.0.0.0 listener on the port both stand (a dual-stack one
+	 * claims the IPv4 wildcard's name: it hears those requests) */
+	int n = v6 ? snprintf(u->sun_path + 1, sizeof(u->sun_path) - 1, "uverbs-rdma-cm/in6any/%04x/%u", ps, port)
+		   : snprintf(u->sun_path + 1, sizeof(u->sun_path) - 1, "uverbs-rdma-cm/%08x/%04x/%u", ip, ps, port);
 	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
@@ -645,7 +656,7 @@ static int listen_register(struct rcm_id *id)
 	pthread_once(&rcm_atfork_once, rcm_atfork_register);
 	struct sockaddr_un u;
 	socklen_t len;
-	listen_name(&u, &len, ntohl(id->src.sin_addr.s_addr), id->ps, ntohs(id->src.sin_port));
+	listen_name(&u, &len, ntohl(id->src.sin_addr.s_addr), id->ps, ntohs(id->src.sin_port), id->v6 && id->afonly);
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -676,7 +687,7 @@ static bool listened_elsewhere(const struct rcm_agent *a, uint64_t service_id)
 	for (int i = 0; i < 2 && !found; i++) {
 		struct sockaddr_un u;
 		socklen_t len;
-		listen_name(&u, &len, ips[i], (uint16_t)(service_id >> 16), (uint16_t)service_id);
+		listen_name(&u, &len, ips[i], (uint16_t)(service_id >> 16), (uint16_t)service_id, false);
 		int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			continue;
@@ -787,8 +798,10 @@ static struct rcm_id *listener_for(const struct rcm_agent *a, uint64_t service_i
 	uint16_t ps = (uint16_t)(service_id >> 16), port = (uint16_t)service_id;
 	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
 		struct rcm_id *c = &rcm_ids[i];
+		/* an afonly [::] listener hears IPv6 requests only, and ours are all IPv4
+		 * (Linux cma.c cma_match_private_data) */
 		if (c->used && c->state == ST_LISTEN && c->ps == ps && (c->qp_type == IBV_QPT_UD) == ud &&
-		    ntohs(c->src.sin_port) == port && (service_id >> 32) == 0 &&
+		    ntohs(c->src.sin_port) == port && (service_id >> 32) == 0 && !(c->v6 && c->afonly) &&
 		    (c->ag == a || !c->src.sin_addr.s_addr))
 			return c;
 	}
@@ -1194,6 +1207,16 @@ static int cmd_query_route(struct rcm_id *id, uint64_t resp_ptr)
 	memset(&r, 0, sizeof(r));
 	sin_put(&r.src_addr, &id->src);
 	sin_put(&r.dst_addr, &id->dst);
+	if (id->v6) {
+		/* bound to [::]: reported as bound (Linux keeps the sockaddr given to
+		 * rdma_bind_addr as the ID's source, and sets the destination's family to
+		 * it) */
+		memset(&r.src_addr, 0, sizeof(r.src_addr));
+		r.src_addr.sin6_family = AF_INET6;
+		r.src_addr.sin6_port = id->src.sin_port;
+		memset(&r.dst_addr, 0, sizeof(r.dst_addr));
+		r.dst_addr.sin6_family = AF_INET6;
+	}
 	if (id->ag) {
 		r.node_guid = id->ag->guid;
 		r.port_num = 1;
@@ -1216,10 +1239,47 @@ static int cmd_query_route(struct rcm_id *id, uint64_t resp_ptr)
 	return put_resp(resp_ptr, &r, sizeof(r));
 }
 
-static int bind_addr(struct rcm_id *id, const struct sockaddr_in *a)
+/* Linux /proc/sys/net/ipv6/bindv6only (0 unless the administrator changed it): what
+ * an AF_INET6 bind without RDMA_OPTION_ID_AFONLY takes as its afonly. */
+static bool bindv6only(void)
 {
-	if (a->sin_family != AF_INET)
+	char c = '0';
+	int fd = open("/proc/sys/net/ipv6/bindv6only", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, &c, 1) != 1)
+			c = '0';
+		close(fd);
+	}
+	return c == '1';
+}
+
+/* A bind of an IPv4 address, or of the IPv6 wildcard.  Linux cma.c rdma_bind_addr:
+ * without RDMA_OPTION_ID_AFONLY an AF_INET ID is afonly and an AF_INET6 one takes
+ * net.ipv6.bindv6only (0 by default: dual-stack, it hears IPv4 requests too,
+ * cma_match_private_data: "cma_any_addr(addr) && !id_priv->afonly").  Our wire is IPv4
+ * (the devices' GIDs are IPv4-mapped, RoCE v2 over UDP/IPv4), so an afonly [::]
+ * listener never receives a REQ, and any other IPv6 address names no address of a
+ * device: EAFNOSUPPORT, as before.  tgt's iSER target binds one listener per
+ * getaddrinfo(NULL, port, AI_PASSIVE) answer: 0.0.0.0, then [::] with AFONLY 1. */
+static int bind_addr(struct rcm_id *id, const void *addr)
+{
+	struct sockaddr_in6 a6;
+	struct sockaddr_in a4;
+	memcpy(&a4, addr, sizeof(a4));
+	bool v6 = false;
+	if (a4.sin_family == AF_INET6) {
+		memcpy(&a6, addr, sizeof(a6));
+		if (!IN6_IS_ADDR_UNSPECIFIED(&a6.sin6_addr))
+			return -EAFNOSUPPORT;
+		v6 = true;
+		memset(&a4, 0, sizeof(a4));
+		a4.sin_family = AF_INET;
+		a4.sin_port = a6.sin6_port;
+	} else if (a4.sin_family != AF_INET) {
 		return -EAFNOSUPPORT;
+	}
+	const struct sockaddr_in *a = &a4;
+	bool afonly = id->afonly_set ? id->afonly : (v6 ? bindv6only() : true);
 	uint32_t ip = ntohl(a->sin_addr.s_addr);
 	struct rcm_agent *ag = NULL;
 	/* a wildcard listener needs every device's GSI QP up to hear its REQs */
@@ -1241,14 +1301,24 @@ static int bind_addr(struct rcm_id *id, const struct sockaddr_in *a)
 	uint16_t port = ntohs(a->sin_port);
 	if (!port)
 		port = rcm_next_port++;
+	/* Linux cma.c cma_check_port: two IDs of different families that are both afonly
+	 * never conflict; otherwise a wildcard on either side does (EADDRNOTAVAIL), and
+	 * the same address does (EADDRINUSE). */
 	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
 		struct rcm_id *o = &rcm_ids[i];
 		if (o != id && o->used && o->ps == id->ps && ntohs(o->src.sin_port) == port &&
 		    (o->state == ST_LISTEN || o->state == ST_IDLE) &&
-		    (o->src.sin_addr.s_addr == htonl(ip) || !o->src.sin_addr.s_addr || !ip) &&
-		    (o->src.sin_port || o->state == ST_LISTEN))
-			return -EADDRINUSE;
+		    (o->src.sin_port || o->state == ST_LISTEN)) {
+			if (afonly && o->afonly && v6 != o->v6)
+				continue;
+			if (!ip || !o->src.sin_addr.s_addr)
+				return -EADDRNOTAVAIL;
+			if (o->src.sin_addr.s_addr == htonl(ip))
+				return -EADDRINUSE;
+		}
 	}
+	id->v6 = v6;
+	id->afonly = afonly;
 	id->src.sin_addr.s_addr = htonl(ip);
 	id->src.sin_port = htons(port);
 	id->ag = ag;
@@ -1668,9 +1738,7 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 		const struct rdma_ucm_bind_ip *c = in;
 		if (!(id = id_get(c->id)) || id->ch != ch)
 			return -EINVAL;
-		struct sockaddr_in a;
-		memcpy(&a, &c->addr, sizeof(a));
-		return bind_addr(id, &a);
+		return bind_addr(id, &c->addr);
 	}
 	case RDMA_USER_CM_CMD_BIND:
 	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
@@ -1779,8 +1847,13 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 		/* a test (or a person) starting a client can wait for this line
 		 * (UVERBS_LOG=info) instead of guessing how long the server takes */
 		uint32_t lip = ntohl(id->src.sin_addr.s_addr);
-		uv_log(UV_LOG_INFO, "rdma_cm: listening on %u.%u.%u.%u port %u (port space 0x%x)",
-		       RCM_IP4_ARGS(lip), ntohs(id->src.sin_port), id->ps);
+		if (id->v6)
+			uv_log(UV_LOG_INFO, "rdma_cm: listening on [::] port %u (port space 0x%x)%s",
+			       ntohs(id->src.sin_port), id->ps,
+			       id->afonly ? ", IPv6 only: no request reaches it on our IPv4 wire" : ", IPv4 too");
+		else
+			uv_log(UV_LOG_INFO, "rdma_cm: listening on %u.%u.%u.%u port %u (port space 0x%x)",
+			       RCM_IP4_ARGS(lip), ntohs(id->src.sin_port), id->ps);
 		held_reqs(id, 0);
 		return 0;
 	}
@@ -1841,9 +1914,23 @@ static int rcm_cmd(struct rcm_chan *ch, int fd, uint32_t cmd, const void *in, si
 			id->ack_timeout_set = true;
 			return 0;
 		}
+		if (c->level == RDMA_OPTION_ID && c->optname == RDMA_OPTION_ID_AFONLY) {
+			/* Linux ucma.c ucma_set_option_id: an int; cma.c rdma_set_afonly: while
+			 * the ID is idle or bound (not yet listening) */
+			int v;
+			if (c->optlen != sizeof(v))
+				return -EINVAL;
+			if (!c->optval)
+				return -EFAULT;
+			if (id->state != ST_IDLE)
+				return -EINVAL;
+			memcpy(&v, (const void *)(uintptr_t)c->optval, sizeof(v));
+			id->afonly = v != 0;
+			id->afonly_set = true;
+			return 0;
+		}
 		if (c->level == RDMA_OPTION_ID &&
-		    (c->optname == RDMA_OPTION_ID_TOS || c->optname == RDMA_OPTION_ID_REUSEADDR ||
-		     c->optname == RDMA_OPTION_ID_AFONLY))
+		    (c->optname == RDMA_OPTION_ID_TOS || c->optname == RDMA_OPTION_ID_REUSEADDR))
 			return 0;
 		return -ENOSYS;
 	}

@@ -13,6 +13,7 @@
 #define UV_PLATFORM_THREAD_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <time.h>
 
 #if defined(__APPLE__)
@@ -38,6 +39,36 @@ int plat_thread_cpu_ns(pthread_t t, unsigned long long *ns);
  * it tries the lock, yielding and then sleeping 20 us between tries, until the
  * deadline. */
 int plat_mutex_timedlock(pthread_mutex_t *m, const struct timespec *deadline);
+
+/* pthread_create for a thread of ours inside another program's process (the device's
+ * and the CM's threads), with every asynchronous signal blocked in it: the pthread_create
+ * return convention (0 or an error number).  POSIX (XSH 2.4.1) delivers a signal sent
+ * to the process to any one thread that does not block it, and a program that waits
+ * for its own signals in one thread (sigprocmask + signalfd or sigwait: tgt's tgtd
+ * sends itself SIGUSR2 from its backing-store threads, usr/bs.c) blocks them in its
+ * threads, not in ours, which may already run: the signal would land in ours and
+ * its default action end the process.  On Linux this work is the kernel's, which never
+ * takes a process's signals; glibc's own helper thread for SIGEV_THREAD timers blocks
+ * them all the same way (timer_routines.c).  Faults stay unblocked (SIGSEGV, SIGBUS,
+ * SIGFPE, SIGILL, SIGTRAP, SIGSYS): they are the thread's own, guarded_copy.h catches
+ * SIGSEGV/SIGBUS, and a blocked fault kills the process. */
+static inline int plat_thread_create_quiet(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, was;
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGTRAP);
+	sigdelset(&all, SIGSYS);
+	int rc = pthread_sigmask(SIG_BLOCK, &all, &was);
+	if (rc)
+		return rc;
+	rc = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	return rc;
+}
 
 /* A spinlock for sections of a few dozen instructions (a verbs queue's post or poll),
  * where a mutex's sleep and wake-up would cost more than the wait.

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "hw/emu/emu.h"
+#include "hw/platform/thread.h"
 #include "hw/platform/vm.h"
 #include "hw/shim/shim.h"
 #include "hw/shim/backend.h"
@@ -153,6 +154,14 @@ static void emu_shim_close(struct shim_dev *dev)
 	free(s);
 }
 
+/* The device's thread, started with the process's signals blocked in it
+ * (plat_thread_create_quiet, hw/platform/thread.h): emu.h cfg.thread_start. */
+static int emu_thread_start(void *arg, pthread_t *out, void *(*fn)(void *), void *fn_arg)
+{
+	(void)arg;
+	return -plat_thread_create_quiet(out, fn, fn_arg);
+}
+
 static int emu_shim_open(const char *args, struct shim_dev **out)
 {
 	struct emu_config cfg;
@@ -169,6 +178,7 @@ static int emu_shim_open(const char *args, struct shim_dev **out)
 	rc = emu_config_parse(args, &cfg, s->base.err, sizeof(s->base.err));
 	if (rc < 0)
 		return rc;
+	cfg.thread_start = emu_thread_start;
 	rc = emu_create(&cfg, &s->emu, s->base.err, sizeof(s->base.err));
 	if (rc < 0)
 		return rc;

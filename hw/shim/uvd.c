@@ -641,7 +641,7 @@ static int uvd_open(const char *args, struct shim_dev **out)
 	if (rc)
 		return rc;
 reader:
-	rc = -pthread_create(&s->reader, NULL, uvd_reader, s);
+	rc = -plat_thread_create_quiet(&s->reader, uvd_reader, s);   /* the process's signals are not ours */
 	if (rc)
 		return rc;
 	s->reader_running = true;
