@@ -564,6 +564,40 @@ static void id_reply(struct rcm_id *id, uint16_t attr, const uint8_t *pd, size_t
 
 static void mc_drop_id(const struct rcm_id *id);
 
+/* An event queued for the ID with this handle, or counted on it (a listener's
+ * CONNECT_REQUEST); a multicast join's event of the multicast with this handle. */
+static bool evt_of_id(const struct rcm_evt *e, uint32_t handle)
+{
+	return e->r.id == handle || e->owner == handle;
+}
+
+static bool evt_of_mc(const struct rcm_evt *e, uint32_t handle)
+{
+	return e->r.event == RCM_EV_MULTICAST_JOIN && e->r.id == handle;
+}
+
+/* Drop the channel's queued events that match, each with its count on the channel's
+ * eventfd (semaphore mode: one read each), so poll() on the channel stays true to the
+ * queue; the queue's tail is found again. */
+static void chan_drop_events(struct rcm_chan *ch, bool (*match)(const struct rcm_evt *, uint32_t), uint32_t handle)
+{
+	for (struct rcm_evt **pp = &ch->head; *pp;) {
+		if (match(*pp, handle)) {
+			struct rcm_evt *e = *pp;
+			*pp = e->next;
+			free(e);
+			uint64_t v;
+			if (syscall(SYS_read, ch->fd, &v, sizeof(v)) < 0)
+				uv_log(UV_LOG_WARN, "rdma_cm: event fd read: %s", strerror(errno));
+		} else {
+			pp = &(*pp)->next;
+		}
+	}
+	ch->tail = NULL;
+	for (struct rcm_evt *e = ch->head; e; e = e->next)
+		ch->tail = e;
+}
+
 static void id_destroy(struct rcm_id *id)
 {
 	if (id->state == ST_ESTABLISHED) {
@@ -576,25 +610,9 @@ static void id_destroy(struct rcm_id *id)
 		id_reply(id, UV_CM_DREP, NULL, 0);
 	}
 	mc_drop_id(id);
-	struct rcm_chan *ch = id->ch;
 	/* events still queued for it are dropped, as ucma_destroy_id does */
-	for (struct rcm_evt **pp = ch ? &ch->head : NULL; pp && *pp;) {
-		if ((*pp)->r.id == id->handle || (*pp)->owner == id->handle) {
-			struct rcm_evt *e = *pp;
-			*pp = e->next;
-			free(e);
-			uint64_t v;
-			if (syscall(SYS_read, ch->fd, &v, sizeof(v)) < 0)
-				uv_log(UV_LOG_WARN, "rdma_cm: event fd read: %s", strerror(errno));
-		} else {
-			pp = &(*pp)->next;
-		}
-	}
-	if (ch) {
-		ch->tail = NULL;
-		for (struct rcm_evt *e = ch->head; e; e = e->next)
-			ch->tail = e;
-	}
+	if (id->ch)
+		chan_drop_events(id->ch, evt_of_id, id->handle);
 	listen_unregister(id);
 	id->used = false;
 }
@@ -1683,21 +1701,7 @@ static int cmd_leave_mcast(struct rcm_chan *ch, const struct rdma_ucm_destroy_id
 		return -ENOENT;   /* ucma_leave_multicast: no such multicast */
 	struct rdma_ucm_destroy_id_resp r = { .events_reported = mc->events_reported };
 	/* its events not yet read are dropped (ucma_leave_multicast: ucma_cleanup_mc_events) */
-	for (struct rcm_evt **pp = &ch->head; *pp;) {
-		if ((*pp)->r.event == RCM_EV_MULTICAST_JOIN && (*pp)->r.id == c->id) {
-			struct rcm_evt *e = *pp;
-			*pp = e->next;
-			free(e);
-			uint64_t v;
-			if (syscall(SYS_read, ch->fd, &v, sizeof(v)) < 0)
-				uv_log(UV_LOG_WARN, "rdma_cm: event fd read: %s", strerror(errno));
-		} else {
-			pp = &(*pp)->next;
-		}
-	}
-	ch->tail = NULL;
-	for (struct rcm_evt *e = ch->head; e; e = e->next)
-		ch->tail = e;
+	chan_drop_events(ch, evt_of_mc, c->id);
 	mc->used = false;
 	return put_resp(c->response, &r, sizeof(r));
 }
