@@ -56,3 +56,18 @@ class LoggedProc:
             self.p.wait()
         for t in self.threads:
             t.join(timeout=5)
+
+
+def start_capture(tshark, capture_filter, pcap, timeout=20):
+    """tshark capturing on lo into `pcap`, returned once it says it captures (root
+    needed); the caller stops it with SIGINT and waits."""
+    cap = subprocess.Popen([tshark, "-i", "lo", "-f", capture_filter, "-w", pcap],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + timeout
+    seen = b""
+    while b"Capturing on" not in seen:
+        assert cap.poll() is None, "tshark could not capture on lo (root needed): %r" % seen
+        assert time.time() < deadline, "tshark did not start"
+        seen += os.read(cap.stderr.fileno(), 4096)
+    time.sleep(0.3)
+    return cap

@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from logged_proc import LoggedProc
+from logged_proc import LoggedProc, start_capture
 from preload import Addresses, lib  # noqa: F401 (lib is a fixture)
 from procnet import tcp_listening
 
@@ -149,16 +149,8 @@ def test_cm_mads_on_the_wire_decode_in_tshark(lib):
     with tempfile.TemporaryDirectory() as d:
         pcap = os.path.join(d, "cm.pcap")
         sip, cip, port = _alloc()
-        cap = subprocess.Popen([tshark, "-i", "lo", "-f", "udp port 4791 and host %s" % sip, "-w", pcap],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        cap = start_capture(tshark, "udp port 4791 and host %s" % sip, pcap)
         try:
-            deadline = time.time() + 20
-            seen = b""
-            while b"Capturing on" not in seen:
-                assert cap.poll() is None, "tshark could not capture on lo (root needed): %r" % seen
-                assert time.time() < deadline, "tshark did not start"
-                seen += os.read(cap.stderr.fileno(), 4096)
-            time.sleep(0.3)
             srv = _spawn(lib, sip, [_tool("rping"), "-s", "-a", sip, "-p", str(port), "-v", "-C", "1"])
             try:
                 time.sleep(0.3)

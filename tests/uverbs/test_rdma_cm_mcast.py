@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 
-from logged_proc import LoggedProc
+from logged_proc import LoggedProc, start_capture
 from preload import Addresses, lib  # noqa: F401 (lib is a fixture)
 
 TIMEOUT = 30
@@ -114,16 +114,8 @@ def test_mckey_packets_are_roce_v2_to_the_group_in_tshark(lib):
     group = _group(sip)
     with tempfile.TemporaryDirectory() as d:
         pcap = os.path.join(d, "mc.pcap")
-        cap = subprocess.Popen([tshark, "-i", "lo", "-f", "udp port 4791 and dst host %s" % group, "-w", pcap],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        cap = start_capture(tshark, "udp port 4791 and dst host %s" % group, pcap)
         try:
-            deadline = time.time() + 20
-            seen = b""
-            while b"Capturing on" not in seen:
-                assert cap.poll() is None, "tshark could not capture on lo (root needed): %r" % seen
-                assert time.time() < deadline, "tshark did not start"
-                seen += os.read(cap.stderr.fileno(), 4096)
-            time.sleep(0.3)
             _run(lib, sip, [rip], group)
             time.sleep(0.5)
         finally:
