@@ -106,19 +106,29 @@ int mx5_device_is_remote(const struct mx5_device *dev)
 	return dev && dev->remote;
 }
 
+/* A child of fork() shares its parent's queues, doorbell records and (through a device
+ * daemon) its connection: its commands would interleave with the parent's.  rdma-core
+ * documents the same misuse (ibv_fork_init(3): a child may not use its parent's verbs
+ * resources).  Refused on the command path, where a getpid() costs nothing beside the
+ * command, and before any memory is taken or pinned for a new object (mx5_qbuf_alloc,
+ * mx5_mr_reg): the emulated device maps memory under its device lock, which a thread of
+ * the parent (its device thread, a doorbell) may have held at the fork, and a child
+ * waiting for it would wait for ever.  The data path (post, poll) is not checked, so a
+ * child that only polls an inherited CQ is not caught (docs/architecture.md). */
+int mx5_refuse_fork_child(struct mx5_device *dev)
+{
+	if (getpid() == dev->owner_pid)
+		return 0;
+	return mx5_fail(dev, -EPERM, "this device was opened by process %d: a child of fork() must open "
+			"its own (ibv_fork_init(3))", (int)dev->owner_pid);
+}
+
 int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, size_t outlen)
 {
 	dev->cmd_status = 0;
 	dev->cmd_syndrome = 0;
-	/* A child of fork() shares its parent's queues, doorbell records and (through a
-	 * device daemon) its connection: its commands would interleave with the parent's.
-	 * rdma-core documents the same misuse (ibv_fork_init(3): a child may not use its
-	 * parent's verbs resources).  Refused here, on the command path, where a getpid()
-	 * costs nothing beside the command; the data path (post, poll) is not checked, so
-	 * a child that only polls an inherited CQ is not caught (docs/architecture.md). */
-	if (getpid() != dev->owner_pid)
-		return mx5_fail(dev, -EPERM, "this device was opened by process %d: a child of fork() must open "
-				"its own (ibv_fork_init(3))", (int)dev->owner_pid);
+	if (mx5_refuse_fork_child(dev))
+		return -EPERM;
 	if (dev->remote)
 		return mx5_exec_remote(dev, in, inlen, out, outlen);
 	if (!dev->cmdq)

@@ -212,12 +212,15 @@ int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struc
 				len, (unsigned long long)max_len, (unsigned)MX5_CAP_GEN(dev, log_max_mrw_sz));
 	if (dev->health != MX5_HEALTH_OK)
 		return mx5_fail(dev, -ENODEV, "MR: device is in fatal error");
+	int rc = mx5_refuse_fork_child(dev);
+	if (rc)
+		return rc;
 	struct mx5_mr *mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return mx5_fail(dev, -ENOMEM, "MR: out of memory");
 	mr->dev = dev;
 	mr->pd = pd;
-	int rc = shim_dma_pin(dev->shim, addr, len, &mr->pin);
+	rc = shim_dma_pin(dev->shim, addr, len, &mr->pin);
 	if (rc || mr->pin.nseg == 0) {
 		rc = mx5_fail(dev, rc ? rc : -EFAULT, "MR: cannot pin %zu bytes at %p: %s", len, addr,
 			      dev->shim->err[0] ? dev->shim->err : "no IOVA segments");

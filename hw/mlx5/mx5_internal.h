@@ -178,6 +178,9 @@ int mx5_cmd_fail(struct mx5_device *dev, int err, const char *what);
 
 /* Run a command built with PRM_SET; a zero-initialised out of outlen bytes. */
 int mx5_exec(struct mx5_device *dev, const void *in, size_t inlen, void *out, size_t outlen);
+/* -EPERM (with the device's error text) in a child of fork() of the process that
+ * opened dev, else 0: before a command and before memory is taken for an object. */
+int mx5_refuse_fork_child(struct mx5_device *dev);
 /* A command whose input is only its opcode (device.c); a failure is reported as
  * "step: <cmdq error>". */
 int mx5_exec_bare(struct mx5_device *dev, uint16_t opcode, size_t inlen, void *out, size_t outlen,

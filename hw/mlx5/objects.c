@@ -13,12 +13,15 @@
 int mx5_qbuf_alloc(struct mx5_device *dev, size_t bytes, struct mx5_qbuf *q)
 {
 	memset(q, 0, sizeof(*q));
+	int rc = mx5_refuse_fork_child(dev);
+	if (rc)
+		return rc;
 	size_t hp = dev->host_page;
 	q->buf_bytes = (bytes + hp - 1) & ~(hp - 1);
 	/* doorbell record: 64 bytes in its own cache line after the ring (PRM: dbr_addr
 	 * 8-byte aligned; a whole line keeps it away from ring stores) */
 	size_t total = q->buf_bytes + hp;
-	int rc = shim_dma_alloc(dev->shim, total, hp, &q->dma);
+	rc = shim_dma_alloc(dev->shim, total, hp, &q->dma);
 	if (rc)
 		return rc;
 	memset(q->dma.va, 0, total);

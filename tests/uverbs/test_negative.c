@@ -4,6 +4,9 @@
  * WR not posted), features the driver lacks fail with EOPNOTSUPP and one line under
  * UVERBS_LOG, and nothing crashes. */
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -451,4 +454,75 @@ Test(negative, a_child_of_fork_cannot_use_its_parents_device)
 	struct ibv_pd *more = ibv_alloc_pd(ctx);
 	cr_assert_not_null(more, "%s", strerror(errno));
 	cr_assert_eq(ibv_dealloc_pd(more), 0);
+}
+
+/* The same misuse while a thread of the parent keeps the device busy: every object a
+ * child creates takes or pins memory through the device first (the emulated device maps
+ * it under its device lock), and a fork() that lands while that lock is held leaves the
+ * child's copy of it held for ever.  Each refusal must come before that memory is
+ * touched (mx5_refuse_fork_child), and the child must end within seconds: twenty forks
+ * against a thread registering and releasing memory without pause. */
+static _Atomic bool busy_stop;
+
+static void *keep_the_device_busy(void *arg)
+{
+	(void)arg;
+	while (!busy_stop) {
+		struct ibv_mr *m = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+		if (m)
+			ibv_dereg_mr(m);
+	}
+	return NULL;
+}
+
+static int child_creates_on_parents_device(void)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	int bad = 0;
+
+	errno = 0;
+	bad |= ibv_create_qp(pd, &qa) != NULL || errno != EPERM;
+	errno = 0;
+	bad |= ibv_create_srq(pd, &sa) != NULL || errno != EPERM;
+	errno = 0;
+	bad |= ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE) != NULL || errno != EPERM;
+	errno = 0;
+	bad |= ibv_create_cq(ctx, 16, NULL, NULL, 0) != NULL || errno != EPERM;
+	return bad;
+}
+
+Test(negative, a_child_of_fork_is_refused_at_once_while_its_parent_is_busy, .timeout = 120)
+{
+	pthread_t th;
+
+	busy_stop = false;
+	cr_assert_eq(pthread_create(&th, NULL, keep_the_device_busy, NULL), 0);
+	for (int i = 0; i < 20; i++) {
+		pid_t p = fork();
+		cr_assert_geq(p, 0);
+		if (p == 0)
+			_exit(child_creates_on_parents_device());
+		int st = 0;
+		pid_t got = 0;
+		for (int ms = 0; ms < 5000 && got == 0; ms++) {
+			got = waitpid(p, &st, WNOHANG);
+			if (got == 0)
+				usleep(1000);
+		}
+		if (got == 0) {
+			kill(p, SIGKILL);
+			waitpid(p, &st, 0);
+			busy_stop = true;
+			pthread_join(th, NULL);
+			cr_assert_fail("fork %d: the child still waited after 5 s (a lock held at the fork)", i);
+		}
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			  "fork %d: the child's QP, SRQ, MR or CQ on its parent's device was not refused with EPERM", i);
+	}
+	busy_stop = true;
+	cr_assert_eq(pthread_join(th, NULL), 0);
 }
