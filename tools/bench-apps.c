@@ -7,7 +7,9 @@
  *   uv_bench_apps udp      [--iters N]  UDP floor, two processes busy-polling: half round
  *                                       trips of 2 B, 4 KiB, 1 KiB and 64 KiB (sixteen
  *                                       4 KiB datagrams each way), a request/response of
- *                                       the RPC pattern's sizes, and a 4 KiB stream
+ *                                       the RPC pattern's sizes, a 2 B half round trip
+ *                                       whose receiver is woken (udp_woken_half_rtt),
+ *                                       and a 4 KiB stream
  *   uv_bench_apps allreduce [--iters N] two ranks, JACCL's message pattern: UC QPs, every
  *                                       message a SEND into a posted receive, chunks of
  *                                       at most 1 MiB, 1 KiB to 4 MiB of floats summed
@@ -27,6 +29,9 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,6 +40,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -222,6 +228,75 @@ static void udp_exchange(int fd, const uint32_t *parts, unsigned nparts, uint32_
 	barrier();
 }
 
+/* The floor of a device that must be woken: each rank's main thread spins on memory, as
+ * perftest's WRITE latency test spins on its buffer, while a receiving thread at the
+ * lowest SCHED_FIFO priority (the emulated NIC's device thread, hw/emu/rx_thread.c)
+ * sleeps in recv, stores the arrival's flag and sleeps again; the spinner sees the flag
+ * and sends the next datagram itself, as the application's doorbell does.  What this
+ * costs over the busy-polling floor is one wake-up of a thread that preempts a spinner
+ * on each side: no emulated device that shares its CPUs with spinning applications can
+ * go below it. */
+struct woken {
+	int fd;
+	unsigned n;
+	_Atomic unsigned arrived;
+};
+
+static void *woken_receiver(void *arg)
+{
+	struct woken *w = arg;
+	uint8_t buf[64];
+	struct sched_param sp = { .sched_priority = 1 };
+
+	(void)pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);   /* as the device thread: best effort */
+	for (unsigned i = 0; i < w->n; i++) {
+		if (recv(w->fd, buf, sizeof(buf), 0) < 0) {
+			if (errno == EINTR) {
+				i--;
+				continue;
+			}
+			die("UDP recv: %s", strerror(errno));
+		}
+		atomic_store_explicit(&w->arrived, i + 1, memory_order_release);
+	}
+	return NULL;
+}
+
+static void udp_woken_half_rtt(int fd, uint64_t *t, unsigned n)
+{
+	struct woken w = { .fd = fd, .n = n };
+	struct timeval tv = { .tv_sec = 10 };
+	pthread_t th;
+	uint8_t buf[2] = { 0 };
+	double med, p99;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));   /* a lost datagram ends the run */
+	if (pthread_create(&th, NULL, woken_receiver, &w))
+		die("pthread_create failed");
+	barrier();
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t t0 = now_ns(), end = t0 + WAIT_NS;
+
+		if (rank == 0)
+			udp_send(fd, buf, sizeof(buf));
+		for (unsigned k = 1; atomic_load_explicit(&w.arrived, memory_order_acquire) < i + 1; k++)
+			if (k % 4096 == 0 && now_ns() > end)
+				die("UDP (woken receiver): nothing within 10 s");
+		if (rank == 0)
+			t[i] = now_ns() - t0;
+		else
+			udp_send(fd, buf, sizeof(buf));
+	}
+	pthread_join(th, NULL);
+	tv.tv_sec = 0;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	barrier();
+	if (!rank) {
+		stats(t, n, 0.5, &med, &p99);
+		printf("udp_half_rtt_woken %u %.2f %.2f\n", 2u, med, p99);
+	}
+}
+
 static void run_udp(void)
 {
 	pid_t pid = fork_ranks();
@@ -254,6 +329,7 @@ static void run_udp(void)
 		stats(t, iters, 1.0, &med, &p99);
 		printf("udp_rpc_rtt %u %.2f %.2f\n", RPC_PAYLOAD, med, p99);
 	}
+	udp_woken_half_rtt(fd, t, iters);
 	/* stream: 4 KiB datagrams, goodput at the busy-polling receiver */
 	{
 		static uint8_t buf[4096];
