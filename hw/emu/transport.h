@@ -61,6 +61,8 @@ struct emu_tp_counters {
 	uint64_t device_thread_off_socket;     /* sleeps off the socket while an application polls */
 	uint64_t hold_rearms;                  /* pushes of that sleep's deadline (timerfd_settime) */
 	uint64_t hold_found;                   /* brought close by a poll returning a WRITE's completion */
+	uint64_t spin_moves;                   /* passive spins that moved off a CPU an application polled on */
+	uint64_t spins_skipped;                /* ... that could not move, and blocked instead */
 	uint64_t device_thread_cpu_ns;         /* CPU time the device thread has used (plat_thread_cpu_ns) */
 	/* system calls of the wire (roce_sock.c batches them) */
 	uint64_t tx_calls;                     /* sends: one per run of queued packets */

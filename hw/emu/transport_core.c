@@ -6,6 +6,7 @@
  * cycle is the transport area's (transport_area.c). */
 #define EMU_TP_INTERNAL
 #include "hw/emu/transport.h"
+#include "hw/emu/cpu_hints.h"
 #include "hw/platform/deadline.h"
 
 #include <arpa/inet.h>
@@ -201,6 +202,8 @@ void emu_tp_app_posts(struct emu_tp *tp)
 
 		(void)__atomic_compare_exchange_n(&tp->poll_seen, &seen, now, false, __ATOMIC_RELAXED,
 						  __ATOMIC_RELAXED);
+		/* a poller that posts is about to poll for the answer here (cpu_hints.h) */
+		emu_cpu_hint_polled(now);
 		emu_tp_hold(tp, now);
 	}
 }

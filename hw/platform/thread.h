@@ -26,6 +26,14 @@ int plat_thread_set_name(const char *name);
 int plat_thread_set_realtime(int prio);
 /* Back to the ordinary time-sharing policy: 0 or -errno. */
 int plat_thread_set_normal(void);
+/* Move the calling thread off CPU `cpu` to another CPU it may run on, leaving its
+ * affinity as it was: 1 when it moved, 0 when it may run nowhere else (or is not
+ * allowed on `cpu` anyway), -errno on failure.  Linux: sched_setaffinity(2) without
+ * `cpu` (the kernel migrates the thread at once), then the old mask again; a waking
+ * real-time thread then stays where it last ran (kernel/sched/rt.c select_task_rq_rt
+ * looks elsewhere only when a real-time task runs there).  macOS has no CPU affinity
+ * for threads: 0. */
+int plat_thread_leave_cpu(int cpu);
 
 /* CPU time thread t has used so far (user and system), in nanoseconds, into *ns: 0 or
  * -errno.  Linux: pthread_getcpuclockid(3) and clock_gettime on that clock (any thread

@@ -31,6 +31,27 @@ int plat_thread_set_normal(void)
 	return -pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
 }
 
+int plat_thread_leave_cpu(int cpu)
+{
+	cpu_set_t old, other;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return 0;
+	if (sched_getaffinity(0, sizeof(old), &old) < 0)
+		return -errno;
+	other = old;
+	CPU_CLR(cpu, &other);
+	if (!CPU_ISSET(cpu, &old) || CPU_COUNT(&other) == 0)
+		return 0;
+	if (sched_setaffinity(0, sizeof(other), &other) < 0)
+		return -errno;
+	/* on another CPU now; with the old mask back the scheduler moves it again only
+	 * when it has a reason to */
+	if (sched_setaffinity(0, sizeof(old), &old) < 0)
+		return -errno;
+	return 1;
+}
+
 int plat_thread_cpu_ns(pthread_t t, unsigned long long *ns)
 {
 	struct timespec ts;

@@ -48,6 +48,12 @@ int plat_thread_set_realtime(int prio)
 	return kr == KERN_SUCCESS ? 0 : -EPERM;
 }
 
+int plat_thread_leave_cpu(int cpu)
+{
+	(void)cpu;
+	return 0;
+}
+
 int plat_thread_set_normal(void)
 {
 	thread_standard_policy_data_t p = { 0 };
