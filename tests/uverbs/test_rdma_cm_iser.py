@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """iSER over the preloaded library's RDMA CM (uverbs/rdma_cm_linux.c): the IPv6
-wildcard bind tgt's iSER target makes next to its IPv4 one, and an iSER session end
+wildcard bind tgt's iSER target makes next to its IPv4 one, the cancellation of a
+thread waiting in rdma_get_cm_event that libiscsi's disconnect makes, and an iSER session end
 to end: tgtd's target with a file-backed LUN, libiscsi's iscsi-inq,
 iscsi-readcapacity16 and iscsi-perf as the initiator, 64 KiB written and read back
 through libiscsi's API, and a chosen part of libiscsi's conformance suite iscsi-test-cu
@@ -51,6 +52,33 @@ def test_ipv6_wildcard_bind_afonly_and_dual_stack(lib):
               "v4any afonly-after-listen EINVAL"]
     for line in expect:
         assert line in out.splitlines(), "missing %r in:\n%s" % (line, out)
+
+
+def test_cm_thread_cancelled_in_rdma_get_cm_event_leaves_the_cm_usable(lib, tmp_path):
+    """libiscsi 1.19.0's iSER disconnect cancels its cm_thread while it waits in
+    rdma_get_cm_event (lib/iser.c iser_free_iser_conn_res), then calls rdma_destroy_id:
+    the kernel's ucma_get_event waits interruptibly, so the thread goes with nothing held
+    and the CM serves on.  cm_cancel_wait.c: three rounds of cancel, join or not, destroy."""
+    if not shutil.which("cc"):
+        if os.environ.get("CI") == "true":
+            pytest.fail("cc is installed by tools/install-deps")
+        pytest.skip("no cc")
+    exe = tmp_path / "cm_cancel_wait"
+    b = subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread",
+                        os.path.join(HERE, "cm_cancel_wait.c"), "-o", str(exe), "-ldl"],
+                       capture_output=True, text=True, timeout=120)
+    assert b.returncode == 0, b.stderr
+    sip, _, _ = _alloc()
+    try:
+        r = subprocess.run([str(exe)], env=_env(lib, sip), capture_output=True, text=True, timeout=20)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail("a CM call hung after the cancellation (the CM's lock left held?): %r" % (e.stdout,))
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and out.splitlines()[-1:] == ["ok"], out
+    for rnd in (0, 2):
+        assert "round %d: waiter cancelled" % rnd in out, out
+    for rnd in (0, 1, 2):
+        assert "round %d: rdma_destroy_id 0" % rnd in out, out
 
 
 def _need(prog, pkg):
