@@ -1185,6 +1185,20 @@ static int put_resp(uint64_t ptr, const void *v, size_t len)
 
 static void mc_event_reported(const struct rdma_ucm_event_resp *r);
 
+/* A thread cancelled while it waits for an event (libiscsi 1.19.0's iSER disconnect
+ * cancels its cm_thread there: lib/iser.c iser_free_iser_conn_res).  The kernel's
+ * ucma_get_event waits interruptibly (drivers/infiniband/core/ucma.c,
+ * wait_event_interruptible: -ERESTARTSYS), so the thread goes with no event taken and
+ * nothing held; pthread_cond_wait takes rcm_lock back before the cancellation unwinds,
+ * and this gives it back. */
+static void get_event_cancelled(void *arg)
+{
+	struct rcm_chan *ch = arg;
+
+	ch->waiting--;
+	pthread_mutex_unlock(&rcm_lock);
+}
+
 static int cmd_get_event(struct rcm_chan *ch, const struct rdma_ucm_get_event *c, int fd)
 {
 	while (!ch->head) {
@@ -1192,7 +1206,9 @@ static int cmd_get_event(struct rcm_chan *ch, const struct rdma_ucm_get_event *c
 		if (fl >= 0 && (fl & O_NONBLOCK))
 			return -EAGAIN;
 		ch->waiting++;
+		pthread_cleanup_push(get_event_cancelled, ch);
 		pthread_cond_wait(&ch->cond, &rcm_lock);
+		pthread_cleanup_pop(0);
 		ch->waiting--;
 		/* a channel closed under a waiting thread: the kernel's file stays open
 		 * while a write() is in it, so the thread waits on (rping's cm_thread) */
