@@ -159,6 +159,18 @@ MX5_HOT void mx5_set_ctrl_seg(uint8_t *ctrl, uint32_t wqe_index, uint8_t opcode,
 	memcpy(ctrl, c, sizeof(c));
 }
 
+/* SGE i of an application's list, read whole whatever its alignment: the verbs API
+ * does not promise an aligned list (libiscsi 1.19.0's iSER passes one inside a packed
+ * structure), and a misaligned member access is undefined in C (UBSan stops there).
+ * memcpy compiles to the same loads when the list is aligned. */
+static inline struct ibv_sge mx5_sge_get(const struct ibv_sge *v, int i)
+{
+	struct ibv_sge s;
+
+	memcpy(&s, (const uint8_t *)v + (size_t)i * sizeof(s), sizeof(s));
+	return s;
+}
+
 /* Write one send WQE at cur_post and account for it (wr_id, retirement point).
  * Returns its size in basic blocks (> 0) and its ctrl segment in *ctrl_out, or
  * -EINVAL (opcode the QP type does not allow, too many SGEs, inline data past
@@ -191,7 +203,7 @@ MX5_HOT int mx5_sq_write_wqe(struct mx5_sq *sq, const struct ibv_send_wr *wr, ui
 
 		/* summed in 64 bits: 32-bit lengths must not wrap round to a small size */
 		for (int i = 0; i < nsge; i++)
-			total += sg[i].length;
+			total += mx5_sge_get(sg, i).length;
 		if (__builtin_expect(total > sq->max_inline, 0))
 			return -EINVAL;
 		inl = (uint32_t)total;
@@ -201,13 +213,13 @@ MX5_HOT int mx5_sq_write_wqe(struct mx5_sq *sq, const struct ibv_send_wr *wr, ui
 		uint64_t total = 0;
 
 		if (__builtin_expect(kind == MX5_SEG_ATOMIC_CS || kind == MX5_SEG_ATOMIC_FA, 0) &&
-		    (nsge != 1 || sg[0].length != 8))
+		    (nsge != 1 || mx5_sge_get(sg, 0).length != 8))
 			return -EINVAL;
 		/* The message, and so every SGE, within the port's max_msg_sz (<= 2^31 - 1):
 		 * bit 31 of a data segment's byte_count is the inline flag (PRM wqe_data_seg,
 		 * wqe_inline_seg), so a longer length would send the WQE's own bytes. */
 		for (int i = 0; i < nsge; i++)
-			total += sg[i].length;
+			total += mx5_sge_get(sg, i).length;
 		if (__builtin_expect(total > sq->max_msg, 0))
 			return -EINVAL;
 		ds += (uint32_t)nsge;   /* upper bound: empty SGEs are skipped below */
@@ -260,19 +272,21 @@ MX5_HOT int mx5_sq_write_wqe(struct mx5_sq *sq, const struct ibv_send_wr *wr, ui
 			PRM_SET(wqe_inline_seg, h, byte_count, inl);
 			memcpy(seg, h, sizeof(h));
 			p = seg + PRM_SIZE(wqe_inline_seg);
-			for (int i = 0; i < nsge; i++)
-				p = mx5_sq_copy(sq, p, (const uint8_t *)(uintptr_t)sg[i].addr,
-						sg[i].length);
+			for (int i = 0; i < nsge; i++) {
+				struct ibv_sge e = mx5_sge_get(sg, i);
+				p = mx5_sq_copy(sq, p, (const uint8_t *)(uintptr_t)e.addr, e.length);
+			}
 		}
 	} else {
 		for (int i = 0; i < nsge; i++) {
-			if (__builtin_expect(sg[i].length == 0, 0)) {
+			struct ibv_sge e = mx5_sge_get(sg, i);
+			if (__builtin_expect(e.length == 0, 0)) {
 				ds--;   /* byte_count 0 would mean 2 GiB */
 				continue;
 			}
 			if (__builtin_expect(seg == sq->qend, 0))
 				seg = sq->buf;
-			mx5_set_data_seg(seg, sg[i].length, sg[i].lkey, sg[i].addr);
+			mx5_set_data_seg(seg, e.length, e.lkey, e.addr);
 			seg += PRM_SIZE(wqe_data_seg);
 		}
 		bbs = (ds + 3u) >> 2;
@@ -324,14 +338,14 @@ MX5_HOT int mx5_recv_fill(uint8_t *wqe, uint32_t slots, uint32_t max_msg,
 	/* Lengths are checked before anything is written: byte_count has 31 bits (bit 31
 	 * is the inline flag, PRM wqe_data_seg), and the port takes at most max_msg. */
 	for (int i = 0; i < wr->num_sge; i++)
-		total += wr->sg_list[i].length;
+		total += mx5_sge_get(wr->sg_list, i).length;
 	if (__builtin_expect(total > max_msg, 0))
 		return -EINVAL;
 	for (int i = 0; i < wr->num_sge; i++) {
-		const struct ibv_sge *s = &wr->sg_list[i];
-		if (!s->length)
+		struct ibv_sge s = mx5_sge_get(wr->sg_list, i);
+		if (!s.length)
 			continue;
-		mx5_set_data_seg(wqe + 16u * n++, s->length, s->lkey, s->addr);
+		mx5_set_data_seg(wqe + 16u * n++, s.length, s.lkey, s.addr);
 	}
 	if (n < slots)
 		mx5_set_data_seg(wqe + 16u * n, 0, MX5_INVALID_LKEY, 0);
