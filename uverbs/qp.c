@@ -34,6 +34,10 @@ int uv_post_send_op(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 					*bad = w;
 				return EINVAL;
 			}
+	} else if (__builtin_expect(qp->qp_type == IBV_QPT_XRC_RECV, 0)) {
+		if (bad)
+			*bad = wr;   /* an XRC target has no send queue (IBTA 14.2) */
+		return EINVAL;
 	}
 	return -mx5_post_send_mt(q->sq, wr, bad);   /* under the SQ's lock unless a hint */
 }
@@ -117,12 +121,20 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	if (uv_alloc_type_refused("MLX_QP_ALLOC_TYPE"))
 		return NULL;
 
-	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd)
+	/* An XRC target (IBV_QPT_XRC_RECV) has its XRC domain and nothing else: no PD, CQ
+	 * or queue (ibv_create_qp_ex(3); Linux ignores those for IB_QPT_XRC_TGT) */
+	bool tgt = a->qp_type == IBV_QPT_XRC_RECV;
+	if (!tgt && (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd))
 		return uv_null(EINVAL);
 	if (a->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
-				       IBV_QP_INIT_ATTR_CREATE_FLAGS)) {
-		uv_unsupported("ibv_create_qp_ex: XRC, TSO or RSS attributes");
+				       IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_XRCD)) {
+		uv_unsupported("ibv_create_qp_ex: TSO or RSS attributes");
 		return NULL;
+	}
+	struct ibv_xrcd *xrcd = (a->comp_mask & IBV_QP_INIT_ATTR_XRCD) ? a->xrcd : NULL;
+	if (tgt && (!xrcd || xrcd->context != c)) {
+		uv_log(UV_LOG_WARN, "ibv_create_qp_ex: an XRC_RECV QP needs an XRC domain of its context: EINVAL");
+		return uv_null(EINVAL);
 	}
 	/* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (ibv_create_qp_ex(3)) keeps the QP from receiving
 	 * its own multicast sends.  Linux's mlx5 accepts it on any QP type when the device
@@ -156,13 +168,22 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 		t = uc_as_rc ? MX5_QPT_RC : MX5_QPT_UC;
 		break;
 	case IBV_QPT_UD: t = MX5_QPT_UD; break;
+	case IBV_QPT_XRC_SEND: t = MX5_QPT_XRC_INI; break;
+	case IBV_QPT_XRC_RECV: t = MX5_QPT_XRC_TGT; break;
 	default:
-		uv_unsupported("QP type other than RC, UC and UD");
+		uv_unsupported("QP type other than RC, UC, UD, XRC_SEND and XRC_RECV");
 		return NULL;
 	}
-	if (!a->send_cq || !a->recv_cq || a->pd->context != c ||
-	    a->send_cq->context != c || a->recv_cq->context != c ||
-	    (a->srq && a->srq->context != c)) {
+	/* XRC: the initiator receives nothing (no receive CQ or SRQ needed), the target
+	 * has neither side (the XRC SRQs its requests name complete on their own CQs) */
+	bool xrc = t == MX5_QPT_XRC_INI || t == MX5_QPT_XRC_TGT;
+	if (xrc) {
+		ops = tgt ? 0 : ops;
+		if (!tgt && (!a->send_cq || a->pd->context != c || a->send_cq->context != c))
+			return uv_null(EINVAL);
+	} else if (!a->send_cq || !a->recv_cq || a->pd->context != c ||
+		   a->send_cq->context != c || a->recv_cq->context != c ||
+		   (a->srq && a->srq->context != c)) {
 		return uv_null(EINVAL);
 	}
 	if (a->cap.max_send_sge > UV_WR_MAX_SGE || a->cap.max_send_sge > d->info.max_sge ||
@@ -179,10 +200,11 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 		return uv_null(ENOMEM);
 	struct mx5_qp_init_attr ia = {
 		.type = t,
-		.send_cq = ((struct uv_cq *)(void *)a->send_cq)->m,
-		.recv_cq = ((struct uv_cq *)(void *)a->recv_cq)->m,
-		.srq = a->srq ? uv_from(a->srq, struct uv_srq, srq)->m : NULL,
-		.cap = { .max_send_wr = a->cap.max_send_wr, .max_recv_wr = a->srq ? 0 : a->cap.max_recv_wr,
+		.send_cq = !tgt ? ((struct uv_cq *)(void *)a->send_cq)->m : NULL,
+		.recv_cq = !xrc ? ((struct uv_cq *)(void *)a->recv_cq)->m : NULL,
+		.srq = a->srq && !xrc ? uv_from(a->srq, struct uv_srq, srq)->m : NULL,
+		.xrcd = tgt ? uv_xrcd_of(xrcd)->m : NULL,
+		.cap = { .max_send_wr = a->cap.max_send_wr, .max_recv_wr = a->srq || xrc ? 0 : a->cap.max_recv_wr,
 			 .max_send_sge = a->cap.max_send_sge ? a->cap.max_send_sge : 1,
 			 .max_recv_sge = a->cap.max_recv_sge, .max_inline_data = a->cap.max_inline_data },
 		.sq_sig_all = a->sq_sig_all,
@@ -191,7 +213,7 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 			       (a->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB),
 	};
 	pthread_mutex_lock(&d->lock);
-	int rc = mx5_qp_create(uv_from(a->pd, struct uv_pd, pd)->m, &ia, &q->m);
+	int rc = mx5_qp_create(tgt ? NULL : uv_from(a->pd, struct uv_pd, pd)->m, &ia, &q->m);
 	if (!rc) {
 		struct mx5_qp_attr qa;
 		struct mx5_qp_init_attr gi;
@@ -226,9 +248,9 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	qp->context = c;
 	qp->qp_context = a->qp_context;
 	qp->pd = a->pd;
-	qp->send_cq = a->send_cq;
-	qp->recv_cq = a->recv_cq;
-	qp->srq = a->srq;
+	qp->send_cq = tgt ? NULL : a->send_cq;
+	qp->recv_cq = xrc ? NULL : a->recv_cq;
+	qp->srq = xrc ? NULL : a->srq;
 	qp->qp_num = mx5_qp_num(q->m);
 	qp->handle = qp->qp_num;
 	qp->state = IBV_QPS_RESET;
@@ -242,11 +264,11 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	}
 	uv_qp_ex_init(q, ops);
 	/* ibv_create_qp(3): the granted capabilities are returned in cap */
-	a->cap.max_send_wr = q->cap.max_send_wr;
-	a->cap.max_recv_wr = a->srq ? 0 : q->cap.max_recv_wr;
-	a->cap.max_send_sge = q->cap.max_send_sge < UV_WR_MAX_SGE ? q->cap.max_send_sge : UV_WR_MAX_SGE;
-	a->cap.max_recv_sge = a->srq ? 0 : q->cap.max_recv_sge;
-	a->cap.max_inline_data = q->cap.max_inline_data;
+	a->cap.max_send_wr = tgt ? 0 : q->cap.max_send_wr;
+	a->cap.max_recv_wr = a->srq || xrc ? 0 : q->cap.max_recv_wr;
+	a->cap.max_send_sge = tgt ? 0 : q->cap.max_send_sge < UV_WR_MAX_SGE ? q->cap.max_send_sge : UV_WR_MAX_SGE;
+	a->cap.max_recv_sge = a->srq || xrc ? 0 : q->cap.max_recv_sge;
+	a->cap.max_inline_data = tgt ? 0 : q->cap.max_inline_data;
 	return qp;
 }
 

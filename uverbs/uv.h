@@ -170,7 +170,7 @@ struct uv_context {
 	struct uv_srq *srqs;
 	/* the other objects made from this context, so that ibv_close_device can refuse
 	 * while any is open (device.c; under dev->lock) */
-	unsigned npds, nahs, nchannels;
+	unsigned npds, nahs, nchannels, nxrcds;
 	bool closed;     /* ibv_close_device called with objects open: kept until exit */
 	pid_t pid;       /* the process that opened it: a fork child's copy is its parent's */
 };
@@ -217,6 +217,16 @@ struct uv_cq {
 	unsigned async_reported;      /* async events handed out naming it (events.c) */
 	unsigned comp_reported;       /* completion events handed out naming it (events.c) */
 };
+
+/* An XRC domain (xrc.c). */
+struct uv_xrcd {
+	struct ibv_xrcd xrcd;
+	struct mx5_xrcd *m;
+};
+static inline struct uv_xrcd *uv_xrcd_of(struct ibv_xrcd *x)
+{
+	return (struct uv_xrcd *)(void *)x;
+}
 
 struct uv_srq {
 	struct ibv_srq srq;
@@ -376,6 +386,8 @@ int uv_post_send_op(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 int uv_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 void uv_qp_ex_init(struct uv_qp *q, uint64_t send_ops);
 struct ibv_srq *uv_create_srq_ex_op(struct ibv_context *c, struct ibv_srq_init_attr_ex *a);
+struct ibv_xrcd *uv_open_xrcd_op(struct ibv_context *c, struct ibv_xrcd_init_attr *a);
+int uv_close_xrcd_op(struct ibv_xrcd *xrcd);
 int uv_post_srq_recv_op(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
 /* domain.c: thread and parent domains, the single-thread hints */

@@ -39,6 +39,21 @@ static uint32_t rcv_cqn(struct emu_tp *tp, const struct emu_qp *qp)
 	return s ? s->cqn : qp->cqn_rcv;
 }
 
+/* The PD a receive's scatter list is checked against: an XRC target QP's is the XRC
+ * SRQ's (xrc_srqc.pd).  The target's own qpc.pd is one Linux picks for every target
+ * (qp.c create_xrc_tgt_qp: devr->p0) while the receive buffers are registered in the
+ * SRQ's PD by its user (ibv_xsrq_pingpong, librdmacm's rdma_xserver), so a device must
+ * use the SRQ's, as it does the SRQ's CQ (rcv_cqn). */
+static uint32_t rcv_pdn(struct emu_tp *tp, const struct emu_qp *qp)
+{
+	const struct emu_srq *s;
+
+	if (qp->st != EMU_QP_ST_XRC)
+		return qp->pdn;
+	s = emu_obj_get(tp->d, EMU_OBJ_SRQ, qp->eng.xrc_srqn);
+	return s ? s->pdn : qp->pdn;
+}
+
 /* A response opcode in the QP's own service: XRC's are RC's moved to 0xa0 (IBTA 9.2.1). */
 static uint8_t resp_op(const struct emu_qp *qp, uint8_t rc_op)
 {
@@ -380,7 +395,8 @@ static void exec_send(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roc
 		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_LOCAL_LENGTH_ERR, PRM_EVENT_WQ_INVAL_REQ_ERROR);
 		return;
 	}
-	rc = emu_sgl_write(tp->d, qp->pdn, tq->rwqe.sge, tq->rwqe.nsge, tq->rcv_off, p->payload, p->payload_len);
+	rc = emu_sgl_write(tp->d, rcv_pdn(tp, qp), tq->rwqe.sge, tq->rwqe.nsge, tq->rcv_off, p->payload,
+			   p->payload_len);
 	if (rc) {
 		resp_error(tp, tq, EMU_AETH_NAK_REM_OP, PRM_CQE_SYND_LOCAL_PROT_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
 		return;

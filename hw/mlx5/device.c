@@ -262,6 +262,7 @@ int mx5_device_open_attr(const char *uri, const struct mx5_open_attr *attr,
 	plat_list_init(&dev->cqs);
 	plat_list_init(&dev->qps);
 	plat_list_init(&dev->srqs);
+	plat_list_init(&dev->xrcds);
 
 	char serr[SHIM_ERR_LEN] = "";
 	int rc = shim_open(uri, &dev->shim, serr, sizeof(serr));

@@ -290,8 +290,10 @@ Test(negative, device_memory_flows_wqs_xrc_counters_are_eopnotsupp)
 	errno = 0;
 	cr_assert_null(ibv_create_wq(ctx, &wa));
 	cr_assert_eq(errno, EOPNOTSUPP);
+	/* XRC domains are offered (tests/uverbs/test_xrc.c), but not one shared through a
+	 * file (uverbs/xrc.c) */
 	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-					 .fd = -1, .oflags = O_CREAT };
+					 .fd = 0, .oflags = O_CREAT };
 	errno = 0;
 	cr_assert_null(ibv_open_xrcd(ctx, &xa));
 	cr_assert_eq(errno, EOPNOTSUPP);
