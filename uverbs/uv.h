@@ -104,6 +104,7 @@ struct uv_dev {
 	unsigned index;
 	pthread_mutex_t lock;         /* serialises hw/mlx5 control calls and EQ service */
 	struct mx5_device *mx5;       /* brought up while contexts are open */
+	struct uv_xrcd *xrcds;        /* XRC domains open on it (xrc.c; under lock) */
 	pid_t up_pid;                 /* the process that brought mx5 up (uv_dev_up) */
 	unsigned nctx;
 	struct uv_context *ctxs;
@@ -222,6 +223,12 @@ struct uv_cq {
 struct uv_xrcd {
 	struct ibv_xrcd xrcd;
 	struct mx5_xrcd *m;
+	struct uv_context *ctx;       /* the context that made it */
+	struct uv_xrcd *next;         /* on its device's list (under dev->lock) */
+	unsigned opens;               /* ibv_open_xrcd calls not yet closed */
+	bool named;                   /* opened through a file: ino_dev/ino name it */
+	dev_t ino_dev;
+	ino_t ino;
 };
 static inline struct uv_xrcd *uv_xrcd_of(struct ibv_xrcd *x)
 {

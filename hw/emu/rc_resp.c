@@ -180,7 +180,8 @@ static void resp_error_at(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn, un
 					   .srqn = qp->rq_type == EMU_RQ_SRQ ? emu_qp_rq_srqn(qp) : 0 };
 
 		emu_cqe_post(tp, rcv_cqn(tp, qp), &ci);
-		emu_rq_consume(tp->d, qp);
+		if (qp->rq_type != EMU_RQ_SRQ)   /* an SRQ's went at the first packet (need_rwqe) */
+			emu_rq_consume(tp->d, qp);
 		tq->rwqe_valid = false;
 	}
 	emu_log(tp->d, EMU_LOG_INFO, "QP 0x%x: responder error, NAK code %u; QP to error", qp->qpn, nak_code);
@@ -353,6 +354,12 @@ static bool need_rwqe(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 	}
 	tq->rwqe_valid = true;
 	tq->rcv_off = 0;
+	/* A WQE of an SRQ is the QP's from the message's first packet on: the SRQ's next
+	 * QP must not take the same one while this message is still arriving (several QPs
+	 * -- ibv_xsrq_pingpong's XRC targets, one per client -- receive multi-packet SENDs
+	 * into one SRQ at once).  A QP's own receive queue moves at the last packet. */
+	if (tq->qp->rq_type == EMU_RQ_SRQ)
+		emu_rq_consume(tp->d, tq->qp);
 	return true;
 }
 
@@ -365,7 +372,8 @@ static void recv_complete(struct emu_tp *tp, struct emu_tq *tq, uint8_t opcode, 
 				   .srqn = qp->rq_type == EMU_RQ_SRQ ? emu_qp_rq_srqn(qp) : 0 };
 
 	emu_cqe_post(tp, rcv_cqn(tp, qp), &ci);
-	emu_rq_consume(tp->d, qp);
+	if (qp->rq_type != EMU_RQ_SRQ)   /* an SRQ's went at the first packet (need_rwqe) */
+		emu_rq_consume(tp->d, qp);
 	tq->rwqe_valid = false;
 }
 

@@ -8,6 +8,7 @@
  * that does not exist is NAKed as an invalid request (IBTA 9.7.4.1): the sender's
  * completion is IBV_WC_REM_INV_REQ_ERR. */
 #include <fcntl.h>
+#include <unistd.h>
 
 #include "tests/uverbs/uv_test.h"
 
@@ -214,7 +215,45 @@ Test(xrc, a_send_naming_no_srq_is_a_remote_invalid_request)
 	cr_expect_eq(ut_poll(r.cqb, &wc, 50), 0, "no receive completion");
 }
 
-Test(xrc, bad_input_is_refused_with_einval)
+/* A domain named by a file is the inode's (Linux uverbs_cmd.c ib_uverbs_open_xrcd):
+ * opened again it is the same domain, O_EXCL refuses it then, and without O_CREAT a
+ * file with no domain is EINVAL; the last close frees it. */
+Test(xrc, a_domain_named_by_a_file_is_shared_by_its_opens)
+{
+	char path[] = "/tmp/uverbs_test_xrc_XXXXXX";
+	int fd = mkstemp(path), fd2;
+	struct ibv_xrcd *x1, *x2;
+	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS, .fd = fd };
+
+	cr_assert_geq(fd, 0);
+	errno = 0;
+	cr_expect_null(ibv_open_xrcd(r.cb, &xa), "no domain for the file yet, no O_CREAT");
+	cr_expect_eq(errno, EINVAL);
+	xa.oflags = O_CREAT;
+	x1 = ibv_open_xrcd(r.cb, &xa);
+	cr_assert_not_null(x1, "ibv_open_xrcd: %s", strerror(errno));
+	fd2 = open(path, O_RDONLY);   /* another descriptor of the same file */
+	cr_assert_geq(fd2, 0);
+	xa.fd = fd2;
+	xa.oflags = 0;
+	x2 = ibv_open_xrcd(r.cb, &xa);
+	cr_assert_not_null(x2);
+	struct ibv_srq *s = xrc_srq(x2, r.cqb, IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ);
+	cr_assert_not_null(s);
+	xa.oflags = O_CREAT | O_EXCL;
+	errno = 0;
+	cr_expect_null(ibv_open_xrcd(r.cb, &xa));
+	cr_expect_eq(errno, EEXIST);
+	cr_expect_eq(ibv_close_xrcd(x1), 0, "one open of two closed");
+	cr_expect_eq(ibv_close_xrcd(x2), EBUSY, "the last open, with an SRQ in the domain");
+	cr_expect_eq(ibv_destroy_srq(s), 0);
+	cr_expect_eq(ibv_close_xrcd(x2), 0);
+	close(fd2);
+	close(fd);
+	unlink(path);
+}
+
+Test(xrc, bad_input_is_refused)
 {
 	struct ibv_wc wc;
 
@@ -233,12 +272,12 @@ Test(xrc, bad_input_is_refused_with_einval)
 	errno = 0;
 	cr_expect_null(ibv_create_qp_ex(r.cb, &tq));
 	cr_expect_eq(errno, EINVAL);
-	/* an XRC domain shared through a file: not offered */
+	/* a file descriptor that is not open */
 	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-					 .fd = 0, .oflags = O_CREAT };
+					 .fd = 1000, .oflags = O_CREAT };
 	errno = 0;
 	cr_expect_null(ibv_open_xrcd(r.cb, &xa));
-	cr_expect_eq(errno, EOPNOTSUPP);
+	cr_expect_eq(errno, EBADF);
 	/* a domain SRQs and QPs still use */
 	cr_expect_eq(ibv_close_xrcd(r.xrcd), EBUSY);
 	/* the target has no send queue */
