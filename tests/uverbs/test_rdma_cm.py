@@ -434,9 +434,19 @@ def test_rdma_server_and_rdma_client(lib):
 def test_rdma_xserver_and_rdma_xclient_rc(lib):
     # rdma_xclient posts 16 bytes IBV_SEND_INLINE on a QP that asked for no inline data:
     # it needs libmlx5's 60 bytes of inline room (hw/mlx5/qp_ctrl.c mx5_wqe_overhead).
-    # The XRC mode (-c x) needs ibv_open_xrcd, which uverbs does not offer.
     cout, sout = _serve_and_run(lib, [_tool("rdma_xserver"), "-p", "{port}"],
                                 [_tool("rdma_xclient"), "-s", "{sip}", "-p", "{port}"])
+    assert "rdma_xclient: end 0" in cout, cout
+    assert "rdma_xserver: end 0" in sout, sout
+
+
+def test_rdma_xserver_and_rdma_xclient_xrc(lib):
+    # -c x: port space RDMA_PS_IB, an XRC_RECV QP and an XRC SRQ on the server (in the
+    # XRC domain librdmacm opens with fd -1), an XRC_SEND QP on the client; the REQ says
+    # transport XRC, the REP carries the target's QPN as its EE context number and the
+    # SRQ number in its private data, and the client's 16-byte SEND names that SRQ.
+    cout, sout = _serve_and_run(lib, [_tool("rdma_xserver"), "-c", "x", "-p", "{port}"],
+                                [_tool("rdma_xclient"), "-c", "x", "-s", "{sip}", "-p", "{port}"])
     assert "rdma_xclient: end 0" in cout, cout
     assert "rdma_xserver: end 0" in sout, sout
 
