@@ -71,7 +71,7 @@ static void xrc_connect(struct ibv_qp *qp, uint32_t peer, const union ibv_gid *g
 {
 	bool tgt = qp->qp_type == IBV_QPT_XRC_RECV;
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC };
 	modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
@@ -115,7 +115,8 @@ static void setup(void)
 	r.cqb = ibv_create_cq(r.cb, 16, NULL, NULL, 0);
 	cr_assert(r.pda && r.pdb && r.cqa && r.cqb);
 	r.mra = ibv_reg_mr(r.pda, r.bufa, sizeof(r.bufa), IBV_ACCESS_LOCAL_WRITE);
-	r.mrb = ibv_reg_mr(r.pdb, r.bufb, sizeof(r.bufb), IBV_ACCESS_LOCAL_WRITE);
+	r.mrb = ibv_reg_mr(r.pdb, r.bufb, sizeof(r.bufb),
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
 	cr_assert(r.mra && r.mrb);
 	r.xrcd = open_xrcd(r.cb);
 	cr_assert_not_null(r.xrcd, "ibv_open_xrcd: %s", strerror(errno));
@@ -202,6 +203,51 @@ Test(xrc, a_send_lands_in_the_srq_it_names_and_completes_on_that_srqs_cq)
 	cr_expect(wc.wc_flags & IBV_WC_WITH_IMM);
 	cr_expect_eq(be32toh(wc.imm_data), 0x1234);
 	cr_expect_str_eq((char *)r.bufb, "by wr_set_xrc_srqn");
+}
+
+/* RDMA WRITE and atomics name an XRC SRQ too (its XRCETH); the target has no PD of its
+ * own, the memory's PD is checked against that SRQ's (IBTA 14.2) -- here r.pdb, while
+ * the target QP's context names the driver's own PD. */
+Test(xrc, rdma_write_and_atomics_reach_memory_of_the_srqs_pd)
+{
+	struct ibv_wc wc;
+	struct ibv_sge sg = { .addr = (uintptr_t)r.bufa, .length = 8, .lkey = r.mra->lkey };
+	struct ibv_send_wr wr = { .wr_id = 5, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+	uint64_t v = 0x1122334455667788ull, got;
+
+	memcpy(r.bufa, &v, 8);
+	wr.qp_type.xrc.remote_srqn = r.srqn[1];
+	wr.wr.rdma.remote_addr = (uintptr_t)r.bufb + 128;
+	wr.wr.rdma.rkey = r.mrb->rkey;
+	cr_assert_eq(ibv_post_send(r.ini, &wr, &bad), 0);
+	ut_expect(r.cqa, &wc, IBV_WC_SUCCESS);
+	memcpy(&got, r.bufb + 128, 8);
+	cr_expect_eq(got, v, "RDMA WRITE landed: 0x%llx", (unsigned long long)got);
+	/* compare-and-swap: the old value comes back, the new one is in place */
+	wr.wr_id = 6;
+	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	wr.wr.atomic.remote_addr = (uintptr_t)r.bufb + 128;
+	wr.wr.atomic.rkey = r.mrb->rkey;
+	wr.wr.atomic.compare_add = v;
+	wr.wr.atomic.swap = 42;
+	memset(r.bufa, 0, 8);
+	cr_assert_eq(ibv_post_send(r.ini, &wr, &bad), 0);
+	ut_expect(r.cqa, &wc, IBV_WC_SUCCESS);
+	cr_expect_eq(wc.opcode, IBV_WC_COMP_SWAP);
+	memcpy(&got, r.bufa, 8);
+	cr_expect_eq(got, v, "the old value comes back");
+	memcpy(&got, r.bufb + 128, 8);
+	cr_expect_eq(got, 42, "swapped: 0x%llx", (unsigned long long)got);
+	/* fetch-and-add */
+	wr.wr_id = 7;
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr.wr.atomic.compare_add = 8;
+	cr_assert_eq(ibv_post_send(r.ini, &wr, &bad), 0);
+	ut_expect(r.cqa, &wc, IBV_WC_SUCCESS);
+	memcpy(&got, r.bufb + 128, 8);
+	cr_expect_eq(got, 50);
+	cr_expect_eq(ut_poll(r.cqb, &wc, 20), 0, "no receive completion for RDMA or atomics");
 }
 
 Test(xrc, a_send_naming_no_srq_is_a_remote_invalid_request)
