@@ -370,6 +370,12 @@ int mx5_cq_flush_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 		}
 		qpn++;
 	}
+	/* then the XRC SRQs completing here: no QP of this CQ holds their WQEs (cq.h),
+	 * so they report with QP number 0 */
+	for (struct mx5_xrc_ref *x = cq->xrc; x; x = x->next) {
+		if (mx5_flush_ref(cq, &x->ref, 0, wc))
+			return 1;
+	}
 	cq->flush_qpn = 0;
 	return 0;
 }
