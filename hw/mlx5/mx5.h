@@ -142,6 +142,7 @@ struct mx5_device_info {
 	uint64_t max_mr_size;
 	uint32_t num_comp_vectors;
 	int atomic;                  /* 8-byte compare-swap and fetch-add on RC, host order */
+	int xrc;                     /* XRC offered (cmd_hca_cap.xrc; not through a device daemon) */
 	uint16_t local_ca_ack_delay;
 	uint8_t log_max_msg;         /* cmd_hca_cap.log_max_msg: largest message, log2 bytes */
 	/* From QUERY_ADAPTER (PRM query_adapter_param_block), asked once per device; 0 and

@@ -24,6 +24,8 @@ int mx5_xrcd_alloc(struct mx5_device *dev, struct mx5_xrcd **out)
 		return mx5_fail(dev, -ENODEV, "ALLOC_XRCD: device is in fatal error");
 	if (!MX5_CAP_GEN(dev, xrc))
 		return mx5_fail(dev, -EOPNOTSUPP, "ALLOC_XRCD: device does not offer XRC (cmd_hca_cap.xrc 0)");
+	if (dev->remote)
+		return mx5_fail(dev, -EOPNOTSUPP, "ALLOC_XRCD: XRC is not offered to clients of the device daemon");
 	struct mx5_xrcd *x = calloc(1, sizeof(*x));
 	if (!x)
 		return mx5_fail(dev, -ENOMEM, "ALLOC_XRCD: out of memory");

@@ -302,6 +302,10 @@ Test(xrc, a_domain_named_by_a_file_is_shared_by_its_opens)
 Test(xrc, bad_input_is_refused)
 {
 	struct ibv_wc wc;
+	struct ibv_device_attr da;
+
+	cr_assert_eq(ibv_query_device(r.cb, &da), 0);
+	cr_expect(da.device_cap_flags & IBV_DEVICE_XRC, "the device says it offers XRC");
 
 	/* an XRC SRQ without its domain, or without a CQ */
 	errno = 0;
