@@ -186,9 +186,10 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 		   (a->srq && a->srq->context != c)) {
 		return uv_null(EINVAL);
 	}
-	if (a->cap.max_send_sge > UV_WR_MAX_SGE || a->cap.max_send_sge > d->info.max_sge ||
+	/* an XRC target's capabilities are not used (it has no queue): not checked */
+	if (!tgt && (a->cap.max_send_sge > UV_WR_MAX_SGE || a->cap.max_send_sge > d->info.max_sge ||
 	    a->cap.max_recv_sge > d->info.max_sge || a->cap.max_inline_data > d->info.max_inline_data ||
-	    a->cap.max_send_wr > d->info.max_qp_wr || a->cap.max_recv_wr > d->info.max_qp_wr) {
+	    a->cap.max_send_wr > d->info.max_qp_wr || a->cap.max_recv_wr > d->info.max_qp_wr)) {
 		uv_log(UV_LOG_WARN, "ibv_create_qp: capabilities beyond the device's (wr %u/%u of %u, "
 		       "sge %u/%u of %u, inline %u of %u): EINVAL", a->cap.max_send_wr,
 		       a->cap.max_recv_wr, d->info.max_qp_wr, a->cap.max_send_sge, a->cap.max_recv_sge,

@@ -299,6 +299,20 @@ Test(xrc, a_domain_named_by_a_file_is_shared_by_its_opens)
 	unlink(path);
 }
 
+/* An XRC target has no queue: the capabilities it is given are not looked at (Linux
+ * create_xrc_tgt_qp uses none), and it reports none. */
+Test(xrc, an_xrc_recv_qp_ignores_the_capabilities_it_is_given)
+{
+	struct ibv_qp_init_attr_ex tq = { .qp_type = IBV_QPT_XRC_RECV, .comp_mask = IBV_QP_INIT_ATTR_XRCD,
+					  .xrcd = r.xrcd, .cap = { .max_send_wr = 1u << 30, .max_recv_sge = 1000 } };
+	struct ibv_qp *q = ibv_create_qp_ex(r.cb, &tq);
+
+	cr_assert_not_null(q, "ibv_create_qp_ex: %s", strerror(errno));
+	cr_expect_eq(tq.cap.max_send_wr, 0);
+	cr_expect_eq(tq.cap.max_recv_sge, 0);
+	cr_expect_eq(ibv_destroy_qp(q), 0);
+}
+
 Test(xrc, bad_input_is_refused)
 {
 	struct ibv_wc wc;
