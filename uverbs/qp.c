@@ -237,6 +237,7 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 		plat_spin_init(&q->rq->lock, single);
 	q->max_inline = q->cap.max_inline_data;
 	q->uc_as_rc = uc_as_rc;
+	q->xrcd = tgt ? uv_xrcd_of(xrcd) : NULL;
 	q->ctx = uv_ctx(c);
 	q->next = q->ctx->qps;
 	q->ctx->qps = q;
@@ -451,11 +452,77 @@ UV_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr
 	return 0;
 }
 
+/* ibv_open_qp(3): another handle on an XRC_RECV QP of this process, found by number in
+ * its XRC domain (Linux ib_open_qp: the domain's target QPs; qp_type XRC_RECV only).
+ * The handle modifies and queries the QP itself; the QP is not destroyed while a handle
+ * is open (EBUSY, as Linux ib_destroy_qp_user refuses a QP whose usecnt is not 0).
+ * Asynchronous events go to the QP, not to its handles. */
+struct ibv_qp *uv_open_qp_op(struct ibv_context *c, struct ibv_qp_open_attr *a)
+{
+	const uint32_t need = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
+	if (!c || !a || (a->comp_mask & need) != need || (a->comp_mask & ~(need | IBV_QP_OPEN_ATTR_CONTEXT)) ||
+	    a->qp_type != IBV_QPT_XRC_RECV || !a->xrcd)
+		return uv_null(EINVAL);
+	struct uv_dev *d = uv_ctx_dev(c);
+	if (uv_ctx_dev(a->xrcd->context) != d)
+		return uv_null(EINVAL);
+	struct uv_qp *h = calloc(1, sizeof(*h));
+	if (!h)
+		return uv_null(ENOMEM);
+	pthread_mutex_lock(&d->lock);
+	struct uv_qp *o = NULL;
+	for (struct uv_context *x = d->ctxs; x && !o; x = x->next)
+		for (struct uv_qp *q = x->qps; q && !o; q = q->next)
+			if (q->xrcd == uv_xrcd_of(a->xrcd) && q->qpx.qp_base.qp_num == a->qp_num)
+				o = q;
+	if (o) {
+		o->opens++;
+		uv_ctx(c)->nopened++;
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (!o) {
+		free(h);
+		return uv_null(EINVAL);   /* Linux ib_open_qp: no such target QP */
+	}
+	h->m = o->m;
+	h->sq = o->sq;
+	h->ctx = uv_ctx(c);
+	h->opened_of = o;
+	h->xrcd = o->xrcd;
+	uv_qp_ex_init(h, 0);
+	struct ibv_qp *qp = &h->qpx.qp_base;
+	qp->context = c;
+	qp->qp_context = (a->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT) ? a->qp_context : NULL;
+	qp->qp_num = a->qp_num;
+	qp->handle = a->qp_num;
+	qp->state = o->qpx.qp_base.state;
+	qp->qp_type = IBV_QPT_XRC_RECV;
+	pthread_mutex_init(&qp->mutex, NULL);
+	pthread_cond_init(&qp->cond, NULL);
+	return qp;
+}
+
 UV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	if (!qp)
 		return EINVAL;
 	struct uv_qp *q = uv_qp_of(qp);
+	if (q->opened_of) {
+		/* a handle of ibv_open_qp: the QP stays */
+		struct uv_dev *d = uv_dev_lock(qp->context);
+		q->opened_of->opens--;
+		q->ctx->nopened--;
+		pthread_mutex_unlock(&d->lock);
+		pthread_mutex_destroy(&qp->mutex);
+		pthread_cond_destroy(&qp->cond);
+		free(q);
+		return 0;
+	}
+	if (__atomic_load_n(&q->opens, __ATOMIC_RELAXED)) {
+		uv_log(UV_LOG_WARN, "ibv_destroy_qp: XRC QP 0x%x still has %u handles of ibv_open_qp (EBUSY)",
+		       qp->qp_num, q->opens);
+		return EBUSY;
+	}
 	if (q->nmcast) {
 		/* Linux uverbs_free_qp: a QP still attached to a multicast group is not
 		 * destroyed (EBUSY) until the user detaches it */

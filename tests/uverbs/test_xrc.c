@@ -313,6 +313,44 @@ Test(xrc, an_xrc_recv_qp_ignores_the_capabilities_it_is_given)
 	cr_expect_eq(ibv_destroy_qp(q), 0);
 }
 
+/* ibv_open_qp(3): another handle on the target QP, found by its number in its XRC
+ * domain.  It queries and modifies that QP; the QP is not destroyed while a handle is
+ * open (Linux ib_destroy_qp_user: EBUSY). */
+Test(xrc, ibv_open_qp_gives_a_handle_on_the_target_qp)
+{
+	struct ibv_qp_open_attr oa = { .comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+						    IBV_QP_OPEN_ATTR_TYPE | IBV_QP_OPEN_ATTR_CONTEXT,
+				       .qp_num = r.tgt->qp_num, .xrcd = r.xrcd, .qp_context = &r,
+				       .qp_type = IBV_QPT_XRC_RECV };
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp *h = ibv_open_qp(r.cb, &oa);
+
+	cr_assert_not_null(h, "ibv_open_qp: %s", strerror(errno));
+	cr_expect_eq(h->qp_num, r.tgt->qp_num);
+	cr_expect_eq(h->qp_type, IBV_QPT_XRC_RECV);
+	cr_expect_eq(h->qp_context, &r);
+	cr_assert_eq(ibv_query_qp(h, &a, IBV_QP_STATE, &ia), 0);
+	cr_expect_eq(a.qp_state, IBV_QPS_RTS);
+	cr_expect_eq(ibv_destroy_qp(r.tgt), EBUSY, "the QP stays while a handle is open");
+	/* the handle moves the QP itself */
+	a.qp_state = IBV_QPS_ERR;
+	cr_assert_eq(ibv_modify_qp(h, &a, IBV_QP_STATE), 0);
+	cr_assert_eq(ibv_query_qp(r.tgt, &a, IBV_QP_STATE, &ia), 0);
+	cr_expect_eq(a.qp_state, IBV_QPS_ERR);
+	cr_expect_eq(ibv_destroy_qp(h), 0);
+	/* no such QP in the domain; only XRC_RECV QPs are opened */
+	oa.qp_num = r.tgt->qp_num + 0x1000;
+	errno = 0;
+	cr_expect_null(ibv_open_qp(r.cb, &oa));
+	cr_expect_eq(errno, EINVAL);
+	oa.qp_num = r.tgt->qp_num;
+	oa.qp_type = IBV_QPT_RC;
+	errno = 0;
+	cr_expect_null(ibv_open_qp(r.cb, &oa));
+	cr_expect_eq(errno, EINVAL);
+}
+
 Test(xrc, bad_input_is_refused)
 {
 	struct ibv_wc wc;
