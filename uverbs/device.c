@@ -577,8 +577,6 @@ static UV_NOT_OFFERED(struct ibv_flow *, uv_create_flow, (struct ibv_qp *qp, str
 static UV_NOT_OFFERED(struct ibv_wq *, uv_create_wq, (struct ibv_context *c, struct ibv_wq_init_attr *a), "work queues (ibv_create_wq)", NULL)
 static UV_NOT_OFFERED(struct ibv_counters *, uv_create_counters, (struct ibv_context *c, struct ibv_counters_init_attr *a),
 		     "counters objects (ibv_create_counters)", NULL)
-static UV_NOT_OFFERED(struct ibv_xrcd *, uv_open_xrcd, (struct ibv_context *c, struct ibv_xrcd_init_attr *a), "XRC domains (ibv_open_xrcd)", NULL)
-static UV_NOT_OFFERED(struct ibv_qp *, uv_open_qp, (struct ibv_context *c, struct ibv_qp_open_attr *a), "shared XRC QPs (ibv_open_qp)", NULL)
 static UV_NOT_OFFERED(struct ibv_rwq_ind_table *, uv_create_rwq_ind_table, (struct ibv_context *c, struct ibv_rwq_ind_table_init_attr *a),
 		     "RSS indirection tables (ibv_create_rwq_ind_table)", NULL)
 static UV_NOT_OFFERED(int, uv_modify_cq, (struct ibv_cq *cq, struct ibv_modify_cq_attr *a), "CQ moderation (ibv_modify_cq)", EOPNOTSUPP)
@@ -634,8 +632,9 @@ static void uv_fill_ops(struct uv_context *c)
 	v->create_cq_ex = uv_create_cq_ex_op;
 	v->create_srq_ex = uv_create_srq_ex_op;
 	v->get_srq_num = uv_get_srq_num;
-	v->open_xrcd = uv_open_xrcd;
-	v->open_qp = uv_open_qp;
+	v->open_xrcd = uv_open_xrcd_op;
+	v->close_xrcd = uv_close_xrcd_op;
+	v->open_qp = uv_open_qp_op;
 	v->alloc_dm = uv_alloc_dm;
 	v->ibv_create_flow = uv_create_flow;
 	v->create_wq = uv_create_wq;
@@ -784,7 +783,7 @@ UV_EXPORT int ibv_close_device(struct ibv_context *context)
 	 * keeps up, stays until the process exits: its objects remain valid, can still be
 	 * used and destroyed, and nothing is freed under them (docs/architecture.md,
 	 * "The verbs layer"). */
-	if (c->qps || c->cqs || c->srqs || c->npds || c->nahs || c->nchannels) {
+	if (c->qps || c->cqs || c->srqs || c->npds || c->nahs || c->nchannels || c->nxrcds || c->nopened) {
 		unsigned nq = 0, nc = 0, ns = 0;
 		for (struct uv_qp *q = c->qps; q; q = q->next)
 			nq++;

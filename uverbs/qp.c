@@ -34,6 +34,10 @@ int uv_post_send_op(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 					*bad = w;
 				return EINVAL;
 			}
+	} else if (__builtin_expect(qp->qp_type == IBV_QPT_XRC_RECV, 0)) {
+		if (bad)
+			*bad = wr;   /* an XRC target has no send queue (IBTA 14.2) */
+		return EINVAL;
 	}
 	return -mx5_post_send_mt(q->sq, wr, bad);   /* under the SQ's lock unless a hint */
 }
@@ -117,12 +121,20 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	if (uv_alloc_type_refused("MLX_QP_ALLOC_TYPE"))
 		return NULL;
 
-	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd)
+	/* An XRC target (IBV_QPT_XRC_RECV) has its XRC domain and nothing else: no PD, CQ
+	 * or queue (ibv_create_qp_ex(3); Linux ignores those for IB_QPT_XRC_TGT) */
+	bool tgt = a->qp_type == IBV_QPT_XRC_RECV;
+	if (!tgt && (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd))
 		return uv_null(EINVAL);
 	if (a->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
-				       IBV_QP_INIT_ATTR_CREATE_FLAGS)) {
-		uv_unsupported("ibv_create_qp_ex: XRC, TSO or RSS attributes");
+				       IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_XRCD)) {
+		uv_unsupported("ibv_create_qp_ex: TSO or RSS attributes");
 		return NULL;
+	}
+	struct ibv_xrcd *xrcd = (a->comp_mask & IBV_QP_INIT_ATTR_XRCD) ? a->xrcd : NULL;
+	if (tgt && (!xrcd || xrcd->context != c)) {
+		uv_log(UV_LOG_WARN, "ibv_create_qp_ex: an XRC_RECV QP needs an XRC domain of its context: EINVAL");
+		return uv_null(EINVAL);
 	}
 	/* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (ibv_create_qp_ex(3)) keeps the QP from receiving
 	 * its own multicast sends.  Linux's mlx5 accepts it on any QP type when the device
@@ -156,18 +168,28 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 		t = uc_as_rc ? MX5_QPT_RC : MX5_QPT_UC;
 		break;
 	case IBV_QPT_UD: t = MX5_QPT_UD; break;
+	case IBV_QPT_XRC_SEND: t = MX5_QPT_XRC_INI; break;
+	case IBV_QPT_XRC_RECV: t = MX5_QPT_XRC_TGT; break;
 	default:
-		uv_unsupported("QP type other than RC, UC and UD");
+		uv_unsupported("QP type other than RC, UC, UD, XRC_SEND and XRC_RECV");
 		return NULL;
 	}
-	if (!a->send_cq || !a->recv_cq || a->pd->context != c ||
-	    a->send_cq->context != c || a->recv_cq->context != c ||
-	    (a->srq && a->srq->context != c)) {
+	/* XRC: the initiator receives nothing (no receive CQ or SRQ needed), the target
+	 * has neither side (the XRC SRQs its requests name complete on their own CQs) */
+	bool xrc = t == MX5_QPT_XRC_INI || t == MX5_QPT_XRC_TGT;
+	if (xrc) {
+		ops = tgt ? 0 : ops;
+		if (!tgt && (!a->send_cq || a->pd->context != c || a->send_cq->context != c))
+			return uv_null(EINVAL);
+	} else if (!a->send_cq || !a->recv_cq || a->pd->context != c ||
+		   a->send_cq->context != c || a->recv_cq->context != c ||
+		   (a->srq && a->srq->context != c)) {
 		return uv_null(EINVAL);
 	}
-	if (a->cap.max_send_sge > UV_WR_MAX_SGE || a->cap.max_send_sge > d->info.max_sge ||
+	/* an XRC target's capabilities are not used (it has no queue): not checked */
+	if (!tgt && (a->cap.max_send_sge > UV_WR_MAX_SGE || a->cap.max_send_sge > d->info.max_sge ||
 	    a->cap.max_recv_sge > d->info.max_sge || a->cap.max_inline_data > d->info.max_inline_data ||
-	    a->cap.max_send_wr > d->info.max_qp_wr || a->cap.max_recv_wr > d->info.max_qp_wr) {
+	    a->cap.max_send_wr > d->info.max_qp_wr || a->cap.max_recv_wr > d->info.max_qp_wr)) {
 		uv_log(UV_LOG_WARN, "ibv_create_qp: capabilities beyond the device's (wr %u/%u of %u, "
 		       "sge %u/%u of %u, inline %u of %u): EINVAL", a->cap.max_send_wr,
 		       a->cap.max_recv_wr, d->info.max_qp_wr, a->cap.max_send_sge, a->cap.max_recv_sge,
@@ -179,10 +201,11 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 		return uv_null(ENOMEM);
 	struct mx5_qp_init_attr ia = {
 		.type = t,
-		.send_cq = ((struct uv_cq *)(void *)a->send_cq)->m,
-		.recv_cq = ((struct uv_cq *)(void *)a->recv_cq)->m,
-		.srq = a->srq ? uv_from(a->srq, struct uv_srq, srq)->m : NULL,
-		.cap = { .max_send_wr = a->cap.max_send_wr, .max_recv_wr = a->srq ? 0 : a->cap.max_recv_wr,
+		.send_cq = !tgt ? ((struct uv_cq *)(void *)a->send_cq)->m : NULL,
+		.recv_cq = !xrc ? ((struct uv_cq *)(void *)a->recv_cq)->m : NULL,
+		.srq = a->srq && !xrc ? uv_from(a->srq, struct uv_srq, srq)->m : NULL,
+		.xrcd = tgt ? uv_xrcd_of(xrcd)->m : NULL,
+		.cap = { .max_send_wr = a->cap.max_send_wr, .max_recv_wr = a->srq || xrc ? 0 : a->cap.max_recv_wr,
 			 .max_send_sge = a->cap.max_send_sge ? a->cap.max_send_sge : 1,
 			 .max_recv_sge = a->cap.max_recv_sge, .max_inline_data = a->cap.max_inline_data },
 		.sq_sig_all = a->sq_sig_all,
@@ -191,7 +214,7 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 			       (a->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB),
 	};
 	pthread_mutex_lock(&d->lock);
-	int rc = mx5_qp_create(uv_from(a->pd, struct uv_pd, pd)->m, &ia, &q->m);
+	int rc = mx5_qp_create(tgt ? NULL : uv_from(a->pd, struct uv_pd, pd)->m, &ia, &q->m);
 	if (!rc) {
 		struct mx5_qp_attr qa;
 		struct mx5_qp_init_attr gi;
@@ -214,6 +237,7 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 		plat_spin_init(&q->rq->lock, single);
 	q->max_inline = q->cap.max_inline_data;
 	q->uc_as_rc = uc_as_rc;
+	q->xrcd = tgt ? uv_xrcd_of(xrcd) : NULL;
 	q->ctx = uv_ctx(c);
 	q->next = q->ctx->qps;
 	q->ctx->qps = q;
@@ -226,9 +250,9 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	qp->context = c;
 	qp->qp_context = a->qp_context;
 	qp->pd = a->pd;
-	qp->send_cq = a->send_cq;
-	qp->recv_cq = a->recv_cq;
-	qp->srq = a->srq;
+	qp->send_cq = tgt ? NULL : a->send_cq;
+	qp->recv_cq = xrc ? NULL : a->recv_cq;
+	qp->srq = xrc ? NULL : a->srq;
 	qp->qp_num = mx5_qp_num(q->m);
 	qp->handle = qp->qp_num;
 	qp->state = IBV_QPS_RESET;
@@ -242,11 +266,11 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	}
 	uv_qp_ex_init(q, ops);
 	/* ibv_create_qp(3): the granted capabilities are returned in cap */
-	a->cap.max_send_wr = q->cap.max_send_wr;
-	a->cap.max_recv_wr = a->srq ? 0 : q->cap.max_recv_wr;
-	a->cap.max_send_sge = q->cap.max_send_sge < UV_WR_MAX_SGE ? q->cap.max_send_sge : UV_WR_MAX_SGE;
-	a->cap.max_recv_sge = a->srq ? 0 : q->cap.max_recv_sge;
-	a->cap.max_inline_data = q->cap.max_inline_data;
+	a->cap.max_send_wr = tgt ? 0 : q->cap.max_send_wr;
+	a->cap.max_recv_wr = a->srq || xrc ? 0 : q->cap.max_recv_wr;
+	a->cap.max_send_sge = tgt ? 0 : q->cap.max_send_sge < UV_WR_MAX_SGE ? q->cap.max_send_sge : UV_WR_MAX_SGE;
+	a->cap.max_recv_sge = a->srq || xrc ? 0 : q->cap.max_recv_sge;
+	a->cap.max_inline_data = tgt ? 0 : q->cap.max_inline_data;
 	return qp;
 }
 
@@ -428,11 +452,77 @@ UV_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr
 	return 0;
 }
 
+/* ibv_open_qp(3): another handle on an XRC_RECV QP of this process, found by number in
+ * its XRC domain (Linux ib_open_qp: the domain's target QPs; qp_type XRC_RECV only).
+ * The handle modifies and queries the QP itself; the QP is not destroyed while a handle
+ * is open (EBUSY, as Linux ib_destroy_qp_user refuses a QP whose usecnt is not 0).
+ * Asynchronous events go to the QP, not to its handles. */
+struct ibv_qp *uv_open_qp_op(struct ibv_context *c, struct ibv_qp_open_attr *a)
+{
+	const uint32_t need = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
+	if (!c || !a || (a->comp_mask & need) != need || (a->comp_mask & ~(need | IBV_QP_OPEN_ATTR_CONTEXT)) ||
+	    a->qp_type != IBV_QPT_XRC_RECV || !a->xrcd)
+		return uv_null(EINVAL);
+	struct uv_dev *d = uv_ctx_dev(c);
+	if (uv_ctx_dev(a->xrcd->context) != d)
+		return uv_null(EINVAL);
+	struct uv_qp *h = calloc(1, sizeof(*h));
+	if (!h)
+		return uv_null(ENOMEM);
+	pthread_mutex_lock(&d->lock);
+	struct uv_qp *o = NULL;
+	for (struct uv_context *x = d->ctxs; x && !o; x = x->next)
+		for (struct uv_qp *q = x->qps; q && !o; q = q->next)
+			if (q->xrcd == uv_xrcd_of(a->xrcd) && q->qpx.qp_base.qp_num == a->qp_num)
+				o = q;
+	if (o) {
+		o->opens++;
+		uv_ctx(c)->nopened++;
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (!o) {
+		free(h);
+		return uv_null(EINVAL);   /* Linux ib_open_qp: no such target QP */
+	}
+	h->m = o->m;
+	h->sq = o->sq;
+	h->ctx = uv_ctx(c);
+	h->opened_of = o;
+	h->xrcd = o->xrcd;
+	uv_qp_ex_init(h, 0);
+	struct ibv_qp *qp = &h->qpx.qp_base;
+	qp->context = c;
+	qp->qp_context = (a->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT) ? a->qp_context : NULL;
+	qp->qp_num = a->qp_num;
+	qp->handle = a->qp_num;
+	qp->state = o->qpx.qp_base.state;
+	qp->qp_type = IBV_QPT_XRC_RECV;
+	pthread_mutex_init(&qp->mutex, NULL);
+	pthread_cond_init(&qp->cond, NULL);
+	return qp;
+}
+
 UV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	if (!qp)
 		return EINVAL;
 	struct uv_qp *q = uv_qp_of(qp);
+	if (q->opened_of) {
+		/* a handle of ibv_open_qp: the QP stays */
+		struct uv_dev *d = uv_dev_lock(qp->context);
+		q->opened_of->opens--;
+		q->ctx->nopened--;
+		pthread_mutex_unlock(&d->lock);
+		pthread_mutex_destroy(&qp->mutex);
+		pthread_cond_destroy(&qp->cond);
+		free(q);
+		return 0;
+	}
+	if (__atomic_load_n(&q->opens, __ATOMIC_RELAXED)) {
+		uv_log(UV_LOG_WARN, "ibv_destroy_qp: XRC QP 0x%x still has %u handles of ibv_open_qp (EBUSY)",
+		       qp->qp_num, q->opens);
+		return EBUSY;
+	}
 	if (q->nmcast) {
 		/* Linux uverbs_free_qp: a QP still attached to a multicast group is not
 		 * destroyed (EBUSY) until the user detaches it */

@@ -206,11 +206,6 @@ static void uv_wr_atomic_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t radd
 	(void)rkey; (void)raddr; (void)v;
 	uv_wr_unsupported(x, "ibv_wr_atomic_write");
 }
-static void uv_wr_set_xrc_srqn(struct ibv_qp_ex *x, uint32_t srqn)
-{
-	(void)srqn;
-	uv_wr_unsupported(x, "ibv_wr_set_xrc_srqn");
-}
 
 /* ---- setters ---- */
 
@@ -236,6 +231,19 @@ static void uv_wr_set_ud_addr(struct ibv_qp_ex *x, struct ibv_ah *ah, uint32_t q
 	s->wr.wr.ud.ah = ah;
 	s->wr.wr.ud.remote_qpn = qpn;
 	s->wr.wr.ud.remote_qkey = qkey;
+}
+
+/* The remote XRC SRQ of the open WR (an XRC_SEND QP's; the WQE's XRC segment, wqe.h) */
+static void uv_wr_set_xrc_srqn(struct ibv_qp_ex *x, uint32_t srqn)
+{
+	struct uv_wr_stage *s = uv_wr_cur(x);
+	if (!s)
+		return;
+	if (x->qp_base.qp_type != IBV_QPT_XRC_SEND) {
+		uv_wr_fail(s, EINVAL);
+		return;
+	}
+	s->wr.qp_type.xrc.remote_srqn = srqn;
 }
 
 static void uv_wr_set_sge(struct ibv_qp_ex *x, uint32_t lkey, uint64_t addr, uint32_t length)

@@ -123,6 +123,9 @@ void uv_device_attr(struct uv_dev *d, struct ibv_device_attr *a)
 	a->max_qp_wr = (int)i->max_qp_wr;
 	a->device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_RC_RNR_NAK_GEN |
 			      IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_CHANGE_PHY_PORT;
+	/* Linux mlx5_ib_query_device: IB_DEVICE_XRC with cmd_hca_cap.xrc */
+	if (i->xrc)
+		a->device_cap_flags |= IBV_DEVICE_XRC;
 	a->max_sge = (int)i->max_sge;
 	a->max_sge_rd = (int)i->max_sge;
 	a->max_cq = (int)i->max_cq;

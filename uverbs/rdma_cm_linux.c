@@ -855,7 +855,9 @@ static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 			mad_send(a, peer_ip, d->last_reply);
 		return;
 	}
-	if (uv_cma_hdr_get(m->pd, m->pd_len, &h) || gid_ipv4(m->local_gid, &sip) || m->transport != 0) {
+	/* RC, or XRC (transport 3, extended type 1: an XRC_SEND initiator; IBTA 14.2) */
+	bool xrc = m->transport == UV_CM_TRANSPORT_EXT && m->ext_transport == UV_CM_EXT_TRANSPORT_XRC;
+	if (uv_cma_hdr_get(m->pd, m->pd_len, &h) || gid_ipv4(m->local_gid, &sip) || (m->transport != 0 && !xrc)) {
 		atomic_fetch_add(&rcm_bad, 1);
 		return;
 	}
@@ -876,6 +878,15 @@ static void on_req(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 		uv_log(UV_LOG_INFO, "rdma_cm: REQ for service ID 0x%016llx from %u.%u.%u.%u: no listener, REJ",
 		       (unsigned long long)m->service_id, RCM_IP4_ARGS(peer_ip));
 		reject_unmatched(a, peer_ip, m, UV_CM_REJ_INVALID_SERVICE_ID);
+		return;
+	}
+	/* the listener's QP type must be the one the REQ asks for: an XRC REQ reaches
+	 * XRC_RECV listeners (RDMA_PS_IB), an RC one the others (Linux cma.c
+	 * cma_check_req_qp_type; the REQ is refused otherwise) */
+	if (xrc != (l->qp_type == IBV_QPT_XRC_RECV)) {
+		uv_log(UV_LOG_INFO, "rdma_cm: %s REQ for service ID 0x%016llx: the listener's QP type is %u, REJ",
+		       xrc ? "XRC" : "RC", (unsigned long long)m->service_id, l->qp_type);
+		reject_unmatched(a, peer_ip, m, UV_CM_REJ_CONSUMER_DEFINED);
 		return;
 	}
 	struct rcm_id *id = id_new(l->ch);
@@ -1024,7 +1035,9 @@ static void on_msg(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 			return;
 		id->mad_armed = false;
 		id->rcomm = m->local_comm_id;
-		id->rqpn = m->qpn;
+		/* an XRC target's QPN is in the REP's local EE context number (Linux cm.c
+		 * cm_rep_get_qpn for IB_QPT_XRC_INI) */
+		id->rqpn = id->qp_type == IBV_QPT_XRC_SEND ? m->eecn : m->qpn;
 		id->rpsn = m->psn;
 		/* Linux cm.c cm_rep_handler: our responder resources are the peer's
 		 * initiator depth, our initiator depth its responder resources */
@@ -1383,8 +1396,11 @@ static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_q
 		if (id->rr)
 			q->qp_access_flags |= IBV_ACCESS_REMOTE_ATOMIC;
 	} else if (state == IBV_QPS_RTR) {
-		q->qp_attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		q->qp_attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+		/* responder attributes for the QPs that respond: not an XRC initiator
+		 * (Linux cm.c cm_init_qp_rtr_attr: IB_QPT_RC and IB_QPT_XRC_TGT) */
+		if (id->qp_type != IBV_QPT_XRC_SEND)
+			q->qp_attr_mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		q->path_mtu = id->mtu ? id->mtu : 3;
 		q->dest_qp_num = id->rqpn;
 		q->rq_psn = id->lpsn;
@@ -1406,6 +1422,10 @@ static void fill_init_attr(struct rcm_id *id, uint32_t state, struct ib_uverbs_q
 	} else if (state == IBV_QPS_RTS) {
 		q->qp_attr_mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 				  IBV_QP_MAX_QP_RD_ATOMIC;
+		/* an XRC target sends nothing but responses: the ACK timeout only (Linux
+		 * cm.c cm_init_qp_rts_attr, IB_QPT_XRC_TGT) */
+		if (id->qp_type == IBV_QPT_XRC_RECV)
+			q->qp_attr_mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN;
 		q->timeout = 14;   /* Linux cma CMA_IBOE_PACKET_LIFETIME 16 - 2 */
 		if (id->ack_timeout_set)   /* Linux cma.c rdma_init_qp_attr: timeout_set */
 			q->timeout = id->ack_timeout;
@@ -1468,6 +1488,16 @@ static int cmd_connect(struct rcm_id *id, const struct rdma_ucm_connect *c)
 		.flow_control = p->flow_control, .srq = p->srq, .mtu = id->mtu, .pkey = 0xffff,
 		.hop_limit = 64, .ack_timeout = 14,
 	};
+	/* XRC (Linux cm.c cm_req_set_qp_type, cm_format_req): transport 3, extended type
+	 * XRC; an initiator has no responder resources, retries or SRQ to announce */
+	if (id->qp_type == IBV_QPT_XRC_SEND) {
+		m.transport = UV_CM_TRANSPORT_EXT;
+		m.ext_transport = UV_CM_EXT_TRANSPORT_XRC;
+		m.responder_resources = 0;
+		m.retry_count = 0;
+		m.rnr_retry_count = 0;
+		m.srq = 0;
+	}
 	memcpy(m.local_gid, id->ag->gid, 16);
 	ip_gid(ntohl(id->dst.sin_addr.s_addr), m.remote_gid);
 	struct uv_cma_hdr h = { .src_port = ntohs(id->src.sin_port), .src_ip = id->ag->ip,
@@ -1521,6 +1551,15 @@ static int cmd_accept(struct rcm_id *id, const struct rdma_ucm_accept *c)
 		.flow_control = p->flow_control, .rnr_retry_count = p->rnr_retry_count, .srq = p->srq,
 		.ca_guid = be64toh(id->ag->guid),
 	};
+	/* an XRC target answers with its QPN as the local EE context number, SRQ set,
+	 * and no initiator depth or flow control (Linux cm.c cm_format_rep) */
+	if (id->qp_type == IBV_QPT_XRC_RECV) {
+		m.qpn = 0;
+		m.eecn = p->qp_num;
+		m.srq = 1;
+		m.initiator_depth = 0;
+		m.flow_control = 0;
+	}
 	memcpy(m.pd, p->private_data, p->private_data_len);
 	m.pd_len = p->private_data_len;
 	id->state = ST_REP_SENT;

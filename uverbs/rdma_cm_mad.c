@@ -93,7 +93,7 @@ int uv_cm_mad_encode(const struct uv_cm_msg *m, uint8_t out[UV_MAD_LEN])
 		d[47] = (uint8_t)((m->local_cm_timeout & 0x1f) << 3 | (m->retry_count & 7));
 		put16(d + 48, m->pkey);
 		d[50] = (uint8_t)((m->mtu & 0xf) << 4 | (m->rnr_retry_count & 7));
-		d[51] = (uint8_t)((m->max_cm_retries & 0xf) << 4 | (m->srq & 1) << 3);
+		d[51] = (uint8_t)((m->max_cm_retries & 0xf) << 4 | (m->srq & 1) << 3 | (m->ext_transport & 7));
 		/* primary path: LIDs 0xffff (permissive) on RoCE as Linux cm.c sends them */
 		put16(d + 52, 0xffff);
 		put16(d + 54, 0xffff);
@@ -110,6 +110,7 @@ int uv_cm_mad_encode(const struct uv_cm_msg *m, uint8_t out[UV_MAD_LEN])
 		put32(d + 4, m->remote_comm_id);
 		put32(d + 8, m->qkey);
 		put24(d + 12, m->qpn);
+		put24(d + 16, m->eecn);   /* Linux cm.c cm_format_rep: an XRC target's QPN */
 		put24(d + 20, m->psn);
 		d[24] = m->responder_resources;
 		d[25] = m->initiator_depth;
@@ -187,19 +188,23 @@ int uv_cm_mad_decode(const uint8_t *mad, size_t len, struct uv_cm_msg *m)
 		m->rnr_retry_count = d[50] & 7;
 		m->max_cm_retries = d[51] >> 4;
 		m->srq = (d[51] >> 3) & 1;
+		m->ext_transport = d[51] & 7;
 		memcpy(m->local_gid, d + 56, 16);
 		memcpy(m->remote_gid, d + 72, 16);
 		m->traffic_class = d[92];
 		m->hop_limit = d[93];
 		m->ack_timeout = d[95] >> 3;
-		/* IBTA 12.6.5: the path MTU is 1..5; RC and UC only (RD is not offered) */
-		if (m->mtu < 1 || m->mtu > 5 || m->transport > 1)
+		/* IBTA 12.6.5: the path MTU is 1..5; RC, UC and XRC (RD is not offered;
+		 * Linux cm.c cm_req_get_qp_type knows no other extended type) */
+		if (m->mtu < 1 || m->mtu > 5 || m->transport == 2 ||
+		    (m->transport == UV_CM_TRANSPORT_EXT && m->ext_transport != UV_CM_EXT_TRANSPORT_XRC))
 			return -EPROTO;
 		break;
 	case UV_CM_REP:
 		m->remote_comm_id = get32(d + 4);
 		m->qkey = get32(d + 8);
 		m->qpn = get24(d + 12);
+		m->eecn = get24(d + 16);
 		m->psn = get24(d + 20);
 		m->responder_resources = d[24];
 		m->initiator_depth = d[25];

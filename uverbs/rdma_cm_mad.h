@@ -38,6 +38,10 @@ enum uv_cm_attr {
 #define UV_CM_SIDR_REQ_PD 216   /* table 119 */
 #define UV_CM_SIDR_REP_PD 136   /* table 120 */
 
+/* REQ transport service type 3 with extended transport type 1: XRC (IBTA 12.6.5
+ * table 106 / 14.2; Linux cm.c cm_req_set_qp_type) */
+#define UV_CM_TRANSPORT_EXT 3
+#define UV_CM_EXT_TRANSPORT_XRC 1
 /* REJ reasons used here (IBTA table 109) */
 enum { UV_CM_REJ_TIMEOUT = 1, UV_CM_REJ_INVALID_SERVICE_ID = 8, UV_CM_REJ_CONSUMER_DEFINED = 28 };
 /* SIDR_REP status (IBTA table 121) */
@@ -58,7 +62,9 @@ struct uv_cm_msg {
 	uint8_t responder_resources, initiator_depth;
 	uint8_t remote_cm_timeout, local_cm_timeout; /* 4.096 us * 2^t (IBTA 12.6.5) */
 	uint8_t retry_count, rnr_retry_count, max_cm_retries;
-	uint8_t transport;         /* REQ transport service type: 0 RC, 1 UC */
+	uint8_t transport;         /* REQ transport service type: 0 RC, 1 UC, 3 extended */
+	uint8_t ext_transport;     /* REQ extended transport type (transport 3): 1 XRC */
+	uint32_t eecn;             /* REP local EE context number: an XRC target's QPN */
 	uint8_t flow_control, srq;
 	uint8_t mtu;               /* path MTU, IBTA enum (1 = 256 ... 5 = 4096) */
 	uint8_t ack_timeout, hop_limit, traffic_class;

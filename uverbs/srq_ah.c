@@ -20,7 +20,9 @@ int uv_post_srq_recv_op(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_
 	return -rc;
 }
 
-static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct ibv_srq_attr *attr)
+/* xrcd and cq: an XRC SRQ (ibv_create_srq_ex IBV_SRQT_XRC), else NULL. */
+static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct ibv_srq_attr *attr,
+				  struct ibv_xrcd *xrcd, struct ibv_cq *cq)
 {
 	struct uv_dev *d = uv_ctx_dev(pd->context);
 	if (uv_alloc_type_refused("MLX_SRQ_ALLOC_TYPE"))
@@ -37,7 +39,9 @@ static struct ibv_srq *uv_srq_new(struct ibv_pd *pd, void *srq_context, struct i
 	struct mx5_srq_attr a = { .max_wr = max_wr, .max_sge = attr->max_sge ? attr->max_sge : 1,
 				  .srq_limit = attr->srq_limit };
 	pthread_mutex_lock(&d->lock);
-	int rc = mx5_srq_create(uv_from(pd, struct uv_pd, pd)->m, NULL, &a, &s->m);
+	int rc = xrcd ? mx5_xrc_srq_create(uv_from(pd, struct uv_pd, pd)->m, uv_xrcd_of(xrcd)->m,
+					   ((struct uv_cq *)(void *)cq)->m, &a, &s->m)
+		      : mx5_srq_create(uv_from(pd, struct uv_pd, pd)->m, NULL, &a, &s->m);
 	if (rc)
 		return uv_create_fail(d, rc, "ibv_create_srq", s);
 	mx5_srq_query(s->m, &a);
@@ -67,20 +71,28 @@ UV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_
 {
 	if (!pd || !init)
 		return uv_null(EINVAL);
-	return uv_srq_new(pd, init->srq_context, &init->attr);
+	return uv_srq_new(pd, init->srq_context, &init->attr, NULL, NULL);
 }
 
 struct ibv_srq *uv_create_srq_ex_op(struct ibv_context *c, struct ibv_srq_init_attr_ex *a)
 {
 	if (!c || !a)
 		return uv_null(EINVAL);
-	if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type != IBV_SRQT_BASIC) {
-		uv_unsupported("XRC and tag-matching SRQs");
+	bool xrc = (a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type == IBV_SRQT_XRC;
+	if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type != IBV_SRQT_BASIC && !xrc) {
+		uv_unsupported("tag-matching SRQs");
 		return NULL;
 	}
 	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a->pd || a->pd->context != c)
 		return uv_null(EINVAL);
-	return uv_srq_new(a->pd, a->srq_context, &a->attr);
+	/* An XRC SRQ needs its domain and the CQ its completions go to, both of this
+	 * context (Linux uverbs_cmd.c __uverbs_create_xsrq: EINVAL without them) */
+	if (xrc && (!(a->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !a->xrcd || a->xrcd->context != c ||
+		    !(a->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !a->cq || a->cq->context != c)) {
+		uv_log(UV_LOG_WARN, "ibv_create_srq_ex: an XRC SRQ needs an XRC domain and a CQ of its context: EINVAL");
+		return uv_null(EINVAL);
+	}
+	return uv_srq_new(a->pd, a->srq_context, &a->attr, xrc ? a->xrcd : NULL, xrc ? a->cq : NULL);
 }
 
 UV_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)

@@ -104,6 +104,7 @@ struct uv_dev {
 	unsigned index;
 	pthread_mutex_t lock;         /* serialises hw/mlx5 control calls and EQ service */
 	struct mx5_device *mx5;       /* brought up while contexts are open */
+	struct uv_xrcd *xrcds;        /* XRC domains open on it (xrc.c; under lock) */
 	pid_t up_pid;                 /* the process that brought mx5 up (uv_dev_up) */
 	unsigned nctx;
 	struct uv_context *ctxs;
@@ -170,7 +171,7 @@ struct uv_context {
 	struct uv_srq *srqs;
 	/* the other objects made from this context, so that ibv_close_device can refuse
 	 * while any is open (device.c; under dev->lock) */
-	unsigned npds, nahs, nchannels;
+	unsigned npds, nahs, nchannels, nxrcds, nopened;
 	bool closed;     /* ibv_close_device called with objects open: kept until exit */
 	pid_t pid;       /* the process that opened it: a fork child's copy is its parent's */
 };
@@ -218,6 +219,22 @@ struct uv_cq {
 	unsigned comp_reported;       /* completion events handed out naming it (events.c) */
 };
 
+/* An XRC domain (xrc.c). */
+struct uv_xrcd {
+	struct ibv_xrcd xrcd;
+	struct mx5_xrcd *m;
+	struct uv_context *ctx;       /* the context that made it */
+	struct uv_xrcd *next;         /* on its device's list (under dev->lock) */
+	unsigned opens;               /* ibv_open_xrcd calls not yet closed */
+	bool named;                   /* opened through a file: ino_dev/ino name it */
+	dev_t ino_dev;
+	ino_t ino;
+};
+static inline struct uv_xrcd *uv_xrcd_of(struct ibv_xrcd *x)
+{
+	return (struct uv_xrcd *)(void *)x;
+}
+
 struct uv_srq {
 	struct ibv_srq srq;
 	struct mx5_srq *m;
@@ -262,6 +279,11 @@ struct uv_qp {
 	uint32_t max_inline;
 	struct uv_wr_stage st;
 	bool uc_as_rc;                /* a UC QP carried as RC (Apple's delivery; qp.c) */
+	struct uv_xrcd *xrcd;         /* an XRC_RECV QP's domain */
+	/* ibv_open_qp(3): a handle on an XRC_RECV QP stands for `opened_of` (it is on no
+	 * list; m is the QP's); the QP counts its handles in `opens` (under dev->lock) */
+	struct uv_qp *opened_of;
+	unsigned opens;
 	unsigned async_reported;      /* async events handed out naming it (events.c) */
 	/* the multicast groups it is attached to (qp.c, as Linux uverbs' mcast_list) */
 	uint8_t (*mcast)[16];
@@ -376,6 +398,9 @@ int uv_post_send_op(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 int uv_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 void uv_qp_ex_init(struct uv_qp *q, uint64_t send_ops);
 struct ibv_srq *uv_create_srq_ex_op(struct ibv_context *c, struct ibv_srq_init_attr_ex *a);
+struct ibv_xrcd *uv_open_xrcd_op(struct ibv_context *c, struct ibv_xrcd_init_attr *a);
+struct ibv_qp *uv_open_qp_op(struct ibv_context *c, struct ibv_qp_open_attr *a);
+int uv_close_xrcd_op(struct ibv_xrcd *xrcd);
 int uv_post_srq_recv_op(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
 /* domain.c: thread and parent domains, the single-thread hints */

@@ -39,6 +39,22 @@ static uint32_t rcv_cqn(struct emu_tp *tp, const struct emu_qp *qp)
 	return s ? s->cqn : qp->cqn_rcv;
 }
 
+/* The PD the responder checks keys against (receive scatter lists, RDMA and atomic
+ * rkeys, SEND with invalidate): an XRC target QP's is that of the XRC SRQ the request
+ * names (xrc_srqc.pd; IBTA 14.2: an XRC target has no PD of its own, the XRCETH's SRQ
+ * gives it).  The target's qpc.pd is one Linux picks for every target (qp.c
+ * create_xrc_tgt_qp: devr->p0) while the memory is registered in the SRQ's PD by its
+ * user (ibv_xsrq_pingpong, librdmacm's rdma_xserver, rdma-core's XRC atomic tests). */
+static uint32_t rcv_pdn(struct emu_tp *tp, const struct emu_qp *qp)
+{
+	const struct emu_srq *s;
+
+	if (qp->st != EMU_QP_ST_XRC)
+		return qp->pdn;
+	s = emu_obj_get(tp->d, EMU_OBJ_SRQ, qp->eng.xrc_srqn);
+	return s ? s->pdn : qp->pdn;
+}
+
 /* A response opcode in the QP's own service: XRC's are RC's moved to 0xa0 (IBTA 9.2.1). */
 static uint8_t resp_op(const struct emu_qp *qp, uint8_t rc_op)
 {
@@ -165,7 +181,8 @@ static void resp_error_at(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn, un
 					   .srqn = qp->rq_type == EMU_RQ_SRQ ? emu_qp_rq_srqn(qp) : 0 };
 
 		emu_cqe_post(tp, rcv_cqn(tp, qp), &ci);
-		emu_rq_consume(tp->d, qp);
+		if (qp->rq_type != EMU_RQ_SRQ)   /* an SRQ's went at the first packet (need_rwqe) */
+			emu_rq_consume(tp->d, qp);
 		tq->rwqe_valid = false;
 	}
 	emu_log(tp->d, EMU_LOG_INFO, "QP 0x%x: responder error, NAK code %u; QP to error", qp->qpn, nak_code);
@@ -211,7 +228,7 @@ static void read_responses(struct emu_tp *tp, struct emu_tq *tq, const struct em
 	/* only FIRST, LAST and ONLY carry an AETH; one credit count serves them all */
 	uint8_t syndrome = ack_syndrome(tp, tq);
 	/* a READ of several packets is read ahead as a request's payload is (sq_engine.c) */
-	struct emu_payload_src src = { .pdn = qp->pdn, .rkey = r->rkey, .va = va };
+	struct emu_payload_src src = { .pdn = rcv_pdn(tp, qp), .rkey = r->rkey, .va = va };
 	uint64_t key = ++tp->stage_keys;
 
 	for (uint32_t k = 0; k < n; k++) {
@@ -338,6 +355,12 @@ static bool need_rwqe(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 	}
 	tq->rwqe_valid = true;
 	tq->rcv_off = 0;
+	/* A WQE of an SRQ is the QP's from the message's first packet on: the SRQ's next
+	 * QP must not take the same one while this message is still arriving (several QPs
+	 * -- ibv_xsrq_pingpong's XRC targets, one per client -- receive multi-packet SENDs
+	 * into one SRQ at once).  A QP's own receive queue moves at the last packet. */
+	if (tq->qp->rq_type == EMU_RQ_SRQ)
+		emu_rq_consume(tp->d, tq->qp);
 	return true;
 }
 
@@ -350,7 +373,8 @@ static void recv_complete(struct emu_tp *tp, struct emu_tq *tq, uint8_t opcode, 
 				   .srqn = qp->rq_type == EMU_RQ_SRQ ? emu_qp_rq_srqn(qp) : 0 };
 
 	emu_cqe_post(tp, rcv_cqn(tp, qp), &ci);
-	emu_rq_consume(tp->d, qp);
+	if (qp->rq_type != EMU_RQ_SRQ)   /* an SRQ's went at the first packet (need_rwqe) */
+		emu_rq_consume(tp->d, qp);
 	tq->rwqe_valid = false;
 }
 
@@ -359,7 +383,7 @@ static void invalidate(struct emu_tp *tp, struct emu_tq *tq, uint32_t rkey)
 {
 	struct emu_mkey *mk = emu_obj_get(tp->d, EMU_OBJ_MKEY, rkey >> 8);
 
-	if (mk && mk->variant == (rkey & 0xff) && emu_mkey_remote_inval_ok(mk) && mk->pdn == tq->qp->pdn)
+	if (mk && mk->variant == (rkey & 0xff) && emu_mkey_remote_inval_ok(mk) && mk->pdn == rcv_pdn(tp, tq->qp))
 		mk->free = true;
 }
 
@@ -380,7 +404,8 @@ static void exec_send(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roc
 		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_LOCAL_LENGTH_ERR, PRM_EVENT_WQ_INVAL_REQ_ERROR);
 		return;
 	}
-	rc = emu_sgl_write(tp->d, qp->pdn, tq->rwqe.sge, tq->rwqe.nsge, tq->rcv_off, p->payload, p->payload_len);
+	rc = emu_sgl_write(tp->d, rcv_pdn(tp, qp), tq->rwqe.sge, tq->rwqe.nsge, tq->rcv_off, p->payload,
+			   p->payload_len);
 	if (rc) {
 		resp_error(tp, tq, EMU_AETH_NAK_REM_OP, PRM_CQE_SYND_LOCAL_PROT_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
 		return;
@@ -414,7 +439,7 @@ static bool zero_length_ok(const struct emu_roce_pkt *p)
 static bool reth_access_ok(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *p, unsigned acc)
 {
 	if (zero_length_ok(p) ||
-	    !emu_rkey_check(tp->d, tq->qp->pdn, p->h.reth.rkey, acc, p->h.reth.va, p->h.reth.dlen))
+	    !emu_rkey_check(tp->d, rcv_pdn(tp, tq->qp), p->h.reth.rkey, acc, p->h.reth.va, p->h.reth.dlen))
 		return true;
 	resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
 	return false;
@@ -447,7 +472,7 @@ static void exec_write(struct emu_tp *tp, struct emu_tq *tq, const struct emu_ro
 		resp_error(tp, tq, EMU_AETH_NAK_INV_REQ, PRM_CQE_SYND_REMOTE_INVAL_REQ_ERR, PRM_EVENT_WQ_INVAL_REQ_ERROR);
 		return;
 	}
-	if (p->payload_len && emu_rkey_access(tp->d, qp->pdn, tq->wr_rkey, EMU_MKEY_ACC_RW, tq->wr_va,
+	if (p->payload_len && emu_rkey_access(tp->d, rcv_pdn(tp, qp), tq->wr_rkey, EMU_MKEY_ACC_RW, tq->wr_va,
 					      (void *)(uintptr_t)p->payload, p->payload_len, true)) {
 		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
 		return;
@@ -499,7 +524,7 @@ static void exec_atomic(struct emu_tp *tp, struct emu_tq *tq, const struct emu_r
 	}
 	if (!qp_allows(tp, tq, qp->rae))
 		return;
-	if (emu_rkey_access(tp->d, qp->pdn, p->h.atomic.rkey, EMU_MKEY_ACC_ATOMIC, p->h.atomic.va, v, 8, false)) {
+	if (emu_rkey_access(tp->d, rcv_pdn(tp, qp), p->h.atomic.rkey, EMU_MKEY_ACC_ATOMIC, p->h.atomic.va, v, 8, false)) {
 		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
 		return;
 	}
@@ -507,7 +532,8 @@ static void exec_atomic(struct emu_tp *tp, struct emu_tq *tq, const struct emu_r
 		memcpy(&orig, v, 8);
 	else
 		orig = emu_be64_get(v);
-	if (p->h.bth.opcode == EMU_ROCE_RC_CMP_SWAP)
+	/* XRC's CMP_SWAP is RC's moved to 0xa0 (IBTA 9.2.1, resp_op) */
+	if ((p->h.bth.opcode & 0x1f) == EMU_ROCE_RC_CMP_SWAP)
 		nv = orig == p->h.atomic.compare ? p->h.atomic.swap_add : orig;
 	else
 		nv = orig + p->h.atomic.swap_add;
@@ -515,7 +541,7 @@ static void exec_atomic(struct emu_tp *tp, struct emu_tq *tq, const struct emu_r
 		memcpy(v, &nv, 8);
 	else
 		emu_be64_put(v, nv);
-	if (nv != orig && emu_rkey_access(tp->d, qp->pdn, p->h.atomic.rkey, EMU_MKEY_ACC_ATOMIC, p->h.atomic.va, v, 8,
+	if (nv != orig && emu_rkey_access(tp->d, rcv_pdn(tp, qp), p->h.atomic.rkey, EMU_MKEY_ACC_ATOMIC, p->h.atomic.va, v, 8,
 					  true)) {
 		resp_error(tp, tq, EMU_AETH_NAK_REM_ACCESS, PRM_CQE_SYND_REMOTE_ACCESS_ERR, PRM_EVENT_WQ_ACCESS_ERROR);
 		return;

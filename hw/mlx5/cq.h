@@ -24,6 +24,16 @@ struct mx5_wq_table {
 	struct mx5_wq_ref *dir[MX5_WQ_TABLE_SIZE];
 };
 
+/* An XRC SRQ completing on a CQ.  Its receive CQEs name the XRC target QP that took
+ * the request, a QP this CQ does not know; the CQE's srqn names the SRQ (rdma-core
+ * providers/mlx5/cq.c looks the SRQ up by srqn the same way).  The CQ's chain of them
+ * is changed under the ring's lock (control plane). */
+struct mx5_xrc_ref {
+	struct mx5_wq_ref ref;    /* .srq and .rcq only */
+	uint32_t srqn;
+	struct mx5_xrc_ref *next;
+};
+
 struct mx5_cq_ring {
 	uint8_t *buf;             /* cqe_cnt entries of 64 bytes */
 	uint32_t cqe_cnt;         /* power of two */
@@ -37,6 +47,7 @@ struct mx5_cq_ring {
 	struct mx5_wq_table *wqs; /* QPN -> queues of the QPs completing here */
 	uint32_t last_qpn;        /* one-entry cache in front of wqs */
 	struct mx5_wq_ref *last;
+	struct mx5_xrc_ref *xrc;  /* XRC SRQs completing here (usually none) */
 	/* Device fatal (cold; docs/architecture.md, "Bring-up, teardown, pages, health": every queue fails with flush errors).
 	 * The health watch sets flushing; a poll that then finds no CQE completes the
 	 * outstanding WQEs of the queues in wqs with WR_FLUSH_ERR (mx5_cq_flush_one). */

@@ -34,6 +34,9 @@ int mx5_sq_init(struct mx5_sq *sq, const struct mx5_sq_attr *a)
 		return -EINVAL;
 	switch (a->qp_type) {
 	case IBV_QPT_RC: op_mask = MX5_OPS_RC; base_ds = 1 + 2; break;   /* ctrl raddr atomic */
+	/* ctrl, XRC (the remote SRQ: rdma-core providers/mlx5/qp.c struct mlx5_wqe_xrc_seg
+	 * after the control segment for IBV_QPT_XRC_SEND), then RC's */
+	case IBV_QPT_XRC_SEND: op_mask = MX5_OPS_RC; base_ds = 1 + 1 + 2; break;
 	case IBV_QPT_UC: op_mask = MX5_OPS_UC; base_ds = 1 + 1; break;
 	case IBV_QPT_UD: op_mask = MX5_OPS_UD; base_ds = 1 + MX5_AV_SIZE / 16; break;
 	default: return -EINVAL;
@@ -54,6 +57,7 @@ int mx5_sq_init(struct mx5_sq *sq, const struct mx5_sq_attr *a)
 	sq->max_inline = a->max_inline;
 	sq->max_sge = a->max_sge;
 	sq->is_ud = a->qp_type == IBV_QPT_UD;
+	sq->is_xrc = a->qp_type == IBV_QPT_XRC_SEND;
 	sq->av_offset = a->av_offset;
 	sq->wrid = a->wrid;
 	sq->wqe_next = a->wqe_next;
@@ -75,7 +79,7 @@ int mx5_sq_init(struct mx5_sq *sq, const struct mx5_sq_attr *a)
 	for (unsigned op = 0; op < MX5_WR_OPS_LEN; op++) {
 		const struct mx5_wr_op *o = &mx5_wr_ops[op];
 		sq->op_ds[op] = !((op_mask >> op) & 1u) ? 0
-				: (uint8_t)(1u + o->raddr + (o->atomic != 0) +
+				: (uint8_t)(1u + sq->is_xrc + o->raddr + (o->atomic != 0) +
 					    (sq->is_ud ? MX5_AV_SIZE / 16 : 0));
 		sq->op_seg[op] = sq->is_ud ? MX5_SEG_DGRAM
 				 : o->atomic == 1 ? MX5_SEG_ATOMIC_CS
@@ -366,6 +370,12 @@ int mx5_cq_flush_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 		}
 		qpn++;
 	}
+	/* then the XRC SRQs completing here: no QP of this CQ holds their WQEs (cq.h),
+	 * so they report with QP number 0 */
+	for (struct mx5_xrc_ref *x = cq->xrc; x; x = x->next) {
+		if (mx5_flush_ref(cq, &x->ref, 0, wc))
+			return 1;
+	}
 	cq->flush_qpn = 0;
 	return 0;
 }
@@ -407,6 +417,22 @@ int mx5_poll_cq_locked(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
 	if (rc > 0 && shim_wants_poll_found(cq->bar))
 		mx5_poll_found(cq, wc, rc);
 	return rc;
+}
+
+struct mx5_wq_ref *mx5_cq_lookup_xrc(struct mx5_cq_ring *cq, const uint8_t *cqe, unsigned opcode)
+{
+	struct mx5_xrc_ref *x;
+	uint32_t srqn;
+
+	if (opcode != PRM_CQE_RESP_SEND && opcode != PRM_CQE_RESP_SEND_IMM && opcode != PRM_CQE_RESP_SEND_INV &&
+	    opcode != PRM_CQE_RESP_WR_IMM && opcode != PRM_CQE_RESP_ERR)
+		return NULL;
+	/* err_cqe.srqn sits where cqe64.srqn does (layouts/wqe.def) */
+	srqn = (uint32_t)PRM_GET(cqe64, cqe, srqn);
+	for (x = cq->xrc; x; x = x->next)
+		if (x->srqn == srqn)
+			return &x->ref;
+	return NULL;
 }
 
 uint64_t mx5_srq_complete_locked(struct mx5_srq_ring *srq, uint32_t wqe_counter)

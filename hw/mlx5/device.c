@@ -262,6 +262,7 @@ int mx5_device_open_attr(const char *uri, const struct mx5_open_attr *attr,
 	plat_list_init(&dev->cqs);
 	plat_list_init(&dev->qps);
 	plat_list_init(&dev->srqs);
+	plat_list_init(&dev->xrcds);
 
 	char serr[SHIM_ERR_LEN] = "";
 	int rc = shim_open(uri, &dev->shim, serr, sizeof(serr));
@@ -455,6 +456,8 @@ int mx5_device_query(struct mx5_device *dev, struct mx5_device_info *in)
 	in->max_mr_size = MX5_CAP_GEN(dev, log_max_mrw_sz) >= 64 ? UINT64_MAX
 			  : (1ull << MX5_CAP_GEN(dev, log_max_mrw_sz));
 	in->atomic = mx5_atomic_usable(dev);
+	/* a device daemon's clients get no XRC (its policy refuses ALLOC_XRCD) */
+	in->xrc = MX5_CAP_GEN(dev, xrc) && !dev->remote;
 	in->local_ca_ack_delay = (uint16_t)MX5_CAP_GEN(dev, local_ca_ack_delay);
 	in->log_max_msg = (uint8_t)MX5_CAP_GEN(dev, log_max_msg);
 	return 0;

@@ -39,6 +39,7 @@ struct mx5_mr;
 struct mx5_cq;
 struct mx5_qp;
 struct mx5_srq;
+struct mx5_xrcd;
 
 /* ------------------------------------------------------------------ device */
 
@@ -141,6 +142,7 @@ struct mx5_device_info {
 	uint64_t max_mr_size;
 	uint32_t num_comp_vectors;
 	int atomic;                  /* 8-byte compare-swap and fetch-add on RC, host order */
+	int xrc;                     /* XRC offered (cmd_hca_cap.xrc; not through a device daemon) */
 	uint16_t local_ca_ack_delay;
 	uint8_t log_max_msg;         /* cmd_hca_cap.log_max_msg: largest message, log2 bytes */
 	/* From QUERY_ADAPTER (PRM query_adapter_param_block), asked once per device; 0 and
@@ -352,6 +354,15 @@ int mx5_cq_flushed(const struct mx5_cq *cq);
 /* Datapath state (hw/mlx5 poll.h) of this CQ. */
 void *mx5_cq_state(struct mx5_cq *cq);
 
+/* ------------------------------------------------------------------ XRC domains */
+
+/* An XRC domain (PRM ALLOC_XRCD 0x80e / DEALLOC_XRCD 0x80f; IBTA 14.2 "XRC"): XRC
+ * SRQs and XRC target QPs of one domain serve each other.  Freeing one that SRQs or
+ * QPs still use is -EBUSY. */
+int mx5_xrcd_alloc(struct mx5_device *dev, struct mx5_xrcd **out);
+int mx5_xrcd_free(struct mx5_xrcd *xrcd);
+uint32_t mx5_xrcd_num(const struct mx5_xrcd *xrcd);
+
 /* ------------------------------------------------------------------ SRQ */
 
 struct mx5_srq_attr {
@@ -368,12 +379,22 @@ int mx5_srq_arm(struct mx5_srq *srq, uint32_t limit);
 /* The device's armed limit (QUERY_RMP): 0 once the SRQ_LIMIT event fired. */
 int mx5_srq_query_limit(struct mx5_srq *srq, uint32_t *limit);
 uint32_t mx5_srq_num(const struct mx5_srq *srq);
+/* An XRC SRQ (PRM CREATE_XRC_SRQ 0x705, xrc_srqc): in XRC domain xrcd, its receive
+ * completions on cq (required: an XRC SRQ completes on its own CQ, not its QPs'),
+ * taking the requests an XRC target QP of the same domain receives for its number.
+ * mx5_srq_destroy, _arm and _query_limit work on it (DESTROY/ARM/QUERY_XRC_SRQ). */
+int mx5_xrc_srq_create(struct mx5_pd *pd, struct mx5_xrcd *xrcd, struct mx5_cq *cq,
+		       const struct mx5_srq_attr *attr, struct mx5_srq **out);
 void mx5_srq_query(const struct mx5_srq *srq, struct mx5_srq_attr *attr);
 void *mx5_srq_state(struct mx5_srq *srq);
 
 /* ------------------------------------------------------------------ QP */
 
-enum mx5_qp_type { MX5_QPT_RC = 0, MX5_QPT_UC = 1, MX5_QPT_UD = 3 };
+/* XRC_INI sends only (each WQE names the remote XRC SRQ); XRC_TGT receives only, into
+ * the XRC SRQs of its domain that the requests name (IBTA 14.2; ibv_qp_type
+ * IBV_QPT_XRC_SEND / IBV_QPT_XRC_RECV, values as Linux IB_QPT_XRC_INI / _TGT). */
+enum mx5_qp_type { MX5_QPT_RC = 0, MX5_QPT_UC = 1, MX5_QPT_UD = 3, MX5_QPT_XRC_INI = 9,
+		   MX5_QPT_XRC_TGT = 10 };
 
 enum mx5_qp_state {
 	MX5_QPS_RESET = 0, MX5_QPS_INIT = 1, MX5_QPS_RTR = 2, MX5_QPS_RTS = 3,
@@ -395,6 +416,7 @@ struct mx5_qp_init_attr {
 	int fre;                      /* qpc.fre: the QP may post UMR WQEs (hw/mlx5/umr.c) */
 	int gsi;                      /* UD created as QP1, the GSI QP (qpc.st QP1; Linux mlx5_ib gsi.c) */
 	int block_lb_mc;              /* qpc.block_lb_mc: no copy of its own multicast sends */
+	struct mx5_xrcd *xrcd;        /* XRC_TGT: its XRC domain (pd, CQs and srq unused) */
 };
 
 /* Attribute mask (which fields of mx5_qp_attr a modify carries). */
@@ -457,6 +479,9 @@ struct mx5_qp_attr {
 	struct mx5_qp_cap cap;        /* query only */
 };
 
+/* An XRC_TGT QP has no PD, CQ or queue of its own (pd may be NULL: the device is
+ * attr->xrcd's); an XRC_INI QP has a send queue and send_cq, no receive side.  Both
+ * name the device's own XRC resources where Linux mlx5_ib names its devr ones (xrcd.c). */
 int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *attr, struct mx5_qp **out);
 /* Transitions RST->INIT->RTR->RTS, RTS->RTS, any->ERR, any->RST.  A transition without an
  * attribute the IBTA requires -> -EINVAL and the device error names it. */

@@ -137,6 +137,8 @@ struct mx5_device {
 	bool remote;
 
 	struct plat_list pds, mrs, cqs, qps, srqs;   /* objects, so teardown finds them */
+	struct plat_list xrcds;        /* XRC domains (xrcd.c) */
+	struct mx5_xrc_devr *xrc_devr; /* the device's own XRC objects, once an XRC QP exists */
 	struct {
 		struct mx5_cq **buckets;
 		uint32_t nbuckets, n;

@@ -54,10 +54,19 @@ struct mx5_cq {
 	void *comp_ctx;
 };
 
+struct mx5_xrcd {
+	struct mx5_device *dev;
+	struct plat_list link;
+	uint32_t xrcdn;
+	uint32_t refs;          /* XRC SRQs and XRC QPs in this domain */
+};
+
 struct mx5_srq {
 	struct mx5_device *dev;
 	struct mx5_pd *pd;
 	struct mx5_cq *cq;
+	struct mx5_xrcd *xrcd;         /* an XRC SRQ's domain (CREATE_XRC_SRQ); NULL: an RMP */
+	struct mx5_xrc_ref xref;       /* an XRC SRQ as its CQ's pollers find it (cq.h) */
 	struct plat_list link;
 	struct mx5_qbuf q;
 	struct mx5_srq_ring ring;      /* datapath state (sq.h) */
@@ -77,6 +86,7 @@ struct mx5_qp {
 	enum mx5_qp_state state;
 	struct mx5_cq *scq, *rcq;
 	struct mx5_srq *srq;
+	struct mx5_xrcd *xrcd;         /* XRC_TGT: its domain (held) */
 	struct mx5_qbuf q;             /* RQ first, then SQ, in one buffer (PRM "QP buffer") */
 	struct mx5_sq sq;              /* datapath state (sq.h) */
 	struct mx5_rq rq;
@@ -142,6 +152,17 @@ int mx5_create_queue(struct mx5_device *dev, const struct mx5_create_cmd *cmd, c
 void mx5_cq_release(struct mx5_cq *cq);
 void mx5_qp_release(struct mx5_qp *qp);
 void mx5_srq_release(struct mx5_srq *srq);
+/* The device's own XRC objects, made at the first XRC QP as Linux mlx5_ib makes its
+ * devr ones at probe (main.c mlx5_ib_dev_res_init: p0, c0, x0, x1, s0): what an XRC
+ * QP's context must name although the QP does not use it (xrcd.c). */
+struct mx5_xrc_devr {
+	struct mx5_pd *p0;
+	struct mx5_cq *c0;
+	struct mx5_xrcd *x0, *x1;
+	struct mx5_srq *s0;           /* an XRC SRQ in x0 on c0 */
+};
+int mx5_xrc_devr_get(struct mx5_device *dev, struct mx5_xrc_devr **out);
+void mx5_xrcds_destroy_all(struct mx5_device *dev);
 /* Per-type teardown used by objects.c. */
 void mx5_mr_destroy_forced(struct mx5_mr *mr);
 

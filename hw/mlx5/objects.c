@@ -143,6 +143,12 @@ static int mx5_queue_destroy(struct mx5_queue q, bool forced)
 		case MX5_QUEUE_SRQ: PRM_SET(destroy_rmp_in, in, rmpn, num); break;
 		}
 		PRM_SET(cmd_in, in, opcode, kinds[q.kind].opcode);
+		/* an XRC SRQ goes with DESTROY_XRC_SRQ, its number where rmpn sits */
+		_Static_assert(PRM_SIZE(destroy_xrc_srq_in) == PRM_SIZE(destroy_rmp_in) &&
+			       (unsigned)PRM_OFF(destroy_xrc_srq_in, xrc_srqn) == (unsigned)PRM_OFF(destroy_rmp_in, rmpn),
+			       "destroy_xrc_srq_in != destroy_rmp_in");
+		if (q.kind == MX5_QUEUE_SRQ && q.srq->xrcd)
+			PRM_SET(cmd_in, in, opcode, PRM_CMD_OP_DESTROY_XRC_SRQ);
 		rc = mx5_exec(dev, in, sizeof(in), o, sizeof(o));
 	}
 	if (rc && !forced)
@@ -181,6 +187,7 @@ void mx5_objects_destroy_all(struct mx5_device *dev)
 	while (!plat_list_empty(&dev->cqs))
 		mx5_queue_destroy((struct mx5_queue){ MX5_QUEUE_CQ,
 			.cq = plat_container_of(dev->cqs.next, struct mx5_cq, link) }, true);
+	mx5_xrcds_destroy_all(dev);
 	while (!plat_list_empty(&dev->mrs))
 		mx5_mr_destroy_forced(plat_container_of(dev->mrs.next, struct mx5_mr, link));
 	while (!plat_list_empty(&dev->pds)) {

@@ -94,6 +94,11 @@ MX5_HOT struct mx5_wq_ref *mx5_cq_lookup(struct mx5_cq_ring *cq, uint32_t qpn)
 	return r;
 }
 
+/* A receive CQE of a QP this CQ does not know: the XRC SRQ it names (cq.h
+ * mx5_xrc_ref), when one of them completes here.  Out of line (datapath.c): only CQs
+ * with XRC SRQs get that far. */
+struct mx5_wq_ref *mx5_cq_lookup_xrc(struct mx5_cq_ring *cq, const uint8_t *cqe, unsigned opcode);
+
 /* Requester completion of the WQE whose first basic block is wqe_counter: retire it
  * and every unsignalled WQE before it. */
 MX5_HOT uint64_t mx5_sq_complete(struct mx5_sq *sq, uint32_t wqe_counter)
@@ -242,8 +247,12 @@ MX5_HOT int mx5_poll_one(struct mx5_cq_ring *cq, struct ibv_wc *wc)
 	opcode = (unsigned)PRM_GET(cqe64, cqe, opcode);
 	qpn = (uint32_t)PRM_GET(cqe64, cqe, qpn);
 	r = mx5_cq_lookup(cq, qpn);
-	if (__builtin_expect(r == NULL, 0))
-		return -EIO;
+	if (__builtin_expect(r == NULL, 0)) {
+		/* an XRC target QP's receive, on its XRC SRQ's CQ: found by the CQE's srqn */
+		r = mx5_cq_lookup_xrc(cq, cqe, opcode);
+		if (r == NULL)
+			return -EIO;
+	}
 	wc->qp_num = qpn;
 	wc->wc_flags = 0;
 	wc->vendor_err = 0;

@@ -16,16 +16,28 @@
 #include "hw/mlx5/mx5_objects.h"
 
 /* qpc.st (PRM "QP Context": service type). */
-enum { MX5_QPC_ST_RC = 0x0, MX5_QPC_ST_UC = 0x1, MX5_QPC_ST_UD = 0x2, MX5_QPC_ST_QP1 = 0x8 };
+enum { MX5_QPC_ST_RC = 0x0, MX5_QPC_ST_UC = 0x1, MX5_QPC_ST_UD = 0x2, MX5_QPC_ST_XRC = 0x3,
+       MX5_QPC_ST_QP1 = 0x8 };
 /* qpc.state */
 enum { MX5_QPC_RST = 0, MX5_QPC_INIT = 1, MX5_QPC_RTR = 2, MX5_QPC_RTS = 3,
        MX5_QPC_SQER = 4, MX5_QPC_SQD = 5, MX5_QPC_ERR = 6 };
+static bool mx5_qpt_xrc(enum mx5_qp_type t)
+{
+	return t == MX5_QPT_XRC_INI || t == MX5_QPT_XRC_TGT;
+}
 /* A GSI QP is UD to verbs and QP1 to the device (Linux mlx5_ib gsi.c creates it with
  * st QP1), in every command that carries a qpc. */
 static unsigned mx5_qpc_st(enum mx5_qp_type t, bool gsi)
 {
 	return t == MX5_QPT_RC ? MX5_QPC_ST_RC : t == MX5_QPT_UC ? MX5_QPC_ST_UC
-	       : gsi ? MX5_QPC_ST_QP1 : MX5_QPC_ST_UD;
+	       : mx5_qpt_xrc(t) ? MX5_QPC_ST_XRC : gsi ? MX5_QPC_ST_QP1 : MX5_QPC_ST_UD;
+}
+/* RC and both XRC kinds share the reliable transport's rules where the IBTA and the
+ * PRM make no difference (Linux mlx5_ib's opt_mask gives MLX5_QP_ST_XRC the RC
+ * column; IBTA 14.2: XRC is RC with the receive side in an XRC domain). */
+static bool mx5_qpt_rc_like(enum mx5_qp_type t)
+{
+	return t == MX5_QPT_RC || mx5_qpt_xrc(t);
 }
 /* qpc.pm_state: path migration armed/rearm/migrated; migrated = no APM (Linux). */
 #define MX5_QPC_PM_MIGRATED 0x3
@@ -60,6 +72,9 @@ static uint32_t mx5_wqe_overhead(enum mx5_qp_type t, bool compat)
 {
 	switch (t) {
 	case MX5_QPT_RC: return compat ? 16 + 48 + 64 + 64 : 16 + 16 + 16;
+	/* ctrl, XRC segment, raddr, atomic; libmlx5 reserves the same 192 bytes as for RC
+	 * (_sq_overhead: ctrl + mw_bind_size for IBV_QPT_XRC_SEND) */
+	case MX5_QPT_XRC_INI: return compat ? 16 + 48 + 64 + 64 : 16 + 16 + 16 + 16;
 	case MX5_QPT_UC: return compat ? 16 + 48 + 64 + 64 : 16 + 16;
 	default: return 16 + MX5_AV_SIZE;   /* ctrl, datagram */
 	}
@@ -147,7 +162,7 @@ static int mx5_qp_size(struct mx5_device *dev, const struct mx5_qp_init_attr *a,
 	if ((qp->cap.max_inline_data + 4 + 15) / 16 + ovh / 16 > MX5_MAX_WQE_DS)
 		qp->cap.max_inline_data = (MX5_MAX_WQE_DS - ovh / 16) * 16 - 4;
 
-	if (a->srq) {
+	if (a->srq || mx5_qpt_xrc(a->type)) {   /* XRC: receives go to XRC SRQs */
 		qp->rq_wqe_cnt = 0;
 		qp->cap.max_recv_wr = 0;
 		qp->cap.max_recv_sge = 0;
@@ -178,7 +193,13 @@ static int mx5_qp_size(struct mx5_device *dev, const struct mx5_qp_init_attr *a,
 
 static int mx5_ibv_qpt(enum mx5_qp_type t)
 {
-	return t == MX5_QPT_RC ? IBV_QPT_RC : t == MX5_QPT_UC ? IBV_QPT_UC : IBV_QPT_UD;
+	switch (t) {
+	case MX5_QPT_RC: return IBV_QPT_RC;
+	case MX5_QPT_UC: return IBV_QPT_UC;
+	case MX5_QPT_XRC_INI: return IBV_QPT_XRC_SEND;
+	case MX5_QPT_XRC_TGT: return IBV_QPT_XRC_RECV;
+	default: return IBV_QPT_UD;
+	}
 }
 
 /* (Re)initialise the data path's view of the rings: at creation and on ->RST. */
@@ -207,6 +228,17 @@ static int mx5_qp_rings_init(struct mx5_qp *qp)
 	if (qp->sq.bar) {   /* across a reset: the same register, the half it was at */
 		sa.bf_off = qp->sq.bf_off;
 		sa.av_offset = qp->sq.av_offset;
+	}
+	/* an XRC target has no send queue (qpc.no_sq) and no receive queue: nothing for
+	 * the data path; its receives complete on the CQs of the XRC SRQs (cq.h) */
+	if (qp->type == MX5_QPT_XRC_TGT) {
+		memset(qp->q.dbrec, 0, 8);
+		qp->ref.sq = NULL;
+		qp->ref.rq = NULL;
+		qp->ref.srq = NULL;
+		qp->ref.scq = NULL;
+		qp->ref.rcq = NULL;
+		return 0;
 	}
 	int rc = mx5_sq_init(&qp->sq, &sa);
 	if (rc)
@@ -277,26 +309,41 @@ void mx5_qp_release(struct mx5_qp *qp)
 		qp->rcq->refs--;
 	if (qp->srq)
 		qp->srq->refs--;
+	if (qp->xrcd)
+		qp->xrcd->refs--;
 	plat_list_del(&qp->link);
 	mx5_qp_free(qp);
 }
 
 int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx5_qp **out)
 {
-	if (!pd || !a || !out)
+	if (!a || !out || (!pd && !(a->type == MX5_QPT_XRC_TGT && a->xrcd)))
 		return -EINVAL;
-	struct mx5_device *dev = pd->dev;
+	struct mx5_device *dev = pd ? pd->dev : a->xrcd->dev;
+	struct mx5_xrc_devr *devr = NULL;
 	*out = NULL;
 	if (dev->health != MX5_HEALTH_OK)
 		return mx5_fail(dev, -ENODEV, "CREATE_QP: device is in fatal error");
-	if (a->type != MX5_QPT_RC && a->type != MX5_QPT_UC && a->type != MX5_QPT_UD)
-		return mx5_fail(dev, -EINVAL, "CREATE_QP: QP type %d is not RC, UC or UD", a->type);
-	if (!a->send_cq || (!a->recv_cq && !a->srq))
+	if (a->type != MX5_QPT_RC && a->type != MX5_QPT_UC && a->type != MX5_QPT_UD && !mx5_qpt_xrc(a->type))
+		return mx5_fail(dev, -EINVAL, "CREATE_QP: QP type %d is not RC, UC, UD or XRC", a->type);
+	if (a->type == MX5_QPT_XRC_TGT) {
+		if (!a->xrcd || a->xrcd->dev != dev)
+			return mx5_fail(dev, -EINVAL, "CREATE_QP: an XRC target QP needs an XRC domain of its device");
+	} else if (!a->send_cq || (!a->recv_cq && !a->srq && a->type != MX5_QPT_XRC_INI)) {
 		return mx5_fail(dev, -EINVAL, "CREATE_QP: %s CQ missing", a->send_cq ? "receive" : "send");
+	}
 	if ((a->type == MX5_QPT_RC && !MX5_CAP_GEN(dev, rc)) ||
 	    (a->type == MX5_QPT_UC && !MX5_CAP_GEN(dev, uc)) ||
-	    (a->type == MX5_QPT_UD && !MX5_CAP_GEN(dev, ud)))
+	    (a->type == MX5_QPT_UD && !MX5_CAP_GEN(dev, ud)) ||
+	    (mx5_qpt_xrc(a->type) && !MX5_CAP_GEN(dev, xrc)))
 		return mx5_fail(dev, -EOPNOTSUPP, "CREATE_QP: device does not offer this QP type");
+	if (mx5_qpt_xrc(a->type)) {
+		int drc = mx5_xrc_devr_get(dev, &devr);
+		if (drc)
+			return drc;
+		if (a->type == MX5_QPT_XRC_TGT)
+			pd = devr->p0;   /* Linux create_xrc_tgt_qp: devr->p0 */
+	}
 
 	struct mx5_qp *qp = calloc(1, sizeof(*qp));
 	if (!qp)
@@ -313,15 +360,28 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	qp->rcq = a->recv_cq ? a->recv_cq : a->send_cq;
 	qp->srq = a->srq;
 	qp->sq_sig_all = a->sq_sig_all;
-	int rc = mx5_qp_size(dev, a, qp);
+	int rc = 0;
+	if (a->type == MX5_QPT_XRC_TGT) {
+		/* no queue of its own: both CQs devr->c0 (Linux create_xrc_tgt_qp) */
+		qp->scq = qp->rcq = devr->c0;
+		qp->srq = NULL;
+		qp->xrcd = a->xrcd;
+	} else {
+		if (a->type == MX5_QPT_XRC_INI) {
+			/* receives nothing: cqn_rcv devr->c0 (create_qp_common) */
+			qp->rcq = devr->c0;
+			qp->srq = NULL;
+		}
+		rc = mx5_qp_size(dev, a, qp);
+	}
 	if (rc) {
 		free(qp);
 		return rc;
 	}
 	size_t rq_bytes = (size_t)qp->rq_wqe_cnt * qp->rq_stride;
 	size_t sq_bytes = (size_t)qp->sq_wqe_cnt * MX5_SEND_WQE_BB;
-	qp->sq_wrid = calloc(qp->sq_wqe_cnt, sizeof(uint64_t));
-	qp->sq_wqe_next = calloc(qp->sq_wqe_cnt, sizeof(uint32_t));
+	qp->sq_wrid = calloc(qp->sq_wqe_cnt ? qp->sq_wqe_cnt : 1, sizeof(uint64_t));
+	qp->sq_wqe_next = calloc(qp->sq_wqe_cnt ? qp->sq_wqe_cnt : 1, sizeof(uint32_t));
 	qp->rq_wrid = calloc(qp->rq_wqe_cnt ? qp->rq_wqe_cnt : 1, sizeof(uint64_t));
 	if (!qp->sq_wrid || !qp->sq_wqe_next || !qp->rq_wrid) {
 		rc = mx5_fail(dev, -ENOMEM, "CREATE_QP: out of memory");
@@ -336,8 +396,14 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	/* the QP's doorbells and BlueFlame writes come through the UAR of its register */
 	mx5_uar_bf_get(dev, &qp->bf);
 	qp->bf_held = true;
-	unsigned rq_type = qp->srq ? MX5_RQ_SRQ : qp->rq_wqe_cnt ? MX5_RQ_REGULAR : MX5_RQ_ZERO;
+	/* an XRC QP names an XRC SRQ it does not use, and an XRC domain: the user's for a
+	 * target, devr->xrcdn1 for an initiator (Linux create_xrc_tgt_qp, create_qp_common) */
+	bool xrc = mx5_qpt_xrc(a->type);
+	unsigned rq_type = qp->srq || xrc ? MX5_RQ_SRQ : qp->rq_wqe_cnt ? MX5_RQ_REGULAR : MX5_RQ_ZERO;
 	bool own_rq = rq_type == MX5_RQ_REGULAR;
+	uint32_t srqn = xrc ? devr->s0->srqn : qp->srq ? qp->srq->srqn : 0;
+	uint32_t xrcdn = a->type == MX5_QPT_XRC_TGT ? a->xrcd->xrcdn : xrc ? devr->x1->xrcdn : 0;
+	bool no_sq = a->type == MX5_QPT_XRC_TGT;
 	/* A field that does not apply (the SRQ number without an SRQ, the RQ's size and
 	 * stride without a regular RQ) is left 0, as the zeroed input has it. */
 	const struct mx5_ctx_field qpc[] = {
@@ -350,9 +416,11 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 		/* Timestamp format the device's caps call for (init.c mx5_qp_default_ts,
 		 * after Linux mlx5_get_qp_default_ts). */
 		MX5_CTX(qpc, ts_format, mx5_qp_default_ts(dev)),
-		MX5_CTX(qpc, log_sq_size, plat_ilog2_ceil(qp->sq_wqe_cnt)),
+		MX5_CTX(qpc, log_sq_size, no_sq ? 0 : plat_ilog2_ceil(qp->sq_wqe_cnt)),
+		MX5_CTX(qpc, no_sq, no_sq ? 1 : 0),
 		MX5_CTX(qpc, rq_type, rq_type),
-		MX5_CTX(qpc, srqn_rmpn_xrqn, qp->srq ? qp->srq->srqn : 0),
+		MX5_CTX(qpc, srqn_rmpn_xrqn, srqn),
+		MX5_CTX(qpc, xrcd, xrcdn),
 		MX5_CTX(qpc, log_rq_size, own_rq ? plat_ilog2_ceil(qp->rq_wqe_cnt) : 0),
 		MX5_CTX(qpc, log_rq_stride, own_rq ? plat_ilog2_ceil(qp->rq_stride) - 4 : 0),
 		MX5_CTX(qpc, cqn_snd, qp->scq->cqn),
@@ -397,6 +465,8 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 		qp->rcq->refs++;
 	if (qp->srq)
 		qp->srq->refs++;
+	if (qp->xrcd)
+		qp->xrcd->refs++;
 	qp->attr.qp_state = MX5_QPS_RESET;
 	plat_list_add(&dev->qps, &qp->link);
 	*out = qp;
@@ -415,7 +485,7 @@ err:
 static uint32_t mx5_opt_allowed(uint16_t op, enum mx5_qp_type t)
 {
 	const uint32_t rw = MX5_OPT_RRE | MX5_OPT_RAE | MX5_OPT_RWE;
-	unsigned st = t == MX5_QPT_RC ? 0 : t == MX5_QPT_UC ? 1 : 2;
+	unsigned st = mx5_qpt_rc_like(t) ? 0 : t == MX5_QPT_UC ? 1 : 2;
 	switch (op) {
 	case PRM_CMD_OP_INIT2INIT_QP:
 	case PRM_CMD_OP_INIT2RTR_QP: {
@@ -473,10 +543,15 @@ static unsigned mx5_required(enum mx5_qp_type t, enum mx5_qp_state from, enum mx
 	if (from == MX5_QPS_RESET && to == MX5_QPS_INIT)
 		return r | MX5_QP_PKEY_INDEX | MX5_QP_PORT |
 		       (t == MX5_QPT_UD ? MX5_QP_QKEY : MX5_QP_ACCESS_FLAGS);
+	/* XRC (Linux verbs.c qp_state_table, IB_QPT_XRC_INI / _TGT columns): an
+	 * initiator's RTR has no responder attributes, a target's RTS no requester ones
+	 * but the ACK timeout */
 	if (from == MX5_QPS_INIT && to == MX5_QPS_RTR)
-		return t == MX5_QPT_RC ? MX5_QP_RTR_RC : t == MX5_QPT_UC ? MX5_QP_RTR_UC : r;
+		return t == MX5_QPT_RC || t == MX5_QPT_XRC_TGT ? MX5_QP_RTR_RC
+		       : t == MX5_QPT_UC || t == MX5_QPT_XRC_INI ? MX5_QP_RTR_UC : r;
 	if (from == MX5_QPS_RTR && to == MX5_QPS_RTS)
-		return t == MX5_QPT_RC ? MX5_QP_RTS_RC : MX5_QP_RTS_UC;
+		return t == MX5_QPT_RC || t == MX5_QPT_XRC_INI ? MX5_QP_RTS_RC
+		       : t == MX5_QPT_XRC_TGT ? MX5_QP_RTS_UC | MX5_QP_TIMEOUT : MX5_QP_RTS_UC;
 	return r;
 }
 
@@ -499,7 +574,7 @@ static unsigned mx5_optional(enum mx5_qp_type t, enum mx5_qp_state from, enum mx
 		if (t == MX5_QPT_UD)
 			return o | MX5_QP_QKEY;
 		o |= MX5_QP_ACCESS_FLAGS;
-		if (t == MX5_QPT_RC)
+		if (mx5_qpt_rc_like(t))
 			o |= MX5_QP_MIN_RNR_TIMER | (from == MX5_QPS_RTS ? MX5_QP_TIMEOUT : 0);
 		return o;
 	}

@@ -64,6 +64,7 @@ struct mx5_sq {
 	uint32_t max_inline;      /* bytes of inline data one WQE may carry */
 	uint32_t max_sge;
 	uint32_t is_ud;
+	uint32_t is_xrc;          /* XRC initiator: an XRC segment follows ctrl (wqe.h) */
 	uint32_t av_offset;       /* offset of the 48-byte AV inside the caller's ibv_ah */
 	uint8_t fm_ce_se[8];      /* ctrl byte by send_flags & (FENCE|SIGNALED|SOLICITED) */
 	uint8_t op_ds[16];        /* by ibv_wr_opcode: ds of the segments before the data
@@ -96,7 +97,7 @@ struct mx5_sq_attr {
 	uint32_t qpn;
 	uint32_t max_inline;
 	uint32_t max_sge;
-	int qp_type;              /* enum ibv_qp_type: IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD */
+	int qp_type;              /* enum ibv_qp_type: IBV_QPT_RC, UC, UD, XRC_SEND */
 	int sq_sig_all;           /* every WQE requests a CQE */
 	uint32_t av_offset;
 	uint64_t *wrid;

@@ -22,8 +22,39 @@ static void mx5_srq_free(struct mx5_srq *s)
 	free(s);
 }
 
+static int mx5_srq_make(struct mx5_pd *pd, struct mx5_xrcd *xrcd, struct mx5_cq *cq,
+			const struct mx5_srq_attr *attr, struct mx5_srq **out);
+
+int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_attr *attr,
+		   struct mx5_srq **out)
+{
+	return mx5_srq_make(pd, NULL, cq, attr, out);
+}
+
+int mx5_xrc_srq_create(struct mx5_pd *pd, struct mx5_xrcd *xrcd, struct mx5_cq *cq,
+		       const struct mx5_srq_attr *attr, struct mx5_srq **out)
+{
+	if (pd && !xrcd)
+		return mx5_fail(pd->dev, -EINVAL, "CREATE_XRC_SRQ: no XRC domain");
+	return mx5_srq_make(pd, xrcd, cq, attr, out);
+}
+
 void mx5_srq_release(struct mx5_srq *s)
 {
+	if (s->xrcd) {
+		struct mx5_xrc_ref **p;
+		/* its pollers stop finding it; a CQE of it not yet polled now reads as one
+		 * of no known queue (-EIO, consumed), as for a destroyed QP's */
+		plat_spin_lock(&s->cq->ring.lock);
+		for (p = &s->cq->ring.xrc; *p; p = &(*p)->next) {
+			if (*p == &s->xref) {
+				*p = s->xref.next;
+				break;
+			}
+		}
+		plat_spin_unlock(&s->cq->ring.lock);
+		s->xrcd->refs--;
+	}
 	s->pd->refs--;
 	if (s->cq)
 		s->cq->refs--;
@@ -31,13 +62,24 @@ void mx5_srq_release(struct mx5_srq *s)
 	mx5_srq_free(s);
 }
 
-int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_attr *attr,
-		   struct mx5_srq **out)
+/* CREATE_XRC_SRQ (PRM "XRC SRQ"): the page list follows the context, the number is
+ * in xrc_srqn (Linux srq_cmd.c create_xrc_srq_cmd). */
+static const struct mx5_create_cmd mx5_create_xrc_srq_cmd = {
+	PRM_CMD_OP_CREATE_XRC_SRQ, PRM_SIZE(create_xrc_srq_in), PRM_OFF(create_xrc_srq_in, xrc_srq_context_entry),
+	PRM_OFF(create_xrc_srq_in, pas), PRM_OFF(create_xrc_srq_out, xrc_srqn), PRM_WIDTH(create_xrc_srq_out, xrc_srqn)
+};
+_Static_assert(PRM_SIZE(create_xrc_srq_out) == PRM_SIZE(create_qp_out), "create_xrc_srq_out size");
+
+static int mx5_srq_make(struct mx5_pd *pd, struct mx5_xrcd *xrcd, struct mx5_cq *cq,
+			const struct mx5_srq_attr *attr, struct mx5_srq **out)
 {
 	if (!pd || !attr || !out)
 		return -EINVAL;
 	struct mx5_device *dev = pd->dev;
 	*out = NULL;
+	if (xrcd && (xrcd->dev != dev || !cq || cq->dev != dev))
+		return mx5_fail(dev, -EINVAL, "CREATE_XRC_SRQ: %s", !cq ? "an XRC SRQ needs a CQ"
+				: "XRC domain, CQ and PD are not of one device");
 	if (dev->health != MX5_HEALTH_OK)
 		return mx5_fail(dev, -ENODEV, "CREATE_SRQ: device is in fatal error");
 	if (!MX5_CAP_GEN(dev, log_max_srq))
@@ -98,9 +140,39 @@ int mx5_srq_create(struct mx5_pd *pd, struct mx5_cq *cq, const struct mx5_srq_at
 		MX5_CTX_WQ(pd, pd->pdn),
 		MX5_CTX_WQ(dbr_addr, s->q.dbrec_iova),
 	};
-	rc = mx5_create_queue(dev, &mx5_create_rmp_cmd, &s->q, rmpc, MX5_NFIELDS(rmpc), &s->srqn);
+	/* xrc_srqc as Linux create_xrc_srq_cmd / set_srqc fill it: the WQE stride as
+	 * log2(bytes) - 4, the ring's size, page size, PD, doorbell record, the XRC
+	 * domain and the CQ its completions go to; user_index the "none" value Linux
+	 * gives without CQE version 1 (MLX5_IB_DEFAULT_UIDX). */
+	const struct mx5_ctx_field xrc_srqc[] = {
+		MX5_CTX(xrc_srqc, log_xrc_srq_size, log),
+		MX5_CTX(xrc_srqc, log_rq_stride, plat_ilog2_ceil(stride) - 4),
+		MX5_CTX(xrc_srqc, xrcd, xrcd ? xrcd->xrcdn : 0),
+		MX5_CTX(xrc_srqc, cqn, cq ? cq->cqn : 0),
+		MX5_CTX(xrc_srqc, log_page_size, dev->log_host_page - MX5_FW_PAGE_SHIFT),
+		MX5_CTX(xrc_srqc, user_index, 0xffffff),
+		MX5_CTX(xrc_srqc, pd, pd->pdn),
+		MX5_CTX(xrc_srqc, db_record_addr_h, s->q.dbrec_iova >> 32),
+		MX5_CTX(xrc_srqc, db_record_addr_l, (s->q.dbrec_iova & 0xffffffffu) >> 2),
+	};
+	if (xrcd)
+		rc = mx5_create_queue(dev, &mx5_create_xrc_srq_cmd, &s->q, xrc_srqc, MX5_NFIELDS(xrc_srqc), &s->srqn);
+	else
+		rc = mx5_create_queue(dev, &mx5_create_rmp_cmd, &s->q, rmpc, MX5_NFIELDS(rmpc), &s->srqn);
 	if (rc)
 		goto err;
+	if (xrcd) {
+		s->xrcd = xrcd;
+		xrcd->refs++;
+		/* the CQ's pollers find it by the srqn of its CQEs (poll.h) */
+		s->xref.ref.srq = &s->ring;
+		s->xref.ref.rcq = &cq->ring;
+		s->xref.srqn = s->srqn;
+		plat_spin_lock(&cq->ring.lock);
+		s->xref.next = cq->ring.xrc;
+		cq->ring.xrc = &s->xref;
+		plat_spin_unlock(&cq->ring.lock);
+	}
 	s->attr.max_wr = cnt - 1;
 	s->attr.max_sge = s->ring.max_sge;
 	s->attr.srq_limit = 0;
@@ -127,6 +199,19 @@ int mx5_srq_arm(struct mx5_srq *s, uint32_t limit)
 		return mx5_fail(dev, -EINVAL, "SRQ limit %u exceeds its depth %u", limit, s->attr.max_wr);
 	if (dev->health != MX5_HEALTH_OK)
 		return mx5_fail(dev, -ENODEV, "MODIFY_RMP: device is in fatal error");
+	if (s->xrcd) {
+		/* ARM_XRC_SRQ op_mod 1 (Linux srq_cmd.c arm_xrc_srq_cmd,
+		 * MLX5_ARM_XRC_SRQ_IN_OP_MOD_XRC_SRQ) */
+		uint8_t ain[PRM_SIZE(arm_xrc_srq_in)] = { 0 }, aout[PRM_SIZE(arm_xrc_srq_out)];
+		PRM_SET(arm_xrc_srq_in, ain, opcode, PRM_CMD_OP_ARM_XRC_SRQ);
+		PRM_SET(arm_xrc_srq_in, ain, op_mod, 1);
+		PRM_SET(arm_xrc_srq_in, ain, xrc_srqn, s->srqn);
+		PRM_SET(arm_xrc_srq_in, ain, lwm, limit);
+		int arc = mx5_exec(dev, ain, sizeof(ain), aout, sizeof(aout));
+		if (!arc)
+			s->attr.srq_limit = limit;
+		return arc;
+	}
 	uint8_t in[PRM_SIZE(modify_rmp_in)] = { 0 }, out[PRM_SIZE(modify_rmp_out)];
 	uint8_t *rmpc = PRM_ADDR(modify_rmp_in, in, ctx);
 	PRM_SET(modify_rmp_in, in, opcode, PRM_CMD_OP_MODIFY_RMP);
@@ -152,6 +237,22 @@ int mx5_srq_query_limit(struct mx5_srq *s, uint32_t *limit)
 	if (dev->health != MX5_HEALTH_OK) {
 		*limit = s->attr.srq_limit;
 		return 0;
+	}
+	if (s->xrcd) {
+		/* QUERY_XRC_SRQ: xrc_srqc.lwm (Linux srq_cmd.c query_xrc_srq_cmd) */
+		uint8_t qin[PRM_SIZE(query_xrc_srq_in)] = { 0 };
+		uint8_t *qout = malloc(PRM_SIZE(query_xrc_srq_out));
+		if (!qout)
+			return mx5_fail(dev, -ENOMEM, "QUERY_XRC_SRQ: out of memory");
+		PRM_SET(query_xrc_srq_in, qin, opcode, PRM_CMD_OP_QUERY_XRC_SRQ);
+		PRM_SET(query_xrc_srq_in, qin, xrc_srqn, s->srqn);
+		int qrc = mx5_exec(dev, qin, sizeof(qin), qout, PRM_SIZE(query_xrc_srq_out));
+		if (!qrc) {
+			*limit = (uint32_t)PRM_GET(xrc_srqc, PRM_ADDR(query_xrc_srq_out, qout, xrc_srq_context_entry), lwm);
+			s->attr.srq_limit = *limit;
+		}
+		free(qout);
+		return qrc;
 	}
 	uint8_t in[PRM_SIZE(query_rmp_in)] = { 0 };
 	uint8_t *out = malloc(PRM_SIZE(query_rmp_out));

@@ -230,8 +230,16 @@ MX5_HOT int mx5_sq_write_wqe(struct mx5_sq *sq, const struct ibv_send_wr *wr, ui
 
 	ctrl = mx5_sq_bb(sq, sq->cur_post);
 	seg = ctrl + PRM_SIZE(wqe_ctrl_seg);
-	/* The first basic block holds ctrl plus at most 48 bytes of datagram or raddr+atomic
-	 * segments, so none of these wrap. */
+	/* XRC initiator: the XRC segment, the responder's XRC SRQ number in its first
+	 * word, 12 bytes reserved (rdma-core providers/mlx5/wqe.h struct mlx5_wqe_xrc_seg;
+	 * it becomes the request's XRCETH, IBTA 9.3.7) */
+	if (__builtin_expect(sq->is_xrc != 0, 0)) {
+		prm_store_be32(seg, 0, wr->qp_type.xrc.remote_srqn & 0xffffff);
+		memset(seg + 4, 0, 12);
+		seg += 16;
+	}
+	/* The first basic block holds ctrl plus at most 48 bytes of datagram, or XRC and
+	 * raddr+atomic segments, so none of these wrap. */
 	switch (kind) {
 	case MX5_SEG_RADDR:
 		mx5_set_raddr_seg(seg, wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);

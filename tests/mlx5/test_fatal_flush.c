@@ -249,6 +249,35 @@ Test(fatal_flush, srq_wqes_are_flushed_once_and_return_to_the_free_list)
 		cr_assert(wc[i].wr_id >= 600 && wc[i].status == IBV_WC_WR_FLUSH_ERR);
 }
 
+/* An XRC SRQ's WQEs are held by no QP of its CQ (its target QPs have no CQ of their
+ * own): the flush finds them through the CQ's XRC SRQs, once each. */
+Test(fatal_flush, xrc_srq_wqes_are_flushed_on_the_srqs_cq)
+{
+	struct mx5_cq *cq = make_cq(64);
+	struct mx5_xrcd *xrcd;
+	struct mx5_srq *srq;
+	struct mx5_srq_attr sa = { .max_wr = 7, .max_sge = 1 }, got;
+	struct ibv_wc wc[32];
+	int seen[8] = { 0 };
+
+	cr_assert_eq(mx5_xrcd_alloc(dev, &xrcd), 0, "%s", mx5_device_error(dev));
+	cr_assert_eq(mx5_xrc_srq_create(pd, xrcd, cq, &sa, &srq), 0, "%s", mx5_device_error(dev));
+	mx5_srq_query(srq, &got);
+	cr_assert_leq(got.max_wr, 8);
+	for (uint64_t i = 0; i < got.max_wr; i++)
+		post_srq(srq, 700 + i);
+	kill_device(0);
+	int n = drain(cq, wc, 32);
+	cr_assert_eq(n, (int)got.max_wr, "%u XRC SRQ WQEs, %d flushed", got.max_wr, n);
+	for (int i = 0; i < n; i++) {
+		expect_flush(&wc[i], wc[i].wr_id, 0, IBV_WC_RECV);
+		cr_assert(wc[i].wr_id >= 700 && wc[i].wr_id < 700 + got.max_wr);
+		seen[wc[i].wr_id - 700]++;
+	}
+	for (unsigned i = 0; i < got.max_wr; i++)
+		cr_assert_eq(seen[i], 1, "XRC SRQ WQE %u reported %d times", i, seen[i]);
+}
+
 Test(fatal_flush, cqes_written_before_the_death_come_first)
 {
 	struct mx5_cq *cq = make_cq(64);

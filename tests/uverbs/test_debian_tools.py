@@ -315,6 +315,62 @@ def test_other_pingpong(lib, tool):
         assert re.search(r"50 iters in", out), out
 
 
+# ------------------------------------------------------------------ ibv_xsrq_pingpong
+
+XSRQ_DEST = re.compile(r"^\s*(local|remote): LID \w+, QPN RECV ([0-9a-f]{6}) SEND ([0-9a-f]{6}), PSN [0-9a-f]{6}, "
+                       r"SRQN ([0-9a-f]{6}), GID ::ffff:127\.\d+\.\d+\.\d+$", re.M)
+
+
+def _xsrq_ok(out, rc, clients):
+    """ibv_xsrq_pingpong (XRC: an XRC domain opened through /tmp/xrc_domain, an XRC
+    SRQ, an XRC_RECV and an XRC_SEND QP per client) ends with "success" once every
+    client's messages came in and were answered; it prints each side's QPNs and SRQ
+    number, one local and one remote line per connection."""
+    assert rc == 0 and out.rstrip().endswith("success"), out
+    lines = XSRQ_DEST.findall(out)
+    assert len(lines) == 2 * clients, out
+    for kind in ("local", "remote"):
+        assert sum(1 for x in lines if x[0] == kind) == clients, out
+
+
+def test_xsrq_pingpong(lib):
+    (src, sout), (crc, cout) = run_pair(lib, "ibv_xsrq_pingpong", ["-g", "1", "-n", "50"])
+    _xsrq_ok(sout, src, 1)
+    _xsrq_ok(cout, crc, 1)
+
+
+def test_xsrq_pingpong_two_clients_on_completion_events(lib):
+    """Two client processes on NICs of their own send into the one XRC SRQ of the
+    server (-c 2), every side sleeping on CQ events (-e)."""
+    exe = _tool("ibv_xsrq_pingpong")
+    sip, cip, port = _alloc()
+    c2ip = sip.rsplit(".", 1)[0] + ".12"
+    args = ["-p", str(port), "-g", "1", "-n", "30", "-e"]
+    procs = []
+    try:
+        srv = subprocess.Popen([exe] + args + ["-c", "2"], env=_env(lib, sip), stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        procs.append(srv)
+        deadline = time.time() + 20
+        while not tcp_listening(port):
+            assert srv.poll() is None, "server exited early:\n" + srv.communicate()[0]
+            assert time.time() < deadline, "server never listened on port %d" % port
+            time.sleep(0.05)
+        for ip in (cip, c2ip):
+            procs.append(subprocess.Popen([exe] + args + ["127.0.0.1"], env=_env(lib, ip), stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, text=True, start_new_session=True))
+        outs = [p.communicate(timeout=TIMEOUT)[0] for p in procs[1:]]
+        sout = srv.communicate(timeout=20)[0]
+        _xsrq_ok(sout, srv.returncode, 2)
+        for p, out in zip(procs[1:], outs):
+            _xsrq_ok(out, p.returncode, 1)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, 9)
+                p.wait()
+
+
 # ------------------------------------------------------------------ perftest
 
 LAT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", re.M)

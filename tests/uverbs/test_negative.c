@@ -275,7 +275,7 @@ Test(negative, odp_iova_and_dmabuf_registration_are_eopnotsupp)
 	cr_assert_eq(ibv_dereg_mr(m), 0);
 }
 
-Test(negative, device_memory_flows_wqs_xrc_counters_are_eopnotsupp)
+Test(negative, device_memory_flows_wqs_counters_are_eopnotsupp)
 {
 	struct ibv_alloc_dm_attr dm = { .length = 4096 };
 	errno = 0;
@@ -290,11 +290,7 @@ Test(negative, device_memory_flows_wqs_xrc_counters_are_eopnotsupp)
 	errno = 0;
 	cr_assert_null(ibv_create_wq(ctx, &wa));
 	cr_assert_eq(errno, EOPNOTSUPP);
-	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-					 .fd = -1, .oflags = O_CREAT };
-	errno = 0;
-	cr_assert_null(ibv_open_xrcd(ctx, &xa));
-	cr_assert_eq(errno, EOPNOTSUPP);
+	/* XRC domains are offered: tests/uverbs/test_xrc.c */
 	/* thread domains are offered (tests/uverbs/test_domains.c); an unknown comp_mask
 	 * bit is refused */
 	struct ibv_td_init_attr ta = { .comp_mask = 1 };

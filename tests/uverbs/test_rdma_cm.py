@@ -434,11 +434,63 @@ def test_rdma_server_and_rdma_client(lib):
 def test_rdma_xserver_and_rdma_xclient_rc(lib):
     # rdma_xclient posts 16 bytes IBV_SEND_INLINE on a QP that asked for no inline data:
     # it needs libmlx5's 60 bytes of inline room (hw/mlx5/qp_ctrl.c mx5_wqe_overhead).
-    # The XRC mode (-c x) needs ibv_open_xrcd, which uverbs does not offer.
     cout, sout = _serve_and_run(lib, [_tool("rdma_xserver"), "-p", "{port}"],
                                 [_tool("rdma_xclient"), "-s", "{sip}", "-p", "{port}"])
     assert "rdma_xclient: end 0" in cout, cout
     assert "rdma_xserver: end 0" in sout, sout
+
+
+def test_rdma_xserver_and_rdma_xclient_xrc(lib):
+    # -c x: port space RDMA_PS_IB, an XRC_RECV QP and an XRC SRQ on the server (in the
+    # XRC domain librdmacm opens with fd -1), an XRC_SEND QP on the client; the REQ says
+    # transport XRC, the REP carries the target's QPN as its EE context number and the
+    # SRQ number in its private data, and the client's 16-byte SEND names that SRQ.
+    # Wireshark's InfiniBand dissector reads the REQ and REP as IBTA 12.6 lays them out
+    # (a decoder that is not ours), and sees the SEND go as XRC SEND ONLY (0xa4).
+    tshark = shutil.which("tshark")
+    assert tshark, "tshark is not installed (tools/install-deps)"
+    with tempfile.TemporaryDirectory() as d:
+        pcap = os.path.join(d, "xrc.pcap")
+        sip, cip, port = _alloc()
+        cap = start_capture(tshark, "udp port 4791 and host %s" % sip, pcap)
+        try:
+            srv = _Server(lib, sip, [_tool("rdma_xserver"), "-c", "x", "-p", str(port)])
+            try:
+                srv.wait_listening(port)
+                cli = subprocess.run([_tool("rdma_xclient"), "-c", "x", "-s", sip, "-p", str(port)],
+                                     env=_env(lib, cip), capture_output=True, text=True, timeout=TIMEOUT)
+                src, sout = srv.finish()
+            finally:
+                _kill(srv.p)
+            time.sleep(0.5)
+        finally:
+            cap.send_signal(signal.SIGINT)
+            cap.wait(timeout=15)
+        cout = cli.stdout + cli.stderr
+        assert cli.returncode == 0 and src == 0, "client rc %s, server rc %s\n--- client\n%s\n--- server\n%s" % (
+            cli.returncode, src, cout, sout)
+        assert "rdma_xclient: end 0" in cout, cout
+        assert "rdma_xserver: end 0" in sout, sout
+        out = subprocess.run([tshark, "-r", pcap, "-d", "udp.port==4791,infiniband", "-Y", "infiniband.mad",
+                              "-T", "fields", "-E", "separator=,", "-e", "infiniband.mad.attributeid",
+                              "-e", "infiniband.cm.req.transpsvctype", "-e", "infiniband.cm.req.ext_transport",
+                              "-e", "infiniband.cm.rep.localqpn", "-e", "infiniband.cm.rep.localeecn",
+                              "-e", "infiniband.cm.rep.srq", "-e", "_ws.malformed"],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        rows = [r.split(",") for r in out.stdout.splitlines() if r and not r.startswith("Running")]
+        req = [r for r in rows if int(r[0], 16) == 0x10]
+        rep = [r for r in rows if int(r[0], 16) == 0x13]
+        assert req and rep, out.stdout
+        assert int(req[0][1], 0) == 3 and int(req[0][2], 0) == 1, "REQ not XRC: %s" % req[0]
+        assert int(rep[0][3], 16) == 0 and int(rep[0][4], 16) != 0 and int(rep[0][5], 0) == 1, \
+            "REP without the target QPN as its EE context number, or SRQ clear: %s" % rep[0]
+        assert all(r[6] == "" for r in rows), "tshark found a malformed MAD: %s" % out.stdout
+        data = subprocess.run([tshark, "-r", pcap, "-d", "udp.port==4791,infiniband", "-Y",
+                               "ip.src == %s and infiniband.bth.opcode == 0xa4" % cip, "-T", "fields",
+                               "-e", "infiniband.bth.destqp"], capture_output=True, text=True, timeout=60)
+        assert [l for l in data.stdout.splitlines() if l.startswith("0x")] == [rep[0][4]], \
+            "no XRC SEND ONLY to the target QP %s:\n%s" % (rep[0][4], data.stdout)
 
 
 def test_cmtime_ten_connections(lib):
