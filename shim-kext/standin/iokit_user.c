@@ -28,7 +28,16 @@
 #include "shim-kext/standin/standin.h"
 
 #define STANDIN_TASK ((mach_port_t)0x103)   /* mach_task_self(): one task per process */
-#define STANDIN_FIRST_NAME 0x1003u
+/* A name is Mach's MACH_PORT_MAKE(index, generation): the entry's index above 8 bits of
+ * generation, which steps by 4 each time the entry is reused (xnu osfmk/mach/port.h
+ * MACH_PORT_MAKE, osfmk/ipc/ipc_entry.h IE_BITS_GEN_ONE), so a name held after its
+ * object is gone never names the next object in that entry: a late interrupt callout
+ * for a closed connection's notification port finds no port, as a message to a dead
+ * receive right is dropped, instead of being delivered to a new port in the same slot
+ * (shim_test_kext_standin: a use-after-free of the closed device's vector). */
+#define STANDIN_FIRST_INDEX 0x10u
+#define STANDIN_FIRST_GEN 0x03u
+#define STANDIN_GEN_STEP 0x04u
 #define STANDIN_MAX_OBJECTS 1024u
 
 enum obj_kind { OBJ_FREE = 0, OBJ_ITERATOR, OBJ_SERVICE, OBJ_CONNECT, OBJ_PORT };
@@ -58,6 +67,7 @@ struct obj {
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct obj g_obj[STANDIN_MAX_OBJECTS];
+static mach_port_t g_name[STANDIN_MAX_OBJECTS];   /* each entry's current name, 0 before first use */
 
 mach_port_t mach_task_self(void)
 {
@@ -68,18 +78,23 @@ static mach_port_t obj_new(enum obj_kind kind)
 {
 	for (unsigned i = 0; i < STANDIN_MAX_OBJECTS; i++)
 		if (g_obj[i].kind == OBJ_FREE) {
+			unsigned gen = g_name[i] ? ((g_name[i] & 0xffu) + STANDIN_GEN_STEP) & 0xffu : STANDIN_FIRST_GEN;
+
 			memset(&g_obj[i], 0, sizeof(g_obj[i]));
 			g_obj[i].kind = kind;
-			return STANDIN_FIRST_NAME + i;
+			g_name[i] = ((STANDIN_FIRST_INDEX + i) << 8) | gen;
+			return g_name[i];
 		}
 	return MACH_PORT_NULL;
 }
 
 static struct obj *obj_get(mach_port_t name, enum obj_kind kind)
 {
-	if (name < STANDIN_FIRST_NAME || name - STANDIN_FIRST_NAME >= STANDIN_MAX_OBJECTS)
+	unsigned i = (name >> 8) - STANDIN_FIRST_INDEX;
+
+	if ((name >> 8) < STANDIN_FIRST_INDEX || i >= STANDIN_MAX_OBJECTS || g_name[i] != name)
 		return NULL;
-	struct obj *o = &g_obj[name - STANDIN_FIRST_NAME];
+	struct obj *o = &g_obj[i];
 	return o->kind == kind ? o : NULL;
 }
 
