@@ -10,7 +10,7 @@
 # ib_atomic_lat, ib_send_bw: rdma_cm for the control and the test connection) both
 # ways, with -F (perftest cannot measure the CPU clock under TCG, so its figures mean
 # nothing here: the test asserts on the exit statuses and the result row).  Prints
-# `rdma_cm interop: rping uverbs->linux ok, rping linux->uverbs ok, perftest -R 8/8 ok`
+# `rdma_cm interop: rping uverbs->linux ok, rping linux->uverbs ok, perftest -R 8/8 ok (0 after REJ 8)`
 # (FAILED in place of ok for a failed run).  Exit 77 only when QEMU cannot be built here.
 set -uo pipefail
 SRC=${1:?source dir}
@@ -77,10 +77,17 @@ run linux-\>uverbs uverbs 10.0.0.2
 # perftest -R both ways.  With our server, the client starts once our CM logged its
 # listen; perftest's server re-listens on the same port for the test connection, and
 # the Linux client's REQ can come first: our CM holds it for that listen (section 18).
-p=18600 npt=0 okpt=0
+p=18600 npt=0 okpt=0 reruns=0
 for t in ib_write_lat ib_read_bw ib_atomic_lat ib_send_bw; do
   for dir in uverbs-server linux-server; do
-    p=$((p + 1)) npt=$((npt + 1))
+   npt=$((npt + 1))
+   # perftest's server listens again for the test connection only after the handshake
+   # over the control connection, and its client connects as soon as the handshake
+   # ends: a REQ that beats that listen gets REJ 8 (invalid service ID) from Linux's
+   # ib_cm, which perftest 4.5 does not survive (seen once in a CI run under TCG, 7 of
+   # 8).  That pair runs once more, and the result line says so.
+   for attempt in 1 2; do
+    p=$((p + 1))
     if [ $dir = uverbs-server ]; then
       uv timeout 120 $B/$t -R -F -n 20 -p $p >/tmp/s.log 2>&1 & sp=$!
       for i in $(seq 1 150); do grep -q "listening on .* port $p " /tmp/s.log && break; sleep 0.2; done
@@ -94,17 +101,24 @@ for t in ib_write_lat ib_read_bw ib_atomic_lat ib_send_bw; do
       [ "$i" = 150 ] && echo "perftest $t -R $dir: no kernel listener on port $p seen in 30 s"
       uv timeout 90 $B/$t -R -F -n 20 -p $p 10.0.0.1 >/tmp/c.log 2>&1; crc=$?
     fi
+    [ $crc = 0 ] || kill $sp 2>/dev/null
     wait $sp; src=$?
     row=$(grep -cE '^ +[0-9]+ +20 ' /tmp/c.log)
-    if [ $crc = 0 ] && [ $src = 0 ] && [ "$row" -ge 1 ]; then okpt=$((okpt + 1))
-    else echo "perftest $t -R $dir: client exit $crc, server exit $src, $row result rows"
-      grep -vE 'op_mod 0x|completion event|^ |^-' /tmp/s.log | tail -12 | sed 's/^/  server: /'
-      grep -vE 'op_mod 0x|completion event|^ |^-' /tmp/c.log | tail -12 | sed 's/^/  client: /'; fi
+    if [ $crc = 0 ] && [ $src = 0 ] && [ "$row" -ge 1 ]; then okpt=$((okpt + 1)); break; fi
+    if [ $attempt = 1 ] && [ $dir = linux-server ] && grep -q 'RDMA_CM_EVENT_REJECTED; error: 8' /tmp/c.log; then
+      echo "perftest $t -R $dir: REJ 8 (the server had not listened again yet), once more"
+      reruns=$((reruns + 1)); continue
+    fi
+    echo "perftest $t -R $dir: client exit $crc, server exit $src, $row result rows"
+    grep -vE 'op_mod 0x|completion event|^ |^-' /tmp/s.log | tail -12 | sed 's/^/  server: /'
+    grep -vE 'op_mod 0x|completion event|^ |^-' /tmp/c.log | tail -12 | sed 's/^/  client: /'
+    break
+   done
   done
 done
-echo "perftest -R: $okpt of $npt runs ok"
+echo "perftest -R: $okpt of $npt runs ok ($reruns run again after REJ 8)"
 r=ok; [ $okpt = $npt ] || r=FAILED
-res="$res, perftest -R $okpt/$npt $r"
+res="$res, perftest -R $okpt/$npt $r ($reruns after REJ 8)"
 echo "rdma_cm interop: $res"
 dmesg | grep -E 'WARNING:|Call Trace'
 true
