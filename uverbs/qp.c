@@ -126,6 +126,8 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	bool tgt = a->qp_type == IBV_QPT_XRC_RECV;
 	if (!tgt && (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd))
 		return uv_null(EINVAL);
+	/* a target's PD field is not looked at, set or not (Linux create_xrc_tgt_qp) */
+	struct ibv_pd *pd = tgt ? NULL : a->pd;
 	if (a->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
 				       IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_XRCD)) {
 		uv_unsupported("ibv_create_qp_ex: TSO or RSS attributes");
@@ -231,7 +233,7 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	/* UD WQEs copy the address vector from the AH at this offset (wqe.h) */
 	q->sq->av_offset = (uint32_t)offsetof(struct uv_ah, av);
 	/* the queues' locks: on unless a single-thread hint says otherwise (domain.c) */
-	bool single = uv_single_threaded(a->pd);
+	bool single = uv_single_threaded(pd);
 	plat_spin_init(&q->sq->lock, single);
 	if (q->rq)
 		plat_spin_init(&q->rq->lock, single);
@@ -241,7 +243,7 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	q->ctx = uv_ctx(c);
 	q->next = q->ctx->qps;
 	q->ctx->qps = q;
-	q->parent = uv_parent_hold(a->pd);
+	q->parent = uv_parent_hold(pd);
 	pthread_mutex_unlock(&d->lock);
 
 	/* set before the allocation below: its failure undoes the QP with ibv_destroy_qp,
@@ -249,7 +251,7 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 	struct ibv_qp *qp = &q->qpx.qp_base;
 	qp->context = c;
 	qp->qp_context = a->qp_context;
-	qp->pd = a->pd;
+	qp->pd = (a->comp_mask & IBV_QP_INIT_ATTR_PD) ? a->pd : NULL;   /* as libibverbs sets it */
 	qp->send_cq = tgt ? NULL : a->send_cq;
 	qp->recv_cq = xrc ? NULL : a->recv_cq;
 	qp->srq = xrc ? NULL : a->srq;
@@ -454,9 +456,12 @@ UV_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr
 
 /* ibv_open_qp(3): another handle on an XRC_RECV QP of this process, found by number in
  * its XRC domain (Linux ib_open_qp: the domain's target QPs; qp_type XRC_RECV only).
- * The handle modifies and queries the QP itself; the QP is not destroyed while a handle
- * is open (EBUSY, as Linux ib_destroy_qp_user refuses a QP whose usecnt is not 0).
- * Asynchronous events go to the QP, not to its handles. */
+ * The handle modifies and queries the QP itself.  While a handle is open the creator's
+ * ibv_destroy_qp is refused with EBUSY.  Linux differs: the creator's QP is itself an
+ * opened handle of a hidden real QP (create_xrc_qp_user, __ib_open_qp), its destroy
+ * returns 0 and the real QP goes with the last handle (__ib_destroy_shared_qp); not
+ * done here (docs/architecture.md, Known limits).  Asynchronous events go to the QP,
+ * not to its handles. */
 struct ibv_qp *uv_open_qp_op(struct ibv_context *c, struct ibv_qp_open_attr *a)
 {
 	const uint32_t need = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
@@ -473,7 +478,7 @@ struct ibv_qp *uv_open_qp_op(struct ibv_context *c, struct ibv_qp_open_attr *a)
 	struct uv_qp *o = NULL;
 	for (struct uv_context *x = d->ctxs; x && !o; x = x->next)
 		for (struct uv_qp *q = x->qps; q && !o; q = q->next)
-			if (q->xrcd == uv_xrcd_of(a->xrcd) && q->qpx.qp_base.qp_num == a->qp_num)
+			if (q->xrcd == uv_xrcd_of(a->xrcd) && q->qpx.qp_base.qp_num == a->qp_num && !q->closing)
 				o = q;
 	if (o) {
 		o->opens++;
@@ -518,10 +523,19 @@ UV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 		free(q);
 		return 0;
 	}
-	if (__atomic_load_n(&q->opens, __ATOMIC_RELAXED)) {
-		uv_log(UV_LOG_WARN, "ibv_destroy_qp: XRC QP 0x%x still has %u handles of ibv_open_qp (EBUSY)",
-		       qp->qp_num, q->opens);
-		return EBUSY;
+	if (q->xrcd) {
+		/* the handle count and the closing mark together under the device lock, so
+		 * that no ibv_open_qp hands out a handle on a QP being destroyed */
+		struct uv_dev *d = uv_dev_lock(qp->context);
+		unsigned opens = q->opens;
+		if (!opens)
+			q->closing = true;
+		pthread_mutex_unlock(&d->lock);
+		if (opens) {
+			uv_log(UV_LOG_WARN, "ibv_destroy_qp: XRC QP 0x%x still has %u handles of ibv_open_qp (EBUSY)",
+			       qp->qp_num, opens);
+			return EBUSY;
+		}
 	}
 	if (q->nmcast) {
 		/* Linux uverbs_free_qp: a QP still attached to a multicast group is not
@@ -535,6 +549,10 @@ UV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 		free(q->st.inl);
 		free(q->mcast);
 		free(q);
+	} else if (q->xrcd) {
+		struct uv_dev *d = uv_dev_lock(qp->context);
+		q->closing = false;
+		pthread_mutex_unlock(&d->lock);
 	}
 	return rc;
 }

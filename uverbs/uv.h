@@ -284,6 +284,7 @@ struct uv_qp {
 	 * list; m is the QP's); the QP counts its handles in `opens` (under dev->lock) */
 	struct uv_qp *opened_of;
 	unsigned opens;
+	bool closing;                 /* being destroyed: ibv_open_qp may not find it (under d->lock) */
 	unsigned async_reported;      /* async events handed out naming it (events.c) */
 	/* the multicast groups it is attached to (qp.c, as Linux uverbs' mcast_list) */
 	uint8_t (*mcast)[16];

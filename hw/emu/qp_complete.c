@@ -88,6 +88,7 @@ void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq)
 		qp->eng.sq_pi += ds ? (ds + 3) / 4 : 1;
 	}
 	tq->sq_prod = qp->eng.sq_pi;
+	emu_rq_flush_held(tp, tq);
 	emu_rq_flush(tp, qp);
 	emu_qp_srq_last_wqe(tp->d, qp);   /* IBTA 11.6.3 "Last WQE Reached", once */
 	tq->flushed = true;

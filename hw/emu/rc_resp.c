@@ -27,17 +27,6 @@ static bool atomic_host_endian(struct emu_dev *d)
  * WQEs the QP has posted and not consumed, encoded to the largest code not above them
  * (real ConnectX ACKs carry them: see the hardware capture in shared/fixtures); an SRQ
  * gives no per-QP credits, so it sends the "invalid" code 31. */
-/* Where receive completions go: an XRC target QP's to the CQ of the XRC SRQ the
- * request named (PRM "XRC SRQ": xrc_srqc.cqn), any other QP's to its cqn_rcv. */
-static uint32_t rcv_cqn(struct emu_tp *tp, const struct emu_qp *qp)
-{
-	const struct emu_srq *s;
-
-	if (qp->st != EMU_QP_ST_XRC)
-		return qp->cqn_rcv;
-	s = emu_obj_get(tp->d, EMU_OBJ_SRQ, qp->eng.xrc_srqn);
-	return s ? s->cqn : qp->cqn_rcv;
-}
 
 /* The PD the responder checks keys against (receive scatter lists, RDMA and atomic
  * rkeys, SEND with invalidate): an XRC target QP's is that of the XRC SRQ the request
@@ -180,7 +169,7 @@ static void resp_error_at(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn, un
 					   .wqe_counter = (uint16_t)tq->rwqe.wqe_counter,
 					   .srqn = qp->rq_type == EMU_RQ_SRQ ? emu_qp_rq_srqn(qp) : 0 };
 
-		emu_cqe_post(tp, rcv_cqn(tp, qp), &ci);
+		emu_cqe_post(tp, emu_rq_cqn(tp, qp), &ci);
 		if (qp->rq_type != EMU_RQ_SRQ)   /* an SRQ's went at the first packet (need_rwqe) */
 			emu_rq_consume(tp->d, qp);
 		tq->rwqe_valid = false;
@@ -372,7 +361,7 @@ static void recv_complete(struct emu_tp *tp, struct emu_tq *tq, uint8_t opcode, 
 				   .byte_cnt = byte_cnt, .imm = imm, .se = se, .rqpn = qp->remote_qpn,
 				   .srqn = qp->rq_type == EMU_RQ_SRQ ? emu_qp_rq_srqn(qp) : 0 };
 
-	emu_cqe_post(tp, rcv_cqn(tp, qp), &ci);
+	emu_cqe_post(tp, emu_rq_cqn(tp, qp), &ci);
 	if (qp->rq_type != EMU_RQ_SRQ)   /* an SRQ's went at the first packet (need_rwqe) */
 		emu_rq_consume(tp->d, qp);
 	tq->rwqe_valid = false;

@@ -131,6 +131,36 @@ void emu_rq_consume(struct emu_dev *d, struct emu_qp *qp)
 	qp->eng.rq_pi++;
 }
 
+uint32_t emu_rq_cqn(struct emu_tp *tp, const struct emu_qp *qp)
+{
+	const struct emu_srq *s;
+
+	if (qp->st != EMU_QP_ST_XRC)
+		return qp->cqn_rcv;
+	s = emu_obj_get(tp->d, EMU_OBJ_SRQ, qp->eng.xrc_srqn);
+	return s ? s->cqn : qp->cqn_rcv;
+}
+
+/* The WQE is the QP's from the message's first packet on; a QP in error completes what
+ * it holds in error (IBTA 10.3.1, "Error" state: outstanding work requests complete
+ * with a flush error), so the driver gets the SRQ slot back.  A QP reset mid-message
+ * drops it without a completion, as a reset drops the QP's work (IBTA 10.3.1, "Reset").
+ * A QP's own receive queue is emu_rq_flush's: its WQE moves only at the last packet. */
+void emu_rq_flush_held(struct emu_tp *tp, struct emu_tq *tq)
+{
+	struct emu_qp *qp = tq->qp;
+
+	/* only RC and XRC take an SRQ WQE early (rc_resp.c); UC's moves at the last packet */
+	if (!tq->rwqe_valid || qp->rq_type != EMU_RQ_SRQ || !emu_qp_reliable(qp))
+		return;
+	struct emu_cqe_info ci = { .opcode = PRM_CQE_RESP_ERR, .syndrome = PRM_CQE_SYND_WR_FLUSH_ERR, .qpn = qp->qpn,
+				   .wqe_counter = (uint16_t)tq->rwqe.wqe_counter, .srqn = emu_qp_rq_srqn(qp) };
+
+	emu_cqe_post(tp, emu_rq_cqn(tp, qp), &ci);
+	tp->ctr.flushed++;
+	tq->rwqe_valid = false;
+}
+
 void emu_rq_flush(struct emu_tp *tp, struct emu_qp *qp)
 {
 	uint16_t ctr;

@@ -374,6 +374,12 @@ int emu_rq_credits(struct emu_dev *d, struct emu_qp *qp);
 void emu_rq_consume(struct emu_dev *d, struct emu_qp *qp);
 /* Flush every posted receive WQE of a QP in error (WR_FLUSH_ERR CQEs). */
 void emu_rq_flush(struct emu_tp *tp, struct emu_qp *qp);
+/* Where receive completions go: an XRC target QP's to the CQ of the XRC SRQ the
+ * request named (PRM "XRC SRQ": xrc_srqc.cqn), any other QP's to its cqn_rcv. */
+uint32_t emu_rq_cqn(struct emu_tp *tp, const struct emu_qp *qp);
+/* The SRQ WQE a message took at its first packet (rc_resp.c need_rwqe) when the QP
+ * goes to error before the message completes: it completes with a flush error. */
+void emu_rq_flush_held(struct emu_tp *tp, struct emu_tq *tq);
 
 /* cqe.c */
 struct emu_cqe_info {

@@ -65,7 +65,8 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 	cq->wqs = calloc(1, sizeof(*cq->wqs));
 	rc = cq->wqs ? mx5_qbuf_alloc(dev, (size_t)cq->depth * MX5_CQE_BYTES, &cq->q) : -ENOMEM;
 	if (rc) {
-		mx5_fail(dev, rc, "CREATE_CQ: no DMA memory for %u CQEs", cq->depth);
+		if (rc != -EPERM)   /* a fork child's refusal keeps its own message */
+			mx5_fail(dev, rc, "CREATE_CQ: no DMA memory for %u CQEs", cq->depth);
 		goto err;
 	}
 	/* The ring reads empty before the device knows it (datapath: every CQE invalid). */

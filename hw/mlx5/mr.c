@@ -357,6 +357,11 @@ int mx5_mr_dereg(struct mx5_mr *mr)
 {
 	if (!mr)
 		return -EINVAL;
+	/* a child of fork() may not undo its parent's MR: the unpin takes locks a parent
+	 * thread may have held at the fork (mx5_refuse_fork_child) */
+	int rc = mx5_refuse_fork_child(mr->dev);
+	if (rc)
+		return rc;
 	mx5_mr_release(mr);
 	return 0;
 }

@@ -389,7 +389,8 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 	}
 	rc = mx5_qbuf_alloc(dev, rq_bytes + sq_bytes, &qp->q);
 	if (rc) {
-		mx5_fail(dev, rc, "CREATE_QP: no DMA memory for %zu bytes of queues", rq_bytes + sq_bytes);
+		if (rc != -EPERM)   /* a fork child's refusal keeps its own message */
+			mx5_fail(dev, rc, "CREATE_QP: no DMA memory for %zu bytes of queues", rq_bytes + sq_bytes);
 		goto err;
 	}
 

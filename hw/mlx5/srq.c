@@ -108,7 +108,8 @@ static int mx5_srq_make(struct mx5_pd *pd, struct mx5_xrcd *xrcd, struct mx5_cq 
 	s->wrid = calloc(cnt, sizeof(uint64_t));
 	int rc = s->wrid ? mx5_qbuf_alloc(dev, (size_t)cnt * stride, &s->q) : -ENOMEM;
 	if (rc) {
-		mx5_fail(dev, rc, "CREATE_SRQ: no memory for %u WQEs", cnt);
+		if (rc != -EPERM)   /* a fork child's refusal keeps its own message */
+			mx5_fail(dev, rc, "CREATE_SRQ: no memory for %u WQEs", cnt);
 		goto err;
 	}
 	rc = mx5_srq_ring_init(&s->ring, s->q.dma.va, cnt, attr->max_sge ? attr->max_sge : 1,

@@ -413,3 +413,29 @@ Test(emu_xrc, srq_may_not_change_inside_a_send)
 	cr_expect_eq(PRM_GET(cqe64, cqe, srqn), r.srqn[0], "the WQE in use was the first SRQ's");
 	xrc_down(&r);
 }
+
+/* The SRQ WQE a multi-packet SEND took at its first packet belongs to the QP from then
+ * on: when the QP goes to error before the message's last packet, that WQE completes
+ * with a flush error on the SRQ's CQ (IBTA 10.3.1), so the driver gets its slot back.
+ * Before, it was taken and never completed: the SRQ lost a WQE for good. */
+Test(emu_xrc, a_send_cut_short_by_an_error_completes_the_srq_wqe_it_took)
+{
+	struct xrc_run r;
+	const uint8_t *cqe;
+
+	xrc_up(&r, "emu:cap=general.xrc:1");
+	tgt_up(&r);
+	send_xrc_op(&r, 0xa0 /* XRC_SEND_FIRST */, r.srqn[0], RQ_PSN);
+	for (int i = 0; i < 2000 && b_ctr(&r).acks_sent == 0 && b_ctr(&r).rx_pkts == 0; i++)
+		usleep(1000);
+	usleep(20000);   /* the device thread has taken the first packet */
+	cr_expect_eq(PRM_GET(cqe64, r.cq[0].mem.va, opcode), PRM_CQE_INVALID, "no completion before the last packet");
+	cr_assert_eq(ot_2state(&r.b, PRM_CMD_OP_2ERR_QP, r.tgt), 0);
+	cqe = wait_cqe(&r.cq[0]);
+	cr_assert_eq(PRM_GET(cqe64, cqe, opcode), PRM_CQE_RESP_ERR, "CQE opcode 0x%x: the taken WQE never completed",
+		     (unsigned)PRM_GET(cqe64, cqe, opcode));
+	cr_expect_eq(PRM_GET(err_cqe, cqe, syndrome), PRM_CQE_SYND_WR_FLUSH_ERR);
+	cr_expect_eq(PRM_GET(cqe64, cqe, srqn), r.srqn[0]);
+	cr_expect_eq(PRM_GET(cqe64, cqe, qpn), r.tgt);
+	xrc_down(&r);
+}

@@ -488,6 +488,8 @@ static int child_creates_on_parents_device(void)
 	bad |= ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE) != NULL || errno != EPERM;
 	errno = 0;
 	bad |= ibv_create_cq(ctx, 16, NULL, NULL, 0) != NULL || errno != EPERM;
+	/* nor undo the parent's MR: its unpin takes the same locks */
+	bad |= ibv_dereg_mr(mr) != EPERM;
 	return bad;
 }
 
@@ -517,7 +519,8 @@ Test(negative, a_child_of_fork_is_refused_at_once_while_its_parent_is_busy, .tim
 			cr_assert_fail("fork %d: the child still waited after 5 s (a lock held at the fork)", i);
 		}
 		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-			  "fork %d: the child's QP, SRQ, MR or CQ on its parent's device was not refused with EPERM", i);
+			  "fork %d: the child's QP, SRQ, MR or CQ on its parent's device, or its dereg of the parent's MR, "
+			  "was not refused with EPERM", i);
 	}
 	busy_stop = true;
 	cr_assert_eq(pthread_join(th, NULL), 0);
