@@ -91,6 +91,8 @@ static inline void mx5_cq_ring_forget(struct mx5_cq_ring *cq, uint32_t qpn)
  * dropped receive CQEs back to srq (may be NULL); returns how many were removed
  * (datapath.c). */
 uint32_t mx5_cq_ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, struct mx5_srq_ring *srq);
+/* The receive CQEs of a destroyed XRC SRQ (by the CQE's srqn) taken out of the ring. */
+uint32_t mx5_cq_ring_clean_xrc_srq(struct mx5_cq_ring *cq, uint32_t srqn);
 
 static inline struct mx5_wq_ref *mx5_wq_table_get(const struct mx5_wq_table *t, uint32_t qpn)
 {

@@ -456,7 +456,25 @@ uint64_t mx5_srq_complete_locked(struct mx5_srq_ring *srq, uint32_t wqe_counter)
  * SRQ's free list.  The consumer counter then skips the dropped entries.  The caller
  * Pollers are kept away by the CQ's lock, posters to the SRQ by its (in that order, as
  * in the poll path). */
+static uint32_t ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, uint32_t xrc_srqn, struct mx5_srq_ring *srq);
+
 uint32_t mx5_cq_ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, struct mx5_srq_ring *srq)
+{
+	return ring_clean(cq, qpn, 0, srq);
+}
+
+/* An XRC SRQ is destroyed: its receive CQEs not yet polled go too (they name a target
+ * QP of the domain, and the SRQ by srqn), as a destroyed QP's do, so that a later XRC
+ * SRQ given the same number on the same CQ never completes a WQE it did not post, and
+ * the poller never meets a CQE of no known queue.  rdma-core's mlx5 does less: its
+ * mlx5_destroy_srq only clears the SRQ from its table (mlx5_clear_srq/_uidx), so such a
+ * CQE fails its poll, or finds the SRQ that reused the number. */
+uint32_t mx5_cq_ring_clean_xrc_srq(struct mx5_cq_ring *cq, uint32_t srqn)
+{
+	return srqn ? ring_clean(cq, 0, srqn, NULL) : 0;
+}
+
+static uint32_t ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, uint32_t xrc_srqn, struct mx5_srq_ring *srq)
 {
 	uint32_t prod, nfreed = 0;
 
@@ -470,10 +488,12 @@ uint32_t mx5_cq_ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, struct mx5_srq_
 	while ((int32_t)(--prod - cq->cons_index) >= 0) {
 		uint8_t *cqe = mx5_cq_cqe(cq, prod);
 
-		if ((uint32_t)PRM_GET(cqe64, cqe, qpn) == qpn) {
-			unsigned op = (unsigned)PRM_GET(cqe64, cqe, opcode);
+		unsigned op = (unsigned)PRM_GET(cqe64, cqe, opcode);
+		bool rcv = (op >= PRM_CQE_RESP_WR_IMM && op <= PRM_CQE_RESP_SEND_INV) || op == PRM_CQE_RESP_ERR;
 
-			if (srq && ((op >= PRM_CQE_RESP_WR_IMM && op <= PRM_CQE_RESP_SEND_INV) || op == PRM_CQE_RESP_ERR))
+		if (xrc_srqn ? rcv && (uint32_t)PRM_GET(cqe64, cqe, srqn) == xrc_srqn
+			     : (uint32_t)PRM_GET(cqe64, cqe, qpn) == qpn) {
+			if (srq && rcv)
 				(void)mx5_srq_complete(srq, (uint32_t)PRM_GET(cqe64, cqe, wqe_counter));
 			nfreed++;
 		} else if (nfreed) {

@@ -43,8 +43,9 @@ void mx5_srq_release(struct mx5_srq *s)
 {
 	if (s->xrcd) {
 		struct mx5_xrc_ref **p;
-		/* its pollers stop finding it; a CQE of it not yet polled now reads as one
-		 * of no known queue (-EIO, consumed), as for a destroyed QP's */
+		/* its CQEs not yet polled go, as a destroyed QP's do, and its pollers stop
+		 * finding it (datapath.c mx5_cq_ring_clean_xrc_srq) */
+		(void)mx5_cq_ring_clean_xrc_srq(&s->cq->ring, s->srqn);
 		plat_spin_lock(&s->cq->ring.lock);
 		for (p = &s->cq->ring.xrc; *p; p = &(*p)->next) {
 			if (*p == &s->xref) {

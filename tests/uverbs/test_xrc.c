@@ -396,3 +396,24 @@ Test(xrc, bad_input_is_refused)
 	cr_expect_eq(ibv_destroy_cq(r.cqb), EBUSY);
 	cr_expect_eq(ut_poll(r.cqb, &wc, 10), 0);
 }
+
+/* Destroying an XRC SRQ takes its unpolled receive CQEs out of the CQ, as destroying a
+ * QP does: the poller meets neither a completion of a queue that no longer exists nor,
+ * once the number is reused, one of a WQE the new SRQ never posted.  The other SRQ's
+ * completion on the same CQ stays, in order. */
+Test(xrc, destroying_an_xrc_srq_takes_its_unpolled_completions_with_it)
+{
+	struct ibv_wc wc;
+
+	post_srq(1, 200, 64);
+	post_srq(0, 100, 0);
+	send_to(r.srqn[1], 1, "to the second SRQ");
+	ut_expect(r.cqa, &wc, IBV_WC_SUCCESS);   /* ACKed: the receive CQE is written */
+	send_to(r.srqn[0], 2, "to the first SRQ");
+	ut_expect(r.cqa, &wc, IBV_WC_SUCCESS);
+	cr_assert_eq(ibv_destroy_srq(r.srq[1]), 0);
+	r.srq[1] = NULL;
+	ut_expect(r.cqb, &wc, IBV_WC_SUCCESS);
+	cr_expect_eq(wc.wr_id, 100, "the first SRQ's completion (wr_id %llu)", (unsigned long long)wc.wr_id);
+	cr_expect_eq(ut_poll(r.cqb, &wc, 50), 0, "nothing of the destroyed SRQ is left");
+}
