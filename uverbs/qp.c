@@ -134,8 +134,10 @@ static struct ibv_qp *uv_qp_new(struct ibv_context *c, struct ibv_qp_init_attr_e
 		return NULL;
 	}
 	struct ibv_xrcd *xrcd = (a->comp_mask & IBV_QP_INIT_ATTR_XRCD) ? a->xrcd : NULL;
-	if (tgt && (!xrcd || xrcd->context != c)) {
-		uv_log(UV_LOG_WARN, "ibv_create_qp_ex: an XRC_RECV QP needs an XRC domain of its context: EINVAL");
+	/* the domain of this device: one named by a file is one per device, whichever
+	 * context opened it first (xrc.c) */
+	if (tgt && (!xrcd || uv_ctx_dev(xrcd->context) != uv_ctx_dev(c))) {
+		uv_log(UV_LOG_WARN, "ibv_create_qp_ex: an XRC_RECV QP needs an XRC domain of its device: EINVAL");
 		return uv_null(EINVAL);
 	}
 	/* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (ibv_create_qp_ex(3)) keeps the QP from receiving

@@ -85,9 +85,12 @@ struct ibv_srq *uv_create_srq_ex_op(struct ibv_context *c, struct ibv_srq_init_a
 	}
 	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a->pd || a->pd->context != c)
 		return uv_null(EINVAL);
-	/* An XRC SRQ needs its domain and the CQ its completions go to, both of this
-	 * context (Linux uverbs_cmd.c __uverbs_create_xsrq: EINVAL without them) */
-	if (xrc && (!(a->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !a->xrcd || a->xrcd->context != c ||
+	/* An XRC SRQ needs its domain and the CQ its completions go to (Linux
+	 * uverbs_cmd.c __uverbs_create_xsrq: EINVAL without them): the CQ of this context,
+	 * the domain of this device (a domain named by a file is one per device, whichever
+	 * context opened it first: xrc.c) */
+	if (xrc && (!(a->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !a->xrcd ||
+		    uv_ctx_dev(a->xrcd->context) != uv_ctx_dev(c) ||
 		    !(a->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !a->cq || a->cq->context != c)) {
 		uv_log(UV_LOG_WARN, "ibv_create_srq_ex: an XRC SRQ needs an XRC domain and a CQ of its context: EINVAL");
 		return uv_null(EINVAL);

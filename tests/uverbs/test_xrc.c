@@ -417,3 +417,41 @@ Test(xrc, destroying_an_xrc_srq_takes_its_unpolled_completions_with_it)
 	cr_expect_eq(wc.wr_id, 100, "the first SRQ's completion (wr_id %llu)", (unsigned long long)wc.wr_id);
 	cr_expect_eq(ut_poll(r.cqb, &wc, 50), 0, "nothing of the destroyed SRQ is left");
 }
+
+/* A domain named by a file is the device's, whichever context opened it first: a
+ * second context of the same device opens the same file and makes an XRC SRQ and a
+ * target QP in it (ibv_xsrq_pingpong's server opens its contexts one per connection). */
+Test(xrc, a_file_named_domain_serves_every_context_of_its_device)
+{
+	char path[] = "/tmp/uverbs_test_xrc_ctx_XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	struct ibv_context *c2 = ut_open(1);
+	struct ibv_pd *pd2 = ibv_alloc_pd(c2);
+	struct ibv_cq *cq2 = ibv_create_cq(c2, 8, NULL, NULL, 0);
+	cr_assert(pd2 && cq2);
+	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS, .fd = fd,
+					 .oflags = O_CREAT };
+	struct ibv_xrcd *x1 = ibv_open_xrcd(r.cb, &xa), *x2 = ibv_open_xrcd(c2, &xa);
+	cr_assert(x1 && x2, "ibv_open_xrcd: %s", strerror(errno));
+	struct ibv_srq_init_attr_ex sa = { .attr = { .max_wr = 4, .max_sge = 1 }, .srq_type = IBV_SRQT_XRC,
+					   .pd = pd2, .xrcd = x2, .cq = cq2,
+					   .comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+							IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ };
+	struct ibv_srq *s = ibv_create_srq_ex(c2, &sa);
+	cr_expect_not_null(s, "an XRC SRQ of the second context in the shared domain: %s", strerror(errno));
+	struct ibv_qp_init_attr_ex tq = { .qp_type = IBV_QPT_XRC_RECV, .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x2 };
+	struct ibv_qp *t = ibv_create_qp_ex(c2, &tq);
+	cr_expect_not_null(t, "a target QP of the second context in the shared domain: %s", strerror(errno));
+	if (t)
+		cr_expect_eq(ibv_destroy_qp(t), 0);
+	if (s)
+		cr_expect_eq(ibv_destroy_srq(s), 0);
+	cr_expect_eq(ibv_close_xrcd(x2), 0);
+	cr_expect_eq(ibv_close_xrcd(x1), 0);
+	ibv_destroy_cq(cq2);
+	ibv_dealloc_pd(pd2);
+	ibv_close_device(c2);
+	close(fd);
+	unlink(path);
+}
