@@ -7,11 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "hw/mlx5/doorbell.h"
 #include "hw/mlx5/poll.h"
-
 #include "uverbs/uv.h"
 
 /* What the extended poll interface can report from an mlx5 CQE; timestamps, VLAN,
@@ -122,11 +120,6 @@ static struct uv_cq *uv_cq_new(struct ibv_context *c, struct ibv_pd *parent, uin
 			       bool single)
 {
 	struct uv_dev *d = uv_ctx_dev(c);
-	/* a child of fork() with its parent's context (ibv_fork_init(3): misuse): EPERM
-	 * before the queue's memory is taken through a device whose lock a parent thread
-	 * may have held at the fork (the command path would refuse it only after that) */
-	if (uv_ctx(c)->pid != getpid())
-		return uv_null(EPERM);
 	if (uv_alloc_type_refused("MLX_CQ_ALLOC_TYPE"))
 		return NULL;
 	if (!cqe || cqe > d->info.max_cqe || (int)vector < 0 || vector >= d->info.num_comp_vectors) {

@@ -44,6 +44,15 @@ static uint32_t rcv_pdn(struct emu_tp *tp, const struct emu_qp *qp)
 	return s ? s->pdn : qp->pdn;
 }
 
+/* The receive WQE in use has its completion: a QP's own receive queue moves on now, an
+ * SRQ's WQE went at the message's first packet (need_rwqe). */
+static void rwqe_done(struct emu_tp *tp, struct emu_tq *tq)
+{
+	if (tq->qp->rq_type != EMU_RQ_SRQ)
+		emu_rq_consume(tp->d, tq->qp);
+	tq->rwqe_valid = false;
+}
+
 /* A response opcode in the QP's own service: XRC's are RC's moved to 0xa0 (IBTA 9.2.1). */
 static uint8_t resp_op(const struct emu_qp *qp, uint8_t rc_op)
 {
@@ -170,9 +179,7 @@ static void resp_error_at(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn, un
 					   .srqn = qp->rq_type == EMU_RQ_SRQ ? emu_qp_rq_srqn(qp) : 0 };
 
 		emu_cqe_post(tp, emu_rq_cqn(tp, qp), &ci);
-		if (qp->rq_type != EMU_RQ_SRQ)   /* an SRQ's went at the first packet (need_rwqe) */
-			emu_rq_consume(tp->d, qp);
-		tq->rwqe_valid = false;
+		rwqe_done(tp, tq);
 	}
 	emu_log(tp->d, EMU_LOG_INFO, "QP 0x%x: responder error, NAK code %u; QP to error", qp->qpn, nak_code);
 	qp->state = EMU_QP_ERR;
@@ -362,9 +369,7 @@ static void recv_complete(struct emu_tp *tp, struct emu_tq *tq, uint8_t opcode, 
 				   .srqn = qp->rq_type == EMU_RQ_SRQ ? emu_qp_rq_srqn(qp) : 0 };
 
 	emu_cqe_post(tp, emu_rq_cqn(tp, qp), &ci);
-	if (qp->rq_type != EMU_RQ_SRQ)   /* an SRQ's went at the first packet (need_rwqe) */
-		emu_rq_consume(tp->d, qp);
-	tq->rwqe_valid = false;
+	rwqe_done(tp, tq);
 }
 
 /* SEND with invalidate: an MKey that allows it (emu_mkey_remote_inval_ok) becomes free. */

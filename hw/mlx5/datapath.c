@@ -424,8 +424,7 @@ struct mx5_wq_ref *mx5_cq_lookup_xrc(struct mx5_cq_ring *cq, const uint8_t *cqe,
 	struct mx5_xrc_ref *x;
 	uint32_t srqn;
 
-	if (opcode != PRM_CQE_RESP_SEND && opcode != PRM_CQE_RESP_SEND_IMM && opcode != PRM_CQE_RESP_SEND_INV &&
-	    opcode != PRM_CQE_RESP_WR_IMM && opcode != PRM_CQE_RESP_ERR)
+	if (!mx5_cqe_opcode_is_recv(opcode))
 		return NULL;
 	/* err_cqe.srqn sits where cqe64.srqn does (layouts/wqe.def) */
 	srqn = (uint32_t)PRM_GET(cqe64, cqe, srqn);
@@ -489,7 +488,7 @@ static uint32_t ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, uint32_t xrc_sr
 		uint8_t *cqe = mx5_cq_cqe(cq, prod);
 
 		unsigned op = (unsigned)PRM_GET(cqe64, cqe, opcode);
-		bool rcv = (op >= PRM_CQE_RESP_WR_IMM && op <= PRM_CQE_RESP_SEND_INV) || op == PRM_CQE_RESP_ERR;
+		bool rcv = mx5_cqe_opcode_is_recv(op);
 
 		if (xrc_srqn ? rcv && (uint32_t)PRM_GET(cqe64, cqe, srqn) == xrc_srqn
 			     : (uint32_t)PRM_GET(cqe64, cqe, qpn) == qpn) {

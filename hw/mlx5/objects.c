@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "hw/mlx5/mx5_objects.h"
 
@@ -131,10 +130,8 @@ static int mx5_queue_destroy(struct mx5_queue q, bool forced)
 	/* A child of fork() may not undo its parent's queue (mx5_exec refuses its commands,
 	 * ibv_fork_init(3)); with no command to send on a fatal device it would otherwise
 	 * free the parent's memory in its copy and wait on the parent's event counts. */
-	if (!forced && getpid() != dev->owner_pid)
-		return mx5_fail(dev, -EPERM, "%s: this device was opened by process %d: a child of fork() "
-				"may not destroy its objects", prm_opcode_name(kinds[q.kind].opcode),
-				(int)dev->owner_pid);
+	if (!forced && mx5_refuse_fork_child(dev))
+		return -EPERM;
 	int rc = 0;
 	if (dev->health == MX5_HEALTH_OK) {
 		switch (q.kind) {

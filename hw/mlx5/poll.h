@@ -17,6 +17,7 @@
 #define UVERBS_HW_MLX5_POLL_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
@@ -78,6 +79,13 @@ MX5_HOT uint8_t *mx5_cq_owned(const struct mx5_cq_ring *cq, uint32_t n)
 MX5_HOT uint8_t *mx5_cq_next(const struct mx5_cq_ring *cq)
 {
 	return mx5_cq_owned(cq, cq->cons_index);
+}
+
+/* A responder's CQE, the completion of a receive WQE: RESP_WR_IMM..RESP_SEND_INV, or
+ * RESP_ERR (firmware-cmd/cqe_opcodes.def). */
+static inline bool mx5_cqe_opcode_is_recv(unsigned opcode)
+{
+	return (opcode >= PRM_CQE_RESP_WR_IMM && opcode <= PRM_CQE_RESP_SEND_INV) || opcode == PRM_CQE_RESP_ERR;
 }
 
 MX5_HOT struct mx5_wq_ref *mx5_cq_lookup(struct mx5_cq_ring *cq, uint32_t qpn)
