@@ -63,12 +63,10 @@ int mx5_cq_create(struct mx5_device *dev, const struct mx5_cq_attr *attr, struct
 	cq->comp_fn = attr->comp_fn;
 	cq->comp_ctx = attr->comp_ctx;
 	cq->wqs = calloc(1, sizeof(*cq->wqs));
-	rc = cq->wqs ? mx5_qbuf_alloc(dev, (size_t)cq->depth * MX5_CQE_BYTES, &cq->q) : -ENOMEM;
-	if (rc) {
-		if (rc != -EPERM)   /* a fork child's refusal keeps its own message */
-			mx5_fail(dev, rc, "CREATE_CQ: no DMA memory for %u CQEs", cq->depth);
+	rc = cq->wqs ? mx5_qbuf_alloc(dev, (size_t)cq->depth * MX5_CQE_BYTES, &cq->q, "CREATE_CQ")
+		     : mx5_fail(dev, -ENOMEM, "CREATE_CQ: out of memory");
+	if (rc)
 		goto err;
-	}
 	/* The ring reads empty before the device knows it (datapath: every CQE invalid). */
 	rc = mx5_cq_ring_init(&cq->ring, cq->q.dma.va, cq->depth, 0, cq->q.dbrec, &dev->bar0,
 			      dev->uar.bar_off + PRM_UAR_CQ_DOORBELL, cq->wqs);

@@ -103,8 +103,10 @@ struct mx5_qp {
 	bool bf_held;
 };
 
-/* Allocate a queue buffer of `bytes` (rounded to host pages) plus a doorbell record. */
-int mx5_qbuf_alloc(struct mx5_device *dev, size_t bytes, struct mx5_qbuf *q);
+/* Allocate a queue buffer of `bytes` (rounded to host pages) plus a doorbell record;
+ * a failure is reported on the device (mx5_fail) for the command `what` names, or is
+ * a fork child's refusal (mx5_refuse_fork_child), which keeps its own message. */
+int mx5_qbuf_alloc(struct mx5_device *dev, size_t bytes, struct mx5_qbuf *q, const char *what);
 void mx5_qbuf_free(struct mx5_device *dev, struct mx5_qbuf *q);
 /* Write the pas list (one host page per entry) of a qbuf. */
 void mx5_qbuf_pas(const struct mx5_device *dev, const struct mx5_qbuf *q, uint8_t *pas);

@@ -9,7 +9,7 @@
 
 #include "hw/mlx5/mx5_objects.h"
 
-int mx5_qbuf_alloc(struct mx5_device *dev, size_t bytes, struct mx5_qbuf *q)
+int mx5_qbuf_alloc(struct mx5_device *dev, size_t bytes, struct mx5_qbuf *q, const char *what)
 {
 	memset(q, 0, sizeof(*q));
 	int rc = mx5_refuse_fork_child(dev);
@@ -22,7 +22,7 @@ int mx5_qbuf_alloc(struct mx5_device *dev, size_t bytes, struct mx5_qbuf *q)
 	size_t total = q->buf_bytes + hp;
 	rc = shim_dma_alloc(dev->shim, total, hp, &q->dma);
 	if (rc)
-		return rc;
+		return mx5_fail(dev, rc, "%s: no DMA memory for %zu bytes of queue", what, bytes);
 	memset(q->dma.va, 0, total);
 	q->dbrec = (uint8_t *)q->dma.va + q->buf_bytes;
 	q->dbrec_iova = q->dma.iova + q->buf_bytes;

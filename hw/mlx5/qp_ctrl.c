@@ -387,12 +387,9 @@ int mx5_qp_create(struct mx5_pd *pd, const struct mx5_qp_init_attr *a, struct mx
 		rc = mx5_fail(dev, -ENOMEM, "CREATE_QP: out of memory");
 		goto err;
 	}
-	rc = mx5_qbuf_alloc(dev, rq_bytes + sq_bytes, &qp->q);
-	if (rc) {
-		if (rc != -EPERM)   /* a fork child's refusal keeps its own message */
-			mx5_fail(dev, rc, "CREATE_QP: no DMA memory for %zu bytes of queues", rq_bytes + sq_bytes);
+	rc = mx5_qbuf_alloc(dev, rq_bytes + sq_bytes, &qp->q, "CREATE_QP");
+	if (rc)
 		goto err;
-	}
 
 	/* the QP's doorbells and BlueFlame writes come through the UAR of its register */
 	mx5_uar_bf_get(dev, &qp->bf);

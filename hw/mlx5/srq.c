@@ -107,12 +107,10 @@ static int mx5_srq_make(struct mx5_pd *pd, struct mx5_xrcd *xrcd, struct mx5_cq 
 	s->cq = cq;
 	uint32_t cnt = 1u << log;
 	s->wrid = calloc(cnt, sizeof(uint64_t));
-	int rc = s->wrid ? mx5_qbuf_alloc(dev, (size_t)cnt * stride, &s->q) : -ENOMEM;
-	if (rc) {
-		if (rc != -EPERM)   /* a fork child's refusal keeps its own message */
-			mx5_fail(dev, rc, "CREATE_SRQ: no memory for %u WQEs", cnt);
+	int rc = s->wrid ? mx5_qbuf_alloc(dev, (size_t)cnt * stride, &s->q, "CREATE_SRQ")
+			 : mx5_fail(dev, -ENOMEM, "CREATE_SRQ: out of memory");
+	if (rc)
 		goto err;
-	}
 	rc = mx5_srq_ring_init(&s->ring, s->q.dma.va, cnt, attr->max_sge ? attr->max_sge : 1,
 			       s->wrid, s->q.dbrec);
 	if (rc) {
