@@ -58,6 +58,7 @@
 #include <rdma/rdma_user_cm.h>
 
 #include "hw/platform/thread.h"
+#include "uverbs/rdma_cm_guard.h"
 #include "uverbs/rdma_cm_mad.h"
 #include "uverbs/uv.h"
 
@@ -161,11 +162,16 @@ struct rcm_id {
 	bool afonly;
 	bool afonly_set;         /* RDMA_OPTION_ID_AFONLY given (CMA_OPTION_AFONLY) */
 };
+_Static_assert(RCM_MAX_IDS == RCM_GUARD_SLOTS && UV_MAD_LEN == RCM_GUARD_MAD_LEN,
+	       "a guardian record per ID slot, each a MAD");
 
 static pthread_mutex_t rcm_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rcm_chan *_Atomic rcm_fds[RCM_MAX_FD];
 static atomic_int rcm_open_chans;
 static struct rcm_id rcm_ids[RCM_MAX_IDS];
+/* What the guardian holds for each ID slot (guard_sync): kept apart from the IDs, which
+ * id_new clears while the record may still be armed. */
+static struct { uint16_t attr; uint32_t lcomm, rcomm; } rcm_guarded[RCM_MAX_IDS];
 static struct rcm_agent rcm_agents[RCM_MAX_AGENTS];
 static unsigned rcm_nagents;
 static bool rcm_agents_probed;
@@ -267,6 +273,8 @@ static void ip_gid(uint32_t ip, uint8_t g[16])
 static void *agent_thread(void *arg);
 static uint32_t rcm_rand(void);
 static void listen_unregister(struct rcm_id *id);
+static pthread_once_t rcm_atfork_once = PTHREAD_ONCE_INIT;
+static void rcm_atfork_register(void);
 
 static int post_recv(struct rcm_agent *a, unsigned slot)
 {
@@ -365,6 +373,17 @@ static void agents_probe(void)
 		memset(a, 0, sizeof(*a));
 	}
 	/* the list is kept: the agents hold its devices for the process's life */
+	pthread_once(&rcm_atfork_once, rcm_atfork_register);
+	uint32_t ips[RCM_MAX_AGENTS];
+	for (unsigned i = 0; i < rcm_nagents; i++)
+		ips[i] = rcm_agents[i].ip;
+	int rc = rcm_nagents ? rcm_guard_start(ips, rcm_nagents) : -ENODEV;
+	if (!rc)
+		uv_log(UV_LOG_INFO, "rdma_cm: guardian process %d sends this process's DREQs should it die",
+		       rcm_guard_pid());
+	else if (rc != -EADDRNOTAVAIL && rc != -ENODEV)
+		uv_log(UV_LOG_WARN, "rdma_cm: no guardian process (%s): should this process die, its peers "
+		       "learn it only when they next send", strerror(-rc));
 }
 
 static struct rcm_agent *agent_by_ip(uint32_t ip)
@@ -598,6 +617,56 @@ static void chan_drop_events(struct rcm_chan *ch, bool (*match)(const struct rcm
 		ch->tail = e;
 }
 
+/* The MAD that ends a connection whose process goes without a word, as Linux's CM sends
+ * it when the process's rdma_cm file closes (cm.c cm_destroy_id; IBTA 12.9.6): a DREQ
+ * while the connection is up (or being set up past the REP), the DREP a received DREQ
+ * still waits for; false when the ID owes its peer nothing. */
+static bool last_word(const struct rcm_id *id, struct uv_cm_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (id->state == ST_ESTABLISHED || id->state == ST_REP_SENT || id->state == ST_REP_RCVD) {
+		m->attr = UV_CM_DREQ;
+		m->qpn = id->rqpn;
+	} else if (id->state == ST_DREQ_RCVD) {
+		m->attr = UV_CM_DREP;
+	} else {
+		return false;
+	}
+	m->local_comm_id = id->lcomm;
+	m->remote_comm_id = id->rcomm;
+	m->tid = ((uint64_t)id->lcomm << 32) | m->attr;
+	return true;
+}
+
+/* Keeps the guardian's records (rdma_cm_guard.h) equal to every ID's last word: called
+ * under rcm_lock before each entry point lets go of it (a command, a pass of an agent
+ * thread, a channel's close, the exit path), so a process killed at any moment leaves
+ * the words of the states its peers last saw. */
+static void guard_sync(void)
+{
+	if (!rcm_guard_pid())
+		return;
+	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
+		const struct rcm_id *id = &rcm_ids[i];
+		struct uv_cm_msg m;
+		bool want = id->used && id->ag && last_word(id, &m);
+		uint16_t attr = want ? m.attr : 0;
+		if (attr == rcm_guarded[i].attr &&
+		    (!want || (rcm_guarded[i].lcomm == id->lcomm && rcm_guarded[i].rcomm == id->rcomm)))
+			continue;
+		uint8_t mad[UV_MAD_LEN];
+		if (want && !uv_cm_mad_encode(&m, mad)) {
+			rcm_guard_arm(i, id->ag->ip, ntohl(id->dst.sin_addr.s_addr), mad);
+		} else {
+			rcm_guard_disarm(i);
+			attr = 0;
+		}
+		rcm_guarded[i].attr = attr;
+		rcm_guarded[i].lcomm = id->lcomm;
+		rcm_guarded[i].rcomm = id->rcomm;
+	}
+}
+
 static void id_destroy(struct rcm_id *id)
 {
 	if (id->state == ST_ESTABLISHED) {
@@ -661,11 +730,17 @@ static void listen_after_fork_child(void)
 		}
 }
 
-static pthread_once_t rcm_atfork_once = PTHREAD_ONCE_INIT;
+static void after_fork_child(void)
+{
+	listen_after_fork_child();
+	rcm_guard_forget();
+}
+
 static void rcm_atfork_register(void)
 {
-	if (pthread_atfork(NULL, NULL, listen_after_fork_child))
-		uv_log(UV_LOG_WARN, "rdma_cm: pthread_atfork failed: a fork child keeps its parent's listener names");
+	if (pthread_atfork(NULL, NULL, after_fork_child))
+		uv_log(UV_LOG_WARN, "rdma_cm: pthread_atfork failed: a fork child keeps its parent's listener names "
+		       "and guardian records");
 }
 
 /* Claims the listener's name; -EADDRINUSE when another process listens there. */
@@ -1181,6 +1256,7 @@ static void *agent_thread(void *arg)
 			}
 		}
 		timers(now_ns());
+		guard_sync();
 		pthread_mutex_unlock(&rcm_lock);
 	}
 	return NULL;
@@ -2039,16 +2115,10 @@ static void rcm_exit_notify(void)
 		if (!id->used || !id->ag)
 			continue;
 		unsigned before = id->ag->send_next;
-		if (id->state == ST_ESTABLISHED || id->state == ST_REP_SENT || id->state == ST_REP_RCVD) {
-			struct uv_cm_msg m = { .attr = UV_CM_DREQ, .tid = ((uint64_t)id->lcomm << 32) | UV_CM_DREQ,
-					       .local_comm_id = id->lcomm, .remote_comm_id = id->rcomm,
-					       .qpn = id->rqpn };
-			id_send(id, &m, false);
-		} else if (id->state == ST_DREQ_RCVD) {
-			id_reply(id, UV_CM_DREP, NULL, 0);
-		} else {
+		struct uv_cm_msg m;
+		if (!last_word(id, &m))
 			continue;
-		}
+		id_send(id, &m, false);
 		id->state = ST_CLOSED;
 		id->mad_armed = false;
 		if (id->ag->send_next != before) {
@@ -2056,6 +2126,7 @@ static void rcm_exit_notify(void)
 			sent++;
 		}
 	}
+	guard_sync();
 	pthread_mutex_unlock(&rcm_lock);
 	if (sent)
 		uv_log(UV_LOG_INFO, "rdma_cm: process exit: DREQ/DREP sent for %u connection(s)", sent);
@@ -2110,6 +2181,7 @@ UV_EXPORT ssize_t write(int fd, const void *buf, size_t count)
 	memcpy(cmdbuf, (const uint8_t *)buf + sizeof(h), inl);
 	pthread_mutex_lock(&rcm_lock);
 	int rc = rcm_cmd(ch, fd, h.cmd, cmdbuf, inl);
+	guard_sync();
 	pthread_mutex_unlock(&rcm_lock);
 	if (rc)
 		uv_log(UV_LOG_INFO, "rdma_cm: command %u: %s", h.cmd, strerror(-rc));

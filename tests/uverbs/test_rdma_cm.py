@@ -552,6 +552,103 @@ def test_peer_killed_outright_survivor_sees_retry_exceeded_in_bounded_time(lib):
     assert took < 10, "the survivor took %.1f s to see the error" % took
 
 
+@pytest.fixture(scope="module")
+def idle_peer(tmp_path_factory):
+    """cm_idle_peer.c, built with Debian's cc (tools/install-deps installs it)."""
+    assert shutil.which("cc"), "cc is not installed (tools/install-deps)"
+    exe = str(tmp_path_factory.mktemp("idle") / "cm_idle_peer")
+    b = subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-O1", "-Wall", "-Wextra", "-Werror",
+                        os.path.join(os.path.dirname(os.path.abspath(__file__)), "cm_idle_peer.c"),
+                        "-o", exe, "-ldl"], capture_output=True, text=True, timeout=120)
+    assert b.returncode == 0, b.stderr
+    return exe
+
+
+def _idle_pair(lib, exe, client_args=()):
+    """A connection between two cm_idle_peer processes that then only wait for a CM
+    event; both have said "established" and named their guardian process."""
+    sip, cip, port = _alloc()
+    srv = _Server(lib, sip, [exe, "server", sip, str(port)])
+    cli = None
+    try:
+        srv.wait_listening(port)
+        cli = _Server(lib, cip, [exe, "client", sip, str(port)] + list(client_args))
+        for p in (srv, cli):
+            deadline = time.time() + 30
+            while "established" not in "".join(p.out):
+                assert time.time() < deadline and p.p.poll() is None, "not connected:\n" + srv.text() + cli.text()
+                time.sleep(0.05)
+        return srv, cli
+    except BaseException:
+        _kill(srv.p, cli.p if cli else None)
+        raise
+
+
+def _guardian_pid(proc):
+    m = re.search(r"rdma_cm: guardian process (\d+) ", proc.text())
+    assert m, "no guardian process named:\n" + proc.text()
+    return int(m.group(1))
+
+
+def _gone(pid):
+    """The process has exited (no entry, or a zombie waiting for init)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("killed", ["client", "server"])
+def test_idle_survivor_of_a_killed_peer_is_disconnected_at_once(lib, idle_peer, killed):
+    # On Linux a SIGKILLed process's connections still end on the wire: the kernel closes
+    # its rdma_cm file and the CM sends a DREQ for each (cm.c cm_destroy_id, IBTA
+    # 12.9.6), so a survivor that sends nothing gets DISCONNECTED at once.  Here the CM
+    # dies with the process; its guardian process (rdma_cm_guard.h) sends that DREQ.  The
+    # survivor posts no work: only the DREQ can tell it.
+    srv, cli = _idle_pair(lib, idle_peer)
+    victim, survivor = (cli, srv) if killed == "client" else (srv, cli)
+    try:
+        guard = _guardian_pid(victim)
+        assert not _gone(guard), "the guardian %d is not running before the kill" % guard
+        os.kill(victim.p.pid, signal.SIGKILL)
+        t0 = time.time()
+        rc = survivor.wait_exit(10)
+        took = time.time() - t0
+        deadline = time.time() + 5
+        while not _gone(guard) and time.time() < deadline:
+            time.sleep(0.05)
+        guard_left = not _gone(guard)
+    finally:
+        _kill(srv.p, cli.p)
+    out = survivor.text()
+    assert rc == 0 and "event RDMA_CM_EVENT_DISCONNECTED" in out, \
+        "the idle %s got no DISCONNECTED within 10 s of its peer's SIGKILL (rc %s):\n%s" % (
+            "server" if killed == "client" else "client", rc, out)
+    assert took < 2, "DISCONNECTED came %.1f s after the kill" % took
+    assert not guard_left, "the killed process's guardian %d still runs 5 s after it sent" % guard
+
+
+def test_a_fork_child_exiting_does_not_end_its_parents_connections(lib, idle_peer):
+    # The guardian watches its own process, not a child the process forks: a child that
+    # exits (destructors and all) leaves the parent's connection up; the parent's SIGKILL
+    # then ends it.
+    srv, cli = _idle_pair(lib, idle_peer, ["fork-child"])
+    try:
+        deadline = time.time() + 10
+        while "child exited" not in "".join(cli.out):
+            assert time.time() < deadline and cli.p.poll() is None, cli.text()
+            time.sleep(0.05)
+        time.sleep(1.5)
+        early = "event" in "".join(srv.out)
+        os.kill(cli.p.pid, signal.SIGKILL)
+        rc = srv.wait_exit(10)
+    finally:
+        _kill(srv.p, cli.p)
+    assert not early, "the server saw an event when the client's fork child exited:\n" + srv.text()
+    assert rc == 0 and "event RDMA_CM_EVENT_DISCONNECTED" in srv.text(), srv.text()
+
+
 def _gsi_packet(src, dst, sport, mad):
     """A RoCE v2 UD SEND to QP 1 with the GSI Q_Key carrying `mad`, as the UDP payload
     (BTH .. ICRC) that scapy computes for this source and destination (IBTA A17.3.3);

@@ -9,9 +9,14 @@
 # Linux client -> uverbs server; then perftest -R (ib_write_lat, ib_read_bw,
 # ib_atomic_lat, ib_send_bw: rdma_cm for the control and the test connection) both
 # ways, with -F (perftest cannot measure the CPU clock under TCG, so its figures mean
-# nothing here: the test asserts on the exit statuses and the result row).  Prints
-# `rdma_cm interop: rping uverbs->linux ok, rping linux->uverbs ok, perftest -R 8/8 ok (0 after REJ 8)`
-# (FAILED in place of ok for a failed run).  Exit 77 only when QEMU cannot be built here.
+# nothing here: the test asserts on the exit statuses and the result row).  Then a peer
+# killed outright, each way: tests/uverbs/cm_idle_peer.c connects and waits for its next
+# CM event, one side is SIGKILLed, and the idle survivor must get DISCONNECTED (from
+# Linux's kernel CM, or from the dead uverbs process's guardian: its DREQ must pass
+# rxe's ICRC check and Linux's cm_dreq_handler).  Prints
+# `rdma_cm interop: rping uverbs->linux ok, rping linux->uverbs ok, perftest -R 8/8 ok (0 after REJ 8),
+# killed uverbs->linux ok, killed linux->uverbs ok` (FAILED in place of ok for a failed
+# run).  Exit 77 only when QEMU cannot be built here.
 set -uo pipefail
 SRC=${1:?source dir}
 . "$SRC/tools/vm-test.sh" vm_rdma_cm
@@ -24,7 +29,9 @@ for f in /usr/sbin/ip /usr/bin/rdma /usr/bin/rping "$P" "$GCC_S" /etc/libibverbs
   [ -e "$f" ] || { echo "vm_rdma_cm: $f missing (tools/install-deps: iproute2, rdmacm-utils, perftest, ibverbs-providers)"; exit 1; }
 done
 
-guest=$(mktemp); trap 'rm -f "$guest"' EXIT
+guest=$(mktemp); work=$(mktemp -d); trap 'rm -rf "$guest" "$work"' EXIT
+cc -std=c11 -D_GNU_SOURCE -O1 -Wall -Wextra -Werror "$SRC/tests/uverbs/cm_idle_peer.c" -o "$work/cm_idle_peer" -ldl ||
+  { echo "vm_rdma_cm: cm_idle_peer.c does not build (cc: tools/install-deps)"; exit 1; }
 # UVERBS_VM_LOG=debug: the uverbs side logs every CM MAD it sends and receives
 echo "UVLOG=${UVERBS_VM_LOG:-info}" >"$guest"
 vm_rxe_pair_guest rdma_ucm >>"$guest"
@@ -121,12 +128,46 @@ done
 echo "perftest -R: $okpt of $npt runs ok ($reruns run again after REJ 8)"
 r=ok; [ $okpt = $npt ] || r=FAILED
 res="$res, perftest -R $okpt/$npt $r ($reruns after REJ 8)"
+# killed NAME SERVER_SIDE ADDR PORT: cm_idle_peer server on SERVER_SIDE, client on the
+# other, both idle once connected; the client is SIGKILLed and the server must report
+# DISCONNECTED within 20 s (seconds under TCG; Linux's own peers get it at once)
+killed() {
+  name=$1 sside=$2 addr=$3 port=$4
+  if [ "$sside" = linux ]; then timeout 120 $B/cm_idle_peer server $addr $port >/tmp/is.log 2>&1 &
+  else uv timeout 120 $B/cm_idle_peer server $addr $port >/tmp/is.log 2>&1 & fi
+  sp=$!
+  for i in $(seq 1 300); do grep -q listening /tmp/is.log && break; sleep 0.2; done
+  if [ "$sside" = linux ]; then uv timeout 120 $B/cm_idle_peer client $addr $port >/tmp/ic.log 2>&1 &
+  else timeout 120 $B/cm_idle_peer client $addr $port >/tmp/ic.log 2>&1 & fi
+  for i in $(seq 1 300); do grep -q established /tmp/ic.log && grep -q established /tmp/is.log && break; sleep 0.2; done
+  # the client program itself (under timeout, ip netns exec and env, which exec it)
+  victim=
+  for d in /proc/[0-9]*; do
+    [ "$(cat $d/comm 2>/dev/null)" = cm_idle_peer ] && tr '\0' ' ' <$d/cmdline 2>/dev/null | grep -q ' client ' &&
+      victim=${d#/proc/}
+  done
+  # the server must still be waiting: an event before the kill proves nothing
+  alive=no; kill -0 $sp 2>/dev/null && ! grep -q '^event' /tmp/is.log && alive=yes
+  t0=$(cut -d' ' -f1 /proc/uptime | tr -d .)
+  [ -n "$victim" ] && kill -9 "$victim"
+  for i in $(seq 1 100); do kill -0 $sp 2>/dev/null || break; sleep 0.2; done
+  took=$((($(cut -d' ' -f1 /proc/uptime | tr -d .) - t0) * 10))
+  kill $sp 2>/dev/null; wait $sp; src=$?
+  if [ -n "$victim" ] && [ $alive = yes ] && [ $src = 0 ] && grep -q 'event RDMA_CM_EVENT_DISCONNECTED' /tmp/is.log; then r=ok
+  else r=FAILED; echo "killed $name: client pid '${victim}', server waiting before the kill: $alive, server exit $src after $took ms"
+    sed 's/^/  server: /' /tmp/is.log | grep -vE 'op_mod 0x|completion event' | tail -20
+    sed 's/^/  client: /' /tmp/ic.log | grep -vE 'op_mod 0x|completion event' | tail -20; fi
+  echo "killed $name: $r, the idle server's event within $took ms of the client's SIGKILL (10 ms steps)"
+  res="$res, killed $name $r"
+}
+killed uverbs-\>linux linux 10.0.0.1 18700
+killed linux-\>uverbs uverbs 10.0.0.2 18701
 echo "rdma_cm interop: $res"
 dmesg | grep -E 'WARNING:|Call Trace'
 true
 GUEST
 t0=$SECONDS
-res=$("$SRC/tools/vm" run -t 900 -n -b /usr/sbin/ip -b /usr/bin/rdma -b /usr/bin/rping \
+res=$("$SRC/tools/vm" run -t 900 -n -b /usr/sbin/ip -b /usr/bin/rdma -b /usr/bin/rping -b "$work/cm_idle_peer" \
   $(for t in $PT; do echo -b /usr/bin/$t; done) \
   -a "$C/emu-build/uverbs/libuverbs.so.1:/job/lib/libuverbs.so.1" -a "$P:$P" \
   -a "$GCC_S:/job/lib/libgcc_s.so.1" -a /etc/libibverbs.d/rxe.driver:/etc/libibverbs.d/rxe.driver "$guest"); rc=$?
