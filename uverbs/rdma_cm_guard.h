@@ -7,9 +7,10 @@
  * (drivers/infiniband/core/cm.c, cm_destroy_id; IBTA 12.9.6), so an idle peer gets
  * DISCONNECTED at once.  Our CM lives in the process and dies with it.  So the CM keeps,
  * for each connection, the one MAD that would end it (a DREQ, or the DREP a received
- * DREQ still waits for) in memory shared with a small guardian process, which sleeps
- * until the process has exited and then sends what is left there, from the emulated
- * NIC's address, as the RoCE v2 datagrams the NIC would have sent.
+ * DREQ still waits for) in memory shared with a guardian program (uverbs-cm-guard,
+ * uverbs/guard/), which sleeps until the process has exited or exec'd another program
+ * and then sends what is left there, from the emulated NIC's address, as the RoCE v2
+ * datagrams the NIC would have sent.
  *
  * The guardian serves devices whose address this host owns (the emulated NIC, also
  * when shared through uvd); none is started when no agent's address can be bound.  The
@@ -25,8 +26,8 @@
 
 /* Starts the guardian for a process whose agents have these IPv4 addresses (host
  * order).  0 when one watches (also when it already did), -EADDRNOTAVAIL when no
- * address is this host's, else a negative errno; with no guardian the arm/disarm
- * calls do nothing. */
+ * address is this host's, -ENOENT when the program is nowhere to be found, else a
+ * negative errno; with no guardian the arm/disarm calls do nothing. */
 int rcm_guard_start(const uint32_t *ips, unsigned n);
 
 /* Slot `slot`'s last word: a MAD for QP 1 at dst_ip, sent from src_ip (host order). */
@@ -34,7 +35,8 @@ void rcm_guard_arm(unsigned slot, uint32_t src_ip, uint32_t dst_ip, const uint8_
 void rcm_guard_disarm(unsigned slot);
 
 /* In a child of fork(): its parent's guardian watches the parent, not the child, and
- * the records are the parent's; the child lets go of them. */
+ * the records are the parent's; the child lets go of them (and of its copy of the
+ * pipe the guardian watches). */
 void rcm_guard_forget(void);
 
 /* The guardian's process ID (0: none), for logs and tests. */

@@ -1,157 +1,84 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* The CM's guardian process (rdma_cm_guard.h), Linux.
+/* The CM's side of its guardian (rdma_cm_guard.h), Linux.
  *
- * How it is made, and why so:
- *  - A raw clone(2) with no flags: a copy of the process that runs no pthread_atfork
- *    handler (the application's and ours could take locks, and the CM calls this with
- *    its own lock held) and whose exit signal is 0, so the application's wait() and
- *    SIGCHLD never see it (wait(2): only __WALL or __WCLONE reaps such a child).  Once
- *    the process is gone the kernel reparents it with SIGCHLD (kernel/exit.c
- *    reparent_leader) and init reaps it.
- *  - The copy of a multithreaded process may call only what takes no lock another
- *    thread could have held: system calls and the packet builder, which is plain
- *    arithmetic (its CRC table is made before the clone).  No malloc, no stdio, and
- *    close(2) as a system call: the library's own close() (rdma_cm_linux.c) takes the
- *    CM's lock for an fd number that was a CM channel's in the process.
- *  - It leaves the session (setsid), so a terminal's ^C or a harness's kill of the
- *    process group, the usual ways a peer goes, do not take it too; it blocks every
- *    signal and closes every file but a pidfd of the process, so it holds no pipe and
- *    no socket of the application open.
- *  - pidfd_open(2) of the process, made by the process itself before the clone: it
- *    turns readable when the process has exited (Linux 5.3), whichever way, so no pid
- *    can be mistaken for another.
- * Then it sends each armed record once, as Linux's cm_destroy_id sends its DREQ once and
- * cancels the retransmission, and exits.
+ * The records live in a memfd both map (uverbs/guard/cm_guard_records.h).  The
+ * guardian is a program of its own, uverbs-cm-guard, started with posix_spawn(3): a
+ * copy of the process (fork) would keep every page the process had at that moment for
+ * as long as the process lives, and could call nothing that takes a lock another
+ * thread held or that a preloaded library wraps; a new program has neither problem.
+ * It gets a pidfd of the process, the memfd and the read end of a pipe whose write
+ * end stays here, close-on-exec, all three at fixed numbers, /dev/null as its standard
+ * files, an environment of LD_LIBRARY_PATH alone (no LD_PRELOAD: not this library
+ * again), and every signal blocked.  It forks once more and its first half exits at once: reaped here,
+ * so the process is left with no child of ours to wait for.
+ *
+ * Where the program is: $UVERBS_CM_GUARD, else next to this library (the build tree
+ * puts it there), else in the folder above (the librdma name's compat/ folder), else
+ * where `cmake --install` puts it, found from the library's own folder
+ * (UV_CM_GUARD_FROM_LIBDIR, from CMake: libexec/uverbs/ beside lib/, under any prefix;
+ * from compat/, two folders up).
  */
 #include "uverbs/rdma_cm_guard.h"
 
-#include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdatomic.h>
+#include <spawn.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#include "hw/emu/roce_wire.h"
-#include "hw/platform/sock.h"
+#include "uverbs/guard/cm_guard_records.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434      /* the same on every architecture (Linux 5.3) */
 #endif
-#ifndef SYS_close_range
-#define SYS_close_range 436     /* the same on every architecture (Linux 5.9) */
-#endif
 
-/* IBTA 13.5.1: the GSI QP is QP 1 and its MADs carry Q_Key 0x80010000. */
-#define GSI_QPN 1
-#define GSI_QKEY 0x80010000u
-#define DEFAULT_PKEY 0xffff
+_Static_assert(RCM_GUARD_SLOTS == UV_CM_GUARD_SLOTS && RCM_GUARD_MAD_LEN == UV_CM_GUARD_MAD_LEN,
+	       "rdma_cm_guard.h and the guardian's records agree");
 
-struct guard_rec {
-	_Atomic uint32_t seq;   /* odd while the process writes the record */
-	uint32_t armed;
-	uint32_t src_ip, dst_ip;
-	uint8_t mad[RCM_GUARD_MAD_LEN];
-};
-
-struct guard_area {
-	struct guard_rec rec[RCM_GUARD_SLOTS];
-};
-
-static struct guard_area *guard;
+static struct uv_cm_guard_area *guard;
+static int guard_life = -1;     /* the pipe's write end: closing it ends the guardian's wait */
 static int guard_child;
 
-/* ------------------------------------------------------------------ the guardian */
-
-/* One MAD as a RoCE v2 UD SEND from QP 1 to QP 1 (BTH, DETH, MAD, ICRC: IBTA A17.4),
- * from the NIC's address.  The NIC's own port 4791 is free once its process is gone;
- * a device shared through uvd keeps it bound, and then any port of the address serves
- * (the source port is flow entropy, A17.5.1.1, and the ICRC is computed for it). */
-static void sys_close(int fd)
+static bool executable(const char *path)
 {
-	syscall(SYS_close, fd);
+	return path && access(path, X_OK) == 0;
 }
 
-static void send_mad(uint32_t src_ip, uint32_t dst_ip, const uint8_t *mad)
+/* The guardian program's path into buf, or NULL. */
+static const char *guard_path(char *buf, size_t len)
 {
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(EMU_ROCE_PORT),
-				  .sin_addr.s_addr = htonl(src_ip) };
-	socklen_t sl = sizeof(sa);
-	if (plat_sock_set_df(fd) ||
-	    (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
-	     (sa.sin_port = 0, bind(fd, (struct sockaddr *)&sa, sizeof(sa)))) ||
-	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
-		sys_close(fd);
-		return;
+	const char *env = getenv("UVERBS_CM_GUARD");
+	Dl_info info;
+
+	if (env && *env)
+		return executable(env) ? env : NULL;
+	if (dladdr((void *)rcm_guard_start, &info) && info.dli_fname) {
+		static const char *const rel[] = {
+			"%.*s/uverbs-cm-guard", "%.*s/../uverbs-cm-guard",
+#ifdef UV_CM_GUARD_FROM_LIBDIR
+			"%.*s/" UV_CM_GUARD_FROM_LIBDIR, "%.*s/../../" UV_CM_GUARD_FROM_LIBDIR,
+#endif
+		};
+		const char *slash = strrchr(info.dli_fname, '/');
+		int dir = slash ? (int)(slash - info.dli_fname) : 0;
+
+		for (size_t i = 0; slash && i < sizeof(rel) / sizeof(rel[0]); i++)
+			if (snprintf(buf, len, rel[i], dir, info.dli_fname) < (int)len && executable(buf))
+				return buf;
 	}
-	struct emu_roce_ip ip;
-	emu_roce_ip_init(&ip, src_ip, dst_ip, ntohs(sa.sin_port), 0);
-	struct emu_roce_hdrs h;
-	memset(&h, 0, sizeof(h));
-	h.bth.opcode = EMU_ROCE_UD_SEND_ONLY;
-	h.bth.pkey = DEFAULT_PKEY;
-	h.bth.dqpn = GSI_QPN;
-	h.deth.qkey = GSI_QKEY;
-	h.deth.sqpn = GSI_QPN;
-	uint8_t pkt[RCM_GUARD_MAD_LEN + 64];
-	int n = emu_roce_build(pkt, sizeof(pkt), &ip, &h, mad, RCM_GUARD_MAD_LEN);
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(EMU_ROCE_PORT),
-				  .sin_addr.s_addr = htonl(dst_ip) };
-	if (n > 0)
-		(void)sendto(fd, pkt, (size_t)n, 0, (struct sockaddr *)&to, sizeof(to));
-	sys_close(fd);
+	return NULL;
 }
-
-static void close_all_but(int keep)
-{
-	if (keep > 0 && syscall(SYS_close_range, 0u, (unsigned)keep - 1, 0u))
-		for (int fd = 0; fd < keep; fd++)
-			sys_close(fd);
-	if (syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u)) {
-		long max = sysconf(_SC_OPEN_MAX);
-		for (long fd = keep + 1; fd < (max > 0 ? max : 1024); fd++)
-			sys_close((int)fd);
-	}
-}
-
-static _Noreturn void guardian(int pidfd)
-{
-	sigset_t all;
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-	setsid();
-	prctl(PR_SET_NAME, "uverbs-cm-guard", 0, 0, 0);
-	close_all_but(pidfd);
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-	while (poll(&p, 1, -1) < 0 && errno == EINTR)
-		;
-	for (unsigned i = 0; i < RCM_GUARD_SLOTS; i++) {
-		struct guard_rec *r = &guard->rec[i];
-		uint32_t s = atomic_load_explicit(&r->seq, memory_order_acquire);
-		if ((s & 1) || !r->armed)
-			continue;   /* being written when the process died: its content is torn */
-		uint8_t mad[RCM_GUARD_MAD_LEN];
-		uint32_t src = r->src_ip, dst = r->dst_ip;
-		memcpy(mad, r->mad, sizeof(mad));
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&r->seq, memory_order_relaxed) == s)
-			send_mad(src, dst, mad);
-	}
-	syscall(SYS_exit_group, 0);
-	__builtin_unreachable();
-}
-
-/* ------------------------------------------------------------------ the process's side */
 
 static bool address_is_ours(uint32_t ip)
 {
@@ -164,52 +91,118 @@ static bool address_is_ours(uint32_t ip)
 	return ok;
 }
 
+/* posix_spawn of the guardian with its three descriptors; its pid, or -errno. */
+static int spawn(const char *path, int pidfd, int memfd, int life_rd)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t all;
+	char *const argv[] = { (char *)"uverbs-cm-guard", NULL };
+	/* only where its C library is (a minimal root may keep it off the default paths):
+	 * no LD_PRELOAD, which would load this library into it again */
+	const char *llp = getenv("LD_LIBRARY_PATH");
+	char llp_env[PATH_MAX + 32];
+	char *const envp[] = { llp && snprintf(llp_env, sizeof(llp_env), "LD_LIBRARY_PATH=%s", llp) < (int)sizeof(llp_env)
+			       ? llp_env : NULL, NULL };
+	pid_t pid;
+	int rc;
+
+	sigfillset(&all);
+	if ((rc = posix_spawn_file_actions_init(&fa)))
+		return -rc;
+	if ((rc = posix_spawnattr_init(&at))) {
+		posix_spawn_file_actions_destroy(&fa);
+		return -rc;
+	}
+	/* the three at their numbers (dup2 clears close-on-exec), /dev/null for 0-2 */
+	rc = posix_spawn_file_actions_adddup2(&fa, pidfd, UV_CM_GUARD_FD_PIDFD);
+	rc = rc ? rc : posix_spawn_file_actions_adddup2(&fa, memfd, UV_CM_GUARD_FD_AREA);
+	rc = rc ? rc : posix_spawn_file_actions_adddup2(&fa, life_rd, UV_CM_GUARD_FD_LIFE);
+	for (int i = 0; i < 3 && !rc; i++)
+		rc = posix_spawn_file_actions_addopen(&fa, i, "/dev/null", i ? O_WRONLY : O_RDONLY, 0);
+	rc = rc ? rc : posix_spawnattr_setsigmask(&at, &all);
+	rc = rc ? rc : posix_spawnattr_setsigdefault(&at, &all);
+	rc = rc ? rc : posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	if (!rc)
+		rc = posix_spawn(&pid, path, &fa, &at, argv, envp);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc ? -rc : (int)pid;
+}
+
 int rcm_guard_start(const uint32_t *ips, unsigned n)
 {
+	char buf[PATH_MAX];
+	const char *path;
+	bool any = false;
+	int memfd, pidfd, life[2], pid, rc, st;
+	struct uv_cm_guard_area *a;
+
 	if (guard)
 		return 0;
-	bool any = false;
 	for (unsigned i = 0; i < n && !any; i++)
 		any = address_is_ours(ips[i]);
 	if (!any)
 		return -EADDRNOTAVAIL;
-	struct guard_area *g = mmap(NULL, sizeof(*g), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (g == MAP_FAILED)
+	path = guard_path(buf, sizeof(buf));
+	if (!path)
+		return -ENOENT;
+	memfd = memfd_create("uverbs-cm-guard", MFD_CLOEXEC);
+	if (memfd < 0)
 		return -errno;
-	long pidfd = syscall(SYS_pidfd_open, (long)getpid(), 0L);
-	if (pidfd < 0) {
-		int e = errno;
-		munmap(g, sizeof(*g));
-		return -e;
+	if (ftruncate(memfd, sizeof(*a))) {
+		rc = -errno;
+		close(memfd);
+		return rc;
 	}
-	/* the ICRC's table is made once per process (pthread_once): here, not in the copy */
-	uint8_t probe[4] = { 0 };
-	struct emu_roce_ip ip;
-	emu_roce_ip_init(&ip, 0, 0, EMU_ROCE_PORT, 0);
-	(void)emu_roce_icrc(&ip, probe, sizeof(probe));
-	guard = g;
-	/* clone(2) with flags 0: a new process (no CLONE_VM) on a copy of this stack, exit
-	 * signal 0; the arguments after the flags are all 0, so their order, which differs
-	 * between architectures, does not matter */
-	long pid = syscall(SYS_clone, 0L, 0L, 0L, 0L, 0L);
-	if (pid == 0)
-		guardian((int)pidfd);
-	int e = errno;
-	close((int)pidfd);
+	a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (a == MAP_FAILED) {
+		rc = -errno;
+		close(memfd);
+		return rc;
+	}
+	a->magic = UV_CM_GUARD_MAGIC;
+	a->version = UV_CM_GUARD_VERSION;
+	a->slots = UV_CM_GUARD_SLOTS;
+	a->rec_size = sizeof(struct uv_cm_guard_rec);
+	pidfd = (int)syscall(SYS_pidfd_open, (long)getpid(), 0L);
+	if (pidfd < 0 || pipe2(life, O_CLOEXEC)) {
+		rc = -errno;
+		if (pidfd >= 0)
+			close(pidfd);
+		munmap(a, sizeof(*a));
+		close(memfd);
+		return rc;
+	}
+	pid = spawn(path, pidfd, memfd, life[0]);
+	close(pidfd);
+	close(memfd);
+	close(life[0]);
 	if (pid < 0) {
-		guard = NULL;
-		munmap(g, sizeof(*g));
-		return -e;
+		close(life[1]);
+		munmap(a, sizeof(*a));
+		return pid;
 	}
-	guard_child = (int)pid;
+	/* its first half exits at once, after starting the second: reap it; an exit
+	 * status other than 0 means the guardian refused to start */
+	while ((rc = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+		;
+	if ((rc == pid && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) || !atomic_load(&a->guard_pid)) {
+		close(life[1]);
+		munmap(a, sizeof(*a));
+		return -ECHILD;
+	}
+	guard = a;
+	guard_life = life[1];
+	guard_child = atomic_load_explicit(&a->guard_pid, memory_order_acquire);
 	return 0;
 }
 
 static void rec_write(unsigned slot, uint32_t armed, uint32_t src_ip, uint32_t dst_ip, const uint8_t *mad)
 {
-	if (!guard || slot >= RCM_GUARD_SLOTS)
+	if (!guard || slot >= UV_CM_GUARD_SLOTS)
 		return;
-	struct guard_rec *r = &guard->rec[slot];
+	struct uv_cm_guard_rec *r = &guard->rec[slot];
 	uint32_t s = atomic_load_explicit(&r->seq, memory_order_relaxed);
 	atomic_store_explicit(&r->seq, s + 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
@@ -217,7 +210,7 @@ static void rec_write(unsigned slot, uint32_t armed, uint32_t src_ip, uint32_t d
 	r->src_ip = src_ip;
 	r->dst_ip = dst_ip;
 	if (mad)
-		memcpy(r->mad, mad, RCM_GUARD_MAD_LEN);
+		memcpy(r->mad, mad, UV_CM_GUARD_MAD_LEN);
 	atomic_store_explicit(&r->seq, s + 2, memory_order_release);
 }
 
@@ -235,7 +228,10 @@ void rcm_guard_forget(void)
 {
 	if (guard)
 		munmap(guard, sizeof(*guard));
+	if (guard_life >= 0)
+		close(guard_life);
 	guard = NULL;
+	guard_life = -1;
 	guard_child = 0;
 }
 

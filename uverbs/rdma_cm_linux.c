@@ -381,8 +381,12 @@ static void agents_probe(void)
 	if (!rc)
 		uv_log(UV_LOG_INFO, "rdma_cm: guardian process %d sends this process's DREQs should it die",
 		       rcm_guard_pid());
+	else if (rc == -ENOENT)
+		uv_log(UV_LOG_WARN, "rdma_cm: no guardian: uverbs-cm-guard is not beside the library nor "
+		       "installed (UVERBS_CM_GUARD names it): should this process die, its idle peers learn "
+		       "it only when they next send");
 	else if (rc != -EADDRNOTAVAIL && rc != -ENODEV)
-		uv_log(UV_LOG_WARN, "rdma_cm: no guardian process (%s): should this process die, its peers "
+		uv_log(UV_LOG_WARN, "rdma_cm: no guardian (%s): should this process die, its idle peers "
 		       "learn it only when they next send", strerror(-rc));
 }
 
@@ -1145,6 +1149,22 @@ static void on_msg(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 			id->deadline_ns = now_ns() + (4096ull << (m->service_timeout & 0x1f)) + id->timeout_ns;
 		break;
 	case UV_CM_DREQ:
+	case UV_CM_DREP:
+		/* both comm IDs must be the connection's (Linux cm.c cm_acquire_id takes the
+		 * pair): a stale DREQ whose remote comm ID now names another connection (a
+		 * dead process's guardian sending late, an old duplicate) ends nothing */
+		if (id->rcomm != m->local_comm_id) {
+			atomic_fetch_add(&rcm_unmatched, 1);
+			return;
+		}
+		if (m->attr == UV_CM_DREP) {
+			if (id->state != ST_DREQ_SENT)
+				return;
+			id->mad_armed = false;
+			id->state = ST_CLOSED;
+			evt_push(id, RCM_EV_DISCONNECTED, 0, NULL, id->uid);
+			return;
+		}
 		if (id->state == ST_DREQ_RCVD || id->state == ST_CLOSED) {
 			if (id->have_reply)
 				mad_send(a, peer_ip, id->last_reply);
@@ -1164,13 +1184,6 @@ static void on_msg(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 			return;
 		id->mad_armed = false;
 		id->state = ST_DREQ_RCVD;
-		evt_push(id, RCM_EV_DISCONNECTED, 0, NULL, id->uid);
-		break;
-	case UV_CM_DREP:
-		if (id->state != ST_DREQ_SENT)
-			return;
-		id->mad_armed = false;
-		id->state = ST_CLOSED;
 		evt_push(id, RCM_EV_DISCONNECTED, 0, NULL, id->uid);
 		break;
 	default:
@@ -2208,6 +2221,7 @@ UV_EXPORT int close(int fd)
 		}
 		pthread_cond_broadcast(&ch->cond);
 		bool waited = ch->waiting;
+		guard_sync();
 		pthread_mutex_unlock(&rcm_lock);
 		/* a thread still blocked in GET_EVENT keeps the channel: it is leaked */
 		if (!waited) {

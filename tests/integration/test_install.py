@@ -127,6 +127,30 @@ def test_tools_are_installed_and_run(prefix):
         assert build.startswith("build: ") and "@" not in build and "source tree" not in build, r.stdout
 
 
+def test_installed_library_starts_its_installed_cm_guardian(prefix):
+    # the CM's guardian program goes to libexec/uverbs/, and the installed library finds
+    # it from its own folder (docs/abi.md): rping -s over it names the guardian it started
+    exe = os.path.join(prefix, "libexec", "uverbs", "uverbs-cm-guard")
+    assert os.access(exe, os.X_OK), exe
+    rping = shutil.which("rping")
+    assert rping, "rping is not installed (Debian package rdmacm-utils; tools/install-deps)"
+    env = example_env(prefix)
+    env.update({"LD_PRELOAD": os.path.join(libdir(prefix), "libuverbs.so.%s" % abi_version()),
+                "UVERBS_DEVICES": "emu:ip=127.%s.9.7" % NET, "UVERBS_LOG": "info"})
+    p = subprocess.Popen([rping, "-s", "-a", "127.%s.9.7" % NET, "-p", "7479"], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    seen = []
+    try:
+        for line in p.stderr:
+            seen.append(line)
+            if "rdma_cm: guardian process" in line or "no guardian" in line or "listening on" in line:
+                break
+    finally:
+        os.killpg(p.pid, 9)
+        p.wait()
+    assert any("rdma_cm: guardian process" in l for l in seen), "".join(seen)
+
+
 def test_uverbs_h_compiles_alone(prefix, tmp_path):
     c = tmp_path / "h.c"
     c.write_text("#include <uverbs.h>\nint main(void) { return UVERBS_ABI_VERSION > 0 ? 0 : 1; }\n")

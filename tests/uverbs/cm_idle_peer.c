@@ -4,7 +4,7 @@
  * and in the VM against Linux's kernel rdma_cm, tests/vm/test_rdma_cm.sh).
  *
  *   cm_idle_peer server ADDR PORT
- *   cm_idle_peer client SERVER PORT [fork-child]
+ *   cm_idle_peer client SERVER PORT [fork-child | exec-sleep]
  *
  * librdmacm's synchronous calls (rdma_getaddrinfo, rdma_create_ep, rdma_listen,
  * rdma_get_request, rdma_accept, rdma_connect: rdma-core librdmacm/man), with the QP
@@ -13,7 +13,8 @@
  * DISCONNECTED, 1 otherwise; 2 for a failed call.  Nothing is ever posted on the QP:
  * only the CM can tell this side that its peer is gone.  The caller bounds the wait.
  * With fork-child, once connected the client forks a child that exits at once
- * (_exit) and prints "child exited" when it has.
+ * (exit: destructors run) and prints "child exited" when it has.  With exec-sleep it
+ * execs /bin/sleep 30 once connected.
  *
  * librdmacm is dlopen()ed (its headers need not be installed).  The few fields read
  * are at the offsets of rdma-core's librdmacm/rdma_cma.h: rdma_cm_id's channel (the
@@ -87,7 +88,7 @@ static void check(int rc, const char *what)
 int main(int argc, char **argv)
 {
 	if (argc < 4 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
-		fprintf(stderr, "usage: cm_idle_peer server ADDR PORT | client SERVER PORT [fork-child]\n");
+		fprintf(stderr, "usage: cm_idle_peer server ADDR PORT | client SERVER PORT [fork-child | exec-sleep]\n");
 		return 2;
 	}
 	bool server = !strcmp(argv[1], "server");
@@ -124,10 +125,17 @@ int main(int argc, char **argv)
 	}
 	printf("established\n");
 	fflush(stdout);
+	if (argc > 4 && !strcmp(argv[4], "exec-sleep")) {
+		/* Linux's librdmacm opens its rdma_cm file O_CLOEXEC: an exec closes it and
+		 * the kernel ends the connections; the process lives on as sleep(1) */
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		perror("execl /bin/sleep");
+		return 2;
+	}
 	if (argc > 4 && !strcmp(argv[4], "fork-child")) {
 		pid_t pid = fork();
 		if (pid == 0)
-			_exit(0);
+			exit(0);   /* atexit handlers and the libraries' destructors run */
 		waitpid(pid, NULL, 0);
 		printf("child exited\n");
 		fflush(stdout);

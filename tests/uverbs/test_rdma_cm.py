@@ -629,10 +629,25 @@ def test_idle_survivor_of_a_killed_peer_is_disconnected_at_once(lib, idle_peer, 
     assert not guard_left, "the killed process's guardian %d still runs 5 s after it sent" % guard
 
 
+def test_a_peer_that_execs_another_program_ends_its_connections(lib, idle_peer):
+    # librdmacm opens its rdma_cm file O_CLOEXEC, so on Linux an exec closes it and the
+    # kernel's CM sends the DREQs; here the pipe the guardian watches is close-on-exec.
+    # The client execs sleep(1) once connected and lives on; the server must be told.
+    srv, cli = _idle_pair(lib, idle_peer, ["exec-sleep"])
+    try:
+        rc = srv.wait_exit(10)
+        alive = cli.p.poll() is None
+    finally:
+        _kill(srv.p, cli.p)
+    assert alive, "the client did not live on as sleep(1):\n" + cli.text()
+    assert rc == 0 and "event RDMA_CM_EVENT_DISCONNECTED" in srv.text(), \
+        "the server got no DISCONNECTED within 10 s of the client's exec (rc %s):\n%s" % (rc, srv.text())
+
+
 def test_a_fork_child_exiting_does_not_end_its_parents_connections(lib, idle_peer):
     # The guardian watches its own process, not a child the process forks: a child that
-    # exits (destructors and all) leaves the parent's connection up; the parent's SIGKILL
-    # then ends it.
+    # exits (exit(3): atexit handlers and the library's destructor run) leaves the
+    # parent's connection up; the parent's SIGKILL then ends it.
     srv, cli = _idle_pair(lib, idle_peer, ["fork-child"])
     try:
         deadline = time.time() + 10

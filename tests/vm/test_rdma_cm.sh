@@ -169,7 +169,8 @@ GUEST
 t0=$SECONDS
 res=$("$SRC/tools/vm" run -t 900 -n -b /usr/sbin/ip -b /usr/bin/rdma -b /usr/bin/rping -b "$work/cm_idle_peer" \
   $(for t in $PT; do echo -b /usr/bin/$t; done) \
-  -a "$C/emu-build/uverbs/libuverbs.so.1:/job/lib/libuverbs.so.1" -a "$P:$P" \
+  -a "$C/emu-build/uverbs/libuverbs.so.1:/job/lib/libuverbs.so.1" \
+  -a "$C/emu-build/uverbs/uverbs-cm-guard:/job/lib/uverbs-cm-guard" -a "$P:$P" \
   -a "$GCC_S:/job/lib/libgcc_s.so.1" -a /etc/libibverbs.d/rxe.driver:/etc/libibverbs.d/rxe.driver "$guest"); rc=$?
 echo "$res"
 echo "vm_rdma_cm: guest run $((SECONDS - t0)) s, exit $rc"
