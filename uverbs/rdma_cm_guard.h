@@ -19,6 +19,7 @@
 #ifndef UVERBS_RDMA_CM_GUARD_H
 #define UVERBS_RDMA_CM_GUARD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define RCM_GUARD_SLOTS 1024    /* one per CM ID slot */
@@ -27,8 +28,9 @@
 /* Starts the guardian for a process whose agents have these IPv4 addresses (host
  * order).  0 when one watches (also when it already did), -EADDRNOTAVAIL when no
  * address is this host's, -ENOENT when the program is nowhere to be found, else a
- * negative errno; with no guardian the arm/disarm calls do nothing. */
-int rcm_guard_start(const uint32_t *ips, unsigned n);
+ * negative errno, with what went wrong in why; with no guardian the arm/disarm calls
+ * do nothing. */
+int rcm_guard_start(const uint32_t *ips, unsigned n, char *why, size_t why_len);
 
 /* Slot `slot`'s last word: a MAD for QP 1 at dst_ip, sent from src_ip (host order). */
 void rcm_guard_arm(unsigned slot, uint32_t src_ip, uint32_t dst_ip, const uint8_t mad[RCM_GUARD_MAD_LEN]);

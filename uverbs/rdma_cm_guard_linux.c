@@ -55,15 +55,28 @@ static bool executable(const char *path)
 	return path && access(path, X_OK) == 0;
 }
 
-/* The guardian program's path into buf, or NULL. */
+/* This library's own file, made absolute when it is loaded: a relative LD_PRELOAD or
+ * LD_LIBRARY_PATH entry would name another file once the program changes directory. */
+static char lib_path[PATH_MAX];
+
+static void __attribute__((constructor)) note_lib_path(void)
+{
+	Dl_info info;
+
+	if (dladdr((void *)rcm_guard_start, &info) && info.dli_fname && !realpath(info.dli_fname, lib_path))
+		lib_path[0] = 0;
+}
+
+/* The guardian program's path into buf, or NULL.  secure_getenv: a set-user-ID program
+ * must not start a program its user names. */
 static const char *guard_path(char *buf, size_t len)
 {
-	const char *env = getenv("UVERBS_CM_GUARD");
-	Dl_info info;
+	const char *env = secure_getenv("UVERBS_CM_GUARD");
+	Dl_info info = { .dli_fname = lib_path };
 
 	if (env && *env)
 		return executable(env) ? env : NULL;
-	if (dladdr((void *)rcm_guard_start, &info) && info.dli_fname) {
+	if (lib_path[0]) {
 		static const char *const rel[] = {
 			"%.*s/uverbs-cm-guard", "%.*s/../uverbs-cm-guard",
 #ifdef UV_CM_GUARD_FROM_LIBDIR
@@ -101,9 +114,10 @@ static int spawn(const char *path, int pidfd, int memfd, int life_rd)
 	/* only where its C library is (a minimal root may keep it off the default paths):
 	 * no LD_PRELOAD, which would load this library into it again */
 	const char *llp = getenv("LD_LIBRARY_PATH");
-	char llp_env[PATH_MAX + 32];
-	char *const envp[] = { llp && snprintf(llp_env, sizeof(llp_env), "LD_LIBRARY_PATH=%s", llp) < (int)sizeof(llp_env)
-			       ? llp_env : NULL, NULL };
+	char *llp_env = NULL;
+	if (llp && asprintf(&llp_env, "LD_LIBRARY_PATH=%s", llp) < 0)
+		llp_env = NULL;
+	char *const envp[] = { llp_env, NULL };
 	pid_t pid;
 	int rc;
 
@@ -127,15 +141,34 @@ static int spawn(const char *path, int pidfd, int memfd, int life_rd)
 		rc = posix_spawn(&pid, path, &fa, &at, argv, envp);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
+	free(llp_env);
 	return rc ? -rc : (int)pid;
 }
 
-int rcm_guard_start(const uint32_t *ips, unsigned n)
+/* A descriptor moved above the guardian's fixed numbers (and 0-2), close-on-exec: the
+ * file actions dup2 onto 3, 4 and 5 in turn, which must not overwrite a source still to
+ * be copied.  The old one is closed. */
+static int lift(int fd)
+{
+	int hi = fd < 0 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, UV_CM_GUARD_FD_LIFE + 1);
+
+	if (fd >= 0)
+		close(fd);
+	return hi;
+}
+
+static void set_why(char *why, size_t len, const char *fmt, const char *path, int err)
+{
+	if (why && len)
+		snprintf(why, len, fmt, path ? path : "", strerror(err));
+}
+
+int rcm_guard_start(const uint32_t *ips, unsigned n, char *why, size_t why_len)
 {
 	char buf[PATH_MAX];
 	const char *path;
 	bool any = false;
-	int memfd, pidfd, life[2], pid, rc, st;
+	int memfd, pidfd, life[2] = { -1, -1 }, pid, rc, st;
 	struct uv_cm_guard_area *a;
 
 	if (guard)
@@ -145,19 +178,22 @@ int rcm_guard_start(const uint32_t *ips, unsigned n)
 	if (!any)
 		return -EADDRNOTAVAIL;
 	path = guard_path(buf, sizeof(buf));
-	if (!path)
+	if (!path) {
+		set_why(why, why_len, "uverbs-cm-guard is not beside the library nor installed%s (%s)", NULL, ENOENT);
 		return -ENOENT;
-	memfd = memfd_create("uverbs-cm-guard", MFD_CLOEXEC);
-	if (memfd < 0)
-		return -errno;
-	if (ftruncate(memfd, sizeof(*a))) {
+	}
+	memfd = lift(memfd_create("uverbs-cm-guard", MFD_CLOEXEC));
+	if (memfd < 0 || ftruncate(memfd, sizeof(*a))) {
 		rc = -errno;
-		close(memfd);
+		set_why(why, why_len, "memfd for %s: %s", path, -rc);
+		if (memfd >= 0)
+			close(memfd);
 		return rc;
 	}
 	a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
 	if (a == MAP_FAILED) {
 		rc = -errno;
+		set_why(why, why_len, "mapping the records of %s: %s", path, -rc);
 		close(memfd);
 		return rc;
 	}
@@ -165,37 +201,54 @@ int rcm_guard_start(const uint32_t *ips, unsigned n)
 	a->version = UV_CM_GUARD_VERSION;
 	a->slots = UV_CM_GUARD_SLOTS;
 	a->rec_size = sizeof(struct uv_cm_guard_rec);
-	pidfd = (int)syscall(SYS_pidfd_open, (long)getpid(), 0L);
+	a->app_pid = (int32_t)getpid();
+	pidfd = lift((int)syscall(SYS_pidfd_open, (long)getpid(), 0L));
 	if (pidfd < 0 || pipe2(life, O_CLOEXEC)) {
 		rc = -errno;
+		set_why(why, why_len, "pidfd or pipe for %s: %s", path, -rc);
 		if (pidfd >= 0)
 			close(pidfd);
 		munmap(a, sizeof(*a));
 		close(memfd);
 		return rc;
 	}
-	pid = spawn(path, pidfd, memfd, life[0]);
+	life[0] = lift(life[0]);
+	life[1] = lift(life[1]);
+	/* the write end is the fork handler's to close from now on (rcm_guard_forget) */
+	guard_life = life[1];
+	pid = life[0] < 0 || life[1] < 0 ? -EMFILE : spawn(path, pidfd, memfd, life[0]);
 	close(pidfd);
 	close(memfd);
-	close(life[0]);
+	if (life[0] >= 0)
+		close(life[0]);
 	if (pid < 0) {
-		close(life[1]);
-		munmap(a, sizeof(*a));
-		return pid;
+		set_why(why, why_len, "starting %s: %s", path, -pid);
+		goto fail;
 	}
-	/* its first half exits at once, after starting the second: reap it; an exit
-	 * status other than 0 means the guardian refused to start */
+	/* its first half exits at once, after starting the second: reap it.  An exit
+	 * status other than 0 means the guardian could not run or refused its start. */
 	while ((rc = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 		;
 	if ((rc == pid && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) || !atomic_load(&a->guard_pid)) {
-		close(life[1]);
-		munmap(a, sizeof(*a));
-		return -ECHILD;
+		if (rc == pid && WIFEXITED(st) && WEXITSTATUS(st) == 127)
+			snprintf(why, why_len, "%s could not run (exit 127: its loader or C library was not found)",
+				 path);
+		else if (rc == pid && WIFEXITED(st))
+			snprintf(why, why_len, "%s refused its start (exit %d)", path, WEXITSTATUS(st));
+		else
+			set_why(why, why_len, "%s did not start: %s", path, ECHILD);
+		pid = -ECHILD;
+		goto fail;
 	}
 	guard = a;
-	guard_life = life[1];
 	guard_child = atomic_load_explicit(&a->guard_pid, memory_order_acquire);
 	return 0;
+fail:
+	if (guard_life >= 0)
+		close(guard_life);
+	guard_life = -1;
+	munmap(a, sizeof(*a));
+	return pid;
 }
 
 static void rec_write(unsigned slot, uint32_t armed, uint32_t src_ip, uint32_t dst_ip, const uint8_t *mad)

@@ -38,6 +38,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -175,6 +176,7 @@ static struct { uint16_t attr; uint32_t lcomm, rcomm; } rcm_guarded[RCM_MAX_IDS]
 static struct rcm_agent rcm_agents[RCM_MAX_AGENTS];
 static unsigned rcm_nagents;
 static bool rcm_agents_probed;
+static bool rcm_exiting;         /* the exit destructor ran: the guardian's records stay as they are */
 static uint32_t rcm_next_comm;   /* the comm ID counter (new_comm), from a random start (agents_probe) */
 static pid_t rcm_pid;            /* the process the agents belong to (not a fork child) */
 static uint16_t rcm_next_port = 40000;
@@ -377,17 +379,15 @@ static void agents_probe(void)
 	uint32_t ips[RCM_MAX_AGENTS];
 	for (unsigned i = 0; i < rcm_nagents; i++)
 		ips[i] = rcm_agents[i].ip;
-	int rc = rcm_nagents ? rcm_guard_start(ips, rcm_nagents) : -ENODEV;
+	char why[PATH_MAX + 128] = "";
+	int rc = rcm_nagents ? rcm_guard_start(ips, rcm_nagents, why, sizeof(why)) : -ENODEV;
 	if (!rc)
 		uv_log(UV_LOG_INFO, "rdma_cm: guardian process %d sends this process's DREQs should it die",
 		       rcm_guard_pid());
-	else if (rc == -ENOENT)
-		uv_log(UV_LOG_WARN, "rdma_cm: no guardian: uverbs-cm-guard is not beside the library nor "
-		       "installed (UVERBS_CM_GUARD names it): should this process die, its idle peers learn "
-		       "it only when they next send");
 	else if (rc != -EADDRNOTAVAIL && rc != -ENODEV)
-		uv_log(UV_LOG_WARN, "rdma_cm: no guardian (%s): should this process die, its idle peers "
-		       "learn it only when they next send", strerror(-rc));
+		uv_log(UV_LOG_WARN, "rdma_cm: no guardian: %s%s; should this process die, its idle peers "
+		       "learn it only when they next send", why,
+		       rc == -ENOENT ? " (UVERBS_CM_GUARD names it)" : "");
 }
 
 static struct rcm_agent *agent_by_ip(uint32_t ip)
@@ -445,7 +445,7 @@ static int mad_send(struct rcm_agent *a, uint32_t ip, const uint8_t mad[UV_MAD_L
 	struct ibv_ah *ah = agent_ah(a, ip);
 	if (!ah)
 		return -1;
-	unsigned slot = RCM_NRECV + (a->send_next++ % RCM_NSEND);
+	unsigned slot = RCM_NRECV + (a->send_next % RCM_NSEND);
 	uint8_t *b = a->buf + slot * (RCM_GRH + UV_MAD_LEN);
 	memcpy(b, mad, UV_MAD_LEN);
 	struct ibv_sge sge = { .addr = (uintptr_t)b, .length = UV_MAD_LEN, .lkey = a->mr->lkey };
@@ -455,8 +455,10 @@ static int mad_send(struct rcm_agent *a, uint32_t ip, const uint8_t mad[UV_MAD_L
 	wr.wr.ud.remote_qpn = 1;
 	wr.wr.ud.remote_qkey = UV_MAD_GSI_QKEY;
 	int rc = ibv_post_send(a->qp, &wr, &bad);
-	if (!rc)
+	if (!rc) {
+		a->send_next++;   /* a post that failed (the send queue full) leaves its slot free */
 		atomic_fetch_add(&rcm_tx, 1);
+	}
 	uv_log(UV_LOG_DEBUG, "rdma_cm: tx %s to %u.%u.%u.%u, comm 0x%08x -> 0x%08x%s",
 	       attr_name((uint16_t)(mad[16] << 8 | mad[17])), RCM_IP4_ARGS(ip),
 	       (unsigned)(mad[24] << 24 | mad[25] << 16 | mad[26] << 8 | mad[27]),
@@ -648,7 +650,7 @@ static bool last_word(const struct rcm_id *id, struct uv_cm_msg *m)
  * the words of the states its peers last saw. */
 static void guard_sync(void)
 {
-	if (!rcm_guard_pid())
+	if (!rcm_guard_pid() || rcm_exiting)
 		return;
 	for (uint32_t i = 1; i < RCM_MAX_IDS; i++) {
 		const struct rcm_id *id = &rcm_ids[i];
@@ -1096,7 +1098,13 @@ static void on_msg(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 		return;
 	}
 	struct rcm_id *id = id_by_comm(m->remote_comm_id);
-	if (!id || id->ag != a) {
+	if (!id || id->ag != a || ((m->attr == UV_CM_DREQ || m->attr == UV_CM_DREP) && id->rcomm != m->local_comm_id)) {
+		/* both comm IDs must be the connection's (Linux cm.c cm_acquire_id takes the
+		 * pair): a stale DREQ whose remote comm ID now names another connection (a
+		 * dead process's guardian sending late, an old duplicate) ends nothing.  Not
+		 * answered with a DREP, as Linux's cm_dreq_handler would (cm_issue_drep): on a
+		 * device shared through uvd every process's CM gets every MAD, and the one
+		 * whose connection it is answers it */
 		atomic_fetch_add(&rcm_unmatched, 1);
 		return;
 	}
@@ -1150,13 +1158,6 @@ static void on_msg(struct rcm_agent *a, uint32_t peer_ip, const struct uv_cm_msg
 		break;
 	case UV_CM_DREQ:
 	case UV_CM_DREP:
-		/* both comm IDs must be the connection's (Linux cm.c cm_acquire_id takes the
-		 * pair): a stale DREQ whose remote comm ID now names another connection (a
-		 * dead process's guardian sending late, an old duplicate) ends nothing */
-		if (id->rcomm != m->local_comm_id) {
-			atomic_fetch_add(&rcm_unmatched, 1);
-			return;
-		}
 		if (m->attr == UV_CM_DREP) {
 			if (id->state != ST_DREQ_SENT)
 				return;
@@ -2139,7 +2140,10 @@ static void rcm_exit_notify(void)
 			sent++;
 		}
 	}
-	guard_sync();
+	/* The records keep every DREQ just posted: should the process be killed before they
+	 * leave the NIC (the wait below), or had a post failed, the guardian sends them; a
+	 * peer answers a second DREQ with its DREP again (IBTA 12.9.6). */
+	rcm_exiting = true;
 	pthread_mutex_unlock(&rcm_lock);
 	if (sent)
 		uv_log(UV_LOG_INFO, "rdma_cm: process exit: DREQ/DREP sent for %u connection(s)", sent);

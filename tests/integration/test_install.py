@@ -11,9 +11,11 @@ import glob
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -135,20 +137,25 @@ def test_installed_library_starts_its_installed_cm_guardian(prefix):
     rping = shutil.which("rping")
     assert rping, "rping is not installed (Debian package rdmacm-utils; tools/install-deps)"
     env = example_env(prefix)
+    env.pop("UVERBS_CM_GUARD", None)
     env.update({"LD_PRELOAD": os.path.join(libdir(prefix), "libuverbs.so.%s" % abi_version()),
                 "UVERBS_DEVICES": "emu:ip=127.%s.9.7" % NET, "UVERBS_LOG": "info"})
     p = subprocess.Popen([rping, "-s", "-a", "127.%s.9.7" % NET, "-p", "7479"], env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    seen = []
+    seen = ""
     try:
-        for line in p.stderr:
-            seen.append(line)
-            if "rdma_cm: guardian process" in line or "no guardian" in line or "listening on" in line:
-                break
+        deadline = time.time() + 30
+        while "listening on" not in seen and "guardian" not in seen and time.time() < deadline:
+            ready, _, _ = select.select([p.stderr], [], [], 1.0)
+            if ready:
+                chunk = os.read(p.stderr.fileno(), 4096).decode(errors="replace")
+                if not chunk:
+                    break
+                seen += chunk
     finally:
         os.killpg(p.pid, 9)
         p.wait()
-    assert any("rdma_cm: guardian process" in l for l in seen), "".join(seen)
+    assert "rdma_cm: guardian process" in seen, seen
 
 
 def test_uverbs_h_compiles_alone(prefix, tmp_path):

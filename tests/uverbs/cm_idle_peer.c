@@ -4,7 +4,7 @@
  * and in the VM against Linux's kernel rdma_cm, tests/vm/test_rdma_cm.sh).
  *
  *   cm_idle_peer server ADDR PORT
- *   cm_idle_peer client SERVER PORT [fork-child | exec-sleep]
+ *   cm_idle_peer client SERVER PORT [fork-child | exec-sleep | close-pipes]
  *
  * librdmacm's synchronous calls (rdma_getaddrinfo, rdma_create_ep, rdma_listen,
  * rdma_get_request, rdma_accept, rdma_connect: rdma-core librdmacm/man), with the QP
@@ -14,7 +14,8 @@
  * only the CM can tell this side that its peer is gone.  The caller bounds the wait.
  * With fork-child, once connected the client forks a child that exits at once
  * (exit: destructors run) and prints "child exited" when it has.  With exec-sleep it
- * execs /bin/sleep 30 once connected.
+ * execs /bin/sleep 30 once connected; with close-pipes it closes every pipe it has and
+ * prints "closed N pipes".
  *
  * librdmacm is dlopen()ed (its headers need not be installed).  The few fields read
  * are at the offsets of rdma-core's librdmacm/rdma_cma.h: rdma_cm_id's channel (the
@@ -88,7 +89,7 @@ static void check(int rc, const char *what)
 int main(int argc, char **argv)
 {
 	if (argc < 4 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
-		fprintf(stderr, "usage: cm_idle_peer server ADDR PORT | client SERVER PORT [fork-child | exec-sleep]\n");
+		fprintf(stderr, "usage: cm_idle_peer server ADDR PORT | client SERVER PORT [fork-child | exec-sleep | close-pipes]\n");
 		return 2;
 	}
 	bool server = !strcmp(argv[1], "server");
@@ -131,6 +132,21 @@ int main(int argc, char **argv)
 		execl("/bin/sleep", "sleep", "30", (char *)NULL);
 		perror("execl /bin/sleep");
 		return 2;
+	}
+	if (argc > 4 && !strcmp(argv[4], "close-pipes")) {
+		/* a stray close, as a buggy program or a closefrom() might do: every pipe of
+		 * the process (the CM's guardian watches one end) */
+		int closed = 0;
+		for (int fd = 3; fd < 1024; fd++) {
+			char link[64], target[64];
+			ssize_t n;
+			snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+			n = readlink(link, target, sizeof(target) - 1);
+			if (n > 0 && (target[n] = 0, !strncmp(target, "pipe:", 5)) && !close(fd))
+				closed++;
+		}
+		printf("closed %d pipes\n", closed);
+		fflush(stdout);
 	}
 	if (argc > 4 && !strcmp(argv[4], "fork-child")) {
 		pid_t pid = fork();

@@ -578,6 +578,7 @@ def _idle_pair(lib, exe, client_args=()):
             while "established" not in "".join(p.out):
                 assert time.time() < deadline and p.p.poll() is None, "not connected:\n" + srv.text() + cli.text()
                 time.sleep(0.05)
+            _guardian_pid(p)
         return srv, cli
     except BaseException:
         _kill(srv.p, cli.p if cli else None)
@@ -642,6 +643,27 @@ def test_a_peer_that_execs_another_program_ends_its_connections(lib, idle_peer):
     assert alive, "the client did not live on as sleep(1):\n" + cli.text()
     assert rc == 0 and "event RDMA_CM_EVENT_DISCONNECTED" in srv.text(), \
         "the server got no DISCONNECTED within 10 s of the client's exec (rc %s):\n%s" % (rc, srv.text())
+
+
+def test_a_stray_close_of_the_guardians_pipe_ends_nothing(lib, idle_peer):
+    # The guardian takes a hang-up of its pipe for an exec only when the process no
+    # longer maps the records (/proc/PID/maps): a program that closes the pipe's write
+    # end by mistake keeps its connections, and its SIGKILL still ends them.
+    srv, cli = _idle_pair(lib, idle_peer, ["close-pipes"])
+    try:
+        deadline = time.time() + 10
+        while "closed" not in "".join(cli.out):
+            assert time.time() < deadline and cli.p.poll() is None, cli.text()
+            time.sleep(0.05)
+        time.sleep(1.5)
+        early = "event" in "".join(srv.out)
+        os.kill(cli.p.pid, signal.SIGKILL)
+        rc = srv.wait_exit(10)
+    finally:
+        _kill(srv.p, cli.p)
+    assert re.search(r"closed [1-9]\d* pipes", cli.text()), cli.text()
+    assert not early, "the server saw an event when the client closed its pipes:\n" + srv.text()
+    assert rc == 0 and "event RDMA_CM_EVENT_DISCONNECTED" in srv.text(), srv.text()
 
 
 def test_a_fork_child_exiting_does_not_end_its_parents_connections(lib, idle_peer):

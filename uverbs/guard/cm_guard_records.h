@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* What the CM (uverbs/rdma_cm_guard_linux.c) and its guardian program
- * (uverbs/guard/cm_guard_main.c) share: the records of each connection's last word, in a
+ * (uverbs/guard/cm_guard_linux.c) share: the records of each connection's last word, in a
  * memfd both map, and the file descriptors the guardian starts with.
  * docs/architecture.md section 18, "Process exit". */
 #ifndef UVERBS_GUARD_CM_GUARD_RECORDS_H
@@ -12,15 +12,16 @@
 #define UV_CM_GUARD_SLOTS 1024          /* one per CM ID slot */
 #define UV_CM_GUARD_MAD_LEN 256         /* a MAD (IBTA 13.4.2) */
 #define UV_CM_GUARD_MAGIC 0x676d6375u   /* "ucmg" */
-#define UV_CM_GUARD_VERSION 1
+#define UV_CM_GUARD_VERSION 2
 
 /* The guardian's file descriptors, set up by posix_spawn's file actions:
  *  - a pidfd of the process (pidfd_open(2)): readable once the process has exited;
  *  - the records' memfd;
  *  - the read end of a pipe whose write end only the process holds, close-on-exec: it
- *    hangs up when the process execs another program (or closes it), as the rdma_cm
- *    file of Linux's librdmacm, opened O_CLOEXEC, closes at exec and its connections
- *    end. */
+ *    hangs up when the process execs another program, as the rdma_cm file of Linux's
+ *    librdmacm, opened O_CLOEXEC, closes at exec and its connections end.  A hang-up
+ *    counts as an exec only when the process no longer maps the records (a stray
+ *    close of the write end by the application ends nothing). */
 #define UV_CM_GUARD_FD_PIDFD 3
 #define UV_CM_GUARD_FD_AREA 4
 #define UV_CM_GUARD_FD_LIFE 5
@@ -37,6 +38,7 @@ struct uv_cm_guard_rec {
 struct uv_cm_guard_area {
 	uint32_t magic, version, slots, rec_size;
 	_Atomic int32_t guard_pid;      /* the guardian's process ID, written by its first half */
+	int32_t app_pid;                /* the process it watches, written before the start */
 	struct uv_cm_guard_rec rec[UV_CM_GUARD_SLOTS];
 };
 

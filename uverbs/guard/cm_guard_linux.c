@@ -19,9 +19,11 @@
  * (missing descriptors, records of another version) exits 2 at once. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -34,6 +36,9 @@
 #include "hw/platform/sock.h"
 #include "uverbs/guard/cm_guard_records.h"
 
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424   /* the same on every architecture (Linux 5.1) */
+#endif
 #ifndef SYS_close_range
 #define SYS_close_range 436     /* the same on every architecture (Linux 5.9) */
 #endif
@@ -95,14 +100,58 @@ static void send_armed(const struct uv_cm_guard_area *a)
 	}
 }
 
-/* Whether the process is gone: its pidfd is readable, or the pipe it holds hung up.
- * False on any other outcome (an error, an fd that is not what it should be): then
- * nothing is sent, for a live process's connections must never be ended. */
-static bool wait_for_the_process(void)
+/* Whether process `pid` still maps the records (its memfd's inode in /proc/PID/maps):
+ * after an exec it does not.  True also when the file cannot be read whole, the safe
+ * side; false when the process is gone. */
+static bool still_maps(pid_t pid, ino_t ino)
 {
+	static char buf[2 * 8192];
+	char path[64];
+	size_t have = 0;
+	bool found = false;
+	ssize_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT && errno != ESRCH;
+	/* each line: address perms offset dev inode path; the records' line has the path
+	 * "/memfd:uverbs-cm-guard (deleted)" and the memfd's inode */
+	while (!found && (n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		char *l = buf, *nl;
+
+		have += (size_t)n;
+		buf[have] = 0;
+		while (!found && (nl = strchr(l, '\n'))) {
+			unsigned long long inode;
+
+			*nl = 0;
+			if (strstr(l, "/memfd:uverbs-cm-guard") &&
+			    sscanf(l, "%*s %*s %*s %*s %llu", &inode) == 1 && inode == (unsigned long long)ino)
+				found = true;
+			l = nl + 1;
+		}
+		have = strlen(l);               /* an unfinished line: finished by the next read */
+		memmove(buf, l, have);
+		if (have >= sizeof(buf) / 2)
+			break;                  /* a line longer than any path: give up, mapped */
+	}
+	close(fd);
+	return found || n != 0;
+}
+
+/* Whether the process is gone: its pidfd is readable, or the pipe it holds hung up
+ * and it no longer maps the records (it exec'd).  False on any other outcome (an
+ * error, a descriptor that is not what it should be): then nothing is sent, for a live
+ * process's connections must never be ended. */
+static bool wait_for_the_process(pid_t pid, ino_t ino)
+{
+	bool life = true;
+
 	for (;;) {
 		struct pollfd p[2] = { { .fd = UV_CM_GUARD_FD_PIDFD, .events = POLLIN },
-				       { .fd = UV_CM_GUARD_FD_LIFE, .events = POLLIN } };
+				       { .fd = life ? UV_CM_GUARD_FD_LIFE : -1, .events = POLLIN } };
 		char c;
 
 		if (poll(p, 2, -1) < 0) {
@@ -114,27 +163,36 @@ static bool wait_for_the_process(void)
 			return false;
 		if (p[0].revents & POLLIN)
 			return true;
-		if (p[1].revents & (POLLHUP | POLLIN))
-			return read(UV_CM_GUARD_FD_LIFE, &c, 1) == 0;   /* nothing is ever written */
-		if ((p[0].revents | p[1].revents) & POLLERR)
+		if (p[0].revents & (POLLERR | POLLHUP))
 			return false;
+		if (p[1].revents & (POLLHUP | POLLIN)) {
+			if (read(UV_CM_GUARD_FD_LIFE, &c, 1) != 0)
+				return false;   /* nothing is ever written: not our pipe */
+			if (!still_maps(pid, ino))
+				return true;
+			life = false;           /* a stray close: the pidfd alone from now on */
+		} else if (p[1].revents & POLLERR) {
+			return false;
+		}
 	}
 }
 
 int main(void)
 {
 	struct uv_cm_guard_area *a;
-	struct stat st;
+	struct stat st, lst;
 	sigset_t all;
 	pid_t pid;
 
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
-	if (fstat(UV_CM_GUARD_FD_AREA, &st) || (size_t)st.st_size < sizeof(*a))
-		return 2;
+	if (fstat(UV_CM_GUARD_FD_AREA, &st) || (size_t)st.st_size < sizeof(*a) ||
+	    fstat(UV_CM_GUARD_FD_LIFE, &lst) || !S_ISFIFO(lst.st_mode) ||
+	    syscall(SYS_pidfd_send_signal, UV_CM_GUARD_FD_PIDFD, 0, NULL, 0))
+		return 2;   /* not the three descriptors it must start with */
 	a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE, MAP_SHARED, UV_CM_GUARD_FD_AREA, 0);
 	if (a == MAP_FAILED || a->magic != UV_CM_GUARD_MAGIC || a->version != UV_CM_GUARD_VERSION ||
-	    a->slots != UV_CM_GUARD_SLOTS || a->rec_size != sizeof(struct uv_cm_guard_rec))
+	    a->slots != UV_CM_GUARD_SLOTS || a->rec_size != sizeof(struct uv_cm_guard_rec) || a->app_pid <= 0)
 		return 2;
 	pid = fork();
 	if (pid < 0)
@@ -151,7 +209,7 @@ int main(void)
 		for (long fd = UV_CM_GUARD_FD_LIFE + 1; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
 			close((int)fd);
 	}
-	if (wait_for_the_process())
+	if (wait_for_the_process(a->app_pid, st.st_ino))
 		send_armed(a);
 	return 0;
 }
