@@ -645,14 +645,14 @@ def test_a_peer_that_execs_another_program_ends_its_connections(lib, idle_peer):
         "the server got no DISCONNECTED within 10 s of the client's exec (rc %s):\n%s" % (rc, srv.text())
 
 
-def test_a_stray_close_of_the_guardians_pipe_ends_nothing(lib, idle_peer):
-    # The guardian takes a hang-up of its pipe for an exec only when the process no
-    # longer maps the records (/proc/PID/maps): a program that closes the pipe's write
-    # end by mistake keeps its connections, and its SIGKILL still ends them.
-    srv, cli = _idle_pair(lib, idle_peer, ["close-pipes"])
+def _ends_nothing_then_a_kill_does(lib, exe, client_arg, done_line, what):
+    """The client does `client_arg` once connected and prints `done_line`; the server
+    must see no event for 1.5 s after that, and DISCONNECTED once the client is
+    SIGKILLed."""
+    srv, cli = _idle_pair(lib, exe, [client_arg])
     try:
         deadline = time.time() + 10
-        while "closed" not in "".join(cli.out):
+        while done_line not in "".join(cli.out):
             assert time.time() < deadline and cli.p.poll() is None, cli.text()
             time.sleep(0.05)
         time.sleep(1.5)
@@ -661,29 +661,24 @@ def test_a_stray_close_of_the_guardians_pipe_ends_nothing(lib, idle_peer):
         rc = srv.wait_exit(10)
     finally:
         _kill(srv.p, cli.p)
-    assert re.search(r"closed [1-9]\d* pipes", cli.text()), cli.text()
-    assert not early, "the server saw an event when the client closed its pipes:\n" + srv.text()
+    assert not early, "the server saw an event when %s:\n%s" % (what, srv.text())
     assert rc == 0 and "event RDMA_CM_EVENT_DISCONNECTED" in srv.text(), srv.text()
+    return cli.text()
+
+
+def test_a_stray_close_of_the_guardians_pipe_ends_nothing(lib, idle_peer):
+    # The guardian takes a hang-up of its pipe for an exec only when the process no
+    # longer maps the records (/proc/PID/maps): a program that closes the pipe's write
+    # end by mistake keeps its connections, and its SIGKILL still ends them.
+    out = _ends_nothing_then_a_kill_does(lib, idle_peer, "close-pipes", "closed", "the client closed its pipes")
+    assert re.search(r"closed [1-9]\d* pipes", out), out
 
 
 def test_a_fork_child_exiting_does_not_end_its_parents_connections(lib, idle_peer):
     # The guardian watches its own process, not a child the process forks: a child that
     # exits (exit(3): atexit handlers and the library's destructor run) leaves the
     # parent's connection up; the parent's SIGKILL then ends it.
-    srv, cli = _idle_pair(lib, idle_peer, ["fork-child"])
-    try:
-        deadline = time.time() + 10
-        while "child exited" not in "".join(cli.out):
-            assert time.time() < deadline and cli.p.poll() is None, cli.text()
-            time.sleep(0.05)
-        time.sleep(1.5)
-        early = "event" in "".join(srv.out)
-        os.kill(cli.p.pid, signal.SIGKILL)
-        rc = srv.wait_exit(10)
-    finally:
-        _kill(srv.p, cli.p)
-    assert not early, "the server saw an event when the client's fork child exited:\n" + srv.text()
-    assert rc == 0 and "event RDMA_CM_EVENT_DISCONNECTED" in srv.text(), srv.text()
+    _ends_nothing_then_a_kill_does(lib, idle_peer, "fork-child", "child exited", "the client's fork child exited")
 
 
 def _gsi_packet(src, dst, sport, mad):
