@@ -22,8 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RCM_GUARD_SLOTS 1024    /* one per CM ID slot */
-#define RCM_GUARD_MAD_LEN 256   /* a MAD (IBTA 13.4.2) */
+#include "uverbs/guard/cm_guard_records.h"   /* UV_CM_GUARD_SLOTS, UV_CM_GUARD_MAD_LEN */
 
 /* Starts the guardian for a process whose agents have these IPv4 addresses (host
  * order).  0 when one watches (also when it already did), -EADDRNOTAVAIL when no
@@ -33,7 +32,7 @@
 int rcm_guard_start(const uint32_t *ips, unsigned n, char *why, size_t why_len);
 
 /* Slot `slot`'s last word: a MAD for QP 1 at dst_ip, sent from src_ip (host order). */
-void rcm_guard_arm(unsigned slot, uint32_t src_ip, uint32_t dst_ip, const uint8_t mad[RCM_GUARD_MAD_LEN]);
+void rcm_guard_arm(unsigned slot, uint32_t src_ip, uint32_t dst_ip, const uint8_t mad[UV_CM_GUARD_MAD_LEN]);
 void rcm_guard_disarm(unsigned slot);
 
 /* In a child of fork(): its parent's guardian watches the parent, not the child, and

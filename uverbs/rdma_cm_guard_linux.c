@@ -43,9 +43,6 @@
 #define SYS_pidfd_open 434      /* the same on every architecture (Linux 5.3) */
 #endif
 
-_Static_assert(RCM_GUARD_SLOTS == UV_CM_GUARD_SLOTS && RCM_GUARD_MAD_LEN == UV_CM_GUARD_MAD_LEN,
-	       "rdma_cm_guard.h and the guardian's records agree");
-
 static struct uv_cm_guard_area *guard;
 static int guard_life = -1;     /* the pipe's write end: closing it ends the guardian's wait */
 static int guard_child;
@@ -72,7 +69,6 @@ static void __attribute__((constructor)) note_lib_path(void)
 static const char *guard_path(char *buf, size_t len)
 {
 	const char *env = secure_getenv("UVERBS_CM_GUARD");
-	Dl_info info = { .dli_fname = lib_path };
 
 	if (env && *env)
 		return executable(env) ? env : NULL;
@@ -83,11 +79,11 @@ static const char *guard_path(char *buf, size_t len)
 			"%.*s/" UV_CM_GUARD_FROM_LIBDIR, "%.*s/../../" UV_CM_GUARD_FROM_LIBDIR,
 #endif
 		};
-		const char *slash = strrchr(info.dli_fname, '/');
-		int dir = slash ? (int)(slash - info.dli_fname) : 0;
+		const char *slash = strrchr(lib_path, '/');
+		int dir = slash ? (int)(slash - lib_path) : 0;
 
 		for (size_t i = 0; slash && i < sizeof(rel) / sizeof(rel[0]); i++)
-			if (snprintf(buf, len, rel[i], dir, info.dli_fname) < (int)len && executable(buf))
+			if (snprintf(buf, len, rel[i], dir, lib_path) < (int)len && executable(buf))
 				return buf;
 	}
 	return NULL;
@@ -160,7 +156,7 @@ static int lift(int fd)
 static void set_why(char *why, size_t len, const char *fmt, const char *path, int err)
 {
 	if (why && len)
-		snprintf(why, len, fmt, path ? path : "", strerror(err));
+		snprintf(why, len, fmt, path, strerror(err));
 }
 
 int rcm_guard_start(const uint32_t *ips, unsigned n, char *why, size_t why_len)
@@ -179,7 +175,7 @@ int rcm_guard_start(const uint32_t *ips, unsigned n, char *why, size_t why_len)
 		return -EADDRNOTAVAIL;
 	path = guard_path(buf, sizeof(buf));
 	if (!path) {
-		set_why(why, why_len, "uverbs-cm-guard is not beside the library nor installed%s (%s)", NULL, ENOENT);
+		snprintf(why, why_len, "uverbs-cm-guard is not beside the library nor installed");
 		return -ENOENT;
 	}
 	memfd = lift(memfd_create("uverbs-cm-guard", MFD_CLOEXEC));
@@ -267,7 +263,7 @@ static void rec_write(unsigned slot, uint32_t armed, uint32_t src_ip, uint32_t d
 	atomic_store_explicit(&r->seq, s + 2, memory_order_release);
 }
 
-void rcm_guard_arm(unsigned slot, uint32_t src_ip, uint32_t dst_ip, const uint8_t mad[RCM_GUARD_MAD_LEN])
+void rcm_guard_arm(unsigned slot, uint32_t src_ip, uint32_t dst_ip, const uint8_t mad[UV_CM_GUARD_MAD_LEN])
 {
 	rec_write(slot, 1, src_ip, dst_ip, mad);
 }

@@ -163,7 +163,7 @@ struct rcm_id {
 	bool afonly;
 	bool afonly_set;         /* RDMA_OPTION_ID_AFONLY given (CMA_OPTION_AFONLY) */
 };
-_Static_assert(RCM_MAX_IDS == RCM_GUARD_SLOTS && UV_MAD_LEN == RCM_GUARD_MAD_LEN,
+_Static_assert(RCM_MAX_IDS == UV_CM_GUARD_SLOTS && UV_MAD_LEN == UV_CM_GUARD_MAD_LEN,
 	       "a guardian record per ID slot, each a MAD");
 
 static pthread_mutex_t rcm_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1661,9 +1661,8 @@ static int cmd_accept(struct rcm_id *id, const struct rdma_ucm_accept *c)
 
 static int cmd_disconnect(struct rcm_id *id)
 {
-	if (id->state == ST_ESTABLISHED || id->state == ST_REP_SENT) {
-		struct uv_cm_msg m = { .attr = UV_CM_DREQ, .tid = ((uint64_t)id->lcomm << 32) | UV_CM_DREQ,
-				       .local_comm_id = id->lcomm, .remote_comm_id = id->rcomm, .qpn = id->rqpn };
+	struct uv_cm_msg m;
+	if ((id->state == ST_ESTABLISHED || id->state == ST_REP_SENT) && last_word(id, &m)) {
 		id->state = ST_DREQ_SENT;
 		id_send(id, &m, true);
 		return 0;
