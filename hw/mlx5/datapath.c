@@ -453,26 +453,8 @@ uint64_t mx5_srq_complete_locked(struct mx5_srq_ring *srq, uint32_t wqe_counter)
  * over the gap so that the survivors keep their order; a moved CQE keeps the owner bit
  * of the slot it lands in.  A dropped receive CQE from an SRQ gives its WQE back to the
  * SRQ's free list.  The consumer counter then skips the dropped entries.  The caller
- * Pollers are kept away by the CQ's lock, posters to the SRQ by its (in that order, as
+ * keeps pollers away by the CQ's lock, posters to the SRQ by its (in that order, as
  * in the poll path). */
-static uint32_t ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, uint32_t xrc_srqn, struct mx5_srq_ring *srq);
-
-uint32_t mx5_cq_ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, struct mx5_srq_ring *srq)
-{
-	return ring_clean(cq, qpn, 0, srq);
-}
-
-/* An XRC SRQ is destroyed: its receive CQEs not yet polled go too (they name a target
- * QP of the domain, and the SRQ by srqn), as a destroyed QP's do, so that a later XRC
- * SRQ given the same number on the same CQ never completes a WQE it did not post, and
- * the poller never meets a CQE of no known queue.  rdma-core's mlx5 does less: its
- * mlx5_destroy_srq only clears the SRQ from its table (mlx5_clear_srq/_uidx), so such a
- * CQE fails its poll, or finds the SRQ that reused the number. */
-uint32_t mx5_cq_ring_clean_xrc_srq(struct mx5_cq_ring *cq, uint32_t srqn)
-{
-	return srqn ? ring_clean(cq, 0, srqn, NULL) : 0;
-}
-
 static uint32_t ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, uint32_t xrc_srqn, struct mx5_srq_ring *srq)
 {
 	uint32_t prod, nfreed = 0;
@@ -511,4 +493,20 @@ static uint32_t ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, uint32_t xrc_sr
 		plat_spin_unlock(&srq->lock);
 	plat_spin_unlock(&cq->lock);
 	return nfreed;
+}
+
+uint32_t mx5_cq_ring_clean(struct mx5_cq_ring *cq, uint32_t qpn, struct mx5_srq_ring *srq)
+{
+	return ring_clean(cq, qpn, 0, srq);
+}
+
+/* An XRC SRQ is destroyed: its receive CQEs not yet polled go too (they name a target
+ * QP of the domain, and the SRQ by srqn), as a destroyed QP's do, so that a later XRC
+ * SRQ given the same number on the same CQ never completes a WQE it did not post, and
+ * the poller never meets a CQE of no known queue.  rdma-core's mlx5 does less: its
+ * mlx5_destroy_srq only clears the SRQ from its table (mlx5_clear_srq/_uidx), so such a
+ * CQE fails its poll, or finds the SRQ that reused the number. */
+uint32_t mx5_cq_ring_clean_xrc_srq(struct mx5_cq_ring *cq, uint32_t srqn)
+{
+	return srqn ? ring_clean(cq, 0, srqn, NULL) : 0;
 }
