@@ -110,12 +110,26 @@ static unsigned rx_pass(struct emu_tp *tp, uint64_t now)
 static bool app_polling_now(struct emu_tp *tp, uint64_t now)
 {
 	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
+	uint64_t found = __atomic_load_n(&tp->found_at, __ATOMIC_RELAXED), until = now + EMU_POLL_HOLD_NS;
 
 	if (tp->hold_fd < 0 || !seen || (int64_t)(now - seen) >= (int64_t)EMU_POLL_NOW_NS ||
 	    (int64_t)(seen - tp->hold_expired) <= 0)
 		return false;
+	if (found && (int64_t)(found - seen) >= 0) {
+		/* The application's last sign of life was a poll that returned a WRITE's
+		 * completion, taken while this thread was on the socket (most often this
+		 * thread's own pass delivered the ACK): it may be spinning on memory for the
+		 * peer's answer, as after emu_poll_found, so the hold ends EMU_POLL_FOUND_NS
+		 * after that poll, or does not begin.  Without this a 64 KiB ib_write_lat
+		 * waited out a whole hold per round trip (docs/benchmarks.md, "2026-12-06,
+		 * 14:20-15:05 UTC"). */
+		__atomic_fetch_add(&tp->ctr.hold_found_on_socket, 1, __ATOMIC_RELAXED);
+		if ((int64_t)(found + EMU_POLL_FOUND_NS - now) <= 0)
+			return false;
+		until = found + EMU_POLL_FOUND_NS;
+	}
 	__atomic_store_n(&tp->thr_off, 1, __ATOMIC_RELAXED);
-	if (!emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS)) {
+	if (!emu_tp_hold_arm(tp, until)) {
 		__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
 		return false;
 	}
@@ -218,18 +232,25 @@ void emu_poll_assist(struct emu_dev *d)
  * after the last poll: the application got what it waited for and may now wait for the
  * peer's answer by watching memory, as perftest's ib_write_lat does (run_iter_lat_write:
  * post, poll the send CQ until the WRITE completes, spin on the receive buffer), and
- * only the device thread can place that answer.  Only while the device thread is off
- * the socket (else one load), and one timerfd_settime per hold at most: a deadline
- * already that close is left alone.  An application that polls on pushes it out again
- * with its next poll assist or doorbell (emu_tp_hold). */
+ * only the device thread can place that answer.  One timerfd_settime per hold at most
+ * (a deadline already that close is left alone), and only while the device thread is
+ * off the socket; while it is on it, the poll's time is noted for the thread's next
+ * decision to leave it (app_polling_now), which then keeps to the same deadline.  An
+ * application that polls on pushes it out again with its next poll assist or doorbell
+ * (emu_tp_hold). */
 void emu_poll_found(struct emu_dev *d)
 {
 	struct emu_tp *tp = d ? d->tp : NULL;
 	uint64_t now;
 
-	if (!tp || !__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
+	if (!tp)
 		return;
 	now = emu_now_ns();
+	if (!__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED)) {
+		/* on the socket: its next decision to leave it reads this (app_polling_now) */
+		__atomic_store_n(&tp->found_at, now, __ATOMIC_RELAXED);
+		return;
+	}
 	if ((int64_t)(__atomic_load_n(&tp->hold_until, __ATOMIC_RELAXED) - now) <= (int64_t)EMU_POLL_FOUND_NS)
 		return;
 	if (emu_tp_hold_arm(tp, now + EMU_POLL_FOUND_NS))

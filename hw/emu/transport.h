@@ -61,6 +61,8 @@ struct emu_tp_counters {
 	uint64_t device_thread_off_socket;     /* sleeps off the socket while an application polls */
 	uint64_t hold_rearms;                  /* pushes of that sleep's deadline (timerfd_settime) */
 	uint64_t hold_found;                   /* brought close by a poll returning a WRITE's completion */
+	uint64_t hold_found_on_socket;         /* holds cut short or not begun: that poll came while the
+						* thread was on the socket (rx_thread.c app_polling_now) */
 	uint64_t spin_moves;                   /* passive spins that moved off a CPU an application polled on */
 	uint64_t spins_skipped;                /* ... that could not move, and blocked instead */
 	uint64_t device_thread_cpu_ns;         /* CPU time the device thread has used (plat_thread_cpu_ns) */
@@ -91,8 +93,12 @@ struct emu_tp_counters {
  * the application polls, and is back on the socket at most this long after the
  * application stops (to spin on memory, compute, or sleep without arming a CQ).  An
  * arrival then waits at most this long.  Linux only (timerfd); elsewhere the thread
- * never leaves the socket.  rx_thread.c, docs/architecture.md "Progress". */
-#define EMU_POLL_HOLD_NS 50000ull   /* 30, 50, 100 us measured: docs/benchmarks.md 2026-12-06 */
+ * never leaves the socket.  rx_thread.c, docs/architecture.md "Progress".  100 us, not
+ * 50 (since 2026-12-06): a poller preempted for more than half the hold (a device
+ * thread's wake-up or passive spin on its CPU, EMU_RX_SPIN_NS) let it lapse, and each
+ * lapse cost two wake-ups; with 100 ib_read_lat went from 16-26 to 10-13 us and the RPC
+ * pattern from 74-105 to 51-67 (docs/benchmarks.md, "2026-12-06, 14:20-15:05 UTC"). */
+#define EMU_POLL_HOLD_NS 100000ull   /* 30, 50, 100, 150, 200 us measured: docs/benchmarks.md */
 /* A poll that returns an RDMA WRITE's completion brings that deadline this close
  * (emu_poll_found): the application may now spin on memory for the peer's answer
  * (perftest's ib_write_lat), which only the device thread can place.  Only for WRITEs:
@@ -277,6 +283,8 @@ struct emu_tp {
 	int thr_off;                     /* 1: the device thread sleeps off the socket (atomic) */
 	uint64_t hold_until;             /* when that timer fires (ns, CLOCK_MONOTONIC; atomic) */
 	uint64_t hold_expired;           /* when it last fired: the application had stopped */
+	uint64_t found_at;               /* a poll returned a WRITE's completion while the thread was
+					  * on the socket (ns; atomic, no lock; emu_poll_found) */
 	struct emu_roce_rx_batch rxb;    /* arrivals, for whoever receives under the device lock */
 	/* A multi-packet payload read ahead in one DMA read (emu_payload_read) */
 	uint64_t stage_keys;             /* last key handed out: a WQE's seq, a READ's responses */

@@ -54,6 +54,14 @@ static inline uint64_t tp_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+static inline uint64_t tp_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 static inline void tp_nic_open(struct tp_nic *n, const char *uri, uint32_t cqe)
 {
 	struct mx5_cq_attr ca = { .cqe = cqe };
