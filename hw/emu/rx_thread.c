@@ -122,7 +122,7 @@ static bool app_polling_now(struct emu_tp *tp, uint64_t now)
 		 * peer's answer, as after emu_poll_found, so the hold ends EMU_POLL_FOUND_NS
 		 * after that poll, or does not begin.  Without this a 64 KiB ib_write_lat
 		 * waited out a whole hold per round trip (docs/benchmarks.md, "2026-12-06,
-		 * 14:20-15:05 UTC"). */
+		 * 14:05-14:50 UTC"). */
 		__atomic_fetch_add(&tp->ctr.hold_found_on_socket, 1, __ATOMIC_RELAXED);
 		if ((int64_t)(found + EMU_POLL_FOUND_NS - now) <= 0)
 			return false;

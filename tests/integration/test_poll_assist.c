@@ -284,7 +284,7 @@ Test(poll_assist, a_polling_application_keeps_its_device_thread_off_the_socket)
  * the socket keeps to EMU_POLL_FOUND_NS after that poll, not a whole hold
  * (EMU_POLL_HOLD_NS) after A's last poll, since A may now spin on memory for B's
  * answer.  Without it a 64 KiB ib_write_lat waited out a hold per round trip
- * (docs/benchmarks.md, "2026-12-06, 14:20-15:05 UTC"). */
+ * (docs/benchmarks.md, "2026-12-06, 14:05-14:50 UTC"). */
 Test(poll_assist, a_writes_completion_polled_while_the_thread_is_on_the_socket_keeps_the_hold_short)
 {
 #ifdef __linux__
