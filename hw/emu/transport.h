@@ -96,8 +96,9 @@ struct emu_tp_counters {
  * never leaves the socket.  rx_thread.c, docs/architecture.md "Progress".  100 us, not
  * 50 (since 2026-12-06): a poller preempted for more than half the hold (a device
  * thread's wake-up or passive spin on its CPU, EMU_RX_SPIN_NS) let it lapse, and each
- * lapse cost two wake-ups; with 100 ib_read_lat went from 16-26 to 10-13 us and the RPC
- * pattern from 74-105 to 51-67 (docs/benchmarks.md, "2026-12-06, 14:05-14:50 UTC"). */
+ * lapse cost two wake-ups; with 100 ib_read_lat went from 18.3 to 11.2 us and the RPC
+ * pattern from 78 to 51, ib_write_lat 2 B from 38 to about 50 (medians of eight runs:
+ * docs/benchmarks.md, "2026-12-06, 14:05-14:50 UTC"). */
 #define EMU_POLL_HOLD_NS 100000ull   /* 30, 50, 100, 150, 200 us measured: docs/benchmarks.md */
 /* A poll that returns an RDMA WRITE's completion brings that deadline this close
  * (emu_poll_found): the application may now spin on memory for the peer's answer
