@@ -279,6 +279,28 @@ Test(poll_assist, a_polling_application_keeps_its_device_thread_off_the_socket)
 #endif
 }
 
+/* A polls its receive CQ for `ms` milliseconds without a pause and finds nothing: its
+ * device thread, looking, finds it polling and leaves the socket. */
+static void a_polls_for(unsigned ms)
+{
+	struct ibv_wc wc;
+
+	for (uint64_t end = tp_now_ms() + ms; tp_now_ms() < end;)
+		cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 0);
+}
+
+/* A WRITEs 64 bytes to B and polls until the WRITE completes. */
+static void a_write_completes(uint64_t id)
+{
+	struct ibv_wc wc;
+
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, id, abuf, 64, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
+			     IBV_SEND_SIGNALED),
+		     0);
+	tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	cr_assert_eq(wc.opcode, IBV_WC_RDMA_WRITE);
+}
+
 /* The same poll, while the device thread is on the socket (its hold had lapsed, and
  * the thread itself may have delivered the ACK): the thread's next decision to leave
  * the socket keeps to EMU_POLL_FOUND_NS after that poll, not a whole hold
@@ -295,16 +317,11 @@ Test(poll_assist, a_writes_completion_polled_while_the_thread_is_on_the_socket_k
 	/* Whether the thread is still on the socket when A finds the completion, and
 	 * decides after it, depends on the scheduler: up to 40 tries. */
 	for (unsigned i = 0; i < 40 && !shortened; i++, tries++) {
-		for (uint64_t end = tp_now_ms() + 11; tp_now_ms() < end;)
-			cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 0);   /* the thread leaves the socket */
+		a_polls_for(11);
 		for (uint64_t end = tp_now_us() + 400; tp_now_us() < end;)
 			;   /* A stops calling the library: the hold lapses, the thread is back on the socket */
 		emu_tp_counters(A.emu, &a0);
-		cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1000 + i, abuf, 64, tp_lkey(amr), (uintptr_t)bbuf,
-				     tp_rkey(bmr), IBV_SEND_SIGNALED),
-			     0);
-		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
-		cr_assert_eq(wc.opcode, IBV_WC_RDMA_WRITE);
+		a_write_completes(1000 + i);
 		/* B answers with a WRITE; A spins on memory until it lands, which only A's
 		 * device thread can do, and which makes it decide again */
 		uint64_t mark = 0x5eed0000u + i, got = 0, end = tp_now_ms() + 5000;
@@ -344,14 +361,9 @@ Test(poll_assist, a_poll_that_returns_a_writes_completion_ends_the_hold_soon)
 	 * hold_found never moves and every try fails. */
 	unsigned tries = 0;
 	for (unsigned i = 0; i < 40 && !shortened; i++, tries++) {
-		for (uint64_t end = tp_now_ms() + 11; tp_now_ms() < end;)
-			cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 0);   /* the thread looks, finds A polling */
+		a_polls_for(11);   /* the thread looks, finds A polling */
 		emu_tp_counters(A.emu, &a0);
-		cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 800 + i, abuf, 64, tp_lkey(amr), (uintptr_t)bbuf,
-				     tp_rkey(bmr), IBV_SEND_SIGNALED),
-			     0);
-		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
-		cr_assert_eq(wc.opcode, IBV_WC_RDMA_WRITE);
+		a_write_completes(800 + i);
 		emu_tp_counters(A.emu, &a1);
 		shortened += a1.hold_found > a0.hold_found;
 	}
