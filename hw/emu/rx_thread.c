@@ -97,6 +97,28 @@ static unsigned rx_pass(struct emu_tp *tp, uint64_t now)
 	return n;
 }
 
+/* When a hold that begins now should end: EMU_POLL_HOLD_NS ahead, unless the
+ * application's last sign of life was a poll that returned a WRITE's completion
+ * (found_at, emu_poll_found, not older than its last poll or post `seen`): it may be
+ * spinning on memory for the peer's answer, which only this thread can place, so the
+ * hold ends EMU_POLL_FOUND_NS after that poll, or (0) does not begin.  Most often this
+ * thread's own pass delivered the ACK that completed the WRITE, before the poll could
+ * bring a hold close; without this a 64 KiB ib_write_lat waited out a whole hold per
+ * round trip (docs/benchmarks.md, "2026-12-06, 14:05-14:50 UTC").  Counted once per
+ * such poll (hold_found_on_socket). */
+static uint64_t found_hold_end(struct emu_tp *tp, uint64_t seen, uint64_t found, uint64_t now)
+{
+	if (!found || (int64_t)(found - seen) < 0)
+		return now + EMU_POLL_HOLD_NS;
+	if (found != tp->found_counted) {
+		tp->found_counted = found;
+		tp->ctr.hold_found_on_socket++;
+	}
+	if ((int64_t)(found + EMU_POLL_FOUND_NS - now) <= 0)
+		return 0;
+	return found + EMU_POLL_FOUND_NS;
+}
+
 /* An application polled this device within EMU_POLL_NOW_NS, and again since the hold
  * timer last found it stopped: it takes the arrivals itself, so the device thread may
  * sleep off the socket, with the hold timer armed EMU_POLL_HOLD_NS ahead, which the
@@ -109,29 +131,33 @@ static unsigned rx_pass(struct emu_tp *tp, uint64_t now)
  * (not Linux): never off the socket. */
 static bool app_polling_now(struct emu_tp *tp, uint64_t now)
 {
-	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
-	uint64_t found = __atomic_load_n(&tp->found_at, __ATOMIC_RELAXED), until = now + EMU_POLL_HOLD_NS;
+	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED), found, until;
 
 	if (tp->hold_fd < 0 || !seen || (int64_t)(now - seen) >= (int64_t)EMU_POLL_NOW_NS ||
 	    (int64_t)(seen - tp->hold_expired) <= 0)
 		return false;
-	if (found && (int64_t)(found - seen) >= 0) {
-		/* The application's last sign of life was a poll that returned a WRITE's
-		 * completion, taken while this thread was on the socket (most often this
-		 * thread's own pass delivered the ACK): it may be spinning on memory for the
-		 * peer's answer, as after emu_poll_found, so the hold ends EMU_POLL_FOUND_NS
-		 * after that poll, or does not begin.  Without this a 64 KiB ib_write_lat
-		 * waited out a whole hold per round trip (docs/benchmarks.md, "2026-12-06,
-		 * 14:05-14:50 UTC"). */
-		__atomic_fetch_add(&tp->ctr.hold_found_on_socket, 1, __ATOMIC_RELAXED);
-		if ((int64_t)(found + EMU_POLL_FOUND_NS - now) <= 0)
-			return false;
-		until = found + EMU_POLL_FOUND_NS;
-	}
-	__atomic_store_n(&tp->thr_off, 1, __ATOMIC_RELAXED);
-	if (!emu_tp_hold_arm(tp, until)) {
+	/* thr_off before found_at, as emu_poll_found stores found_at before it loads
+	 * thr_off (both sequentially consistent): a poll racing this decision is seen
+	 * here, or sees the thread off and brings the hold close itself */
+	__atomic_store_n(&tp->thr_off, 1, __ATOMIC_SEQ_CST);
+	found = __atomic_load_n(&tp->found_at, __ATOMIC_SEQ_CST);
+	until = found_hold_end(tp, seen, found, now);
+	if (!until || !emu_tp_hold_arm(tp, until)) {
 		__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
 		return false;
+	}
+	/* A poll that came between, while hold_until still held the last hold's end, so
+	 * that it left the hold alone: the hold ends as that poll asks, at once if its
+	 * 5 us are past. */
+	uint64_t again = __atomic_load_n(&tp->found_at, __ATOMIC_SEQ_CST);
+
+	if (again != found) {
+		uint64_t sooner = found_hold_end(tp, seen, again, now);
+
+		if (!sooner)
+			sooner = now;
+		if ((int64_t)(sooner - until) < 0)
+			(void)emu_tp_hold_arm(tp, sooner);
 	}
 	tp->ctr.device_thread_off_socket++;
 	return true;
@@ -234,10 +260,10 @@ void emu_poll_assist(struct emu_dev *d)
  * post, poll the send CQ until the WRITE completes, spin on the receive buffer), and
  * only the device thread can place that answer.  One timerfd_settime per hold at most
  * (a deadline already that close is left alone), and only while the device thread is
- * off the socket; while it is on it, the poll's time is noted for the thread's next
- * decision to leave it (app_polling_now), which then keeps to the same deadline.  An
- * application that polls on pushes it out again with its next poll assist or doorbell
- * (emu_tp_hold). */
+ * off the socket; either way the poll's time is noted for the thread's next decision
+ * to leave it (app_polling_now, found_hold_end), which then keeps to the same
+ * deadline.  An application that polls on pushes it out again with its next poll
+ * assist or doorbell (emu_tp_hold). */
 void emu_poll_found(struct emu_dev *d)
 {
 	struct emu_tp *tp = d ? d->tp : NULL;
@@ -246,11 +272,11 @@ void emu_poll_found(struct emu_dev *d)
 	if (!tp)
 		return;
 	now = emu_now_ns();
-	if (!__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED)) {
-		/* on the socket: its next decision to leave it reads this (app_polling_now) */
-		__atomic_store_n(&tp->found_at, now, __ATOMIC_RELAXED);
+	/* for the thread's next decision to leave the socket (app_polling_now), whether it
+	 * is off now or not; stored before thr_off is loaded, see there */
+	__atomic_store_n(&tp->found_at, now, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&tp->thr_off, __ATOMIC_SEQ_CST))
 		return;
-	}
 	if ((int64_t)(__atomic_load_n(&tp->hold_until, __ATOMIC_RELAXED) - now) <= (int64_t)EMU_POLL_FOUND_NS)
 		return;
 	if (emu_tp_hold_arm(tp, now + EMU_POLL_FOUND_NS))

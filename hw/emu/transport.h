@@ -61,8 +61,9 @@ struct emu_tp_counters {
 	uint64_t device_thread_off_socket;     /* sleeps off the socket while an application polls */
 	uint64_t hold_rearms;                  /* pushes of that sleep's deadline (timerfd_settime) */
 	uint64_t hold_found;                   /* brought close by a poll returning a WRITE's completion */
-	uint64_t hold_found_on_socket;         /* holds cut short or not begun: that poll came while the
-						* thread was on the socket (rx_thread.c app_polling_now) */
+	uint64_t hold_found_on_socket;         /* such polls that a later decision to leave the socket
+						* kept to: a hold cut short or not begun (rx_thread.c
+						* found_hold_end), one count per poll */
 	uint64_t spin_moves;                   /* passive spins that moved off a CPU an application polled on */
 	uint64_t spins_skipped;                /* ... that could not move, and blocked instead */
 	uint64_t device_thread_cpu_ns;         /* CPU time the device thread has used (plat_thread_cpu_ns) */
@@ -96,9 +97,10 @@ struct emu_tp_counters {
  * never leaves the socket.  rx_thread.c, docs/architecture.md "Progress".  100 us, not
  * 50 (since 2026-12-06): a poller preempted for more than half the hold (a device
  * thread's wake-up or passive spin on its CPU, EMU_RX_SPIN_NS) let it lapse, and each
- * lapse cost two wake-ups; with 100 ib_read_lat went from 18.3 to 11.2 us and the RPC
- * pattern from 78 to 51, ib_write_lat 2 B from 38 to about 50 (medians of eight runs:
- * docs/benchmarks.md, "2026-12-06, 14:05-14:50 UTC"). */
+ * lapse cost two wake-ups; with 100 us and found_hold_end (rx_thread.c) together
+ * ib_read_lat went from 18.3 to 11.2 us and the RPC pattern from 78 to 51, ib_write_lat
+ * 2 B from 38 to about 50 (medians of eight runs: docs/benchmarks.md, "2026-12-06,
+ * 14:05-14:50 UTC"). */
 #define EMU_POLL_HOLD_NS 100000ull   /* 30, 50, 100, 150, 200 us measured: docs/benchmarks.md */
 /* A poll that returns an RDMA WRITE's completion brings that deadline this close
  * (emu_poll_found): the application may now spin on memory for the peer's answer
@@ -284,8 +286,9 @@ struct emu_tp {
 	int thr_off;                     /* 1: the device thread sleeps off the socket (atomic) */
 	uint64_t hold_until;             /* when that timer fires (ns, CLOCK_MONOTONIC; atomic) */
 	uint64_t hold_expired;           /* when it last fired: the application had stopped */
-	uint64_t found_at;               /* a poll returned a WRITE's completion while the thread was
-					  * on the socket (ns; atomic, no lock; emu_poll_found) */
+	uint64_t found_at;               /* a poll last returned a WRITE's completion (ns; atomic, no
+					  * lock; emu_poll_found) */
+	uint64_t found_counted;          /* the found_at last counted (device thread only) */
 	struct emu_roce_rx_batch rxb;    /* arrivals, for whoever receives under the device lock */
 	/* A multi-packet payload read ahead in one DMA read (emu_payload_read) */
 	uint64_t stage_keys;             /* last key handed out: a WQE's seq, a READ's responses */

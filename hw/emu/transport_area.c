@@ -153,13 +153,14 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)drops);
 	emu_log(d, EMU_LOG_INFO,
 		"device thread: %llu wake-ups for arrivals (%llu found them taken), %llu holds off the socket "
-		"(%llu ended by a found WRITE, %llu cut short by one found before), %llu hold re-arms; polls: %llu looked at the wire, %llu packets; "
+		"(%llu ended by a found WRITE), %llu found WRITEs kept to by the next decision to leave it, "
+		"%llu hold re-arms; polls: %llu looked at the wire, %llu packets; "
 		"device lock slept for: host %llu, thread %llu; passive spins moved off a polling CPU %llu, "
 		"not begun there %llu",
 		(unsigned long long)c->device_thread_wakeups, (unsigned long long)c->device_thread_idle_wakeups,
 		(unsigned long long)c->device_thread_off_socket,
 		(unsigned long long)__atomic_load_n(&c->hold_found, __ATOMIC_RELAXED),   /* added outside the lock */
-		(unsigned long long)__atomic_load_n(&c->hold_found_on_socket, __ATOMIC_RELAXED),
+		(unsigned long long)c->hold_found_on_socket,
 		(unsigned long long)__atomic_load_n(&c->hold_rearms, __ATOMIC_RELAXED), (unsigned long long)c->assist_polls,
 		(unsigned long long)c->assist_pkts, (unsigned long long)d->ctr.host_lock_sleeps,
 		(unsigned long long)d->ctr.thread_lock_sleeps, (unsigned long long)c->spin_moves,
