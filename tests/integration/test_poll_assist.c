@@ -299,8 +299,8 @@ static void a_write_completes(uint64_t id)
  * (EMU_POLL_HOLD_NS) after A's last poll, since A may now spin on memory for B's
  * answer.  What the counter shows is that a decision kept to the found WRITE (the hold
  * cut short, or, as is usual here since B's WRITE wakes the thread after those 5 us,
- * not begun); not how long the hold was.  Without it a 64 KiB ib_write_lat waited out a hold per round trip
- * (docs/benchmarks.md, "2026-12-06, 14:05-14:50 UTC"). */
+ * not begun); not how long the hold was.  Without it a 64 KiB ib_write_lat waited out
+ * a hold per round trip (docs/benchmarks.md, "2026-12-06, 14:05-14:50 UTC"). */
 Test(poll_assist, a_writes_completion_polled_while_the_thread_is_on_the_socket_keeps_the_hold_short)
 {
 #ifdef __linux__
