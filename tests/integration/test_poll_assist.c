@@ -271,6 +271,15 @@ Test(poll_assist, a_polling_application_keeps_its_device_thread_off_the_socket)
 #endif
 }
 
+/* Found WRITEs that brought a hold's end close, either way: a poll that re-armed the
+ * hold of a thread off the socket (hold_found), or a later decision to leave the
+ * socket that kept to the poll's time (hold_found_on_socket).  Which of the two a
+ * given WRITE takes depends on where the scheduler had the device thread. */
+static uint64_t found_kept(const struct emu_tp_counters *c)
+{
+	return c->hold_found + c->hold_found_on_socket;
+}
+
 /* A polls its CQ for `ms` milliseconds without a pause and finds nothing: its device
  * thread, looking, finds it polling and leaves the socket. */
 static void a_polls_for(unsigned ms)
@@ -279,6 +288,14 @@ static void a_polls_for(unsigned ms)
 
 	for (uint64_t end = tp_now_ms() + ms; tp_now_ms() < end;)
 		cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 0);
+}
+
+/* A stops calling the library for `us` microseconds, as an application spinning on
+ * memory does. */
+static void a_spins_on_memory_us(unsigned us)
+{
+	for (uint64_t end = tp_now_us() + us; tp_now_us() < end;)
+		;
 }
 
 /* A WRITEs 64 bytes to B and polls until the WRITE completes. */
@@ -312,8 +329,7 @@ Test(poll_assist, a_writes_completion_polled_while_the_thread_is_on_the_socket_k
 	 * decides after it, depends on the scheduler: up to 40 tries. */
 	for (unsigned i = 0; i < 40 && !shortened; i++, tries++) {
 		a_polls_for(11);
-		for (uint64_t end = tp_now_us() + 2000; tp_now_us() < end;)
-			;   /* A stops calling the library: the hold lapses, the thread is back on the socket */
+		a_spins_on_memory_us(2000);   /* the hold lapses, the thread is back on the socket */
 		emu_tp_counters(A.emu, &a0);
 		a_write_completes(1000 + i);
 		/* B answers with a WRITE; A spins on memory until it lands, which only A's
@@ -325,7 +341,7 @@ Test(poll_assist, a_writes_completion_polled_while_the_thread_is_on_the_socket_k
 			cr_assert(tp_now_ms() < end, "B's WRITE %u never landed while A spun on memory", i);
 		tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
 		emu_tp_counters(A.emu, &a1);
-		shortened += a1.hold_found_on_socket > a0.hold_found_on_socket;
+		shortened += found_kept(&a1) > found_kept(&a0);
 	}
 	cr_assert_gt(shortened, 0, "%u WRITEs completed in A's polls with its device thread on the socket, and no "
 				   "later decision to leave it kept to the found WRITE",
@@ -350,16 +366,19 @@ Test(poll_assist, a_poll_that_returns_a_writes_completion_ends_the_hold_soon)
 	unsigned shortened = 0;
 
 	/* Whether the device thread is off the socket when the WRITE's completion is polled
-	 * depends on the scheduler (a loaded 2-CPU machine may not have run it yet): up to
-	 * 40 tries, the first that shortens the hold ends them.  With the mechanism gone
-	 * hold_found never moves and every try fails. */
+	 * depends on the scheduler (a loaded 2-CPU machine may not have run it yet; under
+	 * ASan in CI, the thread woken by the WRITE's timer kick once decided after the
+	 * poll in all 40 tries, which only hold_found_on_socket shows, and only once the
+	 * thread has decided): up to 40 tries, the first that shortens the hold ends them.
+	 * With the mechanism gone neither counter moves and every try fails. */
 	unsigned tries = 0;
 	for (unsigned i = 0; i < 40 && !shortened; i++, tries++) {
 		a_polls_for(11);   /* the thread looks, finds A polling */
 		emu_tp_counters(A.emu, &a0);
 		a_write_completes(800 + i);
+		a_spins_on_memory_us(1000);   /* a thread woken meanwhile decides */
 		emu_tp_counters(A.emu, &a1);
-		shortened += a1.hold_found > a0.hold_found;
+		shortened += found_kept(&a1) > found_kept(&a0);
 	}
 	cr_assert_gt(shortened, 0, "%u WRITEs completed in A's polls, its device thread off the socket %llu times, "
 				   "and no such poll brought the hold's end close",
@@ -373,8 +392,10 @@ Test(poll_assist, a_poll_that_returns_a_writes_completion_ends_the_hold_soon)
 		cr_assert_eq(tp_post(&qb, IBV_WR_SEND, 950 + i, bbuf, 16, tp_lkey(bmr), 0, 0, IBV_SEND_SIGNALED), 0);
 		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
 		cr_assert_eq(wc.opcode, IBV_WC_RECV);
+		a_spins_on_memory_us(1000);
 		emu_tp_counters(A.emu, &a1);
-		cr_assert_eq(a1.hold_found, a0.hold_found, "a receive's completion (SEND %u) brought the hold's end close", i);
+		cr_assert_eq(found_kept(&a1), found_kept(&a0), "a receive's completion (SEND %u) brought the hold's end close",
+			     i);
 		tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
 	}
 #else
