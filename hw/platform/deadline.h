@@ -18,6 +18,9 @@ int plat_deadline_open(void);
 /* Arm `fd` to fire at `at_ns` (CLOCK_MONOTONIC nanoseconds); a later arm replaces an
  * earlier one.  Safe from any thread; false on failure. */
 bool plat_deadline_arm(int fd, uint64_t at_ns);
+/* Disarm `fd`: it will not fire until armed again.  Safe from any thread; false on
+ * failure. */
+bool plat_deadline_disarm(int fd);
 /* Take a fired deadline, so that the fd stops polling readable; false if it had not
  * fired. */
 bool plat_deadline_take(int fd);

@@ -24,6 +24,13 @@ bool plat_deadline_arm(int fd, uint64_t at_ns)
 	return timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) == 0;
 }
 
+bool plat_deadline_disarm(int fd)
+{
+	struct itimerspec its = { 0 };   /* it_value 0: disarmed (timerfd_settime(2)) */
+
+	return timerfd_settime(fd, 0, &its, NULL) == 0;
+}
+
 bool plat_deadline_take(int fd)
 {
 	uint64_t expirations;

@@ -21,3 +21,9 @@ bool plat_deadline_take(int fd)
 	(void)fd;
 	return false;
 }
+
+bool plat_deadline_disarm(int fd)
+{
+	(void)fd;
+	return false;
+}
