@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The receive pipeline's two drivers (docs/architecture.md, "Progress whatever the
- * application does").  The device thread is the NIC: it blocks in poll() on the port's
- * UDP socket and its wake notification, takes every arrival it is woken for, and wakes
- * for the nearest timer (ACK timeout, RNR wait, held packet).  An application thread
- * that polls an empty CQ takes the arrivals first (emu_poll_assist, through the shim's
- * poll-assist hook, on one empty poll in EMU_ASSIST_EVERY), non-blocking; while it
- * polls, the device thread sleeps off the socket behind a deadline the polls push
- * (app_polling_now, emu_tp_hold), so it is never woken for nothing, and it is back on
- * the socket within EMU_POLL_HOLD_NS of the application stopping.  So a request to a
+ * application does").  The device thread is the NIC: it sleeps in a wait set
+ * (hw/platform/waitset.h) of the port's UDP socket, its wake notification and the hold
+ * timer, takes every arrival it is woken for, and wakes for the nearest timer (ACK
+ * timeout, RNR wait, held packet).  An application thread that polls an empty CQ takes
+ * the arrivals first (emu_poll_assist, through the shim's poll-assist hook, on one
+ * empty poll in EMU_ASSIST_EVERY), non-blocking; while it polls, the socket is not
+ * watched (sock_watch.c: switched by the thread after a wake-up and by the
+ * application's doorbells, found WRITEs and armed CQs, behind a deadline the polls
+ * push), so the thread is never woken for nothing, and it watches the socket again
+ * within EMU_POLL_HOLD_NS of the application stopping.  So a request to a
  * peer that spins on memory, blocks on a completion channel or is busy elsewhere is
  * served, and its ACK sent, without that peer calling the library.  The device thread
  * never transmits new work: that is the posting thread's, inside its doorbell.  Each
@@ -17,7 +19,6 @@
 #include "hw/emu/transport.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #include "hw/platform/deadline.h"
 #include "hw/platform/notify.h"
 #include "hw/platform/thread.h"
+#include "hw/platform/waitset.h"
 
 #define EMU_RX_BATCH 64
 #define EMU_RX_IDLE_NS 10000000ull   /* wake at least every 10 ms to look at timers */
@@ -95,72 +97,6 @@ static unsigned rx_pass(struct emu_tp *tp, uint64_t now)
 	emu_resp_flush_acks(tp);   /* ACKs leave with the pass (rc_resp.c queue_ack) */
 	emu_roce_sock_uncork(&tp->sock);
 	return n;
-}
-
-/* When a hold that begins now should end: EMU_POLL_HOLD_NS ahead, unless the
- * application's last sign of life was a poll that returned a WRITE's completion
- * (found_at, emu_poll_found, not older than its last poll or post `seen`): it may be
- * spinning on memory for the peer's answer, which only this thread can place, so the
- * hold ends EMU_POLL_FOUND_NS after that poll, or (0) does not begin.  Most often this
- * thread's own pass delivered the ACK that completed the WRITE, before the poll could
- * bring a hold close; without this a 64 KiB ib_write_lat waited out a whole hold per
- * round trip (docs/benchmarks.md, "2026-12-06, 14:05-14:50 UTC").  Counted once per
- * such poll (hold_found_on_socket). */
-static uint64_t found_hold_end(struct emu_tp *tp, uint64_t seen, uint64_t found, uint64_t now)
-{
-	if (!found || (int64_t)(found - seen) < 0)
-		return now + EMU_POLL_HOLD_NS;
-	if (found != tp->found_counted) {
-		tp->found_counted = found;
-		tp->ctr.hold_found_on_socket++;
-	}
-	if ((int64_t)(found + EMU_POLL_FOUND_NS - now) <= 0)
-		return 0;
-	return found + EMU_POLL_FOUND_NS;
-}
-
-/* An application polled this device within EMU_POLL_NOW_NS, and again since the hold
- * timer last found it stopped: it takes the arrivals itself, so the device thread may
- * sleep off the socket, with the hold timer armed EMU_POLL_HOLD_NS ahead, which the
- * application's next polls and doorbells push further (emu_tp_hold).  When the timer
- * fires the application has stopped (it spins on memory, computes, waits elsewhere):
- * the thread goes back to the socket and stays there until the application polls
- * again.  Woken on every arrival instead, the thread's wake-ups (each preempts an
- * application on 2 CPUs) cost ib_send_lat 46 us a half round trip against 13 us with
- * the hold, under chrt at load 14-15 (docs/benchmarks.md, 2026-12-06).  No hold timer
- * (not Linux): never off the socket. */
-static bool app_polling_now(struct emu_tp *tp, uint64_t now)
-{
-	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED), found, until;
-
-	if (tp->hold_fd < 0 || !seen || (int64_t)(now - seen) >= (int64_t)EMU_POLL_NOW_NS ||
-	    (int64_t)(seen - tp->hold_expired) <= 0)
-		return false;
-	/* thr_off before found_at, as emu_poll_found stores found_at before it loads
-	 * thr_off (both sequentially consistent): a poll racing this decision is seen
-	 * here, or sees the thread off and brings the hold close itself */
-	__atomic_store_n(&tp->thr_off, 1, __ATOMIC_SEQ_CST);
-	found = __atomic_load_n(&tp->found_at, __ATOMIC_SEQ_CST);
-	until = found_hold_end(tp, seen, found, now);
-	if (!until || !emu_tp_hold_arm(tp, until)) {
-		__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
-		return false;
-	}
-	/* A poll that came between, while hold_until still held the last hold's end, so
-	 * that it left the hold alone: the hold ends as that poll asks, at once if its
-	 * 5 us are past. */
-	uint64_t again = __atomic_load_n(&tp->found_at, __ATOMIC_SEQ_CST);
-
-	if (again != found) {
-		uint64_t sooner = found_hold_end(tp, seen, again, now);
-
-		if (!sooner)
-			sooner = now;
-		if ((int64_t)(sooner - until) < 0)
-			(void)emu_tp_hold_arm(tp, sooner);
-	}
-	tp->ctr.device_thread_off_socket++;
-	return true;
 }
 
 /* Busy-poll the socket for EMU_RX_SPIN_NS after the last arrival, the lock taken only
@@ -253,17 +189,14 @@ void emu_poll_assist(struct emu_dev *d)
 	emu_unlock(d);
 }
 
-/* A CQ poll returned an RDMA WRITE's completion (the driver's mx5_poll_found).  The
- * hold off the socket ends EMU_POLL_FOUND_NS from now, no longer up to EMU_POLL_HOLD_NS
- * after the last poll: the application got what it waited for and may now wait for the
- * peer's answer by watching memory, as perftest's ib_write_lat does (run_iter_lat_write:
- * post, poll the send CQ until the WRITE completes, spin on the receive buffer), and
- * only the device thread can place that answer.  One timerfd_settime per hold at most
- * (a deadline already that close is left alone), and only while the device thread is
- * off the socket; either way the poll's time is noted for the thread's next decision
- * to leave it (app_polling_now, found_hold_end), which then keeps to the same
- * deadline.  An application that polls on pushes it out again with its next poll
- * assist or doorbell (emu_tp_hold). */
+/* A CQ poll returned an RDMA WRITE's completion (the driver's mx5_poll_found): the
+ * application got what it waited for and may now wait for the peer's answer by
+ * watching memory, as perftest's ib_write_lat does (run_iter_lat_write: post, poll the
+ * send CQ until the WRITE completes, spin on the receive buffer), and only the device
+ * thread can place that answer.  So the thread watches the socket again from now
+ * (sock_watch.c), without being woken for it; an application that polls on takes it
+ * off again with its next doorbell, or the thread does after its next wake-up.  A
+ * poll while the socket is watched costs one store and one count. */
 void emu_poll_found(struct emu_dev *d)
 {
 	struct emu_tp *tp = d ? d->tp : NULL;
@@ -272,15 +205,11 @@ void emu_poll_found(struct emu_dev *d)
 	if (!tp)
 		return;
 	now = emu_now_ns();
-	/* for the thread's next decision to leave the socket (app_polling_now), whether it
-	 * is off now or not; stored before thr_off is loaded, see there */
-	__atomic_store_n(&tp->found_at, now, __ATOMIC_SEQ_CST);
-	if (!__atomic_load_n(&tp->thr_off, __ATOMIC_SEQ_CST))
-		return;
-	if ((int64_t)(__atomic_load_n(&tp->hold_until, __ATOMIC_RELAXED) - now) <= (int64_t)EMU_POLL_FOUND_NS)
-		return;
-	if (emu_tp_hold_arm(tp, now + EMU_POLL_FOUND_NS))
-		__atomic_fetch_add(&tp->ctr.hold_found, 1, __ATOMIC_RELAXED);   /* not under the lock */
+	__atomic_store_n(&tp->found_at, now, __ATOMIC_SEQ_CST);   /* before thr_off: see emu_tp_watch_update */
+	if (__atomic_load_n(&tp->thr_off, __ATOMIC_SEQ_CST))
+		(void)emu_tp_watch_update(tp, now, true);
+	else
+		__atomic_fetch_add(&tp->ctr.hold_found_on_socket, 1, __ATOMIC_RELAXED);   /* not under the lock */
 }
 
 static void timers_one(struct emu_tp *tp, struct emu_tq *tq, void *arg)
@@ -378,6 +307,20 @@ static void device_thread_sched(struct emu_tp *tp)
 			strerror(-rc));
 }
 
+/* The multicast groups' set joins the wait set once it exists, watched as the socket
+ * is (under the watch lock, so that a switch in between cannot be lost). */
+static void watch_groups(struct emu_tp *tp, int mc_fd)
+{
+	if (mc_fd < 0 || mc_fd == tp->ws_mc_fd)
+		return;
+	pthread_mutex_lock(&tp->watch_mu);
+	if (plat_waitset_add(tp->ws_fd, mc_fd, EMU_WS_MCG, !__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED)) == 0)
+		tp->ws_mc_fd = mc_fd;
+	else
+		__atomic_fetch_add(&tp->ctr.watch_errors, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&tp->watch_mu);
+}
+
 static void *rx_main(void *arg)
 {
 	struct emu_tp *tp = arg;
@@ -387,9 +330,8 @@ static void *rx_main(void *arg)
 	device_thread_sched(tp);
 	for (;;) {
 		uint64_t now, a[2];
-		struct pollfd pfd[3];
-		bool off;
-		int n, mc_fd;
+		uint32_t ready = 0;
+		int n;
 
 		if (!lock_or_stop(tp))
 			break;
@@ -399,39 +341,29 @@ static void *rx_main(void *arg)
 		emu_tp_foreach_tq(tp, timers_one, a);
 		emu_tp_faults_timer(tp, now, &a[1]);
 		emu_resp_flush_acks(tp);
-		off = app_polling_now(tp, now);
+		/* the socket, unless an application polls this very moment: then the hold
+		 * timer instead, which its polls keep pushing ahead (EMU_POLL_HOLD_NS) */
+		(void)emu_tp_watch_update(tp, now, false);
+		watch_groups(tp, emu_mcg_fd(d));
 		tp->wake_at = a[1];
-		mc_fd = emu_mcg_fd(d);
 		emu_unlock(d);
 
-		/* The socket, unless an application polls this very moment: then the hold
-		 * timer instead, which its polls keep pushing ahead (EMU_POLL_HOLD_NS). */
-		pfd[0].fd = tp->wake_fd;
-		pfd[0].events = POLLIN;
-		pfd[1].fd = off ? tp->hold_fd : tp->sock.fd;
-		pfd[1].events = POLLIN;
-		/* and the multicast groups' sockets' epoll set, which wakes the thread for a
-		 * group joined while it sleeps (while off, the polls take them) */
-		pfd[2].fd = off ? -1 : mc_fd;
-		pfd[2].events = POLLIN;
-		pfd[2].revents = 0;
-		n = plat_poll_ns(pfd, 3, a[1] > now ? a[1] - now : 0);
-		__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
-		if (n < 0 && errno != EINTR)
+		n = plat_waitset_wait(tp->ws_fd, a[1] > now ? a[1] - now : 0, &ready);
+		if (n < 0 && n != -EINTR)
 			break;
 		if (n <= 0)
 			continue;
-		if (pfd[0].revents & POLLIN) {
+		if (ready & EMU_WS_WAKE) {
 			if (plat_notify_read(tp->wake_fd, NULL) < 0) {
 				/* nothing to drain */
 			}
 		}
-		if (off) {
-			if (plat_deadline_take(tp->hold_fd))
-				tp->hold_expired = emu_now_ns();   /* it stopped: off again only once it polls again */
-			continue;
+		if ((ready & EMU_WS_HOLD) && plat_deadline_take(tp->hold_fd)) {
+			/* the application stopped: off again only once it polls again */
+			__atomic_store_n(&tp->hold_expired, emu_now_ns(), __ATOMIC_RELAXED);
+			__atomic_fetch_add(&tp->ctr.hold_expiries, 1, __ATOMIC_RELAXED);
 		}
-		if (!(pfd[1].revents & POLLIN) && !(pfd[2].revents & POLLIN))
+		if (!(ready & (EMU_WS_SOCK | EMU_WS_MCG)))
 			continue;
 		if (!lock_or_stop(tp))
 			break;
@@ -445,6 +377,28 @@ static void *rx_main(void *arg)
 	return NULL;
 }
 
+/* The thread's wait set: its wake notification and hold timer always watched, the
+ * socket from the start (sock_watch.c switches it). */
+static int waitset_open(struct emu_tp *tp)
+{
+	int rc;
+
+	tp->ws_mc_fd = -1;
+	tp->ws_fd = plat_waitset_open();
+	if (tp->ws_fd < 0)
+		return tp->ws_fd;
+	rc = plat_waitset_add(tp->ws_fd, tp->wake_fd, EMU_WS_WAKE, true);
+	if (!rc && tp->hold_fd >= 0)
+		rc = plat_waitset_add(tp->ws_fd, tp->hold_fd, EMU_WS_HOLD, true);
+	if (!rc)
+		rc = plat_waitset_add(tp->ws_fd, tp->sock.fd, EMU_WS_SOCK, true);
+	if (rc) {
+		plat_waitset_close(tp->ws_fd);
+		tp->ws_fd = -1;
+	}
+	return rc;
+}
+
 int emu_rx_start(struct emu_tp *tp)
 {
 	int rc;
@@ -455,6 +409,15 @@ int emu_rx_start(struct emu_tp *tp)
 	tp->hold_fd = plat_deadline_open();   /* none (macOS): never off the socket */
 	if (tp->hold_fd < 0)
 		tp->hold_fd = -1;
+	rc = waitset_open(tp);
+	if (rc) {
+		plat_notify_close(tp->wake_fd);
+		tp->wake_fd = -1;
+		if (tp->hold_fd >= 0)
+			close(tp->hold_fd);
+		tp->hold_fd = -1;
+		return rc;
+	}
 	tp->stop = 0;
 	/* the host's own threads where it asks for them (emu.h cfg.thread_start) */
 	if (tp->d->cfg.thread_start)
@@ -462,6 +425,8 @@ int emu_rx_start(struct emu_tp *tp)
 	else
 		rc = pthread_create(&tp->thr, NULL, rx_main, tp);
 	if (rc) {
+		plat_waitset_close(tp->ws_fd);
+		tp->ws_fd = -1;
 		plat_notify_close(tp->wake_fd);
 		tp->wake_fd = -1;
 		if (tp->hold_fd >= 0)
@@ -484,6 +449,8 @@ void emu_rx_stop(struct emu_tp *tp)
 	pthread_join(tp->thr, NULL);
 	tp->thr_running = false;
 	__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);   /* no poll pushes a closed timer */
+	plat_waitset_close(tp->ws_fd);
+	tp->ws_fd = -1;
 	plat_notify_close(tp->wake_fd);
 	tp->wake_fd = -1;
 	if (tp->hold_fd >= 0)

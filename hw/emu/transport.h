@@ -60,10 +60,11 @@ struct emu_tp_counters {
 	uint64_t device_thread_idle_wakeups;   /* ... and finds it taken already by a CQ poll */
 	uint64_t device_thread_off_socket;     /* sleeps off the socket while an application polls */
 	uint64_t hold_rearms;                  /* pushes of that sleep's deadline (timerfd_settime) */
-	uint64_t hold_found;                   /* brought close by a poll returning a WRITE's completion */
-	uint64_t hold_found_on_socket;         /* such polls that a later decision to leave the socket
-						* kept to: a hold cut short or not begun (rx_thread.c
-						* found_hold_end), one count per poll */
+	uint64_t hold_found;                   /* ended by a poll returning a WRITE's completion: the
+						* socket watched again (sock_watch.c) */
+	uint64_t hold_found_on_socket;         /* such polls while the socket was watched already */
+	uint64_t hold_expiries;                /* holds that ran out: the thread woken by their timer */
+	uint64_t watch_errors;                 /* wait-set switches the kernel refused (never expected) */
 	uint64_t spin_moves;                   /* passive spins that moved off a CPU an application polled on */
 	uint64_t spins_skipped;                /* ... that could not move, and blocked instead */
 	uint64_t device_thread_cpu_ns;         /* CPU time the device thread has used (plat_thread_cpu_ns) */
@@ -87,28 +88,25 @@ struct emu_tp_counters {
  * 1.5 us) for a poller. */
 #define EMU_ASSIST_EVERY 64u
 
-/* While an application polls, the device thread may sleep off the socket (its
+/* While an application polls, the device thread does not watch the socket (its
  * arrivals are the polls'), but only until EMU_POLL_HOLD_NS after the last poll or
  * post: each poll assist and doorbell pushes that deadline forward (a timerfd, re-armed
- * when less than half of it is left), so a thread off the socket is never woken while
- * the application polls, and is back on the socket at most this long after the
+ * when less than half of it is left), so the thread is never woken while the
+ * application polls, and watches the socket again at most this long after the
  * application stops (to spin on memory, compute, or sleep without arming a CQ).  An
  * arrival then waits at most this long.  Linux only (timerfd); elsewhere the thread
- * never leaves the socket.  rx_thread.c, docs/architecture.md "Progress".  100 us, not
- * 50 (since 2026-12-06): a poller preempted for more than half the hold (a device
+ * always watches the socket.  sock_watch.c, docs/architecture.md "Progress".  100 us,
+ * not 50 (since 2026-12-06): a poller preempted for more than half the hold (a device
  * thread's wake-up or passive spin on its CPU, EMU_RX_SPIN_NS) let it lapse, and each
- * lapse cost two wake-ups; with 100 us and found_hold_end (rx_thread.c) together
- * ib_read_lat went from 18.3 to 11.2 us and the RPC pattern from 78 to 51, ib_write_lat
- * 2 B from 38 to about 50 (medians of eight runs: docs/benchmarks.md, "2026-12-06,
- * 14:05-14:50 UTC"). */
+ * lapse cost two wake-ups; ib_read_lat went from 18.3 to 11.2 us and the RPC pattern
+ * from 78 to 51 (medians of eight runs: docs/benchmarks.md, "2026-12-06, 14:05-14:50
+ * UTC").  A poll that returns an RDMA WRITE's completion ends the hold at once
+ * (emu_poll_found: the application may now spin on memory for the peer's answer,
+ * which only the device thread can place).  Only WRITEs: ended after any completion,
+ * the hold lapsed under pollers of SENDs and READs (ib_send_lat 13 -> 28 us,
+ * ib_read_lat 19 -> 28, ucp_get 19 -> 37 with a 30 us end; docs/benchmarks.md,
+ * 2026-12-06 "A poll that returns a WRITE"). */
 #define EMU_POLL_HOLD_NS 100000ull   /* 30, 50, 100, 150, 200 us measured: docs/benchmarks.md */
-/* A poll that returns an RDMA WRITE's completion brings that deadline this close
- * (emu_poll_found): the application may now spin on memory for the peer's answer
- * (perftest's ib_write_lat), which only the device thread can place.  Only for WRITEs:
- * brought close after any completion, the hold fired under pollers of SENDs and READs
- * (ib_send_lat 13 -> 28 us, ib_read_lat 19 -> 28, ucp_get 19 -> 37 at 30 us; worse
- * at 5 and 15): docs/benchmarks.md, 2026-12-06 "A poll that returns a WRITE". */
-#define EMU_POLL_FOUND_NS 5000ull
 /* The device thread leaves the socket only when the application polled this recently:
  * long, because the thread decides right after its own work, during which it may have
  * kept the application off its CPU (tens of microseconds on 2 virtual CPUs). */
@@ -283,12 +281,15 @@ struct emu_tp {
 					  * 0: it armed a CQ) */
 	unsigned assist_skip;            /* empty polls counted (emu_poll_assist) */
 	int hold_fd;                     /* timerfd ending a sleep off the socket (-1: none) */
-	int thr_off;                     /* 1: the device thread sleeps off the socket (atomic) */
+	int ws_fd;                       /* the thread's wait set (hw/platform/waitset.h) */
+	int ws_mc_fd;                    /* the multicast groups' set, once in ws_fd (-1: not yet) */
+	pthread_mutex_t watch_mu;        /* orders the socket's watch switches (sock_watch.c) */
+	int thr_off;                     /* 1: the socket is not watched (atomic; changed under
+					  * watch_mu) */
 	uint64_t hold_until;             /* when that timer fires (ns, CLOCK_MONOTONIC; atomic) */
-	uint64_t hold_expired;           /* when it last fired: the application had stopped */
+	uint64_t hold_expired;           /* when it last fired: the application had stopped (atomic) */
 	uint64_t found_at;               /* a poll last returned a WRITE's completion (ns; atomic, no
 					  * lock; emu_poll_found) */
-	uint64_t found_counted;          /* the found_at last counted (device thread only) */
 	struct emu_roce_rx_batch rxb;    /* arrivals, for whoever receives under the device lock */
 	/* A multi-packet payload read ahead in one DMA read (emu_payload_read) */
 	uint64_t stage_keys;             /* last key handed out: a WQE's seq, a READ's responses */
@@ -327,6 +328,19 @@ void emu_tp_app_posts(struct emu_tp *tp);
 void emu_tp_hold(struct emu_tp *tp, uint64_t now);
 /* Arm the hold timer to fire at `at` (ns, CLOCK_MONOTONIC); false without one. */
 bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at);
+
+/* sock_watch.c: the device thread's wait set, one tag bit per member */
+#define EMU_WS_WAKE 1u   /* its wake notification */
+#define EMU_WS_HOLD 2u   /* the hold timer */
+#define EMU_WS_SOCK 4u   /* the port's socket */
+#define EMU_WS_MCG  8u   /* the multicast groups' set */
+/* Watch the socket, or leave it to the application's polls, as the facts now say: an
+ * application polled or posted within EMU_POLL_NOW_NS, since the hold timer last fired
+ * and since its last poll that returned a WRITE's completion.  Leaving arms the hold
+ * timer EMU_POLL_HOLD_NS ahead; coming back disarms it.  From the device thread or an
+ * application thread (found: a poll that returned a WRITE's completion, counted);
+ * whether the socket is now left to the polls. */
+bool emu_tp_watch_update(struct emu_tp *tp, uint64_t now, bool found);
 
 /* wire_faults.c: send a sealed packet through the fault model */
 int emu_tp_xmit(struct emu_tp *tp, const struct emu_roce_ip *ip, uint8_t *pkt, size_t len);

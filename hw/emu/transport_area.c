@@ -74,7 +74,11 @@ static int tp_init(struct emu_dev *d)
 	tp->d = d;
 	tp->wake_fd = -1;
 	tp->hold_fd = -1;
+	tp->ws_fd = -1;
+	tp->ws_mc_fd = -1;
+	pthread_mutex_init(&tp->watch_mu, NULL);
 	if (emu_roce_rx_batch_init(&tp->rxb)) {
+		pthread_mutex_destroy(&tp->watch_mu);
 		free(tp);
 		return -ENOMEM;
 	}
@@ -106,6 +110,7 @@ static int tp_init(struct emu_dev *d)
 		if (tp->sock_ok)
 			emu_roce_sock_fini(&tp->sock);
 		emu_roce_rx_batch_fini(&tp->rxb);
+		pthread_mutex_destroy(&tp->watch_mu);
 		free(tp);
 		*slot = NULL;
 		return rc;
@@ -153,15 +158,17 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)drops);
 	emu_log(d, EMU_LOG_INFO,
 		"device thread: %llu wake-ups for arrivals (%llu found them taken), %llu holds off the socket "
-		"(%llu ended by a found WRITE), %llu found WRITEs kept to by the next decision to leave it, "
-		"%llu hold re-arms; polls: %llu looked at the wire, %llu packets; "
+		"(%llu ended by a found WRITE, %llu ran out), %llu found WRITEs with the socket watched, "
+		"%llu hold re-arms, %llu watch switches refused; polls: %llu looked at the wire, %llu packets; "
 		"device lock slept for: host %llu, thread %llu; passive spins moved off a polling CPU %llu, "
 		"not begun there %llu",
 		(unsigned long long)c->device_thread_wakeups, (unsigned long long)c->device_thread_idle_wakeups,
 		(unsigned long long)c->device_thread_off_socket,
 		(unsigned long long)__atomic_load_n(&c->hold_found, __ATOMIC_RELAXED),   /* added outside the lock */
+		(unsigned long long)__atomic_load_n(&c->hold_expiries, __ATOMIC_RELAXED),
 		(unsigned long long)c->hold_found_on_socket,
-		(unsigned long long)__atomic_load_n(&c->hold_rearms, __ATOMIC_RELAXED), (unsigned long long)c->assist_polls,
+		(unsigned long long)__atomic_load_n(&c->hold_rearms, __ATOMIC_RELAXED),
+		(unsigned long long)__atomic_load_n(&c->watch_errors, __ATOMIC_RELAXED), (unsigned long long)c->assist_polls,
 		(unsigned long long)c->assist_pkts, (unsigned long long)d->ctr.host_lock_sleeps,
 		(unsigned long long)d->ctr.thread_lock_sleeps, (unsigned long long)c->spin_moves,
 		(unsigned long long)c->spins_skipped);
@@ -183,6 +190,7 @@ static void tp_fini(struct emu_dev *d)
 	free(tp->ackq);
 	free(tp->stage.buf);
 	emu_roce_rx_batch_fini(&tp->rxb);
+	pthread_mutex_destroy(&tp->watch_mu);
 	free(tp);
 	*emu_area_state(d, "transport") = NULL;
 }

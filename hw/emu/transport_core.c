@@ -6,8 +6,6 @@
  * cycle is the transport area's (transport_area.c). */
 #define EMU_TP_INTERNAL
 #include "hw/emu/transport.h"
-#include "hw/emu/cpu_hints.h"
-#include "hw/platform/deadline.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -179,35 +177,6 @@ void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at)
 	}
 }
 
-void emu_tp_app_sleeps(struct emu_tp *tp)
-{
-	__atomic_store_n(&tp->poll_seen, 0, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && tp->wake_fd >= 0) {
-		__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
-		if (plat_notify_signal(tp->wake_fd) < 0) {
-			/* the counter is saturated: the thread wakes anyway */
-		}
-	}
-}
-
-/* A bandwidth loop posts far more often than it finds its CQ empty: its doorbells keep
- * it "not passive", so its device thread does not busy-poll (rx_spin) beside it.  A
- * compare-and-swap, so a CQ armed meanwhile (poll_seen 0) stays armed. */
-void emu_tp_app_posts(struct emu_tp *tp)
-{
-	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
-
-	if (seen) {
-		uint64_t now = emu_now_ns();
-
-		(void)__atomic_compare_exchange_n(&tp->poll_seen, &seen, now, false, __ATOMIC_RELAXED,
-						  __ATOMIC_RELAXED);
-		/* a poller that posts is about to poll for the answer here (cpu_hints.h) */
-		emu_cpu_hint_polled(now);
-		emu_tp_hold(tp, now);
-	}
-}
-
 /* Every QP's transport state goes (HCA teardown, device close). */
 void emu_tq_drop_all(struct emu_tp *tp)
 {
@@ -263,20 +232,3 @@ int emu_tp_inject(struct emu_dev *d, uint32_t daddr, uint16_t sport, const void 
 	return rc;
 }
 
-bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at)
-{
-	if (tp->hold_fd < 0)
-		return false;
-	__atomic_store_n(&tp->hold_until, at, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&tp->ctr.hold_rearms, 1, __ATOMIC_RELAXED);   /* from a poll: not under the lock */
-	return plat_deadline_arm(tp->hold_fd, at);
-}
-
-void emu_tp_hold(struct emu_tp *tp, uint64_t now)
-{
-	if (!__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
-		return;
-	if ((int64_t)(__atomic_load_n(&tp->hold_until, __ATOMIC_RELAXED) - now) >= (int64_t)(EMU_POLL_HOLD_NS / 2))
-		return;
-	(void)emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS);
-}

@@ -27,8 +27,4 @@ int plat_notify_read(int fd, uint64_t *count);
 /* Close a notification opened here (fd < 0 is ignored). */
 void plat_notify_close(int fd);
 
-/* poll(2) with a nanosecond timeout (Linux ppoll; macOS has no ppoll and rounds the
- * timeout up to the next millisecond).  Returns as poll, with errno set. */
-int plat_poll_ns(struct pollfd *fds, nfds_t nfds, uint64_t timeout_ns);
-
 #endif

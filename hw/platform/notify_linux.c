@@ -44,13 +44,3 @@ void plat_notify_close(int fd)
 	if (fd >= 0)
 		close(fd);
 }
-
-int plat_poll_ns(struct pollfd *fds, nfds_t nfds, uint64_t timeout_ns)
-{
-	struct timespec to = {
-		.tv_sec = (time_t)(timeout_ns / 1000000000ull),
-		.tv_nsec = (long)(timeout_ns % 1000000000ull),
-	};
-
-	return ppoll(fds, nfds, &to, NULL);
-}

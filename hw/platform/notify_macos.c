@@ -169,10 +169,3 @@ void plat_notify_close(int fd)
 	pthread_mutex_unlock(&plat_notify_lock);
 	close(fd);
 }
-
-int plat_poll_ns(struct pollfd *fds, nfds_t nfds, uint64_t timeout_ns)
-{
-	uint64_t ms = (timeout_ns + 999999u) / 1000000u;
-
-	return poll(fds, nfds, ms > INT_MAX ? INT_MAX : (int)ms);
-}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/* Whether the device thread watches the port's socket (docs/architecture.md, "Progress
+ * whatever the application does").  The thread sleeps in a wait set (hw/platform/
+ * waitset.h) of its wake notification, the hold timer, the socket and the multicast
+ * groups' set.  While an application polls its CQs the socket is not watched: the
+ * polls take the arrivals (emu_poll_assist), so an arrival wakes no thread, and the
+ * hold timer brings the thread back EMU_POLL_HOLD_NS after the last poll or post.
+ * The application's own calls switch the watch, without waking the thread:
+ *  - a send doorbell of an application that polls stops it (its completion will be
+ *    polled: perftest's ib_write_lat posts, then polls the send CQ until the WRITE's
+ *    ACK completes it), where the thread used to be woken by that ACK first;
+ *  - a poll that returns an RDMA WRITE's completion starts it (the application may now
+ *    spin on memory for the peer's answer, which only this thread can place), where a
+ *    5 us timer used to wake the thread to go back;
+ *  - an armed CQ starts it (the application is about to block on its channel).
+ * The thread itself decides after each wake-up, from the same facts (want_off).
+ * Linux only: without a hold timer (macOS) the socket is always watched. */
+#define EMU_TP_INTERNAL
+#include "hw/emu/transport.h"
+
+#include "hw/emu/cpu_hints.h"
+#include "hw/platform/deadline.h"
+#include "hw/platform/waitset.h"
+
+bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at)
+{
+	if (tp->hold_fd < 0)
+		return false;
+	__atomic_store_n(&tp->hold_until, at, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&tp->ctr.hold_rearms, 1, __ATOMIC_RELAXED);   /* from a poll: not under the lock */
+	return plat_deadline_arm(tp->hold_fd, at);
+}
+
+void emu_tp_hold(struct emu_tp *tp, uint64_t now)
+{
+	if (!__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
+		return;
+	if ((int64_t)(__atomic_load_n(&tp->hold_until, __ATOMIC_RELAXED) - now) >= (int64_t)(EMU_POLL_HOLD_NS / 2))
+		return;
+	(void)emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS);
+}
+
+void emu_tp_app_sleeps(struct emu_tp *tp)
+{
+	__atomic_store_n(&tp->poll_seen, 0, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&tp->thr_off, __ATOMIC_SEQ_CST))
+		(void)emu_tp_watch_update(tp, emu_now_ns(), false);   /* no wake-up: the socket is watched */
+}
+
+/* A bandwidth loop posts far more often than it finds its CQ empty: its doorbells keep
+ * it "not passive", so its device thread does not busy-poll (rx_spin) beside it.  A
+ * compare-and-swap, so a CQ armed meanwhile (poll_seen 0) stays armed. */
+void emu_tp_app_posts(struct emu_tp *tp)
+{
+	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
+
+	if (seen) {
+		uint64_t now = emu_now_ns();
+
+		(void)__atomic_compare_exchange_n(&tp->poll_seen, &seen, now, false, __ATOMIC_RELAXED,
+						  __ATOMIC_RELAXED);
+		/* a poller that posts is about to poll for the answer here (cpu_hints.h) */
+		emu_cpu_hint_polled(now);
+		/* and its completion is for its polls: the ACK wakes no thread (sock_watch.c) */
+		if (__atomic_load_n(&tp->thr_off, __ATOMIC_ACQUIRE))
+			emu_tp_hold(tp, now);
+		else
+			(void)emu_tp_watch_update(tp, now, false);
+	}
+}
+
+/* The socket may be left to the polls: an application polled or posted within
+ * EMU_POLL_NOW_NS, since the hold timer last found it stopped, and after its last poll
+ * that returned a WRITE's completion. */
+static bool want_off(struct emu_tp *tp, uint64_t now)
+{
+	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_SEQ_CST);
+	uint64_t expired = __atomic_load_n(&tp->hold_expired, __ATOMIC_RELAXED);
+	uint64_t found = __atomic_load_n(&tp->found_at, __ATOMIC_SEQ_CST);
+
+	return tp->hold_fd >= 0 && seen && (int64_t)(now - seen) < (int64_t)EMU_POLL_NOW_NS &&
+	       (int64_t)(seen - expired) > 0 && (int64_t)(seen - found) > 0;
+}
+
+static void watch_socket(struct emu_tp *tp, bool on)
+{
+	if (plat_waitset_watch(tp->ws_fd, tp->sock.fd, EMU_WS_SOCK, on) < 0)
+		__atomic_fetch_add(&tp->ctr.watch_errors, 1, __ATOMIC_RELAXED);
+	if (tp->ws_mc_fd >= 0 && plat_waitset_watch(tp->ws_fd, tp->ws_mc_fd, EMU_WS_MCG, on) < 0)
+		__atomic_fetch_add(&tp->ctr.watch_errors, 1, __ATOMIC_RELAXED);
+}
+
+bool emu_tp_watch_update(struct emu_tp *tp, uint64_t now, bool found)
+{
+	bool off;
+
+	if (tp->ws_fd < 0 || tp->hold_fd < 0)
+		return false;
+	pthread_mutex_lock(&tp->watch_mu);
+	if (!__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED)) {
+		/* thr_off before the facts, as emu_poll_found and emu_tp_app_sleeps store their
+		 * fact before they load thr_off (all sequentially consistent): a poll racing
+		 * this decision is seen here, or sees thr_off and waits for the lock to decide
+		 * again */
+		__atomic_store_n(&tp->thr_off, 1, __ATOMIC_SEQ_CST);
+		off = want_off(tp, now) && emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS);
+		if (off) {
+			watch_socket(tp, false);
+			__atomic_fetch_add(&tp->ctr.device_thread_off_socket, 1, __ATOMIC_RELAXED);
+		} else {
+			__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
+			if (found)
+				__atomic_fetch_add(&tp->ctr.hold_found_on_socket, 1, __ATOMIC_RELAXED);
+		}
+	} else {
+		off = want_off(tp, now);
+		if (!off) {
+			watch_socket(tp, true);
+			__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&tp->hold_until, 0, __ATOMIC_RELAXED);
+			(void)plat_deadline_disarm(tp->hold_fd);
+			if (found)
+				__atomic_fetch_add(&tp->ctr.hold_found, 1, __ATOMIC_RELAXED);
+		}
+	}
+	pthread_mutex_unlock(&tp->watch_mu);
+	return off;
+}
