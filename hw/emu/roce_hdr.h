@@ -142,6 +142,15 @@ static inline enum emu_roce_transport emu_roce_op_transport(uint8_t opcode)
 	return opcode >= 0x80 ? EMU_ROCE_TR_CNP : (enum emu_roce_transport)(opcode >> 5);
 }
 
+/* A FIRST or MIDDLE packet: more of its message is to come (IBTA 9.2, the opcode's
+ * position in its message). */
+static inline bool emu_roce_op_mid_message(uint8_t opcode)
+{
+	const struct emu_roce_opinfo *oi = emu_roce_opinfo(opcode);
+
+	return oi && (oi->flags & (EMU_ROCE_F_FIRST | EMU_ROCE_F_MIDDLE)) && !(oi->flags & EMU_ROCE_F_LAST);
+}
+
 /* The opcode for one packet of a message: transport RC/UC/UD/XRC, kind one of
  * EMU_ROCE_F_SEND / _WRITE / _READ_RESP, pos FIRST / MIDDLE / LAST / ONLY flags, with
  * immediate or invalidate (valid only on LAST/ONLY of SEND, or WRITE for imm).

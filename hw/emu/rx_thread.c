@@ -132,17 +132,25 @@ static bool spin_off_a_pollers_cpu(struct emu_tp *tp)
 	return false;
 }
 
-static void rx_spin(struct emu_tp *tp)
+/* How many CPUs this machine has online: a spinner on one CPU only keeps what it
+ * waits for from running. */
+static long online_cpus(void)
 {
 	static long ncpu_cached;   /* every device thread of the process may fill it */
-	uint64_t until = emu_now_ns() + EMU_RX_SPIN_NS, seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
 	long ncpu = __atomic_load_n(&ncpu_cached, __ATOMIC_RELAXED);
 
 	if (!ncpu) {
 		ncpu = plat_online_cpus();
 		__atomic_store_n(&ncpu_cached, ncpu, __ATOMIC_RELAXED);
 	}
-	if (ncpu < 2 || (seen && emu_now_ns() - seen < EMU_RX_PASSIVE_NS))
+	return ncpu;
+}
+
+static void rx_spin(struct emu_tp *tp)
+{
+	uint64_t until = emu_now_ns() + EMU_RX_SPIN_NS, seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
+
+	if (online_cpus() < 2 || (seen && emu_now_ns() - seen < EMU_RX_PASSIVE_NS))
 		return;
 	if (!spin_off_a_pollers_cpu(tp))
 		return;
@@ -156,6 +164,52 @@ static void rx_spin(struct emu_tp *tp)
 			continue;
 		if (rx_pass(tp, 0))
 			until = emu_now_ns() + EMU_RX_SPIN_NS;
+		emu_unlock(tp->d);
+	}
+}
+
+/* A receive pass that ended inside a message (its last packet a FIRST or MIDDLE): the
+ * thread keeps taking arrivals, busy, until that message's last packet or until
+ * EMU_RX_MSG_SPIN_NS pass with nothing new.  The sender's sendmmsg delivers a message's
+ * packets over tens of microseconds (loopback hands each to the receiver inside the
+ * sender's system call), and a thread that slept between them was woken for most of
+ * them: a 64 KiB ib_write_lat at MTU 4096, 16 packets, took 7-17 wake-ups per message
+ * and 90-220 us a half round trip.  An application that waits for this message cannot
+ * go on before its last packet anyway (docs/benchmarks.md, "2026-12-06, 17:45 UTC").
+ * But a real-time thread woken on the sender's own CPU keeps the sender from sending
+ * while it spins: nothing comes, and every packet cost a wake-up and a whole spin
+ * (20 WRITEs of 64 packets: 700-850 wake-ups).  So when nothing has come for
+ * EMU_RX_MSG_STALL_NS the thread leaves this CPU once (plat_thread_leave_cpu, as
+ * rx_spin does for a poller's CPU) and spins on from another, where the next wake-up
+ * finds it too; when it cannot leave, it sleeps.  Only with more than one CPU. */
+#define EMU_RX_MSG_SPIN_NS 20000ull
+#define EMU_RX_MSG_STALL_NS 5000ull
+
+static void rx_finish_message(struct emu_tp *tp)
+{
+	uint64_t last = emu_now_ns();
+	bool moved = false;
+
+	if (online_cpus() < 2 || !__atomic_load_n(&tp->rx_mid_msg, __ATOMIC_RELAXED))
+		return;
+	__atomic_fetch_add(&tp->ctr.msg_spins, 1, __ATOMIC_RELAXED);   /* outside the lock */
+	while (__atomic_load_n(&tp->rx_mid_msg, __ATOMIC_RELAXED) && !__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t now = emu_now_ns();
+
+		if (now - last >= EMU_RX_MSG_SPIN_NS)
+			return;
+		if (!moved && now - last >= EMU_RX_MSG_STALL_NS) {
+			moved = true;
+			if (plat_thread_leave_cpu(plat_current_cpu()) != 1)
+				return;
+			__atomic_fetch_add(&tp->ctr.msg_spin_moves, 1, __ATOMIC_RELAXED);
+		}
+		if (!emu_lock_try(tp->d))
+			continue;
+		if (rx_pass(tp, 0)) {
+			last = emu_now_ns();
+			tp->ctr.msg_spin_passes++;   /* under the lock */
+		}
 		emu_unlock(tp->d);
 	}
 }
@@ -372,6 +426,7 @@ static void *rx_main(void *arg)
 		if (!rx_pass(tp, 0))
 			tp->ctr.device_thread_idle_wakeups++;   /* an application's poll took it first */
 		emu_unlock(d);
+		rx_finish_message(tp);   /* the rest of a message begun */
 		rx_spin(tp);
 	}
 	return NULL;

@@ -63,6 +63,9 @@ struct emu_tp_counters {
 	uint64_t hold_found;                   /* ended by a poll returning a WRITE's completion: the
 						* socket watched again (sock_watch.c) */
 	uint64_t hold_found_on_socket;         /* such polls while the socket was watched already */
+	uint64_t msg_spins;                    /* spins for the rest of a message (rx_finish_message) */
+	uint64_t msg_spin_passes;              /* ... receive passes in them that found packets */
+	uint64_t msg_spin_moves;               /* ... that found none for a while and left the CPU */
 	uint64_t hold_expiries;                /* holds that ran out: the thread woken by their timer */
 	uint64_t watch_errors;                 /* wait-set switches the kernel refused (never expected) */
 	uint64_t spin_moves;                   /* passive spins that moved off a CPU an application polled on */
@@ -290,6 +293,8 @@ struct emu_tp {
 	uint64_t hold_expired;           /* when it last fired: the application had stopped (atomic) */
 	uint64_t found_at;               /* a poll last returned a WRITE's completion (ns; atomic, no
 					  * lock; emu_poll_found) */
+	bool rx_mid_msg;                 /* the last packet received left its message unfinished
+					  * (a FIRST or MIDDLE; rx_thread.c rx_finish_message; atomic) */
 	struct emu_roce_rx_batch rxb;    /* arrivals, for whoever receives under the device lock */
 	/* A multi-packet payload read ahead in one DMA read (emu_payload_read) */
 	uint64_t stage_keys;             /* last key handed out: a WQE's seq, a READ's responses */

@@ -161,7 +161,8 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		"(%llu ended by a found WRITE, %llu ran out), %llu found WRITEs with the socket watched, "
 		"%llu hold re-arms, %llu watch switches refused; polls: %llu looked at the wire, %llu packets; "
 		"device lock slept for: host %llu, thread %llu; passive spins moved off a polling CPU %llu, "
-		"not begun there %llu",
+		"not begun there %llu; spins for the rest of a message %llu (%llu passes found packets, "
+		"%llu moved off a stalled CPU)",
 		(unsigned long long)c->device_thread_wakeups, (unsigned long long)c->device_thread_idle_wakeups,
 		(unsigned long long)c->device_thread_off_socket,
 		(unsigned long long)__atomic_load_n(&c->hold_found, __ATOMIC_RELAXED),   /* added outside the lock */
@@ -171,7 +172,8 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)__atomic_load_n(&c->watch_errors, __ATOMIC_RELAXED), (unsigned long long)c->assist_polls,
 		(unsigned long long)c->assist_pkts, (unsigned long long)d->ctr.host_lock_sleeps,
 		(unsigned long long)d->ctr.thread_lock_sleeps, (unsigned long long)c->spin_moves,
-		(unsigned long long)c->spins_skipped);
+		(unsigned long long)c->spins_skipped, (unsigned long long)c->msg_spins,
+		(unsigned long long)c->msg_spin_passes, (unsigned long long)c->msg_spin_moves);
 }
 
 static void tp_fini(struct emu_dev *d)
