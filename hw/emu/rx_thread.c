@@ -184,10 +184,13 @@ static void rx_spin(struct emu_tp *tp)
  * finds it too; when it cannot leave, it sleeps.  Only with more than one CPU. */
 #define EMU_RX_MSG_SPIN_NS 20000ull
 #define EMU_RX_MSG_STALL_NS 5000ull
+/* ... and never longer in all, so that its timers (ACK timeouts, RNR waits) and its
+ * wake notification are not left behind a stream whose passes never end on a LAST. */
+#define EMU_RX_MSG_SPIN_MAX_NS 200000ull
 
 static void rx_finish_message(struct emu_tp *tp)
 {
-	uint64_t last = emu_now_ns();
+	uint64_t last = emu_now_ns(), end = last + EMU_RX_MSG_SPIN_MAX_NS;
 	bool moved = false;
 
 	if (online_cpus() < 2 || !__atomic_load_n(&tp->rx_mid_msg, __ATOMIC_RELAXED))
@@ -196,12 +199,16 @@ static void rx_finish_message(struct emu_tp *tp)
 	while (__atomic_load_n(&tp->rx_mid_msg, __ATOMIC_RELAXED) && !__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t now = emu_now_ns();
 
-		if (now - last >= EMU_RX_MSG_SPIN_NS)
+		if (now - last >= EMU_RX_MSG_SPIN_NS || now >= end) {
+			/* a message whose last packet was lost, or one of another QP: not
+			 * waited for again until a packet says so */
+			__atomic_store_n(&tp->rx_mid_msg, false, __ATOMIC_RELAXED);
 			return;
+		}
 		if (!moved && now - last >= EMU_RX_MSG_STALL_NS) {
 			moved = true;
 			if (plat_thread_leave_cpu(plat_current_cpu()) != 1)
-				return;
+				return;   /* one CPU it may run on, or macOS (no affinity): sleep */
 			__atomic_fetch_add(&tp->ctr.msg_spin_moves, 1, __ATOMIC_RELAXED);
 		}
 		if (!emu_lock_try(tp->d))
@@ -385,6 +392,7 @@ static void *rx_main(void *arg)
 	for (;;) {
 		uint64_t now, a[2];
 		uint32_t ready = 0;
+		unsigned got;
 		int n;
 
 		if (!lock_or_stop(tp))
@@ -403,8 +411,11 @@ static void *rx_main(void *arg)
 		emu_unlock(d);
 
 		n = plat_waitset_wait(tp->ws_fd, a[1] > now ? a[1] - now : 0, &ready);
-		if (n < 0 && n != -EINTR)
+		if (n < 0 && n != -EINTR) {
+			emu_log(d, EMU_LOG_ERROR, "device thread: waiting for the socket failed (%s); it stops, and "
+				"arrivals are taken only by the application's polls", strerror(-n));
 			break;
+		}
 		if (n <= 0)
 			continue;
 		if (ready & EMU_WS_WAKE) {
@@ -412,8 +423,10 @@ static void *rx_main(void *arg)
 				/* nothing to drain */
 			}
 		}
-		if ((ready & EMU_WS_HOLD) && plat_deadline_take(tp->hold_fd)) {
-			/* the application stopped: off again only once it polls again */
+		/* the application stopped: off again only once it polls again.  A timer a
+		 * racing poll armed after the socket was watched again says nothing. */
+		if ((ready & EMU_WS_HOLD) && plat_deadline_take(tp->hold_fd) &&
+		    __atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED)) {
 			__atomic_store_n(&tp->hold_expired, emu_now_ns(), __ATOMIC_RELAXED);
 			__atomic_fetch_add(&tp->ctr.hold_expiries, 1, __ATOMIC_RELAXED);
 		}
@@ -423,10 +436,12 @@ static void *rx_main(void *arg)
 			break;
 		tp->wake_at = 0;
 		tp->ctr.device_thread_wakeups++;
-		if (!rx_pass(tp, 0))
+		got = rx_pass(tp, 0);
+		if (!got)
 			tp->ctr.device_thread_idle_wakeups++;   /* an application's poll took it first */
 		emu_unlock(d);
-		rx_finish_message(tp);   /* the rest of a message begun */
+		if (got)
+			rx_finish_message(tp);   /* the rest of a message begun */
 		rx_spin(tp);
 	}
 	return NULL;

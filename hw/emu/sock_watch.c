@@ -82,13 +82,23 @@ static bool want_off(struct emu_tp *tp, uint64_t now)
 	       (int64_t)(seen - expired) > 0 && (int64_t)(seen - found) > 0;
 }
 
-static void watch_socket(struct emu_tp *tp, bool on)
+/* The socket and the groups' set watched, or not: 0, or the kernel's refusal
+ * (counted). */
+static int watch_socket(struct emu_tp *tp, bool on)
 {
-	if (plat_waitset_watch(tp->ws_fd, tp->sock.fd, EMU_WS_SOCK, on) < 0)
+	int rc = plat_waitset_watch(tp->ws_fd, tp->sock.fd, EMU_WS_SOCK, on);
+
+	if (!rc && tp->ws_mc_fd >= 0)
+		rc = plat_waitset_watch(tp->ws_fd, tp->ws_mc_fd, EMU_WS_MCG, on);
+	if (rc)
 		__atomic_fetch_add(&tp->ctr.watch_errors, 1, __ATOMIC_RELAXED);
-	if (tp->ws_mc_fd >= 0 && plat_waitset_watch(tp->ws_fd, tp->ws_mc_fd, EMU_WS_MCG, on) < 0)
-		__atomic_fetch_add(&tp->ctr.watch_errors, 1, __ATOMIC_RELAXED);
+	return rc;
 }
+
+/* A socket the kernel would not watch again (never expected): the thread stays off it
+ * and its timer brings it back this soon to try again, so arrivals wait at most this
+ * long beyond the polls. */
+#define EMU_WATCH_RETRY_NS 1000000ull
 
 bool emu_tp_watch_update(struct emu_tp *tp, uint64_t now, bool found)
 {
@@ -102,10 +112,13 @@ bool emu_tp_watch_update(struct emu_tp *tp, uint64_t now, bool found)
 		 * fact before they load thr_off (all sequentially consistent): a poll racing
 		 * this decision is seen here, or sees thr_off and waits for the lock to decide
 		 * again */
+		/* hold_until first: a poll that sees thr_off meanwhile finds the hold's end
+		 * far and leaves the timer alone (emu_tp_hold) */
+		__atomic_store_n(&tp->hold_until, now + EMU_POLL_HOLD_NS, __ATOMIC_RELAXED);
 		__atomic_store_n(&tp->thr_off, 1, __ATOMIC_SEQ_CST);
 		off = want_off(tp, now) && emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS);
 		if (off) {
-			watch_socket(tp, false);
+			(void)watch_socket(tp, false);   /* refused: still watched, a wake-up more */
 			__atomic_fetch_add(&tp->ctr.device_thread_off_socket, 1, __ATOMIC_RELAXED);
 		} else {
 			__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
@@ -114,13 +127,15 @@ bool emu_tp_watch_update(struct emu_tp *tp, uint64_t now, bool found)
 		}
 	} else {
 		off = want_off(tp, now);
-		if (!off) {
-			watch_socket(tp, true);
+		if (!off && watch_socket(tp, true) == 0) {
 			__atomic_store_n(&tp->thr_off, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&tp->hold_until, 0, __ATOMIC_RELAXED);
 			(void)plat_deadline_disarm(tp->hold_fd);
 			if (found)
 				__atomic_fetch_add(&tp->ctr.hold_found, 1, __ATOMIC_RELAXED);
+		} else if (!off) {
+			(void)emu_tp_hold_arm(tp, now + EMU_WATCH_RETRY_NS);
+			off = true;
 		}
 	}
 	pthread_mutex_unlock(&tp->watch_mu);

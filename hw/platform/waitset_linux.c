@@ -36,8 +36,9 @@ int plat_waitset_watch(int ws, int fd, uint32_t tag, bool watched)
 }
 
 /* epoll_pwait2 (glibc 2.35, Linux 5.11) takes a timespec.  A kernel older than 5.11
- * answers ENOSYS: then epoll_wait, its timeout rounded up to whole milliseconds (never
- * early, never a busy loop). */
+ * answers ENOSYS, and a seccomp filter that does not know the call (older container
+ * runtimes' default profiles) EPERM: then epoll_wait, its timeout rounded up to whole
+ * milliseconds (never early, never a busy loop). */
 int plat_waitset_wait(int ws, uint64_t timeout_ns, uint32_t *ready)
 {
 	static int no_pwait2;
@@ -49,7 +50,7 @@ int plat_waitset_wait(int ws, uint64_t timeout_ns, uint32_t *ready)
 				       .tv_nsec = (long)(timeout_ns % 1000000000ull) };
 
 		n = epoll_pwait2(ws, ev, WAITSET_MAX_EVENTS, &to, NULL);
-		if (n < 0 && errno == ENOSYS)
+		if (n < 0 && (errno == ENOSYS || errno == EPERM))
 			__atomic_store_n(&no_pwait2, 1, __ATOMIC_RELAXED);
 	}
 	if (__atomic_load_n(&no_pwait2, __ATOMIC_RELAXED)) {

@@ -9,6 +9,7 @@
  * Bounds are medians in milliseconds over many operations, against the 2 ms stalls of
  * the design this replaced (a device thread off the socket for 2 ms after any poll, an
  * ACK held up to 2 ms for the QP's next doorbell): never a tight timing. */
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -353,8 +354,11 @@ Test(poll_assist, a_polling_applications_write_is_acked_to_its_polls_and_answere
 		    "%llu wake-ups for %d answers, %llu by a hold's timer",
 		    (unsigned long long)ack_wakeups, N, (unsigned long long)found_back, (unsigned long long)answer_wakeups,
 		    N, (unsigned long long)timer_wakeups);
-	cr_assert_leq(ack_wakeups, N / 4, "A's device thread was woken %llu times for the ACKs of %d WRITEs A polled for",
-		      (unsigned long long)ack_wakeups, N);
+	/* a try in which A was kept off its CPU longer than the hold costs a timer and an
+	 * ACK wake-up: counted apart */
+	cr_assert_leq(ack_wakeups, timer_wakeups + N / 4,
+		      "A's device thread was woken %llu times for the ACKs of %d WRITEs A polled for (%llu holds ran out)",
+		      (unsigned long long)ack_wakeups, N, (unsigned long long)timer_wakeups);
 	cr_assert_geq(found_back, N / 2, "only %llu of %d polls that returned a WRITE's completion watched the socket again",
 		      (unsigned long long)found_back, N);
 	cr_assert_leq(timer_wakeups, N / 4, "A's device thread was woken %llu times by a hold's timer in %d round trips",
@@ -402,12 +406,19 @@ Test(poll_assist, a_poll_that_returns_a_receives_completion_leaves_the_socket_to
  * sender's CPU). */
 Test(poll_assist, a_multi_packet_write_is_taken_in_few_wake_ups)
 {
+#ifdef __linux__
 	enum { N = 20, SZ = 64 << 10 };
 	struct ibv_wc wc;
 	uint64_t wakeups = 0, spins = 0, spin_passes = 0;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		cr_skip_test("the spin for the rest of a message needs a second CPU");
+	cpu_set_t cpus;
+	struct emu_tp_counters c;
+
+	emu_tp_counters(B.emu, &c);
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0 || CPU_COUNT(&cpus) < 2)
+		cr_skip_test("the spin for the rest of a message needs a second CPU to run on");
+	if (!c.device_thread_fifo)
+		cr_skip_test("without SCHED_FIFO the device thread is not woken per packet (it waits for a time slice)");
 	for (unsigned i = 0; i < N; i++) {
 		struct emu_tp_counters b0, b1;
 		uint8_t tag = (uint8_t)(0x40 + i);
@@ -432,7 +443,12 @@ Test(poll_assist, a_multi_packet_write_is_taken_in_few_wake_ups)
 		    N, (unsigned long long)wakeups, (unsigned long long)spins, (unsigned long long)spin_passes);
 	cr_assert_leq(wakeups, 4 * N, "%d WRITEs of 64 packets woke B's device thread %llu times", N,
 		      (unsigned long long)wakeups);
-	cr_assert_gt(spin_passes, 0, "%d WRITEs of 64 packets woke B's device thread %llu times, and no spin for the "
-				     "rest of a message took a packet",
-		     N, (unsigned long long)wakeups);
+	/* a thread that took each message in one pass anyway needed no spin */
+	cr_assert(wakeups <= N || spin_passes > 0,
+		  "%d WRITEs of 64 packets woke B's device thread %llu times, and no spin for the rest of a message "
+		  "took a packet",
+		  N, (unsigned long long)wakeups);
+#else
+	cr_skip_test("the move off a stalled CPU needs thread affinity (Linux)");
+#endif
 }
