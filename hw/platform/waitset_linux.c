@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <sys/epoll.h>
 #include <time.h>
-#include <unistd.h>
 
 #define WAITSET_MAX_EVENTS 8
 
@@ -64,10 +63,4 @@ int plat_waitset_wait(int ws, uint64_t timeout_ns, uint32_t *ready)
 	for (int i = 0; i < n; i++)
 		*ready |= ev[i].data.u32;
 	return n;
-}
-
-void plat_waitset_close(int ws)
-{
-	if (ws >= 0)
-		close(ws);
 }

@@ -8,7 +8,6 @@
 #include <sys/event.h>
 #include <sys/time.h>
 #include <time.h>
-#include <unistd.h>
 
 #define WAITSET_MAX_EVENTS 8
 
@@ -50,10 +49,4 @@ int plat_waitset_wait(int ws, uint64_t timeout_ns, uint32_t *ready)
 	for (int i = 0; i < n; i++)
 		*ready |= (uint32_t)(uintptr_t)ev[i].udata;
 	return n;
-}
-
-void plat_waitset_close(int ws)
-{
-	if (ws >= 0)
-		close(ws);
 }
