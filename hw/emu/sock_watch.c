@@ -69,6 +69,18 @@ void emu_tp_app_posts(struct emu_tp *tp)
 	}
 }
 
+/* A 64 KiB send takes tens of microseconds here, more when the peer's device thread
+ * preempts it (loopback delivers each packet inside the sender's call): the hold
+ * emu_tp_app_posts pushed may be half gone by the end of the doorbell, and the
+ * completion the application waits for is still to be polled (docs/benchmarks.md,
+ * "2026-12-06, 17:45 UTC").  The clock is read only while the socket is left to the
+ * polls. */
+void emu_tp_app_posted(struct emu_tp *tp)
+{
+	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
+		emu_tp_hold(tp, emu_now_ns());
+}
+
 /* The socket may be left to the polls: an application polled or posted within
  * EMU_POLL_NOW_NS, since the hold timer last found it stopped, and after its last poll
  * that returned a WRITE's completion. */
@@ -111,9 +123,8 @@ bool emu_tp_watch_update(struct emu_tp *tp, uint64_t now, bool found)
 		/* thr_off before the facts, as emu_poll_found and emu_tp_app_sleeps store their
 		 * fact before they load thr_off (all sequentially consistent): a poll racing
 		 * this decision is seen here, or sees thr_off and waits for the lock to decide
-		 * again */
-		/* hold_until first: a poll that sees thr_off meanwhile finds the hold's end
-		 * far and leaves the timer alone (emu_tp_hold) */
+		 * again.  And hold_until before thr_off: a poll that sees thr_off meanwhile
+		 * finds the hold's end far and leaves the timer alone (emu_tp_hold). */
 		__atomic_store_n(&tp->hold_until, now + EMU_POLL_HOLD_NS, __ATOMIC_RELAXED);
 		__atomic_store_n(&tp->thr_off, 1, __ATOMIC_SEQ_CST);
 		off = want_off(tp, now) && emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS);

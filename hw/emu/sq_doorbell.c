@@ -52,11 +52,7 @@ static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 	emu_roce_sock_cork(&tp->sock);
 	sq_doorbell(tp, tq, op, idx, b, n);
 	emu_roce_sock_uncork(&tp->sock);
-	/* A 64 KiB send takes tens of microseconds here, more when the peer's device
-	 * thread preempts it (loopback delivers each packet inside this call): the hold
-	 * emu_tp_app_posts pushed may be half gone already, and the completion it waits
-	 * for is still to be polled (docs/benchmarks.md, "2026-12-06, 17:45 UTC"). */
-	emu_tp_hold(tp, emu_now_ns());
+	emu_tp_app_posted(tp);
 }
 
 /* The doorbell's work once its QP is known: b holds the store's n bytes. */

@@ -320,25 +320,30 @@ void emu_tq_drop_all(struct emu_tp *tp);
 void emu_swqe_release(struct emu_swqe *w);
 void emu_tp_foreach_tq(struct emu_tp *tp, void (*fn)(struct emu_tp *, struct emu_tq *, void *), void *arg);
 void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at);
-/* A CQ was armed: the application is about to block for its event: the device thread
- * goes back to the socket now, and to rx_spin the application is passive. */
-void emu_tp_app_sleeps(struct emu_tp *tp);
-/* A send doorbell: an application that polls and posts is busy, not passive (rx_spin),
- * unless it armed a CQ since or never polled; it pushes the deadline of a sleep off
- * the socket (EMU_POLL_HOLD_NS). */
-void emu_tp_app_posts(struct emu_tp *tp);
-/* An application is active now (a poll assist, a doorbell): push the device thread's
- * sleep off the socket EMU_POLL_HOLD_NS ahead, if it sleeps so and less than half of it
- * is left (one timerfd_settime). */
-void emu_tp_hold(struct emu_tp *tp, uint64_t now);
-/* Arm the hold timer to fire at `at` (ns, CLOCK_MONOTONIC); false without one. */
-bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at);
 
-/* sock_watch.c: the device thread's wait set, one tag bit per member */
+/* sock_watch.c: the device thread's watch on the socket, and the hold (docs/
+ * architecture.md, "Progress whatever the application does").  The wait set's tags,
+ * one bit per member: */
 #define EMU_WS_WAKE 1u   /* its wake notification */
 #define EMU_WS_HOLD 2u   /* the hold timer */
 #define EMU_WS_SOCK 4u   /* the port's socket */
 #define EMU_WS_MCG  8u   /* the multicast groups' set */
+/* A CQ was armed: the application is about to block for its event: the socket is
+ * watched again now, and to rx_spin the application is passive. */
+void emu_tp_app_sleeps(struct emu_tp *tp);
+/* A send doorbell: an application that polls and posts is busy, not passive (rx_spin),
+ * unless it armed a CQ since or never polled; it leaves the socket to its polls, or
+ * pushes the hold's deadline (EMU_POLL_HOLD_NS) when it is left already. */
+void emu_tp_app_posts(struct emu_tp *tp);
+/* The same doorbell once its packets have left: the hold pushed again if the send took
+ * half of it. */
+void emu_tp_app_posted(struct emu_tp *tp);
+/* An application is active now (a poll assist, a doorbell): push the hold
+ * EMU_POLL_HOLD_NS ahead, if the socket is left to the polls and less than half of the
+ * hold is left (one timerfd_settime). */
+void emu_tp_hold(struct emu_tp *tp, uint64_t now);
+/* Arm the hold timer to fire at `at` (ns, CLOCK_MONOTONIC); false without one. */
+bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at);
 /* Watch the socket, or leave it to the application's polls, as the facts now say: an
  * application polled or posted within EMU_POLL_NOW_NS, since the hold timer last fired
  * and since its last poll that returned a WRITE's completion.  Leaving arms the hold

@@ -47,6 +47,38 @@ static int write8(struct tp_ep *from, uint8_t *src, uint8_t *dst, struct mx5_mr 
 		       IBV_SEND_SIGNALED | IBV_SEND_INLINE);
 }
 
+/* n polls its CQ for `ms` milliseconds without a pause and finds nothing: its device
+ * thread, looking, finds it polling and leaves the socket. */
+static void polls_for(struct tp_nic *n, unsigned ms)
+{
+	struct ibv_wc wc;
+
+	for (uint64_t end = tp_now_ms() + ms; tp_now_ms() < end;)
+		cr_assert_eq(mx5_poll_cq(n->cqr, 1, &wc), 0);
+}
+
+/* The test thread stops calling the library for `us` microseconds, as an application
+ * spinning on memory does. */
+static void spins_without_the_library_us(unsigned us)
+{
+	for (uint64_t end = tp_now_us() + us; tp_now_us() < end;)
+		;
+}
+
+/* n polls its CQ back to back, as perftest does, until one completion, which must be a
+ * success (tp_expect yields between polls: a poll assist, one poll in 64, may then come
+ * later than the hold). */
+static void poll_back_to_back(struct tp_nic *n, struct ibv_wc *wc, uint64_t id)
+{
+	uint64_t end = tp_now_ms() + 5000;
+	int r;
+
+	while ((r = mx5_poll_cq(n->cqr, 1, wc)) == 0)
+		cr_assert(tp_now_ms() < end, "WRITE %llu: no completion within 5 s", (unsigned long long)id);
+	cr_assert_eq(r, 1);
+	cr_assert_eq(wc->status, IBV_WC_SUCCESS);
+}
+
 /* A's polls, back to back (no yield), see each ACK within EMU_ASSIST_EVERY empty polls
  * of its arrival, well before the device thread is scheduled for it (microseconds): of
  * 50 ACKs the polls take some.  Either way every WRITE completes. */
@@ -57,14 +89,8 @@ Test(poll_assist, an_empty_poll_takes_the_arrivals_in_the_polling_thread)
 
 	emu_tp_counters(A.emu, &a0);
 	for (unsigned i = 0; i < 50; i++) {
-		uint64_t end = tp_now_ms() + 5000;
-		int r;
-
 		cr_assert_eq(write8(&qa, abuf, bbuf, bmr, i), 0);
-		while ((r = mx5_poll_cq(A.cqr, 1, &wc)) == 0)   /* until the ACK's CQE */
-			cr_assert(tp_now_ms() < end, "WRITE %u: no completion within 5 s", i);
-		cr_assert_eq(r, 1);
-		cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+		poll_back_to_back(&A, &wc, i);   /* until the ACK's CQE */
 	}
 	emu_tp_counters(A.emu, &a1);
 	cr_assert_gt(a1.assist_polls, a0.assist_polls, "no empty poll ran the device's poll assist");
@@ -150,8 +176,7 @@ Test(poll_assist, a_peer_spinning_on_memory_gets_its_writes_after_polling)
 				     tp_rkey(bmr), IBV_SEND_SIGNALED),
 			     0);
 		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);   /* A polls: its ACK */
-		for (uint64_t end = tp_now_ms() + 11; tp_now_ms() < end;)
-			cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 0);   /* ... and goes on polling */
+		polls_for(&A, 11);   /* ... and goes on polling */
 		cr_assert(spin_on(bbuf + 2 * SZ - 1, tag), "A's WRITE %u never reached B's memory", i);
 		bbuf[SZ - 1] = tag;   /* B -> A, while A spins on memory */
 		t0 = tp_now_us();
@@ -258,8 +283,7 @@ Test(poll_assist, a_polling_application_keeps_its_device_thread_off_the_socket)
 		uint64_t end = tp_now_ms() + 5000;
 
 		cr_assert_eq(write8(&qb, bbuf, abuf, amr, 700 + i), 0);
-		for (uint64_t until = tp_now_ms() + 1; tp_now_ms() < until;)
-			cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 0);   /* A polls: nothing of its own */
+		polls_for(&A, 1);   /* A polls: nothing of its own */
 		while (mx5_poll_cq(B.cqr, 1, &wc) == 0)
 			cr_assert(tp_now_ms() < end, "B's WRITE %u did not complete", i);
 		cr_assert_eq(wc.status, IBV_WC_SUCCESS);
@@ -273,40 +297,15 @@ Test(poll_assist, a_polling_application_keeps_its_device_thread_off_the_socket)
 #endif
 }
 
-/* A polls its CQ for `ms` milliseconds without a pause and finds nothing: its device
- * thread, looking, finds it polling and leaves the socket. */
-static void a_polls_for(unsigned ms)
-{
-	struct ibv_wc wc;
-
-	for (uint64_t end = tp_now_ms() + ms; tp_now_ms() < end;)
-		cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 0);
-}
-
-/* A stops calling the library for `us` microseconds, as an application spinning on
- * memory does. */
-static void a_spins_on_memory_us(unsigned us)
-{
-	for (uint64_t end = tp_now_us() + us; tp_now_us() < end;)
-		;
-}
-
-/* A WRITEs 64 bytes to B and polls until the WRITE completes, back to back as
- * perftest does (tp_expect yields between polls: a poll assist, one poll in 64, may
- * then come later than the hold). */
+/* A WRITEs 64 bytes to B and polls back to back until the WRITE completes. */
 static void a_write_completes(uint64_t id)
 {
-	uint64_t end = tp_now_ms() + 5000;
 	struct ibv_wc wc;
-	int r;
 
 	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, id, abuf, 64, tp_lkey(amr), (uintptr_t)bbuf, tp_rkey(bmr),
 			     IBV_SEND_SIGNALED),
 		     0);
-	while ((r = mx5_poll_cq(A.cqr, 1, &wc)) == 0)
-		cr_assert(tp_now_ms() < end, "WRITE %llu: no completion within 5 s", (unsigned long long)id);
-	cr_assert_eq(r, 1);
-	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	poll_back_to_back(&A, &wc, id);
 	cr_assert_eq(wc.opcode, IBV_WC_RDMA_WRITE);
 }
 
@@ -332,11 +331,11 @@ Test(poll_assist, a_polling_applications_write_is_acked_to_its_polls_and_answere
 	for (unsigned i = 0; i < N; i++) {
 		uint8_t tag = (uint8_t)(0xa0 + i);
 
-		a_polls_for(2);
-		a_spins_on_memory_us(2000);   /* a hold begun meanwhile has lapsed */
+		polls_for(&A, 2);
+		spins_without_the_library_us(2000);   /* a hold begun meanwhile has lapsed */
 		emu_tp_counters(A.emu, &a0);
 		a_write_completes(1000 + i);
-		a_spins_on_memory_us(300);   /* a thread woken by the ACK has counted it by now */
+		spins_without_the_library_us(300);   /* a thread woken by the ACK has counted it by now */
 		emu_tp_counters(A.emu, &a1);
 		ack_wakeups += a1.device_thread_wakeups - a0.device_thread_wakeups;
 		found_back += a1.hold_found - a0.hold_found;
@@ -381,7 +380,7 @@ Test(poll_assist, a_poll_that_returns_a_receives_completion_leaves_the_socket_to
 
 	for (unsigned i = 0; i < 5; i++) {
 		cr_assert_eq(tp_post_recv(&qa, 900 + i, abuf + 4096, 1024, tp_lkey(amr)), 0);
-		a_polls_for(11);
+		polls_for(&A, 11);
 		emu_tp_counters(A.emu, &a0);
 		cr_assert_eq(tp_post(&qb, IBV_WR_SEND, 950 + i, bbuf, 16, tp_lkey(bmr), 0, 0, IBV_SEND_SIGNALED), 0);
 		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
@@ -410,7 +409,6 @@ Test(poll_assist, a_multi_packet_write_is_taken_in_few_wake_ups)
 	enum { N = 20, SZ = 64 << 10 };
 	struct ibv_wc wc;
 	uint64_t wakeups = 0, spins = 0, spin_passes = 0;
-
 	cpu_set_t cpus;
 	struct emu_tp_counters c;
 
@@ -423,9 +421,8 @@ Test(poll_assist, a_multi_packet_write_is_taken_in_few_wake_ups)
 		struct emu_tp_counters b0, b1;
 		uint8_t tag = (uint8_t)(0x40 + i);
 
-		for (uint64_t end = tp_now_ms() + 1; tp_now_ms() < end;)
-			cr_assert_eq(mx5_poll_cq(B.cqr, 1, &wc), 0);   /* B polls: not a passive peer */
-		a_spins_on_memory_us(300);   /* ... then stops, and its hold lapses */
+		polls_for(&B, 1);   /* B polls: not a passive peer */
+		spins_without_the_library_us(300);   /* ... then stops, and its hold lapses */
 		emu_tp_counters(B.emu, &b0);
 		abuf[SZ - 1] = tag;
 		cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1200 + i, abuf, SZ, tp_lkey(amr), (uintptr_t)bbuf,
