@@ -22,6 +22,8 @@
 #include "hw/platform/deadline.h"
 #include "hw/platform/waitset.h"
 
+static bool watch_update(struct emu_tp *tp, uint64_t now, bool found, bool arm_later);
+
 bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at)
 {
 	if (tp->hold_fd < 0)
@@ -65,16 +67,20 @@ void emu_tp_app_posts(struct emu_tp *tp)
 		if (__atomic_load_n(&tp->thr_off, __ATOMIC_ACQUIRE))
 			emu_tp_hold(tp, now);
 		else
-			(void)emu_tp_watch_update(tp, now, false);
+			(void)watch_update(tp, now, false, true);
 	}
 }
 
-/* A 64 KiB send takes tens of microseconds here, more when the peer's device thread
- * preempts it (loopback delivers each packet inside the sender's call): the hold
- * emu_tp_app_posts pushed may be half gone by the end of the doorbell, and the
- * completion the application waits for is still to be polled (docs/benchmarks.md,
- * "2026-12-06, 17:45 UTC").  The clock is read only while the socket is left to the
- * polls. */
+/* A doorbell that left the socket to the polls arms the hold timer only here, once its
+ * packets have left: on the CI machine class's virtual CPUs a timerfd_settime 300 us
+ * ahead takes 4-5 us, which delayed every WRITE of ib_write_lat by as much
+ * (docs/benchmarks.md, "2026-12-06, 20:10 UTC"); the peer's answer cannot come back
+ * sooner than that anyway.  And a 64 KiB send takes tens of microseconds here, more
+ * when the peer's device thread preempts it (loopback delivers each packet inside the
+ * sender's call): the hold emu_tp_app_posts pushed may be half gone by the end of the
+ * doorbell, and the completion the application waits for is still to be polled
+ * (docs/benchmarks.md, "2026-12-06, 17:45 UTC").  The clock is read only while the
+ * socket is left to the polls. */
 void emu_tp_app_posted(struct emu_tp *tp)
 {
 	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
@@ -112,7 +118,9 @@ static int watch_socket(struct emu_tp *tp, bool on)
  * long beyond the polls. */
 #define EMU_WATCH_RETRY_NS 1000000ull
 
-bool emu_tp_watch_update(struct emu_tp *tp, uint64_t now, bool found)
+/* arm_later: a doorbell's switch leaves the arming to emu_tp_app_posted, after its
+ * packets have left (hold_until 0: not armed yet, emu_tp_hold arms it). */
+static bool watch_update(struct emu_tp *tp, uint64_t now, bool found, bool arm_later)
 {
 	bool off;
 
@@ -125,9 +133,9 @@ bool emu_tp_watch_update(struct emu_tp *tp, uint64_t now, bool found)
 		 * this decision is seen here, or sees thr_off and waits for the lock to decide
 		 * again.  And hold_until before thr_off: a poll that sees thr_off meanwhile
 		 * finds the hold's end far and leaves the timer alone (emu_tp_hold). */
-		__atomic_store_n(&tp->hold_until, now + EMU_POLL_HOLD_NS, __ATOMIC_RELAXED);
+		__atomic_store_n(&tp->hold_until, arm_later ? 0 : now + EMU_POLL_HOLD_NS, __ATOMIC_RELAXED);
 		__atomic_store_n(&tp->thr_off, 1, __ATOMIC_SEQ_CST);
-		off = want_off(tp, now) && emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS);
+		off = want_off(tp, now) && (arm_later || emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS));
 		if (off) {
 			(void)watch_socket(tp, false);   /* refused: still watched, a wake-up more */
 			__atomic_fetch_add(&tp->ctr.device_thread_off_socket, 1, __ATOMIC_RELAXED);
@@ -151,4 +159,9 @@ bool emu_tp_watch_update(struct emu_tp *tp, uint64_t now, bool found)
 	}
 	pthread_mutex_unlock(&tp->watch_mu);
 	return off;
+}
+
+bool emu_tp_watch_update(struct emu_tp *tp, uint64_t now, bool found)
+{
+	return watch_update(tp, now, found, false);
 }

@@ -99,17 +99,23 @@ struct emu_tp_counters {
  * application stops (to spin on memory, compute, or sleep without arming a CQ).  An
  * arrival then waits at most this long.  Linux only (timerfd); elsewhere the thread
  * always watches the socket.  sock_watch.c, docs/architecture.md "Progress".  100 us,
- * not 50 (since 2026-12-06): a poller preempted for more than half the hold (a device
+ * not 50 (2026-12-06): a poller preempted for more than half the hold (a device
  * thread's wake-up or passive spin on its CPU, EMU_RX_SPIN_NS) let it lapse, and each
  * lapse cost two wake-ups; ib_read_lat went from 18.3 to 11.2 us and the RPC pattern
  * from 78 to 51 (medians of eight runs: docs/benchmarks.md, "2026-12-06, 14:05-14:50
- * UTC").  A poll that returns an RDMA WRITE's completion ends the hold at once
+ * UTC").  300 us, not 100 (since 2026-12-06, night): each push is a timerfd_settime,
+ * and on the CI machine class's virtual CPUs arming a timer this near costs what its
+ * distance decides (20,000 pushes in a row: 7.7 us each at 100 us ahead, 5.5 at 200,
+ * 4.5 at 300, 1.8 at 1 ms, 0.5 at 4 ms), so a poller paid 15% of its time for the
+ * hold; ib_send_lat went from 12.8 to 9.3 us and the RPC pattern from 57 to 52
+ * (docs/benchmarks.md, "2026-12-06, 20:10 UTC").  A poll that returns an RDMA WRITE's
+ * completion ends the hold at once
  * (emu_poll_found: the application may now spin on memory for the peer's answer,
  * which only the device thread can place).  Only WRITEs: ended after any completion,
  * the hold lapsed under pollers of SENDs and READs (ib_send_lat 13 -> 28 us,
  * ib_read_lat 19 -> 28, ucp_get 19 -> 37 with a 30 us end; docs/benchmarks.md,
  * 2026-12-06 "A poll that returns a WRITE"). */
-#define EMU_POLL_HOLD_NS 100000ull   /* 30, 50, 100, 150, 200 us measured: docs/benchmarks.md */
+#define EMU_POLL_HOLD_NS 300000ull   /* 30, 50, 100, 150, 200, 300 us measured: docs/benchmarks.md */
 /* The device thread leaves the socket only when the application polled this recently:
  * long, because the thread decides right after its own work, during which it may have
  * kept the application off its CPU (tens of microseconds on 2 virtual CPUs). */
@@ -335,8 +341,9 @@ void emu_tp_app_sleeps(struct emu_tp *tp);
  * unless it armed a CQ since or never polled; it leaves the socket to its polls, or
  * pushes the hold's deadline (EMU_POLL_HOLD_NS) when it is left already. */
 void emu_tp_app_posts(struct emu_tp *tp);
-/* The same doorbell once its packets have left: the hold pushed again if the send took
- * half of it. */
+/* The same doorbell once its packets have left: the hold timer armed, if this doorbell
+ * left the socket to the polls (arming a near timer costs microseconds on virtual
+ * CPUs: not before the packets leave), or pushed again if the send took half of it. */
 void emu_tp_app_posted(struct emu_tp *tp);
 /* An application is active now (a poll assist, a doorbell): push the hold
  * EMU_POLL_HOLD_NS ahead, if the socket is left to the polls and less than half of the

@@ -422,7 +422,7 @@ Test(poll_assist, a_multi_packet_write_is_taken_in_few_wake_ups)
 		uint8_t tag = (uint8_t)(0x40 + i);
 
 		polls_for(&B, 1);   /* B polls: not a passive peer */
-		spins_without_the_library_us(300);   /* ... then stops, and its hold lapses */
+		spins_without_the_library_us(700);   /* ... then stops, and its hold (300 us) lapses */
 		emu_tp_counters(B.emu, &b0);
 		abuf[SZ - 1] = tag;
 		cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1200 + i, abuf, SZ, tp_lkey(amr), (uintptr_t)bbuf,
