@@ -296,6 +296,8 @@ struct emu_counters {
 	uint64_t mmio_reads, mmio_writes;
 	uint64_t host_lock_sleeps;         /* a host BAR access slept for the device lock (device.c) */
 	uint64_t thread_lock_sleeps;       /* the device thread slept for it (rx_thread.c lock_or_stop) */
+	uint64_t thread_lock_takes;        /* the device thread took it (rx_thread.c lock_or_stop) */
+	uint64_t thread_lock_busy;         /* the device thread found it held and waited (lock_or_stop) */
 	uint64_t dma_reads, dma_read_bytes, dma_writes, dma_write_bytes;
 	uint64_t dma_faults;               /* device touched an IOVA nobody mapped */
 	uint64_t dma_host_faults;          /* mapped IOVA, but the application's memory behind it is

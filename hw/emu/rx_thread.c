@@ -160,20 +160,21 @@ static unsigned rx_try_pass(struct emu_tp *tp)
 	return n;
 }
 
-static void rx_spin(struct emu_tp *tp)
+/* Whether it spun (and so took the lock again). */
+static bool rx_spin(struct emu_tp *tp)
 {
 	uint64_t until = emu_now_ns() + EMU_RX_SPIN_NS, seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
 
 	if (online_cpus() < 2 || (seen && emu_now_ns() - seen < EMU_RX_PASSIVE_NS))
-		return;
+		return false;
 	if (!spin_off_a_pollers_cpu(tp))
-		return;
+		return false;
 	for (;;) {
 		uint64_t now = emu_now_ns();
 
 		if (now >= until || __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED) != seen ||
 		    __atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE))
-			return;
+			return true;
 		if (rx_try_pass(tp))
 			until = emu_now_ns() + EMU_RX_SPIN_NS;
 	}
@@ -199,13 +200,14 @@ static void rx_spin(struct emu_tp *tp)
  * wake notification are not left behind a stream whose passes never end on a LAST. */
 #define EMU_RX_MSG_SPIN_MAX_NS 200000ull
 
-static void rx_finish_message(struct emu_tp *tp)
+/* Whether it spun (and so took the lock again). */
+static bool rx_finish_message(struct emu_tp *tp)
 {
 	uint64_t last = emu_now_ns(), end = last + EMU_RX_MSG_SPIN_MAX_NS;
 	bool moved = false;
 
 	if (online_cpus() < 2 || !__atomic_load_n(&tp->rx_mid_msg, __ATOMIC_RELAXED))
-		return;
+		return false;
 	__atomic_fetch_add(&tp->ctr.msg_spins, 1, __ATOMIC_RELAXED);   /* outside the lock */
 	while (__atomic_load_n(&tp->rx_mid_msg, __ATOMIC_RELAXED) && !__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t now = emu_now_ns();
@@ -214,12 +216,12 @@ static void rx_finish_message(struct emu_tp *tp)
 			/* a message whose last packet was lost, or one of another QP: not
 			 * waited for again until a packet says so */
 			__atomic_store_n(&tp->rx_mid_msg, false, __ATOMIC_RELAXED);
-			return;
+			return true;
 		}
 		if (!moved && now - last >= EMU_RX_MSG_STALL_NS) {
 			moved = true;
 			if (plat_thread_leave_cpu(plat_current_cpu()) != 1)
-				return;   /* one CPU it may run on, or macOS (no affinity): sleep */
+				return true;   /* one CPU it may run on, or macOS (no affinity): sleep */
 			__atomic_fetch_add(&tp->ctr.msg_spin_moves, 1, __ATOMIC_RELAXED);
 		}
 		if (rx_try_pass(tp)) {
@@ -227,6 +229,7 @@ static void rx_finish_message(struct emu_tp *tp)
 			__atomic_fetch_add(&tp->ctr.msg_spin_passes, 1, __ATOMIC_RELAXED);   /* outside the lock */
 		}
 	}
+	return true;
 }
 
 /* An empty CQ poll.  One in EMU_ASSIST_EVERY looks at the wire (one recvmmsg, about
@@ -299,9 +302,17 @@ static void timers_one(struct emu_tp *tp, struct emu_tq *tq, void *arg)
 
 static bool lock_or_stop(struct emu_tp *tp)
 {
-	if (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE) && emu_lock_spin(tp->d, EMU_THREAD_LOCK_SPIN_NS)) {
-		if (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE))
+	bool taken = emu_lock_try(tp->d);
+
+	if (!taken) {
+		__atomic_fetch_add(&tp->d->ctr.thread_lock_busy, 1, __ATOMIC_RELAXED);   /* not under the lock */
+		taken = !__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE) && emu_lock_spin(tp->d, EMU_THREAD_LOCK_SPIN_NS);
+	}
+	if (taken) {
+		if (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {
+			tp->d->ctr.thread_lock_takes++;
 			return true;
+		}
 		emu_unlock(tp->d);
 		return false;
 	}
@@ -324,6 +335,7 @@ static bool lock_or_stop(struct emu_tp *tp)
 			}
 			__atomic_store_n(&tp->d->lock_cpu, plat_current_cpu(), __ATOMIC_RELAXED);
 			tp->d->ctr.thread_lock_sleeps++;
+			tp->d->ctr.thread_lock_takes++;
 			return true;
 		}
 		if (rc != ETIMEDOUT) {
@@ -390,35 +402,54 @@ static void watch_groups(struct emu_tp *tp, int mc_fd)
 	pthread_mutex_unlock(&tp->watch_mu);
 }
 
+/* Before the thread sleeps, under the device lock: due timers, ACKs left over, the
+ * watch on the socket and the groups' set; when it must wake (ns, CLOCK_MONOTONIC). */
+static uint64_t prepare_sleep(struct emu_tp *tp)
+{
+	uint64_t a[2], now = emu_now_ns();
+
+	a[0] = now;
+	a[1] = now + EMU_RX_IDLE_NS;
+	emu_tp_foreach_tq(tp, timers_one, a);
+	emu_tp_faults_timer(tp, now, &a[1]);
+	emu_resp_flush_acks(tp);
+	/* the socket, unless an application polls this very moment: then the hold
+	 * timer instead, which its polls keep pushing ahead (EMU_POLL_HOLD_NS) */
+	(void)emu_tp_watch_update(tp, now, false);
+	watch_groups(tp, emu_mcg_fd(tp->d));
+	tp->wake_at = a[1];
+	return a[1];
+}
+
+/* The thread's loop.  A wake-up's receive pass and the next sleep's preparation share
+ * one hold of the device lock: taken again after the pass, it was often held by the
+ * doorbell of this device's own application, which the pass had just let answer, and
+ * the thread spun for it on the CPU it was woken on.  Only a spin that took the lock
+ * again (rx_finish_message, rx_spin) needs the preparation again. */
 static void *rx_main(void *arg)
 {
 	struct emu_tp *tp = arg;
 	struct emu_dev *d = tp->d;
+	uint64_t wake = 0;
+	bool prepared = false;
 
 	plat_thread_set_name(EMU_DEVICE_THREAD_NAME);   /* for top -H, ps -L, gdb */
 	device_thread_sched(tp);
 	for (;;) {
-		uint64_t now, a[2];
+		uint64_t now;
 		uint32_t ready = 0;
 		unsigned got;
 		int n;
 
-		if (!lock_or_stop(tp))
-			break;
+		if (!prepared) {
+			if (!lock_or_stop(tp))
+				break;
+			wake = prepare_sleep(tp);
+			emu_unlock(d);
+		}
+		prepared = false;
 		now = emu_now_ns();
-		a[0] = now;
-		a[1] = now + EMU_RX_IDLE_NS;
-		emu_tp_foreach_tq(tp, timers_one, a);
-		emu_tp_faults_timer(tp, now, &a[1]);
-		emu_resp_flush_acks(tp);
-		/* the socket, unless an application polls this very moment: then the hold
-		 * timer instead, which its polls keep pushing ahead (EMU_POLL_HOLD_NS) */
-		(void)emu_tp_watch_update(tp, now, false);
-		watch_groups(tp, emu_mcg_fd(d));
-		tp->wake_at = a[1];
-		emu_unlock(d);
-
-		n = plat_waitset_wait(tp->ws_fd, a[1] > now ? a[1] - now : 0, &ready);
+		n = plat_waitset_wait(tp->ws_fd, wake > now ? wake - now : 0, &ready);
 		if (n < 0 && n != -EINTR) {
 			emu_log(d, EMU_LOG_ERROR, "device thread: waiting for the socket failed (%s); it stops, and "
 				"arrivals are taken only by the application's polls", strerror(-n));
@@ -447,10 +478,13 @@ static void *rx_main(void *arg)
 		got = rx_pass(tp, 0);
 		if (!got)
 			tp->ctr.device_thread_idle_wakeups++;   /* an application's poll took it first */
+		wake = prepare_sleep(tp);
+		prepared = true;
 		emu_unlock(d);
-		if (got)
-			rx_finish_message(tp);   /* the rest of a message begun */
-		rx_spin(tp);
+		if (got && rx_finish_message(tp))   /* the rest of a message begun */
+			prepared = false;
+		if (rx_spin(tp))
+			prepared = false;
 	}
 	return NULL;
 }

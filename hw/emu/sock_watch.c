@@ -74,7 +74,7 @@ void emu_tp_app_posts(struct emu_tp *tp)
 /* A doorbell that left the socket to the polls arms the hold timer only here, once its
  * packets have left: on the CI machine class's virtual CPUs a timerfd_settime 300 us
  * ahead takes 4-5 us, which delayed every WRITE of ib_write_lat by as much
- * (docs/benchmarks.md, "2026-12-06, 20:10 UTC"); the peer's answer cannot come back
+ * (docs/benchmarks.md, "2026-12-06, 19:15 UTC"); the peer's answer cannot come back
  * sooner than that anyway.  And a 64 KiB send takes tens of microseconds here, more
  * when the peer's device thread preempts it (loopback delivers each packet inside the
  * sender's call): the hold emu_tp_app_posts pushed may be half gone by the end of the

@@ -103,12 +103,12 @@ struct emu_tp_counters {
  * thread's wake-up or passive spin on its CPU, EMU_RX_SPIN_NS) let it lapse, and each
  * lapse cost two wake-ups; ib_read_lat went from 18.3 to 11.2 us and the RPC pattern
  * from 78 to 51 (medians of eight runs: docs/benchmarks.md, "2026-12-06, 14:05-14:50
- * UTC").  300 us, not 100 (since 2026-12-06, night): each push is a timerfd_settime,
+ * UTC").  300 us, not 100 (since 2026-12-06, 19:30): each push is a timerfd_settime,
  * and on the CI machine class's virtual CPUs arming a timer this near costs what its
  * distance decides (20,000 pushes in a row: 7.7 us each at 100 us ahead, 5.5 at 200,
  * 4.5 at 300, 1.8 at 1 ms, 0.5 at 4 ms), so a poller paid 15% of its time for the
  * hold; ib_send_lat went from 12.8 to 9.3 us and the RPC pattern from 57 to 52
- * (docs/benchmarks.md, "2026-12-06, 20:10 UTC").  A poll that returns an RDMA WRITE's
+ * (docs/benchmarks.md, "2026-12-06, 19:15 UTC").  A poll that returns an RDMA WRITE's
  * completion ends the hold at once
  * (emu_poll_found: the application may now spin on memory for the peer's answer,
  * which only the device thread can place).  Only WRITEs: ended after any completion,

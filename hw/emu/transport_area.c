@@ -160,7 +160,7 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		"device thread: %llu wake-ups for arrivals (%llu found them taken), %llu holds off the socket "
 		"(%llu ended by a found WRITE, %llu ran out), %llu found WRITEs with the socket watched, "
 		"%llu hold re-arms, %llu watch switches refused; polls: %llu looked at the wire, %llu packets; "
-		"device lock slept for: host %llu, thread %llu; passive spins moved off a polling CPU %llu, "
+		"device lock slept for: host %llu, thread %llu; device thread took it %llu times, found it held %llu; passive spins moved off a polling CPU %llu, "
 		"not begun there %llu; spins for the rest of a message %llu (%llu passes found packets, "
 		"%llu moved off a stalled CPU)",
 		(unsigned long long)c->device_thread_wakeups, (unsigned long long)c->device_thread_idle_wakeups,
@@ -171,7 +171,9 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)__atomic_load_n(&c->hold_rearms, __ATOMIC_RELAXED),
 		(unsigned long long)__atomic_load_n(&c->watch_errors, __ATOMIC_RELAXED), (unsigned long long)c->assist_polls,
 		(unsigned long long)c->assist_pkts, (unsigned long long)d->ctr.host_lock_sleeps,
-		(unsigned long long)d->ctr.thread_lock_sleeps, (unsigned long long)c->spin_moves,
+		(unsigned long long)d->ctr.thread_lock_sleeps,
+		(unsigned long long)d->ctr.thread_lock_takes,
+		(unsigned long long)__atomic_load_n(&d->ctr.thread_lock_busy, __ATOMIC_RELAXED), (unsigned long long)c->spin_moves,
 		(unsigned long long)c->spins_skipped, (unsigned long long)c->msg_spins,
 		(unsigned long long)c->msg_spin_passes, (unsigned long long)c->msg_spin_moves);
 }
