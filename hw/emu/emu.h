@@ -163,9 +163,9 @@ void emu_mmio_access(void *dev, int op, uint64_t bar_off, unsigned size);
  * between a packet and its CQE.  Never blocks: returns at once if the device is busy
  * (hw/shim's poll-assist hook; rx_thread.c). */
 void emu_poll_assist(struct emu_dev *d);
-/* A CQ poll returned an RDMA WRITE's completion (rx_thread.c): the device thread's
- * hold off the socket ends soon. */
-void emu_poll_found(struct emu_dev *d);
+/* A CQ poll returned an RDMA WRITE's completion of QP qpn (rx_thread.c): the device
+ * thread's hold off the socket ends now, unless that QP has sends outstanding. */
+void emu_poll_found(struct emu_dev *d, uint32_t qpn);
 
 /* The device's RoCE address (host order) and its bound UDP socket on addr:4791. */
 uint32_t emu_ipv4(const struct emu_dev *d);

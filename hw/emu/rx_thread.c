@@ -259,6 +259,11 @@ void emu_poll_assist(struct emu_dev *d)
 	n = rx_pass(tp, now);
 	tp->ctr.assist_pkts += n;
 	emu_unlock(d);
+	/* ACKs that open the send window make the pass send the window's worth: 48-64
+	 * packets took 180-230 us at MTU 1024 beside the peer's device thread, and the hold
+	 * pushed before the pass lapsed under a poller that had not stopped */
+	if (n)
+		emu_tp_app_done(tp);
 }
 
 /* A CQ poll returned an RDMA WRITE's completion (the driver's mx5_poll_found): the
@@ -268,13 +273,39 @@ void emu_poll_assist(struct emu_dev *d)
  * thread can place that answer.  So the thread watches the socket again from now
  * (sock_watch.c), without being woken for it; an application that polls on takes it
  * off again with its next doorbell, or the thread does after its next wake-up.  A
- * poll while the socket is watched costs one store and one count. */
-void emu_poll_found(struct emu_dev *d)
+ * poll while the socket is watched costs one store and one count.
+ * Not while the QP has sends outstanding: the application will poll for them, as a
+ * bandwidth loop does (ib_write_bw keeps 128 WRITEs posted); the socket watched after
+ * each of its found WRITEs woke the device thread for the next ACK, and its next
+ * doorbell left the socket again (ib_write_bw 64 KiB: 1,233 of 1,267 holds ended so,
+ * 6,682 wake-ups in 20,000 messages; docs/benchmarks.md, "2026-12-06, 20:00 UTC"). */
+static bool sends_outstanding(struct emu_tp *tp, uint32_t qpn)
+{
+	struct emu_qp *qp;
+	bool busy = false;
+
+	if (!emu_lock_try(tp->d))
+		return false;   /* the device thread or a doorbell is at work: as if none */
+	qp = emu_obj_get(tp->d, EMU_OBJ_QP, qpn);
+	if (qp) {
+		for (struct emu_tq *tq = tp->qtab[qpn & 0xff]; tq; tq = tq->next)
+			if (tq->qp == qp) {
+				busy = tq->head != tq->tail || qp->eng.sq_pi != tq->sq_prod;
+				break;
+			}
+	}
+	if (busy)
+		tp->ctr.found_with_sends_outstanding++;
+	emu_unlock(tp->d);
+	return busy;
+}
+
+void emu_poll_found(struct emu_dev *d, uint32_t qpn)
 {
 	struct emu_tp *tp = d ? d->tp : NULL;
 	uint64_t now;
 
-	if (!tp)
+	if (!tp || sends_outstanding(tp, qpn))
 		return;
 	now = emu_now_ns();
 	__atomic_store_n(&tp->found_at, now, __ATOMIC_SEQ_CST);   /* before thr_off: see emu_tp_watch_update */
@@ -463,11 +494,20 @@ static void *rx_main(void *arg)
 			}
 		}
 		/* the application stopped: off again only once it polls again.  A timer a
-		 * racing poll armed after the socket was watched again says nothing. */
+		 * racing poll armed after the socket was watched again says nothing, and
+		 * neither does one that fires while an application's call holds the device
+		 * (a poll assist's pass that sends what ACKs let go, a doorbell: 180-230 us
+		 * at MTU 1024 beside the peer's thread): the hold starts again. */
 		if ((ready & EMU_WS_HOLD) && plat_deadline_take(tp->hold_fd) &&
 		    __atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED)) {
-			__atomic_store_n(&tp->hold_expired, emu_now_ns(), __ATOMIC_RELAXED);
-			__atomic_fetch_add(&tp->ctr.hold_expiries, 1, __ATOMIC_RELAXED);
+			if (!emu_lock_try(d)) {
+				(void)emu_tp_hold_arm(tp, emu_now_ns() + EMU_POLL_HOLD_NS);
+				__atomic_fetch_add(&tp->ctr.hold_busy, 1, __ATOMIC_RELAXED);
+			} else {
+				emu_unlock(d);
+				__atomic_store_n(&tp->hold_expired, emu_now_ns(), __ATOMIC_RELAXED);
+				__atomic_fetch_add(&tp->ctr.hold_expiries, 1, __ATOMIC_RELAXED);
+			}
 		}
 		if (!(ready & (EMU_WS_SOCK | EMU_WS_MCG)))
 			continue;

@@ -79,9 +79,10 @@ void emu_tp_app_posts(struct emu_tp *tp)
  * when the peer's device thread preempts it (loopback delivers each packet inside the
  * sender's call): the hold emu_tp_app_posts pushed may be half gone by the end of the
  * doorbell, and the completion the application waits for is still to be polled
- * (docs/benchmarks.md, "2026-12-06, 17:45 UTC").  The clock is read only while the
+ * (docs/benchmarks.md, "2026-12-06, 17:45 UTC").  A poll assist's pass that sent
+ * what ACKs let go takes as long (emu_poll_assist).  The clock is read only while the
  * socket is left to the polls. */
-void emu_tp_app_posted(struct emu_tp *tp)
+void emu_tp_app_done(struct emu_tp *tp)
 {
 	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
 		emu_tp_hold(tp, emu_now_ns());
@@ -118,7 +119,7 @@ static int watch_socket(struct emu_tp *tp, bool on)
  * long beyond the polls. */
 #define EMU_WATCH_RETRY_NS 1000000ull
 
-/* arm_later: a doorbell's switch leaves the arming to emu_tp_app_posted, after its
+/* arm_later: a doorbell's switch leaves the arming to emu_tp_app_done, after its
  * packets have left (hold_until 0: not armed yet, emu_tp_hold arms it). */
 static bool watch_update(struct emu_tp *tp, uint64_t now, bool found, bool arm_later)
 {

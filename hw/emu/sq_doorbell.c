@@ -52,7 +52,7 @@ static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 	emu_roce_sock_cork(&tp->sock);
 	sq_doorbell(tp, tq, op, idx, b, n);
 	emu_roce_sock_uncork(&tp->sock);
-	emu_tp_app_posted(tp);
+	emu_tp_app_done(tp);
 }
 
 /* The doorbell's work once its QP is known: b holds the store's n bytes. */

@@ -66,6 +66,8 @@ struct emu_tp_counters {
 	uint64_t msg_spins;                    /* spins for the rest of a message (rx_finish_message) */
 	uint64_t msg_spin_passes;              /* ... receive passes in them that found packets */
 	uint64_t msg_spin_moves;               /* ... that found none for a while and left the CPU */
+	uint64_t found_with_sends_outstanding; /* polls that returned a WRITE of a QP with more to complete */
+	uint64_t hold_busy;                    /* hold timers that fired inside an application's call: held on */
 	uint64_t hold_expiries;                /* holds that ran out: the thread woken by their timer */
 	uint64_t watch_errors;                 /* wait-set switches the kernel refused (never expected) */
 	uint64_t spin_moves;                   /* passive spins that moved off a CPU an application polled on */
@@ -341,10 +343,11 @@ void emu_tp_app_sleeps(struct emu_tp *tp);
  * unless it armed a CQ since or never polled; it leaves the socket to its polls, or
  * pushes the hold's deadline (EMU_POLL_HOLD_NS) when it is left already. */
 void emu_tp_app_posts(struct emu_tp *tp);
-/* The same doorbell once its packets have left: the hold timer armed, if this doorbell
- * left the socket to the polls (arming a near timer costs microseconds on virtual
- * CPUs: not before the packets leave), or pushed again if the send took half of it. */
-void emu_tp_app_posted(struct emu_tp *tp);
+/* A doorbell once its packets have left, or a poll assist once its pass is done: the
+ * hold timer armed, if the doorbell left the socket to the polls (arming a near timer
+ * costs microseconds on virtual CPUs: not before the packets leave), or pushed again if
+ * the call's work took half of it. */
+void emu_tp_app_done(struct emu_tp *tp);
 /* An application is active now (a poll assist, a doorbell): push the hold
  * EMU_POLL_HOLD_NS ahead, if the socket is left to the polls and less than half of the
  * hold is left (one timerfd_settime). */

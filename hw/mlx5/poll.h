@@ -335,13 +335,14 @@ MX5_HOT int mx5_poll_cq_ring(struct mx5_cq_ring *cq, int ne, struct ibv_wc *wc)
 	return n ? n : (r < 0 ? r : 0);
 }
 
-/* A software device hears of a poll that returned an RDMA WRITE's completion: the
- * application may now wait for the peer's answer by watching memory (emu_poll_found). */
+/* A software device hears of a poll that returned an RDMA WRITE's completion, the
+ * newest of the poll: the application may now wait for the peer's answer by watching
+ * memory (emu_poll_found). */
 static inline void mx5_poll_found(struct mx5_cq_ring *cq, const struct ibv_wc *wc, int n)
 {
-	for (int i = 0; i < n; i++) {
+	for (int i = n - 1; i >= 0; i--) {
 		if (wc[i].opcode == IBV_WC_RDMA_WRITE) {
-			shim_poll_found(cq->bar);
+			shim_poll_found(cq->bar, wc[i].qp_num);
 			return;
 		}
 	}

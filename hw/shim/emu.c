@@ -113,9 +113,9 @@ static void hook_poll_assist(void *ctx)
 	emu_poll_assist(ctx);
 }
 
-static void hook_poll_found(void *ctx)
+static void hook_poll_found(void *ctx, uint32_t qpn)
 {
-	emu_poll_found(ctx);
+	emu_poll_found(ctx, qpn);
 }
 
 static void rec_link(struct emu_shim *s, struct emu_dma_rec *r)

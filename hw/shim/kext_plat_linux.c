@@ -21,9 +21,9 @@ static void hook_poll_assist(void *ctx)
 	emu_poll_assist(ctx);
 }
 
-static void hook_poll_found(void *ctx)
+static void hook_poll_found(void *ctx, uint32_t qpn)
 {
-	emu_poll_found(ctx);
+	emu_poll_found(ctx, qpn);
 }
 
 static void hook_remote_access(void *ctx, enum shim_mmio_op op, uint64_t off, unsigned size)

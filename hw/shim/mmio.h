@@ -45,9 +45,9 @@ static inline int shim_wants_poll_found(const struct shim_bar *bar)
 	return __builtin_expect(h != NULL, 0) && h->poll_found;
 }
 
-static inline void shim_poll_found(const struct shim_bar *bar)
+static inline void shim_poll_found(const struct shim_bar *bar, uint32_t qpn)
 {
-	bar->hook->poll_found(bar->hook->ctx);
+	bar->hook->poll_found(bar->hook->ctx, qpn);
 }
 
 static inline uint32_t shim_mmio_read32(const struct shim_bar *bar, uint64_t off)

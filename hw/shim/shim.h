@@ -56,10 +56,11 @@ struct shim_mmio_hook {
 	/* Optional: the driver found a CQ empty.  A software device moves its receive path
 	 * forward in the polling thread (a real NIC works beside the CPU and needs none). */
 	void (*poll_assist)(void *ctx);
-	/* Optional: a CQ poll returned an RDMA WRITE's completion.  A software device that
-	 * stopped watching its wire while the application polled goes back to it soon:
+	/* Optional: a CQ poll returned an RDMA WRITE's completion, the newest of that poll
+	 * for QP `qpn`.  A software device that stopped watching its wire while the
+	 * application polled goes back to it soon, unless that QP has sends outstanding:
 	 * the application may now wait for the answer by watching memory. */
-	void (*poll_found)(void *ctx);
+	void (*poll_found)(void *ctx, uint32_t qpn);
 };
 
 struct shim_bar {

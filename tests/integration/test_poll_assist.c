@@ -451,6 +451,56 @@ Test(poll_assist, a_multi_packet_write_is_taken_in_few_wake_ups)
 #endif
 }
 
+/* A bandwidth loop, as ib_write_bw runs: eight WRITEs of 64 KiB (64 packets each, the
+ * send window's worth: their ACKs come one by one) posted, polled back to back until
+ * all eight complete.  A poll that returns one of them while more are outstanding
+ * leaves the socket to the polls (emu_poll_found, sends_outstanding), so the ACKs of
+ * the rest are the polls' too and wake no device thread; only the last watches the
+ * socket again.  20 rounds: A's device thread woken at most once a round, on average.
+ * With the socket watched again at the first found WRITE, the rest of the round's ACKs
+ * woke it (ib_write_bw 64 KiB: 6,682 wake-ups in 20,000 messages). */
+Test(poll_assist, a_write_completed_with_more_outstanding_leaves_the_socket_to_the_polls)
+{
+#ifdef __linux__
+	enum { ROUNDS = 20, DEPTH = 8, SZ = BUF };
+	struct emu_tp_counters a0, a1;
+	uint64_t wakeups = 0, outstanding = 0;
+
+	for (unsigned r = 0; r < ROUNDS; r++) {
+		struct ibv_wc wc;
+		unsigned done = 0;
+		uint64_t end = tp_now_ms() + 5000;
+
+		polls_for(&A, 1);   /* A polls: its doorbells leave the socket to its polls */
+		emu_tp_counters(A.emu, &a0);
+		for (unsigned i = 0; i < DEPTH; i++)
+			cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 4000 + r * DEPTH + i, abuf, SZ, tp_lkey(amr),
+					     (uintptr_t)bbuf, tp_rkey(bmr), IBV_SEND_SIGNALED),
+				     0);
+		while (done < DEPTH) {
+			int n = mx5_poll_cq(A.cqr, 1, &wc);
+
+			cr_assert_geq(n, 0);
+			if (n == 1) {
+				cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+				done++;
+			}
+			cr_assert(tp_now_ms() < end, "round %u: %u of %d WRITEs completed within 5 s", r, done, DEPTH);
+		}
+		emu_tp_counters(A.emu, &a1);
+		wakeups += a1.device_thread_wakeups - a0.device_thread_wakeups;
+		outstanding += a1.found_with_sends_outstanding - a0.found_with_sends_outstanding;
+	}
+	cr_log_info("%d rounds of %d WRITEs: A's device thread woken %llu times, %llu found WRITEs with more outstanding",
+		    ROUNDS, DEPTH, (unsigned long long)wakeups, (unsigned long long)outstanding);
+	cr_assert_gt(outstanding, 0, "no poll found a WRITE while more were outstanding");
+	cr_assert_leq(wakeups, ROUNDS, "A's device thread was woken %llu times in %d rounds of %d WRITEs A polled for",
+		      (unsigned long long)wakeups, ROUNDS, DEPTH);
+#else
+	cr_skip_test("the socket left to the polls needs a timerfd (Linux)");
+#endif
+}
+
 /* B's side of ib_write_lat on a thread of its own: spin on memory for A's WRITE, answer
  * with a WRITE at once, poll back to back until it completes.  Records a failure
  * instead of asserting (criterion's asserts belong to the test's thread). */
