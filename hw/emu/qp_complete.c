@@ -9,11 +9,6 @@
 #define EMU_TP_INTERNAL
 #include "hw/emu/transport.h"
 
-static struct emu_swqe *slot(struct emu_tq *tq, uint32_t i)
-{
-	return &tq->ring[i & (EMU_TP_SWQE_SLOTS - 1)];
-}
-
 static bool is_rd_atomic(uint8_t op)
 {
 	return op == PRM_WQE_OP_RDMA_READ || op == PRM_WQE_OP_ATOMIC_CS || op == PRM_WQE_OP_ATOMIC_FA;
@@ -21,7 +16,7 @@ static bool is_rd_atomic(uint8_t op)
 
 void emu_req_complete_head(struct emu_tp *tp, struct emu_tq *tq)
 {
-	struct emu_swqe *w = slot(tq, tq->head);
+	struct emu_swqe *w = emu_tq_slot(tq, tq->head);
 	struct emu_qp *qp = tq->qp;
 
 	/* ctrl ce = 2: a CQE for this WQE (PRM "Send WQE Control Segment") */
@@ -47,7 +42,7 @@ void emu_req_complete_head(struct emu_tp *tp, struct emu_tq *tq)
 
 void emu_req_retire(struct emu_tp *tp, struct emu_tq *tq)
 {
-	while (tq->head != tq->cur && slot(tq, tq->head)->acked)
+	while (tq->head != tq->cur && emu_tq_slot(tq, tq->head)->acked)
 		emu_req_complete_head(tp, tq);
 }
 
@@ -56,7 +51,7 @@ void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq)
 	struct emu_qp *qp = tq->qp;
 
 	while (tq->head != tq->tail) {
-		struct emu_swqe *w = slot(tq, tq->head);
+		struct emu_swqe *w = emu_tq_slot(tq, tq->head);
 		struct emu_cqe_info ci = { .opcode = PRM_CQE_REQ_ERR, .syndrome = PRM_CQE_SYND_WR_FLUSH_ERR,
 					   .s_wqe_opcode = w->opcode, .qpn = qp->qpn, .wqe_counter = (uint16_t)w->idx };
 
@@ -100,7 +95,7 @@ void emu_qp_error(struct emu_tp *tp, struct emu_tq *tq, int synd)
 	struct emu_qp *qp = tq->qp;
 
 	if (tq->head != tq->tail) {
-		struct emu_swqe *w = slot(tq, tq->head);
+		struct emu_swqe *w = emu_tq_slot(tq, tq->head);
 		struct emu_cqe_info ci = { .opcode = PRM_CQE_REQ_ERR, .syndrome = (uint8_t)synd,
 					   .s_wqe_opcode = w->opcode, .qpn = qp->qpn, .wqe_counter = (uint16_t)w->idx };
 

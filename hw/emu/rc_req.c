@@ -14,11 +14,6 @@
 #include <errno.h>
 #include <string.h>
 
-static struct emu_swqe *slot(struct emu_tq *tq, uint32_t i)
-{
-	return &tq->ring[i & (EMU_TP_SWQE_SLOTS - 1)];
-}
-
 static bool is_rd_atomic(uint8_t op)
 {
 	return op == PRM_WQE_OP_RDMA_READ || op == PRM_WQE_OP_ATOMIC_CS || op == PRM_WQE_OP_ATOMIC_FA;
@@ -45,7 +40,7 @@ void emu_req_go_back(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 
 	(void)tp;
 	for (i = tq->head; i != tq->tail; i++) {
-		struct emu_swqe *w = slot(tq, i);
+		struct emu_swqe *w = emu_tq_slot(tq, i);
 
 		if (!w->psn_set) {
 			i = tq->tail;
@@ -62,7 +57,7 @@ void emu_req_go_back(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 		tq->rtx_mark = tq->psn_next;
 	tq->cur = i;
 	for (; i != tq->tail; i++) {
-		struct emu_swqe *w = slot(tq, i);
+		struct emu_swqe *w = emu_tq_slot(tq, i);
 
 		if (!w->psn_set)
 			break;
@@ -79,7 +74,7 @@ void emu_req_go_back(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn)
 static void ack_upto(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn, bool *lost_rd)
 {
 	for (uint32_t i = tq->head; i != tq->cur; i++) {
-		struct emu_swqe *w = slot(tq, i);
+		struct emu_swqe *w = emu_tq_slot(tq, i);
 
 		if (!w->psn_set)
 			break;
@@ -109,7 +104,7 @@ static void ack_upto(struct emu_tp *tp, struct emu_tq *tq, uint32_t psn, bool *l
 static struct emu_swqe *oldest_rd(struct emu_tq *tq)
 {
 	for (uint32_t i = tq->head; i != tq->cur; i++) {
-		struct emu_swqe *w = slot(tq, i);
+		struct emu_swqe *w = emu_tq_slot(tq, i);
 
 		if (w->psn_set && !w->acked && is_rd_atomic(w->opcode))
 			return w;
@@ -360,8 +355,8 @@ void emu_req_timers(struct emu_tp *tp, struct emu_tq *tq, uint64_t now, uint64_t
 	}
 	if (tq->timer_at && now >= tq->timer_at) {
 		tq->timer_at = 0;
-		if (tq->head != tq->tail && slot(tq, tq->head)->psn_set) {
-			struct emu_swqe *w = slot(tq, tq->head);
+		if (tq->head != tq->tail && emu_tq_slot(tq, tq->head)->psn_set) {
+			struct emu_swqe *w = emu_tq_slot(tq, tq->head);
 			uint32_t psn;
 
 			tp->ctr.timeouts++;

@@ -155,6 +155,7 @@ static unsigned rx_try_pass(struct emu_tp *tp)
 
 	if (!emu_lock_try(tp->d))
 		return 0;
+	tp->wake_at = 0;   /* awake: a timer armed meanwhile needs no notification (prepared again after) */
 	n = rx_pass(tp, 0);
 	emu_unlock(tp->d);
 	return n;
@@ -256,7 +257,9 @@ void emu_poll_assist(struct emu_dev *d)
 	if (!emu_lock_try(d))
 		return;   /* the device thread or a doorbell is at work: poll again */
 	tp->ctr.assist_polls++;
+	__atomic_fetch_add(&tp->app_in_call, 1, __ATOMIC_SEQ_CST);
 	n = rx_pass(tp, now);
+	__atomic_fetch_sub(&tp->app_in_call, 1, __ATOMIC_SEQ_CST);
 	tp->ctr.assist_pkts += n;
 	emu_unlock(d);
 	/* ACKs that open the send window make the pass send the window's worth: 48-64
@@ -274,11 +277,13 @@ void emu_poll_assist(struct emu_dev *d)
  * (sock_watch.c), without being woken for it; an application that polls on takes it
  * off again with its next doorbell, or the thread does after its next wake-up.  A
  * poll while the socket is watched costs one store and one count.
- * Not while the QP has sends outstanding: the application will poll for them, as a
- * bandwidth loop does (ib_write_bw keeps 128 WRITEs posted); the socket watched after
- * each of its found WRITEs woke the device thread for the next ACK, and its next
- * doorbell left the socket again (ib_write_bw 64 KiB: 1,233 of 1,267 holds ended so,
- * 6,682 wake-ups in 20,000 messages; docs/benchmarks.md, "2026-12-06, 20:00 UTC"). */
+ * Not while the socket is left to the polls and the QP has signalled sends
+ * outstanding: the application will poll for them, as a bandwidth loop does
+ * (ib_write_bw keeps 128 WRITEs posted); the socket watched after each of its found
+ * WRITEs woke the device thread for the next ACK, and its next doorbell left the
+ * socket again (ib_write_bw 64 KiB: 1,233 of 1,267 holds ended so, 6,682 wake-ups in
+ * 20,000 messages; docs/benchmarks.md, "2026-12-06, 20:00 UTC").  Unsignalled ones
+ * are never polled for, and WQEs posted but not yet taken count as signalled. */
 static bool sends_outstanding(struct emu_tp *tp, uint32_t qpn)
 {
 	struct emu_qp *qp;
@@ -288,11 +293,14 @@ static bool sends_outstanding(struct emu_tp *tp, uint32_t qpn)
 		return false;   /* the device thread or a doorbell is at work: as if none */
 	qp = emu_obj_get(tp->d, EMU_OBJ_QP, qpn);
 	if (qp) {
-		for (struct emu_tq *tq = tp->qtab[qpn & 0xff]; tq; tq = tq->next)
-			if (tq->qp == qp) {
-				busy = tq->head != tq->tail || qp->eng.sq_pi != tq->sq_prod;
-				break;
-			}
+		for (struct emu_tq *tq = tp->qtab[qpn & 0xff]; tq; tq = tq->next) {
+			if (tq->qp != qp)
+				continue;
+			busy = qp->eng.sq_pi != tq->sq_prod;
+			for (uint32_t i = tq->head; !busy && i != tq->tail; i++)
+				busy = emu_tq_slot(tq, i)->ce == 2;   /* ctrl ce 2: a CQE */
+			break;
+		}
 	}
 	if (busy)
 		tp->ctr.found_with_sends_outstanding++;
@@ -305,7 +313,7 @@ void emu_poll_found(struct emu_dev *d, uint32_t qpn)
 	struct emu_tp *tp = d ? d->tp : NULL;
 	uint64_t now;
 
-	if (!tp || sends_outstanding(tp, qpn))
+	if (!tp || (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && sends_outstanding(tp, qpn)))
 		return;
 	now = emu_now_ns();
 	__atomic_store_n(&tp->found_at, now, __ATOMIC_SEQ_CST);   /* before thr_off: see emu_tp_watch_update */
@@ -333,15 +341,14 @@ static void timers_one(struct emu_tp *tp, struct emu_tq *tq, void *arg)
 
 static bool lock_or_stop(struct emu_tp *tp)
 {
-	bool taken = emu_lock_try(tp->d);
+	bool taken = emu_lock_try(tp->d), busy = !taken;
 
-	if (!taken) {
-		__atomic_fetch_add(&tp->d->ctr.thread_lock_busy, 1, __ATOMIC_RELAXED);   /* not under the lock */
+	if (busy)
 		taken = !__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE) && emu_lock_spin(tp->d, EMU_THREAD_LOCK_SPIN_NS);
-	}
 	if (taken) {
 		if (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {
 			tp->d->ctr.thread_lock_takes++;
+			tp->d->ctr.thread_lock_busy += busy;
 			return true;
 		}
 		emu_unlock(tp->d);
@@ -367,6 +374,7 @@ static bool lock_or_stop(struct emu_tp *tp)
 			__atomic_store_n(&tp->d->lock_cpu, plat_current_cpu(), __ATOMIC_RELAXED);
 			tp->d->ctr.thread_lock_sleeps++;
 			tp->d->ctr.thread_lock_takes++;
+			tp->d->ctr.thread_lock_busy++;
 			return true;
 		}
 		if (rc != ETIMEDOUT) {
@@ -433,6 +441,28 @@ static void watch_groups(struct emu_tp *tp, int mc_fd)
 	pthread_mutex_unlock(&tp->watch_mu);
 }
 
+/* The hold timer fired with the socket left to the polls.  An application call at
+ * work now (app_in_call) or begun within EMU_POLL_HOLD_NS (poll_seen: a poll assist, a
+ * doorbell) that did not push the hold is not a stop -- a poll assist's pass that
+ * sends what ACKs let go took 180-230 us at MTU 1024 beside the peer's device thread,
+ * longer on a loaded machine -- so the hold runs on to EMU_POLL_HOLD_NS after now or
+ * after that call began (counted as hold_renewed): never later than that after the
+ * application's last call ended, whatever it does.  Otherwise the hold ran out. */
+static void hold_fired(struct emu_tp *tp)
+{
+	uint64_t now = emu_now_ns(), seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_SEQ_CST);
+
+	if (__atomic_load_n(&tp->app_in_call, __ATOMIC_SEQ_CST))
+		seen = now;   /* a call at work now: its end pushes the hold again (emu_tp_app_done) */
+	if (seen && (int64_t)(seen + EMU_POLL_HOLD_NS - now) > (int64_t)EMU_HOLD_RENEW_MIN_NS &&
+	    emu_tp_hold_arm(tp, seen + EMU_POLL_HOLD_NS)) {
+		__atomic_fetch_add(&tp->ctr.hold_renewed, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_store_n(&tp->hold_expired, now, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&tp->ctr.hold_expiries, 1, __ATOMIC_RELAXED);
+}
+
 /* Before the thread sleeps, under the device lock: due timers, ACKs left over, the
  * watch on the socket and the groups' set; when it must wake (ns, CLOCK_MONOTONIC). */
 static uint64_t prepare_sleep(struct emu_tp *tp)
@@ -494,21 +524,10 @@ static void *rx_main(void *arg)
 			}
 		}
 		/* the application stopped: off again only once it polls again.  A timer a
-		 * racing poll armed after the socket was watched again says nothing, and
-		 * neither does one that fires while an application's call holds the device
-		 * (a poll assist's pass that sends what ACKs let go, a doorbell: 180-230 us
-		 * at MTU 1024 beside the peer's thread): the hold starts again. */
+		 * racing poll armed after the socket was watched again says nothing. */
 		if ((ready & EMU_WS_HOLD) && plat_deadline_take(tp->hold_fd) &&
-		    __atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED)) {
-			if (!emu_lock_try(d)) {
-				(void)emu_tp_hold_arm(tp, emu_now_ns() + EMU_POLL_HOLD_NS);
-				__atomic_fetch_add(&tp->ctr.hold_busy, 1, __ATOMIC_RELAXED);
-			} else {
-				emu_unlock(d);
-				__atomic_store_n(&tp->hold_expired, emu_now_ns(), __ATOMIC_RELAXED);
-				__atomic_fetch_add(&tp->ctr.hold_expiries, 1, __ATOMIC_RELAXED);
-			}
-		}
+		    __atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
+			hold_fired(tp);
 		if (!(ready & (EMU_WS_SOCK | EMU_WS_MCG)))
 			continue;
 		if (!lock_or_stop(tp))

@@ -35,11 +35,19 @@ bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at)
 
 void emu_tp_hold(struct emu_tp *tp, uint64_t now)
 {
+	uint64_t until;
+
 	if (!__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
 		return;
-	if ((int64_t)(__atomic_load_n(&tp->hold_until, __ATOMIC_RELAXED) - now) >= (int64_t)(EMU_POLL_HOLD_NS / 2))
+	until = __atomic_load_n(&tp->hold_until, __ATOMIC_RELAXED);
+	if ((int64_t)(until - now) >= (int64_t)(EMU_POLL_HOLD_NS / 2))
 		return;
-	(void)emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS);
+	if (!emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS) && !until) {
+		/* a doorbell's switch left the socket and its timer could not be armed (never
+		 * expected): as if the hold ran out, the socket is watched again */
+		__atomic_store_n(&tp->hold_expired, now, __ATOMIC_RELAXED);
+		(void)emu_tp_watch_update(tp, now, false);
+	}
 }
 
 void emu_tp_app_sleeps(struct emu_tp *tp)
@@ -72,8 +80,8 @@ void emu_tp_app_posts(struct emu_tp *tp)
 }
 
 /* A doorbell that left the socket to the polls arms the hold timer only here, once its
- * packets have left: on the CI machine class's virtual CPUs a timerfd_settime 300 us
- * ahead takes 4-5 us, which delayed every WRITE of ib_write_lat by as much
+ * packets have left: on the CI machine class's virtual CPUs a timerfd_settime takes
+ * 4.5 us at 300 us ahead (7.7 at 100), which delayed every WRITE of ib_write_lat by as much
  * (docs/benchmarks.md, "2026-12-06, 19:15 UTC"); the peer's answer cannot come back
  * sooner than that anyway.  And a 64 KiB send takes tens of microseconds here, more
  * when the peer's device thread preempts it (loopback delivers each packet inside the
@@ -89,11 +97,14 @@ void emu_tp_app_done(struct emu_tp *tp)
 }
 
 /* The socket may be left to the polls: an application polled or posted within
- * EMU_POLL_NOW_NS, since the hold timer last found it stopped, and after its last poll
- * that returned a WRITE's completion. */
+ * EMU_POLL_NOW_NS (or is inside such a call now: kept off its CPU there for longer on
+ * a loaded machine, it holds the device lock the thread would need anyway), since the
+ * hold timer last found it stopped, and after its last poll that returned a WRITE's
+ * completion. */
 static bool want_off(struct emu_tp *tp, uint64_t now)
 {
-	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_SEQ_CST);
+	uint64_t seen = __atomic_load_n(&tp->app_in_call, __ATOMIC_SEQ_CST) ? now
+			: __atomic_load_n(&tp->poll_seen, __ATOMIC_SEQ_CST);
 	uint64_t expired = __atomic_load_n(&tp->hold_expired, __ATOMIC_RELAXED);
 	uint64_t found = __atomic_load_n(&tp->found_at, __ATOMIC_SEQ_CST);
 
@@ -133,7 +144,8 @@ static bool watch_update(struct emu_tp *tp, uint64_t now, bool found, bool arm_l
 		 * fact before they load thr_off (all sequentially consistent): a poll racing
 		 * this decision is seen here, or sees thr_off and waits for the lock to decide
 		 * again.  And hold_until before thr_off: a poll that sees thr_off meanwhile
-		 * finds the hold's end far and leaves the timer alone (emu_tp_hold). */
+		 * finds the hold's end far and leaves the timer alone (emu_tp_hold), or, after
+		 * a doorbell's switch (hold_until 0), arms it a little early. */
 		__atomic_store_n(&tp->hold_until, arm_later ? 0 : now + EMU_POLL_HOLD_NS, __ATOMIC_RELAXED);
 		__atomic_store_n(&tp->thr_off, 1, __ATOMIC_SEQ_CST);
 		off = want_off(tp, now) && (arm_later || emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS));
@@ -153,6 +165,8 @@ static bool watch_update(struct emu_tp *tp, uint64_t now, bool found, bool arm_l
 			(void)plat_deadline_disarm(tp->hold_fd);
 			if (found)
 				__atomic_fetch_add(&tp->ctr.hold_found, 1, __ATOMIC_RELAXED);
+			else
+				__atomic_fetch_add(&tp->ctr.watch_back_stopped, 1, __ATOMIC_RELAXED);
 		} else if (!off) {
 			(void)emu_tp_hold_arm(tp, now + EMU_WATCH_RETRY_NS);
 			off = true;

@@ -48,10 +48,12 @@ static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 	if (!tq)
 		return;
 	emu_tp_app_posts(tp);
+	__atomic_fetch_add(&tp->app_in_call, 1, __ATOMIC_SEQ_CST);   /* the hold does not run out meanwhile */
 	/* the WQEs' packets leave in one system call */
 	emu_roce_sock_cork(&tp->sock);
 	sq_doorbell(tp, tq, op, idx, b, n);
 	emu_roce_sock_uncork(&tp->sock);
+	__atomic_fetch_sub(&tp->app_in_call, 1, __ATOMIC_SEQ_CST);
 	emu_tp_app_done(tp);
 }
 

@@ -264,11 +264,6 @@ static int wqe_fetch(struct emu_dev *d, struct emu_qp *qp, uint32_t idx, uint8_t
 	return 0;
 }
 
-static struct emu_swqe *slot(struct emu_tq *tq, uint32_t i)
-{
-	return &tq->ring[i & (EMU_TP_SWQE_SLOTS - 1)];
-}
-
 /* READ response bytes a requester lets be in flight before it issues another READ.
  * A ConnectX issues up to max_rd_atomic READs at once and the responder answers at
  * line rate into the requester's receive buffers.  Here the "wire" is a loopback UDP
@@ -284,7 +279,7 @@ static uint64_t read_bytes_due(struct emu_tq *tq)
 	uint64_t due = 0;
 
 	for (uint32_t i = tq->head; i != tq->cur; i++) {
-		const struct emu_swqe *w = slot(tq, i);
+		const struct emu_swqe *w = emu_tq_slot(tq, i);
 
 		if (w->opcode == PRM_WQE_OP_RDMA_READ && w->psn_set && !w->acked)
 			due += w->len;
@@ -301,7 +296,7 @@ static void wqe_local_error(struct emu_tp *tp, struct emu_tq *tq, int synd)
 static void push_wqe(struct emu_tp *tp, struct emu_tq *tq, const uint8_t *b, size_t nbytes, uint32_t idx,
 		     unsigned nbb)
 {
-	struct emu_swqe *w = slot(tq, tq->tail);
+	struct emu_swqe *w = emu_tq_slot(tq, tq->tail);
 	int synd;
 
 	memset(w, 0, sizeof(*w));
@@ -488,7 +483,7 @@ void emu_sq_transmit(struct emu_tp *tp, struct emu_tq *tq)
 	if (tq->rnr_at)
 		return;
 	while (tq->cur != tq->tail && qp->state == EMU_QP_RTS && tq->head != tq->tail) {
-		struct emu_swqe *w = slot(tq, tq->cur);
+		struct emu_swqe *w = emu_tq_slot(tq, tq->cur);
 
 		if (w->sent & 0x80000000u) {
 			/* a WQE that failed to decode: everything before it must be done */

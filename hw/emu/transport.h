@@ -67,7 +67,9 @@ struct emu_tp_counters {
 	uint64_t msg_spin_passes;              /* ... receive passes in them that found packets */
 	uint64_t msg_spin_moves;               /* ... that found none for a while and left the CPU */
 	uint64_t found_with_sends_outstanding; /* polls that returned a WRITE of a QP with more to complete */
-	uint64_t hold_busy;                    /* hold timers that fired inside an application's call: held on */
+	uint64_t hold_renewed;                 /* hold timers that fired within a hold of the last call: run on */
+	uint64_t watch_back_stopped;           /* the socket watched again because the application stopped
+	                                        * (its calls went stale, its hold ran out, it armed a CQ) */
 	uint64_t hold_expiries;                /* holds that ran out: the thread woken by their timer */
 	uint64_t watch_errors;                 /* wait-set switches the kernel refused (never expected) */
 	uint64_t spin_moves;                   /* passive spins that moved off a CPU an application polled on */
@@ -105,7 +107,7 @@ struct emu_tp_counters {
  * thread's wake-up or passive spin on its CPU, EMU_RX_SPIN_NS) let it lapse, and each
  * lapse cost two wake-ups; ib_read_lat went from 18.3 to 11.2 us and the RPC pattern
  * from 78 to 51 (medians of eight runs: docs/benchmarks.md, "2026-12-06, 14:05-14:50
- * UTC").  300 us, not 100 (since 2026-12-06, 19:30): each push is a timerfd_settime,
+ * UTC").  300 us, not 100 (since 2026-12-06, 19:15): each push is a timerfd_settime,
  * and on the CI machine class's virtual CPUs arming a timer this near costs what its
  * distance decides (20,000 pushes in a row: 7.7 us each at 100 us ahead, 5.5 at 200,
  * 4.5 at 300, 1.8 at 1 ms, 0.5 at 4 ms), so a poller paid 15% of its time for the
@@ -122,6 +124,9 @@ struct emu_tp_counters {
  * long, because the thread decides right after its own work, during which it may have
  * kept the application off its CPU (tens of microseconds on 2 virtual CPUs). */
 #define EMU_POLL_NOW_NS 1000000ull
+/* A hold renewed from the application's last call (rx_thread.c hold_fired) must end
+ * this far ahead at least; nearer, it has run out. */
+#define EMU_HOLD_RENEW_MIN_NS 2000ull
 
 /* Name of each device's thread (15 characters at most, the kernel's limit). */
 #define EMU_DEVICE_THREAD_NAME "uverbs-emu-dev"
@@ -258,6 +263,12 @@ struct emu_tq {
 	bool uc_drop;                    /* UC: rest of this message is dropped */
 };
 
+/* The send WQE of free-running index i (EMU_TP_SWQE_SLOTS is a power of two). */
+static inline struct emu_swqe *emu_tq_slot(struct emu_tq *tq, uint32_t i)
+{
+	return &tq->ring[i & (EMU_TP_SWQE_SLOTS - 1)];
+}
+
 struct emu_tp_fault_state {
 	struct emu_wire_faults f;
 	uint64_t rng;
@@ -301,6 +312,8 @@ struct emu_tp {
 	uint64_t hold_expired;           /* when it last fired: the application had stopped (atomic) */
 	uint64_t found_at;               /* a poll last returned a WRITE's completion (ns; atomic, no
 					  * lock; emu_poll_found) */
+	uint32_t app_in_call;            /* application calls at work inside the device now (a poll
+					  * assist's pass, a doorbell; atomic): the hold runs on */
 	bool rx_mid_msg;                 /* the last packet received left its message unfinished
 					  * (a FIRST or MIDDLE; rx_thread.c rx_finish_message; atomic) */
 	struct emu_roce_rx_batch rxb;    /* arrivals, for whoever receives under the device lock */

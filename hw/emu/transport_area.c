@@ -158,7 +158,8 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)drops);
 	emu_log(d, EMU_LOG_INFO,
 		"device thread: %llu wake-ups for arrivals (%llu found them taken), %llu holds off the socket "
-		"(%llu ended by a found WRITE, %llu ran out, %llu held on inside a call), %llu found WRITEs with the socket watched, "
+		"(%llu ended by a found WRITE, %llu by the application stopping, %llu ran out, %llu renewed from the last call), "
+		"%llu found WRITEs with the socket watched, "
 		"%llu with sends outstanding, "
 		"%llu hold re-arms, %llu watch switches refused; polls: %llu looked at the wire, %llu packets; "
 		"device lock slept for: host %llu, thread %llu; device thread took it %llu times, found it held %llu; passive spins moved off a polling CPU %llu, "
@@ -167,8 +168,9 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)c->device_thread_wakeups, (unsigned long long)c->device_thread_idle_wakeups,
 		(unsigned long long)c->device_thread_off_socket,
 		(unsigned long long)__atomic_load_n(&c->hold_found, __ATOMIC_RELAXED),   /* added outside the lock */
+		(unsigned long long)__atomic_load_n(&c->watch_back_stopped, __ATOMIC_RELAXED),
 		(unsigned long long)__atomic_load_n(&c->hold_expiries, __ATOMIC_RELAXED),
-		(unsigned long long)__atomic_load_n(&c->hold_busy, __ATOMIC_RELAXED),
+		(unsigned long long)__atomic_load_n(&c->hold_renewed, __ATOMIC_RELAXED),
 		(unsigned long long)c->hold_found_on_socket, (unsigned long long)c->found_with_sends_outstanding,
 		(unsigned long long)__atomic_load_n(&c->hold_rearms, __ATOMIC_RELAXED),
 		(unsigned long long)__atomic_load_n(&c->watch_errors, __ATOMIC_RELAXED), (unsigned long long)c->assist_polls,
