@@ -40,6 +40,16 @@ void emu_req_complete_head(struct emu_tp *tp, struct emu_tq *tq)
 		tq->cur = tq->head;
 }
 
+bool emu_req_signalled_outstanding(struct emu_tq *tq)
+{
+	if (tq->qp->eng.sq_pi != tq->sq_prod)
+		return true;
+	for (uint32_t i = tq->head; i != tq->tail; i++)
+		if (emu_tq_slot(tq, i)->ce == 2)
+			return true;
+	return false;
+}
+
 void emu_req_retire(struct emu_tp *tp, struct emu_tq *tq)
 {
 	while (tq->head != tq->cur && emu_tq_slot(tq, tq->head)->acked)

@@ -269,6 +269,26 @@ void emu_poll_assist(struct emu_dev *d)
 		emu_tp_app_done(tp);
 }
 
+/* Whether QP qpn has signalled sends the application will poll for (the device lock
+ * taken if free; busy, as if none). */
+static bool sends_outstanding(struct emu_tp *tp, uint32_t qpn)
+{
+	struct emu_qp *qp;
+	struct emu_tq *tq;
+	bool busy = false;
+
+	if (!emu_lock_try(tp->d))
+		return false;
+	qp = emu_obj_get(tp->d, EMU_OBJ_QP, qpn);
+	tq = qp ? emu_tq_find(tp, qp) : NULL;
+	if (tq && emu_req_signalled_outstanding(tq)) {
+		busy = true;
+		tp->ctr.found_with_sends_outstanding++;
+	}
+	emu_unlock(tp->d);
+	return busy;
+}
+
 /* A CQ poll returned an RDMA WRITE's completion (the driver's mx5_poll_found): the
  * application got what it waited for and may now wait for the peer's answer by
  * watching memory, as perftest's ib_write_lat does (run_iter_lat_write: post, poll the
@@ -282,32 +302,7 @@ void emu_poll_assist(struct emu_dev *d)
  * (ib_write_bw keeps 128 WRITEs posted); the socket watched after each of its found
  * WRITEs woke the device thread for the next ACK, and its next doorbell left the
  * socket again (ib_write_bw 64 KiB: 1,233 of 1,267 holds ended so, 6,682 wake-ups in
- * 20,000 messages; docs/benchmarks.md, "2026-12-06, 20:00 UTC").  Unsignalled ones
- * are never polled for, and WQEs posted but not yet taken count as signalled. */
-static bool sends_outstanding(struct emu_tp *tp, uint32_t qpn)
-{
-	struct emu_qp *qp;
-	bool busy = false;
-
-	if (!emu_lock_try(tp->d))
-		return false;   /* the device thread or a doorbell is at work: as if none */
-	qp = emu_obj_get(tp->d, EMU_OBJ_QP, qpn);
-	if (qp) {
-		for (struct emu_tq *tq = tp->qtab[qpn & 0xff]; tq; tq = tq->next) {
-			if (tq->qp != qp)
-				continue;
-			busy = qp->eng.sq_pi != tq->sq_prod;
-			for (uint32_t i = tq->head; !busy && i != tq->tail; i++)
-				busy = emu_tq_slot(tq, i)->ce == 2;   /* ctrl ce 2: a CQE */
-			break;
-		}
-	}
-	if (busy)
-		tp->ctr.found_with_sends_outstanding++;
-	emu_unlock(tp->d);
-	return busy;
-}
-
+ * 20,000 messages; docs/benchmarks.md, "2026-12-06, 20:00 UTC"). */
 void emu_poll_found(struct emu_dev *d, uint32_t qpn)
 {
 	struct emu_tp *tp = d ? d->tp : NULL;
@@ -441,28 +436,6 @@ static void watch_groups(struct emu_tp *tp, int mc_fd)
 	pthread_mutex_unlock(&tp->watch_mu);
 }
 
-/* The hold timer fired with the socket left to the polls.  An application call at
- * work now (app_in_call) or begun within EMU_POLL_HOLD_NS (poll_seen: a poll assist, a
- * doorbell) that did not push the hold is not a stop -- a poll assist's pass that
- * sends what ACKs let go took 180-230 us at MTU 1024 beside the peer's device thread,
- * longer on a loaded machine -- so the hold runs on to EMU_POLL_HOLD_NS after now or
- * after that call began (counted as hold_renewed): never later than that after the
- * application's last call ended, whatever it does.  Otherwise the hold ran out. */
-static void hold_fired(struct emu_tp *tp)
-{
-	uint64_t now = emu_now_ns(), seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_SEQ_CST);
-
-	if (__atomic_load_n(&tp->app_in_call, __ATOMIC_SEQ_CST))
-		seen = now;   /* a call at work now: its end pushes the hold again (emu_tp_app_done) */
-	if (seen && (int64_t)(seen + EMU_POLL_HOLD_NS - now) > (int64_t)EMU_HOLD_RENEW_MIN_NS &&
-	    emu_tp_hold_arm(tp, seen + EMU_POLL_HOLD_NS)) {
-		__atomic_fetch_add(&tp->ctr.hold_renewed, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	__atomic_store_n(&tp->hold_expired, now, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&tp->ctr.hold_expiries, 1, __ATOMIC_RELAXED);
-}
-
 /* Before the thread sleeps, under the device lock: due timers, ACKs left over, the
  * watch on the socket and the groups' set; when it must wake (ns, CLOCK_MONOTONIC). */
 static uint64_t prepare_sleep(struct emu_tp *tp)
@@ -527,7 +500,7 @@ static void *rx_main(void *arg)
 		 * racing poll armed after the socket was watched again says nothing. */
 		if ((ready & EMU_WS_HOLD) && plat_deadline_take(tp->hold_fd) &&
 		    __atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
-			hold_fired(tp);
+			emu_tp_hold_fired(tp);
 		if (!(ready & (EMU_WS_SOCK | EMU_WS_MCG)))
 			continue;
 		if (!lock_or_stop(tp))

@@ -96,20 +96,48 @@ void emu_tp_app_done(struct emu_tp *tp)
 		emu_tp_hold(tp, emu_now_ns());
 }
 
-/* The socket may be left to the polls: an application polled or posted within
- * EMU_POLL_NOW_NS (or is inside such a call now: kept off its CPU there for longer on
- * a loaded machine, it holds the device lock the thread would need anyway), since the
- * hold timer last found it stopped, and after its last poll that returned a WRITE's
- * completion. */
+/* When the application last showed it is at work: now while one of its calls is inside
+ * the device (app_in_call: a poll assist's pass, a doorbell; kept off its CPU there
+ * for long on a loaded machine, it holds the device lock the thread would need
+ * anyway), else its last poll assist or doorbell (poll_seen; 0: never, or it armed a
+ * CQ). */
+static uint64_t app_seen(struct emu_tp *tp, uint64_t now)
+{
+	return __atomic_load_n(&tp->app_in_call, __ATOMIC_SEQ_CST) ? now
+		: __atomic_load_n(&tp->poll_seen, __ATOMIC_SEQ_CST);
+}
+
+/* The socket may be left to the polls: the application showed it is at work within
+ * EMU_POLL_NOW_NS (app_seen), since the hold timer last found it stopped, and after its
+ * last poll that returned a WRITE's completion. */
 static bool want_off(struct emu_tp *tp, uint64_t now)
 {
-	uint64_t seen = __atomic_load_n(&tp->app_in_call, __ATOMIC_SEQ_CST) ? now
-			: __atomic_load_n(&tp->poll_seen, __ATOMIC_SEQ_CST);
+	uint64_t seen = app_seen(tp, now);
 	uint64_t expired = __atomic_load_n(&tp->hold_expired, __ATOMIC_RELAXED);
 	uint64_t found = __atomic_load_n(&tp->found_at, __ATOMIC_SEQ_CST);
 
 	return tp->hold_fd >= 0 && seen && (int64_t)(now - seen) < (int64_t)EMU_POLL_NOW_NS &&
 	       (int64_t)(seen - expired) > 0 && (int64_t)(seen - found) > 0;
+}
+
+/* The hold timer fired with the socket left to the polls.  An application at work now
+ * or within EMU_POLL_HOLD_NS (app_seen) whose calls did not push the hold has not
+ * stopped -- a poll assist's pass that sends what ACKs let go took 180-230 us at MTU
+ * 1024 beside the peer's device thread, longer on a loaded machine -- so the hold runs
+ * on to EMU_POLL_HOLD_NS after that (counted as hold_renewed): never later than that
+ * after the application's last call ended, whatever it does.  Otherwise the hold ran
+ * out. */
+void emu_tp_hold_fired(struct emu_tp *tp)
+{
+	uint64_t now = emu_now_ns(), seen = app_seen(tp, now);
+
+	if (seen && (int64_t)(seen + EMU_POLL_HOLD_NS - now) > (int64_t)EMU_HOLD_RENEW_MIN_NS &&
+	    emu_tp_hold_arm(tp, seen + EMU_POLL_HOLD_NS)) {
+		__atomic_fetch_add(&tp->ctr.hold_renewed, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_store_n(&tp->hold_expired, now, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&tp->ctr.hold_expiries, 1, __ATOMIC_RELAXED);
 }
 
 /* The socket and the groups' set watched, or not: 0, or the kernel's refusal

@@ -124,8 +124,8 @@ struct emu_tp_counters {
  * long, because the thread decides right after its own work, during which it may have
  * kept the application off its CPU (tens of microseconds on 2 virtual CPUs). */
 #define EMU_POLL_NOW_NS 1000000ull
-/* A hold renewed from the application's last call (rx_thread.c hold_fired) must end
- * this far ahead at least; nearer, it has run out. */
+/* A hold renewed from the application's last call (sock_watch.c emu_tp_hold_fired)
+ * must end this far ahead at least; nearer, it has run out. */
 #define EMU_HOLD_RENEW_MIN_NS 2000ull
 
 /* Name of each device's thread (15 characters at most, the kernel's limit). */
@@ -330,6 +330,8 @@ struct emu_tp {
 /* transport_core.c */
 struct emu_tp *emu_tp_get(struct emu_dev *d);
 struct emu_tq *emu_tq_get(struct emu_tp *tp, struct emu_qp *qp);
+/* The QP's transport state if it has one (none made). */
+struct emu_tq *emu_tq_find(struct emu_tp *tp, const struct emu_qp *qp);
 /* The CQ or QP (t: EMU_OBJ_CQ, EMU_OBJ_QP) number `id` a doorbell (named `db` in the log:
  * "CQ doorbell", "send doorbell") rang for through UAR uar_index: NULL, logged as a
  * driver error, when there is none.  One rung through another UAR than the object's is
@@ -365,6 +367,9 @@ void emu_tp_app_done(struct emu_tp *tp);
  * EMU_POLL_HOLD_NS ahead, if the socket is left to the polls and less than half of the
  * hold is left (one timerfd_settime). */
 void emu_tp_hold(struct emu_tp *tp, uint64_t now);
+/* The hold timer fired while the socket is left to the polls (the device thread): the
+ * hold runs on if the application is still at work, or it has run out. */
+void emu_tp_hold_fired(struct emu_tp *tp);
 /* Arm the hold timer to fire at `at` (ns, CLOCK_MONOTONIC); false without one. */
 bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at);
 /* Watch the socket, or leave it to the application's polls, as the facts now say: an
@@ -422,6 +427,9 @@ void emu_ud_rx(struct emu_tp *tp, struct emu_tq *tq, const struct emu_roce_pkt *
  * goes to error; every WQE of a QP in error flushes. */
 void emu_req_complete_head(struct emu_tp *tp, struct emu_tq *tq);
 void emu_req_retire(struct emu_tp *tp, struct emu_tq *tq);
+/* Whether the QP has sends posted but not yet taken, or taken with a CQE still to come
+ * (ctrl ce 2); unsignalled ones complete without one. */
+bool emu_req_signalled_outstanding(struct emu_tq *tq);
 void emu_qp_error(struct emu_tp *tp, struct emu_tq *tq, int failed_syndrome);
 void emu_qp_flush(struct emu_tp *tp, struct emu_tq *tq);
 

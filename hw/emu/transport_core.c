@@ -155,6 +155,15 @@ struct emu_tq *emu_tq_get(struct emu_tp *tp, struct emu_qp *qp)
 	return tq;
 }
 
+struct emu_tq *emu_tq_find(struct emu_tp *tp, const struct emu_qp *qp)
+{
+	struct emu_tq *tq = tp->qtab[qp->qpn & 0xff];
+
+	while (tq && tq->qp != qp)
+		tq = tq->next;
+	return tq;
+}
+
 void emu_tp_foreach_tq(struct emu_tp *tp, void (*fn)(struct emu_tp *, struct emu_tq *, void *), void *arg)
 {
 	for (unsigned h = 0; h < 256; h++) {
