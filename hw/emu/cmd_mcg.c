@@ -84,7 +84,7 @@ static void group_drop(struct mcg_tab *t, unsigned i)
 
 	if (g->fd >= 0) {
 		close(g->fd);   /* leaves the IP group and the epoll set */
-		t->nsock--;
+		__atomic_fetch_sub(&t->nsock, 1, __ATOMIC_RELAXED);
 	}
 	free(g->qpn);
 	t->g[i] = t->g[--t->n];
@@ -162,7 +162,7 @@ static int group_open_wire(struct emu_dev *d, struct mcg_tab *t, struct mcg *g)
 		return rc;
 	}
 	g->fd = fd;
-	t->nsock++;
+	__atomic_fetch_add(&t->nsock, 1, __ATOMIC_RELAXED);
 	return 0;
 #else
 	(void)d;
@@ -279,6 +279,15 @@ int emu_mcg_fd(struct emu_dev *d)
 	struct mcg_tab *t = d ? tab_of(d) : NULL;
 
 	return t ? t->ep : -1;
+}
+
+/* Whether any group has a socket open (read by the socket's watch switches without the
+ * device lock: a group opened meanwhile is watched at the next switch, sock_watch.c). */
+bool emu_mcg_sockets_open(struct emu_dev *d)
+{
+	struct mcg_tab *t = d ? tab_of(d) : NULL;
+
+	return t && __atomic_load_n(&t->nsock, __ATOMIC_RELAXED) != 0;
 }
 
 int emu_mcg_recv_many(struct emu_dev *d, struct emu_roce_rx_batch *b)

@@ -349,6 +349,7 @@ bool emu_gid_is_multicast(const uint8_t gid[16]);
 unsigned emu_mcg_members(struct emu_dev *d, const uint8_t gid[16], const uint32_t **qpns);
 /* A pollable fd, readable while a group socket holds a packet (-1: none, not Linux). */
 int emu_mcg_fd(struct emu_dev *d);
+bool emu_mcg_sockets_open(struct emu_dev *d);
 /* A batch from one group socket that holds packets (envelopes addressed to the group):
  * how many, 0 when none holds any (at once, without a system call, when no group has a
  * socket), or -errno. */

@@ -426,12 +426,16 @@ static void device_thread_sched(struct emu_tp *tp)
  * is (under the watch lock, so that a switch in between cannot be lost). */
 static void watch_groups(struct emu_tp *tp, int mc_fd)
 {
+	bool on;
+
 	if (mc_fd < 0 || mc_fd == tp->ws_mc_fd)
 		return;
 	pthread_mutex_lock(&tp->watch_mu);
-	if (plat_waitset_add(tp->ws_fd, mc_fd, EMU_WS_MCG, !__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED)) == 0)
+	on = !__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) || !emu_mcg_sockets_open(tp->d);
+	if (plat_waitset_add(tp->ws_fd, mc_fd, EMU_WS_MCG, on) == 0) {
 		tp->ws_mc_fd = mc_fd;
-	else
+		tp->ws_mc_watched = on;
+	} else
 		__atomic_fetch_add(&tp->ctr.watch_errors, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&tp->watch_mu);
 }

@@ -60,6 +60,7 @@ struct emu_tp_counters {
 	uint64_t device_thread_idle_wakeups;   /* ... and finds it taken already by a CQ poll */
 	uint64_t device_thread_off_socket;     /* sleeps off the socket while an application polls */
 	uint64_t hold_rearms;                  /* pushes of that sleep's deadline (timerfd_settime) */
+	uint64_t hold_timer_kept;              /* switches off the socket that found the timer still set */
 	uint64_t hold_found;                   /* ended by a poll returning a WRITE's completion: the
 						* socket watched again (sock_watch.c) */
 	uint64_t hold_found_on_socket;         /* such polls while the socket was watched already */
@@ -305,6 +306,7 @@ struct emu_tp {
 	int hold_fd;                     /* timerfd ending a sleep off the socket (-1: none) */
 	int ws_fd;                       /* the thread's wait set (hw/platform/waitset.h) */
 	int ws_mc_fd;                    /* the multicast groups' set, once in ws_fd (-1: not yet) */
+	bool ws_mc_watched;              /* that set is watched (under watch_mu; sock_watch.c) */
 	pthread_mutex_t watch_mu;        /* orders the socket's watch switches (sock_watch.c) */
 	int thr_off;                     /* 1: the socket is not watched (atomic; changed under
 					  * watch_mu) */

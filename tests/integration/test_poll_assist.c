@@ -548,15 +548,12 @@ static void *pong(void *arg)
  * 5-100% of them): B's device thread takes its lock at most a quarter more often than
  * it is woken for arrivals, besides its hold timer's wake-ups (a second hold per
  * wake-up would double it), and every answer arrives. */
-Test(poll_assist, a_wake_up_takes_the_device_lock_once_while_its_application_answers)
+/* A's side of PINGS round trips of ib_write_lat's pattern against pong. */
+static void ping_pong(void)
 {
-	struct emu_counters b0, b1;
-	struct emu_tp_counters t0, t1;
 	struct ibv_wc wc;
 	pthread_t th;
 
-	emu_counters(B.emu, &b0);
-	emu_tp_counters(B.emu, &t0);
 	cr_assert_eq(pthread_create(&th, NULL, pong, NULL), 0);
 	for (unsigned i = 0; i < PINGS && !__atomic_load_n(&pong_failed, __ATOMIC_ACQUIRE); i++) {
 		uint8_t tag = (uint8_t)(i + 1);
@@ -570,6 +567,16 @@ Test(poll_assist, a_wake_up_takes_the_device_lock_once_while_its_application_ans
 	cr_assert_eq(pthread_join(th, NULL), 0);
 	cr_assert_null(pong_failed, "%s", pong_failed ? pong_failed : "");   /* joined: no race */
 	cr_assert_eq(abuf[4096], (uint8_t)PINGS, "B's last answer never reached A");   /* tags wrap at 256 */
+}
+
+Test(poll_assist, a_wake_up_takes_the_device_lock_once_while_its_application_answers)
+{
+	struct emu_counters b0, b1;
+	struct emu_tp_counters t0, t1;
+
+	emu_counters(B.emu, &b0);
+	emu_tp_counters(B.emu, &t0);
+	ping_pong();
 	emu_counters(B.emu, &b1);
 	emu_tp_counters(B.emu, &t1);
 	uint64_t wakeups = t1.device_thread_wakeups - t0.device_thread_wakeups;
@@ -585,4 +592,43 @@ Test(poll_assist, a_wake_up_takes_the_device_lock_once_while_its_application_ans
 	cr_assert_leq(takes, wakeups + wakeups / 4 + timer_wakeups + 5,
 		      "B's device thread took its lock %llu times in %llu wake-ups (%llu by a hold's timer)",
 		      (unsigned long long)takes, (unsigned long long)wakeups, (unsigned long long)timer_wakeups);
+}
+
+/* The hold timer is set about once per half hold, not once per switch: the socket
+ * watched again at a WRITE's completion leaves the timer set, and the next doorbell's
+ * switch keeps it while it is at least half a hold ahead (sock_watch.c
+ * hold_timer_set).  A timerfd_settime that moves the next deadline costs 5-11 us on
+ * the CI machine class's virtual CPUs; with an arm at each doorbell and a disarm at
+ * each completion Debian's ib_write_lat -s 2 took 31.8 us against 22.6 (six
+ * interleaved rounds, docs/benchmarks.md, "2026-12-06, 21:55 UTC").  Here A, the side
+ * that switches each round trip: its timer's arms stay within one per half hold of
+ * the run's time (a slow machine only loosens that bound), and well below one per
+ * switch. */
+Test(poll_assist, a_write_ping_pong_sets_the_hold_timer_about_once_per_half_hold)
+{
+#ifdef __linux__
+	struct emu_tp_counters a0, a1;
+	uint64_t t0 = tp_now_ms(), ms;
+
+	emu_tp_counters(A.emu, &a0);
+	ping_pong();
+	emu_tp_counters(A.emu, &a1);
+	ms = tp_now_ms() - t0;
+	uint64_t offs = a1.device_thread_off_socket - a0.device_thread_off_socket;
+	uint64_t arms = a1.hold_rearms - a0.hold_rearms;
+	uint64_t kept = a1.hold_timer_kept - a0.hold_timer_kept;
+	uint64_t half_holds = ms * 1000000ull / (EMU_POLL_HOLD_NS / 2) + 1;
+
+	cr_log_info("%d round trips in %llu ms: A left the socket to its polls %llu times, kept a set timer in %llu, "
+		    "set it %llu times", PINGS, (unsigned long long)ms, (unsigned long long)offs,
+		    (unsigned long long)kept, (unsigned long long)arms);
+	cr_assert_geq(offs, PINGS / 2, "A left the socket to its polls only %llu times in %d round trips",
+		      (unsigned long long)offs, PINGS);
+	cr_assert_leq(arms, half_holds + offs / 10,
+		      "A set its hold timer %llu times in %llu switches and %llu ms (%llu half holds)",
+		      (unsigned long long)arms, (unsigned long long)offs, (unsigned long long)ms,
+		      (unsigned long long)half_holds);
+#else
+	cr_skip_test("the socket left to the polls needs a timerfd (Linux)");
+#endif
 }
