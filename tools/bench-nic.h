@@ -209,6 +209,9 @@ static inline struct mx5_mr *bn_mr(struct bn_nic *n, void *buf, size_t len, uint
 	return mr;
 }
 
+/* The device bn_side_open opens (wire_traffic: one datagram per packet for its capture). */
+static const char *bn_side_uri = "emu:";
+
 /* One side of a run between two NICs (bench-pcie, wire_traffic): its NIC with a CQ of
  * cqe entries, an RC QP of depth, and a zeroed buffer of len bytes registered with
  * every access (lkey in *lkey).  *peer is what the other side connects to and
@@ -219,7 +222,7 @@ static inline uint8_t *bn_side_open(struct bn_nic *n, struct bn_qp *q, uint32_t 
 	uint8_t *buf;
 	uint32_t rkey;
 
-	bn_nic_open(n, "emu:", cqe);
+	bn_nic_open(n, bn_side_uri, cqe);
 	bn_qp_create(q, n, depth);
 	buf = bn_alloc(len);
 	bn_mr(n, buf, len, lkey, &rkey);

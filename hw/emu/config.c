@@ -369,6 +369,7 @@ static const struct emu_opt emu_opts[] = {
 	EMU_OPT_FLAG("sched", sched_normal, "normal", "fifo", "sched=fifo|normal"),
 	EMU_OPT_FLAG("copy", copy_syscall, "syscall", "guarded", "copy=guarded|syscall"),
 	EMU_OPT_FLAG("bf", bf_torn, "torn", "whole", "bf=whole|torn"),
+	EMU_OPT_FLAG("gso", gso_off, "off", "on", "gso=on|off"),
 	{ "cap", opt_cap, "cap|capmax=BLOCK.FIELD:VALUE" },
 	{ "capmax", opt_cap, NULL },
 };

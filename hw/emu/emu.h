@@ -85,6 +85,9 @@ struct emu_config {
 	                         * asking for SCHED_FIFO (hw/emu/rx_thread.c) */
 	int copy_syscall;       /* copy=syscall: application memory through system calls
 	                         * (hw/platform/vm.h) instead of guarded memcpy (hw/emu/iommu.c) */
+	int gso_off;            /* gso=off: every packet leaves in a datagram of its own, as
+	                         * on a wire, also where a capture on loopback would see the
+	                         * kernel's unsegmented datagram (hw/emu/roce_sock.c) */
 	int bf_torn;            /* bf=torn: every BlueFlame burst arrives split, as through a
 	                         * path that does not combine writes; the device ignores it
 	                         * and reads the WQE from the ring (hw/emu/sq_doorbell.c), so

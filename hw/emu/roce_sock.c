@@ -187,15 +187,95 @@ static void set_dest(struct sockaddr_in *sa, const struct emu_roce_ip *ip)
 #define TXQ_SLOTS 32
 #define TXQ_SLOT_BYTES 4400          /* headers + a 4096-byte MTU + ICRC */
 
+/* The control messages of a segmented datagram: its TOS and its segment size. */
+union seg_cmsg {
+	struct cmsghdr h;
+	char b[CMSG_SPACE(sizeof(int)) + PLAT_UDP_SEGMENT_SPACE];
+};
+
 struct emu_roce_txq {
 	unsigned n;
 	int fd[TXQ_SLOTS];
+	uint8_t tos[TXQ_SLOTS];
 	struct plat_dgram dg[TXQ_SLOTS];
 	struct iovec iov[TXQ_SLOTS];
 	struct sockaddr_in sa[TXQ_SLOTS];
 	union tos_cmsg cm[TXQ_SLOTS];
 	uint8_t pkt[TXQ_SLOTS][TXQ_SLOT_BYTES];
+	/* what one system call sends: a packet's own message, or one segmented datagram
+	 * (seg_msg) for several */
+	struct plat_dgram out[TXQ_SLOTS];
+	unsigned out_pkts[TXQ_SLOTS];
+	union seg_cmsg scm[TXQ_SLOTS];
 };
+
+/* How many packets from i on, all before end, may leave as one segmented datagram
+ * (plat_udp_segment_cmsg): same destination and TOS, all as long as the first but a
+ * shorter last, within the kernel's limits.  A message's MIDDLE packets and its LAST
+ * are; its FIRST carries a RETH and is longer.  1: the packet leaves alone.
+ *
+ * Only to a loopback address (127.0.0.0/8).  Linux numbers the IPv4 IDs of the
+ * segments 0, 1, 2 ... (inet_gso_segment in net/ipv4/af_inet.c), and RoCE v2's ICRC
+ * covers the ID (IBTA Annex A17.3.3: TTL, TOS and the checksum are masked, the ID is not): a
+ * receiver that sees the IP header -- Linux's rxe, a ConnectX, scapy on a capture --
+ * would find every segment after the first corrupt.  A UDP socket never sees the ID,
+ * so emulated NICs on loopback (and each other's receive path, which assumes ID 0 as
+ * the sender's kernel writes for an unsegmented DF datagram) are not affected. */
+static bool seg_dest(const struct sockaddr_in *sa)
+{
+	return (ntohl(sa->sin_addr.s_addr) >> 24) == 127;
+}
+
+static unsigned seg_run(const struct emu_roce_txq *q, unsigned i, unsigned end)
+{
+	size_t seg = q->iov[i].iov_len, total = seg;
+	unsigned k = i + 1;
+
+	if (!seg_dest(&q->sa[i]))
+		return 1;
+	while (k < end && k - i < PLAT_UDP_SEGMENT_MAX_SEGS && q->tos[k] == q->tos[i] &&
+	       q->sa[k].sin_addr.s_addr == q->sa[i].sin_addr.s_addr && q->sa[k].sin_port == q->sa[i].sin_port &&
+	       q->iov[k].iov_len <= seg && total + q->iov[k].iov_len <= PLAT_UDP_SEGMENT_MAX_BYTES) {
+		total += q->iov[k].iov_len;
+		if (q->iov[k++].iov_len < seg)
+			break;   /* only the last segment may be shorter */
+	}
+	return k - i;
+}
+
+/* Packets i .. i+n-1 as one datagram the kernel cuts at the first one's length; false
+ * where the system cannot. */
+static bool seg_msg(struct emu_roce_txq *q, unsigned o, unsigned i, unsigned n)
+{
+	struct msghdr *m = &q->out[o].hdr;
+	union seg_cmsg *c = &q->scm[o];
+	struct cmsghdr *h;
+	size_t used = 0;
+
+	memset(m, 0, sizeof(*m));
+	memset(c, 0, sizeof(*c));
+	m->msg_name = &q->sa[i];
+	m->msg_namelen = sizeof(q->sa[i]);
+	m->msg_iov = &q->iov[i];
+	m->msg_iovlen = n;
+	m->msg_control = c->b;
+	m->msg_controllen = sizeof(c->b);
+	h = CMSG_FIRSTHDR(m);
+	if (q->tos[i]) {
+		int v = q->tos[i];
+
+		h->cmsg_level = IPPROTO_IP;
+		h->cmsg_type = IP_TOS;
+		h->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(h), &v, sizeof(v));
+		used = CMSG_SPACE(sizeof(int));
+		h = CMSG_NXTHDR(m, h);
+	}
+	if (!plat_udp_segment_cmsg(h, (unsigned short)q->iov[i].iov_len))
+		return false;
+	m->msg_controllen = used + PLAT_UDP_SEGMENT_SPACE;
+	return true;
+}
 
 /* Send the queue: one system call per run of packets from the same socket.  A packet
  * the socket refuses is lost, as an unqueued one whose error nobody acts on would be
@@ -209,20 +289,42 @@ static void txq_flush(struct emu_roce_sock *s)
 	if (!q)
 		return;
 	while (i < q->n) {
-		unsigned run = 1;
+		unsigned end = i + 1, nout = 0;
 		int r;
 
-		while (i + run < q->n && q->fd[i + run] == q->fd[i])
-			run++;
-		r = plat_send_many(q->fd[i], &q->dg[i], run);
+		while (end < q->n && q->fd[end] == q->fd[i])
+			end++;
+		/* the run's messages: runs of equal packets as one segmented datagram each,
+		 * unless the socket refused one before (seg_off) */
+		for (unsigned k = i; k < end; k += q->out_pkts[nout++]) {
+			unsigned n = s->seg_off ? 1 : seg_run(q, k, end);
+
+			if (n < 2 || !seg_msg(q, nout, k, n)) {
+				n = 1;
+				q->out[nout] = q->dg[k];
+			}
+			q->out_pkts[nout] = n;
+		}
+		r = plat_send_many(q->fd[i], q->out, nout);
 		s->tx_calls++;
 		if (r < 0) {
+			if (q->out_pkts[0] > 1) {
+				/* the kernel refused segmentation (a device without checksum
+				 * offload, a kernel before 4.18): one by one from now on */
+				s->seg_off = true;
+				continue;
+			}
 			s->tx_errors++;
 			if (r == -EMSGSIZE)
 				s->cork_off = true;
-			r = 1;   /* skip the refused packet, send the rest */
+			i++;   /* skip the refused packet, send the rest */
+			continue;
 		}
-		i += (unsigned)r;
+		for (unsigned o = 0; o < (unsigned)r; o++) {
+			if (q->out_pkts[o] > 1)
+				s->tx_segmented += q->out_pkts[o];
+			i += q->out_pkts[o];
+		}
 	}
 	q->n = 0;
 }
@@ -246,6 +348,7 @@ static bool txq_add(struct emu_roce_sock *s, int fd, const struct emu_roce_ip *i
 	i = q->n++;
 	memcpy(q->pkt[i], pkt, len);
 	q->fd[i] = fd;
+	q->tos[i] = ip->tos;
 	set_dest(&q->sa[i], ip);
 	datagram_msg(&q->dg[i].hdr, &q->sa[i], &q->iov[i], q->pkt[i], len);
 	set_tos(&q->dg[i].hdr, &q->cm[i], ip->tos);

@@ -172,6 +172,9 @@ struct emu_roce_sock {
 	struct emu_roce_txq *txq;   /* NULL until first corked */
 	uint64_t tx_errors;         /* queued sends the socket refused (counted as lost) */
 	uint64_t tx_calls;          /* system calls that sent packets, queued or not */
+	bool seg_off;               /* queued packets leave one datagram each: emu:seg=off, or the
+				     * kernel refused UDP segmentation once */
+	uint64_t tx_segmented;      /* queued packets that left in segmented datagrams */
 };
 
 /* Set IP_PMTUDISC_DO (DF=1, ID=0) and IP_RECVTOS/IP_RECVTTL on fd. */

@@ -78,6 +78,7 @@ struct emu_tp_counters {
 	uint64_t device_thread_cpu_ns;         /* CPU time the device thread has used (plat_thread_cpu_ns) */
 	/* system calls of the wire (roce_sock.c batches them) */
 	uint64_t tx_calls;                     /* sends: one per run of queued packets */
+	uint64_t tx_segmented;                 /* packets that left in segmented datagrams (UDP GSO) */
 	uint64_t rx_calls;                     /* receives that took at least one packet */
 	uint64_t payload_read_aheads;          /* multi-packet payload windows read in one DMA read
 	                                        * (requests, and READ responses; only when a read

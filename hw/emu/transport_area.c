@@ -100,6 +100,7 @@ static int tp_init(struct emu_dev *d)
 		(void)setsockopt(d->udp_fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 		if (emu_roce_sock_init(&tp->sock, d->udp_fd, d->ipv4) == 0)
 			tp->sock_ok = true;
+		tp->sock.seg_off = d->cfg.gso_off;
 	}
 	rc = emu_sq_area_init(d);
 	if (!rc)
@@ -161,7 +162,7 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		"(%llu ended by a found WRITE, %llu by the application stopping, %llu ran out, %llu renewed from the last call), "
 		"%llu found WRITEs with the socket watched, "
 		"%llu with sends outstanding, "
-		"%llu hold re-arms (%llu switches kept the timer set), %llu watch switches refused; polls: %llu looked at the wire, %llu packets; "
+		"%llu hold re-arms (%llu switches kept the timer set), %llu watch switches refused; sends: %llu calls, %llu packets in segmented datagrams; polls: %llu looked at the wire, %llu packets; "
 		"device lock slept for: host %llu, thread %llu; device thread took it %llu times, found it held %llu; passive spins moved off a polling CPU %llu, "
 		"not begun there %llu; spins for the rest of a message %llu (%llu passes found packets, "
 		"%llu moved off a stalled CPU)",
@@ -174,7 +175,9 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)c->hold_found_on_socket, (unsigned long long)c->found_with_sends_outstanding,
 		(unsigned long long)__atomic_load_n(&c->hold_rearms, __ATOMIC_RELAXED),
 		(unsigned long long)__atomic_load_n(&c->hold_timer_kept, __ATOMIC_RELAXED),
-		(unsigned long long)__atomic_load_n(&c->watch_errors, __ATOMIC_RELAXED), (unsigned long long)c->assist_polls,
+		(unsigned long long)__atomic_load_n(&c->watch_errors, __ATOMIC_RELAXED),
+		(unsigned long long)tp->sock.tx_calls, (unsigned long long)tp->sock.tx_segmented,
+		(unsigned long long)c->assist_polls,
 		(unsigned long long)c->assist_pkts, (unsigned long long)d->ctr.host_lock_sleeps,
 		(unsigned long long)d->ctr.thread_lock_sleeps,
 		(unsigned long long)d->ctr.thread_lock_takes,

@@ -215,6 +215,7 @@ void emu_tp_counters(struct emu_dev *d, struct emu_tp_counters *out)
 
 		*out = tp->ctr;
 		out->tx_calls = tp->sock.tx_calls;
+		out->tx_segmented = tp->sock.tx_segmented;
 		if (tp->thr_running && plat_thread_cpu_ns(tp->thr, &cpu) == 0)
 			out->device_thread_cpu_ns = cpu;
 	}

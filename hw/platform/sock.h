@@ -42,4 +42,14 @@ struct plat_dgram {
 int plat_recv_many(int fd, struct plat_dgram *v, unsigned n, int flags);
 int plat_send_many(int fd, struct plat_dgram *v, unsigned n);
 
+/* UDP segmentation (Linux UDP_SEGMENT, udp(7), since 4.18): one sendmsg whose payload
+ * the kernel cuts into datagrams of `seg` bytes each (the last may be shorter), one
+ * trip through the IP layer for all of them.  Writes that control message at c (room:
+ * PLAT_UDP_SEGMENT_SPACE) and returns its space, or 0 where the system has none
+ * (macOS): send the datagrams one by one. */
+#define PLAT_UDP_SEGMENT_SPACE CMSG_SPACE(sizeof(unsigned short))
+#define PLAT_UDP_SEGMENT_MAX_SEGS 64          /* UDP_MAX_SEGMENTS in Linux's include/linux/udp.h */
+#define PLAT_UDP_SEGMENT_MAX_BYTES 65507u     /* one IPv4 datagram's UDP payload at most */
+size_t plat_udp_segment_cmsg(struct cmsghdr *c, unsigned short seg);
+
 #endif

@@ -2,7 +2,9 @@
 /* hw/platform/sock.h on Linux. */
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "hw/platform/sock.h"
 
@@ -56,4 +58,13 @@ int plat_send_many(int fd, struct plat_dgram *v, unsigned n)
 	int r = sendmmsg(fd, (struct mmsghdr *)v, n, 0);
 
 	return r < 0 ? -errno : r;
+}
+
+size_t plat_udp_segment_cmsg(struct cmsghdr *c, unsigned short seg)
+{
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(seg));
+	memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+	return PLAT_UDP_SEGMENT_SPACE;
 }

@@ -103,3 +103,10 @@ int plat_send_many(int fd, struct plat_dgram *v, unsigned n)
 {
 	return one_by_one(fd, v, n, 0, 1);
 }
+
+size_t plat_udp_segment_cmsg(struct cmsghdr *c, unsigned short seg)
+{
+	(void)c;
+	(void)seg;
+	return 0;   /* no UDP segmentation offload */
+}

@@ -296,3 +296,106 @@ Test(roce_sock, nested_corks_send_at_the_outermost_uncork)
 	send_numbered(0xc123, 0);
 	expect_numbered(1, &calls);
 }
+
+/* Segmented datagrams (UDP GSO, roce_sock.c seg_run): a run of queued packets of one
+ * length to one destination leaves in one datagram the kernel cuts into the packets
+ * again, so the receiver takes them one by one, in order, each with its own ICRC. */
+static void send_sized(uint8_t tos, unsigned i, size_t len)
+{
+	struct emu_roce_ip ip;
+	struct emu_roce_hdrs h;
+	uint8_t pkt[2048];
+	char msg[1500];
+	int n;
+
+	cr_assert_lt(len, sizeof(msg));
+	memset(msg, 'a' + (int)(i % 26), len);
+	emu_roce_ip_init(&ip, pa.ip, pb.ip, 0xc123, tos);
+	memset(&h, 0, sizeof(h));
+	h.bth.opcode = EMU_ROCE_RC_SEND_MIDDLE;
+	h.bth.pkey = 0xffff;
+	h.bth.dqpn = 0x42;
+	h.bth.psn = i;
+	n = emu_roce_build(pkt, sizeof(pkt), &ip, &h, msg, len);
+	cr_assert_gt(n, 0);
+	cr_assert_eq(emu_roce_sock_send(&pa.s, &ip, pkt, (size_t)n, NULL), 0);
+}
+
+static void expect_sized(unsigned n, const size_t *len)
+{
+	struct emu_roce_rx_batch b;
+	struct pollfd pfd = { .fd = pb.fd, .events = POLLIN };
+	unsigned got = 0;
+
+	cr_assert_eq(emu_roce_rx_batch_init(&b), 0);
+	while (got < n) {
+		cr_assert_eq(poll(&pfd, 1, 2000), 1, "%u of %u packets arrived", got, n);
+		cr_assert_gt(emu_roce_sock_recv_many(&pb.s, &b, MSG_DONTWAIT), 0);
+		for (unsigned i = 0; i < b.n; i++, got++) {
+			struct emu_roce_pkt p;
+
+			cr_assert_lt(got, n, "more packets arrived than were sent");
+			cr_assert_eq(emu_roce_parse(b.pkt[i], b.len[i], &b.env[i], &p), 0, "packet %u dropped: %s", got,
+				     emu_roce_drop_name(p.drop));
+			cr_assert_eq(p.h.bth.psn, got, "packet %u arrived as %u", got, p.h.bth.psn);
+			cr_assert_eq(p.payload_len, len[got], "packet %u: %u bytes, not %zu", got, p.payload_len,
+				     len[got]);
+			cr_assert_eq(p.payload[0], 'a' + (int)(got % 26));
+			cr_assert_eq(p.payload[p.payload_len - 1], 'a' + (int)(got % 26));
+		}
+	}
+	cr_expect_eq(emu_roce_sock_recv_many(&pb.s, &b, MSG_DONTWAIT), -EAGAIN);
+	emu_roce_rx_batch_fini(&b);
+}
+
+static void send_all_corked(unsigned n, const size_t *len, const uint8_t *tos)
+{
+	emu_roce_sock_cork(&pa.s);
+	for (unsigned i = 0; i < n; i++)
+		send_sized(tos ? tos[i] : 0, i, len[i]);
+	emu_roce_sock_uncork(&pa.s);
+}
+
+Test(roce_sock, equal_packets_leave_segmented_and_arrive_one_by_one)
+{
+	/* a message's MIDDLE packets and a shorter LAST; then two more after it: a shorter
+	 * one ends a run, so they start the next */
+	const size_t len[] = { 1024, 1024, 1024, 1024, 1024, 300, 1024, 1024 };
+	uint64_t seg0 = pa.s.tx_segmented, calls0 = pa.s.tx_calls;
+
+	send_all_corked(8, len, NULL);
+#ifdef __linux__
+	cr_expect_eq(pa.s.tx_segmented - seg0, 8, "%llu of 8 packets left in segmented datagrams",
+		     (unsigned long long)(pa.s.tx_segmented - seg0));
+#endif
+	cr_expect_eq(pa.s.tx_calls - calls0, 1, "one socket's queue took %llu calls",
+		     (unsigned long long)(pa.s.tx_calls - calls0));
+	expect_sized(8, len);
+}
+
+Test(roce_sock, a_longer_packet_a_lone_one_or_another_tos_leaves_in_a_datagram_of_its_own)
+{
+	const size_t len[] = { 1040, 1024, 1024, 1024, 900, 1000, 1000, 1000 };
+	const uint8_t tos[] = { 0, 0, 0, 0x60, 0x60, 0x60, 0x60, 0 };
+	uint64_t seg0 = pa.s.tx_segmented;
+
+	/* 1040 alone (the next ones are shorter, not its tail); 1024 x2 (then the TOS
+	 * changes); 1024+900 with TOS 0x60 (900 is a last); 1000 x2 with 0x60; 1000 alone */
+	send_all_corked(8, len, tos);
+#ifdef __linux__
+	cr_expect_eq(pa.s.tx_segmented - seg0, 6, "%llu packets left in segmented datagrams, not 6",
+		     (unsigned long long)(pa.s.tx_segmented - seg0));
+#endif
+	expect_sized(8, len);
+}
+
+Test(roce_sock, with_segmentation_off_each_packet_is_its_own_datagram)
+{
+	const size_t len[] = { 512, 512, 512, 512 };
+	uint64_t seg0 = pa.s.tx_segmented;
+
+	pa.s.seg_off = true;   /* emu:gso=off */
+	send_all_corked(4, len, NULL);
+	cr_expect_eq(pa.s.tx_segmented, seg0, "segmented with emu:gso=off");
+	expect_sized(4, len);
+}
