@@ -157,15 +157,13 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)c->rnr_naks_sent, (unsigned long long)c->rnr_naks_rcvd,
 		(unsigned long long)c->rnr_waits, (unsigned long long)c->duplicates,
 		(unsigned long long)drops);
+	/* three lines: a log message holds 512 bytes (hw/platform/log_level.h), and one
+	 * line of all of these lost its last counters */
 	emu_log(d, EMU_LOG_INFO,
 		"device thread: %llu wake-ups for arrivals (%llu found them taken), %llu holds off the socket "
-		"(%llu ended by a found WRITE, %llu by the application stopping, %llu ran out, %llu renewed from the last call), "
-		"%llu found WRITEs with the socket watched, "
-		"%llu with sends outstanding, "
-		"%llu hold re-arms (%llu switches kept the timer set), %llu watch switches refused; sends: %llu calls, %llu packets in segmented datagrams; polls: %llu looked at the wire, %llu packets; "
-		"device lock slept for: host %llu, thread %llu; device thread took it %llu times, found it held %llu; passive spins moved off a polling CPU %llu, "
-		"not begun there %llu; spins for the rest of a message %llu (%llu passes found packets, "
-		"%llu moved off a stalled CPU)",
+		"(%llu ended by a found WRITE, %llu by the application stopping, %llu ran out, %llu renewed "
+		"from the last call), %llu found WRITEs with the socket watched, %llu with sends outstanding, "
+		"%llu hold re-arms (%llu switches kept the timer set), %llu watch switches refused",
 		(unsigned long long)c->device_thread_wakeups, (unsigned long long)c->device_thread_idle_wakeups,
 		(unsigned long long)c->device_thread_off_socket,
 		(unsigned long long)__atomic_load_n(&c->hold_found, __ATOMIC_RELAXED),   /* added outside the lock */
@@ -175,15 +173,22 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)c->hold_found_on_socket, (unsigned long long)c->found_with_sends_outstanding,
 		(unsigned long long)__atomic_load_n(&c->hold_rearms, __ATOMIC_RELAXED),
 		(unsigned long long)__atomic_load_n(&c->hold_timer_kept, __ATOMIC_RELAXED),
-		(unsigned long long)__atomic_load_n(&c->watch_errors, __ATOMIC_RELAXED),
+		(unsigned long long)__atomic_load_n(&c->watch_errors, __ATOMIC_RELAXED));
+	emu_log(d, EMU_LOG_INFO,
+		"device thread: sends %llu calls (%llu packets in segmented datagrams); polls looked at the wire "
+		"%llu times, took %llu packets; device lock slept for: host %llu, thread %llu; the thread took "
+		"it %llu times, found it held %llu",
 		(unsigned long long)tp->sock.tx_calls, (unsigned long long)tp->sock.tx_segmented,
-		(unsigned long long)c->assist_polls,
-		(unsigned long long)c->assist_pkts, (unsigned long long)d->ctr.host_lock_sleeps,
-		(unsigned long long)d->ctr.thread_lock_sleeps,
+		(unsigned long long)c->assist_polls, (unsigned long long)c->assist_pkts,
+		(unsigned long long)d->ctr.host_lock_sleeps, (unsigned long long)d->ctr.thread_lock_sleeps,
 		(unsigned long long)d->ctr.thread_lock_takes,
-		(unsigned long long)__atomic_load_n(&d->ctr.thread_lock_busy, __ATOMIC_RELAXED), (unsigned long long)c->spin_moves,
-		(unsigned long long)c->spins_skipped, (unsigned long long)c->msg_spins,
-		(unsigned long long)c->msg_spin_passes, (unsigned long long)c->msg_spin_moves);
+		(unsigned long long)__atomic_load_n(&d->ctr.thread_lock_busy, __ATOMIC_RELAXED));
+	emu_log(d, EMU_LOG_INFO,
+		"device thread: passive spins moved off a polling CPU %llu, not begun there %llu; spins for the "
+		"rest of a message %llu (%llu passes found packets, %llu moved off a stalled CPU)",
+		(unsigned long long)c->spin_moves, (unsigned long long)c->spins_skipped,
+		(unsigned long long)c->msg_spins, (unsigned long long)c->msg_spin_passes,
+		(unsigned long long)c->msg_spin_moves);
 }
 
 static void tp_fini(struct emu_dev *d)
