@@ -48,6 +48,9 @@ int emu_roce_sock_init(struct emu_roce_sock *s, int fd, uint32_t ipv4)
 	s->fd = fd;
 	s->ipv4 = ipv4;
 	pthread_mutex_init(&s->lock, NULL);     /* first, so that fini is always safe */
+	/* a kernel without UDP segmentation would ignore the control message and send
+	 * the whole run as one datagram: ask first (hw/platform/sock.h) */
+	s->seg_off = !plat_udp_segment_supported(fd);
 	rc = set_df(fd);
 	set_mc_if(fd, ipv4);
 	if (rc == 0 && (setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) < 0 ||
@@ -160,19 +163,25 @@ union tos_cmsg {
 	char b[CMSG_SPACE(sizeof(int))];
 };
 
-static void set_tos(struct msghdr *m, union tos_cmsg *cm, uint8_t tos)
+/* The IP_TOS control message at h; its space. */
+static size_t put_tos(struct cmsghdr *h, uint8_t tos)
 {
 	int v = tos;
 
+	h->cmsg_level = IPPROTO_IP;
+	h->cmsg_type = IP_TOS;
+	h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &v, sizeof(v));
+	return CMSG_SPACE(sizeof(int));
+}
+
+static void set_tos(struct msghdr *m, union tos_cmsg *cm, uint8_t tos)
+{
 	if (!tos)
 		return;
 	memset(cm, 0, sizeof(*cm));
 	m->msg_control = cm->b;
-	m->msg_controllen = sizeof(cm->b);
-	cm->h.cmsg_level = IPPROTO_IP;
-	cm->h.cmsg_type = IP_TOS;
-	cm->h.cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(&cm->h), &v, sizeof(v));
+	m->msg_controllen = put_tos(&cm->h, tos);
 }
 
 static void set_dest(struct sockaddr_in *sa, const struct emu_roce_ip *ip)
@@ -212,7 +221,9 @@ struct emu_roce_txq {
 /* How many packets from i on, all before end, may leave as one segmented datagram
  * (plat_udp_segment_cmsg): same destination and TOS, all as long as the first but a
  * shorter last, within the kernel's limits.  A message's MIDDLE packets and its LAST
- * are; its FIRST carries a RETH and is longer.  1: the packet leaves alone.
+ * are; its FIRST carries a RETH and is longer, so it leaves alone: a shorter packet
+ * followed by one of its own length starts the next run instead of ending this one.
+ * 1: the packet leaves alone.
  *
  * Only to a loopback address (127.0.0.0/8).  Linux numbers the IPv4 IDs of the
  * segments 0, 1, 2 ... (inet_gso_segment in net/ipv4/af_inet.c), and RoCE v2's ICRC
@@ -236,9 +247,13 @@ static unsigned seg_run(const struct emu_roce_txq *q, unsigned i, unsigned end)
 	while (k < end && k - i < PLAT_UDP_SEGMENT_MAX_SEGS && q->tos[k] == q->tos[i] &&
 	       q->sa[k].sin_addr.s_addr == q->sa[i].sin_addr.s_addr && q->sa[k].sin_port == q->sa[i].sin_port &&
 	       q->iov[k].iov_len <= seg && total + q->iov[k].iov_len <= PLAT_UDP_SEGMENT_MAX_BYTES) {
-		total += q->iov[k].iov_len;
-		if (q->iov[k++].iov_len < seg)
-			break;   /* only the last segment may be shorter */
+		if (q->iov[k].iov_len < seg) {
+			/* only the last segment may be shorter, and not one that leads a run */
+			if (!(k + 1 < end && q->iov[k + 1].iov_len == q->iov[k].iov_len))
+				k++;
+			break;
+		}
+		total += q->iov[k++].iov_len;
 	}
 	return k - i;
 }
@@ -262,13 +277,7 @@ static bool seg_msg(struct emu_roce_txq *q, unsigned o, unsigned i, unsigned n)
 	m->msg_controllen = sizeof(c->b);
 	h = CMSG_FIRSTHDR(m);
 	if (q->tos[i]) {
-		int v = q->tos[i];
-
-		h->cmsg_level = IPPROTO_IP;
-		h->cmsg_type = IP_TOS;
-		h->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(h), &v, sizeof(v));
-		used = CMSG_SPACE(sizeof(int));
+		used = put_tos(h, q->tos[i]);
 		h = CMSG_NXTHDR(m, h);
 	}
 	if (!plat_udp_segment_cmsg(h, (unsigned short)q->iov[i].iov_len))
@@ -284,6 +293,7 @@ static bool seg_msg(struct emu_roce_txq *q, unsigned o, unsigned i, unsigned n)
 static void txq_flush(struct emu_roce_sock *s)
 {
 	struct emu_roce_txq *q = s->txq;
+	bool plain = false;
 	unsigned i = 0;
 
 	if (!q)
@@ -297,7 +307,7 @@ static void txq_flush(struct emu_roce_sock *s)
 		/* the run's messages: runs of equal packets as one segmented datagram each,
 		 * unless the socket refused one before (seg_off) */
 		for (unsigned k = i; k < end; k += q->out_pkts[nout++]) {
-			unsigned n = s->seg_off ? 1 : seg_run(q, k, end);
+			unsigned n = s->seg_off || plain ? 1 : seg_run(q, k, end);
 
 			if (n < 2 || !seg_msg(q, nout, k, n)) {
 				n = 1;
@@ -307,11 +317,16 @@ static void txq_flush(struct emu_roce_sock *s)
 		}
 		r = plat_send_many(q->fd[i], q->out, nout);
 		s->tx_calls++;
+		plain = false;
 		if (r < 0) {
 			if (q->out_pkts[0] > 1) {
-				/* the kernel refused segmentation (a device without checksum
-				 * offload, a kernel before 4.18): one by one from now on */
-				s->seg_off = true;
+				/* the kernel cannot segment here (a device without checksum
+				 * offload: EIO; a size it will not cut: EINVAL): one by one from
+				 * now on; anything else (ENOBUFS ...) only for this run */
+				if (r == -EIO || r == -EINVAL || r == -ENOPROTOOPT || r == -EOPNOTSUPP)
+					s->seg_off = true;
+				else
+					plain = true;
 				continue;
 			}
 			s->tx_errors++;

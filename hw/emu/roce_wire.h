@@ -172,8 +172,8 @@ struct emu_roce_sock {
 	struct emu_roce_txq *txq;   /* NULL until first corked */
 	uint64_t tx_errors;         /* queued sends the socket refused (counted as lost) */
 	uint64_t tx_calls;          /* system calls that sent packets, queued or not */
-	bool seg_off;               /* queued packets leave one datagram each: emu:seg=off, or the
-				     * kernel refused UDP segmentation once */
+	bool seg_off;               /* queued packets leave one datagram each: emu:gso=off, a
+				     * system without UDP segmentation, or the kernel refused it */
 	uint64_t tx_segmented;      /* queued packets that left in segmented datagrams */
 };
 

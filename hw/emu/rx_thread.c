@@ -431,7 +431,7 @@ static void watch_groups(struct emu_tp *tp, int mc_fd)
 	if (mc_fd < 0 || mc_fd == tp->ws_mc_fd)
 		return;
 	pthread_mutex_lock(&tp->watch_mu);
-	on = !__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) || !emu_mcg_sockets_open(tp->d);
+	on = emu_tp_groups_watched(tp, !__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED));
 	if (plat_waitset_add(tp->ws_fd, mc_fd, EMU_WS_MCG, on) == 0) {
 		tp->ws_mc_fd = mc_fd;
 		tp->ws_mc_watched = on;
@@ -502,9 +502,12 @@ static void *rx_main(void *arg)
 		}
 		/* the application stopped: off again only once it polls again.  A timer a
 		 * racing poll armed after the socket was watched again says nothing. */
-		if ((ready & EMU_WS_HOLD) && plat_deadline_take(tp->hold_fd) &&
-		    __atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
-			emu_tp_hold_fired(tp);
+		if ((ready & EMU_WS_HOLD) && plat_deadline_take(tp->hold_fd)) {
+			/* fired: no timer set now (an arm since would have reset the expiry) */
+			__atomic_store_n(&tp->timer_at, 0, __ATOMIC_RELAXED);
+			if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
+				emu_tp_hold_fired(tp);
+		}
 		if (!(ready & (EMU_WS_SOCK | EMU_WS_MCG)))
 			continue;
 		if (!lock_or_stop(tp))

@@ -26,11 +26,16 @@ static bool watch_update(struct emu_tp *tp, uint64_t now, bool found, bool arm_l
 
 bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at)
 {
+	bool armed;
+
 	if (tp->hold_fd < 0)
 		return false;
 	__atomic_store_n(&tp->hold_until, at, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&tp->ctr.hold_rearms, 1, __ATOMIC_RELAXED);   /* from a poll: not under the lock */
-	return plat_deadline_arm(tp->hold_fd, at);
+	armed = plat_deadline_arm(tp->hold_fd, at);
+	/* only a timer the kernel holds may be kept by a later switch (hold_timer_set) */
+	__atomic_store_n(&tp->timer_at, armed ? at : 0, __ATOMIC_RELAXED);
+	return armed;
 }
 
 void emu_tp_hold(struct emu_tp *tp, uint64_t now)
@@ -145,10 +150,15 @@ void emu_tp_hold_fired(struct emu_tp *tp)
  * set wakes no thread, and each switch is one epoll_ctl less (1.0-1.5 us here) for every
  * application but a multicast one.  A group opened while the socket is left to the
  * polls costs wake-ups until the next switch, never an arrival. */
+bool emu_tp_groups_watched(struct emu_tp *tp, bool socket_watched)
+{
+	return socket_watched || !emu_mcg_sockets_open(tp->d);
+}
+
 static int watch_socket(struct emu_tp *tp, bool on)
 {
 	int rc = plat_waitset_watch(tp->ws_fd, tp->sock.fd, EMU_WS_SOCK, on);
-	bool groups_on = on || !emu_mcg_sockets_open(tp->d);
+	bool groups_on = emu_tp_groups_watched(tp, on);
 
 	if (!rc && tp->ws_mc_fd >= 0 && groups_on != tp->ws_mc_watched) {
 		rc = plat_waitset_watch(tp->ws_fd, tp->ws_mc_fd, EMU_WS_MCG, groups_on);
@@ -172,12 +182,15 @@ static int watch_socket(struct emu_tp *tp, bool on)
  * again) within microseconds.  A switch off the socket that finds the timer still set
  * at least EMU_POLL_HOLD_NS / 2 ahead keeps it (hold_timer_kept), as a poll does
  * (emu_tp_hold).  A timer that fires with the socket watched wakes the thread once and
- * says nothing (rx_main). */
-static bool hold_timer_set(struct emu_tp *tp, uint64_t now)
+ * says nothing (rx_main).  What is kept is the deadline the kernel holds (timer_at,
+ * written once an arm succeeded, cleared when the thread takes the expiry), never
+ * hold_until: a decision to stay on the socket leaves a hold_until no timer backs.
+ * The deadline, or 0 when none is set far enough ahead. */
+static uint64_t hold_timer_set(struct emu_tp *tp, uint64_t now)
 {
-	uint64_t until = __atomic_load_n(&tp->hold_until, __ATOMIC_RELAXED);
+	uint64_t at = __atomic_load_n(&tp->timer_at, __ATOMIC_RELAXED);
 
-	return until && (int64_t)(until - now) >= (int64_t)(EMU_POLL_HOLD_NS / 2);
+	return at && (int64_t)(at - now) >= (int64_t)(EMU_POLL_HOLD_NS / 2) ? at : 0;
 }
 
 /* arm_later: a doorbell's switch leaves the arming to emu_tp_app_done, after its
@@ -196,10 +209,10 @@ static bool watch_update(struct emu_tp *tp, uint64_t now, bool found, bool arm_l
 		 * again.  And hold_until before thr_off: a poll that sees thr_off meanwhile
 		 * finds the hold's end far and leaves the timer alone (emu_tp_hold), or, after
 		 * a doorbell's switch (hold_until 0), arms it a little early. */
-		bool timer_set = hold_timer_set(tp, now);
+		uint64_t timer_set = hold_timer_set(tp, now);
 
-		if (!timer_set)
-			__atomic_store_n(&tp->hold_until, arm_later ? 0 : now + EMU_POLL_HOLD_NS, __ATOMIC_RELAXED);
+		__atomic_store_n(&tp->hold_until, timer_set ? timer_set : arm_later ? 0 : now + EMU_POLL_HOLD_NS,
+				 __ATOMIC_RELAXED);
 		__atomic_store_n(&tp->thr_off, 1, __ATOMIC_SEQ_CST);
 		off = want_off(tp, now) &&
 		      (arm_later || timer_set || emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS));

@@ -311,7 +311,9 @@ struct emu_tp {
 	pthread_mutex_t watch_mu;        /* orders the socket's watch switches (sock_watch.c) */
 	int thr_off;                     /* 1: the socket is not watched (atomic; changed under
 					  * watch_mu) */
-	uint64_t hold_until;             /* when that timer fires (ns, CLOCK_MONOTONIC; atomic) */
+	uint64_t hold_until;             /* when the hold ends (ns, CLOCK_MONOTONIC; atomic) */
+	uint64_t timer_at;               /* the deadline the kernel's hold timer holds (0: none, or
+					  * fired; atomic; sock_watch.c hold_timer_set) */
 	uint64_t hold_expired;           /* when it last fired: the application had stopped (atomic) */
 	uint64_t found_at;               /* a poll last returned a WRITE's completion (ns; atomic, no
 					  * lock; emu_poll_found) */
@@ -373,6 +375,9 @@ void emu_tp_hold(struct emu_tp *tp, uint64_t now);
 /* The hold timer fired while the socket is left to the polls (the device thread): the
  * hold runs on if the application is still at work, or it has run out. */
 void emu_tp_hold_fired(struct emu_tp *tp);
+/* Whether the multicast groups' set is watched beside the socket's state (sock_watch.c:
+ * also while the socket is not, as long as no group has a socket open). */
+bool emu_tp_groups_watched(struct emu_tp *tp, bool socket_watched);
 /* Arm the hold timer to fire at `at` (ns, CLOCK_MONOTONIC); false without one. */
 bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at);
 /* Watch the socket, or leave it to the application's polls, as the facts now say: an

@@ -100,7 +100,8 @@ static int tp_init(struct emu_dev *d)
 		(void)setsockopt(d->udp_fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 		if (emu_roce_sock_init(&tp->sock, d->udp_fd, d->ipv4) == 0)
 			tp->sock_ok = true;
-		tp->sock.seg_off = d->cfg.gso_off;
+		if (d->cfg.gso_off)
+			tp->sock.seg_off = true;
 	}
 	rc = emu_sq_area_init(d);
 	if (!rc)

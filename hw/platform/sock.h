@@ -13,6 +13,7 @@
 #ifndef UV_PLATFORM_SOCK_H
 #define UV_PLATFORM_SOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -51,5 +52,8 @@ int plat_send_many(int fd, struct plat_dgram *v, unsigned n);
 #define PLAT_UDP_SEGMENT_MAX_SEGS 64          /* UDP_MAX_SEGMENTS in Linux's include/linux/udp.h */
 #define PLAT_UDP_SEGMENT_MAX_BYTES 65507u     /* one IPv4 datagram's UDP payload at most */
 size_t plat_udp_segment_cmsg(struct cmsghdr *c, unsigned short seg);
+/* Whether this UDP socket's kernel segments (Linux: getsockopt UDP_SEGMENT answers;
+ * before 4.18 it does not, and the control message would be ignored). */
+bool plat_udp_segment_supported(int fd);
 
 #endif

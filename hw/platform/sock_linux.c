@@ -68,3 +68,11 @@ size_t plat_udp_segment_cmsg(struct cmsghdr *c, unsigned short seg)
 	memcpy(CMSG_DATA(c), &seg, sizeof(seg));
 	return PLAT_UDP_SEGMENT_SPACE;
 }
+
+bool plat_udp_segment_supported(int fd)
+{
+	int v = 0;
+	socklen_t len = sizeof(v);
+
+	return getsockopt(fd, SOL_UDP, UDP_SEGMENT, &v, &len) == 0;
+}

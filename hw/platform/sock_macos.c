@@ -110,3 +110,9 @@ size_t plat_udp_segment_cmsg(struct cmsghdr *c, unsigned short seg)
 	(void)seg;
 	return 0;   /* no UDP segmentation offload */
 }
+
+bool plat_udp_segment_supported(int fd)
+{
+	(void)fd;
+	return false;
+}

@@ -376,11 +376,12 @@ Test(roce_sock, equal_packets_leave_segmented_and_arrive_one_by_one)
 Test(roce_sock, a_longer_packet_a_lone_one_or_another_tos_leaves_in_a_datagram_of_its_own)
 {
 	const size_t len[] = { 1040, 1024, 1024, 1024, 900, 1000, 1000, 1000 };
-	const uint8_t tos[] = { 0, 0, 0, 0x60, 0x60, 0x60, 0x60, 0 };
+	const uint8_t tos[] = { 0, 0, 0, 0, 0, 0x60, 0x60, 0 };
 	uint64_t seg0 = pa.s.tx_segmented;
 
-	/* 1040 alone (the next ones are shorter, not its tail); 1024 x2 (then the TOS
-	 * changes); 1024+900 with TOS 0x60 (900 is a last); 1000 x2 with 0x60; 1000 alone */
+	/* 1040 alone, as a message's FIRST (the 1024s that follow lead a run of their
+	 * own, not its tail: taking one would leave 1040+1024 and 1024+1024+900, 7); 1024
+	 * x3 and 900, its last; 1000 x2 with TOS 0x60; the last 1000 alone (TOS 0) */
 	send_all_corked(8, len, tos);
 #ifdef __linux__
 	cr_expect_eq(pa.s.tx_segmented - seg0, 6, "%llu packets left in segmented datagrams, not 6",
