@@ -242,14 +242,17 @@ void emu_poll_assist(struct emu_dev *d)
 {
 	struct emu_tp *tp = d ? d->tp : NULL;
 	uint64_t now;
-	unsigned n;
+	unsigned n, brisk;
 
 	if (!tp || !tp->sock_ok || !tp->rxb.slots)
 		return;
 	n = __atomic_load_n(&tp->assist_skip, __ATOMIC_RELAXED) + 1;
 	__atomic_store_n(&tp->assist_skip, n, __ATOMIC_RELAXED);
-	if (n % EMU_ASSIST_EVERY)
+	brisk = __atomic_load_n(&tp->assist_brisk, __ATOMIC_RELAXED);
+	if (n % (brisk ? EMU_ASSIST_EVERY_BRISK : EMU_ASSIST_EVERY))
 		return;
+	if (brisk)
+		__atomic_store_n(&tp->assist_brisk, brisk - 1, __ATOMIC_RELAXED);
 	now = emu_now_ns();
 	__atomic_store_n(&tp->poll_seen, now, __ATOMIC_RELAXED);
 	emu_cpu_hint_polled(now);

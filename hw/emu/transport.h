@@ -96,6 +96,13 @@ struct emu_tp_counters {
  * every 64th see docs/benchmarks.md.  An arrival then waits at most 64 polls (about
  * 1.5 us) for a poller. */
 #define EMU_ASSIST_EVERY 64u
+/* After a send doorbell the answer is due: the next EMU_ASSIST_BRISK_LOOKS looks at the
+ * wire come every EMU_ASSIST_EVERY_BRISK empty polls (about 0.1 us apart, plus the
+ * look itself), then the cadence is EMU_ASSIST_EVERY again.  An application that
+ * polls without posting (the empty-poll gate) never sees the brisk cadence.  Every 2,
+ * 4 and 8 measured (docs/benchmarks.md, "2026-12-06, 22:45 UTC"). */
+#define EMU_ASSIST_EVERY_BRISK 4u
+#define EMU_ASSIST_BRISK_LOOKS 64u
 
 /* While an application polls, the device thread does not watch the socket (its
  * arrivals are the polls'), but only until EMU_POLL_HOLD_NS after the last poll or
@@ -304,6 +311,7 @@ struct emu_tp {
 	uint64_t poll_seen;              /* last application poll or post (ns; atomic, no lock;
 					  * 0: it armed a CQ) */
 	unsigned assist_skip;            /* empty polls counted (emu_poll_assist) */
+	unsigned assist_brisk;           /* looks at the wire left at the brisk cadence (atomic) */
 	int hold_fd;                     /* timerfd ending a sleep off the socket (-1: none) */
 	int ws_fd;                       /* the thread's wait set (hw/platform/waitset.h) */
 	int ws_mc_fd;                    /* the multicast groups' set, once in ws_fd (-1: not yet) */

@@ -681,3 +681,41 @@ Test(poll_assist, an_unsignalled_doorbell_after_a_pause_leaves_the_socket_only_w
 	cr_skip_test("the socket left to the polls needs a timerfd (Linux)");
 #endif
 }
+
+/* Looks at the wire (assist_polls) in `polls` CQ polls of n, empty or not. */
+static uint64_t looks_in_polls(struct tp_nic *n, unsigned polls)
+{
+	struct emu_tp_counters c0, c1;
+	struct ibv_wc wc;
+
+	emu_tp_counters(n->emu, &c0);
+	for (unsigned i = 0; i < polls; i++)
+		cr_assert_geq(mx5_poll_cq(n->cqr, 1, &wc), 0);
+	emu_tp_counters(n->emu, &c1);
+	return c1.assist_polls - c0.assist_polls;
+}
+
+/* After a send doorbell the polls look at the wire briskly (EMU_ASSIST_EVERY_BRISK):
+ * the answer is due, and a poll that looks only every EMU_ASSIST_EVERY (about 1.5 us)
+ * adds half that to each leg of a round trip of polling peers.  Eight interleaved
+ * rounds: the RPC pattern 59.4 -> 53.4 us and 61.4 -> 54.8, ib_read_lat 13.6 -> 12.2
+ * (docs/benchmarks.md, "2026-12-06, 22:45 UTC").  Without a doorbell (the empty-poll
+ * gate) the cadence stays EMU_ASSIST_EVERY. */
+Test(poll_assist, after_a_send_doorbell_the_polls_look_at_the_wire_briskly)
+{
+	const unsigned polls = EMU_ASSIST_BRISK_LOOKS * EMU_ASSIST_EVERY_BRISK;
+	uint64_t idle, brisk;
+
+	polls_for(&A, 2);   /* a brisk cadence left by the fixture's traffic is used up */
+	idle = looks_in_polls(&A, polls);
+	abuf[0] = 0x5a;
+	cr_assert_eq(write8(&qa, abuf, bbuf, bmr, 77), 0);
+	brisk = looks_in_polls(&A, polls);   /* the WRITE's completion among them */
+	cr_log_info("%u polls: %llu looks at the wire idle, %llu after a doorbell", polls, (unsigned long long)idle,
+		    (unsigned long long)brisk);
+	cr_assert_leq(idle, polls / EMU_ASSIST_EVERY + 1, "%llu looks in %u idle polls", (unsigned long long)idle,
+		      polls);
+	cr_assert_geq(brisk, EMU_ASSIST_BRISK_LOOKS / 2, "%llu looks in the %u polls after a doorbell (%llu idle)",
+		      (unsigned long long)brisk, polls, (unsigned long long)idle);
+	cr_assert_eq(bbuf[0], 0x5a, "the WRITE did not land");
+}
