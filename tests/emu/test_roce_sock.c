@@ -217,33 +217,50 @@ static void send_numbered(uint16_t sport, unsigned i)
 	build_send(sport, 0, msg, pkt, sizeof(pkt), NULL);
 }
 
-/* Receive `n` packets with emu_roce_sock_recv_many and check they are "packet 00".. in
- * order and that each call took all that was queued, up to the batch. */
-static void expect_numbered(unsigned n, unsigned *calls)
+/* Receive `n` packets with emu_roce_sock_recv_many, each parsed (its ICRC checked) and
+ * handed to check(i, p, arg) in arrival order, and nothing more; how many receive calls
+ * that took (each takes what is queued, up to EMU_ROCE_RX_BATCH). */
+typedef void packet_check(unsigned i, const struct emu_roce_pkt *p, const void *arg);
+
+static unsigned receive_parsed(unsigned n, packet_check *check, const void *arg)
 {
 	struct emu_roce_rx_batch b;
 	struct pollfd pfd = { .fd = pb.fd, .events = POLLIN };
-	unsigned got = 0;
+	unsigned got = 0, calls = 0;
 
 	cr_assert_eq(emu_roce_rx_batch_init(&b), 0);
-	*calls = 0;
 	while (got < n) {
 		cr_assert_eq(poll(&pfd, 1, 2000), 1, "%u of %u packets arrived", got, n);
 		cr_assert_gt(emu_roce_sock_recv_many(&pb.s, &b, MSG_DONTWAIT), 0);
-		(*calls)++;
+		calls++;
 		for (unsigned i = 0; i < b.n; i++, got++) {
 			struct emu_roce_pkt p;
-			char want[16];
 
-			snprintf(want, sizeof(want), "packet %02u", got);
-			cr_assert_eq(emu_roce_parse(b.pkt[i], b.len[i], &b.env[i], &p), 0, "dropped: %s",
+			cr_assert_lt(got, n, "more packets arrived than were sent");
+			cr_assert_eq(emu_roce_parse(b.pkt[i], b.len[i], &b.env[i], &p), 0, "packet %u dropped: %s", got,
 				     emu_roce_drop_name(p.drop));
-			cr_assert_eq(p.payload_len, strlen(want));
-			cr_assert_arr_eq(p.payload, want, strlen(want), "packet %u out of order", got);
+			check(got, &p, arg);
 		}
 	}
 	cr_expect_eq(emu_roce_sock_recv_many(&pb.s, &b, MSG_DONTWAIT), -EAGAIN);
 	emu_roce_rx_batch_fini(&b);
+	return calls;
+}
+
+/* "packet 00", "packet 01" ... in order */
+static void check_numbered(unsigned i, const struct emu_roce_pkt *p, const void *arg)
+{
+	char want[16];
+
+	(void)arg;
+	snprintf(want, sizeof(want), "packet %02u", i);
+	cr_assert_eq(p->payload_len, strlen(want));
+	cr_assert_arr_eq(p->payload, want, strlen(want), "packet %u out of order", i);
+}
+
+static void expect_numbered(unsigned n, unsigned *calls)
+{
+	*calls = receive_parsed(n, check_numbered, NULL);
 }
 
 Test(roce_sock, corked_packets_leave_at_the_uncork_in_one_call_in_order)
@@ -321,31 +338,20 @@ static void send_sized(uint8_t tos, unsigned i, size_t len)
 	cr_assert_eq(emu_roce_sock_send(&pa.s, &ip, pkt, (size_t)n, NULL), 0);
 }
 
+/* packet i: PSN i, len[i] bytes of 'a' + i % 26 */
+static void check_sized(unsigned i, const struct emu_roce_pkt *p, const void *arg)
+{
+	const size_t *len = arg;
+
+	cr_assert_eq(p->h.bth.psn, i, "packet %u arrived as %u", i, p->h.bth.psn);
+	cr_assert_eq(p->payload_len, len[i], "packet %u: %u bytes, not %zu", i, p->payload_len, len[i]);
+	cr_assert_eq(p->payload[0], 'a' + (int)(i % 26));
+	cr_assert_eq(p->payload[p->payload_len - 1], 'a' + (int)(i % 26));
+}
+
 static void expect_sized(unsigned n, const size_t *len)
 {
-	struct emu_roce_rx_batch b;
-	struct pollfd pfd = { .fd = pb.fd, .events = POLLIN };
-	unsigned got = 0;
-
-	cr_assert_eq(emu_roce_rx_batch_init(&b), 0);
-	while (got < n) {
-		cr_assert_eq(poll(&pfd, 1, 2000), 1, "%u of %u packets arrived", got, n);
-		cr_assert_gt(emu_roce_sock_recv_many(&pb.s, &b, MSG_DONTWAIT), 0);
-		for (unsigned i = 0; i < b.n; i++, got++) {
-			struct emu_roce_pkt p;
-
-			cr_assert_lt(got, n, "more packets arrived than were sent");
-			cr_assert_eq(emu_roce_parse(b.pkt[i], b.len[i], &b.env[i], &p), 0, "packet %u dropped: %s", got,
-				     emu_roce_drop_name(p.drop));
-			cr_assert_eq(p.h.bth.psn, got, "packet %u arrived as %u", got, p.h.bth.psn);
-			cr_assert_eq(p.payload_len, len[got], "packet %u: %u bytes, not %zu", got, p.payload_len,
-				     len[got]);
-			cr_assert_eq(p.payload[0], 'a' + (int)(got % 26));
-			cr_assert_eq(p.payload[p.payload_len - 1], 'a' + (int)(got % 26));
-		}
-	}
-	cr_expect_eq(emu_roce_sock_recv_many(&pb.s, &b, MSG_DONTWAIT), -EAGAIN);
-	emu_roce_rx_batch_fini(&b);
+	(void)receive_parsed(n, check_sized, len);
 }
 
 static void send_all_corked(unsigned n, const size_t *len, const uint8_t *tos)
