@@ -496,8 +496,11 @@ static void *rx_main(void *arg)
 				"arrivals are taken only by the application's polls", strerror(-n));
 			break;
 		}
-		if (n <= 0)
+		if (n <= 0) {
+			/* its timers' time (EMU_RX_IDLE_NS at the latest), or a signal */
+			__atomic_fetch_add(&tp->ctr.device_thread_other_wakeups, 1, __ATOMIC_RELAXED);
 			continue;
+		}
 		if (ready & EMU_WS_WAKE) {
 			if (plat_notify_read(tp->wake_fd, NULL) < 0) {
 				/* nothing to drain */
@@ -510,9 +513,14 @@ static void *rx_main(void *arg)
 			__atomic_store_n(&tp->timer_at, 0, __ATOMIC_RELAXED);
 			if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
 				emu_tp_hold_fired(tp);
+			else   /* kept past the switch back (sock_watch.c): a wake-up for nothing */
+				__atomic_fetch_add(&tp->ctr.hold_fired_watched, 1, __ATOMIC_RELAXED);
 		}
-		if (!(ready & (EMU_WS_SOCK | EMU_WS_MCG)))
+		if (!(ready & (EMU_WS_SOCK | EMU_WS_MCG))) {
+			/* a notification or the hold timer: the next sleep is prepared again */
+			__atomic_fetch_add(&tp->ctr.device_thread_other_wakeups, 1, __ATOMIC_RELAXED);
 			continue;
+		}
 		if (!lock_or_stop(tp))
 			break;
 		tp->wake_at = 0;

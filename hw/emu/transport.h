@@ -61,6 +61,10 @@ struct emu_tp_counters {
 	uint64_t device_thread_off_socket;     /* sleeps off the socket while an application polls */
 	uint64_t hold_rearms;                  /* pushes of that sleep's deadline (timerfd_settime) */
 	uint64_t hold_timer_kept;              /* switches off the socket that found the timer still set */
+	uint64_t hold_fired_watched;           /* ... and firings of it with the socket watched */
+	uint64_t device_thread_other_wakeups;  /* wake-ups not for arrivals: its timers, a notification,
+	                                        * the hold timer (each prepares the next sleep under
+	                                        * the device lock) */
 	uint64_t hold_found;                   /* ended by a poll returning a WRITE's completion: the
 						* socket watched again (sock_watch.c) */
 	uint64_t hold_found_on_socket;         /* such polls while the socket was watched already */

@@ -161,11 +161,13 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 	/* three lines: a log message holds 512 bytes (hw/platform/log_level.h), and one
 	 * line of all of these lost its last counters */
 	emu_log(d, EMU_LOG_INFO,
-		"device thread: %llu wake-ups for arrivals (%llu found them taken), %llu holds off the socket "
+		"device thread: %llu wake-ups for arrivals (%llu found them taken), %llu others, %llu holds off the socket "
 		"(%llu ended by a found WRITE, %llu by the application stopping, %llu ran out, %llu renewed "
 		"from the last call), %llu found WRITEs with the socket watched, %llu with sends outstanding, "
-		"%llu hold re-arms (%llu switches kept the timer set), %llu watch switches refused",
+		"%llu hold re-arms (%llu switches kept the timer set, %llu firings found the socket watched), "
+		"%llu watch switches refused",
 		(unsigned long long)c->device_thread_wakeups, (unsigned long long)c->device_thread_idle_wakeups,
+		(unsigned long long)__atomic_load_n(&c->device_thread_other_wakeups, __ATOMIC_RELAXED),
 		(unsigned long long)c->device_thread_off_socket,
 		(unsigned long long)__atomic_load_n(&c->hold_found, __ATOMIC_RELAXED),   /* added outside the lock */
 		(unsigned long long)__atomic_load_n(&c->watch_back_stopped, __ATOMIC_RELAXED),
@@ -174,6 +176,7 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)c->hold_found_on_socket, (unsigned long long)c->found_with_sends_outstanding,
 		(unsigned long long)__atomic_load_n(&c->hold_rearms, __ATOMIC_RELAXED),
 		(unsigned long long)__atomic_load_n(&c->hold_timer_kept, __ATOMIC_RELAXED),
+		(unsigned long long)__atomic_load_n(&c->hold_fired_watched, __ATOMIC_RELAXED),
 		(unsigned long long)__atomic_load_n(&c->watch_errors, __ATOMIC_RELAXED));
 	emu_log(d, EMU_LOG_INFO,
 		"device thread: sends %llu calls (%llu packets in segmented datagrams); polls looked at the wire "

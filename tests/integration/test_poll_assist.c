@@ -584,8 +584,12 @@ Test(poll_assist, a_wake_up_takes_the_device_lock_once_while_its_application_ans
 	emu_tp_counters(B.emu, &t1);
 	uint64_t wakeups = t1.device_thread_wakeups - t0.device_thread_wakeups;
 	uint64_t takes = b1.thread_lock_takes - b0.thread_lock_takes;
-	/* each wake-up by a hold's timer takes the lock once more */
-	uint64_t timer_wakeups = (t1.hold_expiries - t0.hold_expiries) + (t1.hold_renewed - t0.hold_renewed);
+	/* each other wake-up takes the lock once more: a hold's timer (also one kept past the
+	 * switch back that finds the socket watched, sock_watch.c), and the thread's look at
+	 * its timers every 10 ms at the latest -- under a parallel ctest this test took 7.7 s
+	 * and B's thread 2,003 takes in 1,001 wake-ups for arrivals, about 770 of them those
+	 * looks */
+	uint64_t timer_wakeups = t1.device_thread_other_wakeups - t0.device_thread_other_wakeups;
 
 	cr_log_info("%d round trips: B's device thread woke %llu times for arrivals, took its lock %llu times and "
 		    "found it held %llu times", PINGS, (unsigned long long)wakeups, (unsigned long long)takes,
@@ -593,7 +597,7 @@ Test(poll_assist, a_wake_up_takes_the_device_lock_once_while_its_application_ans
 	cr_assert_geq(wakeups, PINGS / 20, "B's device thread woke only %llu times in %d round trips: who placed them?",
 		      (unsigned long long)wakeups, PINGS);
 	cr_assert_leq(takes, wakeups + wakeups / 4 + timer_wakeups + 5,
-		      "B's device thread took its lock %llu times in %llu wake-ups (%llu by a hold's timer)",
+		      "B's device thread took its lock %llu times in %llu wake-ups (and %llu others)",
 		      (unsigned long long)takes, (unsigned long long)wakeups, (unsigned long long)timer_wakeups);
 }
 
