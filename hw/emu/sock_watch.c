@@ -23,6 +23,7 @@
 #include "hw/platform/waitset.h"
 
 static bool watch_update(struct emu_tp *tp, uint64_t now, bool found, bool arm_later);
+static bool hold_timer_set(struct emu_tp *tp, uint64_t now);
 
 bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at)
 {
@@ -30,26 +31,24 @@ bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at)
 
 	if (tp->hold_fd < 0)
 		return false;
-	__atomic_store_n(&tp->hold_until, at, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&tp->ctr.hold_rearms, 1, __ATOMIC_RELAXED);   /* from a poll: not under the lock */
 	armed = plat_deadline_arm(tp->hold_fd, at);
-	/* only a timer the kernel holds may be kept by a later switch (hold_timer_set) */
+	/* the hold's end is the deadline the kernel holds, nothing else (hold_timer_set) */
 	__atomic_store_n(&tp->timer_at, armed ? at : 0, __ATOMIC_RELAXED);
 	return armed;
 }
 
 void emu_tp_hold(struct emu_tp *tp, uint64_t now)
 {
-	uint64_t until;
+	uint64_t set_at;
 
-	if (!__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) || hold_timer_set(tp, now))
 		return;
-	until = __atomic_load_n(&tp->hold_until, __ATOMIC_RELAXED);
-	if ((int64_t)(until - now) >= (int64_t)(EMU_POLL_HOLD_NS / 2))
-		return;
-	if (!emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS) && !until) {
-		/* a doorbell's switch left the socket and its timer could not be armed (never
-		 * expected): as if the hold ran out, the socket is watched again */
+	set_at = __atomic_load_n(&tp->timer_at, __ATOMIC_RELAXED);
+	if (!emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS) && !set_at) {
+		/* the socket was left with no timer set (a doorbell's switch arms it only here)
+		 * and it could not be armed (never expected): as if the hold ran out, the
+		 * socket is watched again */
 		__atomic_store_n(&tp->hold_expired, now, __ATOMIC_RELAXED);
 		(void)emu_tp_watch_update(tp, now, false);
 	}
@@ -184,17 +183,17 @@ static int watch_socket(struct emu_tp *tp, bool on)
  * (emu_tp_hold).  A timer that fires with the socket watched wakes the thread once and
  * says nothing (rx_main).  What is kept is the deadline the kernel holds (timer_at,
  * written once an arm succeeded, cleared when the thread takes the expiry), never
- * hold_until: a decision to stay on the socket leaves a hold_until no timer backs.
- * The deadline, or 0 when none is set far enough ahead. */
-static uint64_t hold_timer_set(struct emu_tp *tp, uint64_t now)
+ * a planned end: a first version kept one that a decision to stay on the socket had left
+ * behind with no timer.  Polls push the hold by the same test (emu_tp_hold). */
+static bool hold_timer_set(struct emu_tp *tp, uint64_t now)
 {
 	uint64_t at = __atomic_load_n(&tp->timer_at, __ATOMIC_RELAXED);
 
-	return at && (int64_t)(at - now) >= (int64_t)(EMU_POLL_HOLD_NS / 2) ? at : 0;
+	return at && (int64_t)(at - now) >= (int64_t)(EMU_POLL_HOLD_NS / 2);
 }
 
 /* arm_later: a doorbell's switch leaves the arming to emu_tp_app_done, after its
- * packets have left (hold_until 0: not armed yet, emu_tp_hold arms it). */
+ * packets have left (emu_tp_hold arms it, finding no timer set far enough ahead). */
 static bool watch_update(struct emu_tp *tp, uint64_t now, bool found, bool arm_later)
 {
 	bool off;
@@ -206,13 +205,10 @@ static bool watch_update(struct emu_tp *tp, uint64_t now, bool found, bool arm_l
 		/* thr_off before the facts, as emu_poll_found and emu_tp_app_sleeps store their
 		 * fact before they load thr_off (all sequentially consistent): a poll racing
 		 * this decision is seen here, or sees thr_off and waits for the lock to decide
-		 * again.  And hold_until before thr_off: a poll that sees thr_off meanwhile
-		 * finds the hold's end far and leaves the timer alone (emu_tp_hold), or, after
-		 * a doorbell's switch (hold_until 0), arms it a little early. */
-		uint64_t timer_set = hold_timer_set(tp, now);
+		 * again.  A poll that sees thr_off before this switch's own arm arms the timer
+		 * too (emu_tp_hold): one timerfd_settime more, the same deadline. */
+		bool timer_set = hold_timer_set(tp, now);
 
-		__atomic_store_n(&tp->hold_until, timer_set ? timer_set : arm_later ? 0 : now + EMU_POLL_HOLD_NS,
-				 __ATOMIC_RELAXED);
 		__atomic_store_n(&tp->thr_off, 1, __ATOMIC_SEQ_CST);
 		off = want_off(tp, now) &&
 		      (arm_later || timer_set || emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS));

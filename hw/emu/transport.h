@@ -323,9 +323,9 @@ struct emu_tp {
 	pthread_mutex_t watch_mu;        /* orders the socket's watch switches (sock_watch.c) */
 	int thr_off;                     /* 1: the socket is not watched (atomic; changed under
 					  * watch_mu) */
-	uint64_t hold_until;             /* when the hold ends (ns, CLOCK_MONOTONIC; atomic) */
-	uint64_t timer_at;               /* the deadline the kernel's hold timer holds (0: none, or
-					  * fired; atomic; sock_watch.c hold_timer_set) */
+	uint64_t timer_at;               /* when the hold ends: the deadline the kernel's hold timer
+					  * holds (ns, CLOCK_MONOTONIC; 0: none, or fired; atomic;
+					  * sock_watch.c hold_timer_set) */
 	uint64_t hold_expired;           /* when it last fired: the application had stopped (atomic) */
 	uint64_t found_at;               /* a poll last returned a WRITE's completion (ns; atomic, no
 					  * lock; emu_poll_found) */
