@@ -370,6 +370,7 @@ static const struct emu_opt emu_opts[] = {
 	EMU_OPT_FLAG("copy", copy_syscall, "syscall", "guarded", "copy=guarded|syscall"),
 	EMU_OPT_FLAG("bf", bf_torn, "torn", "whole", "bf=whole|torn"),
 	EMU_OPT_FLAG("gso", gso_off, "off", "on", "gso=on|off"),
+	EMU_OPT_FLAG("gro", gro_off, "off", "on", "gro=on|off"),
 	{ "cap", opt_cap, "cap|capmax=BLOCK.FIELD:VALUE" },
 	{ "capmax", opt_cap, NULL },
 };

@@ -88,6 +88,9 @@ struct emu_config {
 	int gso_off;            /* gso=off: every packet leaves in a datagram of its own, as
 	                         * on a wire, also where a capture on loopback would see the
 	                         * kernel's unsegmented datagram (hw/emu/roce_sock.c) */
+	int gro_off;            /* gro=off: the port's socket does not coalesce arrivals, and
+	                         * a segmented run from another port arrives cut into its
+	                         * datagrams (hw/emu/roce_sock.c emu_roce_sock_coalesce) */
 	int bf_torn;            /* bf=torn: every BlueFlame burst arrives split, as through a
 	                         * path that does not combine writes; the device ignores it
 	                         * and reads the WQE from the ring (hw/emu/sq_doorbell.c), so

@@ -59,6 +59,18 @@ int emu_roce_sock_init(struct emu_roce_sock *s, int fd, uint32_t ipv4)
 	return rc;
 }
 
+int emu_roce_sock_coalesce(struct emu_roce_sock *s)
+{
+	int rc;
+
+	if (!s)
+		return -EINVAL;
+	rc = plat_udp_gro_enable(s->fd);
+	if (rc == 0)
+		s->gro = true;
+	return rc;
+}
+
 void emu_roce_sock_fini(struct emu_roce_sock *s)
 {
 	if (!s)
@@ -427,15 +439,23 @@ int emu_roce_sock_send(struct emu_roce_sock *s, const struct emu_roce_ip *ip, ui
 }
 
 /* The envelope of a received datagram: addresses, and TOS and TTL from the control
- * data IP_RECVTOS/IP_RECVTTL asked for. */
-static void rx_envelope(uint32_t daddr, const struct sockaddr_in *sa, struct msghdr *m, struct emu_roce_ip *env)
+ * data IP_RECVTOS/IP_RECVTTL asked for; *seg the segment size of a coalesced one
+ * (plat_udp_gro_segment), else 0. */
+static void rx_envelope(uint32_t daddr, const struct sockaddr_in *sa, struct msghdr *m, struct emu_roce_ip *env,
+			uint32_t *seg)
 {
 	struct cmsghdr *c;
 
 	emu_roce_ip_init(env, ntohl(sa->sin_addr.s_addr), daddr, ntohs(sa->sin_port), 0);
+	*seg = 0;
 	for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-		if (c->cmsg_level != IPPROTO_IP)
+		if (c->cmsg_level != IPPROTO_IP) {
+			unsigned g = plat_udp_gro_segment(c);
+
+			if (g)
+				*seg = g;
 			continue;
+		}
 		if (c->cmsg_type == IP_TOS && c->cmsg_len >= CMSG_LEN(1)) {
 			env->tos = *(const uint8_t *)CMSG_DATA(c);
 		} else if (c->cmsg_type == IP_TTL && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
@@ -456,6 +476,7 @@ ssize_t emu_roce_sock_recv(struct emu_roce_sock *s, uint8_t *buf, size_t cap, st
 	struct iovec iov;
 	struct msghdr m;
 	ssize_t n;
+	uint32_t seg;
 
 	if (!s || !buf || !env)
 		return -EINVAL;
@@ -466,7 +487,7 @@ ssize_t emu_roce_sock_recv(struct emu_roce_sock *s, uint8_t *buf, size_t cap, st
 	n = recvmsg(s->fd, &m, flags | MSG_TRUNC);
 	if (n < 0)
 		return -errno;
-	rx_envelope(s->ipv4, &sa, &m, env);
+	rx_envelope(s->ipv4, &sa, &m, env, &seg);
 	return n;
 }
 
@@ -526,7 +547,7 @@ static int recv_many_fd(int fd, uint32_t daddr, struct emu_roce_rx_batch *b, int
 		return n;
 	for (int i = 0; i < n; i++) {
 		b->len[i] = sl->dg[i].len;
-		rx_envelope(daddr, &sl->sa[i], &sl->dg[i].hdr, &b->env[i]);
+		rx_envelope(daddr, &sl->sa[i], &sl->dg[i].hdr, &b->env[i], &b->seg[i]);
 	}
 	b->n = (unsigned)n;
 	return n;

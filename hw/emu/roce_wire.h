@@ -175,11 +175,18 @@ struct emu_roce_sock {
 	bool seg_off;               /* queued packets leave one datagram each: emu:gso=off, a
 				     * system without UDP segmentation, or the kernel refused it */
 	uint64_t tx_segmented;      /* queued packets that left in segmented datagrams */
+	bool gro;                   /* batches may get coalesced datagrams (emu_roce_sock_coalesce) */
 };
 
 /* Set IP_PMTUDISC_DO (DF=1, ID=0) and IP_RECVTOS/IP_RECVTTL on fd. */
 int emu_roce_sock_init(struct emu_roce_sock *s, int fd, uint32_t ipv4);
 void emu_roce_sock_fini(struct emu_roce_sock *s);
+/* Let the port's socket coalesce arrivals (plat_udp_gro_enable): a run of equal packets
+ * that another emulated port sent segmented on loopback (emu_roce_sock_uncork) then
+ * arrives as one datagram, which emu_roce_sock_recv_many reports with its segment size.
+ * Only batches know segments: emu_roce_sock_recv must not be used on such a socket.
+ * 0, or -errno (the socket stays as it was). */
+int emu_roce_sock_coalesce(struct emu_roce_sock *s);
 
 /* Send a built packet to ip->daddr:ip->dport from ip->sport (ip->saddr must be the
  * port's).  Source port 4791 uses the port's socket; 0xc000-0xffff a cached socket bound
@@ -202,14 +209,30 @@ ssize_t emu_roce_sock_recv(struct emu_roce_sock *s, uint8_t *buf, size_t cap, st
 #define EMU_ROCE_RX_BATCH 16
 
 /* Up to EMU_ROCE_RX_BATCH arrivals: pkt[i] holds len[i] bytes (len[i] larger than
- * EMU_ROCE_MAX_PKT: truncated, drop it as TOO_LONG), env[i] as emu_roce_sock_recv. */
+ * EMU_ROCE_MAX_PKT: truncated, drop it as TOO_LONG), env[i] as emu_roce_sock_recv.
+ * seg[i]: 0, one packet; else a coalesced datagram (emu_roce_sock_coalesce), packets
+ * of seg[i] bytes back to back, the last one possibly shorter, all with env[i]. */
 struct emu_roce_rx_batch {
 	unsigned n;
 	uint8_t *pkt[EMU_ROCE_RX_BATCH];
 	size_t len[EMU_ROCE_RX_BATCH];
+	uint32_t seg[EMU_ROCE_RX_BATCH];
 	struct emu_roce_ip env[EMU_ROCE_RX_BATCH];
 	struct emu_roce_rx_slots *slots;    /* buffers and message headers */
 };
+
+/* The packets of datagram i in order: start with *off = 0; each call sets *pkt to the
+ * next one and returns its length, 0 after the last. */
+static inline size_t emu_roce_rx_next(const struct emu_roce_rx_batch *b, unsigned i, size_t *off, uint8_t **pkt)
+{
+	size_t left = b->len[i] - *off, n = b->seg[i] && b->seg[i] < left ? b->seg[i] : left;
+
+	if (*off >= b->len[i])
+		return 0;
+	*pkt = b->pkt[i] + *off;
+	*off += n;
+	return n;
+}
 
 int emu_roce_rx_batch_init(struct emu_roce_rx_batch *b);
 void emu_roce_rx_batch_fini(struct emu_roce_rx_batch *b);

@@ -84,6 +84,8 @@ struct emu_tp_counters {
 	uint64_t tx_calls;                     /* sends: one per run of queued packets */
 	uint64_t tx_segmented;                 /* packets that left in segmented datagrams (UDP GSO) */
 	uint64_t rx_calls;                     /* receives that took at least one packet */
+	uint64_t rx_coalesced;                 /* datagrams that brought several packets (UDP GRO) */
+	uint64_t rx_coalescing;                /* 1 once the port's socket coalesces (rx_dispatch) */
 	uint64_t payload_read_aheads;          /* multi-packet payload windows read in one DMA read
 	                                        * (requests, and READ responses; only when a read
 	                                        * costs a system call: emu_payload_read) */
@@ -297,6 +299,7 @@ struct emu_tp {
 	struct emu_dev *d;
 	struct emu_roce_sock sock;
 	bool sock_ok;
+	bool gro_allowed;                /* the socket may coalesce, once a run arrives (rx_dispatch) */
 	struct emu_tq *qtab[256];        /* hash by QPN */
 	struct emu_tp_counters ctr;
 	struct emu_tp_fault_state flt;

@@ -102,6 +102,8 @@ static int tp_init(struct emu_dev *d)
 			tp->sock_ok = true;
 		if (d->cfg.gso_off)
 			tp->sock.seg_off = true;
+		/* from the first run that arrives (rx_thread.c rx_dispatch) */
+		tp->gro_allowed = tp->sock_ok && !d->cfg.gro_off;
 	}
 	rc = emu_sq_area_init(d);
 	if (!rc)
@@ -179,10 +181,11 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)__atomic_load_n(&c->hold_fired_watched, __ATOMIC_RELAXED),
 		(unsigned long long)__atomic_load_n(&c->watch_errors, __ATOMIC_RELAXED));
 	emu_log(d, EMU_LOG_INFO,
-		"device thread: sends %llu calls (%llu packets in segmented datagrams); polls looked at the wire "
-		"%llu times, took %llu packets; device lock slept for: host %llu, thread %llu; the thread took "
-		"it %llu times, found it held %llu",
+		"device thread: sends %llu calls (%llu packets in segmented datagrams); receives %llu calls "
+		"(%llu coalesced datagrams); polls looked at the wire %llu times, took %llu packets; device lock "
+		"slept for: host %llu, thread %llu; the thread took it %llu times, found it held %llu",
 		(unsigned long long)tp->sock.tx_calls, (unsigned long long)tp->sock.tx_segmented,
+		(unsigned long long)c->rx_calls, (unsigned long long)c->rx_coalesced,
 		(unsigned long long)c->assist_polls, (unsigned long long)c->assist_pkts,
 		(unsigned long long)d->ctr.host_lock_sleeps, (unsigned long long)d->ctr.thread_lock_sleeps,
 		(unsigned long long)d->ctr.thread_lock_takes,

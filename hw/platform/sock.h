@@ -56,4 +56,15 @@ size_t plat_udp_segment_cmsg(struct cmsghdr *c, unsigned short seg);
  * before 4.18 it does not, and the control message would be ignored). */
 bool plat_udp_segment_supported(int fd);
 
+/* UDP receive coalescing (Linux UDP_GRO, udp(7), since 5.0): a socket that asks for it
+ * may get several datagrams of one flow as one, their payloads back to back, with a
+ * control message saying how long each was (the last may be shorter).  On loopback it
+ * is what a segmented send (above) becomes: the kernel hands the sender's run over
+ * whole instead of cutting it up (Linux net/ipv4/udp.c, udp_unexpected_gso).  Enable:
+ * 0, or -errno where the system has none (macOS: every datagram comes alone).
+ * Segment: the segment size a received control message gives, or 0 when c is not
+ * that message. */
+int plat_udp_gro_enable(int fd);
+unsigned plat_udp_gro_segment(const struct cmsghdr *c);
+
 #endif

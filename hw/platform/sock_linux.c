@@ -76,3 +76,22 @@ bool plat_udp_segment_supported(int fd)
 
 	return getsockopt(fd, SOL_UDP, UDP_SEGMENT, &v, &len) == 0;
 }
+
+int plat_udp_gro_enable(int fd)
+{
+	int one = 1;
+
+	return setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0 ? 0 : -errno;
+}
+
+/* udp(7): "the size of each segment is stored in a cmsg of type UDP_GRO", an int
+ * (Linux udp_cmsg_recv) */
+unsigned plat_udp_gro_segment(const struct cmsghdr *c)
+{
+	int seg;
+
+	if (c->cmsg_level != SOL_UDP || c->cmsg_type != UDP_GRO || c->cmsg_len < CMSG_LEN(sizeof(int)))
+		return 0;
+	memcpy(&seg, CMSG_DATA(c), sizeof(seg));
+	return seg > 0 ? (unsigned)seg : 0;
+}

@@ -116,3 +116,15 @@ bool plat_udp_segment_supported(int fd)
 	(void)fd;
 	return false;
 }
+
+int plat_udp_gro_enable(int fd)
+{
+	(void)fd;
+	return -EOPNOTSUPP;   /* no UDP receive coalescing */
+}
+
+unsigned plat_udp_gro_segment(const struct cmsghdr *c)
+{
+	(void)c;
+	return 0;
+}

@@ -219,7 +219,11 @@ static void send_numbered(uint16_t sport, unsigned i)
 
 /* Receive `n` packets with emu_roce_sock_recv_many, each parsed (its ICRC checked) and
  * handed to check(i, p, arg) in arrival order, and nothing more; how many receive calls
- * that took (each takes what is queued, up to EMU_ROCE_RX_BATCH). */
+ * that took (each takes what is queued, up to EMU_ROCE_RX_BATCH).  A coalesced datagram
+ * (emu_roce_sock_coalesce) is taken apart with emu_roce_rx_next, as the device does;
+ * `coalesced` counts them. */
+static unsigned coalesced;
+
 typedef void packet_check(unsigned i, const struct emu_roce_pkt *p, const void *arg);
 
 static unsigned receive_parsed(unsigned n, packet_check *check, const void *arg)
@@ -233,13 +237,20 @@ static unsigned receive_parsed(unsigned n, packet_check *check, const void *arg)
 		cr_assert_eq(poll(&pfd, 1, 2000), 1, "%u of %u packets arrived", got, n);
 		cr_assert_gt(emu_roce_sock_recv_many(&pb.s, &b, MSG_DONTWAIT), 0);
 		calls++;
-		for (unsigned i = 0; i < b.n; i++, got++) {
-			struct emu_roce_pkt p;
+		for (unsigned i = 0; i < b.n; i++) {
+			size_t off = 0, len;
+			uint8_t *pkt;
 
-			cr_assert_lt(got, n, "more packets arrived than were sent");
-			cr_assert_eq(emu_roce_parse(b.pkt[i], b.len[i], &b.env[i], &p), 0, "packet %u dropped: %s", got,
-				     emu_roce_drop_name(p.drop));
-			check(got, &p, arg);
+			if (b.seg[i] && b.seg[i] < b.len[i])
+				coalesced++;
+			while ((len = emu_roce_rx_next(&b, i, &off, &pkt)) != 0) {
+				struct emu_roce_pkt p;
+
+				cr_assert_lt(got, n, "more packets arrived than were sent");
+				cr_assert_eq(emu_roce_parse(pkt, len, &b.env[i], &p), 0, "packet %u dropped: %s", got,
+					     emu_roce_drop_name(p.drop));
+				check(got++, &p, arg);
+			}
 		}
 	}
 	cr_expect_eq(emu_roce_sock_recv_many(&pb.s, &b, MSG_DONTWAIT), -EAGAIN);
@@ -394,6 +405,29 @@ Test(roce_sock, a_longer_packet_a_lone_one_or_another_tos_leaves_in_a_datagram_o
 		     (unsigned long long)(pa.s.tx_segmented - seg0));
 #endif
 	expect_sized(8, len);
+}
+
+/* Coalesced arrivals (UDP GRO, emu_roce_sock_coalesce): the receiving port takes a
+ * segmented run as the one datagram it left as, and its packets apart again exactly:
+ * each parses, with its own ICRC, in order.  A shorter last packet ends its run; a
+ * lone packet arrives on its own. */
+Test(roce_sock, a_coalescing_port_takes_a_segmented_run_as_one_datagram_and_its_packets_apart)
+{
+	const size_t len[] = { 1024, 1024, 1024, 1024, 1024, 300, 700 };
+	unsigned calls;
+
+#ifdef __linux__
+	cr_assert_eq(emu_roce_sock_coalesce(&pb.s), 0);
+	coalesced = 0;
+	send_all_corked(7, len, NULL);
+	calls = receive_parsed(7, check_sized, len);
+	cr_expect_eq(coalesced, 1, "%u datagrams brought several packets, not 1 (the run of six)", coalesced);
+	cr_expect_eq(calls, 1, "%u receive calls", calls);
+#else
+	cr_expect_eq(emu_roce_sock_coalesce(&pb.s), -EOPNOTSUPP);
+	(void)len;
+	(void)calls;
+#endif
 }
 
 Test(roce_sock, with_segmentation_off_each_packet_is_its_own_datagram)

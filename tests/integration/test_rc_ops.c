@@ -135,12 +135,60 @@ Test(rc_ops, send_write_read_every_size_at_mtu_1024)
 	cr_assert_gt(c.tx_by_opcode[EMU_ROCE_RC_WRITE_MIDDLE], 0);
 	cr_assert_gt(c.rx_by_opcode[EMU_ROCE_RC_READ_RESP_MIDDLE], 0);
 	cr_assert_eq(c.drops[EMU_ROCE_DROP_ICRC], 0);
+#ifdef __linux__
+	/* runs of equal packets to loopback leave segmented and arrive coalesced (UDP GSO
+	 * and GRO, roce_sock.c): B took the SENDs and WRITEs so, A the READ responses */
+	cr_assert_gt(tp_ctr(&B).rx_coalesced, 0, "no SEND or WRITE arrived at B coalesced");
+	cr_assert_gt(c.rx_coalesced, 0, "no READ response arrived at A coalesced");
+#endif
 }
 
 Test(rc_ops, send_write_read_every_size_at_mtu_4096)
 {
 	setup_mtu(5);
 	every_op(5);
+}
+
+/* The port's socket coalesces only once runs arrive (rx_thread.c
+ * coalesce_once_runs_arrive): short SENDs back to back both ways (each side's socket
+ * holds the peer's SENDs and its ACKs, 20 bytes each) leave it as it was; the first
+ * multi-packet message turns it on. */
+Test(rc_ops, short_sends_leave_the_socket_alone_and_the_first_run_makes_it_coalesce)
+{
+	enum { BURST = 8 };
+	struct ibv_wc wc;
+
+	setup_mtu(5);
+	for (uint32_t r = 0; r < 20; r++) {
+		for (uint32_t i = 0; i < BURST; i++) {
+			cr_assert_eq(tp_post_recv(&qa, i, abuf + 4096 + i * 64, 64, tp_lkey(amr)), 0);
+			cr_assert_eq(tp_post_recv(&qb, i, bbuf + 4096 + i * 64, 64, tp_lkey(bmr)), 0);
+		}
+		for (uint32_t i = 0; i < BURST; i++) {
+			cr_assert_eq(tp_post(&qa, IBV_WR_SEND, i, abuf, 2, tp_lkey(amr), 0, 0, IBV_SEND_SIGNALED), 0);
+			cr_assert_eq(tp_post(&qb, IBV_WR_SEND, i, bbuf, 2, tp_lkey(bmr), 0, 0, IBV_SEND_SIGNALED), 0);
+		}
+		snprintf(tp_what, sizeof(tp_what), "round %u of %d 2-byte SENDs both ways", r, BURST);
+		for (uint32_t i = 0; i < 2 * BURST; i++) {
+			tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+			tp_expect(&B, &wc, IBV_WC_SUCCESS, 5000);
+		}
+	}
+	cr_assert_eq(tp_ctr(&A).rx_coalescing + tp_ctr(&B).rx_coalescing, 0, "short SENDs made a socket coalesce");
+#ifdef __linux__
+	for (uint32_t i = 0; i < 4; i++)
+		run_write(IBV_WR_RDMA_WRITE, 64u << 10, 2900 + i);
+	cr_assert_eq(tp_ctr(&B).rx_coalescing, 1, "64 KiB WRITEs did not make B's socket coalesce");
+	cr_assert_gt(tp_ctr(&B).rx_coalesced, 0, "no WRITE arrived coalesced");
+#endif
+}
+
+/* emu:gro=off: every packet of a run arrives in a datagram of its own, the same data */
+Test(rc_ops, send_write_read_every_size_with_coalescing_off)
+{
+	setup_uri(5, "emu:gro=off");
+	every_op(5);
+	cr_assert_eq(tp_ctr(&A).rx_coalesced + tp_ctr(&B).rx_coalesced, 0, "a datagram arrived coalesced with gro=off");
 }
 
 Test(rc_ops, atomics_compare_swap_and_fetch_add_are_host_order_in_memory)
