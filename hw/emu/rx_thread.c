@@ -302,6 +302,8 @@ void emu_poll_assist(struct emu_dev *d)
 	n = rx_pass(tp, now);
 	__atomic_fetch_sub(&tp->app_in_call, 1, __ATOMIC_SEQ_CST);
 	tp->ctr.assist_pkts += n;
+	if (n)   /* the peer is talking: its next packet is most often close behind */
+		__atomic_store_n(&tp->assist_brisk, EMU_ASSIST_BRISK_LOOKS, __ATOMIC_RELAXED);
 	emu_unlock(d);
 	/* ACKs that open the send window make the pass send the window's worth: 48-64
 	 * packets took 180-230 us at MTU 1024 beside the peer's device thread, and the hold

@@ -104,9 +104,12 @@ struct emu_tp_counters {
 #define EMU_ASSIST_EVERY 64u
 /* After a send doorbell the answer is due: the next EMU_ASSIST_BRISK_LOOKS looks at the
  * wire come every EMU_ASSIST_EVERY_BRISK empty polls (about 0.1 us apart, plus the
- * look itself), then the cadence is EMU_ASSIST_EVERY again.  An application that
- * polls without posting (the empty-poll gate) never sees the brisk cadence.  Every 2,
- * 4 and 8 measured (docs/benchmarks.md, "2026-12-06, 22:45 UTC"). */
+ * look itself), then the cadence is EMU_ASSIST_EVERY again.  So after a look that took
+ * packets: the peer is talking, and a command of several messages (llama.cpp's RPC:
+ * three SENDs, each awaited) has its next part close behind.  An application that
+ * polls with nothing arriving and without posting (the empty-poll gate) never sees
+ * the brisk cadence.  Every 2, 4 and 8 measured (docs/benchmarks.md, "2026-12-06,
+ * 22:45 UTC"; after an arrival, "2026-12-07, 01:45 UTC"). */
 #define EMU_ASSIST_EVERY_BRISK 4u
 #define EMU_ASSIST_BRISK_LOOKS 64u
 

@@ -725,3 +725,41 @@ Test(poll_assist, after_a_send_doorbell_the_polls_look_at_the_wire_briskly)
 		      (unsigned long long)brisk, polls, (unsigned long long)idle);
 	cr_assert_eq(bbuf[0], 0x5a, "the WRITE did not land");
 }
+
+/* ... and after a look that took packets: B, polling, takes A's WRITE with one of its
+ * looks, and its next polls look briskly, though B posted nothing.  (B's device thread
+ * takes a WRITE while it still watches the socket, as it may at first: then A writes
+ * again, 20 rounds at most.) */
+Test(poll_assist, after_a_look_that_took_a_packet_the_polls_look_at_the_wire_briskly)
+{
+	const unsigned polls = EMU_ASSIST_BRISK_LOOKS * EMU_ASSIST_EVERY_BRISK;
+	struct emu_tp_counters b0, b1;
+	struct ibv_wc wc;
+	uint64_t idle, brisk, end;
+	unsigned r;
+
+	polls_for(&B, 2);   /* B polls: a brisk cadence left by the fixture's traffic is used up */
+	idle = looks_in_polls(&B, polls);
+	for (r = 0; r < 20; r++) {
+		emu_tp_counters(B.emu, &b0);
+		abuf[0] = (uint8_t)(0x60 + r);
+		cr_assert_eq(write8(&qa, abuf, bbuf, bmr, 78 + r), 0);
+		end = tp_now_ms() + 2000;
+		while (bbuf[0] != abuf[0] && tp_now_ms() < end)   /* until the WRITE landed */
+			cr_assert_geq(mx5_poll_cq(B.cqr, 1, &wc), 0);
+		cr_assert_eq(bbuf[0], abuf[0], "WRITE %u did not land in 2 s", r);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 2000);
+		emu_tp_counters(B.emu, &b1);
+		if (b1.assist_pkts > b0.assist_pkts)
+			break;   /* one of B's looks took it */
+		polls_for(&B, 1);
+	}
+	cr_assert_lt(r, 20, "none of 20 WRITEs was taken by a look of B's");
+	brisk = looks_in_polls(&B, polls);
+	cr_log_info("%u polls: %llu looks at the wire idle, %llu after a look that took a packet", polls,
+		    (unsigned long long)idle, (unsigned long long)brisk);
+	cr_assert_leq(idle, polls / EMU_ASSIST_EVERY + 1, "%llu looks in %u idle polls", (unsigned long long)idle,
+		      polls);
+	cr_assert_geq(brisk, EMU_ASSIST_BRISK_LOOKS / 4, "%llu looks in the %u polls after an arrival (%llu idle)",
+		      (unsigned long long)brisk, polls, (unsigned long long)idle);
+}
