@@ -233,10 +233,21 @@ static void read_responses(struct emu_tp *tp, struct emu_tq *tq, const struct em
 		uint32_t pos = n == 1 ? EMU_ROCE_F_ONLY : k == 0 ? EMU_ROCE_F_FIRST : k + 1 == n ? EMU_ROCE_F_LAST
 												      : EMU_ROCE_F_MIDDLE;
 		int op = emu_roce_opcode_for(EMU_ROCE_TR_RC, EMU_ROCE_F_READ_RESP, pos, false, false);
+		uint32_t dip = emu_qp_dip(qp);
+		uint8_t *p;
 
 		if (!len)
 			chunk = 0;
-		if (chunk && emu_payload_read(tp, key, &src, len, (uint64_t)k * mtu, tp->scratch, chunk)) {
+		memset(&h, 0, sizeof(h));
+		h.bth.opcode = resp_op(qp, (uint8_t)op);
+		h.bth.dqpn = qp->remote_qpn;
+		h.bth.psn = emu_psn_add(psn, k);
+		h.aeth.syndrome = syndrome;
+		h.aeth.msn = tq->msn;
+		/* the response's payload read straight into the packet (emu_tp_tx_begin) */
+		if (emu_tp_tx_begin(tp, dip, &h, chunk, &p) < 0)
+			return;
+		if (chunk && emu_payload_read(tp, key, &src, len, (uint64_t)k * mtu, p, chunk)) {
 			/* memory gone since the R_Key check: NAK the READ itself, at its own PSN (the
 			 * expected PSN is past all its responses by now, and a requester drops a
 			 * NAK beyond what it sent: it would time out and retry instead), as rxe's
@@ -245,13 +256,7 @@ static void read_responses(struct emu_tp *tp, struct emu_tq *tq, const struct em
 				      PRM_EVENT_WQ_ACCESS_ERROR);
 			return;
 		}
-		memset(&h, 0, sizeof(h));
-		h.bth.opcode = resp_op(qp, (uint8_t)op);
-		h.bth.dqpn = qp->remote_qpn;
-		h.bth.psn = emu_psn_add(psn, k);
-		h.aeth.syndrome = syndrome;
-		h.aeth.msn = tq->msn;
-		(void)emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, tp->scratch, chunk);
+		(void)emu_tp_tx_end(tp, dip, emu_qp_sport(qp), qp->pri.tclass, &h, chunk);
 	}
 }
 

@@ -373,13 +373,28 @@ static bool txq_add(struct emu_roce_sock *s, int fd, const struct emu_roce_ip *i
 	if (q->n == TXQ_SLOTS)
 		txq_flush(s);
 	i = q->n++;
-	memcpy(q->pkt[i], pkt, len);
+	if (pkt != q->pkt[i])   /* built in place: emu_roce_sock_tx_buf */
+		memcpy(q->pkt[i], pkt, len);
 	q->fd[i] = fd;
 	q->tos[i] = ip->tos;
 	set_dest(&q->sa[i], ip);
 	datagram_msg(&q->dg[i].hdr, &q->sa[i], &q->iov[i], q->pkt[i], len);
 	set_tos(&q->dg[i].hdr, &q->cm[i], ip->tos);
 	return true;
+}
+
+uint8_t *emu_roce_sock_tx_buf(struct emu_roce_sock *s, size_t cap)
+{
+	if (!s || !s->cork || s->cork_off || cap > TXQ_SLOT_BYTES)
+		return NULL;
+	if (!s->txq) {
+		s->txq = calloc(1, sizeof(*s->txq));
+		if (!s->txq)
+			return NULL;
+	}
+	if (s->txq->n == TXQ_SLOTS)
+		txq_flush(s);
+	return s->txq->pkt[s->txq->n];
 }
 
 void emu_roce_sock_cork(struct emu_roce_sock *s)

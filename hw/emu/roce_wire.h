@@ -195,6 +195,11 @@ int emu_roce_sock_coalesce(struct emu_roce_sock *s);
  * *sport_used says so (may be NULL).  ip->tos goes out as IP_TOS. */
 int emu_roce_sock_send(struct emu_roce_sock *s, const struct emu_roce_ip *ip, uint8_t *pkt, size_t len,
 		       uint16_t *sport_used);
+/* While corked: where the next packet can be built so that emu_roce_sock_send queues it
+ * without copying it (the queue's next slot, cap bytes of room), or NULL (not corked,
+ * corking off, more than a slot holds): build it elsewhere.  Sending anything else
+ * first is fine: the packet is then copied as any other. */
+uint8_t *emu_roce_sock_tx_buf(struct emu_roce_sock *s, size_t cap);
 
 /* Receive one datagram (flags: MSG_DONTWAIT or 0).  Returns its full length, which is
  * larger than cap when it was truncated (drop it as TOO_LONG), or -errno.  env is the

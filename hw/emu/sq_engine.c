@@ -51,31 +51,63 @@ uint16_t emu_qp_sport(const struct emu_qp *qp)
 	return emu_roce_udp_sport(qp->pri.flow_label, qp->qpn, qp->remote_qpn);
 }
 
-int emu_tp_send(struct emu_tp *tp, struct emu_tq *tq, uint32_t dip, uint16_t sport, uint8_t tos,
-		struct emu_roce_hdrs *h, const void *payload, size_t len)
+/* A packet is built where it leaves from: while the doorbell or receive pass corks the
+ * socket, in the send queue's next slot (emu_roce_sock_tx_buf), so that its payload is
+ * copied once from application memory, not into a scratch buffer, then the packet, then
+ * the queue.  Its room is tp->tx's, whichever it is. */
+int emu_tp_tx_begin(struct emu_tp *tp, uint32_t dip, struct emu_roce_hdrs *h, size_t len, uint8_t **payload)
+{
+	int hl;
+
+	if (!dip) {
+		*payload = tp->scratch;   /* read anyway: a fault is the WQE's, as on a wire */
+		return 0;
+	}
+	h->bth.pkey = EMU_ROCE_DEFAULT_PKEY;
+	tp->tx_cur = emu_roce_sock_tx_buf(&tp->sock, sizeof(tp->tx));
+	if (!tp->tx_cur)
+		tp->tx_cur = tp->tx;
+	hl = emu_roce_build_hdrs(tp->tx_cur, sizeof(tp->tx), h, len);
+	if (hl < 0)
+		return hl;
+	tp->tx_hl = (size_t)hl;
+	*payload = tp->tx_cur + hl;
+	return 0;
+}
+
+int emu_tp_tx_end(struct emu_tp *tp, uint32_t dip, uint16_t sport, uint8_t tos, const struct emu_roce_hdrs *h,
+		  size_t len)
 {
 	struct emu_roce_ip ip;
-	int hl, n;
+	int n;
 
-	(void)tq;
 	if (!dip) {
 		/* flooded on the segment, and nobody takes it */
 		tp->ctr.tx_no_port++;
 		return 0;
 	}
-	h->bth.pkey = EMU_ROCE_DEFAULT_PKEY;
-	hl = emu_roce_build_hdrs(tp->tx, sizeof(tp->tx), h, len);
-	if (hl < 0)
-		return hl;
-	if (len)
-		memcpy(tp->tx + hl, payload, len);
 	emu_roce_ip_init(&ip, tp->d->ipv4, dip, sport, tos);
-	n = emu_roce_seal(tp->tx, sizeof(tp->tx), (size_t)hl + len, &ip);
+	n = emu_roce_seal(tp->tx_cur, sizeof(tp->tx), tp->tx_hl + len, &ip);
 	if (n < 0)
 		return n;
 	tp->ctr.tx_pkts++;
 	tp->ctr.tx_by_opcode[h->bth.opcode]++;
-	return emu_tp_xmit(tp, &ip, tp->tx, (size_t)n);
+	return emu_tp_xmit(tp, &ip, tp->tx_cur, (size_t)n);
+}
+
+int emu_tp_send(struct emu_tp *tp, struct emu_tq *tq, uint32_t dip, uint16_t sport, uint8_t tos,
+		struct emu_roce_hdrs *h, const void *payload, size_t len)
+{
+	uint8_t *p;
+	int rc;
+
+	(void)tq;
+	rc = emu_tp_tx_begin(tp, dip, h, len, &p);
+	if (rc)
+		return rc;
+	if (len)
+		memcpy(p, payload, len);
+	return emu_tp_tx_end(tp, dip, sport, tos, h, len);
 }
 
 static bool op_is_rd_atomic(uint8_t op)
@@ -434,22 +466,29 @@ static int send_req_pkt(struct emu_tp *tp, struct emu_tq *tq, struct emu_swqe *w
 	}
 	if (w->len > off)
 		len = w->len - off < mtu ? (size_t)(w->len - off) : mtu;
-	if (len) {
-		if (w->inl) {
-			memcpy(tp->scratch, w->inl_data + off, len);
-		} else {
-			struct emu_payload_src src = { .pdn = qp->pdn, .sge = w->sge, .nsge = w->nsge };
+	{
+		bool ud = tr == EMU_ROCE_TR_UD;
+		uint32_t dip = ud ? w->dip : emu_qp_dip(qp);
+		uint8_t *p;
 
-			rc = emu_payload_read(tp, w->seq, &src, w->len, off, tp->scratch, len);
-			if (rc)
-				return rc;
+		/* the payload read straight into the packet (emu_tp_tx_begin) */
+		rc = emu_tp_tx_begin(tp, dip, &h, len, &p);
+		if (rc)
+			return rc;
+		if (len) {
+			if (w->inl) {
+				memcpy(p, w->inl_data + off, len);
+			} else {
+				struct emu_payload_src src = { .pdn = qp->pdn, .sge = w->sge, .nsge = w->nsge };
+
+				rc = emu_payload_read(tp, w->seq, &src, w->len, off, p, len);
+				if (rc)
+					return rc;
+			}
 		}
+		return emu_tp_tx_end(tp, dip, ud ? w->sport : emu_qp_sport(qp), ud ? w->tclass : qp->pri.tclass, &h,
+				     len);
 	}
-	if (tr == EMU_ROCE_TR_UD) {
-		rc = emu_tp_send(tp, tq, w->dip, w->sport, w->tclass, &h, tp->scratch, len);
-		return rc;
-	}
-	return emu_tp_send(tp, tq, emu_qp_dip(qp), emu_qp_sport(qp), qp->pri.tclass, &h, tp->scratch, len);
 }
 
 static uint64_t ack_timeout_ns(const struct emu_qp *qp)

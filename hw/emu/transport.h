@@ -308,6 +308,8 @@ struct emu_tp {
 	struct emu_tp_fault_state flt;
 	uint8_t tx[EMU_TP_PKT_CAP];
 	uint8_t scratch[EMU_TP_PKT_CAP];
+	uint8_t *tx_cur;                 /* the packet emu_tp_tx_begin is building */
+	size_t tx_hl;                    /* ... its headers' length */
 	struct { uint32_t cqn, ci; } cqci[1024]; /* last consumer counter read, by CQN */
 	uint32_t *ackq;                  /* QPNs with a coalesced ACK pending */
 	uint32_t nackq, ackq_cap;
@@ -426,6 +428,14 @@ void emu_req_arm_timer(struct emu_tp *tp, struct emu_tq *tq);
  * payload from buf (may be NULL with len 0). */
 int emu_tp_send(struct emu_tp *tp, struct emu_tq *tq, uint32_t dip, uint16_t sport, uint8_t tos,
 		struct emu_roce_hdrs *h, const void *payload, size_t len);
+/* The same in two steps, for a payload read from memory: begin writes h's headers where
+ * the packet will leave from (emu_roce_sock_tx_buf while corked, else tp->tx) and sets
+ * *payload to where its len bytes go; the caller writes them there and calls end, which
+ * seals and sends it, or drops it unsent (nothing else may send in between).  No port
+ * at dip: *payload is scratch room and end counts tx_no_port, as emu_tp_send. */
+int emu_tp_tx_begin(struct emu_tp *tp, uint32_t dip, struct emu_roce_hdrs *h, size_t len, uint8_t **payload);
+int emu_tp_tx_end(struct emu_tp *tp, uint32_t dip, uint16_t sport, uint8_t tos, const struct emu_roce_hdrs *h,
+		  size_t len);
 uint32_t emu_qp_dip(const struct emu_qp *qp);
 uint16_t emu_qp_sport(const struct emu_qp *qp);
 uint32_t emu_qp_mtu_bytes(const struct emu_qp *qp);
