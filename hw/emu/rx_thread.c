@@ -239,6 +239,29 @@ static bool rx_spin(struct emu_tp *tp)
  * wake notification are not left behind a stream whose passes never end on a LAST. */
 #define EMU_RX_MSG_SPIN_MAX_NS 200000ull
 
+/* A wake-up is cheapest on the waker's CPU: the woken real-time thread preempts the
+ * sender as its system call returns, where any other CPU must first be interrupted.
+ * The thread wakes where it last ran.  Found there on the CPU of its own application's
+ * last doorbell -- an application that now spins on memory or polls there, while the
+ * peer that sends to it runs elsewhere -- it moves once to another CPU, where its next
+ * wake-up finds the peer.  Pinned by hand, Debian's ib_write_lat -s 2 between two
+ * processes on 2 CPUs: 32.5-33.0 us a half round trip with each device thread on its
+ * application's CPU, 19.9 on the other one; unpinned runs came out at either by where
+ * the threads first ran (docs/benchmarks.md, "2026-12-07, 02:30 UTC").  Only with more
+ * than one CPU, and after the pass (the move is three system calls). */
+static void leave_the_applications_cpu(struct emu_tp *tp)
+{
+	int here;
+
+	if (online_cpus() < 2)
+		return;
+	here = plat_current_cpu();
+	if (here < 0 || here != __atomic_load_n(&tp->app_cpu, __ATOMIC_RELAXED))
+		return;
+	if (plat_thread_leave_cpu(here) == 1)
+		__atomic_fetch_add(&tp->ctr.device_thread_app_cpu_moves, 1, __ATOMIC_RELAXED);
+}
+
 /* Whether it spun (and so took the lock again). */
 static bool rx_finish_message(struct emu_tp *tp)
 {
@@ -571,6 +594,8 @@ static void *rx_main(void *arg)
 		wake = prepare_sleep(tp);
 		prepared = true;
 		emu_unlock(d);
+		if (got)
+			leave_the_applications_cpu(tp);
 		if (got && rx_finish_message(tp))   /* the rest of a message begun */
 			prepared = false;
 		if (rx_spin(tp))

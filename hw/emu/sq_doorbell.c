@@ -9,6 +9,7 @@
 #define EMU_TP_INTERNAL
 #include "hw/emu/transport.h"
 
+#include "hw/platform/cpu.h"
 #include "hw/shim/mmio.h"
 
 /* Doorbell / BlueFlame store at UAR offset 0x800 and up. */
@@ -48,6 +49,7 @@ static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 	if (!tq)
 		return;
 	emu_tp_app_posts(tp);
+	__atomic_store_n(&tp->app_cpu, plat_current_cpu(), __ATOMIC_RELAXED);   /* rx_thread.c */
 	__atomic_store_n(&tp->assist_brisk, EMU_ASSIST_BRISK_LOOKS, __ATOMIC_RELAXED);   /* its answer is due */
 	__atomic_fetch_add(&tp->app_in_call, 1, __ATOMIC_SEQ_CST);   /* the hold does not run out meanwhile */
 	/* the WQEs' packets leave in one system call */

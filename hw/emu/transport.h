@@ -62,6 +62,8 @@ struct emu_tp_counters {
 	uint64_t hold_rearms;                  /* pushes of that sleep's deadline (timerfd_settime) */
 	uint64_t hold_timer_kept;              /* switches off the socket that found the timer still set */
 	uint64_t hold_fired_watched;           /* ... and firings of it with the socket watched */
+	uint64_t device_thread_app_cpu_moves;  /* moves off the CPU of its application's last doorbell
+	                                        * after a wake-up for arrivals (rx_thread.c) */
 	uint64_t device_thread_other_wakeups;  /* wake-ups not for arrivals: its timers, a notification,
 	                                        * the hold timer (each prepares the next sleep under
 	                                        * the device lock) */
@@ -324,6 +326,8 @@ struct emu_tp {
 					  * 0: it armed a CQ) */
 	unsigned assist_skip;            /* empty polls counted (emu_poll_assist) */
 	unsigned assist_brisk;           /* looks at the wire left at the brisk cadence (atomic) */
+	int app_cpu;                     /* where the application's last send doorbell ran, -1 not
+	                                  * known (atomic; plat_current_cpu in sq_doorbell.c) */
 	int hold_fd;                     /* timerfd ending a sleep off the socket (-1: none) */
 	int ws_fd;                       /* the thread's wait set (hw/platform/waitset.h) */
 	int ws_mc_fd;                    /* the multicast groups' set, once in ws_fd (-1: not yet) */

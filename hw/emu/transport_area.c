@@ -74,6 +74,7 @@ static int tp_init(struct emu_dev *d)
 	tp->d = d;
 	tp->wake_fd = -1;
 	tp->hold_fd = -1;
+	tp->app_cpu = -1;
 	tp->ws_fd = -1;
 	tp->ws_mc_fd = -1;
 	pthread_mutex_init(&tp->watch_mu, NULL);
@@ -192,10 +193,12 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)__atomic_load_n(&d->ctr.thread_lock_busy, __ATOMIC_RELAXED));
 	emu_log(d, EMU_LOG_INFO,
 		"device thread: passive spins moved off a polling CPU %llu, not begun there %llu; spins for the "
-		"rest of a message %llu (%llu passes found packets, %llu moved off a stalled CPU)",
+		"rest of a message %llu (%llu passes found packets, %llu moved off a stalled CPU); moves off its "
+		"application's CPU %llu",
 		(unsigned long long)c->spin_moves, (unsigned long long)c->spins_skipped,
 		(unsigned long long)c->msg_spins, (unsigned long long)c->msg_spin_passes,
-		(unsigned long long)c->msg_spin_moves);
+		(unsigned long long)c->msg_spin_moves,
+		(unsigned long long)__atomic_load_n(&c->device_thread_app_cpu_moves, __ATOMIC_RELAXED));
 }
 
 static void tp_fini(struct emu_dev *d)

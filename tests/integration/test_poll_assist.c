@@ -763,3 +763,92 @@ Test(poll_assist, after_a_look_that_took_a_packet_the_polls_look_at_the_wire_bri
 	cr_assert_geq(brisk, EMU_ASSIST_BRISK_LOOKS / 4, "%llu looks in the %u polls after an arrival (%llu idle)",
 		      (unsigned long long)brisk, polls, (unsigned long long)idle);
 }
+
+/* Every device thread of this process allowed on CPU `cpu` alone (cpu >= 0), or on
+ * every CPU (-1); how many were found. */
+static unsigned device_threads_on(int cpu)
+{
+	char path[64], comm[32];
+	cpu_set_t set;
+	unsigned n = 0;
+
+	CPU_ZERO(&set);
+	for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN); c++)
+		if (cpu < 0 || c == cpu)
+			CPU_SET(c, &set);
+	for (pid_t tid = getpid(); tid < getpid() + 4096; tid++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, EMU_DEVICE_THREAD_NAME, strlen(EMU_DEVICE_THREAD_NAME)) &&
+		    sched_setaffinity(tid, sizeof(set), &set) == 0)
+			n++;
+		fclose(f);
+	}
+	return n;
+}
+
+/* B posts (its doorbell on this thread's CPU), then A WRITEs to B while this thread
+ * spins on B's memory: until B's device thread, not a poll of B's, placed the WRITE
+ * (20 rounds at most).  B's counters after. */
+static struct emu_tp_counters b_thread_places_a_write(unsigned base)
+{
+	struct emu_tp_counters b0, b1;
+	struct ibv_wc wc;
+
+	for (unsigned r = 0; r < 20; r++) {
+		cr_assert_eq(write8(&qb, bbuf, abuf, amr, base + r), 0);
+		tp_expect(&B, &wc, IBV_WC_SUCCESS, 2000);   /* B found its WRITE: its thread watches */
+		emu_tp_counters(B.emu, &b0);
+		abuf[0] = (uint8_t)(base + r);
+		cr_assert_eq(write8(&qa, abuf, bbuf, bmr, base + 100 + r), 0);
+		cr_assert(spin_on(bbuf, abuf[0]), "A's WRITE %u never reached B", r);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 2000);
+		emu_tp_counters(B.emu, &b1);
+		if (b1.device_thread_wakeups > b0.device_thread_wakeups)
+			return b1;
+	}
+	cr_assert_fail("B's device thread placed none of 20 WRITEs");
+	return b1;
+}
+
+/* A device thread woken for arrivals on the CPU of its own application's last doorbell
+ * (rx_thread.c leave_the_applications_cpu) moves once to another, where the peer that
+ * wakes it runs.  B's application (this thread) posts and spins on memory on CPU 0;
+ * B's device thread first runs there held to it, then, free again and last on CPU 0,
+ * is woken by A's next WRITEs.  Linux wakes a real-time thread where it last ran,
+ * mostly: rounds until such a wake-up moved it, 30 at most. */
+Test(poll_assist, a_device_thread_woken_on_its_applications_cpu_moves_off_it)
+{
+#ifdef __linux__
+	struct emu_tp_counters b;
+	cpu_set_t zero, saved;
+	unsigned r;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		cr_skip_test("one CPU: nowhere to move");
+	cr_assert_eq(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	CPU_ZERO(&zero);
+	CPU_SET(0, &zero);
+	cr_assert_eq(sched_setaffinity(0, sizeof(zero), &zero), 0);
+	emu_tp_counters(B.emu, &b);
+	for (r = 0; r < 30 && !b.device_thread_app_cpu_moves; r++) {
+		cr_assert_geq(device_threads_on(0), 2, "the device threads were not found");
+		(void)b_thread_places_a_write(0x10);
+		cr_assert_geq(device_threads_on(-1), 2);
+		(void)b_thread_places_a_write(0x40);
+		(void)b_thread_places_a_write(0x80);
+		emu_tp_counters(B.emu, &b);
+	}
+	cr_assert_eq(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	cr_log_info("B's device thread: %llu moves off its application's CPU in %u rounds",
+		    (unsigned long long)b.device_thread_app_cpu_moves, r);
+	cr_assert_gt(b.device_thread_app_cpu_moves, 0,
+		     "B's device thread, woken on its application's CPU, stayed there (30 rounds)");
+#else
+	cr_skip_test("moving a thread off a CPU needs thread affinity (Linux)");
+#endif
+}
