@@ -61,14 +61,7 @@ int emu_roce_sock_init(struct emu_roce_sock *s, int fd, uint32_t ipv4)
 
 int emu_roce_sock_coalesce(struct emu_roce_sock *s)
 {
-	int rc;
-
-	if (!s)
-		return -EINVAL;
-	rc = plat_udp_gro_enable(s->fd);
-	if (rc == 0)
-		s->gro = true;
-	return rc;
+	return s ? plat_udp_gro_enable(s->fd) : -EINVAL;
 }
 
 void emu_roce_sock_fini(struct emu_roce_sock *s)
@@ -356,22 +349,30 @@ static void txq_flush(struct emu_roce_sock *s)
 	q->n = 0;
 }
 
-/* Queue one packet (the cork is on); false when it must go out at once instead. */
-static bool txq_add(struct emu_roce_sock *s, int fd, const struct emu_roce_ip *ip, const uint8_t *pkt, size_t len)
+/* The queue with its next slot free for a packet of len bytes (a full queue is sent
+ * first), or NULL: corking off, a packet larger than a slot, no memory. */
+static struct emu_roce_txq *txq_room(struct emu_roce_sock *s, size_t len)
 {
-	struct emu_roce_txq *q;
-	unsigned i;
-
 	if (s->cork_off || len > TXQ_SLOT_BYTES)
-		return false;
+		return NULL;
 	if (!s->txq) {
 		s->txq = calloc(1, sizeof(*s->txq));
 		if (!s->txq)
-			return false;
+			return NULL;
 	}
-	q = s->txq;
-	if (q->n == TXQ_SLOTS)
+	if (s->txq->n == TXQ_SLOTS)
 		txq_flush(s);
+	return s->txq;
+}
+
+/* Queue one packet (the cork is on); false when it must go out at once instead. */
+static bool txq_add(struct emu_roce_sock *s, int fd, const struct emu_roce_ip *ip, const uint8_t *pkt, size_t len)
+{
+	struct emu_roce_txq *q = txq_room(s, len);
+	unsigned i;
+
+	if (!q)
+		return false;
 	i = q->n++;
 	if (pkt != q->pkt[i])   /* built in place: emu_roce_sock_tx_buf */
 		memcpy(q->pkt[i], pkt, len);
@@ -385,16 +386,9 @@ static bool txq_add(struct emu_roce_sock *s, int fd, const struct emu_roce_ip *i
 
 uint8_t *emu_roce_sock_tx_buf(struct emu_roce_sock *s, size_t cap)
 {
-	if (!s || !s->cork || s->cork_off || cap > TXQ_SLOT_BYTES)
-		return NULL;
-	if (!s->txq) {
-		s->txq = calloc(1, sizeof(*s->txq));
-		if (!s->txq)
-			return NULL;
-	}
-	if (s->txq->n == TXQ_SLOTS)
-		txq_flush(s);
-	return s->txq->pkt[s->txq->n];
+	struct emu_roce_txq *q = s && s->cork ? txq_room(s, cap) : NULL;
+
+	return q ? q->pkt[q->n] : NULL;
 }
 
 void emu_roce_sock_cork(struct emu_roce_sock *s)

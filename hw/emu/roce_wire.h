@@ -175,7 +175,6 @@ struct emu_roce_sock {
 	bool seg_off;               /* queued packets leave one datagram each: emu:gso=off, a
 				     * system without UDP segmentation, or the kernel refused it */
 	uint64_t tx_segmented;      /* queued packets that left in segmented datagrams */
-	bool gro;                   /* batches may get coalesced datagrams (emu_roce_sock_coalesce) */
 };
 
 /* Set IP_PMTUDISC_DO (DF=1, ID=0) and IP_RECVTOS/IP_RECVTTL on fd. */
@@ -230,10 +229,12 @@ struct emu_roce_rx_batch {
  * next one and returns its length, 0 after the last. */
 static inline size_t emu_roce_rx_next(const struct emu_roce_rx_batch *b, unsigned i, size_t *off, uint8_t **pkt)
 {
-	size_t left = b->len[i] - *off, n = b->seg[i] && b->seg[i] < left ? b->seg[i] : left;
+	size_t left, n;
 
 	if (*off >= b->len[i])
 		return 0;
+	left = b->len[i] - *off;
+	n = b->seg[i] && b->seg[i] < left ? b->seg[i] : left;
 	*pkt = b->pkt[i] + *off;
 	*off += n;
 	return n;

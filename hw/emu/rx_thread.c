@@ -248,12 +248,12 @@ static bool rx_spin(struct emu_tp *tp)
  * processes on 2 CPUs: 32.5-33.0 us a half round trip with each device thread on its
  * application's CPU, 19.9 on the other one; unpinned runs came out at either by where
  * the threads first ran (docs/benchmarks.md, "2026-12-07, 02:30 UTC").  Only with more
- * than one CPU, and after the pass (the move is three system calls). */
-/* Only after a wake-up that took a short message (and perhaps an ACK): a thread on the
- * sender's CPU woken by the first packet of a long one preempts that sender in the
- * middle of its sendmmsg, then spins for packets that cannot come until it moves off
- * again (rx_finish_message): with every wake-up moving it, a 64 KiB ib_write_lat took
- * 74.5 us against 58, the thread moving twice a message. */
+ * than one CPU, after the pass (the move is three system calls), and only after a
+ * wake-up that took a short message (EMU_LEAVE_MAX_PKTS: one packet, perhaps an ACK):
+ * on the sender's CPU a thread woken by the first packet of a long one preempts that
+ * sender in the middle of its sendmmsg, then spins for packets that cannot come until
+ * it moves off again (rx_finish_message); moving back at every wake-up, a 64 KiB
+ * ib_write_lat took 74.5 us against 58, the thread moving twice a message. */
 #define EMU_LEAVE_MAX_PKTS 2u
 
 static void leave_the_applications_cpu(struct emu_tp *tp)
