@@ -139,10 +139,19 @@ static unsigned rx_pass(struct emu_tp *tp, uint64_t now)
 
 /* Busy-poll the socket for EMU_RX_SPIN_NS after the last arrival, the lock taken only
  * to receive, while nothing asks the thread to stop -- only in a process whose
- * application has not polled this device for EMU_RX_PASSIVE_NS (a passive responder,
- * blocked elsewhere): a real-time spinner beside an application that polls or spins
- * on memory would take the CPU it runs on.  Only with more than one CPU. */
-#define EMU_RX_PASSIVE_NS 10000000ull
+ * application has not polled or posted on this device for EMU_RX_PASSIVE_NS (a passive
+ * responder, blocked or busy elsewhere): a real-time spinner beside an application that
+ * polls or spins on memory would take the CPU it runs on.  Only with more than one CPU.
+ * Such an application calls the library at least once a round trip (perftest's WRITE
+ * latency loop polls for its own WRITE's completion; a 1 MiB round trip here is about
+ * 1 ms, a 64 KiB one 0.12 ms).  Until 2026-12-07 the bound was 10 ms, and an application
+ * that polls in short bursts a millisecond or two apart never had a spinning responder:
+ * UCX's ucx_perftest server progresses its worker about every 1.5 ms while the client's
+ * gets come every 5 us, so every READ woke the device thread, on the idle CPU where a
+ * woken real-time thread stays (20-30 us on these virtual CPUs), and ucp_get took 29-44 us
+ * a get in every run against 5.2-5.5 with this bound (docs/benchmarks.md, "2026-12-07,
+ * 04:00 UTC").  A spin is cut short by the application's next poll (poll_seen). */
+#define EMU_RX_PASSIVE_NS 500000ull
 
 /* A spin on the CPU where an application was polling a moment ago (it was preempted
  * by this thread's wake-up, hw/emu/cpu_hints.h) keeps that application off its CPU
@@ -208,6 +217,7 @@ static bool rx_spin(struct emu_tp *tp)
 		return false;
 	if (!spin_off_a_pollers_cpu(tp))
 		return false;
+	__atomic_fetch_add(&tp->ctr.passive_spins, 1, __ATOMIC_RELAXED);
 	for (;;) {
 		uint64_t now = emu_now_ns();
 

@@ -79,6 +79,7 @@ struct emu_tp_counters {
 	                                        * (its calls went stale, its hold ran out, it armed a CQ) */
 	uint64_t hold_expiries;                /* holds that ran out: the thread woken by their timer */
 	uint64_t watch_errors;                 /* wait-set switches the kernel refused (never expected) */
+	uint64_t passive_spins;                /* spins of a passive responder after an arrival (rx_spin) */
 	uint64_t spin_moves;                   /* passive spins that moved off a CPU an application polled on */
 	uint64_t spins_skipped;                /* ... that could not move, and blocked instead */
 	uint64_t device_thread_cpu_ns;         /* CPU time the device thread has used (plat_thread_cpu_ns) */

@@ -270,6 +270,33 @@ Test(poll_assist, a_peer_that_stopped_calling_the_library_serves_writes_and_read
 	}
 }
 
+/* An application that polls in short bursts a millisecond or two apart (UCX's
+ * ucx_perftest server progresses its worker about every 1.5 ms) is a passive responder
+ * between them: its device thread, woken by a request, spins for the next one
+ * (rx_thread.c, rx_spin).  B polls for 1 ms, then calls nothing for 2 ms, while A READs
+ * from it; ten times.  B's thread spun after some READ (or declined to, on a CPU polled
+ * a moment ago with nowhere else to go).  With the passive bound at 10 ms, as until
+ * 2026-12-07, it never did, and each READ cost a wake-up. */
+Test(poll_assist, a_responder_that_polls_in_bursts_spins_between_them)
+{
+	struct emu_tp_counters b0, b1;
+	struct ibv_wc wc;
+
+	emu_tp_counters(B.emu, &b0);
+	for (unsigned i = 0; i < 10; i++) {
+		polls_for(&B, 1);
+		usleep(2000);
+		cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_READ, 900 + i, abuf, 64, tp_lkey(amr), (uintptr_t)bbuf,
+				     tp_rkey(bmr), IBV_SEND_SIGNALED),
+			     0);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	}
+	emu_tp_counters(B.emu, &b1);
+	cr_assert_gt(b1.passive_spins + b1.spins_skipped, b0.passive_spins + b0.spins_skipped,
+		     "B polled in bursts 2 ms apart and its device thread never spun after a READ (woken %llu times)",
+		     (unsigned long long)(b1.device_thread_wakeups - b0.device_thread_wakeups));
+}
+
 /* While an application polls, its device thread sleeps off the socket (the polls take
  * the arrivals) behind a deadline the polls push: A polls without a pause while B
  * writes to it 40 times; A's thread went off the socket at least once, and every WRITE
