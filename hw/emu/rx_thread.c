@@ -311,6 +311,24 @@ static bool rx_finish_message(struct emu_tp *tp)
 	return true;
 }
 
+/* One receive pass in the application's thread, if the device lock is free this moment
+ * (else the device thread or a doorbell is at work, and the application polls again);
+ * how many packets it took. */
+static unsigned app_look(struct emu_tp *tp, uint64_t now)
+{
+	unsigned n;
+
+	if (!emu_lock_try(tp->d))
+		return 0;
+	tp->ctr.assist_polls++;
+	__atomic_fetch_add(&tp->app_in_call, 1, __ATOMIC_SEQ_CST);
+	n = rx_pass(tp, now);
+	__atomic_fetch_sub(&tp->app_in_call, 1, __ATOMIC_SEQ_CST);
+	tp->ctr.assist_pkts += n;
+	emu_unlock(tp->d);
+	return n;
+}
+
 /* An empty CQ poll.  One in EMU_ASSIST_EVERY looks at the wire (one recvmmsg, about
  * 300 ns here even when nothing is there); the others return at once, so an empty
  * ibv_poll_cq costs tens of nanoseconds, not a system call.  The count is per device
@@ -335,16 +353,9 @@ void emu_poll_assist(struct emu_dev *d)
 	__atomic_store_n(&tp->poll_seen, now, __ATOMIC_RELAXED);
 	emu_cpu_hint_polled(now);
 	emu_tp_hold(tp, now);
-	if (!emu_lock_try(d))
-		return;   /* the device thread or a doorbell is at work: poll again */
-	tp->ctr.assist_polls++;
-	__atomic_fetch_add(&tp->app_in_call, 1, __ATOMIC_SEQ_CST);
-	n = rx_pass(tp, now);
-	__atomic_fetch_sub(&tp->app_in_call, 1, __ATOMIC_SEQ_CST);
-	tp->ctr.assist_pkts += n;
+	n = app_look(tp, now);
 	if (n)   /* the peer is talking: its next packet is most often close behind */
 		__atomic_store_n(&tp->assist_brisk, EMU_ASSIST_BRISK_LOOKS, __ATOMIC_RELAXED);
-	emu_unlock(d);
 	/* ACKs that open the send window make the pass send the window's worth: 48-64
 	 * packets took 180-230 us at MTU 1024 beside the peer's device thread, and the hold
 	 * pushed before the pass lapsed under a poller that had not stopped */
@@ -385,7 +396,17 @@ static bool sends_outstanding(struct emu_tp *tp, uint32_t qpn)
  * (ib_write_bw keeps 128 WRITEs posted); the socket watched after each of its found
  * WRITEs woke the device thread for the next ACK, and its next doorbell left the
  * socket again (ib_write_bw 64 KiB: 1,233 of 1,267 holds ended so, 6,682 wake-ups in
- * 20,000 messages; docs/benchmarks.md, "2026-12-06, 20:00 UTC"). */
+ * 20,000 messages; docs/benchmarks.md, "2026-12-06, 20:00 UTC").
+ * Around the switch this thread looks at the wire once before and once after
+ * (app_look, about 0.3 us each when nothing is there).  The peer's answer is often on
+ * its way already: its application saw our WRITE placed while its device thread was
+ * still sending the ACK this poll took, and posted at once.  Waiting in the socket,
+ * it made the switch (an EPOLL_CTL_MOD that finds the socket readable) wake the
+ * device thread, which runs on the other CPU (rx_thread.c, leave_the_applications_cpu):
+ * a wake-up there took about 20 us on these virtual CPUs (perf sched timehist), on the
+ * round trip's critical path.  Taken here, it is placed before the application starts
+ * to watch memory.  Debian's ib_write_lat -s 2: 21.7-22.3 us a half round trip before,
+ * 9.6-10.9 after (docs/benchmarks.md, "2026-12-07, 04:45 UTC"). */
 void emu_poll_found(struct emu_dev *d, uint32_t qpn)
 {
 	struct emu_tp *tp = d ? d->tp : NULL;
@@ -394,10 +415,14 @@ void emu_poll_found(struct emu_dev *d, uint32_t qpn)
 	if (!tp || (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && sends_outstanding(tp, qpn)))
 		return;
 	now = emu_now_ns();
+	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))   /* arrived already: placed here */
+		__atomic_fetch_add(&tp->ctr.found_look_pkts, app_look(tp, now), __ATOMIC_RELAXED);
 	__atomic_store_n(&tp->found_at, now, __ATOMIC_SEQ_CST);   /* before thr_off: see emu_tp_watch_update */
-	if (__atomic_load_n(&tp->thr_off, __ATOMIC_SEQ_CST))
+	if (__atomic_load_n(&tp->thr_off, __ATOMIC_SEQ_CST)) {
 		(void)emu_tp_watch_update(tp, now, true);
-	else
+		/* arrived in between: the switch found the socket readable and woke the thread */
+		__atomic_fetch_add(&tp->ctr.found_look_pkts, app_look(tp, now), __ATOMIC_RELAXED);
+	} else
 		__atomic_fetch_add(&tp->ctr.hold_found_on_socket, 1, __ATOMIC_RELAXED);   /* not under the lock */
 }
 

@@ -73,6 +73,7 @@ struct emu_tp_counters {
 	uint64_t msg_spins;                    /* spins for the rest of a message (rx_finish_message) */
 	uint64_t msg_spin_passes;              /* ... receive passes in them that found packets */
 	uint64_t msg_spin_moves;               /* ... that found none for a while and left the CPU */
+	uint64_t found_look_pkts;              /* packets the last look before a found WRITE's watch took */
 	uint64_t found_with_sends_outstanding; /* polls that returned a WRITE of a QP with more to complete */
 	uint64_t hold_renewed;                 /* hold timers that fired within a hold of the last call: run on */
 	uint64_t watch_back_stopped;           /* the socket watched again because the application stopped

@@ -270,6 +270,53 @@ Test(poll_assist, a_peer_that_stopped_calling_the_library_serves_writes_and_read
 	}
 }
 
+/* The peer's answer to a WRITE is often in the socket before the poll that returns the
+ * WRITE's completion (its application saw the WRITE placed while its device thread was
+ * still sending the ACK, and posted at once).  That poll takes it itself (emu_poll_found
+ * looks at the wire around the switch back to the device thread), so the application
+ * finds it in memory at once, where the switch used to wake the device thread on the
+ * other CPU for it.  A polls, posts a WRITE to B and waits until B placed it; a poll of
+ * A's with room for no completion takes the ACK (the WRITE's completion waits in the
+ * ring); B's WRITE to A then lies in A's socket, which A's thread does not watch; A's
+ * next poll returns its WRITE's completion, and B's bytes are in A's memory when it
+ * returns, placed by that poll. */
+Test(poll_assist, the_poll_that_returns_a_writes_completion_takes_the_answer_already_there)
+{
+	struct emu_tp_counters a0, a1;
+	struct ibv_wc wc;
+	unsigned taken = 0;
+
+	polls_for(&A, 1);   /* A polls: its doorbell leaves the socket to its polls */
+	for (unsigned r = 0; r < 5; r++) {
+		uint64_t end = tp_now_ms() + 2000;
+
+		abuf[0] = (uint8_t)(0x40 + r);
+		cr_assert_eq(write8(&qa, abuf, bbuf, bmr, 1000 + r), 0);
+		cr_assert(spin_on(bbuf, abuf[0]), "A's WRITE %u never reached B", r);
+		emu_tp_counters(A.emu, &a0);
+		do   /* until a look of A's polls took the ACK: the completion stays in the ring */
+			cr_assert_geq(mx5_poll_cq(A.cqr, 0, &wc), 0);
+		while (({ emu_tp_counters(A.emu, &a1); a1.assist_pkts == a0.assist_pkts; }) && tp_now_ms() < end);
+		cr_assert_gt(a1.assist_pkts, a0.assist_pkts, "round %u: A's polls never took the ACK", r);
+		bbuf[8] = (uint8_t)(0x80 + r);
+		cr_assert_eq(tp_post(&qb, IBV_WR_RDMA_WRITE, 1100 + r, bbuf + 8, 1, 0, (uintptr_t)abuf + 8, tp_rkey(amr),
+				     IBV_SEND_INLINE),
+			     0);   /* unsignalled: B's application will not poll for it */
+		emu_tp_counters(A.emu, &a0);
+		cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 1);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+		emu_tp_counters(A.emu, &a1);
+		if (a1.found_look_pkts > a0.found_look_pkts) {
+			cr_assert_eq(abuf[8], (uint8_t)(0x80 + r), "round %u: the poll's look took B's WRITE, not placed", r);
+			taken++;
+		}
+		cr_assert(spin_on(abuf + 8, (uint8_t)(0x80 + r)), "round %u: B's WRITE never reached A", r);
+		polls_for(&A, 1);
+	}
+	/* a round fails only if A's hold (300 us) lapsed before its poll: its thread took it */
+	cr_assert_gt(taken, 0, "in 5 rounds the poll that returned A's WRITE never took B's WRITE waiting in its socket");
+}
+
 /* An application that polls in short bursts a millisecond or two apart (UCX's
  * ucx_perftest server progresses its worker about every 1.5 ms) is a passive responder
  * between them: its device thread, woken by a request, spins for the next one
