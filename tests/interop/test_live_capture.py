@@ -31,6 +31,7 @@ import time
 
 import pytest
 
+from lo_capture import wait_for_probe  # noqa: E402
 from scapy.all import IP, UDP, Ether, raw, rdpcap  # noqa: E402
 from scapy.contrib.roce import BTH  # noqa: E402
 
@@ -83,11 +84,12 @@ def start_tshark(path):
             chunk = os.read(proc.stderr.fileno(), 4096)
             seen += chunk
             if b"Capturing on" in seen:
-                # the message comes once the filter is set; give the ring a moment
-                time.sleep(0.3)
-                return proc
+                if wait_for_probe(path, proc):
+                    return proc
+                break
     stop_tshark(proc)
-    pytest.fail("tshark did not start capturing within 20 s: " + seen.decode(errors="replace")[-400:])
+    pytest.fail("tshark did not start capturing (or saw none of its probes) within 20 s: " +
+                seen.decode(errors="replace")[-400:])
 
 
 def stop_tshark(proc):
@@ -135,9 +137,10 @@ def capture(tmp_path_factory):
     try:
         out = subprocess.run([BIN, js], capture_output=True, text=True, timeout=120)
     finally:
-        time.sleep(0.5)   # let the last packets reach the capture
+        seen = wait_for_probe(cap, proc)   # every packet sent before it is in the file
         stop_tshark(proc)
     assert out.returncode == 0, "traffic program failed:\n" + out.stdout + out.stderr
+    assert seen, "the capture stopped seeing packets before the traffic's end"
     print(out.stdout.strip())
     with open(js) as f:
         info = json.load(f)

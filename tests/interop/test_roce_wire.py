@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from lo_capture import wait_for_probe  # noqa: E402
 from scapy.all import Ether, IP, UDP, raw, rdpcap  # noqa: E402
 from scapy.contrib.roce import BTH, _bth_opcodes  # noqa: E402
 
@@ -178,15 +179,12 @@ def test_built_frames_carry_the_kernel_ipv4_header(built):
 def _start_capture(path):
     proc = subprocess.Popen([DUMPCAP, "-q", "-i", "lo", "-f", "udp dst port 4791", "-a", "duration:60",
                              "-w", path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.time() + 10
-    while time.time() < deadline:
+    if not wait_for_probe(path, proc):
         if proc.poll() is not None:
             pytest.fail("dumpcap could not capture on lo (root or CAP_NET_RAW needed): " +
                         proc.stderr.read().decode(errors="replace")[:200])
-        if os.path.exists(path) and os.path.getsize(path) > 0:
-            break
-        time.sleep(0.05)
-    time.sleep(0.5)   # the capture filter is installed after the file is created
+        _stop_capture(proc)
+        pytest.fail("dumpcap on lo saw none of its probes in 20 s")
     return proc
 
 
@@ -207,9 +205,10 @@ def test_live_loopback_packets_decode_and_verify(tmp_path):
     try:
         out = subprocess.run([BIN, "live", jsonl], capture_output=True, text=True, timeout=120)
     finally:
-        time.sleep(0.3)
+        seen = wait_for_probe(cap, proc)   # every packet sent before it is in the file
         _stop_capture(proc)
     assert out.returncode == 0, out.stdout + out.stderr
+    assert seen, "the capture stopped seeing packets before the run's end"
     print(out.stdout.strip())
     expect = load_jsonl(jsonl)
     src, dst = expect[0]["saddr"], expect[0]["daddr"]
