@@ -10,7 +10,7 @@
  *                                       the RPC pattern's sizes, a 2 B half round trip
  *                                       whose receiver is woken (udp_woken_half_rtt),
  *                                       and a 4 KiB stream
- *   uv_bench_apps allreduce [--iters N] two ranks, JACCL's message pattern: UC QPs, every
+ *   uv_bench_apps allreduce [--iters N] [--max B] two ranks, JACCL's message pattern: UC QPs, every
  *                                       message a SEND into a posted receive, chunks of
  *                                       at most 1 MiB, 1 KiB to 4 MiB of floats summed
  *   uv_bench_apps rpc      [--iters N]  llama.cpp's RPC pattern over RC: a command is
@@ -58,6 +58,7 @@
 
 static const char *prog = "uv_bench_apps";
 static unsigned iters = 1000;
+static uint32_t ar_max = AR_MAX;   /* --max: the largest all-reduce (to study one size) */
 
 __attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt, ...)
 {
@@ -632,7 +633,7 @@ static void run_allreduce(void)
 	if (!t)
 		die("out of memory");
 	ep_open(&e, IBV_QPT_UC, 2 * half, 4 * AR_DEPTH);
-	for (uint32_t size = 1024; size <= AR_MAX; size *= 4) {
+	for (uint32_t size = 1024; size <= ar_max; size *= 4) {
 		uint32_t chunk = size < AR_CHUNK ? size : AR_CHUNK, nchunks = size / chunk;
 		unsigned n = size >= (1u << 20) ? iters / 20 + 5 : size >= (64u << 10) ? iters / 4 + 5 : iters;
 		unsigned warm = n / 10 + 2;
@@ -763,10 +764,12 @@ static void run_open(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		die("usage: uv_bench_apps udp|allreduce|rpc|open [--iters N]");
+		die("usage: uv_bench_apps udp|allreduce|rpc|open [--iters N] [--max BYTES (allreduce)]");
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--iters") && i + 1 < argc)
 			iters = (unsigned)strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--max") && i + 1 < argc)
+			ar_max = (uint32_t)strtoul(argv[++i], NULL, 0);
 		else
 			die("unknown option '%s'", argv[i]);
 	}
