@@ -768,8 +768,13 @@ int main(int argc, char **argv)
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--iters") && i + 1 < argc)
 			iters = (unsigned)strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--max") && i + 1 < argc)
-			ar_max = (uint32_t)strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--max") && i + 1 < argc) {
+			unsigned long m = strtoul(argv[++i], NULL, 0);
+
+			if (m < 1024 || m > AR_MAX)
+				die("--max must be 1024 to %u bytes", AR_MAX);
+			ar_max = (uint32_t)m;
+		}
 		else
 			die("unknown option '%s'", argv[i]);
 	}

@@ -139,19 +139,21 @@ static unsigned rx_pass(struct emu_tp *tp, uint64_t now)
 
 /* Busy-poll the socket for EMU_RX_SPIN_NS after the last arrival, the lock taken only
  * to receive, while nothing asks the thread to stop -- only in a process whose
- * application has not polled or posted on this device for EMU_RX_PASSIVE_NS (a passive
- * responder, blocked or busy elsewhere): a real-time spinner beside an application that
- * polls or spins on memory would take the CPU it runs on.  Only with more than one CPU.
- * Such an application calls the library at least once a round trip (perftest's WRITE
- * latency loop polls for its own WRITE's completion; a 1 MiB round trip here is about
- * 1 ms, a 64 KiB one 0.12 ms).  Until 2026-12-07 the bound was 10 ms, and an application
- * that polls in short bursts a millisecond or two apart never had a spinning responder:
- * UCX's ucx_perftest server progresses its worker about every 1.5 ms while the client's
- * gets come every 5 us, so every READ woke the device thread, on the idle CPU where a
- * woken real-time thread stays (20-30 us on these virtual CPUs), and ucp_get took 29-44 us
- * a get in every run against 5.2-5.5 with this bound (docs/benchmarks.md, "2026-12-07,
- * 04:00 UTC").  A spin is cut short by the application's next poll (poll_seen). */
+ * application is a passive responder, blocked or busy elsewhere: it has not polled or
+ * posted on this device for EMU_RX_PASSIVE_NS, nor posted for EMU_RX_PASSIVE_POST_NS.
+ * A real-time spinner beside an application that polls or spins on memory would take
+ * the CPU it runs on, and such an application posts about once a round trip (perftest's
+ * WRITE latency loop; a 1 MiB round trip here takes about 1 ms).  Only with more than
+ * one CPU.  Until 2026-12-07 one bound of 10 ms covered polls and posts alike, and an
+ * application that polls in short bursts a millisecond or two apart and posts nothing
+ * never had a spinning responder: UCX's ucx_perftest server progresses its worker
+ * about every 1.5 ms while the client's gets come every 5 us, so every READ woke the
+ * device thread, on the idle CPU where a woken real-time thread stays (20-30 us a
+ * wake-up on these virtual CPUs), and ucp_get took 29-44 us a get in every run against
+ * 5.2-5.5 with polls bounded at 0.5 ms (docs/benchmarks.md, "2026-12-07, 04:00 UTC").
+ * A spin is cut short by the application's next poll or post (poll_seen). */
 #define EMU_RX_PASSIVE_NS 500000ull
+#define EMU_RX_PASSIVE_POST_NS 10000000ull
 
 /* A spin on the CPU where an application was polling a moment ago (it was preempted
  * by this thread's wake-up, hw/emu/cpu_hints.h) keeps that application off its CPU
@@ -211,9 +213,12 @@ static unsigned rx_try_pass(struct emu_tp *tp)
 /* Whether it spun (and so took the lock again). */
 static bool rx_spin(struct emu_tp *tp)
 {
-	uint64_t until = emu_now_ns() + EMU_RX_SPIN_NS, seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
+	uint64_t now = emu_now_ns(), until = now + EMU_RX_SPIN_NS;
+	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
+	uint64_t posted = __atomic_load_n(&tp->post_seen, __ATOMIC_RELAXED);
 
-	if (online_cpus() < 2 || (seen && emu_now_ns() - seen < EMU_RX_PASSIVE_NS))
+	if (online_cpus() < 2 || (seen && now - seen < EMU_RX_PASSIVE_NS) ||
+	    (posted && now - posted < EMU_RX_PASSIVE_POST_NS))
 		return false;
 	if (!spin_off_a_pollers_cpu(tp))
 		return false;
@@ -314,17 +319,21 @@ static bool rx_finish_message(struct emu_tp *tp)
 /* One receive pass in the application's thread, if the device lock is free this moment
  * (else the device thread or a doorbell is at work, and the application polls again);
  * how many packets it took. */
-static unsigned app_look(struct emu_tp *tp, uint64_t now)
+static unsigned app_look(struct emu_tp *tp, uint64_t now, bool assist)
 {
 	unsigned n;
 
 	if (!emu_lock_try(tp->d))
 		return 0;
-	tp->ctr.assist_polls++;
 	__atomic_fetch_add(&tp->app_in_call, 1, __ATOMIC_SEQ_CST);
 	n = rx_pass(tp, now);
 	__atomic_fetch_sub(&tp->app_in_call, 1, __ATOMIC_SEQ_CST);
-	tp->ctr.assist_pkts += n;
+	if (assist) {   /* an empty poll's look */
+		tp->ctr.assist_polls++;
+		tp->ctr.assist_pkts += n;
+	} else {        /* a look around a found WRITE's switch (emu_poll_found) */
+		tp->ctr.found_look_pkts += n;
+	}
 	emu_unlock(tp->d);
 	return n;
 }
@@ -353,7 +362,7 @@ void emu_poll_assist(struct emu_dev *d)
 	__atomic_store_n(&tp->poll_seen, now, __ATOMIC_RELAXED);
 	emu_cpu_hint_polled(now);
 	emu_tp_hold(tp, now);
-	n = app_look(tp, now);
+	n = app_look(tp, now, true);
 	if (n)   /* the peer is talking: its next packet is most often close behind */
 		__atomic_store_n(&tp->assist_brisk, EMU_ASSIST_BRISK_LOOKS, __ATOMIC_RELAXED);
 	/* ACKs that open the send window make the pass send the window's worth: 48-64
@@ -402,7 +411,7 @@ static bool sends_outstanding(struct emu_tp *tp, uint32_t qpn)
  * its way already: its application saw our WRITE placed while its device thread was
  * still sending the ACK this poll took, and posted at once.  Waiting in the socket,
  * it made the switch (an EPOLL_CTL_MOD that finds the socket readable) wake the
- * device thread, which runs on the other CPU (rx_thread.c, leave_the_applications_cpu):
+ * device thread, most often on the other CPU (rx_thread.c, leave_the_applications_cpu):
  * a wake-up there took about 20 us on these virtual CPUs (perf sched timehist), on the
  * round trip's critical path.  Taken here, it is placed before the application starts
  * to watch memory.  Debian's ib_write_lat -s 2: 21.7-22.3 us a half round trip before,
@@ -416,12 +425,12 @@ void emu_poll_found(struct emu_dev *d, uint32_t qpn)
 		return;
 	now = emu_now_ns();
 	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))   /* arrived already: placed here */
-		__atomic_fetch_add(&tp->ctr.found_look_pkts, app_look(tp, now), __ATOMIC_RELAXED);
+		(void)app_look(tp, now, false);
 	__atomic_store_n(&tp->found_at, now, __ATOMIC_SEQ_CST);   /* before thr_off: see emu_tp_watch_update */
 	if (__atomic_load_n(&tp->thr_off, __ATOMIC_SEQ_CST)) {
 		(void)emu_tp_watch_update(tp, now, true);
 		/* arrived in between: the switch found the socket readable and woke the thread */
-		__atomic_fetch_add(&tp->ctr.found_look_pkts, app_look(tp, now), __ATOMIC_RELAXED);
+		(void)app_look(tp, now, false);
 	} else
 		__atomic_fetch_add(&tp->ctr.hold_found_on_socket, 1, __ATOMIC_RELAXED);   /* not under the lock */
 }

@@ -73,7 +73,8 @@ struct emu_tp_counters {
 	uint64_t msg_spins;                    /* spins for the rest of a message (rx_finish_message) */
 	uint64_t msg_spin_passes;              /* ... receive passes in them that found packets */
 	uint64_t msg_spin_moves;               /* ... that found none for a while and left the CPU */
-	uint64_t found_look_pkts;              /* packets the last look before a found WRITE's watch took */
+	uint64_t found_look_pkts;              /* packets the looks around a found WRITE's switch took
+	                                        * (emu_poll_found; not counted as assist_pkts) */
 	uint64_t found_with_sends_outstanding; /* polls that returned a WRITE of a QP with more to complete */
 	uint64_t hold_renewed;                 /* hold timers that fired within a hold of the last call: run on */
 	uint64_t watch_back_stopped;           /* the socket watched again because the application stopped
@@ -330,6 +331,7 @@ struct emu_tp {
 	unsigned assist_brisk;           /* looks at the wire left at the brisk cadence (atomic) */
 	int app_cpu;                     /* where the application's last send doorbell ran, -1 not
 	                                  * known (atomic; plat_current_cpu in sq_doorbell.c) */
+	uint64_t post_seen;              /* when it ran (atomic; 0: never; rx_spin) */
 	int hold_fd;                     /* timerfd ending a sleep off the socket (-1: none) */
 	int ws_fd;                       /* the thread's wait set (hw/platform/waitset.h) */
 	int ws_mc_fd;                    /* the multicast groups' set, once in ws_fd (-1: not yet) */
