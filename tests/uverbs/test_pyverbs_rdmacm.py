@@ -166,7 +166,7 @@ def test_pyverbs_rdmacm():
 # between two processes of the device works (rping, Debian's rdmacm-utils).
 SHARED_SCRIPT = r"""
 ip link set lo up
-"$UVD" -R -d emu:ip=127.0.0.1 -s "$SOCK" 2>/dev/null &
+"$UVD" -R -d emu:ip=127.0.0.1 -s "$SOCK" 2>uvd.log &
 UVD_PID=$!
 i=0
 while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
@@ -178,9 +178,13 @@ while ! grep -qs "listening on" server.log && [ $i -lt 100 ]; do sleep 0.1; i=$(
 timeout 10 rping -s -a 127.0.0.1 -p 7000 -C 3; echo "second server rc=$?"
 t0=$(date +%s%N)
 timeout 10 rping -c -a 127.0.0.1 -p 7001 -C 3; echo "unlistened port rc=$? in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
-timeout 20 rping -c -a 127.0.0.1 -p 7000 -v -C 3; echo "client rc=$?"
-wait $S; echo "server rc=$?"
+UVERBS_LOG=info timeout 20 rping -c -a 127.0.0.1 -p 7000 -v -C 3 2>client.err; C=$?; echo "client rc=$C"
+wait $S; S=$?; echo "server rc=$S"
 grep -c "server ping data" server.log
+if [ $C -ne 0 ] || [ $S -ne 0 ]; then   # what each side saw, for a failure's report
+    echo "--- server.log"; tail -40 server.log; echo "--- client stderr"; tail -40 client.err
+    echo "--- uvd"; tail -20 uvd.log
+fi
 # a listener whose process forked: the child lets go of the port's name, so once the
 # parent stops listening another process may listen there
 cat > listen.py <<'PY'
