@@ -224,8 +224,7 @@ static bool rx_spin(struct emu_tp *tp)
 		return false;
 	__atomic_fetch_add(&tp->ctr.passive_spins, 1, __ATOMIC_RELAXED);
 	for (;;) {
-		uint64_t now = emu_now_ns();
-
+		now = emu_now_ns();
 		if (now >= until || __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED) != seen ||
 		    __atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE))
 			return true;

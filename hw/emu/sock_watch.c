@@ -63,14 +63,15 @@ void emu_tp_app_sleeps(struct emu_tp *tp)
 
 /* A bandwidth loop posts far more often than it finds its CQ empty: its doorbells keep
  * it "not passive", so its device thread does not busy-poll (rx_spin) beside it.  A
- * compare-and-swap, so a CQ armed meanwhile (poll_seen 0) stays armed. */
+ * compare-and-swap, so a CQ armed meanwhile (poll_seen 0) stays armed.  Every doorbell,
+ * of a poller or not, is also noted in post_seen: an application that spins on memory
+ * posts about once a round trip (rx_spin's EMU_RX_PASSIVE_POST_NS). */
 void emu_tp_app_posts(struct emu_tp *tp)
 {
-	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED);
+	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED), now = emu_now_ns();
 
+	__atomic_store_n(&tp->post_seen, now, __ATOMIC_RELAXED);   /* rx_spin */
 	if (seen) {
-		uint64_t now = emu_now_ns();
-
 		(void)__atomic_compare_exchange_n(&tp->poll_seen, &seen, now, false, __ATOMIC_RELAXED,
 						  __ATOMIC_RELAXED);
 		/* a poller that posts is about to poll for the answer here (cpu_hints.h) */

@@ -50,7 +50,6 @@ static void sq_db_hook(struct emu_dev *d, uint32_t uar_index, uint32_t off, unsi
 		return;
 	emu_tp_app_posts(tp);
 	__atomic_store_n(&tp->app_cpu, plat_current_cpu(), __ATOMIC_RELAXED);   /* rx_thread.c */
-	__atomic_store_n(&tp->post_seen, emu_now_ns(), __ATOMIC_RELAXED);       /* rx_spin */
 	__atomic_store_n(&tp->assist_brisk, EMU_ASSIST_BRISK_LOOKS, __ATOMIC_RELAXED);   /* its answer is due */
 	__atomic_fetch_add(&tp->app_in_call, 1, __ATOMIC_SEQ_CST);   /* the hold does not run out meanwhile */
 	/* the WQEs' packets leave in one system call */

@@ -331,7 +331,8 @@ struct emu_tp {
 	unsigned assist_brisk;           /* looks at the wire left at the brisk cadence (atomic) */
 	int app_cpu;                     /* where the application's last send doorbell ran, -1 not
 	                                  * known (atomic; plat_current_cpu in sq_doorbell.c) */
-	uint64_t post_seen;              /* when it ran (atomic; 0: never; rx_spin) */
+	uint64_t post_seen;              /* when the last send doorbell ran (atomic; 0: never;
+	                                  * emu_tp_app_posts, for rx_spin) */
 	int hold_fd;                     /* timerfd ending a sleep off the socket (-1: none) */
 	int ws_fd;                       /* the thread's wait set (hw/platform/waitset.h) */
 	int ws_mc_fd;                    /* the multicast groups' set, once in ws_fd (-1: not yet) */
@@ -387,9 +388,10 @@ void emu_tp_timer_kick(struct emu_tp *tp, uint64_t at);
 /* A CQ was armed: the application is about to block for its event: the socket is
  * watched again now, and to rx_spin the application is passive. */
 void emu_tp_app_sleeps(struct emu_tp *tp);
-/* A send doorbell: an application that polls and posts is busy, not passive (rx_spin),
- * unless it armed a CQ since or never polled; it leaves the socket to its polls, or
- * pushes the hold's deadline (EMU_POLL_HOLD_NS) when it is left already. */
+/* A send doorbell: noted in post_seen (rx_spin's bound for posts); an application that
+ * polls and posts is busy, not passive (rx_spin), unless it armed a CQ since or never
+ * polled; it leaves the socket to its polls, or pushes the hold's deadline
+ * (EMU_POLL_HOLD_NS) when it is left already. */
 void emu_tp_app_posts(struct emu_tp *tp);
 /* A doorbell once its packets have left, or a poll assist once its pass is done: the
  * hold timer armed, if the doorbell left the socket to the polls (arming a near timer

@@ -2,12 +2,12 @@
 /* The device thread's scheduling (hw/emu/rx_thread.c): SCHED_FIFO when this process may
  * have it, SCHED_OTHER without the privilege, and SCHED_OTHER on purpose with
  * emu:sched=normal.  The counters say which policy the thread got. */
-#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 
 #include "hw/emu/transport.h"
+#include "tests/common/device_threads.h"
 #include "tests/emu/emu_test.h"
 
 /* Whether a thread of this process may take SCHED_FIFO: try it on a throwaway thread. */
@@ -31,47 +31,43 @@ static int fifo_allowed(void)
 
 /* Policy and real-time priority of this process's device threads, from the kernel
  * (/proc/self/task/TID/stat fields 40 rt_priority and 41 policy); -1 if none found. */
+struct sched_read {
+	int policy, rt_prio;
+};
+
+static bool read_sched(pid_t tid, void *arg)
+{
+	struct sched_read *r = arg;
+	char path[64], stat[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	size_t n = fread(stat, 1, sizeof(stat) - 1, f);
+	fclose(f);
+	stat[n] = '\0';
+	/* fields after the ")" that closes comm start at field 3 */
+	char *p = strrchr(stat, ')');
+	cr_assert_not_null(p);
+	p += 2;
+	for (int field = 3; field < 40 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	cr_assert_not_null(p);
+	cr_assert_eq(sscanf(p, "%d %d", &r->rt_prio, &r->policy), 2);
+	return true;
+}
+
 static int device_thread_policy(int *rt_prio)
 {
-	DIR *dir = opendir("/proc/self/task");
-	struct dirent *e;
-	int policy = -1;
+	struct sched_read r = { .policy = -1 };
 
-	cr_assert_not_null(dir);
-	while ((e = readdir(dir)) && policy < 0) {
-		char path[300], comm[64] = "", stat[1024];
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		if (!(f = fopen(path, "r")))
-			continue;
-		if (!fgets(comm, sizeof(comm), f))
-			comm[0] = '\0';
-		fclose(f);
-		if (strncmp(comm, EMU_DEVICE_THREAD_NAME, strlen(EMU_DEVICE_THREAD_NAME)))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
-		if (!(f = fopen(path, "r")))
-			continue;
-		size_t n = fread(stat, 1, sizeof(stat) - 1, f);
-		fclose(f);
-		stat[n] = '\0';
-		/* fields after the ")" that closes comm start at field 3 */
-		char *p = strrchr(stat, ')');
-		cr_assert_not_null(p);
-		p += 2;
-		for (int field = 3; field < 40 && p; field++) {
-			p = strchr(p, ' ');
-			if (p)
-				p++;
-		}
-		cr_assert_not_null(p);
-		cr_assert_eq(sscanf(p, "%d %d", rt_prio, &policy), 2);
-	}
-	closedir(dir);
-	return policy;
+	cr_assert_geq(test_each_device_thread(read_sched, &r), 0);
+	*rt_prio = r.rt_prio;
+	return r.policy;
 }
 
 /* The thread sets the counter as it starts: wait for it (bounded). */

@@ -9,13 +9,13 @@
  * Bounds are medians in milliseconds over many operations, against the 2 ms stalls of
  * the design this replaced (a device thread off the socket for 2 ms after any poll, an
  * ACK held up to 2 ms for the QP's next doorbell): never a tight timing. */
-#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "tests/common/device_threads.h"
 #include "tests/integration/tp_pair.h"
 static struct tp_nic A, B;
 static struct tp_ep qa, qb;
@@ -855,36 +855,30 @@ Test(poll_assist, after_a_look_that_took_a_packet_the_polls_look_at_the_wire_bri
 
 /* Every device thread of this process allowed on CPU `cpu` alone (cpu >= 0), or on
  * every CPU (-1); how many were found. */
+struct held_to {
+	cpu_set_t set;
+	unsigned n;
+};
+
+static bool hold_to(pid_t tid, void *arg)
+{
+	struct held_to *h = arg;
+
+	if (sched_setaffinity(tid, sizeof(h->set), &h->set) == 0)
+		h->n++;
+	return false;
+}
+
 static unsigned device_threads_on(int cpu)
 {
-	char path[300], comm[32];
-	cpu_set_t set;
-	unsigned n = 0;
-	struct dirent *e;
-	DIR *tasks = opendir("/proc/self/task");
+	struct held_to h = { .n = 0 };
 
-	cr_assert(tasks, "/proc/self/task: %s", strerror(errno));
-	CPU_ZERO(&set);
+	CPU_ZERO(&h.set);
 	for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN); c++)
 		if (cpu < 0 || c == cpu)
-			CPU_SET(c, &set);
-	while ((e = readdir(tasks)) != NULL) {
-		pid_t tid = (pid_t)atoi(e->d_name);
-		FILE *f;
-
-		if (tid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, EMU_DEVICE_THREAD_NAME, strlen(EMU_DEVICE_THREAD_NAME)) &&
-		    sched_setaffinity(tid, sizeof(set), &set) == 0)
-			n++;
-		fclose(f);
-	}
-	closedir(tasks);
-	return n;
+			CPU_SET(c, &h.set);
+	cr_assert_geq(test_each_device_thread(hold_to, &h), 0, "/proc/self/task: %s", strerror(errno));
+	return h.n;
 }
 
 /* B posts (its doorbell on this thread's CPU), then A WRITEs to B while this thread
