@@ -79,6 +79,8 @@ void emu_tp_rx_packet(struct emu_tp *tp, uint8_t *buf, size_t len, const struct 
 		return;
 	}
 	tp->ctr.rx_by_opcode[p.h.bth.opcode]++;
+	if (p.op->flags & EMU_ROCE_F_REQ)   /* the device lock is held: one writer */
+		__atomic_store_n(&tp->rx_requests, tp->rx_requests + 1, __ATOMIC_RELAXED);
 	/* read by the device thread outside the lock (rx_thread.c rx_finish_message) */
 	__atomic_store_n(&tp->rx_mid_msg, emu_roce_op_mid_message(p.h.bth.opcode), __ATOMIC_RELAXED);
 	tr = emu_roce_op_transport(p.h.bth.opcode);

@@ -414,7 +414,57 @@ static bool sends_outstanding(struct emu_tp *tp, uint32_t qpn)
  * a wake-up there took about 20 us on these virtual CPUs (perf sched timehist), on the
  * round trip's critical path.  Taken here, it is placed before the application starts
  * to watch memory.  Debian's ib_write_lat -s 2: 21.7-22.3 us a half round trip before,
- * 9.6-10.9 after (docs/benchmarks.md, "2026-12-07, 04:45 UTC"). */
+ * 9.6-10.9 after (docs/benchmarks.md, "2026-12-07, 04:45 UTC").
+ * When the first look finds nothing, the poll waits for the answer a few microseconds
+ * more, if such waits have been answered of late (EMU_FOUND_WAIT_NS, found_wait): the
+ * peer's ACK, which completed this WRITE, left before its application saw our WRITE,
+ * so the answer is most often one doorbell behind it.  Not when a request arrived
+ * since the application's last post: a look of its polls took the answer with the ACK,
+ * and a wait would hold the application back from answering it in turn (both sides of
+ * ib_write_lat then waited for each other, 17% of the waits).  The device thread was
+ * woken for 46% of ib_write_lat's WRITEs without the wait, 1.3-1.8% with it. */
+static bool found_wait_earned(struct emu_tp *tp)
+{
+	unsigned credit = __atomic_load_n(&tp->found_wait_credit, __ATOMIC_RELAXED);
+	unsigned skips;
+
+	if (online_cpus() < 2)
+		return false;   /* the peer could not answer while this thread spins */
+	if (__atomic_load_n(&tp->rx_requests, __ATOMIC_RELAXED) != __atomic_load_n(&tp->requests_at_post, __ATOMIC_RELAXED))
+		return false;   /* a request came since the last post: most often the answer, taken with the ACK */
+	if (credit)
+		return true;
+	skips = __atomic_load_n(&tp->found_wait_skips, __ATOMIC_RELAXED) + 1;
+	__atomic_store_n(&tp->found_wait_skips, skips, __ATOMIC_RELAXED);
+	return skips % EMU_FOUND_WAIT_PROBE == 0;
+}
+
+/* Look at the wire until a look takes packets or EMU_FOUND_WAIT_NS have passed; the
+ * outcome earns the next waits or spends them (EMU_FOUND_WAIT_CREDITS).  When it ended. */
+static uint64_t found_wait(struct emu_tp *tp, uint64_t start)
+{
+	uint64_t now = start;
+	unsigned credit = __atomic_load_n(&tp->found_wait_credit, __ATOMIC_RELAXED);
+	bool answered = false;
+
+	__atomic_fetch_add(&tp->ctr.found_waits, 1, __ATOMIC_RELAXED);
+	while (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE) && now - start < EMU_FOUND_WAIT_NS) {
+		if (app_look(tp, now, false)) {
+			answered = true;
+			break;
+		}
+		plat_spin_pause();
+		now = emu_now_ns();
+	}
+	if (answered) {
+		__atomic_fetch_add(&tp->ctr.found_waits_answered, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&tp->found_wait_credit, EMU_FOUND_WAIT_CREDITS, __ATOMIC_RELAXED);
+	} else if (credit) {
+		__atomic_store_n(&tp->found_wait_credit, credit - 1, __ATOMIC_RELAXED);
+	}
+	return now;
+}
+
 void emu_poll_found(struct emu_dev *d, uint32_t qpn)
 {
 	struct emu_tp *tp = d ? d->tp : NULL;
@@ -423,8 +473,9 @@ void emu_poll_found(struct emu_dev *d, uint32_t qpn)
 	if (!tp || (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && sends_outstanding(tp, qpn)))
 		return;
 	now = emu_now_ns();
-	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED))   /* arrived already: placed here */
-		(void)app_look(tp, now, false);
+	/* arrived already, or due within EMU_FOUND_WAIT_NS: placed here */
+	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && !app_look(tp, now, false) && found_wait_earned(tp))
+		now = found_wait(tp, now);
 	__atomic_store_n(&tp->found_at, now, __ATOMIC_SEQ_CST);   /* before thr_off: see emu_tp_watch_update */
 	if (__atomic_load_n(&tp->thr_off, __ATOMIC_SEQ_CST)) {
 		(void)emu_tp_watch_update(tp, now, true);

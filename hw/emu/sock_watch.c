@@ -71,6 +71,9 @@ void emu_tp_app_posts(struct emu_tp *tp)
 	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED), now = emu_now_ns();
 
 	__atomic_store_n(&tp->post_seen, now, __ATOMIC_RELAXED);   /* rx_spin */
+	/* what has arrived before this post is not its answer (emu_poll_found) */
+	__atomic_store_n(&tp->requests_at_post, __atomic_load_n(&tp->rx_requests, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
 	if (seen) {
 		(void)__atomic_compare_exchange_n(&tp->poll_seen, &seen, now, false, __ATOMIC_RELAXED,
 						  __ATOMIC_RELAXED);

@@ -76,6 +76,9 @@ struct emu_tp_counters {
 	uint64_t found_look_pkts;              /* packets the looks around a found WRITE's switch took
 	                                        * (emu_poll_found; not counted as assist_pkts) */
 	uint64_t found_with_sends_outstanding; /* polls that returned a WRITE of a QP with more to complete */
+	uint64_t found_waits;                  /* such polls that waited for the peer's answer
+	                                        * (emu_poll_found, EMU_FOUND_WAIT_NS) */
+	uint64_t found_waits_answered;         /* ... and took it (the rest ran out) */
 	uint64_t hold_renewed;                 /* hold timers that fired within a hold of the last call: run on */
 	uint64_t watch_back_stopped;           /* the socket watched again because the application stopped
 	                                        * (its calls went stale, its hold ran out, it armed a CQ) */
@@ -142,6 +145,24 @@ struct emu_tp_counters {
  * the hold lapsed under pollers of SENDs and READs (ib_send_lat 13 -> 28 us,
  * ib_read_lat 19 -> 28, ucp_get 19 -> 37 with a 30 us end; docs/benchmarks.md,
  * 2026-12-06 "A poll that returns a WRITE"). */
+/* A poll that returns an RDMA WRITE's completion while the socket is left to the polls
+ * looks at the wire for up to EMU_FOUND_WAIT_NS before it returns, for the peer's
+ * answer (emu_poll_found, rx_thread.c).  An application that waits for that answer by
+ * watching memory (perftest's ib_write_lat) would otherwise have it placed by its
+ * device thread, woken for it, 15-25 us later when the wake-up crosses CPUs.  The wait
+ * is bounded and earned: each wait that ran out spends one of EMU_FOUND_WAIT_CREDITS,
+ * an answered one restores them all, and with none left only one found WRITE in
+ * EMU_FOUND_WAIT_PROBE waits, so an application that computes after its WRITEs loses
+ * at most EMU_FOUND_WAIT_NS / EMU_FOUND_WAIT_PROBE a WRITE.  Nor does a poll wait when a
+ * request arrived after the application's last post: the answer came with the ACK.
+ * Debian's ib_write_lat -s 2, waits of 0, 3 and 6 us: 10.5-10.8, 7.1-7.6 and 6.6-6.9 us
+ * a half round trip; 12 and 20 us were slower (7.2-7.3 and 8.0-8.3: where both sides
+ * waited for each other, a longer wait was a longer stall); with the arrival rule
+ * 5.8-6.0 (docs/benchmarks.md,
+ * "2026-12-07, 07:50 UTC"). */
+#define EMU_FOUND_WAIT_NS 6000ull
+#define EMU_FOUND_WAIT_CREDITS 8u
+#define EMU_FOUND_WAIT_PROBE 32u
 #define EMU_POLL_HOLD_NS 300000ull   /* 30, 50, 100, 150, 200, 300 us measured: docs/benchmarks.md */
 /* The device thread leaves the socket only when the application polled this recently:
  * long, because the thread decides right after its own work, during which it may have
@@ -346,6 +367,12 @@ struct emu_tp {
 	uint64_t hold_expired;           /* when it last fired: the application had stopped (atomic) */
 	uint64_t found_at;               /* a poll last returned a WRITE's completion (ns; atomic, no
 					  * lock; emu_poll_found) */
+	unsigned found_wait_credit;      /* found WRITEs that may still wait for the answer in vain
+					  * (atomic, relaxed: racing pollers only shift a wait) */
+	unsigned found_wait_skips;       /* found WRITEs that did not wait since the credit ran out */
+	uint64_t rx_requests;            /* request packets received (atomic: emu_poll_found reads
+					  * it without the device lock) */
+	uint64_t requests_at_post;       /* rx_requests at the last send doorbell (atomic) */
 	uint32_t app_in_call;            /* application calls at work inside the device now (a poll
 					  * assist's pass, a doorbell; atomic): the hold runs on */
 	bool rx_mid_msg;                 /* the last packet received left its message unfinished

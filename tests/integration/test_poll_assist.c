@@ -328,6 +328,71 @@ Test(poll_assist, the_poll_that_returns_a_writes_completion_takes_the_answer_alr
 	cr_assert_gt(taken, 0, "in 5 rounds the poll that returned A's WRITE never took B's WRITE waiting in its socket");
 }
 
+/* B's application for the next test: spins on memory until A's WRITE is placed (by B's
+ * device thread: B does not poll), spins 2 us more (so that A's poll has taken the ACK
+ * and looked once already), then WRITEs its answer into A, unsignalled, as perftest's
+ * ib_write_lat answers. */
+struct answerer {
+	unsigned rounds;
+	volatile int failed;
+};
+
+static void *answer_each_write(void *arg)
+{
+	struct answerer *an = arg;
+
+	for (unsigned r = 0; r < an->rounds; r++) {
+		if (!spin_on(bbuf, (uint8_t)(0x40 + r))) {
+			an->failed = 1;
+			return NULL;
+		}
+		spins_without_the_library_us(2);
+		bbuf[8] = (uint8_t)(0x80 + r);
+		if (tp_post(&qb, IBV_WR_RDMA_WRITE, 1200 + r, bbuf + 8, 1, 0, (uintptr_t)abuf + 8, tp_rkey(amr),
+			    IBV_SEND_INLINE)) {
+			an->failed = 1;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* A poll that returns a WRITE's completion, with nothing yet in the socket, waits a few
+ * microseconds for the peer's answer (rx_thread.c, found_wait): A posts a WRITE and
+ * polls back to back; B answers 2 us after it sees the WRITE.  When A's poll returns the
+ * completion, B's answer is in A's memory, placed by that poll, in most rounds.  Without
+ * the wait the answer came after the poll returned, for A's device thread to place. */
+Test(poll_assist, the_poll_that_returns_a_writes_completion_waits_a_moment_for_the_answer)
+{
+	struct answerer an = { .rounds = 20 };
+	struct emu_tp_counters a0, a1;
+	struct ibv_wc wc;
+	unsigned in_place = 0;
+	pthread_t t;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		cr_skip_test("one CPU: the poll does not wait where the peer could not answer meanwhile");
+	cr_assert_eq(pthread_create(&t, NULL, answer_each_write, &an), 0);
+	emu_tp_counters(A.emu, &a0);
+	for (unsigned r = 0; r < an.rounds; r++) {
+		polls_for(&A, 1);   /* A polls: its doorbell leaves the socket to its polls */
+		abuf[0] = (uint8_t)(0x40 + r);
+		cr_assert_eq(write8(&qa, abuf, bbuf, bmr, 1300 + r), 0);
+		poll_back_to_back(&A, &wc, 1300 + r);
+		in_place += abuf[8] == (uint8_t)(0x80 + r);
+		cr_assert(spin_on(abuf + 8, (uint8_t)(0x80 + r)), "round %u: B's answer never reached A", r);
+	}
+	pthread_join(t, NULL);
+	cr_assert_not(an.failed, "B never saw A's WRITE, or could not answer it");
+	emu_tp_counters(A.emu, &a1);
+	cr_assert_gt(a1.found_waits_answered, a0.found_waits_answered,
+		     "in %u rounds no poll that returned A's WRITE waited and took B's answer (%llu waits)", an.rounds,
+		     (unsigned long long)(a1.found_waits - a0.found_waits));
+	/* a round misses only when A's thread or B's was kept off its CPU (a loaded machine) */
+	cr_assert_geq(in_place, an.rounds / 4, "B's answer was in A's memory when A's poll returned in %u of %u rounds",
+		      in_place, an.rounds);
+}
+
 /* An application that polls in short bursts a millisecond or two apart (UCX's
  * ucx_perftest server progresses its worker about every 1.5 ms) is a passive responder
  * between them: its device thread, woken by a request, spins for the next one
@@ -636,12 +701,15 @@ static void *pong(void *arg)
  * pass had just let answer: in one mode of Debian's ib_write_lat -s 2 the thread found
  * it held in 3,089 of 3,230 wake-ups, and spun for it on the CPU it was woken on, most
  * often the one the peer polls on.  Here 1,000 round trips of that pattern, B's side
- * on its own thread (B's polls take some of A's WRITEs, so B's device thread wakes for
- * 5-100% of them): B's device thread takes its lock at most a quarter more often than
+ * on its own thread.  A answers 3 x EMU_FOUND_WAIT_NS late, so that B's polls that
+ * return its WRITEs' completions do not wait for A's WRITEs and take them (rx_thread.c
+ * found_wait; they took all but 15 of 1,000 with A answering at once), and B's device
+ * thread wakes for most of them: B's device thread takes its lock at most a quarter more often than
  * it is woken for arrivals, besides its hold timer's wake-ups (a second hold per
  * wake-up would double it), and every answer arrives. */
-/* A's side of PINGS round trips of ib_write_lat's pattern against pong. */
-static void ping_pong(void)
+/* A's side of PINGS round trips of ib_write_lat's pattern against pong; A waits
+ * pause_us after each answer before its next WRITE. */
+static void ping_pong(unsigned pause_us)
 {
 	struct ibv_wc wc;
 	pthread_t th;
@@ -655,6 +723,7 @@ static void ping_pong(void)
 		poll_back_to_back(&A, &wc, 2000 + i);
 		if (!spin_on(abuf + 4096, tag))
 			break;
+		spins_without_the_library_us(pause_us);
 	}
 	cr_assert_eq(pthread_join(th, NULL), 0);
 	cr_assert_null(pong_failed, "%s", pong_failed ? pong_failed : "");   /* joined: no race */
@@ -668,7 +737,7 @@ Test(poll_assist, a_wake_up_takes_the_device_lock_once_while_its_application_ans
 
 	emu_counters(B.emu, &b0);
 	emu_tp_counters(B.emu, &t0);
-	ping_pong();
+	ping_pong((unsigned)(3 * EMU_FOUND_WAIT_NS / 1000));
 	emu_counters(B.emu, &b1);
 	emu_tp_counters(B.emu, &t1);
 	uint64_t wakeups = t1.device_thread_wakeups - t0.device_thread_wakeups;
@@ -707,7 +776,7 @@ Test(poll_assist, a_write_ping_pong_sets_the_hold_timer_about_once_per_half_hold
 	uint64_t t0 = tp_now_ms(), ms;
 
 	emu_tp_counters(A.emu, &a0);
-	ping_pong();
+	ping_pong(0);
 	emu_tp_counters(A.emu, &a1);
 	ms = tp_now_ms() - t0;
 	uint64_t offs = a1.device_thread_off_socket - a0.device_thread_off_socket;
