@@ -159,7 +159,7 @@ struct emu_tp_counters {
  * a half round trip; 12 and 20 us were slower (7.2-7.3 and 8.0-8.3: where both sides
  * waited for each other, a longer wait was a longer stall); with the arrival rule
  * 5.8-6.0 (docs/benchmarks.md,
- * "2026-12-07, 07:50 UTC"). */
+ * "2026-12-07, 06:50 UTC"). */
 #define EMU_FOUND_WAIT_NS 6000ull
 #define EMU_FOUND_WAIT_CREDITS 8u
 #define EMU_FOUND_WAIT_PROBE 32u
