@@ -89,7 +89,8 @@ void emu_tp_app_posts(struct emu_tp *tp)
 
 /* A doorbell that left the socket to the polls arms the hold timer only here, once its
  * packets have left: on the CI machine class's virtual CPUs a timerfd_settime takes
- * 4.5 us at 300 us ahead (7.7 at 100), which delayed every WRITE of ib_write_lat by as much
+ * 4.5 us at 300 us ahead (7.7 at 100; 17 a day later: transport.h EMU_POLL_HOLD_NS),
+ * which delayed every WRITE of ib_write_lat by as much
  * (docs/benchmarks.md, "2026-12-06, 19:15 UTC"); the peer's answer cannot come back
  * sooner than that anyway.  And a 64 KiB send takes tens of microseconds here, more
  * when the peer's device thread preempts it (loopback delivers each packet inside the
@@ -183,7 +184,7 @@ static int watch_socket(struct emu_tp *tp, bool on)
  * 5-11 us (a timer register write the hypervisor traps), and an application that
  * found its WRITE's completion (the socket watched again) posts its next WRITE (off
  * again) within microseconds.  A switch off the socket that finds the timer still set
- * at least EMU_POLL_HOLD_NS / 2 ahead keeps it (hold_timer_kept), as a poll does
+ * at least EMU_POLL_HOLD_PUSH_NS ahead keeps it (hold_timer_kept), as a poll does
  * (emu_tp_hold).  A timer that fires with the socket watched wakes the thread once and
  * says nothing (rx_main).  What is kept is the deadline the kernel holds (timer_at,
  * written once an arm succeeded, cleared when the thread takes the expiry), never
@@ -193,7 +194,7 @@ static bool hold_timer_set(struct emu_tp *tp, uint64_t now)
 {
 	uint64_t at = __atomic_load_n(&tp->timer_at, __ATOMIC_RELAXED);
 
-	return at && (int64_t)(at - now) >= (int64_t)(EMU_POLL_HOLD_NS / 2);
+	return at && (int64_t)(at - now) >= (int64_t)EMU_POLL_HOLD_PUSH_NS;
 }
 
 /* arm_later: a doorbell's switch leaves the arming to emu_tp_app_done, after its

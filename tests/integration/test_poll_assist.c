@@ -324,7 +324,7 @@ Test(poll_assist, the_poll_that_returns_a_writes_completion_takes_the_answer_alr
 		cr_assert(spin_on(abuf + 8, (uint8_t)(0x80 + r)), "round %u: B's WRITE never reached A", r);
 		polls_for(&A, 1);
 	}
-	/* a round fails only if A's hold (300 us) lapsed before its poll: its thread took it */
+	/* a round fails only if A's hold (EMU_POLL_HOLD_NS) lapsed before its poll: its thread took it */
 	cr_assert_gt(taken, 0, "in 5 rounds the poll that returned A's WRITE never took B's WRITE waiting in its socket");
 }
 
@@ -596,7 +596,8 @@ Test(poll_assist, a_multi_packet_write_is_taken_in_few_wake_ups)
 		uint8_t tag = (uint8_t)(0x40 + i);
 
 		polls_for(&B, 1);   /* B polls: not a passive peer */
-		spins_without_the_library_us(700);   /* ... then stops, and its hold (300 us) lapses */
+		/* ... then stops, and its hold lapses */
+		spins_without_the_library_us((unsigned)(EMU_POLL_HOLD_NS / 1000) + 400);
 		emu_tp_counters(B.emu, &b0);
 		abuf[SZ - 1] = tag;
 		cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 1200 + i, abuf, SZ, tp_lkey(amr), (uintptr_t)bbuf,
@@ -778,17 +779,17 @@ Test(poll_assist, a_wake_up_takes_the_device_lock_once_while_its_application_ans
 		      (unsigned long long)takes, (unsigned long long)wakeups, (unsigned long long)timer_wakeups);
 }
 
-/* The hold timer is set about once per half hold, not once per switch: the socket
- * watched again at a WRITE's completion leaves the timer set, and the next doorbell's
- * switch keeps it while it is at least half a hold ahead (sock_watch.c
- * hold_timer_set).  A timerfd_settime that moves the next deadline costs 5-11 us on
+/* The hold timer is set about once per push interval (EMU_POLL_HOLD_NS less
+ * EMU_POLL_HOLD_PUSH_NS), not once per switch: the socket watched again at a WRITE's
+ * completion leaves the timer set, and the next doorbell's switch keeps it while it is
+ * at least EMU_POLL_HOLD_PUSH_NS ahead (sock_watch.c hold_timer_set).  A timerfd_settime that moves the next deadline costs 5-11 us on
  * the CI machine class's virtual CPUs; with an arm at each doorbell and a disarm at
  * each completion Debian's ib_write_lat -s 2 took 31.8 us against 22.6 (six
  * interleaved rounds, docs/benchmarks.md, "2026-12-06, 21:55 UTC").  Here A, the side
- * that switches each round trip: its timer's arms stay within one per half hold of
- * the run's time (a slow machine only loosens that bound), and well below one per
+ * that switches each round trip: its timer's arms stay within one per push interval
+ * of the run's time (a slow machine only loosens that bound), and well below one per
  * switch. */
-Test(poll_assist, a_write_ping_pong_sets_the_hold_timer_about_once_per_half_hold)
+Test(poll_assist, a_write_ping_pong_sets_the_hold_timer_about_once_per_push_interval)
 {
 #ifdef __linux__
 	struct emu_tp_counters a0, a1;
@@ -801,17 +802,17 @@ Test(poll_assist, a_write_ping_pong_sets_the_hold_timer_about_once_per_half_hold
 	uint64_t offs = a1.device_thread_off_socket - a0.device_thread_off_socket;
 	uint64_t arms = a1.hold_rearms - a0.hold_rearms;
 	uint64_t kept = a1.hold_timer_kept - a0.hold_timer_kept;
-	uint64_t half_holds = ms * 1000000ull / (EMU_POLL_HOLD_NS / 2) + 1;
+	uint64_t intervals = ms * 1000000ull / (EMU_POLL_HOLD_NS - EMU_POLL_HOLD_PUSH_NS) + 1;
 
 	cr_log_info("%d round trips in %llu ms: A left the socket to its polls %llu times, kept a set timer in %llu, "
 		    "set it %llu times", PINGS, (unsigned long long)ms, (unsigned long long)offs,
 		    (unsigned long long)kept, (unsigned long long)arms);
 	cr_assert_geq(offs, PINGS / 2, "A left the socket to its polls only %llu times in %d round trips",
 		      (unsigned long long)offs, PINGS);
-	cr_assert_leq(arms, half_holds + offs / 10,
-		      "A set its hold timer %llu times in %llu switches and %llu ms (%llu half holds)",
+	cr_assert_leq(arms, intervals + offs / 10,
+		      "A set its hold timer %llu times in %llu switches and %llu ms (%llu push intervals)",
 		      (unsigned long long)arms, (unsigned long long)offs, (unsigned long long)ms,
-		      (unsigned long long)half_holds);
+		      (unsigned long long)intervals);
 #else
 	cr_skip_test("the socket left to the polls needs a timerfd (Linux)");
 #endif
