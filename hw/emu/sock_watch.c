@@ -89,7 +89,7 @@ void emu_tp_app_posts(struct emu_tp *tp)
 
 /* A doorbell that left the socket to the polls arms the hold timer only here, once its
  * packets have left: on the CI machine class's virtual CPUs a timerfd_settime takes
- * 4.5 us at 300 us ahead (7.7 at 100; 17 a day later: transport.h EMU_POLL_HOLD_NS),
+ * 4.5 us at 300 us ahead (7.7 at 100; 17 on 2026-12-07: transport.h EMU_POLL_HOLD_NS),
  * which delayed every WRITE of ib_write_lat by as much
  * (docs/benchmarks.md, "2026-12-06, 19:15 UTC"); the peer's answer cannot come back
  * sooner than that anyway.  And a 64 KiB send takes tens of microseconds here, more

@@ -149,11 +149,14 @@ struct emu_tp_counters {
  * than a tick (4 ms, HZ 250) ahead now cost about 17 us, whatever its distance (20,000
  * arms in a row: median 17.1 us at 100 us ahead, 16.9 at 300, 15.7 at 1 ms, 0.25 at
  * 4 ms), so only the number of arms counts: one every 450 us of polling instead of 150.
- * In 20,000 RPC-pattern commands the arms went from 4,800-4,900 to 1,400-1,450 a side
- * and the median from 27.0-27.7 to 25.8-26.8 us; ib_send_lat's p99 from 24 to 19 us;
+ * In 20,000 RPC-pattern commands the arms went from 4,811-4,920 to 1,398-1,448 a side
+ * and the median from 27.0-27.7 to 24.6-26.8 us; ib_send_lat's p99 from 24 to 19 us;
  * ucp_get, whose server polls in bursts, unchanged (docs/benchmarks.md, "2026-12-07,
  * 07:20 UTC").  An application that stops calling the library has its arrivals taken
  * at most 600 us later. */
+#define EMU_POLL_HOLD_NS 600000ull   /* 30, 50, 100, 150, 200, 300, 600 us measured: docs/benchmarks.md */
+#define EMU_POLL_HOLD_PUSH_NS (EMU_POLL_HOLD_NS / 4)
+
 /* A poll that returns an RDMA WRITE's completion while the socket is left to the polls
  * looks at the wire for up to EMU_FOUND_WAIT_NS before it returns, for the peer's
  * answer (emu_poll_found, rx_thread.c).  An application that waits for that answer by
@@ -162,7 +165,8 @@ struct emu_tp_counters {
  * is bounded and earned: each wait that ran out spends one of EMU_FOUND_WAIT_CREDITS,
  * an answered one restores them all, and with none left only one found WRITE in
  * EMU_FOUND_WAIT_PROBE waits, so an application that computes after its WRITEs loses
- * at most EMU_FOUND_WAIT_NS / EMU_FOUND_WAIT_PROBE a WRITE.  Nor does a poll wait when a
+ * EMU_FOUND_WAIT_CREDITS waits at first, then at most EMU_FOUND_WAIT_NS /
+ * EMU_FOUND_WAIT_PROBE a WRITE.  Only a request (not an ACK of another QP) earns them.  Nor does a poll wait when a
  * request arrived after the application's last post: the answer came with the ACK.
  * Debian's ib_write_lat -s 2, waits of 0, 3 and 6 us: 10.5-10.8, 7.1-7.6 and 6.6-6.9 us
  * a half round trip; 12 and 20 us were slower (7.2-7.3 and 8.0-8.3: where both sides
@@ -172,8 +176,6 @@ struct emu_tp_counters {
 #define EMU_FOUND_WAIT_NS 6000ull
 #define EMU_FOUND_WAIT_CREDITS 8u
 #define EMU_FOUND_WAIT_PROBE 32u
-#define EMU_POLL_HOLD_NS 600000ull   /* 30, 50, 100, 150, 200, 300, 600 us measured: docs/benchmarks.md */
-#define EMU_POLL_HOLD_PUSH_NS (EMU_POLL_HOLD_NS / 4)
 /* The device thread leaves the socket only when the application polled this recently:
  * long, because the thread decides right after its own work, during which it may have
  * kept the application off its CPU (tens of microseconds on 2 virtual CPUs). */

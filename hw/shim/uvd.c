@@ -370,6 +370,15 @@ static void uvd_poll_assist(void *ctx)
 		uvd_engine_poll(s->eng);
 }
 
+/* As the emu: shim's: the engine is this process's emulated NIC (hw/shim/emu.c). */
+static void uvd_poll_found(void *ctx, uint32_t qpn)
+{
+	struct uvd_shim *s = ctx;
+
+	if (!s->gone)
+		uvd_engine_found(s->eng, qpn);
+}
+
 /* An event of the engine (under its lock): queued beside the daemon's. */
 static void uvd_evq_put(struct uvd_shim *s, const struct shim_remote_event *ev)
 {
@@ -410,6 +419,7 @@ static int uvd_engine_open(struct uvd_shim *s)
 	if (s->bar_len > len)
 		s->bar_len = len;
 	s->hook.poll_assist = uvd_poll_assist;
+	s->hook.poll_found = uvd_poll_found;
 	uvd_info("engine at %u.%u.%u.%u: this process runs the emulated NIC's data plane", r.ipv4 >> 24,
 		 (r.ipv4 >> 16) & 0xff, (r.ipv4 >> 8) & 0xff, r.ipv4 & 0xff);
 	return 0;

@@ -62,6 +62,11 @@ void uvd_engine_poll(struct emu_dev *e)
 	emu_poll_assist(e);
 }
 
+void uvd_engine_found(struct emu_dev *e, uint32_t qpn)
+{
+	emu_poll_found(e, qpn);
+}
+
 int uvd_engine_map(struct emu_dev *e, void *va, size_t len, bool app, const struct shim_iova_seg *segs,
 		   uint32_t nseg, uint64_t *map_id)
 {

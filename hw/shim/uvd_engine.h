@@ -31,6 +31,8 @@ uint8_t *uvd_engine_bar(struct emu_dev *e, size_t *len);
 void uvd_engine_store(struct emu_dev *e, enum shim_mmio_op op, uint64_t off, unsigned size);
 /* A CQ poll found nothing: take the arrivals off the socket in this thread. */
 void uvd_engine_poll(struct emu_dev *e);
+/* A CQ poll returned an RDMA WRITE's completion of QP qpn (emu_poll_found). */
+void uvd_engine_found(struct emu_dev *e, uint32_t qpn);
 /* The client's memory at the daemon's IOVAs (app: registered memory, which may vanish
  * under the device), and back. */
 int uvd_engine_map(struct emu_dev *e, void *va, size_t len, bool app, const struct shim_iova_seg *segs,

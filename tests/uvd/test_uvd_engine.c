@@ -109,6 +109,35 @@ Test(uvd_engine, post_is_one_blueflame_write_and_the_daemon_moves_nothing)
 	cr_assert_eq(d1.cq_doorbells, d0.cq_doorbells);
 }
 
+/* A client's poll that returns an RDMA WRITE's completion reaches its engine as it
+ * reaches an emu: device (the shim's poll_found hook, hw/shim/uvd.c): the engine's
+ * device thread watches the socket again, or the poll waits a moment for the answer
+ * (emu_poll_found).  Without the hook, which engine clients lacked until 2026-12-07,
+ * an application that spins on memory for its peer's answer after its WRITE completed
+ * had it only when the hold ran out.  Here A polls, WRITEs to B and polls for the
+ * completion, ten times: the engine saw each found WRITE. */
+Test(uvd_engine, a_poll_that_returns_a_writes_completion_reaches_the_engine)
+{
+	struct emu_tp_counters c0, c1;
+	struct ibv_wc wc;
+
+	emu_tp_counters(A.emu, &c0);
+	for (unsigned i = 0; i < 10; i++) {
+		for (uint64_t end = tp_now_ms() + 1; tp_now_ms() < end;)
+			cr_assert_eq(mx5_poll_cq(A.cqr, 1, &wc), 0);
+		cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 700 + i, abuf, 8, 0, (uintptr_t)bbuf, tp_rkey(bmr),
+				     IBV_SEND_SIGNALED | IBV_SEND_INLINE),
+			     0);
+		snprintf(tp_what, sizeof(tp_what), "WRITE %u", i);
+		tp_expect(&A, &wc, IBV_WC_SUCCESS, 5000);
+	}
+	emu_tp_counters(A.emu, &c1);
+	uint64_t found = (c1.hold_found - c0.hold_found) + (c1.hold_found_on_socket - c0.hold_found_on_socket) +
+			 (c1.found_with_sends_outstanding - c0.found_with_sends_outstanding);
+	cr_assert_geq(found, 10, "the engine saw %llu of 10 polls that returned a WRITE's completion",
+		      (unsigned long long)found);
+}
+
 /* The engine reaches the client's pages, so the client checks them, as get_user_pages
  * would: memory it has not mapped is refused (EFAULT), read-only memory is registered
  * for reading only. */
