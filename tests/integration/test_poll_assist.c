@@ -437,6 +437,75 @@ Test(poll_assist, the_poll_that_returns_a_writes_completion_waits_a_moment_for_t
 #endif
 }
 
+/* The wait is earned (rx_thread.c, found_wait_earned): a peer that never answers gets
+ * EMU_FOUND_WAIT_CREDITS waits, then one found WRITE in EMU_FOUND_WAIT_PROBE waits, so
+ * an application that does other work after its WRITEs loses little.  A WRITEs to B
+ * 100 times, polling for each completion; B calls nothing. */
+Test(poll_assist, a_poll_waits_for_an_answer_that_never_comes_only_a_few_times)
+{
+#ifdef __linux__
+	enum { N = 100 };
+	struct emu_tp_counters a0, a1;
+	struct ibv_wc wc;
+	cpu_set_t cpus;
+
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0 || CPU_COUNT(&cpus) < 2)
+		cr_skip_test("one CPU to run on: the poll never waits there");
+	emu_tp_counters(A.emu, &a0);
+	polls_for(&A, 1);
+	for (unsigned i = 0; i < N; i++) {
+		cr_assert_eq(write8(&qa, abuf, bbuf, bmr, 1500 + i), 0);
+		poll_back_to_back(&A, &wc, 1500 + i);
+	}
+	emu_tp_counters(A.emu, &a1);
+	uint64_t waits = a1.found_waits - a0.found_waits;
+
+	cr_log_info("%d WRITEs never answered: %llu waits", N, (unsigned long long)waits);
+	cr_assert_leq(waits, EMU_FOUND_WAIT_CREDITS + N / EMU_FOUND_WAIT_PROBE + 1,
+		      "%d WRITEs that were never answered waited %llu times", N, (unsigned long long)waits);
+	cr_assert_eq(a1.found_waits_answered, a0.found_waits_answered, "a wait for nothing counted as answered");
+#else
+	cr_skip_test("the socket left to the polls needs a timerfd (Linux)");
+#endif
+}
+
+/* Nor does a poll wait when a request arrived since the application's last post: a
+ * look of its polls took the answer already, and waiting for another held both sides
+ * of ib_write_lat back (rx_thread.c, request_since_post).  A posts a WRITE, B answers
+ * at once, A's polls (with room for no completion) take B's answer, then A polls for
+ * its completion: twenty times, no wait. */
+Test(poll_assist, a_poll_does_not_wait_when_the_answer_came_already)
+{
+#ifdef __linux__
+	struct emu_tp_counters a0, a1;
+	struct ibv_wc wc;
+	volatile uint8_t *seen = abuf + 8;
+
+	polls_for(&A, 1);
+	emu_tp_counters(A.emu, &a0);
+	for (unsigned i = 0; i < 20; i++) {
+		uint8_t tag = (uint8_t)(0x60 + i);
+		uint64_t end = tp_now_ms() + 5000;
+
+		cr_assert_eq(write8(&qa, abuf, bbuf, bmr, 1600 + i), 0);
+		bbuf[8] = tag;
+		cr_assert_eq(tp_post(&qb, IBV_WR_RDMA_WRITE, 1700 + i, bbuf + 8, 1, 0, (uintptr_t)abuf + 8, tp_rkey(amr),
+				     IBV_SEND_INLINE),
+			     0);   /* unsignalled: B's application never polls */
+		while (*seen != tag && tp_now_ms() < end)
+			cr_assert_geq(mx5_poll_cq(A.cqr, 0, &wc), 0);
+		cr_assert_eq(*seen, tag, "round %u: B's answer never reached A", i);
+		poll_back_to_back(&A, &wc, 1600 + i);
+	}
+	emu_tp_counters(A.emu, &a1);
+	cr_assert_eq(a1.found_waits, a0.found_waits,
+		     "A's polls waited %llu times for an answer they had taken already",
+		     (unsigned long long)(a1.found_waits - a0.found_waits));
+#else
+	cr_skip_test("the socket left to the polls needs a timerfd (Linux)");
+#endif
+}
+
 /* An application that polls in short bursts a millisecond or two apart (UCX's
  * ucx_perftest server progresses its worker about every 1.5 ms) is a passive responder
  * between them: its device thread, woken by a request, spins for the next one
