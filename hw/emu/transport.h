@@ -78,7 +78,8 @@ struct emu_tp_counters {
 	uint64_t found_with_sends_outstanding; /* polls that returned a WRITE of a QP with more to complete */
 	uint64_t found_waits;                  /* such polls that waited for the peer's answer
 	                                        * (emu_poll_found, EMU_FOUND_WAIT_NS) */
-	uint64_t found_waits_answered;         /* ... and took it (the rest ran out) */
+	uint64_t found_waits_answered;         /* ... that a request ended (the rest ran out, or
+	                                        * the socket was watched again) */
 	uint64_t hold_renewed;                 /* hold timers that fired within a hold of the last call: run on */
 	uint64_t watch_back_stopped;           /* the socket watched again because the application stopped
 	                                        * (its calls went stale, its hold ran out, it armed a CQ) */
@@ -164,17 +165,16 @@ struct emu_tp_counters {
  * answer (emu_poll_found, rx_thread.c).  An application that waits for that answer by
  * watching memory (perftest's ib_write_lat) would otherwise have it placed by its
  * device thread, woken for it, 15-25 us later when the wake-up crosses CPUs.  The wait
- * is bounded and earned: each wait that ran out spends one of EMU_FOUND_WAIT_CREDITS,
- * an answered one restores them all, and with none left only one found WRITE in
- * EMU_FOUND_WAIT_PROBE waits, so an application that computes after its WRITEs loses
- * EMU_FOUND_WAIT_CREDITS waits at first, then at most EMU_FOUND_WAIT_NS /
- * EMU_FOUND_WAIT_PROBE a WRITE.  Only a request (not an ACK of another QP) earns them.  Nor does a poll wait when a
- * request arrived after the application's last post: the answer came with the ACK.
- * Debian's ib_write_lat -s 2, waits of 0, 3 and 6 us: 10.5-10.8, 7.1-7.6 and 6.6-6.9 us
- * a half round trip; 12 and 20 us were slower (7.2-7.3 and 8.0-8.3: where both sides
- * waited for each other, a longer wait was a longer stall); with the arrival rule
- * 5.8-6.0 (docs/benchmarks.md,
- * "2026-12-07, 06:50 UTC"). */
+ * is bounded and earned: a wait that saw no request spends one of
+ * EMU_FOUND_WAIT_CREDITS, one that saw a request (not an ACK of another QP) restores
+ * them all, and with none left only one found WRITE in EMU_FOUND_WAIT_PROBE waits, so
+ * an application that computes after its WRITEs loses EMU_FOUND_WAIT_CREDITS waits at
+ * first, then at most EMU_FOUND_WAIT_NS / EMU_FOUND_WAIT_PROBE a WRITE.  Nor does a poll
+ * wait when a request arrived after the application's last post: the answer came with
+ * the ACK.  Debian's ib_write_lat -s 2, waits of 0, 3 and 6 us: 10.5-10.8, 7.1-7.6 and
+ * 6.6-6.9 us a half round trip; 12 and 20 us were slower (7.2-7.3 and 8.0-8.3: where
+ * both sides waited for each other, a longer wait was a longer stall); with the arrival
+ * rule 5.8-6.0 (docs/benchmarks.md, "2026-12-07, 06:50 UTC"). */
 #define EMU_FOUND_WAIT_NS 6000ull
 #define EMU_FOUND_WAIT_CREDITS 8u
 #define EMU_FOUND_WAIT_PROBE 32u
