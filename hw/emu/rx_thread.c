@@ -207,6 +207,8 @@ static unsigned rx_try_pass(struct emu_tp *tp)
 	tp->wake_at = 0;   /* awake: a timer armed meanwhile needs no notification (prepared again after) */
 	n = rx_pass(tp, 0);
 	emu_unlock(tp->d);
+	if (n)
+		emu_found_verdict(tp, false);
 	return n;
 }
 
@@ -359,6 +361,7 @@ void emu_poll_assist(struct emu_dev *d)
 		__atomic_store_n(&tp->assist_brisk, brisk - 1, __ATOMIC_RELAXED);
 	now = emu_now_ns();
 	__atomic_store_n(&tp->poll_seen, now, __ATOMIC_RELAXED);
+	emu_found_verdict(tp, true);
 	emu_cpu_hint_polled(now);
 	emu_tp_hold(tp, now);
 	n = app_look(tp, now, true);
@@ -443,6 +446,13 @@ static uint64_t found_wait(struct emu_tp *tp, uint64_t start)
 	return now;
 }
 
+/* transport.h EMU_FOUND_KEEP_EARN: keeping is earned (sock_watch.c, emu_found_verdict). */
+static bool found_keep_earned(struct emu_tp *tp)
+{
+	return __atomic_load_n(&tp->found_keep_score, __ATOMIC_RELAXED) >=
+	       __atomic_load_n(&tp->found_keep_need, __ATOMIC_RELAXED);
+}
+
 /* A CQ poll returned an RDMA WRITE's completion (the driver's mx5_poll_found): the
  * application got what it waited for and may now wait for the peer's answer by
  * watching memory, as perftest's ib_write_lat does (run_iter_lat_write: post, poll the
@@ -482,13 +492,26 @@ void emu_poll_found(struct emu_dev *d, uint32_t qpn)
 	struct emu_tp *tp = d ? d->tp : NULL;
 	uint64_t now;
 
-	if (!tp || (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && sends_outstanding(tp, qpn)))
+	if (!tp)
+		return;
+	emu_found_verdict(tp, true);   /* the application called again */
+	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && sends_outstanding(tp, qpn))
 		return;
 	now = emu_now_ns();
 	/* arrived already, or due within EMU_FOUND_WAIT_NS: placed here */
 	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && !app_look(tp, now, false) &&
 	    found_wait_earned(tp))
 		now = found_wait(tp, now);
+	/* the answer in hand: the socket stays with the polls, if that has been earned */
+	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && request_since_post(tp)) {
+		bool keep = found_keep_earned(tp);
+
+		__atomic_store_n(&tp->found_judged, keep ? EMU_FOUND_KEPT : EMU_FOUND_SWITCHED, __ATOMIC_RELAXED);
+		if (keep) {
+			__atomic_fetch_add(&tp->ctr.found_kept, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
 	__atomic_store_n(&tp->found_at, now, __ATOMIC_SEQ_CST);   /* before thr_off: see emu_tp_watch_update */
 	if (__atomic_load_n(&tp->thr_off, __ATOMIC_SEQ_CST)) {
 		(void)emu_tp_watch_update(tp, now, true);
@@ -705,6 +728,8 @@ static void *rx_main(void *arg)
 		got = rx_pass(tp, 0);
 		if (!got)
 			tp->ctr.device_thread_idle_wakeups++;   /* an application's poll took it first */
+		else
+			emu_found_verdict(tp, false);
 		wake = prepare_sleep(tp);
 		prepared = true;
 		emu_unlock(d);

@@ -71,6 +71,7 @@ void emu_tp_app_posts(struct emu_tp *tp)
 	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED), now = emu_now_ns();
 
 	__atomic_store_n(&tp->post_seen, now, __ATOMIC_RELAXED);   /* rx_spin */
+	emu_found_verdict(tp, true);
 	/* what has arrived before this post is not its answer (emu_poll_found) */
 	__atomic_store_n(&tp->requests_at_post, __atomic_load_n(&tp->rx_requests, __ATOMIC_RELAXED),
 			 __ATOMIC_RELAXED);
@@ -248,4 +249,30 @@ static bool watch_update(struct emu_tp *tp, uint64_t now, bool found, bool arm_l
 bool emu_tp_watch_update(struct emu_tp *tp, uint64_t now, bool found)
 {
 	return watch_update(tp, now, found, false);
+}
+
+/* transport.h EMU_FOUND_KEEP_EARN.  Racing callers judge once (the exchange); the
+ * score and what it must reach are a heuristic's, relaxed. */
+void emu_found_verdict(struct emu_tp *tp, bool app_first)
+{
+	unsigned judged, score, need;
+
+	if (!__atomic_load_n(&tp->found_judged, __ATOMIC_RELAXED))
+		return;   /* the common case: one load */
+	judged = __atomic_exchange_n(&tp->found_judged, 0u, __ATOMIC_RELAXED);
+	if (!judged)
+		return;
+	score = __atomic_load_n(&tp->found_keep_score, __ATOMIC_RELAXED);
+	need = __atomic_load_n(&tp->found_keep_need, __ATOMIC_RELAXED);
+	if (app_first) {
+		if (score < need)
+			__atomic_store_n(&tp->found_keep_score, score + 1, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_store_n(&tp->found_keep_score, 0u, __ATOMIC_RELAXED);
+	if (judged == EMU_FOUND_KEPT) {
+		__atomic_fetch_add(&tp->ctr.found_kept_stalls, 1, __ATOMIC_RELAXED);
+		if (need < EMU_FOUND_KEEP_EARN_MAX)
+			__atomic_store_n(&tp->found_keep_need, need * 2, __ATOMIC_RELAXED);
+	}
 }

@@ -80,6 +80,9 @@ struct emu_tp_counters {
 	                                        * (emu_poll_found, EMU_FOUND_WAIT_NS) */
 	uint64_t found_waits_answered;         /* ... that a request ended (the rest ran out, or
 	                                        * the socket was watched again) */
+	uint64_t found_kept;                   /* such polls, the answer in hand, that left the socket
+	                                        * to the polls (EMU_FOUND_KEEP_EARN) */
+	uint64_t found_kept_stalls;            /* ... after which arrivals waited for the hold's end */
 	uint64_t hold_renewed;                 /* hold timers that fired within a hold of the last call: run on */
 	uint64_t watch_back_stopped;           /* the socket watched again because the application stopped
 	                                        * (its calls went stale, its hold ran out, it armed a CQ) */
@@ -150,13 +153,11 @@ struct emu_tp_counters {
  * for every arm less than a tick (4 ms, HZ 250) ahead, whatever its distance (20,000
  * arms in a row: median 17.1 us at 100 us ahead, 16.9 at 300, 15.7 at 1 ms, 0.25 at
  * 4 ms): a 600 us hold pushed when a quarter was left took a third of the arms, and
- * the RPC pattern's median from 27.0-27.7 to 24.6-26.8 us, but vm_rxe's RC ping-pong
- * under 2% loss then failed twice in nine runs on a loaded machine (the uverbs side's
- * transport retries ran out) against none in six with 300 us, so it was not kept.  The
- * same test later failed once with 300 us as well (a CI run, same symptom), and the code
- * before the found-WRITE wait passed it 7 of 7 beside two busy loops: a rare failure of
- * that lossy run that the longer hold may have made likelier; not understood
- * (docs/benchmarks.md, "2026-12-07, 07:20 UTC"). */
+ * the RPC pattern's median from 27.0-27.7 to 24.6-26.8 us.  It was reverted when
+ * vm_rxe's lossy ping-pong failed, which turned out to be that test's own race (the
+ * peer had exited; docs/benchmarks.md, "2026-12-07, 10:10 UTC"), and not taken again:
+ * it doubles how long arrivals wait for the device thread after an application stops
+ * calling, for a few percent of the RPC pattern. */
 #define EMU_POLL_HOLD_NS 300000ull   /* 30, 50, 100, 150, 200, 300, 600 us measured: docs/benchmarks.md */
 #define EMU_POLL_HOLD_PUSH_NS (EMU_POLL_HOLD_NS / 2)
 
@@ -178,6 +179,22 @@ struct emu_tp_counters {
 #define EMU_FOUND_WAIT_NS 6000ull
 #define EMU_FOUND_WAIT_CREDITS 8u
 #define EMU_FOUND_WAIT_PROBE 32u
+/* A poll that returns a WRITE's completion with the peer's answer already taken (a
+ * request arrived since the application's last post) need not give the socket back:
+ * the application has what it waits for and most often posts next, as ib_write_lat
+ * does.  The switch (an EPOLL_CTL_MOD, then a look for what arrived in between) cost
+ * about a microsecond on the round trip's path: Debian's ib_write_lat -s 2 4.8-4.9 ->
+ * 3.75-3.85 us a half round trip (docs/benchmarks.md, "2026-12-07, 10:40 UTC").  But an
+ * application that then watches memory for a further message would leave it in the
+ * socket until the hold ran out (EMU_POLL_HOLD_NS).  So keeping is earned: each such
+ * poll is judged by what comes next -- the application's own call (a doorbell, a poll
+ * that looks), or the device thread taking packets first.  EMU_FOUND_KEEP_EARN calls
+ * first in a row earn keeping; the device thread first resets the count, and after a
+ * kept socket it doubles what must be earned (up to EMU_FOUND_KEEP_EARN_MAX), so an
+ * application that waits on memory for more pays at most one hold, then one per
+ * ever longer run of answers that did come. */
+#define EMU_FOUND_KEEP_EARN 64u
+#define EMU_FOUND_KEEP_EARN_MAX 65536u
 /* The device thread leaves the socket only when the application polled this recently:
  * long, because the thread decides right after its own work, during which it may have
  * kept the application off its CPU (tens of microseconds on 2 virtual CPUs). */
@@ -384,6 +401,13 @@ struct emu_tp {
 	unsigned found_wait_credit;      /* found WRITEs that may still wait for the answer in vain
 					  * (atomic, relaxed: racing pollers only shift a wait) */
 	unsigned found_wait_skips;       /* found WRITEs that did not wait since the credit ran out */
+	unsigned found_keep_score;       /* found WRITEs in a row, answer in hand, after which the
+					  * application called before the device thread took packets
+					  * (atomic, relaxed; EMU_FOUND_KEEP_EARN) */
+	unsigned found_keep_need;        /* the score that earns keeping the socket: 0 until the first
+					  * such poll, then EMU_FOUND_KEEP_EARN, doubled per stall */
+	unsigned found_judged;           /* the last such poll awaits its verdict: EMU_FOUND_SWITCHED
+					  * or EMU_FOUND_KEPT; 0 none (atomic) */
 	uint64_t rx_requests;            /* request packets received (atomic: emu_poll_found reads
 					  * it without the device lock) */
 	uint64_t requests_at_post;       /* rx_requests at the last send doorbell (atomic) */
@@ -458,6 +482,13 @@ bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at);
  * application thread (found: a poll that returned a WRITE's completion, counted);
  * whether the socket is now left to the polls. */
 bool emu_tp_watch_update(struct emu_tp *tp, uint64_t now, bool found);
+/* The verdict on the last poll that returned a WRITE's completion with its answer in
+ * hand (EMU_FOUND_KEEP_EARN; rx_thread.c emu_poll_found): the application called
+ * again first (a doorbell, a poll that looks), or the device thread took packets
+ * first.  What such a poll awaits (tp->found_judged): */
+#define EMU_FOUND_SWITCHED 1u   /* it gave the socket back to the device thread */
+#define EMU_FOUND_KEPT 2u       /* it left the socket to the polls (found_kept) */
+void emu_found_verdict(struct emu_tp *tp, bool app_first);
 
 /* wire_faults.c: send a sealed packet through the fault model */
 int emu_tp_xmit(struct emu_tp *tp, const struct emu_roce_ip *ip, uint8_t *pkt, size_t len);

@@ -76,6 +76,7 @@ static int tp_init(struct emu_dev *d)
 	tp->hold_fd = -1;
 	tp->app_cpu = -1;
 	tp->found_wait_credit = EMU_FOUND_WAIT_CREDITS;
+	tp->found_keep_need = EMU_FOUND_KEEP_EARN;
 	tp->ws_fd = -1;
 	tp->ws_mc_fd = -1;
 	pthread_mutex_init(&tp->watch_mu, NULL);
@@ -194,11 +195,12 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)__atomic_load_n(&d->ctr.thread_lock_busy, __ATOMIC_RELAXED));
 	emu_log(d, EMU_LOG_INFO,
 		"device thread: looks around found WRITEs took %llu packets (%llu waited for the answer, %llu got "
-		"it); passive spins %llu (moved off a polling CPU %llu, not begun there %llu); spins for the "
+		"it; %llu kept the socket, %llu of them until the hold's end); passive spins %llu (moved off a polling CPU %llu, not begun there %llu); spins for the "
 		"rest of a message %llu (%llu passes found packets, %llu moved off a stalled CPU); moves off its "
 		"application's CPU %llu",
 		(unsigned long long)c->found_look_pkts, (unsigned long long)c->found_waits,
-		(unsigned long long)c->found_waits_answered,
+		(unsigned long long)c->found_waits_answered, (unsigned long long)c->found_kept,
+		(unsigned long long)__atomic_load_n(&c->found_kept_stalls, __ATOMIC_RELAXED),
 		(unsigned long long)__atomic_load_n(&c->passive_spins, __ATOMIC_RELAXED),
 		(unsigned long long)c->spin_moves, (unsigned long long)c->spins_skipped,
 		(unsigned long long)c->msg_spins, (unsigned long long)c->msg_spin_passes,
