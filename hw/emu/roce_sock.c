@@ -500,6 +500,13 @@ ssize_t emu_roce_sock_recv(struct emu_roce_sock *s, uint8_t *buf, size_t cap, st
 	return n;
 }
 
+bool emu_roce_sock_pending(struct emu_roce_sock *s)
+{
+	uint8_t b;
+
+	return s && recv(s->fd, &b, sizeof(b), MSG_PEEK | MSG_DONTWAIT) >= 0;
+}
+
 struct emu_roce_rx_slots {
 	struct plat_dgram dg[EMU_ROCE_RX_BATCH];
 	struct iovec iov[EMU_ROCE_RX_BATCH];

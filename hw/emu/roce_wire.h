@@ -245,6 +245,8 @@ void emu_roce_rx_batch_fini(struct emu_roce_rx_batch *b);
 /* Receive what is queued, at most EMU_ROCE_RX_BATCH (flags as emu_roce_sock_recv: with
  * 0 the first one is waited for).  How many (b->n too), or -errno. */
 int emu_roce_sock_recv_many(struct emu_roce_sock *s, struct emu_roce_rx_batch *b, int flags);
+/* Whether a datagram waits in the port's socket (a peek, one system call; nothing taken). */
+bool emu_roce_sock_pending(struct emu_roce_sock *s);
 
 /* Multicast (docs/architecture.md section 10): a socket that receives the IPv4 group
  * `group`'s RoCE v2 packets for the port at ifaddr (host order), or -errno; and a batch

@@ -208,7 +208,7 @@ static unsigned rx_try_pass(struct emu_tp *tp)
 	n = rx_pass(tp, 0);
 	emu_unlock(tp->d);
 	if (n)
-		emu_found_verdict(tp, false);
+		emu_found_verdict(tp, EMU_FOUND_THREAD_FIRST);
 	return n;
 }
 
@@ -361,7 +361,7 @@ void emu_poll_assist(struct emu_dev *d)
 		__atomic_store_n(&tp->assist_brisk, brisk - 1, __ATOMIC_RELAXED);
 	now = emu_now_ns();
 	__atomic_store_n(&tp->poll_seen, now, __ATOMIC_RELAXED);
-	emu_found_verdict(tp, true);
+	emu_found_verdict(tp, EMU_FOUND_APP_FIRST);
 	emu_cpu_hint_polled(now);
 	emu_tp_hold(tp, now);
 	n = app_look(tp, now, true);
@@ -460,7 +460,9 @@ static bool found_keep_earned(struct emu_tp *tp)
  * thread can place that answer.  So the thread watches the socket again from now
  * (sock_watch.c), without being woken for it; an application that polls on takes it
  * off again with its next doorbell, or the thread does after its next wake-up.  A
- * poll while the socket is watched costs one store and one count.
+ * poll while the socket is watched costs one store and one count.  Unless the answer
+ * is in hand already and keeping the socket has been earned (EMU_FOUND_KEEP_EARN): the
+ * switch only delays the next post then.
  * Not while the socket is left to the polls and the QP has signalled sends
  * outstanding: the application will poll for them, as a bandwidth loop does
  * (ib_write_bw keeps 128 WRITEs posted); the socket watched after each of its found
@@ -494,7 +496,7 @@ void emu_poll_found(struct emu_dev *d, uint32_t qpn)
 
 	if (!tp)
 		return;
-	emu_found_verdict(tp, true);   /* the application called again */
+	emu_found_verdict(tp, EMU_FOUND_APP_FIRST);   /* the application called again */
 	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && sends_outstanding(tp, qpn))
 		return;
 	now = emu_now_ns();
@@ -502,8 +504,9 @@ void emu_poll_found(struct emu_dev *d, uint32_t qpn)
 	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && !app_look(tp, now, false) &&
 	    found_wait_earned(tp))
 		now = found_wait(tp, now);
-	/* the answer in hand: the socket stays with the polls, if that has been earned */
-	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && request_since_post(tp)) {
+	/* the answer in hand, whole: the socket stays with the polls, if that has been earned */
+	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && request_since_post(tp) &&
+	    !__atomic_load_n(&tp->rx_mid_msg, __ATOMIC_RELAXED)) {
 		bool keep = found_keep_earned(tp);
 
 		__atomic_store_n(&tp->found_judged, keep ? EMU_FOUND_KEPT : EMU_FOUND_SWITCHED, __ATOMIC_RELAXED);
@@ -729,7 +732,7 @@ static void *rx_main(void *arg)
 		if (!got)
 			tp->ctr.device_thread_idle_wakeups++;   /* an application's poll took it first */
 		else
-			emu_found_verdict(tp, false);
+			emu_found_verdict(tp, EMU_FOUND_THREAD_FIRST);
 		wake = prepare_sleep(tp);
 		prepared = true;
 		emu_unlock(d);

@@ -11,7 +11,8 @@
  *    ACK completes it), where the thread used to be woken by that ACK first;
  *  - a poll that returns an RDMA WRITE's completion starts it (the application may now
  *    spin on memory for the peer's answer, which only this thread can place), where a
- *    5 us timer used to wake the thread to go back;
+ *    5 us timer used to wake the thread to go back; not when the answer is in hand
+ *    and keeping the socket has been earned (transport.h EMU_FOUND_KEEP_EARN);
  *  - an armed CQ starts it (the application is about to block on its channel).
  * The thread itself decides after each wake-up, from the same facts (want_off).
  * Linux only: without a hold timer (macOS) the socket is always watched. */
@@ -56,6 +57,7 @@ void emu_tp_hold(struct emu_tp *tp, uint64_t now)
 
 void emu_tp_app_sleeps(struct emu_tp *tp)
 {
+	emu_found_verdict(tp, EMU_FOUND_APP_FIRST);   /* and the socket is watched at once */
 	__atomic_store_n(&tp->poll_seen, 0, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&tp->thr_off, __ATOMIC_SEQ_CST))
 		(void)emu_tp_watch_update(tp, emu_now_ns(), false);   /* no wake-up: the socket is watched */
@@ -71,7 +73,7 @@ void emu_tp_app_posts(struct emu_tp *tp)
 	uint64_t seen = __atomic_load_n(&tp->poll_seen, __ATOMIC_RELAXED), now = emu_now_ns();
 
 	__atomic_store_n(&tp->post_seen, now, __ATOMIC_RELAXED);   /* rx_spin */
-	emu_found_verdict(tp, true);
+	emu_found_verdict(tp, EMU_FOUND_APP_FIRST);
 	/* what has arrived before this post is not its answer (emu_poll_found) */
 	__atomic_store_n(&tp->requests_at_post, __atomic_load_n(&tp->rx_requests, __ATOMIC_RELAXED),
 			 __ATOMIC_RELAXED);
@@ -148,6 +150,14 @@ void emu_tp_hold_fired(struct emu_tp *tp)
 	}
 	__atomic_store_n(&tp->hold_expired, now, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&tp->ctr.hold_expiries, 1, __ATOMIC_RELAXED);
+	/* a kept socket (EMU_FOUND_KEEP_EARN) stalled only if arrivals wait in it now; an
+	 * answer still to come finds the thread on the socket, and that is no verdict */
+	if (__atomic_load_n(&tp->found_judged, __ATOMIC_RELAXED) == EMU_FOUND_KEPT) {
+		if (emu_roce_sock_pending(&tp->sock))
+			emu_found_verdict(tp, EMU_FOUND_STALLED);
+		else
+			__atomic_store_n(&tp->found_judged, 0u, __ATOMIC_RELAXED);
+	}
 }
 
 /* The socket and the groups' set watched, or not: 0, or the kernel's refusal
@@ -253,7 +263,7 @@ bool emu_tp_watch_update(struct emu_tp *tp, uint64_t now, bool found)
 
 /* transport.h EMU_FOUND_KEEP_EARN.  Racing callers judge once (the exchange); the
  * score and what it must reach are a heuristic's, relaxed. */
-void emu_found_verdict(struct emu_tp *tp, bool app_first)
+void emu_found_verdict(struct emu_tp *tp, enum emu_found_verdict v)
 {
 	unsigned judged, score, need;
 
@@ -264,15 +274,25 @@ void emu_found_verdict(struct emu_tp *tp, bool app_first)
 		return;
 	score = __atomic_load_n(&tp->found_keep_score, __ATOMIC_RELAXED);
 	need = __atomic_load_n(&tp->found_keep_need, __ATOMIC_RELAXED);
-	if (app_first) {
-		if (score < need)
-			__atomic_store_n(&tp->found_keep_score, score + 1, __ATOMIC_RELAXED);
+	switch (v) {
+	case EMU_FOUND_APP_FIRST:
+		/* counted on to twice the need: a kept socket's run that long halves it */
+		if (score < 2 * need)
+			score++;
+		if (judged == EMU_FOUND_KEPT && score >= 2 * need && need > EMU_FOUND_KEEP_EARN) {
+			need /= 2;
+			score = need;
+			__atomic_store_n(&tp->found_keep_need, need, __ATOMIC_RELAXED);
+		}
+		__atomic_store_n(&tp->found_keep_score, score, __ATOMIC_RELAXED);
 		return;
-	}
-	__atomic_store_n(&tp->found_keep_score, 0u, __ATOMIC_RELAXED);
-	if (judged == EMU_FOUND_KEPT) {
+	case EMU_FOUND_STALLED:
 		__atomic_fetch_add(&tp->ctr.found_kept_stalls, 1, __ATOMIC_RELAXED);
 		if (need < EMU_FOUND_KEEP_EARN_MAX)
 			__atomic_store_n(&tp->found_keep_need, need * 2, __ATOMIC_RELAXED);
+		/* fall through */
+	case EMU_FOUND_THREAD_FIRST:
+		__atomic_store_n(&tp->found_keep_score, 0u, __ATOMIC_RELAXED);
+		return;
 	}
 }

@@ -82,7 +82,7 @@ struct emu_tp_counters {
 	                                        * the socket was watched again) */
 	uint64_t found_kept;                   /* such polls, the answer in hand, that left the socket
 	                                        * to the polls (EMU_FOUND_KEEP_EARN) */
-	uint64_t found_kept_stalls;            /* ... after which arrivals waited for the hold's end */
+	uint64_t found_kept_stalls;            /* ... whose hold ran out with arrivals waiting in the socket */
 	uint64_t hold_renewed;                 /* hold timers that fired within a hold of the last call: run on */
 	uint64_t watch_back_stopped;           /* the socket watched again because the application stopped
 	                                        * (its calls went stale, its hold ran out, it armed a CQ) */
@@ -143,9 +143,9 @@ struct emu_tp_counters {
  * 4.5 at 300, 1.8 at 1 ms, 0.5 at 4 ms), so a poller paid 15% of its time for the
  * hold; ib_send_lat went from 12.8 to 9.3 us and the RPC pattern from 57 to 52
  * (docs/benchmarks.md, "2026-12-06, 19:15 UTC").  A poll that returns an RDMA WRITE's
- * completion ends the hold at once
+ * completion ends the hold at once, unless the answer is in hand already
  * (emu_poll_found: the application may now spin on memory for the peer's answer,
- * which only the device thread can place).  Only WRITEs: ended after any completion,
+ * which only the device thread can place; EMU_FOUND_KEEP_EARN).  Only WRITEs: ended after any completion,
  * the hold lapsed under pollers of SENDs and READs (ib_send_lat 13 -> 28 us,
  * ib_read_lat 19 -> 28, ucp_get 19 -> 37 with a 30 us end; docs/benchmarks.md,
  * 2026-12-06 "A poll that returns a WRITE").  Still 300 us, pushed when less than half
@@ -184,15 +184,16 @@ struct emu_tp_counters {
  * the application has what it waits for and most often posts next, as ib_write_lat
  * does.  The switch (an EPOLL_CTL_MOD, then a look for what arrived in between) cost
  * about a microsecond on the round trip's path: Debian's ib_write_lat -s 2 4.8-4.9 ->
- * 3.75-3.85 us a half round trip (docs/benchmarks.md, "2026-12-07, 10:40 UTC").  But an
+ * 3.75-3.85 us a half round trip (docs/benchmarks.md, "2026-12-07, 10:27 UTC").  But an
  * application that then watches memory for a further message would leave it in the
  * socket until the hold ran out (EMU_POLL_HOLD_NS).  So keeping is earned: each such
  * poll is judged by what comes next -- the application's own call (a doorbell, a poll
- * that looks), or the device thread taking packets first.  EMU_FOUND_KEEP_EARN calls
- * first in a row earn keeping; the device thread first resets the count, and after a
- * kept socket it doubles what must be earned (up to EMU_FOUND_KEEP_EARN_MAX), so an
- * application that waits on memory for more pays at most one hold, then one per
- * ever longer run of answers that did come. */
+ * that looks, an armed CQ), or the device thread taking packets first.
+ * EMU_FOUND_KEEP_EARN calls first in a row earn keeping; the device thread first
+ * resets the count.  A kept socket whose hold ran out with arrivals waiting in it (a
+ * stall: the hold and the thread's wake-up) doubles what must be earned, up to
+ * EMU_FOUND_KEEP_EARN_MAX, and as many kept polls that went well halve it again.  Not
+ * while a message is half in (rx_mid_msg): the answer is in hand only when whole. */
 #define EMU_FOUND_KEEP_EARN 64u
 #define EMU_FOUND_KEEP_EARN_MAX 65536u
 /* The device thread leaves the socket only when the application polled this recently:
@@ -404,8 +405,9 @@ struct emu_tp {
 	unsigned found_keep_score;       /* found WRITEs in a row, answer in hand, after which the
 					  * application called before the device thread took packets
 					  * (atomic, relaxed; EMU_FOUND_KEEP_EARN) */
-	unsigned found_keep_need;        /* the score that earns keeping the socket: 0 until the first
-					  * such poll, then EMU_FOUND_KEEP_EARN, doubled per stall */
+	unsigned found_keep_need;        /* the score that earns keeping the socket: EMU_FOUND_KEEP_EARN,
+					  * doubled per stall, halved back per as many kept polls
+					  * that went well (atomic, relaxed) */
 	unsigned found_judged;           /* the last such poll awaits its verdict: EMU_FOUND_SWITCHED
 					  * or EMU_FOUND_KEPT; 0 none (atomic) */
 	uint64_t rx_requests;            /* request packets received (atomic: emu_poll_found reads
@@ -483,12 +485,17 @@ bool emu_tp_hold_arm(struct emu_tp *tp, uint64_t at);
  * whether the socket is now left to the polls. */
 bool emu_tp_watch_update(struct emu_tp *tp, uint64_t now, bool found);
 /* The verdict on the last poll that returned a WRITE's completion with its answer in
- * hand (EMU_FOUND_KEEP_EARN; rx_thread.c emu_poll_found): the application called
- * again first (a doorbell, a poll that looks), or the device thread took packets
- * first.  What such a poll awaits (tp->found_judged): */
+ * hand (EMU_FOUND_KEEP_EARN; rx_thread.c emu_poll_found).  What such a poll awaits
+ * (tp->found_judged): */
 #define EMU_FOUND_SWITCHED 1u   /* it gave the socket back to the device thread */
 #define EMU_FOUND_KEPT 2u       /* it left the socket to the polls (found_kept) */
-void emu_found_verdict(struct emu_tp *tp, bool app_first);
+enum emu_found_verdict {
+	EMU_FOUND_APP_FIRST,      /* the application called again: a doorbell, a poll that
+				   * looks, a found WRITE, an armed CQ */
+	EMU_FOUND_THREAD_FIRST,   /* the device thread took packets before that */
+	EMU_FOUND_STALLED,        /* a kept socket's hold ran out with arrivals waiting in it */
+};
+void emu_found_verdict(struct emu_tp *tp, enum emu_found_verdict v);
 
 /* wire_faults.c: send a sealed packet through the fault model */
 int emu_tp_xmit(struct emu_tp *tp, const struct emu_roce_ip *ip, uint8_t *pkt, size_t len);
