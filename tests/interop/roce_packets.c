@@ -196,6 +196,9 @@ static int write_pcap(const char *pcap, const char *jsonl)
 	return rc;
 }
 
+#define LIVE_ADDR_A 0x7f0000e6u   /* 127.0.0.230 */
+#define LIVE_ADDR_B 0x7f0000e7u   /* 127.0.0.231 */
+
 static int live(const char *jsonl)
 {
 	static uint8_t pkt[4096], in[4096], payload[MTU];
@@ -206,7 +209,12 @@ static int live(const char *jsonl)
 	char err[128];
 	FILE *jf = fopen(jsonl, "w");
 
-	if (!jf || emu_net_claim(0, &ipa, &fda, err, sizeof(err)) < 0 || emu_net_claim(0, &ipb, &fdb, err, sizeof(err)) < 0) {
+	/* Addresses of their own, not the first free ones: test_roce_wire.py picks these
+	 * packets out of its capture on lo by address pair, and interop_test_live_capture,
+	 * which ctest -j2 may run at the same time, claims the first free ones for its own
+	 * RoCE traffic (with auto-claimed addresses 7 of its packets were counted here) */
+	if (!jf || emu_net_claim(LIVE_ADDR_A, &ipa, &fda, err, sizeof(err)) < 0 ||
+	    emu_net_claim(LIVE_ADDR_B, &ipb, &fdb, err, sizeof(err)) < 0) {
 		fprintf(stderr, "live: %s\n", jf ? err : strerror(errno));
 		return 1;
 	}
