@@ -145,8 +145,8 @@ struct emu_tp_counters {
  * (docs/benchmarks.md, "2026-12-06, 19:15 UTC").  A poll that returns an RDMA WRITE's
  * completion ends the hold at once, unless the answer is in hand already
  * (emu_poll_found: the application may now spin on memory for the peer's answer,
- * which only the device thread can place; EMU_FOUND_KEEP_EARN).  Only WRITEs: ended after any completion,
- * the hold lapsed under pollers of SENDs and READs (ib_send_lat 13 -> 28 us,
+ * which only the device thread can place; EMU_FOUND_KEEP_EARN).  Only WRITEs: ended
+ * after any completion, the hold lapsed under pollers of SENDs and READs (ib_send_lat 13 -> 28 us,
  * ib_read_lat 19 -> 28, ucp_get 19 -> 37 with a 30 us end; docs/benchmarks.md,
  * 2026-12-06 "A poll that returns a WRITE").  Still 300 us, pushed when less than half
  * is left, though on 2026-12-07 this machine class's virtual CPUs charged about 17 us

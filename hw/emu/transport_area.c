@@ -195,7 +195,8 @@ static void tp_log_summary(struct emu_dev *d, const struct emu_tp *tp)
 		(unsigned long long)__atomic_load_n(&d->ctr.thread_lock_busy, __ATOMIC_RELAXED));
 	emu_log(d, EMU_LOG_INFO,
 		"device thread: looks around found WRITEs took %llu packets (%llu waited for the answer, %llu got "
-		"it; %llu kept the socket, %llu of them until the hold's end); passive spins %llu (moved off a polling CPU %llu, not begun there %llu); spins for the "
+		"it; %llu kept the socket, %llu of them until the hold's end); passive spins %llu (moved off a "
+		"polling CPU %llu, not begun there %llu); spins for the "
 		"rest of a message %llu (%llu passes found packets, %llu moved off a stalled CPU); moves off its "
 		"application's CPU %llu",
 		(unsigned long long)c->found_look_pkts, (unsigned long long)c->found_waits,

@@ -66,8 +66,8 @@ echo "rxe out-of-sequence requests without loss: $(cat /sys/class/infiniband/rxe
 # its last message's ACK, if lost, sent the sender back to a QP the peer had already
 # destroyed, and the sender failed with "transport retry counter exceeded" (a ConnectX
 # would too; IBTA 9.7.6.1.3): with 2% loss about one run in 50 (1 in 60 measured beside
-# two busy loops), and once in CI on 2026-12-07.  perftest
-# meets its peer over TCP before it destroys anything.
+# two busy loops), and once in CI on 2026-12-07.  perftest meets its peer over TCP
+# before it destroys anything.
 netem_dropped() { sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -1; }
 $B/tc qdisc add dev veth0 root netem loss 2% && $B/ip netns exec emu $B/tc qdisc add dev veth1 root netem loss 2% ||
   echo "netem failed"
