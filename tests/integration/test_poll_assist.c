@@ -24,6 +24,12 @@ static struct mx5_mr *amr, *bmr;
 
 #define BUF (64u << 10)
 
+/* A wait that a lost hold timer makes lasts until the device thread's idle wake-up
+ * (EMU_RX_IDLE_NS, 10 ms in hw/emu/rx_thread.c: 9.8-10.1 ms measured with such a
+ * flaw).  A shorter one was ended by the timer, however late a loaded machine ran the
+ * thread: under CI's parallel ctest one such wait took 2,451 us. */
+#define LOST_TIMER_WAIT_US 7500u
+
 static const struct tp_fixture fx = { &A, &B, &qa, &qb, &abuf, &bbuf, &amr, &bmr, BUF };
 
 static void setup(void)
@@ -605,8 +611,8 @@ Test(poll_assist, a_kept_socket_that_made_an_arrival_wait_is_not_kept_again_soon
 	cr_assert_eq(stalls, 1, "the kept socket's hold ran out with the second WRITE waiting %llu times",
 		     (unsigned long long)stalls);
 	for (i = 0; i < ROUNDS; i++)
-		cr_assert_lt(waited[i], 7500, "round %u: the second WRITE waited %llu us (rx_thread.c's idle "
-			     "wake-up, EMU_RX_IDLE_NS, comes at 10 ms)", i, (unsigned long long)waited[i]);
+		cr_assert_lt(waited[i], LOST_TIMER_WAIT_US, "round %u: the second WRITE waited %llu us (rx_thread.c's "
+			     "idle wake-up, EMU_RX_IDLE_NS, comes at 10 ms)", i, (unsigned long long)waited[i]);
 	/* what earns it back doubled: 2 x EMU_FOUND_KEEP_EARN - 1 answered rounds keep nothing */
 	for (i = 0; i < 2 * EMU_FOUND_KEEP_EARN - 1; i++)
 		answered_round(300 + i, false);
@@ -1039,7 +1045,7 @@ Test(poll_assist, a_write_ping_pong_sets_the_hold_timer_about_once_per_push_inte
  * no timer backed; the application's next doorbell, unsignalled, then "kept" it and
  * left the socket to polls that never came: the peer's next WRITE waited for the
  * thread's 10 ms idle wake-up (EMU_RX_IDLE_NS; found by review).  Here that pattern ten
- * times: each answer reaches A, spinning on memory, within a hold and a wake-up. */
+ * times: each answer reaches A, spinning on memory, well before that wake-up. */
 Test(poll_assist, an_unsignalled_doorbell_after_a_pause_leaves_the_socket_only_with_its_timer_set)
 {
 #ifdef __linux__
@@ -1071,9 +1077,9 @@ Test(poll_assist, an_unsignalled_doorbell_after_a_pause_leaves_the_socket_only_w
 	}
 	cr_log_info("%d rounds: B's second WRITE reached A, spinning on memory, within %llu us at worst", ROUNDS,
 		    (unsigned long long)worst);
-	cr_assert_lt(worst, 3 * EMU_POLL_HOLD_NS / 1000 + 1000,
-		     "an answer waited %llu us for A's device thread (the hold is %llu us)", (unsigned long long)worst,
-		     (unsigned long long)(EMU_POLL_HOLD_NS / 1000));
+	cr_assert_lt(worst, LOST_TIMER_WAIT_US,
+		     "an answer waited %llu us for A's device thread (the hold is %llu us, the idle wake-up 10 ms)",
+		     (unsigned long long)worst, (unsigned long long)(EMU_POLL_HOLD_NS / 1000));
 #else
 	cr_skip_test("the socket left to the polls needs a timerfd (Linux)");
 #endif
