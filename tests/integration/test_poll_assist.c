@@ -629,6 +629,94 @@ Test(poll_assist, a_kept_socket_that_made_an_arrival_wait_is_not_kept_again_soon
 #endif
 }
 
+/* Half of B's answer, forged as B's next request and sent from B's own socket
+ * (emu_tp_inject, as test_hostile.c does): an RC WRITE FIRST or LAST of a 2 KiB message
+ * at the fixture's MTU of 1024, into abuf + MID_AT, each half filled with `tag`. */
+#define MID_AT 4096u
+#define MID_MTU 1024u
+
+static void inject_half_answer(uint8_t opcode, uint32_t psn, uint8_t tag)
+{
+	uint8_t pkt[MID_MTU + 128], payload[MID_MTU];
+	struct emu_roce_hdrs h;
+	struct emu_roce_ip ip;
+	int n;
+
+	memset(&h, 0, sizeof(h));
+	memset(payload, tag, sizeof(payload));
+	h.bth.opcode = opcode;
+	h.bth.pkey = EMU_ROCE_DEFAULT_PKEY;
+	h.bth.dqpn = qa.qpn;
+	h.bth.psn = psn;
+	h.bth.ackreq = opcode == EMU_ROCE_RC_WRITE_LAST;
+	h.reth.va = (uintptr_t)(abuf + MID_AT);
+	h.reth.rkey = tp_rkey(amr);
+	h.reth.dlen = 2 * MID_MTU;
+	emu_roce_ip_init(&ip, B.ip, A.ip, EMU_ROCE_PORT, 0);
+	n = emu_roce_forge(pkt, sizeof(pkt), &ip, &h, payload, MID_MTU, NULL);
+	cr_assert_gt(n, 0, "forge: %d", n);
+	cr_assert_eq(emu_tp_inject(B.emu, A.ip, EMU_ROCE_PORT, pkt, (size_t)n), 0);
+}
+
+/* The answer is in hand only when whole: a poll that returns a WRITE's completion while
+ * the last packet received left its message half in (rx_mid_msg) gives the socket back
+ * to the device thread even where keeping it has been earned, so the rest is placed as
+ * it comes, not when the hold runs out (rx_thread.c emu_poll_found).  A earns keeping;
+ * one more answered round keeps (so the rule is live); then A WRITEs, B's device thread
+ * ACKs, and B's answer comes as a forged WRITE FIRST after that ACK, its LAST only once
+ * A's poll has returned A's completion.  That poll must not keep the socket, and the
+ * LAST must reach A, which watches memory, without a stall. */
+Test(poll_assist, a_poll_with_half_an_answer_in_hand_gives_the_socket_back)
+{
+#ifdef __linux__
+	enum { EARN = EMU_FOUND_KEEP_EARN + 4 };
+	/* B's next PSN: the fixture's rq_psn, 0x20, and one WRITE per answered round */
+	const uint32_t b_psn = 0x20 + EARN + 1;
+	volatile uint8_t *first = abuf + MID_AT, *last = abuf + MID_AT + 2 * MID_MTU - 1;
+	struct emu_tp_counters a0, a1, a2, a3, b0;
+	struct ibv_wc wc;
+	uint64_t end, t0, us;
+	unsigned i;
+
+	polls_for(&A, 1);
+	for (i = 0; i < EARN; i++)
+		answered_round(i, false);
+	emu_tp_counters(A.emu, &a0);
+	answered_round(i, false);
+	emu_tp_counters(A.emu, &a1);
+	cr_assert_eq(a1.found_kept - a0.found_kept, 1, "an answered round after earning kept the socket %llu times",
+		     (unsigned long long)(a1.found_kept - a0.found_kept));
+
+	emu_tp_counters(B.emu, &b0);
+	cr_assert_eq(write8(&qa, abuf, bbuf, bmr, 2900), 0);
+	end = tp_now_ms() + 5000;
+	while (tp_ctr(&B).acks_sent == b0.acks_sent && tp_now_ms() < end)
+		sched_yield();   /* B's ACK waits in A's socket, ahead of the FIRST */
+	cr_assert_neq(tp_ctr(&B).acks_sent, b0.acks_sent, "B never acknowledged A's WRITE");
+	inject_half_answer(EMU_ROCE_RC_WRITE_FIRST, b_psn, 0x6d);
+	while (*first != 0x6d && tp_now_ms() < end)
+		cr_assert_geq(mx5_poll_cq(A.cqr, 0, &wc), 0);
+	cr_assert_eq(*first, 0x6d, "the forged WRITE FIRST never reached A");
+	poll_back_to_back(&A, &wc, 2900);
+	emu_tp_counters(A.emu, &a2);
+	cr_assert_eq(a2.found_kept, a1.found_kept, "the poll kept the socket with half of the answer in hand");
+
+	inject_half_answer(EMU_ROCE_RC_WRITE_LAST, b_psn + 1, 0x6e);
+	t0 = tp_now_us();
+	while (*last != 0x6e && tp_now_ms() < end)
+		;   /* A watches memory and calls nothing */
+	us = tp_now_us() - t0;
+	cr_assert_eq(*last, 0x6e, "the WRITE LAST never reached A, which called nothing");
+	emu_tp_counters(A.emu, &a3);
+	cr_log_info("the second half reached A in %llu us; kept %llu, stalls %llu", (unsigned long long)us,
+		    (unsigned long long)(a3.found_kept - a1.found_kept),
+		    (unsigned long long)(a3.found_kept_stalls - a1.found_kept_stalls));
+	cr_assert_eq(a3.found_kept_stalls, a1.found_kept_stalls, "the second half waited for the hold to run out");
+#else
+	cr_skip_test("the socket left to the polls needs a timerfd (Linux)");
+#endif
+}
+
 /* An application that polls in short bursts a millisecond or two apart (UCX's
  * ucx_perftest server progresses its worker about every 1.5 ms) is a passive responder
  * between them: its device thread, woken by a request, spins for the next one
