@@ -69,11 +69,9 @@ struct forge_opts {
 /* A forged RC RDMA WRITE ONLY of dlen bytes of 0xee, from A's address to B. */
 static void send_forged(const struct forge_opts *o)
 {
-	uint8_t pkt[4200], payload[4096];
+	uint8_t payload[4096];
 	struct emu_roce_hdrs h;
-	struct emu_roce_ip ip;
 	struct emu_roce_forge f = { .icrc_xor = o->icrc_xor };
-	int n;
 
 	memset(&h, 0, sizeof(h));
 	memset(payload, 0xee, sizeof(payload));
@@ -85,10 +83,7 @@ static void send_forged(const struct forge_opts *o)
 	h.reth.va = o->va;
 	h.reth.rkey = o->rkey;
 	h.reth.dlen = o->dlen;
-	emu_roce_ip_init(&ip, A.ip, B.ip, EMU_ROCE_PORT, 0);
-	n = emu_roce_forge(pkt, sizeof(pkt), &ip, &h, payload, o->dlen, &f);
-	cr_assert_gt(n, 0, "forge: %d", n);
-	cr_assert_eq(emu_tp_inject(A.emu, B.ip, EMU_ROCE_PORT, pkt, (size_t)n), 0);
+	tp_inject_forged(&A, &B, &h, payload, o->dlen, &f);
 	usleep(30000);   /* let B's device thread judge it */
 }
 

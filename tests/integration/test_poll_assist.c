@@ -633,17 +633,15 @@ Test(poll_assist, a_kept_socket_that_made_an_arrival_wait_is_not_kept_again_soon
 }
 
 /* Half of B's answer, forged as B's next request and sent from B's own socket
- * (emu_tp_inject, as test_hostile.c does): an RC WRITE FIRST or LAST of a 2 KiB message
- * at the fixture's MTU of 1024, into abuf + MID_AT, each half filled with `tag`. */
+ * (tp_inject_forged): an RC WRITE FIRST or LAST of a 2 KiB message at the fixture's MTU
+ * of 1024, into abuf + MID_AT, each half filled with `tag`. */
 #define MID_AT 4096u
 #define MID_MTU 1024u
 
 static void inject_half_answer(uint8_t opcode, uint32_t psn, uint8_t tag)
 {
-	uint8_t pkt[MID_MTU + 128], payload[MID_MTU];
+	uint8_t payload[MID_MTU];
 	struct emu_roce_hdrs h;
-	struct emu_roce_ip ip;
-	int n;
 
 	memset(&h, 0, sizeof(h));
 	memset(payload, tag, sizeof(payload));
@@ -655,10 +653,7 @@ static void inject_half_answer(uint8_t opcode, uint32_t psn, uint8_t tag)
 	h.reth.va = (uintptr_t)(abuf + MID_AT);
 	h.reth.rkey = tp_rkey(amr);
 	h.reth.dlen = 2 * MID_MTU;
-	emu_roce_ip_init(&ip, B.ip, A.ip, EMU_ROCE_PORT, 0);
-	n = emu_roce_forge(pkt, sizeof(pkt), &ip, &h, payload, MID_MTU, NULL);
-	cr_assert_gt(n, 0, "forge: %d", n);
-	cr_assert_eq(emu_tp_inject(B.emu, A.ip, EMU_ROCE_PORT, pkt, (size_t)n), 0);
+	tp_inject_forged(&B, &A, &h, payload, MID_MTU, NULL);
 }
 
 /* The answer is in hand only when whole: a poll that returns a WRITE's completion while

@@ -364,6 +364,22 @@ static inline void tp_expect(struct tp_nic *n, struct ibv_wc *wc, enum ibv_wc_st
 		     wc->vendor_err, (unsigned long long)wc->wr_id, st);
 }
 
+/* A packet forged with the wire layer's builder (emu_roce_forge; f may be NULL) and sent
+ * from NIC `from`'s own address and socket to NIC `to`, as the connected peer would send
+ * it: only what the caller set in h is wrong, if anything. */
+static inline void tp_inject_forged(struct tp_nic *from, struct tp_nic *to, const struct emu_roce_hdrs *h,
+				    const void *payload, size_t len, const struct emu_roce_forge *f)
+{
+	uint8_t pkt[EMU_ROCE_MAX_PKT];
+	struct emu_roce_ip ip;
+	int n;
+
+	emu_roce_ip_init(&ip, from->ip, to->ip, EMU_ROCE_PORT, 0);
+	n = emu_roce_forge(pkt, sizeof(pkt), &ip, h, payload, len, f);
+	cr_assert_gt(n, 0, "forge: %d", n);
+	cr_assert_eq(emu_tp_inject(from->emu, to->ip, EMU_ROCE_PORT, pkt, (size_t)n), 0);
+}
+
 static inline struct emu_tp_counters tp_ctr(struct tp_nic *n)
 {
 	struct emu_tp_counters c;
