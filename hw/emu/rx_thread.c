@@ -417,21 +417,27 @@ static bool found_wait_earned(struct emu_tp *tp)
 	return skips % EMU_FOUND_WAIT_PROBE == 0;
 }
 
-/* Look at the wire until a look takes packets, a request arrives by another way (the
- * device thread, another thread's poll), the socket is watched again, or
- * EMU_FOUND_WAIT_NS have passed.  Only a request earns the next waits (an ACK of
- * another QP is not the answer); a wait that saw none spends one
+/* Look at the wire until a look takes packets that leave no message half in, a request
+ * arrives by another way (the device thread, another thread's poll), the socket is
+ * watched again, or the wait's time has passed: EMU_FOUND_WAIT_NS, or twice what the
+ * WRITE took from the application's last doorbell to this poll, up to
+ * EMU_FOUND_WAIT_MAX_NS (transport.h says why).  Only a request earns the next waits
+ * (an ACK of another QP is not the answer); a wait that saw none spends one
  * (EMU_FOUND_WAIT_CREDITS).  When it ended. */
 static uint64_t found_wait(struct emu_tp *tp, uint64_t start)
 {
-	uint64_t now = start;
+	uint64_t now = start, posted = __atomic_load_n(&tp->post_seen, __ATOMIC_RELAXED);
+	uint64_t took = start > posted ? start - posted : 0, limit = EMU_FOUND_WAIT_NS;
 	unsigned credit = __atomic_load_n(&tp->found_wait_credit, __ATOMIC_RELAXED);
 	bool answered;
 
+	if (took > limit / 2)
+		limit = took * 2 < EMU_FOUND_WAIT_MAX_NS ? took * 2 : EMU_FOUND_WAIT_MAX_NS;
 	__atomic_fetch_add(&tp->ctr.found_waits, 1, __ATOMIC_RELAXED);
-	while (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE) && now - start < EMU_FOUND_WAIT_NS &&
-	       !request_since_post(tp) && __atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED)) {
-		if (app_look(tp, now, false))
+	while (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE) && now - start < limit &&
+	       (!request_since_post(tp) || __atomic_load_n(&tp->rx_mid_msg, __ATOMIC_RELAXED)) &&
+	       __atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED)) {
+		if (app_look(tp, now, false) && !__atomic_load_n(&tp->rx_mid_msg, __ATOMIC_RELAXED))
 			break;
 		plat_spin_pause();
 		now = emu_now_ns();

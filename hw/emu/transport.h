@@ -170,13 +170,25 @@ struct emu_tp_counters {
  * EMU_FOUND_WAIT_CREDITS, one that saw a request (not an ACK of another QP) restores
  * them all, and with none left only one found WRITE in EMU_FOUND_WAIT_PROBE waits, so
  * an application that computes after its WRITEs loses EMU_FOUND_WAIT_CREDITS waits at
- * first, then at most EMU_FOUND_WAIT_NS / EMU_FOUND_WAIT_PROBE a WRITE.  Nor does a poll
+ * first, then at most a wait's length (below) / EMU_FOUND_WAIT_PROBE a WRITE.  Nor does a poll
  * wait when a request arrived after the application's last post: the answer came with
  * the ACK.  Debian's ib_write_lat -s 2, waits of 0, 3 and 6 us: 10.5-10.8, 7.1-7.6 and
  * 6.6-6.9 us a half round trip; 12 and 20 us were slower (7.2-7.3 and 8.0-8.3: where
  * both sides waited for each other, a longer wait was a longer stall); with the arrival
  * rule 5.8-6.0 (docs/benchmarks.md, "2026-12-07, 06:50 UTC"). */
 #define EMU_FOUND_WAIT_NS 6000ull
+/* A larger answer takes longer to come back: the peer's device thread or polls place
+ * our WRITE, its application answers with as much, and the answer's sendmsg alone takes
+ * tens of microseconds for 64 KiB on loopback.  So the wait lasts twice what the WRITE
+ * took from the application's last doorbell to the poll that returned it, when that is
+ * more than EMU_FOUND_WAIT_NS / 2, up to this; and a look that takes part of a message
+ * waits on for the rest (rx_mid_msg).  Debian's ib_write_lat -s 65536: A's device
+ * thread woke for 4,969 of 5,000 answers with the wait fixed, 128 with it scaled;
+ * 54.2-57.5 -> 39.3-39.8 us a half round trip; 2 B and 4 KiB unchanged
+ * (docs/benchmarks.md, "2026-12-07, 15:10 UTC").  An application that computes after
+ * its WRITEs loses at most EMU_FOUND_WAIT_CREDITS such waits, then one in
+ * EMU_FOUND_WAIT_PROBE: about 6% of what each WRITE took. */
+#define EMU_FOUND_WAIT_MAX_NS 100000ull
 #define EMU_FOUND_WAIT_CREDITS 8u
 #define EMU_FOUND_WAIT_PROBE 32u
 /* A poll that returns a WRITE's completion with the peer's answer already taken (a
