@@ -212,9 +212,9 @@ struct emu_tp_counters {
  * long, because the thread decides right after its own work, during which it may have
  * kept the application off its CPU (tens of microseconds on 2 virtual CPUs). */
 #define EMU_POLL_NOW_NS 1000000ull
-/* A hold renewed from the application's last call (sock_watch.c emu_tp_hold_fired)
- * must end this far ahead at least; nearer, it has run out. */
-#define EMU_HOLD_RENEW_MIN_NS 2000ull
+/* A hold timer that fires runs on only if the application is in a call now or its last
+ * call began less than this long ago (sock_watch.c emu_tp_hold_fired). */
+#define EMU_HOLD_RENEW_SEEN_NS EMU_POLL_HOLD_PUSH_NS
 
 /* Name of each device's thread (15 characters at most, the kernel's limit). */
 #define EMU_DEVICE_THREAD_NAME "uverbs-emu-dev"

@@ -799,6 +799,50 @@ Test(poll_assist, a_responder_that_polls_in_bursts_spins_between_them)
 		     (unsigned long long)(b1.device_thread_wakeups - b0.device_thread_wakeups));
 }
 
+/* A hold timer that fires when the application's last call began more than
+ * EMU_HOLD_RENEW_SEEN_NS ago ends the hold (sock_watch.c emu_tp_hold_fired): a poller
+ * pushes the hold whenever less than EMU_POLL_HOLD_PUSH_NS is left, so such a firing
+ * means it stopped.  Renewed to the last call's start plus the hold, as it was until
+ * 2026-12-07, it cost the device thread a second wake-up and a timer arm (17 us on the
+ * CI machine class) to run on for the rest: ggml's RPC server, which computes for
+ * 385 us after each command, renewed 917 holds in 1,000 tokens (docs/benchmarks.md,
+ * "2026-12-07, 15:40 UTC").  Here, sixteen times, A polls, WRITEs to B unsignalled (the
+ * doorbell leaves the socket to A's polls), polls for 1 ms (its looks take the ACK and
+ * keep the hold at least EMU_POLL_HOLD_PUSH_NS ahead), then calls nothing for 3 ms: the
+ * timer fires 216-337 us after A's last look, every hold runs out, and at most one is
+ * renewed (a firing while A's last poll was kept off its CPU mid-call).  Under the old
+ * rule (renewed while the last call's start plus the hold was ahead), 2-6 of 16 were
+ * (3 runs of 3 failed). */
+Test(poll_assist, a_hold_timer_that_fires_after_the_application_stopped_ends_the_hold)
+{
+#ifdef __linux__
+	struct emu_tp_counters a0, a1;
+	enum { STOPS = 16 };
+
+	emu_tp_counters(A.emu, &a0);
+	for (unsigned i = 0; i < STOPS; i++) {
+		polls_for(&A, 1);
+		abuf[3072] = (uint8_t)(0x50 + i);
+		cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_WRITE, 4300 + i, abuf + 3072, 8, 0, (uintptr_t)(bbuf + 3072),
+				     tp_rkey(bmr), IBV_SEND_INLINE), 0);
+		polls_for(&A, 1);
+		spins_without_the_library_us(3000);
+	}
+	cr_assert_eq(bbuf[3072], (uint8_t)(0x50 + STOPS - 1), "A's last WRITE never reached B");
+	emu_tp_counters(A.emu, &a1);
+	uint64_t ran_out = a1.hold_expiries - a0.hold_expiries, renewed = a1.hold_renewed - a0.hold_renewed;
+
+	cr_log_info("%d stops: %llu holds ran out, %llu renewed", STOPS, (unsigned long long)ran_out,
+		    (unsigned long long)renewed);
+	cr_assert_geq(ran_out, STOPS - 2, "A stopped calling %d times and only %llu holds ran out", STOPS,
+		      (unsigned long long)ran_out);
+	cr_assert_leq(renewed, 1, "A stopped calling %d times and %llu holds were renewed after it had stopped", STOPS,
+		      (unsigned long long)renewed);
+#else
+	cr_skip_test("the socket left to the polls needs a timerfd (Linux)");
+#endif
+}
+
 /* While an application polls, its device thread sleeps off the socket (the polls take
  * the arrivals) behind a deadline the polls push: A polls without a pause while B
  * writes to it 40 times; A's thread went off the socket at least once, and every WRITE
