@@ -141,7 +141,7 @@ static bool want_off(struct emu_tp *tp, uint64_t now)
  * poller's every look keeps the deadline at least EMU_POLL_HOLD_PUSH_NS ahead, so a
  * last call older than that at the firing means the application stopped, and running
  * on to its start plus the hold only cost a second wake-up and arm (ggml's RPC server:
- * 917 such renewals in 1,000 tokens; docs/benchmarks.md, "2026-12-07, 15:40 UTC"). */
+ * 917 such renewals in 1,000 tokens; docs/benchmarks.md, "2026-12-07, 15:05 UTC"). */
 void emu_tp_hold_fired(struct emu_tp *tp)
 {
 	uint64_t now = emu_now_ns(), seen = app_seen(tp, now);

@@ -185,7 +185,7 @@ struct emu_tp_counters {
  * waits on for the rest (rx_mid_msg).  Debian's ib_write_lat -s 65536: A's device
  * thread woke for 4,969 of 5,000 answers with the wait fixed, 128 with it scaled;
  * 54.2-57.5 -> 39.3-39.8 us a half round trip; 2 B and 4 KiB unchanged
- * (docs/benchmarks.md, "2026-12-07, 15:10 UTC").  An application that computes after
+ * (docs/benchmarks.md, "2026-12-07, 14:50 UTC").  An application that computes after
  * its WRITEs loses at most EMU_FOUND_WAIT_CREDITS such waits, then one in
  * EMU_FOUND_WAIT_PROBE: about 6% of what each WRITE took. */
 #define EMU_FOUND_WAIT_MAX_NS 100000ull

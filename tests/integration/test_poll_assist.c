@@ -479,7 +479,7 @@ Test(poll_assist, the_poll_that_returns_a_writes_completion_waits_a_moment_for_t
  * are asked for in the first 100: with the scaling, three of the first 3-6 rounds
  * qualified; with the wait fixed at EMU_FOUND_WAIT_NS it took 547-1,125 rounds to find
  * three, where noise brought the answer early (and Debian's ib_write_lat -s 65536 woke
- * A's device thread for 4,969 of 5,000 answers; docs/benchmarks.md, "2026-12-07, 15:10
+ * A's device thread for 4,969 of 5,000 answers; docs/benchmarks.md, "2026-12-07, 14:50
  * UTC"). */
 Test(poll_assist, a_poll_waits_longer_for_the_answer_to_a_write_that_took_longer)
 {
@@ -806,7 +806,7 @@ Test(poll_assist, a_responder_that_polls_in_bursts_spins_between_them)
  * 2026-12-07, it cost the device thread a second wake-up and a timer arm (17 us on the
  * CI machine class) to run on for the rest: ggml's RPC server, which computes for
  * 385 us after each command, renewed 917 holds in 1,000 tokens (docs/benchmarks.md,
- * "2026-12-07, 15:40 UTC").  Here, sixteen times, A polls, WRITEs to B unsignalled (the
+ * "2026-12-07, 15:05 UTC").  Here, sixteen times, A polls, WRITEs to B unsignalled (the
  * doorbell leaves the socket to A's polls), polls for 1 ms (its looks take the ACK and
  * keep the hold at least EMU_POLL_HOLD_PUSH_NS ahead), then calls nothing for 3 ms: the
  * timer fires 216-337 us after A's last look, every hold runs out, and at most one is
