@@ -423,7 +423,12 @@ static bool found_wait_earned(struct emu_tp *tp)
  * WRITE took from the application's last doorbell to this poll, up to
  * EMU_FOUND_WAIT_MAX_NS (transport.h says why).  Only a request earns the next waits
  * (an ACK of another QP is not the answer); a wait that saw none spends one
- * (EMU_FOUND_WAIT_CREDITS).  When it ended. */
+ * (EMU_FOUND_WAIT_CREDITS).  rx_mid_msg is the device's: a message of another QP half
+ * in, or one whose last packet was lost, keeps the wait to its time at worst.  Cutting
+ * the wait at a 20 us gap between packets instead (as rx_finish_message does) cost
+ * ib_write_lat -s 65536 at MTU 1024 30 us a half round trip (106-108 -> 138-139): the
+ * answer's 64 packets came with longer gaps (docs/benchmarks.md, "2026-12-07, 15:25
+ * UTC").  When it ended. */
 static uint64_t found_wait(struct emu_tp *tp, uint64_t start)
 {
 	uint64_t now = start, posted = __atomic_load_n(&tp->post_seen, __ATOMIC_RELAXED);
@@ -486,7 +491,8 @@ static bool found_keep_earned(struct emu_tp *tp)
  * to watch memory.  Debian's ib_write_lat -s 2: 21.7-22.3 us a half round trip before,
  * 9.6-10.9 after (docs/benchmarks.md, "2026-12-07, 04:45 UTC").
  * When the first look finds nothing, the poll waits for the answer a few microseconds
- * more, if such waits have been answered of late (EMU_FOUND_WAIT_NS, found_wait): the
+ * more (EMU_FOUND_WAIT_NS; after a WRITE that took long, twice what it took, up to
+ * EMU_FOUND_WAIT_MAX_NS), if such waits have been answered of late (found_wait): the
  * peer's ACK, which completed this WRITE, left before its application saw our WRITE,
  * so the answer is most often one doorbell behind it.  Not when a request arrived
  * since the application's last post: a look of its polls took the answer with the ACK,
@@ -506,7 +512,7 @@ void emu_poll_found(struct emu_dev *d, uint32_t qpn)
 	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && sends_outstanding(tp, qpn))
 		return;
 	now = emu_now_ns();
-	/* arrived already, or due within EMU_FOUND_WAIT_NS: placed here */
+	/* arrived already, or due within the wait (found_wait): placed here */
 	if (__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) && !app_look(tp, now, false) &&
 	    found_wait_earned(tp))
 		now = found_wait(tp, now);

@@ -133,20 +133,22 @@ static bool want_off(struct emu_tp *tp, uint64_t now)
 }
 
 /* The hold timer fired with the socket left to the polls.  An application at work now
- * or whose last call began within EMU_HOLD_RENEW_SEEN_NS (app_seen) has not stopped
- * -- a poll assist's pass that sends what ACKs let go took 180-230 us at MTU 1024
- * beside the peer's device thread, longer on a loaded machine -- so the hold runs on
- * to EMU_POLL_HOLD_NS after that (counted as hold_renewed): never later than that after
- * the application's last call ended, whatever it does.  Otherwise the hold ran out: a
- * poller's every look keeps the deadline at least EMU_POLL_HOLD_PUSH_NS ahead, so a
- * last call older than that at the firing means the application stopped, and running
- * on to its start plus the hold only cost a second wake-up and arm (ggml's RPC server:
- * 917 such renewals in 1,000 tokens; docs/benchmarks.md, "2026-12-07, 15:05 UTC"). */
+ * or within EMU_POLL_HOLD_NS (app_seen) whose calls did not push the hold has not
+ * stopped -- a poll assist's pass that sends what ACKs let go took 180-230 us at MTU
+ * 1024 beside the peer's device thread, longer on a loaded machine -- so the hold runs
+ * on to EMU_POLL_HOLD_NS after that (counted as hold_renewed): never later than that
+ * after the application's last call ended, whatever it does.  Otherwise the hold ran
+ * out.  Renewing only when the last call began within EMU_POLL_HOLD_PUSH_NS (a poller's
+ * looks keep the deadline that far ahead) halved the timer wake-ups of an application
+ * that computes after each call (ggml's RPC server: 917 renewals in 1,000 tokens), for
+ * no measurable throughput, and a poller kept off its CPU for more than that lost its
+ * hold: two poll_assist tests failed in 5 runs beside two busy loops, none in 6 with
+ * this rule (docs/benchmarks.md, "2026-12-07, 15:05 UTC"). */
 void emu_tp_hold_fired(struct emu_tp *tp)
 {
 	uint64_t now = emu_now_ns(), seen = app_seen(tp, now);
 
-	if (seen && (int64_t)(now - seen) < (int64_t)EMU_HOLD_RENEW_SEEN_NS &&
+	if (seen && (int64_t)(seen + EMU_POLL_HOLD_NS - now) > (int64_t)EMU_HOLD_RENEW_MIN_NS &&
 	    emu_tp_hold_arm(tp, seen + EMU_POLL_HOLD_NS)) {
 		__atomic_fetch_add(&tp->ctr.hold_renewed, 1, __ATOMIC_RELAXED);
 		return;

@@ -77,9 +77,9 @@ struct emu_tp_counters {
 	                                        * (emu_poll_found; not counted as assist_pkts) */
 	uint64_t found_with_sends_outstanding; /* polls that returned a WRITE of a QP with more to complete */
 	uint64_t found_waits;                  /* such polls that waited for the peer's answer
-	                                        * (emu_poll_found, EMU_FOUND_WAIT_NS) */
-	uint64_t found_waits_answered;         /* ... that a request ended (the rest ran out, or
-	                                        * the socket was watched again) */
+	                                        * (emu_poll_found, found_wait) */
+	uint64_t found_waits_answered;         /* ... that saw a request arrive (the rest ran out,
+	                                        * or the socket was watched again) */
 	uint64_t found_kept;                   /* such polls, the answer in hand, that left the socket
 	                                        * to the polls (EMU_FOUND_KEEP_EARN) */
 	uint64_t found_kept_stalls;            /* ... whose hold ran out with arrivals waiting in the socket */
@@ -162,7 +162,8 @@ struct emu_tp_counters {
 #define EMU_POLL_HOLD_PUSH_NS (EMU_POLL_HOLD_NS / 2)
 
 /* A poll that returns an RDMA WRITE's completion while the socket is left to the polls
- * looks at the wire for up to EMU_FOUND_WAIT_NS before it returns, for the peer's
+ * looks at the wire for up to EMU_FOUND_WAIT_NS (longer after a WRITE that took long:
+ * EMU_FOUND_WAIT_MAX_NS) before it returns, for the peer's
  * answer (emu_poll_found, rx_thread.c).  An application that waits for that answer by
  * watching memory (perftest's ib_write_lat) would otherwise have it placed by its
  * device thread, woken for it, 15-25 us later when the wake-up crosses CPUs.  The wait
@@ -189,6 +190,9 @@ struct emu_tp_counters {
  * its WRITEs loses at most EMU_FOUND_WAIT_CREDITS such waits, then one in
  * EMU_FOUND_WAIT_PROBE: about 6% of what each WRITE took. */
 #define EMU_FOUND_WAIT_MAX_NS 100000ull
+/* A wait neither pushes the hold nor counts as a call (found_wait): it must end before
+ * the EMU_POLL_HOLD_PUSH_NS that the poll's last look left on the hold. */
+_Static_assert(EMU_FOUND_WAIT_MAX_NS < EMU_POLL_HOLD_PUSH_NS, "a found wait would outlast the hold");
 #define EMU_FOUND_WAIT_CREDITS 8u
 #define EMU_FOUND_WAIT_PROBE 32u
 /* A poll that returns a WRITE's completion with the peer's answer already taken (a
@@ -212,9 +216,9 @@ struct emu_tp_counters {
  * long, because the thread decides right after its own work, during which it may have
  * kept the application off its CPU (tens of microseconds on 2 virtual CPUs). */
 #define EMU_POLL_NOW_NS 1000000ull
-/* A hold timer that fires runs on only if the application is in a call now or its last
- * call began less than this long ago (sock_watch.c emu_tp_hold_fired). */
-#define EMU_HOLD_RENEW_SEEN_NS EMU_POLL_HOLD_PUSH_NS
+/* A hold renewed from the application's last call (sock_watch.c emu_tp_hold_fired)
+ * must end this far ahead at least; nearer, it has run out. */
+#define EMU_HOLD_RENEW_MIN_NS 2000ull
 
 /* Name of each device's thread (15 characters at most, the kernel's limit). */
 #define EMU_DEVICE_THREAD_NAME "uverbs-emu-dev"
