@@ -432,12 +432,14 @@ static bool found_wait_earned(struct emu_tp *tp)
 static uint64_t found_wait(struct emu_tp *tp, uint64_t start)
 {
 	uint64_t now = start, posted = __atomic_load_n(&tp->post_seen, __ATOMIC_RELAXED);
-	uint64_t took = start > posted ? start - posted : 0, limit = EMU_FOUND_WAIT_NS;
+	uint64_t limit = start > posted ? 2 * (start - posted) : 0;   /* twice what the WRITE took */
 	unsigned credit = __atomic_load_n(&tp->found_wait_credit, __ATOMIC_RELAXED);
 	bool answered;
 
-	if (took > limit / 2)
-		limit = took * 2 < EMU_FOUND_WAIT_MAX_NS ? took * 2 : EMU_FOUND_WAIT_MAX_NS;
+	if (limit < EMU_FOUND_WAIT_NS)
+		limit = EMU_FOUND_WAIT_NS;
+	else if (limit > EMU_FOUND_WAIT_MAX_NS)
+		limit = EMU_FOUND_WAIT_MAX_NS;
 	__atomic_fetch_add(&tp->ctr.found_waits, 1, __ATOMIC_RELAXED);
 	while (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE) && now - start < limit &&
 	       (!request_since_post(tp) || __atomic_load_n(&tp->rx_mid_msg, __ATOMIC_RELAXED)) &&

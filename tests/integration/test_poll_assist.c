@@ -354,31 +354,27 @@ Test(poll_assist, the_poll_that_returns_a_writes_completion_takes_the_answer_alr
 #endif
 }
 
-/* B's application for the next test, much as perftest's ib_write_lat on the other
- * side: watches memory, polling, until A's WRITE is placed, spins 1 us more (so that
- * A's poll has taken the ACK and looked once already), WRITEs its answer into A and
- * polls until it completes; until A says stop (0xff). */
+/* B's application for the next tests, much as perftest's ib_write_lat on the other
+ * side: watches memory, polling, until A's WRITE is placed, spins `after_us` more
+ * (counted, with `after_a_polls`, from A's start of its poll), WRITEs its answer of
+ * `len` bytes into A at ANSWER_AT (the last byte the round's tag) and polls until it
+ * completes; until A says stop (0xff). */
+struct answer_plan {
+	unsigned after_us;
+	bool after_a_polls;
+	uint32_t len;
+};
+#define ANSWER_AT (32u << 10)
 static int answerer_failed;   /* atomic */
 static int answerer_ready = -1;   /* the tag B now spins for (atomic) */
-static unsigned answer_after_us = 1;   /* set before the thread starts */
-static bool answer_after_a_polls;      /* ... counted from a_polls, not from the WRITE */
-static uint32_t answer_len;            /* 0: one byte inline at offset 8; else a WRITE of as
-					* many bytes at ANSWER_AT, its last byte the tag */
-#define ANSWER_AT (32u << 10)
-
-/* Where the tag of B's answer lands. */
-static size_t answer_tag_at(void)
-{
-	return answer_len ? ANSWER_AT + answer_len - 1 : 8;
-}
-static int a_polls = -1;               /* the tag of the round whose poll A begins (atomic) */
+static int a_polls = -1;          /* the tag of the round whose poll A begins (atomic) */
 
 static void *answer_each_write(void *arg)
 {
+	const struct answer_plan *plan = arg;
 	volatile uint8_t *seen = bbuf;
 	struct ibv_wc wc;
 
-	(void)arg;
 	for (unsigned r = 0;; r++) {
 		uint8_t tag = (uint8_t)(r % 0x80);
 		uint64_t end = tp_now_ms() + 5000;
@@ -392,14 +388,13 @@ static void *answer_each_write(void *arg)
 			(void)mx5_poll_cq(B.cqr, 0, &wc);
 		if (*seen == 0xff)
 			return NULL;
-		while (answer_after_a_polls && __atomic_load_n(&a_polls, __ATOMIC_ACQUIRE) != tag && tp_now_ms() < end)
+		while (plan->after_a_polls && __atomic_load_n(&a_polls, __ATOMIC_ACQUIRE) != tag && tp_now_ms() < end)
 			;
-		spins_without_the_library_us(answer_after_us);
-		bbuf[answer_tag_at()] = (uint8_t)(0x80 + tag);
-		if (answer_len ? tp_post(&qb, IBV_WR_RDMA_WRITE, 1200 + r, bbuf + ANSWER_AT, answer_len, tp_lkey(bmr),
-					 (uintptr_t)abuf + ANSWER_AT, tp_rkey(amr), IBV_SEND_SIGNALED)
-			       : tp_post(&qb, IBV_WR_RDMA_WRITE, 1200 + r, bbuf + 8, 1, 0, (uintptr_t)abuf + 8,
-					 tp_rkey(amr), IBV_SEND_INLINE | IBV_SEND_SIGNALED)) {
+		spins_without_the_library_us(plan->after_us);
+		bbuf[ANSWER_AT + plan->len - 1] = (uint8_t)(0x80 + tag);
+		if (tp_post(&qb, IBV_WR_RDMA_WRITE, 1200 + r, bbuf + ANSWER_AT, plan->len, tp_lkey(bmr),
+			    (uintptr_t)abuf + ANSWER_AT, tp_rkey(amr),
+			    IBV_SEND_SIGNALED | (plan->len <= 64 ? IBV_SEND_INLINE : 0))) {
 			__atomic_store_n(&answerer_failed, 1, __ATOMIC_RELEASE);
 			return NULL;
 		}
@@ -412,28 +407,25 @@ static void *answer_each_write(void *arg)
 	}
 }
 
-/* Rounds of A's WRITE and B's answer (answer_each_write: `answer_us` after B sees the
- * WRITE, or with `after_a_polls` after B sees it and A begins to poll for its
- * completion); A polls for that completion `poll_after_us` after its post.  Until
- * `want` rounds in which A's poll waited, took B's answer and returned with it in A's
- * memory, or `most` rounds, or 6 s; how many such rounds (and, in *answered, how many
- * waits saw B's answer arrive, whole or not). */
-static unsigned rounds_answered_in_the_wait(unsigned poll_after_us, unsigned answer_us, bool after_a_polls,
-					    uint32_t len, unsigned want, unsigned most, uint64_t *answered)
+/* Rounds of A's WRITE and B's answer (answer_each_write, as `plan` says); A polls for
+ * its WRITE's completion `poll_after_us` after its post.  Until `want` rounds in which
+ * A's poll waited, took B's answer and returned with it in A's memory, or `most`
+ * rounds, or 6 s; how many such rounds (and, in *answered, how many waits saw B's
+ * answer arrive, whole or not). */
+static unsigned rounds_answered_in_the_wait(unsigned poll_after_us, const struct answer_plan *plan, unsigned want,
+					    unsigned most, uint64_t *answered)
 {
 	struct emu_tp_counters a0, a1, c0, c1;
 	struct ibv_wc wc;
 	unsigned waited_in_place = 0, r;
 	uint64_t end = tp_now_ms() + 6000;
+	volatile uint8_t *tag_at = abuf + ANSWER_AT + plan->len - 1;
 	pthread_t t;
 
 	bbuf[0] = 0xfe;
 	__atomic_store_n(&answerer_ready, -1, __ATOMIC_RELAXED);
-	answer_after_us = answer_us;
-	answer_after_a_polls = after_a_polls;
-	answer_len = len;
 	__atomic_store_n(&a_polls, -1, __ATOMIC_RELAXED);
-	cr_assert_eq(pthread_create(&t, NULL, answer_each_write, NULL), 0);
+	cr_assert_eq(pthread_create(&t, NULL, answer_each_write, (void *)plan), 0);
 	emu_tp_counters(A.emu, &a0);
 	polls_for(&A, 1);   /* A polls: its doorbells leave the socket to its polls */
 	for (r = 0; r < most && waited_in_place < want && !__atomic_load_n(&answerer_failed, __ATOMIC_ACQUIRE) &&
@@ -453,9 +445,8 @@ static unsigned rounds_answered_in_the_wait(unsigned poll_after_us, unsigned ans
 		__atomic_store_n(&a_polls, tag, __ATOMIC_RELEASE);
 		poll_back_to_back(&A, &wc, 1300 + r);
 		emu_tp_counters(A.emu, &c1);
-		waited_in_place += c1.found_waits_answered > c0.found_waits_answered &&
-				   abuf[answer_tag_at()] == (uint8_t)(0x80 + tag);
-		cr_assert(spin_on(abuf + answer_tag_at(), (uint8_t)(0x80 + tag)) ||
+		waited_in_place += c1.found_waits_answered > c0.found_waits_answered && *tag_at == (uint8_t)(0x80 + tag);
+		cr_assert(spin_on(tag_at, (uint8_t)(0x80 + tag)) ||
 				  __atomic_load_n(&answerer_failed, __ATOMIC_ACQUIRE),
 			  "round %u: B's answer never reached A", r);
 	}
@@ -489,9 +480,10 @@ Test(poll_assist, the_poll_that_returns_a_writes_completion_waits_a_moment_for_t
 #ifdef __linux__
 	if (!two_cpus_to_run_on())
 		cr_skip_test("one CPU to run on: the peer could not answer while the poll waits");
+	const struct answer_plan plan = { .after_us = 1, .len = 1 };
 	uint64_t answered;
 
-	cr_assert_geq(rounds_answered_in_the_wait(0, 1, false, 0, 3, 3000, &answered), 1,
+	cr_assert_geq(rounds_answered_in_the_wait(0, &plan, 3, 3000, &answered), 1,
 		      "no poll that returned A's WRITE waited, took B's answer and returned with it in A's memory");
 #else
 	cr_skip_test("the socket left to the polls needs a timerfd (Linux)");
@@ -506,16 +498,17 @@ Test(poll_assist, the_poll_that_returns_a_writes_completion_waits_a_moment_for_t
  * for in the first 1,000 (most often they are the first 3-5; under CI's parallel run
  * the peer may wait for a CPU, and eight waits in vain leave one wait in 32 rounds).
  * With the wait fixed at EMU_FOUND_WAIT_NS no round can qualify unless A is kept off
- * its CPU for 24 us between the start of its poll and its wait (and Debian's ib_write_lat -s 65536 woke A's device thread for 4,969 of 5,000
- * answers; docs/benchmarks.md, "2026-12-07, 14:50 UTC"). */
+ * its CPU for 24 us between the start of its poll and its wait (and Debian's
+ * ib_write_lat -s 65536 woke A's device thread for 4,969 of 5,000 answers;
+ * docs/benchmarks.md, "2026-12-07, 14:50 UTC"). */
 Test(poll_assist, a_poll_waits_longer_for_the_answer_to_a_write_that_took_longer)
 {
 #ifdef __linux__
 	if (!two_cpus_to_run_on())
 		cr_skip_test("one CPU to run on: the peer could not answer while the poll waits");
+	const struct answer_plan plan = { .after_us = 30, .after_a_polls = true, .len = 1 };
 	uint64_t answered;
-
-	unsigned got = rounds_answered_in_the_wait(60, 30, true, 0, 3, 1000, &answered);
+	unsigned got = rounds_answered_in_the_wait(60, &plan, 3, 1000, &answered);
 
 	cr_assert_geq(got, 3,
 		      "fewer than 3 in 1,000 polls that returned A's WRITE 60 us after its post waited for B's answer, "
@@ -533,16 +526,17 @@ Test(poll_assist, a_poll_waits_longer_for_the_answer_to_a_write_that_took_longer
  * 1,000, and a third of the waits that saw the answer arrive must so qualify (the
  * first version asked three in 100 rounds, and under CI's parallel load found fewer).
  * Ending the wait at the first look that took packets left the rest to A's device
- * thread (10 of 81-242 such waits returned it whole: five runs of five failed); Debian's ib_write_lat -s 65536 then took 59-64 us a
- * half round trip against 42, and 204-216 against 106 at MTU 1024 (docs/benchmarks.md,
- * "2026-12-07, 15:25 UTC"). */
+ * thread (10 of 81-242 such waits returned it whole: five runs of five failed);
+ * Debian's ib_write_lat -s 65536 then took 59-64 us a half round trip against 42, and
+ * 204-216 against 106 at MTU 1024 (docs/benchmarks.md, "2026-12-07, 15:25 UTC"). */
 Test(poll_assist, a_poll_that_took_part_of_the_answer_waits_for_the_rest)
 {
 #ifdef __linux__
 	if (!two_cpus_to_run_on())
 		cr_skip_test("one CPU to run on: the peer could not answer while the poll waits");
+	const struct answer_plan plan = { .after_us = 30, .after_a_polls = true, .len = 32u << 10 };
 	uint64_t answered;
-	unsigned whole = rounds_answered_in_the_wait(60, 30, true, 32u << 10, 10, 1000, &answered);
+	unsigned whole = rounds_answered_in_the_wait(60, &plan, 10, 1000, &answered);
 
 	cr_assert_geq(whole, 10,
 		      "fewer than 10 in 1,000 polls that returned A's WRITE returned with B's 32 KiB answer whole (%u did; "
