@@ -755,69 +755,103 @@ static void inject_half_answer(uint8_t opcode, uint32_t psn, uint8_t tag)
  * taken B's ACK; B's answer then comes as a forged WRITE FIRST, taken by A's polls
  * after that ACK, and its LAST only once A's poll has returned A's completion.  That
  * poll must give the socket back, not keep it, and the LAST must reach A, which
- * watches memory, without a stall. */
-Test(poll_assist, a_poll_with_half_an_answer_in_hand_gives_the_socket_back)
+ * watches memory, without a stall.
+ *
+ * An attempt proves nothing when the hold ran out between A's WRITE and that poll (the
+ * test thread kept off its CPU for a hold, 300 us, beside CI's parallel tests: once in
+ * CI, the socket found watched again, "on socket 1"): the running-out may have taken
+ * the earned keeping away, so a poll that gives the socket back need not have applied
+ * the rule.  Such an attempt is made again on a fresh pair, up to HALF_ANSWER_ATTEMPTS;
+ * one that kept the socket fails at once. */
+#define HALF_ANSWER_ATTEMPTS 5
+
+struct half_answer_attempt {
+	bool proves;             /* the hold lasted from A's WRITE to the poll that returned it */
+	unsigned rounds;         /* answered rounds before it */
+	uint64_t last_us;        /* the second half's way to A, which watched memory */
+	struct emu_tp_counters earned, written, before, after, end;
+};
+
+static void half_answer_attempt(struct half_answer_attempt *t)
 {
-#ifdef __linux__
 	enum { EARN = EMU_FOUND_KEEP_EARN + 4, MORE = 64 };
 	volatile uint8_t *first = abuf + MID_AT, *last = abuf + MID_AT + 2 * MID_MTU - 1;
-	struct emu_tp_counters a0, a1, a2, a3, w0;
 	struct ibv_wc wc;
-	uint64_t end, t0, us;
+	uint64_t end, t0;
 	uint32_t b_psn;
 	unsigned i;
 
 	polls_for(&A, 1);
 	for (i = 0; i < EARN; i++)
 		answered_round(i, false);
-	emu_tp_counters(A.emu, &a0);
+	emu_tp_counters(A.emu, &t->earned);
 	do {
 		answered_round(i++, false);
-		emu_tp_counters(A.emu, &a1);
-	} while (a1.found_kept == a0.found_kept && i < EARN + MORE);
-	cr_assert_gt(a1.found_kept, a0.found_kept, "no answered round kept the socket in %d after earning", MORE);
+		emu_tp_counters(A.emu, &t->before);
+	} while (t->before.found_kept == t->earned.found_kept && i < EARN + MORE);
+	cr_assert_gt(t->before.found_kept, t->earned.found_kept, "no answered round kept the socket in %d after earning",
+		     MORE);
+	t->rounds = i;
 	/* B's next PSN: the fixture's rq_psn, 0x20, and one WRITE per answered round */
 	b_psn = 0x20 + i;
 
-	emu_tp_counters(A.emu, &w0);
+	emu_tp_counters(A.emu, &t->written);
 	cr_assert_eq(write8(&qa, abuf, bbuf, bmr, 2900), 0);
 	end = tp_now_ms() + 5000;
 	/* A's polls take B's ACK, which writes the WRITE's CQE (A's own counters: B's are
 	 * behind B's device lock, which B's device thread may hold for a while) */
-	while (tp_ctr(&A).cqes == w0.cqes && tp_now_ms() < end)
+	while (tp_ctr(&A).cqes == t->written.cqes && tp_now_ms() < end)
 		cr_assert_geq(mx5_poll_cq(A.cqr, 0, &wc), 0);
-	cr_assert_neq(tp_ctr(&A).cqes, w0.cqes, "B's ACK of A's WRITE never reached A");
+	cr_assert_neq(tp_ctr(&A).cqes, t->written.cqes, "B's ACK of A's WRITE never reached A");
 	inject_half_answer(EMU_ROCE_RC_WRITE_FIRST, b_psn, 0x6d);
 	while (*first != 0x6d && tp_now_ms() < end)
 		cr_assert_geq(mx5_poll_cq(A.cqr, 0, &wc), 0);   /* they take the ACK (if not yet) and the FIRST */
 	cr_assert_eq(*first, 0x6d, "the forged WRITE FIRST never reached A");
-	emu_tp_counters(A.emu, &a1);
+	emu_tp_counters(A.emu, &t->before);
 	poll_back_to_back(&A, &wc, 2900);
-	emu_tp_counters(A.emu, &a2);
-	cr_assert_eq(a2.found_kept, a1.found_kept, "the poll kept the socket with half of the answer in hand");
-	cr_assert_eq(a2.hold_found - a1.hold_found, 1,
-		     "the poll that returned A's completion gave the socket back %llu times (0: the socket was "
-		     "not left to A's polls, the hold having run out, or it was kept); since earning: %llu holds ran "
-		     "out, %llu renewed, %llu watched again as stopped, %llu thread wake-ups for arrivals, "
-		     "%llu others, on socket %llu",
-		     (unsigned long long)(a2.hold_found - a1.hold_found), (unsigned long long)(a2.hold_expiries - a0.hold_expiries),
-		     (unsigned long long)(a2.hold_renewed - a0.hold_renewed),
-		     (unsigned long long)(a2.watch_back_stopped - a0.watch_back_stopped),
-		     (unsigned long long)(a2.device_thread_wakeups - a0.device_thread_wakeups),
-		     (unsigned long long)(a2.device_thread_other_wakeups - a0.device_thread_other_wakeups),
-		     (unsigned long long)(a2.hold_found_on_socket - a1.hold_found_on_socket));
+	emu_tp_counters(A.emu, &t->after);
+	cr_assert_eq(t->after.found_kept, t->before.found_kept, "the poll kept the socket with half of the answer in hand");
+	t->proves = t->after.hold_expiries == t->written.hold_expiries &&
+		    t->after.hold_found_on_socket == t->before.hold_found_on_socket;
 
 	inject_half_answer(EMU_ROCE_RC_WRITE_LAST, b_psn + 1, 0x6e);
 	t0 = tp_now_us();
 	while (*last != 0x6e && tp_now_ms() < end)
 		;   /* A watches memory and calls nothing */
-	us = tp_now_us() - t0;
+	t->last_us = tp_now_us() - t0;
 	cr_assert_eq(*last, 0x6e, "the WRITE LAST never reached A, which called nothing");
-	emu_tp_counters(A.emu, &a3);
-	cr_log_info("%u answered rounds; the second half reached A in %llu us; kept %llu, stalls %llu", i,
-		    (unsigned long long)us, (unsigned long long)(a3.found_kept - a1.found_kept),
-		    (unsigned long long)(a3.found_kept_stalls - a1.found_kept_stalls));
-	cr_assert_eq(a3.found_kept_stalls, a1.found_kept_stalls, "the second half waited for the hold to run out");
+	emu_tp_counters(A.emu, &t->end);
+}
+
+Test(poll_assist, a_poll_with_half_an_answer_in_hand_gives_the_socket_back)
+{
+#ifdef __linux__
+	struct half_answer_attempt t;
+	unsigned n;
+
+	for (n = 1;; n++) {
+		half_answer_attempt(&t);
+		cr_log_info("attempt %u: %u answered rounds; the second half reached A in %llu us; kept %llu, stalls "
+			    "%llu; holds ran out %llu, found on the socket %llu", n, t.rounds,
+			    (unsigned long long)t.last_us, (unsigned long long)(t.end.found_kept - t.before.found_kept),
+			    (unsigned long long)(t.end.found_kept_stalls - t.before.found_kept_stalls),
+			    (unsigned long long)(t.after.hold_expiries - t.written.hold_expiries),
+			    (unsigned long long)(t.after.hold_found_on_socket - t.before.hold_found_on_socket));
+		if (t.proves || n == HALF_ANSWER_ATTEMPTS)
+			break;
+		teardown();
+		setup();
+	}
+	cr_assert(t.proves, "in %u attempts the hold ran out before the poll that returned A's WRITE each time "
+		  "(the last: %llu ran out, %llu renewed, %llu watched again as stopped, %llu thread wake-ups for "
+		  "arrivals since A's WRITE)", n, (unsigned long long)(t.after.hold_expiries - t.written.hold_expiries),
+		  (unsigned long long)(t.after.hold_renewed - t.written.hold_renewed),
+		  (unsigned long long)(t.after.watch_back_stopped - t.written.watch_back_stopped),
+		  (unsigned long long)(t.after.device_thread_wakeups - t.written.device_thread_wakeups));
+	cr_assert_eq(t.after.hold_found - t.before.hold_found, 1,
+		     "the poll that returned A's completion gave the socket back %llu times (0: it was kept, or "
+		     "left to the polls)", (unsigned long long)(t.after.hold_found - t.before.hold_found));
+	cr_assert_eq(t.end.found_kept_stalls, t.before.found_kept_stalls, "the second half waited for the hold to run out");
 #else
 	cr_skip_test("the socket left to the polls needs a timerfd (Linux)");
 #endif
