@@ -81,4 +81,9 @@ finally:
     os.killpg(tgtd.pid, signal.SIGKILL)
     tgtd.wait()
     log.close()
+# the namespace's UDP counters: a datagram dropped for want of room (RcvbufErrors) is
+# retransmitted only after the CM's ACK timeout, about a second, as long as libiscsi's
+# sync poll waits
+with open("/proc/net/snmp") as f:
+    print("== udp counters\n" + "".join(x for x in f if x.startswith("Udp:")), flush=True)
 print("== tgtd log\n" + open(lun + ".tgtd.log").read())

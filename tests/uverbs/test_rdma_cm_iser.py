@@ -159,7 +159,7 @@ def test_iscsi_test_cu_suites_over_iser(session):
     _, out, parts = session
     # a failure carries the end of tgtd's log: a login that failed in CI once ("revents
     # is not POLLIN", libiscsi's 1 s sync poll run out) left nothing else to go on
-    tgtd_tail = parts.get("tgtd", "")[-4000:]
+    tgtd_tail = parts.get("tgtd", "")[-4000:] + "\n== the namespace's UDP counters\n" + parts.get("udp", "")
     for suite, n in CU_SUITES.items():
         text = parts.get("iscsi-test-cu " + suite)
         assert text is not None, "no iscsi-test-cu %s in:\n%s" % (suite, out)
