@@ -5,8 +5,9 @@
  * CREATE_* held until the driver gave N more pages), pagehold=OPCODE:N|-N|all[@SKIP]
  * (one command held for a page exchange, hw/emu/hold.c), cmdq_entries=N (queue size the
  * init segment reports), msix=N (interrupt vectors offered), the wire faults
- * (loss|reorder|dup|corrupt=RATE, seed=N, link=up|down) and sched=fifo|normal (the
- * device thread's scheduling, rx_thread.c).  Opcodes may be numbers or names (CREATE_EQ). */
+ * (loss|reorder|dup|corrupt=RATE, seed=N, link=up|down), sched=fifo|normal (the
+ * device thread's scheduling, rx_thread.c) and hold_us=N (how long the socket stays
+ * left to an application's polls after its last call, transport.h EMU_POLL_HOLD_NS).  Opcodes may be numbers or names (CREATE_EQ). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>
@@ -371,10 +372,13 @@ static const struct emu_opt emu_opts[] = {
 	EMU_OPT_FLAG("bf", bf_torn, "torn", "whole", "bf=whole|torn"),
 	EMU_OPT_FLAG("gso", gso_off, "off", "on", "gso=on|off"),
 	EMU_OPT_FLAG("gro", gro_off, "off", "on", "gro=on|off"),
+	EMU_OPT_UINT("hold_us", poll_hold_us, EMU_POLL_HOLD_NS / 1000, EMU_POLL_HOLD_MAX_NS / 1000,
+		     "hold_us=300..5000"),
 	{ "cap", opt_cap, "cap|capmax=BLOCK.FIELD:VALUE" },
 	{ "capmax", opt_cap, NULL },
 };
 #define EMU_NOPTS (sizeof(emu_opts) / sizeof(emu_opts[0]))
+_Static_assert(EMU_POLL_HOLD_NS == 300000ull && EMU_POLL_HOLD_MAX_NS == 5000000ull, "hold_us='s help: 300..5000");
 
 /* "emu: bad option 'TOK' in 'OPTS' (ip=127.0.0.N, page=4k|16k, ...)". */
 static void bad_option(char *err, size_t errlen, const char *tok, const char *opts)

@@ -91,6 +91,9 @@ struct emu_config {
 	int gro_off;            /* gro=off: the port's socket does not coalesce arrivals, and
 	                         * a segmented run from another port arrives cut into its
 	                         * datagrams (hw/emu/roce_sock.c emu_roce_sock_coalesce) */
+	unsigned poll_hold_us;  /* hold_us=N: how long the socket stays left to an
+	                         * application's polls after its last call (0: the default,
+	                         * EMU_POLL_HOLD_NS in hw/emu/transport.h) */
 	int bf_torn;            /* bf=torn: every BlueFlame burst arrives split, as through a
 	                         * path that does not combine writes; the device ignores it
 	                         * and reads the WQE from the ring (hw/emu/sq_doorbell.c), so

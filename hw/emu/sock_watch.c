@@ -4,7 +4,8 @@
  * waitset.h) of its wake notification, the hold timer, the socket and the multicast
  * groups' set.  While an application polls its CQs the socket is not watched: the
  * polls take the arrivals (emu_poll_assist), so an arrival wakes no thread, and the
- * hold timer brings the thread back EMU_POLL_HOLD_NS after the last poll or post.
+ * hold timer brings the thread back a hold (EMU_POLL_HOLD_NS, or the URI's hold_us=)
+ * after the last poll or post.
  * The application's own calls switch the watch, without waking the thread:
  *  - a send doorbell of an application that polls stops it (its completion will be
  *    polled: perftest's ib_write_lat posts, then polls the send CQ until the WRITE's
@@ -46,7 +47,7 @@ void emu_tp_hold(struct emu_tp *tp, uint64_t now)
 	if (!__atomic_load_n(&tp->thr_off, __ATOMIC_RELAXED) || hold_timer_set(tp, now))
 		return;
 	set_at = __atomic_load_n(&tp->timer_at, __ATOMIC_RELAXED);
-	if (!emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS) && !set_at) {
+	if (!emu_tp_hold_arm(tp, now + tp->hold_ns) && !set_at) {
 		/* the socket was left with no timer set (a doorbell's switch arms it only here)
 		 * and it could not be armed (never expected): as if the hold ran out, the
 		 * socket is watched again */
@@ -148,8 +149,8 @@ void emu_tp_hold_fired(struct emu_tp *tp)
 {
 	uint64_t now = emu_now_ns(), seen = app_seen(tp, now);
 
-	if (seen && (int64_t)(seen + EMU_POLL_HOLD_NS - now) > (int64_t)EMU_HOLD_RENEW_MIN_NS &&
-	    emu_tp_hold_arm(tp, seen + EMU_POLL_HOLD_NS)) {
+	if (seen && (int64_t)(seen + tp->hold_ns - now) > (int64_t)EMU_HOLD_RENEW_MIN_NS &&
+	    emu_tp_hold_arm(tp, seen + tp->hold_ns)) {
 		__atomic_fetch_add(&tp->ctr.hold_renewed, 1, __ATOMIC_RELAXED);
 		return;
 	}
@@ -210,7 +211,7 @@ static bool hold_timer_set(struct emu_tp *tp, uint64_t now)
 {
 	uint64_t at = __atomic_load_n(&tp->timer_at, __ATOMIC_RELAXED);
 
-	return at && (int64_t)(at - now) >= (int64_t)EMU_POLL_HOLD_PUSH_NS;
+	return at && (int64_t)(at - now) >= (int64_t)(tp->hold_ns / 2);   /* EMU_POLL_HOLD_PUSH_NS by default */
 }
 
 /* arm_later: a doorbell's switch leaves the arming to emu_tp_app_done, after its
@@ -232,7 +233,7 @@ static bool watch_update(struct emu_tp *tp, uint64_t now, bool found, bool arm_l
 
 		__atomic_store_n(&tp->thr_off, 1, __ATOMIC_SEQ_CST);
 		off = want_off(tp, now) &&
-		      (arm_later || timer_set || emu_tp_hold_arm(tp, now + EMU_POLL_HOLD_NS));
+		      (arm_later || timer_set || emu_tp_hold_arm(tp, now + tp->hold_ns));
 		if (off) {
 			(void)watch_socket(tp, false);   /* refused: still watched, a wake-up more */
 			if (timer_set)

@@ -160,6 +160,15 @@ struct emu_tp_counters {
  * calling, for a few percent of the RPC pattern. */
 #define EMU_POLL_HOLD_NS 300000ull   /* 30, 50, 100, 150, 200, 300, 600 us measured: docs/benchmarks.md */
 #define EMU_POLL_HOLD_PUSH_NS (EMU_POLL_HOLD_NS / 2)
+/* The URI's hold_us= lengthens a device's hold (emu_tp.hold_ns; pushed, as the default,
+ * when less than half is left), up to 5 ms: a hold past the timer tick (4 ms at HZ 250)
+ * is armed without the trapped reprogram a nearer one costs on some virtual machines
+ * (17 us on 2026-12-07's; docs/benchmarks.md, "2026-12-07, 14:58 UTC"), and arrivals
+ * wait that long for the device thread once an application stops calling without
+ * arming a CQ or spinning on memory after a WRITE's completion.  Never shorter than the
+ * default, which the found wait's limit is checked against below; and well within the
+ * device thread's idle wake-up (rx_thread.c EMU_RX_IDLE_NS, 10 ms). */
+#define EMU_POLL_HOLD_MAX_NS 5000000ull
 
 /* A poll that returns an RDMA WRITE's completion while the socket is left to the polls
  * looks at the wire for up to EMU_FOUND_WAIT_NS (longer after a WRITE that took long:
@@ -403,6 +412,7 @@ struct emu_tp {
 	uint64_t post_seen;              /* when the last send doorbell ran (atomic; 0: never;
 	                                  * emu_tp_app_posts, for rx_spin) */
 	int hold_fd;                     /* timerfd ending a sleep off the socket (-1: none) */
+	uint64_t hold_ns;                /* the hold: EMU_POLL_HOLD_NS, or the URI's hold_us= */
 	int ws_fd;                       /* the thread's wait set (hw/platform/waitset.h) */
 	int ws_mc_fd;                    /* the multicast groups' set, once in ws_fd (-1: not yet) */
 	bool ws_mc_watched;              /* that set is watched (under watch_mu; sock_watch.c) */

@@ -86,6 +86,7 @@ static int tp_init(struct emu_dev *d)
 		return -ENOMEM;
 	}
 	tp->flt.rng = 0x9e3779b97f4a7c15ull ^ d->ipv4;
+	tp->hold_ns = d->cfg.poll_hold_us ? d->cfg.poll_hold_us * 1000ull : EMU_POLL_HOLD_NS;
 	emu_tp_stage_init(tp);
 	*slot = tp;
 	if (d->cfg.wire_faults[0]) {

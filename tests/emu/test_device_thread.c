@@ -186,3 +186,28 @@ Test(emu_device_thread, sched_option_refuses_other_values)
 	cr_assert_eq(emu_config_parse("sched=normal", &cfg, err, sizeof(err)), 0);
 	cr_assert_eq(cfg.sched_normal, 1);
 }
+
+/* hold_us= (hw/emu/transport.h EMU_POLL_HOLD_MAX_NS): a hold from the default, 300 us,
+ * to 5 ms; anything else refused with the range in the message, and nothing set. */
+Test(emu_device_thread, hold_option_takes_300_to_5000_us)
+{
+	static const char *refused[] = { "hold_us=299", "hold_us=5001", "hold_us=0", "hold_us=", "hold_us=4k",
+					 "hold_us=-1" };
+	struct emu_config cfg;
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		memset(&cfg, 0, sizeof(cfg));
+		err[0] = '\0';
+		cr_assert_lt(emu_config_parse(refused[i], &cfg, err, sizeof(err)), 0, "%s was taken", refused[i]);
+		cr_assert_not_null(strstr(err, "hold_us=300..5000"), "%s: %s", refused[i], err);
+		cr_assert_eq(cfg.poll_hold_us, 0, "%s set %u", refused[i], cfg.poll_hold_us);
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cr_assert_eq(emu_config_parse("hold_us=300", &cfg, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cfg.poll_hold_us, 300);
+	cr_assert_eq(emu_config_parse("ip=127.0.0.9,hold_us=4200", &cfg, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cfg.poll_hold_us, 4200);
+	cr_assert_eq(emu_config_parse("hold_us=5000", &cfg, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(cfg.poll_hold_us, 5000);
+}

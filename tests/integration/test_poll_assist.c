@@ -35,14 +35,20 @@ static struct mx5_mr *amr, *bmr;
 
 static const struct tp_fixture fx = { &A, &B, &qa, &qb, &abuf, &bbuf, &amr, &bmr, BUF };
 
-static void setup(void)
+/* A on a_uri, B on 127.66.0.2, an RC QP pair between them. */
+static void open_pair(const char *a_uri)
 {
 	/* ACK timeout 4.096 us x 2^18 = 1 s: a late ACK is never covered by a retry */
 	struct tp_conn c = { .mtu = 3, .sq_psn = 0x10, .rq_psn = 0x20, .timeout = 18, .retry_cnt = 7,
 			     .rnr_retry = 7, .min_rnr_timer = 1 };
 
-	tp_fixture_open(&fx, "emu:ip=127.66.0.1", "emu:ip=127.66.0.2", 256, MX5_QPT_RC, 64,
+	tp_fixture_open(&fx, a_uri, "emu:ip=127.66.0.2", 256, MX5_QPT_RC, 64,
 			MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_READ, &c);
+}
+
+static void setup(void)
+{
+	open_pair("emu:ip=127.66.0.1");
 }
 
 static void teardown(void)
@@ -852,6 +858,59 @@ Test(poll_assist, a_poll_with_half_an_answer_in_hand_gives_the_socket_back)
 		     "the poll that returned A's completion gave the socket back %llu times (0: it was kept, or "
 		     "left to the polls)", (unsigned long long)(t.after.hold_found - t.before.hold_found));
 	cr_assert_eq(t.end.found_kept_stalls, t.before.found_kept_stalls, "the second half waited for the hold to run out");
+#else
+	cr_skip_test("the socket left to the polls needs a timerfd (Linux)");
+#endif
+}
+
+/* The URI's hold_us= lengthens the hold (hw/emu/transport.h EMU_POLL_HOLD_MAX_NS): A, on
+ * a NIC with hold_us=4000, READs from B and polls for the completion (the socket left to
+ * its polls; a READ's completion, unlike a WRITE's, does not give it back), then calls
+ * nothing while B WRITEs to it.  The WRITE waits in the socket until the hold ends, or
+ * until the device thread, woken for its own timers (its idle wake-up every 10 ms,
+ * EMU_RX_IDLE_NS), finds A's last call older than EMU_POLL_NOW_NS (1 ms): never sooner
+ * than that, where the default hold ends within 300 us of it.  And it does end, the
+ * WRITE placed by the woken thread. */
+Test(poll_assist, a_longer_hold_from_the_uri_leaves_the_socket_to_the_polls_longer)
+{
+#ifdef __linux__
+	enum { HOLD_US = 4000, LEAST_US = EMU_POLL_NOW_NS / 1000 - 100 };
+	volatile uint8_t *seen;
+	struct emu_tp_counters a0, a1;
+	struct ibv_wc wc;
+	uint64_t last, waited, end;
+
+	teardown();
+	open_pair("emu:ip=127.66.0.1,hold_us=4000");
+	seen = abuf + 24;
+	polls_for(&A, 1);
+	emu_tp_counters(A.emu, &a0);
+	cr_assert_eq(tp_post(&qa, IBV_WR_RDMA_READ, 1, abuf + 64, 64, tp_lkey(amr), (uintptr_t)bbuf + 64, tp_rkey(bmr),
+			     IBV_SEND_SIGNALED),
+		     0);
+	poll_back_to_back(&A, &wc, 1);
+	last = tp_now_us();
+	bbuf[24] = 0x5a;
+	cr_assert_eq(tp_post(&qb, IBV_WR_RDMA_WRITE, 1, bbuf + 24, 1, 0, (uintptr_t)abuf + 24, tp_rkey(amr),
+			     IBV_SEND_INLINE),
+		     0);
+	end = tp_now_ms() + 5000;
+	while (*seen != 0x5a && tp_now_ms() < end)
+		;   /* A watches memory and calls nothing */
+	waited = tp_now_us() - last;
+	cr_assert_eq(*seen, 0x5a, "B's WRITE never reached A, which called nothing");
+	emu_tp_counters(A.emu, &a1);
+	cr_log_info("with hold_us=%d B's WRITE reached A %llu us after A's last poll; holds ran out %llu, renewed "
+		    "%llu; watched again as stopped %llu; thread wake-ups for arrivals %llu, others %llu",
+		    HOLD_US, (unsigned long long)waited, (unsigned long long)(a1.hold_expiries - a0.hold_expiries),
+		    (unsigned long long)(a1.hold_renewed - a0.hold_renewed),
+		    (unsigned long long)(a1.watch_back_stopped - a0.watch_back_stopped),
+		    (unsigned long long)(a1.device_thread_wakeups - a0.device_thread_wakeups),
+		    (unsigned long long)(a1.device_thread_other_wakeups - a0.device_thread_other_wakeups));
+	cr_assert_geq(waited, LEAST_US, "B's WRITE reached A %llu us after A's last poll: the hold was not %d us",
+		      (unsigned long long)waited, HOLD_US);
+	cr_assert_geq(a1.hold_expiries + a1.watch_back_stopped, a0.hold_expiries + a0.watch_back_stopped + 1,
+		      "the socket was never watched again, yet the WRITE was placed");
 #else
 	cr_skip_test("the socket left to the polls needs a timerfd (Linux)");
 #endif
