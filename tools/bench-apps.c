@@ -21,8 +21,8 @@
  *
  * Each line printed is "name value [value...]" (microseconds, MB/s, ns), read by
  * tools/bench-apps.  Both ranks are processes of their own, each with its own emulated
- * NIC (UVERBS_DEVICES=emu:ip=127.92.N.1x, N from BENCH_APPS_NET (73), set before the
- * device list is read).  Linked
+ * NIC (UVERBS_DEVICES=emu:ip=127.92.N.1x, N from BENCH_APPS_NET (73), then
+ * BENCH_APPS_EMU_OPTS, set before the device list is read).  Linked
  * as uv_bench_apps (libuverbs) and uv_bench_apps_librdma (the librdma name: Apple's UC
  * delivery semantics, as JACCL gets them).  Every wait is bounded. */
 #include <errno.h>
@@ -438,12 +438,16 @@ static struct ibv_context *open_first(void)
 	return c;
 }
 
+/* BENCH_APPS_EMU_OPTS (",hold_us=4200", tools/bench-apps --emu-opts) ends the URI. */
 static void use_own_nic(void)
 {
-	char uri[64];
+	const char *more = getenv("BENCH_APPS_EMU_OPTS");
+	char uri[256];
 	uint32_t ip = rank_ip(rank);
 
-	snprintf(uri, sizeof(uri), "emu:ip=%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+	if ((size_t)snprintf(uri, sizeof(uri), "emu:ip=%u.%u.%u.%u%s", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255,
+			     ip & 255, more ? more : "") >= sizeof(uri))
+		die("BENCH_APPS_EMU_OPTS is too long");
 	setenv("UVERBS_DEVICES", uri, 1);
 }
 
