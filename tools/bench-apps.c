@@ -445,8 +445,10 @@ static void use_own_nic(void)
 	char uri[256];
 	uint32_t ip = rank_ip(rank);
 
-	if ((size_t)snprintf(uri, sizeof(uri), "emu:ip=%u.%u.%u.%u%s", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255,
-			     ip & 255, more ? more : "") >= sizeof(uri))
+	if (!more)
+		more = "";
+	if ((size_t)snprintf(uri, sizeof(uri), "emu:ip=%u.%u.%u.%u%s%s", ip >> 24, (ip >> 16) & 255,
+			     (ip >> 8) & 255, ip & 255, *more && *more != ',' ? "," : "", more) >= sizeof(uri))
 		die("BENCH_APPS_EMU_OPTS is too long");
 	setenv("UVERBS_DEVICES", uri, 1);
 }

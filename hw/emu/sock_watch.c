@@ -149,8 +149,11 @@ void emu_tp_hold_fired(struct emu_tp *tp)
 {
 	uint64_t now = emu_now_ns(), seen = app_seen(tp, now);
 
+	/* and not once the last call is older than EMU_POLL_NOW_NS, which a hold_us= of
+	 * 2 ms or more reaches before its timer fires: the thread would watch the socket
+	 * anyway (want_off), and the expiry's verdict on a kept socket would be lost */
 	if (seen && (int64_t)(seen + tp->hold_ns - now) > (int64_t)EMU_HOLD_RENEW_MIN_NS &&
-	    emu_tp_hold_arm(tp, seen + tp->hold_ns)) {
+	    (int64_t)(now - seen) < (int64_t)EMU_POLL_NOW_NS && emu_tp_hold_arm(tp, seen + tp->hold_ns)) {
 		__atomic_fetch_add(&tp->ctr.hold_renewed, 1, __ATOMIC_RELAXED);
 		return;
 	}
@@ -211,7 +214,7 @@ static bool hold_timer_set(struct emu_tp *tp, uint64_t now)
 {
 	uint64_t at = __atomic_load_n(&tp->timer_at, __ATOMIC_RELAXED);
 
-	return at && (int64_t)(at - now) >= (int64_t)(tp->hold_ns / 2);   /* EMU_POLL_HOLD_PUSH_NS by default */
+	return at && (int64_t)(at - now) >= (int64_t)EMU_HOLD_PUSH_NS(tp->hold_ns);
 }
 
 /* arm_later: a doorbell's switch leaves the arming to emu_tp_app_done, after its

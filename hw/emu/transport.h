@@ -159,13 +159,16 @@ struct emu_tp_counters {
  * it doubles how long arrivals wait for the device thread after an application stops
  * calling, for a few percent of the RPC pattern. */
 #define EMU_POLL_HOLD_NS 300000ull   /* 30, 50, 100, 150, 200, 300, 600 us measured: docs/benchmarks.md */
-#define EMU_POLL_HOLD_PUSH_NS (EMU_POLL_HOLD_NS / 2)
+#define EMU_HOLD_PUSH_NS(hold) ((hold) / 2)   /* pushed when less than this is left */
+#define EMU_POLL_HOLD_PUSH_NS EMU_HOLD_PUSH_NS(EMU_POLL_HOLD_NS)
 /* The URI's hold_us= lengthens a device's hold (emu_tp.hold_ns; pushed, as the default,
  * when less than half is left), up to 5 ms: a hold past the timer tick (4 ms at HZ 250)
  * is armed without the trapped reprogram a nearer one costs on some virtual machines
  * (17 us on 2026-12-07's; docs/benchmarks.md, "2026-12-07, 14:58 UTC"), and arrivals
- * wait that long for the device thread once an application stops calling without
- * arming a CQ or spinning on memory after a WRITE's completion.  Never shorter than the
+ * wait up to that long for the device thread once an application stops calling
+ * without arming a CQ or spinning on memory after a WRITE's completion (from
+ * EMU_POLL_NOW_NS on, a wake-up of the thread's own ends the hold: emu_tp_hold_fired,
+ * want_off).  Never shorter than the
  * default, which the found wait's limit is checked against below; and well within the
  * device thread's idle wake-up (rx_thread.c EMU_RX_IDLE_NS, 10 ms). */
 #define EMU_POLL_HOLD_MAX_NS 5000000ull

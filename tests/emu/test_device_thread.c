@@ -194,7 +194,7 @@ Test(emu_device_thread, hold_option_takes_300_to_5000_us)
 	static const char *refused[] = { "hold_us=299", "hold_us=5001", "hold_us=0", "hold_us=", "hold_us=4k",
 					 "hold_us=-1" };
 	struct emu_config cfg;
-	char err[512];
+	char err[2048];   /* the whole list of options, which names hold_us near its end */
 
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		memset(&cfg, 0, sizeof(cfg));
