@@ -7,7 +7,8 @@
  * init segment reports), msix=N (interrupt vectors offered), the wire faults
  * (loss|reorder|dup|corrupt=RATE, seed=N, link=up|down), sched=fifo|normal (the
  * device thread's scheduling, rx_thread.c) and hold_us=N (how long the socket stays
- * left to an application's polls after its last call, transport.h EMU_POLL_HOLD_NS).  Opcodes may be numbers or names (CREATE_EQ). */
+ * left to an application's polls after its last call, transport.h EMU_POLL_HOLD_NS).
+ * Opcodes may be numbers or names (CREATE_EQ). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>

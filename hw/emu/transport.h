@@ -168,9 +168,9 @@ struct emu_tp_counters {
  * wait up to that long for the device thread once an application stops calling
  * without arming a CQ or spinning on memory after a WRITE's completion (from
  * EMU_POLL_NOW_NS on, a wake-up of the thread's own ends the hold: emu_tp_hold_fired,
- * want_off).  Never shorter than the
- * default, which the found wait's limit is checked against below; and well within the
- * device thread's idle wake-up (rx_thread.c EMU_RX_IDLE_NS, 10 ms). */
+ * want_off).  Never shorter than the default, which the found wait's limit is checked
+ * against below; and well within the device thread's idle wake-up (rx_thread.c
+ * EMU_RX_IDLE_NS, 10 ms). */
 #define EMU_POLL_HOLD_MAX_NS 5000000ull
 
 /* A poll that returns an RDMA WRITE's completion while the socket is left to the polls
