@@ -9,7 +9,9 @@
  *                                       4 KiB datagrams each way), a request/response of
  *                                       the RPC pattern's sizes, a 2 B half round trip
  *                                       whose receiver is woken (udp_woken_half_rtt),
- *                                       and a 4 KiB stream
+ *                                       the 2 B ping-pong and the RPC with every message
+ *                                       acknowledged (udp_acked_exchange), and a 4 KiB
+ *                                       stream
  *   uv_bench_apps allreduce [--iters N] [--max B] two ranks, JACCL's message pattern: UC QPs, every
  *                                       message a SEND into a posted receive, chunks of
  *                                       at most 1 MiB, 1 KiB to 4 MiB of floats summed
@@ -231,6 +233,51 @@ static void udp_exchange(int fd, const uint32_t *parts, unsigned nparts, uint32_
 	barrier();
 }
 
+/* The same exchange as an RC transport puts it on the wire: every message is answered by
+ * an acknowledgement of its own (a 20-byte datagram, the UDP payload of a RoCE ACK: BTH,
+ * AETH and ICRC; IBTA 9.7.5.1.3), and the sender awaits it, as perftest's latency tests
+ * and the RPC client await each completion.  rank 0 sends each part and awaits its
+ * acknowledgement, then awaits `back`; rank 1 acknowledges each part, sends `back` right
+ * after the last acknowledgement, and awaits the acknowledgement of `back`, which rank 0
+ * sends first thing in the next exchange (as the peer's answer follows the ACK of it).
+ * Not a gate: a floor that no RC device on this wire can go below (docs/benchmarks.md,
+ * "Application gates"). */
+#define UDP_ACK_LEN 20u
+
+static void udp_acked_exchange(int fd, const uint32_t *parts, unsigned nparts, uint32_t back, uint64_t *t,
+			       unsigned n)
+{
+	static uint8_t buf[65536];
+
+	barrier();
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t t0 = now_ns();
+
+		if (rank == 0) {
+			if (i)
+				udp_send(fd, buf, UDP_ACK_LEN);   /* the previous answer's */
+			for (unsigned k = 0; k < nparts; k++) {
+				udp_send(fd, buf, parts[k]);
+				if (udp_recv(fd, buf, sizeof(buf), WAIT_NS) < 0)
+					die("UDP: no acknowledgement within 10 s");
+			}
+			if (udp_recv(fd, buf, sizeof(buf), WAIT_NS) < 0)
+				die("UDP: no answer within 10 s");
+			t[i] = now_ns() - t0;
+		} else {
+			for (unsigned k = 0; k < nparts; k++) {
+				if (udp_recv(fd, buf, sizeof(buf), WAIT_NS) < 0)
+					die("UDP: nothing within 10 s");
+				udp_send(fd, buf, UDP_ACK_LEN);
+			}
+			udp_send(fd, buf, back);
+			if (i + 1 < n && udp_recv(fd, buf, sizeof(buf), WAIT_NS) < 0)
+				die("UDP: no acknowledgement within 10 s");
+		}
+	}
+	barrier();
+}
+
 /* The floor of a device that must be woken: each rank's main thread spins on memory, as
  * perftest's WRITE latency test spins on its buffer, while a receiving thread at the
  * lowest SCHED_FIFO priority (the emulated NIC's device thread, hw/emu/rx_thread.c)
@@ -396,6 +443,16 @@ static void run_udp(void)
 	if (!rank) {
 		stats(t, iters, 1.0, &med, &p99);
 		printf("udp_rpc_rtt %u %.2f %.2f\n", RPC_PAYLOAD, med, p99);
+	}
+	udp_acked_exchange(fd, &sizes[0], 1, sizes[0], t, iters);
+	if (!rank) {
+		stats(t, iters, 0.5, &med, &p99);
+		printf("udp_acked_half_rtt %u %.2f %.2f\n", sizes[0], med, p99);
+	}
+	udp_acked_exchange(fd, rpc, 3, RPC_REPLY, t, iters);
+	if (!rank) {
+		stats(t, iters, 1.0, &med, &p99);
+		printf("udp_acked_rpc_rtt %u %.2f %.2f\n", RPC_PAYLOAD, med, p99);
 	}
 	udp_woken_half_rtt(fd, t, iters);
 	udp_stream(fd, false);
