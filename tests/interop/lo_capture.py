@@ -13,7 +13,7 @@ import socket
 import time
 import uuid
 
-PROBE_ADDR = ("127.255.255.253", 4791)   # tests and benchmarks use 127.0.0.N, 127.66/92.x.x
+PROBE_ADDR = ("127.255.255.253", 4791)   # tests and benchmarks use 127.0.0.N, 127.66/79/92.x.x
 
 
 def _holds(path, token):

@@ -4,9 +4,10 @@
  *
  *   interop_wire_traffic OUT.json
  *
- * Two emulated NICs (127.79.0.2 and .3, addresses no other test takes: an auto-assigned
- * 127.0.0.N pair is another test's before or after this one, within the capture) in
- * this process, through the driver, one RC
+ * Two emulated NICs (127.79.B.2 and .3, B from the process id: addresses no other test
+ * takes, since an auto-assigned 127.0.0.N pair is another test's before or after this
+ * one, within the capture; B apart, so that two runs at once, say CI and a developer,
+ * hardly ever meet) in this process, through the driver, one RC
  * QP on each, path MTU 1024.  One operation at a time, each completed before the next:
  *   1. a 4 KiB RDMA WRITE A -> B   (expect FIRST, MIDDLE, MIDDLE, LAST)
  *   2. a 4 KiB RDMA READ  A <- B   (one request, four responses)
@@ -40,18 +41,23 @@ int main(int argc, char **argv)
 	FILE *f;
 
 	bn_prog = "interop_wire_traffic";
+	char auri[64], buri[64];
+	unsigned net = 1 + (unsigned)getpid() % 250;
+
 	/* 1 s before a retransmission: the capture must show each packet once, even on a
 	 * machine so loaded that an answer takes tens of milliseconds */
 	bn_ack_timeout = 18;
-	/* each packet in a datagram of its own: a capture on lo sees a segmented datagram
-	 * (UDP GSO, hw/emu/roce_sock.c) before the kernel cuts it, as one packet */
 	if (argc != 2) {
 		fprintf(stderr, "usage: interop_wire_traffic OUT.json\n");
 		return 2;
 	}
-	bn_side_uri = "emu:gso=off,ip=127.79.0.2";
+	/* each packet in a datagram of its own: a capture on lo sees a segmented datagram
+	 * (UDP GSO, hw/emu/roce_sock.c) before the kernel cuts it, as one packet */
+	snprintf(auri, sizeof(auri), "emu:gso=off,ip=127.79.%u.2", net);
+	snprintf(buri, sizeof(buri), "emu:gso=off,ip=127.79.%u.3", net);
+	bn_side_uri = auri;
 	abuf = bn_side_open(&A, &qa, 64, 16, BUF, PSN_A, &alkey, &pa);
-	bn_side_uri = "emu:gso=off,ip=127.79.0.3";
+	bn_side_uri = buri;
 	bbuf = bn_side_open(&B, &qb, 64, 16, BUF, PSN_B, &blkey, &pb);
 	bn_qp_connect(&qa, &pb, PSN_A, 3);
 	bn_qp_connect(&qb, &pa, PSN_B, 3);
