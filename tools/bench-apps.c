@@ -10,7 +10,7 @@
  *                                       the RPC pattern's sizes, a 2 B half round trip
  *                                       whose receiver is woken (udp_woken_half_rtt),
  *                                       the 2 B ping-pong and the RPC with every message
- *                                       acknowledged (udp_acked_exchange), and a 4 KiB
+ *                                       acknowledged (udp_exchange, acked), and a 4 KiB
  *                                       stream
  *   uv_bench_apps allreduce [--iters N] [--max B] two ranks, JACCL's message pattern: UC QPs, every
  *                                       message a SEND into a posted receive, chunks of
@@ -207,43 +207,9 @@ static ssize_t udp_recv(int fd, void *p, size_t n, uint64_t ns)
 	}
 }
 
-/* `parts` datagrams of the given sizes one way, `back` bytes back, `n` times; rank 0
- * times each exchange.  A lost datagram (UDP) restarts that exchange. */
-static void udp_exchange(int fd, const uint32_t *parts, unsigned nparts, uint32_t back, uint64_t *t, unsigned n)
-{
-	static uint8_t buf[65536];
-
-	barrier();
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
-
-		if (rank == 0) {
-			for (unsigned k = 0; k < nparts; k++)
-				udp_send(fd, buf, parts[k]);
-			if (udp_recv(fd, buf, sizeof(buf), WAIT_NS) < 0)
-				die("UDP: no answer within 10 s");
-			t[i] = now_ns() - t0;
-		} else {
-			for (unsigned k = 0; k < nparts; k++)
-				if (udp_recv(fd, buf, sizeof(buf), WAIT_NS) < 0)
-					die("UDP: nothing within 10 s");
-			udp_send(fd, buf, back);
-		}
-	}
-	barrier();
-}
-
-/* The same exchange as an RC transport puts it on the wire: every message is answered by
- * an acknowledgement of its own (a 20-byte datagram, the UDP payload of a RoCE ACK: BTH,
- * AETH and ICRC; IBTA 9.7.5.1.3), and the sender awaits it, as perftest's latency tests
- * and the RPC client await each completion.  rank 0 sends each part and awaits its
- * acknowledgement, then awaits `back`; rank 1 acknowledges each part, sends `back` right
- * after the last acknowledgement, and awaits the acknowledgement of `back`, which rank 0
- * sends first thing in the next exchange (as the peer's answer follows the ACK of it).
- * Not a gate: the floor of an RC device that sends every ACK as a datagram of its own,
- * as this one, rxe and a ConnectX do.  A device that carried an ACK and the next packet
- * in one coalesced datagram could go below it (docs/benchmarks.md, "2026-12-07, 12:50
- * UTC": tried, not kept).  An acknowledgement of another length ends the run. */
+/* An acknowledgement, as an RC transport sends one for every message: a 20-byte
+ * datagram, the UDP payload of a RoCE ACK (BTH, AETH, ICRC; IBTA 9.7.5.1.3).  One of
+ * another length where an acknowledgement is due ends the run. */
 #define UDP_ACK_LEN 20u
 
 static void udp_recv_ack(int fd, uint8_t *buf, size_t n)
@@ -256,8 +222,20 @@ static void udp_recv_ack(int fd, uint8_t *buf, size_t n)
 		die("UDP: a datagram of %zd bytes where an acknowledgement (%u) was due", r, UDP_ACK_LEN);
 }
 
-static void udp_acked_exchange(int fd, const uint32_t *parts, unsigned nparts, uint32_t back, uint64_t *t,
-			       unsigned n)
+/* `parts` datagrams of the given sizes one way, `back` bytes back, `n` times; rank 0
+ * times each exchange.  A lost datagram (UDP) ends the run.
+ * acked: the same exchange as an RC transport puts it on the wire, every message
+ * answered by an acknowledgement that its sender awaits, as perftest's latency tests and
+ * the RPC client await each completion.  rank 0 sends each part and awaits its
+ * acknowledgement, then awaits `back`; rank 1 acknowledges each part, sends `back` right
+ * after the last acknowledgement, and awaits the acknowledgement of `back`, which rank 0
+ * sends first thing in the next exchange (as the peer's answer follows the ACK of it).
+ * Not a gate: the floor of an RC device that sends every ACK as a datagram of its own,
+ * as this one, rxe and a ConnectX do.  A device that carried an ACK and the next packet
+ * in one coalesced datagram could go below it (docs/benchmarks.md, "2026-12-07, 12:50
+ * UTC": tried, not kept). */
+static void udp_exchange(int fd, const uint32_t *parts, unsigned nparts, uint32_t back, bool acked, uint64_t *t,
+			 unsigned n)
 {
 	static uint8_t buf[65536];
 
@@ -266,11 +244,12 @@ static void udp_acked_exchange(int fd, const uint32_t *parts, unsigned nparts, u
 		uint64_t t0 = now_ns();
 
 		if (rank == 0) {
-			if (i)
+			if (acked && i)
 				udp_send(fd, buf, UDP_ACK_LEN);   /* the previous answer's */
 			for (unsigned k = 0; k < nparts; k++) {
 				udp_send(fd, buf, parts[k]);
-				udp_recv_ack(fd, buf, sizeof(buf));
+				if (acked)
+					udp_recv_ack(fd, buf, sizeof(buf));
 			}
 			if (udp_recv(fd, buf, sizeof(buf), WAIT_NS) < 0)
 				die("UDP: no answer within 10 s");
@@ -279,10 +258,11 @@ static void udp_acked_exchange(int fd, const uint32_t *parts, unsigned nparts, u
 			for (unsigned k = 0; k < nparts; k++) {
 				if (udp_recv(fd, buf, sizeof(buf), WAIT_NS) < 0)
 					die("UDP: nothing within 10 s");
-				udp_send(fd, buf, UDP_ACK_LEN);
+				if (acked)
+					udp_send(fd, buf, UDP_ACK_LEN);
 			}
 			udp_send(fd, buf, back);
-			if (i + 1 < n)
+			if (acked && i + 1 < n)
 				udp_recv_ack(fd, buf, sizeof(buf));
 		}
 	}
@@ -437,20 +417,20 @@ static void run_udp(void)
 	for (unsigned k = 0; k < 16; k++)
 		big[k] = 4096;
 	for (unsigned s = 0; s < 3; s++) {
-		udp_exchange(fd, &sizes[s], 1, sizes[s], t, iters);
+		udp_exchange(fd, &sizes[s], 1, sizes[s], false, t, iters);
 		if (!rank) {
 			stats(t, iters, 0.5, &med, &p99);
 			printf("udp_half_rtt %u %.2f %.2f\n", sizes[s], med, p99);
 		}
 	}
 	/* 64 KiB each way as sixteen 4 KiB datagrams (a UDP datagram holds at most 65507 B) */
-	udp_exchange(fd, big, 16, 4096, t, iters / 4 + 10);
+	udp_exchange(fd, big, 16, 4096, false, t, iters / 4 + 10);
 	/* ... the way back is one datagram: time both directions as two one-way bursts */
 	if (!rank) {
 		stats(t, iters / 4 + 10, 1.0, &med, &p99);
 		printf("udp_oneway_64k_plus_4k %.2f %.2f\n", med, p99);
 	}
-	udp_exchange(fd, rpc, 3, RPC_REPLY, t, iters);
+	udp_exchange(fd, rpc, 3, RPC_REPLY, false, t, iters);
 	if (!rank) {
 		stats(t, iters, 1.0, &med, &p99);
 		printf("udp_rpc_rtt %u %.2f %.2f\n", RPC_PAYLOAD, med, p99);
@@ -459,12 +439,12 @@ static void run_udp(void)
 	udp_stream(fd, true);
 	/* not gates: after the gates' floors, so that a lost datagram here costs none of them */
 	udp_woken_half_rtt(fd, t, iters);
-	udp_acked_exchange(fd, &sizes[0], 1, sizes[0], t, iters);
+	udp_exchange(fd, &sizes[0], 1, sizes[0], true, t, iters);
 	if (!rank) {
 		stats(t, iters, 0.5, &med, &p99);
 		printf("udp_acked_half_rtt %u %.2f %.2f\n", sizes[0], med, p99);
 	}
-	udp_acked_exchange(fd, rpc, 3, RPC_REPLY, t, iters);
+	udp_exchange(fd, rpc, 3, RPC_REPLY, true, t, iters);
 	if (!rank) {
 		stats(t, iters, 1.0, &med, &p99);
 		printf("udp_acked_rpc_rtt %u %.2f %.2f\n", RPC_PAYLOAD, med, p99);

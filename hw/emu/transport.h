@@ -158,7 +158,8 @@ struct emu_tp_counters {
  * peer had exited; docs/benchmarks.md, "2026-12-07, 10:10 UTC"), and not taken again:
  * it doubles how long arrivals wait for the device thread after an application stops
  * calling, for a few percent of the RPC pattern. */
-#define EMU_POLL_HOLD_NS 300000ull   /* 30, 50, 100, 150, 200, 300, 600 us measured: docs/benchmarks.md */
+#define EMU_POLL_HOLD_US 300   /* 30, 50, 100, 150, 200, 300, 600 us measured: docs/benchmarks.md */
+#define EMU_POLL_HOLD_NS (EMU_POLL_HOLD_US * 1000ull)
 #define EMU_HOLD_PUSH_NS(hold) ((hold) / 2)   /* pushed when less than this is left */
 #define EMU_POLL_HOLD_PUSH_NS EMU_HOLD_PUSH_NS(EMU_POLL_HOLD_NS)
 /* The URI's hold_us= lengthens a device's hold (emu_tp.hold_ns; pushed, as the default,
@@ -171,7 +172,8 @@ struct emu_tp_counters {
  * want_off).  Never shorter than the default, which the found wait's limit is checked
  * against below; and well within the device thread's idle wake-up (rx_thread.c
  * EMU_RX_IDLE_NS, 10 ms). */
-#define EMU_POLL_HOLD_MAX_NS 5000000ull
+#define EMU_POLL_HOLD_MAX_US 5000
+#define EMU_POLL_HOLD_MAX_NS (EMU_POLL_HOLD_MAX_US * 1000ull)
 
 /* A poll that returns an RDMA WRITE's completion while the socket is left to the polls
  * looks at the wire for up to EMU_FOUND_WAIT_NS (longer after a WRITE that took long:

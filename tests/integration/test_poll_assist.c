@@ -866,10 +866,11 @@ Test(poll_assist, a_poll_with_half_an_answer_in_hand_gives_the_socket_back)
 /* A fresh pair, A on a_uri: A polls for 1 ms, then READs from B and polls for the
  * completion (its doorbell leaves the socket to its polls and sets the hold timer; a
  * READ's completion, unlike a WRITE's, does not give the socket back).  A's counters
- * before the READ into *before; the time just before it posted (tp_now_us).  With after_idle_wakeup, A first waits for its device
- * thread's idle wake-up (EMU_RX_IDLE_NS, every 10 ms from its last wake-up): the next
- * then comes 10 ms later, not within the few milliseconds that follow, where the
- * pair's setup put it in 9 runs of 10 of the regular build. */
+ * before the READ into *before; the time just before it posted (tp_now_us).  With
+ * after_idle_wakeup, A first waits for its device thread's idle wake-up
+ * (EMU_RX_IDLE_NS, every 10 ms from its last wake-up): the next then comes 10 ms later,
+ * not within the few milliseconds that follow, where the pair's setup put it in 9 runs
+ * of 10 of the regular build. */
 static uint64_t fresh_pair_after_a_read(const char *a_uri, bool after_idle_wakeup, struct emu_tp_counters *before)
 {
 	struct emu_tp_counters c0, c;
@@ -914,9 +915,10 @@ Test(poll_assist, a_longer_hold_from_the_uri_leaves_the_socket_to_the_polls_long
 	enum { HOLD_US = 4000, LEAST_US = EMU_POLL_NOW_NS / 1000 - 100, ATTEMPTS = 5 };
 	volatile uint8_t *seen;
 	struct emu_tp_counters a0, a1, aw;
-	uint64_t last, waited = 0, end;
+	uint64_t last, waited = 0;
 	char uri[64];
 	unsigned n;
+	bool reached;
 
 	snprintf(uri, sizeof(uri), "emu:ip=127.66.0.1,hold_us=%d", HOLD_US);
 	for (n = 1; n <= ATTEMPTS; n++) {
@@ -928,11 +930,9 @@ Test(poll_assist, a_longer_hold_from_the_uri_leaves_the_socket_to_the_polls_long
 		cr_assert_eq(tp_post(&qb, IBV_WR_RDMA_WRITE, 1, bbuf + 24, 1, 0, (uintptr_t)abuf + 24, tp_rkey(amr),
 				     IBV_SEND_INLINE),
 			     0);
-		end = tp_now_ms() + 5000;
-		while (*seen != 0x5a && tp_now_ms() < end)
-			;   /* A watches memory and calls nothing */
+		reached = spin_on(seen, 0x5a);   /* A watches memory and calls nothing */
 		waited = tp_now_us() - last;
-		cr_assert_eq(*seen, 0x5a, "B's WRITE never reached A, which called nothing");
+		cr_assert(reached, "B's WRITE never reached A, which called nothing");
 		emu_tp_counters(A.emu, &a1);
 		cr_log_info("attempt %u: with hold_us=%d B's WRITE reached A %llu us after A's last poll; off the "
 			    "socket %llu; holds ran out %llu, renewed %llu; watched again as stopped %llu; thread "
@@ -968,9 +968,9 @@ Test(poll_assist, a_longer_hold_from_the_uri_leaves_the_socket_to_the_polls_long
  * an attempt whose last poll came less than half a hold (2 ms) after the READ's post
  * says so: no poll pushed the timer, which fires 4 ms after that post at the earliest,
  * over 2 ms after the last call (on a loaded machine the READ and the polls may take
- * longer, and a push that moves the timer within 1 ms of a call makes a renewal right).  An attempt in which another wake-up of the thread watched the
- * socket first (its idle one, EMU_RX_IDLE_NS) says nothing of the timer, and is made
- * again on a fresh pair. */
+ * longer, and a push that moves the timer within 1 ms of a call makes a renewal right).
+ * An attempt in which another wake-up of the thread watched the socket first (its idle
+ * one, EMU_RX_IDLE_NS) says nothing of the timer, and is made again on a fresh pair. */
 Test(poll_assist, a_hold_timer_that_fires_after_a_stop_of_a_millisecond_does_not_renew)
 {
 #ifdef __linux__

@@ -6,9 +6,10 @@ tshark captures on lo (`tshark -i lo -f 'udp port 4791' -w FILE`; needs root or 
 capture capability -- CI runs as root) while interop_wire_traffic (tests/interop/
 wire_traffic.c) runs a 4 KiB RDMA WRITE, a 4 KiB RDMA READ, a 64-byte SEND and a
 FETCH_ADD between two emulated NICs at path MTU 1024, through the driver on both ends.
-The NICs take 127.79.B.2 and .3 (B from the process id), addresses no other test uses: with auto-assigned ones,
-a test running beside this one had the same pair before or after it, within the
-capture, and its packets fell between "those two addresses" (seen once at ctest -j3).
+The NICs take 127.79.B.2 and .3 (B from the process id), addresses no other test
+uses: with auto-assigned ones, a test running beside this one had the same pair before
+or after it, within the capture, and its packets fell between "those two addresses"
+(seen once at ctest -j3).
 Then, on the packets between those two addresses:
   - every packet decodes as InfiniBand in tshark's dissector, nothing malformed;
   - the WRITE is FIRST, MIDDLE, MIDDLE, LAST with consecutive PSNs, RETH only on FIRST

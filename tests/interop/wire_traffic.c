@@ -7,8 +7,8 @@
  * Two emulated NICs (127.79.B.2 and .3, B from the process id: addresses no other test
  * takes, since an auto-assigned 127.0.0.N pair is another test's before or after this
  * one, within the capture; B apart, so that two runs at once, say CI and a developer,
- * hardly ever meet) in this process, through the driver, one RC
- * QP on each, path MTU 1024.  One operation at a time, each completed before the next:
+ * hardly ever meet) in this process, through the driver, one RC QP on each, path MTU
+ * 1024.  One operation at a time, each completed before the next:
  *   1. a 4 KiB RDMA WRITE A -> B   (expect FIRST, MIDDLE, MIDDLE, LAST)
  *   2. a 4 KiB RDMA READ  A <- B   (one request, four responses)
  *   3. a 64-byte SEND     A -> B   (into the first of three receives posted on B at the start)
@@ -39,11 +39,10 @@ int main(int argc, char **argv)
 	uint64_t *remote;
 	char aip[32], bip[32];
 	FILE *f;
-
-	bn_prog = "interop_wire_traffic";
 	char auri[64], buri[64];
 	unsigned net = 1 + (unsigned)getpid() % 250;
 
+	bn_prog = "interop_wire_traffic";
 	/* 1 s before a retransmission: the capture must show each packet once, even on a
 	 * machine so loaded that an answer takes tens of milliseconds */
 	bn_ack_timeout = 18;
