@@ -11,6 +11,7 @@
  * Opcodes may be numbers or names (CREATE_EQ). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -430,4 +431,41 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
 		}
 	}
 	return 0;
+}
+
+/* One "key=value" more at *n of buf, after a comma unless first; *n counts what the
+ * whole string takes even when buf is too short. */
+__attribute__((format(printf, 4, 5))) static void opt_append(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int w = *n ? snprintf(buf + *n, *n < len ? len - *n : 0, ",") : 0;
+
+	*n += (size_t)w;
+	va_start(ap, fmt);
+	w = vsnprintf(buf + *n, *n < len ? len - *n : 0, fmt, ap);
+	va_end(ap);
+	*n += (size_t)(w > 0 ? w : 0);
+}
+
+int emu_config_dataplane_opts(const struct emu_config *cfg, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (len)
+		buf[0] = '\0';
+	if (cfg->wire_faults[0])
+		opt_append(buf, len, &n, "%s", cfg->wire_faults);
+	if (cfg->sched_normal)
+		opt_append(buf, len, &n, "sched=normal");
+	if (cfg->copy_syscall)
+		opt_append(buf, len, &n, "copy=syscall");
+	if (cfg->bf_torn)
+		opt_append(buf, len, &n, "bf=torn");
+	if (cfg->gso_off)
+		opt_append(buf, len, &n, "gso=off");
+	if (cfg->gro_off)
+		opt_append(buf, len, &n, "gro=off");
+	if (cfg->poll_hold_us)
+		opt_append(buf, len, &n, "hold_us=%u", cfg->poll_hold_us);
+	return n < len ? (int)n : -ENOSPC;
 }

@@ -655,6 +655,11 @@ int emu_bar_fd(const struct emu_dev *d)
 	return d->bar_fd;
 }
 
+int emu_dataplane_opts(const struct emu_dev *d, char *buf, size_t len)
+{
+	return emu_config_dataplane_opts(&d->cfg, buf, len);
+}
+
 uint32_t emu_ipv4(const struct emu_dev *d)
 {
 	return d->ipv4;

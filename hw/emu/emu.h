@@ -143,6 +143,14 @@ struct emu_config {
  * into cfg (which the caller zeroes first).  The wire-fault keys are
  * checked here and applied by emu_create. */
 int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t errlen);
+/* The options of cfg that shape its data plane -- the wire faults, sched=, copy=, bf=,
+ * gso=, gro=, hold_us= -- as emu_config_parse reads them ("" when all are the
+ * defaults): what the engines of a daemon on this device run with (tools/uvd/engine.c;
+ * an engine is the data plane of the daemon's device in a client, docs/architecture.md
+ * "Several processes: uvd").  Its length, or -ENOSPC when len is too short. */
+int emu_config_dataplane_opts(const struct emu_config *cfg, char *buf, size_t len);
+/* emu_config_dataplane_opts of a device's own options. */
+int emu_dataplane_opts(const struct emu_dev *d, char *buf, size_t len);
 
 int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, size_t errlen);
 void emu_destroy(struct emu_dev *d);

@@ -400,9 +400,20 @@ static void uvd_engine_event(void *arg, const struct shim_remote_event *ev)
 static int uvd_engine_open(struct uvd_shim *s)
 {
 	struct uvd_engine_rep r;
+	char opts[UVD_ENGINE_OPTS_MAX + 1] = "";
+	size_t got = 0;
 	int fd = -1;
-	int rc = uvd_rpc(s, UVD_OP_ENGINE, NULL, 0, &r, sizeof(r), &fd);
 
+	pthread_mutex_lock(&s->ctl_lock);
+	int rc = uvd_rpc_locked(s, UVD_OP_ENGINE, NULL, 0, NULL, 0, &got, &fd);
+	if (rc == 0) {
+		memcpy(&r, s->buf + sizeof(struct uvd_hdr), got < sizeof(r) ? 0 : sizeof(r));
+		if (got < sizeof(r) || r.opts_len > UVD_ENGINE_OPTS_MAX || got != sizeof(r) + r.opts_len)
+			rc = -EPROTO;
+		else
+			memcpy(opts, s->buf + sizeof(struct uvd_hdr) + sizeof(r), r.opts_len);
+	}
+	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc || fd < 0) {
 		if (fd >= 0)
 			close(fd);
@@ -411,7 +422,8 @@ static int uvd_engine_open(struct uvd_shim *s)
 		return rc ? rc : -EPROTO;
 	}
 	s->sink = (struct uvd_engine_sink){ uvd_engine_event, s };
-	rc = uvd_engine_create(r.ipv4, fd, s->base.page_size, &s->sink, &s->eng, s->base.err, sizeof(s->base.err));
+	rc = uvd_engine_create(r.ipv4, fd, opts, s->base.page_size, &s->sink, &s->eng, s->base.err,
+			       sizeof(s->base.err));
 	if (rc)
 		return rc;
 	size_t len;
@@ -420,8 +432,8 @@ static int uvd_engine_open(struct uvd_shim *s)
 		s->bar_len = len;
 	s->hook.poll_assist = uvd_poll_assist;
 	s->hook.poll_found = uvd_poll_found;
-	uvd_info("engine at %u.%u.%u.%u: this process runs the emulated NIC's data plane", r.ipv4 >> 24,
-		 (r.ipv4 >> 16) & 0xff, (r.ipv4 >> 8) & 0xff, r.ipv4 & 0xff);
+	uvd_info("engine at %u.%u.%u.%u: this process runs the emulated NIC's data plane%s%s", r.ipv4 >> 24,
+		 (r.ipv4 >> 16) & 0xff, (r.ipv4 >> 8) & 0xff, r.ipv4 & 0xff, opts[0] ? ", with " : "", opts);
 	return 0;
 }
 

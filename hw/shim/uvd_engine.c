@@ -21,13 +21,20 @@ static void engine_event(void *arg, uint8_t type, uint8_t sub_type, const uint8_
 	s->fn(s->arg, &ev);
 }
 
-int uvd_engine_create(uint32_t ipv4, int fd, size_t page_size, struct uvd_engine_sink *sink, struct emu_dev **out,
-		      char *err, size_t errlen)
+int uvd_engine_create(uint32_t ipv4, int fd, const char *opts, size_t page_size, struct uvd_engine_sink *sink,
+		      struct emu_dev **out, char *err, size_t errlen)
 {
 	struct emu_config cfg;
+	char why[400];
 	int rc;
 
 	memset(&cfg, 0, sizeof(cfg));
+	rc = emu_config_parse(opts, &cfg, why, sizeof(why));
+	if (rc) {
+		snprintf(err, errlen, "uvd: the daemon's data-plane options for the engine: %s", why);
+		close(fd);
+		return rc;
+	}
 	cfg.ipv4 = ipv4;
 	cfg.udp_fd = fd;
 	cfg.engine = 1;

@@ -22,9 +22,10 @@ struct uvd_engine_sink {
 	void *arg;
 };
 /* An engine on the socket `fd` the daemon bound to ipv4:4791 (taken over: closed with
- * the engine, or on failure); host pages of page_size. */
-int uvd_engine_create(uint32_t ipv4, int fd, size_t page_size, struct uvd_engine_sink *sink, struct emu_dev **out,
-		      char *err, size_t errlen);
+ * the engine, or on failure), with the daemon's data-plane options `opts` (the ENGINE
+ * reply's tail, emu: URI syntax, "" for the defaults); host pages of page_size. */
+int uvd_engine_create(uint32_t ipv4, int fd, const char *opts, size_t page_size, struct uvd_engine_sink *sink,
+		      struct emu_dev **out, char *err, size_t errlen);
 void uvd_engine_destroy(struct emu_dev *e);
 /* Its BAR0, which is the client's BAR0: the driver stores there, then calls store. */
 uint8_t *uvd_engine_bar(struct emu_dev *e, size_t *len);

@@ -150,11 +150,17 @@ struct uvd_pin_rep {
 };
 
 /* ENGINE: the address (host order) the socket that comes with the reply is bound to,
- * on port 4791; the client's engine, and so its GID, has that address. */
+ * on port 4791; the client's engine, and so its GID, has that address.  opts_len bytes
+ * follow (no NUL): the options of the daemon's emu: URI that shape the data plane
+ * (emu_dataplane_opts: wire faults, sched=, copy=, bf=, gso=, gro=, hold_us=), which
+ * the engine runs with, as the daemon's own data plane would.  opts_len was padding: a
+ * daemon that predates it sends 0 (its engines ran with the defaults), a client that
+ * predates it ignores the tail, so the version stays 3. */
 struct uvd_engine_rep {
 	uint32_t ipv4;
-	uint32_t pad;
+	uint32_t opts_len;
 };
+#define UVD_ENGINE_OPTS_MAX 256u
 
 struct uvd_addrs_rep {
 	uint32_t n;

@@ -187,6 +187,33 @@ Test(emu_device_thread, sched_option_refuses_other_values)
 	cr_assert_eq(cfg.sched_normal, 1);
 }
 
+/* emu_config_dataplane_opts, what a daemon's engines run with (tools/uvd/engine.c):
+ * the options of a URI that shape the data plane and none of the others, as a string
+ * emu_config_parse reads back to the same fields; "" for the defaults; -ENOSPC, not a
+ * cut string, when the buffer is short. */
+Test(emu_device_thread, dataplane_options_are_the_data_planes_and_read_back)
+{
+	static const char uri[] = "ip=127.0.0.9,fail=0x102:0x3,pages=4,loss=0.01,seed=5,sched=normal,copy=syscall,"
+				  "bf=torn,gso=off,gro=off,hold_us=4200,port=down,link=down";
+	struct emu_config a, b;
+	char s[256], err[2048];
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	cr_assert_eq(emu_config_parse(uri, &a, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(emu_config_dataplane_opts(&a, s, sizeof(s)), (int)strlen(s));
+	cr_assert_str_eq(s, "loss=0.01,seed=5,link=down,sched=normal,copy=syscall,bf=torn,gso=off,gro=off,hold_us=4200");
+	cr_assert_eq(emu_config_parse(s, &b, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(b.wire_faults, a.wire_faults);
+	cr_assert(b.sched_normal && b.copy_syscall && b.bf_torn && b.gso_off && b.gro_off);
+	cr_assert_eq(b.poll_hold_us, 4200);
+	cr_assert(!b.ipv4 && !b.auto_pages && !b.port_down && !b.nfail, "a control-plane option came along");
+	cr_assert_eq(emu_config_dataplane_opts(&a, s, 20), -ENOSPC);
+	memset(&a, 0, sizeof(a));
+	cr_assert_eq(emu_config_dataplane_opts(&a, s, sizeof(s)), 0);
+	cr_assert_str_eq(s, "");
+}
+
 /* hold_us= (hw/emu/transport.h EMU_POLL_HOLD_MAX_NS): a hold from the default, 300 us,
  * to 5 ms; anything else refused with the range in the message, and nothing set. */
 Test(emu_device_thread, hold_option_takes_300_to_5000_us)

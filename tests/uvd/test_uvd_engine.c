@@ -335,3 +335,57 @@ Test(uvd_engine, daemon_death_stops_the_engine)
 	cr_assert_eq(abuf[4095], 0x5a);
 	tp_nic_close(C);
 }
+
+/* The daemon's emu: URI shapes its clients' data plane too: its wire faults, sched=,
+ * copy=, bf=, gso=, gro= and hold_us= come with the ENGINE reply (emu_dataplane_opts),
+ * and each engine runs with them, as the daemon's own data plane would.  Until
+ * 2026-12-07 engines ran with the defaults whatever the daemon was given: a `uvd -d
+ * emu:loss=0.01` moved its clients' packets without loss.  Here a daemon of its own
+ * duplicates every packet and sends no segmented datagram: two clients' engines say
+ * they run with those options, and a 64 KiB WRITE between them (64 packets at path
+ * MTU 1024) is sent twice over, none of it segmented, and lands whole. */
+static struct uvd_daemon odmn = { .pid = -1, .dev_opts = "dup=1,seed=3,gso=off,hold_us=4200" };
+
+static void opts_fini(void)
+{
+	uvd_daemon_stop(&odmn);
+}
+
+Test(uvd_engine_opts, the_daemons_data_plane_options_are_its_engines, .fini = opts_fini, .timeout = 120)
+{
+	struct tp_nic C, D;
+	struct tp_ep qc, qd;
+	struct emu_tp_counters c0, c1;
+	struct ibv_wc wc;
+	char u[160], got[UVD_ENGINE_OPTS_MAX];
+	const unsigned access = MX5_ACCESS_LOCAL_WRITE | MX5_ACCESS_REMOTE_WRITE;
+
+	close(uvd_daemon_start(&odmn, "engopts", "127.86.2.1"));
+	snprintf(u, sizeof(u), "uvd:%s", odmn.sock);
+	tp_nic_open(&C, u, 256);
+	tp_nic_open(&D, u, 256);
+	for (unsigned i = 0; i < 2; i++) {
+		cr_assert_geq(emu_dataplane_opts(i ? D.emu : C.emu, got, sizeof(got)), 0);
+		cr_assert_str_eq(got, odmn.dev_opts, "client %u's engine runs with '%s'", i, got);
+	}
+	tp_qp_create(&qc, &C, MX5_QPT_RC, 16, NULL);
+	tp_qp_create(&qd, &D, MX5_QPT_RC, 16, NULL);
+	tp_connect(&qc, &qd, &conn);
+	uint8_t *cbuf = tp_alloc(BUF), *dbuf = tp_alloc(BUF);
+	struct mx5_mr *cmr = tp_mr(&C, cbuf, BUF, access), *dmr = tp_mr(&D, dbuf, BUF, access);
+
+	tp_fill(cbuf, BUF, 77);
+	emu_tp_counters(C.emu, &c0);
+	snprintf(tp_what, sizeof(tp_what), "64 KiB WRITE between engines that duplicate every packet");
+	cr_assert_eq(tp_post(&qc, IBV_WR_RDMA_WRITE, 1, cbuf, BUF, tp_lkey(cmr), (uintptr_t)dbuf, tp_rkey(dmr),
+			     IBV_SEND_SIGNALED), 0);
+	tp_expect(&C, &wc, IBV_WC_SUCCESS, 5000);
+	emu_tp_counters(C.emu, &c1);
+	cr_assert_eq(memcmp(dbuf, cbuf, BUF), 0, "%s: data differ", tp_what);
+	cr_assert_geq(c1.fault_dup - c0.fault_dup, BUF / 1024, "%s: %llu packets duplicated", tp_what,
+		      (unsigned long long)(c1.fault_dup - c0.fault_dup));
+	cr_assert_eq(c1.tx_segmented - c0.tx_segmented, 0, "gso=off, yet %llu packets left segmented",
+		     (unsigned long long)(c1.tx_segmented - c0.tx_segmented));
+	tp_nic_close(&C);
+	tp_nic_close(&D);
+}

@@ -24,6 +24,7 @@ struct uvd_daemon {
 	pid_t pid;
 	char sock[108];
 	const char *opt;   /* one more option for the daemon ("-S"), or NULL */
+	const char *dev_opts;   /* more options of its emu: URI ("loss=0.1,hold_us=4200"), or NULL */
 };
 
 /* Start it (the daemon's environment without UVERBS_PORT_MTU: its port keeps the
@@ -31,10 +32,10 @@ struct uvd_daemon {
 static inline int uvd_daemon_start(struct uvd_daemon *d, const char *name, const char *ip)
 {
 	const char *bin = getenv("UVD_BIN");
-	char dev[64];
+	char dev[192];
 	cr_assert(bin && *bin, "UVD_BIN not set: build tools/uvd");
 	snprintf(d->sock, sizeof(d->sock), "/tmp/uvd-%s-%d.sock", name, (int)getpid());
-	snprintf(dev, sizeof(dev), "emu:ip=%s", ip);
+	snprintf(dev, sizeof(dev), "emu:ip=%s%s%s", ip, d->dev_opts ? "," : "", d->dev_opts ? d->dev_opts : "");
 	d->pid = fork();
 	cr_assert_geq(d->pid, 0);
 	if (d->pid == 0) {

@@ -758,10 +758,11 @@ static int uvd_gid_same(struct uvd_client *c, const uint8_t *in, size_t inlen, c
 
 /* A reply that hands over a descriptor we made for it (DMA_ALLOC's memfd, RING's,
  * ENGINE's socket) when rc is 0; ours is closed either way. */
+/* A reply, then `tail` (only on success), passing fd on success; fd is closed here. */
 static int uvd_reply_fd(struct uvd_client *c, const struct uvd_hdr *h, int rc, const void *rep, size_t replen,
-			int fd)
+			const void *tail, size_t taillen, int fd)
 {
-	int src = uvd_send(c->ctl, h->op, h->seq, rc, rep, replen, NULL, 0, rc ? -1 : fd);
+	int src = uvd_send(c->ctl, h->op, h->seq, rc, rep, replen, tail, rc ? 0 : taillen, rc ? -1 : fd);
 	if (fd >= 0)
 		close(fd);
 	return src;
@@ -977,7 +978,7 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 		if (uvd_take(p, plen, &q, sizeof(q)))
 			return -EPROTO;
 		int rc = uvd_dma_alloc(c, &q, &r, &fd, msg, sizeof(msg));   /* takes the device lock where it must */
-		return uvd_reply_fd(c, &h, rc, &r, sizeof(r), fd);
+		return uvd_reply_fd(c, &h, rc, &r, sizeof(r), NULL, 0, fd);
 	}
 	case UVD_OP_DMA_FREE:
 	case UVD_OP_UNPIN: {
@@ -1026,20 +1027,22 @@ static int uvd_request(struct uvd_client *c, const uint8_t *b, size_t n, int fd)
 		int rc = c->srv->engines ? -EOPNOTSUPP : uvd_ring_new(c, &r, &fd);
 		if (rc == -EOPNOTSUPP && c->srv->verbose)
 			uvd_log("client %u: asked for a doorbell ring from a daemon of engines (start it with -R for rings)", c->id);
-		return uvd_reply_fd(c, &h, rc, &r, sizeof(r), fd);
+		return uvd_reply_fd(c, &h, rc, &r, sizeof(r), NULL, 0, fd);
 	}
 	case UVD_OP_ENGINE: {
 		struct uvd_engine_rep r = { 0 };
+		char opts[UVD_ENGINE_OPTS_MAX];
 		int fd = -1;
 		if (plen != 0)
 			return -EPROTO;
 		uvd_lock(c->srv);
-		int rc = uvd_engine_new(c, &r, &fd, msg, sizeof(msg));
+		int rc = uvd_engine_new(c, &r, opts, &fd, msg, sizeof(msg));
 		uvd_unlock(c->srv);
 		if (c->srv->verbose)
-			uvd_log("client %u: engine at %u.%u.%u.%u%s%s", c->id, r.ipv4 >> 24, (r.ipv4 >> 16) & 0xff,
-				(r.ipv4 >> 8) & 0xff, r.ipv4 & 0xff, rc ? ": " : "", rc ? msg : "");
-		return uvd_reply_fd(c, &h, rc, &r, sizeof(r), fd);
+			uvd_log("client %u: engine at %u.%u.%u.%u%s%s%s%s", c->id, r.ipv4 >> 24, (r.ipv4 >> 16) & 0xff,
+				(r.ipv4 >> 8) & 0xff, r.ipv4 & 0xff, rc ? ": " : "", rc ? msg : "",
+				!rc && r.opts_len ? ", options " : "", !rc && r.opts_len ? opts : "");
+		return uvd_reply_fd(c, &h, rc, &r, sizeof(r), opts, r.opts_len, fd);
 	}
 	case UVD_OP_COUNTERS: {
 		struct uvd_counters_rep r = { 0 };

@@ -30,7 +30,8 @@
 #define UVD_ENGINE_LAST 254u
 #define UVD_ENGINES_PER_PROCESS 16u
 
-int uvd_engine_new(struct uvd_client *c, struct uvd_engine_rep *r, int *fd, char *msg, size_t msglen)
+int uvd_engine_new(struct uvd_client *c, struct uvd_engine_rep *r, char opts[UVD_ENGINE_OPTS_MAX], int *fd,
+		   char *msg, size_t msglen)
 {
 	struct emu_dev *emu = emu_device_from_shim(c->srv->shim);
 	int rc = -EADDRNOTAVAIL;
@@ -54,6 +55,14 @@ int uvd_engine_new(struct uvd_client *c, struct uvd_engine_rep *r, int *fd, char
 			 mine);
 		return -ENOSPC;
 	}
+	/* the engine is this device's data plane in the client: the same faults and hold */
+	int olen = emu_dataplane_opts(emu, opts, UVD_ENGINE_OPTS_MAX);
+	if (olen < 0) {
+		snprintf(msg, msglen, "the device's data-plane options do not fit the ENGINE reply (%u bytes)",
+			 UVD_ENGINE_OPTS_MAX);
+		return olen;
+	}
+	r->opts_len = (uint32_t)olen;
 	uint32_t dev = emu_ipv4(emu);
 	for (uint32_t last = UVD_ENGINE_FIRST; last <= UVD_ENGINE_LAST; last++) {
 		uint32_t a = (dev & ~0xffu) | last;

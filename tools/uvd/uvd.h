@@ -179,7 +179,8 @@ int uvd_pin_for(struct uvd_client *c, const struct uvd_pin *q, struct uvd_mem **
 /* engine.c: bind the socket of a client's engine on an address of its own (engines;
  * device lock held); and whether the client's SET_ROCE_ADDRESS goes to its engine
  * alone (any entry: its engine sends from its own address whatever the table says). */
-int uvd_engine_new(struct uvd_client *c, struct uvd_engine_rep *r, int *fd, char *msg, size_t msglen);
+int uvd_engine_new(struct uvd_client *c, struct uvd_engine_rep *r, char opts[UVD_ENGINE_OPTS_MAX], int *fd,
+		   char *msg, size_t msglen);
 bool uvd_engine_gid_own(const struct uvd_client *c, size_t inlen);
 
 /* uar.c: a client's ALLOC_UAR (an index of a host page only it holds; *granted: this
