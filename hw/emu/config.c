@@ -438,11 +438,11 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
 __attribute__((format(printf, 4, 5))) static void opt_append(char *buf, size_t len, size_t *n, const char *fmt, ...)
 {
 	va_list ap;
-	int w = *n ? snprintf(buf + *n, *n < len ? len - *n : 0, ",") : 0;
+	int w = *n ? snprintf(*n < len ? buf + *n : NULL, *n < len ? len - *n : 0, ",") : 0;
 
 	*n += (size_t)w;
 	va_start(ap, fmt);
-	w = vsnprintf(buf + *n, *n < len ? len - *n : 0, fmt, ap);
+	w = vsnprintf(*n < len ? buf + *n : NULL, *n < len ? len - *n : 0, fmt, ap);
 	va_end(ap);
 	*n += (size_t)(w > 0 ? w : 0);
 }
@@ -467,5 +467,10 @@ int emu_config_dataplane_opts(const struct emu_config *cfg, char *buf, size_t le
 		opt_append(buf, len, &n, "gro=off");
 	if (cfg->poll_hold_us)
 		opt_append(buf, len, &n, "hold_us=%u", cfg->poll_hold_us);
-	return n < len ? (int)n : -ENOSPC;
+	if (n >= len) {
+		if (len)
+			buf[0] = '\0';
+		return -ENOSPC;
+	}
+	return (int)n;
 }

@@ -552,6 +552,8 @@ int emu_create(const struct emu_config *cfg, struct emu_dev **out, char *err, si
 fail:
 	if (rc < 0 && err && !err[0])
 		snprintf(err, errlen, "emu: cannot create device: %s", strerror(-rc));
+	if (d->cfg.udp_fd > 0 && d->udp_fd == d->cfg.udp_fd)
+		d->udp_fd = -1;   /* the caller's socket until we succeed: it closes it */
 	dev_free(d);
 	return rc;
 }

@@ -103,7 +103,8 @@ struct emu_config {
 	 * device (BLOCK: general, roce, atomic, odp; FIELD: a row of its layout). */
 	/* A device daemon's client engine (hw/emu/engine.c): udp_fd > 0 is a socket the
 	 * daemon already bound to ipv4:4791 for this client, taken over instead of claiming
-	 * an address; engine makes the device initialized at once, with no command
+	 * an address (the device closes it; if emu_create fails, the caller still owns it
+	 * and closes it); engine makes the device initialized at once, with no command
 	 * queue: objects come from emu_engine_cmd, as the daemon created them. */
 	int udp_fd;
 	int engine;
@@ -147,7 +148,7 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
  * gso=, gro=, hold_us= -- as emu_config_parse reads them ("" when all are the
  * defaults): what the engines of a daemon on this device run with (tools/uvd/engine.c;
  * an engine is the data plane of the daemon's device in a client, docs/architecture.md
- * "Several processes: uvd").  Its length, or -ENOSPC when len is too short. */
+ * "Several processes: uvd").  Its length, or -ENOSPC (and "") when len is too short. */
 int emu_config_dataplane_opts(const struct emu_config *cfg, char *buf, size_t len);
 /* emu_config_dataplane_opts of a device's own options. */
 int emu_dataplane_opts(const struct emu_dev *d, char *buf, size_t len);

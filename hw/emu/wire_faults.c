@@ -106,8 +106,14 @@ int emu_wire_faults_set(struct emu_dev *d, const struct emu_wire_faults *f)
 	tp = emu_tp_get(d);
 	if (tp) {
 		tp->flt.f = *f;
-		if (f->seed)
-			tp->flt.rng = f->seed;
+		if (f->seed) {
+			/* the engines of one daemon all take its seed= (tools/uvd/engine.c): each
+			 * mixes its own address in, so two clients do not lose the same packets
+			 * in step; a run is repeated as long as the clients get the same addresses */
+			uint64_t r = f->seed ^ (d->cfg.engine ? (uint64_t)d->ipv4 << 32 : 0);
+
+			tp->flt.rng = r ? r : f->seed;
+		}
 	}
 	pthread_mutex_unlock(&d->lock);
 	return tp ? 0 : -ENODEV;

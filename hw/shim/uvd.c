@@ -404,16 +404,26 @@ static int uvd_engine_open(struct uvd_shim *s)
 	size_t got = 0;
 	int fd = -1;
 
+	bool bad_len = false;
+
 	pthread_mutex_lock(&s->ctl_lock);
 	int rc = uvd_rpc_locked(s, UVD_OP_ENGINE, NULL, 0, NULL, 0, &got, &fd);
 	if (rc == 0) {
+		memset(&r, 0, sizeof(r));
 		memcpy(&r, s->buf + sizeof(struct uvd_hdr), got < sizeof(r) ? 0 : sizeof(r));
-		if (got < sizeof(r) || r.opts_len > UVD_ENGINE_OPTS_MAX || got != sizeof(r) + r.opts_len)
-			rc = -EPROTO;
-		else
+		/* more after the options is a later daemon's, as more after r is for an older client */
+		bad_len = got < sizeof(r) || r.opts_len > UVD_ENGINE_OPTS_MAX || got < sizeof(r) + r.opts_len;
+		if (!bad_len)
 			memcpy(opts, s->buf + sizeof(struct uvd_hdr) + sizeof(r), r.opts_len);
 	}
 	pthread_mutex_unlock(&s->ctl_lock);
+	if (bad_len) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(s->base.err, sizeof(s->base.err), "uvd: malformed ENGINE reply (%zu bytes, options %u)", got,
+			 r.opts_len);
+		return -EPROTO;
+	}
 	if (rc || fd < 0) {
 		if (fd >= 0)
 			close(fd);

@@ -49,8 +49,9 @@ enum uvd_op {
 	UVD_OP_COUNTERS = 11,  /* -> uvd_counters_rep: the emulated device's PCIe counters */
 	UVD_OP_PIN_SHARED = 12, /* uvd_pin_shared + the file's descriptor -> uvd_pin_rep + segments
 				  * (only to a daemon whose HELLO reply offers UVD_FEAT_PIN_SHARED) */
-	UVD_OP_ENGINE = 13,    /* -> uvd_engine_rep + a UDP socket bound for the client's engine
-				* (only to a daemon whose HELLO reply offers UVD_FEAT_ENGINE) */
+	UVD_OP_ENGINE = 13,    /* -> uvd_engine_rep + its data-plane options + a UDP socket bound
+				* for the client's engine (only to a daemon whose HELLO reply
+				* offers UVD_FEAT_ENGINE) */
 	/* 16 was the UAR store message of version 1 */
 	UVD_OP_EVENT = 17,     /* event socket, daemon -> client: struct shim_remote_event */
 	UVD_OP_KICK = 18,      /* event socket, client -> daemon: header only, "look at the ring" */

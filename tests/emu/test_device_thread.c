@@ -189,8 +189,8 @@ Test(emu_device_thread, sched_option_refuses_other_values)
 
 /* emu_config_dataplane_opts, what a daemon's engines run with (tools/uvd/engine.c):
  * the options of a URI that shape the data plane and none of the others, as a string
- * emu_config_parse reads back to the same fields; "" for the defaults; -ENOSPC, not a
- * cut string, when the buffer is short. */
+ * emu_config_parse reads back to the same fields; "" for the defaults; -ENOSPC and an
+ * empty string, not a cut one, when the buffer is short. */
 Test(emu_device_thread, dataplane_options_are_the_data_planes_and_read_back)
 {
 	static const char uri[] = "ip=127.0.0.9,fail=0x102:0x3,pages=4,loss=0.01,seed=5,sched=normal,copy=syscall,"
@@ -201,7 +201,8 @@ Test(emu_device_thread, dataplane_options_are_the_data_planes_and_read_back)
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
 	cr_assert_eq(emu_config_parse(uri, &a, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(emu_config_dataplane_opts(&a, s, sizeof(s)), (int)strlen(s));
+	int n = emu_config_dataplane_opts(&a, s, sizeof(s));
+	cr_assert_eq(n, (int)strlen(s));
 	cr_assert_str_eq(s, "loss=0.01,seed=5,link=down,sched=normal,copy=syscall,bf=torn,gso=off,gro=off,hold_us=4200");
 	cr_assert_eq(emu_config_parse(s, &b, err, sizeof(err)), 0, "%s", err);
 	cr_assert_str_eq(b.wire_faults, a.wire_faults);
@@ -209,6 +210,7 @@ Test(emu_device_thread, dataplane_options_are_the_data_planes_and_read_back)
 	cr_assert_eq(b.poll_hold_us, 4200);
 	cr_assert(!b.ipv4 && !b.auto_pages && !b.port_down && !b.nfail, "a control-plane option came along");
 	cr_assert_eq(emu_config_dataplane_opts(&a, s, 20), -ENOSPC);
+	cr_assert_str_eq(s, "", "a short buffer kept '%s'", s);
 	memset(&a, 0, sizeof(a));
 	cr_assert_eq(emu_config_dataplane_opts(&a, s, sizeof(s)), 0);
 	cr_assert_str_eq(s, "");

@@ -8,7 +8,8 @@
  * process are two clients of it ("uvd:<socket>" twice), connected by an RC QP pair
  * through the driver (tests/integration/tp_pair.h); a third NIC is a plain emulated
  * one in this process (127.86.1.50), a peer outside the daemon.  A raw connection reads
- * the daemon's own device counters (COUNTERS). */
+ * the daemon's own device counters (COUNTERS).  Suite uvd_engine_opts starts a daemon
+ * of its own on 127.86.2.1, with data-plane options for its engines. */
 #include "firmware-cmd/names.h"
 #include "tests/integration/tp_pair.h"
 #include "tests/uvd/uvd_daemon.h"

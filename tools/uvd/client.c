@@ -757,8 +757,8 @@ static int uvd_gid_same(struct uvd_client *c, const uint8_t *in, size_t inlen, c
 }
 
 /* A reply that hands over a descriptor we made for it (DMA_ALLOC's memfd, RING's,
- * ENGINE's socket) when rc is 0; ours is closed either way. */
-/* A reply, then `tail` (only on success), passing fd on success; fd is closed here. */
+ * ENGINE's socket) and is followed by `tail` (ENGINE's options) when rc is 0; ours is
+ * closed either way. */
 static int uvd_reply_fd(struct uvd_client *c, const struct uvd_hdr *h, int rc, const void *rep, size_t replen,
 			const void *tail, size_t taillen, int fd)
 {
