@@ -215,7 +215,7 @@ struct ibv_cq_ex *uv_create_cq_ex_op(struct ibv_context *c, struct ibv_cq_init_a
 	return q ? &q->cqx : NULL;
 }
 
-UV_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
+static int uv_destroy_cq_body(struct ibv_cq *cq)
 {
 	if (!cq)
 		return EINVAL;
@@ -227,9 +227,19 @@ UV_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	return 0;
 }
 
-UV_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+UV_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
+{
+	return uv_errno(uv_destroy_cq_body(cq));
+}
+
+static int uv_resize_cq_body(struct ibv_cq *cq, int cqe)
 {
 	(void)cq; (void)cqe;
 	uv_unsupported("CQ resize (ibv_resize_cq)");
 	return EOPNOTSUPP;
+}
+
+UV_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	return uv_errno(uv_resize_cq_body(cq, cqe));
 }

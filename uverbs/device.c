@@ -765,7 +765,7 @@ UV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	return ic;
 }
 
-UV_EXPORT int ibv_close_device(struct ibv_context *context)
+static int uv_close_device_body(struct ibv_context *context)
 {
 	if (!context)
 		return EINVAL;
@@ -813,4 +813,9 @@ UV_EXPORT int ibv_close_device(struct ibv_context *context)
 	pthread_mutex_destroy(&context->mutex);
 	free(c);
 	return 0;
+}
+
+UV_EXPORT int ibv_close_device(struct ibv_context *context)
+{
+	return uv_errno(uv_close_device_body(context));
 }

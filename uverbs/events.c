@@ -356,7 +356,7 @@ UV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *c
 	return &ch->ch;
 }
 
-UV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+static int uv_destroy_comp_channel_body(struct ibv_comp_channel *channel)
 {
 	if (!channel)
 		return EINVAL;
@@ -373,6 +373,11 @@ UV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	uv_evq_fini(&ch->q);
 	free(ch);
 	return 0;
+}
+
+UV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	return uv_errno(uv_destroy_comp_channel_body(channel));
 }
 
 /* CQ handler of hw/mlx5 (service thread, device lock held): one event per EQE. */

@@ -32,16 +32,23 @@ UV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	return &p->pd;
 }
 
-UV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
+static int uv_dealloc_pd_body(struct ibv_pd *pd)
 {
 	if (!pd)
 		return EINVAL;
 	struct uv_pd *p = uv_from(pd, struct uv_pd, pd);
 	bool handled;
+	struct uv_dev *d = uv_dev_lock(pd->context);
+	unsigned ahs = p->ahs;
+	pthread_mutex_unlock(&d->lock);
+	if (ahs) {
+		uv_log(UV_LOG_ERROR, "%s: ibv_dealloc_pd: %u address handles use it (EBUSY)", d->ibdev.name, ahs);
+		return EBUSY;
+	}
 	int rc = uv_pd_dealloc_domain(p, &handled);   /* parent domains (domain.c) */
 	if (handled)
 		return rc;
-	struct uv_dev *d = uv_dev_lock(pd->context);
+	d = uv_dev_lock(pd->context);
 	rc = mx5_pd_free(p->m);
 	if (rc)
 		rc = uv_err(d, rc, "ibv_dealloc_pd");  /* EBUSY while MRs/QPs/SRQs use it */
@@ -51,6 +58,11 @@ UV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	if (!rc)
 		free(p);
 	return rc;
+}
+
+UV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	return uv_errno(uv_dealloc_pd_body(pd));
 }
 
 /* Access flags hw/mlx5 programs; the optional ones (relaxed ordering, which a host
@@ -158,7 +170,7 @@ UV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, s
 	return NULL;
 }
 
-UV_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
+static int uv_dereg_mr_body(struct ibv_mr *mr)
 {
 	if (!mr)
 		return EINVAL;
@@ -171,6 +183,11 @@ UV_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	if (!rc)
 		free(m);
 	return rc;
+}
+
+UV_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	return uv_errno(uv_dereg_mr_body(mr));
 }
 
 /* ------------------------------------------------------------------ rereg by UMR */

@@ -27,14 +27,8 @@ int uv_post_send_op(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 			*bad = wr;
 		return EINVAL;
 	}
-	if (__builtin_expect(qp->qp_type == IBV_QPT_UD, 0)) {
-		for (struct ibv_send_wr *w = wr; w; w = w->next)
-			if (!w->wr.ud.ah) {
-				if (bad)
-					*bad = w;
-				return EINVAL;
-			}
-	} else if (__builtin_expect(qp->qp_type == IBV_QPT_XRC_RECV, 0)) {
+	/* a UD WR without an address handle is refused in the chain's order (hw/mlx5/wqe.h) */
+	if (__builtin_expect(qp->qp_type == IBV_QPT_XRC_RECV, 0)) {
 		if (bad)
 			*bad = wr;   /* an XRC target has no send queue (IBTA 14.2) */
 		return EINVAL;
@@ -335,7 +329,7 @@ static const struct { int ibv; unsigned mx5; } uv_mask_map[] = {
 	{ IBV_QP_MAX_DEST_RD_ATOMIC, MX5_QP_MAX_DEST_RD_ATOMIC }, { IBV_QP_DEST_QPN, MX5_QP_DEST_QPN },
 };
 
-UV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+static int uv_modify_qp_body(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	if (!qp || !attr)
 		return EINVAL;
@@ -376,8 +370,14 @@ UV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 #undef UV_DOWN
 		memcpy(m.ah.dgid, ah->grh.dgid.raw, 16);
 		m.ah.sl = ah->sl;
-		m.ah.port_num = ah->port_num ? ah->port_num : 1;
+		/* one of the device's ports (Linux ib_uverbs_modify_qp: rdma_is_port_valid) */
+		if (ah->port_num < 1 || ah->port_num > d->info.num_ports)
+			return EINVAL;
+		m.ah.port_num = ah->port_num;
 	}
+	/* an index into the port's P_Key table (mlx5_ib modify_qp refuses one past it) */
+	if ((attr_mask & IBV_QP_PKEY_INDEX) && attr->pkey_index >= d->info.pkey_table_len)
+		return EINVAL;
 	m.path_mtu = (uint8_t)attr->path_mtu;
 	if (q->uc_as_rc) {
 		/* UC has none of these; an application that sets them asks for what UC
@@ -402,8 +402,13 @@ UV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 	return rc;
 }
 
-UV_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
-			   struct ibv_qp_init_attr *init_attr)
+UV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	return uv_errno(uv_modify_qp_body(qp, attr, attr_mask));
+}
+
+static int uv_query_qp_body(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+			    struct ibv_qp_init_attr *init_attr)
 {
 	(void)attr_mask;   /* everything is reported, as rdma-core's providers do */
 	if (!qp || !attr || !init_attr)
@@ -454,6 +459,12 @@ UV_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr
 	init_attr->qp_type = qp->qp_type;
 	init_attr->sq_sig_all = ia.sq_sig_all;
 	return 0;
+}
+
+UV_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+			   struct ibv_qp_init_attr *init_attr)
+{
+	return uv_errno(uv_query_qp_body(qp, attr, attr_mask, init_attr));
 }
 
 /* ibv_open_qp(3): another handle on an XRC_RECV QP of this process, found by number in
@@ -509,7 +520,7 @@ struct ibv_qp *uv_open_qp_op(struct ibv_context *c, struct ibv_qp_open_attr *a)
 	return qp;
 }
 
-UV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
+static int uv_destroy_qp_body(struct ibv_qp *qp)
 {
 	if (!qp)
 		return EINVAL;
@@ -557,6 +568,11 @@ UV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 		pthread_mutex_unlock(&d->lock);
 	}
 	return rc;
+}
+
+UV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
+{
+	return uv_errno(uv_destroy_qp_body(qp));
 }
 
 /* ------------------------------------------------------------------ ECE, data-in-order */
@@ -619,14 +635,24 @@ static int qp_mcast(struct ibv_qp *qp, const union ibv_gid *gid, int attach)
 	return rc;
 }
 
-UV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+static int uv_attach_mcast_body(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
 	(void)lid;
 	return qp_mcast(qp, gid, 1);
 }
 
-UV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+UV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	return uv_errno(uv_attach_mcast_body(qp, gid, lid));
+}
+
+static int uv_detach_mcast_body(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
 	(void)lid;
 	return qp_mcast(qp, gid, 0);
+}
+
+UV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	return uv_errno(uv_detach_mcast_body(qp, gid, lid));
 }

@@ -78,14 +78,14 @@ int uv_port_attr(struct uv_dev *d, uint8_t port, struct ibv_port_attr *a)
 int uv_query_port_op(struct ibv_context *c, uint8_t port, struct ibv_port_attr *out, size_t len)
 {
 	if (!c || !out)
-		return EINVAL;
+		return uv_errno(EINVAL);
 	struct uv_dev *d = uv_ctx_dev(c);
 	struct ibv_port_attr a;
 	pthread_mutex_lock(&d->lock);
 	int rc = uv_port_attr(d, port, &a);
 	pthread_mutex_unlock(&d->lock);
 	if (rc)
-		return rc;
+		return uv_errno(rc);
 	memcpy(out, &a, len < sizeof(a) ? len : sizeof(a));
 	return 0;
 }
@@ -152,7 +152,7 @@ void uv_device_attr(struct uv_dev *d, struct ibv_device_attr *a)
 	a->phys_port_cnt = i->num_ports;
 }
 
-UV_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *device_attr)
+static int uv_query_device_body(struct ibv_context *context, struct ibv_device_attr *device_attr)
 {
 	if (!context || !device_attr)
 		return EINVAL;
@@ -160,6 +160,11 @@ UV_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_at
 	uv_device_attr(d, device_attr);
 	pthread_mutex_unlock(&d->lock);
 	return 0;
+}
+
+UV_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *device_attr)
+{
+	return uv_errno(uv_query_device_body(context, device_attr));
 }
 
 int uv_query_device_ex_op(struct ibv_context *c, const struct ibv_query_device_ex_input *in,
@@ -327,9 +332,9 @@ UV_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int i
 {
 	struct mx5_gid_entry e;
 	if (!context || !gid || index < 0)
-		return -1;
+		return errno = EINVAL, -1;
 	if (uv_gid_get(context, port_num, (uint32_t)index, &e))
-		return -1;
+		return errno = EINVAL, -1;
 	/* an unset entry reads as the zero GID, as the kernel's table does */
 	memset(gid, 0, sizeof(*gid));
 	if (e.valid)
@@ -401,11 +406,11 @@ UV_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int 
 			     __be16 *pkey)
 {
 	if (!context || !pkey)
-		return -1;
+		return errno = EINVAL, -1;
 	struct uv_dev *d = uv_ctx_dev(context);
 	if (port_num < 1 || port_num > d->info.num_ports || index < 0 ||
 	    (uint32_t)index >= d->info.pkey_table_len)
-		return -1;
+		return errno = EINVAL, -1;
 	/* RoCE has the one default, full-membership P_Key (IBTA A17.4.1) */
 	*pkey = htobe16(0xffff);
 	return 0;

@@ -98,7 +98,7 @@ struct ibv_srq *uv_create_srq_ex_op(struct ibv_context *c, struct ibv_srq_init_a
 	return uv_srq_new(a->pd, a->srq_context, &a->attr, xrc ? a->xrcd : NULL, xrc ? a->cq : NULL);
 }
 
-UV_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+static int uv_modify_srq_body(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 {
 	if (!srq || !attr)
 		return EINVAL;
@@ -121,7 +121,12 @@ UV_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int
 	return rc;
 }
 
-UV_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+UV_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	return uv_errno(uv_modify_srq_body(srq, attr, mask));
+}
+
+static int uv_query_srq_body(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 {
 	if (!srq || !attr)
 		return EINVAL;
@@ -143,7 +148,12 @@ UV_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 	return 0;
 }
 
-UV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
+UV_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	return uv_errno(uv_query_srq_body(srq, attr));
+}
+
+static int uv_destroy_srq_body(struct ibv_srq *srq)
 {
 	if (!srq)
 		return EINVAL;
@@ -152,6 +162,11 @@ UV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 	if (!rc)
 		free(s);
 	return rc;
+}
+
+UV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
+{
+	return uv_errno(uv_destroy_srq_body(srq));
 }
 
 /* ------------------------------------------------------------------ AH */
@@ -170,9 +185,10 @@ UV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 	if (!pd || !attr)
 		return uv_null(EINVAL);
 	struct uv_dev *d = uv_ctx_dev(pd->context);
-	/* RoCE: every packet has a GRH, an AH without one cannot address anybody */
-	if (!attr->is_global || attr->grh.sgid_index >= d->info.gid_table_len ||
-	    (attr->port_num && attr->port_num > d->info.num_ports)) {
+	/* RoCE: every packet has a GRH, an AH without one cannot address anybody; the port
+	 * is one of the device's (Linux ib_uverbs_create_ah: rdma_is_port_valid) */
+	if (!attr->is_global || attr->grh.sgid_index >= d->info.gid_table_len || attr->port_num < 1 ||
+	    attr->port_num > d->info.num_ports) {
 		return uv_null(EINVAL);
 	}
 	struct uv_ah *a = calloc(1, sizeof(*a));
@@ -185,7 +201,7 @@ UV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 	 * from), as Linux's rdma_create_ah refuses a GID attribute it cannot find */
 	pthread_mutex_lock(&d->lock);
 	int rc = EINVAL;
-	if (mx5_gid_valid(d->mx5, attr->port_num ? attr->port_num : 1, attr->grh.sgid_index))
+	if (mx5_gid_valid(d->mx5, attr->port_num, attr->grh.sgid_index))
 		rc = uv_resolve_dmac(d, av.dgid, av.dmac);
 	else
 		uv_log(UV_LOG_ERROR, "%s: ibv_create_ah: GID index %u is empty", d->ibdev.name,
@@ -210,19 +226,26 @@ UV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 	a->attr = *attr;
 	pthread_mutex_lock(&d->lock);
 	uv_ctx(pd->context)->nahs++;   /* ibv_close_device refuses while it exists */
+	uv_from(pd, struct uv_pd, pd)->ahs++;   /* and ibv_dealloc_pd */
 	pthread_mutex_unlock(&d->lock);
 	return &a->ah;
 }
 
-UV_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
+static int uv_destroy_ah_body(struct ibv_ah *ah)
 {
 	if (!ah)
 		return EINVAL;
 	struct uv_dev *d = uv_dev_lock(ah->context);
 	uv_ctx(ah->context)->nahs--;
+	uv_from(ah->pd, struct uv_pd, pd)->ahs--;
 	pthread_mutex_unlock(&d->lock);
 	free(uv_from(ah, struct uv_ah, ah));
 	return 0;
+}
+
+UV_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
+{
+	return uv_errno(uv_destroy_ah_body(ah));
 }
 
 static const uint8_t uv_v4map[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };

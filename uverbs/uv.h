@@ -192,6 +192,9 @@ struct uv_pd {
 	void *pd_context;             /* parent domain: IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT */
 	unsigned parents;             /* parent domains standing for this PD (under dev->lock) */
 	unsigned users;               /* parent domain: QPs, CQs and SRQs made on it (dev->lock) */
+	unsigned ahs;                 /* address handles made on it (dev->lock): freeing it is
+				       * EBUSY while they live, as a kernel AH holds its PD
+				       * (Linux rdma_create_ah takes a usecnt on it) */
 };
 
 struct uv_mr {
@@ -351,6 +354,16 @@ void uv_dev_down_if_idle(struct uv_dev *d); /* under d->lock */
 int uv_dev_watch_eq(struct uv_dev *d, unsigned vector); /* under d->lock */
 /* errno from a negative mx5 return, with the device's message logged. */
 int uv_err(struct uv_dev *d, int rc, const char *what);
+/* The value a verb that returns an errno value returns, left in errno too: rdma-core's
+ * verbs leave it there through the system call that failed (ibv_modify_qp(3): "returns
+ * 0 on success, or the value of errno on failure"), and applications print it with
+ * perror. */
+static inline int uv_errno(int rc)
+{
+	if (rc > 0)
+		errno = rc;
+	return rc;
+}
 /* uv_err, then d->lock released (the message is read while the lock still holds it). */
 int uv_err_unlock(struct uv_dev *d, int rc, const char *what);
 /* A create verb failed under d->lock: uv_err_unlock, free the half-made obj, NULL with

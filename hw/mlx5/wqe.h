@@ -174,8 +174,9 @@ static inline struct ibv_sge mx5_sge_get(const struct ibv_sge *v, int i)
 /* Write one send WQE at cur_post and account for it (wr_id, retirement point).
  * Returns its size in basic blocks (> 0) and its ctrl segment in *ctrl_out, or
  * -EINVAL (opcode the QP type does not allow, too many SGEs, inline data past
- * max_inline, an atomic without one 8-byte SGE) or -ENOMEM (ring full), with nothing
- * written.  The doorbell batch is the caller's (mx5_sq_build / mx5_post_send). */
+ * max_inline, an atomic without one 8-byte SGE, a datagram without an address handle)
+ * or -ENOMEM (ring full), with nothing written.  The doorbell batch is the caller's
+ * (mx5_sq_build / mx5_post_send). */
 MX5_HOT int mx5_sq_write_wqe(struct mx5_sq *sq, const struct ibv_send_wr *wr, uint8_t **ctrl_out)
 {
 	unsigned op = (unsigned)wr->opcode;
@@ -193,6 +194,10 @@ MX5_HOT int mx5_sq_write_wqe(struct mx5_sq *sq, const struct ibv_send_wr *wr, ui
 	kind = sq->op_seg[op];
 	/* (uint32_t) also refuses a negative num_sge */
 	if (__builtin_expect(ds == 0 || (uint32_t)nsge > sq->max_sge, 0))
+		return -EINVAL;
+	/* a datagram WR without an address handle: refused here, in the chain's order, so
+	 * the WRs before it are posted (ibv_post_send(3): *bad_wr is the first not posted) */
+	if (__builtin_expect(kind == MX5_SEG_DGRAM && !wr->wr.ud.ah, 0))
 		return -EINVAL;
 	o = &mx5_wr_ops[op];
 	use_inline = (flags & IBV_SEND_INLINE) != 0;

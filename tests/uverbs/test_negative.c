@@ -202,7 +202,60 @@ Test(negative, ud_send_without_an_address_handle_is_einval)
 	cr_assert_not_null(wr.wr.ud.ah);
 	wr.opcode = IBV_WR_RDMA_READ;
 	cr_assert_eq(ibv_post_send(e.qp, &wr, &bad), EINVAL);
+	/* in a chain the WRs before the one without an AH are posted (ibv_post_send(3): *bad_wr
+	 * is the first WR not posted); until 2026-12-07 the whole chain was refused, and
+	 * the first WR's completion never came */
+	struct ibv_send_wr w1 = { .wr_id = 77, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND };
+	struct ibv_send_wr w0 = { .wr_id = 76, .next = &w1, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	w0.wr.ud.ah = wr.wr.ud.ah;
+	w0.wr.ud.remote_qpn = e.qp->qp_num;
+	w0.wr.ud.remote_qkey = 0x11111111;
+	bad = NULL;
+	cr_assert_eq(ibv_post_send(e.qp, &w0, &bad), EINVAL);
+	cr_assert_eq(bad, &w1, "the second WR, the one without an AH, is the first not posted");
+	struct ibv_wc wc;
+	ut_expect(cq, &wc, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.wr_id, 76);
+	/* an AH holds its PD (Linux: rdma_create_ah takes a use count on it) */
+	cr_assert_eq(ibv_dealloc_pd(pd), EBUSY, "a PD an AH uses was freed");
+	cr_assert_eq(ibv_destroy_qp(e.qp), 0);
 	cr_assert_eq(ibv_destroy_ah(wr.wr.ud.ah), 0);
+}
+
+/* The port of an address vector and a P_Key index are checked as the kernel checks
+ * them: ibv_create_ah and an RTR's AV name one of the device's ports
+ * (ib_uverbs_create_ah, ib_uverbs_modify_qp: rdma_is_port_valid), and pkey_index is
+ * within the port's table (mlx5_ib's modify_qp).  Until 2026-12-07 port 0 stood for
+ * port 1 and any pkey_index was taken and reported back. */
+Test(negative, ah_port_zero_and_pkey_index_past_the_table_are_einval)
+{
+	struct ibv_port_attr pa;
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 0 };
+
+	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &aa.grh.dgid), 0);
+	errno = 0;
+	cr_assert_null(ibv_create_ah(pd, &aa), "an AH on port 0");
+	cr_assert_eq(errno, EINVAL);
+	struct ibv_qp *qp = new_qp(IBV_QPT_RC, 0);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .pkey_index = pa.pkey_tbl_len };
+	const int init = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+	cr_assert_eq(ibv_modify_qp(qp, &a, init), EINVAL, "pkey_index %u of a table of %u", a.pkey_index,
+		     pa.pkey_tbl_len);
+	cr_assert_eq(qp->state, IBV_QPS_RESET);
+	a.pkey_index = 0;
+	cr_assert_eq(ibv_modify_qp(qp, &a, init), 0);
+	struct ibv_qp_attr r = { .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = qp->qp_num,
+				 .max_dest_rd_atomic = 1, .min_rnr_timer = 1,
+				 .ah_attr = { .is_global = 1, .port_num = 0, .grh.dgid = aa.grh.dgid, .grh.hop_limit = 1 } };
+	const int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	cr_assert_eq(ibv_modify_qp(qp, &r, rtr), EINVAL, "an AV on port 0");
+	cr_assert_eq(qp->state, IBV_QPS_INIT);
+	r.ah_attr.port_num = 1;
+	cr_assert_eq(ibv_modify_qp(qp, &r, rtr), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
 }
 
 Test(negative, illegal_transitions_and_missing_attributes_are_einval)
@@ -215,6 +268,38 @@ Test(negative, illegal_transitions_and_missing_attributes_are_einval)
 	cr_assert_eq(qp->state, IBV_QPS_RESET);
 	a.ah_attr.is_global = 0;
 	cr_assert_neq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV), 0, "RoCE needs a GRH");
+}
+
+/* A verb that returns an errno value leaves it in errno too, as rdma-core's do (the
+ * system call that failed sets it), so that perror says why; ibv_query_gid and
+ * ibv_query_pkey return -1 with errno set.  Until 2026-12-07 errno stayed as it was. */
+Test(negative, failing_verbs_leave_their_errno_in_errno)
+{
+	struct ibv_qp *qp = new_qp(IBV_QPT_RC, 0);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+	struct ibv_port_attr pa;
+	union ibv_gid g;
+	__be16 pk;
+
+	errno = 0;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+	cr_assert_eq(errno, EINVAL, "ibv_modify_qp left errno %d", errno);
+	errno = 0;
+	cr_assert_eq(ibv_destroy_cq(cq), EBUSY);
+	cr_assert_eq(errno, EBUSY, "ibv_destroy_cq left errno %d", errno);
+	errno = 0;
+	cr_assert_eq(ibv_dealloc_pd(pd), EBUSY);
+	cr_assert_eq(errno, EBUSY, "ibv_dealloc_pd left errno %d", errno);
+	errno = 0;
+	cr_assert_neq(ibv_query_port(ctx, 2, &pa), 0);
+	cr_assert_eq(errno, EINVAL, "ibv_query_port left errno %d", errno);
+	errno = 0;
+	cr_assert_eq(ibv_query_gid(ctx, 1, 100000, &g), -1);
+	cr_assert_eq(errno, EINVAL, "ibv_query_gid left errno %d", errno);
+	errno = 0;
+	cr_assert_eq(ibv_query_pkey(ctx, 1, 100000, &pk), -1);
+	cr_assert_eq(errno, EINVAL, "ibv_query_pkey left errno %d", errno);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
 }
 
 Test(negative, remote_write_without_local_write_is_einval)
