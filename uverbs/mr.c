@@ -69,6 +69,10 @@ UV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
  * may ignore by the verbs definition) are accepted and have no effect. */
 #define UV_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 			 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING)
+/* The access bits the verbs define below the optional range: through IBV_ACCESS_HUGETLB
+ * (bit 7) in rdma-core 44's verbs.h, and the two flush bits after it that later
+ * kernels and rdma-core define (IB_ACCESS_FLUSH_GLOBAL, IB_ACCESS_FLUSH_PERSISTENT). */
+#define UV_ACCESS_DEFINED ((1u << 10) - 1)
 
 /* The access bits both layers know, one row each: converted in either direction. */
 static const struct {
@@ -101,6 +105,16 @@ static struct ibv_mr *uv_reg(struct ibv_pd *pd, void *addr, size_t length, uint6
 	if (access & IBV_ACCESS_ON_DEMAND) {
 		uv_unsupported("on-demand paging (IBV_ACCESS_ON_DEMAND)");
 		return NULL;
+	}
+	/* a device may ignore the optional range's bits (verbs.h IBV_ACCESS_OPTIONAL_RANGE;
+	 * relaxed ordering is one); a bit the verbs do not define is EINVAL, as Linux's
+	 * ib_check_mr_access (flags & ~IB_ACCESS_SUPPORTED) makes it, and one they define
+	 * but this driver lacks (memory windows, zero-based, huge pages, flush) EOPNOTSUPP */
+	access &= ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_RELAXED_ORDERING;
+	if (access & ~(UV_ACCESS_DEFINED | IBV_ACCESS_RELAXED_ORDERING)) {
+		uv_log(UV_LOG_ERROR, "ibv_reg_mr: access flags 0x%x are no verbs flags (EINVAL)",
+		       access & ~(UV_ACCESS_DEFINED | IBV_ACCESS_RELAXED_ORDERING));
+		return uv_null(EINVAL);
 	}
 	if (access & ~(unsigned)UV_ACCESS_KNOWN) {
 		uv_log(UV_LOG_WARN, "ibv_reg_mr: access flags 0x%x not supported (EOPNOTSUPP)",

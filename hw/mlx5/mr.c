@@ -199,8 +199,12 @@ int mx5_mr_reg(struct mx5_pd *pd, void *addr, size_t len, unsigned access, struc
 		return -EINVAL;
 	struct mx5_device *dev = pd->dev;
 	*out = NULL;
-	if (!addr || !len)
+	if (!len)
 		return mx5_fail(dev, -EINVAL, "MR: empty region");
+	/* nothing is mapped at address 0: EFAULT, as pinning it fails in Linux's
+	 * ib_umem_get */
+	if (!addr)
+		return mx5_fail(dev, -EFAULT, "MR at address 0: no memory there");
 	if ((access & (MX5_ACCESS_REMOTE_WRITE | MX5_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & MX5_ACCESS_LOCAL_WRITE))
 		return mx5_fail(dev, -EINVAL,

@@ -312,6 +312,32 @@ Test(negative, remote_write_without_local_write_is_einval)
 	cr_assert_eq(errno, EINVAL);
 }
 
+/* ibv_reg_mr's access flags as Linux's ib_check_mr_access judges them: a bit the verbs
+ * do not define is EINVAL, one they define that this driver lacks EOPNOTSUPP, and the
+ * optional range's (IBV_ACCESS_OPTIONAL_RANGE) may be ignored, and are.  Memory at
+ * address 0 is EFAULT, as pinning it fails (ib_umem_get).  Until 2026-12-07 any unknown
+ * bit was EOPNOTSUPP and address 0 EINVAL. */
+Test(negative, reg_mr_access_bits_and_address_zero_as_linux_has_them)
+{
+	struct ibv_mr *m;
+
+	errno = 0;
+	cr_assert_null(ibv_reg_mr(pd, buf, 64, IBV_ACCESS_LOCAL_WRITE | (1u << 13)));
+	cr_assert_eq(errno, EINVAL, "bit 13: errno %d", errno);
+	errno = 0;
+	cr_assert_null(ibv_reg_mr(pd, buf, 64, IBV_ACCESS_LOCAL_WRITE | (1u << 30)));
+	cr_assert_eq(errno, EINVAL, "bit 30: errno %d", errno);
+	errno = 0;
+	cr_assert_null(ibv_reg_mr(pd, buf, 64, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED));
+	cr_assert_eq(errno, EOPNOTSUPP, "zero-based: errno %d", errno);
+	m = ibv_reg_mr(pd, buf, 64, IBV_ACCESS_LOCAL_WRITE | (1u << 21));
+	cr_assert_not_null(m, "an optional bit: %s", strerror(errno));
+	cr_assert_eq(ibv_dereg_mr(m), 0);
+	errno = 0;
+	cr_assert_null(ibv_reg_mr(pd, NULL, 4096, IBV_ACCESS_LOCAL_WRITE));
+	cr_assert_eq(errno, EFAULT, "address 0: errno %d", errno);
+}
+
 Test(negative, objects_in_use_are_busy)
 {
 	struct ibv_qp *qp = new_qp(IBV_QPT_RC, 0);
