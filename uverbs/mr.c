@@ -97,6 +97,22 @@ static unsigned uv_access_convert(unsigned a, bool from_mx5)
 unsigned uv_access_to_mx5(unsigned ibv_access) { return uv_access_convert(ibv_access, false); }
 unsigned uv_access_from_mx5(unsigned mx5_access) { return uv_access_convert(mx5_access, true); }
 
+/* Access bits an MR may not have (the optional range's dropped first by the caller,
+ * relaxed ordering apart): EINVAL for a bit the verbs do not define, as Linux's
+ * ib_check_mr_access (flags & ~IB_ACCESS_SUPPORTED) makes it; EOPNOTSUPP for one they
+ * define but this driver lacks (memory windows, zero-based, huge pages, flush); EINVAL
+ * for remote write or atomic without local write (IBTA 10.6.3.1, ibv_reg_mr(3)); 0. */
+static int uv_access_refused(unsigned access)
+{
+	if (access & ~(UV_ACCESS_DEFINED | IBV_ACCESS_RELAXED_ORDERING))
+		return EINVAL;
+	if (access & ~(unsigned)UV_ACCESS_KNOWN)
+		return EOPNOTSUPP;
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) && !(access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	return 0;
+}
+
 static struct ibv_mr *uv_reg(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 			     unsigned access)
 {
@@ -107,24 +123,13 @@ static struct ibv_mr *uv_reg(struct ibv_pd *pd, void *addr, size_t length, uint6
 		return NULL;
 	}
 	/* a device may ignore the optional range's bits (verbs.h IBV_ACCESS_OPTIONAL_RANGE;
-	 * relaxed ordering is one); a bit the verbs do not define is EINVAL, as Linux's
-	 * ib_check_mr_access (flags & ~IB_ACCESS_SUPPORTED) makes it, and one they define
-	 * but this driver lacks (memory windows, zero-based, huge pages, flush) EOPNOTSUPP */
+	 * relaxed ordering is one) */
 	access &= ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_RELAXED_ORDERING;
-	if (access & ~(UV_ACCESS_DEFINED | IBV_ACCESS_RELAXED_ORDERING)) {
-		uv_log(UV_LOG_ERROR, "ibv_reg_mr: access flags 0x%x are no verbs flags (EINVAL)",
-		       access & ~(UV_ACCESS_DEFINED | IBV_ACCESS_RELAXED_ORDERING));
-		return uv_null(EINVAL);
-	}
-	if (access & ~(unsigned)UV_ACCESS_KNOWN) {
-		uv_log(UV_LOG_WARN, "ibv_reg_mr: access flags 0x%x not supported (EOPNOTSUPP)",
-		       access & ~(unsigned)UV_ACCESS_KNOWN);
-		return uv_null(EOPNOTSUPP);
-	}
-	/* IBTA 10.6.3.1 / ibv_reg_mr(3): remote write or atomic needs local write */
-	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IBV_ACCESS_LOCAL_WRITE)) {
-		return uv_null(EINVAL);
+	int refused = uv_access_refused(access);
+	if (refused) {
+		uv_log(UV_LOG_WARN, "ibv_reg_mr: access flags 0x%x refused (%s)", access,
+		       refused == EOPNOTSUPP ? "EOPNOTSUPP: not supported" : "EINVAL");
+		return uv_null(refused);
 	}
 	if (iova != (uint64_t)(uintptr_t)addr) {
 		uv_unsupported("memory region at an IOVA other than its address (ibv_reg_mr_iova)");
@@ -310,9 +315,7 @@ UV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void
 	if (!npd || npd->context != mr->context)
 		return IBV_REREG_MR_ERR_INPUT;
 	if (!(flags & IBV_REREG_MR_CHANGE_TRANSLATION)) {
-		if ((flags & IBV_REREG_MR_CHANGE_ACCESS) &&
-		    ((nacc & ~(unsigned)UV_ACCESS_KNOWN) ||
-		     ((nacc & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) && !(nacc & IBV_ACCESS_LOCAL_WRITE))))
+		if ((flags & IBV_REREG_MR_CHANGE_ACCESS) && uv_access_refused(nacc))
 			return IBV_REREG_MR_ERR_INPUT;
 		if (uv_rereg_in_place(m, flags, npd, nacc) == 0)
 			return 0;

@@ -371,7 +371,7 @@ static int uv_modify_qp_body(struct ibv_qp *qp, struct ibv_qp_attr *attr, int at
 		memcpy(m.ah.dgid, ah->grh.dgid.raw, 16);
 		m.ah.sl = ah->sl;
 		/* one of the device's ports (Linux ib_uverbs_modify_qp: rdma_is_port_valid) */
-		if (ah->port_num < 1 || ah->port_num > d->info.num_ports)
+		if (!uv_port_valid(d, ah->port_num))
 			return EINVAL;
 		m.ah.port_num = ah->port_num;
 	}

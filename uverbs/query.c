@@ -52,7 +52,7 @@ static void uv_speed(uint32_t mbps, uint8_t *width, uint8_t *speed)
 
 int uv_port_attr(struct uv_dev *d, uint8_t port, struct ibv_port_attr *a)
 {
-	if (port < 1 || port > d->info.num_ports)
+	if (!uv_port_valid(d, port))
 		return EINVAL;
 	int rc = mx5_port_query(d->mx5, port, &d->port);
 	if (rc)
@@ -319,7 +319,7 @@ int uv_resolve_dmac(struct uv_dev *d, const uint8_t gid[16], uint8_t mac[6])
 static int uv_gid_get(struct ibv_context *c, uint32_t port, uint32_t index, struct mx5_gid_entry *e)
 {
 	struct uv_dev *d = uv_ctx_dev(c);
-	if (port < 1 || port > d->info.num_ports || index >= d->info.gid_table_len)
+	if (!uv_port_valid(d, port) || index >= d->info.gid_table_len)
 		return EINVAL;
 	pthread_mutex_lock(&d->lock);
 	int rc = mx5_gid_get(d->mx5, (uint8_t)port, index, e);
@@ -332,9 +332,9 @@ UV_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int i
 {
 	struct mx5_gid_entry e;
 	if (!context || !gid || index < 0)
-		return errno = EINVAL, -1;
+		return uv_minus1(EINVAL);
 	if (uv_gid_get(context, port_num, (uint32_t)index, &e))
-		return errno = EINVAL, -1;
+		return uv_minus1(EINVAL);
 	/* an unset entry reads as the zero GID, as the kernel's table does */
 	memset(gid, 0, sizeof(*gid));
 	if (e.valid)
@@ -406,11 +406,10 @@ UV_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int 
 			     __be16 *pkey)
 {
 	if (!context || !pkey)
-		return errno = EINVAL, -1;
+		return uv_minus1(EINVAL);
 	struct uv_dev *d = uv_ctx_dev(context);
-	if (port_num < 1 || port_num > d->info.num_ports || index < 0 ||
-	    (uint32_t)index >= d->info.pkey_table_len)
-		return errno = EINVAL, -1;
+	if (!uv_port_valid(d, port_num) || index < 0 || (uint32_t)index >= d->info.pkey_table_len)
+		return uv_minus1(EINVAL);
 	/* RoCE has the one default, full-membership P_Key (IBTA A17.4.1) */
 	*pkey = htobe16(0xffff);
 	return 0;

@@ -187,8 +187,7 @@ UV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 	struct uv_dev *d = uv_ctx_dev(pd->context);
 	/* RoCE: every packet has a GRH, an AH without one cannot address anybody; the port
 	 * is one of the device's (Linux ib_uverbs_create_ah: rdma_is_port_valid) */
-	if (!attr->is_global || attr->grh.sgid_index >= d->info.gid_table_len || attr->port_num < 1 ||
-	    attr->port_num > d->info.num_ports) {
+	if (!attr->is_global || attr->grh.sgid_index >= d->info.gid_table_len || !uv_port_valid(d, attr->port_num)) {
 		return uv_null(EINVAL);
 	}
 	struct uv_ah *a = calloc(1, sizeof(*a));

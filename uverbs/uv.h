@@ -72,6 +72,15 @@ static inline int uv_minus1(int err)
 	errno = err;
 	return -1;
 }
+/* ... and one that returns an errno value leaves it in errno too: rdma-core's verbs
+ * leave it there through the system call that failed (ibv_modify_qp(3): "returns 0 on
+ * success, or the value of errno on failure"), and applications print it with perror. */
+static inline int uv_errno(int rc)
+{
+	if (rc > 0)
+		errno = rc;
+	return rc;
+}
 /* True (errno = ENOMEM) when environment variable `env`, one of rdma-core's
  * MLX_{CQ,QP,SRQ}_ALLOC_TYPE, asks for huge-page-only queue buffers (log.c). */
 bool uv_alloc_type_refused(const char *env);
@@ -299,6 +308,11 @@ static inline struct uv_context *uv_ctx(struct ibv_context *c)
 	return (struct uv_context *)(void *)((char *)c - offsetof(struct uv_context, vctx.context));
 }
 static inline struct uv_dev *uv_ctx_dev(struct ibv_context *c) { return uv_ctx(c)->dev; }
+/* One of the device's ports (Linux rdma_is_port_valid: 1..phys_port_cnt). */
+static inline bool uv_port_valid(const struct uv_dev *d, unsigned port)
+{
+	return port >= 1 && port <= d->info.num_ports;
+}
 /* The device of context c with its lock taken; the caller unlocks d->lock. */
 static inline struct uv_dev *uv_dev_lock(struct ibv_context *c)
 {
@@ -354,16 +368,6 @@ void uv_dev_down_if_idle(struct uv_dev *d); /* under d->lock */
 int uv_dev_watch_eq(struct uv_dev *d, unsigned vector); /* under d->lock */
 /* errno from a negative mx5 return, with the device's message logged. */
 int uv_err(struct uv_dev *d, int rc, const char *what);
-/* The value a verb that returns an errno value returns, left in errno too: rdma-core's
- * verbs leave it there through the system call that failed (ibv_modify_qp(3): "returns
- * 0 on success, or the value of errno on failure"), and applications print it with
- * perror. */
-static inline int uv_errno(int rc)
-{
-	if (rc > 0)
-		errno = rc;
-	return rc;
-}
 /* uv_err, then d->lock released (the message is read while the lock still holds it). */
 int uv_err_unlock(struct uv_dev *d, int rc, const char *what);
 /* A create verb failed under d->lock: uv_err_unlock, free the half-made obj, NULL with

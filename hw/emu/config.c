@@ -437,13 +437,14 @@ int emu_config_parse(const char *opts, struct emu_config *cfg, char *err, size_t
  * whole string takes even when buf is too short. */
 __attribute__((format(printf, 4, 5))) static void opt_append(char *buf, size_t len, size_t *n, const char *fmt, ...)
 {
+	char one[sizeof(((struct emu_config *)0)->wire_faults) + 32];   /* the longest option */
 	va_list ap;
-	int w = *n ? snprintf(*n < len ? buf + *n : NULL, *n < len ? len - *n : 0, ",") : 0;
+	int w;
 
-	*n += (size_t)w;
 	va_start(ap, fmt);
-	w = vsnprintf(*n < len ? buf + *n : NULL, *n < len ? len - *n : 0, fmt, ap);
+	vsnprintf(one, sizeof(one), fmt, ap);
 	va_end(ap);
+	w = snprintf(*n < len ? buf + *n : NULL, *n < len ? len - *n : 0, "%s%s", *n ? "," : "", one);
 	*n += (size_t)(w > 0 ? w : 0);
 }
 

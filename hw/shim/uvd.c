@@ -236,20 +236,35 @@ static int uvd_rpc_locked(struct uvd_shim *s, uint16_t op, const void *req, size
 	return uvd_rpc_locked_fd(s, op, req, reqlen, tail, taillen, -1, replen, fd);
 }
 
-static int uvd_rpc(struct uvd_shim *s, uint16_t op, const void *req, size_t reqlen, void *rep,
-		   size_t replen_want, int *fd)
+/* A request and its fixed reply; with taillen, also up to tailmax of the bytes that
+ * follow the reply into tail (*taillen: how many).  Bytes past what is wanted are a
+ * later daemon's, and ignored. */
+static int uvd_rpc_tail(struct uvd_shim *s, uint16_t op, const void *req, size_t reqlen, void *rep,
+			size_t replen_want, void *tail, size_t tailmax, size_t *taillen, int *fd)
 {
 	size_t got = 0;
 	pthread_mutex_lock(&s->ctl_lock);
 	int rc = uvd_rpc_locked(s, op, req, reqlen, NULL, 0, &got, fd);
 	if (rc == 0 && rep) {
-		if (got < replen_want)
+		const uint8_t *b = s->buf + sizeof(struct uvd_hdr);
+		if (got < replen_want) {
 			rc = -EPROTO;
-		else
-			memcpy(rep, s->buf + sizeof(struct uvd_hdr), replen_want);
+		} else {
+			memcpy(rep, b, replen_want);
+			if (taillen) {
+				*taillen = got - replen_want < tailmax ? got - replen_want : tailmax;
+				memcpy(tail, b + replen_want, *taillen);
+			}
+		}
 	}
 	pthread_mutex_unlock(&s->ctl_lock);
 	return rc;
+}
+
+static int uvd_rpc(struct uvd_shim *s, uint16_t op, const void *req, size_t reqlen, void *rep,
+		   size_t replen_want, int *fd)
+{
+	return uvd_rpc_tail(s, op, req, reqlen, rep, replen_want, NULL, 0, NULL, fd);
 }
 
 static void uvd_evq_put(struct uvd_shim *s, const struct shim_remote_event *ev);
@@ -400,28 +415,16 @@ static void uvd_engine_event(void *arg, const struct shim_remote_event *ev)
 static int uvd_engine_open(struct uvd_shim *s)
 {
 	struct uvd_engine_rep r;
-	char opts[UVD_ENGINE_OPTS_MAX + 1] = "";
-	size_t got = 0;
+	char opts[UVD_ENGINE_OPTS_MAX + 1] = "";   /* the options, then a NUL */
+	size_t olen = 0;
 	int fd = -1;
+	int rc = uvd_rpc_tail(s, UVD_OP_ENGINE, NULL, 0, &r, sizeof(r), opts, UVD_ENGINE_OPTS_MAX, &olen, &fd);
 
-	bool bad_len = false;
-
-	pthread_mutex_lock(&s->ctl_lock);
-	int rc = uvd_rpc_locked(s, UVD_OP_ENGINE, NULL, 0, NULL, 0, &got, &fd);
-	if (rc == 0) {
-		memset(&r, 0, sizeof(r));
-		memcpy(&r, s->buf + sizeof(struct uvd_hdr), got < sizeof(r) ? 0 : sizeof(r));
-		/* more after the options is a later daemon's, as more after r is for an older client */
-		bad_len = got < sizeof(r) || r.opts_len > UVD_ENGINE_OPTS_MAX || got < sizeof(r) + r.opts_len;
-		if (!bad_len)
-			memcpy(opts, s->buf + sizeof(struct uvd_hdr) + sizeof(r), r.opts_len);
-	}
-	pthread_mutex_unlock(&s->ctl_lock);
-	if (bad_len) {
+	if (rc == 0 && r.opts_len > olen) {
 		if (fd >= 0)
 			close(fd);
-		snprintf(s->base.err, sizeof(s->base.err), "uvd: malformed ENGINE reply (%zu bytes, options %u)", got,
-			 r.opts_len);
+		snprintf(s->base.err, sizeof(s->base.err), "uvd: malformed ENGINE reply (options %u bytes, %zu came)",
+			 r.opts_len, olen);
 		return -EPROTO;
 	}
 	if (rc || fd < 0) {
@@ -431,6 +434,7 @@ static int uvd_engine_open(struct uvd_shim *s)
 			 strerror(rc ? -rc : EPROTO));
 		return rc ? rc : -EPROTO;
 	}
+	opts[r.opts_len] = '\0';   /* the tail carries none */
 	s->sink = (struct uvd_engine_sink){ uvd_engine_event, s };
 	rc = uvd_engine_create(r.ipv4, fd, opts, s->base.page_size, &s->sink, &s->eng, s->base.err,
 			       sizeof(s->base.err));
